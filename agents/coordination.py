@@ -1,0 +1,208 @@
+"""Coordination through the graph: claim with a lease and a fencing epoch, checkpointed steps,
+and external actions done once per intent id (DESIGN.md §4).
+
+Every write a worker makes for a task matches `owner`, `epoch` and an unexpired lease in the
+same query; zero rows means the lease was lost, and `LeaseLost` stops the worker at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from adapters.falkordb import TenantGraph
+from adapters.notify import AdapterError, Notifier, OutboundMessage
+
+log = logging.getLogger(__name__)
+
+
+class LeaseLost(RuntimeError):
+    """A fenced write matched zero rows: another worker owns the task now. Stop; write nothing."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A task this worker holds: `epoch` fences its writes; `attempt_id` names this attempt."""
+
+    task_id: str
+    kind: str
+    epoch: int
+    attempts: int
+    incident_id: str
+    alert_key: str | None
+    taken_over: bool
+    owner: str
+    attempt_id: str
+
+
+def claim(graph: TenantGraph, kinds: list[str], owner: str, lease_ms: int) -> Claim | None:
+    """Claim the oldest claimable task of `kinds` (open, or with an expired lease), or None."""
+    attempt_id = uuid.uuid4().hex
+    row = graph.one(
+        "claim_task",
+        {"kinds": kinds, "owner": owner, "attempt_id": attempt_id, "lease_ms": lease_ms},
+    )
+    if row is None:
+        return None
+    return Claim(
+        task_id=row["id"],
+        kind=row["kind"],
+        epoch=int(row["epoch"]),
+        attempts=int(row["attempts"]),
+        incident_id=row["incident_id"],
+        alert_key=row["alert_key"],
+        taken_over=bool(row["taken_over"]),
+        owner=owner,
+        attempt_id=attempt_id,
+    )
+
+
+class TaskRun:
+    """One attempt at a claimed task: checkpointed steps, fenced writes, once-only actions.
+
+    Steps are numbered from 1. A step that already has a stored result (from an earlier owner)
+    is not run again: its stored result is returned, and the new owner resumes at step n + 1.
+    """
+
+    def __init__(self, graph: TenantGraph, claimed: Claim, lease_ms: int) -> None:
+        self.graph = graph
+        self.claim = claimed
+        self.lease_ms = lease_ms
+        self._n = 0
+        self._stored = {
+            int(row["n"]): row for row in graph.rows("task_steps", {"task_id": claimed.task_id})
+        }
+        self.resumed_steps = len(self._stored)
+
+    @property
+    def fence(self) -> dict[str, Any]:
+        """The parameters every fenced query takes."""
+        return {"task_id": self.claim.task_id, "owner": self.claim.owner, "epoch": self.claim.epoch}
+
+    def step(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        run: Callable[[], Any],
+        touched: Iterable[str] = (),
+    ) -> Any:
+        """Run one step, or return its stored result; checkpoint it before returning.
+
+        `run` returns a JSON-serialisable result. `touched`: component names the step looked at
+        (TOUCHED edges). Raises `LeaseLost` if the checkpoint write matched no task.
+        """
+        self._n += 1
+        stored = self._stored.get(self._n)
+        if stored is not None and stored["tool"] == tool:
+            return json.loads(stored["result"])
+        started = int(time.time() * 1000)
+        result = run()
+        row = self.graph.one(
+            "record_step",
+            self.fence
+            | {
+                "n": self._n,
+                "tool": tool,
+                "args": json.dumps(args, sort_keys=True, ensure_ascii=False),
+                "result": json.dumps(result, sort_keys=True, ensure_ascii=False),
+                "started_at": started,
+                "touched": sorted(set(touched)),
+                "lease_ms": self.lease_ms,
+            },
+        )
+        if row is None:
+            raise LeaseLost(f"task {self.claim.task_id}: lease lost at step {self._n} ({tool})")
+        return result
+
+    def heartbeat(self) -> None:
+        """Extend the lease if this worker still holds it; raise `LeaseLost` if not."""
+        self.fenced("heartbeat_task", {"lease_ms": self.lease_ms})
+
+    def fenced(self, query: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Run a fenced write (the query matches the task by owner, epoch and lease).
+
+        Raises `LeaseLost` on zero rows.
+        """
+        row = self.graph.one(query, self.fence | params)
+        if row is None:
+            raise LeaseLost(f"task {self.claim.task_id}: lease lost in {query}")
+        return row
+
+    def complete(
+        self,
+        outcome: str,
+        next_kind: str | None = None,
+        next_id: str | None = None,
+        mark_notified: bool = False,
+        root_cause: str | None = None,
+    ) -> None:
+        """Mark the task done and enqueue the follow-up task, in one fenced query.
+
+        `mark_notified`: the incident's people were told, and `root_cause` is what they were told.
+        """
+        self.fenced(
+            "complete_task",
+            {
+                "outcome": outcome,
+                "next_kind": next_kind,
+                "next_id": next_id,
+                "mark_notified": mark_notified,
+                "root_cause": root_cause,
+            },
+        )
+
+    def release(self, reason: str, max_attempts: int) -> str | None:
+        """Give the task back (or fail it after `max_attempts`). Returns the new status or None."""
+        row = self.graph.one(
+            "release_task", self.fence | {"reason": reason[:500], "max_attempts": max_attempts}
+        )
+        return None if row is None else str(row["status"])
+
+    def act(self, notifier: Notifier, message: OutboundMessage) -> str:
+        """Deliver `message` at most once per `message.intent_id`; return its external ref.
+
+        Reserve the Action (unique intent id) in the graph, call the adapter, record the ref.
+        An Action found reserved by an earlier attempt has an unknown outcome: ask
+        `notifier.find()` first and send only if it is not there.
+        Raises `LeaseLost`, or `AdapterError` (the Action stays reserved when the outcome is
+        unknown, and is marked failed when the adapter says a retry cannot help).
+        """
+        row = self.fenced(
+            "reserve_action",
+            {
+                "intent_id": message.intent_id,
+                "kind": message.kind,
+                "attempt_id": self.claim.attempt_id,
+                "adapter": notifier.name,
+            },
+        )
+        if row["status"] == "sent":
+            return str(row["external_ref"])
+        self.heartbeat()  # the outside call gets a whole lease
+        if not row["mine"]:
+            found = notifier.find(message.intent_id)
+            if found is not None:
+                log.info(
+                    "intent %s was already delivered (%s); not resending", message.intent_id, found
+                )
+                self._record(message.intent_id, "sent", found, "reconciled")
+                return found
+        try:
+            ref = notifier.send(message)
+        except AdapterError as exc:
+            if not exc.retryable:
+                self._record(message.intent_id, "failed", None, str(exc)[:500])
+            raise
+        self._record(message.intent_id, "sent", ref, None)
+        return ref
+
+    def _record(self, intent_id: str, status: str, ref: str | None, detail: str | None) -> None:
+        self.graph.one(
+            "record_action",
+            {"intent_id": intent_id, "status": status, "external_ref": ref, "detail": detail},
+        )

@@ -1,0 +1,250 @@
+"""Investigator (rule-based planner): claims `investigate` tasks and finds the root cause.
+
+The coverage walk (from the seed design):
+1. The alerting components are the components the incident's alerts are ON.
+2. Walk business dependency edges (caller -> callee; telemetry and config edges skipped;
+   at most `walk_hops` hops) from each; a candidate's coverage is how many alerting components
+   reach it. The cause should explain all of them: keep the candidates of highest coverage.
+3. Among those, an alerting candidate beats a silent one; an alerting candidate whose own
+   dependency also alerts is probably a victim, so the deepest alerting candidates remain.
+   With no alerting candidate, the silent candidate closest to the alerting ones remains.
+4. A recent change (deploy, merged PR) on one of several remaining candidates singles it out.
+5. A traffic surge on the cause (e.g. `RequestRateSpike`) points upstream: the traffic sources
+   (client components) whose calls reach it through alerting components become the candidates.
+6. One candidate left: that is the root cause. More: the finding is inconclusive and names
+   them all. No alert on a known component: no path, no finding, inconclusive.
+
+Every query is a checkpointed step, so a new owner resumes where the last one stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.coordination import TaskRun
+
+log = logging.getLogger(__name__)
+
+#: Alert names whose meaning is "more traffic than usual arrives here" (rule 5).
+TRAFFIC_SURGE_ALERTS = frozenset({"RequestRateSpike", "TrafficSurge", "HighRequestRate"})
+#: How long before the incident opened a change still counts as recent (ms).
+CHANGE_LOOKBACK_MS = 2 * 60 * 60 * 1000
+
+
+@dataclass
+class Candidate:
+    """A component the walk reached: which alerting components reach it, at what total distance."""
+
+    name: str
+    covers: list[str]
+    distance: int
+    client: bool = False
+
+
+@dataclass
+class Decision:
+    """The outcome of the rules: a root cause (None when inconclusive) and why."""
+
+    root_cause: str | None
+    candidates: list[str]
+    confidence: float
+    summary: str
+    ruled_out: dict[str, str] = field(default_factory=dict)
+    surge_paths: list[list[str]] = field(default_factory=list)
+
+
+def decide(
+    alerting: list[str],
+    alertnames: dict[str, list[str]],
+    candidates: list[Candidate],
+    changed: set[str],
+    traffic_sources: list[dict[str, Any]],
+) -> Decision:
+    """Apply the coverage-walk rules (module docstring) to the walk's results. Pure function.
+
+    `alerting`: alerting component names; `alertnames`: component -> its alert names;
+    `changed`: components with a recent change; `traffic_sources`: rows of
+    `traffic_sources.cypher` for the chosen cause (only read when it shows a traffic surge).
+    """
+    if not alerting:
+        return Decision(None, [], 0.0, "No alert matched a known component: no path, no finding.")
+    if not candidates:
+        return Decision(None, [], 0.0, "The walk reached no component from the alerting ones.")
+    ruled: dict[str, str] = {}
+    best = max(len(c.covers) for c in candidates)
+    top = [c for c in candidates if len(c.covers) == best]
+    for c in candidates:
+        if len(c.covers) < best:
+            ruled[c.name] = f"explains {len(c.covers)} of {len(alerting)} alerting components"
+    loud = [c for c in top if c.name in alerting]
+    if loud:
+        remaining = [c for c in loud if not any(o is not c and c.name in o.covers for o in loud)]
+        for c in loud:
+            if c not in remaining:
+                victim_of = next(o.name for o in loud if o is not c and c.name in o.covers)
+                ruled[c.name] = f"alerts, but its dependency {victim_of} alerts too (victim)"
+        for c in top:
+            if c.name not in alerting:
+                ruled[c.name] = "does not alert while an equally covering component does"
+    else:
+        nearest = min(c.distance for c in top)
+        remaining = [c for c in top if c.distance == nearest]
+        for c in top:
+            if c.distance > nearest:
+                ruled[c.name] = "silent and further from the alerting components than another"
+    names = [c.name for c in remaining]
+    if len(names) > 1 and len(changed & set(names)) == 1:
+        (only,) = changed & set(names)
+        for n in names:
+            if n != only:
+                ruled[n] = f"no recent change, while {only} changed"
+        names = [only]
+    coverage = best / len(alerting)
+    if len(names) == 1 and TRAFFIC_SURGE_ALERTS & set(alertnames.get(names[0], [])):
+        sources = [
+            row for row in traffic_sources
+            if all(n in alerting for n in row["path"][1:])
+        ]  # fmt: skip
+        found = list(dict.fromkeys(row["source"] for row in sources))
+        if found:
+            ruled[names[0]] = "receives a traffic surge: the cause is upstream"
+            paths = [row["path"] for row in sources]
+            if len(found) == 1:
+                return Decision(
+                    found[0], found, round(0.6 * coverage, 2),
+                    f"Traffic surge on {names[0]}; the only traffic source upstream through "
+                    f"alerting components is {found[0]}.", ruled, paths,
+                )  # fmt: skip
+            return Decision(
+                None, found, round(0.5 / len(found), 2),
+                f"Traffic surge on {names[0]}; the graph cannot tell which traffic source "
+                f"sends it: {', '.join(found)}.", ruled, paths,
+            )  # fmt: skip
+    if len(names) == 1:
+        silent = names[0] not in alerting
+        confidence = round(coverage * (0.6 if silent else 0.9), 2)
+        how = "does not alert itself but " if silent else ""
+        return Decision(
+            names[0], names, confidence,
+            f"{names[0]} {how}explains {best} of {len(alerting)} alerting components "
+            f"({', '.join(alerting)}).", ruled,
+        )  # fmt: skip
+    return Decision(
+        None, names, round(coverage * 0.5 / len(names), 2),
+        f"Inconclusive: {', '.join(names)} each explain {best} of {len(alerting)} alerting "
+        "components and the graph cannot separate them.", ruled,
+    )  # fmt: skip
+
+
+class Investigator:
+    """Runs one claimed `investigate` task (see module docstring), or a `reinvestigate` task,
+    which triage enqueues when an alert on a new component joins an open incident."""
+
+    kinds = ("investigate", "reinvestigate")
+
+    def __init__(self, walk_hops: int = 6) -> None:
+        self.walk_hops = walk_hops
+
+    def run(self, task: TaskRun) -> None:
+        """Investigate, write the Finding, complete the task and enqueue `respond` (or, after a
+        re-investigation, `notify_update`).
+
+        Raises `LeaseLost` (stop) or `GraphUnavailable` (retry later).
+        """
+        graph, incident_id = task.graph, task.claim.incident_id
+        alerts = task.step(
+            "incident_alerts", {"incident_id": incident_id},
+            lambda: [
+                {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms", "status")}
+                for row in graph.rows("incident_alerts", {"incident_id": incident_id})
+            ],
+        )  # fmt: skip
+        alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+        alertnames: dict[str, list[str]] = {}
+        for a in alerts:
+            if a["component"]:
+                alertnames.setdefault(a["component"], []).append(a["alertname"])
+        walk = task.step(
+            "coverage_walk", {"alerting": alerting, "hops": self.walk_hops},
+            lambda: [
+                {"name": r["name"], "covers": sorted(r["covers"]), "distance": int(r["distance"]),
+                 "client": bool(r["client"])}
+                for r in graph.rows("coverage_walk", {"alerting": alerting, "hops": self.walk_hops})
+            ] if alerting else [],
+            touched=alerting,
+        )  # fmt: skip
+        candidates = [Candidate(**row) for row in walk]
+        opened = min((a["starts_at_ms"] for a in alerts), default=0)
+        names = [c.name for c in candidates]
+        window = {"components": names, "since": opened - CHANGE_LOOKBACK_MS, "until": opened}
+        changes = task.step(
+            "recent_changes", window,
+            lambda: graph.rows("recent_changes", window) if names else [],
+            touched=names,
+        )  # fmt: skip
+        changed = {c["component"] for c in changes}
+        first = decide(alerting, alertnames, candidates, changed, [])
+        sources: list[dict[str, Any]] = []
+        if first.root_cause and TRAFFIC_SURGE_ALERTS & set(alertnames.get(first.root_cause, [])):
+            cause = first.root_cause
+            sources = task.step(
+                "traffic_sources", {"component": cause},
+                lambda: graph.rows("traffic_sources", {"component": cause}),
+                touched=[cause],
+            )  # fmt: skip
+        decision = decide(alerting, alertnames, candidates, changed, sources)
+        paths = self._paths(task, decision, candidates)
+        task.fenced(
+            "write_finding",
+            {
+                "finding_id": f"finding:{incident_id}",
+                "root_cause": decision.root_cause,
+                "candidates": decision.candidates,
+                "confidence": decision.confidence,
+                "summary": decision.summary,
+                "conclusive": decision.root_cause is not None,
+                "paths_json": json.dumps(paths, ensure_ascii=False),
+                "ruled_out_json": json.dumps(
+                    decision.ruled_out, sort_keys=True, ensure_ascii=False
+                ),
+                "planner": "rules",
+                "impacted": alerting,
+                "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
+                "alerts_seen": len(alerts),
+            },
+        )
+        log.info("incident %s: %s", incident_id, decision.summary)
+        initial = task.claim.kind == "investigate"
+        task.complete(
+            "conclusive" if decision.root_cause else "inconclusive",
+            next_kind="respond" if initial else "notify_update",
+            next_id=f"respond:{incident_id}" if initial else f"update:{task.claim.task_id}",
+        )
+
+    def _paths(
+        self, task: TaskRun, decision: Decision, candidates: list[Candidate]
+    ) -> list[list[str]]:
+        """The graph paths the finding rests on: alerting component -> each remaining candidate."""
+        if decision.surge_paths:
+            return decision.surge_paths
+        by_name = {c.name: c for c in candidates}
+        pairs = [
+            (src, cand) for cand in decision.candidates if cand in by_name
+            for src in by_name[cand].covers
+        ]  # fmt: skip
+
+        def walk() -> list[list[str]]:
+            out = []
+            for src, dst in pairs:
+                row = task.graph.one("walk_path", {"from": src, "to": dst})
+                if row:
+                    out.append(list(row["path"]))
+            return out
+
+        paths: list[list[str]] = task.step(
+            "walk_path", {"pairs": pairs}, walk, touched=decision.candidates
+        )
+        return paths

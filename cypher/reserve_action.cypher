@@ -1,0 +1,9 @@
+// Reserve the external action for an intent id (unique) while the task lease is held.
+// `mine` is true only for the attempt that created the reservation.
+MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
+WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
+MERGE (a:Action {intent_id: $intent_id})
+  ON CREATE SET a.kind = $kind, a.status = 'reserved', a.attempt_id = $attempt_id,
+    a.adapter = $adapter, a.reserved_at = timestamp(), a.incident_id = i.id
+MERGE (a)-[:FOR]->(i)
+RETURN a.status AS status, a.attempt_id = $attempt_id AS mine, a.external_ref AS external_ref

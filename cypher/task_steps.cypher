@@ -1,0 +1,4 @@
+// The stored steps of a task, in order, so a new owner can resume at step n + 1.
+MATCH (s:Step {task_id: $task_id})
+RETURN s.n AS n, s.tool AS tool, s.args AS args, s.result AS result
+ORDER BY s.n

@@ -1,0 +1,70 @@
+// Upsert one alert episode (key = fingerprint@startsAt) and attach it to an incident, atomically.
+// Writes to one graph are serialised, so concurrent or repeated deliveries of the same alert
+// cannot create two alerts or two incidents. A stale 'firing' after 'resolved' changes nothing.
+// An alert on a component new to an open incident enqueues a `reinvestigate` task.
+// $near: components within the correlation reach of this alert's component (empty if unmatched).
+OPTIONAL MATCH (old:Alert {key: $key})
+WITH old.status AS prev
+MERGE (a:Alert {key: $key})
+  ON CREATE SET a.fingerprint = $fingerprint, a.alertname = $alertname, a.severity = $severity,
+    a.status = $status, a.starts_at = $starts_at, a.starts_at_ms = $starts_at_ms,
+    a.ends_at_ms = $ends_at_ms, a.labels_json = $labels_json,
+    a.annotations_json = $annotations_json, a.values_json = $values_json,
+    a.generator_url = $generator_url, a.link = $link, a.group_key = $group_key,
+    a.receiver = $receiver, a.source = $source, a.title = $title,
+    a.received_at = timestamp(), a.component = $component
+WITH a, prev, (prev = 'firing' AND $status = 'resolved') AS resolving
+SET a.status = CASE WHEN resolving THEN 'resolved' ELSE a.status END,
+    a.ends_at_ms = CASE WHEN resolving THEN $ends_at_ms ELSE a.ends_at_ms END,
+    a.annotations_json = CASE WHEN prev = 'firing' THEN $annotations_json ELSE a.annotations_json END
+WITH a, prev, resolving
+OPTIONAL MATCH (c:Component {name: $component})
+FOREACH (_ IN CASE WHEN prev IS NULL AND c IS NOT NULL THEN [1] ELSE [] END | MERGE (a)-[:ON]->(c))
+WITH a, prev, resolving
+OPTIONAL MATCH (a)<-[:HAS_ALERT]-(cur:Incident)
+OPTIONAL MATCH (cand:Incident {status: 'open'})
+  WHERE cur IS NULL
+    AND cand.opened_at >= $starts_at_ms - $window_ms AND cand.opened_at <= $starts_at_ms + $window_ms
+    AND ((size($near) > 0 AND any(x IN cand.reach WHERE x IN $near))
+      OR (size($near) = 0 AND $group_key <> '' AND $group_key IN cand.group_keys))
+WITH a, prev, resolving, cur, cand ORDER BY cand.opened_at LIMIT 1
+FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NULL THEN [1] ELSE [] END |
+  CREATE (i:Incident {id: $new_incident_id, status: 'open', severity: $severity,
+    severity_rank: $severity_rank, title: $title, opened_at: $starts_at_ms, received_at: timestamp(),
+    reach: $near, group_keys: [$group_key],
+    components: CASE WHEN $component IS NULL THEN [] ELSE [$component] END})-[:HAS_ALERT]->(a)
+  CREATE (:Task {id: $new_task_id, kind: 'investigate', status: 'open', owner: '', attempt_id: '',
+    epoch: 0, attempts: 0, lease_until: 0, created_at: timestamp(), incident_id: $new_incident_id})-[:FOR]->(i))
+FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL AND $component IS NOT NULL
+                    AND NOT $component IN cand.components THEN [1] ELSE [] END |
+  MERGE (r:Task {id: 'reinvestigate:' + cand.id + ':' + $component})
+    ON CREATE SET r.kind = 'reinvestigate', r.status = 'open', r.owner = '', r.attempt_id = '',
+      r.epoch = 0, r.attempts = 0, r.lease_until = 0, r.created_at = timestamp(),
+      r.incident_id = cand.id
+  MERGE (r)-[:FOR]->(cand))
+FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL THEN [1] ELSE [] END |
+  MERGE (cand)-[:HAS_ALERT]->(a)
+  SET cand.reach = cand.reach + [x IN $near WHERE NOT x IN cand.reach],
+      cand.components = CASE WHEN $component IS NULL OR $component IN cand.components
+                             THEN cand.components ELSE cand.components + [$component] END,
+      cand.group_keys = CASE WHEN $group_key IN cand.group_keys THEN cand.group_keys
+                             ELSE cand.group_keys + [$group_key] END,
+      cand.severity = CASE WHEN $severity_rank > cand.severity_rank THEN $severity ELSE cand.severity END,
+      cand.severity_rank = CASE WHEN $severity_rank > cand.severity_rank THEN $severity_rank
+                                ELSE cand.severity_rank END)
+WITH a, prev, resolving, cur IS NULL AND cand IS NULL AS opened
+MATCH (inc:Incident)-[:HAS_ALERT]->(a)
+OPTIONAL MATCH (inc)-[:HAS_ALERT]->(f:Alert {status: 'firing'})
+WITH a, prev, resolving, opened, inc, count(f) AS firing
+WITH a, prev, resolving, opened, inc, firing,
+     (firing = 0 AND inc.status <> 'resolved') AS closing,
+     (resolving OR (prev IS NULL AND a.status = 'resolved')) AS cleared
+SET inc.status = CASE WHEN closing THEN 'resolved' ELSE inc.status END,
+    inc.resolved_at = CASE WHEN closing THEN coalesce(a.ends_at_ms, timestamp()) ELSE inc.resolved_at END
+FOREACH (_ IN CASE WHEN cleared THEN [1] ELSE [] END |
+  MERGE (t:Task {id: 'cleared:' + a.key})
+    ON CREATE SET t.kind = 'notify_cleared', t.status = 'open', t.owner = '', t.attempt_id = '',
+      t.epoch = 0, t.attempts = 0, t.lease_until = 0, t.created_at = timestamp(),
+      t.incident_id = inc.id, t.alert_key = a.key
+  MERGE (t)-[:FOR]->(inc))
+RETURN a.key AS key, prev, a.status AS status, inc.id AS incident_id, opened, closing, cleared

@@ -1,0 +1,1 @@
+"""Blast Radius gateway: the FastAPI app, its settings and the `blast-radius` command line."""

@@ -1,0 +1,61 @@
+"""`POST /api/v1/changes`: record a deploy or merged PR on a component (evidence for the
+investigator: a recent change singles out one of several candidates).
+
+Body: `{"component": "checkout", "kind": "deploy" | "pr", "ref": "v1.2.3" | "org/repo#42",
+"at": RFC 3339 time or ms since the epoch (UTC), "author": optional, "id": optional}`.
+The id (default `<kind>:<component>:<ref>`) makes a re-post harmless. 404 when the component
+is unknown in this tenant's graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException, Request
+from pydantic import BaseModel, Field, field_validator
+from starlette.concurrency import run_in_threadpool
+
+from adapters.falkordb import GraphUnavailable
+from gateway.auth import tenant_for
+from gateway.payloads import rfc3339_ms
+from gateway.settings import graph_name
+
+router = APIRouter()
+
+
+class ChangeIn(BaseModel):
+    """A change event as posted by CI/CD or a PR import."""
+
+    component: str = Field(min_length=1)
+    kind: Literal["deploy", "pr"]
+    ref: str = Field(min_length=1)
+    at: int | str
+    author: str | None = None
+    id: str | None = None
+
+    @field_validator("at")
+    @classmethod
+    def _to_ms(cls, value: int | str) -> int:
+        if isinstance(value, int):
+            return value
+        ms = rfc3339_ms(value)
+        if ms is None:
+            raise ValueError("'at' must be a time")
+        return ms
+
+
+@router.post("/api/v1/changes", status_code=201)
+async def record_change(request: Request, change: ChangeIn) -> dict[str, Any]:
+    """Record the change; answer `{"id": …}`."""
+    tenant = tenant_for(request, request.app.state.settings)
+    graph = request.app.state.store.graph(graph_name(tenant))
+    params = change.model_dump() | {
+        "id": change.id or f"{change.kind}:{change.component}:{change.ref}"
+    }
+    try:
+        row = await run_in_threadpool(graph.one, "record_change", params)
+    except GraphUnavailable as exc:
+        raise HTTPException(503, "graph database unavailable; retry later") from exc
+    if row is None:
+        raise HTTPException(404, f"unknown component {change.component!r}")
+    return {"id": row["id"]}

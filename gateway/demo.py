@@ -1,0 +1,175 @@
+"""`blast-radius demo`: the whole loop on the bundled OpenTelemetry Demo world, no keys needed.
+
+For each fault scenario of `gateway/data/otel-demo/faults.yaml` it builds the Alertmanager
+payloads from the scenario's `expected_alerts` (likelihood high and medium), posts them to the
+gateway's own webhook over HTTP (one delivery per alerting service, like `group_by: [service]`),
+waits for the agents, then resolves the alerts. Ground truth (`root_cause.accept`) is read only
+here, to score the result; agent code never sees it.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from adapters.outbox import Outbox
+from gateway.payloads import label_fingerprint
+from gateway.runtime import Runtime
+from gateway.settings import Settings, graph_name
+from gateway.topology import demo_world_path, import_world, load_world
+
+#: Alerts of a scenario that the demo fires (faults.yaml `likelihood`).
+FIRED_LIKELIHOODS = ("high", "medium")
+#: Scenarios are spaced this far apart in alert time so they never share an incident.
+SCENARIO_SPACING = timedelta(hours=3)
+
+
+def demo_faults_path() -> Path:
+    """The bundled fault scenarios (copy of `../shared/fixtures/otel-demo/faults.yaml`)."""
+    return Path(str(resources.files("gateway").joinpath("data/otel-demo/faults.yaml")))
+
+
+def rfc3339(moment: datetime) -> str:
+    """Go-style RFC 3339 with milliseconds and `Z`, as Prometheus sends it."""
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def scenario_bodies(fault: dict[str, Any], starts: datetime, status: str) -> list[dict[str, Any]]:
+    """Alertmanager v4 bodies for one scenario: one group per `service` label."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for index, expected in enumerate(fault["expected_alerts"]):
+        if expected.get("likelihood") not in FIRED_LIKELIHOODS:
+            continue
+        labels = {"alertname": expected["alertname"], "namespace": "opentelemetry-demo"}
+        labels |= {k: str(v) for k, v in expected["labels"].items()}
+        begin = starts + timedelta(seconds=20 * index)
+        alert = {
+            "status": status,
+            "labels": labels,
+            "annotations": {"summary": f"{labels['alertname']} on {labels.get('service', '?')}",
+                            "description": expected.get("note", "")},
+            "startsAt": rfc3339(begin),
+            "endsAt": rfc3339(begin + timedelta(minutes=30)) if status == "resolved"
+            else "0001-01-01T00:00:00Z",
+            "generatorURL": "http://prometheus.demo:9090/graph?g0.expr=demo",
+            "fingerprint": label_fingerprint(labels),
+        }  # fmt: skip
+        groups.setdefault(labels.get("service", ""), []).append(alert)
+    return [
+        {
+            "version": "4",
+            "groupKey": f'{{}}:{{service="{service}"}}',
+            "truncatedAlerts": 0,
+            "status": status,
+            "receiver": "blast-radius",
+            "groupLabels": {"service": service},
+            "commonLabels": {},
+            "commonAnnotations": {},
+            "externalURL": "http://alertmanager.demo:9093",
+            "alerts": alerts,
+        }
+        for service, alerts in groups.items()
+    ]
+
+
+def run_demo(settings: Settings, progress: Any = None) -> dict[str, Any]:
+    """Run every scenario end to end; return `{"scenarios": [...], "correct": n, "total": n}`.
+
+    Each scenario row: name, alerts, incidents, root_cause, expected_root_cause (accepted
+    answers), correct, notifications, tickets. `progress(line)` is called with a line per step.
+    """
+    say = progress or (lambda line: None)
+    faults = yaml.safe_load(demo_faults_path().read_text(encoding="utf-8"))["faults"]
+    base = datetime.now(UTC).replace(microsecond=0) - SCENARIO_SPACING * (len(faults) + 1)
+    rows = []
+    with Runtime(settings) as runtime:
+        assert runtime.store is not None
+        graph = runtime.store.graph(graph_name(settings.default_tenant))
+        counts = import_world(graph, load_world(demo_world_path()))
+        say(f"world loaded: {counts['components']} components, {counts['edges']} edges")
+        port = runtime.serve_http("127.0.0.1", 0)
+        runtime.start_workers()
+        url = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=url, timeout=30) as http:
+            for index, fault in enumerate(faults):
+                starts = base + SCENARIO_SPACING * index
+                incidents: list[str] = []
+                fired = 0
+                for body in scenario_bodies(fault, starts, "firing"):
+                    answer = http.post("/api/v1/alerts", json=body)
+                    answer.raise_for_status()
+                    fired += len(body["alerts"])
+                    incidents += [i for i in answer.json()["incidents"] if i not in incidents]
+                if not runtime.wait_idle():
+                    raise RuntimeError(f"agents did not finish scenario {fault['flag']}")
+                for body in scenario_bodies(fault, starts, "resolved"):
+                    http.post("/api/v1/alerts", json=body).raise_for_status()
+                runtime.wait_idle()
+                details = [http.get(f"/api/v1/incidents/{i}").json() for i in incidents]
+                rows.append(_score(fault, fired, details, runtime.outbox))
+                row = rows[-1]
+                verdict = "ok" if row["correct"] else "miss"
+                cause = row["root_cause"] or "inconclusive"
+                say(f"[{index + 1}/{len(faults)}] {row['name']}: root cause {cause} ({verdict})")
+    correct = sum(1 for r in rows if r["correct"])
+    return {"scenarios": rows, "correct": correct, "total": len(rows)}
+
+
+def _score(
+    fault: dict[str, Any], fired: int, details: list[dict[str, Any]], outbox: Outbox
+) -> dict[str, Any]:
+    ids = {d["id"] for d in details}
+    sent = [e for e in outbox.entries() if e["incident_id"] in ids]
+    main = details[0] if details else {}
+    cause = main.get("root_cause")
+    candidates = (main.get("finding") or {}).get("candidates") or []
+    accept = fault["root_cause"].get("accept") or [fault["root_cause"]["component"]]
+    return {
+        "name": fault["flag"],
+        "alerts": fired,
+        "incidents": len(details),
+        "incident": main.get("id"),
+        "root_cause": cause,
+        "candidates": candidates,
+        "expected_root_cause": accept,
+        "correct": len(details) == 1 and cause in accept,
+        "notifications": sum(1 for e in sent if e["kind"] == "notification"),
+        "followups": sum(1 for e in sent if e["kind"] == "followup"),
+        "tickets": sum(1 for e in sent if e["kind"] == "ticket"),
+        "resolved": all(d["status"] == "resolved" for d in details),
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    """The demo result as a fixed-width text table with a score line."""
+    head = ("fault", "alerts", "incident", "root cause", "expected", "notified", "tickets", "")
+    lines = [head]
+    for r in result["scenarios"]:
+        cause = r["root_cause"] or ("inconclusive: " + "/".join(r["candidates"]))
+        lines.append((
+            r["name"], str(r["alerts"]), r["incident"] or "-", cause,
+            "/".join(r["expected_root_cause"]), str(r["notifications"]), str(r["tickets"]),
+            "ok" if r["correct"] else "MISS",
+        ))  # fmt: skip
+    widths = [max(len(row[i]) for row in lines) for i in range(len(head))]
+    text = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in lines
+    ]
+    text.append(
+        f"root causes correct: {result['correct']}/{result['total']} (rule-based planner, no model)"
+    )
+    return "\n".join(text)
+
+
+def elapsed(start: float) -> str:
+    """Seconds since `start` (monotonic) as `12.3 s`."""
+    return f"{time.monotonic() - start:.1f} s"

@@ -1,0 +1,215 @@
+"""Webhook bodies from Alertmanager (v4) and Grafana unified alerting (v1), and their one
+internal form, `NormalizedAlert`.
+
+Field meanings follow `../shared/fixtures/alertmanager/FORMATS.md`: per-alert `status` is the
+only state source; identity is `fingerprint + startsAt` (the original startsAt string, not a
+parsed value); `0001-01-01T00:00:00Z` means "no end"; URLs are opaque strings; unknown fields
+are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+GO_ZERO_TIME_PREFIX = "0001-01-01"
+LEGACY_GRAFANA_FIELDS = ("ruleName", "evalMatches", "ruleUrl", "ruleId")
+
+# FNV-1a 64 as used by Prometheus' model.LabelSet.Fingerprint (labels sorted by name, each name
+# and value followed by the separator byte 0xff).
+_FNV_OFFSET = 14695981039346656037
+_FNV_PRIME = 1099511628211
+_SEPARATOR = 0xFF
+
+
+class PayloadError(ValueError):
+    """A body we cannot accept. `status` is the HTTP status to answer (400, 413 or 422)."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def label_fingerprint(labels: dict[str, str]) -> str:
+    """Alertmanager's fingerprint of a label set: 16 lowercase hex digits of FNV-1a 64.
+
+    Source: prometheus/common `model/signature.go` (`labelSetToFingerprint`).
+    """
+    value = _FNV_OFFSET
+    for name in sorted(labels):
+        for part in (name.encode(), labels[name].encode()):
+            for byte in part:
+                value = ((value ^ byte) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+            value = ((value ^ _SEPARATOR) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
+
+
+def rfc3339_ms(value: str) -> int | None:
+    """Milliseconds since the epoch (UTC) of an RFC 3339 time; None for Go's zero time or "".
+
+    Accepts 0-9 fractional digits (truncated to microseconds) and `Z` or `+hh:mm` offsets.
+    Raises ValueError for anything else.
+    """
+    if not value or value.startswith(GO_ZERO_TIME_PREFIX):
+        return None
+    text = value.strip()
+    if "." in text:  # Python 3.11 takes at most 6 fractional digits: cut the extra ones
+        head, _, rest = text.partition(".")
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        text = f"{head}.{rest[: min(digits, 6)]}{rest[digits:]}" if digits else f"{head}{rest}"
+    parsed = datetime.fromisoformat(text.replace("z", "Z"))
+    if parsed.tzinfo is None:
+        raise ValueError(f"time {value!r} has no offset")
+    return int(parsed.astimezone(UTC).timestamp() * 1000)
+
+
+class WebhookAlert(BaseModel):
+    """One element of `alerts[]`; Grafana's extra fields are kept when present."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    status: Literal["firing", "resolved"]
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    startsAt: str
+    endsAt: str = ""
+    generatorURL: str = ""
+    fingerprint: str = ""
+    # Grafana unified alerting extras
+    values: dict[str, float | None] | None = None
+    valueString: str = ""
+    silenceURL: str = ""
+    dashboardURL: str = ""
+    panelURL: str = ""
+
+    @field_validator("startsAt", "endsAt")
+    @classmethod
+    def _valid_time(cls, value: str) -> str:
+        rfc3339_ms(value)  # raises ValueError with the reason
+        return value
+
+    @field_validator("labels", "annotations", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: object) -> object:
+        return {} if value is None else value
+
+
+class WebhookBody(BaseModel):
+    """The whole body: Alertmanager v4, or Grafana v1 (same shape plus extras)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    version: str = ""
+    receiver: str = ""
+    status: str = ""
+    groupKey: str = ""
+    truncatedAlerts: int = 0
+    externalURL: str = ""
+    alerts: list[WebhookAlert]
+    orgId: int | None = None  # Grafana only
+
+
+class NormalizedAlert(BaseModel):
+    """One alert episode as triage sees it, whatever the sender.
+
+    `key` = `fingerprint@startsAt` (startsAt as sent). Times are ms since the epoch, UTC;
+    `ends_at_ms` is None while firing. `link` is generatorURL, resolved against externalURL
+    when it is relative (for people to click; never fetched).
+    """
+
+    key: str
+    fingerprint: str
+    status: Literal["firing", "resolved"]
+    alertname: str
+    severity: str
+    starts_at: str
+    starts_at_ms: int
+    ends_at_ms: int | None
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    generator_url: str
+    link: str
+    group_key: str
+    receiver: str
+    source: Literal["alertmanager", "grafana"]
+    values_json: str
+
+    def title(self) -> str:
+        """alertname, else the summary annotation, else the fingerprint."""
+        return self.alertname or self.annotations.get("summary", "") or self.fingerprint
+
+
+def parse_body(raw: bytes) -> WebhookBody:
+    """Parse and validate a webhook body (bytes as received).
+
+    Raises `PayloadError` 400 for bytes that are not JSON, and 422 for JSON of the wrong shape,
+    including the legacy (pre-unified) Grafana body, with a reason a sender can act on.
+    """
+    try:
+        data: Any = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PayloadError(f"body is not UTF-8 JSON: {exc}", 400) from exc
+    if not isinstance(data, dict):
+        raise PayloadError("body must be a JSON object with an 'alerts' array", 422)
+    if "alerts" not in data and any(f in data for f in LEGACY_GRAFANA_FIELDS):
+        raise PayloadError(
+            "legacy Grafana alerting body (ruleName/evalMatches) is not supported: use a Grafana "
+            "unified alerting webhook contact point (Grafana 9+), which sends an 'alerts' array",
+            422,
+        )
+    try:
+        return WebhookBody.model_validate(data)
+    except ValidationError as exc:
+        reasons = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:5]
+        )
+        raise PayloadError(f"not an Alertmanager/Grafana webhook body: {reasons}", 422) from exc
+
+
+def _link(generator_url: str, external_url: str) -> str:
+    if not generator_url or "://" in generator_url or not external_url:
+        return generator_url
+    base = external_url if external_url.endswith("/") else external_url + "/"
+    return base + generator_url.lstrip("/")
+
+
+def normalize(body: WebhookBody, default_severity: str) -> list[NormalizedAlert]:
+    """Turn every element of `alerts[]` into a `NormalizedAlert`, each by its own status.
+
+    Missing labels get defaults (severity from settings, title falls back to the summary);
+    nothing is taken from `commonLabels`. A missing fingerprint is computed from the labels.
+    """
+    source: Literal["alertmanager", "grafana"] = (
+        "grafana" if body.version == "1" or body.orgId is not None else "alertmanager"
+    )
+    out: list[NormalizedAlert] = []
+    for alert in body.alerts:
+        fingerprint = alert.fingerprint or label_fingerprint(alert.labels)
+        starts_ms = rfc3339_ms(alert.startsAt)
+        if starts_ms is None:
+            raise PayloadError(f"alert {fingerprint}: startsAt {alert.startsAt!r} is not a time")
+        ends_ms = rfc3339_ms(alert.endsAt) if alert.status == "resolved" else None
+        out.append(
+            NormalizedAlert(
+                key=f"{fingerprint}@{alert.startsAt}",
+                fingerprint=fingerprint,
+                status=alert.status,
+                alertname=alert.labels.get("alertname", ""),
+                severity=alert.labels.get("severity", default_severity),
+                starts_at=alert.startsAt,
+                starts_at_ms=starts_ms,
+                ends_at_ms=ends_ms,
+                labels=alert.labels,
+                annotations=alert.annotations,
+                generator_url=alert.generatorURL,
+                link=_link(alert.generatorURL, body.externalURL),
+                group_key=body.groupKey,
+                receiver=body.receiver,
+                source=source,
+                values_json=json.dumps(alert.values, sort_keys=True),
+            )
+        )
+    return out

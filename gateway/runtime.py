@@ -1,0 +1,197 @@
+"""Starting and stopping the pieces: the graph database, the gateway and the workers.
+
+`serve`, `demo`, `topology import` and the tests all go through `Runtime`, so they start the
+same things the same way. With `FALKORDB_URL` unset, the embedded FalkorDB in the data folder
+is used: reused when one already runs for that folder (its pid and port are in
+`<data>/falkordb/server.json`), started otherwise (and then stopped on exit).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable
+from adapters.outbox import Outbox
+from agents.investigator import Investigator
+from agents.responder import Responder
+from agents.worker import Worker
+from gateway.app import create_app
+from gateway.settings import Settings, graph_name
+
+log = logging.getLogger(__name__)
+
+
+class ConfigError(RuntimeError):
+    """The settings ask for something unsafe or impossible; the message says what to change."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and `localhost`."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _server_file(settings: Settings) -> Path:
+    return settings.data_dir / "falkordb" / "server.json"
+
+
+def _running_embedded(settings: Settings) -> str | None:
+    """The URL of an embedded server already running for this data folder, if it answers."""
+    try:
+        info = json.loads(_server_file(settings).read_text())
+        os.kill(int(info["pid"]), 0)
+    except (OSError, ValueError, KeyError):
+        return None
+    store = GraphStore(f"redis://127.0.0.1:{int(info['port'])}")
+    try:
+        return f"redis://127.0.0.1:{int(info['port'])}" if store.ping() else None
+    finally:
+        store.close()
+
+
+class Runtime:
+    """Owns the database connection and, on request, the HTTP server and worker threads.
+
+    Use as a context manager: `with Runtime(settings) as rt: rt.serve_http(); rt.start_workers()`.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.embedded: EmbeddedFalkorDB | None = None
+        self.store: GraphStore | None = None
+        self.outbox = Outbox(settings.data_dir / "outbox.jsonl")
+        self._server: uvicorn.Server | None = None
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+        self.workers: list[Worker] = []
+
+    def __enter__(self) -> Runtime:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def open(self) -> GraphStore:
+        """Connect to (or start) the database and create the schema of every tenant graph."""
+        s = self.settings
+        if s.falkordb_url is not None:
+            url = s.falkordb_url.get_secret_value()
+        elif (running := _running_embedded(s)) is not None:
+            url = running
+            log.info("using the embedded FalkorDB already running for %s", s.data_dir)
+        else:
+            self.embedded = EmbeddedFalkorDB(
+                s.data_dir, timeout_default_ms=s.query_timeout_ms,
+                timeout_max_ms=s.query_timeout_max_ms,
+            )  # fmt: skip
+            url = self.embedded.start()
+            assert self.embedded.process is not None
+            _server_file(s).write_text(
+                json.dumps({"pid": self.embedded.process.pid, "port": self.embedded.port})
+            )
+        self.store = GraphStore(url, timeout_ms=s.query_timeout_max_ms)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                for tenant in s.tenants:
+                    self.store.graph(graph_name(tenant)).ensure_schema()
+                break
+            except GraphUnavailable:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        return self.store
+
+    def serve_http(self, host: str | None = None, port: int | None = None) -> int:
+        """Start the gateway in a thread; return the bound port once it accepts connections.
+
+        Raises `ConfigError` when asked to bind a non-loopback address with no webhook tokens.
+        """
+        assert self.store is not None
+        host = host or self.settings.host
+        port = self.settings.port if port is None else port
+        if not self.settings.auth_required and not is_loopback(host):
+            raise ConfigError(
+                f"refusing to listen on {host} with no BLAST_WEBHOOK_TOKENS set: anyone could "
+                "post alerts. Set BLAST_WEBHOOK_TOKENS or bind 127.0.0.1."
+            )
+        app = create_app(self.settings, self.store)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+        self._server = uvicorn.Server(config)
+        thread = threading.Thread(target=self._server.run, name="gateway", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        while not self._server.started:
+            if not thread.is_alive():
+                raise ConfigError(f"the gateway could not listen on {host}:{port}")
+            time.sleep(0.01)
+        sockets = [s for server in self._server.servers for s in server.sockets]
+        return int(sockets[0].getsockname()[1])
+
+    def make_worker(self, role: str = "any", name: str | None = None) -> Worker:
+        """A worker with the default agents (rule-based investigator, outbox responder)."""
+        assert self.store is not None
+        s = self.settings
+        agents: list[Any] = [Investigator(s.walk_hops), Responder(self.outbox, self.outbox)]
+        return Worker(
+            self.store, s.tenants, agents, role=role, lease_ms=s.lease_ms,
+            max_attempts=s.max_attempts, name=name,
+        )  # fmt: skip
+
+    def start_workers(self, count: int | None = None, role: str = "any") -> None:
+        """Start `count` (default `BLAST_WORKERS`) worker threads."""
+        for index in range(self.settings.workers if count is None else count):
+            worker = self.make_worker(role, name=f"worker-{os.getpid()}-{index}")
+            thread = threading.Thread(
+                target=worker.run, args=(self._stop,), name=worker.name, daemon=True
+            )
+            thread.start()
+            self.workers.append(worker)
+            self._threads.append(thread)
+
+    def pending_tasks(self) -> int:
+        """Open or claimed tasks over every tenant graph."""
+        assert self.store is not None
+        total = 0
+        for tenant in self.settings.tenants:
+            row = self.store.graph(graph_name(tenant)).one("pending_tasks")
+            total += int(row["pending"]) if row else 0
+        return total
+
+    def wait_idle(self, timeout_s: float = 60.0) -> bool:
+        """Wait until no task is open or claimed; True if that happened within `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.pending_tasks() == 0:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def close(self) -> None:
+        """Stop workers, the gateway and (if this runtime started it) the embedded database."""
+        self._stop.set()
+        if self._server is not None:
+            self._server.should_exit = True
+        for thread in self._threads:
+            thread.join(timeout=10)
+        if self.store is not None:
+            self.store.close()
+        if self.embedded is not None:
+            self.embedded.stop()
+            with contextlib.suppress(FileNotFoundError):
+                _server_file(self.settings).unlink()

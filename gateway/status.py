@@ -1,0 +1,120 @@
+"""Status API and health: `GET /api/v1/incidents`, `GET /api/v1/incidents/{id}`,
+`GET /health/live` (no database) and `GET /health/ready` (503 while the graph is not ready).
+
+Reads use the same credentials as the webhook; the tenant comes from the credential.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from adapters.falkordb import GraphUnavailable, TenantGraph
+from gateway.auth import tenant_for
+from gateway.settings import graph_name
+
+router = APIRouter()
+
+
+def _graph(request: Request) -> TenantGraph:
+    tenant = tenant_for(request, request.app.state.settings)
+    graph: TenantGraph = request.app.state.store.graph(graph_name(tenant))
+    return graph
+
+
+def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | None:
+    """The whole incident as the API shows it, or None when there is no such incident.
+
+    Shape: id, status, title, severity, opened_at/resolved_at (ms, UTC), root_cause (component
+    name or null), finding {summary, confidence, candidates, paths, ruled_out, planner},
+    alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
+    starts_at, starts_at_ms, ends_at_ms, generator_url}], actions [{intent_id, kind, status,
+    adapter, external_ref}].
+    """
+    row = graph.one("incident_get", {"incident_id": incident_id})
+    if row is None:
+        return None
+    alerts = [
+        {
+            "key": a["key"], "fingerprint": a["fingerprint"], "alertname": a["alertname"],
+            "status": a["status"], "severity": a["severity"], "component": a["component"],
+            "labels": json.loads(a["labels_json"]),
+            "annotations": json.loads(a["annotations_json"]),
+            "starts_at": a["starts_at"], "starts_at_ms": a["starts_at_ms"],
+            "ends_at_ms": a["ends_at_ms"], "generator_url": a["generator_url"], "link": a["link"],
+        }
+        for a in graph.rows("incident_alerts", {"incident_id": incident_id})
+    ]  # fmt: skip
+    finding = None
+    if row["summary"] is not None:
+        finding = {
+            "summary": row["summary"],
+            "confidence": row["confidence"],
+            "candidates": row["candidates"],
+            "paths": json.loads(row["paths_json"] or "[]"),
+            "ruled_out": json.loads(row["ruled_out_json"] or "{}"),
+            "planner": row["planner"],
+        }
+    return {
+        "id": row["id"],
+        "status": row["status"],
+        "title": row["title"],
+        "severity": row["severity"],
+        "opened_at": row["opened_at"],
+        "resolved_at": row["resolved_at"],
+        "root_cause": row["root_cause"],
+        "finding": finding,
+        "alerts": alerts,
+        "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
+    }
+
+
+@router.get("/api/v1/incidents")
+async def list_incidents(
+    request: Request,
+    status: Literal["open", "resolved"] | None = None,
+    limit: int = Query(100, ge=1, le=1000),
+) -> dict[str, Any]:
+    """The newest incidents first: id, status, title, severity, times, root_cause, alert counts."""
+    graph = _graph(request)
+    try:
+        rows = await run_in_threadpool(
+            graph.rows, "list_incidents", {"status": status, "limit": limit}
+        )
+    except GraphUnavailable as exc:
+        raise HTTPException(503, "graph database unavailable") from exc
+    for row in rows:
+        row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
+    return {"incidents": rows}
+
+
+@router.get("/api/v1/incidents/{incident_id}")
+async def get_incident(request: Request, incident_id: str) -> dict[str, Any]:
+    """One incident (see `incident_detail`); 404 when it does not exist in this tenant."""
+    graph = _graph(request)
+    try:
+        found = await run_in_threadpool(incident_detail, graph, incident_id)
+    except GraphUnavailable as exc:
+        raise HTTPException(503, "graph database unavailable") from exc
+    if found is None:
+        raise HTTPException(404, f"no incident {incident_id!r}")
+    return found
+
+
+@router.get("/health/live")
+async def live() -> dict[str, str]:
+    """The process answers (does not touch the database)."""
+    return {"status": "live"}
+
+
+@router.get("/health/ready", response_model=None)
+async def ready(request: Request) -> dict[str, str] | JSONResponse:
+    """200 when the graph answers and the schema is in place; 503 otherwise."""
+    ok = request.app.state.schema_ready and await run_in_threadpool(request.app.state.store.ping)
+    if not ok:
+        return JSONResponse({"status": "not ready"}, status_code=503)
+    return {"status": "ready"}

@@ -1,0 +1,71 @@
+"""`POST /api/v1/alerts`: Alertmanager v4 and Grafana unified alerting bodies on one URL.
+
+Answers 200 only after every accepted alert is in the graph. Status codes a sender sees:
+400 not JSON, 401 bad credential, 413 body over `BLAST_MAX_BODY_BYTES`, 422 wrong shape
+(including legacy Grafana bodies), 503 graph unavailable (Alertmanager retries). Nothing a
+sender can put in a body leads to a 500.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
+
+from adapters.falkordb import GraphUnavailable
+from agents.triage import triage
+from gateway.auth import tenant_for
+from gateway.payloads import PayloadError, normalize, parse_body
+from gateway.settings import Settings, graph_name
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+
+
+async def read_limited(request: Request, limit: int) -> bytes:
+    """The raw body, refusing with 413 as soon as it exceeds `limit` bytes."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, f"body of {declared} bytes is over the limit of {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(413, f"body is over the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@router.post("/api/v1/alerts")
+async def receive_alerts(request: Request) -> dict[str, Any]:
+    """Accept one webhook delivery; see the module docstring for the answers."""
+    settings: Settings = request.app.state.settings
+    tenant = tenant_for(request, settings)
+    raw = await read_limited(request, settings.max_body_bytes)
+    try:
+        alerts = normalize(parse_body(raw), settings.default_severity)
+    except PayloadError as exc:
+        log.warning("tenant %s: rejected webhook body (%s): %s", tenant, exc.status, exc)
+        raise HTTPException(exc.status, str(exc)) from exc
+    graph = request.app.state.store.graph(graph_name(tenant))
+    try:
+        report = await run_in_threadpool(
+            triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops
+        )
+    except GraphUnavailable as exc:
+        raise HTTPException(
+            503, "graph database unavailable; retry later", headers={"Retry-After": "5"}
+        ) from exc
+    if report.unmatched:
+        log.info("tenant %s: %d alerts matched no component", tenant, len(report.unmatched))
+    return {
+        "status": "accepted",
+        "tenant": tenant,
+        "accepted": report.accepted,
+        "incidents": report.incidents,
+        "opened": report.opened,
+        "resolved": report.resolved,
+        "unmatched": report.unmatched,
+    }

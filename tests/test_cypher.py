@@ -1,0 +1,46 @@
+"""Every query in cypher/ compiles on the real server, and code and files agree on names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import cypher
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE_DIRS = ("gateway", "agents", "adapters", "bench")
+#: A query name is used as the first argument of rows/one/fenced/step("name", …) calls.
+#: Parameter values that must not be null even to compile (EXPLAIN checks LIMIT's argument).
+SAMPLE = {"limit": 1}
+USE = re.compile(
+    r"""(?:\.(?:rows|one|fenced|explain)\(|graph\.(?:rows|one),)\s*["']([a-z_]+)["']"""
+)
+
+
+def used_names() -> set[str]:
+    names: set[str] = set()
+    for folder in CODE_DIRS:
+        for path in (ROOT / folder).rglob("*.py"):
+            names |= set(USE.findall(path.read_text(encoding="utf-8")))
+    return names
+
+
+@pytest.mark.parametrize("name", cypher.names())
+def test_query_compiles(graph, name):
+    params = dict.fromkeys(re.findall(r"\$([A-Za-z_]+)", cypher.load(name)))
+    params |= {k: v for k, v in SAMPLE.items() if k in params}
+    plan = graph.explain(name, params)
+    assert plan, f"{name}: empty plan"
+
+
+def test_every_used_name_has_a_file_and_every_file_is_used():
+    files, used = set(cypher.names()), used_names()
+    assert used - files == set(), "names used in code with no cypher/<name>.cypher"
+    assert files - used == set(), "cypher files no code uses"
+
+
+def test_unknown_name_is_a_clear_error():
+    with pytest.raises(cypher.UnknownQuery):
+        cypher.load("no_such_query")
