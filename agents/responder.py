@@ -16,6 +16,7 @@ from typing import Any
 from adapters.notify import Notifier
 from agents import messages
 from agents.coordination import TaskRun
+from agents.investigator import CHANGE_LOOKBACK_MS
 
 
 def intent(incident_id: str, what: str) -> str:
@@ -65,7 +66,10 @@ class Responder:
             intent(incident["id"], "initial-notification"), incident, alerts, who
         )
         task.act(self.messenger, page)
-        issue = messages.ticket(intent(incident["id"], "ticket"), incident, alerts, who)
+        issue = messages.ticket(
+            intent(incident["id"], "ticket"), incident, alerts, who,
+            **self._ticket_context(task, incident, components),
+        )  # fmt: skip
         task.act(self.tickets, issue)
         task.complete("notified", mark_notified=True, root_cause=incident["root_cause"])
 
@@ -82,6 +86,20 @@ class Responder:
         )  # fmt: skip
         task.act(self.messenger, update)
         task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])
+
+    def _ticket_context(
+        self, task: TaskRun, incident: dict[str, Any], components: list[str]
+    ) -> dict[str, Any]:
+        """What the ticket adds to the page: recent changes near the cause (the investigator's
+        window), the investigation's steps, and the previous incident of a refired alert."""
+        opened = incident["opened_at"]
+        window = {"components": components, "since": opened - CHANGE_LOOKBACK_MS, "until": opened}
+        graph, incident_id = task.graph, {"incident_id": incident["id"]}
+        return {
+            "changes": graph.rows("recent_changes", window) if components else [],
+            "steps": graph.rows("incident_steps", incident_id),
+            "previous": graph.one("previous_incident", incident_id),
+        }
 
     def _refs(self, task: TaskRun, incident_id: str) -> dict[str, str]:
         """intent id -> external ref of every action already taken for the incident."""

@@ -21,6 +21,8 @@ from typing import Any
 import uvicorn
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable
+from adapters.github import GitHubIssues
+from adapters.notify import Notifier
 from adapters.outbox import Outbox
 from agents.investigator import Investigator
 from agents.responder import Responder
@@ -74,6 +76,15 @@ class Runtime:
         self.embedded: EmbeddedFalkorDB | None = None
         self.store: GraphStore | None = None
         self.outbox = Outbox(settings.data_dir / "outbox.jsonl")
+        #: Where tickets go: GitHub issues with GITHUB_TOKEN and GITHUB_REPO set, else the outbox.
+        self.tickets: Notifier = self.outbox
+        if settings.github_token is not None and settings.github_repo is not None:
+            self.tickets = GitHubIssues(
+                settings.github_token, settings.github_repo, api_url=settings.github_api_url,
+                label=settings.github_label,
+                request_interval_s=settings.github_request_interval_s,
+                write_interval_s=settings.github_write_interval_s,
+            )  # fmt: skip
         self._server: uvicorn.Server | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -147,7 +158,7 @@ class Runtime:
         """A worker with the default agents (rule-based investigator, outbox responder)."""
         assert self.store is not None
         s = self.settings
-        agents: list[Any] = [Investigator(s.walk_hops), Responder(self.outbox, self.outbox)]
+        agents: list[Any] = [Investigator(s.walk_hops), Responder(self.outbox, self.tickets)]
         return Worker(
             self.store, s.tenants, agents, role=role, lease_ms=s.lease_ms,
             max_attempts=s.max_attempts, name=name,
