@@ -128,24 +128,48 @@ def ticket_link(ref: str) -> str:
     return inline_code(ref)
 
 
+def _names(items: list[str], shown: int) -> str:
+    """`a, b, c +2 more` for a list of names."""
+    head = ", ".join(items[:shown])
+    return head + (f" +{len(items) - shown} more" if len(items) > shown else "")
+
+
 def ticket_title(incident: dict[str, Any], alerts: list[dict[str, Any]]) -> str:
-    """The issue title: severity, the symptom (first alert and where), and the root cause,
-    e.g. `[critical] PaymentFailed on checkout (+2 more alerts), caused by payment`."""
-    first = alerts[0] if alerts else None
-    symptom = incident["title"]
-    if first is not None:
-        symptom = first["title"] + (f" on {first['component']}" if first["component"] else "")
-    if len(alerts) > 1:
-        more = len(alerts) - 1
-        symptom += f" (+{more} more alert{'s' if more > 1 else ''})"
+    """The issue title: severity, the symptom (alert names and where), and the root cause,
+    e.g. `[critical] ServiceHighErrorRate on payment, checkout, frontend +1 more — root cause:
+    payment`, or `… — root cause unclear: load-generator or frontend-web`."""
+    names = list(dict.fromkeys(a["title"] for a in alerts)) or [incident["title"]]
+    where = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+    symptom = _names(names, 2) + (f" on {_names(where, 3)}" if where else "")
     cause = incident.get("root_cause")
     if cause:
-        why = f"caused by {cause}"
+        why = f"root cause: {cause}"
     elif incident.get("candidates"):
-        why = "cause unclear: " + " or ".join(incident["candidates"][:3])
+        why = "root cause unclear: " + " or ".join(incident["candidates"][:3])
     else:
-        why = "cause unknown"
-    return f"[{incident['severity']}] {symptom}, {why}"
+        why = "root cause unknown"
+    return f"[{incident['severity']}] {symptom} — {why}"
+
+
+def steps_section(steps: list[dict[str, Any]], limit: int = 60) -> list[str]:
+    """The investigator's checkpointed steps (rows of `incident_steps.cypher`) as Markdown
+    lines, one numbered list per task: tool, arguments (cut at 200 characters), result size."""
+    lines: list[str] = []
+    task = None
+    for shown, step in enumerate(steps):
+        if shown == limit:
+            lines.append(f"- … and {len(steps) - limit} more steps")
+            break
+        if step["task_id"] != task:
+            task = step["task_id"]
+            lines += ["", f"**{step['kind']}** (task {inline_code(task)}):"]
+        args = step["args"] or ""
+        args = args if len(args) <= 200 else args[:199] + "…"
+        lines.append(
+            f"{step['n']}. {inline_code(step['tool'])} {inline_code(args)} → "
+            f"{_step_result(step['result'])}"
+        )
+    return lines or ["- none recorded"]
 
 
 def _capped(lines: list[str], limit: int, what: str) -> list[str]:
@@ -239,11 +263,13 @@ def ticket(
     if previous:
         ref = previous.get("ticket_ref")
         where = ticket_link(ref) if ref else f"incident {previous['id']} (no ticket)"
+        ended = (
+            f"resolved {fmt_ms(previous['resolved_at'])}" if previous.get("resolved_at")
+            else previous["status"]
+        )  # fmt: skip
         parts.append(
             f"**Previous occurrence:** {where} (incident {previous['id']}, opened "
-            f"{fmt_ms(previous['opened_at'])}, {previous['status']}"
-            + (f", resolved {fmt_ms(previous['resolved_at'])}" if previous["resolved_at"] else "")
-            + ")"
+            f"{fmt_ms(previous['opened_at'])}, {ended})"
         )
     parts += [
         "",
@@ -273,11 +299,7 @@ def ticket(
         ),
         "",
         "### Steps the investigator took",
-        *(_capped([
-            f"{i}. {s['kind']} step {s['n']}: {inline_code(s['tool'])} "
-            f"{inline_code((s['args'] or '')[:200])} → {_step_result(s['result'])}"
-            for i, s in enumerate(steps or [], start=1)
-        ], 60, "steps") or ["- none recorded"]),
+        *steps_section(steps or []),
         "",
         f"### Paged\n{paged_line(who)}",
         "",

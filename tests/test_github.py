@@ -370,10 +370,12 @@ def test_70000_characters_of_evidence_are_cut_with_a_note(github_api, issues, al
 
 def test_the_ticket_tells_what_the_investigator_saw():
     steps = [
-        {"kind": "investigate", "n": 1, "tool": "incident_alerts",
+        {"task_id": "task-1", "kind": "investigate", "n": 1, "tool": "incident_alerts",
          "args": '{"incident_id": "inc-abc"}', "result": json.dumps([{}, {}, {}])},
-        {"kind": "investigate", "n": 2, "tool": "coverage_walk", "args": '{"hops": 6}',
-         "result": json.dumps([{}] * 7)},
+        {"task_id": "task-1", "kind": "investigate", "n": 2, "tool": "coverage_walk",
+         "args": json.dumps({"alerting": ["c" * 30] * 8}), "result": json.dumps([{}] * 7)},
+        {"task_id": "reinvestigate:inc-abc:cart", "kind": "reinvestigate", "n": 1,
+         "tool": "incident_alerts", "args": "{}", "result": "null"},
     ]  # fmt: skip
     changes = [{"id": "c1", "component": "payment", "kind": "deploy", "ref": "v2.0.1 `rc`",
                 "at": 1_766_999_000_000, "author": "@mallory"}]  # fmt: skip
@@ -387,7 +389,7 @@ def test_the_ticket_tells_what_the_investigator_saw():
     )
     text = message.text
     assert message.title == (
-        "[critical] ServiceHighErrorRate on payment (+1 more alert), caused by payment"
+        "[critical] ServiceHighErrorRate on payment, checkout — root cause: payment"
     )
     assert "**Root cause:** payment (confidence 0.90)" in text
     assert "- frontend → checkout → payment" in text
@@ -395,7 +397,9 @@ def test_the_ticket_tells_what_the_investigator_saw():
     assert "deploy `` v2.0.1 `rc` `` on payment by `@mallory`" in text
     assert "- payment: the root cause" in text
     assert "- checkout: ruled out, alerts, but its dependency payment alerts too (victim)" in text
-    assert '2. investigate step 2: `coverage_walk` `{"hops": 6}` → 7 rows' in text
+    assert "**investigate** (task `task-1`):\n1. `incident_alerts`" in text
+    assert '2. `coverage_walk` `{"alerting": ["' + "c" * 30 in text and 'cc…` → 7 rows' in text
+    assert "**reinvestigate** (task `reinvestigate:inc-abc:cart`):\n1. " in text
     assert "### Paged\nAda (on call for payments, owner of payment)" in text
     assert "````\nfingerprint: 0000000000000001\nlabels:" in text  # fence outgrows the ``` inside
     assert "generatorURL: http://prom/graph?g0.expr=2" in text and 'values: {"B": 0.42}' in text
@@ -406,7 +410,10 @@ def test_the_ticket_tells_what_the_investigator_saw():
 def test_an_inconclusive_ticket_names_its_candidates():
     incident = incident_row(root_cause=None, candidates=["load-generator", "frontend-web"])
     message = messages.ticket("i", incident, [alert_row(1)], None)
-    assert message.title.endswith("cause unclear: load-generator or frontend-web")
+    assert message.title == (
+        "[critical] ServiceHighErrorRate on payment — root cause unclear: load-generator or "
+        "frontend-web"
+    )
     assert "**Root cause:** inconclusive (candidates: load-generator, frontend-web)" in message.text
     assert message.labels == ["severity:critical", "component:load-generator",
                               "component:frontend-web"]  # fmt: skip
@@ -471,7 +478,10 @@ def test_end_to_end_one_issue_per_incident_closed_on_resolve(
             assert len(github_api.issues) == 1  # the 502 was reconciled by find: no duplicate
             assert github_api.calls("POST", ISSUES) == 1
             issue = github_api.issues[0]
-            assert issue["title"].endswith("caused by payment")
+            assert issue["title"] == (
+                "[critical] ServiceHighErrorRate on payment, checkout, frontend +1 more — "
+                "root cause: payment"
+            )
             assert issue["labels"] == ["blast-radius", "severity:critical", "component:payment"]
             assert "### Steps the investigator took" in issue["body"]
             assert "coverage_walk" in issue["body"]
