@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -161,6 +162,15 @@ def test_secondary_rate_limit_on_create_is_retryable_with_retry_after(github_api
     assert err.value.retryable and err.value.retry_after_s == 7
     assert github_api.issues == [] and github_api.calls("POST", ISSUES) == 1
     assert issues.send(ticket_message()) == "github:o/r#1"
+
+
+def test_primary_rate_limit_says_when_it_resets(github_api, issues):
+    reset = int(time.time()) + 120
+    headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)}
+    github_api.fail("POST", ISSUES, 403, {"message": "API rate limit exceeded for user"}, headers)
+    with pytest.raises(AdapterError) as err:
+        issues.send(ticket_message())
+    assert err.value.retryable and 100 < (err.value.retry_after_s or 0) <= 120
 
 
 def test_secondary_rate_limit_on_a_read_is_waited_out_by_pygithub(github_api, issues):
@@ -398,7 +408,7 @@ def test_the_ticket_tells_what_the_investigator_saw():
     assert "- payment: the root cause" in text
     assert "- checkout: ruled out, alerts, but its dependency payment alerts too (victim)" in text
     assert "**investigate** (task `task-1`):\n1. `incident_alerts`" in text
-    assert '2. `coverage_walk` `{"alerting": ["' + "c" * 30 in text and 'cc…` → 7 rows' in text
+    assert '2. `coverage_walk` `{"alerting": ["' + "c" * 30 in text and "cc…` → 7 rows" in text
     assert "**reinvestigate** (task `reinvestigate:inc-abc:cart`):\n1. " in text
     assert "### Paged\nAda (on call for payments, owner of payment)" in text
     assert "````\nfingerprint: 0000000000000001\nlabels:" in text  # fence outgrows the ``` inside
