@@ -464,58 +464,84 @@ def post(http: httpx.Client, fault: dict[str, Any], starts: datetime, status: st
     return incidents
 
 
-def test_end_to_end_one_issue_per_incident_closed_on_resolve(
-    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path: Path, tenant: str,
+@pytest.fixture
+def github_runtime(
+    falkordb: EmbeddedFalkorDB,
+    graph: TenantGraph,
+    tmp_path: Path,
+    tenant: str,
     github_api: FakeGitHub,
-) -> None:  # fmt: skip
+) -> Iterator[tuple[Runtime, httpx.Client]]:
+    """A running gateway (demo world loaded) whose tickets go to the GitHub stand-in."""
     settings = make_settings(
         falkordb, tmp_path, tenant, github_token=SecretStr(TOKEN), github_repo=REPO,
         github_api_url=github_api.url, github_request_interval_s=0, github_write_interval_s=0,
     )  # fmt: skip
+    with Runtime(settings) as runtime:
+        port = runtime.serve_http("127.0.0.1", 0)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+            yield runtime, http
+
+
+def drain(runtime: Runtime) -> None:
+    """Run a burst worker until nothing is claimable."""
+    runtime.make_worker().run(threading.Event(), burst=True)
+
+
+def test_end_to_end_one_issue_per_incident_closed_on_resolve(github_runtime, github_api):
+    runtime, http = github_runtime
+    assert isinstance(runtime.tickets, GitHubIssues)
     github_api.fail("POST", ISSUES, 502, after=True)  # the first issue is stored, then 502
     fault = payment_failure()
     first = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
-    with Runtime(settings) as runtime:
-        assert isinstance(runtime.tickets, GitHubIssues)
-        port = runtime.serve_http("127.0.0.1", 0)
+    (incident,) = post(http, fault, first, "firing")
+    drain(runtime)
+    assert len(github_api.issues) == 1  # the 502 was reconciled by find: no duplicate
+    assert github_api.calls("POST", ISSUES) == 1
+    issue = github_api.issues[0]
+    assert issue["title"] == (
+        "[critical] ServiceHighErrorRate on payment, checkout, frontend +1 more — "
+        "root cause: payment"
+    )
+    assert issue["labels"] == ["blast-radius", "severity:critical", "component:payment"]
+    assert "### Steps the investigator took" in issue["body"]
+    assert "coverage_walk" in issue["body"]
+    detail = http.get(f"/api/v1/incidents/{incident}").json()
+    refs = {a["intent_id"]: a["external_ref"] for a in detail["actions"]}
+    assert refs[f"incident:{incident}:ticket"] == "github:o/r#1"
 
-        def drain() -> None:
-            runtime.make_worker().run(threading.Event(), burst=True)
+    post(http, fault, first, "firing")  # a redelivery changes nothing
+    post(http, fault, first, "resolved")
+    drain(runtime)
+    assert github_api.issue(1)["state"] == "closed"
+    (comment,) = github_api.comments[1]
+    assert "Resolved at" in comment["body"]
+    assert comment["body"].count("\n- ") == len(detail["alerts"]) == 4
+    post(http, fault, first, "resolved")  # a repeated resolve: still one comment
+    drain(runtime)
+    assert len(github_api.comments[1]) == 1
 
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
-            (incident,) = post(http, fault, first, "firing")
-            drain()
-            assert len(github_api.issues) == 1  # the 502 was reconciled by find: no duplicate
-            assert github_api.calls("POST", ISSUES) == 1
-            issue = github_api.issues[0]
-            assert issue["title"] == (
-                "[critical] ServiceHighErrorRate on payment, checkout, frontend +1 more — "
-                "root cause: payment"
-            )
-            assert issue["labels"] == ["blast-radius", "severity:critical", "component:payment"]
-            assert "### Steps the investigator took" in issue["body"]
-            assert "coverage_walk" in issue["body"]
-            detail = http.get(f"/api/v1/incidents/{incident}").json()
-            refs = {a["intent_id"]: a["external_ref"] for a in detail["actions"]}
-            assert refs[f"incident:{incident}:ticket"] == "github:o/r#1"
+    # a refire: same fingerprints, new startsAt -> a new incident and a new issue
+    (again,) = post(http, fault, first + timedelta(minutes=40), "firing")
+    drain(runtime)
+    assert again != incident and len(github_api.issues) == 2
+    body = github_api.issues[1]["body"]
+    assert f"**Previous occurrence:** o/r#1 (incident {incident}" in body
+    assert runtime.outbox.entries() and all(
+        e["kind"] != "ticket" for e in runtime.outbox.entries()
+    )  # pages still in the outbox, tickets on GitHub
 
-            post(http, fault, first, "firing")  # a redelivery changes nothing
-            post(http, fault, first, "resolved")
-            drain()
-            assert github_api.issue(1)["state"] == "closed"
-            (comment,) = github_api.comments[1]
-            assert "Resolved at" in comment["body"]
-            assert comment["body"].count("\n- ") == len(detail["alerts"]) == 4
-            post(http, fault, first, "resolved")  # a repeated resolve: still one comment
-            drain()
-            assert len(github_api.comments[1]) == 1
 
-            # a refire: same fingerprints, new startsAt -> a new incident and a new issue
-            (again,) = post(http, fault, first + timedelta(minutes=40), "firing")
-            drain()
-            assert again != incident and len(github_api.issues) == 2
-            body = github_api.issues[1]["body"]
-            assert f"**Previous occurrence:** o/r#1 (incident {incident}" in body
-            assert runtime.outbox.entries() and all(
-                e["kind"] != "ticket" for e in runtime.outbox.entries()
-            )  # pages still in the outbox, tickets on GitHub
+def test_end_to_end_a_rate_limited_ticket_waits_for_retry_after(github_runtime, github_api):
+    runtime, http = github_runtime
+    github_api.fail("POST", ISSUES, 403, {"message": SECONDARY}, {"Retry-After": "1"})
+    post(http, payment_failure(), datetime.now(UTC) - timedelta(minutes=5), "firing")
+    drain(runtime)
+    assert github_api.issues == [] and github_api.calls("POST", ISSUES) == 1
+    # the respond task is deferred (not failed: no attempt burned meanwhile), and the three
+    # diagnosis updates of the re-investigations wait for it
+    assert runtime.pending_tasks() == 4
+    assert [e["kind"] for e in runtime.outbox.entries()] == ["notification"]
+    runtime.start_workers(1)
+    assert runtime.wait_idle(timeout_s=10)
+    assert len(github_api.issues) == 1 and github_api.calls("POST", ISSUES) == 2
