@@ -179,9 +179,9 @@ class GitHubIssues:
         self.repo_name = repo
         self.api_url = api_url.rstrip("/")
         self.label = label
-        self._secret = token.get_secret_value()
+        self._token = token
         self._gh = Github(
-            auth=Auth.Token(self._secret),
+            auth=Auth.Token(token.get_secret_value()),
             base_url=self.api_url,
             timeout=timeout_s,
             per_page=100,
@@ -210,7 +210,7 @@ class GitHubIssues:
             try:
                 yield
             except (GithubException, requests.RequestException) as exc:
-                raise adapter_error(what, exc, self._secret) from exc
+                raise adapter_error(what, exc, self._token.get_secret_value()) from exc
 
     def _repo(self, name: str | None = None) -> Repository:
         return self._gh.get_repo(name or self.repo_name)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from adapters.notify import OutboundMessage
+from agents.investigator import CHANGE_LOOKBACK_MS
 
 #: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
 TICKET_BODY_LIMIT = 60_000
@@ -288,7 +289,8 @@ def ticket(
             f"- {fmt_ms(c['at'])}: {c['kind']} {inline_code(c['ref'] or '')} on {c['component']}"
             + (f" by {inline_code(c['author'])}" if c.get("author") else "")
             for c in changes or []
-        ], 20, "changes") or ["- none in the two hours before the incident opened"]),
+        ], 20, "changes") or [f"- none in the {CHANGE_LOOKBACK_MS // 3_600_000} h before the "
+                              "incident opened"]),
         "",
         "### Candidates considered",
         *_capped(
