@@ -125,9 +125,13 @@ def test_story_learn_transfer_trust_and_a_deploy(shop: Gateway):
 
 
 def test_a_wrong_playbook_misleads_twice_retires_and_rules_take_over(shop: Gateway):
-    planted = {"id": "wrong", "title": "errors on payments-api mean payments-api", "component":
-               "payments-api", "failure_kind": "errors",
-               "checks": [{"type": "alert_kind", "kind": "errors", "scope": "candidate"}]}  # fmt: skip
+    planted = {
+        "id": "wrong",
+        "title": "errors on payments-api mean payments-api",
+        "component": "payments-api",
+        "failure_kind": "errors",
+        "checks": [{"type": "alert_kind", "kind": "errors", "scope": "candidate"}],
+    }
     assert shop.http.post("/api/v1/playbooks", json=planted).status_code == 201
     trusts = []
     for week in range(2):
