@@ -1,7 +1,8 @@
 """Prometheus as live evidence: instant queries over the HTTP API, via httpx.
 
 Source: Prometheus HTTP API, `GET /api/v1/query?query=…&time=…` answering
-`{"status": "success", "data": {"resultType": "vector", "result": [{"metric": {…}, "value": [t, "v"]}]}}`.
+`{"status": "success", "data": {"resultType": "vector",
+"result": [{"metric": {…}, "value": [t, "v"]}]}}`.
 """
 
 from __future__ import annotations
