@@ -12,6 +12,7 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB
 from agents.failure_kinds import classify, kind_in
+from agents.preferences import approve, parse_preference, propose
 from agents.verdicts import record_verdict
 from gateway.demo import rfc3339
 from gateway.payloads import label_fingerprint
@@ -96,6 +97,19 @@ def test_story_learn_transfer_trust_and_a_deploy(shop: Gateway):
     assert found["root_cause"] == "orders-db"
     assert found["finding"]["planner"] == "rules"
     verdict(shop, first, "confirmed")
+    # ... and states a preference in the thread; the bot reads it back; they approve it
+    said = "for database saturation, don't ping me on Slack, open a ticket with the raw slow-query lines"
+    pref = parse_preference(said)
+    assert pref is not None
+    propose(shop.graph, first, "fact-1", "UDEE", "Dee Example", said, pref)  # type: ignore[attr-defined]
+    shop.drain()
+    (readback,) = [e for e in shop.outbox if ":readback:" in e["intent_id"]]
+    assert "don't page you on Slack" in readback["text"]
+    assert [b["action_id"] for b in readback["buttons"]] == [
+        "approve_preference",
+        "discard_preference",
+    ]
+    assert approve(shop.graph, "fact-1", "UDEE") is not None  # type: ignore[attr-defined]
     (learned,) = playbooks(shop).values()
     assert learned["component"] == "orders-db" and learned["failure_kind"] == "saturation"
     assert [c["type"] for c in learned["checks"]] == ["no_recent_change", "alert_kind"]
@@ -106,6 +120,10 @@ def test_story_learn_transfer_trust_and_a_deploy(shop: Gateway):
     found = incident(shop, second)
     assert found["root_cause"] == "payments-db"
     assert found["finding"]["planner"] == "memory"
+    sent = [e for e in shop.outbox if e["incident_id"] == second]
+    assert [e["kind"] for e in sent] == ["ticket"]  # no Slack page, exactly one ticket
+    assert "Not paged on Slack, as Dee Example asked on" in sent[0]["text"]
+    assert "the raw slow-query lines below" in sent[0]["text"]
     verdict(shop, second, "confirmed")
     assert playbooks(shop)[learned["id"]]["trust"] == pytest.approx(2 / 3)
 
