@@ -98,7 +98,10 @@ def test_story_learn_transfer_trust_and_a_deploy(shop: Gateway):
     assert found["finding"]["planner"] == "rules"
     verdict(shop, first, "confirmed")
     # ... and states a preference in the thread; the bot reads it back; they approve it
-    said = "for database saturation, don't ping me on Slack, open a ticket with the raw slow-query lines"
+    said = (
+        "for database saturation, don't ping me on Slack, "
+        "open a ticket with the raw slow-query lines"
+    )
     pref = parse_preference(said)
     assert pref is not None
     propose(shop.graph, first, "fact-1", "UDEE", "Dee Example", said, pref)  # type: ignore[attr-defined]
