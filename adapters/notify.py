@@ -26,6 +26,15 @@ class AdapterError(RuntimeError):
         self.retryable = retryable
 
 
+class Button(BaseModel):
+    """An interactive button (Slack Block Kit `button`): what it says and what it sends back."""
+
+    action_id: str
+    text: str
+    value: str
+    style: Literal["primary", "danger"] | None = None
+
+
 class OutboundMessage(BaseModel):
     """One notification, follow-up or ticket, built by the responder from the graph.
 
@@ -46,6 +55,7 @@ class OutboundMessage(BaseModel):
     reply_to: str | None = None  # external ref of the message this one follows up
     evidence: list[dict[str, Any]] = Field(default_factory=list)
     close: bool = False
+    buttons: list[Button] = Field(default_factory=list)
 
 
 class Notifier(Protocol):

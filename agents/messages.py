@@ -12,7 +12,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.notify import OutboundMessage
+from adapters.notify import Button, OutboundMessage
 
 #: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
 TICKET_BODY_LIMIT = 60_000
@@ -113,12 +113,17 @@ def ticket(
     incident: dict[str, Any],
     alerts: list[dict[str, Any]],
     who: dict[str, Any] | None,
+    note: str | None = None,
 ) -> OutboundMessage:
-    """The ticket: cause, path, ruled-out candidates, who was paged, and each alert verbatim."""
+    """The ticket: cause, path, ruled-out candidates, who was paged, and each alert verbatim.
+
+    `note` (e.g. why nobody was paged: a stated preference) comes first.
+    """
     cause = incident.get("root_cause")
     symptom = alerts[0]["title"] if alerts else incident["title"]
     title = f"[{incident['severity']}] {cause or 'inconclusive'}: {symptom}"
     parts = [
+        *([f"> {note}", ""] if note else []),
         f"## Incident {incident['id']} ({incident['status']})",
         f"**Root cause:** {cause or 'inconclusive'}"
         + (f" (confidence {incident['confidence']:.2f})" if cause else ""),
@@ -207,6 +212,33 @@ def diagnosis_update(
         severity=incident["severity"],
         root_cause=incident["root_cause"],
         reply_to=reply_to,
+    )
+
+
+def readback(
+    intent_id: str,
+    incident: dict[str, Any],
+    fact: dict[str, Any],
+    understood: str,
+    reply_to: str | None,
+) -> OutboundMessage:
+    """Read a stated preference back to its author, with Approve / Discard buttons."""
+    mention = fact["person"]
+    return OutboundMessage(
+        intent_id=intent_id,
+        incident_id=incident["id"],
+        kind="followup",
+        title=incident["title"],
+        text=f"<@{escape_mrkdwn(mention)}> I understood: {escape_mrkdwn(understood)} "
+        "Save this preference?",
+        severity=incident["severity"],
+        reply_to=reply_to,
+        buttons=[
+            Button(
+                action_id="approve_preference", text="Approve", value=fact["id"], style="primary"
+            ),
+            Button(action_id="discard_preference", text="Discard", value=fact["id"]),
+        ],
     )
 
 
