@@ -31,6 +31,15 @@ class AdapterError(RuntimeError):
         self.retry_after_s = retry_after_s
 
 
+class Button(BaseModel):
+    """An interactive button (Slack Block Kit `button`): what it says and what it sends back."""
+
+    action_id: str
+    text: str
+    value: str
+    style: Literal["primary", "danger"] | None = None
+
+
 class OutboundMessage(BaseModel):
     """One notification, follow-up or ticket, built by the responder from the graph.
 
@@ -51,6 +60,7 @@ class OutboundMessage(BaseModel):
     reply_to: str | None = None  # external ref of the message this one follows up
     evidence: list[dict[str, Any]] = Field(default_factory=list)
     close: bool = False
+    buttons: list[Button] = Field(default_factory=list)
     labels: list[str] = Field(default_factory=list)  # ticket labels, e.g. "severity:critical"
     opened_at_ms: int | None = None  # when the incident opened (ms, UTC): bounds `find`
 

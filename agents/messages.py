@@ -12,8 +12,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.notify import OutboundMessage
-from agents.investigator import CHANGE_LOOKBACK_MS
+from adapters.notify import Button, OutboundMessage
+from agents.checks import CHANGE_LOOKBACK_MS
 
 #: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
 TICKET_BODY_LIMIT = 60_000
@@ -240,23 +240,26 @@ def ticket(
     incident: dict[str, Any],
     alerts: list[dict[str, Any]],
     who: dict[str, Any] | None,
+    note: str | None = None,
     changes: list[dict[str, Any]] | None = None,
     steps: list[dict[str, Any]] | None = None,
     previous: dict[str, Any] | None = None,
 ) -> OutboundMessage:
     """The ticket: what the investigator saw, in Markdown, under `TICKET_BODY_LIMIT` characters.
 
-    Sections: incident and previous occurrence (`previous`: a row of
-    `previous_incident.cypher`), root cause and confidence, graph paths, recent changes near the
-    cause (`changes`: rows of `recent_changes.cypher`), candidates considered and why each was
-    ruled out, the investigator's steps (`steps`: rows of `incident_steps.cypher`), who was
-    paged, and each alert's raw fields verbatim in code blocks (cut with a note when too long).
+    Sections: `note` first (e.g. why nobody was paged: a stated preference), incident and
+    previous occurrence (`previous`: a row of `previous_incident.cypher`), root cause and
+    confidence, graph paths, recent changes near the cause (`changes`: rows of
+    `recent_changes.cypher`), candidates considered and why each was ruled out, the
+    investigator's steps (`steps`: rows of `incident_steps.cypher`), who was paged, and each
+    alert's raw fields verbatim in code blocks (cut with a note when too long).
     Untrusted text (alert fields, change refs) only appears in code blocks or code spans.
     """
     cause = incident.get("root_cause")
     candidates = list(incident.get("candidates") or [])
     ruled_out: dict[str, str] = json.loads(incident.get("ruled_out_json") or "{}")
     parts = [
+        *([f"> {note}", ""] if note else []),
         f"## Incident {incident['id']}: {incident['status']}, severity {incident['severity']}",
         f"Opened {fmt_ms(incident.get('opened_at'))}"
         + (f", resolved {fmt_ms(incident['resolved_at'])}" if incident.get("resolved_at") else ""),
@@ -382,6 +385,33 @@ def diagnosis_update(
         severity=incident["severity"],
         root_cause=incident["root_cause"],
         reply_to=reply_to,
+    )
+
+
+def readback(
+    intent_id: str,
+    incident: dict[str, Any],
+    fact: dict[str, Any],
+    understood: str,
+    reply_to: str | None,
+) -> OutboundMessage:
+    """Read a stated preference back to its author, with Approve / Discard buttons."""
+    mention = fact["person"]
+    return OutboundMessage(
+        intent_id=intent_id,
+        incident_id=incident["id"],
+        kind="followup",
+        title=incident["title"],
+        text=f"<@{escape_mrkdwn(mention)}> I understood: {escape_mrkdwn(understood)} "
+        "Save this preference?",
+        severity=incident["severity"],
+        reply_to=reply_to,
+        buttons=[
+            Button(
+                action_id="approve_preference", text="Approve", value=fact["id"], style="primary"
+            ),
+            Button(action_id="discard_preference", text="Discard", value=fact["id"]),
+        ],
     )
 
 

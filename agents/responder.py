@@ -1,22 +1,27 @@
 """Responder: finds the owner and who is on call now, and sends the page and the ticket.
 
 Every external action carries an intent id and goes through `TaskRun.act`, so a crashed or
-resumed run never pages twice:
+resumed run never pages twice. An approved preference of the on-call person for the incident's
+failure kind is obeyed (e.g. no Slack page, a ticket only), and the ticket says why.
 - `incident:<id>:initial-notification` and `incident:<id>:ticket` (task `respond`);
 - `incident:<id>:update:<task id>` when a re-investigation changed the root cause after the page
   (task `notify_update`);
+- `incident:<id>:readback:<fact id>`: a stated preference read back for approval (`readback`);
 - `incident:<id>:cleared:<alert key>` per alert that clears, and `incident:<id>:ticket-resolved`
   when the last one clears (task `notify_cleared`, claimable only after the first page is out).
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from typing import Any
 
 from adapters.notify import Notifier
-from agents import messages
+from agents import messages, preferences
+from agents.checks import CHANGE_LOOKBACK_MS
 from agents.coordination import TaskRun
-from agents.investigator import CHANGE_LOOKBACK_MS
+from agents.failure_kinds import classify
 
 
 def intent(incident_id: str, what: str) -> str:
@@ -24,10 +29,20 @@ def intent(incident_id: str, what: str) -> str:
     return f"incident:{incident_id}:{what}"
 
 
+def failure_kind(alerts: list[dict[str, Any]], cause: str | None) -> str | None:
+    """The most common failure kind among the alerts on the cause (else among all alerts)."""
+    on_cause = [a for a in alerts if a["component"] == cause] or alerts
+    kinds = Counter(
+        k for a in on_cause
+        if (k := classify(a["alertname"], json.loads(a["annotations_json"]).get("summary", "")))
+    )  # fmt: skip
+    return kinds.most_common(1)[0][0] if kinds else None
+
+
 class Responder:
     """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s)."""
 
-    kinds = ("respond", "notify_cleared", "notify_update")
+    kinds = ("respond", "notify_cleared", "notify_update", "readback")
 
     def __init__(self, messenger: Notifier, tickets: Notifier) -> None:
         self.messenger = messenger
@@ -46,6 +61,8 @@ class Responder:
             self._respond(task, incident, alerts)
         elif task.claim.kind == "notify_update":
             self._update(task, incident)
+        elif task.claim.kind == "readback":
+            self._readback(task, incident)
         else:
             self._cleared(task, incident, alerts)
 
@@ -62,29 +79,58 @@ class Responder:
             lambda: self._who(task, components),
             touched=components,
         )  # fmt: skip
-        page = messages.notification(
-            intent(incident["id"], "initial-notification"), incident, alerts, who
-        )
-        task.act(self.messenger, page)
+        kind = failure_kind(alerts, incident["root_cause"])
+        people = [p for p in ((who or {}).get("slack_user_id"), (who or {}).get("person")) if p]
+        pref = task.step(
+            "preferences", {"people": people, "failure_kind": kind},
+            lambda: preferences.current(task.graph, people, kind) if people else None,
+        )  # fmt: skip
+        note = None
+        if pref and pref["no_page"]:
+            when = messages.fmt_ms(pref["approved_at"] or pref["stated_at"])[:10]
+            note = f"Not paged on Slack, as {(who or {}).get('person')} asked on {when}"
+            note += f" ({pref['detail']} below)." if pref["detail"] else "."
+        else:
+            page = messages.notification(
+                intent(incident["id"], "initial-notification"), incident, alerts, who
+            )
+            task.act(self.messenger, page)
         issue = messages.ticket(
-            intent(incident["id"], "ticket"), incident, alerts, who,
+            intent(incident["id"], "ticket"), incident, alerts, who, note,
             **self._ticket_context(task, incident, components),
         )  # fmt: skip
         task.act(self.tickets, issue)
         task.complete("notified", mark_notified=True, root_cause=incident["root_cause"])
+
+    def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
+        """Read a stated preference back in the incident's thread, with Approve / Discard."""
+        fact_id = task.claim.task_id.removeprefix("readback:")
+        fact = task.graph.one("fact_get", {"id": fact_id})
+        if fact is None:
+            task.complete("fact missing")
+            return
+        understood = preferences.Preference(
+            fact["failure_kind"], fact["no_page"], fact["ticket"], fact["detail"]
+        ).readback()
+        root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
+        message = messages.readback(
+            intent(incident["id"], f"readback:{fact_id}"), incident, fact, understood, root
+        )
+        task.act(self.messenger, message)
+        task.complete("read back")
 
     def _update(self, task: TaskRun, incident: dict[str, Any]) -> None:
         """Tell the thread when a re-investigation changed the root cause since the page."""
         if incident["root_cause"] == incident["notified_root_cause"]:
             task.complete("unchanged")
             return
-        refs = self._refs(task, incident["id"])
-        update = messages.diagnosis_update(
-            intent(incident["id"], f"update:{task.claim.task_id}"), incident,
-            incident["notified_root_cause"],
-            refs.get(intent(incident["id"], "initial-notification")),
-        )  # fmt: skip
-        task.act(self.messenger, update)
+        root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
+        if root is not None:  # nobody was paged (a preference): no thread to update
+            update = messages.diagnosis_update(
+                intent(incident["id"], f"update:{task.claim.task_id}"), incident,
+                incident["notified_root_cause"], root,
+            )  # fmt: skip
+            task.act(self.messenger, update)
         task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])
 
     def _ticket_context(
@@ -130,10 +176,11 @@ class Responder:
             return
         refs = self._refs(task, incident["id"])
         root = refs.get(intent(incident["id"], "initial-notification"))
-        note = messages.cleared(
-            intent(incident["id"], f"cleared:{alert['key']}"), incident, alert, root
-        )
-        task.act(self.messenger, note)
+        if root is not None:  # no root message: nobody was paged (a preference); stay quiet
+            note = messages.cleared(
+                intent(incident["id"], f"cleared:{alert['key']}"), incident, alert, root
+            )
+            task.act(self.messenger, note)
         if incident["status"] == "resolved":
             issue = refs.get(intent(incident["id"], "ticket"))
             closing = messages.ticket_resolved(

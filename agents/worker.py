@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 
 ROLE_KINDS: dict[str, tuple[str, ...]] = {
     "investigator": ("investigate", "reinvestigate"),
-    "responder": ("respond", "notify_cleared", "notify_update"),
+    "responder": ("respond", "notify_cleared", "notify_update", "readback"),
+    "learner": ("learn",),
 }
 ROLE_KINDS["any"] = tuple(kind for kinds in ROLE_KINDS.values() for kind in kinds)
 #: The longest an adapter's "retry after" (`AdapterError.retry_after_s`) defers a task (s).

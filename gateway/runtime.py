@@ -24,7 +24,9 @@ from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable
 from adapters.github import GitHubIssues
 from adapters.notify import Notifier
 from adapters.outbox import Outbox
+from adapters.prometheus import Prometheus
 from agents.investigator import Investigator
+from agents.learner import Learner
 from agents.responder import Responder
 from agents.worker import Worker
 from gateway.app import create_app
@@ -155,10 +157,15 @@ class Runtime:
         return int(sockets[0].getsockname()[1])
 
     def make_worker(self, role: str = "any", name: str | None = None) -> Worker:
-        """A worker with the default agents (rule-based investigator, outbox responder)."""
+        """A worker with every agent: investigator (memory, then rules), responder, learner."""
         assert self.store is not None
         s = self.settings
-        agents: list[Any] = [Investigator(s.walk_hops), Responder(self.outbox, self.tickets)]
+        prometheus = Prometheus(s.prometheus_url) if s.prometheus_url else None
+        agents: list[Any] = [
+            Investigator(s.walk_hops, prometheus),
+            Responder(self.outbox, self.tickets),
+            Learner(),
+        ]
         return Worker(
             self.store, s.tenants, agents, role=role, lease_ms=s.lease_ms,
             max_attempts=s.max_attempts, name=name,

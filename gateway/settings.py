@@ -58,6 +58,7 @@ class Settings(BaseSettings):
     lease_ms: int = Field(30_000, alias="BLAST_LEASE_MS", gt=0)
     max_attempts: int = Field(5, alias="BLAST_MAX_ATTEMPTS", gt=0)
     query_timeout_ms: int = Field(1_000, alias="BLAST_QUERY_TIMEOUT_MS", gt=0)
+    prometheus_url: str | None = Field(None, alias="PROMETHEUS_URL")
     query_timeout_max_ms: int = Field(5_000, alias="BLAST_QUERY_TIMEOUT_MAX_MS", gt=0)
     github_token: SecretStr | None = Field(None, alias="GITHUB_TOKEN")
     github_repo: str | None = Field(

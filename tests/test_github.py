@@ -395,7 +395,13 @@ def test_the_ticket_tells_what_the_investigator_saw():
     who = {"person": "Ada", "team": "payments", "component": "payment"}
     alerts = [alert_row(1, "rate > 5%\n```\n@everyone"), alert_row(2, component="checkout")]
     message = messages.ticket(
-        "incident:inc-abc:ticket", incident_row(), alerts, who, changes, steps, previous
+        "incident:inc-abc:ticket",
+        incident_row(),
+        alerts,
+        who,
+        changes=changes,
+        steps=steps,
+        previous=previous,
     )
     text = message.text
     assert message.title == (
