@@ -18,12 +18,17 @@ MessageKind = Literal["notification", "ticket", "followup", "ticket-update"]
 class AdapterError(RuntimeError):
     """An outbound call failed. `retryable`: a later retry may succeed (5xx, 429, timeouts).
 
+    `retry_after_s`: when the outside system said how long to wait (HTTP `Retry-After`, a rate
+    limit's reset), in seconds; None when it did not say.
     The message never contains a secret (tokens are `SecretStr` and never formatted).
     """
 
-    def __init__(self, message: str, *, retryable: bool) -> None:
+    def __init__(
+        self, message: str, *, retryable: bool, retry_after_s: float | None = None
+    ) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.retry_after_s = retry_after_s
 
 
 class Button(BaseModel):
@@ -56,6 +61,8 @@ class OutboundMessage(BaseModel):
     evidence: list[dict[str, Any]] = Field(default_factory=list)
     close: bool = False
     buttons: list[Button] = Field(default_factory=list)
+    labels: list[str] = Field(default_factory=list)  # ticket labels, e.g. "severity:critical"
+    opened_at_ms: int | None = None  # when the incident opened (ms, UTC): bounds `find`
 
 
 class Notifier(Protocol):
@@ -67,6 +74,10 @@ class Notifier(Protocol):
         """Deliver the message; return its external reference. Raises `AdapterError`."""
         ...
 
-    def find(self, intent_id: str) -> str | None:
-        """The external reference of an earlier delivery of this intent, or None if none exists."""
+    def find(self, intent_id: str, since_ms: int | None = None) -> str | None:
+        """The external reference of an earlier delivery of this intent, or None if none exists.
+
+        `since_ms` (ms, UTC; the incident's opening, `OutboundMessage.opened_at_ms`): the
+        earliest the delivery can have happened, so an adapter may search only from there.
+        """
         ...

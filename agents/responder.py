@@ -19,6 +19,7 @@ from typing import Any
 
 from adapters.notify import Notifier
 from agents import messages, preferences
+from agents.checks import CHANGE_LOOKBACK_MS
 from agents.coordination import TaskRun
 from agents.failure_kinds import classify
 
@@ -94,7 +95,10 @@ class Responder:
                 intent(incident["id"], "initial-notification"), incident, alerts, who
             )
             task.act(self.messenger, page)
-        issue = messages.ticket(intent(incident["id"], "ticket"), incident, alerts, who, note)
+        issue = messages.ticket(
+            intent(incident["id"], "ticket"), incident, alerts, who, note,
+            **self._ticket_context(task, incident, components),
+        )  # fmt: skip
         task.act(self.tickets, issue)
         task.complete("notified", mark_notified=True, root_cause=incident["root_cause"])
 
@@ -128,6 +132,20 @@ class Responder:
             )  # fmt: skip
             task.act(self.messenger, update)
         task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])
+
+    def _ticket_context(
+        self, task: TaskRun, incident: dict[str, Any], components: list[str]
+    ) -> dict[str, Any]:
+        """What the ticket adds to the page: recent changes near the cause (the investigator's
+        window), the investigation's steps, and the previous incident of a refired alert."""
+        opened = incident["opened_at"]
+        window = {"components": components, "since": opened - CHANGE_LOOKBACK_MS, "until": opened}
+        graph, incident_id = task.graph, {"incident_id": incident["id"]}
+        return {
+            "changes": graph.rows("recent_changes", window) if components else [],
+            "steps": graph.rows("incident_steps", incident_id),
+            "previous": graph.one("previous_incident", incident_id),
+        }
 
     def _refs(self, task: TaskRun, incident_id: str) -> dict[str, str]:
         """intent id -> external ref of every action already taken for the incident."""

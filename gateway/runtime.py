@@ -21,6 +21,8 @@ from typing import Any
 import uvicorn
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable
+from adapters.github import GitHubIssues
+from adapters.notify import Notifier
 from adapters.outbox import Outbox
 from adapters.prometheus import Prometheus
 from agents.investigator import Investigator
@@ -76,6 +78,15 @@ class Runtime:
         self.embedded: EmbeddedFalkorDB | None = None
         self.store: GraphStore | None = None
         self.outbox = Outbox(settings.data_dir / "outbox.jsonl")
+        #: Where tickets go: GitHub issues with GITHUB_TOKEN and GITHUB_REPO set, else the outbox.
+        self.tickets: Notifier = self.outbox
+        if settings.github_token is not None and settings.github_repo is not None:
+            self.tickets = GitHubIssues(
+                settings.github_token, settings.github_repo, api_url=settings.github_api_url,
+                label=settings.github_label,
+                request_interval_s=settings.github_request_interval_s,
+                write_interval_s=settings.github_write_interval_s,
+            )  # fmt: skip
         self._server: uvicorn.Server | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -152,7 +163,7 @@ class Runtime:
         prometheus = Prometheus(s.prometheus_url) if s.prometheus_url else None
         agents: list[Any] = [
             Investigator(s.walk_hops, prometheus),
-            Responder(self.outbox, self.outbox),
+            Responder(self.outbox, self.tickets),
             Learner(),
         ]
         return Worker(

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 TENANT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -60,6 +60,18 @@ class Settings(BaseSettings):
     query_timeout_ms: int = Field(1_000, alias="BLAST_QUERY_TIMEOUT_MS", gt=0)
     prometheus_url: str | None = Field(None, alias="PROMETHEUS_URL")
     query_timeout_max_ms: int = Field(5_000, alias="BLAST_QUERY_TIMEOUT_MAX_MS", gt=0)
+    github_token: SecretStr | None = Field(None, alias="GITHUB_TOKEN")
+    github_repo: str | None = Field(
+        None, alias="GITHUB_REPO", pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
+    )
+    github_api_url: str = Field(
+        "https://api.github.com", alias="GITHUB_API_URL", pattern=r"^https?://\S+$"
+    )
+    github_label: str = Field(
+        "blast-radius", alias="GITHUB_LABEL", min_length=1, max_length=50, pattern=r"^[^,]+$"
+    )
+    github_request_interval_s: float = Field(0.25, alias="GITHUB_REQUEST_INTERVAL_S", ge=0)
+    github_write_interval_s: float = Field(1.0, alias="GITHUB_WRITE_INTERVAL_S", ge=0)
 
     @field_validator("webhook_tokens", mode="before")
     @classmethod
@@ -83,6 +95,27 @@ class Settings(BaseSettings):
     def _check_tenant(cls, value: str) -> str:
         graph_name(value)
         return value
+
+    @field_validator("github_token", "github_repo", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """`GITHUB_TOKEN=` (as in `.env.example`) means unset, not an empty token."""
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _github_complete(self) -> Settings:
+        """GitHub tickets need both `GITHUB_TOKEN` and `GITHUB_REPO`; one alone is a mistake."""
+        if (self.github_token is None) != (self.github_repo is None):
+            missing = "GITHUB_REPO" if self.github_repo is None else "GITHUB_TOKEN"
+            raise ValueError(
+                f"GitHub tickets need GITHUB_TOKEN and GITHUB_REPO; {missing} is unset"
+            )
+        return self
+
+    @property
+    def github_enabled(self) -> bool:
+        """True when tickets go to GitHub issues (token and repository set), else the outbox."""
+        return self.github_token is not None and self.github_repo is not None
 
     @property
     def tenants(self) -> list[str]:
