@@ -21,7 +21,9 @@ from typing import Any
 import uvicorn
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable
+from adapters.notify import Mirrored, Notifier
 from adapters.outbox import Outbox
+from adapters.slack import SlackNotifier
 from agents.investigator import Investigator
 from agents.responder import Responder
 from agents.worker import Worker
@@ -63,6 +65,17 @@ def _running_embedded(settings: Settings) -> str | None:
         store.close()
 
 
+def messengers(settings: Settings, outbox: Outbox) -> tuple[SlackNotifier | None, Notifier]:
+    """The Slack notifier (None when Slack is off) and the notifier pages go through, as
+    `BLAST_NOTIFY` says: Slack, Slack with a copy in the outbox, or the outbox."""
+    if settings.notify_mode == "outbox" or settings.slack_bot_token is None:
+        return None, outbox
+    slack = SlackNotifier(
+        settings.slack_bot_token, settings.slack_api_url, settings.slack_default_channel
+    )
+    return slack, (slack if settings.notify_mode == "slack" else Mirrored(slack, outbox))
+
+
 class Runtime:
     """Owns the database connection and, on request, the HTTP server and worker threads.
 
@@ -74,6 +87,7 @@ class Runtime:
         self.embedded: EmbeddedFalkorDB | None = None
         self.store: GraphStore | None = None
         self.outbox = Outbox(settings.data_dir / "outbox.jsonl")
+        self.slack, self.messenger = messengers(settings, self.outbox)
         self._server: uvicorn.Server | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -144,10 +158,11 @@ class Runtime:
         return int(sockets[0].getsockname()[1])
 
     def make_worker(self, role: str = "any", name: str | None = None) -> Worker:
-        """A worker with the default agents (rule-based investigator, outbox responder)."""
+        """A worker with the default agents (rule-based investigator; responder paging through
+        `messenger`, tickets to the outbox)."""
         assert self.store is not None
         s = self.settings
-        agents: list[Any] = [Investigator(s.walk_hops), Responder(self.outbox, self.outbox)]
+        agents: list[Any] = [Investigator(s.walk_hops), Responder(self.messenger, self.outbox)]
         return Worker(
             self.store, s.tenants, agents, role=role, lease_ms=s.lease_ms,
             max_attempts=s.max_attempts, name=name,
