@@ -194,8 +194,10 @@ class SlackAPI:
         return json.loads(value) if isinstance(value, str) else value
 
     def _auth_test(self, p: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "url": "https://test.slack.example/", "team": "Test Team",
-                "user": "blast-radius", "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID}  # fmt: skip
+        return {
+            "ok": True, "url": "https://test.slack.example/", "team": "Test Team",
+            "user": "blast-radius", "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID,
+        }  # fmt: skip
 
     def _chat_postMessage(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = self._channel(p.get("channel"))
@@ -240,8 +242,9 @@ class SlackAPI:
         limit = int(p.get("limit") or 100)
         chunk = items[start : start + limit]
         more = start + limit < len(items)
+        cursor = str(start + limit) if more else ""
         return {"ok": True, key: chunk, "has_more": more,
-                "response_metadata": {"next_cursor": str(start + limit) if more else ""}}  # fmt: skip
+                "response_metadata": {"next_cursor": cursor}}  # fmt: skip
 
     def _conversations_history(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = str(p.get("channel") or "")
@@ -266,7 +269,9 @@ class SlackAPI:
         return self._page(found, p, "messages")
 
     def _conversations_list(self, p: dict[str, Any]) -> dict[str, Any]:
-        channels = [{"id": cid, "name": name, "is_private": False} for cid, name in CHANNELS.items()]
+        channels = [
+            {"id": cid, "name": name, "is_private": False} for cid, name in CHANNELS.items()
+        ]
         return self._page(channels, p, "channels")
 
     def _users_lookupByEmail(self, p: dict[str, Any]) -> dict[str, Any]:

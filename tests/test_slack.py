@@ -108,7 +108,11 @@ def test_hostile_alert_text_cannot_mention_or_link(api, slack):
     bad = messages.notification(
         "incident:inc-1:initial-notification",
         incident(title=HOSTILE, summary=HOSTILE, root_cause=HOSTILE, candidates=[HOSTILE]),
-        [alert(title=HOSTILE, component=HOSTILE, annotations_json=json.dumps({"summary": HOSTILE}))],
+        [
+            alert(
+                title=HOSTILE, component=HOSTILE, annotations_json=json.dumps({"summary": HOSTILE})
+            )
+        ],
         WHO | {"person": HOSTILE, "team": HOSTILE},
     )
     slack.send(bad)
@@ -156,7 +160,10 @@ def test_followup_goes_into_the_thread_and_update_edits_the_page(api, slack):
         "Cause confirmed by <@U0ALICE> at 1970-01-01 00:00:00 UTC."
     )
     ticket = root["blocks"][1]["fields"][2]["text"]
-    assert ticket == "*Ticket*\n<https://github.example/o/r/issues/7|https://github.example/o/r/issues/7>"
+    assert (
+        ticket
+        == "*Ticket*\n<https://github.example/o/r/issues/7|https://github.example/o/r/issues/7>"
+    )
     # the edit kept the page's metadata, so the page can still be found by its intent id
     assert slack.find("incident:inc-1:initial-notification", page()) == ref
 
