@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 from slack_sdk import WebClient
 
 from adapters.falkordb import free_port
@@ -19,6 +19,8 @@ from adapters.notify import AdapterError, Mirrored, OutboundMessage
 from adapters.outbox import Outbox
 from adapters.slack import EVENT_TYPE, SlackNotifier, parse_ref
 from agents import messages
+from gateway.runtime import messengers
+from gateway.settings import Settings
 from tests.slack_api import TOKEN, Failure, SlackAPI
 
 HOSTILE = "<!channel> <!here> @here @channel <@U0EVIL> <https://evil.example|click> & <#C0X|x>"
@@ -318,3 +320,41 @@ def test_local_api_speaks_get_and_form_like_slack(api):
     plain = client.conversations_history(channel=posted["channel"])  # POST, form-encoded
     assert api.calls[-1][0] == "POST" and api.body_kinds[-1] == "form"
     assert "metadata" not in plain["messages"][0]
+
+
+@pytest.mark.parametrize(
+    ("env", "mode", "messenger"),
+    [
+        ({}, "outbox", "outbox"),
+        ({"SLACK_BOT_TOKEN": "", "SLACK_SIGNING_SECRET": "", "BLAST_NOTIFY": ""}, "outbox",
+         "outbox"),
+        ({"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": "s"}, "slack", "slack"),
+        ({"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": "s", "BLAST_NOTIFY": "slack+outbox"},
+         "slack+outbox", "slack+outbox"),
+        ({"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": "s", "BLAST_NOTIFY": "outbox"},
+         "outbox", "outbox"),
+    ],
+)  # fmt: skip
+def test_settings_choose_where_pages_go(monkeypatch, tmp_path, env, mode, messenger):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings = Settings()
+    assert settings.notify_mode == mode
+    slack, chosen = messengers(settings, Outbox(tmp_path / "outbox.jsonl"))
+    assert chosen.name == messenger and (slack is None) == (mode == "outbox")
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"BLAST_NOTIFY": "slack"},
+        {"SLACK_BOT_TOKEN": TOKEN},
+        {"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": "s", "BLAST_NOTIFY": "email"},
+    ],
+)
+def test_incomplete_slack_settings_are_refused_without_printing_the_token(monkeypatch, env):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ValidationError) as info:
+        Settings()
+    assert TOKEN not in str(info.value)

@@ -24,6 +24,8 @@ from gateway.settings import graph_name
 from tests.conftest import Gateway, make_settings
 from tests.slack_api import BOT_ID, BOT_USER, SIGNING_SECRET, TEAM, TOKEN, SlackAPI, signed_headers
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 def slack_settings(api: SlackAPI, **extra: Any) -> dict[str, Any]:
     """The settings that switch Slack on, pointed at the local Slack API."""
@@ -311,3 +313,17 @@ def test_resolved_incident_edits_the_page_and_threads_the_clearing(
     assert cleared and all(m["text"].startswith("Cleared: ") for m in cleared)
     assert parse_ref(detail(slack_gw, incident_id)["actions"][0]["external_ref"]) == (
         root["channel"], root["ts"])  # fmt: skip
+
+
+def test_app_manifest_points_at_our_routes(slack_gw: Gateway):
+    manifest = yaml.safe_load((ROOT / "deploy" / "slack-app-manifest.yaml").read_text())
+    settings = manifest["settings"]
+    urls = [settings["event_subscriptions"]["request_url"],
+            settings["interactivity"]["request_url"]]  # fmt: skip
+    for url in urls:  # each is served here, and refuses what Slack did not sign
+        assert slack_gw.http.post(urllib.parse.urlparse(url).path, content=b"{}").status_code == 401
+    assert set(settings["event_subscriptions"]["bot_events"]) == {"message.channels",
+                                                                  "message.groups"}  # fmt: skip
+    assert {"chat:write", "channels:history", "channels:read", "users:read.email"} <= set(
+        manifest["oauth_config"]["scopes"]["bot"]
+    )
