@@ -165,9 +165,10 @@ class SlackNotifier:
     ) -> None:
         secret = token.get_secret_value()
         self.default_channel = default_channel
+        # one retry after at most 5 s: a post (10 s timeout) fits the default 30 s task lease
         self._post = WebClient(
             token=secret, base_url=base_url, timeout=timeout_s,
-            retry_handlers=[BoundedRateLimitRetryHandler()],
+            retry_handlers=[BoundedRateLimitRetryHandler(max_retry_count=1, max_wait_s=5)],
         )  # fmt: skip
         retry_all: list[RetryHandler] = [
             BoundedRateLimitRetryHandler(),

@@ -4,6 +4,7 @@ way Slack signs them; buttons and thread replies become Verdicts; the responder 
 from __future__ import annotations
 
 import json
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -17,7 +18,12 @@ from falkordb import FalkorDB
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
+from adapters.notify import OutboundMessage
+from adapters.outbox import Outbox
 from adapters.slack import parse_ref
+from agents.investigator import Investigator
+from agents.responder import Responder
+from agents.worker import Worker
 from gateway.demo import demo_faults_path, scenario_bodies
 from gateway.runtime import Runtime
 from gateway.settings import graph_name
@@ -327,3 +333,65 @@ def test_app_manifest_points_at_our_routes(slack_gw: Gateway):
     assert {"chat:write", "channels:history", "channels:read", "users:read.email"} <= set(
         manifest["oauth_config"]["scopes"]["bot"]
     )
+
+
+class LinkTickets:
+    """A ticket system whose references are web links (as GitHub issue URLs are), keeping its
+    tickets in an outbox file: a stand-in for the GitHub adapter."""
+
+    name = "tickets"
+
+    def __init__(self, outbox: Outbox) -> None:
+        self.outbox = outbox
+
+    def send(self, message: OutboundMessage) -> str:
+        self.outbox.send(message)
+        return "https://tickets.example/" + urllib.parse.quote(message.intent_id)
+
+    def find(self, intent_id: str, message: OutboundMessage | None = None) -> str | None:
+        found = self.outbox.find(intent_id)
+        return found and "https://tickets.example/" + urllib.parse.quote(intent_id)
+
+
+def test_page_shows_the_ticket_link_and_the_recent_change(
+    slack_gw: Gateway, api: SlackAPI, tmp_path: Path
+):
+    change = {"component": "payment", "kind": "deploy", "ref": "payment v2.0.1",
+              "at": int((STARTS - timedelta(minutes=3)).timestamp() * 1000)}  # fmt: skip
+    assert slack_gw.http.post("/api/v1/changes", json=change).status_code == 201
+    incident_id = fire(slack_gw)
+    runtime = slack_gw.runtime
+    assert runtime.store is not None
+    agents = [Investigator(), Responder(runtime.messenger, LinkTickets(Outbox(tmp_path / "t")))]
+    Worker(runtime.store, runtime.settings.tenants, agents).run(threading.Event(), burst=True)
+    (root,) = api.roots()
+    assert root["edited"] == 1  # the link came after the page: the page was edited to show it
+    link = f"https://tickets.example/incident%3A{incident_id}%3Aticket"
+    assert root["blocks"][1]["fields"][2]["text"] == f"*Ticket*\n<{link}|{link}>"
+    evidence = next(b for b in root["blocks"] if b.get("block_id") == "evidence")
+    assert "change: deploy payment v2.0.1 on payment at " in evidence["elements"][0]["text"]
+
+
+def test_hostile_alertmanager_body_reaches_slack_as_plain_text(slack_gw: Gateway, api: SlackAPI):
+    body = scenario_bodies(fault("paymentFailure"), STARTS, "firing")[0]
+    for alert in body["alerts"]:
+        alert["labels"]["alertname"] = "<!channel> @here"
+        alert["annotations"]["summary"] = "<@U0EVIL> <https://evil.example|login> &amp; <!here>"
+    assert slack_gw.http.post("/api/v1/alerts", json=body).status_code == 200
+    slack_gw.drain()
+    (root,) = api.roots()
+    rendered = json.dumps([root["text"], root["blocks"]])
+    assert "<!" not in rendered and "<@U0EVIL" not in rendered and "<http" not in rendered
+    assert "&lt;!channel&gt; @here" in rendered and "&amp;amp;" in rendered
+
+
+def test_slack_answers_well_within_three_seconds(slack_gw: Gateway, api: SlackAPI):
+    incident_id, root = paged(slack_gw, api)
+    timings = []
+    for n in range(10):
+        answer = post_event(slack_gw, reply(root, f"wrong, it's cart ({n})", f"Ev{n}"))
+        timings.append(answer.elapsed.total_seconds())
+        answer = click(slack_gw, root, "blast_reject", incident_id, action_ts=f"1790000000.{n}")
+        timings.append(answer.elapsed.total_seconds())
+    assert len(detail(slack_gw, incident_id)["verdicts"]) == 20
+    assert max(timings) < 1.0, timings
