@@ -358,3 +358,15 @@ def test_incomplete_slack_settings_are_refused_without_printing_the_token(monkey
     with pytest.raises(ValidationError) as info:
         Settings()
     assert TOKEN not in str(info.value)
+
+
+def test_post_that_times_out_after_slack_stored_it_is_found_not_reposted(api):
+    slow = SlackNotifier(SecretStr(TOKEN), api.base_url, default_channel="C0DEFAULT", timeout_s=1)
+    api.fail("chat.postMessage", Failure(after_store=lambda: time.sleep(1.5)))
+    with pytest.raises(AdapterError) as info:
+        slow.send(page())
+    assert info.value.retryable and api.called("chat.postMessage") == 1  # no blind repost
+    (stored,) = api.roots()
+    assert slow.find("incident:inc-1:initial-notification", page()) == (
+        f"slack:{stored['channel']}:{stored['ts']}"
+    )
