@@ -242,15 +242,16 @@ class GitHubIssues:
             retryable=False,
         )
 
-    def find(self, intent_id: str, since_ms: int | None = None) -> str | None:
+    def find(self, intent_id: str, message: OutboundMessage | None = None) -> str | None:
         """The ref of the issue whose body carries the intent's marker, or None.
 
         Lists the issues labelled with the product's label (open and closed), updated since
-        `since_ms` (the incident's opening, ms UTC) less `CLOCK_SKEW_MS`; all of them without it.
-        Raises `AdapterError`.
+        `message.opened_at_ms` (the incident's opening, ms UTC) less `CLOCK_SKEW_MS`; all of
+        them without it. Raises `AdapterError`.
         """
         marker = intent_marker(intent_id)
         filters: dict[str, Any] = {"state": "all", "labels": [self.label]}
+        since_ms = message.opened_at_ms if message is not None else None
         if since_ms is not None:
             filters["since"] = datetime.fromtimestamp((since_ms - CLOCK_SKEW_MS) / 1000, UTC)
         with self._calling(f"list issues of {self.repo_name}"):

@@ -191,7 +191,7 @@ class TaskRun:
             return str(row["external_ref"])
         self.heartbeat()  # the outside call gets a whole lease
         if not row["mine"]:
-            found = notifier.find(message.intent_id, since_ms=message.opened_at_ms)
+            found = notifier.find(message.intent_id, message)
             if found is not None:
                 log.info(
                     "intent %s was already delivered (%s); not resending", message.intent_id, found

@@ -13,15 +13,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from adapters.notify import Button, OutboundMessage
+from adapters.slack import escape_mrkdwn as escape_mrkdwn  # Slack's rule, for every mrkdwn text
+from adapters.slack import mention
 from agents.checks import CHANGE_LOOKBACK_MS
 
 #: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
 TICKET_BODY_LIMIT = 60_000
-
-
-def escape_mrkdwn(text: str) -> str:
-    """Escape text for Slack mrkdwn: `&` -> `&amp;`, `<` -> `&lt;`, `>` -> `&gt;` (Slack's rule)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def fmt_ms(ms: int | None) -> str:
@@ -62,13 +59,56 @@ def code_block(text: str) -> str:
     return f"{fence}\n{text}\n{fence}"
 
 
+def since(incident: dict[str, Any]) -> int:
+    """The earliest a message about the incident can have been sent (ms UTC): the earlier of
+    its opening (alert time) and its arrival (our clock)."""
+    opened = int(incident["opened_at"])
+    return min(opened, int(incident.get("received_at") or opened))
+
+
+def alert_line(alert: dict[str, Any]) -> str:
+    """One alert in short, raw: `title on component (status, since time): summary`."""
+    summary = json.loads(alert["annotations_json"]).get("summary", "")
+    line = (
+        f"{alert['title']} on {alert['component'] or 'unknown'}"
+        f" ({alert['status']}, since {fmt_ms(alert['starts_at_ms'])})"
+    )
+    return f"{line}: {summary}" if summary else line
+
+
+def status_lines(incident: dict[str, Any], verdicts: list[dict[str, Any]]) -> list[str]:
+    """What happened to a page since it went out, as mrkdwn lines: the incident's resolution and
+    each verdict (`Cause confirmed by <@U…> at …`). Only a well-formed Slack user id becomes a
+    mention; anything else is escaped text."""
+    lines = []
+    if incident["status"] == "resolved":
+        lines.append(f"Resolved at {fmt_ms(incident['resolved_at'])}.")
+    what = {"confirmed": "Cause confirmed", "rejected": "Cause rejected",
+            "resolved": "Marked resolved"}  # fmt: skip
+    for v in verdicts:
+        who = mention(v["by"]) or escape_mrkdwn(v.get("by_name") or v["by"] or "someone")
+        line = (
+            f"{what.get(v['verdict'], escape_mrkdwn(v['verdict']))} by {who} at {fmt_ms(v['at'])}"
+        )
+        if v["verdict"] == "rejected" and v.get("actual_cause"):
+            line += f"; actual cause: *{escape_mrkdwn(v['actual_cause'])}*"
+        lines.append(line + ".")
+    return lines
+
+
 def notification(
     intent_id: str,
     incident: dict[str, Any],
     alerts: list[dict[str, Any]],
     who: dict[str, Any] | None,
+    changes: list[dict[str, Any]] | None = None,
+    verdicts: list[dict[str, Any]] | None = None,
+    ticket_link: str | None = None,
 ) -> OutboundMessage:
-    """The first page for an incident: severity, title, cause and confidence, path, evidence."""
+    """The page for an incident: severity, title, cause and confidence, path, evidence (alerts
+    and the recent `changes` the finding cites), who is paged and why, the ticket link, and
+    what happened since (resolution, `verdicts`). The same fields come structured (raw) for
+    Slack's blocks; `text` is the mrkdwn fallback."""
     cause = incident.get("root_cause")
     paths = json.loads(incident.get("paths_json") or "[]")
     lines = [
@@ -87,15 +127,18 @@ def notification(
         lines.append("Path: " + escape_mrkdwn(" → ".join(path)))
     lines.append("Evidence:")
     for alert in alerts[:10]:
-        summary = json.loads(alert["annotations_json"]).get("summary", "")
-        lines.append(
-            f"• {escape_mrkdwn(alert['title'])} on {escape_mrkdwn(alert['component'] or 'unknown')}"
-            f" ({alert['status']}, since {fmt_ms(alert['starts_at_ms'])})"
-            + (f": {escape_mrkdwn(summary)}" if summary else "")
-        )
+        lines.append("• " + escape_mrkdwn(alert_line(alert)))
     if len(alerts) > 10:
         lines.append(f"• … and {len(alerts) - 10} more alerts")
+    change_lines = [
+        f"{c['kind']} {c['ref']} on {c['component']} at {fmt_ms(c['at'])}" for c in changes or []
+    ]
+    lines += ["• change: " + escape_mrkdwn(c) for c in change_lines]
     lines.append("Paged: " + escape_mrkdwn(paged_line(who)))
+    if ticket_link:
+        lines.append("Ticket: " + escape_mrkdwn(ticket_link))
+    status = status_lines(incident, verdicts or [])
+    lines += status
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],
@@ -106,6 +149,20 @@ def notification(
         channel=(who or {}).get("channel"),
         mention=(who or {}).get("slack_user_id") or (who or {}).get("person"),
         root_cause=cause,
+        opened_at_ms=since(incident),
+        confidence=incident.get("confidence") if cause else None,
+        candidates=incident.get("candidates") or [],
+        summary=incident.get("summary"),
+        paths=paths[:5],
+        alert_lines=[alert_line(a) for a in alerts[:10]]
+        + ([f"… and {len(alerts) - 10} more alerts"] if len(alerts) > 10 else []),
+        change_lines=change_lines,
+        paged=paged_line(who),
+        person=(who or {}).get("person"),
+        email=(who or {}).get("email"),
+        slack_user_id=(who or {}).get("slack_user_id"),
+        ticket_ref=ticket_link,
+        status_lines=status,
     )
 
 
@@ -235,6 +292,22 @@ def evidence_section(raws: list[dict[str, Any]], budget: int, incident_id: str) 
     return "".join(out)
 
 
+def page_update(
+    intent_id: str,
+    page_ref: str,
+    incident: dict[str, Any],
+    alerts: list[dict[str, Any]],
+    who: dict[str, Any] | None,
+    changes: list[dict[str, Any]],
+    verdicts: list[dict[str, Any]],
+    ticket_link: str | None,
+) -> OutboundMessage:
+    """The page restated with the incident's current state (kind `update`, `reply_to` = the
+    page's ref): Slack edits the page in place."""
+    page = notification(intent_id, incident, alerts, who, changes, verdicts, ticket_link)
+    return page.model_copy(update={"kind": "update", "reply_to": page_ref})
+
+
 def ticket(
     intent_id: str,
     incident: dict[str, Any],
@@ -360,6 +433,7 @@ def cleared(
         text=text,
         severity=incident["severity"],
         reply_to=reply_to,
+        opened_at_ms=since(incident),
     )
 
 
@@ -385,6 +459,7 @@ def diagnosis_update(
         severity=incident["severity"],
         root_cause=incident["root_cause"],
         reply_to=reply_to,
+        opened_at_ms=since(incident),
     )
 
 
@@ -396,14 +471,13 @@ def readback(
     reply_to: str | None,
 ) -> OutboundMessage:
     """Read a stated preference back to its author, with Approve / Discard buttons."""
-    mention = fact["person"]
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],
         kind="followup",
         title=incident["title"],
-        text=f"<@{escape_mrkdwn(mention)}> I understood: {escape_mrkdwn(understood)} "
-        "Save this preference?",
+        text=f"{mention(fact['person']) or escape_mrkdwn(fact['person_name'] or '')} "
+        f"I understood: {escape_mrkdwn(understood)} Save this preference?",
         severity=incident["severity"],
         reply_to=reply_to,
         buttons=[

@@ -9,6 +9,11 @@ failure kind is obeyed (e.g. no Slack page, a ticket only), and the ticket says 
 - `incident:<id>:readback:<fact id>`: a stated preference read back for approval (`readback`);
 - `incident:<id>:cleared:<alert key>` per alert that clears, and `incident:<id>:ticket-resolved`
   when the last one clears (task `notify_cleared`, claimable only after the first page is out).
+
+The page itself is restated with the incident's current state (kind `update`; Slack edits it
+in place) when the ticket link is known (`…:ticket-link`), the incident resolves
+(`…:resolved`), a re-investigation changes the cause (`…:page:<task id>`), and an engineer gives
+a verdict (`…:page:notify_verdict:<verdict id>`, task `notify_verdict`).
 """
 
 from __future__ import annotations
@@ -39,18 +44,24 @@ def failure_kind(alerts: list[dict[str, Any]], cause: str | None) -> str | None:
     return kinds.most_common(1)[0][0] if kinds else None
 
 
+def link(ref: str | None) -> str | None:
+    """A ticket reference that is a web link (`http(s)://…`), else None (e.g. `outbox:…`)."""
+    return ref if ref and ref.startswith(("https://", "http://")) else None
+
+
 class Responder:
     """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s)."""
 
-    kinds = ("respond", "notify_cleared", "notify_update", "readback")
+    kinds = ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback")
 
     def __init__(self, messenger: Notifier, tickets: Notifier) -> None:
         self.messenger = messenger
         self.tickets = tickets
 
     def run(self, task: TaskRun) -> None:
-        """Handle one claimed `respond` or `notify_cleared` task. Raises `LeaseLost`,
-        `GraphUnavailable` or `AdapterError` (the worker releases the task for a retry)."""
+        """Handle one claimed `respond`, `notify_cleared`, `notify_update` or `notify_verdict`
+        task. Raises `LeaseLost`, `GraphUnavailable` or `AdapterError` (the worker releases the
+        task for a retry)."""
         graph, incident_id = task.graph, task.claim.incident_id
         incident = graph.one("incident_get", {"incident_id": incident_id})
         if incident is None:
@@ -60,9 +71,12 @@ class Responder:
         if task.claim.kind == "respond":
             self._respond(task, incident, alerts)
         elif task.claim.kind == "notify_update":
-            self._update(task, incident)
+            self._update(task, incident, alerts)
         elif task.claim.kind == "readback":
             self._readback(task, incident)
+        elif task.claim.kind == "notify_verdict":
+            self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
+            task.complete("page updated")
         else:
             self._cleared(task, incident, alerts)
 
@@ -86,20 +100,22 @@ class Responder:
             lambda: preferences.current(task.graph, people, kind) if people else None,
         )  # fmt: skip
         note = None
+        changes = task.graph.rows("incident_changes", {"incident_id": incident["id"]})
         if pref and pref["no_page"]:
             when = messages.fmt_ms(pref["approved_at"] or pref["stated_at"])[:10]
             note = f"Not paged on Slack, as {(who or {}).get('person')} asked on {when}"
             note += f" ({pref['detail']} below)." if pref["detail"] else "."
         else:
             page = messages.notification(
-                intent(incident["id"], "initial-notification"), incident, alerts, who
+                intent(incident["id"], "initial-notification"), incident, alerts, who, changes
             )
             task.act(self.messenger, page)
         issue = messages.ticket(
             intent(incident["id"], "ticket"), incident, alerts, who, note,
             **self._ticket_context(task, incident, components),
         )  # fmt: skip
-        task.act(self.tickets, issue)
+        if link(task.act(self.tickets, issue)):
+            self._restate(task, incident, alerts, "ticket-link")
         task.complete("notified", mark_notified=True, root_cause=incident["root_cause"])
 
     def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
@@ -119,7 +135,9 @@ class Responder:
         task.act(self.messenger, message)
         task.complete("read back")
 
-    def _update(self, task: TaskRun, incident: dict[str, Any]) -> None:
+    def _update(
+        self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
+    ) -> None:
         """Tell the thread when a re-investigation changed the root cause since the page."""
         if incident["root_cause"] == incident["notified_root_cause"]:
             task.complete("unchanged")
@@ -131,6 +149,7 @@ class Responder:
                 incident["notified_root_cause"], root,
             )  # fmt: skip
             task.act(self.messenger, update)
+            self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
         task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])
 
     def _ticket_context(
@@ -187,4 +206,26 @@ class Responder:
                 intent(incident["id"], "ticket-resolved"), incident, alerts, issue
             )
             task.act(self.tickets, closing)
+            self._restate(task, incident, alerts, "resolved")
         task.complete("cleared")
+
+    def _restate(
+        self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], what: str
+    ) -> None:
+        """Restate the page with the incident's current state (intent `incident:<id>:<what>`):
+        cause, the person paged then, ticket link, resolution and verdicts. Nothing to do when
+        no page went out."""
+        incident_id = incident["id"]
+        refs = self._refs(task, incident_id)
+        page = refs.get(intent(incident_id, "initial-notification"))
+        if page is None:
+            return
+        paged = task.graph.one("incident_paged", {"incident_id": incident_id})
+        update = messages.page_update(
+            intent(incident_id, what), page, incident, alerts,
+            json.loads(paged["result"]) if paged else None,
+            task.graph.rows("incident_changes", {"incident_id": incident_id}),
+            task.graph.rows("incident_verdicts", {"incident_id": incident_id}),
+            link(refs.get(intent(incident_id, "ticket"))),
+        )  # fmt: skip
+        task.act(self.messenger, update)

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 ROLE_KINDS: dict[str, tuple[str, ...]] = {
     "investigator": ("investigate", "reinvestigate"),
-    "responder": ("respond", "notify_cleared", "notify_update", "readback"),
+    "responder": ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback"),
     "learner": ("learn",),
 }
 ROLE_KINDS["any"] = tuple(kind for kinds in ROLE_KINDS.values() for kind in kinds)

@@ -72,7 +72,7 @@ def demo(
     with tempfile.TemporaryDirectory(prefix="blast-radius-demo-") as scratch:
         settings = load_settings(
             data_dir=data_dir or Path(scratch), falkordb_url=None, webhook_tokens={},
-            default_tenant="demo", port=0,
+            default_tenant="demo", port=0, notify="outbox",  # the demo never pages anyone
         )  # fmt: skip
         typer.echo(f"demo: embedded FalkorDB in {settings.data_dir}", err=True)
         try:
@@ -166,5 +166,5 @@ def topology_import(
     typer.echo(f"imported into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # `python -m gateway.cli …` runs the checkout it is started in
     app()

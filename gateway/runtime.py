@@ -22,9 +22,10 @@ import uvicorn
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable
 from adapters.github import GitHubIssues
-from adapters.notify import Notifier
+from adapters.notify import Mirrored, Notifier
 from adapters.outbox import Outbox
 from adapters.prometheus import Prometheus
+from adapters.slack import SlackNotifier
 from agents.investigator import Investigator
 from agents.learner import Learner
 from agents.responder import Responder
@@ -67,6 +68,17 @@ def _running_embedded(settings: Settings) -> str | None:
         store.close()
 
 
+def messengers(settings: Settings, outbox: Outbox) -> tuple[SlackNotifier | None, Notifier]:
+    """The Slack notifier (None when Slack is off) and the notifier pages go through, as
+    `BLAST_NOTIFY` says: Slack, Slack with a copy in the outbox, or the outbox."""
+    if settings.notify_mode == "outbox" or settings.slack_bot_token is None:
+        return None, outbox
+    slack = SlackNotifier(
+        settings.slack_bot_token, settings.slack_api_url, settings.slack_default_channel
+    )
+    return slack, (slack if settings.notify_mode == "slack" else Mirrored(slack, outbox))
+
+
 class Runtime:
     """Owns the database connection and, on request, the HTTP server and worker threads.
 
@@ -87,6 +99,7 @@ class Runtime:
                 request_interval_s=settings.github_request_interval_s,
                 write_interval_s=settings.github_write_interval_s,
             )  # fmt: skip
+        self.slack, self.messenger = messengers(settings, self.outbox)
         self._server: uvicorn.Server | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -163,7 +176,7 @@ class Runtime:
         prometheus = Prometheus(s.prometheus_url) if s.prometheus_url else None
         agents: list[Any] = [
             Investigator(s.walk_hops, prometheus),
-            Responder(self.outbox, self.tickets),
+            Responder(self.messenger, self.tickets),
             Learner(),
         ]
         return Worker(

@@ -33,7 +33,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     name or null), finding {summary, confidence, candidates, paths, ruled_out, planner},
     alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
     starts_at, starts_at_ms, ends_at_ms, generator_url}], actions [{intent_id, kind, status,
-    adapter, external_ref}].
+    adapter, external_ref}], verdicts [{id, verdict, actual_cause, by, by_name, at, text, source,
+    event_id}] (engineers' answers in Slack, oldest first).
     """
     row = graph.one("incident_get", {"incident_id": incident_id})
     if row is None:
@@ -70,6 +71,7 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "finding": finding,
         "alerts": alerts,
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
+        "verdicts": graph.rows("incident_verdicts", {"incident_id": incident_id}),
     }
 
 

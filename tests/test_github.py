@@ -96,7 +96,7 @@ def test_ticket_opens_one_labelled_issue_with_the_intent_marker(github_api, issu
     # a second ticket reuses the labels it already ensured: no label request at all
     issues.send(ticket_message("incident:inc-2:ticket"))
     assert github_api.calls("GET", r"/repos/o/r/labels/.*") == 3
-    assert issues.find("incident:inc-1:ticket", since_ms=ticket_message().opened_at_ms) == ref
+    assert issues.find("incident:inc-1:ticket", ticket_message()) == ref
     assert issues.find("incident:inc-2:ticket") == "github:o/r#2"
     assert issues.find("incident:inc-3:ticket") is None
 
@@ -109,7 +109,13 @@ def test_find_lists_labelled_issues_of_any_state_since_the_incident_opened(githu
     github_api.issue(1)["state"] = "closed"
     opened = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     github_api.log.clear()
-    assert issues.find("incident:inc-1:ticket", since_ms=int(opened.timestamp() * 1000)) == ref
+    assert (
+        issues.find(
+            "incident:inc-1:ticket",
+            ticket_message().model_copy(update={"opened_at_ms": int(opened.timestamp() * 1000)}),
+        )
+        == ref
+    )
     lists = [p for m, p in github_api.log if m == "GET" and p.startswith(ISSUES + "?")]
     assert len(lists) == 3  # newest first, the oldest issue is on the last page
     first = dict(re.findall(r"([a-z_]+)=([^&]+)", lists[0]))
@@ -124,7 +130,12 @@ def test_a_502_after_the_issue_was_stored_is_retryable_and_find_reconciles(githu
     assert err.value.retryable and "502" in str(err.value)
     assert github_api.calls("POST", ISSUES) == 1  # PyGithub did not retry the POST
     assert len(github_api.issues) == 1
-    assert issues.find("incident:inc-1:ticket", since_ms=0) == "github:o/r#1"
+    assert (
+        issues.find(
+            "incident:inc-1:ticket", ticket_message().model_copy(update={"opened_at_ms": 0})
+        )
+        == "github:o/r#1"
+    )
 
 
 def test_get_5xx_is_retried_by_pygithub(github_api, issues):

@@ -13,7 +13,7 @@ import pytest
 from adapters.falkordb import EmbeddedFalkorDB
 from agents.failure_kinds import classify, kind_in
 from agents.preferences import approve, parse_preference, propose
-from agents.verdicts import record_verdict
+from agents.verdicts import Verdict, record
 from gateway.demo import rfc3339
 from gateway.payloads import label_fingerprint
 from gateway.runtime import Runtime
@@ -69,7 +69,13 @@ def playbooks(gw: Gateway) -> dict[str, dict]:
 
 
 def verdict(gw: Gateway, incident_id: str, what: str, cause: str | None = None) -> None:
-    record_verdict(gw.graph, incident_id, uuid.uuid4().hex, what, by="UDEE", actual_cause=cause)  # type: ignore[attr-defined]
+    key = uuid.uuid4().hex
+    given = Verdict(
+        id=key, incident_id=incident_id, verdict=what, actual_cause=cause, by="UDEE",
+        by_name="Dee Example", at=int(datetime.now(UTC).timestamp() * 1000), text=what,
+        source="button", event_id=key,
+    )  # fmt: skip
+    record(gw.graph, given)  # type: ignore[attr-defined]
     gw.drain()
 
 
