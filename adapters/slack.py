@@ -216,6 +216,11 @@ class SlackNotifier:
         else:  # a follow-up: into the page's thread (in the channel when there is no page)
             text = message.text
             blocks = [SectionBlock(text=_mrkdwn(_cut(message.text, SECTION_LIMIT)))]
+            if message.buttons:  # e.g. Approve / Discard a preference read back
+                blocks.append(ActionsBlock(block_id="followup", elements=[
+                    ButtonElement(text=b.text, action_id=b.action_id, value=b.value, style=b.style)
+                    for b in message.buttons
+                ]))  # fmt: skip
         answer = self._call(
             "chat.postMessage",
             lambda: self._post.chat_postMessage(

@@ -87,6 +87,11 @@ def approve(graph: TenantGraph, proposed_id: str, person: str) -> dict[str, Any]
     return graph.one("approve_fact", {"proposed_id": proposed_id, "person": person})
 
 
+def discard(graph: TenantGraph, proposed_id: str, person: str) -> dict[str, Any] | None:
+    """Discard a proposed preference (only its author may). None: nothing to discard."""
+    return graph.one("discard_fact", {"proposed_id": proposed_id, "person": person})
+
+
 def current(
     graph: TenantGraph, people: list[str], failure_kind: str | None
 ) -> dict[str, Any] | None:

@@ -55,7 +55,7 @@ class Verdict(BaseModel):
     by_name: str | None
     at: int
     text: str
-    source: Literal["button", "reply"]
+    source: Literal["button", "reply", "api"]
     event_id: str
 
 

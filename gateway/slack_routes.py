@@ -14,12 +14,15 @@ action_ts): the verdict id is made from these, so a repeat changes nothing.
 - events: `url_verification` answers the challenge; `event_callback` with a `message` that
   replies in the thread of one of our pages (its `thread_ts` is the page's ts, found through
   the page Action's external ref `slack:<channel>:<ts>`) becomes a verdict when it states one
-  (`agents/verdicts.py`). Ignored (200): other events, bots (`bot_id`), our own bot user,
+  (`agents/verdicts.py`), and a stated preference ("for database saturation, don't ping me on
+  Slack, open a ticket …", `agents/preferences.py`) becomes a proposed Fact read back for
+  approval. Ignored (200): other events, bots (`bot_id`), our own bot user,
   subtypes (edits, deletions, joins; `thread_broadcast` is a reply and counts), top-level
   messages, threads that are not ours.
 - interactions: `application/x-www-form-urlencoded` with one field `payload` (JSON);
   `block_actions` from our buttons (`adapters/slack.py` ACTIONS, value = incident id) on one of
-  our pages. Answer: an empty 200.
+  our pages, and Approve / Discard of a preference read back (value = the fact id; only its
+  author's click counts). Answer: an empty 200.
 
 Status codes: 400 body not JSON / not a form with a JSON payload / missing fields, 401 bad
 signature, 404 Slack not configured, 503 graph unavailable (Slack retries events).
@@ -38,13 +41,15 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph
 from adapters.slack import ACTIONS, make_ref
-from agents import verdicts
+from agents import preferences, verdicts
 from gateway.settings import Settings, graph_name
 from gateway.webhook import read_limited
 
 log = logging.getLogger(__name__)
 router = APIRouter()
 
+#: Buttons of a preference read back (`agents/messages.py` readback).
+PREFERENCE_ACTIONS = ("approve_preference", "discard_preference")
 #: Slack's requests are small; anything bigger is not from Slack.
 SLACK_BODY_LIMIT = 1024 * 1024
 
@@ -126,28 +131,36 @@ def record_reply(state: Any, body: dict[str, Any]) -> dict[str, Any]:
         return {"ignored": "not a thread of one of our pages"}
     text = str(event.get("text") or "")
     plain = verdicts.plain_text(text)
+    profile = event.get("user_profile") or {}
+    name = profile.get("display_name") or profile.get("real_name") or None
+    outcome: dict[str, Any] = {}
+    wish = preferences.parse_preference(plain)
+    if wish is not None:
+        fact_id = f"slack-event:{body['event_id']}"
+        preferences.propose(
+            graph, page["incident_id"], fact_id, str(event["user"]), name, text[:2000], wish
+        )
+        outcome["preference"] = {"id": fact_id, "understood": wish.readback()}
     said = verdicts.reply_verdict(plain)
     if said is None:
-        return {"ignored": "the reply states no verdict"}
+        return outcome or {"ignored": "the reply states no verdict"}
     cause = (
         verdicts.actual_cause(graph, plain, page["root_cause"])
         if said == "rejected"
         else page["root_cause"]
     )
-    profile = event.get("user_profile") or {}
     verdict = verdicts.Verdict(
         id=f"slack-event:{body['event_id']}", incident_id=page["incident_id"], verdict=said,
         actual_cause=cause, by=str(event["user"]),
-        by_name=profile.get("display_name") or profile.get("real_name") or None,
-        at=slack_ms(event["ts"]), text=text[:2000], source="reply",
+        by_name=name, at=slack_ms(event["ts"]), text=text[:2000], source="reply",
         event_id=str(body["event_id"]),
     )  # fmt: skip
     try:
         row = verdicts.record(graph, verdict)
     except LookupError:
         return {"ignored": "the page's incident is gone"}
-    return {"verdict": row["verdict"], "actual_cause": row["actual_cause"],
-            "verdict_id": row["id"], "repeat": not row["fresh"]}  # fmt: skip
+    return outcome | {"verdict": row["verdict"], "actual_cause": row["actual_cause"],
+                      "verdict_id": row["id"], "repeat": not row["fresh"]}  # fmt: skip
 
 
 @router.post("/api/v1/slack/events")
@@ -174,7 +187,7 @@ async def slack_events(request: Request) -> dict[str, Any]:
         outcome = await run_in_threadpool(record_reply, request.app.state, body)
     except GraphUnavailable as exc:
         raise HTTPException(503, "graph database unavailable; retry later") from exc
-    if "verdict" in outcome:
+    if "verdict" in outcome or "preference" in outcome:
         log.info("slack event %s: %s", body["event_id"], outcome)
     return {"ok": True, **outcome}
 
@@ -212,6 +225,23 @@ def record_click(state: Any, payload: dict[str, Any], action: dict[str, Any]) ->
     return {"verdict": row["verdict"], "verdict_id": row["id"], "repeat": not row["fresh"]}
 
 
+def answer_readback(state: Any, payload: dict[str, Any], action: dict[str, Any]) -> dict[str, Any]:
+    """Approve or discard a preference read back to its author (button value = the fact id).
+
+    Only the person who stated it may; anyone else's click changes nothing.
+    """
+    user = str((payload.get("user") or {}).get("id") or "")
+    fact_id = str(action.get("value") or "")
+    decide = (
+        preferences.approve if action["action_id"] == "approve_preference" else preferences.discard
+    )
+    for tenant in state.settings.tenants:
+        row = decide(state.store.graph(graph_name(tenant)), fact_id, user)
+        if row is not None:
+            return {action["action_id"]: row["id"]}
+    return {"ignored": "no such proposed preference of this user"}
+
+
 @router.post("/api/v1/slack/interactions")
 async def slack_interactions(request: Request) -> Response:
     """Interactivity endpoint (see the module docstring). Answers an empty 200."""
@@ -226,9 +256,16 @@ async def slack_interactions(request: Request) -> Response:
     actions = [
         a
         for a in payload.get("actions") or []
-        if isinstance(a, dict) and a.get("action_id") in ACTIONS
+        if isinstance(a, dict) and a.get("action_id") in (*ACTIONS, *PREFERENCE_ACTIONS)
     ]
     if payload.get("type") != "block_actions" or not actions:
+        return Response(status_code=200)
+    if actions[0]["action_id"] in PREFERENCE_ACTIONS:
+        try:
+            done = await run_in_threadpool(answer_readback, request.app.state, payload, actions[0])
+        except GraphUnavailable as exc:
+            raise HTTPException(503, "graph database unavailable; retry later") from exc
+        log.info("slack preference action by %s: %s", (payload.get("user") or {}).get("id"), done)
         return Response(status_code=200)
     try:
         outcome = await run_in_threadpool(record_click, request.app.state, payload, actions[0])
