@@ -60,3 +60,8 @@ class Notifier(Protocol):
     def find(self, intent_id: str) -> str | None:
         """The external reference of an earlier delivery of this intent, or None if none exists."""
         ...
+
+    def check(self) -> str:
+        """Verify the adapter can deliver now, without sending anything (`blast-radius doctor`):
+        return one line saying what was verified; raise `AdapterError` saying what is wrong."""
+        ...

@@ -196,6 +196,7 @@ class Investigator:
                 touched=[cause],
             )  # fmt: skip
         decision = decide(alerting, alertnames, candidates, changed, sources)
+        task.metrics.planner_calls.labels(planner="rules").inc()
         paths = self._paths(task, decision, candidates)
         task.fenced(
             "write_finding",

@@ -21,11 +21,13 @@ from typing import Any
 import uvicorn
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable
+from adapters.notify import Notifier
 from adapters.outbox import Outbox
 from agents.investigator import Investigator
 from agents.responder import Responder
 from agents.worker import Worker
 from gateway.app import create_app
+from gateway.metrics import Metrics, use_multiprocess_dir
 from gateway.settings import Settings, graph_name
 
 log = logging.getLogger(__name__)
@@ -74,6 +76,10 @@ class Runtime:
         self.embedded: EmbeddedFalkorDB | None = None
         self.store: GraphStore | None = None
         self.outbox = Outbox(settings.data_dir / "outbox.jsonl")
+        if settings.metrics_dir is not None:
+            use_multiprocess_dir(settings.metrics_dir)
+        #: This process's metrics, shared by the app and every worker it runs.
+        self.metrics = Metrics(multiprocess_dir=settings.metrics_dir)
         self._server: uvicorn.Server | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -130,8 +136,10 @@ class Runtime:
                 f"refusing to listen on {host} with no BLAST_WEBHOOK_TOKENS set: anyone could "
                 "post alerts. Set BLAST_WEBHOOK_TOKENS or bind 127.0.0.1."
             )
-        app = create_app(self.settings, self.store)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+        app = create_app(self.settings, self.store, metrics=self.metrics)
+        config = uvicorn.Config(
+            app, host=host, port=port, log_level="warning", access_log=False, log_config=None
+        )  # log_config=None: uvicorn's lines go through our handler (JSON, redacted)
         self._server = uvicorn.Server(config)
         thread = threading.Thread(target=self._server.run, name="gateway", daemon=True)
         thread.start()
@@ -150,8 +158,12 @@ class Runtime:
         agents: list[Any] = [Investigator(s.walk_hops), Responder(self.outbox, self.outbox)]
         return Worker(
             self.store, s.tenants, agents, role=role, lease_ms=s.lease_ms,
-            max_attempts=s.max_attempts, name=name,
+            max_attempts=s.max_attempts, name=name, metrics=self.metrics,
         )  # fmt: skip
+
+    def notifiers(self) -> list[Notifier]:
+        """Every outbound adapter the workers send through, once each (`doctor` checks them)."""
+        return [self.outbox]
 
     def start_workers(self, count: int | None = None, role: str = "any") -> None:
         """Start `count` (default `BLAST_WORKERS`) worker threads."""
