@@ -51,7 +51,7 @@ def _server_file(settings: Settings) -> Path:
     return settings.data_dir / "falkordb" / "server.json"
 
 
-def _running_embedded(settings: Settings) -> str | None:
+def running_embedded_url(settings: Settings) -> str | None:
     """The URL of an embedded server already running for this data folder, if it answers."""
     try:
         info = json.loads(_server_file(settings).read_text())
@@ -97,7 +97,7 @@ class Runtime:
         s = self.settings
         if s.falkordb_url is not None:
             url = s.falkordb_url.get_secret_value()
-        elif (running := _running_embedded(s)) is not None:
+        elif (running := running_embedded_url(s)) is not None:
             url = running
             log.info("using the embedded FalkorDB already running for %s", s.data_dir)
         else:
