@@ -185,6 +185,23 @@ def _conf_quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def answers_ping(url: str) -> bool:
+    """True when the server at `url` answers PING now (not down, not LOADING); never raises.
+
+    Unlike `GraphStore`, whose client asks the server about itself when built, this needs no
+    server to be up.
+    """
+    client = redis.Redis.from_url(
+        url.replace("falkor://", "redis://"), socket_timeout=1.0, socket_connect_timeout=1.0
+    )
+    try:
+        return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False
+    finally:
+        client.close()
+
+
 @contextlib.contextmanager
 def unavailable_as_retryable() -> Iterator[None]:
     """Turn connection errors, timeouts and LOADING into `GraphUnavailable`."""

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import typer
 from pydantic import ValidationError
 
-from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable, SchemaFailed
+from adapters.falkordb import EmbeddedFalkorDB, GraphUnavailable, SchemaFailed, answers_ping
 from gateway.demo import elapsed, run_demo, table
 from gateway.doctor import receiver_snippet, run_checks
 from gateway.logs import configure_logging
@@ -227,16 +227,12 @@ def falkordb_server(
         timeout_max_ms=settings.query_timeout_max_ms,
     )  # fmt: skip
     if wait:
-        store = GraphStore(server.url)
         deadline = time.monotonic() + wait_s
-        try:
-            while not store.ping():
-                if time.monotonic() > deadline:
-                    typer.echo(f"blast-radius falkordb: no answer after {wait_s:.0f} s", err=True)
-                    raise typer.Exit(1)
-                time.sleep(0.1)
-        finally:
-            store.close()
+        while not answers_ping(server.url):
+            if time.monotonic() > deadline:
+                typer.echo(f"blast-radius falkordb: no answer after {wait_s:.0f} s", err=True)
+                raise typer.Exit(1)
+            time.sleep(0.1)
         return
     text = server.config_text(logfile="")
     if print_config:

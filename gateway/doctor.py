@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from adapters.falkordb import GraphStore, GraphUnavailable
+from adapters.falkordb import GraphStore, GraphUnavailable, answers_ping
 from adapters.notify import AdapterError
 from gateway.runtime import Runtime, running_embedded_url
 from gateway.settings import Settings, graph_name
@@ -68,10 +68,10 @@ def check_falkordb(settings: Settings) -> list[Finding]:
                 "(set FALKORDB_URL, or start `blast-radius serve`)",
             )
         ]  # fmt: skip
+    if not answers_ping(url):
+        return [Finding(False, "falkordb", "the server at FALKORDB_URL does not answer PING")]
     store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
     try:
-        if not store.ping():
-            return [Finding(False, "falkordb", "the server at FALKORDB_URL does not answer PING")]
         found = [Finding(True, "falkordb", "the server answers PING")]
         for tenant in settings.tenants:
             name = graph_name(tenant)

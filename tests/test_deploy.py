@@ -27,7 +27,7 @@ import redis
 import yaml
 from dotenv import dotenv_values
 
-from adapters.falkordb import free_port
+from adapters.falkordb import EmbeddedFalkorDB, free_port
 from gateway.demo import demo_faults_path, scenario_bodies
 from gateway.settings import Settings
 from gateway.topology import demo_world_path
@@ -296,3 +296,17 @@ def test_stack_starts_the_way_the_units_do(installed, tmp_path) -> None:
     assert found[0]["tenant"] == tenant
     for name, path in logs.items():
         assert TOKEN not in path.read_text(), name
+
+
+def test_config_file_has_the_embedded_servers_flags(tmp_path) -> None:
+    server = EmbeddedFalkorDB(tmp_path / "with space", port=6390, timeout_max_ms=7000)
+    text = server.config_text(logfile="")
+    flags = server.command()[1:]
+    assert f'dir "{tmp_path / "with space" / "falkordb"}"\n' in text
+    assert 'logfile ""\n' in text and 'save "3600 1 300 100 60 10000"\n' in text
+    for line in ("port 6390", "bind 127.0.0.1", "appendonly yes", "appendfsync everysec",
+                 "aof-use-rdb-preamble yes"):  # fmt: skip
+        key, val = line.split(" ")
+        assert flags[flags.index(f"--{key}") + 1] == val
+        assert f"{line}\n" in text
+    assert text.splitlines()[-1].endswith("falkordb.so TIMEOUT_DEFAULT 1000 TIMEOUT_MAX 7000")

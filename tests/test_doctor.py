@@ -12,7 +12,7 @@ from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
 from adapters.outbox import Outbox
-from gateway.doctor import check_notifiers, receiver_snippet, run_checks
+from gateway.doctor import check_falkordb, check_notifiers, receiver_snippet, run_checks
 from gateway.runtime import Runtime
 from tests.conftest import make_settings
 
@@ -90,3 +90,13 @@ def test_cli_exits_1_with_the_problems(falkordb: EmbeddedFalkorDB, tmp_path, ten
     assert f"BLAST_WEBHOOK_TOKENS[{tenant}] looks like a placeholder" in problems[0]
     assert "test-bearer-token-123" not in done.stdout + done.stderr
     assert f"credentials_file: /etc/alertmanager/blast-radius-{tenant}.token" in done.stdout
+
+
+def test_database_down_is_one_problem(falkordb: EmbeddedFalkorDB, tmp_path, tenant):
+    settings = make_settings(falkordb, tmp_path, tenant)
+    down = settings.model_copy(
+        update={"falkordb_url": SecretStr(f"redis://127.0.0.1:{free_port()}")}
+    )
+    assert [f.line() for f in check_falkordb(down)] == [
+        "PROBLEM  falkordb: the server at FALKORDB_URL does not answer PING"
+    ]
