@@ -173,7 +173,7 @@ def refuse_placeholder_secrets(settings: Settings) -> None:
 def doctor(
     env_file: Annotated[
         Path | None,
-        typer.Option(help="Read settings from this file too, e.g. /etc/blast-radius/env."),
+        typer.Option(help="Read this env file instead of ./.env, e.g. /etc/blast-radius/env."),
     ] = None,
     url: Annotated[
         str | None,

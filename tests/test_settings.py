@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,3 +87,20 @@ def test_env_example_copied_as_is_gives_the_defaults(tmp_path, monkeypatch):
     assert settings.model_dump() == defaults.model_dump()
     assert settings.falkordb_url is None and settings.metrics_dir is None
     assert settings.placeholder_secrets() == []
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_services_refuse_to_start_with_a_placeholder(tmp_path, command):
+    env = {
+        "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
+        "BLAST_DATA_DIR": str(tmp_path), "BLAST_WEBHOOK_TOKENS": "acme=test-bearer-token-123",
+    }  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", command],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "configuration error: BLAST_WEBHOOK_TOKENS[acme] looks like a placeholder (it contains "
+        "a sample word) (set BLAST_DEV=true to allow)"
+    )
