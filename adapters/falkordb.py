@@ -116,6 +116,21 @@ class EmbeddedFalkorDB:
             "TIMEOUT_MAX", str(self.timeout_max_ms),
         ]  # fmt: skip
 
+    def config_text(self, logfile: str | None = None) -> str:
+        """`command()` as a redis.conf file (same settings, one directive per line), for servers
+        started from a config file, like the systemd unit's. `logfile`: replaces the log file
+        (`""` = standard output, for journald). Values with spaces or quotes are double-quoted.
+        """
+        lines: list[list[str]] = []
+        for arg in self.command()[1:]:
+            if arg.startswith("--"):
+                lines.append([arg[2:]])
+            else:  # a value, or a module argument (TIMEOUT_DEFAULT 1000) after loadmodule
+                lines[-1].append(arg)
+        if logfile is not None:
+            lines = [["logfile", logfile] if line[0] == "logfile" else line for line in lines]
+        return "".join(" ".join(map(_conf_quote, line)) + "\n" for line in lines)
+
     def start(self, ready_timeout_s: float = 60.0) -> str:
         """Start the server and wait until it answers PING (LOADING or silence = not ready).
 
@@ -163,6 +178,30 @@ class EmbeddedFalkorDB:
             os.kill(self.process.pid, signal.SIGKILL)
             self.process.wait()
         self.process = None
+
+
+def _conf_quote(value: str) -> str:
+    """A redis.conf token: as is when plain, else double-quoted with `\\` and `"` escaped."""
+    if value and not any(c.isspace() or c in "\"'\\" for c in value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def answers_ping(url: str) -> bool:
+    """True when the server at `url` answers PING now (not down, not LOADING); never raises.
+
+    Unlike `GraphStore`, whose client asks the server about itself when built, this needs no
+    server to be up.
+    """
+    client = redis.Redis.from_url(
+        url.replace("falkor://", "redis://"), socket_timeout=1.0, socket_connect_timeout=1.0
+    )
+    try:
+        return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False
+    finally:
+        client.close()
 
 
 @contextlib.contextmanager
@@ -236,6 +275,21 @@ class TenantGraph:
                 if time.monotonic() > deadline:
                     raise GraphUnavailable(f"constraints on {self.name} still building")
                 time.sleep(0.05)
+
+    def schema_problems(self) -> list[str]:
+        """Read-only check of the unique constraints (for `blast-radius doctor`): one line per
+        constraint that is missing, still building (PENDING) or FAILED. Raises
+        `GraphUnavailable` when the database cannot answer."""
+        with unavailable_as_retryable():
+            found = {(c["label"], tuple(c["properties"])): c["status"] for c in self._constraints()}
+        problems = []
+        for label, prop in UNIQUE:
+            state = found.get((label, (prop,)))
+            if state is None:
+                problems.append(f"{self.name}: unique constraint {label}.{prop} is missing")
+            elif state != "OPERATIONAL":
+                problems.append(f"{self.name}: unique constraint {label}.{prop} is {state}")
+        return problems
 
     def _indices(self) -> list[list[Any]]:
         try:

@@ -103,6 +103,11 @@ class Notifier(Protocol):
         """
         ...
 
+    def check(self) -> str:
+        """Verify the adapter can deliver now, without sending anything (`blast-radius doctor`):
+        return one line saying what was verified; raise `AdapterError` saying what is wrong."""
+        ...
+
 
 class Mirrored:
     """Sends through `primary` and copies each message to `mirror` ("Slack besides the outbox").
@@ -130,3 +135,7 @@ class Mirrored:
     def find(self, intent_id: str, message: OutboundMessage | None = None) -> str | None:
         """The primary's answer."""
         return self.primary.find(intent_id, message)
+
+    def check(self) -> str:
+        """Both adapters' checks, on one line."""
+        return f"{self.primary.check()}; copy: {self.mirror.check()}"

@@ -58,6 +58,19 @@ class Outbox:
             ) from exc
         return ref
 
+    def check(self) -> str:
+        """The outbox file can be appended to (its folder is created if missing); nothing is
+        written. Raises a non-retryable `AdapterError` naming the path and the OS error."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+            os.close(fd)
+        except OSError as exc:
+            raise AdapterError(
+                f"outbox {self.path} is not writable: {exc.strerror}", retryable=False
+            ) from exc
+        return f"outbox {self.path} is writable"
+
     def find(self, intent_id: str, message: OutboundMessage | None = None) -> str | None:
         """The ref of the line carrying this intent id, or None (exact: `message` not needed)."""
         for record in self.entries():

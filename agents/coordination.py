@@ -17,6 +17,7 @@ from typing import Any
 
 from adapters.falkordb import TenantGraph
 from adapters.notify import AdapterError, Notifier, OutboundMessage
+from gateway.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +70,14 @@ class TaskRun:
     is not run again: its stored result is returned, and the new owner resumes at step n + 1.
     """
 
-    def __init__(self, graph: TenantGraph, claimed: Claim, lease_ms: int) -> None:
+    def __init__(
+        self, graph: TenantGraph, claimed: Claim, lease_ms: int, metrics: Metrics | None = None
+    ) -> None:
         self.graph = graph
         self.claim = claimed
         self.lease_ms = lease_ms
+        #: Where steps, actions and planner calls are counted (the worker's `Metrics`).
+        self.metrics = metrics if metrics is not None else Metrics()
         self._n = 0
         self._stored = {
             int(row["n"]): row for row in graph.rows("task_steps", {"task_id": claimed.task_id})
@@ -101,6 +106,7 @@ class TaskRun:
         if stored is not None and stored["tool"] == tool:
             return json.loads(stored["result"])
         started = int(time.time() * 1000)
+        clock = time.perf_counter()
         result = run()
         row = self.graph.one(
             "record_step",
@@ -117,6 +123,7 @@ class TaskRun:
         )
         if row is None:
             raise LeaseLost(f"task {self.claim.task_id}: lease lost at step {self._n} ({tool})")
+        self.metrics.step_seconds.labels(tool=tool).observe(time.perf_counter() - clock)
         return result
 
     def heartbeat(self) -> None:
@@ -187,7 +194,9 @@ class TaskRun:
                 "adapter": notifier.name,
             },
         )
+        sent = {"kind": message.kind, "adapter": notifier.name}
         if row["status"] == "sent":
+            self.metrics.actions_suppressed.labels(**sent).inc()
             return str(row["external_ref"])
         self.heartbeat()  # the outside call gets a whole lease
         if not row["mine"]:
@@ -197,6 +206,7 @@ class TaskRun:
                     "intent %s was already delivered (%s); not resending", message.intent_id, found
                 )
                 self._record(message.intent_id, "sent", found, "reconciled")
+                self.metrics.actions_suppressed.labels(**sent).inc()
                 return found
         try:
             ref = notifier.send(message)
@@ -205,6 +215,7 @@ class TaskRun:
                 self._record(message.intent_id, "failed", None, str(exc)[:500])
             raise
         self._record(message.intent_id, "sent", ref, None)
+        self.metrics.actions_sent.labels(**sent).inc()
         return ref
 
     def _record(self, intent_id: str, status: str, ref: str | None, detail: str | None) -> None:

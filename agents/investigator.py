@@ -202,6 +202,7 @@ class Investigator:
         else:
             decision, candidates, changes = self._rules(task, evidence)
             planner = "rules"
+        task.metrics.planner_calls.labels(planner=planner).inc()
         if used:
             task.fenced(
                 "record_decision",

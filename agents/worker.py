@@ -16,6 +16,8 @@ from typing import Protocol
 from adapters.falkordb import GraphStore, GraphUnavailable
 from adapters.notify import AdapterError
 from agents.coordination import LeaseLost, TaskRun, claim
+from gateway.logs import log_context
+from gateway.metrics import Metrics
 from gateway.settings import graph_name
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,7 @@ class Worker:
         lease_ms: int = 30_000,
         max_attempts: int = 5,
         name: str | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         if role not in ROLE_KINDS:
             raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLE_KINDS)}")
@@ -63,6 +66,8 @@ class Worker:
         self.max_attempts = max_attempts
         self.name = name or f"worker-{uuid.uuid4().hex[:8]}"
         self.done = 0
+        #: Claims, takeovers, failures; passed to each `TaskRun` for steps and actions.
+        self.metrics = metrics if metrics is not None else Metrics()
 
     def run_once(self) -> bool:
         """Claim and run at most one task per tenant. True when some task was claimed."""
@@ -73,25 +78,35 @@ class Worker:
             if claimed is None:
                 continue
             worked = True
-            task = TaskRun(graph, claimed, self.lease_ms)
-            try:
-                self.by_kind[claimed.kind].run(task)
-                self.done += 1
-            except LeaseLost as exc:
-                log.warning("%s: %s; stopping this task", self.name, exc)
-            except (AdapterError, GraphUnavailable) as exc:
-                log.warning("%s: task %s gave up this attempt: %s", self.name, claimed.task_id, exc)
-                after = exc.retry_after_s if isinstance(exc, AdapterError) else None
-                wait_s = min(after or 0.0, MAX_RETRY_AFTER_S)
-                self._give_back(task, str(exc), int(wait_s * 1000))
-            except Exception as exc:  # a bug in one task must not kill the worker
-                log.exception("%s: task %s failed", self.name, claimed.task_id)
-                self._give_back(task, f"{type(exc).__name__}: {exc}")
+            self.metrics.tasks_claimed.labels(kind=claimed.kind).inc()
+            if claimed.taken_over:
+                self.metrics.tasks_taken_over.labels(kind=claimed.kind).inc()
+            with log_context(
+                tenant=tenant, incident_id=claimed.incident_id, task_id=claimed.task_id
+            ):
+                self._run(TaskRun(graph, claimed, self.lease_ms, self.metrics))
         return worked
+
+    def _run(self, task: TaskRun) -> None:
+        claimed = task.claim
+        try:
+            self.by_kind[claimed.kind].run(task)
+            self.done += 1
+        except LeaseLost as exc:
+            log.warning("%s: %s; stopping this task", self.name, exc)
+        except (AdapterError, GraphUnavailable) as exc:
+            log.warning("%s: task %s gave up this attempt: %s", self.name, claimed.task_id, exc)
+            after = exc.retry_after_s if isinstance(exc, AdapterError) else None
+            wait_s = min(after or 0.0, MAX_RETRY_AFTER_S)
+            self._give_back(task, str(exc), int(wait_s * 1000))
+        except Exception as exc:  # a bug in one task must not kill the worker
+            log.exception("%s: task %s failed", self.name, claimed.task_id)
+            self._give_back(task, f"{type(exc).__name__}: {exc}")
 
     def _give_back(self, task: TaskRun, reason: str, delay_ms: int = 0) -> None:
         with contextlib.suppress(GraphUnavailable):  # else the lease expires: claimable again
-            task.release(reason, self.max_attempts, delay_ms)
+            if task.release(reason, self.max_attempts, delay_ms) == "failed":
+                self.metrics.tasks_failed.labels(kind=task.claim.kind).inc()
 
     def run(self, stop: threading.Event, burst: bool = False, idle_s: float = 0.05) -> None:
         """Loop until `stop` is set (or, with `burst`, until nothing is claimable)."""

@@ -6,12 +6,23 @@ from fastapi import FastAPI
 
 from adapters.falkordb import GraphStore
 from gateway import changes, playbooks, slack_routes, status, webhook
+from gateway.metrics import Metrics
 from gateway.settings import Settings
 
 
-def create_app(settings: Settings, store: GraphStore, schema_ready: bool = True) -> FastAPI:
-    """Build the app. `store` is shared with the workers; nothing is read from the environment."""
+def create_app(
+    settings: Settings,
+    store: GraphStore,
+    schema_ready: bool = True,
+    metrics: Metrics | None = None,
+) -> FastAPI:
+    """Build the app. `store` is shared with the workers; nothing is read from the environment.
+
+    `metrics`: the process's `Metrics` (shared with its workers); a new one with its own
+    registry when not given.
+    """
     app = FastAPI(title="Blast Radius", version="0.1.0")
+    app.state.metrics = metrics if metrics is not None else Metrics()
     app.state.settings = settings
     app.state.store = store
     app.state.schema_ready = schema_ready

@@ -1,4 +1,5 @@
-"""The `blast-radius` command line (typer): demo, serve, worker, topology import.
+"""The `blast-radius` command line (typer): demo, serve, worker, topology import, doctor,
+falkordb.
 
 One `Settings` is built here, from the environment and `.env`, and passed down.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import signal
 import sys
 import tempfile
@@ -15,13 +17,18 @@ import threading
 import time
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
 from pydantic import ValidationError
 
-from adapters.falkordb import GraphUnavailable, SchemaFailed
+from adapters.falkordb import EmbeddedFalkorDB, GraphUnavailable, SchemaFailed, answers_ping
 from gateway.demo import elapsed, run_demo, table
+from gateway.doctor import receiver_snippet, run_checks
+from gateway.logs import configure_logging
+from gateway.metrics import use_multiprocess_dir
 from gateway.runtime import ConfigError, Runtime
+from gateway.sdnotify import notify
 from gateway.settings import Settings, graph_name
 from gateway.topology import TopologyError, import_world, load_world
 
@@ -37,10 +44,13 @@ DataDir = Annotated[
 ]
 
 
-def load_settings(**overrides: object) -> Settings:
-    """Settings from the environment with CLI overrides; exits 2 with the reason if invalid."""
+def load_settings(env_file: Path | None = None, **overrides: object) -> Settings:
+    """Settings from the environment with CLI overrides; exits 2 with the reason if invalid.
+
+    `env_file`: read this file instead of `./.env` (e.g. the systemd unit's env file).
+    """
     try:
-        settings = Settings()
+        settings = Settings(_env_file=env_file) if env_file else Settings()  # type: ignore[call-arg]
         changed = {k: v for k, v in overrides.items() if v is not None}
         return settings.model_copy(update=changed) if changed else settings
     except ValidationError as exc:
@@ -97,6 +107,10 @@ def serve(
     """Run the gateway and the agents until SIGTERM or Ctrl-C."""
     setup_logging(verbose)
     settings = load_settings(port=port, host=host, data_dir=data_dir, workers=workers)
+    refuse_placeholder_secrets(settings)
+    configure_logging(settings, verbose)
+    if settings.metrics_dir is not None:
+        use_multiprocess_dir(settings.metrics_dir, fresh=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -109,8 +123,10 @@ def serve(
                 f"outbox: {runtime.outbox.path})",
                 err=True,
             )
+            notify("READY=1", f"STATUS=listening on {settings.host}:{bound}")
             with contextlib.suppress(KeyboardInterrupt):
                 stop.wait()
+            notify("STOPPING=1")
     except (GraphUnavailable, SchemaFailed, ConfigError) as exc:
         typer.echo(f"blast-radius: {exc}", err=True)
         raise typer.Exit(1) from exc
@@ -118,7 +134,7 @@ def serve(
 
 @app.command()
 def worker(
-    role: Annotated[str, typer.Option(help="investigator | responder | any")] = "any",
+    role: Annotated[str, typer.Option(help="investigator | responder | learner | any")] = "any",
     burst: Annotated[bool, typer.Option(help="Exit when no task is claimable.")] = False,
     data_dir: DataDir = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = True,
@@ -126,18 +142,110 @@ def worker(
     """Run one worker (claim loop) against the graph until SIGTERM, or until idle with --burst."""
     setup_logging(verbose)
     settings = load_settings(data_dir=data_dir)
+    refuse_placeholder_secrets(settings)
+    configure_logging(settings, verbose)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         with Runtime(settings) as runtime:
             try:
-                runtime.make_worker(role).run(stop, burst=burst)
+                loop = runtime.make_worker(role)
+                notify("READY=1", f"STATUS=claiming {role} tasks as {loop.name}")
+                loop.run(stop, burst=burst)
             except ValueError as exc:
                 typer.echo(f"blast-radius worker: {exc}", err=True)
                 raise typer.Exit(2) from exc
     except (GraphUnavailable, SchemaFailed) as exc:
         typer.echo(f"blast-radius worker: {exc}", err=True)
         raise typer.Exit(1) from exc
+
+
+def refuse_placeholder_secrets(settings: Settings) -> None:
+    """Exit 2 with one line per placeholder or weak secret, unless `BLAST_DEV` is on."""
+    problems = settings.placeholder_secrets()
+    for line in problems:
+        typer.echo(f"configuration error: {line} (set BLAST_DEV=true to allow)", err=True)
+    if problems:
+        raise typer.Exit(2)
+
+
+@app.command()
+def doctor(
+    env_file: Annotated[
+        Path | None,
+        typer.Option(help="Read this env file instead of ./.env, e.g. /etc/blast-radius/env."),
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(help="Base URL Alertmanager posts to (default http://BLAST_HOST:BLAST_PORT)."),
+    ] = None,
+) -> None:
+    """Check settings, FalkorDB, notifiers and the webhook; print the Alertmanager receiver.
+
+    Exits 1 when any check finds a problem (one `PROBLEM` line each), 2 on invalid settings.
+    """
+    setup_logging(False)
+    settings = load_settings(env_file)
+    found = run_checks(settings, url)
+    for finding in found:
+        typer.echo(finding.line())
+    typer.echo("\n# Alertmanager receiver to paste (deploy/alertmanager.yml has the route):")
+    typer.echo(receiver_snippet(settings, url))
+    if not all(f.ok for f in found):
+        raise typer.Exit(1)
+
+
+@app.command("falkordb")
+def falkordb_server(
+    print_config: Annotated[
+        bool, typer.Option("--print-config", help="Print the config file and exit.")
+    ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait", help="Only wait until the server answers PING (not LOADING); exit 0/1."
+        ),
+    ] = False,
+    wait_s: Annotated[float, typer.Option(help="How long --wait waits (s).")] = 300.0,
+    data_dir: DataDir = None,
+) -> None:
+    """Run the FalkorDB server that FALKORDB_URL names (a 127.0.0.1 port) in the foreground.
+
+    The systemd unit's command: writes `<data dir>/falkordb/falkordb.conf` from the same flags
+    as the embedded server (`EmbeddedFalkorDB.command()`: AOF everysec with the RDB preamble,
+    TIMEOUT_DEFAULT/TIMEOUT_MAX from the settings, bound to 127.0.0.1), logging to stdout, then
+    replaces this process with `redis-server <that file>`. `--wait` is the unit's readiness
+    check (ExecStartPost): this redis-server cannot send sd_notify's READY=1 itself.
+    """
+    settings = load_settings(data_dir=data_dir)
+    target = urlsplit(settings.falkordb_url.get_secret_value()) if settings.falkordb_url else None
+    if target is None or target.hostname not in ("127.0.0.1", "localhost") or not target.port:
+        typer.echo("blast-radius falkordb: set FALKORDB_URL=redis://127.0.0.1:PORT", err=True)
+        raise typer.Exit(2)
+    server = EmbeddedFalkorDB(
+        settings.data_dir, port=target.port, timeout_default_ms=settings.query_timeout_ms,
+        timeout_max_ms=settings.query_timeout_max_ms,
+    )  # fmt: skip
+    if wait:
+        deadline = time.monotonic() + wait_s
+        while not answers_ping(server.url):
+            if time.monotonic() > deadline:
+                typer.echo(f"blast-radius falkordb: no answer after {wait_s:.0f} s", err=True)
+                raise typer.Exit(1)
+            time.sleep(0.1)
+        return
+    text = server.config_text(logfile="")
+    if print_config:
+        typer.echo(text, nl=False)
+        return
+    server.dir.mkdir(parents=True, exist_ok=True)
+    config = server.dir / "falkordb.conf"
+    config.write_text(
+        "# Written by `blast-radius falkordb` at each start; edit the settings, not this file.\n"
+        + text
+    )
+    binary = server.command()[0]
+    os.execv(binary, [binary, str(config)])  # noqa: S606 (our redis-server, no shell)
 
 
 @topology_app.command("import")

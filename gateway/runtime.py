@@ -31,6 +31,7 @@ from agents.learner import Learner
 from agents.responder import Responder
 from agents.worker import Worker
 from gateway.app import create_app
+from gateway.metrics import Metrics, use_multiprocess_dir
 from gateway.settings import Settings, graph_name
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ def _server_file(settings: Settings) -> Path:
     return settings.data_dir / "falkordb" / "server.json"
 
 
-def _running_embedded(settings: Settings) -> str | None:
+def running_embedded_url(settings: Settings) -> str | None:
     """The URL of an embedded server already running for this data folder, if it answers."""
     try:
         info = json.loads(_server_file(settings).read_text())
@@ -100,6 +101,10 @@ class Runtime:
                 write_interval_s=settings.github_write_interval_s,
             )  # fmt: skip
         self.slack, self.messenger = messengers(settings, self.outbox)
+        if settings.metrics_dir is not None:
+            use_multiprocess_dir(settings.metrics_dir)
+        #: This process's metrics, shared by the app and every worker it runs.
+        self.metrics = Metrics(multiprocess_dir=settings.metrics_dir)
         self._server: uvicorn.Server | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -117,7 +122,7 @@ class Runtime:
         s = self.settings
         if s.falkordb_url is not None:
             url = s.falkordb_url.get_secret_value()
-        elif (running := _running_embedded(s)) is not None:
+        elif (running := running_embedded_url(s)) is not None:
             url = running
             log.info("using the embedded FalkorDB already running for %s", s.data_dir)
         else:
@@ -156,8 +161,10 @@ class Runtime:
                 f"refusing to listen on {host} with no BLAST_WEBHOOK_TOKENS set: anyone could "
                 "post alerts. Set BLAST_WEBHOOK_TOKENS or bind 127.0.0.1."
             )
-        app = create_app(self.settings, self.store)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+        app = create_app(self.settings, self.store, metrics=self.metrics)
+        config = uvicorn.Config(
+            app, host=host, port=port, log_level="warning", access_log=False, log_config=None
+        )  # log_config=None: uvicorn's lines go through our handler (JSON, redacted)
         self._server = uvicorn.Server(config)
         thread = threading.Thread(target=self._server.run, name="gateway", daemon=True)
         thread.start()
@@ -181,8 +188,16 @@ class Runtime:
         ]
         return Worker(
             self.store, s.tenants, agents, role=role, lease_ms=s.lease_ms,
-            max_attempts=s.max_attempts, name=name,
+            max_attempts=s.max_attempts, name=name, metrics=self.metrics,
         )  # fmt: skip
+
+    def notifiers(self) -> list[Notifier]:
+        """Every outbound adapter the workers send through, once each (`doctor` checks them)."""
+        found: list[Notifier] = []
+        for notifier in (self.messenger, self.tickets, self.outbox):
+            if not any(notifier is seen for seen in found):
+                found.append(notifier)
+        return found
 
     def start_workers(self, count: int | None = None, role: str = "any") -> None:
         """Start `count` (default `BLAST_WORKERS`) worker threads."""

@@ -10,11 +10,19 @@ import os
 import re
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 TENANT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+#: Shortest secret accepted outside dev mode (`openssl rand -hex 32` gives 64 characters).
+MIN_SECRET_CHARS = 16
+#: Words that mark a secret as a placeholder from an example file or a test (lower case).
+PLACEHOLDER_WORDS = (
+    "changeme", "change-me", "change_me", "replace", "placeholder", "example", "your-",
+    "your_", "test", "dummy", "sample", "secret", "password", "xxxx", "todo", "<", ">",
+)  # fmt: skip
 
 
 def default_data_dir() -> Path:
@@ -38,9 +46,13 @@ class Settings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True,
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
         hide_input_in_errors=True,  # a validation error must not print a token
-    )  # fmt: skip
+        env_ignore_empty=True,  # `KEY=` as copied from .env.example means "the default"
+    )
 
     data_dir: Path = Field(default_factory=default_data_dir, alias="BLAST_DATA_DIR")
     host: str = Field("127.0.0.1", alias="BLAST_HOST")
@@ -78,6 +90,9 @@ class Settings(BaseSettings):
     slack_api_url: str = Field("https://slack.com/api/", alias="SLACK_API_URL")
     slack_default_channel: str | None = Field(None, alias="SLACK_DEFAULT_CHANNEL")
     notify: Literal["slack", "slack+outbox", "outbox"] | None = Field(None, alias="BLAST_NOTIFY")
+    dev: bool = Field(False, alias="BLAST_DEV")
+    log_format: Literal["text", "json"] = Field("text", alias="BLAST_LOG_FORMAT")
+    metrics_dir: Path | None = Field(None, alias="PROMETHEUS_MULTIPROC_DIR")
 
     @field_validator("webhook_tokens", mode="before")
     @classmethod
@@ -155,3 +170,44 @@ class Settings(BaseSettings):
     def auth_required(self) -> bool:
         """True when webhook tokens are configured (then every request must carry one)."""
         return bool(self.webhook_tokens)
+
+    def secrets(self) -> dict[str, str]:
+        """Every configured secret value by its setting name (`BLAST_WEBHOOK_TOKENS[acme]`), for
+        redaction and the placeholder check. A URL's password is listed on its own too."""
+        found: dict[str, str] = {}
+        for name, field in type(self).model_fields.items():
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                found[str(field.alias)] = value.get_secret_value()
+            elif isinstance(value, dict):
+                for key, item in value.items():
+                    if isinstance(item, SecretStr):
+                        found[f"{field.alias}[{key}]"] = item.get_secret_value()
+        for name, value in list(found.items()):
+            if "://" in value and (password := urlsplit(value).password):
+                found[f"{name} password"] = password
+        return {name: value for name, value in found.items() if value}
+
+    def placeholder_secrets(self) -> list[str]:
+        """One line per secret that looks like a placeholder or is too short (empty when
+        `BLAST_DEV` is on). Lines name the setting, never the value.
+
+        Rule: a token must have at least `MIN_SECRET_CHARS` characters, 8 distinct ones, and no
+        word of `PLACEHOLDER_WORDS` (the values in `.env.example`, docs and tests). URLs are only
+        checked for a placeholder password.
+        """
+        if self.dev:
+            return []
+        problems = []
+        for name, value in self.secrets().items():
+            lowered = value.lower()
+            if "://" in value:
+                continue  # a URL is not a token; its password is checked as "<name> password"
+            if any(word in lowered for word in PLACEHOLDER_WORDS):
+                problems.append(f"{name} looks like a placeholder (it contains a sample word)")
+            elif len(value) < MIN_SECRET_CHARS or len(set(value)) < 8:
+                problems.append(
+                    f"{name} is too weak: use at least {MIN_SECRET_CHARS} random characters "
+                    "(e.g. `openssl rand -hex 32`)"
+                )
+        return problems

@@ -1,5 +1,6 @@
 """Status API and health: `GET /api/v1/incidents`, `GET /api/v1/incidents/{id}`,
-`GET /health/live` (no database) and `GET /health/ready` (503 while the graph is not ready).
+`GET /health/live` (no database), `GET /health/ready` (503 while the graph is not ready) and
+`GET /metrics` (Prometheus text format; see `gateway/metrics.py` for the series).
 
 Reads use the same credentials as the webhook; the tenant comes from the credential.
 """
@@ -12,7 +13,8 @@ import uuid
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
@@ -165,3 +167,14 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
     if row is None:
         raise HTTPException(404, f"no incident {incident_id!r}")
     return {"id": row["id"], "verdict": row["verdict"], "actual_cause": row["actual_cause"]}
+
+
+@router.get("/metrics")
+async def metrics(request: Request) -> Response:
+    """Every series of `gateway/metrics.py`, summed over processes in multiprocess mode.
+
+    No credential (like `/health`): it names tenants but holds no alert content; keep it off
+    the public side of the reverse proxy (deploy/README.md).
+    """
+    body = await run_in_threadpool(request.app.state.metrics.exposition)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import GraphUnavailable
 from agents.triage import triage
 from gateway.auth import tenant_for
+from gateway.metrics import Metrics
 from gateway.payloads import PayloadError, normalize, parse_body
 from gateway.settings import Settings, graph_name
 
@@ -41,6 +42,12 @@ async def read_limited(request: Request, limit: int) -> bytes:
 @router.post("/api/v1/alerts")
 async def receive_alerts(request: Request) -> dict[str, Any]:
     """Accept one webhook delivery; see the module docstring for the answers."""
+    metrics: Metrics = request.app.state.metrics
+    with metrics.webhook_seconds.time():
+        return await _receive(request, metrics)
+
+
+async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     settings: Settings = request.app.state.settings
     tenant = tenant_for(request, settings)
     raw = await read_limited(request, settings.max_body_bytes)
@@ -60,6 +67,11 @@ async def receive_alerts(request: Request) -> dict[str, Any]:
         ) from exc
     if report.unmatched:
         log.info("tenant %s: %d alerts matched no component", tenant, len(report.unmatched))
+    for alert in alerts:
+        metrics.alerts_received.labels(tenant=tenant, status=alert.status).inc()
+    metrics.alerts_unmatched.labels(tenant=tenant).inc(len(report.unmatched))
+    metrics.incidents_opened.labels(tenant=tenant).inc(len(report.opened))
+    metrics.incidents_resolved.labels(tenant=tenant).inc(len(report.resolved))
     return {
         "status": "accepted",
         "tenant": tenant,

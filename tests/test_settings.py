@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,61 @@ def test_graph_name_comes_only_from_valid_tenants():
     assert graph_name("acme") == "org_acme"
     with pytest.raises(ValueError):
         graph_name("acme}) MATCH (n")
+
+
+GOOD = "4b9d2c7e1f0a8b3c6d5e4f3a2b1c0d9e"
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["changeme-changeme-1", "test-bearer-token-123", "short1", "aaaaaaaaaaaaaaaaaaaa",
+     "<your token here>12345", "my-example-token-value"],
+)  # fmt: skip
+def test_placeholder_and_weak_tokens_are_named_never_shown(monkeypatch, token):
+    monkeypatch.setenv("BLAST_WEBHOOK_TOKENS", f"acme={token},beta={GOOD}")
+    problems = Settings().placeholder_secrets()
+    assert len(problems) == 1
+    assert problems[0].startswith("BLAST_WEBHOOK_TOKENS[acme] ")
+    assert token not in problems[0]
+
+
+def test_dev_mode_accepts_placeholders(monkeypatch):
+    monkeypatch.setenv("BLAST_WEBHOOK_TOKENS", "acme=changeme")
+    monkeypatch.setenv("BLAST_DEV", "true")
+    assert Settings().placeholder_secrets() == []
+
+
+def test_a_placeholder_password_in_a_url_is_refused(monkeypatch):
+    monkeypatch.setenv("FALKORDB_URL", "redis://:changeme@127.0.0.1:6380")
+    assert Settings().placeholder_secrets() == [
+        "FALKORDB_URL password looks like a placeholder (it contains a sample word)"
+    ]
+    monkeypatch.setenv("FALKORDB_URL", "redis://127.0.0.1:6380")
+    assert Settings().placeholder_secrets() == []
+
+
+def test_env_example_copied_as_is_gives_the_defaults(tmp_path, monkeypatch):
+    """`cp .env.example .env` must work: `KEY=` (empty) means the default, not ''."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text((ROOT / ".env.example").read_text())
+    settings, defaults = Settings(), Settings(_env_file=None)
+    assert settings.model_dump() == defaults.model_dump()
+    assert settings.falkordb_url is None and settings.metrics_dir is None
+    assert settings.placeholder_secrets() == []
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_services_refuse_to_start_with_a_placeholder(tmp_path, command):
+    env = {
+        "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
+        "BLAST_DATA_DIR": str(tmp_path), "BLAST_WEBHOOK_TOKENS": "acme=test-bearer-token-123",
+    }  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", command],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "configuration error: BLAST_WEBHOOK_TOKENS[acme] looks like a placeholder (it contains "
+        "a sample word) (set BLAST_DEV=true to allow)"
+    )

@@ -58,7 +58,7 @@ def responder_process(
         "PYTHONPATH": str(ROOT), "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
         "BLAST_DATA_DIR": str(tmp_path / "worker"), "BLAST_LEASE_MS": str(LEASE_MS),
         "SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        "SLACK_API_URL": api.base_url,
+        "SLACK_API_URL": api.base_url, "BLAST_DEV": "true",  # the test's secrets are samples
     }  # fmt: skip
     return subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "worker", "--role", "responder", "--burst"],

@@ -1,0 +1,102 @@
+"""`blast-radius doctor`: every check passes on a healthy deployment, and each broken part is
+one clear PROBLEM line (and exit 1)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from adapters.falkordb import UNIQUE, EmbeddedFalkorDB, TenantGraph, free_port
+from adapters.outbox import Outbox
+from gateway.doctor import check_falkordb, check_notifiers, receiver_snippet, run_checks
+from gateway.runtime import Runtime
+from tests.conftest import make_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+GOOD = "4b9d2c7e1f0a8b3c6d5e4f3a2b1c0d9e"
+
+
+def test_healthy_deployment(falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path, tenant):
+    settings = make_settings(falkordb, tmp_path, tenant, webhook_tokens={tenant: SecretStr(GOOD)})
+    with Runtime(settings) as runtime:
+        port = runtime.serve_http("127.0.0.1", 0)
+        found = run_checks(settings.model_copy(update={"port": port}))
+    lines = [f.line() for f in found]
+    assert all(f.ok for f in found), lines
+    assert f"ok       falkordb: org_{tenant}: constraints OPERATIONAL" in lines
+    assert f"ok       notifier outbox: outbox {tmp_path / 'outbox.jsonl'} is writable" in lines
+    assert f"ok       webhook: http://127.0.0.1:{port}/health/ready answered 200" in lines
+
+
+def test_every_problem_is_one_line(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path, tenant
+):
+    fresh = f"t{uuid.uuid4().hex[:10]}"  # a tenant whose graph has no schema yet
+    tokens = {tenant: SecretStr("changeme-please-now"), fresh: SecretStr(GOOD)}
+    closed = free_port()
+    settings = make_settings(falkordb, tmp_path, tenant, webhook_tokens=tokens, port=closed)
+    found = run_checks(settings)
+    problems = [f.line() for f in found if not f.ok]
+    assert problems == [
+        f"PROBLEM  settings: BLAST_WEBHOOK_TOKENS[{tenant}] looks like a placeholder "
+        "(it contains a sample word)",
+        *[
+            f"PROBLEM  falkordb: org_{fresh}: unique constraint {label}.{prop} is missing"
+            for label, prop in UNIQUE
+        ],
+        f"PROBLEM  webhook: http://127.0.0.1:{closed}/health/ready cannot be reached: ConnectError",
+    ]
+    assert "changeme" not in "\n".join(f.line() for f in found)
+
+
+def test_unwritable_outbox_is_a_problem(falkordb: EmbeddedFalkorDB, tmp_path, tenant):
+    runtime = Runtime(make_settings(falkordb, tmp_path, tenant))
+    (tmp_path / "a-folder").mkdir()
+    runtime.outbox = runtime.messenger = runtime.tickets = Outbox(tmp_path / "a-folder")
+    (finding,) = check_notifiers(runtime)
+    assert not finding.ok
+    assert finding.line() == (
+        f"PROBLEM  notifier outbox: outbox {tmp_path / 'a-folder'} is not writable: Is a directory"
+    )
+
+
+def test_receiver_snippet_names_the_url_and_token_files(falkordb, tmp_path, tenant):
+    tokens = {"acme": SecretStr(GOOD), "beta": SecretStr(GOOD[::-1])}
+    settings = make_settings(falkordb, tmp_path, tenant, webhook_tokens=tokens)
+    snippet = receiver_snippet(settings, "https://blast.example.com/")
+    assert snippet.count("url: https://blast.example.com/api/v1/alerts") == 2
+    assert "credentials_file: /etc/alertmanager/blast-radius-beta.token" in snippet
+    assert GOOD not in snippet and GOOD[::-1] not in snippet
+
+
+def test_cli_exits_1_with_the_problems(falkordb: EmbeddedFalkorDB, tmp_path, tenant):
+    env_file = tmp_path / "env"
+    env_file.write_text(
+        f"BLAST_DATA_DIR={tmp_path}\nFALKORDB_URL={falkordb.url}\n"
+        f"BLAST_WEBHOOK_TOKENS={tenant}=test-bearer-token-123\nBLAST_PORT={free_port()}\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "doctor", "--env-file", str(env_file)],
+        cwd=ROOT, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    problems = [line for line in done.stdout.splitlines() if line.startswith("PROBLEM")]
+    assert len(problems) == 2 + len(UNIQUE), done.stdout  # placeholder, constraints, webhook
+    assert f"BLAST_WEBHOOK_TOKENS[{tenant}] looks like a placeholder" in problems[0]
+    assert "test-bearer-token-123" not in done.stdout + done.stderr
+    assert f"credentials_file: /etc/alertmanager/blast-radius-{tenant}.token" in done.stdout
+
+
+def test_database_down_is_one_problem(falkordb: EmbeddedFalkorDB, tmp_path, tenant):
+    settings = make_settings(falkordb, tmp_path, tenant)
+    down = settings.model_copy(
+        update={"falkordb_url": SecretStr(f"redis://127.0.0.1:{free_port()}")}
+    )
+    assert [f.line() for f in check_falkordb(down)] == [
+        "PROBLEM  falkordb: the server at FALKORDB_URL does not answer PING"
+    ]
