@@ -164,3 +164,7 @@ def topology_import(
         typer.echo(f"topology import: {exc}", err=True)
         raise typer.Exit(1) from exc
     typer.echo(f"imported into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+
+
+if __name__ == "__main__":  # `python -m gateway.cli` runs the checkout it is started from
+    app()
