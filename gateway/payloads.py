@@ -39,8 +39,11 @@ def label_fingerprint(labels: dict[str, str]) -> str:
     Source: prometheus/common `model/signature.go` (`labelSetToFingerprint`).
     """
     value = _FNV_OFFSET
-    for name in sorted(labels):
-        for part in (name.encode(), labels[name].encode()):
+    for name in sorted(labels):  # surrogatepass: a lone surrogate from JSON must not raise
+        for part in (
+            name.encode(errors="surrogatepass"),
+            labels[name].encode(errors="surrogatepass"),
+        ):
             for byte in part:
                 value = ((value ^ byte) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
             value = ((value ^ _SEPARATOR) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
@@ -63,7 +66,10 @@ def rfc3339_ms(value: str) -> int | None:
     parsed = datetime.fromisoformat(text.replace("z", "Z"))
     if parsed.tzinfo is None:
         raise ValueError(f"time {value!r} has no offset")
-    return int(parsed.astimezone(UTC).timestamp() * 1000)
+    try:
+        return int(parsed.astimezone(UTC).timestamp() * 1000)
+    except OverflowError as exc:  # e.g. 9999-12-31T23:59:59-01:00 is after year 9999 in UTC
+        raise ValueError(f"time {value!r} is out of range") from exc
 
 
 class WebhookAlert(BaseModel):
