@@ -194,3 +194,11 @@ def import_world(
         "people": len(people),
         "shifts": shift_count,
     }
+
+
+def world_counts(graph: TenantGraph) -> dict[str, int]:
+    """What the graph holds now: components, edges (between components), teams, people, shifts."""
+    row = graph.one("world_counts") or {}
+    return {
+        key: int(row.get(key) or 0) for key in ("components", "edges", "teams", "people", "shifts")
+    }
