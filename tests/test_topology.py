@@ -101,8 +101,24 @@ def test_topology_import_loads_the_world_and_a_second_import_changes_nothing(
         (lambda w: w["edges"][0].update(to="nowhere"), ["browser -> nowhere", "'nowhere'"]),
         (lambda w: w["teams"][0]["oncall"].update(rotation=[]), ["teams.0.oncall.rotation"]),
         (lambda w: w.pop("components"), ["components"]),
+        # Component.name is unique; FalkorDB 4.16.3 crashed on these (see gateway/topology.py)
+        (lambda w: w["components"][1].update(id=" payments"), ["components.1.id"]),
+        (lambda w: w["components"][1].update(id="pay\x01ments"), ["components.1.id"]),
+        (lambda w: w["components"][1].update(id=""), ["components.1.id"]),
+        (lambda w: w["components"][1].update(id="p" * 300), ["components.1.id"]),
     ],
-    ids=["kind", "no-id", "edge-type", "unknown-end", "empty-rotation", "no-components"],
+    ids=[
+        "kind",
+        "no-id",
+        "edge-type",
+        "unknown-end",
+        "empty-rotation",
+        "no-components",
+        "leading-space",
+        "control-char",
+        "empty-id",
+        "long-id",
+    ],
 )
 def test_a_bad_world_file_exits_2_naming_the_file_and_the_field(
     tmp_path: Path, change, names: list[str]
