@@ -7,7 +7,8 @@ threads. The alerts of four OpenTelemetry Demo faults are fired through Alertman
 incident; Alertmanager repeats the notifications while they fire; then the alerts are resolved
 by posting them again with `endsAt` in the past. The gateway must open one incident per fault,
 find a root cause the fault's ground truth accepts, page and open a ticket exactly once per
-incident however often Alertmanager repeats, and resolve every incident.
+incident however often Alertmanager repeats, and resolve every incident. Finally one fault
+refires (same labels, later startsAt): a new incident with its own page.
 """
 
 from __future__ import annotations
@@ -190,8 +191,9 @@ def test_alertmanager_pages_once_per_fault_and_resolves(
     owner = {label_key(a["labels"]): flag for flag, alerts in fired.items() for a in alerts}
     assert len(owner) == sum(map(len, fired.values())), "two faults share an alert label set"
 
+    every_alert = [a for alerts in fired.values() for a in alerts]
     gateway.runtime.start_workers(2)
-    alertmanager.post_alerts([a for alerts in fired.values() for a in alerts])
+    alertmanager.post_alerts(every_alert)
 
     def incidents() -> list[dict[str, Any]]:
         rows = gateway.http.get("/api/v1/incidents", headers=gateway.auth).json()["incidents"]
@@ -209,7 +211,6 @@ def test_alertmanager_pages_once_per_fault_and_resolves(
 
     wait_for("every alert in an incident, paged and ticketed", paged)
     # Let Alertmanager repeat every group at least twice more while the alerts still fire.
-    every_alert = [a for alerts in fired.values() for a in alerts]
     groups = len({(a["labels"]["alertname"], a["labels"]["service"]) for a in every_alert})
     seen = alertmanager.webhook_deliveries()
     wait_for(
@@ -253,3 +254,32 @@ def test_alertmanager_pages_once_per_fault_and_resolves(
         assert len(cleared) == len(incident["alerts"]), "one 'cleared' follow-up per alert"
     intents = [e["intent_id"] for e in sent]
     assert len(intents) == len(set(intents)), "an intent was delivered twice"
+
+    # A refire (same labels, so the same fingerprint, and a new startsAt) is a new episode:
+    # a new incident with its own page and ticket; the resolved one stays resolved. (It must
+    # start after the old episode ended, or Alertmanager merges the two and keeps the old
+    # startsAt: a stale "firing" the gateway ignores.)
+    restart = datetime.now(UTC)
+    again = [
+        a | {"startsAt": rfc3339(restart), "endsAt": rfc3339(restart + timedelta(hours=1))}
+        for a in fired["paymentFailure"]
+    ]
+    alertmanager.post_alerts(again)
+    old = {i["id"] for i in final}
+
+    def refired() -> list[dict[str, Any]] | None:
+        new = [i for i in incidents() if i["id"] not in old]
+        paged = {e["incident_id"] for e in gateway.outbox if e["kind"] == "ticket"}
+        done = new and len(new[0]["alerts"]) == len(again) and new[0]["id"] in paged
+        return new if done and gateway.runtime.pending_tasks() == 0 else None
+
+    (incident,) = wait_for("a new incident for the refired alerts", refired)
+    assert incident["root_cause"] == "payment" and incident["status"] == "open"
+    assert {a["fingerprint"] for a in incident["alerts"]} == {
+        a["fingerprint"] for a in by_fault["paymentFailure"][0]["alerts"]
+    }
+    kinds = [e["kind"] for e in gateway.outbox if e["incident_id"] == incident["id"]]
+    assert sorted(kinds) == ["notification", "ticket"]
+    assert by_fault["paymentFailure"][0]["id"] in {
+        i["id"] for i in incidents() if i["status"] == "resolved"
+    }
