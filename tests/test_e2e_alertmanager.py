@@ -33,8 +33,6 @@ from tests.conftest import FIXTURE_TOKEN, Gateway
 ALERTMANAGER = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
 #: Faults whose alert label sets are all distinct (Alertmanager merges equal label sets).
 FAULTS = ("paymentFailure", "adFailure", "recommendationCacheFailure", "cartFailure")
-#: Alertmanager 0.25 counts its webhook deliveries here (`/metrics`).
-SENT = re.compile(r'^alertmanager_notifications_total\{integration="webhook"\} (\d+)', re.M)
 
 pytestmark = pytest.mark.skipif(
     ALERTMANAGER is None,
@@ -124,16 +122,19 @@ class Alertmanager:
 
     def webhook_deliveries(self) -> int:
         """How many webhook notifications Alertmanager has sent (its own counter)."""
-        found = SENT.search(self.http.get("/metrics").text)
-        return int(found.group(1)) if found else 0
+        return self._counter("alertmanager_notifications_total")
 
     def failed_deliveries(self) -> int:
         """How many webhook notifications failed (the gateway answered an error, or none)."""
-        text = self.http.get("/metrics").text
-        found = re.search(
-            r'^alertmanager_notifications_failed_total\{integration="webhook"\} (\d+)', text, re.M
-        )
-        return int(found.group(1)) if found else 0
+        return self._counter("alertmanager_notifications_failed_total")
+
+    def _counter(self, name: str) -> int:
+        """A counter of the webhook integration from Alertmanager's `/metrics`."""
+        line = re.compile(rf'^{name}\{{integration="webhook"\}} (\d+)', re.M)
+        found = line.search(self.http.get("/metrics").text)
+        if found is None:
+            pytest.fail(f"Alertmanager's /metrics has no {name} for the webhook integration")
+        return int(found.group(1))
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL if it does not exit within 10 s."""
@@ -173,6 +174,7 @@ def postable(fault: dict[str, Any], starts: datetime, ends: datetime) -> list[di
 
 
 def label_key(labels: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """A hashable form of a label set (what Alertmanager's fingerprint stands for)."""
     return tuple(sorted(labels.items()))
 
 
