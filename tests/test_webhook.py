@@ -138,35 +138,38 @@ def test_wrong_or_missing_credential_is_401_and_writes_nothing(
 def test_tenant_comes_from_the_credential_never_from_the_body(
     serve: Callable[..., Gateway], tenant: str
 ) -> None:
-    a, b = f"{tenant}-a", f"{tenant}-b"  # two tenants no other test uses
-    tokens = {a: SecretStr("a-token-0001"), b: SecretStr("b-token-0002")}
-    gw = serve(a, webhook_tokens=tokens)
-    acme = {"Authorization": "Bearer a-token-0001"}
-    beta = {"Authorization": _basic(b, "b-token-0002")}
+    acme, beta = f"{tenant}-acme", f"{tenant}-beta"  # two tenants no other test uses
+    tokens = {acme: SecretStr("a-token-0001"), beta: SecretStr("b-token-0002")}
+    gw = serve(acme, webhook_tokens=tokens)
+    as_acme = {"Authorization": "Bearer a-token-0001"}
+    as_beta = {"Authorization": _basic(beta, "b-token-0002")}
     # The body names the other tenant everywhere a sender could; only the credential counts.
     for_beta = body(
-        ALERT | {"labels": ALERT["labels"] | {"tenant": a, "org": a}},
-        receiver=a,
+        ALERT | {"labels": ALERT["labels"] | {"tenant": acme, "org": acme}},
+        receiver=acme,
         orgId=1,
-        tenant=a,
+        tenant=acme,
     )
-    assert gw.http.post("/api/v1/alerts", json=for_beta, headers=beta).json()["tenant"] == b
+    assert gw.http.post("/api/v1/alerts", json=for_beta, headers=as_beta).json()["tenant"] == beta
     on_cart = ALERT | {"labels": {"alertname": "ContainerRestarting", "service": "cart"}}
-    answer = gw.http.post("/api/v1/alerts", json=body(on_cart, receiver=b), headers=acme)
-    assert answer.json()["tenant"] == a
-    (acme_incident,) = incidents(gw, acme)
-    (beta_incident,) = incidents(gw, beta)
-    assert [a["component"] for a in acme_incident["alerts"]] == ["cart"]
-    assert [a["component"] for a in beta_incident["alerts"]] == ["payment"]
+    answer = gw.http.post("/api/v1/alerts", json=body(on_cart, receiver=beta), headers=as_acme)
+    assert answer.json()["tenant"] == acme
+    (acme_incident,) = incidents(gw, as_acme)
+    (beta_incident,) = incidents(gw, as_beta)
+    assert [x["component"] for x in acme_incident["alerts"]] == ["cart"]
+    assert [x["component"] for x in beta_incident["alerts"]] == ["payment"]
     # One tenant cannot read the other's incident, even knowing its id.
-    assert gw.http.get(f"/api/v1/incidents/{beta_incident['id']}", headers=acme).status_code == 404
+    assert (
+        gw.http.get(f"/api/v1/incidents/{beta_incident['id']}", headers=as_acme).status_code == 404
+    )
     # The graphs are separate FalkorDB graphs: the other tenant's alert is not there at all.
     store = gw.runtime.store
     assert store is not None
     assert (
-        store.graph(graph_name(a)).one("incident_get", {"incident_id": beta_incident["id"]}) is None
+        store.graph(graph_name(acme)).one("incident_get", {"incident_id": beta_incident["id"]})
+        is None
     )
-    assert store.graph(graph_name(b)).one("incident_get", {"incident_id": beta_incident["id"]})
+    assert store.graph(graph_name(beta)).one("incident_get", {"incident_id": beta_incident["id"]})
 
 
 # --- body size --------------------------------------------------------------------------------
