@@ -40,6 +40,7 @@ INDEXES: tuple[tuple[str, str], ...] = (
     ("Team", "name"),
     ("Person", "name"),
     ("Change", "at"),
+    ("Action", "external_ref"),
 )
 #: (label, property) pairs that must be unique; FalkorDB builds each on an exact-match index.
 UNIQUE: tuple[tuple[str, str], ...] = (
@@ -48,6 +49,7 @@ UNIQUE: tuple[tuple[str, str], ...] = (
     ("Incident", "id"),
     ("Task", "id"),
     ("Action", "intent_id"),
+    ("Verdict", "id"),
 )
 
 

@@ -58,8 +58,8 @@ class Outbox:
             ) from exc
         return ref
 
-    def find(self, intent_id: str) -> str | None:
-        """The ref of the line carrying this intent id, or None."""
+    def find(self, intent_id: str, message: OutboundMessage | None = None) -> str | None:
+        """The ref of the line carrying this intent id, or None (exact: `message` not needed)."""
         for record in self.entries():
             if record.get("intent_id") == intent_id:
                 return str(record["ref"])

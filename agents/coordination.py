@@ -156,10 +156,16 @@ class TaskRun:
             },
         )
 
-    def release(self, reason: str, max_attempts: int) -> str | None:
-        """Give the task back (or fail it after `max_attempts`). Returns the new status or None."""
+    def release(self, reason: str, max_attempts: int, delay_ms: int = 0) -> str | None:
+        """Give the task back (or fail it after `max_attempts`). Returns the new status or None.
+
+        `delay_ms` > 0: no worker may claim it again for that long (an outside system's
+        "retry after"), so a rate limit does not burn every attempt at once.
+        """
         row = self.graph.one(
-            "release_task", self.fence | {"reason": reason[:500], "max_attempts": max_attempts}
+            "release_task",
+            self.fence
+            | {"reason": reason[:500], "max_attempts": max_attempts, "delay_ms": delay_ms},
         )
         return None if row is None else str(row["status"])
 
@@ -185,7 +191,7 @@ class TaskRun:
             return str(row["external_ref"])
         self.heartbeat()  # the outside call gets a whole lease
         if not row["mine"]:
-            found = notifier.find(message.intent_id)
+            found = notifier.find(message.intent_id, message)
             if found is not None:
                 log.info(
                     "intent %s was already delivered (%s); not resending", message.intent_id, found

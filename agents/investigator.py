@@ -8,7 +8,9 @@ The coverage walk (from the seed design):
 3. Among those, an alerting candidate beats a silent one; an alerting candidate whose own
    dependency also alerts is probably a victim, so the deepest alerting candidates remain.
    With no alerting candidate, the silent candidate closest to the alerting ones remains.
-4. A recent change (deploy, merged PR) on one of several remaining candidates singles it out.
+4. A recent change (deploy, merged PR) on one of several remaining candidates singles it out;
+   a recent change on an alerting component that depends on the single remaining candidate
+   makes that change the cause (the candidate's symptoms follow it).
 5. A traffic surge on the cause (e.g. `RequestRateSpike`) points upstream: the traffic sources
    (client components) whose calls reach it through alerting components become the candidates.
 6. One candidate left: that is the root cause. More: the finding is inconclusive and names
@@ -22,16 +24,18 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from adapters.prometheus import Prometheus
+from agents.checks import CHANGE_LOOKBACK_MS, Evidence, evaluate
 from agents.coordination import TaskRun
+from agents.recall import recall
 
 log = logging.getLogger(__name__)
 
 #: Alert names whose meaning is "more traffic than usual arrives here" (rule 5).
 TRAFFIC_SURGE_ALERTS = frozenset({"RequestRateSpike", "TrafficSurge", "HighRequestRate"})
-#: How long before the incident opened a change still counts as recent (ms).
-CHANGE_LOOKBACK_MS = 2 * 60 * 60 * 1000
 
 
 @dataclass
@@ -104,6 +108,18 @@ def decide(
             if n != only:
                 ruled[n] = f"no recent change, while {only} changed"
         names = [only]
+    if len(names) == 1:
+        cause = next(c for c in candidates if c.name == names[0])
+        upstream = sorted(changed & (set(cause.covers) - {cause.name}))
+        if len(upstream) == 1:
+            ruled[cause.name] = (
+                f"its symptoms follow a recent change on {upstream[0]}, which depends on it"
+            )
+            return Decision(
+                upstream[0], upstream, round(0.7 * len(cause.covers) / len(alerting), 2),
+                f"{upstream[0]} changed shortly before the incident and depends on {cause.name}, "
+                f"which alerts: the change is the likely cause.", ruled,
+            )  # fmt: skip
     coverage = best / len(alerting)
     if len(names) == 1 and TRAFFIC_SURGE_ALERTS & set(alertnames.get(names[0], [])):
         sources = [
@@ -147,57 +163,52 @@ class Investigator:
 
     kinds = ("investigate", "reinvestigate")
 
-    def __init__(self, walk_hops: int = 6) -> None:
+    def __init__(self, walk_hops: int = 6, prometheus: Prometheus | None = None) -> None:
         self.walk_hops = walk_hops
+        self.prometheus = prometheus
 
     def run(self, task: TaskRun) -> None:
         """Investigate, write the Finding, complete the task and enqueue `respond` (or, after a
         re-investigation, `notify_update`).
 
-        Raises `LeaseLost` (stop) or `GraphUnavailable` (retry later).
+        Memory first: recalled playbooks whose checks all hold give the diagnosis with no
+        planner; otherwise the rule-based planner decides. Raises `LeaseLost` (stop) or
+        `GraphUnavailable` (retry later).
         """
         graph, incident_id = task.graph, task.claim.incident_id
         alerts = task.step(
             "incident_alerts", {"incident_id": incident_id},
             lambda: [
                 {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms", "status")}
+                | {"summary": json.loads(row["annotations_json"]).get("summary", "")}
                 for row in graph.rows("incident_alerts", {"incident_id": incident_id})
             ],
         )  # fmt: skip
         alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
-        alertnames: dict[str, list[str]] = {}
-        for a in alerts:
-            if a["component"]:
-                alertnames.setdefault(a["component"], []).append(a["alertname"])
-        walk = task.step(
-            "coverage_walk", {"alerting": alerting, "hops": self.walk_hops},
-            lambda: [
-                {"name": r["name"], "covers": sorted(r["covers"]), "distance": int(r["distance"]),
-                 "client": bool(r["client"])}
-                for r in graph.rows("coverage_walk", {"alerting": alerting, "hops": self.walk_hops})
-            ] if alerting else [],
-            touched=alerting,
+        evidence = Evidence(
+            graph, alerts, alerting, min((a["starts_at_ms"] for a in alerts), default=0),
+            self.prometheus,
         )  # fmt: skip
-        candidates = [Candidate(**row) for row in walk]
-        opened = min((a["starts_at_ms"] for a in alerts), default=0)
-        names = [c.name for c in candidates]
-        window = {"components": names, "since": opened - CHANGE_LOOKBACK_MS, "until": opened}
-        changes = task.step(
-            "recent_changes", window,
-            lambda: graph.rows("recent_changes", window) if names else [],
-            touched=names,
-        )  # fmt: skip
-        changed = {c["component"] for c in changes}
-        first = decide(alerting, alertnames, candidates, changed, [])
-        sources: list[dict[str, Any]] = []
-        if first.root_cause and TRAFFIC_SURGE_ALERTS & set(alertnames.get(first.root_cause, [])):
-            cause = first.root_cause
-            sources = task.step(
-                "traffic_sources", {"component": cause},
-                lambda: graph.rows("traffic_sources", {"component": cause}),
-                touched=[cause],
+        used, steered = self._recall(task, evidence)
+        candidates: list[Candidate] = []
+        changes: list[dict[str, Any]] = []
+        if steered is not None:
+            decision = Decision(
+                steered["candidate"], [steered["candidate"]], round(steered["trust"], 2),
+                f"Playbook '{steered['title']}' (trust {steered['trust']:.2f}, recalled via "
+                f"{' → '.join(steered['path'])}): all {len(steered['checks'])} checks held "
+                f"for {steered['candidate']}.",
+                surge_paths=[steered["path"]],
             )  # fmt: skip
-        decision = decide(alerting, alertnames, candidates, changed, sources)
+            planner = "memory"
+        else:
+            decision, candidates, changes = self._rules(task, evidence)
+            planner = "rules"
+        if used:
+            task.fenced(
+                "record_decision",
+                {"decision_id": f"decision:{task.claim.task_id}", "planner": planner, "used": used},
+            )
         paths = self._paths(task, decision, candidates)
         task.fenced(
             "write_finding",
@@ -212,7 +223,7 @@ class Investigator:
                 "ruled_out_json": json.dumps(
                     decision.ruled_out, sort_keys=True, ensure_ascii=False
                 ),
-                "planner": "rules",
+                "planner": planner,
                 "impacted": alerting,
                 "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
                 "alerts_seen": len(alerts),
@@ -225,6 +236,90 @@ class Investigator:
             next_kind="respond" if initial else "notify_update",
             next_id=f"respond:{incident_id}" if initial else f"update:{task.claim.task_id}",
         )
+
+    def _recall(
+        self, task: TaskRun, ev: Evidence
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """Recall playbooks near the alerting components, best first (weight × trust), and run
+        each one's checks (each a step) until one holds entirely.
+
+        Returns (the USED rows for the Decision, the steering playbook or None).
+        """
+        if not ev.alerting:
+            return [], None
+        recalled = task.step(
+            "recall_playbooks", {"alerting": ev.alerting},
+            lambda: recall(task.graph, ev.alerting), touched=ev.alerting,
+        )  # fmt: skip
+        used: list[dict[str, Any]] = []
+        for playbook in recalled:
+            results: list[dict[str, Any]] = []
+            candidate: str = playbook["candidate"]
+            for check in playbook["checks"]:
+                args = {"playbook": playbook["id"], "candidate": candidate, "check": check}
+                result = task.step(
+                    "check", args, partial(evaluate, check, candidate, ev), touched=[candidate]
+                )
+                results.append({"check": check} | result)
+                if not result["held"]:
+                    break
+            applicable = all(r["held"] for r in results) and bool(results)
+            used.append(
+                {
+                    "playbook": playbook["id"], "path": playbook["path"],
+                    "candidate": playbook["candidate"], "trust": playbook["trust"],
+                    "weight": playbook["weight"], "checks_json": json.dumps(results),
+                    "applicable": applicable, "steered": applicable,
+                }
+            )  # fmt: skip
+            if applicable:
+                return used, playbook
+        return used, None
+
+    def _rules(
+        self, task: TaskRun, ev: Evidence
+    ) -> tuple[Decision, list[Candidate], list[dict[str, Any]]]:
+        """The rule-based planner (module docstring): coverage walk, changes, traffic sources.
+
+        Returns the decision, the walk's candidates and the recent changes it looked at.
+        """
+        graph, alerting = task.graph, ev.alerting
+        alertnames: dict[str, list[str]] = {}
+        for a in ev.alerts:
+            if a["component"]:
+                alertnames.setdefault(a["component"], []).append(a["alertname"])
+        walk = task.step(
+            "coverage_walk", {"alerting": alerting, "hops": self.walk_hops},
+            lambda: [
+                {"name": r["name"], "covers": sorted(r["covers"]), "distance": int(r["distance"]),
+                 "client": bool(r["client"])}
+                for r in graph.rows("coverage_walk", {"alerting": alerting, "hops": self.walk_hops})
+            ] if alerting else [],
+            touched=alerting,
+        )  # fmt: skip
+        candidates = [Candidate(**row) for row in walk]
+        names = [c.name for c in candidates]
+        window = {
+            "components": names,
+            "since": ev.opened_ms - CHANGE_LOOKBACK_MS,
+            "until": ev.opened_ms,
+        }
+        changes: list[dict[str, Any]] = task.step(
+            "recent_changes", window,
+            lambda: graph.rows("recent_changes", window) if names else [],
+            touched=names,
+        )  # fmt: skip
+        changed = {c["component"] for c in changes}
+        first = decide(alerting, alertnames, candidates, changed, [])
+        sources: list[dict[str, Any]] = []
+        if first.root_cause and TRAFFIC_SURGE_ALERTS & set(alertnames.get(first.root_cause, [])):
+            cause = first.root_cause
+            sources = task.step(
+                "traffic_sources", {"component": cause},
+                lambda: graph.rows("traffic_sources", {"component": cause}),
+                touched=[cause],
+            )  # fmt: skip
+        return decide(alerting, alertnames, candidates, changed, sources), candidates, changes
 
     def _paths(
         self, task: TaskRun, decision: Decision, candidates: list[Candidate]

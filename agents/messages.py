@@ -12,15 +12,13 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from adapters.notify import OutboundMessage
+from adapters.notify import Button, OutboundMessage
+from adapters.slack import escape_mrkdwn as escape_mrkdwn  # Slack's rule, for every mrkdwn text
+from adapters.slack import mention
+from agents.checks import CHANGE_LOOKBACK_MS
 
 #: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
 TICKET_BODY_LIMIT = 60_000
-
-
-def escape_mrkdwn(text: str) -> str:
-    """Escape text for Slack mrkdwn: `&` -> `&amp;`, `<` -> `&lt;`, `>` -> `&gt;` (Slack's rule)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def fmt_ms(ms: int | None) -> str:
@@ -41,7 +39,7 @@ def paged_line(who: dict[str, Any] | None) -> str:
 
 def verbatim(raw: dict[str, Any]) -> str:
     """An alert's raw fields as indented `name: value` lines, values exactly as received."""
-    lines = []
+    lines = [f"fingerprint: {raw['fingerprint']}"] if raw.get("fingerprint") else []
     for section in ("labels", "annotations"):
         lines.append(f"{section}:")
         for name, value in sorted(raw[section].items()):
@@ -61,13 +59,56 @@ def code_block(text: str) -> str:
     return f"{fence}\n{text}\n{fence}"
 
 
+def since(incident: dict[str, Any]) -> int:
+    """The earliest a message about the incident can have been sent (ms UTC): the earlier of
+    its opening (alert time) and its arrival (our clock)."""
+    opened = int(incident["opened_at"])
+    return min(opened, int(incident.get("received_at") or opened))
+
+
+def alert_line(alert: dict[str, Any]) -> str:
+    """One alert in short, raw: `title on component (status, since time): summary`."""
+    summary = json.loads(alert["annotations_json"]).get("summary", "")
+    line = (
+        f"{alert['title']} on {alert['component'] or 'unknown'}"
+        f" ({alert['status']}, since {fmt_ms(alert['starts_at_ms'])})"
+    )
+    return f"{line}: {summary}" if summary else line
+
+
+def status_lines(incident: dict[str, Any], verdicts: list[dict[str, Any]]) -> list[str]:
+    """What happened to a page since it went out, as mrkdwn lines: the incident's resolution and
+    each verdict (`Cause confirmed by <@U…> at …`). Only a well-formed Slack user id becomes a
+    mention; anything else is escaped text."""
+    lines = []
+    if incident["status"] == "resolved":
+        lines.append(f"Resolved at {fmt_ms(incident['resolved_at'])}.")
+    what = {"confirmed": "Cause confirmed", "rejected": "Cause rejected",
+            "resolved": "Marked resolved"}  # fmt: skip
+    for v in verdicts:
+        who = mention(v["by"]) or escape_mrkdwn(v.get("by_name") or v["by"] or "someone")
+        line = (
+            f"{what.get(v['verdict'], escape_mrkdwn(v['verdict']))} by {who} at {fmt_ms(v['at'])}"
+        )
+        if v["verdict"] == "rejected" and v.get("actual_cause"):
+            line += f"; actual cause: *{escape_mrkdwn(v['actual_cause'])}*"
+        lines.append(line + ".")
+    return lines
+
+
 def notification(
     intent_id: str,
     incident: dict[str, Any],
     alerts: list[dict[str, Any]],
     who: dict[str, Any] | None,
+    changes: list[dict[str, Any]] | None = None,
+    verdicts: list[dict[str, Any]] | None = None,
+    ticket_link: str | None = None,
 ) -> OutboundMessage:
-    """The first page for an incident: severity, title, cause and confidence, path, evidence."""
+    """The page for an incident: severity, title, cause and confidence, path, evidence (alerts
+    and the recent `changes` the finding cites), who is paged and why, the ticket link, and
+    what happened since (resolution, `verdicts`). The same fields come structured (raw) for
+    Slack's blocks; `text` is the mrkdwn fallback."""
     cause = incident.get("root_cause")
     paths = json.loads(incident.get("paths_json") or "[]")
     lines = [
@@ -86,15 +127,18 @@ def notification(
         lines.append("Path: " + escape_mrkdwn(" → ".join(path)))
     lines.append("Evidence:")
     for alert in alerts[:10]:
-        summary = json.loads(alert["annotations_json"]).get("summary", "")
-        lines.append(
-            f"• {escape_mrkdwn(alert['title'])} on {escape_mrkdwn(alert['component'] or 'unknown')}"
-            f" ({alert['status']}, since {fmt_ms(alert['starts_at_ms'])})"
-            + (f": {escape_mrkdwn(summary)}" if summary else "")
-        )
+        lines.append("• " + escape_mrkdwn(alert_line(alert)))
     if len(alerts) > 10:
         lines.append(f"• … and {len(alerts) - 10} more alerts")
+    change_lines = [
+        f"{c['kind']} {c['ref']} on {c['component']} at {fmt_ms(c['at'])}" for c in changes or []
+    ]
+    lines += ["• change: " + escape_mrkdwn(c) for c in change_lines]
     lines.append("Paged: " + escape_mrkdwn(paged_line(who)))
+    if ticket_link:
+        lines.append("Ticket: " + escape_mrkdwn(ticket_link))
+    status = status_lines(incident, verdicts or [])
+    lines += status
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],
@@ -105,7 +149,163 @@ def notification(
         channel=(who or {}).get("channel"),
         mention=(who or {}).get("slack_user_id") or (who or {}).get("person"),
         root_cause=cause,
+        opened_at_ms=since(incident),
+        confidence=incident.get("confidence") if cause else None,
+        candidates=incident.get("candidates") or [],
+        summary=incident.get("summary"),
+        paths=paths[:5],
+        alert_lines=[alert_line(a) for a in alerts[:10]]
+        + ([f"… and {len(alerts) - 10} more alerts"] if len(alerts) > 10 else []),
+        change_lines=change_lines,
+        paged=paged_line(who),
+        person=(who or {}).get("person"),
+        email=(who or {}).get("email"),
+        slack_user_id=(who or {}).get("slack_user_id"),
+        ticket_ref=ticket_link,
+        status_lines=status,
     )
+
+
+def inline_code(text: str) -> str:
+    """A Markdown code span for untrusted text: no markup, link or @mention can form in it.
+
+    Newlines become spaces; the fence is longer than any backtick run inside (CommonMark).
+    """
+    flat = " ".join(str(text).split("\n"))
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def ticket_link(ref: str) -> str:
+    """How a ticket body names another ticket: `owner/repo#12` for a GitHub issue ref
+    (`github:owner/repo#12`; GitHub links it), else the ref as a code span."""
+    if ref.startswith("github:") and "#" in ref:
+        return ref.removeprefix("github:").split("/comments/")[0]
+    return inline_code(ref)
+
+
+def _names(items: list[str], shown: int) -> str:
+    """`a, b, c +2 more` for a list of names."""
+    head = ", ".join(items[:shown])
+    return head + (f" +{len(items) - shown} more" if len(items) > shown else "")
+
+
+def ticket_title(incident: dict[str, Any], alerts: list[dict[str, Any]]) -> str:
+    """The issue title: severity, the symptom (alert names and where), and the root cause,
+    e.g. `[critical] ServiceHighErrorRate on payment, checkout, frontend +1 more — root cause:
+    payment`, or `… — root cause unclear: load-generator or frontend-web`."""
+    names = list(dict.fromkeys(a["title"] for a in alerts)) or [incident["title"]]
+    where = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+    symptom = _names(names, 2) + (f" on {_names(where, 3)}" if where else "")
+    cause = incident.get("root_cause")
+    if cause:
+        why = f"root cause: {cause}"
+    elif incident.get("candidates"):
+        why = "root cause unclear: " + " or ".join(incident["candidates"][:3])
+    else:
+        why = "root cause unknown"
+    return f"[{incident['severity']}] {symptom} — {why}"
+
+
+def steps_section(steps: list[dict[str, Any]], limit: int = 60) -> list[str]:
+    """The investigator's checkpointed steps (rows of `incident_steps.cypher`) as Markdown
+    lines, one numbered list per task: tool, arguments (cut at 200 characters), result size."""
+    lines: list[str] = []
+    task = None
+    for shown, step in enumerate(steps):
+        if shown == limit:
+            lines.append(f"- … and {len(steps) - limit} more steps")
+            break
+        if step["task_id"] != task:
+            task = step["task_id"]
+            lines += ["", f"**{step['kind']}** (task {inline_code(task)}):"]
+        args = step["args"] or ""
+        args = args if len(args) <= 200 else args[:199] + "…"
+        lines.append(
+            f"{step['n']}. {inline_code(step['tool'])} {inline_code(args)} → "
+            f"{_step_result(step['result'])}"
+        )
+    return lines or ["- none recorded"]
+
+
+def _capped(lines: list[str], limit: int, what: str) -> list[str]:
+    if len(lines) <= limit:
+        return lines
+    return [*lines[:limit], f"- … and {len(lines) - limit} more {what}"]
+
+
+def _step_result(result: str | None) -> str:
+    """A short account of a stored step result (JSON): `3 rows`, `2 fields`, or the value."""
+    try:
+        value = json.loads(result or "null")
+    except json.JSONDecodeError:
+        return "unreadable result"
+    if isinstance(value, list):
+        return f"{len(value)} row{'' if len(value) == 1 else 's'}"
+    if isinstance(value, dict):
+        return f"{len(value)} field{'' if len(value) == 1 else 's'}"
+    return "no result" if value is None else inline_code(json.dumps(value)[:80])
+
+
+def evidence_section(raws: list[dict[str, Any]], budget: int, incident_id: str) -> str:
+    """Each alert's raw fields (`verbatim`) in its own code block, within `budget` characters.
+
+    When they do not fit, the last alert that fits in part is cut inside its block, later ones
+    are left out, and a closing line says how many alerts and characters were left out.
+    """
+    texts = [verbatim(raw) for raw in raws]
+    total = sum(len(t) for t in texts)
+    note_room = 400
+    out: list[str] = []
+    used = shown = 0
+    for index, text in enumerate(texts):
+        block = "\n" + code_block(text)
+        last = index == len(texts) - 1  # the last block needs no room for the note
+        if used + len(block) <= budget - (0 if last else note_room):
+            out.append(block)
+            used += len(block)
+            shown += len(text)
+            continue
+        room = budget - note_room - used
+        head = text[: max(0, room - 40)]
+        while head and len(block := "\n" + code_block(head + "\n…")) > room:
+            head = head[: len(head) - (len(block) - room)]
+        partial = 0
+        if len(head) >= 200:
+            out.append(block)
+            shown += len(head)
+            partial = 1
+        left_alerts = len(texts) - index - partial
+        parts = []
+        if partial:
+            parts.append(f"alert {index + 1} shown in part")
+        if left_alerts:
+            parts.append(f"{left_alerts} of {len(texts)} alerts not shown")
+        out.append(
+            f"\n\n_(evidence cut to stay under GitHub's 65,536-character limit: "
+            f"{total - shown:,} of {total:,} characters left out; {', '.join(parts)}. "
+            f"Every alert is in full at `GET /api/v1/incidents/{incident_id}`.)_"
+        )
+        break
+    return "".join(out)
+
+
+def page_update(
+    intent_id: str,
+    page_ref: str,
+    incident: dict[str, Any],
+    alerts: list[dict[str, Any]],
+    who: dict[str, Any] | None,
+    changes: list[dict[str, Any]],
+    verdicts: list[dict[str, Any]],
+    ticket_link: str | None,
+) -> OutboundMessage:
+    """The page restated with the incident's current state (kind `update`, `reply_to` = the
+    page's ref): Slack edits the page in place."""
+    page = notification(intent_id, incident, alerts, who, changes, verdicts, ticket_link)
+    return page.model_copy(update={"kind": "update", "reply_to": page_ref})
 
 
 def ticket(
@@ -113,32 +313,82 @@ def ticket(
     incident: dict[str, Any],
     alerts: list[dict[str, Any]],
     who: dict[str, Any] | None,
+    note: str | None = None,
+    changes: list[dict[str, Any]] | None = None,
+    steps: list[dict[str, Any]] | None = None,
+    previous: dict[str, Any] | None = None,
 ) -> OutboundMessage:
-    """The ticket: cause, path, ruled-out candidates, who was paged, and each alert verbatim."""
+    """The ticket: what the investigator saw, in Markdown, under `TICKET_BODY_LIMIT` characters.
+
+    Sections: `note` first (e.g. why nobody was paged: a stated preference), incident and
+    previous occurrence (`previous`: a row of `previous_incident.cypher`), root cause and
+    confidence, graph paths, recent changes near the cause (`changes`: rows of
+    `recent_changes.cypher`), candidates considered and why each was ruled out, the
+    investigator's steps (`steps`: rows of `incident_steps.cypher`), who was paged, and each
+    alert's raw fields verbatim in code blocks (cut with a note when too long).
+    Untrusted text (alert fields, change refs) only appears in code blocks or code spans.
+    """
     cause = incident.get("root_cause")
-    symptom = alerts[0]["title"] if alerts else incident["title"]
-    title = f"[{incident['severity']}] {cause or 'inconclusive'}: {symptom}"
+    candidates = list(incident.get("candidates") or [])
+    ruled_out: dict[str, str] = json.loads(incident.get("ruled_out_json") or "{}")
     parts = [
-        f"## Incident {incident['id']} ({incident['status']})",
-        f"**Root cause:** {cause or 'inconclusive'}"
-        + (f" (confidence {incident['confidence']:.2f})" if cause else ""),
+        *([f"> {note}", ""] if note else []),
+        f"## Incident {incident['id']}: {incident['status']}, severity {incident['severity']}",
+        f"Opened {fmt_ms(incident.get('opened_at'))}"
+        + (f", resolved {fmt_ms(incident['resolved_at'])}" if incident.get("resolved_at") else ""),
+    ]
+    if previous:
+        ref = previous.get("ticket_ref")
+        where = ticket_link(ref) if ref else f"incident {previous['id']} (no ticket)"
+        ended = (
+            f"resolved {fmt_ms(previous['resolved_at'])}" if previous.get("resolved_at")
+            else previous["status"]
+        )  # fmt: skip
+        parts.append(
+            f"**Previous occurrence:** {where} (incident {previous['id']}, opened "
+            f"{fmt_ms(previous['opened_at'])}, {ended})"
+        )
+    parts += [
+        "",
+        f"**Root cause:** {cause} (confidence {incident['confidence']:.2f})" if cause
+        else "**Root cause:** inconclusive"
+        + (f" (candidates: {', '.join(candidates)})" if candidates else ""),
         "",
         incident.get("summary") or "",
         "",
         "### Graph path",
-        *[f"- {' → '.join(p)}" for p in json.loads(incident.get("paths_json") or "[]")],
+        *(_capped([f"- {' → '.join(p)}" for p in json.loads(incident.get("paths_json") or "[]")],
+                  10, "paths") or ["- none: no path from an alerting component"]),
         "",
-        "### Candidates ruled out",
-        *[f"- {k}: {v}" for k, v in json.loads(incident.get("ruled_out_json") or "{}").items()],
+        "### Recent changes near the cause",
+        *(_capped([
+            f"- {fmt_ms(c['at'])}: {c['kind']} {inline_code(c['ref'] or '')} on {c['component']}"
+            + (f" by {inline_code(c['author'])}" if c.get("author") else "")
+            for c in changes or []
+        ], 20, "changes") or [f"- none in the {CHANGE_LOOKBACK_MS // 3_600_000} h before the "
+                              "incident opened"]),
+        "",
+        "### Candidates considered",
+        *_capped(
+            [f"- {name}: {'the root cause' if name == cause else 'not ruled out'}"
+             for name in candidates]
+            + [f"- {name}: ruled out, {why}" for name, why in ruled_out.items()],
+            40, "candidates",
+        ),
+        "",
+        "### Steps the investigator took",
+        *steps_section(steps or []),
         "",
         f"### Paged\n{paged_line(who)}",
         "",
-        "### Raw evidence",
-    ]
-    evidence = []
-    body = "\n".join(parts)
-    for index, alert in enumerate(alerts):
-        raw = {
+        f"### Raw evidence ({len(alerts)} alert{'' if len(alerts) == 1 else 's'})",
+    ]  # fmt: skip
+    head = "\n".join(parts)
+    if len(head) > TICKET_BODY_LIMIT // 3:
+        head = head[: TICKET_BODY_LIMIT // 3] + "\n\n_(summary cut)_\n"
+    evidence = [
+        {
+            "fingerprint": alert["fingerprint"],
             "labels": json.loads(alert["labels_json"]),
             "annotations": json.loads(alert["annotations_json"]),
             "values": json.loads(alert.get("values_json") or "null"),
@@ -146,21 +396,22 @@ def ticket(
             "status": alert["status"],
             "generatorURL": alert["generator_url"],
         }
-        evidence.append(raw)
-        block = "\n" + code_block(verbatim(raw))
-        if len(body) + len(block) > TICKET_BODY_LIMIT:
-            body += f"\n\n_(evidence cut: {len(alerts) - index} more alerts left out)_"
-            break
-        body += block
+        for alert in alerts
+    ]
+    body = head + evidence_section(evidence, TICKET_BODY_LIMIT - len(head), incident["id"])
+    labels = [f"severity:{incident['severity']}"]
+    labels += [f"component:{name}" for name in ([cause] if cause else candidates[:3])]
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],
         kind="ticket",
-        title=title,
+        title=ticket_title(incident, alerts),
         text=body,
         severity=incident["severity"],
         root_cause=cause,
         evidence=evidence,
+        labels=labels,
+        opened_at_ms=incident.get("opened_at"),
     )
 
 
@@ -182,6 +433,7 @@ def cleared(
         text=text,
         severity=incident["severity"],
         reply_to=reply_to,
+        opened_at_ms=since(incident),
     )
 
 
@@ -207,6 +459,33 @@ def diagnosis_update(
         severity=incident["severity"],
         root_cause=incident["root_cause"],
         reply_to=reply_to,
+        opened_at_ms=since(incident),
+    )
+
+
+def readback(
+    intent_id: str,
+    incident: dict[str, Any],
+    fact: dict[str, Any],
+    understood: str,
+    reply_to: str | None,
+) -> OutboundMessage:
+    """Read a stated preference back to its author, with Approve / Discard buttons."""
+    return OutboundMessage(
+        intent_id=intent_id,
+        incident_id=incident["id"],
+        kind="followup",
+        title=incident["title"],
+        text=f"{mention(fact['person']) or escape_mrkdwn(fact['person_name'] or '')} "
+        f"I understood: {escape_mrkdwn(understood)} Save this preference?",
+        severity=incident["severity"],
+        reply_to=reply_to,
+        buttons=[
+            Button(
+                action_id="approve_preference", text="Approve", value=fact["id"], style="primary"
+            ),
+            Button(action_id="discard_preference", text="Discard", value=fact["id"]),
+        ],
     )
 
 
@@ -215,8 +494,8 @@ def ticket_resolved(
 ) -> OutboundMessage:
     """The closing comment of a ticket: resolution time and the alerts that cleared."""
     lines = [f"Resolved at {fmt_ms(incident['resolved_at'])}. Alerts that cleared:"]
-    lines += [f"- {a['title']} on {a['component'] or 'unknown'} at {fmt_ms(a['ends_at_ms'])}"
-              for a in alerts]  # fmt: skip
+    lines += [f"- {inline_code(a['title'])} on {a['component'] or 'unknown'} "
+              f"at {fmt_ms(a['ends_at_ms'])}" for a in alerts]  # fmt: skip
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],

@@ -1,21 +1,32 @@
 """Responder: finds the owner and who is on call now, and sends the page and the ticket.
 
 Every external action carries an intent id and goes through `TaskRun.act`, so a crashed or
-resumed run never pages twice:
+resumed run never pages twice. An approved preference of the on-call person for the incident's
+failure kind is obeyed (e.g. no Slack page, a ticket only), and the ticket says why.
 - `incident:<id>:initial-notification` and `incident:<id>:ticket` (task `respond`);
 - `incident:<id>:update:<task id>` when a re-investigation changed the root cause after the page
   (task `notify_update`);
+- `incident:<id>:readback:<fact id>`: a stated preference read back for approval (`readback`);
 - `incident:<id>:cleared:<alert key>` per alert that clears, and `incident:<id>:ticket-resolved`
   when the last one clears (task `notify_cleared`, claimable only after the first page is out).
+
+The page itself is restated with the incident's current state (kind `update`; Slack edits it
+in place) when the ticket link is known (`…:ticket-link`), the incident resolves
+(`…:resolved`), a re-investigation changes the cause (`…:page:<task id>`), and an engineer gives
+a verdict (`…:page:notify_verdict:<verdict id>`, task `notify_verdict`).
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from typing import Any
 
 from adapters.notify import Notifier
-from agents import messages
+from agents import messages, preferences
+from agents.checks import CHANGE_LOOKBACK_MS
 from agents.coordination import TaskRun
+from agents.failure_kinds import classify
 
 
 def intent(incident_id: str, what: str) -> str:
@@ -23,18 +34,34 @@ def intent(incident_id: str, what: str) -> str:
     return f"incident:{incident_id}:{what}"
 
 
+def failure_kind(alerts: list[dict[str, Any]], cause: str | None) -> str | None:
+    """The most common failure kind among the alerts on the cause (else among all alerts)."""
+    on_cause = [a for a in alerts if a["component"] == cause] or alerts
+    kinds = Counter(
+        k for a in on_cause
+        if (k := classify(a["alertname"], json.loads(a["annotations_json"]).get("summary", "")))
+    )  # fmt: skip
+    return kinds.most_common(1)[0][0] if kinds else None
+
+
+def link(ref: str | None) -> str | None:
+    """A ticket reference that is a web link (`http(s)://…`), else None (e.g. `outbox:…`)."""
+    return ref if ref and ref.startswith(("https://", "http://")) else None
+
+
 class Responder:
     """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s)."""
 
-    kinds = ("respond", "notify_cleared", "notify_update")
+    kinds = ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback")
 
     def __init__(self, messenger: Notifier, tickets: Notifier) -> None:
         self.messenger = messenger
         self.tickets = tickets
 
     def run(self, task: TaskRun) -> None:
-        """Handle one claimed `respond` or `notify_cleared` task. Raises `LeaseLost`,
-        `GraphUnavailable` or `AdapterError` (the worker releases the task for a retry)."""
+        """Handle one claimed `respond`, `notify_cleared`, `notify_update` or `notify_verdict`
+        task. Raises `LeaseLost`, `GraphUnavailable` or `AdapterError` (the worker releases the
+        task for a retry)."""
         graph, incident_id = task.graph, task.claim.incident_id
         incident = graph.one("incident_get", {"incident_id": incident_id})
         if incident is None:
@@ -44,7 +71,12 @@ class Responder:
         if task.claim.kind == "respond":
             self._respond(task, incident, alerts)
         elif task.claim.kind == "notify_update":
-            self._update(task, incident)
+            self._update(task, incident, alerts)
+        elif task.claim.kind == "readback":
+            self._readback(task, incident)
+        elif task.claim.kind == "notify_verdict":
+            self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
+            task.complete("page updated")
         else:
             self._cleared(task, incident, alerts)
 
@@ -61,27 +93,78 @@ class Responder:
             lambda: self._who(task, components),
             touched=components,
         )  # fmt: skip
-        page = messages.notification(
-            intent(incident["id"], "initial-notification"), incident, alerts, who
-        )
-        task.act(self.messenger, page)
-        issue = messages.ticket(intent(incident["id"], "ticket"), incident, alerts, who)
-        task.act(self.tickets, issue)
+        kind = failure_kind(alerts, incident["root_cause"])
+        people = [p for p in ((who or {}).get("slack_user_id"), (who or {}).get("person")) if p]
+        pref = task.step(
+            "preferences", {"people": people, "failure_kind": kind},
+            lambda: preferences.current(task.graph, people, kind) if people else None,
+        )  # fmt: skip
+        note = None
+        changes = task.graph.rows("incident_changes", {"incident_id": incident["id"]})
+        if pref and pref["no_page"]:
+            when = messages.fmt_ms(pref["approved_at"] or pref["stated_at"])[:10]
+            note = f"Not paged on Slack, as {(who or {}).get('person')} asked on {when}"
+            note += f" ({pref['detail']} below)." if pref["detail"] else "."
+        else:
+            page = messages.notification(
+                intent(incident["id"], "initial-notification"), incident, alerts, who, changes
+            )
+            task.act(self.messenger, page)
+        issue = messages.ticket(
+            intent(incident["id"], "ticket"), incident, alerts, who, note,
+            **self._ticket_context(task, incident, components),
+        )  # fmt: skip
+        if link(task.act(self.tickets, issue)):
+            self._restate(task, incident, alerts, "ticket-link")
         task.complete("notified", mark_notified=True, root_cause=incident["root_cause"])
 
-    def _update(self, task: TaskRun, incident: dict[str, Any]) -> None:
+    def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
+        """Read a stated preference back in the incident's thread, with Approve / Discard."""
+        fact_id = task.claim.task_id.removeprefix("readback:")
+        fact = task.graph.one("fact_get", {"id": fact_id})
+        if fact is None:
+            task.complete("fact missing")
+            return
+        understood = preferences.Preference(
+            fact["failure_kind"], fact["no_page"], fact["ticket"], fact["detail"]
+        ).readback()
+        root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
+        message = messages.readback(
+            intent(incident["id"], f"readback:{fact_id}"), incident, fact, understood, root
+        )
+        task.act(self.messenger, message)
+        task.complete("read back")
+
+    def _update(
+        self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
+    ) -> None:
         """Tell the thread when a re-investigation changed the root cause since the page."""
         if incident["root_cause"] == incident["notified_root_cause"]:
             task.complete("unchanged")
             return
-        refs = self._refs(task, incident["id"])
-        update = messages.diagnosis_update(
-            intent(incident["id"], f"update:{task.claim.task_id}"), incident,
-            incident["notified_root_cause"],
-            refs.get(intent(incident["id"], "initial-notification")),
-        )  # fmt: skip
-        task.act(self.messenger, update)
+        root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
+        if root is not None:  # nobody was paged (a preference): no thread to update
+            update = messages.diagnosis_update(
+                intent(incident["id"], f"update:{task.claim.task_id}"), incident,
+                incident["notified_root_cause"], root,
+            )  # fmt: skip
+            task.act(self.messenger, update)
+            self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
         task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])
+
+    def _ticket_context(
+        self, task: TaskRun, incident: dict[str, Any], components: list[str]
+    ) -> dict[str, Any]:
+        """What the ticket adds to the page: recent changes near the cause (the investigator's
+        window), the investigation's steps, and the previous incident of a refired alert."""
+        opened = incident["opened_at"]
+        window = {"components": components, "since": opened - CHANGE_LOOKBACK_MS, "until": opened}
+        graph, incident_id = task.graph, {"incident_id": incident["id"]}
+        return {
+            "changes": graph.rows("recent_changes", window) if components else [],
+            "steps": graph.rows("incident_steps", incident_id),
+            "previous": graph.one("previous_incident", incident_id),
+        }
 
     def _refs(self, task: TaskRun, incident_id: str) -> dict[str, str]:
         """intent id -> external ref of every action already taken for the incident."""
@@ -112,14 +195,37 @@ class Responder:
             return
         refs = self._refs(task, incident["id"])
         root = refs.get(intent(incident["id"], "initial-notification"))
-        note = messages.cleared(
-            intent(incident["id"], f"cleared:{alert['key']}"), incident, alert, root
-        )
-        task.act(self.messenger, note)
+        if root is not None:  # no root message: nobody was paged (a preference); stay quiet
+            note = messages.cleared(
+                intent(incident["id"], f"cleared:{alert['key']}"), incident, alert, root
+            )
+            task.act(self.messenger, note)
         if incident["status"] == "resolved":
             issue = refs.get(intent(incident["id"], "ticket"))
             closing = messages.ticket_resolved(
                 intent(incident["id"], "ticket-resolved"), incident, alerts, issue
             )
             task.act(self.tickets, closing)
+            self._restate(task, incident, alerts, "resolved")
         task.complete("cleared")
+
+    def _restate(
+        self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], what: str
+    ) -> None:
+        """Restate the page with the incident's current state (intent `incident:<id>:<what>`):
+        cause, the person paged then, ticket link, resolution and verdicts. Nothing to do when
+        no page went out."""
+        incident_id = incident["id"]
+        refs = self._refs(task, incident_id)
+        page = refs.get(intent(incident_id, "initial-notification"))
+        if page is None:
+            return
+        paged = task.graph.one("incident_paged", {"incident_id": incident_id})
+        update = messages.page_update(
+            intent(incident_id, what), page, incident, alerts,
+            json.loads(paged["result"]) if paged else None,
+            task.graph.rows("incident_changes", {"incident_id": incident_id}),
+            task.graph.rows("incident_verdicts", {"incident_id": incident_id}),
+            link(refs.get(intent(incident_id, "ticket"))),
+        )  # fmt: skip
+        task.act(self.messenger, update)

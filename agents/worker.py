@@ -22,9 +22,12 @@ log = logging.getLogger(__name__)
 
 ROLE_KINDS: dict[str, tuple[str, ...]] = {
     "investigator": ("investigate", "reinvestigate"),
-    "responder": ("respond", "notify_cleared", "notify_update"),
+    "responder": ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback"),
+    "learner": ("learn",),
 }
 ROLE_KINDS["any"] = tuple(kind for kinds in ROLE_KINDS.values() for kind in kinds)
+#: The longest an adapter's "retry after" (`AdapterError.retry_after_s`) defers a task (s).
+MAX_RETRY_AFTER_S = 15 * 60.0
 
 
 class Agent(Protocol):
@@ -78,15 +81,17 @@ class Worker:
                 log.warning("%s: %s; stopping this task", self.name, exc)
             except (AdapterError, GraphUnavailable) as exc:
                 log.warning("%s: task %s gave up this attempt: %s", self.name, claimed.task_id, exc)
-                self._give_back(task, str(exc))
+                after = exc.retry_after_s if isinstance(exc, AdapterError) else None
+                wait_s = min(after or 0.0, MAX_RETRY_AFTER_S)
+                self._give_back(task, str(exc), int(wait_s * 1000))
             except Exception as exc:  # a bug in one task must not kill the worker
                 log.exception("%s: task %s failed", self.name, claimed.task_id)
                 self._give_back(task, f"{type(exc).__name__}: {exc}")
         return worked
 
-    def _give_back(self, task: TaskRun, reason: str) -> None:
+    def _give_back(self, task: TaskRun, reason: str, delay_ms: int = 0) -> None:
         with contextlib.suppress(GraphUnavailable):  # else the lease expires: claimable again
-            task.release(reason, self.max_attempts)
+            task.release(reason, self.max_attempts, delay_ms)
 
     def run(self, stop: threading.Event, burst: bool = False, idle_s: float = 0.05) -> None:
         """Loop until `stop` is set (or, with `burst`, until nothing is claimable)."""

@@ -1,11 +1,11 @@
 // Claim the oldest claimable task of the given kinds: open, or claimed with an expired lease.
-// A follow-up (cleared alert, diagnosis update) waits until the incident's first notification is out.
+// A follow-up (cleared alert, diagnosis update, verdict) waits until the incident's first notification is out.
 // Select first, then SET (LIMIT does not limit an eager write). Lease uses the database clock.
 WITH timestamp() AS now
 MATCH (t:Task)
 WHERE t.kind IN $kinds AND (t.status = 'open' OR (t.status = 'claimed' AND t.lease_until < now))
 OPTIONAL MATCH (t)-[:FOR]->(i:Incident)
-WITH t, now, i WHERE NOT t.kind IN ['notify_cleared', 'notify_update'] OR i.notified = true
+WITH t, now, i WHERE NOT t.kind IN ['notify_cleared', 'notify_update', 'notify_verdict'] OR i.notified = true
 WITH t, now ORDER BY t.created_at LIMIT 1
 SET t.status = 'claimed', t.owner = $owner, t.attempt_id = $attempt_id, t.epoch = t.epoch + 1,
     t.lease_until = now + $lease_ms, t.attempts = t.attempts + 1,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from adapters.falkordb import GraphStore
-from gateway import changes, status, webhook
+from gateway import changes, playbooks, slack_routes, status, webhook
 from gateway.settings import Settings
 
 
@@ -18,4 +18,6 @@ def create_app(settings: Settings, store: GraphStore, schema_ready: bool = True)
     app.include_router(webhook.router)
     app.include_router(status.router)
     app.include_router(changes.router)
+    app.include_router(playbooks.router)
+    app.include_router(slack_routes.router)
     return app

@@ -72,7 +72,7 @@ def demo(
     with tempfile.TemporaryDirectory(prefix="blast-radius-demo-") as scratch:
         settings = load_settings(
             data_dir=data_dir or Path(scratch), falkordb_url=None, webhook_tokens={},
-            default_tenant="demo", port=0,
+            default_tenant="demo", port=0, notify="outbox",  # the demo never pages anyone
         )  # fmt: skip
         typer.echo(f"demo: embedded FalkorDB in {settings.data_dir}", err=True)
         try:
@@ -168,5 +168,5 @@ def topology_import(
     typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
 
 
-if __name__ == "__main__":  # `python -m gateway.cli` runs the checkout it is started from
+if __name__ == "__main__":  # `python -m gateway.cli …` runs the checkout it is started in
     app()

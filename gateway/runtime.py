@@ -21,8 +21,13 @@ from typing import Any
 import uvicorn
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable
+from adapters.github import GitHubIssues
+from adapters.notify import Mirrored, Notifier
 from adapters.outbox import Outbox
+from adapters.prometheus import Prometheus
+from adapters.slack import SlackNotifier
 from agents.investigator import Investigator
+from agents.learner import Learner
 from agents.responder import Responder
 from agents.worker import Worker
 from gateway.app import create_app
@@ -63,6 +68,17 @@ def _running_embedded(settings: Settings) -> str | None:
         store.close()
 
 
+def messengers(settings: Settings, outbox: Outbox) -> tuple[SlackNotifier | None, Notifier]:
+    """The Slack notifier (None when Slack is off) and the notifier pages go through, as
+    `BLAST_NOTIFY` says: Slack, Slack with a copy in the outbox, or the outbox."""
+    if settings.notify_mode == "outbox" or settings.slack_bot_token is None:
+        return None, outbox
+    slack = SlackNotifier(
+        settings.slack_bot_token, settings.slack_api_url, settings.slack_default_channel
+    )
+    return slack, (slack if settings.notify_mode == "slack" else Mirrored(slack, outbox))
+
+
 class Runtime:
     """Owns the database connection and, on request, the HTTP server and worker threads.
 
@@ -74,6 +90,16 @@ class Runtime:
         self.embedded: EmbeddedFalkorDB | None = None
         self.store: GraphStore | None = None
         self.outbox = Outbox(settings.data_dir / "outbox.jsonl")
+        #: Where tickets go: GitHub issues with GITHUB_TOKEN and GITHUB_REPO set, else the outbox.
+        self.tickets: Notifier = self.outbox
+        if settings.github_token is not None and settings.github_repo is not None:
+            self.tickets = GitHubIssues(
+                settings.github_token, settings.github_repo, api_url=settings.github_api_url,
+                label=settings.github_label,
+                request_interval_s=settings.github_request_interval_s,
+                write_interval_s=settings.github_write_interval_s,
+            )  # fmt: skip
+        self.slack, self.messenger = messengers(settings, self.outbox)
         self._server: uvicorn.Server | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -144,10 +170,15 @@ class Runtime:
         return int(sockets[0].getsockname()[1])
 
     def make_worker(self, role: str = "any", name: str | None = None) -> Worker:
-        """A worker with the default agents (rule-based investigator, outbox responder)."""
+        """A worker with every agent: investigator (memory, then rules), responder, learner."""
         assert self.store is not None
         s = self.settings
-        agents: list[Any] = [Investigator(s.walk_hops), Responder(self.outbox, self.outbox)]
+        prometheus = Prometheus(s.prometheus_url) if s.prometheus_url else None
+        agents: list[Any] = [
+            Investigator(s.walk_hops, prometheus),
+            Responder(self.messenger, self.tickets),
+            Learner(),
+        ]
         return Worker(
             self.store, s.tenants, agents, role=role, lease_ms=s.lease_ms,
             max_attempts=s.max_attempts, name=name,

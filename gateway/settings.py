@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 TENANT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -38,8 +38,9 @@ class Settings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
-    )
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True,
+        hide_input_in_errors=True,  # a validation error must not print a token
+    )  # fmt: skip
 
     data_dir: Path = Field(default_factory=default_data_dir, alias="BLAST_DATA_DIR")
     host: str = Field("127.0.0.1", alias="BLAST_HOST")
@@ -58,7 +59,25 @@ class Settings(BaseSettings):
     lease_ms: int = Field(30_000, alias="BLAST_LEASE_MS", gt=0)
     max_attempts: int = Field(5, alias="BLAST_MAX_ATTEMPTS", gt=0)
     query_timeout_ms: int = Field(1_000, alias="BLAST_QUERY_TIMEOUT_MS", gt=0)
+    prometheus_url: str | None = Field(None, alias="PROMETHEUS_URL")
     query_timeout_max_ms: int = Field(5_000, alias="BLAST_QUERY_TIMEOUT_MAX_MS", gt=0)
+    github_token: SecretStr | None = Field(None, alias="GITHUB_TOKEN")
+    github_repo: str | None = Field(
+        None, alias="GITHUB_REPO", pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
+    )
+    github_api_url: str = Field(
+        "https://api.github.com", alias="GITHUB_API_URL", pattern=r"^https?://\S+$"
+    )
+    github_label: str = Field(
+        "blast-radius", alias="GITHUB_LABEL", min_length=1, max_length=50, pattern=r"^[^,]+$"
+    )
+    github_request_interval_s: float = Field(0.25, alias="GITHUB_REQUEST_INTERVAL_S", ge=0)
+    github_write_interval_s: float = Field(1.0, alias="GITHUB_WRITE_INTERVAL_S", ge=0)
+    slack_bot_token: SecretStr | None = Field(None, alias="SLACK_BOT_TOKEN")
+    slack_signing_secret: SecretStr | None = Field(None, alias="SLACK_SIGNING_SECRET")
+    slack_api_url: str = Field("https://slack.com/api/", alias="SLACK_API_URL")
+    slack_default_channel: str | None = Field(None, alias="SLACK_DEFAULT_CHANNEL")
+    notify: Literal["slack", "slack+outbox", "outbox"] | None = Field(None, alias="BLAST_NOTIFY")
 
     @field_validator("webhook_tokens", mode="before")
     @classmethod
@@ -82,6 +101,50 @@ class Settings(BaseSettings):
     def _check_tenant(cls, value: str) -> str:
         graph_name(value)
         return value
+
+    @field_validator(
+        "falkordb_url", "prometheus_url", "github_token", "github_repo", "slack_bot_token",
+        "slack_signing_secret", "slack_default_channel", "notify", mode="before",
+    )  # fmt: skip
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """An empty value (`GITHUB_TOKEN=` as in `.env.example`) means unset."""
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _github_complete(self) -> Settings:
+        """GitHub tickets need both `GITHUB_TOKEN` and `GITHUB_REPO`; one alone is a mistake."""
+        if (self.github_token is None) != (self.github_repo is None):
+            missing = "GITHUB_REPO" if self.github_repo is None else "GITHUB_TOKEN"
+            raise ValueError(
+                f"GitHub tickets need GITHUB_TOKEN and GITHUB_REPO; {missing} is unset"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _check_slack(self) -> Settings:
+        """Slack needs its bot token, and its signing secret to verify buttons and replies."""
+        if self.notify_mode != "outbox" and self.slack_bot_token is None:
+            raise ValueError(f"BLAST_NOTIFY={self.notify} needs SLACK_BOT_TOKEN")
+        if self.slack_bot_token is not None and self.slack_signing_secret is None:
+            raise ValueError(
+                "SLACK_BOT_TOKEN is set but SLACK_SIGNING_SECRET is not: Slack buttons and "
+                "replies could not be verified"
+            )
+        return self
+
+    @property
+    def github_enabled(self) -> bool:
+        """True when tickets go to GitHub issues (token and repository set), else the outbox."""
+        return self.github_token is not None and self.github_repo is not None
+
+    @property
+    def notify_mode(self) -> str:
+        """Where pages go: `BLAST_NOTIFY`, else `slack` when `SLACK_BOT_TOKEN` is set, else
+        `outbox`."""
+        if self.notify is not None:
+            return self.notify
+        return "slack" if self.slack_bot_token is not None else "outbox"
 
     @property
     def tenants(self) -> list[str]:

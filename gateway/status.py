@@ -7,13 +7,17 @@ Reads use the same credentials as the webhook; the tenant comes from the credent
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import GraphUnavailable, TenantGraph
+from agents import verdicts
 from gateway.auth import tenant_for
 from gateway.settings import graph_name
 
@@ -33,7 +37,9 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     name or null), finding {summary, confidence, candidates, paths, ruled_out, planner},
     alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
     starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana)}],
-    actions [{intent_id, kind, status, adapter, external_ref}].
+    actions [{intent_id, kind, status, adapter, external_ref}], verdicts [{id, verdict,
+    actual_cause, by, by_name, at, text, source, event_id}] (engineers' answers in Slack,
+    oldest first).
     """
     row = graph.one("incident_get", {"incident_id": incident_id})
     if row is None:
@@ -71,6 +77,7 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "finding": finding,
         "alerts": alerts,
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
+        "verdicts": graph.rows("incident_verdicts", {"incident_id": incident_id}),
     }
 
 
@@ -119,3 +126,44 @@ async def ready(request: Request) -> dict[str, str] | JSONResponse:
     if not ok:
         return JSONResponse({"status": "not ready"}, status_code=503)
     return {"status": "ready"}
+
+
+class VerdictIn(BaseModel):
+    """A verdict given outside Slack (e.g. from the ticket tracker or a CLI)."""
+
+    verdict: Literal["confirmed", "rejected", "resolved"]
+    by: str = Field(min_length=1, description="who gives it (a Slack user id or a name)")
+    actual_cause: str | None = None
+    text: str = ""
+    id: str | None = Field(None, description="idempotency key; a repeat changes nothing")
+
+
+@router.post("/api/v1/incidents/{incident_id}/verdicts", status_code=201)
+async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> dict[str, Any]:
+    """Record a verdict on the incident's diagnosis, as a Slack button would: it reaches the
+    learner (trust, new playbooks). `actual_cause` defaults to the root cause when confirmed.
+    404 when the incident does not exist in this tenant."""
+    graph = _graph(request)
+    key = given.id or uuid.uuid4().hex
+
+    def store() -> dict[str, Any] | None:
+        found = graph.one("incident_get", {"incident_id": incident_id})
+        if found is None:
+            return None
+        cause = given.actual_cause or (
+            found["root_cause"] if given.verdict == "confirmed" else None
+        )
+        verdict = verdicts.Verdict(
+            id=f"api:{key}", incident_id=incident_id, verdict=given.verdict, actual_cause=cause,
+            by=given.by, by_name=None, at=int(time.time() * 1000), text=given.text,
+            source="api", event_id=key,
+        )  # fmt: skip
+        return verdicts.record(graph, verdict)
+
+    try:
+        row = await run_in_threadpool(store)
+    except GraphUnavailable as exc:
+        raise HTTPException(503, "graph database unavailable") from exc
+    if row is None:
+        raise HTTPException(404, f"no incident {incident_id!r}")
+    return {"id": row["id"], "verdict": row["verdict"], "actual_cause": row["actual_cause"]}

@@ -1,0 +1,57 @@
+"""Prometheus as live evidence: instant queries over the HTTP API, via httpx.
+
+Source: Prometheus HTTP API, `GET /api/v1/query?query=…&time=…` answering
+`{"status": "success", "data": {"resultType": "vector",
+"result": [{"metric": {…}, "value": [t, "v"]}]}}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from adapters.notify import AdapterError
+
+
+class Prometheus:
+    """An instant-query client for one Prometheus server (`PROMETHEUS_URL`)."""
+
+    def __init__(self, base_url: str, timeout_s: float = 5.0) -> None:
+        self._client = httpx.Client(base_url=base_url.rstrip("/") + "/", timeout=timeout_s)
+
+    def instant(self, query: str, at_s: float | None = None) -> list[dict[str, Any]]:
+        """Run an instant query at `at_s` (Unix seconds, UTC; None = now).
+
+        Returns `[{"metric": {...}, "value": float}]`. Raises `AdapterError` (retryable for
+        5xx, 429 and network errors; not for a bad query).
+        """
+        params: dict[str, str] = {"query": query}
+        if at_s is not None:
+            params["time"] = f"{at_s:.3f}"
+        try:
+            answer = self._client.get("api/v1/query", params=params)
+        except httpx.HTTPError as exc:
+            raise AdapterError(
+                f"prometheus unreachable: {type(exc).__name__}", retryable=True
+            ) from exc
+        if answer.status_code >= 500 or answer.status_code == 429:
+            raise AdapterError(f"prometheus answered {answer.status_code}", retryable=True)
+        body = (
+            answer.json()
+            if answer.headers.get("content-type", "").startswith("application/json")
+            else {}
+        )
+        if answer.status_code != 200 or body.get("status") != "success":
+            raise AdapterError(
+                f"prometheus query failed ({answer.status_code}): {body.get('error', 'no detail')}",
+                retryable=False,
+            )
+        data = body["data"]
+        if data["resultType"] == "scalar":
+            return [{"metric": {}, "value": float(data["result"][1])}]
+        return [{"metric": r["metric"], "value": float(r["value"][1])} for r in data["result"]]
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.close()

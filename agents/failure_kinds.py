@@ -1,0 +1,47 @@
+"""Failure kinds: a small, fixed vocabulary that differently worded alerts map onto.
+
+A playbook learned from `PostgresTooManyConnections` on one database must be recognised when
+another database fires `PgConnectionPoolExhausted`: both are *saturation*. The mapping is a
+keyword table over the alert name and its summary (no model), checked in order, first match
+wins. Engineers use the same words in preferences ("for database saturation, …").
+"""
+
+from __future__ import annotations
+
+import re
+
+#: (kind, pattern) in priority order; patterns match alertname + summary, case-insensitively,
+#: after CamelCase is split into words.
+KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern, re.IGNORECASE))
+    for kind, pattern in (
+        ("saturation", r"saturat|too many conn|connection(s)? (pool )?(exhaust|limit|full)|"
+                       r"pool exhaust|max.?conn|conn(ection)? pool|exhaust"),
+        ("memory", r"memory|\boom\b|heap|out of mem"),
+        ("restarts", r"restart|crash ?loop|oomkilled|not ready"),
+        ("lag", r"\blag\b|backlog|consumer group"),
+        ("traffic", r"rate spike|request rate|traffic|surge|flood"),
+        ("latency", r"latency|slow|duration|p9\d|timeout|gc pause"),
+        ("errors", r"error|5xx|fail|exception|unavailable"),
+        ("cpu", r"\bcpu\b|throttl"),
+        ("disk", r"disk|filesystem|inode|volume"),
+    )
+)  # fmt: skip
+
+
+def words(text: str) -> str:
+    """`PgConnectionPoolExhausted` -> `Pg Connection Pool Exhausted` (CamelCase split; `_` too)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text).replace("_", " ")
+
+
+def classify(alertname: str, summary: str = "") -> str | None:
+    """The failure kind of one alert, or None when no keyword matches."""
+    text = f"{words(alertname)} {summary}"
+    return next((kind for kind, pattern in KINDS if pattern.search(text)), None)
+
+
+def kind_in(text: str) -> str | None:
+    """The failure kind named in free text ("for database saturation, …"), or None."""
+    return next(
+        (kind for kind, pattern in KINDS if pattern.search(text) or kind in text.lower()), None
+    )

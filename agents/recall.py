@@ -1,0 +1,38 @@
+"""Recall: which remembered playbooks could explain this incident, best first.
+
+Two queries (from issue #6): playbooks pinned within 0-2 dependency hops of an alerting
+component (weight 1), and playbooks learned on another component of the same tech as one
+within that reach (weight 1/2, "kind transfer"). Ranked by weight × trust, then fewer hops.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from adapters.falkordb import TenantGraph
+
+PINNED_WEIGHT = 1.0
+SAME_TECH_WEIGHT = 0.5
+
+
+def recall(graph: TenantGraph, alerting: list[str]) -> list[dict[str, Any]]:
+    """Recalled playbooks as `{id, title, failure_kind, trust, checks, candidate, pinned_to,
+    path, hops, weight, score}`; one entry per (playbook, candidate), best first."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for query, weight in (("recall_pinned", PINNED_WEIGHT), ("recall_same_tech", SAME_TECH_WEIGHT)):
+        for row in graph.rows(query, {"alerting": alerting}):
+            key = (row["id"], row["candidate"])
+            entry = {
+                "id": row["id"], "title": row["title"], "failure_kind": row["failure_kind"],
+                "trust": float(row["trust"]), "checks": json.loads(row["checks_json"]),
+                "candidate": row["candidate"], "pinned_to": row["pinned_to"],
+                "path": list(row["path"]), "hops": int(row["hops"]), "weight": weight,
+                "score": round(weight * float(row["trust"]), 4),
+            }  # fmt: skip
+            if key not in found or (entry["score"], -entry["hops"]) > (
+                found[key]["score"],
+                -found[key]["hops"],
+            ):
+                found[key] = entry
+    return sorted(found.values(), key=lambda e: (-e["score"], e["hops"], e["id"], e["candidate"]))

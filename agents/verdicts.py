@@ -1,0 +1,124 @@
+"""What an engineer's answer to a page means, without a model, and its record: a Verdict.
+
+A button says it outright (Confirm cause / Wrong cause / Resolved). A thread reply is read by
+these rules, on its plain text (Slack markup removed), lower-cased:
+
+- rejected: `wrong`, `incorrect`, `not it`, `not right`, `not correct`, `not the (root) cause`,
+  `isn't it / right / correct / the cause`, or a reply that starts with `no` / `nope`;
+- confirmed (only when not rejected): `confirm(ed)`, `correct`, `that's / it's / is / you're
+  right`, `that's it`, `good call`, `spot on`, or a reply that starts with `yes` / `yep` / `yup`
+  / `right` / `+1`; but not `not / can't / cannot / don't confirm(ed)`;
+- anything else is conversation, not a verdict.
+
+A rejection that names a component the graph knows (by name or alias; two words also match a
+hyphenated name: "product catalog" -> `product-catalog`) records the first one named that is
+not the rejected root cause as the actual cause. A confirmation records the confirmed root
+cause as the actual cause.
+
+The record (the learner reads exactly this): `(:Incident)-[:HAS_VERDICT]->(:Verdict {id,
+incident_id, verdict, actual_cause, by, by_name, at, text, source, event_id})` plus a `learn`
+task and a `notify_verdict` task, in one query (`cypher/record_verdict.cypher`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from adapters.falkordb import TenantGraph
+
+REJECT = re.compile(
+    r"\b(?:wrong|incorrect|not\s+(?:it|right|correct|the\s+(?:root\s+)?cause)"
+    r"|isn'?t\s+(?:it|right|correct|the\s+(?:root\s+)?cause))\b|^\s*(?:no|nope)\b"
+)
+CONFIRM = re.compile(
+    r"\b(?:confirm(?:ed|s)?|correct|(?:that'?s|it'?s|is|you'?re)\s+right|that'?s\s+it"
+    r"|good\s+call|spot\s+on)\b|^\s*(?:yes|yep|yup|right)\b|^\s*\+1"
+)
+NOT_CONFIRMED = re.compile(r"\b(?:not|can'?t|cannot|don'?t|didn'?t)\s+(?:yet\s+)?confirm")
+#: Slack markup: `<@U123>`, `<#C123|name>`, `<!here>`, `<https://x|label>`, `<https://x>`.
+MARKUP = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")
+WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
+
+
+class Verdict(BaseModel):
+    """One verdict as stored: `at` ms UTC; `by` a Slack user id; `source` button | reply;
+    `event_id` Slack's event id (reply) or `<user>:<action_id>:<action_ts>` (button)."""
+
+    id: str
+    incident_id: str
+    verdict: Literal["confirmed", "rejected", "resolved"]
+    actual_cause: str | None
+    by: str
+    by_name: str | None
+    at: int
+    text: str
+    source: Literal["button", "reply", "api"]
+    event_id: str
+
+
+def plain_text(text: str) -> str:
+    """A Slack message's text without markup (mentions dropped, links and channels as their
+    label), `&amp; &lt; &gt;` unescaped, curly apostrophes straightened, lower-cased."""
+
+    def label(match: re.Match[str]) -> str:
+        target, shown = match.group(1), match.group(2)
+        if target.startswith(("@", "!")):
+            return " "
+        return shown if shown is not None else target.lstrip("#")
+
+    text = MARKUP.sub(label, text)
+    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return text.replace("\u2019", "'").lower()
+
+
+def reply_verdict(plain: str) -> Literal["confirmed", "rejected"] | None:
+    """The verdict a reply's plain text (`plain_text`) states, or None (see module docstring)."""
+    if REJECT.search(plain):
+        return "rejected"
+    if CONFIRM.search(plain) and not NOT_CONFIRMED.search(plain):
+        return "confirmed"
+    return None
+
+
+def named_words(plain: str) -> list[str]:
+    """Words of the text in order, each pair of neighbours joined by `-` listed first
+    ("product catalog" -> `product-catalog`, `product`, `catalog`)."""
+    words = WORD.findall(plain)
+    out: list[str] = []
+    for index, word in enumerate(words):
+        if index + 1 < len(words):
+            out.append(f"{word}-{words[index + 1]}")
+        out.append(word)
+    return out
+
+
+def actual_cause(graph: TenantGraph, plain: str, rejected: str | None) -> str | None:
+    """The first component the text names (by name or alias) other than `rejected`, or None."""
+    words = named_words(plain)
+    if not words:
+        return None
+    known: dict[str, str] = {}
+    for row in graph.rows("match_components", {"candidates": words}):
+        for name in [row["name"], *(row["aliases"] or [])]:
+            known[str(name).lower()] = row["name"]
+    for word in words:
+        name = known.get(word)
+        if name and name != rejected:
+            return name
+    return None
+
+
+def record(graph: TenantGraph, verdict: Verdict) -> dict[str, Any]:
+    """Store the verdict with its `learn` and `notify_verdict` tasks (once per id).
+
+    Returns `{id, verdict, actual_cause, fresh}`; `fresh` is false for a repeated delivery.
+    Raises `LookupError` when the incident does not exist, `GraphUnavailable` when the graph
+    cannot answer.
+    """
+    row = graph.one("record_verdict", verdict.model_dump())
+    if row is None:
+        raise LookupError(f"no incident {verdict.incident_id!r}")
+    return row

@@ -1,0 +1,21 @@
+// Record an engineer's verdict on an incident (a Slack button or thread reply) and, in the same
+// query, a `learn` task for the learner and a `notify_verdict` task for the responder (which
+// edits the page). $id comes from Slack's event id or action key, so a retried delivery
+// changes nothing: `fresh` is false then. $at is ms UTC.
+MATCH (i:Incident {id: $incident_id})
+OPTIONAL MATCH (old:Verdict {id: $id})
+WITH i, old IS NULL AS fresh
+MERGE (v:Verdict {id: $id})
+  ON CREATE SET v.incident_id = i.id, v.verdict = $verdict, v.actual_cause = $actual_cause,
+    v.by = $by, v.by_name = $by_name, v.at = $at, v.text = $text, v.source = $source,
+    v.event_id = $event_id
+MERGE (i)-[:HAS_VERDICT]->(v)
+MERGE (l:Task {id: 'learn:' + v.id})
+  ON CREATE SET l.kind = 'learn', l.status = 'open', l.owner = '', l.attempt_id = '', l.epoch = 0,
+    l.attempts = 0, l.lease_until = 0, l.created_at = timestamp(), l.incident_id = i.id
+MERGE (l)-[:FOR]->(i)
+MERGE (n:Task {id: 'notify_verdict:' + v.id})
+  ON CREATE SET n.kind = 'notify_verdict', n.status = 'open', n.owner = '', n.attempt_id = '',
+    n.epoch = 0, n.attempts = 0, n.lease_until = 0, n.created_at = timestamp(), n.incident_id = i.id
+MERGE (n)-[:FOR]->(i)
+RETURN v.id AS id, v.verdict AS verdict, v.actual_cause AS actual_cause, fresh

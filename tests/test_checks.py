@@ -1,0 +1,128 @@
+"""Playbook checks against real evidence: the graph's changes and alerts, and a local server
+speaking the Prometheus HTTP API subset we use (`GET /api/v1/query`)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from adapters.prometheus import Prometheus
+from agents.checks import Evidence, evaluate
+
+OPENED = 1_790_000_000_000
+SEEN: list[dict[str, list[str]]] = []
+
+
+class PromAPI(BaseHTTPRequestHandler):
+    """`up` -> 1 sample of 0.97; `broken(` -> 400 bad_data; `flaky` -> 503."""
+
+    def do_GET(self) -> None:
+        params = parse_qs(urlparse(self.path).query)
+        SEEN.append(params)
+        query = params["query"][0]
+        if query.startswith("broken"):
+            self._send(400, {"status": "error", "errorType": "bad_data", "error": "parse error"})
+        elif query == "flaky":
+            self._send(503, {"status": "error"})
+        else:
+            result = [{"metric": {"service": "payments-db"}, "value": [OPENED / 1000, "0.97"]}]
+            self._send(
+                200, {"status": "success", "data": {"resultType": "vector", "result": result}}
+            )
+
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def prometheus() -> Iterator[Prometheus]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), PromAPI)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = Prometheus(f"http://127.0.0.1:{server.server_address[1]}")
+    yield client
+    client.close()
+    server.shutdown()
+
+
+def evidence(graph, prometheus=None) -> Evidence:
+    alerts = [
+        {
+            "key": "a@1",
+            "alertname": "PgConnectionPoolExhausted",
+            "component": "postgres",
+            "summary": "",
+        },
+        {
+            "key": "b@1",
+            "alertname": "ServiceHighErrorRate",
+            "component": "product-catalog",
+            "summary": "",
+        },
+    ]
+    return Evidence(graph, alerts, ["postgres", "product-catalog"], OPENED, prometheus)
+
+
+def test_alert_kind_and_alert_firing(graph):
+    ev = evidence(graph)
+    assert evaluate({"type": "alert_kind", "kind": "saturation"}, "postgres", ev)["held"]
+    assert not evaluate({"type": "alert_kind", "kind": "memory"}, "postgres", ev)["held"]
+    firing = evaluate(
+        {"type": "alert_firing", "alertname": "ServiceHighErrorRate"}, "product-catalog", ev
+    )
+    assert firing["held"] and firing["raw"] == [{"key": "b@1", "alertname": "ServiceHighErrorRate"}]
+
+
+def test_change_checks_read_the_graph(graph):
+    ev = evidence(graph)
+    assert evaluate({"type": "no_recent_change"}, "postgres", ev)["held"]
+    graph.one("record_change", {"id": "d1", "component": "product-catalog", "kind": "deploy",
+                                "ref": "v9", "at": OPENED - 60_000, "author": None})  # fmt: skip
+    held = evaluate({"type": "no_recent_change"}, "postgres", ev)
+    assert not held["held"] and held["raw"][0]["ref"] == "v9"
+    assert evaluate({"type": "recent_change"}, "product-catalog", ev)["held"]
+    assert not evaluate({"type": "recent_change"}, "postgres", ev)["held"]
+
+
+def test_prometheus_threshold_at_incident_time(graph, prometheus):
+    ev = evidence(graph, prometheus)
+    check = {
+        "type": "prometheus",
+        "query": "pg_saturation{service=$component}",
+        "op": ">",
+        "threshold": 0.9,
+    }
+    result = evaluate(check, "postgres", ev)
+    assert result["held"] and result["raw"][0]["value"] == pytest.approx(0.97)
+    assert SEEN[-1]["query"] == ['pg_saturation{service="postgres"}']
+    assert SEEN[-1]["time"] == [f"{OPENED / 1000:.3f}"]
+    assert not evaluate(check | {"threshold": 0.99}, "postgres", ev)["held"]
+
+
+@pytest.mark.parametrize("query", ["broken(", "flaky"])
+def test_prometheus_errors_never_hold(graph, prometheus, query):
+    result = evaluate(
+        {"type": "prometheus", "query": query, "threshold": 0},
+        "postgres",
+        evidence(graph, prometheus),
+    )
+    assert not result["held"] and "prometheus" in result["detail"]
+
+
+def test_prometheus_not_configured_cannot_hold(graph):
+    result = evaluate(
+        {"type": "prometheus", "query": "up", "threshold": 0}, "postgres", evidence(graph)
+    )
+    assert not result["held"] and "PROMETHEUS_URL" in result["detail"]

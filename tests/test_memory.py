@@ -1,0 +1,178 @@
+"""Graph memory (issue #6): playbooks learned from confirmed diagnoses, recalled by the walk,
+checked against live evidence before they are trusted, and trusted only through verdicts."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from adapters.falkordb import EmbeddedFalkorDB
+from agents.failure_kinds import classify, kind_in
+from gateway.demo import rfc3339
+from gateway.payloads import label_fingerprint
+from gateway.runtime import Runtime
+from gateway.settings import graph_name
+from gateway.topology import import_world, load_world
+from tests.conftest import Gateway, make_settings
+from tests.slack_api import SlackAPI
+from tests.test_slack_routes import click, post_event, reply, slack_settings
+
+WORLD = Path(__file__).parent / "data" / "two-postgres-world.yaml"
+WEEK1 = datetime(2026, 11, 2, 3, 12, tzinfo=UTC)
+
+
+@pytest.fixture
+def api() -> Iterator[SlackAPI]:
+    server = SlackAPI()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def shop(falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI) -> Iterator[Gateway]:
+    """A gateway on the two-postgres world, paging through the local Slack API."""
+    tenant = f"m{uuid.uuid4().hex[:10]}"
+    runtime = Runtime(make_settings(falkordb, tmp_path, tenant, **slack_settings(api)))
+    store = runtime.open()
+    import_world(store.graph(graph_name(tenant)), load_world(WORLD))
+    gw = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
+    gw.graph = store.graph(graph_name(tenant))  # type: ignore[attr-defined]
+    yield gw
+    gw.http.close()
+    runtime.close()
+
+
+def fire(gw: Gateway, at: datetime, alerts: list[tuple[str, str, str]]) -> str:
+    """Post (alertname, service, summary) alerts starting at `at`; run the agents; return the
+    incident id (all alerts must land in one incident)."""
+    body = {
+        "version": "4", "groupKey": "{}:{}", "status": "firing", "receiver": "blast-radius",
+        "alerts": [
+            {"status": "firing", "labels": (labels := {"alertname": name, "service": svc,
+                                                       "severity": "critical"}),
+             "annotations": {"summary": summary}, "startsAt": rfc3339(at + timedelta(seconds=i)),
+             "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "",
+             "fingerprint": label_fingerprint(labels)}
+            for i, (name, svc, summary) in enumerate(alerts)
+        ],
+    }  # fmt: skip
+    answer = gw.http.post("/api/v1/alerts", json=body)
+    assert answer.status_code == 200, answer.text
+    (incident,) = answer.json()["incidents"]
+    gw.drain()
+    return str(incident)
+
+
+def incident(gw: Gateway, incident_id: str) -> dict:
+    return gw.http.get(f"/api/v1/incidents/{incident_id}").json()
+
+
+def playbooks(gw: Gateway) -> dict[str, dict]:
+    return {p["id"]: p for p in gw.http.get("/api/v1/playbooks").json()["playbooks"]}
+
+
+def verdict(gw: Gateway, incident_id: str, what: str, cause: str | None = None) -> None:
+    """A verdict given through the API (when there is no Slack page to click)."""
+    body = {"verdict": what, "by": "UDEE", "actual_cause": cause}
+    answer = gw.http.post(f"/api/v1/incidents/{incident_id}/verdicts", json=body)
+    assert answer.status_code == 201, answer.text
+    gw.drain()
+
+
+def saturation(db: str, api: str, wording: int) -> list[tuple[str, str, str]]:
+    if wording == 1:
+        return [("PostgresTooManyConnections", db, f"{db} at 98% of max_connections"),
+                ("HighErrorRate", api, f"5xx ratio above 5% on {api}")]  # fmt: skip
+    return [("PgConnectionPoolExhausted", db, "no free connection slots"),
+            ("ServiceErrorRatio", api, "errors climbing")]  # fmt: skip
+
+
+def test_failure_kinds_map_different_wordings_together():
+    assert (
+        classify("PostgresTooManyConnections")
+        == classify("PgConnectionPoolExhausted")
+        == "saturation"
+    )
+    assert kind_in("for database saturation, don't ping me on Slack") == "saturation"
+
+
+def test_story_learn_transfer_trust_and_a_deploy(shop: Gateway, api: SlackAPI):
+    # week 1: orders-db saturates; no memory yet, the rules find it; Dee is paged in Slack
+    first = fire(shop, WEEK1, saturation("orders-db", "orders-api", 1))
+    found = incident(shop, first)
+    assert found["root_cause"] == "orders-db"
+    assert found["finding"]["planner"] == "rules"
+    (page,) = api.roots()
+    assert "<@UDEE>" in page["text"]
+    # Dee confirms with the button, then states a preference in the thread
+    assert click(shop, page, "blast_confirm", first, user="UDEE").status_code == 200
+    said = (
+        "for database saturation, don't ping me on Slack, "
+        "open a ticket with the raw slow-query lines"
+    )
+    stated = post_event(shop, reply(page, said, event_id="EvPREF", user="UDEE"))
+    assert stated.json()["preference"]["id"] == "slack-event:EvPREF"
+    shop.drain()
+    # the bot reads back what it understood; Dee approves; the approved Fact supersedes it
+    (readback,) = [m for m in api.replies(page["ts"]) if "I understood" in m["text"]]
+    assert "don't page you on Slack" in readback["text"]
+    assert (
+        click(shop, readback, "approve_preference", "slack-event:EvPREF", user="UDEE").status_code
+        == 200
+    )
+    (learned,) = playbooks(shop).values()
+    # week 2: payments-db saturates, worded differently: recalled by tech, checks hold, no planner
+    second = fire(shop, WEEK1 + timedelta(days=7), saturation("payments-db", "payments-api", 2))
+    found = incident(shop, second)
+    assert found["root_cause"] == "payments-db"
+    assert found["finding"]["planner"] == "memory"
+    assert len(api.roots()) == 1  # no Slack page this time, as Dee asked
+    sent = [e for e in shop.outbox if e["incident_id"] == second]
+    assert [e["kind"] for e in sent] == ["ticket"]  # exactly one ticket
+    assert "Not paged on Slack, as Dee Example asked on" in sent[0]["text"]
+    assert "the raw slow-query lines below" in sent[0]["text"]
+    verdict(shop, second, "confirmed")
+    assert playbooks(shop)[learned["id"]]["trust"] == pytest.approx(2 / 3)
+
+    # week 3: same symptoms, but payments-api was deployed just before: the first check fails,
+    # the playbook is not applicable, its trust does not move, and the deploy is found
+    week3 = WEEK1 + timedelta(days=14)
+    change = {"component": "payments-api", "kind": "deploy", "ref": "payments-api v2.4.0",
+              "at": rfc3339(week3 - timedelta(minutes=10))}  # fmt: skip
+    assert shop.http.post("/api/v1/changes", json=change).status_code == 201
+    third = fire(shop, week3, saturation("payments-db", "payments-api", 2))
+    found = incident(shop, third)
+    assert found["finding"]["planner"] == "rules"
+    assert found["root_cause"] == "payments-api"
+    verdict(shop, third, "confirmed")
+    assert playbooks(shop)[learned["id"]]["trust"] == pytest.approx(2 / 3)
+    assert playbooks(shop)[learned["id"]]["helped"] == 1
+
+
+def test_a_wrong_playbook_misleads_twice_retires_and_rules_take_over(shop: Gateway):
+    planted = {
+        "id": "wrong",
+        "title": "errors on payments-api mean payments-api",
+        "component": "payments-api",
+        "failure_kind": "errors",
+        "checks": [{"type": "alert_kind", "kind": "errors", "scope": "candidate"}],
+    }
+    assert shop.http.post("/api/v1/playbooks", json=planted).status_code == 201
+    trusts = []
+    for week in range(2):
+        wrong = fire(
+            shop, WEEK1 + timedelta(days=7 * week), saturation("payments-db", "payments-api", 2)
+        )
+        assert incident(shop, wrong)["root_cause"] == "payments-api"  # misled by memory
+        verdict(shop, wrong, "rejected", cause="payments-db")
+        trusts.append(playbooks(shop)["wrong"]["trust"])
+    assert trusts == [pytest.approx(1 / 3), pytest.approx(1 / 4)]
+    assert playbooks(shop)["wrong"]["status"] == "retired"
+    right = fire(shop, WEEK1 + timedelta(days=14), saturation("payments-db", "payments-api", 2))
+    found = incident(shop, right)
+    assert found["root_cause"] == "payments-db"
+    assert found["finding"]["planner"] == "rules"
