@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -217,8 +218,28 @@ def unavailable_as_retryable() -> Iterator[None]:
         raise
 
 
+#: Characters FalkorDB cannot take in a string parameter: NUL ends the query text early (a
+#: syntax error), and a lone surrogate (JSON "\\ud800") cannot be encoded as UTF-8.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable(value: Any) -> Any:
+    """`value` with every NUL and lone surrogate in its strings (also dict keys, nested in
+    lists and dicts) replaced by U+FFFD, as Go's JSON encoder does with invalid UTF-8."""
+    if isinstance(value, str):
+        return UNSTORABLE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [storable(v) for v in value]
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    return value
+
+
 class TenantGraph:
-    """One organisation's graph. Runs named queries from `cypher/` with parameters only."""
+    """One organisation's graph. Runs named queries from `cypher/` with parameters only.
+
+    String parameters pass through `storable`, so no text a sender posts can break a query.
+    """
 
     def __init__(self, db: FalkorDB, name: str, timeout_ms: int) -> None:
         self.name = name
@@ -232,7 +253,9 @@ class TenantGraph:
         query error (a bug, not retryable).
         """
         with unavailable_as_retryable():
-            result = self._graph.query(cypher.load(query), params or {}, timeout=self._timeout_ms)
+            result = self._graph.query(
+                cypher.load(query), storable(params or {}), timeout=self._timeout_ms
+            )
         header = [column[1] for column in result.header]
         return [dict(zip(header, row, strict=True)) for row in result.result_set]
 
@@ -244,7 +267,7 @@ class TenantGraph:
     def explain(self, query: str, params: dict[str, Any] | None = None) -> str:
         """The execution plan of a named query, as text (compiles it without running it)."""
         with unavailable_as_retryable():
-            return str(self._graph.explain(cypher.load(query), params or {}))
+            return str(self._graph.explain(cypher.load(query), storable(params or {})))
 
     def ensure_schema(self, wait_s: float = 60.0) -> None:
         """Create indexes and unique constraints if missing, then wait until all are OPERATIONAL.

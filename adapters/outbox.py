@@ -79,15 +79,21 @@ class Outbox:
         return None
 
     def entries(self) -> list[dict[str, Any]]:
-        """Every message in the outbox, oldest first (a torn last line is skipped)."""
+        """Every message in the outbox, oldest first (a torn last line is skipped).
+
+        Lines end at b"\n" only: `str.splitlines` would also split at U+2028 and other
+        separators that `json.dumps(ensure_ascii=False)` leaves raw inside strings.
+        """
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            lines = self.path.read_bytes().split(b"\n")
         except FileNotFoundError:
             return []
         out = []
         for line in lines:
             try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
                 continue
+            if isinstance(record, dict):
+                out.append(record)
         return out

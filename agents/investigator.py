@@ -86,6 +86,8 @@ def decide(
     loud = [c for c in top if c.name in alerting]
     if loud:
         remaining = [c for c in loud if not any(o is not c and c.name in o.covers for o in loud)]
+        # In a dependency cycle every alerting candidate is another's victim: keep them all.
+        remaining = remaining or loud
         for c in loud:
             if c not in remaining:
                 victim_of = next(o.name for o in loud if o is not c and c.name in o.covers)

@@ -5,5 +5,6 @@ RETURN a.key AS key, a.fingerprint AS fingerprint, a.alertname AS alertname, a.s
        a.severity AS severity, a.starts_at AS starts_at, a.starts_at_ms AS starts_at_ms,
        a.ends_at_ms AS ends_at_ms, a.labels_json AS labels_json,
        a.annotations_json AS annotations_json, a.values_json AS values_json,
-       a.generator_url AS generator_url, a.link AS link, a.title AS title, c.name AS component
+       a.generator_url AS generator_url, a.link AS link, a.title AS title, a.source AS source,
+       c.name AS component
 ORDER BY a.starts_at_ms, a.key

@@ -30,7 +30,7 @@ from gateway.metrics import use_multiprocess_dir
 from gateway.runtime import ConfigError, Runtime
 from gateway.sdnotify import notify
 from gateway.settings import Settings, graph_name
-from gateway.topology import TopologyError, import_world, load_world
+from gateway.topology import TopologyError, import_world, load_world, world_counts
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 topology_app = typer.Typer(
@@ -265,6 +265,7 @@ def topology_import(
         with Runtime(settings) as runtime:
             assert runtime.store is not None
             counts = import_world(runtime.store.graph(name), world)
+            totals = world_counts(runtime.store.graph(name))
     except (TopologyError, ValueError) as exc:
         typer.echo(f"topology import: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -272,6 +273,7 @@ def topology_import(
         typer.echo(f"topology import: {exc}", err=True)
         raise typer.Exit(1) from exc
     typer.echo(f"imported into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
 
 
 if __name__ == "__main__":  # `python -m gateway.cli …` runs the checkout it is started in

@@ -16,6 +16,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 GO_ZERO_TIME_PREFIX = "0001-01-01"
+#: The longest RFC 3339 time (9 fractional digits and an offset) has 35 characters.
+MAX_TIME_CHARS = 64
+#: A fingerprint is part of the alert key, a unique property in FalkorDB: FalkorDB 4.16.3
+#: crashes on a unique value that is empty, starts or ends with whitespace, contains \x01 or
+#: is over 4096 bytes (FalkorDB issues #1340, #2440). Alertmanager sends 16 hex digits.
+MAX_FINGERPRINT_CHARS = 128
 LEGACY_GRAFANA_FIELDS = ("ruleName", "evalMatches", "ruleUrl", "ruleId")
 
 # FNV-1a 64 as used by Prometheus' model.LabelSet.Fingerprint (labels sorted by name, each name
@@ -39,8 +45,11 @@ def label_fingerprint(labels: dict[str, str]) -> str:
     Source: prometheus/common `model/signature.go` (`labelSetToFingerprint`).
     """
     value = _FNV_OFFSET
-    for name in sorted(labels):
-        for part in (name.encode(), labels[name].encode()):
+    for name in sorted(labels):  # surrogatepass: a lone surrogate from JSON must not raise
+        for part in (
+            name.encode(errors="surrogatepass"),
+            labels[name].encode(errors="surrogatepass"),
+        ):
             for byte in part:
                 value = ((value ^ byte) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
             value = ((value ^ _SEPARATOR) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
@@ -56,6 +65,8 @@ def rfc3339_ms(value: str) -> int | None:
     if not value or value.startswith(GO_ZERO_TIME_PREFIX):
         return None
     text = value.strip()
+    if len(text) > MAX_TIME_CHARS:
+        raise ValueError(f"time {text[:40]!r}… is longer than {MAX_TIME_CHARS} characters")
     if "." in text:  # Python 3.11 takes at most 6 fractional digits: cut the extra ones
         head, _, rest = text.partition(".")
         digits = len(rest) - len(rest.lstrip("0123456789"))
@@ -63,7 +74,10 @@ def rfc3339_ms(value: str) -> int | None:
     parsed = datetime.fromisoformat(text.replace("z", "Z"))
     if parsed.tzinfo is None:
         raise ValueError(f"time {value!r} has no offset")
-    return int(parsed.astimezone(UTC).timestamp() * 1000)
+    try:
+        return int(parsed.astimezone(UTC).timestamp() * 1000)
+    except OverflowError as exc:  # e.g. 9999-12-31T23:59:59-01:00 is after year 9999 in UTC
+        raise ValueError(f"time {value!r} is out of range") from exc
 
 
 class WebhookAlert(BaseModel):
@@ -89,6 +103,17 @@ class WebhookAlert(BaseModel):
     @classmethod
     def _valid_time(cls, value: str) -> str:
         rfc3339_ms(value)  # raises ValueError with the reason
+        return value.strip()  # startsAt is part of the alert key: no surrounding whitespace
+
+    @field_validator("fingerprint")
+    @classmethod
+    def _plain_fingerprint(cls, value: str) -> str:
+        plain = value.isprintable() and not any(c.isspace() for c in value)
+        if len(value) > MAX_FINGERPRINT_CHARS or not plain:
+            raise ValueError(
+                f"fingerprint must be at most {MAX_FINGERPRINT_CHARS} printable characters "
+                "without spaces (Alertmanager sends 16 hex digits)"
+            )
         return value
 
     @field_validator("labels", "annotations", mode="before")

@@ -38,9 +38,10 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     Shape: id, status, title, severity, opened_at/resolved_at (ms, UTC), root_cause (component
     name or null), finding {summary, confidence, candidates, paths, ruled_out, planner},
     alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
-    starts_at, starts_at_ms, ends_at_ms, generator_url}], actions [{intent_id, kind, status,
-    adapter, external_ref}], verdicts [{id, verdict, actual_cause, by, by_name, at, text, source,
-    event_id}] (engineers' answers in Slack, oldest first).
+    starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana)}],
+    actions [{intent_id, kind, status, adapter, external_ref}], verdicts [{id, verdict,
+    actual_cause, by, by_name, at, text, source, event_id}] (engineers' answers in Slack,
+    oldest first).
     """
     row = graph.one("incident_get", {"incident_id": incident_id})
     if row is None:
@@ -53,6 +54,7 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
             "annotations": json.loads(a["annotations_json"]),
             "starts_at": a["starts_at"], "starts_at_ms": a["starts_at_ms"],
             "ends_at_ms": a["ends_at_ms"], "generator_url": a["generator_url"], "link": a["link"],
+            "source": a["source"],
         }
         for a in graph.rows("incident_alerts", {"incident_id": incident_id})
     ]  # fmt: skip

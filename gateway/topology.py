@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from adapters.falkordb import TenantGraph
 
@@ -40,6 +40,17 @@ class ComponentSpec(BaseModel):
     hostnames: dict[str, str] | str | None = None
     hosted_on: str | None = None
     present_in: list[str] | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _plain_id(cls, value: str) -> str:
+        # Component.name is a unique property: FalkorDB 4.16.3 crashes on a unique value that
+        # is empty, has surrounding whitespace, contains \x01 or is over 4096 bytes.
+        if not value or len(value) > 256 or not value.isprintable() or value != value.strip():
+            raise ValueError(
+                "must be 1-256 printable characters without leading or trailing spaces"
+            )
+        return value
 
     def aliases(self) -> list[str]:
         """Other names alerts may use for it (e.g. the v2/v3 hostnames of postgres)."""
@@ -193,4 +204,12 @@ def import_world(
         "teams": len(teams),
         "people": len(people),
         "shifts": shift_count,
+    }
+
+
+def world_counts(graph: TenantGraph) -> dict[str, int]:
+    """What the graph holds now: components, edges (between components), teams, people, shifts."""
+    row = graph.one("world_counts") or {}
+    return {
+        key: int(row.get(key) or 0) for key in ("components", "edges", "teams", "people", "shifts")
     }

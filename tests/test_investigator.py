@@ -1,0 +1,272 @@
+"""The investigator: each rule of `decide` on hand-built walks, the whole demo (10 OpenTelemetry
+Demo faults) end to end, and a recent deploy posted to `POST /api/v1/changes` breaking a tie."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.falkordb import EmbeddedFalkorDB
+from agents.investigator import Candidate, decide
+from gateway.demo import rfc3339, run_demo
+from tests.conftest import Gateway, make_settings
+
+# --- decide(), rule by rule ------------------------------------------------------------------
+
+
+def test_no_alerting_component_means_no_finding() -> None:
+    decision = decide([], {}, [Candidate("db", [], 0)], set(), [])
+    assert decision.root_cause is None
+    assert decision.candidates == []
+    assert decision.confidence == 0.0
+    assert "no path" in decision.summary
+
+
+def test_a_walk_that_reaches_nothing_is_inconclusive() -> None:
+    decision = decide(["api"], {"api": ["HighErrorRate"]}, [], set(), [])
+    assert decision.root_cause is None
+    assert "reached no component" in decision.summary
+
+
+def test_coverage_the_cause_explains_the_most_alerting_components() -> None:
+    # web -> api -> db, worker -> db; web, api and worker alert; only db is reached by all three
+    candidates = [
+        Candidate("web", ["web"], 0),
+        Candidate("api", ["api", "web"], 1),
+        Candidate("worker", ["worker"], 0),
+        Candidate("db", ["api", "web", "worker"], 4),
+    ]
+    alerting = ["web", "api", "worker"]
+    decision = decide(alerting, {n: ["HighErrorRate"] for n in alerting}, candidates, set(), [])
+    assert decision.root_cause == "db"
+    assert decision.candidates == ["db"]
+    assert decision.ruled_out["api"] == "explains 2 of 3 alerting components"
+    assert decision.ruled_out["worker"] == "explains 1 of 3 alerting components"
+    # silent cause: confidence 0.6 x full coverage
+    assert decision.confidence == 0.6
+    assert "does not alert itself" in decision.summary
+
+
+def test_an_alerting_candidate_beats_an_equally_covering_silent_one() -> None:
+    # frontend -> checkout -> payment -> postgres, and all but postgres alert
+    alerting = ["frontend", "checkout", "payment"]
+    candidates = [
+        Candidate("frontend", ["frontend"], 0),
+        Candidate("checkout", ["checkout", "frontend"], 1),
+        Candidate("payment", ["checkout", "frontend", "payment"], 3),
+        Candidate("postgres", ["checkout", "frontend", "payment"], 6),
+    ]
+    decision = decide(alerting, {n: ["HighErrorRate"] for n in alerting}, candidates, set(), [])
+    assert decision.root_cause == "payment"
+    assert decision.confidence == 0.9
+    assert decision.ruled_out["postgres"] == (
+        "does not alert while an equally covering component does"
+    )
+    assert decision.ruled_out["checkout"] == "explains 2 of 3 alerting components"
+
+
+def test_victim_an_alerting_candidate_that_depends_on_another_is_ruled_out() -> None:
+    # edge -> api -> db, all alerting, walked with BLAST_WALK_HOPS=1: edge reaches api but not
+    # db, so api and db each explain two alerting components. api calls db: api is the victim.
+    alerting = ["edge", "api", "db"]
+    candidates = [
+        Candidate("edge", ["edge"], 0),
+        Candidate("api", ["api", "edge"], 1),
+        Candidate("db", ["api", "db"], 1),
+    ]
+    decision = decide(alerting, {}, candidates, set(), [])
+    assert decision.root_cause == "db"
+    assert decision.ruled_out["api"] == "alerts, but its dependency db alerts too (victim)"
+    assert decision.confidence == round(2 / 3 * 0.9, 2)
+
+
+def test_victim_rule_in_a_dependency_cycle_keeps_both_and_says_so() -> None:
+    # api <-> auth call each other (a cycle) and both alert; auth also reads a silent db.
+    # Each alerting candidate is the other's victim: this used to leave no candidate at all
+    # and crash the investigation with ZeroDivisionError (the incident was never paged).
+    alerting = ["api", "auth"]
+    candidates = [
+        Candidate("api", ["api", "auth"], 1),
+        Candidate("auth", ["api", "auth"], 1),
+        Candidate("db", ["api", "auth"], 3),
+    ]
+    decision = decide(alerting, {}, candidates, set(), [])
+    assert decision.root_cause is None
+    assert decision.candidates == ["api", "auth"]
+    assert decision.ruled_out == {"db": "does not alert while an equally covering component does"}
+    # a recent change on one of them still singles it out
+    changed = decide(alerting, {}, candidates, {"auth"}, [])
+    assert changed.root_cause == "auth"
+
+
+def test_silent_cause_the_nearest_silent_candidate_remains() -> None:
+    # two alerting siblings share a cache (1 hop each) and, behind it, a database (2 hops each)
+    alerting = ["reader", "writer"]
+    candidates = [
+        Candidate("reader", ["reader"], 0),
+        Candidate("writer", ["writer"], 0),
+        Candidate("cache", ["reader", "writer"], 2),
+        Candidate("db", ["reader", "writer"], 4),
+    ]
+    decision = decide(alerting, {}, candidates, set(), [])
+    assert decision.root_cause == "cache"
+    assert (
+        decision.ruled_out["db"] == "silent and further from the alerting components than another"
+    )
+    assert decision.ruled_out["reader"] == "explains 1 of 2 alerting components"
+
+
+def test_equally_good_candidates_are_inconclusive_and_named() -> None:
+    alerting = ["frontend", "accounting"]
+    candidates = [
+        Candidate("frontend", ["frontend"], 0),
+        Candidate("accounting", ["accounting"], 0),
+        Candidate("postgres", ["accounting", "frontend"], 4),
+        Candidate("orders", ["accounting", "frontend"], 4),
+    ]
+    decision = decide(alerting, {}, candidates, set(), [])
+    assert decision.root_cause is None
+    assert sorted(decision.candidates) == ["orders", "postgres"]
+    assert decision.confidence == 0.25  # coverage 1.0 x 0.5 / 2 candidates
+    assert decision.summary.startswith("Inconclusive: ")
+    assert "cannot separate them" in decision.summary
+
+
+def test_recent_change_breaks_a_tie_but_not_when_both_changed() -> None:
+    alerting = ["frontend", "accounting"]
+    candidates = [
+        Candidate("postgres", ["accounting", "frontend"], 4),
+        Candidate("orders", ["accounting", "frontend"], 4),
+    ]
+    decision = decide(alerting, {}, candidates, {"postgres"}, [])
+    assert decision.root_cause == "postgres"
+    assert decision.ruled_out["orders"] == "no recent change, while postgres changed"
+    both = decide(alerting, {}, candidates, {"postgres", "orders"}, [])
+    assert both.root_cause is None
+    assert sorted(both.candidates) == ["orders", "postgres"]
+    # a change on a component that is not a remaining candidate changes nothing
+    elsewhere = decide(alerting, {}, candidates, {"frontend"}, [])
+    assert elsewhere.root_cause is None
+
+
+SURGE = {"frontend": ["RequestRateSpike", "ServiceLatencySLOBreach"], "proxy": ["Latency"]}
+SURGE_WALK = [Candidate("frontend", ["frontend", "proxy"], 1), Candidate("proxy", ["proxy"], 0)]
+
+
+def test_traffic_surge_to_a_single_source_blames_the_source() -> None:
+    sources = [
+        {"source": "load-generator", "path": ["load-generator", "proxy", "frontend"], "hops": 2},
+        # a path through a component that does not alert is not evidence of the surge
+        {"source": "partner-api", "path": ["partner-api", "gateway", "frontend"], "hops": 2},
+    ]
+    decision = decide(["frontend", "proxy"], SURGE, SURGE_WALK, set(), sources)
+    assert decision.root_cause == "load-generator"
+    assert decision.candidates == ["load-generator"]
+    assert decision.surge_paths == [["load-generator", "proxy", "frontend"]]
+    assert decision.ruled_out["frontend"] == "receives a traffic surge: the cause is upstream"
+    assert decision.confidence == 0.6
+
+
+def test_traffic_surge_from_several_sources_is_inconclusive() -> None:
+    sources = [
+        {"source": "frontend-web", "path": ["frontend-web", "proxy", "frontend"], "hops": 2},
+        {"source": "load-generator", "path": ["load-generator", "proxy", "frontend"], "hops": 2},
+    ]
+    decision = decide(["frontend", "proxy"], SURGE, SURGE_WALK, set(), sources)
+    assert decision.root_cause is None
+    assert decision.candidates == ["frontend-web", "load-generator"]
+    assert "cannot tell which traffic source" in decision.summary
+    assert len(decision.surge_paths) == 2
+    # without the surge alert the same walk blames the alerting dependency itself
+    calm = decide(["frontend", "proxy"], {"frontend": ["Latency"]}, SURGE_WALK, set(), sources)
+    assert calm.root_cause == "frontend"
+
+
+# --- the demo, end to end ----------------------------------------------------------------------
+
+
+def test_demo_root_causes_at_least_8_of_10_and_pages_once_each(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, tenant: str
+) -> None:
+    result = run_demo(make_settings(falkordb, tmp_path, tenant, workers=2))
+    rows = result["scenarios"]
+    assert result["total"] == len(rows) == 10
+    assert result["correct"] == sum(1 for r in rows if r["correct"]) >= 8
+    misses = {r["name"] for r in rows if not r["correct"]}
+    # The one known miss: two traffic sources call frontend-proxy; the finding names both.
+    assert misses <= {"loadGeneratorFloodHomepage"}
+    for row in rows:
+        assert row["incidents"] == 1, row["name"]
+        assert (row["notifications"], row["tickets"]) == (1, 1), row["name"]
+        assert row["resolved"], row["name"]
+        assert row["alerts"] >= 2, row["name"]
+        if row["correct"]:
+            assert row["root_cause"] in row["expected_root_cause"]
+        else:
+            assert row["root_cause"] is None and len(row["candidates"]) >= 2
+
+
+# --- a recent change breaks a tie, end to end ---------------------------------------------------
+
+
+def _fire(gw: Gateway, starts: datetime) -> dict[str, Any]:
+    """Alerts on frontend and accounting: in the demo world, postgres and the orders topic
+    both explain them equally well (same coverage, same distance)."""
+    alerts = [
+        {
+            "status": "firing",
+            "labels": {"alertname": name, "service": service, "severity": "warning"},
+            "annotations": {},
+            "startsAt": rfc3339(starts + timedelta(seconds=30 * i)),
+            "endsAt": "0001-01-01T00:00:00Z",
+        }
+        for i, (name, service) in enumerate(
+            [("ServiceLatencySLOBreach", "frontend"), ("ErrorLogRateHigh", "accounting")]
+        )
+    ]
+    answer = gw.http.post("/api/v1/alerts", json={"alerts": alerts}, headers=gw.auth)
+    assert answer.status_code == 200, answer.text
+    (incident_id,) = answer.json()["incidents"]
+    gw.drain()
+    detail: dict[str, Any] = gw.http.get(f"/api/v1/incidents/{incident_id}", headers=gw.auth).json()
+    return detail
+
+
+@pytest.mark.parametrize("gateway", ["token"], indirect=True)
+def test_recent_deploy_posted_to_the_changes_api_breaks_a_tie(gateway: Gateway) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    before = _fire(gateway, now - timedelta(hours=6))
+    assert before["root_cause"] is None
+    assert sorted(before["finding"]["candidates"]) == ["orders", "postgres"]
+
+    deploy = {
+        "component": "postgres",
+        "kind": "deploy",
+        "ref": "schema-migration-42",
+        "at": rfc3339(now - timedelta(minutes=20)),
+        "author": "Cy Example",
+    }
+    answer = gateway.http.post("/api/v1/changes", json=deploy, headers=gateway.auth)
+    assert answer.status_code == 201, answer.text
+    assert answer.json() == {"id": "deploy:postgres:schema-migration-42"}
+    # posting it again is harmless; an unknown component is a 404, a bad time a 422
+    assert gateway.http.post("/api/v1/changes", json=deploy, headers=gateway.auth).is_success
+    unknown = gateway.http.post(
+        "/api/v1/changes", json=deploy | {"component": "nope"}, headers=gateway.auth
+    )
+    assert unknown.status_code == 404
+    bad = gateway.http.post(
+        "/api/v1/changes", json=deploy | {"at": "yesterday"}, headers=gateway.auth
+    )
+    assert bad.status_code == 422
+
+    after = _fire(gateway, now - timedelta(minutes=5))
+    assert after["id"] != before["id"]
+    assert after["root_cause"] == "postgres"
+    assert after["finding"]["ruled_out"]["orders"] == "no recent change, while postgres changed"
+    # the deploy happened after the first incident: that one stays inconclusive
+    again = gateway.http.get(f"/api/v1/incidents/{before['id']}", headers=gateway.auth).json()
+    assert again["root_cause"] is None
