@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -23,6 +24,26 @@ log = logging.getLogger(__name__)
 
 class LeaseLost(RuntimeError):
     """A fenced write matched zero rows: another worker owns the task now. Stop; write nothing."""
+
+
+class ShuttingDown(BaseException):
+    """Raised in a worker's main thread when SIGTERM's grace period ends mid-task: give the
+    current step up, release the lease, exit. A BaseException so no `except Exception` eats it."""
+
+
+@dataclass(frozen=True)
+class StepHooks:
+    """Testing and chaos hooks, all off by default (settings `BLAST_CHAOS_*`).
+
+    `delay_ms` with `slow_rate` (0-1): that fraction of steps sleeps `delay_ms` before its
+    checkpoint, so a short lease expires mid-step. `halt_after` (> 0): after checkpointing step
+    n = `halt_after`, the worker sleeps until it is killed or told to stop (SIGTERM), so a test
+    can SIGKILL it at a known point.
+    """
+
+    delay_ms: int = 0
+    slow_rate: float = 0.0
+    halt_after: int = 0
 
 
 @dataclass(frozen=True)
@@ -40,12 +61,21 @@ class Claim:
     attempt_id: str
 
 
-def claim(graph: TenantGraph, kinds: list[str], owner: str, lease_ms: int) -> Claim | None:
-    """Claim the oldest claimable task of `kinds` (open, or with an expired lease), or None."""
+def claim(
+    graph: TenantGraph, kinds: list[str], owner: str, lease_ms: int, max_attempts: int
+) -> Claim | None:
+    """Claim the oldest claimable task of `kinds` (open, or with an expired lease, and fewer
+    than `max_attempts` attempts), or None. The attempt is counted now, at claim time."""
     attempt_id = uuid.uuid4().hex
     row = graph.one(
         "claim_task",
-        {"kinds": kinds, "owner": owner, "attempt_id": attempt_id, "lease_ms": lease_ms},
+        {
+            "kinds": kinds,
+            "owner": owner,
+            "attempt_id": attempt_id,
+            "lease_ms": lease_ms,
+            "max_attempts": max_attempts,
+        },
     )
     if row is None:
         return None
@@ -62,6 +92,12 @@ def claim(graph: TenantGraph, kinds: list[str], owner: str, lease_ms: int) -> Cl
     )
 
 
+def reap(graph: TenantGraph, max_attempts: int) -> list[dict[str, Any]]:
+    """Mark failed, with a reason, every task whose lease expired on its last allowed attempt
+    (its workers kept dying or stalling). Returns rows `{id, kind, reason}` of those tasks."""
+    return graph.rows("reap_tasks", {"max_attempts": max_attempts})
+
+
 class TaskRun:
     """One attempt at a claimed task: checkpointed steps, fenced writes, once-only actions.
 
@@ -69,10 +105,13 @@ class TaskRun:
     is not run again: its stored result is returned, and the new owner resumes at step n + 1.
     """
 
-    def __init__(self, graph: TenantGraph, claimed: Claim, lease_ms: int) -> None:
+    def __init__(
+        self, graph: TenantGraph, claimed: Claim, lease_ms: int, hooks: StepHooks | None = None
+    ) -> None:
         self.graph = graph
         self.claim = claimed
         self.lease_ms = lease_ms
+        self.hooks = hooks or StepHooks()
         self._n = 0
         self._stored = {
             int(row["n"]): row for row in graph.rows("task_steps", {"task_id": claimed.task_id})
@@ -102,6 +141,9 @@ class TaskRun:
             return json.loads(stored["result"])
         started = int(time.time() * 1000)
         result = run()
+        hooks = self.hooks
+        if hooks.delay_ms and random.random() < hooks.slow_rate:  # noqa: S311 - not crypto
+            time.sleep(hooks.delay_ms / 1000)
         row = self.graph.one(
             "record_step",
             self.fence
@@ -117,6 +159,11 @@ class TaskRun:
         )
         if row is None:
             raise LeaseLost(f"task {self.claim.task_id}: lease lost at step {self._n} ({tool})")
+        if self._n == hooks.halt_after:
+            log.warning("task %s: halting after step %d (BLAST_CHAOS_HALT_AFTER_STEP)",
+                        self.claim.task_id, self._n)  # fmt: skip
+            while True:
+                time.sleep(1)
         return result
 
     def heartbeat(self) -> None:
@@ -156,10 +203,13 @@ class TaskRun:
             },
         )
 
-    def release(self, reason: str, max_attempts: int) -> str | None:
-        """Give the task back (or fail it after `max_attempts`). Returns the new status or None."""
+    def release(self, reason: str, max_attempts: int, charge: bool = True) -> str | None:
+        """Give the task back (or fail it after `max_attempts`). Returns the new status, or None
+        when the lease was already lost. `charge=False` (a graceful shutdown) gives the attempt
+        back, so it does not count towards `max_attempts`."""
         row = self.graph.one(
-            "release_task", self.fence | {"reason": reason[:500], "max_attempts": max_attempts}
+            "release_task",
+            self.fence | {"reason": reason[:500], "max_attempts": max_attempts, "charge": charge},
         )
         return None if row is None else str(row["status"])
 

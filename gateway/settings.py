@@ -59,6 +59,10 @@ class Settings(BaseSettings):
     max_attempts: int = Field(5, alias="BLAST_MAX_ATTEMPTS", gt=0)
     query_timeout_ms: int = Field(1_000, alias="BLAST_QUERY_TIMEOUT_MS", gt=0)
     query_timeout_max_ms: int = Field(5_000, alias="BLAST_QUERY_TIMEOUT_MAX_MS", gt=0)
+    shutdown_grace_s: float = Field(10.0, alias="BLAST_SHUTDOWN_GRACE_S", ge=0)
+    chaos_step_delay_ms: int = Field(0, alias="BLAST_CHAOS_STEP_DELAY_MS", ge=0)
+    chaos_slow_steps: float = Field(0.0, alias="BLAST_CHAOS_SLOW_STEPS", ge=0, le=1)
+    chaos_halt_after_step: int = Field(0, alias="BLAST_CHAOS_HALT_AFTER_STEP", ge=0)
 
     @field_validator("webhook_tokens", mode="before")
     @classmethod
