@@ -33,7 +33,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     name or null), finding {summary, confidence, candidates, paths, ruled_out, planner},
     alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
     starts_at, starts_at_ms, ends_at_ms, generator_url}], actions [{intent_id, kind, status,
-    adapter, external_ref}].
+    adapter, external_ref}], tasks [{id, kind, status, epoch, attempts, taken_over, last_error,
+    created_at}] (the agents' work on it; epoch counts claims).
     """
     row = graph.one("incident_get", {"incident_id": incident_id})
     if row is None:
@@ -70,6 +71,7 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "finding": finding,
         "alerts": alerts,
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
+        "tasks": graph.rows("incident_tasks", {"incident_id": incident_id}),
     }
 
 
