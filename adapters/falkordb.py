@@ -39,6 +39,9 @@ INDEXES: tuple[tuple[str, str], ...] = (
     ("Team", "name"),
     ("Person", "name"),
     ("Change", "at"),
+    ("Step", "task_id"),
+    ("Finding", "id"),
+    ("Change", "id"),
 )
 #: (label, property) pairs that must be unique; FalkorDB builds each on an exact-match index.
 UNIQUE: tuple[tuple[str, str], ...] = (

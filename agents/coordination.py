@@ -113,9 +113,10 @@ class TaskRun:
         self.lease_ms = lease_ms
         self.hooks = hooks or StepHooks()
         self._n = 0
-        self._stored = {
+        first_claim = claimed.epoch == 1  # never claimed before: no stored steps to read
+        self._stored = {} if first_claim else {
             int(row["n"]): row for row in graph.rows("task_steps", {"task_id": claimed.task_id})
-        }
+        }  # fmt: skip
         self.resumed_steps = len(self._stored)
 
     @property
@@ -229,11 +230,11 @@ class TaskRun:
                 "kind": message.kind,
                 "attempt_id": self.claim.attempt_id,
                 "adapter": notifier.name,
+                "lease_ms": self.lease_ms,  # the reservation renews the lease for the call
             },
         )
         if row["status"] == "sent":
             return str(row["external_ref"])
-        self.heartbeat()  # the outside call gets a whole lease
         if not row["mine"]:
             found = notifier.find(message.intent_id)
             if found is not None:
@@ -242,6 +243,7 @@ class TaskRun:
                 )
                 self._record(message.intent_id, "sent", found, "reconciled")
                 return found
+            self.heartbeat()  # the lookup took lease time; the send gets a whole lease again
         try:
             ref = notifier.send(message)
         except AdapterError as exc:

@@ -244,6 +244,40 @@ def chaos(
                     pass
 
 
+def cpu_seconds(pid: int, children_too: bool = False) -> float:
+    """CPU time (user + system, s) of a process; with `children_too`, plus its waited-for
+    children (workers killed and replaced). 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    ticks = sum(int(f) for f in fields[11 : 13 + (2 if children_too else 0)])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_report(serve: subprocess.Popen[bytes], data_dir: Path) -> str:
+    """Where the CPU went: serve (gateway + supervisor, with dead workers), the running
+    workers, the database, this harness (senders and checks)."""
+    workers = sum(cpu_seconds(pid) for pid in worker_pids(serve.pid))
+    db_pid, port = database(data_dir)
+    with redis.Redis(port=port, socket_timeout=2, decode_responses=True) as client:
+        stats = client.info("commandstats").get("cmdstat_graph.QUERY", {})
+    parts = {
+        "gateway+supervisor+dead workers": cpu_seconds(serve.pid, children_too=True),
+        "live workers": workers,
+        "falkordb": cpu_seconds(db_pid),
+        "harness": cpu_seconds(os.getpid()),
+    }
+    return (
+        "cpu s: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in parts.items())
+        + (
+            f"; GRAPH.QUERY calls since the last database start: {stats.get('calls', 0)}, "
+            f"{stats.get('usec_per_call', 0):.0f} µs each"
+        )
+    )
+
+
 def pending(store: GraphStore, tenants: list[str]) -> int | None:
     """Open or claimed tasks over the tenants, or None while the database is unavailable."""
     try:
@@ -354,6 +388,7 @@ def main() -> int:
         finished = time.monotonic()
         stop.set()
         agitator.join()
+        print(cpu_report(serve, data_dir), file=sys.stderr)
         _, db_port = database(data_dir)
         run.histograms.append(histogram(db_port))
         result = check(store, run, Outbox(data_dir / "outbox.jsonl"), tenants)

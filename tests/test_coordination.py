@@ -125,7 +125,7 @@ def test_an_action_left_reserved_is_reconciled_not_resent(
     reserved = crashed.fenced(
         "reserve_action",
         {"intent_id": intent, "kind": "notification", "attempt_id": crashed.claim.attempt_id,
-         "adapter": outbox.name},
+         "adapter": outbox.name, "lease_ms": 100},
     )  # fmt: skip
     assert (reserved["status"], reserved["mine"]) == ("reserved", True)
     if sent_before_crash:  # the call went out, then the worker died before recording it
