@@ -1,10 +1,10 @@
 // Register every label, relationship type and property name the queries in this folder use,
-// in one serial write, before any other traffic (GraphStore.ensure_schema runs it at startup).
-// Why: FalkorDB 4.16 logs most writes to the AOF as GRAPH.EFFECT, which names a property by a
-// bare attribute id. When concurrent first writes to a graph introduced new names, the ids the
-// live server gave them differed from the ids an AOF replay gives them, and after a restart
-// properties came back under other names (bench/chaos.py found it: Incident.severity read as
-// `alertname`). With every name registered first, no later write adds one.
+// in one serial write, before any other traffic (TenantGraph.ensure_schema runs it at startup).
+// Why: FalkorDB 4.16 logs most writes to the AOF as GRAPH.EFFECT, which refers to a property by
+// a bare attribute id. Once (bench/chaos.py, README "Crash safety") a graph came back from a
+// restart with properties under other names: the AOF declared new names in another order than
+// the live server had numbered them, likely because concurrent first writes introduced them.
+// With every name registered first, no later write has a name to add.
 // tests/test_cypher.py fails when a query uses a name missing here: add it.
 CREATE (s:Action:Alert:Change:Component:Finding:Incident:OnCallShift:Person:Step:Task:Team {
   adapter: 0, alert_key: 0, alertname: 0, alerts_seen: 0, aliases: 0, annotations_json: 0, args:
