@@ -1,10 +1,10 @@
 // Register every label, relationship type and property name the queries in this folder use,
 // in one serial write, before any other traffic (TenantGraph.ensure_schema runs it at startup).
 // Why: FalkorDB 4.16 logs most writes to the AOF as GRAPH.EFFECT, which refers to a property by
-// a bare attribute id. Once (bench/chaos.py, README "Crash safety") a graph came back from a
-// restart with properties under other names: the AOF declared new names in another order than
-// the live server had numbered them, likely because concurrent first writes introduced them.
-// With every name registered first, no later write has a name to add.
+// a bare attribute id. When concurrent first writes to a fresh graph introduced new names, the
+// AOF declared them in another order than the live server had numbered them, and after a
+// kill -9 the replayed graph had properties under other names (README, "Crash safety";
+// tests/test_crash.py reproduces it). With every name registered first, no write adds one.
 // tests/test_cypher.py fails when a query uses a name missing here: add it.
 CREATE (s:Action:Alert:Change:Component:Finding:Incident:OnCallShift:Person:Step:Task:Team {
   adapter: 0, alert_key: 0, alertname: 0, alerts_seen: 0, aliases: 0, annotations_json: 0, args:
