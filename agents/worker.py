@@ -95,8 +95,8 @@ class Worker:
                 continue
             worked = True
             task = TaskRun(graph, claimed, self.lease_ms, self.hooks)
-            self.busy = True
             try:
+                self.busy = True  # inside the try: a grace alarm from here on releases the task
                 self.by_kind[claimed.kind].run(task)
                 self.done += 1
             except ShuttingDown:
