@@ -22,6 +22,9 @@ from tests.conftest import alert_body
 
 INVESTIGATE = list(ROLE_KINDS["investigator"])
 RESPOND = list(ROLE_KINDS["responder"])
+#: A lease short enough to let expire in a test, long enough for a busy machine to write in it.
+SHORT_MS = 300
+EXPIRED_S = 0.5
 
 
 def open_incident(graph: TenantGraph, service: str = "payment", index: int = 0) -> str:
@@ -57,9 +60,9 @@ def test_claim_takes_the_oldest_open_task_once(graph):
 
 def test_expired_lease_next_write_gets_zero_rows_and_writes_nothing(graph):
     open_incident(graph)
-    held = claim(graph, INVESTIGATE, "slow", 100, 5)
-    task = TaskRun(graph, held, 100)
-    time.sleep(0.2)
+    held = claim(graph, INVESTIGATE, "slow", SHORT_MS, 5)
+    task = TaskRun(graph, held, SHORT_MS)
+    time.sleep(EXPIRED_S)
     with pytest.raises(LeaseLost, match="lease lost at step 1"):
         task.step("incident_alerts", {}, lambda: ["would be stored"])
     assert graph.rows("task_steps", {"task_id": held.task_id}) == []
@@ -69,9 +72,9 @@ def test_expired_lease_next_write_gets_zero_rows_and_writes_nothing(graph):
 
 def test_stale_workers_late_write_is_refused(graph):
     open_incident(graph)
-    stale = TaskRun(graph, claim(graph, INVESTIGATE, "stale", 100, 5), 100)
+    stale = TaskRun(graph, claim(graph, INVESTIGATE, "stale", SHORT_MS, 5), SHORT_MS)
     stale.step("incident_alerts", {}, lambda: [1])
-    time.sleep(0.2)
+    time.sleep(EXPIRED_S)
     fresh_claim = claim(graph, INVESTIGATE, "fresh", 30_000, 5)
     assert (fresh_claim.task_id, fresh_claim.epoch) == (stale.claim.task_id, 2)
     assert fresh_claim.taken_over
@@ -120,17 +123,17 @@ def test_an_action_left_reserved_is_reconciled_not_resent(
 ):
     outbox = Outbox(tmp_path / "outbox.jsonl")
     incident = investigated(store, graph, tenant)
-    crashed = TaskRun(graph, claim(graph, RESPOND, "crashed", 100, 5), 100)
+    crashed = TaskRun(graph, claim(graph, RESPOND, "crashed", SHORT_MS, 5), SHORT_MS)
     intent = f"incident:{incident}:initial-notification"
     reserved = crashed.fenced(
         "reserve_action",
         {"intent_id": intent, "kind": "notification", "attempt_id": crashed.claim.attempt_id,
-         "adapter": outbox.name, "lease_ms": 100},
+         "adapter": outbox.name, "lease_ms": SHORT_MS},
     )  # fmt: skip
     assert (reserved["status"], reserved["mine"]) == ("reserved", True)
     if sent_before_crash:  # the call went out, then the worker died before recording it
         outbox.send(message(incident, intent))
-    time.sleep(0.2)
+    time.sleep(EXPIRED_S)
     worker = Worker(store, [tenant], [Responder(outbox, outbox)], role="responder")
     worker.run(threading.Event(), burst=True)
     lines = [e for e in outbox.entries() if e["intent_id"] == intent]
@@ -157,14 +160,14 @@ def test_two_workers_racing_for_one_intent_one_sends(store, graph, tenant, tmp_p
     path = tmp_path / "outbox.jsonl"
     incident = investigated(store, graph, tenant)
     intent = f"incident:{incident}:initial-notification"
-    stale = TaskRun(graph, claim(graph, RESPOND, "stale", 150, 5), 150)
+    stale = TaskRun(graph, claim(graph, RESPOND, "stale", SHORT_MS, 5), SHORT_MS)
     refs: dict[str, str] = {}
     racer = threading.Thread(
-        target=lambda: refs.setdefault("stale", stale.act(SlowOutbox(path, 0.6), message(
+        target=lambda: refs.setdefault("stale", stale.act(SlowOutbox(path, 1.0), message(
             incident, intent))),
     )  # fmt: skip
-    racer.start()  # reserves, heartbeats, then stalls in the call past its lease
-    time.sleep(0.4)
+    racer.start()  # reserves (renewing its lease), then stalls in the call past its lease
+    time.sleep(EXPIRED_S + 0.1)
     taken: Claim | None = claim(graph, RESPOND, "fresh", 30_000, 5)
     assert taken is not None and taken.taken_over
     fresh = TaskRun(graph, taken, 30_000)
