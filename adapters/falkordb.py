@@ -41,6 +41,9 @@ INDEXES: tuple[tuple[str, str], ...] = (
     ("Person", "name"),
     ("Change", "at"),
     ("Action", "external_ref"),
+    ("Step", "task_id"),
+    ("Finding", "id"),
+    ("Change", "id"),
 )
 #: (label, property) pairs that must be unique; FalkorDB builds each on an exact-match index.
 UNIQUE: tuple[tuple[str, str], ...] = (
@@ -270,7 +273,8 @@ class TenantGraph:
             return str(self._graph.explain(cypher.load(query), storable(params or {})))
 
     def ensure_schema(self, wait_s: float = 60.0) -> None:
-        """Create indexes and unique constraints if missing, then wait until all are OPERATIONAL.
+        """Create indexes and unique constraints if missing, register every label, relationship
+        type and property name of `cypher/` (`schema_names`), then wait until all are OPERATIONAL.
 
         Raises `SchemaFailed` when a constraint is FAILED (duplicates exist), and
         `GraphUnavailable` when construction does not finish within `wait_s`.
@@ -284,6 +288,9 @@ class TenantGraph:
             for label, prop in UNIQUE:
                 if (label, (prop,)) not in constraints:
                     self._graph.create_node_unique_constraint(label, prop)
+            # every name the queries use, registered serially before concurrent writes add
+            # them (see cypher/schema_names.cypher: AOF replay renamed properties otherwise)
+            self.rows("schema_names")
             deadline = time.monotonic() + wait_s
             while True:
                 states = [c for c in self._constraints() if c["status"] != "OPERATIONAL"]

@@ -4,10 +4,16 @@ It implements the same `Notifier` interface as the Slack and GitHub adapters, so
 configuration every page and ticket lands here, one JSON object per line (written with a JSON
 serializer, so any character in an alert stays valid JSON). `find` answers exactly, which makes
 the outbox the reference for "act once per intent".
+
+It is also idempotent by itself: `send` holds an exclusive `flock` on the file while it checks
+that the intent id is not there yet and appends, so even a stale worker whose lease ran out
+mid-send (two processes racing for one intent) cannot write a second line. Slack and GitHub
+cannot offer that; there `find` is the only guard.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import threading
@@ -21,8 +27,9 @@ from adapters.notify import AdapterError, OutboundMessage
 class Outbox:
     """Append-only JSONL file; each line is an `OutboundMessage` plus `adapter`, `ref`, `sent_at`.
 
-    Lines are written with one `write()` on an `O_APPEND` descriptor and fsynced, so several
-    worker processes can share one file.
+    Lines are written with one `write()` on an `O_APPEND` descriptor under an exclusive `flock`,
+    then fsynced, so several worker processes can share one file. Each instance keeps an index
+    intent id -> ref of the lines it has read, and reads only what was appended since.
     """
 
     name = "outbox"
@@ -30,9 +37,12 @@ class Outbox:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._refs: dict[str, str] = {}
+        self._offset = 0
 
     def send(self, message: OutboundMessage) -> str:
-        """Append the message; return `outbox:<intent_id>`.
+        """Append the message unless its intent id is already in the file; return its ref,
+        `outbox:<intent_id>`.
 
         Raises a retryable `AdapterError` on I/O errors.
         """
@@ -46,12 +56,16 @@ class Outbox:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._lock:
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o640)
                 try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    self._catch_up(fd)
+                    if message.intent_id in self._refs:
+                        return self._refs[message.intent_id]
                     os.write(fd, line)
                     os.fsync(fd)
                 finally:
-                    os.close(fd)
+                    os.close(fd)  # releases the flock
         except OSError as exc:
             raise AdapterError(
                 f"outbox write to {self.path} failed: {exc.strerror}", retryable=True
@@ -72,11 +86,39 @@ class Outbox:
         return f"outbox {self.path} is writable"
 
     def find(self, intent_id: str, message: OutboundMessage | None = None) -> str | None:
-        """The ref of the line carrying this intent id, or None (exact: `message` not needed)."""
-        for record in self.entries():
-            if record.get("intent_id") == intent_id:
-                return str(record["ref"])
-        return None
+        """The ref of the line carrying this intent id, or None (exact: `message` not needed).
+
+        Raises a retryable `AdapterError` when the file cannot be read.
+        """
+        try:
+            with self._lock:
+                fd = os.open(self.path, os.O_RDONLY)
+                try:
+                    self._catch_up(fd)
+                finally:
+                    os.close(fd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise AdapterError(
+                f"outbox read of {self.path} failed: {exc.strerror}", retryable=True
+            ) from exc
+        return self._refs.get(intent_id)
+
+    def _catch_up(self, fd: int) -> None:
+        """Index the complete lines appended since the last call (caller holds `_lock`)."""
+        size = os.fstat(fd).st_size
+        if size < self._offset:  # the file was replaced: start over
+            self._refs, self._offset = {}, 0
+        chunk = os.pread(fd, size - self._offset, self._offset)
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        for raw in complete.splitlines():
+            try:
+                record = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            self._refs.setdefault(str(record.get("intent_id")), str(record.get("ref")))
+        self._offset += len(complete)
 
     def entries(self) -> list[dict[str, Any]]:
         """Every message in the outbox, oldest first (a torn last line is skipped).

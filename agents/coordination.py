@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -26,6 +27,26 @@ class LeaseLost(RuntimeError):
     """A fenced write matched zero rows: another worker owns the task now. Stop; write nothing."""
 
 
+class ShuttingDown(BaseException):
+    """Raised in a worker's main thread when SIGTERM's grace period ends mid-task: give the
+    current step up, release the lease, exit. A BaseException so no `except Exception` eats it."""
+
+
+@dataclass(frozen=True)
+class StepHooks:
+    """Testing and chaos hooks, all off by default (settings `BLAST_CHAOS_*`).
+
+    `delay_ms` with `slow_rate` (0-1): that fraction of steps sleeps `delay_ms` before its
+    checkpoint, so a short lease expires mid-step. `halt_after` (> 0): after checkpointing step
+    n = `halt_after`, the worker sleeps until it is killed or told to stop (SIGTERM), so a test
+    can SIGKILL it at a known point.
+    """
+
+    delay_ms: int = 0
+    slow_rate: float = 0.0
+    halt_after: int = 0
+
+
 @dataclass(frozen=True)
 class Claim:
     """A task this worker holds: `epoch` fences its writes; `attempt_id` names this attempt."""
@@ -41,12 +62,21 @@ class Claim:
     attempt_id: str
 
 
-def claim(graph: TenantGraph, kinds: list[str], owner: str, lease_ms: int) -> Claim | None:
-    """Claim the oldest claimable task of `kinds` (open, or with an expired lease), or None."""
+def claim(
+    graph: TenantGraph, kinds: list[str], owner: str, lease_ms: int, max_attempts: int
+) -> Claim | None:
+    """Claim the oldest claimable task of `kinds` (open, or with an expired lease, and fewer
+    than `max_attempts` attempts), or None. The attempt is counted now, at claim time."""
     attempt_id = uuid.uuid4().hex
     row = graph.one(
         "claim_task",
-        {"kinds": kinds, "owner": owner, "attempt_id": attempt_id, "lease_ms": lease_ms},
+        {
+            "kinds": kinds,
+            "owner": owner,
+            "attempt_id": attempt_id,
+            "lease_ms": lease_ms,
+            "max_attempts": max_attempts,
+        },
     )
     if row is None:
         return None
@@ -63,6 +93,12 @@ def claim(graph: TenantGraph, kinds: list[str], owner: str, lease_ms: int) -> Cl
     )
 
 
+def reap(graph: TenantGraph, max_attempts: int) -> list[dict[str, Any]]:
+    """Mark failed, with a reason, every task whose lease expired on its last allowed attempt
+    (its workers kept dying or stalling). Returns rows `{id, kind, reason}` of those tasks."""
+    return graph.rows("reap_tasks", {"max_attempts": max_attempts})
+
+
 class TaskRun:
     """One attempt at a claimed task: checkpointed steps, fenced writes, once-only actions.
 
@@ -71,17 +107,24 @@ class TaskRun:
     """
 
     def __init__(
-        self, graph: TenantGraph, claimed: Claim, lease_ms: int, metrics: Metrics | None = None
+        self,
+        graph: TenantGraph,
+        claimed: Claim,
+        lease_ms: int,
+        metrics: Metrics | None = None,
+        hooks: StepHooks | None = None,
     ) -> None:
         self.graph = graph
         self.claim = claimed
         self.lease_ms = lease_ms
         #: Where steps, actions and planner calls are counted (the worker's `Metrics`).
         self.metrics = metrics if metrics is not None else Metrics()
+        self.hooks = hooks or StepHooks()
         self._n = 0
-        self._stored = {
+        first_claim = claimed.epoch == 1  # never claimed before: no stored steps to read
+        self._stored = {} if first_claim else {
             int(row["n"]): row for row in graph.rows("task_steps", {"task_id": claimed.task_id})
-        }
+        }  # fmt: skip
         self.resumed_steps = len(self._stored)
 
     @property
@@ -108,6 +151,9 @@ class TaskRun:
         started = int(time.time() * 1000)
         clock = time.perf_counter()
         result = run()
+        hooks = self.hooks
+        if hooks.delay_ms and random.random() < hooks.slow_rate:  # noqa: S311 - not crypto
+            time.sleep(hooks.delay_ms / 1000)
         row = self.graph.one(
             "record_step",
             self.fence
@@ -124,6 +170,11 @@ class TaskRun:
         if row is None:
             raise LeaseLost(f"task {self.claim.task_id}: lease lost at step {self._n} ({tool})")
         self.metrics.step_seconds.labels(tool=tool).observe(time.perf_counter() - clock)
+        if self._n == hooks.halt_after:
+            log.warning("task %s: halting after step %d (BLAST_CHAOS_HALT_AFTER_STEP)",
+                        self.claim.task_id, self._n)  # fmt: skip
+            while True:
+                time.sleep(1)
         return result
 
     def heartbeat(self) -> None:
@@ -163,16 +214,26 @@ class TaskRun:
             },
         )
 
-    def release(self, reason: str, max_attempts: int, delay_ms: int = 0) -> str | None:
-        """Give the task back (or fail it after `max_attempts`). Returns the new status or None.
+    def release(
+        self, reason: str, max_attempts: int, delay_ms: int = 0, charge: bool = True
+    ) -> str | None:
+        """Give the task back (or fail it after `max_attempts`). Returns the new status, or None
+        when the lease was already lost.
 
         `delay_ms` > 0: no worker may claim it again for that long (an outside system's
-        "retry after"), so a rate limit does not burn every attempt at once.
+        "retry after"), so a rate limit does not burn every attempt at once. `charge=False`
+        (a graceful shutdown) gives the attempt back, so it does not count towards
+        `max_attempts`.
         """
         row = self.graph.one(
             "release_task",
             self.fence
-            | {"reason": reason[:500], "max_attempts": max_attempts, "delay_ms": delay_ms},
+            | {
+                "reason": reason[:500],
+                "max_attempts": max_attempts,
+                "delay_ms": delay_ms,
+                "charge": charge,
+            },
         )
         return None if row is None else str(row["status"])
 
@@ -192,13 +253,13 @@ class TaskRun:
                 "kind": message.kind,
                 "attempt_id": self.claim.attempt_id,
                 "adapter": notifier.name,
+                "lease_ms": self.lease_ms,  # the reservation renews the lease for the call
             },
         )
         sent = {"kind": message.kind, "adapter": notifier.name}
         if row["status"] == "sent":
             self.metrics.actions_suppressed.labels(**sent).inc()
             return str(row["external_ref"])
-        self.heartbeat()  # the outside call gets a whole lease
         if not row["mine"]:
             found = notifier.find(message.intent_id, message)
             if found is not None:
@@ -208,6 +269,7 @@ class TaskRun:
                 self._record(message.intent_id, "sent", found, "reconciled")
                 self.metrics.actions_suppressed.labels(**sent).inc()
                 return found
+            self.heartbeat()  # the lookup took lease time; the send gets a whole lease again
         try:
             ref = notifier.send(message)
         except AdapterError as exc:

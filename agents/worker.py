@@ -2,20 +2,28 @@
 
 Agents never call each other; a finished task enqueues the next one in the graph. `burst`
 runs until no task is claimable (for tests and the demo). The database being down is not a
-crash: the worker logs one line and waits with backoff until it is back.
+crash: the worker logs one line and waits with backoff until it is back. Every `reap_every_s`
+the worker also runs the reaper (tasks whose lease expired on their last attempt fail).
+
+SIGTERM (`terminate()`, as in rq/arq): stop claiming, let the current task finish within
+`shutdown_grace_s`, else give its step up (`ShuttingDown`), release the lease without charging
+the attempt, and return.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import threading
+import time
 import uuid
+from types import FrameType
 from typing import Protocol
 
 from adapters.falkordb import GraphStore, GraphUnavailable
 from adapters.notify import AdapterError
-from agents.coordination import LeaseLost, TaskRun, claim
+from agents.coordination import LeaseLost, ShuttingDown, StepHooks, TaskRun, claim, reap
 from gateway.logs import log_context
 from gateway.metrics import Metrics
 from gateway.settings import graph_name
@@ -55,6 +63,8 @@ class Worker:
         max_attempts: int = 5,
         name: str | None = None,
         metrics: Metrics | None = None,
+        hooks: StepHooks | None = None,
+        shutdown_grace_s: float = 10.0,
     ) -> None:
         if role not in ROLE_KINDS:
             raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLE_KINDS)}")
@@ -65,16 +75,30 @@ class Worker:
         self.lease_ms = lease_ms
         self.max_attempts = max_attempts
         self.name = name or f"worker-{uuid.uuid4().hex[:8]}"
+        self.hooks = hooks or StepHooks()
+        self.shutdown_grace_s = shutdown_grace_s
+        self.reap_every_s = max(lease_ms / 1000, 1.0)
         self.done = 0
         #: Claims, takeovers, failures; passed to each `TaskRun` for steps and actions.
         self.metrics = metrics if metrics is not None else Metrics()
+        self.busy = False
+        self._next_reap = 0.0
 
-    def run_once(self) -> bool:
-        """Claim and run at most one task per tenant. True when some task was claimed."""
+    def run_once(self, stop: threading.Event | None = None) -> bool:
+        """Claim and run at most one task per tenant (none once `stop` is set). True when some
+        task was claimed. Raises `ShuttingDown` after releasing the task it interrupted."""
+        if time.monotonic() >= self._next_reap:
+            self._next_reap = time.monotonic() + self.reap_every_s
+            for tenant in self.tenants:
+                for row in reap(self.store.graph(graph_name(tenant)), self.max_attempts):
+                    log.error("%s: task %s (%s) failed: %s", self.name, row["id"], row["kind"],
+                              row["reason"])  # fmt: skip
         worked = False
         for tenant in self.tenants:
+            if stop is not None and stop.is_set():
+                break
             graph = self.store.graph(graph_name(tenant))
-            claimed = claim(graph, self.kinds, self.name, self.lease_ms)
+            claimed = claim(graph, self.kinds, self.name, self.lease_ms, self.max_attempts)
             if claimed is None:
                 continue
             worked = True
@@ -84,14 +108,23 @@ class Worker:
             with log_context(
                 tenant=tenant, incident_id=claimed.incident_id, task_id=claimed.task_id
             ):
-                self._run(TaskRun(graph, claimed, self.lease_ms, self.metrics))
+                self._run(TaskRun(graph, claimed, self.lease_ms, self.metrics, self.hooks))
         return worked
 
     def _run(self, task: TaskRun) -> None:
+        """Run one claimed task; give it back on failure. Raises `ShuttingDown` after
+        releasing it (uncharged) when the shutdown grace ran out."""
         claimed = task.claim
         try:
+            self.busy = True  # inside the try: a grace alarm from here on releases the task
             self.by_kind[claimed.kind].run(task)
             self.done += 1
+        except ShuttingDown:
+            self.busy = False
+            log.warning("%s: shutdown grace over; releasing task %s", self.name,
+                        claimed.task_id)  # fmt: skip
+            self._give_back(task, "worker shut down before finishing", charge=False)
+            raise
         except LeaseLost as exc:
             log.warning("%s: %s; stopping this task", self.name, exc)
         except (AdapterError, GraphUnavailable) as exc:
@@ -102,23 +135,49 @@ class Worker:
         except Exception as exc:  # a bug in one task must not kill the worker
             log.exception("%s: task %s failed", self.name, claimed.task_id)
             self._give_back(task, f"{type(exc).__name__}: {exc}")
+        finally:
+            self.busy = False
 
-    def _give_back(self, task: TaskRun, reason: str, delay_ms: int = 0) -> None:
+    def _give_back(
+        self, task: TaskRun, reason: str, delay_ms: int = 0, charge: bool = True
+    ) -> None:
         with contextlib.suppress(GraphUnavailable):  # else the lease expires: claimable again
-            if task.release(reason, self.max_attempts, delay_ms) == "failed":
+            if task.release(reason, self.max_attempts, delay_ms, charge) == "failed":
                 self.metrics.tasks_failed.labels(kind=task.claim.kind).inc()
+
+    def terminate(self, stop: threading.Event) -> None:
+        """Handle SIGTERM in the main thread: set `stop` (no more claims) and, when a task is
+        running, arm SIGALRM so it gets `shutdown_grace_s` seconds before `ShuttingDown`."""
+        if stop.is_set():
+            return
+        stop.set()
+        log.warning("%s: SIGTERM: no more claims; %.1f s to finish the current task",
+                    self.name, self.shutdown_grace_s)  # fmt: skip
+        if self.busy:
+            signal.signal(signal.SIGALRM, self._grace_over)
+            signal.setitimer(signal.ITIMER_REAL, self.shutdown_grace_s)
+
+    def _grace_over(self, signum: int, frame: FrameType | None) -> None:
+        if self.busy:
+            raise ShuttingDown
 
     def run(self, stop: threading.Event, burst: bool = False, idle_s: float = 0.05) -> None:
         """Loop until `stop` is set (or, with `burst`, until nothing is claimable)."""
         backoff = idle_s
+        down = False
         while not stop.is_set():
             try:
-                worked = self.run_once()
+                worked = self.run_once(stop)
                 backoff = idle_s
+                if down:
+                    log.warning("%s: graph available again", self.name)
+                    down = False
+            except ShuttingDown:
+                return
             except GraphUnavailable as exc:
-                log.warning(
-                    "%s: graph unavailable (%s); retrying in %.1f s", self.name, exc, backoff
-                )
+                if not down:  # one line per outage, not one per retry
+                    log.warning("%s: %s; waiting with backoff (up to 5 s)", self.name, exc)
+                    down = True
                 stop.wait(backoff)
                 backoff = min(backoff * 2, 5.0)
                 continue

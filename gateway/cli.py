@@ -30,6 +30,7 @@ from gateway.metrics import use_multiprocess_dir
 from gateway.runtime import ConfigError, Runtime
 from gateway.sdnotify import notify
 from gateway.settings import Settings, graph_name
+from gateway.supervisor import WorkerPool, worker_env
 from gateway.topology import TopologyError, import_world, load_world, world_counts
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -101,10 +102,12 @@ def serve(
         str | None, typer.Option(help="Address (BLAST_HOST, default 127.0.0.1).")
     ] = None,
     data_dir: DataDir = None,
-    workers: Annotated[int | None, typer.Option(help="Worker threads (BLAST_WORKERS).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (BLAST_WORKERS).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = True,
 ) -> None:
-    """Run the gateway and the agents until SIGTERM or Ctrl-C."""
+    """Run the gateway, N worker processes (restarted when one dies) and, unless FALKORDB_URL
+    is set, the embedded FalkorDB (restarted on its port when it dies), until SIGTERM or Ctrl-C.
+    """
     setup_logging(verbose)
     settings = load_settings(port=port, host=host, data_dir=data_dir, workers=workers)
     refuse_placeholder_secrets(settings)
@@ -113,20 +116,30 @@ def serve(
         use_multiprocess_dir(settings.metrics_dir, fresh=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         with Runtime(settings) as runtime:
             bound = runtime.serve_http()
-            runtime.start_workers()
+            assert runtime.url is not None
+            pool = WorkerPool(
+                settings.workers, worker_env(settings, runtime.url), settings.shutdown_grace_s
+            )
+            pool.start()
             typer.echo(
                 f"blast-radius: listening on http://{settings.host}:{bound} "
                 f"(webhook /api/v1/alerts, tenants: {', '.join(settings.tenants)}, "
-                f"outbox: {runtime.outbox.path})",
+                f"{settings.workers} workers, outbox: {runtime.outbox.path})",
                 err=True,
             )
             notify("READY=1", f"STATUS=listening on {settings.host}:{bound}")
-            with contextlib.suppress(KeyboardInterrupt):
-                stop.wait()
-            notify("STOPPING=1")
+            try:
+                while not stop.wait(0.2):
+                    with contextlib.suppress(GraphUnavailable):  # tried again next round
+                        runtime.revive_database()
+                    pool.check()
+            finally:
+                notify("STOPPING=1")
+                pool.stop()
     except (GraphUnavailable, SchemaFailed, ConfigError) as exc:
         typer.echo(f"blast-radius: {exc}", err=True)
         raise typer.Exit(1) from exc
@@ -150,11 +163,13 @@ def worker(
         with Runtime(settings) as runtime:
             try:
                 loop = runtime.make_worker(role)
-                notify("READY=1", f"STATUS=claiming {role} tasks as {loop.name}")
-                loop.run(stop, burst=burst)
             except ValueError as exc:
                 typer.echo(f"blast-radius worker: {exc}", err=True)
                 raise typer.Exit(2) from exc
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *_: loop.terminate(stop))
+            notify("READY=1", f"STATUS=claiming {role} tasks as {loop.name}")
+            loop.run(stop, burst=burst)
     except (GraphUnavailable, SchemaFailed) as exc:
         typer.echo(f"blast-radius worker: {exc}", err=True)
         raise typer.Exit(1) from exc
@@ -276,5 +291,5 @@ def topology_import(
     typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
 
 
-if __name__ == "__main__":  # `python -m gateway.cli …` runs the checkout it is started in
+if __name__ == "__main__":  # `python -m gateway.cli …` runs this checkout (serve's workers too)
     app()

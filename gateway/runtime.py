@@ -26,6 +26,7 @@ from adapters.notify import Mirrored, Notifier
 from adapters.outbox import Outbox
 from adapters.prometheus import Prometheus
 from adapters.slack import SlackNotifier
+from agents.coordination import StepHooks
 from agents.investigator import Investigator
 from agents.learner import Learner
 from agents.responder import Responder
@@ -90,6 +91,7 @@ class Runtime:
         self.settings = settings
         self.embedded: EmbeddedFalkorDB | None = None
         self.store: GraphStore | None = None
+        self.url: str | None = None
         self.outbox = Outbox(settings.data_dir / "outbox.jsonl")
         #: Where tickets go: GitHub issues with GITHUB_TOKEN and GITHUB_REPO set, else the outbox.
         self.tickets: Notifier = self.outbox
@@ -135,6 +137,7 @@ class Runtime:
             _server_file(s).write_text(
                 json.dumps({"pid": self.embedded.process.pid, "port": self.embedded.port})
             )
+        self.url = url
         self.store = GraphStore(url, timeout_ms=s.query_timeout_max_ms)
         deadline = time.monotonic() + 60
         while True:
@@ -147,6 +150,23 @@ class Runtime:
                     raise
                 time.sleep(0.2)
         return self.store
+
+    def revive_database(self) -> bool:
+        """Start the embedded FalkorDB again if this runtime started it and it has died (a crash
+        or a kill -9): same port and data folder, so every client reconnects by itself; its pid
+        is recorded in `<data>/falkordb/server.json` again. True when it was restarted.
+
+        Raises `GraphUnavailable` if it does not come back (see its log file).
+        """
+        db = self.embedded
+        if db is None or (db.process is not None and db.process.poll() is None):
+            return False
+        code = None if db.process is None else db.process.returncode
+        log.error("embedded FalkorDB exited (code %s); restarting it on port %d", code, db.port)
+        db.start()
+        assert db.process is not None
+        _server_file(self.settings).write_text(json.dumps({"pid": db.process.pid, "port": db.port}))
+        return True
 
     def serve_http(self, host: str | None = None, port: int | None = None) -> int:
         """Start the gateway in a thread; return the bound port once it accepts connections.
@@ -186,9 +206,11 @@ class Runtime:
             Responder(self.messenger, self.tickets),
             Learner(),
         ]
+        hooks = StepHooks(s.chaos_step_delay_ms, s.chaos_slow_steps, s.chaos_halt_after_step)
         return Worker(
             self.store, s.tenants, agents, role=role, lease_ms=s.lease_ms,
-            max_attempts=s.max_attempts, name=name, metrics=self.metrics,
+            max_attempts=s.max_attempts, name=name, metrics=self.metrics, hooks=hooks,
+            shutdown_grace_s=s.shutdown_grace_s,
         )  # fmt: skip
 
     def notifiers(self) -> list[Notifier]:
@@ -200,7 +222,8 @@ class Runtime:
         return found
 
     def start_workers(self, count: int | None = None, role: str = "any") -> None:
-        """Start `count` (default `BLAST_WORKERS`) worker threads."""
+        """Start `count` (default `BLAST_WORKERS`) worker threads in this process (the demo;
+        `serve` runs worker processes, see `gateway.supervisor`)."""
         for index in range(self.settings.workers if count is None else count):
             worker = self.make_worker(role, name=f"worker-{os.getpid()}-{index}")
             thread = threading.Thread(

@@ -93,6 +93,10 @@ class Settings(BaseSettings):
     dev: bool = Field(False, alias="BLAST_DEV")
     log_format: Literal["text", "json"] = Field("text", alias="BLAST_LOG_FORMAT")
     metrics_dir: Path | None = Field(None, alias="PROMETHEUS_MULTIPROC_DIR")
+    shutdown_grace_s: float = Field(10.0, alias="BLAST_SHUTDOWN_GRACE_S", ge=0)
+    chaos_step_delay_ms: int = Field(0, alias="BLAST_CHAOS_STEP_DELAY_MS", ge=0)
+    chaos_slow_steps: float = Field(0.0, alias="BLAST_CHAOS_SLOW_STEPS", ge=0, le=1)
+    chaos_halt_after_step: int = Field(0, alias="BLAST_CHAOS_HALT_AFTER_STEP", ge=0)
 
     @field_validator("webhook_tokens", mode="before")
     @classmethod

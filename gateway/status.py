@@ -41,7 +41,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana)}],
     actions [{intent_id, kind, status, adapter, external_ref}], verdicts [{id, verdict,
     actual_cause, by, by_name, at, text, source, event_id}] (engineers' answers in Slack,
-    oldest first).
+    oldest first), tasks [{id, kind, status, epoch, attempts, taken_over, last_error,
+    created_at}] (the agents' work on it; epoch counts claims).
     """
     row = graph.one("incident_get", {"incident_id": incident_id})
     if row is None:
@@ -80,6 +81,7 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "alerts": alerts,
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
         "verdicts": graph.rows("incident_verdicts", {"incident_id": incident_id}),
+        "tasks": graph.rows("incident_tasks", {"incident_id": incident_id}),
     }
 
 

@@ -6,6 +6,7 @@ No database mock anywhere: every test talks to the real server started here.
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections.abc import Iterator
@@ -88,6 +89,26 @@ class Gateway:
     def outbox(self) -> list[dict[str, object]]:
         """Everything the responder sent so far."""
         return self.runtime.outbox.entries()
+
+
+def alert_body(service: str, index: int = 0) -> bytes:
+    """An Alertmanager v4 delivery of one firing alert on `service` (a demo world component);
+    alerts of different `index` (0-700) start an hour apart, so they never share an incident."""
+    labels = {"alertname": "HighErrorRate", "service": service, "severity": "critical",
+              "instance": f"{service}-{index}"}  # fmt: skip
+    alert = {
+        "status": "firing", "labels": labels, "annotations": {"summary": f"errors on {service}"},
+        "startsAt": f"2026-11-{1 + index // 24:02d}T{index % 24:02d}:00:00Z",  # 1 h apart
+        "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "http://prometheus:9090/graph",
+        "fingerprint": f"{index:016x}",
+    }  # fmt: skip
+    body = {
+        "version": "4", "groupKey": f'{{}}:{{service="{service}"}}', "truncatedAlerts": 0,
+        "status": "firing", "receiver": "blast-radius", "groupLabels": {"service": service},
+        "commonLabels": labels, "commonAnnotations": {}, "externalURL": "http://alertmanager:9093",
+        "alerts": [alert],
+    }  # fmt: skip
+    return json.dumps(body).encode()
 
 
 #: The bearer token the fixtures' Alertmanager requests carry.

@@ -52,6 +52,30 @@ def test_every_used_name_has_a_file_and_every_file_is_used():
     assert files - mentioned_names() == set(), "cypher files no code uses"
 
 
+def graph_names(text: str) -> set[str]:
+    """Labels, relationship types and property names a query uses (roughly; strings skipped)."""
+    text = re.sub(r"'[^']*'", "''", re.sub(r"//.*", "", text))
+    names = set(re.findall(r"\b[a-z_][a-z0-9_]*\.([a-z_][a-z0-9_]*)\b", text))
+    for inner in re.findall(r"\{([^{}]*)\}", text):
+        names |= set(re.findall(r"([a-z_][a-z0-9_]*)\s*:", inner))
+    for labels in re.findall(r"\([a-z_]*((?::[A-Z][A-Za-z]*)+)", text):
+        names |= set(labels.strip(":").split(":"))
+    for types in re.findall(r"\[[a-z_]*:([A-Z_|]+)", text):
+        names |= set(types.split("|"))
+    return names
+
+
+def test_schema_names_registers_every_name_the_queries_use():
+    registered = graph_names(cypher.load("schema_names"))
+    used = set().union(*(graph_names(cypher.load(n)) for n in cypher.names()))
+    assert used - registered == set(), "add these names to cypher/schema_names.cypher"
+
+
+def test_schema_names_leaves_nothing_behind(graph):
+    assert graph.rows("schema_names") == [{"registered": 1}]
+    assert graph.one("task_summary") is None
+
+
 def test_unknown_name_is_a_clear_error():
     with pytest.raises(cypher.UnknownQuery):
         cypher.load("no_such_query")

@@ -119,14 +119,14 @@ def test_takeover_and_suppressed_duplicate_are_counted(
         for body in scenario_bodies(fault("adFailure"), starts, "firing"):
             http.post("/api/v1/alerts", json=body).raise_for_status()
         runtime.make_worker(role="investigator").run(threading.Event(), burst=True)
-        ghost = claim(graph, ["respond"], "ghost", lease_ms=300)
+        ghost = claim(graph, ["respond"], "ghost", lease_ms=300, max_attempts=5)
         assert ghost is not None
         page = intent(ghost.incident_id, "initial-notification")
         reserved = graph.one(
             "reserve_action",
             {"task_id": ghost.task_id, "owner": "ghost", "epoch": ghost.epoch,
              "intent_id": page, "kind": "notification", "attempt_id": ghost.attempt_id,
-             "adapter": "outbox"},
+             "adapter": "outbox", "lease_ms": 300},
         )  # fmt: skip
         assert reserved is not None and reserved["mine"]
         runtime.outbox.send(

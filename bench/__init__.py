@@ -1,0 +1,1 @@
+"""Benchmarks and the chaos harness (run as `python -m bench.<name>`; see README)."""

@@ -1,0 +1,121 @@
+"""`blast-radius serve` keeps N worker processes alive next to the gateway.
+
+Each worker is `python -m gateway.cli worker --role <role>` with the serve process's
+environment plus `FALKORDB_URL` (the database serve uses, so a worker never starts a database of
+its own while the embedded one restarts) and `BLAST_DATA_DIR` (the shared outbox). A worker that
+exits for any reason while the pool runs is started again at once, or after a delay that
+doubles (1 s up to 30 s) while it keeps dying within 3 s of its start (a crash loop). `stop()`
+sends SIGTERM to every worker, waits for them (each has `BLAST_SHUTDOWN_GRACE_S` to finish its
+task and release its lease) and SIGKILLs those still running after the grace period plus 5 s.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gateway.settings import Settings
+
+log = logging.getLogger(__name__)
+
+#: A worker that dies sooner than this after its start doubles the restart delay.
+QUICK_DEATH_S = 3.0
+MAX_RESTART_DELAY_S = 30.0
+
+
+def worker_env(settings: Settings, database_url: str) -> dict[str, str]:
+    """The environment of a worker process: ours, plus the database URL and data folder."""
+    return dict(os.environ) | {
+        "FALKORDB_URL": database_url,
+        "BLAST_DATA_DIR": str(settings.data_dir),
+    }
+
+
+class WorkerPool:
+    """`count` worker processes of `role`, kept running until `stop()`.
+
+    `cwd`: the working directory of the workers (the checkout whose code they run when it is
+    not installed). Process ids are in `pids` (slot order); `restarts` counts replacements.
+    """
+
+    def __init__(
+        self,
+        count: int,
+        env: dict[str, str],
+        grace_s: float,
+        role: str = "any",
+        cwd: Path | None = None,
+    ) -> None:
+        self.count = count
+        self.env = env
+        self.grace_s = grace_s
+        self.role = role
+        self.cwd = cwd
+        self.restarts = 0
+        self._procs: list[subprocess.Popen[bytes] | None] = [None] * count
+        self._started = [0.0] * count
+        self._delay = [0.5] * count
+        self._due = [0.0] * count
+
+    def command(self) -> list[str]:
+        """The command line of one worker."""
+        return [sys.executable, "-m", "gateway.cli", "worker", "--role", self.role]
+
+    @property
+    def pids(self) -> list[int]:
+        """Process ids of the running workers."""
+        return [p.pid for p in self._procs if p is not None and p.poll() is None]
+
+    def start(self) -> None:
+        """Start every worker."""
+        for slot in range(self.count):
+            self._spawn(slot)
+
+    def _spawn(self, slot: int) -> None:
+        self._procs[slot] = subprocess.Popen(self.command(), env=self.env, cwd=self.cwd)
+        self._started[slot] = time.monotonic()
+
+    def check(self) -> int:
+        """Start again every worker that has exited (once its restart delay is over).
+
+        Returns how many were started.
+        """
+        started = 0
+        now = time.monotonic()
+        for slot, proc in enumerate(self._procs):
+            if proc is None or proc.poll() is None:
+                continue
+            if self._due[slot] == 0.0:
+                quick = now - self._started[slot] < QUICK_DEATH_S
+                delay = min(self._delay[slot] * 2, MAX_RESTART_DELAY_S)
+                self._delay[slot] = delay if quick else 0.5
+                self._due[slot] = now + (self._delay[slot] if quick else 0.0)
+                log.warning("worker %d (pid %d) exited with code %s; starting a new one%s",
+                            slot, proc.pid, proc.returncode,
+                            f" in {self._delay[slot]:.0f} s" if quick else "")  # fmt: skip
+            if now >= self._due[slot]:
+                self._due[slot] = 0.0
+                self._spawn(slot)
+                self.restarts += 1
+                started += 1
+        return started
+
+    def stop(self) -> None:
+        """SIGTERM every worker, wait up to the grace period plus 5 s, then SIGKILL the rest."""
+        running = [p for p in self._procs if p is not None and p.poll() is None]
+        for proc in running:
+            proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + self.grace_s + 5.0
+        for proc in running:
+            try:
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                log.warning("worker pid %d did not stop in time; SIGKILL", proc.pid)
+                proc.kill()
+                proc.wait()
+        self._procs = [None] * self.count
