@@ -1,13 +1,25 @@
-"""The FastAPI application: webhook, status API and health, built from one `Settings`."""
+"""The FastAPI application: webhook, status API, Slack, memory and health, built from one
+`Settings`. A database that cannot answer is a 503 on every route (`graph_unavailable`)."""
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 
-from adapters.falkordb import GraphStore
+from adapters.falkordb import GraphStore, GraphUnavailable
 from gateway import changes, playbooks, slack_routes, status, webhook
 from gateway.metrics import Metrics
 from gateway.settings import Settings
+
+
+async def graph_unavailable(request: Request, exc: GraphUnavailable) -> JSONResponse:
+    """Any route whose graph call fails because the database cannot answer: 503 with
+    Retry-After, so Alertmanager (and Slack) retry; what was written before stays written."""
+    return JSONResponse(
+        {"detail": "graph database unavailable; retry later"},
+        status_code=503,
+        headers={"Retry-After": "5"},
+    )
 
 
 def create_app(
@@ -26,6 +38,7 @@ def create_app(
     app.state.settings = settings
     app.state.store = store
     app.state.schema_ready = schema_ready
+    app.add_exception_handler(GraphUnavailable, graph_unavailable)  # type: ignore[arg-type]
     app.include_router(webhook.router)
     app.include_router(status.router)
     app.include_router(changes.router)

@@ -15,7 +15,6 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import GraphUnavailable
 from gateway.auth import tenant_for
 from gateway.payloads import rfc3339_ms
 from gateway.settings import graph_name
@@ -52,10 +51,7 @@ async def record_change(request: Request, change: ChangeIn) -> dict[str, Any]:
     params = change.model_dump() | {
         "id": change.id or f"{change.kind}:{change.component}:{change.ref}"
     }
-    try:
-        row = await run_in_threadpool(graph.one, "record_change", params)
-    except GraphUnavailable as exc:
-        raise HTTPException(503, "graph database unavailable; retry later") from exc
+    row = await run_in_threadpool(graph.one, "record_change", params)
     if row is None:
         raise HTTPException(404, f"unknown component {change.component!r}")
     return {"id": row["id"]}

@@ -16,7 +16,7 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import GraphUnavailable, TenantGraph
+from adapters.falkordb import TenantGraph
 from gateway.auth import tenant_for
 from gateway.settings import graph_name
 
@@ -60,10 +60,7 @@ async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]
         "checks_json": json.dumps([c.model_dump() for c in playbook.checks]),
         "author": playbook.author,
     }
-    try:
-        row = await run_in_threadpool(graph.one, "plant_playbook", params)
-    except GraphUnavailable as exc:
-        raise HTTPException(503, "graph database unavailable; retry later") from exc
+    row = await run_in_threadpool(graph.one, "plant_playbook", params)
     if row is None:
         raise HTTPException(404, f"unknown component {playbook.component!r}")
     return row
@@ -73,10 +70,7 @@ async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]
 async def list_playbooks(request: Request) -> dict[str, Any]:
     """Every playbook: id, title, failure_kind, component, checks, helped, misled, trust, status."""
     graph = _graph(request)
-    try:
-        rows = await run_in_threadpool(graph.rows, "list_playbooks", {})
-    except GraphUnavailable as exc:
-        raise HTTPException(503, "graph database unavailable") from exc
+    rows = await run_in_threadpool(graph.rows, "list_playbooks", {})
     for row in rows:
         row["checks"] = json.loads(row.pop("checks_json"))
     return {"playbooks": rows}

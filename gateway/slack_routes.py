@@ -39,7 +39,7 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from slack_sdk.signature import SignatureVerifier
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph
+from adapters.falkordb import GraphStore, TenantGraph
 from adapters.slack import ACTIONS, make_ref
 from agents import preferences, verdicts
 from gateway.settings import Settings, graph_name
@@ -183,10 +183,7 @@ async def slack_events(request: Request) -> dict[str, Any]:
     reason = ignored_event(body)
     if reason is not None:
         return {"ok": True, "ignored": reason}
-    try:
-        outcome = await run_in_threadpool(record_reply, request.app.state, body)
-    except GraphUnavailable as exc:
-        raise HTTPException(503, "graph database unavailable; retry later") from exc
+    outcome = await run_in_threadpool(record_reply, request.app.state, body)
     if "verdict" in outcome or "preference" in outcome:
         log.info("slack event %s: %s", body["event_id"], outcome)
     return {"ok": True, **outcome}
@@ -261,15 +258,9 @@ async def slack_interactions(request: Request) -> Response:
     if payload.get("type") != "block_actions" or not actions:
         return Response(status_code=200)
     if actions[0]["action_id"] in PREFERENCE_ACTIONS:
-        try:
-            done = await run_in_threadpool(answer_readback, request.app.state, payload, actions[0])
-        except GraphUnavailable as exc:
-            raise HTTPException(503, "graph database unavailable; retry later") from exc
+        done = await run_in_threadpool(answer_readback, request.app.state, payload, actions[0])
         log.info("slack preference action by %s: %s", (payload.get("user") or {}).get("id"), done)
         return Response(status_code=200)
-    try:
-        outcome = await run_in_threadpool(record_click, request.app.state, payload, actions[0])
-    except GraphUnavailable as exc:
-        raise HTTPException(503, "graph database unavailable; retry later") from exc
+    outcome = await run_in_threadpool(record_click, request.app.state, payload, actions[0])
     log.info("slack action by %s: %s", (payload.get("user") or {}).get("id"), outcome)
     return Response(status_code=200)

@@ -18,7 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import GraphUnavailable, TenantGraph
+from adapters.falkordb import TenantGraph
 from agents import verdicts
 from gateway.auth import tenant_for
 from gateway.settings import graph_name
@@ -93,12 +93,7 @@ async def list_incidents(
 ) -> dict[str, Any]:
     """The newest incidents first: id, status, title, severity, times, root_cause, alert counts."""
     graph = _graph(request)
-    try:
-        rows = await run_in_threadpool(
-            graph.rows, "list_incidents", {"status": status, "limit": limit}
-        )
-    except GraphUnavailable as exc:
-        raise HTTPException(503, "graph database unavailable") from exc
+    rows = await run_in_threadpool(graph.rows, "list_incidents", {"status": status, "limit": limit})
     for row in rows:
         row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
     return {"incidents": rows}
@@ -108,10 +103,7 @@ async def list_incidents(
 async def get_incident(request: Request, incident_id: str) -> dict[str, Any]:
     """One incident (see `incident_detail`); 404 when it does not exist in this tenant."""
     graph = _graph(request)
-    try:
-        found = await run_in_threadpool(incident_detail, graph, incident_id)
-    except GraphUnavailable as exc:
-        raise HTTPException(503, "graph database unavailable") from exc
+    found = await run_in_threadpool(incident_detail, graph, incident_id)
     if found is None:
         raise HTTPException(404, f"no incident {incident_id!r}")
     return found
@@ -164,10 +156,7 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
         )  # fmt: skip
         return verdicts.record(graph, verdict)
 
-    try:
-        row = await run_in_threadpool(store)
-    except GraphUnavailable as exc:
-        raise HTTPException(503, "graph database unavailable") from exc
+    row = await run_in_threadpool(store)
     if row is None:
         raise HTTPException(404, f"no incident {incident_id!r}")
     return {"id": row["id"], "verdict": row["verdict"], "actual_cause": row["actual_cause"]}

@@ -14,7 +14,6 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import GraphUnavailable
 from agents.triage import triage
 from gateway.auth import tenant_for
 from gateway.metrics import Metrics
@@ -57,14 +56,9 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         log.warning("tenant %s: rejected webhook body (%s): %s", tenant, exc.status, exc)
         raise HTTPException(exc.status, str(exc)) from exc
     graph = request.app.state.store.graph(graph_name(tenant))
-    try:
-        report = await run_in_threadpool(
-            triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops
-        )
-    except GraphUnavailable as exc:
-        raise HTTPException(
-            503, "graph database unavailable; retry later", headers={"Retry-After": "5"}
-        ) from exc
+    report = await run_in_threadpool(
+        triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops
+    )
     if report.unmatched:
         log.info("tenant %s: %d alerts matched no component", tenant, len(report.unmatched))
     for alert in alerts:

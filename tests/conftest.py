@@ -20,6 +20,7 @@ from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph
 from gateway.runtime import Runtime
 from gateway.settings import Settings, graph_name
 from gateway.topology import demo_world_path, import_world, load_world
+from tests.slack_api import SlackAPI
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 
@@ -109,6 +110,14 @@ def alert_body(service: str, index: int = 0) -> bytes:
         "alerts": [alert],
     }  # fmt: skip
     return json.dumps(body).encode()
+
+
+@pytest.fixture
+def api() -> Iterator[SlackAPI]:
+    """A local Slack Web API (tests/slack_api.py) on a free loopback port."""
+    server = SlackAPI()
+    yield server
+    server.close()
 
 
 #: The bearer token the fixtures' Alertmanager requests carry.

@@ -26,13 +26,6 @@ WEEK1 = datetime(2026, 11, 2, 3, 12, tzinfo=UTC)
 
 
 @pytest.fixture
-def api() -> Iterator[SlackAPI]:
-    server = SlackAPI()
-    yield server
-    server.close()
-
-
-@pytest.fixture
 def shop(falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI) -> Iterator[Gateway]:
     """A gateway on the two-postgres world, paging through the local Slack API."""
     tenant = f"m{uuid.uuid4().hex[:10]}"

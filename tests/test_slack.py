@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +23,6 @@ from gateway.settings import Settings
 from tests.slack_api import TOKEN, Failure, SlackAPI
 
 HOSTILE = "<!channel> <!here> @here @channel <@U0EVIL> <https://evil.example|click> & <#C0X|x>"
-
-
-@pytest.fixture
-def api() -> Iterator[SlackAPI]:
-    server = SlackAPI()
-    yield server
-    server.close()
 
 
 @pytest.fixture

@@ -28,13 +28,6 @@ LEASE_MS = 1500
 
 
 @pytest.fixture
-def api() -> Iterator[SlackAPI]:
-    server = SlackAPI()
-    yield server
-    server.close()
-
-
-@pytest.fixture
 def slack_gw(
     falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path: Path, tenant: str, api: SlackAPI
 ) -> Iterator[Gateway]:

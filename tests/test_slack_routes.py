@@ -44,13 +44,6 @@ def slack_settings(api: SlackAPI, **extra: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def api() -> Iterator[SlackAPI]:
-    server = SlackAPI()
-    yield server
-    server.close()
-
-
-@pytest.fixture
 def slack_gw(
     falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path: Path, tenant: str, api: SlackAPI
 ) -> Iterator[Gateway]:
