@@ -151,7 +151,7 @@ class Worker:
         if stop.is_set():
             return
         stop.set()
-        log.warning("%s: SIGTERM: no more claims; %.1f s to finish the current task",
+        log.warning("%s: asked to stop: no more claims; %.1f s to finish the current task",
                     self.name, self.shutdown_grace_s)  # fmt: skip
         if self.busy:
             signal.signal(signal.SIGALRM, self._grace_over)

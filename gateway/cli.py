@@ -23,11 +23,12 @@ import typer
 from pydantic import ValidationError
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphUnavailable, SchemaFailed, answers_ping
+from agents.worker import ROLE_KINDS
 from gateway.demo import elapsed, run_demo, table
 from gateway.doctor import receiver_snippet, run_checks
 from gateway.logs import configure_logging
 from gateway.metrics import use_multiprocess_dir
-from gateway.runtime import ConfigError, Runtime
+from gateway.runtime import ConfigError, Runtime, is_loopback
 from gateway.sdnotify import notify
 from gateway.settings import Settings, graph_name
 from gateway.supervisor import WorkerPool, worker_env
@@ -56,8 +57,9 @@ def load_settings(env_file: Path | None = None, **overrides: object) -> Settings
         return settings.model_copy(update=changed) if changed else settings
     except ValidationError as exc:
         for err in exc.errors():
+            where = ".".join(map(str, err["loc"]))
             typer.echo(
-                f"configuration error: {'.'.join(map(str, err['loc']))}: {err['msg']}", err=True
+                f"configuration error: {where + ': ' if where else ''}{err['msg']}", err=True
             )
         raise typer.Exit(2) from exc
 
@@ -103,7 +105,7 @@ def serve(
     ] = None,
     data_dir: DataDir = None,
     workers: Annotated[int | None, typer.Option(help="Worker processes (BLAST_WORKERS).")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = True,
+    verbose: Annotated[bool, typer.Option("--verbose/--quiet", "-v/-q")] = True,
 ) -> None:
     """Run the gateway, N worker processes (restarted when one dies) and, unless FALKORDB_URL
     is set, the embedded FalkorDB (restarted on its port when it dies), until SIGTERM or Ctrl-C.
@@ -111,6 +113,13 @@ def serve(
     setup_logging(verbose)
     settings = load_settings(port=port, host=host, data_dir=data_dir, workers=workers)
     refuse_placeholder_secrets(settings)
+    if not settings.auth_required and not is_loopback(settings.host):
+        typer.echo(
+            f"configuration error: refusing to listen on {settings.host} with no "
+            "BLAST_WEBHOOK_TOKENS set (anyone could post alerts); set tokens or bind 127.0.0.1",
+            err=True,
+        )
+        raise typer.Exit(2)
     configure_logging(settings, verbose)
     if settings.metrics_dir is not None:
         use_multiprocess_dir(settings.metrics_dir, fresh=True)
@@ -150,10 +159,15 @@ def worker(
     role: Annotated[str, typer.Option(help="investigator | responder | learner | any")] = "any",
     burst: Annotated[bool, typer.Option(help="Exit when no task is claimable.")] = False,
     data_dir: DataDir = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = True,
+    verbose: Annotated[bool, typer.Option("--verbose/--quiet", "-v/-q")] = True,
 ) -> None:
     """Run one worker (claim loop) against the graph until SIGTERM, or until idle with --burst."""
     setup_logging(verbose)
+    if role not in ROLE_KINDS:
+        typer.echo(
+            f"blast-radius worker: unknown role {role!r}; use {', '.join(ROLE_KINDS)}", err=True
+        )
+        raise typer.Exit(2)
     settings = load_settings(data_dir=data_dir)
     refuse_placeholder_secrets(settings)
     configure_logging(settings, verbose)
@@ -161,11 +175,7 @@ def worker(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         with Runtime(settings) as runtime:
-            try:
-                loop = runtime.make_worker(role)
-            except ValueError as exc:
-                typer.echo(f"blast-radius worker: {exc}", err=True)
-                raise typer.Exit(2) from exc
+            loop = runtime.make_worker(role)
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: loop.terminate(stop))
             notify("READY=1", f"STATUS=claiming {role} tasks as {loop.name}")
@@ -194,13 +204,14 @@ def doctor(
         str | None,
         typer.Option(help="Base URL Alertmanager posts to (default http://BLAST_HOST:BLAST_PORT)."),
     ] = None,
+    data_dir: DataDir = None,
 ) -> None:
     """Check settings, FalkorDB, notifiers and the webhook; print the Alertmanager receiver.
 
     Exits 1 when any check finds a problem (one `PROBLEM` line each), 2 on invalid settings.
     """
     setup_logging(False)
-    settings = load_settings(env_file)
+    settings = load_settings(env_file, data_dir=data_dir)
     found = run_checks(settings, url)
     for finding in found:
         typer.echo(finding.line())
@@ -265,7 +276,7 @@ def falkordb_server(
 
 @topology_app.command("import")
 def topology_import(
-    file: Annotated[Path, typer.Argument(help="World YAML (see docs/topology.md).")],
+    file: Annotated[Path, typer.Argument(help="World YAML (format: README, 'The world file').")],
     tenant: Annotated[
         str | None, typer.Option(help="Tenant (default BLAST_DEFAULT_TENANT).")
     ] = None,

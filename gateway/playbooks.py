@@ -13,10 +13,11 @@ import uuid
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph
+from agents.failure_kinds import KINDS
 from gateway.auth import tenant_for
 from gateway.settings import graph_name
 
@@ -37,6 +38,16 @@ class PlaybookIn(BaseModel):
     component: str = Field(min_length=1)
     failure_kind: str | None = None
     checks: list[CheckIn] = Field(min_length=1)
+
+    @field_validator("failure_kind")
+    @classmethod
+    def _known_kind(cls, value: str | None) -> str | None:
+        """A failure kind of the fixed vocabulary (agents/failure_kinds.py), or none."""
+        known = [kind for kind, _ in KINDS]
+        if value is not None and value not in known:
+            raise ValueError(f"unknown failure kind {value!r}; use one of {', '.join(known)}")
+        return value
+
     author: str | None = None
     id: str | None = None
 

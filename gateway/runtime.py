@@ -56,13 +56,21 @@ def _server_file(settings: Settings) -> Path:
     return settings.data_dir / "falkordb" / "server.json"
 
 
+def recorded_pid(settings: Settings) -> int | None:
+    """The pid in `<data>/falkordb/server.json` when that process is alive, else None."""
+    try:
+        pid = int(json.loads(_server_file(settings).read_text())["pid"])
+        os.kill(pid, 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return pid
+
+
 def running_embedded_url(settings: Settings) -> str | None:
     """The URL of an embedded server already running for this data folder, if it answers."""
-    try:
-        info = json.loads(_server_file(settings).read_text())
-        os.kill(int(info["pid"]), 0)
-    except (OSError, ValueError, KeyError):
+    if recorded_pid(settings) is None:
         return None
+    info = json.loads(_server_file(settings).read_text())
     store = GraphStore(f"redis://127.0.0.1:{int(info['port'])}")
     try:
         return f"redis://127.0.0.1:{int(info['port'])}" if store.ping() else None
@@ -92,6 +100,9 @@ class Runtime:
         self.embedded: EmbeddedFalkorDB | None = None
         self.store: GraphStore | None = None
         self.url: str | None = None
+        #: Port of an embedded server another process started for this data folder (we use it,
+        #: and start our own on that port if it goes away: `revive_database`).
+        self.borrowed_port: int | None = None
         self.outbox = Outbox(settings.data_dir / "outbox.jsonl")
         #: Where tickets go: GitHub issues with GITHUB_TOKEN and GITHUB_REPO set, else the outbox.
         self.tickets: Notifier = self.outbox
@@ -126,6 +137,7 @@ class Runtime:
             url = s.falkordb_url.get_secret_value()
         elif (running := running_embedded_url(s)) is not None:
             url = running
+            self.borrowed_port = int(running.rsplit(":", 1)[1])
             log.info("using the embedded FalkorDB already running for %s", s.data_dir)
         else:
             self.embedded = EmbeddedFalkorDB(
@@ -152,17 +164,29 @@ class Runtime:
         return self.store
 
     def revive_database(self) -> bool:
-        """Start the embedded FalkorDB again if this runtime started it and it has died (a crash
-        or a kill -9): same port and data folder, so every client reconnects by itself; its pid
-        is recorded in `<data>/falkordb/server.json` again. True when it was restarted.
+        """Start the embedded FalkorDB again if it has died (a crash or a kill -9): same port
+        and data folder, so every client reconnects by itself; its pid is recorded in
+        `<data>/falkordb/server.json` again. A server another process started (and stopped, or
+        lost) is taken over the same way, once no live process is recorded for it. True when
+        it was (re)started.
 
         Raises `GraphUnavailable` if it does not come back (see its log file).
         """
+        if self.embedded is None and self.borrowed_port is not None:
+            if recorded_pid(self.settings) is not None:
+                return False  # its owner still runs it
+            log.warning("the embedded FalkorDB another process ran for this folder is gone")
+            s = self.settings
+            self.embedded = EmbeddedFalkorDB(
+                s.data_dir, port=self.borrowed_port, timeout_default_ms=s.query_timeout_ms,
+                timeout_max_ms=s.query_timeout_max_ms,
+            )  # fmt: skip
+            self.borrowed_port = None
         db = self.embedded
         if db is None or (db.process is not None and db.process.poll() is None):
             return False
-        code = None if db.process is None else db.process.returncode
-        log.error("embedded FalkorDB exited (code %s); restarting it on port %d", code, db.port)
+        code = "never started here" if db.process is None else f"code {db.process.returncode}"
+        log.error("embedded FalkorDB exited (%s); starting it on port %d", code, db.port)
         db.start()
         assert db.process is not None
         _server_file(self.settings).write_text(json.dumps({"pid": db.process.pid, "port": db.port}))

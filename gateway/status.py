@@ -138,7 +138,9 @@ class VerdictIn(BaseModel):
 async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> dict[str, Any]:
     """Record a verdict on the incident's diagnosis, as a Slack button would: it reaches the
     learner (trust, new playbooks). `actual_cause` defaults to the root cause when confirmed.
-    404 when the incident does not exist in this tenant."""
+    404 when the incident does not exist in this tenant; 422 when `actual_cause` names no
+    known component. Posting the same `id` again changes nothing; without an id, each post is
+    a new verdict."""
     graph = _graph(request)
     key = given.id or uuid.uuid4().hex
 
@@ -146,6 +148,12 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
         found = graph.one("incident_get", {"incident_id": incident_id})
         if found is None:
             return None
+        if given.actual_cause is not None and not graph.rows(
+            "match_components", {"candidates": [given.actual_cause]}
+        ):
+            raise HTTPException(
+                422, f"actual_cause {given.actual_cause!r} is not a known component"
+            )
         cause = given.actual_cause or (
             found["root_cause"] if given.verdict == "confirmed" else None
         )

@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from adapters.falkordb import die_with_parent
 from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,10 @@ class WorkerPool:
             self._spawn(slot)
 
     def _spawn(self, slot: int) -> None:
-        self._procs[slot] = subprocess.Popen(self.command(), env=self.env, cwd=self.cwd)
+        self._procs[slot] = subprocess.Popen(
+            self.command(), env=self.env, cwd=self.cwd,
+            preexec_fn=die_with_parent,
+        )  # fmt: skip
         self._started[slot] = time.monotonic()
 
     def check(self) -> int:

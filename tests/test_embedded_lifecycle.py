@@ -1,0 +1,109 @@
+"""The embedded FalkorDB's owner and its children: `kill -9` of `serve` leaves no server or
+worker behind (they get SIGTERM when their parent dies), and a `serve` that uses a server
+another command started takes it over when that command exits."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from adapters.falkordb import free_port
+from tests.test_crash import wait_for
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (an exited child nobody reaped yet)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of `pid` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Iterator[object]:
+    """Start `python -m gateway.cli …` on the embedded default in `tmp_path` (no FALKORDB_URL)."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(*args: str, **env: str) -> subprocess.Popen[bytes]:
+        base = {k: v for k, v in os.environ.items() if not k.startswith("BLAST_")}
+        base.pop("FALKORDB_URL", None)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT,
+            env=base | {"PYTHONPATH": str(ROOT), "BLAST_DATA_DIR": str(tmp_path)} | env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def ready(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/health/ready", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def server_pid(data: Path) -> int:
+    return int(json.loads((data / "falkordb" / "server.json").read_text())["pid"])
+
+
+def test_kill_9_of_serve_leaves_nothing_behind(cli, tmp_path: Path):
+    port = free_port()
+    serve = cli("serve", "--quiet", BLAST_PORT=str(port), BLAST_WORKERS="2")
+    wait_for("serve ready", lambda: ready(port), 60)
+    kids = wait_for(
+        "two workers and the server", lambda: len(children(serve.pid)) >= 3 and children(serve.pid)
+    )
+    assert server_pid(tmp_path) in kids
+    serve.send_signal(signal.SIGKILL)
+    serve.wait()
+    wait_for("every child gone", lambda: not any(alive(pid) for pid in kids), 20)
+
+
+def test_serve_takes_over_the_server_a_worker_started(cli, tmp_path: Path):
+    worker = cli("worker", "--quiet")
+    wait_for(
+        "the worker's embedded server", lambda: (tmp_path / "falkordb" / "server.json").exists(), 60
+    )
+    first = server_pid(tmp_path)
+    port = free_port()
+    cli("serve", "--quiet", BLAST_PORT=str(port), BLAST_WORKERS="0")
+    wait_for("serve ready", lambda: ready(port), 60)
+    worker.send_signal(signal.SIGTERM)
+    assert worker.wait(30) == 0
+    wait_for("the worker's server stopped", lambda: not alive(first), 20)
+    wait_for("serve ready again on a server of its own", lambda: ready(port), 30)
+    assert server_pid(tmp_path) != first
+    time.sleep(0.5)
+    assert ready(port)
