@@ -13,6 +13,7 @@ refires (same labels, later startsAt): a new incident with its own page.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -25,10 +26,16 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from pydantic import SecretStr
 
-from adapters.falkordb import free_port
+from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
 from gateway.demo import SCENARIO_SPACING, demo_faults_path, rfc3339, scenario_bodies
-from tests.conftest import FIXTURE_TOKEN, Gateway
+from gateway.runtime import Runtime
+from tests.conftest import FIXTURE_TOKEN, Gateway, make_settings
+from tests.github_api import REPO, FakeGitHub
+from tests.github_api import TOKEN as GITHUB_TOKEN
+from tests.slack_api import SlackAPI
+from tests.test_slack_routes import slack_settings
 
 ALERTMANAGER = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
 #: Faults whose alert label sets are all distinct (Alertmanager merges equal label sets).
@@ -285,3 +292,76 @@ def test_alertmanager_pages_once_per_fault_and_resolves(
     assert by_fault["paymentFailure"][0]["id"] in {
         i["id"] for i in incidents() if i["status"] == "resolved"
     }
+
+
+@pytest.fixture
+def wired(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path: Path, tenant: str, api: SlackAPI
+) -> Iterator[tuple[Gateway, FakeGitHub]]:
+    """The gateway paging through the local Slack API and opening issues on the local GitHub
+    stand-in, with the fixtures' bearer token, and two worker threads."""
+    github = FakeGitHub().start()
+    settings = make_settings(
+        falkordb, tmp_path, tenant, webhook_tokens={tenant: SecretStr(FIXTURE_TOKEN)},
+        github_token=SecretStr(GITHUB_TOKEN), github_repo=REPO, github_api_url=github.url,
+        github_request_interval_s=0, github_write_interval_s=0, **slack_settings(api),
+    )  # fmt: skip
+    runtime = Runtime(settings)
+    runtime.open()
+    gw = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), FIXTURE_TOKEN)
+    runtime.start_workers(2)
+    yield gw, github
+    gw.http.close()
+    runtime.close()
+    github.stop()
+
+
+def test_alertmanager_to_slack_and_github_once_each(
+    wired: tuple[Gateway, FakeGitHub], api: SlackAPI, tmp_path: Path
+) -> None:
+    """Real Alertmanager -> gateway -> agents -> local Slack and GitHub APIs: one root message
+    and one issue per incident however often Alertmanager repeats; on resolve, each issue gets
+    one comment and is closed, and each page is edited to say so."""
+    gateway, github = wired
+    am = Alertmanager(tmp_path / "alertmanager", f"{gateway.url}/api/v1/alerts", FIXTURE_TOKEN)
+    am.start()
+    try:
+        every = yaml.safe_load(demo_faults_path().read_text(encoding="utf-8"))["faults"]
+        faults = [next(f for f in every if f["flag"] == name) for name in FAULTS[:2]]
+        now = datetime.now(UTC).replace(microsecond=0)
+        base = now - SCENARIO_SPACING * len(faults)
+        alerts = [
+            a
+            for i, f in enumerate(faults)
+            for a in postable(f, base + SCENARIO_SPACING * i, now + timedelta(hours=1))
+        ]
+        am.post_alerts(alerts)
+        wait_for(
+            "two pages and two issues",
+            lambda: len(api.roots()) == 2 and len(github.issues) == 2
+            and gateway.runtime.pending_tasks() == 0,
+            60,
+        )  # fmt: skip
+        seen = am.webhook_deliveries()
+        wait_for("Alertmanager to repeat", lambda: am.webhook_deliveries() >= seen + 4, 30)
+        assert gateway.runtime.wait_idle(20)
+        for alert in alerts:
+            alert["endsAt"] = rfc3339(datetime.now(UTC) - timedelta(seconds=1))
+        am.post_alerts(alerts)
+        wait_for(
+            "both issues closed",
+            lambda: all(i["state"] == "closed" for i in github.issues)
+            and gateway.runtime.pending_tasks() == 0,
+            60,
+        )  # fmt: skip
+        assert am.failed_deliveries() == 0
+    finally:
+        am.stop()
+    assert len(api.roots()) == 2, "one root message per incident"
+    assert len(github.issues) == 2, "one issue per incident"
+    for issue in github.issues:
+        assert len(github.comments[issue["number"]]) == 1, "one resolve comment per issue"
+    for root in api.roots():
+        assert root["edited"] >= 1 and "resolved" in json.dumps(root["blocks"]).lower()
+        thread = api.replies(root["ts"])
+        assert thread and all("Cleared" in m["text"] for m in thread)
