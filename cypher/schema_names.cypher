@@ -13,16 +13,17 @@ CREATE (s:Action:Alert:Change:Component:Decision:Fact:Finding:Incident:OnCallShi
   component: 0, components: 0, conclusive: 0, confidence: 0, created_at: 0, criticality: 0,
   detail: 0, discarded_at: 0, email: 0, ends_at: 0, ends_at_ms: 0, epoch: 0, escalation: 0,
   event_id: 0, external_ref: 0, fact_id: 0, failure_kind: 0, fingerprint: 0, finished_at: 0,
-  from: 0, generator_url: 0, group_key: 0, group_keys: 0, helped: 0, id: 0, incident_id: 0,
-  intent_id: 0, key: 0, kind: 0, labels_json: 0, last_error: 0, learned_from: 0, lease_until: 0,
-  link: 0, misled: 0, n: 0, name: 0, no_page: 0, notified: 0, notified_root_cause: 0, opened_at:
-  0, outcome: 0, owner: 0, owns: 0, path: 0, paths_json: 0, person: 0, person_name: 0, planner:
-  0, playbook: 0, propagation: 0, protocol: 0, purpose: 0, reach: 0, received_at: 0, receiver:
-  0, ref: 0, reserved_at: 0, resolved_at: 0, result: 0, root_cause: 0, ruled_out_json: 0,
-  severity: 0, severity_rank: 0, slack_channel: 0, slack_user_id: 0, source: 0, started_at: 0,
-  starts_at: 0, starts_at_ms: 0, stated_at: 0, status: 0, steered: 0, summary: 0, taken_over: 0,
-  task_id: 0, team: 0, tech: 0, text: 0, ticket: 0, title: 0, to: 0, tool: 0, trust: 0,
-  trust_at_use: 0, type: 0, updated_at: 0, values_json: 0, verdict: 0, verdict_id: 0, weight: 0})
+  firing: 0, from: 0, generator_url: 0, group_key: 0, group_keys: 0, helped: 0, id: 0,
+  incident_id: 0, intent_id: 0, key: 0, kind: 0, labels_json: 0, last_error: 0, learned_from: 0,
+  lease_until: 0, link: 0, misled: 0, n: 0, name: 0, no_page: 0, notified: 0,
+  notified_root_cause: 0, opened_at: 0, outcome: 0, owner: 0, owns: 0, path: 0, paths_json: 0,
+  person: 0, person_name: 0, planner: 0, playbook: 0, propagation: 0, protocol: 0, purpose: 0,
+  reach: 0, received_at: 0, receiver: 0, ref: 0, reserved_at: 0, resolved_at: 0, result: 0,
+  root_cause: 0, ruled_out_json: 0, severity: 0, severity_rank: 0, slack_channel: 0,
+  slack_user_id: 0, source: 0, started_at: 0, starts_at: 0, starts_at_ms: 0, stated_at: 0,
+  status: 0, steered: 0, summary: 0, taken_over: 0, task_id: 0, team: 0, tech: 0, text: 0,
+  ticket: 0, title: 0, to: 0, tool: 0, trust: 0, trust_at_use: 0, type: 0, updated_at: 0,
+  values_json: 0, verdict: 0, verdict_id: 0, weight: 0})
 CREATE (s)-[:CALLS]->(s),
        (s)-[:CONSUMES]->(s),
        (s)-[:FOR]->(s),

@@ -2,6 +2,9 @@
 // Writes to one graph are serialised, so concurrent or repeated deliveries of the same alert
 // cannot create two alerts or two incidents. A stale 'firing' after 'resolved' changes nothing.
 // An alert on a component new to an open incident enqueues a `reinvestigate` task.
+// Per-alert cost stays flat in an alert storm: the new alert's edge is created (not merged: it
+// has no incident yet), and the incident keeps a count of its firing alerts (`firing`: +1 when
+// a firing alert joins, -1 when one resolves) instead of counting them on every delivery.
 // $near: components within the correlation reach of this alert's component (empty if unmatched).
 OPTIONAL MATCH (old:Alert {key: $key})
 WITH old.status AS prev
@@ -31,7 +34,7 @@ WITH a, prev, resolving, cur, cand ORDER BY cand.opened_at LIMIT 1
 FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NULL THEN [1] ELSE [] END |
   CREATE (i:Incident {id: $new_incident_id, status: 'open', severity: $severity,
     severity_rank: $severity_rank, title: $title, opened_at: $starts_at_ms, received_at: timestamp(),
-    reach: $near, group_keys: [$group_key],
+    reach: $near, group_keys: [$group_key], firing: CASE WHEN $status = 'firing' THEN 1 ELSE 0 END,
     components: CASE WHEN $component IS NULL THEN [] ELSE [$component] END})-[:HAS_ALERT]->(a)
   CREATE (:Task {id: $new_task_id, kind: 'investigate', status: 'open', owner: '', attempt_id: '',
     epoch: 0, attempts: 0, lease_until: 0, created_at: timestamp(), incident_id: $new_incident_id})-[:FOR]->(i))
@@ -43,8 +46,9 @@ FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL AND $component IS NOT N
       r.incident_id = cand.id
   MERGE (r)-[:FOR]->(cand))
 FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL THEN [1] ELSE [] END |
-  MERGE (cand)-[:HAS_ALERT]->(a)
+  CREATE (cand)-[:HAS_ALERT]->(a)
   SET cand.reach = cand.reach + [x IN $near WHERE NOT x IN cand.reach],
+      cand.firing = coalesce(cand.firing, 0) + CASE WHEN $status = 'firing' THEN 1 ELSE 0 END,
       cand.components = CASE WHEN $component IS NULL OR $component IN cand.components
                              THEN cand.components ELSE cand.components + [$component] END,
       cand.group_keys = CASE WHEN $group_key IN cand.group_keys THEN cand.group_keys
@@ -54,10 +58,10 @@ FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL THEN [1] ELSE [] END |
                                 ELSE cand.severity_rank END)
 WITH a, prev, resolving, cur IS NULL AND cand IS NULL AS opened
 MATCH (inc:Incident)-[:HAS_ALERT]->(a)
-OPTIONAL MATCH (inc)-[:HAS_ALERT]->(f:Alert {status: 'firing'})
-WITH a, prev, resolving, opened, inc, count(f) AS firing
-WITH a, prev, resolving, opened, inc, firing,
-     (firing = 0 AND inc.status <> 'resolved') AS closing,
+SET inc.firing = coalesce(inc.firing, 0) - CASE WHEN resolving THEN 1 ELSE 0 END
+WITH a, prev, resolving, opened, inc
+WITH a, prev, resolving, opened, inc,
+     (a.status = 'resolved' AND inc.firing <= 0 AND inc.status <> 'resolved') AS closing,
      (resolving OR (prev IS NULL AND a.status = 'resolved')) AS cleared
 SET inc.status = CASE WHEN closing THEN 'resolved' ELSE inc.status END,
     inc.resolved_at = CASE WHEN closing THEN coalesce(a.ends_at_ms, timestamp()) ELSE inc.resolved_at END

@@ -51,10 +51,17 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     tenant = tenant_for(request, settings)
     raw = await read_limited(request, settings.max_body_bytes)
     try:
-        alerts = normalize(parse_body(raw), settings.default_severity)
+        body = parse_body(raw)
+        alerts = normalize(body, settings.default_severity)
     except PayloadError as exc:
         log.warning("tenant %s: rejected webhook body (%s): %s", tenant, exc.status, exc)
         raise HTTPException(exc.status, str(exc)) from exc
+    if body.truncatedAlerts:
+        log.warning(
+            "tenant %s: Alertmanager left %d alerts of group %s out of this notification "
+            "(max_alerts); they are not in the graph until a notification carries them",
+            tenant, body.truncatedAlerts, body.groupKey,
+        )  # fmt: skip
     graph = request.app.state.store.graph(graph_name(tenant))
     report = await run_in_threadpool(
         triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops
@@ -74,4 +81,5 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         "opened": report.opened,
         "resolved": report.resolved,
         "unmatched": report.unmatched,
+        "truncated": body.truncatedAlerts,
     }

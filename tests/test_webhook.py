@@ -304,6 +304,20 @@ def test_grafana_unified_body_is_detected(gateway: Gateway) -> None:
 
 
 @pytest.mark.parametrize("gateway", ["open"], indirect=True)
+def test_truncated_alerts_are_reported(gateway: Gateway) -> None:
+    """A real capture with `max_alerts: 2` (truncatedAlerts 2): the answer says how many
+    Alertmanager left out, and the two it sent are in the graph."""
+    capture = json.loads(
+        (FIXTURES / "alertmanager/captured/05-max-alerts-2-truncatedAlerts-2.json").read_text()
+    )
+    answer = gateway.http.post(
+        "/api/v1/alerts", content=capture["body_raw"].encode(), headers=gateway.auth
+    )
+    assert answer.status_code == 200
+    assert answer.json()["truncated"] == 2
+    assert answer.json()["accepted"] == len(capture["body"]["alerts"]) == 2
+
+
 def test_unmatched_alerts_are_reported_and_kept(gateway: Gateway) -> None:
     stray = ALERT | {"labels": {"alertname": "DiskFull", "service": "no-such-service"}}
     answer = gateway.http.post("/api/v1/alerts", json=body(ALERT, stray))
