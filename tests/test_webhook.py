@@ -318,6 +318,7 @@ def test_truncated_alerts_are_reported(gateway: Gateway) -> None:
     assert answer.json()["accepted"] == len(capture["body"]["alerts"]) == 2
 
 
+@pytest.mark.parametrize("gateway", ["open"], indirect=True)
 def test_unmatched_alerts_are_reported_and_kept(gateway: Gateway) -> None:
     stray = ALERT | {"labels": {"alertname": "DiskFull", "service": "no-such-service"}}
     answer = gateway.http.post("/api/v1/alerts", json=body(ALERT, stray))
