@@ -489,6 +489,27 @@ def readback(
     )
 
 
+def readback_answer(
+    intent_id: str, incident: dict[str, Any], understood: str, saved: bool, reply_to: str | None
+) -> OutboundMessage:
+    """Confirm in the thread that a preference was saved (approved) or discarded."""
+    text = (
+        f"Saved: {escape_mrkdwn(understood)} I will follow it from now on."
+        if saved
+        else f"Discarded: {escape_mrkdwn(understood)} Nothing changes."
+    )
+    return OutboundMessage(
+        intent_id=intent_id,
+        incident_id=incident["id"],
+        kind="followup",
+        title=incident["title"],
+        text=text,
+        severity=incident["severity"],
+        reply_to=reply_to,
+        opened_at_ms=since(incident),
+    )
+
+
 def ticket_resolved(
     intent_id: str, incident: dict[str, Any], alerts: list[dict[str, Any]], reply_to: str | None
 ) -> OutboundMessage:

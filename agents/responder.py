@@ -6,7 +6,8 @@ failure kind is obeyed (e.g. no Slack page, a ticket only), and the ticket says 
 - `incident:<id>:initial-notification` and `incident:<id>:ticket` (task `respond`);
 - `incident:<id>:update:<task id>` when a re-investigation changed the root cause after the page
   (task `notify_update`);
-- `incident:<id>:readback:<fact id>`: a stated preference read back for approval (`readback`);
+- `incident:<id>:readback:<fact id>`: a stated preference read back for approval, and
+  `…:readback-answer:<fact id>` once it is approved or discarded (`readback`);
 - `incident:<id>:cleared:<alert key>` per alert that clears, and `incident:<id>:ticket-resolved`
   when the last one clears (task `notify_cleared`, claimable only after the first page is out).
 
@@ -119,8 +120,9 @@ class Responder:
         task.complete("notified", mark_notified=True, root_cause=incident["root_cause"])
 
     def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
-        """Read a stated preference back in the incident's thread, with Approve / Discard."""
-        fact_id = task.claim.task_id.removeprefix("readback:")
+        """Read a stated preference back in the incident's thread, with Approve / Discard; once
+        its author answered (task `readback-answer:<fact id>`), say in the thread what was done."""
+        answer, _, fact_id = task.claim.task_id.partition(":")
         fact = task.graph.one("fact_get", {"id": fact_id})
         if fact is None:
             task.complete("fact missing")
@@ -129,11 +131,18 @@ class Responder:
             fact["failure_kind"], fact["no_page"], fact["ticket"], fact["detail"]
         ).readback()
         root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
-        message = messages.readback(
-            intent(incident["id"], f"readback:{fact_id}"), incident, fact, understood, root
-        )
+        if answer == "readback":
+            message = messages.readback(
+                intent(incident["id"], f"readback:{fact_id}"), incident, fact, understood, root
+            )
+        else:
+            saved = task.graph.one("fact_get", {"id": f"{fact_id}:approved"}) is not None
+            message = messages.readback_answer(
+                intent(incident["id"], f"readback-answer:{fact_id}"), incident, understood,
+                saved, root,
+            )  # fmt: skip
         task.act(self.messenger, message)
-        task.complete("read back")
+        task.complete("read back" if answer == "readback" else "answered")
 
     def _update(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]

@@ -1,6 +1,7 @@
 // The person approved the read-back: the approved version SUPERSEDES the proposed one and
 // any earlier approved preference of theirs for the same failure kind; all stay in the graph.
 // Only the person who stated it can approve it. Idempotent by the approved fact's id.
+// A `readback` task tells the thread it was saved.
 MATCH (p:Fact {id: $proposed_id, status: 'proposed'})
 WHERE p.person = $person
 OPTIONAL MATCH (older:Fact {kind: 'preference', status: 'approved', person: $person})
@@ -13,4 +14,11 @@ MERGE (a:Fact {id: $proposed_id + ':approved'})
     a.approved_at = timestamp(), a.incident_id = p.incident_id
 MERGE (a)-[:SUPERSEDES]->(p)
 FOREACH (o IN olders | MERGE (a)-[:SUPERSEDES]->(o))
+WITH a, p
+MATCH (i:Incident {id: p.incident_id})
+MERGE (t:Task {id: 'readback-answer:' + $proposed_id})
+  ON CREATE SET t.kind = 'readback', t.status = 'open', t.owner = '', t.attempt_id = '',
+    t.epoch = 0, t.attempts = 0, t.lease_until = 0, t.created_at = timestamp(),
+    t.incident_id = i.id, t.fact_id = $proposed_id
+MERGE (t)-[:FOR]->(i)
 RETURN a.id AS id, a.approved_at AS approved_at

@@ -117,6 +117,12 @@ def test_story_learn_transfer_trust_and_a_deploy(shop: Gateway, api: SlackAPI):
         click(shop, readback, "approve_preference", "slack-event:EvPREF", user="UDEE").status_code
         == 200
     )
+    # someone else's click on Dee's read-back changes nothing
+    assert click(shop, readback, "discard_preference", "slack-event:EvPREF", user="U0BOB")
+    shop.drain()
+    (saved,) = [m for m in api.replies(page["ts"]) if m["text"].startswith("Saved:")]
+    assert "open a ticket with the raw slow-query lines" in saved["text"]
+    assert not [m for m in api.replies(page["ts"]) if m["text"].startswith("Discarded:")]
     (learned,) = playbooks(shop).values()
     # week 2: payments-db saturates, worded differently: recalled by tech, checks hold, no planner
     second = fire(shop, WEEK1 + timedelta(days=7), saturation("payments-db", "payments-api", 2))
