@@ -8,7 +8,10 @@ wins. Engineers use the same words in preferences ("for database saturation, …
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
+from typing import Any
 
 #: (kind, pattern) in priority order; patterns match alertname + summary, case-insensitively,
 #: after CamelCase is split into words.
@@ -45,3 +48,18 @@ def kind_in(text: str) -> str | None:
     return next(
         (kind for kind, pattern in KINDS if pattern.search(text) or kind in text.lower()), None
     )
+
+
+def summary_of(alert: dict[str, Any]) -> str:
+    """An alert row's summary annotation (`summary`, or inside `annotations_json`)."""
+    if "summary" in alert:
+        return str(alert["summary"])
+    return str(json.loads(alert.get("annotations_json") or "{}").get("summary", ""))
+
+
+def dominant(alerts: list[dict[str, Any]], cause: str | None) -> str | None:
+    """The most common failure kind among the alerts on `cause` (else among all the alerts),
+    or None when none classifies. Alerts are rows with `alertname`, `component` and a summary."""
+    on_cause = [a for a in alerts if a["component"] == cause] or alerts
+    kinds = Counter(k for a in on_cause if (k := classify(a["alertname"], summary_of(a))))
+    return kinds.most_common(1)[0][0] if kinds else None

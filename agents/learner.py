@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import Counter
 from typing import Any
 
 from agents.checks import Evidence, evaluate
 from agents.coordination import TaskRun
-from agents.failure_kinds import classify
+from agents.failure_kinds import dominant
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +84,7 @@ class Learner:
             for row in graph.rows("incident_alerts", {"incident_id": incident_id})
         ]
         on_cause = [a for a in alerts if a["component"] == cause] or alerts
-        kinds = Counter(k for a in on_cause if (k := classify(a["alertname"], a["summary"])))
-        kind = kinds.most_common(1)[0][0] if kinds else None
+        kind = dominant(alerts, cause)
         existing = graph.rows("playbooks_on", {"component": cause})
         same = [p for p in existing if p["failure_kind"] == kind]
         not_applicable = {

@@ -415,6 +415,24 @@ def ticket(
     )
 
 
+def followup(
+    intent_id: str, incident: dict[str, Any], text: str, reply_to: str | None, **extra: Any
+) -> OutboundMessage:
+    """A message in the page's thread (`reply_to` = the page's ref); `extra` sets other fields
+    of `OutboundMessage` (e.g. `buttons`, `root_cause`)."""
+    return OutboundMessage(
+        intent_id=intent_id,
+        incident_id=incident["id"],
+        kind="followup",
+        title=incident["title"],
+        text=text,
+        severity=incident["severity"],
+        reply_to=reply_to,
+        opened_at_ms=since(incident),
+        **extra,
+    )
+
+
 def cleared(
     intent_id: str, incident: dict[str, Any], alert: dict[str, Any], reply_to: str | None
 ) -> OutboundMessage:
@@ -425,16 +443,7 @@ def cleared(
     )
     if incident["status"] == "resolved":
         text += f" Incident {incident['id']} resolved at {fmt_ms(incident['resolved_at'])}."
-    return OutboundMessage(
-        intent_id=intent_id,
-        incident_id=incident["id"],
-        kind="followup",
-        title=incident["title"],
-        text=text,
-        severity=incident["severity"],
-        reply_to=reply_to,
-        opened_at_ms=since(incident),
-    )
+    return followup(intent_id, incident, text, reply_to)
 
 
 def diagnosis_update(
@@ -450,17 +459,7 @@ def diagnosis_update(
         f"(was {escape_mrkdwn(previous or 'inconclusive')}). "
         f"{escape_mrkdwn(incident.get('summary') or '')}"
     )
-    return OutboundMessage(
-        intent_id=intent_id,
-        incident_id=incident["id"],
-        kind="followup",
-        title=incident["title"],
-        text=text,
-        severity=incident["severity"],
-        root_cause=incident["root_cause"],
-        reply_to=reply_to,
-        opened_at_ms=since(incident),
-    )
+    return followup(intent_id, incident, text, reply_to, root_cause=incident["root_cause"])
 
 
 def readback(
@@ -471,22 +470,13 @@ def readback(
     reply_to: str | None,
 ) -> OutboundMessage:
     """Read a stated preference back to its author, with Approve / Discard buttons."""
-    return OutboundMessage(
-        intent_id=intent_id,
-        incident_id=incident["id"],
-        kind="followup",
-        title=incident["title"],
-        text=f"{mention(fact['person']) or escape_mrkdwn(fact['person_name'] or '')} "
-        f"I understood: {escape_mrkdwn(understood)} Save this preference?",
-        severity=incident["severity"],
-        reply_to=reply_to,
-        buttons=[
-            Button(
-                action_id="approve_preference", text="Approve", value=fact["id"], style="primary"
-            ),
-            Button(action_id="discard_preference", text="Discard", value=fact["id"]),
-        ],
-    )
+    who = mention(fact["person"]) or escape_mrkdwn(fact["person_name"] or "")
+    text = f"{who} I understood: {escape_mrkdwn(understood)} Save this preference?"
+    buttons = [
+        Button(action_id="approve_preference", text="Approve", value=fact["id"], style="primary"),
+        Button(action_id="discard_preference", text="Discard", value=fact["id"]),
+    ]
+    return followup(intent_id, incident, text, reply_to, buttons=buttons)
 
 
 def readback_answer(
@@ -498,16 +488,7 @@ def readback_answer(
         if saved
         else f"Discarded: {escape_mrkdwn(understood)} Nothing changes."
     )
-    return OutboundMessage(
-        intent_id=intent_id,
-        incident_id=incident["id"],
-        kind="followup",
-        title=incident["title"],
-        text=text,
-        severity=incident["severity"],
-        reply_to=reply_to,
-        opened_at_ms=since(incident),
-    )
+    return followup(intent_id, incident, text, reply_to)
 
 
 def ticket_resolved(

@@ -20,29 +20,18 @@ a verdict (`…:page:notify_verdict:<verdict id>`, task `notify_verdict`).
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any
 
 from adapters.notify import Notifier
 from agents import messages, preferences
 from agents.checks import CHANGE_LOOKBACK_MS
 from agents.coordination import TaskRun
-from agents.failure_kinds import classify
+from agents.failure_kinds import dominant
 
 
 def intent(incident_id: str, what: str) -> str:
     """The intent id of an action on an incident, e.g. `incident:inc-1:initial-notification`."""
     return f"incident:{incident_id}:{what}"
-
-
-def failure_kind(alerts: list[dict[str, Any]], cause: str | None) -> str | None:
-    """The most common failure kind among the alerts on the cause (else among all alerts)."""
-    on_cause = [a for a in alerts if a["component"] == cause] or alerts
-    kinds = Counter(
-        k for a in on_cause
-        if (k := classify(a["alertname"], json.loads(a["annotations_json"]).get("summary", "")))
-    )  # fmt: skip
-    return kinds.most_common(1)[0][0] if kinds else None
 
 
 def link(ref: str | None) -> str | None:
@@ -94,7 +83,7 @@ class Responder:
             lambda: self._who(task, components),
             touched=components,
         )  # fmt: skip
-        kind = failure_kind(alerts, incident["root_cause"])
+        kind = dominant(alerts, incident["root_cause"])
         people = [p for p in ((who or {}).get("slack_user_id"), (who or {}).get("person")) if p]
         pref = task.step(
             "preferences", {"people": people, "failure_kind": kind},
