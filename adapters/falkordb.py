@@ -59,6 +59,18 @@ UNIQUE: tuple[tuple[str, str], ...] = (
 
 #: prctl(2) option: the signal a child gets when its parent dies (Linux).
 PR_SET_PDEATHSIG = 1
+#: A tenant name: it becomes part of a graph name, so it comes from trusted config only.
+TENANT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+def graph_name(tenant: str) -> str:
+    """The FalkorDB graph of one organisation: `org_<tenant>` (tenant from trusted config only).
+
+    Raises ValueError for a name outside `TENANT_RE`.
+    """
+    if not TENANT_RE.match(tenant):
+        raise ValueError(f"invalid tenant name {tenant!r}: use a-z, 0-9, '_' or '-'")
+    return f"org_{tenant}"
 
 
 class GraphUnavailable(RuntimeError):

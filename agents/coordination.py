@@ -18,7 +18,7 @@ from typing import Any
 
 from adapters.falkordb import TenantGraph
 from adapters.notify import AdapterError, Notifier, OutboundMessage
-from gateway.metrics import Metrics
+from agents.metrics import Metrics
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from adapters.falkordb import TenantGraph
-from gateway.payloads import NormalizedAlert
+from agents.alerts import NormalizedAlert
 
 #: Label names tried in order to find an alert's component (first known component wins).
 COMPONENT_LABELS = (

@@ -21,12 +21,11 @@ import uuid
 from types import FrameType
 from typing import Protocol
 
-from adapters.falkordb import GraphStore, GraphUnavailable
+from adapters.falkordb import GraphStore, GraphUnavailable, graph_name
 from adapters.notify import AdapterError
 from agents.coordination import LeaseLost, ShuttingDown, StepHooks, TaskRun, claim, reap
-from gateway.logs import log_context
-from gateway.metrics import Metrics
-from gateway.settings import graph_name
+from agents.log_context import log_context
+from agents.metrics import Metrics
 
 log = logging.getLogger(__name__)
 

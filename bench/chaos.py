@@ -50,11 +50,10 @@ from typing import Any
 import httpx
 import redis
 
-from adapters.falkordb import GraphStore, GraphUnavailable, free_port
+from adapters.falkordb import GraphStore, GraphUnavailable, free_port, graph_name
 from adapters.outbox import Outbox
 from gateway.demo import rfc3339
 from gateway.payloads import label_fingerprint
-from gateway.settings import graph_name
 from gateway.topology import demo_world_path, import_world, load_world
 
 ROOT = Path(__file__).resolve().parents[1]

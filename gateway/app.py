@@ -7,8 +7,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from adapters.falkordb import GraphStore, GraphUnavailable
+from agents.metrics import Metrics
 from gateway import changes, playbooks, slack_routes, status, webhook
-from gateway.metrics import Metrics
 from gateway.settings import Settings
 
 

@@ -15,9 +15,9 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
+from adapters.falkordb import graph_name
 from gateway.auth import tenant_for
 from gateway.payloads import rfc3339_ms
-from gateway.settings import graph_name
 
 router = APIRouter()
 

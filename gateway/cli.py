@@ -22,15 +22,21 @@ from urllib.parse import urlsplit
 import typer
 from pydantic import ValidationError
 
-from adapters.falkordb import EmbeddedFalkorDB, GraphUnavailable, SchemaFailed, answers_ping
+from adapters.falkordb import (
+    EmbeddedFalkorDB,
+    GraphUnavailable,
+    SchemaFailed,
+    answers_ping,
+    graph_name,
+)
+from agents.metrics import use_multiprocess_dir
 from agents.worker import ROLE_KINDS
 from gateway.demo import elapsed, run_demo, table
 from gateway.doctor import receiver_snippet, run_checks
 from gateway.logs import configure_logging
-from gateway.metrics import use_multiprocess_dir
 from gateway.runtime import ConfigError, Runtime, is_loopback
 from gateway.sdnotify import notify
-from gateway.settings import Settings, graph_name
+from gateway.settings import Settings
 from gateway.supervisor import WorkerPool, worker_env
 from gateway.topology import TopologyError, import_world, load_world, world_counts
 

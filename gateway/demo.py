@@ -18,10 +18,11 @@ from typing import Any
 import httpx
 import yaml
 
+from adapters.falkordb import graph_name
 from adapters.outbox import Outbox
 from gateway.payloads import label_fingerprint
 from gateway.runtime import Runtime
-from gateway.settings import Settings, graph_name
+from gateway.settings import Settings
 from gateway.topology import demo_world_path, import_world, load_world
 
 #: Alerts of a scenario that the demo fires (faults.yaml `likelihood`).

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import httpx
 
-from adapters.falkordb import GraphStore, GraphUnavailable, answers_ping
+from adapters.falkordb import GraphStore, GraphUnavailable, answers_ping, graph_name
 from adapters.notify import AdapterError
 from gateway.runtime import Runtime, running_embedded_url
-from gateway.settings import Settings, graph_name
+from gateway.settings import Settings
 
 #: Where `deploy/README.md` tells Alertmanager to keep each tenant's token.
 TOKEN_FILE = "/etc/alertmanager/blast-radius-{tenant}.token"  # noqa: S105 (a path)

@@ -9,36 +9,17 @@ library wrote the line, in both formats.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import json
 import logging
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from agents.log_context import CONTEXT_KEYS, current_context
 from gateway.settings import Settings
 
-#: Ids that identify what a log line is about, in the order they appear in a JSON line.
-CONTEXT_KEYS = ("tenant", "incident_id", "task_id")
 REDACTED = "[REDACTED]"
-
-_context: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
-    "blast_radius_log_context", default=()
-)
-
-
-@contextlib.contextmanager
-def log_context(**ids: str | None) -> Iterator[None]:
-    """Attach ids (`tenant`, `incident_id`, `task_id`) to every line logged inside the block,
-    in this thread or task only (a `ContextVar`). None values are left out."""
-    merged = dict(_context.get()) | {k: v for k, v in ids.items() if v is not None}
-    token = _context.set(tuple(merged.items()))
-    try:
-        yield
-    finally:
-        _context.reset(token)
 
 
 class Redactor:
@@ -70,7 +51,7 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": self._redact(record.getMessage()),
         }
-        ids = dict(_context.get())
+        ids = current_context()
         for key in CONTEXT_KEYS:
             value = getattr(record, key, None) or ids.get(key)
             if value:
@@ -90,7 +71,7 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         """The record as text (a traceback continues on the next lines)."""
         text = super().format(record)
-        ids = dict(_context.get())
+        ids = current_context()
         tags = [
             f"{key}={value}"
             for key in CONTEXT_KEYS

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agents.alerts import NormalizedAlert
+
 GO_ZERO_TIME_PREFIX = "0001-01-01"
 #: The longest RFC 3339 time (9 fractional digits and an offset) has 35 characters.
 MAX_TIME_CHARS = 64
@@ -135,36 +137,6 @@ class WebhookBody(BaseModel):
     externalURL: str = ""
     alerts: list[WebhookAlert]
     orgId: int | None = None  # Grafana only
-
-
-class NormalizedAlert(BaseModel):
-    """One alert episode as triage sees it, whatever the sender.
-
-    `key` = `fingerprint@startsAt` (startsAt as sent). Times are ms since the epoch, UTC;
-    `ends_at_ms` is None while firing. `link` is generatorURL, resolved against externalURL
-    when it is relative (for people to click; never fetched).
-    """
-
-    key: str
-    fingerprint: str
-    status: Literal["firing", "resolved"]
-    alertname: str
-    severity: str
-    starts_at: str
-    starts_at_ms: int
-    ends_at_ms: int | None
-    labels: dict[str, str]
-    annotations: dict[str, str]
-    generator_url: str
-    link: str
-    group_key: str
-    receiver: str
-    source: Literal["alertmanager", "grafana"]
-    values_json: str
-
-    def title(self) -> str:
-        """alertname, else the summary annotation, else the fingerprint."""
-        return self.alertname or self.annotations.get("summary", "") or self.fingerprint
 
 
 def parse_body(raw: bytes) -> WebhookBody:

@@ -16,10 +16,9 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import TenantGraph
+from adapters.falkordb import TenantGraph, graph_name
 from agents.failure_kinds import KINDS
 from gateway.auth import tenant_for
-from gateway.settings import graph_name
 
 router = APIRouter()
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import uvicorn
 
-from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable, graph_name
 from adapters.github import GitHubIssues
 from adapters.notify import Mirrored, Notifier
 from adapters.outbox import Outbox
@@ -29,11 +29,11 @@ from adapters.slack import SlackNotifier
 from agents.coordination import StepHooks
 from agents.investigator import Investigator
 from agents.learner import Learner
+from agents.metrics import Metrics, use_multiprocess_dir
 from agents.responder import Responder
 from agents.worker import Worker
 from gateway.app import create_app
-from gateway.metrics import Metrics, use_multiprocess_dir
-from gateway.settings import Settings, graph_name
+from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,6 @@ environment elsewhere. Every field is listed, with a comment, in `.env.example`.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
@@ -15,7 +14,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-TENANT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+from adapters.falkordb import TENANT_RE, graph_name
+
 #: Shortest secret accepted outside dev mode (`openssl rand -hex 32` gives 64 characters).
 MIN_SECRET_CHARS = 16
 #: Words that mark a secret as a placeholder from an example file or a test (lower case).
@@ -29,13 +29,6 @@ def default_data_dir() -> Path:
     """The per-user data folder: `$XDG_DATA_HOME/blast-radius` or `~/.local/share/blast-radius`."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "blast-radius"
-
-
-def graph_name(tenant: str) -> str:
-    """The FalkorDB graph of one organisation: `org_<tenant>` (tenant from trusted config only)."""
-    if not TENANT_RE.match(tenant):
-        raise ValueError(f"invalid tenant name {tenant!r}: use a-z, 0-9, '_' or '-'")
-    return f"org_{tenant}"
 
 
 class Settings(BaseSettings):

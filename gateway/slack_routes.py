@@ -39,10 +39,10 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from slack_sdk.signature import SignatureVerifier
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import GraphStore, TenantGraph
+from adapters.falkordb import GraphStore, TenantGraph, graph_name
 from adapters.slack import ACTIONS, make_ref
 from agents import preferences, verdicts
-from gateway.settings import Settings, graph_name
+from gateway.settings import Settings
 from gateway.webhook import read_limited
 
 log = logging.getLogger(__name__)

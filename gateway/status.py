@@ -18,10 +18,9 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import TenantGraph
+from adapters.falkordb import TenantGraph, graph_name
 from agents import verdicts
 from gateway.auth import tenant_for
-from gateway.settings import graph_name
 
 router = APIRouter()
 

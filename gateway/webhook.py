@@ -14,11 +14,12 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
+from adapters.falkordb import graph_name
+from agents.metrics import Metrics
 from agents.triage import triage
 from gateway.auth import tenant_for
-from gateway.metrics import Metrics
 from gateway.payloads import PayloadError, normalize, parse_body
-from gateway.settings import Settings, graph_name
+from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
 router = APIRouter()

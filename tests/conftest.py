@@ -16,13 +16,14 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from gateway.runtime import Runtime
-from gateway.settings import Settings, graph_name
+from gateway.settings import Settings
 from gateway.topology import demo_world_path, import_world, load_world
 from tests.slack_api import SlackAPI
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+#: Copies of reference fixtures (see tests/data/README.md for where each came from).
+FIXTURES = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session")

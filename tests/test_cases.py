@@ -1,5 +1,5 @@
-"""Every bug-report case in ../shared/fixtures/alertmanager/cases/ replayed over HTTP against
-the real gateway and workers, asserting the case's `expect` values step by step."""
+"""Every bug-report case in tests/data/alertmanager/cases/ replayed over HTTP against the real
+gateway and workers, asserting the case's `expect` values step by step."""
 
 from __future__ import annotations
 

@@ -20,11 +20,11 @@ from typing import Any
 import httpx
 import pytest
 
-from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port, graph_name
 from agents.triage import triage
 from gateway.payloads import normalize, parse_body
 from gateway.runtime import Runtime
-from gateway.settings import Settings, graph_name
+from gateway.settings import Settings
 from gateway.topology import demo_world_path, import_world, load_world
 from tests.conftest import alert_body
 

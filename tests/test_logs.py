@@ -9,7 +9,8 @@ import logging
 import pytest
 from pydantic import SecretStr
 
-from gateway.logs import JsonFormatter, Redactor, TextFormatter, configure_logging, log_context
+from agents.log_context import log_context
+from gateway.logs import JsonFormatter, Redactor, TextFormatter, configure_logging
 from gateway.settings import Settings
 
 TOKEN = "9f2c4e1ab37d58e6c0a1b2d3e4f56789"

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.falkordb import EmbeddedFalkorDB
+from adapters.falkordb import EmbeddedFalkorDB, graph_name
 from agents.failure_kinds import classify, kind_in
 from gateway.demo import rfc3339
 from gateway.payloads import label_fingerprint
 from gateway.runtime import Runtime
-from gateway.settings import graph_name
 from gateway.topology import import_world, load_world
 from tests.conftest import Gateway, make_settings
 from tests.slack_api import SlackAPI

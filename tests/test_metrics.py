@@ -18,9 +18,9 @@ from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
 from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
 from agents.coordination import claim
+from agents.metrics import Metrics
 from agents.responder import intent
 from gateway.demo import demo_faults_path, scenario_bodies
-from gateway.metrics import Metrics
 from gateway.runtime import Runtime
 from tests.conftest import make_settings
 

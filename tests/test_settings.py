@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from gateway.settings import Settings, graph_name
+from adapters.falkordb import graph_name
+from gateway.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 

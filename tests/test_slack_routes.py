@@ -17,7 +17,7 @@ import yaml
 from falkordb import FalkorDB
 from pydantic import SecretStr
 
-from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
+from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, graph_name
 from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
 from adapters.slack import parse_ref
@@ -26,7 +26,6 @@ from agents.responder import Responder
 from agents.worker import Worker
 from gateway.demo import demo_faults_path, scenario_bodies
 from gateway.runtime import Runtime
-from gateway.settings import graph_name
 from tests.conftest import Gateway, make_settings
 from tests.slack_api import BOT_ID, BOT_USER, SIGNING_SECRET, TEAM, TOKEN, SlackAPI, signed_headers
 

@@ -17,9 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
-from adapters.falkordb import EmbeddedFalkorDB
+from adapters.falkordb import EmbeddedFalkorDB, graph_name
 from gateway.runtime import ConfigError, Runtime
-from gateway.settings import graph_name
 from gateway.topology import demo_world_path, import_world, load_world
 from tests.conftest import FIXTURES, Gateway, make_settings
 

@@ -1,0 +1,40 @@
+"""The one internal form of an alert, whatever sent it (Alertmanager v4 or Grafana unified
+alerting): `NormalizedAlert`. The gateway's webhook parses bodies into it (gateway/payloads.py);
+triage writes it to the graph.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+
+class NormalizedAlert(BaseModel):
+    """One alert episode as triage sees it, whatever the sender.
+
+    `key` = `fingerprint@startsAt` (startsAt as sent). Times are ms since the epoch, UTC;
+    `ends_at_ms` is None while firing. `link` is generatorURL, resolved against externalURL
+    when it is relative (for people to click; never fetched).
+    """
+
+    key: str
+    fingerprint: str
+    status: Literal["firing", "resolved"]
+    alertname: str
+    severity: str
+    starts_at: str
+    starts_at_ms: int
+    ends_at_ms: int | None
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    generator_url: str
+    link: str
+    group_key: str
+    receiver: str
+    source: Literal["alertmanager", "grafana"]
+    values_json: str
+
+    def title(self) -> str:
+        """alertname, else the summary annotation, else the fingerprint."""
+        return self.alertname or self.annotations.get("summary", "") or self.fingerprint
