@@ -109,6 +109,9 @@ class WorldSpec(BaseModel):
     components: list[ComponentSpec]
     edges: list[EdgeSpec] = Field(default_factory=list)
     teams: list[TeamSpec] = Field(default_factory=list)
+    #: The root route: the team paged when no team owns an incident's components, or the owner
+    #: has nobody on call. Required (DESIGN §4b: routing never ends at nobody).
+    default_team: str
 
 
 def demo_world_path() -> Path:
@@ -128,6 +131,10 @@ def load_world(path: Path) -> WorldSpec:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise TopologyError(f"{path}: {where}: {first['msg']}") from exc
+    if world.default_team not in {t.name for t in world.teams}:
+        raise TopologyError(
+            f"{path}: default_team: {world.default_team!r} is not a team in `teams`"
+        )
     known = {c.id for c in world.components}
     for edge in world.edges:
         for end in (edge.source, edge.target):
@@ -183,7 +190,7 @@ def import_world(
     graph.rows("import_edges", {"edges": edges})
     teams = [
         {"name": t.name, "slack_channel": t.slack_channel, "escalation": t.escalation,
-         "owns": t.owns}
+         "owns": t.owns, "is_default": t.name == world.default_team}
         for t in world.teams
     ]  # fmt: skip
     people = [

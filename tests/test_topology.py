@@ -44,6 +44,7 @@ WORLD = {
         },
         {"name": "shop", "owns": ["shop", "browser"], "members": [{"name": "Ann Example"}]},
     ],
+    "default_team": "shop",
 }
 
 
