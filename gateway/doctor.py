@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from adapters.falkordb import GraphStore, GraphUnavailable, answers_ping, graph_name
+from adapters.falkordb import SLOTS, GraphStore, GraphUnavailable, answers_ping, graph_name
 from adapters.notify import AdapterError
 from gateway.runtime import Runtime, running_embedded_url
 from gateway.settings import Settings
@@ -73,6 +73,7 @@ def check_falkordb(settings: Settings) -> list[Finding]:
     store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
     try:
         found = [Finding(True, "falkordb", "the server answers PING")]
+        found += check_replication(store, settings)
         for tenant in settings.tenants:
             name = graph_name(tenant)
             try:
@@ -85,6 +86,37 @@ def check_falkordb(settings: Settings) -> list[Finding]:
         return found
     finally:
         store.close()
+
+
+def check_replication(store: GraphStore, settings: Settings) -> list[Finding]:
+    """A cluster: every slot served, and every shard has at least the replicas the webhook
+    waits for (`BLAST_WRITE_REPLICAS`; 1 in a cluster by default), else the webhook answers 503
+    to that shard's tenants. A single server: its replicas, when the setting asks for some."""
+    needed = settings.write_replicas
+    if needed is None:
+        needed = 1 if store.cluster else 0
+    try:
+        shards = store.topology()
+    except GraphUnavailable as exc:
+        return [Finding(False, "falkordb", f"cannot read the cluster layout: {exc}")]
+    found = []
+    if store.cluster:
+        slots = sum(s["slots"] for s in shards)
+        found.append(
+            Finding(
+                slots == SLOTS, "falkordb",
+                f"cluster: {len(shards)} primaries serve {slots} of {SLOTS} hash slots",
+            )
+        )  # fmt: skip
+    for shard in shards:
+        have = len(shard["replicas"])
+        found.append(
+            Finding(
+                have >= needed, "falkordb",
+                f"{shard['primary']}: {have} replicas online, the webhook waits for {needed}",
+            )
+        )  # fmt: skip
+    return found
 
 
 def check_notifiers(runtime: Runtime) -> list[Finding]:

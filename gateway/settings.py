@@ -66,6 +66,10 @@ class Settings(BaseSettings):
     query_timeout_ms: int = Field(1_000, alias="BLAST_QUERY_TIMEOUT_MS", gt=0)
     prometheus_url: str | None = Field(None, alias="PROMETHEUS_URL")
     query_timeout_max_ms: int = Field(5_000, alias="BLAST_QUERY_TIMEOUT_MAX_MS", gt=0)
+    #: Replicas that must hold a webhook's writes before it answers 200 (Redis WAIT); None =
+    #: 1 when FALKORDB_URL is a cluster, else 0 (the embedded server has no replica).
+    write_replicas: int | None = Field(None, alias="BLAST_WRITE_REPLICAS", ge=0, le=8)
+    write_replicas_timeout_ms: int = Field(1_000, alias="BLAST_WRITE_REPLICAS_TIMEOUT_MS", gt=0)
     github_token: SecretStr | None = Field(None, alias="GITHUB_TOKEN")
     github_repo: str | None = Field(
         None, alias="GITHUB_REPO", pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
