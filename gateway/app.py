@@ -9,6 +9,8 @@ from fastapi.responses import JSONResponse
 from adapters.falkordb import GraphStore, GraphUnavailable
 from agents.metrics import Metrics
 from gateway import changes, playbooks, slack_routes, status, webhook
+from gateway import incident_views
+from gateway.web import pages
 from gateway.settings import Settings
 
 
@@ -44,4 +46,6 @@ def create_app(
     app.include_router(changes.router)
     app.include_router(playbooks.router)
     app.include_router(slack_routes.router)
+    app.include_router(incident_views.router)
+    pages.mount(app)  # mission control: `/` and `/ui/…`
     return app

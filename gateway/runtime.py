@@ -279,6 +279,7 @@ class Runtime:
         """Stop workers, the gateway and (if this runtime started it) the embedded database."""
         self._stop.set()
         if self._server is not None:
+            self._server.config.app.state.live.stop()  # end the pages' event streams
             self._server.should_exit = True
         for thread in self._threads:
             thread.join(timeout=10)
