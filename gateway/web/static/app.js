@@ -76,7 +76,7 @@
       var world = id === "world-graph";
       var els = world ? worldElements(data) : incidentElements(data);
       var roots = world ? undefined : data.nodes.filter(function (n) { return n.alerts > 0; }).map(function (n) { return "#" + CSS.escape(n.id); }).join(",");
-      var cy = cytoscape({ container: box, elements: els, style: STYLE, wheelSensitivity: 0.3,
+      var cy = cytoscape({ container: box, elements: els, style: STYLE,
         layout: { name: "breadthfirst", directed: true, roots: roots || undefined, spacingFactor: 1.1, padding: 20 } });
       box.setAttribute("data-drawn", "1");
       box.setAttribute("data-path-edges", String(cy.edges(".path").length));
