@@ -4,86 +4,28 @@ gateway with real FalkorDB and burst workers. The browser itself: tests/test_web
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import threading
 import time
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 from pydantic import SecretStr
 
-from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore
 from gateway.runtime import Runtime
-from gateway.settings import Settings
-from gateway.topology import demo_world_path, import_world, load_world
 from gateway.web import live, overview
 from gateway.web.session import COOKIE, Sessions
 from tests.conftest import alert_body, make_settings
-
-VIEWER_A = "viewer-a-0123456789abcdef"
-VIEWER_B = "viewer-b-fedcba9876543210"
-HOOK_A = "hook-a-0123456789abcdef"
-HOOK_B = "hook-b-fedcba9876543210"
-
-
-@dataclass
-class Site:
-    """A gateway serving two tenants, each with a webhook token and a viewer token."""
-
-    runtime: Runtime
-    url: str
-    a: str
-    b: str
-
-    def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=30, follow_redirects=False)
-
-    def post_alert(self, tenant: str, service: str) -> str:
-        """Post a firing alert on `service` (all start at the same time, so alerts on related
-        services join one incident); return its incident id."""
-        token = HOOK_A if tenant == self.a else HOOK_B
-        body = json.loads(alert_body(service))
-        body["alerts"][0]["fingerprint"] = hashlib.sha256(service.encode()).hexdigest()[:16]
-        with self.client() as http:
-            answer = http.post(
-                "/api/v1/alerts", content=json.dumps(body),
-                headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-            )  # fmt: skip
-        answer.raise_for_status()
-        return str(answer.json()["incidents"][0])
-
-    def drain(self) -> None:
-        self.runtime.make_worker().run(threading.Event(), burst=True)
-
-
-def two_tenant_settings(
-    falkordb: EmbeddedFalkorDB, tmp_path: Path, a: str, b: str, **extra: object
-) -> Settings:
-    return make_settings(
-        falkordb, tmp_path, a,
-        webhook_tokens={a: SecretStr(HOOK_A), b: SecretStr(HOOK_B)},
-        viewer_tokens={a: SecretStr(VIEWER_A), b: SecretStr(VIEWER_B)}, live_poll_ms=200,
-        **extra,
-    )  # fmt: skip
+from tests.web_site import HOOK_A, HOOK_B, VIEWER_A, VIEWER_B, Site, running_site
 
 
 @pytest.fixture
 def site(falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path) -> Iterator[Site]:
     """Two tenants with the demo world each, on a free loopback port."""
-    a, b = f"a{uuid.uuid4().hex[:8]}", f"b{uuid.uuid4().hex[:8]}"
-    runtime = Runtime(two_tenant_settings(falkordb, tmp_path, a, b))
-    runtime.open()
-    for tenant in (a, b):
-        import_world(store.graph(graph_name(tenant)), load_world(demo_world_path()))
-    port = runtime.serve_http("127.0.0.1", 0)
-    yield Site(runtime, f"http://127.0.0.1:{port}", a, b)
-    runtime.close()
+    with running_site(falkordb, store, tmp_path) as found:
+        yield found
 
 
 def sign_in(http: httpx.Client, token: str) -> httpx.Response:
@@ -111,7 +53,7 @@ def test_pages_need_a_session_and_the_sign_in_sets_a_strict_cookie(site: Site) -
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
         assert "Secure" not in cookie  # plain HTTP on loopback
         page = http.get("/")
-        assert page.status_code == 200 and f"tenant <strong id=\"tenant\">{site.a}" in page.text
+        assert page.status_code == 200 and f'tenant <strong id="tenant">{site.a}' in page.text
         assert VIEWER_A not in page.text and VIEWER_A not in cookie
 
 
@@ -192,7 +134,9 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
             data=form | {"intent": "x1", "verdict": "rejected", "actual_cause": "no-such"},
         )
         assert unknown.status_code == 422 and "no-such" in unknown.json()["detail"]
-        detail = http.get(f"/api/v1/incidents/{incident}", headers={"Authorization": f"Bearer {HOOK_A}"})
+        detail = http.get(
+            f"/api/v1/incidents/{incident}", headers={"Authorization": f"Bearer {HOOK_A}"}
+        )
     verdicts = detail.json()["verdicts"]
     assert [(v["verdict"], v["actual_cause"], v["source"]) for v in verdicts] == [
         ("confirmed", "payment", "web")
@@ -235,7 +179,10 @@ def test_a_second_tenant_sees_none_of_it(site: Site) -> None:
     bearer_b = {"Authorization": f"Bearer {HOOK_B}"}
     with site.client() as http:
         for part in ("steps", "decision", "graph"):
-            assert http.get(f"/api/v1/incidents/{incident}/{part}", headers=bearer_b).status_code == 404
+            assert (
+                http.get(f"/api/v1/incidents/{incident}/{part}", headers=bearer_b).status_code
+                == 404
+            )
 
 
 def test_incident_json_for_scripts(site: Site) -> None:

@@ -8,6 +8,10 @@ of HTML saying what the graph now holds (the page's activity feed shows it; the 
 its sections on it). A page animates only what this stream reports, so every animation follows
 an event that is in the graph.
 
+A claim is seen as the set of tasks held at a reading: a task claimed and finished between two
+readings shows up by its steps, finding and actions, not as a claim (counting every claim would
+mean scanning every task on each poll).
+
 The stream ends when the client goes, when the app stops (`LiveFeed.stop`), or after
 `STREAM_S` seconds (the browser's EventSource reconnects by itself), so no connection outlives
 a shutdown by more than one poll.

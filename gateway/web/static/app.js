@@ -109,5 +109,17 @@
     kept = {};
   });
   document.addEventListener("htmx:sseMessage", function () { localTimes(document.getElementById("feed") || document); });
-  document.addEventListener("DOMContentLoaded", function () { localTimes(document); draw(document); });
+  // Say whether the event stream is connected (text, not just a colour).
+  function liveState(state, text) {
+    document.body.setAttribute("data-live", state);
+    var el = document.getElementById("live-state");
+    if (el) { el.textContent = text; }
+  }
+  document.addEventListener("htmx:sseOpen", function () { liveState("open", "● Live: connected to the graph's event stream."); });
+  document.addEventListener("htmx:sseError", function () { liveState("error", "○ Live updates interrupted; reconnecting…"); });
+  document.addEventListener("DOMContentLoaded", function () {
+    if (document.getElementById("live-state")) { liveState("connecting", "○ Connecting to live updates…"); }
+    localTimes(document);
+    draw(document);
+  });
 })();
