@@ -8,10 +8,9 @@ from fastapi.responses import JSONResponse
 
 from adapters.falkordb import GraphStore, GraphUnavailable
 from agents.metrics import Metrics
-from gateway import changes, playbooks, slack_routes, status, webhook
-from gateway import incident_views
-from gateway.web import pages
+from gateway import changes, incident_views, playbooks, slack_routes, status, webhook
 from gateway.settings import Settings
+from gateway.web import pages
 
 
 async def graph_unavailable(request: Request, exc: GraphUnavailable) -> JSONResponse:

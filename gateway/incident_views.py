@@ -89,8 +89,9 @@ def incident_graph(graph: TenantGraph, detail: dict[str, Any]) -> dict[str, Any]
     incident's alerts on it, all and firing), root_cause, candidate, on_path, ruled_out (reason
     or null)}], edges: [{source,
     target, type, purpose, on_path}]}`. Nodes: every alerting component, candidate, ruled-out
-    candidate and component on a path, then their neighbours one edge away, at most
-    `MAX_GRAPH_NODES`. Edges point caller -> callee, as in the graph.
+    candidate and component on a path, then their neighbours one business edge away, at most
+    `MAX_GRAPH_NODES`. Edges: the business dependencies between them (those the root-cause walk
+    follows; telemetry and config edges are left out), caller -> callee as in the graph.
     """
     finding = detail["finding"] or {}
     paths: list[list[str]] = [list(p) for p in finding.get("paths") or []]
@@ -124,6 +125,8 @@ def incident_graph(graph: TenantGraph, detail: dict[str, Any]) -> dict[str, Any]
             "on_path": row["name"] in on_path, "ruled_out": ruled_out.get(row["name"]),
         })  # fmt: skip
         for target, kind, purpose in row["edges"]:
+            if purpose != "business":
+                continue
             edges.append({
                 "source": row["name"], "target": target, "type": kind, "purpose": purpose,
                 "on_path": (row["name"], target) in hops,

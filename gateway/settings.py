@@ -163,8 +163,9 @@ class Settings(BaseSettings):
         unknown = sorted(set(self.viewer_tokens) - set(self.tenants))
         if unknown:
             raise ValueError(
-                f"BLAST_VIEWER_TOKENS names tenants the gateway does not serve: {', '.join(unknown)}"
-                " (list each in BLAST_WEBHOOK_TOKENS; with none there, only BLAST_DEFAULT_TENANT)"
+                "BLAST_VIEWER_TOKENS names tenants the gateway does not serve: "
+                f"{', '.join(unknown)} (list each in BLAST_WEBHOOK_TOKENS; with none there, only "
+                "BLAST_DEFAULT_TENANT)"
             )
         return self
 

@@ -67,7 +67,7 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, st
     if n := moved("resolved_incidents"):
         found.append(("incident", f"{n} incident(s) resolved"))
     for claim in sorted(set(after["claims"]) - set(before["claims"])):
-        task_id, epoch, kind, owner = (claim.split(" ") + ["", "", ""])[:4]
+        task_id, epoch, kind, owner = [*claim.split(" ", 3), "", "", ""][:4]
         found.append(("claim", f"{owner} claimed {kind} task {task_id} (claim {epoch})"))
     if n := moved("steps"):
         found.append(("step", f"{n} step(s) checkpointed"))

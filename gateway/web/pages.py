@@ -59,7 +59,7 @@ def when(ms: int | None) -> Markup:
     moment = datetime.fromtimestamp(ms / 1000, UTC)
     iso = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
     text = moment.strftime("%Y-%m-%d %H:%M:%S UTC")
-    return Markup(f'<time datetime="{iso}" title="{text}">{text}</time>')
+    return Markup('<time datetime="{}" title="{}">{}</time>').format(iso, text, text)
 
 
 def age(ms: int | None, now_ms: int) -> str:
