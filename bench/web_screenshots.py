@@ -67,8 +67,9 @@ def main() -> None:
             try:
                 driver.get(url + "/")
                 WebDriverWait(driver, 20).until(
-                    lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-live")
-                    == "open"
+                    lambda d: (
+                        d.find_element(By.TAG_NAME, "body").get_attribute("data-live") == "open"
+                    )
                 )
                 now = datetime.now(UTC).replace(microsecond=0)
                 with httpx.Client(base_url=url, timeout=30) as http:
