@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
-from fastapi import FastAPI
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable, graph_name
 from adapters.github import GitHubIssues
@@ -120,7 +119,6 @@ class Runtime:
         #: This process's metrics, shared by the app and every worker it runs.
         self.metrics = Metrics(multiprocess_dir=settings.metrics_dir)
         self._server: uvicorn.Server | None = None
-        self._app: FastAPI | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self.workers: list[Worker] = []
@@ -208,7 +206,6 @@ class Runtime:
                 "post alerts. Set BLAST_WEBHOOK_TOKENS or bind 127.0.0.1."
             )
         app = create_app(self.settings, self.store, metrics=self.metrics)
-        self._app = app
         config = uvicorn.Config(
             app, host=host, port=port, log_level="warning", access_log=False, log_config=None
         )  # log_config=None: uvicorn's lines go through our handler (JSON, redacted)
@@ -282,8 +279,6 @@ class Runtime:
         """Stop workers, the gateway and (if this runtime started it) the embedded database."""
         self._stop.set()
         if self._server is not None:
-            assert self._app is not None
-            self._app.state.live.stop()  # end the web pages' event streams
             self._server.should_exit = True
         for thread in self._threads:
             thread.join(timeout=10)

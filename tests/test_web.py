@@ -289,3 +289,14 @@ def test_memory_world_and_health_pages(site: Site) -> None:
     assert 'data-key="payment"' in world
     assert "✓ up" in health and "investigate" in health  # the open investigate task
     assert "No playbook yet" in memory
+
+
+def test_open_event_streams_do_not_hold_up_a_shutdown(site: Site) -> None:
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        with http.stream("GET", "/ui/events") as stream:
+            assert next(stream.iter_lines()).startswith("retry:")
+            started = time.monotonic()
+            site.runtime.close()  # the fixture's close afterwards is a no-op
+            took = time.monotonic() - started
+    assert took < 5, f"shutdown waited {took:.1f} s for an open event stream"

@@ -12,9 +12,8 @@ A claim is seen as the set of tasks held at a reading: a task claimed and finish
 readings shows up by its steps, finding and actions, not as a claim (counting every claim would
 mean scanning every task on each poll).
 
-The stream ends when the client goes, when the app stops (`LiveFeed.stop`), or after
-`STREAM_S` seconds (the browser's EventSource reconnects by itself), so no connection outlives
-a shutdown by more than one poll.
+The stream ends when the client goes or after `STREAM_S` seconds (the browser's EventSource
+reconnects by itself, and the session cookie is checked again).
 """
 
 from __future__ import annotations
@@ -107,11 +106,6 @@ class LiveFeed:
         self.poll_s = poll_ms / 1000
         self._lock = threading.Lock()
         self._latest: dict[str, Snapshot] = {}
-        self._stopping = threading.Event()
-
-    def stop(self) -> None:
-        """End every stream at its next poll (the app is shutting down)."""
-        self._stopping.set()
 
     def reading(self, tenant: str) -> dict[str, Any] | None:
         """The tenant's counters, no older than one poll interval; None when the graph cannot
@@ -137,7 +131,7 @@ class LiveFeed:
         before = await run_in_threadpool(self.reading, tenant)
         ends = time.monotonic() + STREAM_S
         quiet_since = time.monotonic()
-        while not self._stopping.is_set() and time.monotonic() < ends:
+        while time.monotonic() < ends:
             await asyncio.sleep(self.poll_s)
             if await gone():
                 return
