@@ -300,3 +300,35 @@ def test_open_event_streams_do_not_hold_up_a_shutdown(site: Site) -> None:
             site.runtime.close()  # the fixture's close afterwards is a no-op
             took = time.monotonic() - started
     assert took < 5, f"shutdown waited {took:.1f} s for an open event stream"
+
+
+def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> None:
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    first = site.post_alert(site.a, "payment", hour=0)
+    site.drain()
+    with site.client() as http:
+        confirm = {"verdict": "confirmed", "by": "U1"}
+        http.post(f"/api/v1/incidents/{first}/verdicts", json=confirm, headers=bearer)
+        site.drain()  # the learner writes a playbook pinned to payment
+        second = site.post_alert(site.a, "payment", hour=2)
+        assert second != first
+        site.drain()  # recalled and used by the second investigation
+        http.post(f"/api/v1/incidents/{second}/verdicts", json=confirm, headers=bearer)
+        site.drain()  # trust moves: helped
+        decision = http.get(f"/api/v1/incidents/{second}/decision", headers=bearer).json()
+        sign_in(http, VIEWER_A)
+        memory = http.get("/ui/memory").text
+        incident = http.get(f"/ui/incidents/{second}").text
+    used = decision["decisions"][0]["playbooks"]
+    assert len(used) == 1 and used[0]["candidate"] == "payment" and used[0]["steered"]
+    assert used[0]["verdict"] == "helped" and used[0]["trust_at_use"] == 0.5
+    assert [(c["check"]["type"], c["held"]) for c in used[0]["checks"]] == [
+        ("no_recent_change", True),
+        ("alert_kind", True),
+    ]
+    playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
+    assert '<td class="mono">payment</td>' in playbooks
+    assert "<strong>0.67</strong>" in playbooks and "helped 1, misled 0" in playbooks
+    assert f">{second}</a>: trust 0.50, steered, verdict helped" in playbooks
+    assert "✓ held: no_recent_change (changes in the last 2 h: none)" in incident
+    assert "applied / steered" in incident

@@ -38,12 +38,14 @@ class Site:
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=30, follow_redirects=False)
 
-    def post_alert(self, tenant: str, service: str) -> str:
-        """Post a firing alert on `service` (all start at the same time, so alerts on related
+    def post_alert(self, tenant: str, service: str, hour: int = 0) -> str:
+        """Post a firing alert on `service` starting at `hour` (alerts of one hour on related
         services join one incident); return its incident id."""
         token = HOOK_A if tenant == self.a else HOOK_B
-        body = json.loads(alert_body(service))
-        body["alerts"][0]["fingerprint"] = hashlib.sha256(service.encode()).hexdigest()[:16]
+        body = json.loads(alert_body(service, hour))
+        body["alerts"][0]["fingerprint"] = hashlib.sha256(f"{service}{hour}".encode()).hexdigest()[
+            :16
+        ]
         with self.client() as http:
             answer = http.post(
                 "/api/v1/alerts", content=json.dumps(body),

@@ -50,7 +50,8 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
     """Playbooks (active and retired) with checks and trust history, and preferences with their
     versions.
 
-    Shape: `{active: [playbook], retired: [playbook], facts: [fact]}`; playbook = a
+    Shape: `{active: [playbook], retired: [playbook], facts: [fact]}` (retired: status retired,
+    or superseded by a newer version); playbook = a
     `list_playbooks` row with `checks` (parsed) and `uses: [{incident_id, at, trust_at_use,
     steered, verdict}]` oldest first; fact = a `web_facts` row with `version` (1 for the first
     statement; a version SUPERSEDES the one before) and `current` (nothing supersedes it).
@@ -77,8 +78,8 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
         fact["version"] = version(fact["id"])
         fact["current"] = fact["id"] not in superseded
     return {
-        "active": [p for p in playbooks if p["status"] != "retired"],
-        "retired": [p for p in playbooks if p["status"] == "retired"],
+        "active": [p for p in playbooks if p["status"] == "active"],
+        "retired": [p for p in playbooks if p["status"] != "active"],
         "facts": facts,
     }
 
