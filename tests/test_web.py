@@ -13,7 +13,8 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from adapters.falkordb import EmbeddedFalkorDB, GraphStore
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
+from agents import preferences
 from gateway.runtime import Runtime
 from gateway.web import live, overview
 from gateway.web.session import COOKIE, Sessions
@@ -332,3 +333,50 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     assert f">{second}</a>: trust 0.50, steered, verdict helped" in playbooks
     assert "✓ held: no_recent_change (changes in the last 2 h: none)" in incident
     assert "applied / steered" in incident
+
+
+def test_memory_lists_preferences_with_their_versions(site: Site, store: GraphStore) -> None:
+    incident = site.post_alert(site.a, "payment")
+    graph = store.graph(graph_name(site.a))
+    said = [
+        "for database saturation, don't page me on Slack",
+        "for database saturation, don't page me, open a ticket with the slow query log",
+    ]
+    for n, text in enumerate(said, 1):
+        wish = preferences.parse_preference(text)
+        assert wish is not None
+        preferences.propose(graph, incident, f"f{n}", "U7", "Ana", text, wish)
+        preferences.approve(graph, f"f{n}", "U7")
+    facts = overview.memory(graph)["facts"]
+    versions = {f["id"]: (f["version"], f["status"], f["current"]) for f in facts}
+    assert versions == {
+        "f1": (1, "proposed", False), "f1:approved": (2, "approved", False),
+        "f2": (1, "proposed", False), "f2:approved": (3, "approved", True),
+    }  # fmt: skip
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        page = http.get("/ui/memory").text
+    row = page.split('data-key="f2:approved"')[1].split("</tr>")[0]
+    assert "Ana" in row and "v3" in row and "current" in row and "slow query log" in row
+
+
+def test_world_on_call_now_is_who_the_responder_pages(site: Site, store: GraphStore) -> None:
+    graph = store.graph(graph_name(site.a))
+    now = int(time.time() * 1000)
+    world = overview.world(graph, now)
+    teams = {t["name"]: t for t in world["teams"]}
+    paged = graph.rows("response_context", {"components": ["payment", "frontend", "postgres"]})
+    assert paged
+    for row in paged:
+        team = teams[row["team"]]
+        assert team["now"] == row["person"]
+        assert team["now_until"] == row["shift_ends_at"]
+        if team["next"] is not None:
+            assert team["next"]["starts_at"] > now
+    assert world["default_team"] == "platform"
+    assert world["gaps"] == []  # the demo world: every component owned, rotas without holes
+    orphan = {"name": "orphan-svc", "kind": "service", "tech": None, "client": False,
+              "aliases": [], "criticality": None}  # fmt: skip
+    graph.rows("import_components", {"components": [orphan]})
+    gaps = overview.world(graph, now)["gaps"]
+    assert gaps == ["1 component(s) no team owns, routed to the default team platform: orphan-svc"]
