@@ -232,7 +232,7 @@ def test_event_stream_reports_what_lands_in_the_graph(site: Site) -> None:
 
 
 def test_changes_name_each_moved_counter() -> None:
-    base = {"alerts": 1, "resolved_alerts": 0, "incidents": 1, "resolved_incidents": 0,
+    base = {"alerts": 1, "firing_alerts": 1, "incidents": 1, "open_incidents": 1,
             "steps": 3, "findings": 1, "finding_at": 5, "actions": 0, "action_at": None,
             "verdicts": 0, "playbooks": 0, "trust_moves": 0, "claims": []}  # fmt: skip
     after = base | {"steps": 5, "claims": ["t1 2 investigate w-1"], "verdicts": 1}
@@ -242,6 +242,12 @@ def test_changes_name_each_moved_counter() -> None:
         ("verdict", "1 verdict(s) given"),
     ]
     assert live.changes(base, base) == []
+    resolving = base | {"alerts": 2, "firing_alerts": 0, "open_incidents": 0}
+    assert live.changes(base, resolving) == [
+        ("alert", "1 new alert(s) received"),
+        ("alert", "2 alert(s) resolved"),
+        ("incident", "1 incident(s) resolved"),
+    ]
     assert live.sse("step", "a\nb") == "event: step\ndata: a\ndata: b\n\n"
 
 

@@ -59,11 +59,12 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, st
     found: list[tuple[str, str]] = []
     if n := moved("alerts"):
         found.append(("alert", f"{n} new alert(s) received"))
-    if n := moved("resolved_alerts"):
+    # a new alert raises firing_alerts unless it arrived resolved; a resolved one lowers it
+    if n := moved("alerts") - moved("firing_alerts"):
         found.append(("alert", f"{n} alert(s) resolved"))
     if n := moved("incidents"):
         found.append(("incident", f"{n} new incident(s) opened"))
-    if n := moved("resolved_incidents"):
+    if n := moved("incidents") - moved("open_incidents"):
         found.append(("incident", f"{n} incident(s) resolved"))
     for claim in sorted(set(after["claims"]) - set(before["claims"])):
         task_id, epoch, kind, owner = [*claim.split(" ", 3), "", "", ""][:4]
