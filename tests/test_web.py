@@ -55,6 +55,7 @@ def test_pages_need_a_session_and_the_sign_in_sets_a_strict_cookie(site: Site) -
         assert "Secure" not in cookie  # plain HTTP on loopback
         page = http.get("/")
         assert page.status_code == 200 and f'tenant <strong id="tenant">{site.a}' in page.text
+        assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
         assert VIEWER_A not in page.text and VIEWER_A not in cookie
 
 
@@ -386,3 +387,23 @@ def test_world_on_call_now_is_who_the_responder_pages(site: Site, store: GraphSt
     graph.rows("import_components", {"components": [orphan]})
     gaps = overview.world(graph, now)["gaps"]
     assert gaps == ["1 component(s) no team owns, routed to the default team platform: orphan-svc"]
+
+
+def test_health_shows_workers_by_their_leases_and_the_queue(site: Site, store: GraphStore) -> None:
+    site.post_alert(site.a, "payment")
+    site.post_alert(site.a, "cart", hour=3)
+    graph = store.graph(graph_name(site.a))
+    for owner, lease_ms in (("worker-live", 60_000), ("worker-dead", -1)):
+        claim = {"kinds": ["investigate"], "max_attempts": 5, "owner": owner,
+                 "attempt_id": owner, "lease_ms": lease_ms}  # fmt: skip
+        assert graph.one("claim_task", claim) is not None
+    found = overview.health(store, graph, schema_ready=True)
+    workers = {w["owner"]: w for w in found["workers"]}
+    assert workers["worker-live"]["alive"] and not workers["worker-dead"]["alive"]
+    assert 0 < workers["worker-live"]["tasks"][0]["lease_left_ms"] <= 60_000
+    assert found["queue"] == [{"kind": "investigate", "status": "claimed", "tasks": 2}]
+    assert found["database"]["up"] and found["database"]["schema_ready"]
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        page = http.get("/ui/health").text
+    assert "worker-live" in page and "✗ lease expired (died or stalled)" in page

@@ -157,6 +157,8 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     assert driver.find_element(By.CSS_SELECTOR, "#verdict-list .verdict").text == "confirmed"
     assert "payment" in driver.find_element(By.ID, "verdict-list").text
     shot(driver, "verdict")
+    errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []  # no script error, no resource the policy (CSP) blocked
 
     # sign out, then the second tenant: none of it
     driver.find_element(By.CSS_SELECTOR, "form[action='/ui/logout'] button").click()

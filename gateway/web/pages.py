@@ -43,6 +43,19 @@ FORM_LIMIT = 8 * 1024
 #: Verdict buttons: form value -> what is recorded (the same three as the Slack buttons).
 VERDICTS = {"confirmed": "Confirm cause", "rejected": "Wrong cause", "resolved": "Resolved"}
 
+#: Every page: scripts and everything else from this origin only (the vendored files), no
+#: framing (the verdict buttons cannot be clickjacked), forms post back here only. Inline
+#: styles are allowed for cytoscape's canvas sizing and htmx's indicator style.
+PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": (
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+
 router = APIRouter()
 templates = Jinja2Templates(directory=HERE / "templates")
 
@@ -109,7 +122,7 @@ def render(
     response = templates.TemplateResponse(
         request, name,
         {"session": session, "open_mode": sessions.open_mode, "now_ms": _now_ms(), **context},
-        status_code=status_code, headers={"Cache-Control": "no-store"},
+        status_code=status_code, headers=PAGE_HEADERS,
     )  # fmt: skip
     if new_cookie is not None:
         sessions.set_cookie(request, response, new_cookie)
