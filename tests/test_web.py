@@ -121,6 +121,8 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
         assert "response_context" in text  # the responder's steps too
         assert f"incident:{incident}:initial-notification" in text  # an action's intent id
         assert "No verdict yet" in text
+        paged = text.split('<dd id="paged">')[1].split("</dd>")[0]
+        assert paged.endswith("(checkout, #checkout-oncall)") and "Example" in paged
         intent = re.search(r'name="intent" value="([0-9a-f]+)"', text)
         assert intent
         form = {"csrf": csrf_of(text), "intent": intent.group(1), "verdict": "confirmed"}

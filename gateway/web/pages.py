@@ -189,8 +189,11 @@ async def incident_page(request: Request, incident_id: str) -> Response:
         if detail is None:
             return None
         joins = {r["key"]: r for r in graph.rows("web_alert_joins", {"incident_id": incident_id})}
+        paged = graph.one("web_paged", {"incident_ids": [incident_id]})
+        who = incident_views.loads(paged["result"]) if paged else None
         return {
             "incident": detail,
+            "paged": who if isinstance(who, dict) else None,
             "joins": joins,
             "steps": incident_views.steps(graph, incident_id),
             "decisions": incident_views.decisions(graph, incident_id),
