@@ -49,8 +49,8 @@ class Snapshot:
 def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, str]]:
     """The events between two readings, as (event name, plain-text description).
 
-    Counters only grow in normal operation; a drop (data deleted by hand) is reported as a
-    change too, never hidden.
+    Totals only grow in normal operation (firing alerts and open incidents fall as they
+    resolve); a total that drops (data deleted by hand) still yields an event, never hidden.
     """
 
     def moved(key: str) -> int:
