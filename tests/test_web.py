@@ -16,6 +16,7 @@ from pydantic import SecretStr
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
 from agents import preferences
 from gateway.runtime import Runtime
+from gateway.settings import Settings
 from gateway.web import live, overview
 from gateway.web.session import COOKIE, Sessions
 from tests.conftest import alert_body, make_settings
@@ -409,3 +410,15 @@ def test_health_shows_workers_by_their_leases_and_the_queue(site: Site, store: G
         sign_in(http, VIEWER_A)
         page = http.get("/ui/health").text
     assert "worker-live" in page and "✗ lease expired (died or stalled)" in page
+
+
+def test_viewer_tokens_must_name_served_tenants(falkordb: EmbeddedFalkorDB, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="does not serve: other"):
+        make_settings(
+            falkordb, tmp_path, "acme", webhook_tokens={"acme": SecretStr(HOOK_A)},
+            viewer_tokens={"other": SecretStr(VIEWER_A)},
+        )  # fmt: skip
+    env = Settings(_env_file=None, BLAST_VIEWER_TOKENS=f"demo={VIEWER_A}")  # type: ignore[call-arg]
+    assert env.viewers["demo"].get_secret_value() == VIEWER_A
+    with pytest.raises(ValueError, match="BLAST_VIEWER_TOKENS entry for 'demo' has no token"):
+        Settings(_env_file=None, BLAST_VIEWER_TOKENS="demo=")  # type: ignore[call-arg]

@@ -115,7 +115,16 @@
     var el = document.getElementById("live-state");
     if (el) { el.textContent = text; }
   }
-  document.addEventListener("htmx:sseOpen", function () { liveState("open", "● Live: connected to the graph's event stream."); });
+  // After a reconnect, events of the gap were not seen: fetch the live region once from the server.
+  var opened = 0;
+  document.addEventListener("htmx:sseOpen", function () {
+    liveState("open", "● Live: connected to the graph's event stream.");
+    opened += 1;
+    var live = document.getElementById("live");
+    if (opened > 1 && live) {
+      htmx.ajax("GET", live.getAttribute("hx-get"), { target: "#live", select: "#live", swap: "outerHTML" });
+    }
+  });
   document.addEventListener("htmx:sseError", function () { liveState("error", "○ Live updates interrupted; reconnecting…"); });
   document.addEventListener("DOMContentLoaded", function () {
     if (document.getElementById("live-state")) { liveState("connecting", "○ Connecting to live updates…"); }
