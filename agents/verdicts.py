@@ -44,8 +44,9 @@ WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
 
 
 class Verdict(BaseModel):
-    """One verdict as stored: `at` ms UTC; `by` a Slack user id; `source` button | reply;
-    `event_id` Slack's event id (reply) or `<user>:<action_id>:<action_ts>` (button)."""
+    """One verdict as stored: `at` ms UTC; `by` a Slack user id; `source` button | reply | api |
+    web (the web page's buttons); `event_id` Slack's event id (reply) or
+    `<user>:<action_id>:<action_ts>` (button), the idempotency key otherwise."""
 
     id: str
     incident_id: str
@@ -55,7 +56,7 @@ class Verdict(BaseModel):
     by_name: str | None
     at: int
     text: str
-    source: Literal["button", "reply", "api"]
+    source: Literal["button", "reply", "api", "web"]
     event_id: str
 
 

@@ -8,8 +8,9 @@ from fastapi.responses import JSONResponse
 
 from adapters.falkordb import GraphStore, GraphUnavailable
 from agents.metrics import Metrics
-from gateway import changes, playbooks, slack_routes, status, webhook
+from gateway import changes, incident_views, playbooks, slack_routes, status, webhook
 from gateway.settings import Settings
+from gateway.web import pages
 
 
 async def graph_unavailable(request: Request, exc: GraphUnavailable) -> JSONResponse:
@@ -44,4 +45,6 @@ def create_app(
     app.include_router(changes.router)
     app.include_router(playbooks.router)
     app.include_router(slack_routes.router)
+    app.include_router(incident_views.router)
+    pages.mount(app)  # mission control: `/` and `/ui/…`
     return app

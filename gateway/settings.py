@@ -94,6 +94,11 @@ class Settings(BaseSettings):
     chaos_step_delay_ms: int = Field(0, alias="BLAST_CHAOS_STEP_DELAY_MS", ge=0)
     chaos_slow_steps: float = Field(0.0, alias="BLAST_CHAOS_SLOW_STEPS", ge=0, le=1)
     chaos_halt_after_step: int = Field(0, alias="BLAST_CHAOS_HALT_AFTER_STEP", ge=0)
+    viewer_tokens: Annotated[dict[str, SecretStr], NoDecode] = Field(
+        default_factory=dict, alias="BLAST_VIEWER_TOKENS"
+    )
+    session_ttl_s: int = Field(12 * 3600, alias="BLAST_SESSION_TTL_S", gt=0)
+    live_poll_ms: int = Field(1_000, alias="BLAST_LIVE_POLL_MS", ge=100)
 
     @field_validator("webhook_tokens", mode="before")
     @classmethod
@@ -111,6 +116,12 @@ class Settings(BaseSettings):
                 raise ValueError(f"BLAST_WEBHOOK_TOKENS: invalid tenant name {tenant!r}")
             tokens[tenant] = token
         return tokens
+
+    @field_validator("viewer_tokens", mode="before")
+    @classmethod
+    def _parse_viewer_tokens(cls, value: object) -> object:
+        """Parse `tenant=token,…` (as `BLAST_WEBHOOK_TOKENS`); reject malformed pairs."""
+        return token_pairs(value, "BLAST_VIEWER_TOKENS")
 
     @field_validator("default_tenant")
     @classmethod
@@ -146,6 +157,19 @@ class Settings(BaseSettings):
             raise ValueError(
                 "SLACK_BOT_TOKEN is set but SLACK_SIGNING_SECRET is not: Slack buttons and "
                 "replies could not be verified"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _viewers_known(self) -> Settings:
+        """A viewer token must name a tenant the gateway serves (`tenants`), or its page would
+        show a graph nobody writes to."""
+        unknown = sorted(set(self.viewer_tokens) - set(self.tenants))
+        if unknown:
+            raise ValueError(
+                "BLAST_VIEWER_TOKENS names tenants the gateway does not serve: "
+                f"{', '.join(unknown)} (list each in BLAST_WEBHOOK_TOKENS; with none there, only "
+                "BLAST_DEFAULT_TENANT)"
             )
         return self
 
@@ -212,3 +236,26 @@ class Settings(BaseSettings):
                     "(e.g. `openssl rand -hex 32`)"
                 )
         return problems
+
+    @property
+    def viewers(self) -> dict[str, SecretStr]:
+        """The tokens a person signs in to the web page with, by tenant: `BLAST_VIEWER_TOKENS`,
+        else `BLAST_WEBHOOK_TOKENS`. Empty means the loopback-only open mode (no sign-in)."""
+        return self.viewer_tokens or self.webhook_tokens
+
+
+def token_pairs(value: object, setting: str) -> object:
+    """`tenant=token,tenant2=token2` as a mapping (anything else is returned as is, for pydantic
+    to check). Raises ValueError naming `setting` for a pair without a token or a bad tenant."""
+    if not isinstance(value, str):
+        return value
+    tokens: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in value.split(","))):
+        tenant, sep, token = pair.partition("=")
+        tenant, token = tenant.strip(), token.strip()
+        if not sep or not token:
+            raise ValueError(f"{setting} entry for {tenant!r} has no token")
+        if not TENANT_RE.match(tenant):
+            raise ValueError(f"{setting}: invalid tenant name {tenant!r}")
+        tokens[tenant] = token
+    return tokens
