@@ -34,6 +34,7 @@ from agents.responder import Responder
 from agents.worker import Worker
 from gateway.app import create_app
 from gateway.settings import Settings
+from gateway.upkeep import Upkeep
 
 log = logging.getLogger(__name__)
 
@@ -256,6 +257,14 @@ class Runtime:
             thread.start()
             self.workers.append(worker)
             self._threads.append(thread)
+
+    def start_upkeep(self) -> Upkeep:
+        """Start `serve`'s background rounds (`gateway.upkeep`: on-call refresh, coverage
+        gauges, discovery) in a thread stopped by `close()`."""
+        assert self.store is not None
+        upkeep = Upkeep(self.store, self.settings, self.metrics)
+        self._threads.append(upkeep.start(self._stop))
+        return upkeep
 
     def pending_tasks(self) -> int:
         """Open or claimed tasks over every tenant graph."""

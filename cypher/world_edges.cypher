@@ -1,0 +1,4 @@
+// Every dependency edge with its provenance (report: new, retired; `topology` listings).
+MATCH (a:Component)-[r:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON]->(b:Component)
+RETURN a.name AS from, type(r) AS type, b.name AS to, r.sources AS sources,
+       r.last_seen AS last_seen, r.retired_at AS retired_at

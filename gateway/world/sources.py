@@ -1,0 +1,121 @@
+"""Pick the importer for each path (by `--format`, or by content with `auto`) and merge what
+the importers return into one world model.
+
+Formats: `world` (the hand-written world file), `compose` (docker compose files; several are
+layered as `docker compose -f a -f b` would), `backstage` (catalog-info.yaml), `kubernetes`
+(manifests). A folder stands for the files in it that a format recognises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from gateway.world.model import ComponentSpec, EdgeSpec, TeamSpec, TopologyError, WorldSpec
+from gateway.world.worldfile import load_world
+
+Format = Literal["auto", "world", "compose", "backstage", "kubernetes"]
+FORMATS: tuple[str, ...] = ("auto", "world", "compose", "backstage", "kubernetes")
+
+
+@dataclass
+class Loaded:
+    """The merged model of one import, the sources it read (`importer:path`), whether a world
+    file was among them, and names an importer could not map (reported, never guessed)."""
+
+    world: WorldSpec
+    sources: list[str]
+    explicit: bool
+    unmapped: list[str] = field(default_factory=list)
+
+
+def _documents(path: Path) -> list[Any]:
+    try:
+        return [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise TopologyError(f"{path}: {exc}") from exc
+
+
+def detect(path: Path) -> str:
+    """The format of a file by its content: a world file has `components:` (or `teams:`,
+    `edges:`, `default_team:`, so a world missing its components is reported as such); compose has
+    `services:`; Backstage documents have `apiVersion: backstage.io/...`; Kubernetes ones an
+    `apiVersion` and `kind`. Raises `TopologyError` when none fits."""
+    docs = _documents(path)
+    first = docs[0] if docs and isinstance(docs[0], dict) else {}
+    if {"components", "edges", "teams", "default_team"} & set(first):
+        return "world"
+    if isinstance(first.get("services"), dict):
+        return "compose"
+    api = str(first.get("apiVersion", ""))
+    if api.startswith("backstage.io/"):
+        return "backstage"
+    if api and "kind" in first:
+        return "kubernetes"
+    raise TopologyError(
+        f"{path}: not a world file (no `components:`), compose file, Backstage catalog or "
+        "Kubernetes manifest (use --format to say which)"
+    )
+
+
+def load_sources(paths: list[Path], fmt: str = "auto") -> Loaded:
+    """Read every path with its importer and merge the models (later sources add to earlier
+    ones; the first to name a component or team gives its attributes).
+
+    Raises `TopologyError` listing every problem of every path; nothing is returned then.
+    """
+    by_format: dict[str, list[Path]] = {}
+    problems: list[str] = []
+    for path in paths:
+        try:
+            kind = fmt if fmt != "auto" else detect(path)
+        except TopologyError as exc:
+            problems += exc.problems
+            continue
+        by_format.setdefault(kind, []).append(path)
+    parts: list[tuple[WorldSpec, list[str]]] = []
+    unmapped: list[str] = []
+    for kind, files in by_format.items():
+        try:
+            if kind == "world":
+                parts += [(load_world(f), [f"world:{f}"]) for f in files]
+            else:
+                raise TopologyError(f"{', '.join(map(str, files))}: format {kind} is not known")
+        except TopologyError as exc:
+            problems += exc.problems
+    if problems:
+        raise TopologyError(problems)
+    merged = merge([world for world, _ in parts])
+    sources = [s for _, names in parts for s in names]
+    return Loaded(merged, sources, explicit="world" in by_format, unmapped=unmapped)
+
+
+def merge(worlds: list[WorldSpec]) -> WorldSpec:
+    """One model from several: components, edges and teams by identity, first one wins;
+    teams' `owns` and members are unioned; the first default team named wins."""
+    components: dict[str, ComponentSpec] = {}
+    edges: dict[tuple[str, str, str], EdgeSpec] = {}
+    teams: dict[str, TeamSpec] = {}
+    default = None
+    for world in worlds:
+        for comp in world.components:
+            components.setdefault(comp.id, comp)
+        for edge in world.edges:
+            edges.setdefault(edge.key(), edge)
+        for team in world.teams:
+            if team.name not in teams:
+                teams[team.name] = team.model_copy(deep=True)
+                continue
+            into = teams[team.name]
+            into.owns += [c for c in team.owns if c not in into.owns]
+            names = {m.name for m in into.members}
+            into.members += [m for m in team.members if m.name not in names]
+            into.oncall = into.oncall or team.oncall
+        default = default or world.default_team
+    return WorldSpec(
+        components=list(components.values()), edges=list(edges.values()),
+        teams=list(teams.values()), default_team=default,
+    )  # fmt: skip

@@ -1,0 +1,170 @@
+"""The one writer: applies a world model to a tenant graph, validated first, idempotent (MERGE),
+with provenance, and says what it did.
+
+Provenance (issue #13 item 3): every component and edge keeps the sources that reported it
+(`sources`, e.g. `world:/etc/world.yaml`, `compose:/src/compose.yaml`) and `last_seen` (ms).
+An edge a source reported before and does not report now loses that source; with no source
+left it is retired (`retired_at`, kept, not walked), never deleted. A component or edge an
+explicit world file declared keeps the world file's attributes when another source disagrees;
+the report lists each such disagreement.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from adapters.falkordb import TenantGraph
+from gateway.world.model import TopologyError, WorldSpec
+from gateway.world.oncall import Refresh, definition_json, ms, refresh_oncall
+from gateway.world.validate import check_world, dotted
+
+
+@dataclass
+class ImportReport:
+    """What an import did: `counts` per kind written, `new` / `changed` / `retired` items
+    (`component x`, `edge a -CALLS-> b`), `world_wins` (a source disagreed with the world file),
+    `unmapped` names no importer could map (never guessed) and `notes`."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    new: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    retired: list[str] = field(default_factory=list)
+    world_wins: list[str] = field(default_factory=list)
+    unmapped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """Human-readable report lines (counts first, then each list that is not empty)."""
+        out = []
+        for title, items in (
+            ("new", self.new), ("changed", self.changed), ("retired", self.retired),
+            ("the world file wins", self.world_wins), ("not mapped (never guessed)", self.unmapped),
+            ("note", self.notes),
+        ):  # fmt: skip
+            if items:
+                out.append(f"{title} ({len(items)}):")
+                out += [f"  {item}" for item in items]
+        return out
+
+
+def edge_label(source: str, kind: str, target: str) -> str:
+    """`a -CALLS-> b`."""
+    return f"{source} -{kind}-> {target}"
+
+
+def apply_world(
+    graph: TenantGraph,
+    world: WorldSpec,
+    sources: list[str],
+    now: datetime | None = None,
+    *,
+    explicit: bool = False,
+) -> ImportReport:
+    """Validate `world` against itself and the graph, then write it.
+
+    `sources`: every source this import read (`importer:location`); edges one of them reported
+    before and not now are retired. `explicit`: the model came from a world file (its
+    attributes win over other sources', and it must name a default team).
+    Raises `TopologyError` listing every problem; nothing is written then.
+    Returns the `ImportReport`; `counts` has components, edges, teams, people, shifts.
+    """
+    now = now or datetime.now(UTC)
+    stamp = ms(now)
+    existing = {row["name"]: row for row in graph.rows("world_components")}
+    problems = check_world(world, dotted, require_default_team=explicit, also_known=list(existing))
+    if problems:
+        raise TopologyError(problems)
+    report = ImportReport()
+    for comp in world.components:
+        old = existing.get(comp.id)
+        if old is None:
+            report.new.append(f"component {comp.id} ({comp.kind}, from {comp.source})")
+        elif (
+            old["declared"]
+            and not explicit
+            and (old["kind"] != comp.kind or (comp.tech and old["tech"] != comp.tech))
+        ):
+            report.world_wins.append(
+                f"component {comp.id}: {comp.source} says {comp.kind}/{comp.tech}, the world "
+                f"file says {old['kind']}/{old['tech']}"
+            )
+        elif old["kind"] != comp.kind or (comp.tech and old["tech"] != comp.tech):
+            report.changed.append(
+                f"component {comp.id}: {old['kind']}/{old['tech']} -> {comp.kind}/{comp.tech}"
+            )
+    components = [
+        {"name": c.id, "kind": c.kind, "tech": c.tech, "client": c.client,
+         "aliases": c.aliases(), "criticality": c.criticality, "paths": c.paths,
+         "annotations_json": json.dumps(c.annotations, sort_keys=True) if c.annotations else None,
+         "source": c.source or sources[0], "declared": explicit}
+        for c in world.components
+    ]  # fmt: skip
+    edges: list[dict[str, Any]] = [
+        {"from": e.source, "to": e.target, "type": e.type, "protocol": e.protocol,
+         "purpose": e.purpose, "propagation": e.propagation, "rate": e.rate,
+         "origin": e.origin or sources[0], "declared": explicit}
+        for e in world.edges
+    ]  # fmt: skip
+    edges += [
+        {"from": c.id, "to": c.hosted_on, "type": "HOSTED_ON", "protocol": None,
+         "purpose": "business", "propagation": "hard", "rate": None,
+         "origin": c.source or sources[0], "declared": explicit}
+        for c in world.components
+        if c.hosted_on
+    ]  # fmt: skip
+    before = {(r["from"], r["type"], r["to"]): r["retired_at"] for r in graph.rows("world_edges")}
+    for e in edges:
+        key = (e["from"], e["type"], e["to"])
+        if key not in before:
+            report.new.append(f"edge {edge_label(*key)} (from {e['origin']})")
+        elif before[key] is not None:
+            report.changed.append(f"edge {edge_label(*key)}: seen again, no longer retired")
+    graph.rows("import_components", {"components": components, "now": stamp})
+    graph.rows("import_edges", {"edges": edges, "now": stamp})
+    for source in sources:
+        keep = [f"{e['from']}|{e['type']}|{e['to']}" for e in edges if e["origin"] == source]
+        for row in graph.rows("retire_edges", {"source": source, "keep": keep, "now": stamp}):
+            if row["retired"]:
+                report.retired.append(
+                    f"edge {edge_label(row['from'], row['type'], row['to'])}: no longer "
+                    f"reported by {source}"
+                )
+    teams = [
+        {"name": t.name, "slack_channel": t.slack_channel, "escalation": t.escalation,
+         "owns": t.owns, "oncall_json": definition_json(t),
+         "is_default": (t.name == world.default_team) if world.default_team else None}
+        for t in world.teams
+    ]  # fmt: skip
+    people = [
+        {"name": m.name, "email": m.email, "slack_user_id": m.slack_user_id, "team": t.name}
+        for t in world.teams
+        for m in t.members
+    ]
+    graph.rows("import_teams", {"teams": teams})
+    graph.rows("import_people", {"people": people})
+    if world.default_team:
+        graph.rows("set_default_team", {"team": world.default_team})
+    refreshed: Refresh = refresh_oncall(graph, now)
+    for team, names in refreshed.unmatched.items():
+        report.unmapped += [f"on-call of {team}: {name!r} matches no member" for name in names]
+    for team, error in refreshed.errors.items():
+        report.notes.append(f"on-call of {team} not expanded: {error}")
+    report.counts = {
+        "components": len(components),
+        "edges": len(edges),
+        "teams": len(teams),
+        "people": len(people),
+        "shifts": sum(n for t, n in refreshed.shifts.items() if t in {x.name for x in world.teams}),
+    }
+    return report
+
+
+def world_counts(graph: TenantGraph) -> dict[str, int]:
+    """What the graph holds now: components, edges (between components), teams, people, shifts."""
+    row = graph.one("world_counts") or {}
+    return {
+        key: int(row.get(key) or 0) for key in ("components", "edges", "teams", "people", "shifts")
+    }
