@@ -174,9 +174,7 @@ def test_a_rotation_started_a_year_ago_still_has_someone_on_call_after_the_refre
     ]
     assert check_oncall(graph)[0].ok
     text = metrics.exposition().decode()
-    assert (
-        f'blast_oncall_uncovered{{team="payments",tenant="{tenant}",window="now"}} 0.0' in text
-    )
+    assert f'blast_oncall_uncovered{{team="payments",tenant="{tenant}",window="now"}} 0.0' in text
     assert f'blast_oncall_uncovered{{team="shop",tenant="{tenant}",window="14d"}} 0.0' in text
 
 
