@@ -39,7 +39,8 @@ from gateway.runtime import ConfigError, Runtime, is_loopback
 from gateway.sdnotify import notify
 from gateway.settings import Settings
 from gateway.supervisor import WorkerPool, worker_env
-from gateway.world import TopologyError, apply_world, world_counts
+from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
+from gateway.world.diff import diff_worlds
 from gateway.world.oncall import coverage, coverage_problems
 from gateway.world.sources import FORMATS, load_sources
 from gateway.world.validate import check_world, dotted
@@ -308,6 +309,10 @@ def fail_topology(command: str, exc: TopologyError) -> NoReturn:
     raise typer.Exit(2)
 
 
+EnvFileOption = Annotated[
+    Path | None,
+    typer.Option(help="Compose interpolation variables (default: the .env beside the first file)."),
+]
 FormatOption = Annotated[
     str,
     typer.Option(
@@ -327,6 +332,7 @@ def topology_import(
         str | None,
         typer.Option(help="Tenant (default: the only configured one)."),
     ] = None,
+    env_file: EnvFileOption = None,
     data_dir: DataDir = None,
 ) -> None:
     """Validate every source, then load components, edges, teams, people and on-call into a
@@ -339,7 +345,7 @@ def topology_import(
         raise typer.Exit(2)
     name = graph_name(import_tenant(settings, tenant, "topology import"))
     try:
-        loaded = load_sources(paths, fmt)
+        loaded = load_sources(paths, fmt, env_file)
         with Runtime(settings) as runtime:
             assert runtime.store is not None
             graph = runtime.store.graph(name)
@@ -363,11 +369,12 @@ def topology_import(
 def topology_validate(
     paths: Annotated[list[Path], typer.Argument(help="Files to check, as for `import`.")],
     fmt: FormatOption = "auto",
+    env_file: EnvFileOption = None,
 ) -> None:
     """Check sources as `import` would, without a database: every problem, with its line;
     exit 2 if any."""
     try:
-        loaded = load_sources(paths, fmt)
+        loaded = load_sources(paths, fmt, env_file)
         problems = check_world(loaded.world, dotted, require_default_team=loaded.explicit)
         if problems:
             raise TopologyError(problems)
@@ -378,6 +385,29 @@ def topology_validate(
         f"ok: {len(world.components)} components, {len(world.edges)} edges, "
         f"{len(world.teams)} teams, default team {world.default_team or '(none)'}"
     )
+    for line in loaded.unmapped:
+        typer.echo(f"not mapped (never guessed): {line}")
+
+
+@topology_app.command("diff")
+def topology_diff(
+    paths: Annotated[list[Path], typer.Argument(help="Sources to compare, as for `import`.")],
+    against: Annotated[
+        Path | None,
+        typer.Option(help="Reference world file (default: the bundled OpenTelemetry Demo world)."),
+    ] = None,
+    fmt: FormatOption = "auto",
+    env_file: EnvFileOption = None,
+) -> None:
+    """Print what the sources have that a world file lacks (+) and the other way round (-),
+    without a database."""
+    try:
+        loaded = load_sources(paths, fmt, env_file)
+        reference = load_world(against or demo_world_path())
+    except TopologyError as exc:
+        fail_topology("topology diff", exc)
+    for line in diff_worlds(loaded.world, reference).lines(fmt if fmt != "auto" else "import"):
+        typer.echo(line)
     for line in loaded.unmapped:
         typer.echo(f"not mapped (never guessed): {line}")
 

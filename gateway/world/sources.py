@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import yaml
 
+from gateway.world.compose import load_compose
 from gateway.world.model import ComponentSpec, EdgeSpec, TeamSpec, TopologyError, WorldSpec
 from gateway.world.worldfile import load_world
 
@@ -61,9 +62,10 @@ def detect(path: Path) -> str:
     )
 
 
-def load_sources(paths: list[Path], fmt: str = "auto") -> Loaded:
+def load_sources(paths: list[Path], fmt: str = "auto", env_file: Path | None = None) -> Loaded:
     """Read every path with its importer and merge the models (later sources add to earlier
-    ones; the first to name a component or team gives its attributes).
+    ones; the first to name a component or team gives its attributes). Compose files are
+    layered together in the order given; `env_file` replaces the `.env` beside the first.
 
     Raises `TopologyError` listing every problem of every path; nothing is returned then.
     """
@@ -82,6 +84,10 @@ def load_sources(paths: list[Path], fmt: str = "auto") -> Loaded:
         try:
             if kind == "world":
                 parts += [(load_world(f), [f"world:{f}"]) for f in files]
+            elif kind == "compose":
+                world, hosts = load_compose(files, env_file)
+                parts.append((world, [f"compose:{files[0]}"]))
+                unmapped += hosts
             else:
                 raise TopologyError(f"{', '.join(map(str, files))}: format {kind} is not known")
         except TopologyError as exc:
