@@ -14,7 +14,9 @@ from typing import Any, Literal
 
 import yaml
 
+from gateway.world.backstage import load_backstage
 from gateway.world.compose import load_compose
+from gateway.world.kubernetes import load_kubernetes
 from gateway.world.model import ComponentSpec, EdgeSpec, TeamSpec, TopologyError, WorldSpec
 from gateway.world.worldfile import load_world
 
@@ -45,6 +47,12 @@ def detect(path: Path) -> str:
     `edges:`, `default_team:`, so a world missing its components is reported as such); compose has
     `services:`; Backstage documents have `apiVersion: backstage.io/...`; Kubernetes ones an
     `apiVersion` and `kind`. Raises `TopologyError` when none fits."""
+    if path.is_dir():
+        inside = sorted(path.rglob("*.y*ml"))
+        kinds = {detect(p) for p in inside[:50]} if inside else set()
+        if len(kinds) == 1:
+            return kinds.pop()
+        raise TopologyError(f"{path}: a folder of {', '.join(sorted(kinds)) or 'no YAML'} files")
     docs = _documents(path)
     first = docs[0] if docs and isinstance(docs[0], dict) else {}
     if {"components", "edges", "teams", "default_team"} & set(first):
@@ -84,6 +92,14 @@ def load_sources(paths: list[Path], fmt: str = "auto", env_file: Path | None = N
         try:
             if kind == "world":
                 parts += [(load_world(f), [f"world:{f}"]) for f in files]
+            elif kind == "backstage":
+                world, refs = load_backstage(files)
+                parts.append((world, [f"backstage:{f}" for f in _files(files)]))
+                unmapped += refs
+            elif kind == "kubernetes":
+                world, hosts = load_kubernetes(files)
+                parts.append((world, [f"kubernetes:{f}" for f in _files(files)]))
+                unmapped += hosts
             elif kind == "compose":
                 world, hosts = load_compose(files, env_file)
                 parts.append((world, [f"compose:{files[0]}"]))
@@ -97,6 +113,14 @@ def load_sources(paths: list[Path], fmt: str = "auto", env_file: Path | None = N
     merged = merge([world for world, _ in parts])
     sources = [s for _, names in parts for s in names]
     return Loaded(merged, sources, explicit="world" in by_format, unmapped=unmapped)
+
+
+def _files(paths: list[Path]) -> list[Path]:
+    """The files a list of paths stands for (a folder: its YAML files, sorted)."""
+    found: list[Path] = []
+    for path in paths:
+        found += sorted(path.rglob("*.y*ml")) if path.is_dir() else [path]
+    return found
 
 
 def merge(worlds: list[WorldSpec]) -> WorldSpec:
