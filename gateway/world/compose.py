@@ -51,7 +51,8 @@ CONFIG = {"flagd"}
 #: Protocols by datastore tech (an edge's protocol when the URL gives none).
 PROTOCOL = {"PostgreSQL": "postgres", "Redis": "redis", "Valkey": "redis", "Kafka": "kafka"}
 _VAR = re.compile(
-    r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
+    r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])((?:[^{}]|\{[^{}]*\})*))?\}"
+    r"|([A-Za-z_][A-Za-z0-9_]*))"  # a default may hold one nested ${...}
 )
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _HOSTPORT = re.compile(r"(?:([a-z][a-z0-9+.-]*)://)?([A-Za-z0-9][A-Za-z0-9.-]*):\d+")
