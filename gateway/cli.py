@@ -30,6 +30,8 @@ from adapters.falkordb import (
     answers_ping,
     graph_name,
 )
+from adapters.notify import AdapterError
+from adapters.prometheus import Prometheus
 from agents.metrics import use_multiprocess_dir
 from agents.worker import ROLE_KINDS
 from gateway.demo import elapsed, run_demo, table
@@ -41,6 +43,7 @@ from gateway.settings import Settings
 from gateway.supervisor import WorkerPool, worker_env
 from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
 from gateway.world.diff import diff_worlds
+from gateway.world.discover import discover
 from gateway.world.oncall import coverage, coverage_problems
 from gateway.world.sources import FORMATS, load_sources
 from gateway.world.validate import check_world, dotted
@@ -389,6 +392,65 @@ def topology_validate(
         typer.echo(f"not mapped (never guessed): {line}")
 
 
+@topology_app.command("discover")
+def topology_discover(
+    prometheus: Annotated[
+        str | None, typer.Option(help="Prometheus base URL (default PROMETHEUS_URL).")
+    ] = None,
+    window: Annotated[str, typer.Option(help="Range of the call rates (PromQL).")] = "1h",
+    at: Annotated[
+        str | None, typer.Option(help="End of the window (RFC 3339; default now).")
+    ] = None,
+    tenant: Annotated[
+        str | None, typer.Option(help="Tenant (default: the only configured one).")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Add the dependency edges and call rates the service-graph metrics show; retire the
+    edges discovery reported before that had no calls in the window."""
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    url = prometheus or settings.prometheus_url
+    if not url:
+        typer.echo("topology discover: give --prometheus URL or set PROMETHEUS_URL", err=True)
+        raise typer.Exit(2)
+    when = parse_time("topology discover", at)
+    name = graph_name(import_tenant(settings, tenant, "topology discover"))
+    client = Prometheus(url)
+    try:
+        with Runtime(settings) as runtime:
+            assert runtime.store is not None
+            graph = runtime.store.graph(name)
+            graph.ensure_schema()
+            report = discover(graph, client, url, window, when)
+            totals = world_counts(graph)
+    except TopologyError as exc:
+        fail_topology("topology discover", exc)
+    except (AdapterError, GraphUnavailable, SchemaFailed) as exc:
+        typer.echo(f"topology discover: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    finally:
+        client.close()
+    typer.echo(
+        f"discovered into {name}: " + ", ".join(f"{v} {k}" for k, v in report.counts.items())
+    )
+    for line in report.lines():
+        typer.echo(line)
+    typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+
+
+def parse_time(command: str, text: str | None) -> datetime:
+    """An RFC 3339 time (a `Z` suffix allowed; no zone means UTC), or now; exits 2 if bad."""
+    if not text:
+        return datetime.now(UTC)
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        typer.echo(f"{command}: {text!r} is not an RFC 3339 time", err=True)
+        raise typer.Exit(2) from exc
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
 @topology_app.command("diff")
 def topology_diff(
     paths: Annotated[list[Path], typer.Argument(help="Sources to compare, as for `import`.")],
@@ -427,12 +489,7 @@ def oncall(
     a gap within the next 14 days (exit 1 if so)."""
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
-    try:
-        when = datetime.fromisoformat(at.replace("Z", "+00:00")) if at else datetime.now(UTC)
-    except ValueError as exc:
-        typer.echo(f"oncall: --at {at!r} is not an RFC 3339 time", err=True)
-        raise typer.Exit(2) from exc
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    when = parse_time("oncall", at)
     problems = []
     try:
         with Runtime(settings) as runtime:
