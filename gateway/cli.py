@@ -30,6 +30,7 @@ from adapters.falkordb import (
     answers_ping,
     graph_name,
 )
+from adapters.github_changes import merged_pull_requests
 from adapters.notify import AdapterError
 from adapters.prometheus import Prometheus
 from agents.metrics import use_multiprocess_dir
@@ -42,9 +43,11 @@ from gateway.sdnotify import notify
 from gateway.settings import Settings
 from gateway.supervisor import WorkerPool, worker_env
 from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
+from gateway.world.codeowners import read_codeowners
 from gateway.world.diff import diff_worlds
 from gateway.world.discover import discover
 from gateway.world.oncall import coverage, coverage_problems
+from gateway.world.pulls import record_pull_requests
 from gateway.world.sources import FORMATS, load_sources
 from gateway.world.validate import check_world, dotted
 
@@ -336,6 +339,10 @@ def topology_import(
         typer.Option(help="Tenant (default: the only configured one)."),
     ] = None,
     env_file: EnvFileOption = None,
+    codeowners: Annotated[
+        Path | None,
+        typer.Option(help="CODEOWNERS file: owners of components by their paths."),
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Validate every source, then load components, edges, teams, people and on-call into a
@@ -349,11 +356,14 @@ def topology_import(
     name = graph_name(import_tenant(settings, tenant, "topology import"))
     try:
         loaded = load_sources(paths, fmt, env_file)
+        rules = (read_codeowners(codeowners), str(codeowners)) if codeowners else None
         with Runtime(settings) as runtime:
             assert runtime.store is not None
             graph = runtime.store.graph(name)
             graph.ensure_schema()
-            report = apply_world(graph, loaded.world, loaded.sources, explicit=loaded.explicit)
+            report = apply_world(
+                graph, loaded.world, loaded.sources, explicit=loaded.explicit, codeowners=rules
+            )
             totals = world_counts(graph)
     except TopologyError as exc:
         fail_topology("topology import", exc)
@@ -449,6 +459,42 @@ def parse_time(command: str, text: str | None) -> datetime:
         typer.echo(f"{command}: {text!r} is not an RFC 3339 time", err=True)
         raise typer.Exit(2) from exc
     return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+@topology_app.command("changes")
+def topology_changes(
+    since: Annotated[str, typer.Option(help="Merged at or after (RFC 3339).")],
+    repo: Annotated[str | None, typer.Option(help="owner/name (default GITHUB_REPO).")] = None,
+    tenant: Annotated[
+        str | None, typer.Option(help="Tenant (default: the only configured one).")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Record merged pull requests (GITHUB_TOKEN, read-only is enough) as changes of the
+    components whose paths they touched; authors as pseudonyms unless BLAST_PR_AUTHORS=login."""
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    repo = repo or settings.github_repo
+    if settings.github_token is None or not repo:
+        typer.echo("topology changes: set GITHUB_TOKEN and GITHUB_REPO (or --repo)", err=True)
+        raise typer.Exit(2)
+    since_ms = int(parse_time("topology changes", since).timestamp() * 1000)
+    name = graph_name(import_tenant(settings, tenant, "topology changes"))
+    try:
+        pulls = merged_pull_requests(
+            settings.github_token, repo, since_ms, api_url=settings.github_api_url
+        )
+        with Runtime(settings) as runtime:
+            assert runtime.store is not None
+            graph = runtime.store.graph(name)
+            graph.ensure_schema()
+            counts, unmapped = record_pull_requests(graph, pulls, repo, settings.pr_authors)
+    except (AdapterError, GraphUnavailable, SchemaFailed) as exc:
+        typer.echo(f"topology changes: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"recorded into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    for line in unmapped:
+        typer.echo(f"not mapped (never guessed): {line}")
 
 
 @topology_app.command("diff")

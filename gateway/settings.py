@@ -93,6 +93,7 @@ class Settings(BaseSettings):
     oncall_refresh_s: float = Field(3600.0, alias="BLAST_ONCALL_REFRESH_S", gt=0)
     discovery_interval_s: float = Field(300.0, alias="BLAST_DISCOVERY_INTERVAL_S", gt=0)
     discovery_window: str = Field("1h", alias="BLAST_DISCOVERY_WINDOW", pattern=r"^[0-9]+[smhd]$")
+    pr_authors: Literal["pseudonym", "login"] = Field("pseudonym", alias="BLAST_PR_AUTHORS")
 
     @field_validator("webhook_tokens", mode="before")
     @classmethod

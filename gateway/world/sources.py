@@ -88,10 +88,12 @@ def load_sources(paths: list[Path], fmt: str = "auto", env_file: Path | None = N
         by_format.setdefault(kind, []).append(path)
     parts: list[tuple[WorldSpec, list[str]]] = []
     unmapped: list[str] = []
-    for kind, files in by_format.items():
+    # world files last: they may own or connect components the other sources define
+    for kind, files in sorted(by_format.items(), key=lambda item: item[0] == "world"):
         try:
             if kind == "world":
-                parts += [(load_world(f), [f"world:{f}"]) for f in files]
+                known = [c.id for world, _ in parts for c in world.components]
+                parts += [(load_world(f, known), [f"world:{f}"]) for f in files]
             elif kind == "backstage":
                 world, refs = load_backstage(files)
                 parts.append((world, [f"backstage:{f}" for f in _files(files)]))
@@ -110,6 +112,8 @@ def load_sources(paths: list[Path], fmt: str = "auto", env_file: Path | None = N
             problems += exc.problems
     if problems:
         raise TopologyError(problems)
+    # the world files' definitions come first, so they win where sources disagree
+    parts.sort(key=lambda part: not part[1][0].startswith("world:"))
     merged = merge([world for world, _ in parts])
     sources = [s for _, names in parts for s in names]
     return Loaded(merged, sources, explicit="world" in by_format, unmapped=unmapped)
@@ -132,7 +136,8 @@ def merge(worlds: list[WorldSpec]) -> WorldSpec:
     default = None
     for world in worlds:
         for comp in world.components:
-            components.setdefault(comp.id, comp)
+            first = components.setdefault(comp.id, comp)
+            first.paths = first.paths or comp.paths  # e.g. a compose build context
         for edge in world.edges:
             edges.setdefault(edge.key(), edge)
         for team in world.teams:

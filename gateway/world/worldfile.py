@@ -60,9 +60,11 @@ def read_yaml(path: Path) -> tuple[Any, Locator]:
     return data, locator(path, lines)
 
 
-def load_world(path: Path) -> WorldSpec:
+def load_world(path: Path, also_known: list[str] | None = None) -> WorldSpec:
     """Read and check a world file; every component and edge gets `source = world:<path>`.
 
+    `also_known`: component ids other sources of the same import define (a world file may
+    own or connect them).
     An `oncall: {ical: FILE}` path is made absolute (relative to the world file).
     Raises `TopologyError` listing every problem (`file:line: field: reason`).
     """
@@ -72,7 +74,7 @@ def load_world(path: Path) -> WorldSpec:
         raise TopologyError(problems)
     raw = data.get("components") if isinstance(data, dict) else None
     raw_ids = [c["id"] for c in raw or [] if isinstance(c, dict) and isinstance(c.get("id"), str)]
-    problems += check_world(world, locate, also_known=raw_ids)
+    problems += check_world(world, locate, also_known=raw_ids + list(also_known or []))
     for index, team in enumerate(world.teams):
         if isinstance(team.oncall, IcalSpec) and "://" not in team.oncall.ical:
             calendar = (path.parent / team.oncall.ical).resolve()

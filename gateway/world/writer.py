@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from adapters.falkordb import TenantGraph
+from gateway.world.codeowners import Rule, ownership
 from gateway.world.model import TopologyError, WorldSpec
 from gateway.world.oncall import Refresh, definition_json, ms, refresh_oncall
 from gateway.world.validate import check_world, dotted
@@ -50,6 +51,11 @@ class ImportReport:
         return out
 
 
+def declared(source: str) -> bool:
+    """Whether a source is an explicit world file (its attributes win over other sources')."""
+    return source.startswith("world:")
+
+
 def edge_label(source: str, kind: str, target: str) -> str:
     """`a -CALLS-> b`."""
     return f"{source} -{kind}-> {target}"
@@ -62,12 +68,16 @@ def apply_world(
     now: datetime | None = None,
     *,
     explicit: bool = False,
+    codeowners: tuple[list[Rule], str] | None = None,
 ) -> ImportReport:
     """Validate `world` against itself and the graph, then write it.
 
     `sources`: every source this import read (`importer:location`); edges one of them reported
-    before and not now are retired. `explicit`: the model came from a world file (its
-    attributes win over other sources', and it must name a default team).
+    before and not now are retired. `explicit`: a world file is among the sources, so the
+    model must name a default team (components and edges from `world:` sources win over
+    other sources' wherever they disagree). `codeowners`:
+    rules and their file name; each component with `paths` is owned by the team the last
+    matching rule names, unless a team already owns it (that owner is kept and reported).
     Raises `TopologyError` listing every problem; nothing is written then.
     Returns the `ImportReport`; `counts` has components, edges, teams, people, shifts.
     """
@@ -78,13 +88,16 @@ def apply_world(
     if problems:
         raise TopologyError(problems)
     report = ImportReport()
+    owned: dict[str, list[str]] = {}
+    if codeowners is not None:
+        owned = _codeowners(graph, world, *codeowners, report)
     for comp in world.components:
         old = existing.get(comp.id)
         if old is None:
             report.new.append(f"component {comp.id} ({comp.kind}, from {comp.source})")
         elif (
             old["declared"]
-            and not explicit
+            and not declared(comp.source or sources[0])
             and (old["kind"] != comp.kind or (comp.tech and old["tech"] != comp.tech))
         ):
             report.world_wins.append(
@@ -99,19 +112,19 @@ def apply_world(
         {"name": c.id, "kind": c.kind, "tech": c.tech, "client": c.client,
          "aliases": c.aliases(), "criticality": c.criticality, "paths": c.paths,
          "annotations_json": json.dumps(c.annotations, sort_keys=True) if c.annotations else None,
-         "source": c.source or sources[0], "declared": explicit}
+         "source": c.source or sources[0], "declared": declared(c.source or sources[0])}
         for c in world.components
     ]  # fmt: skip
     edges: list[dict[str, Any]] = [
         {"from": e.source, "to": e.target, "type": e.type, "protocol": e.protocol,
          "purpose": e.purpose, "propagation": e.propagation, "rate": e.rate,
-         "origin": e.origin or sources[0], "declared": explicit}
+         "origin": e.origin or sources[0], "declared": declared(e.origin or sources[0])}
         for e in world.edges
     ]  # fmt: skip
     edges += [
         {"from": c.id, "to": c.hosted_on, "type": "HOSTED_ON", "protocol": None,
          "purpose": "business", "propagation": "hard", "rate": None,
-         "origin": c.source or sources[0], "declared": explicit}
+         "origin": c.source or sources[0], "declared": declared(c.source or sources[0])}
         for c in world.components
         if c.hosted_on
     ]  # fmt: skip
@@ -145,6 +158,8 @@ def apply_world(
     ]
     graph.rows("import_teams", {"teams": teams})
     graph.rows("import_people", {"people": people})
+    for owner, names_owned in owned.items():
+        graph.rows("import_owners", {"team": owner, "components": names_owned})
     if world.default_team:
         graph.rows("set_default_team", {"team": world.default_team})
     refreshed: Refresh = refresh_oncall(graph, now)
@@ -160,6 +175,35 @@ def apply_world(
         "shifts": sum(n for t, n in refreshed.shifts.items() if t in {x.name for x in world.teams}),
     }
     return report
+
+
+def _codeowners(
+    graph: TenantGraph, world: WorldSpec, rules: list[Rule], name: str, report: ImportReport
+) -> dict[str, list[str]]:
+    """Team -> components to own by CODEOWNERS, where no team owns them yet."""
+    current: dict[str, set[str]] = {}
+    for row in graph.rows("component_owners"):
+        current.setdefault(row["component"], set()).add(row["team"])
+    for spec in world.teams:
+        for comp in spec.owns:
+            current.setdefault(comp, set()).add(spec.name)
+    teams = {t.name for t in world.teams} | {r["team"] for r in graph.rows("component_owners")}
+    teams |= {row["name"] for row in graph.rows("team_names")}
+    owned, unmapped = ownership(world, rules, teams, name)
+    report.unmapped += unmapped
+    kept: dict[str, list[str]] = {}
+    for team, components in owned.items():
+        for comp in components:
+            others = current.get(comp, set()) - {team}
+            if others:
+                report.world_wins.append(
+                    f"component {comp}: {name} names {team}, already owned by "
+                    f"{', '.join(sorted(others))} (kept)"
+                )
+            elif team not in current.get(comp, set()):
+                kept.setdefault(team, []).append(comp)
+                report.new.append(f"owner {team} of {comp} (from {name})")
+    return kept
 
 
 def world_counts(graph: TenantGraph) -> dict[str, int]:
