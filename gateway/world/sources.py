@@ -138,6 +138,7 @@ def merge(worlds: list[WorldSpec]) -> WorldSpec:
         for comp in world.components:
             first = components.setdefault(comp.id, comp)
             first.paths = first.paths or comp.paths  # e.g. a compose build context
+            first.annotations = comp.annotations | first.annotations  # e.g. Backstage's
         for edge in world.edges:
             edges.setdefault(edge.key(), edge)
         for team in world.teams:
