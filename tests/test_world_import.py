@@ -162,3 +162,38 @@ def test_the_world_file_wins_where_a_source_disagrees(graph: TenantGraph) -> Non
     ]
     kafka = next(r for r in graph.rows("world_components") if r["name"] == "kafka")
     assert kafka["tech"].startswith("Apache Kafka") and kafka["declared"] is True
+
+
+def test_env_files_depends_on_forms_urls_and_an_unknown_host(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("DB_HOST=db\nexport TAG='1.2'\n", encoding="utf-8")
+    (tmp_path / "api.env").write_text("QUEUE_URL=amqp://broker:5672/vhost\n", encoding="utf-8")
+    (tmp_path / "compose.yaml").write_text(
+        """
+services:
+  api:
+    image: example/api:${TAG}
+    env_file: [api.env]
+    environment:
+      DATABASE_URL: postgres://u:p@${DB_HOST:-nowhere}:5432/app
+      QUEUE_URL:
+      BILLING: http://billing.internal:8080
+    depends_on: [cache]
+  worker:
+    build: {context: ./services/worker}
+    depends_on:
+      api: {condition: service_healthy}
+  db: {image: "postgres:16"}
+  cache: {image: "redis:7"}
+  broker: {image: "rabbitmq:3"}
+""",
+        encoding="utf-8",
+    )
+    world, unmapped = load_compose([tmp_path / "compose.yaml"])
+    assert {(e.source, e.type, e.target) for e in world.edges} == {
+        ("api", "READS_WRITES", "db"),  # ${DB_HOST:-nowhere} from .env, in a URL
+        ("api", "READS_WRITES", "broker"),  # QUEUE_URL: a bare key, valued by env_file
+        ("api", "READS_WRITES", "cache"),  # depends_on, list form
+        ("worker", "CALLS", "api"),  # depends_on, map form
+    }
+    assert {c.id: c.paths for c in world.components}["worker"] == ["/services/worker/"]
+    assert unmapped == ["api: BILLING names host 'billing.internal', which is no service"]
