@@ -162,6 +162,15 @@ def test_the_world_file_wins_where_a_source_disagrees(graph: TenantGraph) -> Non
     ]
     kafka = next(r for r in graph.rows("world_components") if r["name"] == "kafka")
     assert kafka["tech"].startswith("Apache Kafka") and kafka["declared"] is True
+    # v3's `astronomy-db` is a hostname the world file gives postgres: no second component
+    assert "astronomy-db is an alias of postgres: imported as postgres" in report.notes
+    names = {r["name"] for r in graph.rows("world_components")}
+    assert "astronomy-db" not in names
+    edge = next(
+        r for r in graph.rows("world_edges")
+        if (r["from"], r["to"]) == ("product-catalog", "postgres")
+    )  # fmt: skip
+    assert f"compose:{V3_FILES[0]}" in edge["sources"]
 
 
 def test_env_files_depends_on_forms_urls_and_an_unknown_host(tmp_path: Path) -> None:

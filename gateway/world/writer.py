@@ -18,7 +18,7 @@ from typing import Any
 
 from adapters.falkordb import TenantGraph
 from gateway.world.codeowners import Rule, ownership
-from gateway.world.model import TopologyError, WorldSpec
+from gateway.world.model import ComponentSpec, TopologyError, WorldSpec
 from gateway.world.oncall import Refresh, definition_json, ms, refresh_oncall
 from gateway.world.validate import check_world, dotted
 
@@ -56,6 +56,45 @@ def declared(source: str) -> bool:
     return source.startswith("world:")
 
 
+def known_names(
+    world: WorldSpec, existing: dict[str, dict[str, Any]]
+) -> tuple[WorldSpec, list[str]]:
+    """The model with each component named by an alias the graph knows (a world file's
+    `hostnames`, e.g. compose's `postgresql` for `postgres`) renamed to that component, in
+    components, edges, `hosted_on` and `owns`; and one note per renamed id. World-file
+    components are never renamed; an alias of several components is left alone."""
+    owners: dict[str, list[str]] = {}
+    for name, row in existing.items():
+        for alias in row.get("aliases") or []:
+            owners.setdefault(alias, []).append(name)
+    rename = {
+        c.id: owners[c.id][0]
+        for c in world.components
+        if c.id not in existing and len(owners.get(c.id, [])) == 1
+        and not declared(c.source or "")
+    }  # fmt: skip
+    if not rename:
+        return world, []
+    model = world.model_copy(deep=True)
+    kept: dict[str, ComponentSpec] = {}
+    for comp in model.components:
+        comp.id = rename.get(comp.id, comp.id)
+        comp.hosted_on = rename.get(comp.hosted_on or "", comp.hosted_on)
+        kept.setdefault(comp.id, comp)
+    model.components = list(kept.values())
+    for edge in model.edges:
+        edge.source, edge.target = (
+            rename.get(edge.source, edge.source),
+            rename.get(edge.target, edge.target),
+        )
+    for team in model.teams:
+        team.owns = list(dict.fromkeys(rename.get(c, c) for c in team.owns))
+    notes = [
+        f"{old} is an alias of {new}: imported as {new}" for old, new in sorted(rename.items())
+    ]
+    return model, notes
+
+
 def edge_label(source: str, kind: str, target: str) -> str:
     """`a -CALLS-> b`."""
     return f"{source} -{kind}-> {target}"
@@ -84,10 +123,11 @@ def apply_world(
     now = now or datetime.now(UTC)
     stamp = ms(now)
     existing = {row["name"]: row for row in graph.rows("world_components")}
+    world, renamed = known_names(world, existing)
     problems = check_world(world, dotted, require_default_team=explicit, also_known=list(existing))
     if problems:
         raise TopologyError(problems)
-    report = ImportReport()
+    report = ImportReport(notes=renamed)
     owned: dict[str, list[str]] = {}
     if codeowners is not None:
         owned = _codeowners(graph, world, *codeowners, report)
