@@ -128,6 +128,13 @@ def apply_world(
     if problems:
         raise TopologyError(problems)
     report = ImportReport(notes=renamed)
+    for comp in world.components:
+        for alias in comp.aliases():
+            if alias in existing and alias != comp.id and not existing[alias]["declared"]:
+                report.notes.append(
+                    f"component {alias} (imported before) is an alias of {comp.id}: both are "
+                    "kept; import the world file first and the other sources after it"
+                )
     owned: dict[str, list[str]] = {}
     if codeowners is not None:
         owned = _codeowners(graph, world, *codeowners, report)
