@@ -88,8 +88,8 @@ def load_backstage(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
         if not meta.get("name"):
             problems.append(f"{file}: a {doc.get('kind')} entity has no metadata.name")
             continue
-        ref = Ref(str(doc.get("kind", "")).lower(), str(meta.get("namespace", "default")), "")
-        ref = Ref(ref.kind, ref.namespace.lower(), str(meta["name"]))
+        namespace = str(meta.get("namespace", "default")).lower()
+        ref = Ref(str(doc.get("kind", "")).lower(), namespace, str(meta["name"]))
         by_ref[ref] = doc | {"_file": str(file)}
     if problems:
         raise TopologyError(problems)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 
@@ -20,7 +20,6 @@ from gateway.world.kubernetes import load_kubernetes
 from gateway.world.model import ComponentSpec, EdgeSpec, TeamSpec, TopologyError, WorldSpec
 from gateway.world.worldfile import load_world
 
-Format = Literal["auto", "world", "compose", "backstage", "kubernetes"]
 FORMATS: tuple[str, ...] = ("auto", "world", "compose", "backstage", "kubernetes")
 
 
