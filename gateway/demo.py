@@ -23,7 +23,7 @@ from adapters.outbox import Outbox
 from gateway.payloads import label_fingerprint
 from gateway.runtime import Runtime
 from gateway.settings import Settings
-from gateway.topology import demo_world_path, import_world, load_world
+from gateway.world import demo_world_path, import_world, load_world
 
 #: Alerts of a scenario that the demo fires (faults.yaml `likelihood`).
 FIRED_LIKELIHOODS = ("high", "medium")

@@ -1,7 +1,8 @@
 """`blast-radius doctor`: check a deployment from the outside in, one line per finding.
 
 Checks, in order: the settings (no placeholder secrets outside dev mode), the FalkorDB
-connection and every tenant graph's unique constraints (OPERATIONAL), every outbound notifier
+connection and every tenant graph's unique constraints (OPERATIONAL) and on-call coverage
+(someone on call for every team now and for the next 14 days), every outbound notifier
 (`Notifier.check()`: the outbox is writable; Slack and GitHub adapters check their token and
 access), and that the webhook answers `GET /health/ready` at the URL Alertmanager will post to.
 Nothing is written to a graph and nothing is sent.
@@ -10,13 +11,22 @@ Nothing is written to a graph and nothing is sent.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import httpx
 
-from adapters.falkordb import SLOTS, GraphStore, GraphUnavailable, answers_ping, graph_name
+from adapters.falkordb import (
+    SLOTS,
+    GraphStore,
+    GraphUnavailable,
+    TenantGraph,
+    answers_ping,
+    graph_name,
+)
 from adapters.notify import AdapterError
 from gateway.runtime import Runtime, running_embedded_url
 from gateway.settings import Settings
+from gateway.world.oncall import coverage, coverage_problems
 
 #: Where `deploy/README.md` tells Alertmanager to keep each tenant's token.
 TOKEN_FILE = "/etc/alertmanager/blast-radius-{tenant}.token"  # noqa: S105 (a path)
@@ -83,6 +93,7 @@ def check_falkordb(settings: Settings) -> list[Finding]:
             found += [Finding(False, "falkordb", p) for p in problems]
             if not problems:
                 found.append(Finding(True, "falkordb", f"{name}: constraints OPERATIONAL"))
+                found += check_oncall(store.graph(name))
         return found
     finally:
         store.close()
@@ -117,6 +128,19 @@ def check_replication(store: GraphStore, settings: Settings) -> list[Finding]:
             )
         )  # fmt: skip
     return found
+def check_oncall(graph: TenantGraph) -> list[Finding]:
+    """Every team has someone on call now and no gap within 14 days (issue #10 item 4)."""
+    now = datetime.now(UTC)
+    try:
+        teams = coverage(graph, now)
+    except GraphUnavailable as exc:
+        return [Finding(False, "on-call", f"{graph.name}: {exc}")]
+    lines = coverage_problems(teams, now)
+    if not teams:
+        return [Finding(False, "on-call", f"{graph.name}: no teams (run `topology import`)")]
+    if not lines:
+        return [Finding(True, "on-call", f"{graph.name}: {len(teams)} teams covered for 14 days")]
+    return [Finding(False, "on-call", f"{graph.name}: {line}") for line in lines]
 
 
 def check_notifiers(runtime: Runtime) -> list[Finding]:

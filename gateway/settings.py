@@ -99,6 +99,10 @@ class Settings(BaseSettings):
     )
     session_ttl_s: int = Field(12 * 3600, alias="BLAST_SESSION_TTL_S", gt=0)
     live_poll_ms: int = Field(1_000, alias="BLAST_LIVE_POLL_MS", ge=100)
+    oncall_refresh_s: float = Field(3600.0, alias="BLAST_ONCALL_REFRESH_S", gt=0)
+    discovery_interval_s: float = Field(300.0, alias="BLAST_DISCOVERY_INTERVAL_S", gt=0)
+    discovery_window: str = Field("1h", alias="BLAST_DISCOVERY_WINDOW", pattern=r"^[0-9]+[smhd]$")
+    pr_authors: Literal["pseudonym", "login"] = Field("pseudonym", alias="BLAST_PR_AUTHORS")
 
     @field_validator("webhook_tokens", mode="before")
     @classmethod

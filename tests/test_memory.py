@@ -15,7 +15,7 @@ from agents.failure_kinds import classify, kind_in
 from gateway.demo import rfc3339
 from gateway.payloads import label_fingerprint
 from gateway.runtime import Runtime
-from gateway.topology import import_world, load_world
+from gateway.world import import_world, load_world
 from tests.conftest import Gateway, make_settings
 from tests.slack_api import SlackAPI
 from tests.test_slack_routes import click, post_event, reply, slack_settings
