@@ -128,6 +128,8 @@ def check_replication(store: GraphStore, settings: Settings) -> list[Finding]:
             )
         )  # fmt: skip
     return found
+
+
 def check_oncall(graph: TenantGraph) -> list[Finding]:
     """Every team has someone on call now and no gap within 14 days (issue #10 item 4)."""
     now = datetime.now(UTC)
