@@ -386,8 +386,9 @@ def test_world_on_call_now_is_who_the_responder_pages(site: Site, store: GraphSt
     assert world["default_team"] == "platform"
     assert world["gaps"] == []  # the demo world: every component owned, rotas without holes
     orphan = {"name": "orphan-svc", "kind": "service", "tech": None, "client": False,
-              "aliases": [], "criticality": None}  # fmt: skip
-    graph.rows("import_components", {"components": [orphan]})
+              "aliases": [], "criticality": None, "paths": [], "annotations_json": None,
+              "source": "test", "declared": False}  # fmt: skip
+    graph.rows("import_components", {"components": [orphan], "now": now})
     gaps = overview.world(graph, now)["gaps"]
     assert gaps == ["1 component(s) no team owns, routed to the default team platform: orphan-svc"]
 
