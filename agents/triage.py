@@ -5,9 +5,13 @@ first. Each alert is one atomic query (`cypher/triage_alert.cypher`): a repeated
 delivery changes nothing, a refire (same fingerprint, new startsAt) is a new episode, and an
 incident resolves when all its alerts have resolved.
 
-Correlation rule: an alert joins an open incident opened within the window when its component
-shares a business dependency (within `correlation_hops`) with a component already in it; an
-alert that matches no component joins an open incident of the same Alertmanager groupKey.
+Correlation rule: an alert joins an open incident opened within the window only along a
+dependency path: its component reaches a component of the incident, or is reached by one,
+within `correlation_hops` business edges (a shared neighbour is not enough: two callers of one
+database are not linked). The joining path is stored on the alert's `HAS_ALERT` edge (`via`,
+e.g. `checkout-api → orders-api`). Among several such incidents the alert joins the one whose
+root cause its component reaches, then the nearest, then the oldest. An alert that matches no
+component joins an open incident of the same Alertmanager groupKey (`via` says so).
 """
 
 from __future__ import annotations
@@ -63,6 +67,35 @@ def component_candidates(labels: dict[str, str]) -> list[str]:
 
 
 @dataclass
+class Links:
+    """Where an alert's component is linked within the correlation reach, shortest path first.
+
+    `names[i]` is reached by the path `paths[i]` (`a → b`, caller to callee) of `hops[i]`
+    edges; `down`: the components it depends on (itself included), any of which as a root
+    cause would explain an alert on it.
+    """
+
+    names: list[str] = field(default_factory=list)
+    hops: list[int] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    down: list[str] = field(default_factory=list)
+
+
+def component_links(graph: TenantGraph, component: str, hops: int) -> Links:
+    """The `Links` of one component (`cypher/component_links.cypher`), `hops` 0-6."""
+    rows = graph.rows("component_links", {"component": component, "hops": hops})
+    links = Links()
+    for row in sorted(rows, key=lambda r: (r["hops"], r["name"])):
+        if row["way"] == "down" and row["name"] not in links.down:
+            links.down.append(row["name"])
+        if row["name"] not in links.names:
+            links.names.append(row["name"])
+            links.hops.append(int(row["hops"]))
+            links.paths.append(" → ".join(row["path"]))
+    return links
+
+
+@dataclass
 class TriageReport:
     """What one delivery did: alerts accepted, which matched no component, incidents touched."""
 
@@ -89,11 +122,38 @@ def resolve_components(graph: TenantGraph, alerts: list[NormalizedAlert]) -> dic
     }
 
 
+def dependency_order(
+    alerts: list[NormalizedAlert], components: dict[str, str | None], linked: dict[str, Links]
+) -> list[NormalizedAlert]:
+    """The alerts of one delivery in the order triage takes them: components breadth first
+    along their links, starting from the first listed, so an alert comes right after one it is
+    linked to (e.g. two consumers of a topic after the topic's broker, which links them).
+    Grouping then does not depend on the order the sender listed the alerts. An alert on no
+    known component keeps the place of the alert before it. Stable otherwise."""
+    order: list[str] = []
+    for name in linked:
+        if name in order:
+            continue
+        queue = [name]
+        while queue:
+            current = queue.pop(0)
+            if current in order:
+                continue
+            order.append(current)
+            queue += [n for n in linked if n not in order and n in linked[current].names]
+    rank = {name: index for index, name in enumerate(order)}
+    keys: list[int] = []
+    for alert in alerts:
+        component = components[alert.key]
+        keys.append(rank[component] if component else (keys[-1] if keys else -1))
+    return [a for _, _, a in sorted(zip(keys, range(len(alerts)), alerts, strict=True))]
+
+
 def triage(
     graph: TenantGraph,
     alerts: list[NormalizedAlert],
     window_ms: int,
-    hops: int = 3,
+    hops: int = 2,
 ) -> TriageReport:
     """Write every alert of one delivery to the graph and attach it to an incident.
 
@@ -104,14 +164,16 @@ def triage(
     """
     report = TriageReport()
     components = resolve_components(graph, alerts)
-    reach: dict[str, list[str]] = {}
+    linked: dict[str, Links] = {}
     for alert in alerts:
+        component = components[alert.key]
+        if component is not None and component not in linked:
+            linked[component] = component_links(graph, component, hops)
+    for alert in dependency_order(alerts, components, linked):
         component = components[alert.key]
         if component is None:
             report.unmatched.append(alert.key)
-        elif component not in reach:
-            row = graph.one("component_reach", {"component": component, "hops": hops})
-            reach[component] = sorted(row["near"]) if row else [component]
+        links = linked[component] if component else Links()
         row = graph.one(
             "triage_alert",
             {
@@ -136,7 +198,10 @@ def triage(
                 "source": alert.source,
                 "title": alert.title(),
                 "component": component,
-                "near": reach.get(component, []) if component else [],
+                "near": links.names,
+                "near_hops": links.hops,
+                "near_paths": links.paths,
+                "down": links.down,
                 "window_ms": window_ms,
                 "new_incident_id": f"inc-{uuid.uuid4().hex[:12]}",
                 "new_task_id": f"task-{uuid.uuid4().hex}",

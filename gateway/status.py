@@ -37,7 +37,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     Shape: id, status, title, severity, opened_at/resolved_at (ms, UTC), root_cause (component
     name or null), finding {summary, confidence, candidates, paths, ruled_out, planner},
     alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
-    starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana)}],
+    starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana),
+    joined_via (the dependency path that joined it, `a → b`, or null for the first alert)}],
     actions [{intent_id, kind, status, adapter, external_ref}], verdicts [{id, verdict,
     actual_cause, by, by_name, at, text, source, event_id}] (engineers' answers in Slack,
     oldest first), tasks [{id, kind, status, epoch, attempts, taken_over, last_error,
@@ -55,6 +56,7 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
             "starts_at": a["starts_at"], "starts_at_ms": a["starts_at_ms"],
             "ends_at_ms": a["ends_at_ms"], "generator_url": a["generator_url"], "link": a["link"],
             "source": a["source"],
+            "joined_via": a["via"] or None,
         }
         for a in graph.rows("incident_alerts", {"incident_id": incident_id})
     ]  # fmt: skip
