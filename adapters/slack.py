@@ -313,6 +313,13 @@ class SlackNotifier:
             )
         return channel
 
+    def channel_id(self, channel: str) -> str:
+        """The id of a channel given by id or `#name` (`conversations.list` for a name).
+
+        Raises `AdapterError` (not retryable) when no such channel is visible to the bot.
+        """
+        return self._channel_id(channel)
+
     def _channel_id(self, channel: str) -> str:
         """The id of a channel given by id or by name (`#name`), via `conversations.list`."""
         if CHANNEL_ID.match(channel):

@@ -32,7 +32,7 @@ from adapters.falkordb import (
 from agents.metrics import use_multiprocess_dir
 from agents.worker import ROLE_KINDS
 from gateway.demo import elapsed, run_demo, table
-from gateway.doctor import receiver_snippet, run_checks
+from gateway.doctor import check_default_route, receiver_snippet, run_checks
 from gateway.logs import configure_logging
 from gateway.runtime import ConfigError, Runtime, is_loopback
 from gateway.sdnotify import notify
@@ -134,8 +134,11 @@ def serve(
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         with Runtime(settings) as runtime:
+            assert runtime.store is not None and runtime.url is not None
+            routing = check_default_route(settings, runtime.store, runtime.slack)
+            if any(not f.ok for f in routing):
+                raise ConfigError("; ".join(f.what for f in routing if not f.ok))
             bound = runtime.serve_http()
-            assert runtime.url is not None
             pool = WorkerPool(
                 settings.workers, worker_env(settings, runtime.url), settings.shutdown_grace_s
             )
