@@ -49,8 +49,8 @@ def lesson_of(verdict: dict[str, Any], steered: bool) -> str | None:
     cause, actual = verdict["root_cause"], verdict["actual_cause"]
     if verdict["verdict"] == "confirmed":
         if cause:
-            return None if steered else cause
-        return actual
+            return None if steered else str(cause)
+        return str(actual) if actual else None
     if verdict["verdict"] == "rejected" and actual and actual != cause:
         return str(actual)
     return None
