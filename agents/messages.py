@@ -35,7 +35,7 @@ def paged_line(who: dict[str, Any] | None) -> str:
     (channel, escalation) it used and why."""
     if not who:  # a page built before routing ran (or by an older worker): say what is missing
         return "NO ONE ON CALL: no route was found; fallback: the default channel"
-    if who.get("route", "owner") == "owner":
+    if who.get("route", "owner") == "owner" and who.get("person"):
         return f"{who['person']} (on call for {who['team']}, owner of {who['component']})"
     reason = who.get("reason") or "no owner"
     if who.get("person"):

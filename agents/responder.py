@@ -40,13 +40,20 @@ def link(ref: str | None) -> str | None:
 
 
 class Responder:
-    """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s)."""
+    """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s).
+
+    `records`: where a copy of each "team told" follow-up goes when `messenger` keeps no record
+    of its own (Slack alone: the outbox), so the people told can be listed afterwards.
+    """
 
     kinds = ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback")
 
-    def __init__(self, messenger: Notifier, tickets: Notifier) -> None:
+    def __init__(
+        self, messenger: Notifier, tickets: Notifier, records: Notifier | None = None
+    ) -> None:
         self.messenger = messenger
         self.tickets = tickets
+        self.records = records
 
     def run(self, task: TaskRun) -> None:
         """Handle one claimed `respond`, `notify_cleared`, `notify_update` or `notify_verdict`
@@ -56,6 +63,9 @@ class Responder:
         incident = graph.one("incident_get", {"incident_id": incident_id})
         if incident is None:
             task.complete("incident missing")
+            return
+        if incident["status"] == "merged":  # its alerts moved to another incident (triage)
+            task.complete(f"merged into {incident['merged_into']}")
             return
         alerts = graph.rows("incident_alerts", {"incident_id": incident_id})
         if task.claim.kind == "respond":
@@ -149,8 +159,8 @@ class Responder:
             )  # fmt: skip
             task.act(self.messenger, update)
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
-        if incident["root_cause"]:
-            self._page_new_cause(task, incident, alerts, root)
+            if incident["root_cause"]:
+                self._page_new_cause(task, incident, alerts, root)
         task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])
 
     def _page_new_cause(
@@ -201,6 +211,9 @@ class Responder:
                 intent(incident["id"], f"told:{team['team']}"), incident, team, who, root
             )
             task.act(self.messenger, message)
+            if self.records is not None:
+                copy = message.model_copy(update={"intent_id": f"{message.intent_id}:record"})
+                task.act(self.records, copy)
 
     def _ticket_context(
         self, task: TaskRun, incident: dict[str, Any], components: list[str]

@@ -12,6 +12,9 @@ database are not linked). The joining path is stored on the alert's `HAS_ALERT` 
 e.g. `checkout-api → orders-api`). Among several such incidents the alert joins the one whose
 root cause its component reaches, then the nearest, then the oldest. An alert that matches no
 component joins an open incident of the same Alertmanager groupKey (`via` says so).
+An alert that links two open incidents merges the other into the one it joined while nobody
+has been paged for it (`merge_bridged`), so the grouping of a cascade does not depend on the
+order its alerts arrive in.
 """
 
 from __future__ import annotations
@@ -97,13 +100,15 @@ def component_links(graph: TenantGraph, component: str, hops: int) -> Links:
 
 @dataclass
 class TriageReport:
-    """What one delivery did: alerts accepted, which matched no component, incidents touched."""
+    """What one delivery did: alerts accepted, which matched no component, incidents touched,
+    and incidents merged into another (`merge_bridged`)."""
 
     accepted: int = 0
     unmatched: list[str] = field(default_factory=list)
     incidents: list[str] = field(default_factory=list)
     opened: list[str] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
 
 
 def resolve_components(graph: TenantGraph, alerts: list[NormalizedAlert]) -> dict[str, str | None]:
@@ -210,10 +215,38 @@ def triage(
         if row is None:  # the MATCH of the incident found nothing: cannot happen after the MERGE
             raise RuntimeError(f"triage of alert {alert.key} returned no incident")
         report.accepted += 1
+        if component and row["prev"] is None and not row["opened"] and alert.status == "firing":
+            report.merged += merge_bridged(graph, alert, row["incident_id"], component, links,
+                                           window_ms)  # fmt: skip
         if row["incident_id"] not in report.incidents:
             report.incidents.append(row["incident_id"])
         if row["opened"]:
             report.opened.append(row["incident_id"])
         if row["closing"]:
             report.resolved.append(row["incident_id"])
+    report.incidents = [i for i in report.incidents if i not in report.merged]
+    report.opened = [i for i in report.opened if i not in report.merged]
     return report
+
+
+def merge_bridged(
+    graph: TenantGraph,
+    alert: NormalizedAlert,
+    incident_id: str,
+    component: str,
+    links: Links,
+    window_ms: int,
+) -> list[str]:
+    """Merge into `incident_id` every other open incident the alert's component links to
+    (`cypher/merge_incident.cypher`), as long as nobody has been paged for it: a chain
+    proxy → frontend → checkout → payment whose ends alerted first is one failure, whatever
+    order the alerts came in. Returns the ids merged (at most a few: each needs a component
+    within the reach)."""
+    merged: list[str] = []
+    params = {
+        "incident_id": incident_id, "component": component, "near": links.names,
+        "near_paths": links.paths, "starts_at_ms": alert.starts_at_ms, "window_ms": window_ms,
+    }  # fmt: skip
+    while (row := graph.one("merge_incident", params)) is not None:
+        merged.append(str(row["merged"]))
+    return merged

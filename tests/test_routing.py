@@ -290,6 +290,52 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     assert len(incidents(gw)) == 1
 
 
+def test_an_alert_linking_two_unpaged_incidents_merges_them(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> None:
+    """With a reach of 1 hop, orders-db and shop (2 hops apart) open two incidents; orders-api
+    links both, so the younger merges into the one it joined, whatever the arrival order."""
+    gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1)
+    try:
+        (db,) = post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0),
+                                       group="a"))["incidents"]  # fmt: skip
+        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 1),
+                                         group="b"))["incidents"]  # fmt: skip
+        assert db != shop
+        report = post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
+        assert report["incidents"] == [db]
+        gateway.drain()
+        merged = incident(gateway, shop)
+        assert (merged["status"], merged["alerts"]) == ("merged", [])
+        survivor = incident(gateway, db)
+        via = {a["component"]: a["joined_via"] for a in survivor["alerts"]}
+        assert via["shop"] == f"merged from {shop} through orders-api (shop → orders-api)"
+        assert survivor["root_cause"] == "orders-db"
+        assert [e["incident_id"] for e in gateway.outbox if e["kind"] == "notification"] == [db]
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+
+
+def test_a_paged_incident_is_never_merged(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> None:
+    gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1)
+    try:
+        (db,) = post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0),
+                                       group="a"))["incidents"]  # fmt: skip
+        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 1),
+                                         group="b"))["incidents"]  # fmt: skip
+        gateway.drain()  # both paged
+        post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
+        gateway.drain()
+        assert incident(gateway, shop)["status"] == "open"
+        assert {a["component"] for a in incident(gateway, shop)["alerts"]} == {"shop"}
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+
+
 # --- 3. every alerting team told ----------------------------------------------------------------
 
 
@@ -307,6 +353,9 @@ def test_every_other_alerting_team_is_told_in_the_thread(slack_gw: Gateway, api:
     assert set(told) == {"<@U0CY>", "<@U0ADA>"}
     assert "your components orders-api alert in this incident" in told["<@U0CY>"]
     assert "Root cause: *orders-db*" in told["<@U0ADA>"]
+    # Slack alone keeps no record: a copy of each in the outbox names the person
+    records = [e for e in slack_gw.outbox if ":told:" in e["intent_id"]]
+    assert sorted(e["person"] for e in records) == ["Ada Example", "Cy Example"]
 
 
 def test_teams_told_leave_a_followup_naming_the_person(gw: Gateway) -> None:
