@@ -327,8 +327,9 @@ def test_a_paged_incident_is_never_merged(
         (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 1),
                                          group="b"))["incidents"]  # fmt: skip
         gateway.drain()  # both paged
-        post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
+        report = post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
         gateway.drain()
+        assert report["incidents"] == [db]
         assert incident(gateway, shop)["status"] == "open"
         assert {a["component"] for a in incident(gateway, shop)["alerts"]} == {"shop"}
     finally:
