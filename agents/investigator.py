@@ -233,7 +233,7 @@ class Investigator:
         )
         log.info("incident %s: %s", incident_id, decision.summary)
         if written["fresh"]:
-            split_unexplained(task, decision.root_cause, decision.candidates, self.walk_hops)
+            split_unexplained(task, decision.root_cause, self.walk_hops)
         initial = task.claim.kind == "investigate"
         task.complete(
             "conclusive" if decision.root_cause else "inconclusive",

@@ -10,16 +10,16 @@ Which cause the incident keeps (the anchor):
    explains the paged cause (the paged cause was a victim: the responder says so in the thread
    and pages the new cause's owner);
 2. else the cause that was paged: a cause once paged is never silently replaced by an
-   unrelated one; the finding is set back to it and the new cause's alerts split off;
-3. else (inconclusive, nothing paged) the alerting candidate whose alert came first.
-With no anchor, or when the anchor explains no firing alert, nothing is split.
+   unrelated one; the finding is set back to it and the new cause's alerts split off.
+An inconclusive finding with nothing paged has no anchor: picking one of the candidates would
+be confident and wrong (DESIGN.md §4b); the page names them all and every alerting team is
+told. With no anchor, or when the anchor explains no firing alert, nothing is split.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
 
 from agents.coordination import TaskRun
 from agents.triage import severity_rank
@@ -36,30 +36,21 @@ def explained(task: TaskRun, components: list[str], cause: str, hops: int) -> se
 
 
 def anchor(
-    task: TaskRun,
-    root_cause: str | None,
-    candidates: list[str],
-    paged: str | None,
-    alerts: list[dict[str, Any]],
-    hops: int,
+    task: TaskRun, root_cause: str | None, paged: str | None, hops: int
 ) -> tuple[str | None, bool]:
-    """The cause the incident keeps, and whether the finding must be set back to it (rules 1-3
-    of the module docstring). `alerts`: rows of `incident_alerts.cypher`, oldest first."""
+    """The cause the incident keeps, and whether the finding must be set back to it (rules 1
+    and 2 of the module docstring); (None, False) when there is none."""
     if root_cause and (not paged or paged == root_cause
                        or explained(task, [paged], root_cause, hops)):  # fmt: skip
         return root_cause, False
-    if paged:
-        return paged, True
-    loud = [a["component"] for a in alerts if a["component"] in candidates]
-    return (loud[0], True) if loud else (None, False)
+    return (paged, True) if paged else (None, False)
 
 
-def split_unexplained(
-    task: TaskRun, root_cause: str | None, candidates: list[str], hops: int
-) -> str | None:
+def split_unexplained(task: TaskRun, root_cause: str | None, hops: int) -> str | None:
     """Move the incident's firing alerts that its cause does not explain into a new incident
     (`cypher/split_incident.cypher`, fenced). Returns the new incident's id, or None when
-    nothing was split. `hops`: the walk's reach (1-6).
+    nothing was split. `root_cause`: the finding just written (None: inconclusive); `hops`:
+    the walk's reach (1-6).
 
     Raises `LeaseLost` (stop) or `GraphUnavailable` (retry later).
     """
@@ -69,7 +60,7 @@ def split_unexplained(
         return None
     alerts = graph.rows("incident_alerts", {"incident_id": incident_id})
     paged = incident["notified_root_cause"]
-    cause, restore = anchor(task, root_cause, candidates, paged, alerts, hops)
+    cause, restore = anchor(task, root_cause, paged, hops)
     if cause is None:
         return None
     components = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
@@ -86,10 +77,8 @@ def split_unexplained(
     if restore:
         instead = f"the new finding ({root_cause})" if root_cause else "the inconclusive finding"
         summary = (
-            f"{cause} stays the root cause"
-            + (" (it was paged)" if paged else " (its alert came first)")
-            + f"; {instead} rested on alerts it does not explain, on {', '.join(away)}: "
-            "they were split into their own incident."
+            f"{cause} stays the root cause (it was paged); {instead} rested on alerts it "
+            f"does not explain, on {', '.join(away)}: they were split into their own incident."
         )
     new_id = f"inc-{uuid.uuid4().hex[:12]}"
     row = task.fenced(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 
 from adapters.falkordb import TenantGraph
@@ -135,18 +136,15 @@ def dependency_order(
     linked to (e.g. two consumers of a topic after the topic's broker, which links them).
     Grouping then does not depend on the order the sender listed the alerts. An alert on no
     known component keeps the place of the alert before it. Stable otherwise."""
-    order: list[str] = []
+    rank: dict[str, int] = {}
     for name in linked:
-        if name in order:
-            continue
-        queue = [name]
+        queue = deque([name])
         while queue:
-            current = queue.pop(0)
-            if current in order:
+            current = queue.popleft()
+            if current in rank:
                 continue
-            order.append(current)
-            queue += [n for n in linked if n not in order and n in linked[current].names]
-    rank = {name: index for index, name in enumerate(order)}
+            rank[current] = len(rank)
+            queue.extend(n for n in linked[current].names if n in linked and n not in rank)
     keys: list[int] = []
     for alert in alerts:
         component = components[alert.key]
