@@ -216,3 +216,20 @@ def test_what_a_verdict_teaches():
         "orders-db"
     )
     assert lesson_of(row | {"verdict": "rejected", "actual_cause": None}, False) is None
+
+
+def test_confirming_an_inconclusive_finding_naming_the_cause_teaches(shop: Gateway):
+    """shop links orders-db and payments-db, which both saturate: one incident, inconclusive
+    (nothing was paged before, so nothing is split); the confirmation names the cause."""
+    both = fire(shop, WEEK1, [
+        ("PostgresTooManyConnections", "orders-db", "orders-db at 98% of max_connections"),
+        ("PgConnectionPoolExhausted", "payments-db", "no free connection slots"),
+        ("HighErrorRate", "shop", "5xx ratio above 5% on shop"),
+    ])  # fmt: skip
+    found = incident(shop, both)
+    assert found["root_cause"] is None
+    assert sorted(found["finding"]["candidates"]) == ["orders-db", "payments-db"]
+    assert len(found["alerts"]) == 3
+    verdict(shop, both, "confirmed", cause="orders-db")
+    (learned,) = playbooks(shop).values()
+    assert (learned["component"], learned["failure_kind"]) == ("orders-db", "saturation")
