@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
 from adapters.slack import SlackNotifier
 from gateway.cli import app
-from gateway.doctor import check_default_route
+from gateway.doctor import check_default_route, run_checks
 from gateway.runtime import Runtime
 from gateway.topology import import_world, load_world
 from tests.conftest import FIXTURES, Gateway, make_settings
@@ -216,6 +216,12 @@ def test_slack_mode_refuses_a_default_route_with_no_channel(
     known = settings.model_copy(update={"slack_default_channel": "#incidents"})
     (finding,) = check_default_route(known, store, slack)
     assert finding.ok and "#incidents" in finding.what
+    # `doctor` says why
+    lines = [f.line() for f in run_checks(settings) if f.area == "routing"]
+    assert lines == [
+        f"PROBLEM  routing: {tenant}: the default team platform has no slack_channel and "
+        "SLACK_DEFAULT_CHANNEL is unset: a page for components no team owns could not be posted"
+    ]
     # `serve` refuses to start, saying why
     env = {
         "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
