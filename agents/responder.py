@@ -158,9 +158,9 @@ class Responder:
                 incident["notified_root_cause"], root,
             )  # fmt: skip
             task.act(self.messenger, update)
-            self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
             if incident["root_cause"]:
                 self._page_new_cause(task, incident, alerts, root)
+            self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
         task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])
 
     def _page_new_cause(
@@ -172,13 +172,17 @@ class Responder:
     ) -> None:
         """After the cause changed: page the on-call of the new cause's route in the thread
         (intent `…:repage:<task id>`) unless it is the person paged already, then tell the other
-        alerting teams (`_tell_teams`)."""
+        alerting teams (`_tell_teams`). The page, restated next, names the new person
+        (`incident_paged.cypher` takes the latest route)."""
         cause = incident["root_cause"]
+        paged = task.step(
+            "paged_before", {"incident_id": incident["id"]},
+            lambda: task.graph.one("incident_paged", {"incident_id": incident["id"]}),
+        )  # fmt: skip
+        before = json.loads(paged["result"]) if paged else None
         who = task.step(
             "route_new_cause", {"cause": cause}, lambda: routing.route(task.graph, [cause])
         )
-        paged = task.graph.one("incident_paged", {"incident_id": incident["id"]})
-        before = json.loads(paged["result"]) if paged else None
         if not before or (before.get("person"), before.get("team")) != (
             who.get("person"),
             who.get("team"),

@@ -172,6 +172,7 @@ def triage(
         component = components[alert.key]
         if component is not None and component not in linked:
             linked[component] = component_links(graph, component, hops)
+    bridged: set[tuple[str | None, str]] = set()
     for alert in dependency_order(alerts, components, linked):
         component = components[alert.key]
         if component is None:
@@ -213,7 +214,10 @@ def triage(
         if row is None:  # the MATCH of the incident found nothing: cannot happen after the MERGE
             raise RuntimeError(f"triage of alert {alert.key} returned no incident")
         report.accepted += 1
-        if component and row["prev"] is None and not row["opened"] and alert.status == "firing":
+        bridge = (component, row["incident_id"])
+        if (component and row["prev"] is None and not row["opened"]
+                and alert.status == "firing" and bridge not in bridged):  # fmt: skip
+            bridged.add(bridge)  # once per component and incident per delivery (storms)
             report.merged += merge_bridged(graph, alert, row["incident_id"], component, links,
                                            window_ms)  # fmt: skip
         if row["incident_id"] not in report.incidents:

@@ -293,6 +293,9 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     assert "root cause is now *orders-db* (was orders-api)" in texts["update"]["text"]
     assert texts["repage"]["person"] == "Dee Example"
     assert "Dee Example (on call for orders-data, owner of orders-db)" in texts["repage"]["text"]
+    # the page, restated, names the person paged now
+    (restated,) = [e for e in gw.outbox if e["kind"] == "update" and ":page:" in e["intent_id"]]
+    assert restated["person"] == "Dee Example" and restated["root_cause"] == "orders-db"
     assert len(incidents(gw)) == 1
 
 
