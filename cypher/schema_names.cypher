@@ -25,7 +25,8 @@ CREATE (s:Action:Alert:Change:Component:Decision:Fact:Finding:Incident:OnCallShi
   ticket: 0, title: 0, to: 0, tool: 0, trust: 0, trust_at_use: 0, type: 0, updated_at: 0,
   values_json: 0, verdict: 0, verdict_id: 0, weight: 0,
   declared: 0, last_seen: 0, oncall_json: 0, origin: 0, paths: 0, rate: 0,
-  retired_at: 0, sources: 0})
+  retired_at: 0, sources: 0,
+  via: 0, split_from: 0, merged_into: 0})
 CREATE (s)-[:CALLS]->(s),
        (s)-[:CONSUMES]->(s),
        (s)-[:FOR]->(s),
@@ -48,6 +49,7 @@ CREATE (s)-[:CALLS]->(s),
        (s)-[:PUBLISHES]->(s),
        (s)-[:READS_WRITES]->(s),
        (s)-[:ROOT_CAUSE]->(s),
+       (s)-[:SPLIT_FROM]->(s),
        (s)-[:STATED_IN]->(s),
        (s)-[:SUPERSEDES]->(s),
        (s)-[:SUPPORTED_BY]->(s),

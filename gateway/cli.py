@@ -36,7 +36,7 @@ from adapters.prometheus import Prometheus
 from agents.metrics import use_multiprocess_dir
 from agents.worker import ROLE_KINDS
 from gateway.demo import elapsed, run_demo, table
-from gateway.doctor import receiver_snippet, run_checks
+from gateway.doctor import check_default_route, receiver_snippet, run_checks
 from gateway.logs import configure_logging
 from gateway.runtime import ConfigError, Runtime, is_loopback
 from gateway.sdnotify import notify
@@ -145,6 +145,10 @@ def serve(
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         with Runtime(settings) as runtime:
+            assert runtime.store is not None and runtime.url is not None
+            routing = check_default_route(settings, runtime.store, runtime.slack)
+            if any(not f.ok for f in routing):
+                raise ConfigError("; ".join(f.what for f in routing if not f.ok))
             bound = runtime.serve_http()
             runtime.start_upkeep()  # on-call shifts kept ahead; discovery
             assert runtime.url is not None

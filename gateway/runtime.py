@@ -236,7 +236,12 @@ class Runtime:
         prometheus = Prometheus(s.prometheus_url) if s.prometheus_url else None
         agents: list[Any] = [
             Investigator(s.walk_hops, prometheus),
-            Responder(self.messenger, self.tickets),
+            # Slack alone keeps no record of who was told: copy those follow-ups to the outbox
+            Responder(
+                self.messenger,
+                self.tickets,
+                records=self.outbox if s.notify_mode == "slack" else None,
+            ),
             Learner(),
         ]
         hooks = StepHooks(s.chaos_step_delay_ms, s.chaos_slow_steps, s.chaos_halt_after_step)

@@ -58,7 +58,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(16 * 1024 * 1024, alias="BLAST_MAX_BODY_BYTES", gt=0)
     default_severity: str = Field("unknown", alias="BLAST_DEFAULT_SEVERITY")
     incident_window_s: int = Field(900, alias="BLAST_INCIDENT_WINDOW_S", gt=0)
-    correlation_hops: int = Field(3, alias="BLAST_CORRELATION_HOPS", ge=0, le=6)
+    correlation_hops: int = Field(2, alias="BLAST_CORRELATION_HOPS", ge=0, le=6)
     walk_hops: int = Field(6, alias="BLAST_WALK_HOPS", ge=1, le=6)
     workers: int = Field(2, alias="BLAST_WORKERS", ge=0, le=64)
     lease_ms: int = Field(30_000, alias="BLAST_LEASE_MS", gt=0)

@@ -142,13 +142,12 @@ def record_reply(state: Any, body: dict[str, Any]) -> dict[str, Any]:
         )
         outcome["preference"] = {"id": fact_id, "understood": wish.readback()}
     said = verdicts.reply_verdict(plain)
+    named = verdicts.actual_cause(graph, plain, page["root_cause"])
+    if said is None and named and verdicts.awaits_cause(graph, page["incident_id"]):
+        said = "rejected"  # names the cause after a "Wrong cause" click: completes it
     if said is None:
         return outcome or {"ignored": "the reply states no verdict"}
-    cause = (
-        verdicts.actual_cause(graph, plain, page["root_cause"])
-        if said == "rejected"
-        else page["root_cause"]
-    )
+    cause = named if said == "rejected" else page["root_cause"] or named
     verdict = verdicts.Verdict(
         id=f"slack-event:{body['event_id']}", incident_id=page["incident_id"], verdict=said,
         actual_cause=cause, by=str(event["user"]),
