@@ -58,6 +58,9 @@ class Signal:
     source: str
     magnitude: float
     text: str
+    #: What was measured: a fail ratio (calls, spans), a slowdown factor (latency), 1 (down,
+    #: alert). Learned checks take their thresholds from it (`agents.checks.evidence_checks`).
+    value: float | None = None
 
 
 def pct(ratio: float | None) -> str:
@@ -122,16 +125,18 @@ def signals(
     """Every degraded component with its signals (rule 1), strongest first."""
     out: dict[str, list[Signal]] = {}
 
-    def add(name: str, source: str, magnitude: float, text: str) -> None:
-        out.setdefault(name, []).append(Signal(name, source, round(magnitude, 4), text))
+    def add(name: str, source: str, magnitude: float, text: str, value: float = 1.0) -> None:
+        out.setdefault(name, []).append(
+            Signal(name, source, round(magnitude, 4), text, round(value, 4))
+        )
 
     for name, s in inbound(edges).items():
         ratio = s["failed"] / s["calls"] if s["calls"] >= 5 else None
         base = s["base_failed"] / s["base"] if s["base"] >= 5 else None
         if failing(ratio, base):
             assert ratio is not None
-            add(name, "calls", ratio - (base or 0.0),
-                f"calls into {name} fail {pct(ratio)} (the hour before: {pct(base)})")  # fmt: skip
+            text = f"calls into {name} fail {pct(ratio)} (the hour before: {pct(base)})"
+            add(name, "calls", ratio - (base or 0.0), text, ratio)
         lat = s["lat"] / s["lat_n"] if s["lat_n"] else None
         base_lat = s["base_lat"] / s["base_lat_n"] if s["base_lat_n"] else None
         if slowed(lat, base_lat):
@@ -147,7 +152,8 @@ def signals(
             rise = row["error_ratio"] - (row["baseline_error_ratio"] or 0.0)
             add(row["component"], "spans", rise,
                 f"{pct(row['error_ratio'])} of {row['component']}'s spans fail "
-                f"(the hour before: {pct(row['baseline_error_ratio'])})")  # fmt: skip
+                f"(the hour before: {pct(row['baseline_error_ratio'])})",
+                row["error_ratio"])  # fmt: skip
     for row in down:
         add(row["component"], "down", 1.0, f"{row['component']}'s scrape target is down")
     for row in peers:
@@ -220,7 +226,8 @@ def weigh(
         ):
             ruled[c.name] = "calls into it are healthy"
     evidence = [
-        {"component": n, "source": g.source, "magnitude": g.magnitude, "text": g.text}
+        {"component": n, "source": g.source, "magnitude": g.magnitude, "text": g.text,
+         "value": g.value}
         for n in roots for g in sigs[n]
     ]  # fmt: skip
     top = roots[0]
@@ -313,7 +320,7 @@ def traffic_sources(
         )
 
     evidence = [{"component": n, "source": "traffic", "magnitude": jumps[n]["rate_change"],
-                 "text": line(n)} for n in order]  # fmt: skip
+                 "text": line(n), "value": jumps[n]["rate_change"]} for n in order]  # fmt: skip
     top = order[0]
     if len(order) == 1 or jumps[top]["rate_change"] >= SEPARATION * jumps[order[1]]["rate_change"]:
         separated = line(top) + (f"; {line(order[1])}" if len(order) > 1 else "")

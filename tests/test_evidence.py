@@ -20,7 +20,7 @@ from gateway.demo import rfc3339
 from gateway.payloads import normalize, parse_body
 from gateway.runtime import Runtime
 from gateway.topology import demo_world_path, import_world, load_world
-from tests.conftest import make_settings
+from tests.conftest import Gateway, make_settings
 from tests.prometheus_server import Edge, PrometheusServer
 
 #: The fault starts this long before now; alerts fire two minutes later.
@@ -246,3 +246,57 @@ def test_a_producer_failing_explains_its_consumers_behind_a_silent_topic(prometh
     got = run(server.url, alerts)
     assert got["root_cause"] == "checkout", got["summary"]
     assert "separated from orders" in got["summary"].lower()
+
+
+def test_memory_learns_the_evidence_and_settles_a_repeat_with_a_silent_root(
+    prometheus, falkordb, store, tmp_path
+) -> None:
+    server = prometheus(
+        scenario(**{"cart>valkey-cart": {"fail_after": 0.45}, "frontend>cart": {"fail_after": 0.4}})
+    )
+    tenant = f"t{uuid.uuid4().hex[:10]}"
+    runtime = Runtime(make_settings(falkordb, tmp_path / tenant, tenant, prometheus_url=server.url))
+    runtime.open()
+    import_world(store.graph(graph_name(tenant)), load_world(demo_world_path()))
+    gw = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
+    fault_at = time.time() - FAULT_AGO_S
+    try:
+
+        def fire(status: str, offset_s: int, wording: str) -> str:
+            starts = int(fault_at) + offset_s
+            alerts = [
+                {"status": status, "labels": {"alertname": name, "service": svc},
+                 "annotations": {"summary": "errors"}, "startsAt": rfc3339_s(starts),
+                 "endsAt": rfc3339_s(starts + 60) if status == "resolved"
+                 else "0001-01-01T00:00:00Z"}
+                for name, svc in ((wording, "cart"), (wording, "frontend"))
+            ]  # fmt: skip
+            answer = gw.http.post("/api/v1/alerts", json={"alerts": alerts})
+            assert answer.status_code == 200, answer.text
+            gw.drain()
+            return str(answer.json()["incidents"][0])
+
+        first = fire("firing", 60, "ServiceHighErrorRate")
+        found = gw.http.get(f"/api/v1/incidents/{first}").json()
+        assert (found["root_cause"], found["finding"]["planner"]) == ("valkey-cart", "rules")
+        answer = gw.http.post(
+            f"/api/v1/incidents/{first}/verdicts", json={"verdict": "confirmed", "by": "UDEE"}
+        )
+        assert answer.status_code == 201, answer.text
+        gw.drain()
+        (learned,) = gw.http.get("/api/v1/playbooks").json()["playbooks"]
+        assert learned["component"] == "valkey-cart"
+        types = [c["type"] for c in learned["checks"]]
+        assert types == ["no_recent_change", "alert_kind", "calls_failing"]
+        assert learned["checks"][1]["scope"] == "alerting"  # a silent root's symptoms
+        assert 0.05 <= learned["checks"][2]["threshold"] <= 0.25  # half of what was seen
+        fire("resolved", 60, "ServiceHighErrorRate")
+        # The repeat, worded differently: memory settles it, no planner.
+        second = fire("firing", 240, "Http5xxRatioHigh")
+        assert second != first
+        again = gw.http.get(f"/api/v1/incidents/{second}").json()
+        assert again["root_cause"] == "valkey-cart"
+        assert again["finding"]["planner"] == "memory"
+    finally:
+        gw.http.close()
+        runtime.close()
