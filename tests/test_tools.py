@@ -95,8 +95,9 @@ def test_a_resumed_task_gets_the_stored_result(graph) -> None:
 
 def test_recall_reaches_config_services_and_traffic_sources_too(graph) -> None:
     for comp in ("load-generator", "flagd", "valkey-cart"):
-        graph.one("plant_playbook", {"id": f"pb-{comp}", "component": comp, "title": comp,
-                                     "failure_kind": None, "checks_json": "[]", "author": None})  # fmt: skip
+        planted = {"id": f"pb-{comp}", "component": comp, "title": comp, "failure_kind": None,
+                   "checks_json": "[]", "author": None}  # fmt: skip
+        graph.one("plant_playbook", planted)
     task = run(graph)
     got = call(task, context(graph, ["frontend"]), "recall_playbooks", {})
     paths = {r["candidate"]: r["path"] for r in got.data}
