@@ -213,6 +213,8 @@ class Investigator:
                 "alerts_seen": len(alerts),
             },
         )
+        outcome = "conclusive" if decision.root_cause else "inconclusive"
+        task.metrics.findings.labels(planner=planner, outcome=outcome).inc()
         log.info("incident %s: %s", incident_id, decision.summary)
         initial = task.claim.kind == "investigate"
         task.complete(

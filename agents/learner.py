@@ -59,6 +59,9 @@ class Learner:
             task.complete("nothing to learn")
             return
         incident_id = verdict["incident_id"]
+        task.metrics.verdicts.labels(
+            planner=verdict.get("planner") or "none", verdict=verdict["verdict"]
+        ).inc()
         used = task.step(
             "decision", {"incident_id": incident_id},
             lambda: graph.rows("incident_decision", {"incident_id": incident_id}),

@@ -16,6 +16,12 @@ Series (all counters end in `_total`; durations are seconds, Prometheus' base un
   was already delivered (recorded in the graph, or found by the adapter after a crash).
 - `blast_step_duration_seconds{tool}`: one agent step, its run plus its checkpoint.
 - `blast_planner_calls_total{planner}`: root-cause decisions (`rules`: the rule-based one).
+- `blast_findings_total{planner, outcome}`: findings written, `conclusive` (a root cause) or
+  `inconclusive` (candidates named, nothing separated them).
+- `blast_verdicts_total{planner, verdict}`: verdicts (`confirmed`, `rejected`) on findings of
+  each planner, counted by the learner; the confirm rate per planner is
+  `sum by (planner) (blast_verdicts_total{verdict="confirmed"}) / sum by (planner)
+  (blast_verdicts_total)`.
 
 Separate processes: workers of `blast-radius-worker@` units are other processes than the
 gateway. With `PROMETHEUS_MULTIPROC_DIR` set, prometheus-client's multiprocess mode keeps each
@@ -111,6 +117,14 @@ class Metrics:
         self.planner_calls = Counter(
             "blast_planner_calls", "Root-cause decisions made, by planner.", ["planner"],
             registry=r,
+        )  # fmt: skip
+        self.findings = Counter(
+            "blast_findings", "Findings written, by planner and outcome (conclusive, "
+            "inconclusive).", ["planner", "outcome"], registry=r,
+        )  # fmt: skip
+        self.verdicts = Counter(
+            "blast_verdicts", "Verdicts on findings (confirmed, rejected), by the finding's "
+            "planner.", ["planner", "verdict"], registry=r,
         )  # fmt: skip
 
     def exposition(self) -> bytes:

@@ -21,6 +21,7 @@ from gateway.payloads import normalize, parse_body
 from gateway.runtime import Runtime
 from gateway.topology import demo_world_path, import_world, load_world
 from tests.conftest import Gateway, make_settings
+from tests.test_metrics import samples, value
 from tests.prometheus_server import Edge, PrometheusServer
 
 #: The fault starts this long before now; alerts fire two minutes later.
@@ -297,6 +298,12 @@ def test_memory_learns_the_evidence_and_settles_a_repeat_with_a_silent_root(
         again = gw.http.get(f"/api/v1/incidents/{second}").json()
         assert again["root_cause"] == "valkey-cart"
         assert again["finding"]["planner"] == "memory"
+        found = samples(gw.http.get("/metrics").text)
+        findings = "blast_findings_total"
+        assert value(found, findings, planner="rules", outcome="conclusive") >= 1
+        assert value(found, findings, planner="memory", outcome="conclusive") == 1
+        verdicts = "blast_verdicts_total"
+        assert value(found, verdicts, planner="rules", verdict="confirmed") == 1
     finally:
         gw.http.close()
         runtime.close()
