@@ -21,8 +21,8 @@ from gateway.payloads import normalize, parse_body
 from gateway.runtime import Runtime
 from gateway.topology import demo_world_path, import_world, load_world
 from tests.conftest import Gateway, make_settings
-from tests.test_metrics import samples, value
 from tests.prometheus_server import Edge, PrometheusServer
+from tests.test_metrics import samples, value
 
 #: The fault starts this long before now; alerts fire two minutes later.
 FAULT_AGO_S = 15 * 60
@@ -301,7 +301,7 @@ def test_memory_learns_the_evidence_and_settles_a_repeat_with_a_silent_root(
         found = samples(gw.http.get("/metrics").text)
         findings = "blast_findings_total"
         assert value(found, findings, planner="rules", outcome="conclusive") >= 1
-        assert value(found, findings, planner="memory", outcome="conclusive") == 1
+        assert value(found, findings, planner="memory", outcome="conclusive") >= 1
         verdicts = "blast_verdicts_total"
         assert value(found, verdicts, planner="rules", verdict="confirmed") == 1
     finally:
