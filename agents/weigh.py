@@ -33,9 +33,13 @@ from agents.failure_kinds import classify
 
 #: Calls into a component fail at least this often, and this much more than in the baseline.
 FAIL_RATIO = 0.05
+#: Calls failing this often count as failing even against a spoiled baseline.
+HIGH_FAIL_RATIO = 0.2
 #: Mean server time at least this many times the baseline, and at least `SLOW_MS` more.
 SLOW_FACTOR = 2.0
 SLOW_MS = 20.0
+#: Without a baseline, a mean server time this long (ms) counts as slow.
+SLOW_ABSOLUTE_MS = 1000.0
 #: A traffic source's request rate at least this many times its baseline.
 RATE_JUMP = 3.0
 #: The winner's magnitude at least this many times the runner-up's separates them.
@@ -99,19 +103,22 @@ def inbound(edges: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def failing(ratio: float | None, baseline: float | None) -> bool:
-    """A fail ratio that counts as failing against its baseline (rule 1)."""
-    return ratio is not None and ratio >= FAIL_RATIO and ratio - (baseline or 0.0) >= FAIL_RATIO
+    """A fail ratio that counts as failing against its baseline (rule 1). A ratio of
+    `HIGH_FAIL_RATIO` or more fails whatever the baseline (a fault older than the incident
+    window spoils the baseline; one call in five failing is never normal)."""
+    if ratio is None or ratio < FAIL_RATIO:
+        return False
+    return ratio - (baseline or 0.0) >= FAIL_RATIO or ratio >= HIGH_FAIL_RATIO
 
 
 def slowed(latency: float | None, baseline: float | None) -> bool:
-    """A mean latency that counts as slowed against its baseline (rule 1)."""
-    return (
-        latency is not None
-        and baseline is not None
-        and baseline > 0
-        and latency >= SLOW_FACTOR * baseline
-        and latency - baseline >= SLOW_MS
-    )
+    """A mean latency that counts as slowed against its baseline (rule 1); without a baseline
+    (series younger than the incident), only a mean of `SLOW_ABSOLUTE_MS` or more."""
+    if latency is None:
+        return False
+    if baseline is None or baseline <= 0:
+        return latency >= SLOW_ABSOLUTE_MS
+    return latency >= SLOW_FACTOR * baseline and latency - baseline >= SLOW_MS
 
 
 def edge_degraded(e: dict[str, Any]) -> bool:
@@ -141,17 +148,16 @@ def signals(
         if failing(ratio, base):
             assert ratio is not None
             text = f"calls into {name} fail {pct(ratio)} (the hour before: {pct(base)})"
-            add(name, "calls", ratio - (base or 0.0), text, ratio)
+            rise = ratio - (base or 0.0)
+            add(name, "calls", rise if rise >= FAIL_RATIO else ratio / 2, text, ratio)
         lat = s["lat"] / s["lat_n"] if s["lat_n"] else None
         base_lat = s["base_lat"] / s["base_lat_n"] if s["base_lat_n"] else None
         if slowed(lat, base_lat):
-            assert lat is not None and base_lat is not None
-            add(
-                name,
-                "latency",
-                min(1.0, (lat / base_lat - 1) / 4),
-                f"calls into {name} take {lat:.0f} ms (the hour before: {base_lat:.0f} ms)",
-            )
+            assert lat is not None
+            factor = lat / base_lat if base_lat else SLOW_FACTOR * lat / SLOW_ABSOLUTE_MS
+            before = f"{base_lat:.0f} ms" if base_lat else "no data"
+            text = f"calls into {name} take {lat:.0f} ms (the hour before: {before})"
+            add(name, "latency", min(1.0, (factor - 1) / 4), text, factor)
     for row in services:
         if failing(row["error_ratio"], row["baseline_error_ratio"]):
             rise = row["error_ratio"] - (row["baseline_error_ratio"] or 0.0)
@@ -239,7 +245,7 @@ def weigh(
     ruled: dict[str, str] = {}
     for name, dep in sorted(victim_of.items()):
         if name not in roots:
-            ruled[name] = f"a victim: its calls into {dep} fail or slowed ({sigs[dep][0].text})"
+            ruled[name] = f"a victim of {dep}, which it depends on: {sigs[dep][0].text}"
     for c in candidates:
         if (
             c.name not in sigs

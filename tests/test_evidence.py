@@ -197,7 +197,9 @@ def test_evidence_that_contradicts_the_walk_wins(prometheus, run) -> None:
     got = run(server.url, alerts)
     assert got["root_cause"] == "postgres", got["summary"]
     ruled = json.loads(got["ruled_out_json"])
-    assert ruled["product-catalog"].startswith("a victim: its calls into postgres fail")
+    assert ruled["product-catalog"].startswith(
+        "a victim of postgres, which it depends on: calls into postgres fail"
+    )
 
 
 def test_a_client_surge_names_the_traffic_source(prometheus, run) -> None:
