@@ -43,7 +43,10 @@ from agents.tools.changes import CHANGE_LOOKBACK_MS
 from agents.tools.evidence import EdgeInput, edge_health
 from agents.tools.graph import NoInput, alert_peers
 
-__all__ = ["CHANGE_LOOKBACK_MS", "CHECK", "Check", "Evidence", "evaluate", "evidence_checks"]
+__all__ = [
+    "CHANGE_LOOKBACK_MS", "CHECK", "Check", "Evidence", "about_candidate", "evaluate",
+    "evidence_checks",
+]  # fmt: skip
 
 #: What checks may look at: the incident's alerts, its alerting components, when it opened
 #: (ms, UTC) and the evidence sources — the same context the investigation tools get.
@@ -262,6 +265,16 @@ def _promql(check: PromQLCheck, candidate: str, ev: Evidence) -> dict[str, Any]:
     samples = ev.prometheus.instant(query, ev.opened_ms / 1000)
     held = bool(samples) and OPERATORS[check.op](samples[0]["value"], check.threshold)
     return _result(held, samples[:5], f"{query} -> {samples[:1]}", "ok" if samples else "no_data")
+
+
+def about_candidate(check: dict[str, Any]) -> bool:
+    """Whether a check looks at the candidate itself (its alerts, changes, calls, a query about
+    it), not only at the incident's context (`no_recent_change`, symptoms on any alerting
+    component). A playbook whose checks are all context cannot single out its candidate."""
+    kind = check.get("type")
+    if kind == "no_recent_change":
+        return False
+    return not (kind in ("alert_kind", "alert_firing") and check.get("scope") == "alerting")
 
 
 def evidence_checks(evidence: list[dict[str, Any]], cause: str) -> list[dict[str, Any]]:

@@ -11,8 +11,9 @@ The coverage walk (from the seed design):
 4. A recent change (deploy, merged PR) on one of several remaining candidates singles it out;
    a recent change on an alerting component that depends on the single remaining candidate
    makes that change the cause (the candidate's symptoms follow it).
-5. A traffic surge on the cause (e.g. `RequestRateSpike`) points upstream: the traffic sources
-   (client components) whose calls reach it through alerting components become the candidates.
+5. A traffic surge on the cause (an alert of kind `traffic`, e.g. `RequestRateSpike`) points
+   upstream: the traffic sources (client components) whose calls reach it through alerting
+   components become the candidates.
 6. One candidate left: that is the root cause. More: the finding is inconclusive and names
    them all. No alert on a known component: no path, no finding, inconclusive.
 
@@ -34,17 +35,22 @@ from functools import partial
 from typing import Any
 
 from adapters.prometheus import Prometheus
-from agents.checks import Evidence, evaluate
+from agents.checks import Evidence, about_candidate, evaluate
 from agents.coordination import TaskRun
 from agents.decision import Candidate, Decision
+from agents.failure_kinds import classify
 from agents.tools import call
 from agents.tools.graph import PEER_LABELS
 from agents.weigh import doubt, suspects, suspects_behind, weigh
 
 log = logging.getLogger(__name__)
 
-#: Alert names whose meaning is "more traffic than usual arrives here" (rule 5).
-TRAFFIC_SURGE_ALERTS = frozenset({"RequestRateSpike", "TrafficSurge", "HighRequestRate"})
+
+def surge(alertnames: list[str]) -> bool:
+    """Rule 5 with alerts only: one of the alerts means "more traffic than usual arrives here"
+    (failure kind `traffic`, whatever its wording: `RequestRateSpike`, `TrafficSurge`, …).
+    With evidence, the request rates themselves decide (`agents.weigh.traffic_sources`)."""
+    return any(classify(name) == "traffic" for name in alertnames)
 
 
 def decide(
@@ -108,7 +114,7 @@ def decide(
                 f"which alerts: the change is the likely cause.", ruled,
             )  # fmt: skip
     coverage = best / len(alerting)
-    if len(names) == 1 and TRAFFIC_SURGE_ALERTS & set(alertnames.get(names[0], [])):
+    if len(names) == 1 and surge(alertnames.get(names[0], [])):
         sources = [
             row for row in traffic_sources
             if all(n in alerting for n in row["path"][1:])
@@ -253,7 +259,13 @@ class Investigator:
                 results.append({"check": check} | result)
                 if not result["held"]:
                     break
-            applicable = all(r["held"] for r in results) and bool(results)
+            # Context checks (nothing changed elsewhere, symptoms somewhere) cannot single out
+            # the candidate: a playbook steers only if a check that held looks at it.
+            applicable = (
+                bool(results)
+                and all(r["held"] for r in results)
+                and any(about_candidate(r["check"]) for r in results)
+            )
             used.append(
                 {
                     "playbook": playbook["id"], "path": playbook["path"],
@@ -289,7 +301,7 @@ class Investigator:
         changed = {c["component"] for c in changes}
         first = decide(alerting, alertnames, candidates, changed, [])
         sources: list[dict[str, Any]] = []
-        if first.root_cause and TRAFFIC_SURGE_ALERTS & set(alertnames.get(first.root_cause, [])):
+        if first.root_cause and surge(alertnames.get(first.root_cause, [])):
             upstream = call(task, ev, "traffic_sources", {"component": first.root_cause})
             sources = upstream.data or []
         first = decide(alerting, alertnames, candidates, changed, sources)

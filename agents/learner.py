@@ -29,14 +29,16 @@ def proposed_checks(
 ) -> list[dict[str, Any]]:
     """The checks a new playbook starts from, in order: nothing changed upstream, then the
     symptom (by failure kind, so differently worded alerts still match) on the candidate, or,
-    for a `silent` cause that raised no alert of its own, on the alerting components."""
+    for a `silent` cause that raised no alert of its own, on the alerting components and an
+    alert naming it as a peer (kept only if it held)."""
     scope = "alerting" if silent else "candidate"
     symptom: dict[str, Any] = (
         {"type": "alert_kind", "kind": kind, "scope": scope}
         if kind
         else {"type": "alert_firing", "alertname": alertnames[0], "scope": scope}
     )
-    return [{"type": "no_recent_change", "scope": "alerting"}, symptom]
+    named: list[dict[str, Any]] = [{"type": "named_by_alert"}] if silent else []
+    return [{"type": "no_recent_change", "scope": "alerting"}, symptom, *named]
 
 
 class Learner:

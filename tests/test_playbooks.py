@@ -173,3 +173,17 @@ def test_a_retired_playbook_is_kept_and_never_recalled_again(shop) -> None:
     assert found["finding"]["planner"] == "rules" and found["root_cause"] == "payment"
     again = gw.http.request("DELETE", f"/api/v1/playbooks/{pb['id']}", json={"reason": "again"})
     assert again.json()["reason"] == "payment was rewritten; this no longer applies"
+
+
+def test_a_playbook_of_context_checks_only_cannot_steer(shop) -> None:
+    # "nothing changed, and some alerting component has errors" holds for any error incident:
+    # it cannot single out the component it is pinned to.
+    gw = shop(None)
+    context = [{"type": "no_recent_change"},
+               {"type": "alert_kind", "kind": "errors", "scope": "alerting"}]  # fmt: skip
+    assert gw.http.post("/api/v1/playbooks", json=playbook("postgres", context)).is_success
+    incident = fire(gw, "product-catalog", datetime.now(UTC) - timedelta(hours=2))
+    checks = used_checks(gw, incident)
+    assert [c["held"] for c in checks] == [True, True]
+    found = gw.http.get(f"/api/v1/incidents/{incident}").json()
+    assert found["finding"]["planner"] == "rules"
