@@ -42,6 +42,7 @@ from agents.tools.base import ToolContext
 from agents.tools.changes import CHANGE_LOOKBACK_MS
 from agents.tools.evidence import EdgeInput, edge_health
 from agents.tools.graph import NoInput, alert_peers
+from agents.weigh import EDGE_MIN_CALLS
 
 __all__ = [
     "CHANGE_LOOKBACK_MS", "CHECK", "Check", "Evidence", "about_candidate", "evaluate",
@@ -238,7 +239,12 @@ def _calls(
     into = [e for e in answer.data or [] if e["server"] == candidate]
     calls = sum(e["calls"] for e in into)
     if isinstance(check, CallsFailing):
-        ratio = sum(e["failed"] for e in into) / calls if calls else None
+        # All callers together, or the worst single caller (as `agents.weigh` reads them:
+        # a fault may hit only some callers).
+        ratios = [sum(e["failed"] for e in into) / calls] if calls else []
+        ratios += [e["fail_ratio"] for e in into
+                   if e["calls"] >= EDGE_MIN_CALLS and e["fail_ratio"] is not None]  # fmt: skip
+        ratio = max(ratios, default=None)
         held = ratio is not None and ratio >= check.threshold
         detail = f"calls into {candidate} fail {_pct(ratio)} (want {_pct(check.threshold)})"
         return _result(held, into[:5], detail, "ok" if calls else "no_data")
@@ -249,7 +255,11 @@ def _calls(
         return _result(False, into[:5], f"no latency of calls into {candidate}", "no_data")
     mean = sum(v * n for v, n in now) / max(1.0, sum(n for _, n in now))
     before = sum(v * n for v, n in base) / max(1.0, sum(n for _, n in base))
-    factor = mean / before if before else 0.0
+    factors = [mean / before] if before else []
+    factors += [e["latency_ms"] / e["baseline_latency_ms"] for e in into
+                if e["calls"] >= EDGE_MIN_CALLS and e["latency_ms"] is not None
+                and e["baseline_latency_ms"]]  # fmt: skip
+    factor = max(factors, default=0.0)
     detail = f"calls into {candidate} take {mean:.0f} ms, {factor:.1f}x the hour before"
     return _result(factor >= check.factor, into[:5], detail)
 

@@ -33,6 +33,8 @@ from agents.failure_kinds import classify
 
 #: Calls into a component fail at least this often, and this much more than in the baseline.
 FAIL_RATIO = 0.05
+#: A single caller's edge speaks for its server from this many calls in the window.
+EDGE_MIN_CALLS = 20
 #: Calls failing this often count as failing even against a spoiled baseline.
 HIGH_FAIL_RATIO = 0.2
 #: Mean server time at least this many times the baseline, and at least `SLOW_MS` more.
@@ -142,22 +144,49 @@ def signals(
             Signal(name, source, round(magnitude, 4), text, round(value, 4))
         )
 
+    into: dict[str, list[dict[str, Any]]] = {}
+    for e in edges:
+        if e["calls"] >= EDGE_MIN_CALLS:
+            into.setdefault(e["server"], []).append(e)
     for name, s in inbound(edges).items():
         ratio = s["failed"] / s["calls"] if s["calls"] >= 5 else None
         base = s["base_failed"] / s["base"] if s["base"] >= 5 else None
-        if failing(ratio, base):
+        if not failing(ratio, base):
+            # Only some callers may suffer (a flag evaluated by two of eleven readers): then
+            # the worst of their edges speaks, naming them.
+            bad = [
+                e for e in into.get(name, []) if failing(e["fail_ratio"], e["baseline_fail_ratio"])
+            ]
+            if bad:
+                worst = max(bad, key=lambda e: e["fail_ratio"])
+                ratio, base = worst["fail_ratio"], worst["baseline_fail_ratio"]
+                callers = ", ".join(sorted(e["client"] for e in bad))
+                text = (
+                    f"calls from {callers} into {name} fail {pct(ratio)} "
+                    f"(the hour before: {pct(base)})"
+                )
+                add(name, "calls", _rise(ratio, base), text, ratio)
+        else:
             assert ratio is not None
             text = f"calls into {name} fail {pct(ratio)} (the hour before: {pct(base)})"
-            rise = ratio - (base or 0.0)
-            add(name, "calls", rise if rise >= FAIL_RATIO else ratio / 2, text, ratio)
+            add(name, "calls", _rise(ratio, base), text, ratio)
         lat = s["lat"] / s["lat_n"] if s["lat_n"] else None
         base_lat = s["base_lat"] / s["base_lat_n"] if s["base_lat_n"] else None
-        if slowed(lat, base_lat):
-            assert lat is not None
-            factor = lat / base_lat if base_lat else SLOW_FACTOR * lat / SLOW_ABSOLUTE_MS
-            before = f"{base_lat:.0f} ms" if base_lat else "no data"
-            text = f"calls into {name} take {lat:.0f} ms (the hour before: {before})"
-            add(name, "latency", min(1.0, (factor - 1) / 4), text, factor)
+        who = ""
+        if not slowed(lat, base_lat):
+            slow = [
+                e for e in into.get(name, []) if slowed(e["latency_ms"], e["baseline_latency_ms"])
+            ]
+            if not slow:
+                continue
+            worst = max(slow, key=lambda e: e["latency_ms"])
+            lat, base_lat = worst["latency_ms"], worst["baseline_latency_ms"]
+            who = f" from {', '.join(sorted(e['client'] for e in slow))}"
+        assert lat is not None
+        factor = lat / base_lat if base_lat else SLOW_FACTOR * lat / SLOW_ABSOLUTE_MS
+        before = f"{base_lat:.0f} ms" if base_lat else "no data"
+        text = f"calls{who} into {name} take {lat:.0f} ms (the hour before: {before})"
+        add(name, "latency", min(1.0, (factor - 1) / 4), text, factor)
     for row in services:
         if failing(row["error_ratio"], row["baseline_error_ratio"]):
             rise = row["error_ratio"] - (row["baseline_error_ratio"] or 0.0)
@@ -186,6 +215,13 @@ def suspects(
               if failing(r["error_ratio"], r["baseline_error_ratio"])}  # fmt: skip
     found |= {p["peer"] for p in peers}
     return sorted(found)
+
+
+def _rise(ratio: float, base: float | None) -> float:
+    """Magnitude of a fail ratio: its rise over the baseline, or half the ratio when the
+    baseline was spoiled (`HIGH_FAIL_RATIO`)."""
+    rise = ratio - (base or 0.0)
+    return rise if rise >= FAIL_RATIO else ratio / 2
 
 
 def magnitude(sigs: list[Signal]) -> float:

@@ -13,6 +13,11 @@ model), then the finding is scored against the case's accepted answers:
 Cases: the ten bundled faults (`gateway/data/otel-demo/faults.yaml`, alerts as `blast-radius
 demo` fires them) and our own extra ones (`bench/rca_cases.yaml`, which also holds the evidence
 each case leaves). Prints one row per case and a summary table per mode.
+
+`--story`: a story of incidents in time order on one graph with evidence (`story:` in the cases
+file: families of repeats worded differently, silent roots), each followed by the engineer's
+verdict (confirmed when right, else rejected naming the cause) and the learner; prints which
+were right and which repeats memory settled with no planner.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +38,9 @@ from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_n
 from adapters.prometheus import Prometheus
 from agents.coordination import TaskRun, claim
 from agents.investigator import Investigator
+from agents.learner import Learner
 from agents.triage import triage
+from agents.verdicts import Verdict, record
 from bench.promdata import Edge, PrometheusServer
 from gateway.demo import demo_faults_path, rfc3339, scenario_bodies
 from gateway.payloads import normalize, parse_body
@@ -184,12 +191,71 @@ def summary(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def story(
+    store: GraphStore, scratch: Path, spec: list[dict[str, Any]], now: float, verbose: bool
+) -> None:
+    """Run the story (module docstring) and print one row per incident and a total line."""
+    graph = store.graph(graph_name(f"story{uuid.uuid4().hex[:8]}"))
+    graph.ensure_schema()
+    import_world(graph, load_world(demo_world_path()))
+    starts = datetime.fromtimestamp(int(now) - FAULT_AGO_S + 120, UTC)
+    right = settled = repeats = 0
+    seen: set[str] = set()
+    for index, step in enumerate(spec):
+        family, accept = step["family"], step["accept"]
+        repeat = family in seen
+        seen.add(family)
+        prom = PrometheusServer(
+            scratch / f"story-{index}", with_evidence(step["evidence"]), int(now) - FAULT_AGO_S
+        )
+        client = Prometheus(prom.url)
+        # a new episode each time (identity is fingerprint@startsAt), seconds apart
+        firing = body(step["alerts"], starts + timedelta(seconds=index))
+        try:
+            triage(graph, normalize(parse_body(json.dumps(firing).encode()), "warning"), 900_000)
+            claimed = claim(graph, ["investigate"], "bench", 60_000, 3)
+            assert claimed is not None
+            Investigator(6, client).run(TaskRun(graph, claimed, 60_000))
+        finally:
+            client.close()
+            prom.stop()
+        row = graph.one("incident_get", {"incident_id": claimed.incident_id})
+        assert row is not None
+        ok = row["root_cause"] in accept
+        right += ok
+        repeats += repeat
+        by_memory = row["planner"] == "memory"
+        settled += repeat and by_memory and ok
+        verdict = Verdict(
+            id=f"v{index}", incident_id=claimed.incident_id,
+            verdict="confirmed" if ok else "rejected",
+            actual_cause=row["root_cause"] if ok else accept[0], by="UBENCH", by_name=None,
+            at=int(time.time() * 1000), text="", source="api", event_id=f"e{index}",
+        )  # fmt: skip
+        record(graph, verdict)
+        while (learn := claim(graph, ["learn"], "bench", 60_000, 3)) is not None:
+            Learner().run(TaskRun(graph, learn, 60_000))
+        resolved = json.loads(json.dumps(firing).replace('"firing"', '"resolved"'))
+        for alert in resolved["alerts"]:
+            alert["endsAt"] = rfc3339(starts + timedelta(seconds=index + 1))
+        triage(graph, normalize(parse_body(json.dumps(resolved).encode()), "warning"), 900_000)
+        outcome = "ok" if ok else "WRONG" if row["root_cause"] else "inconclusive"
+        if verbose:
+            print(f"    {row['summary']}")
+        print(f"{index + 1}. {family:10} {'repeat' if repeat else 'first ':6} "
+              f"{row['planner']:7} {outcome:12} "
+              f"{row['root_cause'] or '/'.join(row['candidates'] or [])}")  # fmt: skip
+    print(f"right: {right}/{len(spec)}; repeats settled by memory (no planner), right: "
+          f"{settled}/{repeats}")  # fmt: skip
+
+
 def main() -> None:
     """Parse arguments, run every case in both modes, print the rows and the summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=Path, default=CASES)
     parser.add_argument("--only", help="run only the case of this name")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each summary")
+    parser.add_argument("--story", action="store_true", help="run the story, not the cases")
     args = parser.parse_args()
     now = time.time()
     starts = datetime.fromtimestamp(int(now) - FAULT_AGO_S + 120, UTC)
@@ -199,6 +265,10 @@ def main() -> None:
         server = EmbeddedFalkorDB(Path(scratch) / "falkordb")
         store = GraphStore(server.start(), timeout_ms=5_000)
         try:
+            if args.story:
+                spec = yaml.safe_load(args.cases.read_text(encoding="utf-8"))["story"]
+                story(store, Path(scratch), spec, now, args.verbose)
+                return
             for index, case in enumerate(cases):
                 folder = Path(scratch) / f"prometheus-{index}"
                 prom = PrometheusServer(
