@@ -3,12 +3,15 @@ status, invalid arguments are `error` results, and every call is a checkpointed 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from adapters.falkordb import TenantGraph
+from adapters.prometheus import Prometheus
 from agents.coordination import TaskRun, claim
 from agents.tools import TOOLS, ToolContext, call
 from agents.triage import triage
+from bench.promdata import Edge, PrometheusServer
 from gateway.payloads import normalize, parse_body
 from tests.conftest import alert_body
 
@@ -106,3 +109,26 @@ def test_recall_reaches_config_services_and_traffic_sources_too(graph) -> None:
         "load-generator": ["frontend", "frontend-proxy", "load-generator"],  # upstream client
         "valkey-cart": ["frontend", "cart", "valkey-cart"],
     }
+
+
+def test_evidence_tools_without_prometheus_say_error_and_promql_answers_values(
+    graph, tmp_path
+) -> None:
+    task = run(graph)
+    ctx = context(graph, ["cart"])
+    for name in ("edge_health", "service_errors", "targets_down", "promql"):
+        args = {"query": "up"} if name == "promql" else {}
+        got = call(task, ctx, name, args)
+        assert got.status == "error" and "PROMETHEUS_URL is not set" in got.detail
+    server = PrometheusServer(
+        tmp_path / "prometheus", [Edge("cart", "valkey-cart")], int(time.time())
+    )
+    try:
+        ctx.prometheus = Prometheus(server.url)
+        assert call(task, ctx, "promql", {"query": "vector(42)"}).data[0]["value"] == 42
+        bad = call(task, ctx, "promql", {"query": "rate(up[5m]"})
+        assert bad.status == "error" and "prometheus query failed (400)" in bad.detail
+        assert call(task, ctx, "targets_down", {}).status == "no_data"
+        ctx.prometheus.close()
+    finally:
+        server.stop()
