@@ -337,11 +337,11 @@ class Investigator:
         """
         near = sorted({c.name for c in candidates} | set(ev.alerting))
         edges = call(task, ev, "edge_health", {"components": near})
+        if edges.status == "error":
+            # Prometheus is down or refuses us: do not wait on it twice more.
+            return None, f"Live evidence unavailable ({edges.detail}); alerts only."
         services = call(task, ev, "service_errors", {"components": near})
         down = call(task, ev, "targets_down", {"components": near})
-        results = (edges, services, down)
-        if all(r.status == "error" for r in results):
-            return None, f"Live evidence unavailable ({edges.detail}); alerts only."
         clients = {e["client"] for e in edges.data or [] if e.get("client_is_source")}
         reach = self._reach(task, ev, suspects(edges.data or [], services.data or [], peers))
         decision = weigh(

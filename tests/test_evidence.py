@@ -178,6 +178,7 @@ def test_prometheus_down_tools_say_error_and_the_walk_decides(run) -> None:
         "Live evidence unavailable (edge_health: prometheus unreachable"
     )
     assert got["root_cause"] is None and got["candidates"] == ["cart", "valkey-cart"]
+    assert "edge_health" in got["steps"] and "service_errors" not in got["steps"]  # no 2nd wait
 
 
 def test_evidence_that_contradicts_the_walk_wins(prometheus, run) -> None:
