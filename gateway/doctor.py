@@ -3,7 +3,8 @@
 Checks, in order: the settings (no placeholder secrets outside dev mode), the FalkorDB
 connection and every tenant graph's unique constraints (OPERATIONAL), every outbound notifier
 (`Notifier.check()`: the outbox is writable; Slack and GitHub adapters check their token and
-access), and that the webhook answers `GET /health/ready` at the URL Alertmanager will post to.
+access), that the webhook answers `GET /health/ready` at the URL Alertmanager will post to,
+and, with `PROMETHEUS_URL`, that Prometheus answers and holds service-graph metrics.
 Nothing is written to a graph and nothing is sent.
 """
 
@@ -15,7 +16,7 @@ import httpx
 
 from adapters.falkordb import GraphStore, GraphUnavailable, answers_ping, graph_name
 from adapters.notify import AdapterError
-from gateway.runtime import Runtime, running_embedded_url
+from gateway.runtime import Runtime, prometheus_client, running_embedded_url
 from gateway.settings import Settings
 
 #: Where `deploy/README.md` tells Alertmanager to keep each tenant's token.
@@ -110,6 +111,27 @@ def check_webhook(base: str) -> list[Finding]:
     return [Finding(True, "webhook", f"{target} answered 200")]
 
 
+def check_prometheus(settings: Settings) -> list[Finding]:
+    """With `PROMETHEUS_URL`: it answers a query (with its auth), and whether it holds the
+    service-graph metrics the investigator reads first (a warning line, not a problem, when
+    not: span metrics, `up` and PromQL checks still work). Unset: said, not a problem."""
+    client = prometheus_client(settings)
+    if client is None:
+        return [Finding(True, "prometheus", "PROMETHEUS_URL unset: findings from alerts only")]
+    query = 'count({__name__=~"(.+_)?traces_service_graph_request_total"})'
+    try:
+        rows = client.instant(query)
+    except AdapterError as exc:
+        return [Finding(False, "prometheus", str(exc))]
+    finally:
+        client.close()
+    if not rows:
+        return [Finding(True, "prometheus", "answers, but holds no service-graph metrics "
+                        "(traces_service_graph_request_total): evidence is span metrics, up "
+                        "and PromQL checks only")]  # fmt: skip
+    return [Finding(True, "prometheus", f"answers; {rows[0]['value']:.0f} service-graph series")]
+
+
 def run_checks(settings: Settings, url: str | None = None) -> list[Finding]:
     """Every check of the module docstring, in order."""
     runtime = Runtime(settings)
@@ -118,6 +140,7 @@ def run_checks(settings: Settings, url: str | None = None) -> list[Finding]:
         + check_falkordb(settings)
         + check_notifiers(runtime)
         + check_webhook(webhook_base(settings, url))
+        + check_prometheus(settings)
     )
 
 

@@ -224,13 +224,7 @@ class Runtime:
         """A worker with every agent: investigator (memory, then rules), responder, learner."""
         assert self.store is not None
         s = self.settings
-        prometheus = (
-            Prometheus(
-                s.prometheus_url, s.prometheus_timeout_s, s.prometheus_bearer_token,
-                (s.prometheus_username, s.prometheus_password) if s.prometheus_username else None,
-            )
-            if s.prometheus_url else None
-        )  # fmt: skip
+        prometheus = prometheus_client(s)
         agents: list[Any] = [
             Investigator(s.walk_hops, prometheus),
             Responder(self.messenger, self.tickets),
@@ -294,3 +288,20 @@ class Runtime:
             self.embedded.stop()
             with contextlib.suppress(FileNotFoundError):
                 _server_file(self.settings).unlink()
+
+
+def prometheus_client(settings: Settings) -> Prometheus | None:
+    """The evidence source of `PROMETHEUS_URL` with its timeout and auth, or None when unset."""
+    if not settings.prometheus_url:
+        return None
+    basic = (
+        (settings.prometheus_username, settings.prometheus_password)
+        if settings.prometheus_username
+        else None
+    )
+    return Prometheus(
+        settings.prometheus_url,
+        settings.prometheus_timeout_s,
+        settings.prometheus_bearer_token,
+        basic,
+    )
