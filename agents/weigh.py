@@ -43,7 +43,7 @@ SLOW_MS = 20.0
 #: Without a baseline, a mean server time this long (ms) counts as slow.
 SLOW_ABSOLUTE_MS = 1000.0
 #: A traffic source's request rate at least this many times its baseline.
-RATE_JUMP = 3.0
+RATE_JUMP = 2.0
 #: The winner's magnitude at least this many times the runner-up's separates them.
 SEPARATION = 2.0
 #: Magnitude of a signal that only an alert's peer label gives (weaker than any measurement).

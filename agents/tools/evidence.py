@@ -35,7 +35,7 @@ from agents.tools.base import (
 
 #: The incident window starts this long before the incident opened (alerts fire after the
 #: fault begins: `for:` clauses and rate windows) and ends this long after (ms).
-WINDOW_BEFORE_MS = 10 * 60 * 1000
+WINDOW_BEFORE_MS = 5 * 60 * 1000
 WINDOW_AFTER_MS = 5 * 60 * 1000
 #: The baseline is this long, ending where the incident window starts (ms).
 BASELINE_MS = 60 * 60 * 1000
