@@ -19,6 +19,12 @@ Series (all counters end in `_total`; durations are seconds, Prometheus' base un
 - `blast_oncall_uncovered{tenant, team, window}`: 1 when the team has nobody on call now
   (`window="now"`) or a gap within the next 14 days (`window="14d"`), else 0; set by `serve`
   after each on-call refresh (`BLAST_ONCALL_REFRESH_S`).
+- `blast_findings_total{planner, outcome}`: findings written, `conclusive` (a root cause) or
+  `inconclusive` (candidates named, nothing separated them).
+- `blast_verdicts_total{planner, verdict}`: verdicts (`confirmed`, `rejected`) on findings of
+  each planner, counted by the learner; the confirm rate per planner is
+  `sum by (planner) (blast_verdicts_total{verdict="confirmed"}) / sum by (planner)
+  (blast_verdicts_total)`.
 
 Separate processes: workers of `blast-radius-worker@` units are other processes than the
 gateway. With `PROMETHEUS_MULTIPROC_DIR` set, prometheus-client's multiprocess mode keeps each
@@ -126,6 +132,14 @@ class Metrics:
             "blast_oncall_uncovered",
             "1 when a team has nobody on call (window=now) or a gap within 14 days (window=14d).",
             ["tenant", "team", "window"], registry=r, multiprocess_mode="mostrecent",
+        )  # fmt: skip
+        self.findings = Counter(
+            "blast_findings", "Findings written, by planner and outcome (conclusive, "
+            "inconclusive).", ["planner", "outcome"], registry=r,
+        )  # fmt: skip
+        self.verdicts = Counter(
+            "blast_verdicts", "Verdicts on findings (confirmed, rejected), by the finding's "
+            "planner.", ["planner", "verdict"], registry=r,
         )  # fmt: skip
 
     def exposition(self) -> bytes:

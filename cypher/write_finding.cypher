@@ -13,6 +13,7 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
       f.candidates = $candidates, f.confidence = $confidence, f.summary = $summary,
       f.conclusive = $conclusive, f.paths_json = $paths_json,
       f.ruled_out_json = $ruled_out_json, f.planner = $planner,
+      f.separated_by = $separated_by, f.evidence_json = $evidence_json,
       i.root_cause = $root_cause, i.conclusive = $conclusive)
 WITH i, f, fresh
 OPTIONAL MATCH (i)-[old:ROOT_CAUSE]->(:Component)

@@ -233,7 +233,7 @@ class Runtime:
         """A worker with every agent: investigator (memory, then rules), responder, learner."""
         assert self.store is not None
         s = self.settings
-        prometheus = Prometheus(s.prometheus_url) if s.prometheus_url else None
+        prometheus = prometheus_client(s)
         agents: list[Any] = [
             Investigator(s.walk_hops, prometheus),
             # Slack alone keeps no record of who was told: copy those follow-ups to the outbox
@@ -315,3 +315,20 @@ class Runtime:
             self.embedded.stop()
             with contextlib.suppress(FileNotFoundError):
                 _server_file(self.settings).unlink()
+
+
+def prometheus_client(settings: Settings) -> Prometheus | None:
+    """The evidence source of `PROMETHEUS_URL` with its timeout and auth, or None when unset."""
+    if not settings.prometheus_url:
+        return None
+    basic = (
+        (settings.prometheus_username, settings.prometheus_password)
+        if settings.prometheus_username
+        else None
+    )
+    return Prometheus(
+        settings.prometheus_url,
+        settings.prometheus_timeout_s,
+        settings.prometheus_bearer_token,
+        basic,
+    )

@@ -70,6 +70,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
             "paths": json.loads(row["paths_json"] or "[]"),
             "ruled_out": json.loads(row["ruled_out_json"] or "{}"),
             "planner": row["planner"],
+            "separated_by": row["separated_by"] or "",
+            "evidence": json.loads(row["evidence_json"] or "[]"),
         }
     return {
         "id": row["id"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -12,7 +13,14 @@ from pydantic import SecretStr
 
 from adapters.falkordb import UNIQUE, EmbeddedFalkorDB, TenantGraph, free_port
 from adapters.outbox import Outbox
-from gateway.doctor import check_falkordb, check_notifiers, receiver_snippet, run_checks
+from bench.promdata import Edge, PrometheusServer
+from gateway.doctor import (
+    check_falkordb,
+    check_notifiers,
+    check_prometheus,
+    receiver_snippet,
+    run_checks,
+)
 from gateway.runtime import Runtime
 from tests.conftest import make_settings
 
@@ -100,3 +108,25 @@ def test_database_down_is_one_problem(falkordb: EmbeddedFalkorDB, tmp_path, tena
     assert [f.line() for f in check_falkordb(down)] == [
         "PROBLEM  falkordb: the server at FALKORDB_URL does not answer PING"
     ]
+
+
+def test_prometheus_is_checked_when_set(falkordb: EmbeddedFalkorDB, tmp_path, tenant):
+    unset = check_prometheus(make_settings(falkordb, tmp_path, tenant))
+    assert [f.line() for f in unset] == [
+        "ok       prometheus: PROMETHEUS_URL unset: findings from alerts only"
+    ]
+    down = make_settings(
+        falkordb, tmp_path, tenant, prometheus_url=f"http://127.0.0.1:{free_port()}"
+    )
+    (problem,) = check_prometheus(down)
+    assert not problem.ok and "prometheus unreachable" in problem.what
+    server = PrometheusServer(
+        tmp_path / "prometheus", [Edge("cart", "valkey-cart")], int(time.time())
+    )
+    try:
+        found = check_prometheus(
+            make_settings(falkordb, tmp_path, tenant, prometheus_url=server.url)
+        )
+    finally:
+        server.stop()
+    assert [f.line() for f in found] == ["ok       prometheus: answers; 1 service-graph series"]
