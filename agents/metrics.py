@@ -16,6 +16,10 @@ Series (all counters end in `_total`; durations are seconds, Prometheus' base un
   was already delivered (recorded in the graph, or found by the adapter after a crash).
 - `blast_step_duration_seconds{tool}`: one agent step, its run plus its checkpoint.
 - `blast_planner_calls_total{planner}`: root-cause decisions (`rules`: the rule-based one).
+- `blast_model_calls_total{model, outcome}`: calls to a planner model (outcome `ok` or the
+  error kind: rate_limited, overloaded, bad_request, bad_key, unknown_model, provider_down);
+  `blast_model_tokens_total{model, direction}`: tokens in (`input`) and out (`output`);
+  `blast_tasks_paused_total{kind}`: tasks paused because every model was cooling down.
 
 Separate processes: workers of `blast-radius-worker@` units are other processes than the
 gateway. With `PROMETHEUS_MULTIPROC_DIR` set, prometheus-client's multiprocess mode keeps each
@@ -110,6 +114,18 @@ class Metrics:
         )  # fmt: skip
         self.planner_calls = Counter(
             "blast_planner_calls", "Root-cause decisions made, by planner.", ["planner"],
+            registry=r,
+        )  # fmt: skip
+        self.model_calls = Counter(
+            "blast_model_calls", "Calls to a planner model, by model and outcome.",
+            ["model", "outcome"], registry=r,
+        )  # fmt: skip
+        self.model_tokens = Counter(
+            "blast_model_tokens", "Tokens sent to (input) and received from (output) a model.",
+            ["model", "direction"], registry=r,
+        )  # fmt: skip
+        self.tasks_paused = Counter(
+            "blast_tasks_paused", "Tasks paused until a cooling-down model is back.", ["kind"],
             registry=r,
         )  # fmt: skip
 
