@@ -23,13 +23,11 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from adapters.falkordb import TenantGraph
 from adapters.notify import AdapterError
-from adapters.prometheus import Prometheus
 from agents.failure_kinds import classify
+from agents.tools.base import ToolContext
 
 #: How long before the incident opened a change still counts as recent (ms).
 CHANGE_LOOKBACK_MS = 2 * 60 * 60 * 1000
@@ -38,16 +36,9 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 }  # fmt: skip
 
 
-@dataclass
-class Evidence:
-    """What checks may look at: the incident's alerts (dicts with component, alertname,
-    summary), its alerting components, when it opened (ms, UTC), and the evidence sources."""
-
-    graph: TenantGraph
-    alerts: list[dict[str, Any]]
-    alerting: list[str]
-    opened_ms: int
-    prometheus: Prometheus | None = None
+#: What checks may look at: the incident's alerts, its alerting components, when it opened
+#: (ms, UTC) and the evidence sources — the same context the investigation tools get.
+Evidence = ToolContext
 
 
 def promql_string(value: str) -> str:

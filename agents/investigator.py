@@ -28,9 +28,9 @@ from functools import partial
 from typing import Any
 
 from adapters.prometheus import Prometheus
-from agents.checks import CHANGE_LOOKBACK_MS, Evidence, evaluate
+from agents.checks import Evidence, evaluate
 from agents.coordination import TaskRun
-from agents.recall import recall
+from agents.tools import call
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,9 @@ class Candidate:
     covers: list[str]
     distance: int
     client: bool = False
+    kind: str | None = None
+    #: The topic through which an alerting consumer reaches this producer (or its dependency).
+    via_topic: str | None = None
 
 
 @dataclass
@@ -248,10 +251,7 @@ class Investigator:
         """
         if not ev.alerting:
             return [], None
-        recalled = task.step(
-            "recall_playbooks", {"alerting": ev.alerting},
-            lambda: recall(task.graph, ev.alerting), touched=ev.alerting,
-        )  # fmt: skip
+        recalled = call(task, ev, "recall_playbooks", {}).data or []
         used: list[dict[str, Any]] = []
         for playbook in recalled:
             results: list[dict[str, Any]] = []
@@ -289,27 +289,14 @@ class Investigator:
         for a in ev.alerts:
             if a["component"]:
                 alertnames.setdefault(a["component"], []).append(a["alertname"])
-        walk = task.step(
-            "coverage_walk", {"alerting": alerting, "hops": self.walk_hops},
-            lambda: [
-                {"name": r["name"], "covers": sorted(r["covers"]), "distance": int(r["distance"]),
-                 "client": bool(r["client"])}
-                for r in graph.rows("coverage_walk", {"alerting": alerting, "hops": self.walk_hops})
-            ] if alerting else [],
-            touched=alerting,
-        )  # fmt: skip
-        candidates = [Candidate(**row) for row in walk]
+        walk = call(task, ev, "coverage_walk", {"hops": self.walk_hops})
+        candidates = [
+            Candidate(r["name"], r["covers"], r["distance"], r["client"], r["kind"], r["via_topic"])
+            for r in walk.data or []
+        ]
         names = [c.name for c in candidates]
-        window = {
-            "components": names,
-            "since": ev.opened_ms - CHANGE_LOOKBACK_MS,
-            "until": ev.opened_ms,
-        }
-        changes: list[dict[str, Any]] = task.step(
-            "recent_changes", window,
-            lambda: graph.rows("recent_changes", window) if names else [],
-            touched=names,
-        )  # fmt: skip
+        found = call(task, ev, "recent_changes", {"components": names})
+        changes: list[dict[str, Any]] = found.data or []
         changed = {c["component"] for c in changes}
         first = decide(alerting, alertnames, candidates, changed, [])
         sources: list[dict[str, Any]] = []
