@@ -73,7 +73,7 @@ SUBMIT_TOOL = {
 }
 
 
-class Paused(Exception):  # noqa: N818 - a state the caller handles, not a failure
+class Paused(Exception):
     """The task was paused (every model cooling down) and its lease released: stop, write
     nothing; a worker resumes it at `resume_at_ms` (ms UTC)."""
 
@@ -144,9 +144,7 @@ class ModelPlanner:
             return False
         return self.mode == "model" or root_cause is None or confidence < self.confidence
 
-    def run(
-        self, task: TaskRun, ctx: ToolContext, rules: dict[str, Any]
-    ) -> ModelFinding | None:
+    def run(self, task: TaskRun, ctx: ToolContext, rules: dict[str, Any]) -> ModelFinding | None:
         """Investigate with the model; None when no model could answer for good (the rules'
         finding stands; the reason is logged).
 
@@ -225,9 +223,7 @@ class ModelPlanner:
         stop reason), or its stored reply on a resumed task. None: no model will answer."""
 
         def ask() -> dict[str, Any]:
-            reply = self.chain.create(
-                system, state.messages, tool_list, choice, self.max_tokens
-            )
+            reply = self.chain.create(system, state.messages, tool_list, choice, self.max_tokens)
             tokens = task.metrics.model_tokens
             tokens.labels(model=reply.model, direction="input").inc(reply.input_tokens)
             tokens.labels(model=reply.model, direction="output").inc(reply.output_tokens)
@@ -239,8 +235,10 @@ class ModelPlanner:
             stored = task.step("model", args, ask)
         except AllModelsCooling as cooling:
             if task.pauses >= self.max_pauses:
-                log.warning("task %s: every model is still cooling down after %d pauses; the "
-                            "rules' finding stands", task.claim.task_id, self.max_pauses)  # fmt: skip
+                log.warning(
+                    "task %s: every model is still cooling down after %d pauses; the rules' "
+                    "finding stands", task.claim.task_id, self.max_pauses,
+                )  # fmt: skip
                 return None
             task.pause(cooling.resume_at_ms, str(cooling))
             task.metrics.tasks_paused.labels(kind=task.claim.kind).inc()
@@ -268,8 +266,7 @@ class ModelPlanner:
             answer = SubmitFinding.model_validate(arguments)
         except ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}"
-                for e in exc.errors()
+                f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
             )
             return "invalid", None, json.dumps({"status": "error", "detail": problems})
         if answer.root_cause is None:
@@ -282,8 +279,10 @@ class ModelPlanner:
             state.pushed_back = opinion
             return "sent back", None, self._pushback(ctx, opinion)
         if not opinion["model"]["covers"]:
-            log.warning("task %s: the model insists on %s, which no alerting component reaches; "
-                        "the rules' finding stands", task.claim.task_id, answer.root_cause)  # fmt: skip
+            log.warning(
+                "task %s: the model insists on %s, which no alerting component reaches; the "
+                "rules' finding stands", task.claim.task_id, answer.root_cause,
+            )  # fmt: skip
             return "rejected", None, ""
         if answer.root_cause == first["model"]["cause"]:
             outcome = "model overrode the graph"

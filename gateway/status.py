@@ -35,7 +35,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     """The whole incident as the API shows it, or None when there is no such incident.
 
     Shape: id, status, title, severity, opened_at/resolved_at (ms, UTC), root_cause (component
-    name or null), finding {summary, confidence, candidates, paths, ruled_out, planner},
+    name or null), finding {summary, confidence, candidates, paths, ruled_out, planner, model
+    (the planner model, or null), second_opinion (the graph's check of a model's answer)},
     alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
     starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana)}],
     actions [{intent_id, kind, status, adapter, external_ref}], verdicts [{id, verdict,
@@ -67,6 +68,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
             "paths": json.loads(row["paths_json"] or "[]"),
             "ruled_out": json.loads(row["ruled_out_json"] or "{}"),
             "planner": row["planner"],
+            "model": row["model"],
+            "second_opinion": json.loads(row["second_opinion_json"] or "null"),
         }
     return {
         "id": row["id"],
