@@ -254,7 +254,8 @@ class Runtime:
         return int(sockets[0].getsockname()[1])
 
     def make_worker(self, role: str = "any", name: str | None = None) -> Worker:
-        """A worker with every agent: investigator (memory, then rules), responder, learner."""
+        """A worker with every agent: investigator (memory, then rules, then the model planner
+        when `BLAST_PLANNER` asks for it), responder, learner."""
         assert self.store is not None
         s = self.settings
         prometheus = Prometheus(s.prometheus_url) if s.prometheus_url else None
