@@ -41,6 +41,10 @@ from agents.tools import ToolContext
 
 log = logging.getLogger(__name__)
 
+#: The evidence tool the second opinion asks about calls into the candidates (issue 15).
+EDGE_TOOL = "edge_health"
+#: How much larger (0-1) another candidate's incoming failure ratio must be to be stronger.
+EDGE_MARGIN = 0.1
 #: The final-answer tool's name (not one of `agents.tools.TOOLS`: it ends the loop).
 SUBMIT = "submit_finding"
 PlannerMode = Literal["rules", "model-when-unsure", "model"]
@@ -294,34 +298,70 @@ class ModelPlanner:
         return "accepted", self._finding(state, answer, sides), ""
 
     def _second_opinion(self, task: TaskRun, ctx: ToolContext, cause: str) -> dict[str, Any]:
-        """The coverage check again (the `coverage_walk` tool, a Step): `{agrees, model: {cause,
-        covers}, graph: {cause, covers}, alerting}`. The graph's side is the candidate that
-        explains the most alerting components (nearest first, as the walk orders them)."""
+        """The coverage and evidence check again, as tool Steps: `{agrees, alerting, model:
+        {cause, covers, fail_ratio}, graph: {cause, covers, fail_ratio}}`.
+
+        Coverage: the `coverage_walk` tool. The graph's side is the candidate that explains
+        the most alerting components (nearest first, as the walk orders them). Edge evidence,
+        with Prometheus and an `edge_health` tool: the worst failure ratio of calls into each
+        candidate of top coverage; among equally covering candidates, one whose incoming calls
+        fail `EDGE_MARGIN` more than the model's cause's is stronger evidence.
+        """
         walk = tools.call(task, ctx, "coverage_walk", {})
         rows: list[dict[str, Any]] = walk.data if isinstance(walk.data, list) else []
         by_name = {r["name"]: sorted(r["covers"]) for r in rows}
         mine = by_name.get(cause, [])
-        best = rows[0] if rows else {"name": cause, "covers": mine}
-        agrees = len(mine) >= len(best["covers"])
-        graph_side = {"cause": cause if agrees else best["name"],
-                      "covers": mine if agrees else sorted(best["covers"])}  # fmt: skip
-        return {"agrees": agrees and bool(mine), "alerting": list(ctx.alerting),
-                "model": {"cause": cause, "covers": mine}, "graph": graph_side}  # fmt: skip
+        top = [r for r in rows if len(r["covers"]) == len(rows[0]["covers"])] if rows else []
+        failing = self._incoming_failures(task, ctx, [cause, *(r["name"] for r in top)])
+        best: dict[str, Any] = max(
+            top, key=lambda r: failing.get(r["name"], 0.0), default={"name": cause, "covers": mine}
+        )  # the walk's order breaks ties: max keeps the first of equals
+        stronger = failing.get(best["name"], 0.0) > failing.get(cause, 0.0) + EDGE_MARGIN
+        agrees = bool(mine) and len(mine) >= len(best["covers"]) and not stronger
+        other: str = cause if agrees else best["name"]
+        return {
+            "agrees": agrees, "alerting": list(ctx.alerting),
+            "model": {"cause": cause, "covers": mine, "fail_ratio": failing.get(cause)},
+            "graph": {"cause": other, "covers": sorted(by_name.get(other, mine)),
+                      "fail_ratio": failing.get(other)},
+        }  # fmt: skip
+
+    @staticmethod
+    def _incoming_failures(task: TaskRun, ctx: ToolContext, names: list[str]) -> dict[str, float]:
+        """Component -> the worst failure ratio (0-1) of calls into it in the incident window,
+        from the `edge_health` tool (a Step); empty without Prometheus or that tool."""
+        if ctx.prometheus is None or EDGE_TOOL not in tools.TOOLS:
+            return {}
+        wanted = list(dict.fromkeys(names))
+        health = tools.call(task, ctx, EDGE_TOOL, {"components": wanted})
+        worst: dict[str, float] = {}
+        for edge in health.data if isinstance(health.data, list) else []:
+            server, ratio = edge.get("server"), edge.get("fail_ratio")
+            if server in wanted and isinstance(ratio, int | float):
+                worst[server] = max(worst.get(server, 0.0), float(ratio))
+        return worst
 
     @staticmethod
     def _pushback(ctx: ToolContext, opinion: dict[str, Any]) -> str:
+        """The second opinion in words, with the numbers of both sides."""
         total = len(ctx.alerting)
-        mine, graph = opinion["model"], opinion["graph"]
-        if mine["covers"]:
-            model_side = (f"{mine['cause']} explains {len(mine['covers'])} of {total} alerting "
-                          f"components ({', '.join(mine['covers'])}).")  # fmt: skip
-        else:
-            model_side = (f"No alerting component reaches {mine['cause']} along dependency "
-                          f"edges: it explains 0 of {total}.")  # fmt: skip
-        graph_side = (f"{graph['cause']} explains {len(graph['covers'])} of {total} "
-                      f"({', '.join(graph['covers'])}).")  # fmt: skip
+
+        def side(who: dict[str, Any]) -> str:
+            if not who["covers"]:
+                said = (f"No alerting component reaches {who['cause']} along dependency edges: "
+                        f"it explains 0 of {total}")  # fmt: skip
+            else:
+                said = (f"{who['cause']} explains {len(who['covers'])} of {total} alerting "
+                        f"components ({', '.join(who['covers'])})")  # fmt: skip
+            if who.get("fail_ratio") is not None:
+                said += f"; calls into it fail {who['fail_ratio']:.0%}"
+            return said + "."
+
         return prompts.load(
-            "second_opinion", model_side=model_side, graph_side=graph_side, cause=mine["cause"]
+            "second_opinion",
+            model_side=side(opinion["model"]),
+            graph_side=side(opinion["graph"]),
+            cause=opinion["model"]["cause"],
         )
 
     def _finding(

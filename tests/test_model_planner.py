@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import SecretStr
+from pydantic import BaseModel, ConfigDict, SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
-from agents import prompts
+from agents import prompts, tools
 from agents.model_results import MAX_BYTES, for_model, relative, with_relative_times
+from agents.tools import Tool, ToolContext, ToolResult
 from gateway.demo import rfc3339
 from gateway.runtime import Runtime
 from tests.anthropic_api import (
@@ -141,7 +142,7 @@ def test_a_model_blaming_the_loudest_service_is_sent_back_once_with_numbers(
     finding = found["finding"]
     assert finding["planner"] == "model" and finding["model"] == "haiku"
     opinion = finding["second_opinion"]
-    assert opinion["model"] == {"cause": "frontend", "covers": ["frontend"]}
+    assert opinion["model"] == {"cause": "frontend", "covers": ["frontend"], "fail_ratio": None}
     assert opinion["graph"]["cause"] in GRAPH_CAUSES
     assert opinion["graph"]["covers"] == ["accounting", "frontend"]
     # the pushback carried the numbers, once
@@ -183,6 +184,46 @@ def test_an_answer_the_graph_agrees_with_is_accepted_at_once(
     assert found["root_cause"] == "postgres"
     assert finding["second_opinion"]["outcome"] == "agreed"
     assert len(claude.answered()) == 1
+
+
+def test_stronger_edge_evidence_on_an_equally_covering_candidate_sends_the_answer_back(
+    start: Callable[..., Gateway], claude: AnthropicAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A scripted `edge_health` (the evidence tool of issue 15): calls into postgres fail 45 %.
+    def edge_health(ctx: ToolContext, args: Any) -> ToolResult:
+        rows = [{"client": "accounting", "server": "postgres", "fail_ratio": 0.45},
+                {"client": "frontend", "server": "checkout", "fail_ratio": 0.0}]  # fmt: skip
+        return ToolResult(status="ok", data=rows, detail="2 edges")
+
+    class Components(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        components: list[str] | None = None
+
+    monkeypatch.setitem(
+        tools.TOOLS, "edge_health", Tool("edge_health", "calls between services", Components,
+                                         edge_health)
+    )  # fmt: skip
+
+    def brain(body: dict[str, Any]) -> Reply | Error:
+        if pushed_back(body):
+            return submit("postgres", 0.8, "calls into postgres fail")
+        return submit("checkout", 0.8, "checkout publishes what accounting reads")
+
+    claude.brain = brain
+    gw = start(prometheus_url="http://127.0.0.1:9")  # evidence on; the tool above answers
+    incident_id = fire(gw)
+    gw.drain()
+    found = detail(gw, incident_id)
+    opinion = found["finding"]["second_opinion"]
+    assert found["root_cause"] == "postgres"
+    assert opinion["outcome"] == "model took the graph's answer"
+    assert opinion["model"] == {"cause": "checkout", "covers": ["accounting", "frontend"],
+                                "fail_ratio": 0.0}  # fmt: skip
+    assert opinion["graph"]["cause"] == "postgres" and opinion["graph"]["fail_ratio"] == 0.45
+    (pushback,) = [r["content"] for c in claude.calls for r in last_tool_results(c.body)
+                   if "graph disagrees" in str(r["content"])]  # fmt: skip
+    assert "checkout explains 2 of 2 alerting components" in pushback
+    assert "calls into it fail 0%" in pushback and "calls into it fail 45%" in pushback
 
 
 # --- fallback chain and pause ---------------------------------------------------------------------
