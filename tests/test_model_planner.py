@@ -163,7 +163,9 @@ def test_a_model_blaming_the_loudest_service_is_sent_back_once_with_numbers(
         assert finding["confidence"] == 0.7
     # the page says a model was involved
     (page,) = [e for e in gw.outbox if e["kind"] == "notification"]
-    assert "[model haiku; second opinion: " in json.dumps(page)
+    (ticket,) = [e for e in gw.outbox if e["kind"] == "ticket"]
+    for sent in (page, ticket):
+        assert "[model haiku; second opinion: " in sent["text"]
     assert metric(gw, 'blast_model_calls_total{model="haiku",outcome="ok"}') == 3
     tokens_in = sum(c.input_tokens for c in claude.answered())
     assert metric(gw, 'blast_model_tokens_total{direction="input",model="haiku"}') == tokens_in
