@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -101,7 +101,6 @@ class ModelFinding:
     calls: int
     input_tokens: int
     output_tokens: int
-    paths: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
