@@ -23,45 +23,22 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from adapters.prometheus import Prometheus
 from agents.checks import Evidence, evaluate
 from agents.coordination import TaskRun
+from agents.decision import Candidate, Decision
 from agents.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.tools import call
+from agents.tools.graph import PEER_LABELS
+from agents.weigh import doubt, suspects_behind, weigh
 
 log = logging.getLogger(__name__)
 
 #: Alert names whose meaning is "more traffic than usual arrives here" (rule 5).
 TRAFFIC_SURGE_ALERTS = frozenset({"RequestRateSpike", "TrafficSurge", "HighRequestRate"})
-
-
-@dataclass
-class Candidate:
-    """A component the walk reached: which alerting components reach it, at what total distance."""
-
-    name: str
-    covers: list[str]
-    distance: int
-    client: bool = False
-    kind: str | None = None
-    #: The topic through which an alerting consumer reaches this producer (or its dependency).
-    via_topic: str | None = None
-
-
-@dataclass
-class Decision:
-    """The outcome of the rules: a root cause (None when inconclusive) and why."""
-
-    root_cause: str | None
-    candidates: list[str]
-    confidence: float
-    summary: str
-    ruled_out: dict[str, str] = field(default_factory=dict)
-    surge_paths: list[list[str]] = field(default_factory=list)
 
 
 def decide(
@@ -183,7 +160,9 @@ class Investigator:
         re-investigation, `notify_update`).
 
         Memory first: recalled playbooks whose checks all hold give the diagnosis with no
-        planner; otherwise the rule-based planner decides. Raises `LeaseLost` (stop) or
+        planner; otherwise the rule-based planner decides, and the model planner (when
+        configured) takes over an unsure finding; a pause (every model cooling down) returns
+        with nothing written. Raises `LeaseLost` (stop) or
         `GraphUnavailable` (retry later).
         """
         graph, incident_id = task.graph, task.claim.incident_id
@@ -191,7 +170,8 @@ class Investigator:
             "incident_alerts", {"incident_id": incident_id},
             lambda: [
                 {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms", "status")}
-                | {"summary": json.loads(row["annotations_json"]).get("summary", "")}
+                | {"summary": json.loads(row["annotations_json"]).get("summary", ""),
+                   "labels": json.loads(row["labels_json"] or "{}")}
                 for row in graph.rows("incident_alerts", {"incident_id": incident_id})
             ],
         )  # fmt: skip
@@ -244,11 +224,15 @@ class Investigator:
                 "second_opinion_json": json.dumps(
                     model_used.second_opinion if model_used else None, ensure_ascii=False
                 ),
+                "separated_by": decision.separated_by,
+                "evidence_json": json.dumps(decision.evidence, ensure_ascii=False),
                 "impacted": alerting,
                 "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
                 "alerts_seen": len(alerts),
             },
         )
+        outcome = "conclusive" if decision.root_cause else "inconclusive"
+        task.metrics.findings.labels(planner=planner, outcome=outcome).inc()
         log.info("incident %s: %s", incident_id, decision.summary)
         initial = task.claim.kind == "investigate"
         task.complete(
@@ -281,8 +265,10 @@ class Investigator:
             return decision, planner, None
         ruled = {k: v for k, v in decision.ruled_out.items() if k not in found.candidates}
         chosen = Decision(
-            found.root_cause, found.candidates, found.confidence, found.summary, ruled
-        )
+            found.root_cause, found.candidates, found.confidence, found.summary, ruled,
+            separated_by=found.reasoning if found.root_cause else "",
+            evidence=decision.evidence,  # what the rules gathered still stands
+        )  # fmt: skip
         return chosen, "model", found
 
     def _model_finding_seen(
@@ -303,12 +289,13 @@ class Investigator:
         opinion = json.loads(row["second_opinion_json"] or "null")
         found = ModelFinding(
             row["root_cause"], list(row["candidates"]), float(row["confidence"]),
-            row["summary"], row["model"], opinion, 0, 0, 0,
+            row["summary"], row["model"], opinion, 0, 0, 0, row["separated_by"] or "",
         )  # fmt: skip
         ruled = json.loads(row["ruled_out_json"] or "{}")
         chosen = Decision(
-            found.root_cause, found.candidates, found.confidence, found.summary, ruled
-        )
+            found.root_cause, found.candidates, found.confidence, found.summary, ruled,
+            separated_by=found.reasoning, evidence=json.loads(row["evidence_json"] or "[]"),
+        )  # fmt: skip
         return chosen, "model", found
 
     def _recall(
@@ -354,7 +341,7 @@ class Investigator:
 
         Returns the decision, the walk's candidates and the recent changes it looked at.
         """
-        graph, alerting = task.graph, ev.alerting
+        alerting = ev.alerting
         alertnames: dict[str, list[str]] = {}
         for a in ev.alerts:
             if a["component"]:
@@ -371,13 +358,75 @@ class Investigator:
         first = decide(alerting, alertnames, candidates, changed, [])
         sources: list[dict[str, Any]] = []
         if first.root_cause and TRAFFIC_SURGE_ALERTS & set(alertnames.get(first.root_cause, [])):
-            cause = first.root_cause
-            sources = task.step(
-                "traffic_sources", {"component": cause},
-                lambda: graph.rows("traffic_sources", {"component": cause}),
-                touched=[cause],
+            upstream = call(task, ev, "traffic_sources", {"component": first.root_cause})
+            sources = upstream.data or []
+        first = decide(alerting, alertnames, candidates, changed, sources)
+        peers: list[dict[str, Any]] = []
+        if any(set(a.get("labels") or {}) & set(PEER_LABELS) for a in ev.alerts):
+            peers = call(task, ev, "alert_peers", {}).data or []
+        note = ""
+        if self.prometheus is not None:
+            weighed, note = self._evidence(task, ev, candidates, peers, changed)
+            if weighed is not None:
+                return weighed, candidates, changes
+        decision = doubt(
+            first,
+            alerting,
+            ev.alerts,
+            candidates,
+            peers,
+            self._dependents(task, ev, first, candidates),
+        )
+        if note:
+            decision.summary = f"{note} {decision.summary}"
+        return decision, candidates, changes
+
+    def _evidence(
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        candidates: list[Candidate],
+        peers: list[dict[str, Any]],
+        changed: set[str],
+    ) -> tuple[Decision | None, str]:
+        """Read the call graph's health near the incident (`edge_health`, `service_errors`,
+        `targets_down`) and weigh it (`agents.weigh`). Returns the decision, or None with a
+        note saying why the walk decides instead (evidence unavailable, or it blames nothing).
+        """
+        near = sorted({c.name for c in candidates} | set(ev.alerting))
+        edges = call(task, ev, "edge_health", {"components": near})
+        services = call(task, ev, "service_errors", {"components": near})
+        down = call(task, ev, "targets_down", {"components": near})
+        results = (edges, services, down)
+        if all(r.status == "error" for r in results):
+            return None, f"Live evidence unavailable ({edges.detail}); alerts only."
+        clients = {e["client"] for e in edges.data or [] if e.get("client_is_source")}
+        decision = weigh(
+            ev.alerting, candidates, edges.data or [], services.data or [], down.data or [],
+            peers, clients, changed,
+        )  # fmt: skip
+        if decision is None:
+            return None, "The live evidence shows no failing or slow calls near the incident."
+        return decision, ""
+
+    def _dependents(
+        self, task: TaskRun, ev: Evidence, first: Decision, candidates: list[Candidate]
+    ) -> dict[str, list[str]]:
+        """For each silent datastore behind an alerting cause: its other hard dependents
+        (`neighbours`), which would suffer too if it failed (`agents.weigh.doubt`)."""
+        if first.root_cause is None or first.root_cause not in ev.alerting:
+            return {}
+        out: dict[str, list[str]] = {}
+        for c in suspects_behind(first.root_cause, candidates, ev.alerting):
+            if c.kind != "datastore":
+                continue
+            rows = call(task, ev, "neighbours", {"component": c.name}).data or []
+            out[c.name] = sorted(
+                r["name"] for r in rows
+                if r["direction"] == "in" and r["purpose"] == "business"
+                and r["propagation"] in ("hard", "partial")
             )  # fmt: skip
-        return decide(alerting, alertnames, candidates, changed, sources), candidates, changes
+        return out
 
     def _paths(
         self, task: TaskRun, decision: Decision, candidates: list[Candidate]

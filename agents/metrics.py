@@ -20,6 +20,12 @@ Series (all counters end in `_total`; durations are seconds, Prometheus' base un
   error kind: rate_limited, overloaded, bad_request, bad_key, unknown_model, provider_down);
   `blast_model_tokens_total{model, direction}`: tokens in (`input`) and out (`output`);
   `blast_tasks_paused_total{kind}`: tasks paused because every model was cooling down.
+- `blast_findings_total{planner, outcome}`: findings written, `conclusive` (a root cause) or
+  `inconclusive` (candidates named, nothing separated them).
+- `blast_verdicts_total{planner, verdict}`: verdicts (`confirmed`, `rejected`) on findings of
+  each planner, counted by the learner; the confirm rate per planner is
+  `sum by (planner) (blast_verdicts_total{verdict="confirmed"}) / sum by (planner)
+  (blast_verdicts_total)`.
 
 Separate processes: workers of `blast-radius-worker@` units are other processes than the
 gateway. With `PROMETHEUS_MULTIPROC_DIR` set, prometheus-client's multiprocess mode keeps each
@@ -127,6 +133,14 @@ class Metrics:
         self.tasks_paused = Counter(
             "blast_tasks_paused", "Tasks paused until a cooling-down model is back.", ["kind"],
             registry=r,
+        )  # fmt: skip
+        self.findings = Counter(
+            "blast_findings", "Findings written, by planner and outcome (conclusive, "
+            "inconclusive).", ["planner", "outcome"], registry=r,
+        )  # fmt: skip
+        self.verdicts = Counter(
+            "blast_verdicts", "Verdicts on findings (confirmed, rejected), by the finding's "
+            "planner.", ["planner", "verdict"], registry=r,
         )  # fmt: skip
 
     def exposition(self) -> bytes:

@@ -101,6 +101,7 @@ class ModelFinding:
     calls: int
     input_tokens: int
     output_tokens: int
+    reasoning: str = ""  # the model's own words: what separated its cause from the runner-up
 
 
 @dataclass
@@ -380,5 +381,5 @@ class ModelPlanner:
             root_cause=answer.root_cause, candidates=candidates,
             confidence=round(confidence, 2), summary=summary, model=state.model,
             second_opinion=opinion, calls=state.calls, input_tokens=state.input_tokens,
-            output_tokens=state.output_tokens,
+            output_tokens=state.output_tokens, reasoning=answer.summary,
         )  # fmt: skip

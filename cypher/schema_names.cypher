@@ -24,7 +24,8 @@ CREATE (s:Action:Alert:Change:Component:Decision:Fact:Finding:Incident:OnCallShi
   status: 0, steered: 0, summary: 0, taken_over: 0, task_id: 0, team: 0, tech: 0, text: 0,
   ticket: 0, title: 0, to: 0, tool: 0, trust: 0, trust_at_use: 0, type: 0, updated_at: 0,
   model: 0, pauses: 0, resume_at: 0, second_opinion_json: 0,
-  values_json: 0, verdict: 0, verdict_id: 0, weight: 0})
+  values_json: 0, verdict: 0, verdict_id: 0, weight: 0,
+  evidence_json: 0, separated_by: 0, retired_at: 0, retired_reason: 0, retired_by: 0})
 CREATE (s)-[:CALLS]->(s),
        (s)-[:CONSUMES]->(s),
        (s)-[:FOR]->(s),

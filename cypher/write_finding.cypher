@@ -15,6 +15,7 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
       f.conclusive = $conclusive, f.paths_json = $paths_json,
       f.ruled_out_json = $ruled_out_json, f.planner = $planner, f.model = $model,
       f.second_opinion_json = $second_opinion_json,
+      f.separated_by = $separated_by, f.evidence_json = $evidence_json,
       i.root_cause = $root_cause, i.conclusive = $conclusive)
 WITH i, f, fresh
 OPTIONAL MATCH (i)-[old:ROOT_CAUSE]->(:Component)

@@ -258,7 +258,13 @@ class Runtime:
         when `BLAST_PLANNER` asks for it), responder, learner."""
         assert self.store is not None
         s = self.settings
-        prometheus = Prometheus(s.prometheus_url) if s.prometheus_url else None
+        prometheus = (
+            Prometheus(
+                s.prometheus_url, s.prometheus_timeout_s, s.prometheus_bearer_token,
+                (s.prometheus_username, s.prometheus_password) if s.prometheus_username else None,
+            )
+            if s.prometheus_url else None
+        )  # fmt: skip
         agents: list[Any] = [
             Investigator(s.walk_hops, prometheus, self.model_planner),
             Responder(self.messenger, self.tickets),

@@ -112,6 +112,10 @@ class Settings(BaseSettings):
     model_max_tokens: int = Field(1024, alias="BLAST_MODEL_MAX_TOKENS", ge=64, le=32_000)
     model_timeout_s: float = Field(60.0, alias="BLAST_MODEL_TIMEOUT_S", gt=0)
     model_max_pauses: int = Field(3, alias="BLAST_MODEL_MAX_PAUSES", ge=0)
+    prometheus_bearer_token: SecretStr | None = Field(None, alias="PROMETHEUS_BEARER_TOKEN")
+    prometheus_username: str | None = Field(None, alias="PROMETHEUS_USERNAME")
+    prometheus_password: SecretStr | None = Field(None, alias="PROMETHEUS_PASSWORD")
+    prometheus_timeout_s: float = Field(5.0, alias="PROMETHEUS_TIMEOUT_S", gt=0, le=60)
 
     @field_validator("webhook_tokens", mode="before")
     @classmethod
@@ -163,6 +167,26 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"GitHub tickets need GITHUB_TOKEN and GITHUB_REPO; {missing} is unset"
             )
+        return self
+
+    @field_validator(
+        "prometheus_bearer_token", "prometheus_username", "prometheus_password", mode="before"
+    )
+    @classmethod
+    def _empty_prometheus_auth_is_unset(cls, value: object) -> object:
+        """An empty value (as in `.env.example`) means unset."""
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _check_prometheus_auth(self) -> Settings:
+        """Prometheus auth is a bearer token or basic auth (username and password), not both."""
+        basic = (self.prometheus_username, self.prometheus_password)
+        if (basic[0] is None) != (basic[1] is None):
+            raise ValueError(
+                "Prometheus basic auth needs PROMETHEUS_USERNAME and PROMETHEUS_PASSWORD"
+            )
+        if self.prometheus_bearer_token is not None and basic[0] is not None:
+            raise ValueError("set PROMETHEUS_BEARER_TOKEN or PROMETHEUS_USERNAME, not both")
         return self
 
     @model_validator(mode="after")

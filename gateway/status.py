@@ -70,6 +70,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
             "planner": row["planner"],
             "model": row["model"],
             "second_opinion": json.loads(row["second_opinion_json"] or "null"),
+            "separated_by": row["separated_by"] or "",
+            "evidence": json.loads(row["evidence_json"] or "[]"),
         }
     return {
         "id": row["id"],

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
-from agents import prompts, tools
+from agents import prompts
 from agents.model_results import MAX_BYTES, for_model, relative, with_relative_times
-from agents.tools import Tool, ToolContext, ToolResult
 from gateway.demo import rfc3339
 from gateway.runtime import Runtime
 from tests.anthropic_api import (
@@ -35,6 +34,7 @@ from tests.anthropic_api import (
     tool_use,
 )
 from tests.conftest import Gateway, make_settings
+from tests.prometheus_server import Edge, PrometheusServer
 
 GRAPH_CAUSES = {"checkout", "orders", "postgres"}
 
@@ -189,22 +189,15 @@ def test_an_answer_the_graph_agrees_with_is_accepted_at_once(
 
 
 def test_stronger_edge_evidence_on_an_equally_covering_candidate_sends_the_answer_back(
-    start: Callable[..., Gateway], claude: AnthropicAPI, monkeypatch: pytest.MonkeyPatch
+    start: Callable[..., Gateway], claude: AnthropicAPI, tmp_path: Path
 ) -> None:
-    # A scripted `edge_health` (the evidence tool of issue 15): calls into postgres fail 45 %.
-    def edge_health(ctx: ToolContext, args: Any) -> ToolResult:
-        rows = [{"client": "accounting", "server": "postgres", "fail_ratio": 0.45},
-                {"client": "frontend", "server": "checkout", "fail_ratio": 0.0}]  # fmt: skip
-        return ToolResult(status="ok", data=rows, detail="2 edges")
-
-    class Components(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        components: list[str] | None = None
-
-    monkeypatch.setitem(
-        tools.TOOLS, "edge_health", Tool("edge_health", "calls between services", Components,
-                                         edge_health)
-    )  # fmt: skip
+    # A real Prometheus: 15 min ago, 45 % of accounting's calls into postgres began to fail.
+    edges = [
+        Edge("frontend", "checkout"), Edge("frontend", "product-catalog"),
+        Edge("product-catalog", "postgres", connection_type="database"),
+        Edge("accounting", "postgres", fail_after=0.45, connection_type="database"),
+    ]  # fmt: skip
+    prometheus = PrometheusServer(tmp_path / "prometheus", edges, int(time.time()) - 15 * 60)
 
     def brain(body: dict[str, Any]) -> Reply | Error:
         if pushed_back(body):
@@ -212,20 +205,27 @@ def test_stronger_edge_evidence_on_an_equally_covering_candidate_sends_the_answe
         return submit("checkout", 0.8, "checkout publishes what accounting reads")
 
     claude.brain = brain
-    gw = start(prometheus_url="http://127.0.0.1:9")  # evidence on; the tool above answers
-    incident_id = fire(gw)
-    gw.drain()
+    try:
+        gw = start(prometheus_url=prometheus.url, planner="model")
+        incident_id = fire(gw, minutes_ago=13)
+        gw.drain()
+    finally:
+        prometheus.stop()
     found = detail(gw, incident_id)
     opinion = found["finding"]["second_opinion"]
     assert found["root_cause"] == "postgres"
     assert opinion["outcome"] == "model took the graph's answer"
-    assert opinion["model"] == {"cause": "checkout", "covers": ["accounting", "frontend"],
-                                "fail_ratio": 0.0}  # fmt: skip
-    assert opinion["graph"]["cause"] == "postgres" and opinion["graph"]["fail_ratio"] == 0.45
+    assert opinion["model"]["cause"] == "checkout"
+    assert opinion["model"]["covers"] == ["accounting", "frontend"]
+    assert opinion["graph"]["cause"] == "postgres"
+    # the incident window also holds minutes before the fault: the ratio is diluted, still > 10 %
+    ratio = opinion["graph"]["fail_ratio"]
+    assert 0.1 < ratio <= 0.45 and opinion["model"]["fail_ratio"] in (None, 0.0)
     (pushback,) = [r["content"] for c in claude.calls for r in last_tool_results(c.body)
                    if "graph disagrees" in str(r["content"])]  # fmt: skip
     assert "checkout explains 2 of 2 alerting components" in pushback
-    assert "calls into it fail 0%" in pushback and "calls into it fail 45%" in pushback
+    graph_side = "postgres explains 2 of 2 alerting components (accounting, frontend)"
+    assert f"{graph_side}; calls into it fail {ratio:.0%}" in pushback
 
 
 # --- fallback chain and pause ---------------------------------------------------------------------

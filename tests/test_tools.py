@@ -91,3 +91,18 @@ def test_a_resumed_task_gets_the_stored_result(graph) -> None:
     again = TaskRun(graph, task.claim, 60_000)
     again._stored = {int(s["n"]): s for s in steps(graph, task)}
     assert call(again, ctx, "owners_oncall", {"components": ["cart"]}) == first
+
+
+def test_recall_reaches_config_services_and_traffic_sources_too(graph) -> None:
+    for comp in ("load-generator", "flagd", "valkey-cart"):
+        planted = {"id": f"pb-{comp}", "component": comp, "title": comp, "failure_kind": None,
+                   "checks_json": "[]", "author": None}  # fmt: skip
+        graph.one("plant_playbook", planted)
+    task = run(graph)
+    got = call(task, context(graph, ["frontend"]), "recall_playbooks", {})
+    paths = {r["candidate"]: r["path"] for r in got.data}
+    assert paths == {
+        "flagd": ["frontend", "flagd"],  # a config edge the business walk skips
+        "load-generator": ["frontend", "frontend-proxy", "load-generator"],  # upstream client
+        "valkey-cart": ["frontend", "cart", "valkey-cart"],
+    }

@@ -13,14 +13,16 @@ from pydantic import ValidationError
 
 from adapters.notify import AdapterError
 from agents.coordination import TaskRun
-from agents.tools import changes, graph, memory, people
+from agents.tools import changes, evidence, graph, memory, people
 from agents.tools.base import Tool, ToolContext, ToolResult
 
 __all__ = ["TOOLS", "Tool", "ToolContext", "ToolResult", "call"]
 
 #: Every tool by name.
 TOOLS: dict[str, Tool] = {
-    tool.name: tool for family in (graph, changes, people, memory) for tool in family.TOOLS
+    tool.name: tool
+    for family in (graph, changes, people, memory, evidence)
+    for tool in family.TOOLS
 }
 
 

@@ -8,6 +8,7 @@ and the planner decides what that means. Only coordination errors (`LeaseLost`,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -64,6 +65,39 @@ class ToolContext:
     prometheus: Prometheus | None = None
     #: Per-run memo of label value -> component (metric labels map like alert labels).
     names: dict[str, str | None] = field(default_factory=dict)
+    #: Components the world marks as clients (traffic sources), among those mapped so far.
+    clients: set[str] = field(default_factory=set)
+
+
+def component_names(ctx: ToolContext, values: list[str]) -> dict[str, str | None]:
+    """Map label values (of metrics, or of alerts naming a peer) to component names (None when
+    nothing matches), memoised in `ctx.names`; traffic-source components land in `ctx.clients`.
+    """
+    wanted = {v: _variants(v) for v in values if v not in ctx.names}
+    every = sorted({n for names in wanted.values() for n in names})
+    canonical: dict[str, str] = {}
+    if every:
+        for row in ctx.graph.rows("metric_components", {"candidates": every}):
+            canonical[row["name"]] = row["name"]
+            if row["client"]:
+                ctx.clients.add(row["name"])
+            for alias in row["aliases"] or []:
+                canonical.setdefault(alias, row["name"])
+    for value, names in wanted.items():
+        ctx.names[value] = next((canonical[n] for n in names if n in canonical), None)
+    return {v: ctx.names.get(v) for v in values}
+
+
+def _variants(value: str) -> list[str]:
+    """`ns/cart.shop.svc:8080` -> [itself, `cart.shop.svc:8080`, `cart.shop.svc`, `cart`]."""
+    out = [value]
+    if "/" in value:
+        out.append(value.rsplit("/", 1)[1])
+    if re.search(r":\d+$", out[-1]):
+        out.append(out[-1].rsplit(":", 1)[0])
+    if "." in out[-1] and not re.fullmatch(r"[\d.]+", out[-1]):
+        out.append(out[-1].split(".", 1)[0])
+    return list(dict.fromkeys(v for v in out if v))
 
 
 def _touch_alerting(ctx: ToolContext, args: BaseModel) -> list[str]:
@@ -96,11 +130,11 @@ class Tool:
         }
 
 
-def rows_result(rows: list[dict[str, Any]], what: str, raw: Any = None) -> ToolResult:
-    """`ok` with the rows (bounded to `MAX_ROWS`), or `no_data` when there are none."""
+def rows_result(
+    rows: list[dict[str, Any]], what: str, raw: Any = None, limit: int = MAX_ROWS
+) -> ToolResult:
+    """`ok` with the rows (at most `limit`), or `no_data` when there are none."""
     if not rows:
         return ToolResult(status="no_data", data=[], raw=raw, detail=f"no {what}")
-    more = f" (first {MAX_ROWS} of {len(rows)})" if len(rows) > MAX_ROWS else ""
-    return ToolResult(
-        status="ok", data=rows[:MAX_ROWS], raw=raw, detail=f"{len(rows)} {what}{more}"
-    )
+    more = f" (first {limit} of {len(rows)})" if len(rows) > limit else ""
+    return ToolResult(status="ok", data=rows[:limit], raw=raw, detail=f"{len(rows)} {what}{more}")

@@ -8,7 +8,14 @@ from typing import Any
 
 from pydantic import Field
 
-from agents.tools.base import Tool, ToolContext, ToolInput, ToolResult, rows_result
+from agents.tools.base import (
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolResult,
+    component_names,
+    rows_result,
+)
 
 #: Longest dependency walk (hops); DESIGN.md §5: `*0..6` stays fast up to 100k components.
 MAX_HOPS = 6
@@ -118,7 +125,67 @@ def dependency_path(ctx: ToolContext, args: PathInput) -> ToolResult:
     return ToolResult(status="ok", data=data, detail=" → ".join(path))
 
 
+#: Alert labels that name the other end of a call (the issue #15 list, plus `topic`, which a
+#: consumer-lag alert uses for the topic it reads).
+PEER_LABELS = (
+    "upstream", "peer_service", "peer.service", "destination_service", "server", "target", "topic",
+)  # fmt: skip
+
+
+class NoInput(ToolInput):
+    """No arguments: the tool reads the incident itself."""
+
+
+def alert_peers(ctx: ToolContext, args: NoInput) -> ToolResult:
+    """Edges that the incident's alerts name: an alert on A with a peer label (`upstream`,
+    `peer_service`, `peer.service`, `destination_service`, `server`, `target`, `topic`) whose
+    value is a component B says A's calls into B fail or lag (edge evidence from alerts).
+
+    `data`: rows `{component, peer, label, alertname}`; values naming no component are left out
+    (kept in `raw`), never guessed.
+    """
+    named = [
+        (a, key, str(a["labels"][key]))
+        for a in ctx.alerts if a.get("component")
+        for key in PEER_LABELS if (a.get("labels") or {}).get(key)
+    ]  # fmt: skip
+    names = component_names(ctx, sorted({value for _, _, value in named}))
+    rows = [
+        {"component": a["component"], "peer": names[value], "label": key,
+         "alertname": a["alertname"]}
+        for a, key, value in named
+        if names.get(value) and names[value] != a["component"]
+    ]  # fmt: skip
+    unknown = sorted({value for _, _, value in named if not names.get(value)})
+    return rows_result(rows, "peer edges named by alerts", raw={"unknown": unknown})
+
+
+def traffic_sources(ctx: ToolContext, args: ComponentInput) -> ToolResult:
+    """Clients (traffic sources the world marks `client`) whose business calls reach the
+    component, with the path. `data`: rows `{source, path: [names], hops}`, nearest first."""
+    rows = [
+        {"source": r["source"], "path": list(r["path"]), "hops": int(r["hops"])}
+        for r in ctx.graph.rows("traffic_sources", {"component": args.component})
+    ]
+    return rows_result(rows, f"traffic sources upstream of {args.component}")
+
+
 TOOLS = (
+    Tool(
+        "traffic_sources",
+        "Which clients (load generators, browsers, other traffic sources) send requests that "
+        "reach this component, and through which components.",
+        ComponentInput,
+        traffic_sources,
+        lambda ctx, a: [a.component],
+    ),
+    Tool(
+        "alert_peers",
+        "Which calls the alerts themselves blame: alerts whose labels (upstream, peer_service, "
+        "destination_service, server, target, topic) name the component on the other end.",
+        NoInput,
+        alert_peers,
+    ),
     Tool(
         "coverage_walk",
         "Which components the alerting ones depend on (directly or within `hops`), and for each "
