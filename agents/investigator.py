@@ -33,7 +33,7 @@ from agents.decision import Candidate, Decision
 from agents.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.tools import call
 from agents.tools.graph import PEER_LABELS
-from agents.weigh import doubt, suspects_behind, weigh
+from agents.weigh import doubt, suspects, suspects_behind, weigh
 
 log = logging.getLogger(__name__)
 
@@ -369,14 +369,12 @@ class Investigator:
             weighed, note = self._evidence(task, ev, candidates, peers, changed)
             if weighed is not None:
                 return weighed, candidates, changes
-        decision = doubt(
-            first,
-            alerting,
-            ev.alerts,
-            candidates,
-            peers,
-            self._dependents(task, ev, first, candidates),
-        )
+        named = self._named_by_peers(task, ev, candidates, peers, changed, first)
+        if named is not None:
+            named.summary = f"{note} {named.summary}".strip()
+            return named, candidates, changes
+        hard, dependents = self._behind(task, ev, first, candidates)
+        decision = doubt(first, alerting, ev.alerts, candidates, hard, peers, dependents)
         if note:
             decision.summary = f"{note} {decision.summary}"
         return decision, candidates, changes
@@ -401,32 +399,84 @@ class Investigator:
         if all(r.status == "error" for r in results):
             return None, f"Live evidence unavailable ({edges.detail}); alerts only."
         clients = {e["client"] for e in edges.data or [] if e.get("client_is_source")}
+        reach = self._reach(task, ev, suspects(edges.data or [], services.data or [], peers))
         decision = weigh(
             ev.alerting, candidates, edges.data or [], services.data or [], down.data or [],
-            peers, clients, changed,
+            peers, clients, changed, reach,
         )  # fmt: skip
         if decision is None:
             return None, "The live evidence shows no failing or slow calls near the incident."
         return decision, ""
 
-    def _dependents(
-        self, task: TaskRun, ev: Evidence, first: Decision, candidates: list[Candidate]
-    ) -> dict[str, list[str]]:
-        """For each silent datastore behind an alerting cause: its other hard dependents
-        (`neighbours`), which would suffer too if it failed (`agents.weigh.doubt`)."""
-        if first.root_cause is None or first.root_cause not in ev.alerting:
+    def _named_by_peers(
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        candidates: list[Candidate],
+        peers: list[dict[str, Any]],
+        changed: set[str],
+        first: Decision,
+    ) -> Decision | None:
+        """Alerts only, when alerts name peers: weigh those edges like measured ones
+        (`agents.weigh`), and keep the answer if it explains as many alerting components as the
+        walk's best and differs from it. None otherwise."""
+        if not peers:
+            return None
+        reach = self._reach(task, ev, suspects([], [], peers))
+        decision = weigh(ev.alerting, candidates, [], [], [], peers, (), changed, reach)
+        best = max((len(c.covers) for c in candidates), default=0)
+        covers = {c.name: len(c.covers) for c in candidates}
+        if (
+            decision is None
+            or decision.root_cause is None
+            or decision.root_cause == first.root_cause
+            or covers.get(decision.root_cause, 0) < best
+        ):
+            return None
+        decision.summary = f"{decision.summary} (Alerts only: the edge evidence is their labels.)"
+        return decision
+
+    def _reach(self, task: TaskRun, ev: Evidence, names: list[str]) -> dict[str, set[str]]:
+        """Which of `names` each of them depends on (a `coverage_walk` from them); only asked
+        when at least two could be blamed."""
+        if len(names) < 2:
             return {}
-        out: dict[str, list[str]] = {}
-        for c in suspects_behind(first.root_cause, candidates, ev.alerting):
-            if c.kind != "datastore":
-                continue
-            rows = call(task, ev, "neighbours", {"component": c.name}).data or []
-            out[c.name] = sorted(
+        walk = call(task, ev, "coverage_walk", {"components": names, "hops": self.walk_hops})
+        reach: dict[str, set[str]] = {}
+        for row in walk.data or []:
+            for origin in row["covers"]:
+                if origin != row["name"] and row["name"] in names:
+                    reach.setdefault(origin, set()).add(row["name"])
+        return reach
+
+    def _behind(
+        self, task: TaskRun, ev: Evidence, first: Decision, candidates: list[Candidate]
+    ) -> tuple[list[str], dict[str, list[str]]]:
+        """For an alerting cause with silent components behind it (`suspects_behind`): its
+        direct dependencies whose failure fails its requests (hard or partial propagation), and
+        for each silent datastore among them its other hard dependents, which would suffer too
+        if it failed (`neighbours`; `agents.weigh.doubt`)."""
+        x = first.root_cause
+        if x is None or x not in ev.alerting or first.surge_paths:
+            return [], {}
+        behind = suspects_behind(x, candidates, ev.alerting)
+        if not behind:
+            return [], {}
+
+        def hard_edges(rows: list[dict[str, Any]], direction: str) -> list[str]:
+            return sorted(
                 r["name"] for r in rows
-                if r["direction"] == "in" and r["purpose"] == "business"
+                if r["direction"] == direction and r["purpose"] == "business"
                 and r["propagation"] in ("hard", "partial")
             )  # fmt: skip
-        return out
+
+        hard = hard_edges(call(task, ev, "neighbours", {"component": x}).data or [], "out")
+        out: dict[str, list[str]] = {}
+        for c in behind:
+            if c.kind == "datastore" and c.name in hard:
+                rows = call(task, ev, "neighbours", {"component": c.name}).data or []
+                out[c.name] = hard_edges(rows, "in")
+        return hard, out
 
     def _paths(
         self, task: TaskRun, decision: Decision, candidates: list[Candidate]

@@ -33,16 +33,25 @@ from agents.failure_kinds import classify
 
 #: Calls into a component fail at least this often, and this much more than in the baseline.
 FAIL_RATIO = 0.05
+#: Calls failing this often count as failing even against a spoiled baseline.
+HIGH_FAIL_RATIO = 0.2
 #: Mean server time at least this many times the baseline, and at least `SLOW_MS` more.
 SLOW_FACTOR = 2.0
 SLOW_MS = 20.0
+#: Without a baseline, a mean server time this long (ms) counts as slow.
+SLOW_ABSOLUTE_MS = 1000.0
 #: A traffic source's request rate at least this many times its baseline.
 RATE_JUMP = 3.0
 #: The winner's magnitude at least this many times the runner-up's separates them.
 SEPARATION = 2.0
 #: Magnitude of a signal that only an alert's peer label gives (weaker than any measurement).
 ALERT_MAGNITUDE = 0.1
-#: Component kinds that raise no service-level alerts of their own (`suspects_behind`).
+#: Highest confidence of an alerting cause with a silent service behind it (alerts only).
+DOUBT_CONFIDENCE = 0.45
+#: Highest confidence of an alerting cause whose silent datastore was ruled out only by what
+#: does not alert (alerts only).
+WEAK_CONFIDENCE = 0.6
+#: Component kinds that raise no service-level alerts of their own (`doubt`).
 SILENT_KINDS = frozenset({"datastore", "topic"})
 #: Alert kinds that point at the alerting component's own process, not at what it calls.
 SELF_KINDS = frozenset({"memory", "restarts", "cpu", "disk"})
@@ -94,19 +103,22 @@ def inbound(edges: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def failing(ratio: float | None, baseline: float | None) -> bool:
-    """A fail ratio that counts as failing against its baseline (rule 1)."""
-    return ratio is not None and ratio >= FAIL_RATIO and ratio - (baseline or 0.0) >= FAIL_RATIO
+    """A fail ratio that counts as failing against its baseline (rule 1). A ratio of
+    `HIGH_FAIL_RATIO` or more fails whatever the baseline (a fault older than the incident
+    window spoils the baseline; one call in five failing is never normal)."""
+    if ratio is None or ratio < FAIL_RATIO:
+        return False
+    return ratio - (baseline or 0.0) >= FAIL_RATIO or ratio >= HIGH_FAIL_RATIO
 
 
 def slowed(latency: float | None, baseline: float | None) -> bool:
-    """A mean latency that counts as slowed against its baseline (rule 1)."""
-    return (
-        latency is not None
-        and baseline is not None
-        and baseline > 0
-        and latency >= SLOW_FACTOR * baseline
-        and latency - baseline >= SLOW_MS
-    )
+    """A mean latency that counts as slowed against its baseline (rule 1); without a baseline
+    (series younger than the incident), only a mean of `SLOW_ABSOLUTE_MS` or more."""
+    if latency is None:
+        return False
+    if baseline is None or baseline <= 0:
+        return latency >= SLOW_ABSOLUTE_MS
+    return latency >= SLOW_FACTOR * baseline and latency - baseline >= SLOW_MS
 
 
 def edge_degraded(e: dict[str, Any]) -> bool:
@@ -136,17 +148,16 @@ def signals(
         if failing(ratio, base):
             assert ratio is not None
             text = f"calls into {name} fail {pct(ratio)} (the hour before: {pct(base)})"
-            add(name, "calls", ratio - (base or 0.0), text, ratio)
+            rise = ratio - (base or 0.0)
+            add(name, "calls", rise if rise >= FAIL_RATIO else ratio / 2, text, ratio)
         lat = s["lat"] / s["lat_n"] if s["lat_n"] else None
         base_lat = s["base_lat"] / s["base_lat_n"] if s["base_lat_n"] else None
         if slowed(lat, base_lat):
-            assert lat is not None and base_lat is not None
-            add(
-                name,
-                "latency",
-                min(1.0, (lat / base_lat - 1) / 4),
-                f"calls into {name} take {lat:.0f} ms (the hour before: {base_lat:.0f} ms)",
-            )
+            assert lat is not None
+            factor = lat / base_lat if base_lat else SLOW_FACTOR * lat / SLOW_ABSOLUTE_MS
+            before = f"{base_lat:.0f} ms" if base_lat else "no data"
+            text = f"calls into {name} take {lat:.0f} ms (the hour before: {before})"
+            add(name, "latency", min(1.0, (factor - 1) / 4), text, factor)
     for row in services:
         if failing(row["error_ratio"], row["baseline_error_ratio"]):
             rise = row["error_ratio"] - (row["baseline_error_ratio"] or 0.0)
@@ -165,6 +176,18 @@ def signals(
     return out
 
 
+def suspects(
+    edges: list[dict[str, Any]], services: list[dict[str, Any]], peers: list[dict[str, Any]]
+) -> list[str]:
+    """Components the evidence may blame (servers of degraded edges, services whose spans
+    fail, peers named by alerts): those whose mutual reach `weigh` needs."""
+    found = {e["server"] for e in edges if e["known"] and edge_degraded(e)}
+    found |= {r["component"] for r in services
+              if failing(r["error_ratio"], r["baseline_error_ratio"])}  # fmt: skip
+    found |= {p["peer"] for p in peers}
+    return sorted(found)
+
+
 def magnitude(sigs: list[Signal]) -> float:
     """A component's strength of evidence: its strongest signal."""
     return max((g.magnitude for g in sigs), default=0.0)
@@ -179,9 +202,15 @@ def weigh(
     peers: list[dict[str, Any]],
     clients: Iterable[str],
     changed: set[str],
+    reach: dict[str, set[str]] | None = None,
 ) -> Decision | None:
     """Apply rules 2-4 (module docstring). None when the evidence blames nothing (no degraded
-    component near the incident and no traffic jump): the caller falls back to the walk."""
+    component near the incident and no traffic jump): the caller falls back to the walk.
+
+    `reach`: component -> the components it depends on (business walk), for the components
+    the evidence may blame (`suspects`); a degraded component that depends on another degraded
+    one is its victim (a topic on a failing broker, a caller of a failing service).
+    """
     walk = {c.name: c for c in candidates}
     near = set(walk) | set(alerting)
     # Servers the incident's components call, even over edges the walk skips (config: flagd).
@@ -205,19 +234,18 @@ def weigh(
         if p["component"] in sigs and p["peer"] in sigs:
             victim_of.setdefault(p["component"], p["peer"])
     for name in sigs:
-        for other in sigs:
-            if (
-                other != name
-                and name in alerting
-                and name in walk.get(other, Candidate("", [], 0)).covers
-            ):
+        for other in sorted(sigs):
+            if other == name:
+                continue
+            walked = name in alerting and other in walk and name in walk[other].covers
+            if walked or other in (reach or {}).get(name, set()):
                 victim_of.setdefault(name, other)
     roots = [n for n in sigs if n not in victim_of] or list(sigs)  # a cycle: keep them all
     roots.sort(key=lambda n: (-len(cover.get(n, ())), -magnitude(sigs[n]), n))
     ruled: dict[str, str] = {}
     for name, dep in sorted(victim_of.items()):
         if name not in roots:
-            ruled[name] = f"a victim: its calls into {dep} fail or slowed ({sigs[dep][0].text})"
+            ruled[name] = f"a victim of {dep}, which it depends on: {sigs[dep][0].text}"
     for c in candidates:
         if (
             c.name not in sigs
@@ -356,27 +384,33 @@ def doubt(
     alerting: list[str],
     alerts: list[dict[str, Any]],
     candidates: list[Candidate],
+    hard_deps: list[str],
     peers: list[dict[str, Any]],
     dependents: dict[str, list[str]],
 ) -> Decision:
-    """Alerts only: keep a conclusive alerting cause only when the alerts separate it from the
-    silent dependencies that could fail behind it (equally covering, one hop deeper).
+    """Alerts only: keep a conclusive alerting cause X only as far as the alerts separate it
+    from the silent components that could fail behind it (`suspects_behind`; `hard_deps`: X's
+    direct dependencies whose failure fails X's requests, hard or partial propagation).
 
-    A silent dependency D of the cause X is ruled out when X has an alert pointing at its own
-    process, when an alert names X as a failing peer and none names D, or when D is a
-    datastore whose other dependents (`dependents[D]`) are all quiet. Any D left: inconclusive,
-    naming X first. Returns `first` unchanged when nothing is in doubt.
+    A silent datastore or topic D behind X is ruled out when X has an alert pointing at its own
+    process, when an alert names X as a failing peer and none names D, or when D is a datastore
+    whose other dependents (`dependents[D]`) are all quiet; any D left makes the finding
+    inconclusive, naming X first. A silent service behind X (it would carry service-level
+    alerts of its own if it failed) leaves X the cause, at a lower confidence, naming the
+    service as the runner-up. Returns `first` unchanged when nothing is in doubt.
     """
     x = first.root_cause
-    if x is None or x not in alerting or first.surge_paths:
+    if x is not None and x not in alerting:
+        return _producers_in_doubt(first, candidates)
+    if x is None or first.surge_paths:
         return first
-    behind = suspects_behind(x, candidates, alerting)
+    behind = [c for c in suspects_behind(x, candidates, alerting) if c.name in hard_deps]
     if not behind:
         return first
     ruled = dict(first.ruled_out)
     own = self_inflicted(alerts, x)
     named = {p["peer"] for p in peers}
-    left = []
+    left, services = [], []
     for d in behind:
         others = [n for n in dependents.get(d.name, []) if n != x]
         if own:
@@ -385,37 +419,70 @@ def doubt(
             ruled[d.name] = f"alerts name {x} as the failing peer, none names {d.name}"
         elif d.kind == "datastore" and others and not set(others) & set(alerting):
             ruled[d.name] = f"its other dependents ({', '.join(others)}) do not alert"
-        else:
+        elif d.kind in SILENT_KINDS:
             left.append(d.name)
-    if not left:
+        else:
+            services.append(d.name)
+            ruled.pop(d.name, None)
+    if left:
+        for name in left:
+            ruled.pop(name, None)
+        names = [x, *left, *services]
         return Decision(
-            x, [x], first.confidence, first.summary, ruled, first.surge_paths,
-            separated_by="; ".join(ruled[d.name] for d in behind), evidence=first.evidence,
+            None, names, round(0.5 / len(names), 2),
+            f"Inconclusive (alerts only): {x} alerts, but it depends on {', '.join(left)}, "
+            f"which raise{'s' if len(left) == 1 else ''} no alert and could be failing behind "
+            "it; the alerts do not separate them (service-graph metrics would).", ruled,
         )  # fmt: skip
-    for name in left:
-        ruled.pop(name, None)
-    names = [x, *left]
+    separated = "; ".join(ruled[d.name] for d in behind if d.name in ruled)
+    # Ruling a silent datastore out by what does not alert is weaker than an alert about X's
+    # own process: say so in the number.
+    confidence = first.confidence if own else min(first.confidence, WEAK_CONFIDENCE)
+    if not services:
+        return Decision(
+            x, [x], round(confidence, 2), first.summary, ruled, first.surge_paths,
+            separated_by=separated, evidence=first.evidence,
+        )  # fmt: skip
+    return Decision(
+        x, [x, *services], round(min(first.confidence, DOUBT_CONFIDENCE), 2),
+        f"{first.summary} Alerts only: a silent service behind it ({', '.join(services)}) "
+        "could also be the cause, though it raises no service-level alert of its own.",
+        ruled, first.surge_paths, separated_by=separated or "services behind it do not alert",
+        evidence=first.evidence,
+    )  # fmt: skip
+
+
+def _producers_in_doubt(first: Decision, candidates: list[Candidate]) -> Decision:
+    """A silent topic chosen as the cause: the producers that write to it explain the same
+    consumers (one hop further), and with alerts only nothing separates a broken topic from a
+    producer that stopped writing: inconclusive, naming the topic first."""
+    topic = next((c for c in candidates if c.name == first.root_cause), None)
+    if topic is None or topic.kind != "topic":
+        return first
+    producers = [
+        c.name for c in candidates
+        if c.via_topic == topic.name and set(topic.covers) <= set(c.covers)
+        and c.distance <= topic.distance + len(topic.covers)
+    ]  # fmt: skip
+    if not producers:
+        return first
+    names = [topic.name, *producers]
     return Decision(
         None, names, round(0.5 / len(names), 2),
-        f"Inconclusive (alerts only): {x} alerts, but it depends on {', '.join(left)}, which "
-        f"raise{'s' if len(left) == 1 else ''} no alert and could be failing behind it; the "
-        "alerts do not separate them (service-graph metrics would).", ruled,
+        f"Inconclusive (alerts only): the consumers of {topic.name} alert; the topic itself or "
+        f"its producer{'s' if len(producers) > 1 else ''} {', '.join(producers)} could have "
+        "stopped the flow, and the alerts do not separate them.", first.ruled_out,
     )  # fmt: skip
 
 
 def suspects_behind(x: str, candidates: list[Candidate], alerting: list[str]) -> list[Candidate]:
-    """Silent datastores and topics that explain as many alerting components as `x` and sit
-    one hop deeper than it for each of them (its direct dependencies in the walk).
-
-    Services are left out: an instrumented service carries its own service-level alerts (error
-    ratio, latency of its server spans), so its silence is evidence; a cache, database or
-    topic has none of its own and fails silently behind its callers.
-    """
+    """Silent candidates that explain as many alerting components as `x` and sit one hop
+    deeper than it for each of them (its direct dependencies in the walk)."""
     mine = next((c for c in candidates if c.name == x), None)
     if mine is None:
         return []
     return [
         c for c in candidates
-        if c.name not in alerting and c.kind in SILENT_KINDS and set(mine.covers) <= set(c.covers)
+        if c.name not in alerting and set(mine.covers) <= set(c.covers)
         and c.distance <= mine.distance + len(mine.covers)
     ]  # fmt: skip

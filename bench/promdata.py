@@ -1,5 +1,6 @@
-"""A real Prometheus (Debian's `prometheus` 2.42) for tests, its TSDB written beforehand with
-`promtool tsdb create-blocks-from openmetrics`, so a test controls exactly which series exist.
+"""A real Prometheus (Debian's `prometheus` 2.42) for tests and `bench/rca.py`, its TSDB written
+beforehand with `promtool tsdb create-blocks-from openmetrics`, so the caller controls exactly
+which series exist, ending at "now".
 
 `service_graph(...)` writes the service-graph metrics of the OpenTelemetry Collector's
 servicegraph connector (`traces_service_graph_request_total`, `_failed_total`,
