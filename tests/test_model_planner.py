@@ -22,6 +22,7 @@ from pydantic import SecretStr
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
 from agents import prompts
 from agents.model_results import MAX_BYTES, for_model, relative, with_relative_times
+from bench.promdata import Edge, PrometheusServer
 from gateway.demo import rfc3339
 from gateway.runtime import Runtime
 from tests.anthropic_api import (
@@ -34,7 +35,6 @@ from tests.anthropic_api import (
     tool_use,
 )
 from tests.conftest import Gateway, make_settings
-from tests.prometheus_server import Edge, PrometheusServer
 
 GRAPH_CAUSES = {"checkout", "orders", "postgres"}
 
