@@ -304,6 +304,21 @@ def test_429_on_every_model_pauses_and_resumes_without_repeating_a_tool_call(
     assert len([e for e in gw.outbox if e["kind"] == "notification"]) == 1
 
 
+def test_after_the_last_allowed_pause_the_rules_finding_stands_and_pages(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    claude.fail("haiku", Error(429, "rate_limit_error", retry_after=30))
+    claude.fail("sonnet", Error(529, "overloaded_error", retry_after=30))
+    gw = start(model_max_pauses=0)
+    incident_id = fire(gw)
+    gw.drain()
+    found = detail(gw, incident_id)
+    assert found["finding"]["planner"] == "rules" and found["root_cause"] is None
+    assert {t["status"] for t in found["tasks"]} == {"done"}
+    assert len([e for e in gw.outbox if e["kind"] == "notification"]) == 1
+    assert len(claude.calls) == 2  # the re-investigation asked nobody: both still cool down
+
+
 # --- budget, bad calls, bad key -------------------------------------------------------------------
 
 
