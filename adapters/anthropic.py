@@ -59,16 +59,8 @@ class AnthropicModel:
                 tools=tools,
                 tool_choice=tool_choice,
             )
-        except anthropic.APIStatusError as exc:
-            detail = _error_message(exc.body) or f"HTTP {exc.status_code}"
-            raise ModelError(
-                self.name,
-                classify_status(exc.status_code),
-                detail,
-                retry_after_s(exc.response.headers),
-            ) from exc
-        except anthropic.APIConnectionError as exc:  # includes APITimeoutError
-            raise ModelError(self.name, "provider_down", type(exc).__name__) from exc
+        except anthropic.APIError as exc:
+            raise self._error(exc) from exc
         return ModelReply(
             model=self.name,
             content=[block.model_dump(exclude_none=True) for block in message.content],
@@ -77,6 +69,24 @@ class AnthropicModel:
             output_tokens=message.usage.output_tokens,
             latency_ms=int((time.perf_counter() - started) * 1000),
         )
+
+    def check(self) -> str:
+        """`GET /v1/models/{model}`: the key is accepted and the model exists (no tokens).
+        Raises `ModelError`."""
+        try:
+            info = self._client.models.retrieve(self.name)
+        except anthropic.APIError as exc:
+            raise self._error(exc) from exc
+        return f"{self.name} is available ({info.display_name})"
+
+    def _error(self, exc: anthropic.APIError) -> ModelError:
+        """The SDK's error as a `ModelError`: kind by HTTP status; a connection failure or a
+        timeout is `provider_down`."""
+        if isinstance(exc, anthropic.APIStatusError):
+            detail = _error_message(exc.body) or f"HTTP {exc.status_code}"
+            kind = classify_status(exc.status_code)
+            return ModelError(self.name, kind, detail, retry_after_s(exc.response.headers))
+        return ModelError(self.name, "provider_down", type(exc).__name__)
 
 
 def _error_message(body: object) -> str:

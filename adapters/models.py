@@ -119,6 +119,11 @@ class ChatModel(Protocol):
         """One call, no retry. Raises `ModelError`."""
         ...
 
+    def check(self) -> str:
+        """Verify the key and the model name without spending tokens (`blast-radius doctor`):
+        one line saying what was verified. Raises `ModelError`."""
+        ...
+
 
 class AllModelsCooling(RuntimeError):
     """Every model of the chain is cooling down: pause until `resume_at_ms` (ms UTC)."""

@@ -135,3 +135,21 @@ class OpenAICompatModel:
             output_tokens=int(usage.get("completion_tokens", 0)),
             latency_ms=int((time.perf_counter() - started) * 1000),
         )
+
+    def check(self) -> str:
+        """`GET models` lists this model (no tokens). Raises `ModelError`."""
+        try:
+            answer = self._client.get("models")
+        except httpx.HTTPError as exc:
+            raise ModelError(self.name, "provider_down", type(exc).__name__) from exc
+        if answer.status_code != 200:
+            raise ModelError(
+                self.name, classify_status(answer.status_code), f"HTTP {answer.status_code}"
+            )
+        try:
+            ids = {str(m["id"]) for m in answer.json()["data"]}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModelError(self.name, "provider_down", f"unreadable answer: {exc}") from exc
+        if self.name not in ids:
+            raise ModelError(self.name, "unknown_model", f"not among {len(ids)} served models")
+        return f"{self.name} is served"

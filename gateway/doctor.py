@@ -3,7 +3,8 @@
 Checks, in order: the settings (no placeholder secrets outside dev mode), the FalkorDB
 connection and every tenant graph's unique constraints (OPERATIONAL), every outbound notifier
 (`Notifier.check()`: the outbox is writable; Slack and GitHub adapters check their token and
-access), and that the webhook answers `GET /health/ready` at the URL Alertmanager will post to.
+access), the planner's models (`ChatModel.check()`: key and model name, no tokens spent), and
+that the webhook answers `GET /health/ready` at the URL Alertmanager will post to.
 Nothing is written to a graph and nothing is sent.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import httpx
 
 from adapters.falkordb import GraphStore, GraphUnavailable, answers_ping, graph_name
+from adapters.models import ModelError
 from adapters.notify import AdapterError
 from gateway.runtime import Runtime, running_embedded_url
 from gateway.settings import Settings
@@ -98,6 +100,21 @@ def check_notifiers(runtime: Runtime) -> list[Finding]:
     return found
 
 
+def check_planner(runtime: Runtime) -> list[Finding]:
+    """`BLAST_PLANNER`, and `check()` of each model of the chain. A model that fails is a
+    problem: with none left, unsure incidents keep the rules' finding."""
+    planner = runtime.model_planner
+    if planner is None:
+        return [Finding(True, "planner", "rules (no model configured: no request leaves)")]
+    found = [Finding(True, "planner", f"{planner.mode}: models {', '.join(planner.chain.names)}")]
+    for model in planner.chain.models:
+        try:
+            found.append(Finding(True, f"model {model.name}", model.check()))
+        except ModelError as exc:
+            found.append(Finding(False, f"model {model.name}", str(exc)))
+    return found
+
+
 def check_webhook(base: str) -> list[Finding]:
     """`GET <base>/health/ready` answers 200 (what Alertmanager's posts need)."""
     target = f"{base}/health/ready"
@@ -117,6 +134,7 @@ def run_checks(settings: Settings, url: str | None = None) -> list[Finding]:
         check_settings(settings)
         + check_falkordb(settings)
         + check_notifiers(runtime)
+        + check_planner(runtime)
         + check_webhook(webhook_base(settings, url))
     )
 

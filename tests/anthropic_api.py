@@ -1,6 +1,7 @@
 """A small Anthropic Messages API on 127.0.0.1 for tests, served to the real `anthropic` SDK.
 
-Only `POST /v1/messages`, non-streaming. Like the real API it checks the key (`x-api-key`, or
+`POST /v1/messages` (non-streaming) and `GET /v1/models/{id}` (404 for a model not in
+`models`, when that is set). Like the real API it checks the key (`x-api-key`, or
 `Authorization: Bearer` as anthropic 2.x sends it) and `anthropic-version`, answers errors as
 `{"type": "error", "error": {"type", "message"}}` with their HTTP status, and answers a call
 with `{id, type: "message", role, model, content, stop_reason, usage}`.
@@ -82,6 +83,7 @@ class AnthropicAPI:
         [{"type": "text", "text": "no script"}]
     )
     calls: list[Call] = field(default_factory=list)
+    models: set[str] | None = None  # known model ids; None: every id is known
     _failures: dict[str, list[Error]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -94,6 +96,9 @@ class AnthropicAPI:
 
             def do_POST(self) -> None:
                 api._serve(self)
+
+            def do_GET(self) -> None:
+                api._model_info(self)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(
@@ -119,6 +124,22 @@ class AnthropicAPI:
     def answered(self) -> list[Call]:
         """The calls answered 200."""
         return [c for c in self.calls if c.status == 200]
+
+    def _model_info(self, request: BaseHTTPRequestHandler) -> None:
+        model = request.path.removeprefix("/v1/models/")
+        key = request.headers.get("x-api-key") or (
+            request.headers.get("Authorization") or ""
+        ).removeprefix("Bearer ")
+        if key != self.key:
+            error = {"type": "error", "error": {"type": "authentication_error", "message": "key"}}
+            return self._answer(request, 401, error)
+        if not request.path.startswith("/v1/models/") or (
+            self.models is not None and model not in self.models
+        ):
+            error = {"type": "error", "error": {"type": "not_found_error", "message": model}}
+            return self._answer(request, 404, error)
+        self._answer(request, 200, {"type": "model", "id": model, "display_name": model.title(),
+                                    "created_at": "2026-01-01T00:00:00Z"})  # fmt: skip
 
     def _serve(self, request: BaseHTTPRequestHandler) -> None:
         size = int(request.headers.get("Content-Length") or 0)

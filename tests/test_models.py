@@ -129,6 +129,14 @@ class _Chat(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
+    def do_GET(self) -> None:
+        data = json.dumps({"object": "list", "data": [{"id": "llama", "object": "model"}]})
+        self.send_response(200 if self.path == "/v1/models" else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data.encode())
+
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).bodies.append(body)
@@ -155,7 +163,12 @@ def test_openai_compatible_endpoint_speaks_tools_both_ways() -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Chat)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        model = OpenAICompatModel(f"http://127.0.0.1:{server.server_address[1]}/v1", "llama")
+        base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        model = OpenAICompatModel(base, "llama")
+        assert model.check() == "llama is served"
+        with pytest.raises(ModelError) as caught:
+            OpenAICompatModel(base, "mistral").check()
+        assert caught.value.kind == "unknown_model"
         first = model.create("sys", ASK, TOOLS, {"type": "tool", "name": "alerts"}, 64)
         assert first.stop_reason == "tool_use"
         assert first.content == [
