@@ -16,7 +16,14 @@ The coverage walk (from the seed design):
 6. One candidate left: that is the root cause. More: the finding is inconclusive and names
    them all. No alert on a known component: no path, no finding, inconclusive.
 
-Every query is a checkpointed step, so a new owner resumes where the last one stopped.
+Then the evidence (issue #15, `agents/weigh.py`): with `PROMETHEUS_URL`, the health of the
+calls near the incident (`edge_health`, `service_errors`, `targets_down`) decides — a silent
+dependency whose incoming calls fail is the cause, a client whose requests jumped is the traffic
+source — and the finding says what separated the winner from the runner-up. Without evidence
+(or when it blames nothing, or Prometheus fails: the summary says which), alerts that name a
+peer count as edge evidence, and `weigh.doubt` keeps the walk honest about silent components
+behind an alerting cause. The rules use only the typed tools of `agents/tools/` (each call a
+checkpointed step, so a new owner resumes where the last one stopped), like a model planner.
 """
 
 from __future__ import annotations

@@ -43,8 +43,11 @@ class Edge:
     connection_type: str = ""
 
 
-def openmetrics(edges: list[Edge], now_s: int, fault_at_s: int, spans: bool) -> str:
-    """The OpenMetrics text of every series of `edges` from `now - HISTORY_S` to now."""
+def openmetrics(
+    edges: list[Edge], now_s: int, fault_at_s: int, spans: bool, prefix: str = ""
+) -> str:
+    """The OpenMetrics text of every series of `edges` from `now - HISTORY_S` to now; every
+    metric name starts with `prefix` (a namespace, as collectors often add)."""
     times = list(range(now_s - HISTORY_S, now_s + 1, STEP_S))
     families: dict[str, list[str]] = {}
 
@@ -66,6 +69,7 @@ def openmetrics(edges: list[Edge], now_s: int, fault_at_s: int, spans: bool) -> 
         return out
 
     def add(family: str, sample: str, labels: str, values: list[float]) -> None:
+        family, sample = prefix + family, prefix + sample
         lines = families.setdefault(family, [])
         lines += [f"{sample}{{{labels}}} {v:.6f} {t}" for t, v in zip(times, values, strict=True)]
 
@@ -102,7 +106,14 @@ def openmetrics(edges: list[Edge], now_s: int, fault_at_s: int, spans: bool) -> 
 class PrometheusServer:
     """Prometheus on a free loopback port over a TSDB holding exactly `edges`' series."""
 
-    def __init__(self, folder: Path, edges: list[Edge], fault_at_s: int, spans: bool = False):
+    def __init__(
+        self,
+        folder: Path,
+        edges: list[Edge],
+        fault_at_s: int,
+        spans: bool = False,
+        prefix: str = "",
+    ) -> None:
         self.folder = folder
         self.now_s = int(time.time())
         self.fault_at_s = fault_at_s
@@ -110,7 +121,7 @@ class PrometheusServer:
         data.mkdir(parents=True)
         if edges:
             source = folder / "series.om"
-            source.write_text(openmetrics(edges, self.now_s, fault_at_s, spans))
+            source.write_text(openmetrics(edges, self.now_s, fault_at_s, spans, prefix))
             subprocess.run(
                 ["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", str(source),
                  str(data)],

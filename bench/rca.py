@@ -55,6 +55,9 @@ class Case:
     bodies: list[dict[str, Any]]
     evidence: dict[str, dict[str, float]] = field(default_factory=dict)
     source: str = "extra"
+    #: Metric name prefix (a collector namespace) and whether span metrics are written too.
+    prefix: str = ""
+    spans: bool = False
 
 
 def background() -> list[Edge]:
@@ -80,13 +83,16 @@ def background() -> list[Edge]:
     return edges
 
 
-def with_evidence(changes: dict[str, dict[str, float]]) -> list[Edge]:
-    """The background with the case's changes applied (new edges added)."""
+def with_evidence(changes: dict[str, dict[str, Any]]) -> list[Edge]:
+    """The background with the case's changes applied (new edges added; `server_label`
+    renames the server as the metrics spell it, e.g. `valkey-cart:6379`)."""
     edges = {f"{e.client}>{e.server}": e for e in background()}
     for key, change in changes.items():
         client, server = key.split(">")
         base = edges.get(key, Edge(client, server))
-        edges[key] = Edge(**(base.__dict__ | change))
+        change = dict(change)
+        label = change.pop("server_label", None)
+        edges[key] = Edge(**(base.__dict__ | change | ({"server": label} if label else {})))
     return list(edges.values())
 
 
@@ -120,9 +126,12 @@ def load_cases(path: Path, starts: datetime) -> list[Case]:
         for f in faults
     ]
     cases += [
-        Case(c["name"], c["accept"], [body(c["alerts"], starts)], c.get("evidence", {}))
+        Case(
+            c["name"], c["accept"], [body(c["alerts"], starts)], c.get("evidence", {}),
+            prefix=c.get("metric_prefix", ""), spans=bool(c.get("span_metrics")),
+        )
         for c in spec["extra"]
-    ]
+    ]  # fmt: skip
     return cases
 
 
