@@ -24,6 +24,10 @@ source — and the finding says what separated the winner from the runner-up. Wi
 peer count as edge evidence, and `weigh.doubt` keeps the walk honest about silent components
 behind an alerting cause. The rules use only the typed tools of `agents/tools/` (each call a
 checkpointed step, so a new owner resumes where the last one stopped), like a model planner.
+
+Last, the model planner (issue #12, `agents/model_planner.py`), when `BLAST_PLANNER` asks for
+it: a finding the rules leave inconclusive or unsure goes to a model over the same tools, its
+answer checked by the graph's second opinion; every model cooling down pauses the task.
 """
 
 from __future__ import annotations
