@@ -25,6 +25,10 @@ source — and the finding says what separated the winner from the runner-up. Wi
 peer count as edge evidence, and `weigh.doubt` keeps the walk honest about silent components
 behind an alerting cause. The rules use only the typed tools of `agents/tools/` (each call a
 checkpointed step, so a new owner resumes where the last one stopped), like a model planner.
+
+Last, the model planner (issue #12, `agents/model_planner.py`), when `BLAST_PLANNER` asks for
+it: a finding the rules leave inconclusive or unsure goes to a model over the same tools, its
+answer checked by the graph's second opinion; every model cooling down pauses the task.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from agents.checks import Evidence, about_candidate, evaluate
 from agents.coordination import TaskRun
 from agents.decision import Candidate, Decision
 from agents.failure_kinds import classify
+from agents.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.split import split_unexplained
 from agents.tools import call
 from agents.tools.graph import PEER_LABELS
@@ -157,16 +162,25 @@ class Investigator:
 
     kinds = ("investigate", "reinvestigate")
 
-    def __init__(self, walk_hops: int = 6, prometheus: Prometheus | None = None) -> None:
+    def __init__(
+        self,
+        walk_hops: int = 6,
+        prometheus: Prometheus | None = None,
+        model: ModelPlanner | None = None,
+    ) -> None:
         self.walk_hops = walk_hops
         self.prometheus = prometheus
+        #: The optional model planner (`BLAST_PLANNER`), asked when the rules are unsure.
+        self.model = model
 
     def run(self, task: TaskRun) -> None:
         """Investigate, write the Finding, complete the task and enqueue `respond` (or, after a
         re-investigation, `notify_update`).
 
         Memory first: recalled playbooks whose checks all hold give the diagnosis with no
-        planner; otherwise the rule-based planner decides. Raises `LeaseLost` (stop) or
+        planner; otherwise the rule-based planner decides, and the model planner (when
+        configured) takes over an unsure finding; a pause (every model cooling down) returns
+        with nothing written. Raises `LeaseLost` (stop) or
         `GraphUnavailable` (retry later).
         """
         graph, incident_id = task.graph, task.claim.incident_id
@@ -199,6 +213,10 @@ class Investigator:
         else:
             decision, candidates, changes = self._rules(task, evidence)
             planner = "rules"
+        asked = self._ask_model(task, evidence, decision, planner)
+        if asked is None:
+            return  # paused until a model is back; a worker resumes from the stored steps
+        decision, planner, model_used = asked
         task.metrics.planner_calls.labels(planner=planner).inc()
         if used:
             task.fenced(
@@ -220,6 +238,10 @@ class Investigator:
                     decision.ruled_out, sort_keys=True, ensure_ascii=False
                 ),
                 "planner": planner,
+                "model": model_used.model if model_used else None,
+                "second_opinion_json": json.dumps(
+                    model_used.second_opinion if model_used else None, ensure_ascii=False
+                ),
                 "separated_by": decision.separated_by,
                 "evidence_json": json.dumps(decision.evidence, ensure_ascii=False),
                 "impacted": alerting,
@@ -238,6 +260,63 @@ class Investigator:
             next_kind="respond" if initial else "notify_update",
             next_id=f"respond:{incident_id}" if initial else f"update:{task.claim.task_id}",
         )
+
+    def _ask_model(
+        self, task: TaskRun, ev: Evidence, decision: Decision, planner: str
+    ) -> tuple[Decision, str, ModelFinding | None] | None:
+        """The model planner's turn (agents/model_planner.py) when it is configured and the
+        finding so far is unsure: `(decision, planner, the model's finding or None)`; the
+        decision so far when no model runs or none could answer. None: the task was paused."""
+        if self.model is None or not self.model.wanted(
+            planner, decision.root_cause, decision.confidence
+        ):
+            return decision, planner, None
+        reused = self._model_finding_seen(task, len(ev.alerts))
+        if reused is not None:
+            return reused
+        rules = {"planner": planner, "root_cause": decision.root_cause,
+                 "candidates": decision.candidates, "confidence": decision.confidence,
+                 "summary": decision.summary, "ruled_out": decision.ruled_out}  # fmt: skip
+        try:
+            found = self.model.run(task, ev, rules)
+        except Paused:
+            return None
+        if found is None:
+            return decision, planner, None
+        ruled = {k: v for k, v in decision.ruled_out.items() if k not in found.candidates}
+        chosen = Decision(
+            found.root_cause, found.candidates, found.confidence, found.summary, ruled,
+            separated_by=found.reasoning if found.root_cause else "",
+            evidence=decision.evidence,  # what the rules gathered still stands
+        )  # fmt: skip
+        return chosen, "model", found
+
+    def _model_finding_seen(
+        self, task: TaskRun, alerts: int
+    ) -> tuple[Decision, str, ModelFinding] | None:
+        """On a re-investigation, the model's finding of an earlier investigation that already
+        saw all `alerts` (they arrived in one batch): reused, so no model is asked twice about
+        the same alerts. None otherwise."""
+        if task.claim.kind != "reinvestigate":
+            return None
+        incident_id = task.claim.incident_id
+        row = task.step(
+            "model_finding", {"incident_id": incident_id},
+            lambda: task.graph.one("model_finding", {"incident_id": incident_id}),
+        )  # fmt: skip
+        if row is None or int(row["alerts_seen"]) < alerts:
+            return None
+        opinion = json.loads(row["second_opinion_json"] or "null")
+        found = ModelFinding(
+            row["root_cause"], list(row["candidates"]), float(row["confidence"]),
+            row["summary"], row["model"], opinion, 0, 0, 0, row["separated_by"] or "",
+        )  # fmt: skip
+        ruled = json.loads(row["ruled_out_json"] or "{}")
+        chosen = Decision(
+            found.root_cause, found.candidates, found.confidence, found.summary, ruled,
+            separated_by=found.reasoning, evidence=json.loads(row["evidence_json"] or "[]"),
+        )  # fmt: skip
+        return chosen, "model", found
 
     def _recall(
         self, task: TaskRun, ev: Evidence

@@ -5,7 +5,8 @@ connection (in a cluster: every hash slot served, every shard's replicas) and ev
 graph's unique constraints (OPERATIONAL) and on-call coverage (someone on call for every team now
 and for the next 14 days), the default route (in Slack mode the default team's `slack_channel`,
 else `SLACK_DEFAULT_CHANNEL`, exists), every outbound notifier (`Notifier.check()`: the outbox is
-writable; Slack and GitHub adapters check their token and access), that the webhook answers
+writable; Slack and GitHub adapters check their token and access), the planner's models
+(`ChatModel.check()`: key and model name, no tokens spent), that the webhook answers
 `GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`, that
 Prometheus answers and holds service-graph metrics. Nothing is written to a graph and nothing is
 sent.
@@ -26,6 +27,7 @@ from adapters.falkordb import (
     answers_ping,
     graph_name,
 )
+from adapters.models import ModelError
 from adapters.notify import AdapterError
 from adapters.slack import SlackNotifier
 from gateway.runtime import Runtime, prometheus_client, running_embedded_url
@@ -214,6 +216,21 @@ def check_notifiers(runtime: Runtime) -> list[Finding]:
     return found
 
 
+def check_planner(runtime: Runtime) -> list[Finding]:
+    """`BLAST_PLANNER`, and `check()` of each model of the chain. A model that fails is a
+    problem: with none left, unsure incidents keep the rules' finding."""
+    planner = runtime.model_planner
+    if planner is None:
+        return [Finding(True, "planner", "rules (no model configured: no request leaves)")]
+    found = [Finding(True, "planner", f"{planner.mode}: models {', '.join(planner.chain.names)}")]
+    for model in planner.chain.models:
+        try:
+            found.append(Finding(True, f"model {model.name}", model.check()))
+        except ModelError as exc:
+            found.append(Finding(False, f"model {model.name}", str(exc)))
+    return found
+
+
 def check_webhook(base: str) -> list[Finding]:
     """`GET <base>/health/ready` answers 200 (what Alertmanager's posts need)."""
     target = f"{base}/health/ready"
@@ -255,6 +272,7 @@ def run_checks(settings: Settings, url: str | None = None) -> list[Finding]:
         + check_falkordb(settings)
         + check_routing(settings, runtime)
         + check_notifiers(runtime)
+        + check_planner(runtime)
         + check_webhook(webhook_base(settings, url))
         + check_prometheus(settings)
     )
