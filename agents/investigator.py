@@ -266,14 +266,20 @@ class Investigator:
     ) -> tuple[Decision, str, ModelFinding | None] | None:
         """The model planner's turn (agents/model_planner.py) when it is configured and the
         finding so far is unsure: `(decision, planner, the model's finding or None)`; the
-        decision so far when no model runs or none could answer. None: the task was paused."""
-        if self.model is None or not self.model.wanted(
-            planner, decision.root_cause, decision.confidence
-        ):
+        decision so far when no model runs or none could answer. None: the task was paused.
+
+        A model's finding that already saw these alerts stands before the rules' confidence is
+        weighed: after a split (issue #10) the rules are sure only because the model's answer
+        sent the alerts it did not explain away, and a rules finding would hide that a model
+        broke the tie (confident and wrong is the worst outcome, DESIGN.md §4b)."""
+        if self.model is None:
             return decision, planner, None
-        reused = self._model_finding_seen(task, len(ev.alerts))
-        if reused is not None:
-            return reused
+        if planner != "memory":
+            reused = self._model_finding_seen(task, len(ev.alerts))
+            if reused is not None:
+                return reused
+        if not self.model.wanted(planner, decision.root_cause, decision.confidence):
+            return decision, planner, None
         rules = {"planner": planner, "root_cause": decision.root_cause,
                  "candidates": decision.candidates, "confidence": decision.confidence,
                  "summary": decision.summary, "ruled_out": decision.ruled_out}  # fmt: skip
@@ -295,8 +301,8 @@ class Investigator:
         self, task: TaskRun, alerts: int
     ) -> tuple[Decision, str, ModelFinding] | None:
         """On a re-investigation, the model's finding of an earlier investigation that already
-        saw all `alerts` (they arrived in one batch): reused, so no model is asked twice about
-        the same alerts. None otherwise."""
+        saw all `alerts` (they arrived in one batch, or some left in a split): reused, so no
+        model is asked twice about the same alerts. None otherwise."""
         if task.claim.kind != "reinvestigate":
             return None
         incident_id = task.claim.incident_id
