@@ -331,6 +331,9 @@ def test_429_on_every_model_pauses_and_resumes_without_repeating_a_tool_call(
                          ("haiku", 200)]  # fmt: skip
     # the resumed conversation is the stored one: the same tool results, sent again verbatim
     assert claude.calls[4].body["messages"][:5] == claude.calls[2].body["messages"][:5]
+    # the paused re-investigations, resumed, found the model's finding and asked nobody
+    assert len(claude.calls) == 5
+    assert metric(gw, 'blast_planner_calls_total{planner="model"}') == 4
     assert len(sent(gw, incident_id)) == 1
 
 
