@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import TenantGraph, graph_name
 from agents.failure_kinds import KINDS
 from gateway.auth import tenant_for
+from gateway.limits import Key
 
 router = APIRouter()
 
@@ -48,7 +49,7 @@ class PlaybookIn(BaseModel):
         return value
 
     author: str | None = None
-    id: str | None = None
+    id: Key | None = None
 
 
 def _graph(request: Request) -> TenantGraph:
