@@ -20,13 +20,16 @@ a verdict (`…:page:notify_verdict:<verdict id>`, task `notify_verdict`).
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
-from adapters.notify import Notifier
+from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents import messages, preferences
 from agents.checks import CHANGE_LOOKBACK_MS
 from agents.coordination import TaskRun
 from agents.failure_kinds import dominant
+
+log = logging.getLogger(__name__)
 
 
 def intent(incident_id: str, what: str) -> str:
@@ -44,9 +47,13 @@ class Responder:
 
     kinds = ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback")
 
-    def __init__(self, messenger: Notifier, tickets: Notifier) -> None:
+    def __init__(
+        self, messenger: Notifier, tickets: Notifier, fallback: Notifier | None = None
+    ) -> None:
         self.messenger = messenger
         self.tickets = tickets
+        #: Where a page or ticket goes when its own adapter cannot take it (the outbox).
+        self.fallback = fallback
 
     def run(self, task: TaskRun) -> None:
         """Handle one claimed `respond`, `notify_cleared`, `notify_update` or `notify_verdict`
@@ -99,14 +106,36 @@ class Responder:
             page = messages.notification(
                 intent(incident["id"], "initial-notification"), incident, alerts, who, changes
             )
-            task.act(self.messenger, page)
+            self._deliver(task, self.messenger, page)
         issue = messages.ticket(
             intent(incident["id"], "ticket"), incident, alerts, who, note,
             **self._ticket_context(task, incident, components),
         )  # fmt: skip
-        if link(task.act(self.tickets, issue)):
+        if link(self._deliver(task, self.tickets, issue)):
             self._restate(task, incident, alerts, "ticket-link")
         task.complete("notified", mark_notified=True, root_cause=incident["root_cause"])
+
+    def _deliver(self, task: TaskRun, notifier: Notifier, message: OutboundMessage) -> str:
+        """`task.act(notifier, message)`; when that fails for good (a retry cannot help, or
+        this is the task's last attempt), a copy goes through `fallback` instead, saying why
+        (intent `<intent>:fallback`), so the page or ticket is not lost. Returns the ref of
+        whichever delivery went out. Raises `AdapterError` when there is no other way."""
+        try:
+            return task.act(notifier, message)
+        except AdapterError as exc:
+            other = self.fallback
+            if other is None or other is notifier or (exc.retryable and not task.last_attempt):
+                raise
+            log.error("%s not delivered through %s (%s); copying it to %s", message.intent_id,
+                      notifier.name, exc, other.name)  # fmt: skip
+            copy = message.model_copy(
+                update={
+                    "intent_id": f"{message.intent_id}:fallback",
+                    "text": f"{message.text}\n\n(Not delivered through {notifier.name}: {exc}. "
+                    f"Copied to {other.name} instead.)",
+                }
+            )
+            return task.act(other, copy)
 
     def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
         """Read a stated preference back in the incident's thread, with Approve / Discard; once

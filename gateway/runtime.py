@@ -227,7 +227,7 @@ class Runtime:
         prometheus = Prometheus(s.prometheus_url) if s.prometheus_url else None
         agents: list[Any] = [
             Investigator(s.walk_hops, prometheus),
-            Responder(self.messenger, self.tickets),
+            Responder(self.messenger, self.tickets, fallback=self.outbox),
             Learner(),
         ]
         hooks = StepHooks(s.chaos_step_delay_ms, s.chaos_slow_steps, s.chaos_halt_after_step)
