@@ -47,17 +47,21 @@ ROLE_KINDS["any"] = tuple(kind for kinds in ROLE_KINDS.values() for kind in kind
 #: The longest an adapter's "retry after" (`AdapterError.retry_after_s`) defers a task (s).
 MAX_RETRY_AFTER_S = 15 * 60.0
 #: Backoff after a retryable failure that said nothing about when to retry: the first retry
-#: after `BACKOFF_BASE_MS`, doubling per attempt, at most `BACKOFF_MAX_MS`, with +-20 % jitter
-#: so workers that failed together do not retry together.
-BACKOFF_BASE_MS = 500
+#: at once (a blip), then after `BACKOFF_BASE_MS`, doubling per attempt, at most
+#: `BACKOFF_MAX_MS`, with +-20 % jitter so workers that failed together do not retry together.
+#: With 5 attempts an outage is tried over about 7 s, not burned through in milliseconds.
+BACKOFF_BASE_MS = 1_000
 BACKOFF_MAX_MS = 60_000
 #: Task kinds whose failure leaves the incident without a diagnosis to page with.
 DIAGNOSIS_KINDS = ("investigate",)
 
 
 def backoff_ms(claimed: Claim) -> int:
-    """The delay before the next attempt after `claimed.attempts` failed ones (ms)."""
-    base = min(BACKOFF_BASE_MS * 2 ** max(claimed.attempts - 1, 0), BACKOFF_MAX_MS)
+    """The delay before the next attempt after `claimed.attempts` failed ones (ms): 0 after
+    the first, then `BACKOFF_BASE_MS` doubling (see there)."""
+    if claimed.attempts <= 1:
+        return 0
+    base = min(BACKOFF_BASE_MS * 2 ** (claimed.attempts - 2), BACKOFF_MAX_MS)
     return int(base * random.uniform(0.8, 1.2))  # noqa: S311 - jitter, not crypto
 
 
@@ -230,7 +234,8 @@ class Worker:
             raise ShuttingDown
 
     def run(self, stop: threading.Event, burst: bool = False, idle_s: float = 0.05) -> None:
-        """Loop until `stop` is set (or, with `burst`, until nothing is claimable)."""
+        """Loop until `stop` is set (or, with `burst`, until nothing is claimable; a task
+        backing off is not claimable until its delay is over)."""
         backoff = idle_s
         down = False
         while not stop.is_set():
