@@ -189,8 +189,8 @@ async def read_body(request: Request, receive: Receive, limit: int) -> bytes:
     chunks, size = [], 0
     while True:
         message = await receive()
-        if message["type"] != "http.request":  # the client went away
-            break
+        if message["type"] != "http.request":  # the client went away (or was timed out)
+            raise BodyError("the client disconnected before the whole body arrived")
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:

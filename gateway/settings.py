@@ -90,6 +90,10 @@ class Settings(BaseSettings):
     chaos_step_delay_ms: int = Field(0, alias="BLAST_CHAOS_STEP_DELAY_MS", ge=0)
     chaos_slow_steps: float = Field(0.0, alias="BLAST_CHAOS_SLOW_STEPS", ge=0, le=1)
     chaos_halt_after_step: int = Field(0, alias="BLAST_CHAOS_HALT_AFTER_STEP", ge=0)
+    #: A request's headers must arrive within this many seconds (a slow client is closed, 408).
+    header_timeout_s: float = Field(10.0, alias="BLAST_HEADER_TIMEOUT_S", gt=0)
+    #: A request's body must arrive within this many seconds after its headers (408 after).
+    body_timeout_s: float = Field(60.0, alias="BLAST_BODY_TIMEOUT_S", gt=0)
 
     @field_validator("webhook_tokens", mode="before")
     @classmethod
