@@ -42,6 +42,15 @@ def link(ref: str | None) -> str | None:
     return ref if ref and ref.startswith(("https://", "http://")) else None
 
 
+def said(message: OutboundMessage, via: str, ref: str) -> None:
+    """The operator's INFO line for a page or a ticket that went out: `paged Priya via slack`,
+    `ticket acme/ops#12 opened` (GitHub) or `ticket outbox:… opened`."""
+    if message.kind == "notification":
+        log.info("paged %s via %s", message.person or "nobody by name (see the page)", via)
+    elif message.kind == "ticket":
+        log.info("ticket %s opened", ref.removeprefix("github:"))
+
+
 class Responder:
     """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s)."""
 
@@ -121,7 +130,9 @@ class Responder:
         (intent `<intent>:fallback`), so the page or ticket is not lost. Returns the ref of
         whichever delivery went out. Raises `AdapterError` when there is no other way."""
         try:
-            return task.act(notifier, message)
+            ref = task.act(notifier, message)
+            said(message, notifier.name, ref)
+            return ref
         except AdapterError as exc:
             other = self.fallback
             if other is None or other is notifier or (exc.retryable and not task.last_attempt):
@@ -135,7 +146,9 @@ class Responder:
                     f"Copied to {other.name} instead.)",
                 }
             )
-            return task.act(other, copy)
+            ref = task.act(other, copy)
+            said(copy, other.name, ref)
+            return ref
 
     def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
         """Read a stated preference back in the incident's thread, with Approve / Discard; once

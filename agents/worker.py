@@ -223,8 +223,8 @@ class Worker:
         if stop.is_set():
             return
         stop.set()
-        log.warning("%s: asked to stop: no more claims; %.1f s to finish the current task",
-                    self.name, self.shutdown_grace_s)  # fmt: skip
+        log.info("%s: asked to stop: no more claims; %.1f s to finish the current task",
+                 self.name, self.shutdown_grace_s)  # fmt: skip
         if self.busy:
             signal.signal(signal.SIGALRM, self._grace_over)
             signal.setitimer(signal.ITIMER_REAL, self.shutdown_grace_s)

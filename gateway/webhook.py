@@ -16,13 +16,29 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import graph_name
 from agents.metrics import Metrics
-from agents.triage import triage
+from agents.triage import TriageReport, triage
 from gateway.auth import tenant_for
 from gateway.payloads import PayloadError, normalize, parse_body
 from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
 router = APIRouter()
+
+
+def summary(tenant: str, report: TriageReport) -> str:
+    """The operator's line for one delivery, e.g. `webhook: 3 alerts for acme, 1 new incident`
+    (then resolved incidents and alerts that matched no component, when there are any)."""
+
+    def count(n: int, what: str) -> str:
+        return f"{n} {what}{'' if n == 1 else 's'}"
+
+    parts = [f"webhook: {count(report.accepted, 'alert')} for {tenant}"]
+    parts.append(f"{count(len(report.opened), 'new incident')}")
+    if report.resolved:
+        parts.append(f"{count(len(report.resolved), 'incident')} resolved")
+    if report.unmatched:
+        parts.append(f"{len(report.unmatched)} matched no component")
+    return ", ".join(parts)
 
 
 @router.post("/api/v1/alerts")
@@ -53,8 +69,7 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     report = await run_in_threadpool(
         triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops
     )
-    if report.unmatched:
-        log.info("tenant %s: %d alerts matched no component", tenant, len(report.unmatched))
+    log.info("%s", summary(tenant, report))
     for alert in alerts:
         metrics.alerts_received.labels(tenant=tenant, status=alert.status).inc()
     metrics.alerts_unmatched.labels(tenant=tenant).inc(len(report.unmatched))
