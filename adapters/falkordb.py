@@ -307,12 +307,12 @@ def key_problem(value: object) -> str | None:
     return None
 
 
-def check_key(value: str, what: str = "id") -> str:
+def check_key(value: object, what: str = "id") -> str:
     """`value` unchanged when it is a safe unique key. Raises `UnsafeKey` naming `what` and why."""
     problem = key_problem(value)
     if problem is not None:
         raise UnsafeKey(f"{what} {problem}: not usable as an id")
-    return value
+    return str(value)
 
 
 def safe_key(value: str) -> str:

@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
 
+import redis
 import typer
 from pydantic import ValidationError
-
-import redis
 
 from adapters.falkordb import (
     EmbeddedFalkorDB,
@@ -36,15 +35,15 @@ from adapters.falkordb import (
 )
 from agents.metrics import use_multiprocess_dir
 from agents.worker import ROLE_KINDS
-from gateway.demo import elapsed, run_demo, table
 from gateway import __version__
+from gateway.demo import elapsed, run_demo, table
 from gateway.doctor import receiver_snippet, run_checks
 from gateway.incident_text import incident_report, incident_table
 from gateway.logs import configure_logging
 from gateway.runtime import ConfigError, Runtime, is_loopback, writable_folder
-from gateway.status import incident_detail
 from gateway.sdnotify import notify
 from gateway.settings import Settings
+from gateway.status import incident_detail
 from gateway.supervisor import WorkerPool, worker_env
 from gateway.topology import TopologyError, import_world, load_world, world_counts
 
@@ -72,12 +71,15 @@ def _options(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", help="Print the version and exit.", callback=_print_version,
+            "--version",
+            help="Print the version and exit.",
+            callback=_print_version,
             is_eager=True,
         ),
     ] = False,
 ) -> None:
     """Options for every command."""
+
 
 DataDir = Annotated[
     Path | None,
@@ -422,9 +424,7 @@ def incident(
     settings = load_settings(data_dir=data_dir)
     with Runtime(settings) as runtime:
         assert runtime.store is not None
-        found = incident_detail(
-            runtime.store.graph(_tenant_graph(runtime, tenant)), incident_id
-        )
+        found = incident_detail(runtime.store.graph(_tenant_graph(runtime, tenant)), incident_id)
     if found is None:
         typer.echo(f"no incident {incident_id!r}", err=True)
         raise typer.Exit(1)

@@ -163,7 +163,8 @@ class RequestGuard:
             body = await read_body(request, receive, limit)
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
             signed = path.startswith(SIGNED_PREFIX)  # parsed by the route, after the signature
-            if body.strip() and not signed and (not kind or kind.endswith("json")):
+            sent = scope["method"] in ("POST", "PUT", "PATCH")  # a GET's body means nothing
+            if body.strip() and sent and not signed and (not kind or kind.endswith("json")):
                 load_json(body)
         except HTTPException as exc:
             await SafeJSONResponse({"detail": exc.detail}, exc.status_code, exc.headers)(
@@ -185,7 +186,7 @@ async def read_body(request: Request, receive: Receive, limit: int) -> bytes:
         if not declared.strip().isdigit():
             raise BodyError(f"Content-Length {declared[:40]!r} is not a number")
         if int(declared) > limit:
-            raise BodyError(f"body of {int(declared)} bytes is over the limit of {limit} bytes", 413)
+            raise BodyError(f"body of {declared} bytes is over the limit of {limit} bytes", 413)
     chunks, size = [], 0
     while True:
         message = await receive()

@@ -94,7 +94,7 @@ class TextFormatter(logging.Formatter):
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
         self._redact = redact
 
-    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+    def formatMessage(self, record: logging.LogRecord) -> str:
         """The first line, with the message escaped (`escape_line`): one record, one line."""
         return super().formatMessage(
             logging.makeLogRecord(record.__dict__ | {"message": escape_line(record.message)})

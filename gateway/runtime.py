@@ -234,12 +234,14 @@ class Runtime:
             listener = socket.create_server((host, port), family=family)
         except OSError as exc:
             raise ConfigError(
-                f"cannot listen on {host}:{port} (BLAST_HOST, BLAST_PORT): "
-                f"{exc.strerror or exc}"
+                f"cannot listen on {host}:{port} (BLAST_HOST, BLAST_PORT): {exc.strerror or exc}"
             ) from None
         app = create_app(self.settings, self.store, metrics=self.metrics)
         config = uvicorn.Config(
-            app, log_level="warning", access_log=False, log_config=None,
+            app,
+            log_level="warning",
+            access_log=False,
+            log_config=None,
             http=with_read_timeouts(self.settings.header_timeout_s, self.settings.body_timeout_s),
         )  # log_config=None: uvicorn's lines go through our handler (JSON, redacted)
         self._server = uvicorn.Server(config)

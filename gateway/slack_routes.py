@@ -39,10 +39,9 @@ import urllib.parse
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
+from pydantic import ValidationError
 from slack_sdk.signature import SignatureVerifier
 from starlette.concurrency import run_in_threadpool
-
-from pydantic import ValidationError
 
 from adapters.falkordb import GraphStore, TenantGraph, graph_name, key_problem, safe_key
 from adapters.slack import ACTIONS, make_ref
@@ -148,9 +147,7 @@ def record_reply(state: Any, body: EventEnvelope, event: MessageEvent) -> dict[s
     outcome: dict[str, Any] = {}
     wish = preferences.parse_preference(plain)
     if wish is not None:
-        preferences.propose(
-            graph, page["incident_id"], key, event.user, name, text[:2000], wish
-        )
+        preferences.propose(graph, page["incident_id"], key, event.user, name, text[:2000], wish)
         outcome["preference"] = {"id": key, "understood": wish.readback()}
     said = verdicts.reply_verdict(plain)
     if said is None:

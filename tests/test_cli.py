@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
 from agents.triage import triage
@@ -120,8 +119,13 @@ def test_serve_sums_its_workers_metrics_and_stops_at_info(
     log = tmp_path / "serve.log"
     base = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "FALKORDB_",
                                                                     "PROMETHEUS_"))}  # fmt: skip
-    env = base | {"FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
-                  "BLAST_DATA_DIR": str(tmp_path), "BLAST_PORT": str(port), "BLAST_WORKERS": "1"}
+    env = base | {
+        "FALKORDB_URL": falkordb.url,
+        "BLAST_DEFAULT_TENANT": tenant,
+        "BLAST_DATA_DIR": str(tmp_path),
+        "BLAST_PORT": str(port),
+        "BLAST_WORKERS": "1",
+    }
     stale = tmp_path / "metrics" / "counter_999999.db"  # left by an earlier run: cleaned
     stale.parent.mkdir()
     stale.write_bytes(b"stale")

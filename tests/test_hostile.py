@@ -88,14 +88,26 @@ def test_crashing_ids_never_reach_the_database(hostile: Gateway, falkordb: Embed
                                   headers=hostile.auth)  # fmt: skip
         answers.append(("incident", value[:10], answer.status_code))
         event = {"type": "event_callback", "event_id": value, "event": {"type": "message"}}
-        answers.append(("slack event", value[:10],
-                        signed_json(hostile, "/api/v1/slack/events", event).status_code))
-        click = {"type": "block_actions", "user": {"id": value}, "channel": {"id": "C1"},
-                 "container": {"message_ts": "1.2"},
-                 "actions": [{"action_id": "blast_confirm", "value": inc, "action_ts": "1.3"}]}
+        answers.append(
+            (
+                "slack event",
+                value[:10],
+                signed_json(hostile, "/api/v1/slack/events", event).status_code,
+            )
+        )
+        click = {
+            "type": "block_actions",
+            "user": {"id": value},
+            "channel": {"id": "C1"},
+            "container": {"message_ts": "1.2"},
+            "actions": [{"action_id": "blast_confirm", "value": inc, "action_ts": "1.3"}],
+        }
         answers.append(("slack click", value[:10], signed_click(hostile, click).status_code))
-        readback = {"type": "block_actions", "user": {"id": "U1"},
-                    "actions": [{"action_id": "approve_preference", "value": value}]}
+        readback = {
+            "type": "block_actions",
+            "user": {"id": "U1"},
+            "actions": [{"action_id": "approve_preference", "value": value}],
+        }
         answers.append(("slack readback", value[:10], signed_click(hostile, readback).status_code))
     assert [a for a in answers if a[2] >= 500] == []
     # an id the client chose is refused with the reason; a derived one is hashed (201)
@@ -171,9 +183,13 @@ def test_slack_fields_of_the_wrong_type_are_400(hostile: Gateway):
         body["event"][field] = value
         answer = signed_json(hostile, "/api/v1/slack/events", body)
         assert answer.status_code == 400 and field in answer.json()["detail"], (field, answer.text)
-    click = {"type": "block_actions", "user": {"id": "U1"}, "channel": {"id": "C1"},
-             "message": {"ts": "1.2"},
-             "actions": [{"action_id": "blast_confirm", "value": "inc", "action_ts": "1.3"}]}
+    click = {
+        "type": "block_actions",
+        "user": {"id": "U1"},
+        "channel": {"id": "C1"},
+        "message": {"ts": "1.2"},
+        "actions": [{"action_id": "blast_confirm", "value": "inc", "action_ts": "1.3"}],
+    }
     for path, value in ((("user",), "U1"), (("message",), {"ts": 12}),
                         (("actions",), {"action_id": "x"}), (("channel", "id"), 7)):  # fmt: skip
         body = json.loads(json.dumps(click))

@@ -46,12 +46,15 @@ def test_a_permanent_error_is_not_retried_and_the_page_is_copied_to_the_outbox(
     assert api.called("chat.postMessage") == 1  # not five attempts at a channel that is not there
     (page,) = [e for e in outbox.entries() if e["kind"] == "notification"]
     assert page["intent_id"] == f"incident:{incident}:initial-notification:fallback"
-    assert "Not delivered through slack: slack chat.postMessage failed: channel_not_found" in (
-        page["text"]
+    assert (
+        "Not delivered through slack: slack chat.postMessage failed: channel_not_found"
+        in (page["text"])
     )
     assert task(graph, f"respond:{incident}")["status"] == "done"
-    actions = {a["intent_id"]: a["status"] for a in graph.rows("incident_actions",
-                                                               {"incident_id": incident})}
+    actions = {
+        a["intent_id"]: a["status"]
+        for a in graph.rows("incident_actions", {"incident_id": incident})
+    }
     assert actions[f"incident:{incident}:initial-notification"] == "failed"
 
 
