@@ -140,9 +140,14 @@ def body_of(shaped: st.SearchStrategy[Any]) -> st.SearchStrategy[bytes]:
     return st.one_of(encoded, encoded, encoded, deep, st.binary(max_size=200))
 
 
+def auth_of(tenant: str) -> str:
+    """The `Authorization` header value of `tenant`."""
+    return f"Bearer {TOKENS[tenant]}"
+
+
 def auth_headers() -> st.SearchStrategy[dict[str, str]]:
     """Mostly (8 in 10) a right token (either tenant), else none, a wrong one or garbage."""
-    right = st.sampled_from([{"Authorization": f"Bearer {t}"} for t in TOKENS.values()])
+    right = st.sampled_from([{"Authorization": auth_of(tenant)} for tenant in TOKENS])
     wrong = st.one_of(
         st.just({}), st.just({"Authorization": "Bearer nope"}),
         st.just({"Authorization": "Basic !!!"}),
@@ -236,7 +241,20 @@ def fuzz(n: int) -> tuple[dict[str, Counter[str]], list[str], bool]:
             ):
                 f.run(name, st.tuples(body_of(shape), auth),
                       lambda e, p=path: ("POST", p, e[0], json_type | e[1]))  # fmt: skip
-            ids = st.one_of(hostile_text, st.just("inc-0"))
+            seed = {
+                "alerts": [
+                    {
+                        "status": "firing",
+                        "startsAt": "2026-11-30T10:00:00Z",
+                        "labels": {"alertname": "HighErrorRate", "service": "checkout"},
+                    }
+                ]
+            }
+            f.http.post("/api/v1/alerts", json=seed, headers={"Authorization": auth_of("acme")})
+            real = runtime.store.graph(graph_name("acme")).rows(
+                "list_incidents", {"status": None, "limit": 5}
+            )
+            ids = st.one_of(hostile_text, st.sampled_from([row["id"] for row in real]))
             f.run("POST /api/v1/incidents/{id}/verdicts", st.tuples(ids, body_of(verdict), auth),
                   lambda e: ("POST", f"/api/v1/incidents/{quoted(e[0])}"
                              "/verdicts", e[1], json_type | e[2]))  # fmt: skip
