@@ -66,24 +66,20 @@ def backoff_ms(claimed: Claim) -> int:
 
 
 def task_failed(graph: TenantGraph, kind: str, incident_id: str | None, reason: str) -> None:
-    """Report a task that failed for good on its incident (`cypher/task_failed.cypher`): a
-    failed investigation still pages (issue #10 item 5): when the incident has no finding,
-    it gets an inconclusive one, "Diagnosis failed: <reason>", and the `respond` task is
-    enqueued. Never raises for a database that cannot answer (logged; the task's own
-    `last_error` keeps the reason)."""
-    if not incident_id:
+    """After a task failed for good: its `last_error` (shown with the incident's tasks in the
+    API and `blast-radius incident`) already says why. A failed investigation must still page
+    (issue #10 item 5): when the incident has no finding it gets an inconclusive one,
+    "Diagnosis failed: <reason>", and the `respond` task is enqueued
+    (`cypher/task_failed.cypher`). Never raises for a database that cannot answer (logged)."""
+    if not incident_id or kind not in DIAGNOSIS_KINDS:
         return
     try:
         graph.one(
             "task_failed",
-            {
-                "incident_id": incident_id,
-                "diagnosis": kind in DIAGNOSIS_KINDS,
-                "summary": f"Diagnosis failed: {reason[:300]}",
-            },
+            {"incident_id": incident_id, "summary": f"Diagnosis failed: {reason[:300]}"},
         )
     except GraphUnavailable as exc:
-        log.error("incident %s: could not record the failed %s task: %s", incident_id, kind, exc)
+        log.error("incident %s: could not page for the failed %s task: %s", incident_id, kind, exc)
 
 
 class Agent(Protocol):
@@ -168,7 +164,7 @@ class Worker:
         outside system's `Retry-After`, else `backoff_ms`); one whose `retryable` is false
         (a 401, `channel_not_found`, an id FalkorDB cannot take) fails the task at once; any
         other exception is a bug: logged with its traceback, and the task fails at once.
-        A failed task is reported on its incident (`task_failed`). Raises `ShuttingDown`
+        A failed investigation still pages (`task_failed`). Raises `ShuttingDown`
         after releasing the task (uncharged) when the shutdown grace ran out."""
         claimed = task.claim
         try:
@@ -210,7 +206,7 @@ class Worker:
         fail: bool = False,
     ) -> None:
         """Release the task (`fail`: as failed now, whatever attempts are left); when it ends
-        failed, report it on the incident."""
+        failed, count it and see to its incident (`task_failed`)."""
         with contextlib.suppress(GraphUnavailable):  # else the lease expires: claimable again
             limit = 0 if fail else self.max_attempts
             if task.release(reason, limit, delay_ms, charge) == "failed":

@@ -95,6 +95,15 @@ class Settings(BaseSettings):
     #: A request's body must arrive within this many seconds after its headers (408 after).
     body_timeout_s: float = Field(60.0, alias="BLAST_BODY_TIMEOUT_S", gt=0)
 
+    @field_validator("falkordb_url")
+    @classmethod
+    def _redis_url(cls, value: SecretStr | None) -> SecretStr | None:
+        """A URL the redis client takes (its value is never echoed: it may hold a password)."""
+        schemes = ("redis://", "rediss://", "unix://", "falkor://")
+        if value is not None and not value.get_secret_value().startswith(schemes):
+            raise ValueError(f"FALKORDB_URL must start with {', '.join(schemes)}")
+        return value
+
     @field_validator("webhook_tokens", mode="before")
     @classmethod
     def _parse_tokens(cls, value: object) -> object:

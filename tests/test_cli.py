@@ -160,3 +160,12 @@ def test_serve_sums_its_workers_metrics_and_stops_at_info(
     assert any("INFO agents.responder: paged" in line for line in lines), lines
     assert not [line for line in lines if " WARNING " in line or " ERROR " in line], lines
     assert serve.returncode == 0
+
+
+def test_a_falkordb_url_that_is_no_url_is_a_configuration_error(tmp_path: Path) -> None:
+    done = cli("incidents", FALKORDB_URL="localhost:6379", BLAST_DATA_DIR=str(tmp_path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        "configuration error: FALKORDB_URL: Value error, FALKORDB_URL must start with "
+        "redis://, rediss://, unix://, falkor://"
+    )
