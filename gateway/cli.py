@@ -213,7 +213,9 @@ def serve(
     "verdicts (serve starts these for you)."
 )
 def worker(
-    role: Annotated[str, typer.Option(help="investigator | responder | learner | any")] = "any",
+    role: Annotated[
+        str, typer.Option(help="What to work on: investigator, responder, learner or any.")
+    ] = "any",
     burst: Annotated[bool, typer.Option(help="Exit when no task is claimable.")] = False,
     data_dir: DataDir = None,
     verbose: Annotated[
