@@ -92,6 +92,12 @@ def load_settings(env_file: Path | None = None, **overrides: object) -> Settings
 
     `env_file`: read this file instead of `./.env` (e.g. the systemd unit's env file).
     """
+    if env_file is not None:
+        try:  # pydantic-settings silently skips an env file it cannot read: say so instead
+            env_file.read_bytes()
+        except OSError as exc:
+            typer.echo(f"configuration error: env file {env_file}: {exc.strerror}", err=True)
+            raise typer.Exit(2) from None
     try:
         settings = Settings(_env_file=env_file) if env_file else Settings()  # type: ignore[call-arg]
         changed = {k: v for k, v in overrides.items() if v is not None}

@@ -169,3 +169,11 @@ def test_a_falkordb_url_that_is_no_url_is_a_configuration_error(tmp_path: Path) 
         "configuration error: FALKORDB_URL: Value error, FALKORDB_URL must start with "
         "redis://, rediss://, unix://, falkor://"
     )
+
+
+def test_an_env_file_that_cannot_be_read_is_a_configuration_error(tmp_path: Path) -> None:
+    for path, why in ((tmp_path / "missing.env", "No such file or directory"),
+                      (tmp_path, "Is a directory")):  # fmt: skip
+        done = cli("doctor", "--env-file", str(path))
+        assert done.returncode == 2
+        assert done.stderr.strip() == f"configuration error: env file {path}: {why}"
