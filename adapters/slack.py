@@ -214,8 +214,9 @@ class SlackNotifier:
             text = f"{who} {message.text}" if who else message.text
             blocks = page_blocks(message, who)
         else:  # a follow-up: into the page's thread (in the channel when there is no page)
-            text = message.text
-            blocks = [SectionBlock(text=_mrkdwn(_cut(message.text, SECTION_LIMIT)))]
+            who = self._mention_for(message) if message.person else None  # e.g. a team told
+            text = f"{who} {message.text}" if who else message.text
+            blocks = [SectionBlock(text=_mrkdwn(_cut(text, SECTION_LIMIT)))]
             if message.buttons:  # e.g. Approve / Discard a preference read back
                 blocks.append(ActionsBlock(block_id="followup", elements=[
                     ButtonElement(text=b.text, action_id=b.action_id, value=b.value, style=b.style)
@@ -311,6 +312,13 @@ class SlackNotifier:
                 retryable=False,
             )
         return channel
+
+    def channel_id(self, channel: str) -> str:
+        """The id of a channel given by id or `#name` (`conversations.list` for a name).
+
+        Raises `AdapterError` (not retryable) when no such channel is visible to the bot.
+        """
+        return self._channel_id(channel)
 
     def _channel_id(self, channel: str) -> str:
         """The id of a channel given by id or by name (`#name`), via `conversations.list`."""

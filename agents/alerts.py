@@ -9,6 +9,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+#: Alert names Grafana gives a rule in NoData / Error state (the rule's name moves to `rulename`).
+GRAFANA_STATE_ALERTS = frozenset({"DatasourceNoData", "DatasourceError"})
+
 
 class NormalizedAlert(BaseModel):
     """One alert episode as triage sees it, whatever the sender.
@@ -36,5 +39,13 @@ class NormalizedAlert(BaseModel):
     values_json: str
 
     def title(self) -> str:
-        """alertname, else the summary annotation, else the fingerprint."""
+        """alertname, else the summary annotation, else the fingerprint.
+
+        Grafana's no-data and error alerts (`DatasourceNoData`, `DatasourceError`) carry the
+        rule that went silent in label `rulename` (Grafana moves the rule's name there): they
+        are titled `<rulename> (DatasourceNoData)`, so the page says which rule it was.
+        """
+        rule = self.labels.get("rulename", "").strip()
+        if self.alertname in GRAFANA_STATE_ALERTS and rule:
+            return f"{rule} ({self.alertname})"
         return self.alertname or self.annotations.get("summary", "") or self.fingerprint

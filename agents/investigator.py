@@ -31,6 +31,7 @@ from adapters.prometheus import Prometheus
 from agents.checks import CHANGE_LOOKBACK_MS, Evidence, evaluate
 from agents.coordination import TaskRun
 from agents.recall import recall
+from agents.split import split_unexplained
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +212,7 @@ class Investigator:
                 {"decision_id": f"decision:{task.claim.task_id}", "planner": planner, "used": used},
             )
         paths = self._paths(task, decision, candidates)
-        task.fenced(
+        written = task.fenced(
             "write_finding",
             {
                 "finding_id": f"finding:{incident_id}",
@@ -231,6 +232,8 @@ class Investigator:
             },
         )
         log.info("incident %s: %s", incident_id, decision.summary)
+        if written["fresh"]:
+            split_unexplained(task, decision.root_cause, self.walk_hops)
         initial = task.claim.kind == "investigate"
         task.complete(
             "conclusive" if decision.root_cause else "inconclusive",

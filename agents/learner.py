@@ -7,6 +7,8 @@ A `learn` task (`learn:<verdict id>`) is enqueued with every Verdict recorded fr
    (a check failed; nothing changes) — see `cypher/apply_verdict.cypher` for the formula.
 2. A confirmed diagnosis that no playbook steered becomes a Playbook pinned to the root cause:
    its failure kind (`agents.failure_kinds`), the checks that held on this incident, a title.
+   A correction does the same for the cause the engineer named: a rejection naming the actual
+   cause, or a confirmation of an inconclusive finding naming it (`lesson_of`).
    If an active playbook of that kind on that component was recalled but not applicable, the
    new one is its next version and SUPERSEDES it.
 """
@@ -33,6 +35,25 @@ def proposed_checks(kind: str | None, alertnames: list[str]) -> list[dict[str, A
         else {"type": "alert_firing", "alertname": alertnames[0], "scope": "candidate"}
     )
     return [{"type": "no_recent_change", "scope": "alerting"}, symptom]
+
+
+def lesson_of(verdict: dict[str, Any], steered: bool) -> str | None:
+    """The component a verdict teaches a playbook for (a row of `verdict_get.cypher`), or None.
+
+    - confirmed, with a root cause no playbook steered to: that root cause;
+    - confirmed, on an inconclusive finding, naming the cause: the cause named;
+    - rejected, naming the actual cause (button plus reply, thread reply, or API): the actual
+      cause, so the correction teaches (issue #10); the misleading playbook is counted misled
+      by `apply_verdict` either way.
+    """
+    cause, actual = verdict["root_cause"], verdict["actual_cause"]
+    if verdict["verdict"] == "confirmed":
+        if cause:
+            return None if steered else str(cause)
+        return str(actual) if actual else None
+    if verdict["verdict"] == "rejected" and actual and actual != cause:
+        return str(actual)
+    return None
 
 
 class Learner:
@@ -68,9 +89,9 @@ class Learner:
             log.info("playbook %s: %s, trust %.2f (%s)", outcome["playbook"], outcome["verdict"],
                      outcome["trust"], outcome["status"])  # fmt: skip
         steered = any(row["steered"] for row in used)
-        cause = verdict["root_cause"]
-        if verdict["verdict"] == "confirmed" and cause and not steered:
-            self._learn(task, verdict, cause, used)
+        lesson = lesson_of(verdict, steered)
+        if lesson:
+            self._learn(task, verdict, lesson, used)
         task.complete(f"learned from {verdict['verdict']}")
 
     def _learn(

@@ -29,12 +29,21 @@ def fmt_ms(ms: int | None) -> str:
 
 
 def paged_line(who: dict[str, Any] | None) -> str:
-    """Who is paged and why, e.g. `Ada (on call for storefront, owner of ad)`."""
-    if not who:
-        return "nobody: no team owns these components"
-    if not who.get("person"):
-        return f"{who['team']} (owner of {who['component']}): nobody is on call now"
-    return f"{who['person']} (on call for {who['team']}, owner of {who['component']})"
+    """Who is paged and why (a route of `agents.routing.route`), e.g. `Ada (on call for
+    storefront, owner of ad)`, or `Hal (on call for platform, the default team: no team owns
+    node-1)`. Never just "nobody": with no one on call anywhere it says loudly which fallback
+    (channel, escalation) it used and why."""
+    if not who:  # a page built before routing ran (or by an older worker): say what is missing
+        return "NO ONE ON CALL: no route was found; fallback: the default channel"
+    if who.get("route", "owner") == "owner" and who.get("person"):
+        return f"{who['person']} (on call for {who['team']}, owner of {who['component']})"
+    reason = who.get("reason") or "no owner"
+    if who.get("person"):
+        return f"{who['person']} (on call for {who['team']}, the default team: {reason})"
+    where = [f"channel {who['channel']}" if who.get("channel") else "the default channel"]
+    if who.get("escalation"):
+        where.append(f"escalation {who['escalation']}")
+    return f"NO ONE ON CALL ({reason}); fallback: {', '.join(where)}"
 
 
 def verbatim(raw: dict[str, Any]) -> str:
@@ -67,11 +76,13 @@ def since(incident: dict[str, Any]) -> int:
 
 
 def alert_line(alert: dict[str, Any]) -> str:
-    """One alert in short, raw: `title on component (status, since time): summary`."""
+    """One alert in short, raw: `title on component (status, since time; joined via a → b):
+    summary`; `joined via` names the dependency path that joined it to the incident."""
     summary = json.loads(alert["annotations_json"]).get("summary", "")
+    via = f"; joined via {alert['via']}" if alert.get("via") else ""
     line = (
         f"{alert['title']} on {alert['component'] or 'unknown'}"
-        f" ({alert['status']}, since {fmt_ms(alert['starts_at_ms'])})"
+        f" ({alert['status']}, since {fmt_ms(alert['starts_at_ms'])}{via})"
     )
     return f"{line}: {summary}" if summary else line
 
@@ -460,6 +471,46 @@ def diagnosis_update(
         f"{escape_mrkdwn(incident.get('summary') or '')}"
     )
     return followup(intent_id, incident, text, reply_to, root_cause=incident["root_cause"])
+
+
+def _person(row: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a follow-up that name a person (so Slack mentions them, and the outbox
+    record names them), from a route or a row of `response_context.cypher`."""
+    return {"person": row.get("person"), "email": row.get("email"),
+            "slack_user_id": row.get("slack_user_id"), "channel": row.get("channel")}  # fmt: skip
+
+
+def team_told(
+    intent_id: str,
+    incident: dict[str, Any],
+    team: dict[str, Any],
+    who: dict[str, Any],
+    reply_to: str | None,
+) -> OutboundMessage:
+    """Tell the on-call of another alerting team (a row of `agents.routing.told`) about the
+    incident in its thread: their components alert, what the cause is and who was paged."""
+    cause = incident.get("root_cause") or "inconclusive"
+    person = team.get("person") or f"nobody on call for {team['team']}"
+    text = (
+        f"{escape_mrkdwn(person)} ({escape_mrkdwn(team['team'])}): your components "
+        f"{escape_mrkdwn(', '.join(team['components']))} alert in this incident. Root cause: "
+        f"*{escape_mrkdwn(cause)}*; paged: {escape_mrkdwn(paged_line(who))}."
+    )
+    return followup(intent_id, incident, text, reply_to, **_person(team))
+
+
+def new_cause_page(
+    intent_id: str, incident: dict[str, Any], who: dict[str, Any], reply_to: str | None
+) -> OutboundMessage:
+    """Page the on-call of the new root cause's route in the thread, after a re-investigation
+    changed the cause (the first page named someone else)."""
+    text = (
+        f"Paging for the new root cause *{escape_mrkdwn(incident['root_cause'])}*: "
+        f"{escape_mrkdwn(paged_line(who))}."
+    )
+    return followup(
+        intent_id, incident, text, reply_to, root_cause=incident["root_cause"], **_person(who)
+    )
 
 
 def readback(

@@ -16,6 +16,9 @@ Series (all counters end in `_total`; durations are seconds, Prometheus' base un
   was already delivered (recorded in the graph, or found by the adapter after a crash).
 - `blast_step_duration_seconds{tool}`: one agent step, its run plus its checkpoint.
 - `blast_planner_calls_total{planner}`: root-cause decisions (`rules`: the rule-based one).
+- `blast_oncall_uncovered{tenant, team, window}`: 1 when the team has nobody on call now
+  (`window="now"`) or a gap within the next 14 days (`window="14d"`), else 0; set by `serve`
+  after each on-call refresh (`BLAST_ONCALL_REFRESH_S`).
 
 Separate processes: workers of `blast-radius-worker@` units are other processes than the
 gateway. With `PROMETHEUS_MULTIPROC_DIR` set, prometheus-client's multiprocess mode keeps each
@@ -30,7 +33,14 @@ import os
 import shutil
 from pathlib import Path
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, values
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    values,
+)
 from prometheus_client.multiprocess import MultiProcessCollector
 
 #: Webhook and step latency buckets (s): a triage query is ~1 ms, a slow Slack call ~seconds.
@@ -111,6 +121,11 @@ class Metrics:
         self.planner_calls = Counter(
             "blast_planner_calls", "Root-cause decisions made, by planner.", ["planner"],
             registry=r,
+        )  # fmt: skip
+        self.oncall_uncovered = Gauge(
+            "blast_oncall_uncovered",
+            "1 when a team has nobody on call (window=now) or a gap within 14 days (window=14d).",
+            ["tenant", "team", "window"], registry=r, multiprocess_mode="mostrecent",
         )  # fmt: skip
 
     def exposition(self) -> bytes:

@@ -24,7 +24,7 @@ import logging
 from typing import Any
 
 from adapters.notify import AdapterError, Notifier, OutboundMessage
-from agents import messages, preferences
+from agents import messages, preferences, routing
 from agents.checks import CHANGE_LOOKBACK_MS
 from agents.coordination import TaskRun
 from agents.failure_kinds import dominant
@@ -52,15 +52,24 @@ def said(message: OutboundMessage, via: str, ref: str) -> None:
 
 
 class Responder:
-    """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s)."""
+    """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s).
+
+    `records`: where a copy of each "team told" follow-up goes when `messenger` keeps no record
+    of its own (Slack alone: the outbox), so the people told can be listed afterwards.
+    """
 
     kinds = ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback")
 
     def __init__(
-        self, messenger: Notifier, tickets: Notifier, fallback: Notifier | None = None
+        self,
+        messenger: Notifier,
+        tickets: Notifier,
+        records: Notifier | None = None,
+        fallback: Notifier | None = None,
     ) -> None:
         self.messenger = messenger
         self.tickets = tickets
+        self.records = records
         #: Where a page or ticket goes when its own adapter cannot take it (the outbox).
         self.fallback = fallback
 
@@ -72,6 +81,9 @@ class Responder:
         incident = graph.one("incident_get", {"incident_id": incident_id})
         if incident is None:
             task.complete("incident missing")
+            return
+        if incident["status"] == "merged":  # its alerts moved to another incident (triage)
+            task.complete(f"merged into {incident['merged_into']}")
             return
         alerts = graph.rows("incident_alerts", {"incident_id": incident_id})
         if task.claim.kind == "respond":
@@ -116,6 +128,7 @@ class Responder:
                 intent(incident["id"], "initial-notification"), incident, alerts, who, changes
             )
             self._deliver(task, self.messenger, page)
+        self._tell_teams(task, incident, alerts, who)
         issue = messages.ticket(
             intent(incident["id"], "ticket"), incident, alerts, who, note,
             **self._ticket_context(task, incident, components),
@@ -189,8 +202,66 @@ class Responder:
                 incident["notified_root_cause"], root,
             )  # fmt: skip
             task.act(self.messenger, update)
+            if incident["root_cause"]:
+                self._page_new_cause(task, incident, alerts, root)
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
         task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])
+
+    def _page_new_cause(
+        self,
+        task: TaskRun,
+        incident: dict[str, Any],
+        alerts: list[dict[str, Any]],
+        root: str | None,
+    ) -> None:
+        """After the cause changed: page the on-call of the new cause's route in the thread
+        (intent `…:repage:<task id>`) unless it is the person paged already, then tell the other
+        alerting teams (`_tell_teams`). The page, restated next, names the new person
+        (`incident_paged.cypher` takes the latest route)."""
+        cause = incident["root_cause"]
+        paged = task.step(
+            "paged_before", {"incident_id": incident["id"]},
+            lambda: task.graph.one("incident_paged", {"incident_id": incident["id"]}),
+        )  # fmt: skip
+        before = json.loads(paged["result"]) if paged else None
+        who = task.step(
+            "route_new_cause", {"cause": cause}, lambda: routing.route(task.graph, [cause])
+        )
+        if not before or (before.get("person"), before.get("team")) != (
+            who.get("person"),
+            who.get("team"),
+        ):
+            message = messages.new_cause_page(
+                intent(incident["id"], f"repage:{task.claim.task_id}"), incident, who, root
+            )
+            task.act(self.messenger, message)
+        self._tell_teams(task, incident, alerts, who)
+
+    def _tell_teams(
+        self,
+        task: TaskRun,
+        incident: dict[str, Any],
+        alerts: list[dict[str, Any]],
+        who: dict[str, Any],
+    ) -> None:
+        """Tell the on-call of every other team whose components alert, in the page's thread
+        with a mention (intent `…:told:<team>`, once per team and incident)."""
+        alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+        skip = {who.get("team"), who.get("owner_team")} - {None}
+        teams = task.step(
+            "alerting_teams", {"alerting": alerting, "skip": sorted(skip)},
+            lambda: [t for t in routing.told(task.graph, alerting, None)
+                     if t["team"] not in skip],
+        )  # fmt: skip
+        root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
+        for team in teams:
+            message = messages.team_told(
+                intent(incident["id"], f"told:{team['team']}"), incident, team, who, root
+            )
+            task.act(self.messenger, message)
+            if self.records is not None:
+                copy = message.model_copy(update={"intent_id": f"{message.intent_id}:record"})
+                task.act(self.records, copy)
 
     def _ticket_context(
         self, task: TaskRun, incident: dict[str, Any], components: list[str]
@@ -211,20 +282,9 @@ class Responder:
         rows = task.graph.rows("incident_actions", {"incident_id": incident_id})
         return {row["intent_id"]: row["external_ref"] for row in rows}
 
-    def _who(self, task: TaskRun, components: list[str]) -> dict[str, Any] | None:
-        """Owner and on-call person now of the first component (in priority order) that has one."""
-        if not components:
-            return None
-        rows = task.graph.rows("response_context", {"components": components})
-        for name in components:
-            for row in rows:
-                if row["component"] == name and row["person"]:
-                    return row
-        for name in components:
-            for row in rows:
-                if row["component"] == name:
-                    return row
-        return None
+    def _who(self, task: TaskRun, components: list[str]) -> dict[str, Any]:
+        """The incident's route (`agents.routing.route`): never nobody."""
+        return routing.route(task.graph, components)
 
     def _cleared(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]

@@ -13,7 +13,9 @@ these rules, on its plain text (Slack markup removed), lower-cased:
 A rejection that names a component the graph knows (by name or alias; two words also match a
 hyphenated name: "product catalog" -> `product-catalog`) records the first one named that is
 not the rejected root cause as the actual cause. A confirmation records the confirmed root
-cause as the actual cause.
+cause as the actual cause (of an inconclusive finding: the component it names). A reply that
+only names a component, after a "Wrong cause" click that named none, completes that rejection
+(`awaits_cause`).
 
 The record (the learner reads exactly this): `(:Incident)-[:HAS_VERDICT]->(:Verdict {id,
 incident_id, verdict, actual_cause, by, by_name, at, text, source, event_id})` plus a `learn`
@@ -44,8 +46,9 @@ WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
 
 
 class Verdict(BaseModel):
-    """One verdict as stored: `at` ms UTC; `by` a Slack user id; `source` button | reply;
-    `event_id` Slack's event id (reply) or `<user>:<action_id>:<action_ts>` (button)."""
+    """One verdict as stored: `at` ms UTC; `by` a Slack user id; `source` button | reply | api |
+    web (the web page's buttons); `event_id` Slack's event id (reply) or
+    `<user>:<action_id>:<action_ts>` (button), the idempotency key otherwise."""
 
     id: str
     incident_id: str
@@ -55,7 +58,7 @@ class Verdict(BaseModel):
     by_name: str | None
     at: int
     text: str
-    source: Literal["button", "reply", "api"]
+    source: Literal["button", "reply", "api", "web"]
     event_id: str
 
 
@@ -109,6 +112,13 @@ def actual_cause(graph: TenantGraph, plain: str, rejected: str | None) -> str | 
         if name and name != rejected:
             return name
     return None
+
+
+def awaits_cause(graph: TenantGraph, incident_id: str) -> bool:
+    """True when the incident's latest verdict is a rejection that named no actual cause (a
+    "Wrong cause" click): a reply naming a component then completes it."""
+    rows = graph.rows("incident_verdicts", {"incident_id": incident_id})
+    return bool(rows) and rows[-1]["verdict"] == "rejected" and not rows[-1]["actual_cause"]
 
 
 def record(graph: TenantGraph, verdict: Verdict) -> dict[str, Any]:

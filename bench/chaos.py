@@ -54,7 +54,7 @@ from adapters.falkordb import GraphStore, GraphUnavailable, free_port, graph_nam
 from adapters.outbox import Outbox
 from gateway.demo import rfc3339
 from gateway.payloads import label_fingerprint
-from gateway.topology import demo_world_path, import_world, load_world
+from gateway.world import demo_world_path, import_world, load_world
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Alert start times of consecutive incidents are this far apart (> the correlation window).

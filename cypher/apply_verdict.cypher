@@ -1,12 +1,18 @@
 // Move a playbook's trust on a verdict (fenced; idempotent per verdict id). Only a playbook
 // that steered the diagnosis is helped (confirmed) or misled (rejected); one whose check failed
 // was not applicable and nothing changes. trust = (helped + 1) / (helped + misled + 2); a
-// playbook that misled twice with trust under 0.5 retires. WITH between the SETs: a second SET
+// playbook that misled twice with trust under 0.5 retires. A decision moves a playbook's
+// trust once per outcome. WITH between the SETs: a second SET
 // clause would read the values from before the first (FalkorDB 4.16).
 MATCH (t:Task {id: $task_id})
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
 MATCH (d:Decision {id: $decision_id})-[u:USED]->(pb:Playbook {id: $playbook})
-WITH pb, u, coalesce(u.verdict_id, '') <> $verdict_id AS fresh, u.steered AS steered
+WITH pb, u, u.steered AS steered,
+     CASE WHEN NOT u.steered THEN 'not_applicable' WHEN $verdict = 'confirmed' THEN 'helped'
+          ELSE 'misled' END AS outcome
+// once per decision and outcome: a reply naming the cause after a "Wrong cause" click is a
+// second rejection of the same decision, not a second time misled
+WITH pb, u, steered, coalesce(u.verdict_id, '') <> $verdict_id AND coalesce(u.verdict, '') <> outcome AS fresh
 SET u.verdict = CASE WHEN NOT fresh THEN u.verdict WHEN NOT steered THEN 'not_applicable'
                      WHEN $verdict = 'confirmed' THEN 'helped' ELSE 'misled' END,
     u.verdict_id = $verdict_id,

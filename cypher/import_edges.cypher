@@ -1,14 +1,52 @@
-// Create or update typed dependency edges, caller -> callee (dependent -> dependency).
+// Create or update typed dependency edges, caller -> callee (dependent -> dependency), with
+// provenance: `sources` (every source reporting it), `last_seen` (ms), `rate` (calls/s, when
+// discovered). Seeing an edge again un-retires it. Attributes a world file declared win over
+// other sources' (the explicit world file wins).
 UNWIND $edges AS e
 MATCH (a:Component {name: e.from}), (b:Component {name: e.to})
 FOREACH (_ IN CASE WHEN e.type = 'CALLS' THEN [1] ELSE [] END |
-  MERGE (a)-[r:CALLS]->(b) SET r.protocol = e.protocol, r.purpose = e.purpose, r.propagation = e.propagation)
+  MERGE (a)-[r:CALLS]->(b)
+  SET r.protocol = CASE WHEN r.declared AND NOT e.declared THEN r.protocol ELSE coalesce(e.protocol, r.protocol) END,
+      r.purpose = CASE WHEN r.declared AND NOT e.declared THEN r.purpose ELSE e.purpose END,
+      r.propagation = CASE WHEN r.declared AND NOT e.declared THEN r.propagation ELSE coalesce(e.propagation, r.propagation) END,
+      r.rate = coalesce(e.rate, r.rate),
+      r.sources = CASE WHEN e.origin IN coalesce(r.sources, []) THEN r.sources ELSE coalesce(r.sources, []) + [e.origin] END,
+      r.declared = coalesce(r.declared, false) OR e.declared,
+      r.last_seen = $now, r.retired_at = null)
 FOREACH (_ IN CASE WHEN e.type = 'READS_WRITES' THEN [1] ELSE [] END |
-  MERGE (a)-[r:READS_WRITES]->(b) SET r.protocol = e.protocol, r.purpose = e.purpose, r.propagation = e.propagation)
+  MERGE (a)-[r:READS_WRITES]->(b)
+  SET r.protocol = CASE WHEN r.declared AND NOT e.declared THEN r.protocol ELSE coalesce(e.protocol, r.protocol) END,
+      r.purpose = CASE WHEN r.declared AND NOT e.declared THEN r.purpose ELSE e.purpose END,
+      r.propagation = CASE WHEN r.declared AND NOT e.declared THEN r.propagation ELSE coalesce(e.propagation, r.propagation) END,
+      r.rate = coalesce(e.rate, r.rate),
+      r.sources = CASE WHEN e.origin IN coalesce(r.sources, []) THEN r.sources ELSE coalesce(r.sources, []) + [e.origin] END,
+      r.declared = coalesce(r.declared, false) OR e.declared,
+      r.last_seen = $now, r.retired_at = null)
 FOREACH (_ IN CASE WHEN e.type = 'PUBLISHES' THEN [1] ELSE [] END |
-  MERGE (a)-[r:PUBLISHES]->(b) SET r.protocol = e.protocol, r.purpose = e.purpose, r.propagation = e.propagation)
+  MERGE (a)-[r:PUBLISHES]->(b)
+  SET r.protocol = CASE WHEN r.declared AND NOT e.declared THEN r.protocol ELSE coalesce(e.protocol, r.protocol) END,
+      r.purpose = CASE WHEN r.declared AND NOT e.declared THEN r.purpose ELSE e.purpose END,
+      r.propagation = CASE WHEN r.declared AND NOT e.declared THEN r.propagation ELSE coalesce(e.propagation, r.propagation) END,
+      r.rate = coalesce(e.rate, r.rate),
+      r.sources = CASE WHEN e.origin IN coalesce(r.sources, []) THEN r.sources ELSE coalesce(r.sources, []) + [e.origin] END,
+      r.declared = coalesce(r.declared, false) OR e.declared,
+      r.last_seen = $now, r.retired_at = null)
 FOREACH (_ IN CASE WHEN e.type = 'CONSUMES' THEN [1] ELSE [] END |
-  MERGE (a)-[r:CONSUMES]->(b) SET r.protocol = e.protocol, r.purpose = e.purpose, r.propagation = e.propagation)
+  MERGE (a)-[r:CONSUMES]->(b)
+  SET r.protocol = CASE WHEN r.declared AND NOT e.declared THEN r.protocol ELSE coalesce(e.protocol, r.protocol) END,
+      r.purpose = CASE WHEN r.declared AND NOT e.declared THEN r.purpose ELSE e.purpose END,
+      r.propagation = CASE WHEN r.declared AND NOT e.declared THEN r.propagation ELSE coalesce(e.propagation, r.propagation) END,
+      r.rate = coalesce(e.rate, r.rate),
+      r.sources = CASE WHEN e.origin IN coalesce(r.sources, []) THEN r.sources ELSE coalesce(r.sources, []) + [e.origin] END,
+      r.declared = coalesce(r.declared, false) OR e.declared,
+      r.last_seen = $now, r.retired_at = null)
 FOREACH (_ IN CASE WHEN e.type = 'HOSTED_ON' THEN [1] ELSE [] END |
-  MERGE (a)-[r:HOSTED_ON]->(b) SET r.protocol = e.protocol, r.purpose = e.purpose, r.propagation = e.propagation)
+  MERGE (a)-[r:HOSTED_ON]->(b)
+  SET r.protocol = CASE WHEN r.declared AND NOT e.declared THEN r.protocol ELSE coalesce(e.protocol, r.protocol) END,
+      r.purpose = CASE WHEN r.declared AND NOT e.declared THEN r.purpose ELSE e.purpose END,
+      r.propagation = CASE WHEN r.declared AND NOT e.declared THEN r.propagation ELSE coalesce(e.propagation, r.propagation) END,
+      r.rate = coalesce(e.rate, r.rate),
+      r.sources = CASE WHEN e.origin IN coalesce(r.sources, []) THEN r.sources ELSE coalesce(r.sources, []) + [e.origin] END,
+      r.declared = coalesce(r.declared, false) OR e.declared,
+      r.last_seen = $now, r.retired_at = null)
 RETURN count(e) AS edges

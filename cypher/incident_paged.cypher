@@ -1,5 +1,8 @@
-// Who the page of an incident went to: the stored result (JSON) of the respond task's
-// `response_context` step, so later edits of the page name the person paged then.
-MATCH (s:Step {task_id: 'respond:' + $incident_id, tool: 'response_context'})
+// Who the page of an incident names now: the stored result (JSON) of the respond task's
+// `response_context` step, or of a later `route_new_cause` step (a re-investigation changed the
+// cause and its on-call was paged in the thread), the latest; later edits of the page name them.
+MATCH (:Incident {id: $incident_id})<-[:FOR]-(t:Task) WHERE t.kind IN ['respond', 'notify_update']
+MATCH (s:Step {task_id: t.id})
+WHERE s.tool IN ['response_context', 'route_new_cause']
 RETURN s.result AS result, s.at AS at
 ORDER BY at DESC LIMIT 1

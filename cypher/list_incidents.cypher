@@ -1,6 +1,7 @@
-// The newest incidents first, with counts of alerts and of firing alerts.
+// The newest incidents first, with counts of alerts and of firing alerts. Incidents merged into
+// another (status 'merged') are listed only when asked for by status.
 MATCH (i:Incident)
-WHERE $status IS NULL OR i.status = $status
+WHERE ($status IS NULL AND i.status <> 'merged') OR i.status = $status
 WITH i ORDER BY i.opened_at DESC, i.id LIMIT $limit
 OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,

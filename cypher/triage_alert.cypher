@@ -5,7 +5,11 @@
 // Per-alert cost stays flat in an alert storm: the new alert's edge is created (not merged: it
 // has no incident yet), and the incident keeps a count of its firing alerts (`firing`: +1 when
 // a firing alert joins, -1 when one resolves) instead of counting them on every delivery.
-// $near: components within the correlation reach of this alert's component (empty if unmatched).
+// $near: components linked to this alert's component by a dependency path within the
+// correlation reach, either way (empty if unmatched), shortest first; $near_hops / $near_paths:
+// each one's distance and path text; $down: those of them it depends on (a cause among them
+// explains this alert). An alert joins an open incident only when one of the incident's
+// components is in $near; the path (or the shared groupKey) is kept on the edge as `via`.
 OPTIONAL MATCH (old:Alert {key: $key})
 WITH old.status AS prev
 MERGE (a:Alert {key: $key})
@@ -28,13 +32,22 @@ OPTIONAL MATCH (a)<-[:HAS_ALERT]-(cur:Incident)
 OPTIONAL MATCH (cand:Incident {status: 'open'})
   WHERE cur IS NULL
     AND cand.opened_at >= $starts_at_ms - $window_ms AND cand.opened_at <= $starts_at_ms + $window_ms
-    AND ((size($near) > 0 AND any(x IN cand.reach WHERE x IN $near))
+    AND ((size($near) > 0 AND any(x IN cand.components WHERE x IN $near))
       OR (size($near) = 0 AND $group_key <> '' AND $group_key IN cand.group_keys))
-WITH a, prev, resolving, cur, cand ORDER BY cand.opened_at LIMIT 1
+WITH a, prev, resolving, cur, cand,
+     CASE WHEN cand IS NULL OR size($near) = 0 THEN [] ELSE
+       [n IN range(0, size($near) - 1) WHERE $near[n] IN cand.components] END AS hits
+WITH a, prev, resolving, cur, cand,
+     CASE WHEN cand IS NULL THEN ''
+          WHEN size(hits) = 0 THEN 'same Alertmanager group ' + $group_key
+          ELSE $near_paths[hits[0]] END AS via,
+     CASE WHEN cand IS NOT NULL AND cand.root_cause IN $down THEN 0 ELSE 1 END AS unexplained,
+     CASE WHEN size(hits) = 0 THEN 0 ELSE $near_hops[hits[0]] END AS distance
+WITH a, prev, resolving, cur, cand, via ORDER BY unexplained, distance, cand.opened_at LIMIT 1
 FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NULL THEN [1] ELSE [] END |
   CREATE (i:Incident {id: $new_incident_id, status: 'open', severity: $severity,
     severity_rank: $severity_rank, title: $title, opened_at: $starts_at_ms, received_at: timestamp(),
-    reach: $near, group_keys: [$group_key], firing: CASE WHEN $status = 'firing' THEN 1 ELSE 0 END,
+    group_keys: [$group_key], firing: CASE WHEN $status = 'firing' THEN 1 ELSE 0 END,
     components: CASE WHEN $component IS NULL THEN [] ELSE [$component] END})-[:HAS_ALERT]->(a)
   CREATE (:Task {id: $new_task_id, kind: 'investigate', status: 'open', owner: '', attempt_id: '',
     epoch: 0, attempts: 0, lease_until: 0, created_at: timestamp(), incident_id: $new_incident_id})-[:FOR]->(i))
@@ -46,9 +59,8 @@ FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL AND $component IS NOT N
       r.incident_id = cand.id
   MERGE (r)-[:FOR]->(cand))
 FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL THEN [1] ELSE [] END |
-  CREATE (cand)-[:HAS_ALERT]->(a)
-  SET cand.reach = cand.reach + [x IN $near WHERE NOT x IN cand.reach],
-      cand.firing = coalesce(cand.firing, 0) + CASE WHEN $status = 'firing' THEN 1 ELSE 0 END,
+  CREATE (cand)-[:HAS_ALERT {via: via}]->(a)
+  SET cand.firing = coalesce(cand.firing, 0) + CASE WHEN $status = 'firing' THEN 1 ELSE 0 END,
       cand.components = CASE WHEN $component IS NULL OR $component IN cand.components
                              THEN cand.components ELSE cand.components + [$component] END,
       cand.group_keys = CASE WHEN $group_key IN cand.group_keys THEN cand.group_keys

@@ -10,7 +10,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adapters.falkordb import GraphStore, GraphUnavailable, UnsafeKey
 from agents.metrics import Metrics
-from gateway import __version__, changes, playbooks, slack_routes, status, webhook
+from gateway import __version__, changes, incident_views, playbooks, slack_routes, status, webhook
 from gateway.limits import (
     BodyError,
     RequestGuard,
@@ -19,6 +19,7 @@ from gateway.limits import (
     validation_failed,
 )
 from gateway.settings import Settings
+from gateway.web import pages
 
 
 async def graph_unavailable(request: Request, exc: GraphUnavailable) -> JSONResponse:
@@ -71,4 +72,6 @@ def create_app(
     app.include_router(changes.router)
     app.include_router(playbooks.router)
     app.include_router(slack_routes.router)
+    app.include_router(incident_views.router)
+    pages.mount(app)  # mission control: `/` and `/ui/…`
     return app

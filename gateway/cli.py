@@ -1,5 +1,5 @@
-"""The `blast-radius` command line (typer): demo, serve, worker, topology import, doctor,
-falkordb, incidents, incident.
+"""The `blast-radius` command line (typer): demo, serve, worker, topology import / validate,
+oncall, doctor, falkordb, incidents, incident.
 
 One `Settings` is built here, from the environment and `.env`, and passed down. `main()` is the
 entry point: an expected failure (database unreachable, a file that cannot be read, a port in
@@ -18,8 +18,9 @@ import sys
 import tempfile
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 from urllib.parse import urlsplit
 
 import redis
@@ -33,11 +34,14 @@ from adapters.falkordb import (
     answers_ping,
     graph_name,
 )
+from adapters.github_changes import merged_pull_requests
+from adapters.notify import AdapterError
+from adapters.prometheus import Prometheus
 from agents.metrics import use_multiprocess_dir
 from agents.worker import ROLE_KINDS
 from gateway import __version__
 from gateway.demo import elapsed, run_demo, table
-from gateway.doctor import receiver_snippet, run_checks
+from gateway.doctor import check_default_route, receiver_snippet, run_checks
 from gateway.incident_text import incident_report, incident_table
 from gateway.logs import configure_logging
 from gateway.runtime import ConfigError, Runtime, is_loopback, writable_folder
@@ -45,7 +49,14 @@ from gateway.sdnotify import notify
 from gateway.settings import Settings
 from gateway.status import incident_detail
 from gateway.supervisor import WorkerPool, worker_env
-from gateway.topology import TopologyError, import_world, load_world, world_counts
+from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
+from gateway.world.codeowners import read_codeowners
+from gateway.world.diff import diff_worlds
+from gateway.world.discover import discover
+from gateway.world.oncall import coverage, coverage_problems
+from gateway.world.pulls import record_pull_requests
+from gateway.world.sources import FORMATS, load_sources
+from gateway.world.validate import check_world, dotted
 
 #: What `blast-radius --help` says (the module docstring is for developers).
 HELP = (
@@ -188,7 +199,12 @@ def serve(
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         with Runtime(settings) as runtime:
+            assert runtime.store is not None and runtime.url is not None
+            routing = check_default_route(settings, runtime.store, runtime.slack)
+            if any(not f.ok for f in routing):
+                raise ConfigError("; ".join(f.what for f in routing if not f.ok))
             bound = runtime.serve_http()
+            runtime.start_upkeep()  # on-call shifts kept ahead; discovery
             assert runtime.url is not None
             pool = WorkerPool(
                 settings.workers, worker_env(settings, runtime.url), settings.shutdown_grace_s
@@ -348,36 +364,274 @@ def falkordb_server(
     os.execv(binary, [binary, str(config)])  # noqa: S606 (our redis-server, no shell)
 
 
+def import_tenant(settings: Settings, tenant: str | None, command: str) -> str:
+    """The tenant a command writes to: `--tenant`, else the only configured tenant; with
+    several configured (BLAST_WEBHOOK_TOKENS), exits 2 asking for `--tenant`."""
+    if tenant:
+        return tenant
+    if len(settings.tenants) == 1:
+        return settings.tenants[0]
+    typer.echo(
+        f"{command}: several tenants are configured ({', '.join(settings.tenants)}); "
+        "say which with --tenant",
+        err=True,
+    )
+    raise typer.Exit(2)
+
+
+def fail_topology(command: str, exc: TopologyError) -> NoReturn:
+    """Print every problem of a rejected world, one line each, and exit 2."""
+    typer.echo(f"{command}: {len(exc.problems)} problem(s), nothing written:", err=True)
+    for line in exc.problems:
+        typer.echo(f"  {line}", err=True)
+    raise typer.Exit(2)
+
+
+EnvFileOption = Annotated[
+    Path | None,
+    typer.Option(help="Compose interpolation variables (default: the .env beside the first file)."),
+]
+FormatOption = Annotated[
+    str,
+    typer.Option(
+        "--format", help=f"Source format: {' | '.join(FORMATS)} (auto: by the file's content)."
+    ),
+]
+
+
 @topology_app.command(
     "import",
-    help="Load a world file (components, dependencies, teams, people, on-call rotations) into "
-    "a tenant's graph.",
+    help="Load world files (components, dependencies, teams, people, on-call rotations) or "
+    "compose files, Backstage catalogs and manifests into a tenant's graph.",
 )
 def topology_import(
-    file: Annotated[Path, typer.Argument(help="World YAML (format: README, 'The world file').")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="World file(s), compose files, Backstage catalogs or manifests."),
+    ],
+    fmt: FormatOption = "auto",
     tenant: Annotated[
-        str | None, typer.Option(help="Tenant (default BLAST_DEFAULT_TENANT).")
+        str | None,
+        typer.Option(help="Tenant (default: the only configured one)."),
+    ] = None,
+    env_file: EnvFileOption = None,
+    codeowners: Annotated[
+        Path | None,
+        typer.Option(help="CODEOWNERS file: owners of components by their paths."),
     ] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Load components, dependency edges, teams, people and on-call shifts into a tenant graph."""
+    """Validate every source, then load components, edges, teams, people and on-call into a
+    tenant graph; print what was new, changed, retired or not mapped. Nothing is written when
+    any problem is found (exit 2, every problem listed)."""
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
+    if fmt not in FORMATS:
+        typer.echo(f"topology import: --format must be one of {', '.join(FORMATS)}", err=True)
+        raise typer.Exit(2)
+    name = graph_name(import_tenant(settings, tenant, "topology import"))
     try:
-        world = load_world(file)
-        name = graph_name(tenant or settings.default_tenant)
+        loaded = load_sources(paths, fmt, env_file)
+        rules = (read_codeowners(codeowners), str(codeowners)) if codeowners else None
         with Runtime(settings) as runtime:
             assert runtime.store is not None
-            counts = import_world(runtime.store.graph(name), world)
-            totals = world_counts(runtime.store.graph(name))
-    except (TopologyError, ValueError) as exc:
-        typer.echo(f"topology import: {exc}", err=True)
-        raise typer.Exit(2) from exc
+            graph = runtime.store.graph(name)
+            graph.ensure_schema()
+            report = apply_world(
+                graph, loaded.world, loaded.sources, explicit=loaded.explicit, codeowners=rules
+            )
+            totals = world_counts(graph)
+    except TopologyError as exc:
+        fail_topology("topology import", exc)
     except (GraphUnavailable, SchemaFailed) as exc:
         typer.echo(f"topology import: {exc}", err=True)
         raise typer.Exit(1) from exc
+    report.unmapped = loaded.unmapped + report.unmapped
+    counts = report.counts
     typer.echo(f"imported into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    for line in report.lines():
+        typer.echo(line)
     typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+
+
+@topology_app.command("validate")
+def topology_validate(
+    paths: Annotated[list[Path], typer.Argument(help="Files to check, as for `import`.")],
+    fmt: FormatOption = "auto",
+    env_file: EnvFileOption = None,
+) -> None:
+    """Check sources as `import` would, without a database: every problem, with its line;
+    exit 2 if any."""
+    try:
+        loaded = load_sources(paths, fmt, env_file)
+        problems = check_world(loaded.world, dotted, require_default_team=loaded.explicit)
+        if problems:
+            raise TopologyError(problems)
+    except TopologyError as exc:
+        fail_topology("topology validate", exc)
+    world = loaded.world
+    typer.echo(
+        f"ok: {len(world.components)} components, {len(world.edges)} edges, "
+        f"{len(world.teams)} teams, default team {world.default_team or '(none)'}"
+    )
+    for line in loaded.unmapped:
+        typer.echo(f"not mapped (never guessed): {line}")
+
+
+@topology_app.command("discover")
+def topology_discover(
+    prometheus: Annotated[
+        str | None, typer.Option(help="Prometheus base URL (default PROMETHEUS_URL).")
+    ] = None,
+    window: Annotated[str, typer.Option(help="Range of the call rates (PromQL).")] = "1h",
+    at: Annotated[
+        str | None, typer.Option(help="End of the window (RFC 3339; default now).")
+    ] = None,
+    tenant: Annotated[
+        str | None, typer.Option(help="Tenant (default: the only configured one).")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Add the dependency edges and call rates the service-graph metrics show; retire the
+    edges discovery reported before that had no calls in the window."""
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    url = prometheus or settings.prometheus_url
+    if not url:
+        typer.echo("topology discover: give --prometheus URL or set PROMETHEUS_URL", err=True)
+        raise typer.Exit(2)
+    when = parse_time("topology discover", at)
+    name = graph_name(import_tenant(settings, tenant, "topology discover"))
+    client = Prometheus(url)
+    try:
+        with Runtime(settings) as runtime:
+            assert runtime.store is not None
+            graph = runtime.store.graph(name)
+            graph.ensure_schema()
+            report = discover(graph, client, url, window, when)
+            totals = world_counts(graph)
+    except TopologyError as exc:
+        fail_topology("topology discover", exc)
+    except (AdapterError, GraphUnavailable, SchemaFailed) as exc:
+        typer.echo(f"topology discover: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    finally:
+        client.close()
+    typer.echo(
+        f"discovered into {name}: " + ", ".join(f"{v} {k}" for k, v in report.counts.items())
+    )
+    for line in report.lines():
+        typer.echo(line)
+    typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+
+
+def parse_time(command: str, text: str | None) -> datetime:
+    """An RFC 3339 time (a `Z` suffix allowed; no zone means UTC), or now; exits 2 if bad."""
+    if not text:
+        return datetime.now(UTC)
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        typer.echo(f"{command}: {text!r} is not an RFC 3339 time", err=True)
+        raise typer.Exit(2) from exc
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+@topology_app.command("changes")
+def topology_changes(
+    since: Annotated[str, typer.Option(help="Merged at or after (RFC 3339).")],
+    repo: Annotated[str | None, typer.Option(help="owner/name (default GITHUB_REPO).")] = None,
+    tenant: Annotated[
+        str | None, typer.Option(help="Tenant (default: the only configured one).")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Record merged pull requests (GITHUB_TOKEN, read-only is enough) as changes of the
+    components whose paths they touched; authors as pseudonyms unless BLAST_PR_AUTHORS=login."""
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    repo = repo or settings.github_repo
+    if settings.github_token is None or not repo:
+        typer.echo("topology changes: set GITHUB_TOKEN and GITHUB_REPO (or --repo)", err=True)
+        raise typer.Exit(2)
+    since_ms = int(parse_time("topology changes", since).timestamp() * 1000)
+    name = graph_name(import_tenant(settings, tenant, "topology changes"))
+    try:
+        pulls = merged_pull_requests(
+            settings.github_token, repo, since_ms, api_url=settings.github_api_url
+        )
+        with Runtime(settings) as runtime:
+            assert runtime.store is not None
+            graph = runtime.store.graph(name)
+            graph.ensure_schema()
+            counts, unmapped = record_pull_requests(graph, pulls, repo, settings.pr_authors)
+    except (AdapterError, GraphUnavailable, SchemaFailed) as exc:
+        typer.echo(f"topology changes: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"recorded into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    for line in unmapped:
+        typer.echo(f"not mapped (never guessed): {line}")
+
+
+@topology_app.command("diff")
+def topology_diff(
+    paths: Annotated[list[Path], typer.Argument(help="Sources to compare, as for `import`.")],
+    against: Annotated[
+        Path | None,
+        typer.Option(help="Reference world file (default: the bundled OpenTelemetry Demo world)."),
+    ] = None,
+    fmt: FormatOption = "auto",
+    env_file: EnvFileOption = None,
+) -> None:
+    """Print what the sources have that a world file lacks (+) and the other way round (-),
+    without a database."""
+    try:
+        loaded = load_sources(paths, fmt, env_file)
+        reference = load_world(against or demo_world_path())
+    except TopologyError as exc:
+        fail_topology("topology diff", exc)
+    for line in diff_worlds(loaded.world, reference).lines(fmt if fmt != "auto" else "import"):
+        typer.echo(line)
+    for line in loaded.unmapped:
+        typer.echo(f"not mapped (never guessed): {line}")
+
+
+@app.command()
+def oncall(
+    at: Annotated[
+        str | None,
+        typer.Option(help="When (RFC 3339, e.g. 2026-12-24T03:00:00Z; default now)."),
+    ] = None,
+    tenant: Annotated[
+        str | None, typer.Option(help="Tenant (default: every configured one).")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Print who is on call for each team at a time, and any team with nobody on call then or
+    a gap within the next 14 days (exit 1 if so)."""
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    when = parse_time("oncall", at)
+    problems = []
+    try:
+        with Runtime(settings) as runtime:
+            assert runtime.store is not None
+            for name in [tenant] if tenant else settings.tenants:
+                graph = runtime.store.graph(graph_name(name))
+                found = coverage(graph, when)
+                typer.echo(f"{graph_name(name)} at {when.isoformat()}:")
+                for team in found:
+                    mark = " (default team)" if team.is_default else ""
+                    who = ", ".join(team.on_call) or "NOBODY"
+                    typer.echo(f"  {team.team}{mark}: {who}")
+                problems += [f"{name}: {p}" for p in coverage_problems(found, when)]
+    except (GraphUnavailable, SchemaFailed) as exc:
+        typer.echo(f"oncall: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    for line in problems:
+        typer.echo(f"PROBLEM  {line}")
+    if problems:
+        raise typer.Exit(1)
 
 
 def _tenant_graph(runtime: Runtime, tenant: str | None) -> str:

@@ -2,7 +2,8 @@
 
 For each fault scenario of `gateway/data/otel-demo/faults.yaml` it builds the Alertmanager
 payloads from the scenario's `expected_alerts` (likelihood high and medium), posts them to the
-gateway's own webhook over HTTP (one delivery per alerting service, like `group_by: [service]`),
+gateway's own webhook over HTTP (one delivery per scenario, like `group_by: [namespace]`: all
+its alerts carry `namespace: opentelemetry-demo`),
 waits for the agents, then resolves the alerts. Ground truth (`root_cause.accept`) is read only
 here, to score the result; agent code never sees it.
 """
@@ -23,7 +24,7 @@ from adapters.outbox import Outbox
 from gateway.payloads import label_fingerprint
 from gateway.runtime import Runtime
 from gateway.settings import Settings
-from gateway.topology import demo_world_path, import_world, load_world
+from gateway.world import demo_world_path, import_world, load_world
 
 #: Alerts of a scenario that the demo fires (faults.yaml `likelihood`).
 FIRED_LIKELIHOODS = ("high", "medium")
@@ -44,7 +45,7 @@ def rfc3339(moment: datetime) -> str:
 
 
 def scenario_bodies(fault: dict[str, Any], starts: datetime, status: str) -> list[dict[str, Any]]:
-    """Alertmanager v4 bodies for one scenario: one group per `service` label."""
+    """Alertmanager v4 bodies for one scenario: one group per `namespace` label."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for index, expected in enumerate(fault["expected_alerts"]):
         if expected.get("likelihood") not in FIRED_LIKELIHOODS:
@@ -63,21 +64,21 @@ def scenario_bodies(fault: dict[str, Any], starts: datetime, status: str) -> lis
             "generatorURL": "http://prometheus.demo:9090/graph?g0.expr=demo",
             "fingerprint": label_fingerprint(labels),
         }  # fmt: skip
-        groups.setdefault(labels.get("service", ""), []).append(alert)
+        groups.setdefault(labels["namespace"], []).append(alert)
     return [
         {
             "version": "4",
-            "groupKey": f'{{}}:{{service="{service}"}}',
+            "groupKey": f'{{}}:{{namespace="{namespace}"}}',
             "truncatedAlerts": 0,
             "status": status,
             "receiver": "blast-radius",
-            "groupLabels": {"service": service},
+            "groupLabels": {"namespace": namespace},
             "commonLabels": {},
             "commonAnnotations": {},
             "externalURL": "http://alertmanager.demo:9093",
             "alerts": alerts,
         }
-        for service, alerts in groups.items()
+        for namespace, alerts in groups.items()
     ]
 
 

@@ -1,22 +1,35 @@
 """`blast-radius doctor`: check a deployment from the outside in, one line per finding.
 
 Checks, in order: the settings (no placeholder secrets outside dev mode), the FalkorDB
-connection and every tenant graph's unique constraints (OPERATIONAL), every outbound notifier
-(`Notifier.check()`: the outbox is writable; Slack and GitHub adapters check their token and
-access), and that the webhook answers `GET /health/ready` at the URL Alertmanager will post to.
-Nothing is written to a graph and nothing is sent.
+connection (in a cluster: every hash slot served, every shard's replicas) and every tenant
+graph's unique constraints (OPERATIONAL) and on-call coverage (someone on call for every team now
+and for the next 14 days), the default route (in Slack mode the default team's `slack_channel`,
+else `SLACK_DEFAULT_CHANNEL`, exists), every outbound notifier (`Notifier.check()`: the outbox is
+writable; Slack and GitHub adapters check their token and access), and that the webhook answers
+`GET /health/ready` at the URL Alertmanager will post to. Nothing is written to a graph and
+nothing is sent.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import httpx
 
-from adapters.falkordb import GraphStore, GraphUnavailable, answers_ping, graph_name
+from adapters.falkordb import (
+    SLOTS,
+    GraphStore,
+    GraphUnavailable,
+    TenantGraph,
+    answers_ping,
+    graph_name,
+)
 from adapters.notify import AdapterError
+from adapters.slack import SlackNotifier
 from gateway.runtime import Runtime, running_embedded_url
 from gateway.settings import Settings
+from gateway.world.oncall import coverage, coverage_problems
 
 #: Where `deploy/README.md` tells Alertmanager to keep each tenant's token.
 TOKEN_FILE = "/etc/alertmanager/blast-radius-{tenant}.token"  # noqa: S105 (a path)
@@ -73,6 +86,7 @@ def check_falkordb(settings: Settings) -> list[Finding]:
     store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
     try:
         found = [Finding(True, "falkordb", "the server answers PING")]
+        found += check_replication(store, settings)
         for tenant in settings.tenants:
             name = graph_name(tenant)
             try:
@@ -82,7 +96,108 @@ def check_falkordb(settings: Settings) -> list[Finding]:
             found += [Finding(False, "falkordb", p) for p in problems]
             if not problems:
                 found.append(Finding(True, "falkordb", f"{name}: constraints OPERATIONAL"))
+                found += check_oncall(store.graph(name))
         return found
+    finally:
+        store.close()
+
+
+def check_replication(store: GraphStore, settings: Settings) -> list[Finding]:
+    """A cluster: every slot served, and every shard has at least the replicas the webhook
+    waits for (`BLAST_WRITE_REPLICAS`; 1 in a cluster by default), else the webhook answers 503
+    to that shard's tenants. A single server: its replicas, when the setting asks for some."""
+    needed = settings.write_replicas
+    if needed is None:
+        needed = 1 if store.cluster else 0
+    try:
+        shards = store.topology()
+    except GraphUnavailable as exc:
+        return [Finding(False, "falkordb", f"cannot read the cluster layout: {exc}")]
+    found = []
+    if store.cluster:
+        slots = sum(s["slots"] for s in shards)
+        found.append(
+            Finding(
+                slots == SLOTS, "falkordb",
+                f"cluster: {len(shards)} primaries serve {slots} of {SLOTS} hash slots",
+            )
+        )  # fmt: skip
+    for shard in shards:
+        have = len(shard["replicas"])
+        found.append(
+            Finding(
+                have >= needed, "falkordb",
+                f"{shard['primary']}: {have} replicas online, the webhook waits for {needed}",
+            )
+        )  # fmt: skip
+    return found
+
+
+def check_oncall(graph: TenantGraph) -> list[Finding]:
+    """Every team has someone on call now and no gap within 14 days (issue #10 item 4)."""
+    now = datetime.now(UTC)
+    try:
+        teams = coverage(graph, now)
+    except GraphUnavailable as exc:
+        return [Finding(False, "on-call", f"{graph.name}: {exc}")]
+    lines = coverage_problems(teams, now)
+    if not teams:
+        return [Finding(False, "on-call", f"{graph.name}: no teams (run `topology import`)")]
+    if not lines:
+        return [Finding(True, "on-call", f"{graph.name}: {len(teams)} teams covered for 14 days")]
+    return [Finding(False, "on-call", f"{graph.name}: {line}") for line in lines]
+
+
+def check_default_route(
+    settings: Settings, store: GraphStore, slack: SlackNotifier | None
+) -> list[Finding]:
+    """In Slack mode, every tenant's root route can post: the world's default team has a
+    `slack_channel` (else `SLACK_DEFAULT_CHANNEL` is set) and Slack knows that channel. Pages
+    for components no team owns, or whose owner has nobody on call, go there; without it they
+    could not be posted (issue #10). In outbox mode there is nothing to check."""
+    if slack is None:
+        return []
+    found = []
+    for tenant in settings.tenants:
+        try:
+            row = store.graph(graph_name(tenant)).one("default_route")
+        except GraphUnavailable as exc:
+            found.append(Finding(False, "routing", f"{tenant}: {exc}"))
+            continue
+        team = row["team"] if row else None
+        channel = (row["channel"] if row else None) or settings.slack_default_channel
+        named = f"the default team {team}" if team else "no default team (world not imported)"
+        if not channel:
+            found.append(Finding(False, "routing", (
+                f"{tenant}: {named} has no slack_channel and SLACK_DEFAULT_CHANNEL is unset: "
+                "a page for components no team owns could not be posted"
+            )))  # fmt: skip
+            continue
+        try:
+            slack.channel_id(channel)
+        except AdapterError as exc:
+            found.append(Finding(False, "routing", f"{tenant}: {named}, channel {channel}: {exc}"))
+            continue
+        found.append(Finding(True, "routing", f"{tenant}: {named} pages in {channel}"))
+    return found
+
+
+def database_url(settings: Settings) -> str | None:
+    """FALKORDB_URL, else the embedded server running for the data folder, else None."""
+    if settings.falkordb_url is not None:
+        return settings.falkordb_url.get_secret_value()
+    return running_embedded_url(settings)
+
+
+def check_routing(settings: Settings, runtime: Runtime) -> list[Finding]:
+    """`check_default_route` on a connection of its own (nothing when the database is down:
+    `check_falkordb` says so)."""
+    url = database_url(settings)
+    if runtime.slack is None or url is None or not answers_ping(url):
+        return []
+    store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
+    try:
+        return check_default_route(settings, store, runtime.slack)
     finally:
         store.close()
 
@@ -116,6 +231,7 @@ def run_checks(settings: Settings, url: str | None = None) -> list[Finding]:
     return (
         check_settings(settings)
         + check_falkordb(settings)
+        + check_routing(settings, runtime)
         + check_notifiers(runtime)
         + check_webhook(webhook_base(settings, url))
     )

@@ -4,8 +4,8 @@ can cause): credentials first, then a bounded body, then bounded JSON.
 `RequestGuard` is a pure ASGI middleware, so every route gets it, present and future:
 
 1. Credentials before the body: a request under `/api/` (except `/api/v1/slack/`, which
-   checks Slack's signature over the body itself) with a missing or wrong credential gets 401
-   before one byte of its body is read (`gateway/auth.py`).
+   checks Slack's signature over the body itself) with no valid credential (a webhook token,
+   `gateway/auth.py`, or a web session's cookie) gets 401 before one byte of its body is read.
 2. A size limit on every request: `Content-Length` over the limit is refused at once, a body
    that grows over it while it arrives is refused when it does: 413 with the limit. The limit
    is `BLAST_MAX_BODY_BYTES`; Slack's routes take at most `SLACK_BODY_LIMIT` (1 MiB).
@@ -34,6 +34,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.falkordb import key_problem
 from gateway.auth import tenant_for
+from gateway.settings import Settings
+from gateway.web.session import COOKIE, Sessions
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +160,7 @@ class RequestGuard:
         path: str = scope["path"]
         try:
             if path.startswith("/api/") and not path.startswith(SIGNED_PREFIX):
-                tenant_for(request, settings)  # 401 here, before the body
+                require_credential(request, settings)  # 401 here, before the body
             limit = SLACK_BODY_LIMIT if path.startswith(SIGNED_PREFIX) else settings.max_body_bytes
             body = await read_body(request, receive, limit)
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -176,6 +178,30 @@ class RequestGuard:
             await SafeJSONResponse({"detail": str(exc)}, exc.status)(scope, receive, send)
             return
         await self.app(scope, replay(body, receive), send)
+
+
+async def read_limited(request: Request, limit: int) -> bytes:
+    """The raw body for a route that takes less than `RequestGuard`'s limit (a web form):
+    raises HTTPException 413 when it exceeds `limit` bytes."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, f"body of {declared} bytes is over the limit of {limit} bytes")
+    raw = await request.body()  # already read and bounded by RequestGuard
+    if len(raw) > limit:
+        raise HTTPException(413, f"body is over the limit of {limit} bytes")
+    return raw
+
+
+def require_credential(request: Request, settings: Settings) -> None:
+    """Pass a request that carries some valid credential: a signed-in web session's cookie
+    (without an `Authorization` header; the web page's scripts read the JSON API with it,
+    `gateway/incident_views.py`), else a webhook credential (`gateway.auth.tenant_for`).
+    Each route still decides which credential it takes. Raises HTTPException 401."""
+    if "authorization" not in request.headers:
+        sessions: Sessions | None = getattr(request.app.state, "sessions", None)
+        if sessions is not None and sessions.read(request.cookies.get(COOKIE)) is not None:
+            return
+    tenant_for(request, settings)
 
 
 async def read_body(request: Request, receive: Receive, limit: int) -> bytes:

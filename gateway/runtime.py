@@ -16,12 +16,19 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import uvicorn
 
-from adapters.falkordb import EmbeddedFalkorDB, GraphStore, GraphUnavailable, graph_name
+from adapters.falkordb import (
+    EmbeddedFalkorDB,
+    GraphStore,
+    GraphUnavailable,
+    TenantGraph,
+    graph_name,
+)
 from adapters.github import GitHubIssues
 from adapters.notify import Mirrored, Notifier
 from adapters.outbox import Outbox
@@ -36,6 +43,8 @@ from agents.worker import Worker
 from gateway.app import create_app
 from gateway.settings import Settings
 from gateway.slow_clients import with_read_timeouts
+from gateway.upkeep import Upkeep
+from gateway.world.discover import discover
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +272,13 @@ class Runtime:
         prometheus = Prometheus(s.prometheus_url) if s.prometheus_url else None
         agents: list[Any] = [
             Investigator(s.walk_hops, prometheus),
-            Responder(self.messenger, self.tickets, fallback=self.outbox),
+            # Slack alone keeps no record of who was told: copy those follow-ups to the outbox
+            Responder(
+                self.messenger,
+                self.tickets,
+                records=self.outbox if s.notify_mode == "slack" else None,
+                fallback=self.outbox,
+            ),
             Learner(),
         ]
         hooks = StepHooks(s.chaos_step_delay_ms, s.chaos_slow_steps, s.chaos_halt_after_step)
@@ -292,6 +307,19 @@ class Runtime:
             thread.start()
             self.workers.append(worker)
             self._threads.append(thread)
+
+    def start_upkeep(self) -> Upkeep:
+        """Start `serve`'s background rounds (`gateway.upkeep`: on-call refresh, coverage
+        gauges, discovery) in a thread stopped by `close()`."""
+        assert self.store is not None
+        s = self.settings
+        found: Callable[[TenantGraph], object] | None = None
+        if s.prometheus_url:
+            url, client = s.prometheus_url, Prometheus(s.prometheus_url)
+            found = lambda graph: discover(graph, client, url, s.discovery_window)  # noqa: E731
+        upkeep = Upkeep(self.store, s, self.metrics, discover=found)
+        self._threads.append(upkeep.start(self._stop))
+        return upkeep
 
     def pending_tasks(self) -> int:
         """Open or claimed tasks over every tenant graph."""

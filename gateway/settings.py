@@ -58,7 +58,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(16 * 1024 * 1024, alias="BLAST_MAX_BODY_BYTES", gt=0)
     default_severity: str = Field("unknown", alias="BLAST_DEFAULT_SEVERITY")
     incident_window_s: int = Field(900, alias="BLAST_INCIDENT_WINDOW_S", gt=0)
-    correlation_hops: int = Field(3, alias="BLAST_CORRELATION_HOPS", ge=0, le=6)
+    correlation_hops: int = Field(2, alias="BLAST_CORRELATION_HOPS", ge=0, le=6)
     walk_hops: int = Field(6, alias="BLAST_WALK_HOPS", ge=1, le=6)
     workers: int = Field(2, alias="BLAST_WORKERS", ge=0, le=64)
     lease_ms: int = Field(30_000, alias="BLAST_LEASE_MS", gt=0)
@@ -66,6 +66,10 @@ class Settings(BaseSettings):
     query_timeout_ms: int = Field(1_000, alias="BLAST_QUERY_TIMEOUT_MS", gt=0)
     prometheus_url: str | None = Field(None, alias="PROMETHEUS_URL")
     query_timeout_max_ms: int = Field(5_000, alias="BLAST_QUERY_TIMEOUT_MAX_MS", gt=0)
+    #: Replicas that must hold a webhook's writes before it answers 200 (Redis WAIT); None =
+    #: 1 when FALKORDB_URL is a cluster, else 0 (the embedded server has no replica).
+    write_replicas: int | None = Field(None, alias="BLAST_WRITE_REPLICAS", ge=0, le=8)
+    write_replicas_timeout_ms: int = Field(1_000, alias="BLAST_WRITE_REPLICAS_TIMEOUT_MS", gt=0)
     github_token: SecretStr | None = Field(None, alias="GITHUB_TOKEN")
     github_repo: str | None = Field(
         None, alias="GITHUB_REPO", pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
@@ -90,6 +94,15 @@ class Settings(BaseSettings):
     chaos_step_delay_ms: int = Field(0, alias="BLAST_CHAOS_STEP_DELAY_MS", ge=0)
     chaos_slow_steps: float = Field(0.0, alias="BLAST_CHAOS_SLOW_STEPS", ge=0, le=1)
     chaos_halt_after_step: int = Field(0, alias="BLAST_CHAOS_HALT_AFTER_STEP", ge=0)
+    viewer_tokens: Annotated[dict[str, SecretStr], NoDecode] = Field(
+        default_factory=dict, alias="BLAST_VIEWER_TOKENS"
+    )
+    session_ttl_s: int = Field(12 * 3600, alias="BLAST_SESSION_TTL_S", gt=0)
+    live_poll_ms: int = Field(1_000, alias="BLAST_LIVE_POLL_MS", ge=100)
+    oncall_refresh_s: float = Field(3600.0, alias="BLAST_ONCALL_REFRESH_S", gt=0)
+    discovery_interval_s: float = Field(300.0, alias="BLAST_DISCOVERY_INTERVAL_S", gt=0)
+    discovery_window: str = Field("1h", alias="BLAST_DISCOVERY_WINDOW", pattern=r"^[0-9]+[smhd]$")
+    pr_authors: Literal["pseudonym", "login"] = Field("pseudonym", alias="BLAST_PR_AUTHORS")
     #: A request's headers must arrive within this many seconds (a slow client is closed, 408).
     header_timeout_s: float = Field(10.0, alias="BLAST_HEADER_TIMEOUT_S", gt=0)
     #: A request's body must arrive within this many seconds after its headers (408 after).
@@ -120,6 +133,12 @@ class Settings(BaseSettings):
                 raise ValueError(f"BLAST_WEBHOOK_TOKENS: invalid tenant name {tenant!r}")
             tokens[tenant] = token
         return tokens
+
+    @field_validator("viewer_tokens", mode="before")
+    @classmethod
+    def _parse_viewer_tokens(cls, value: object) -> object:
+        """Parse `tenant=token,…` (as `BLAST_WEBHOOK_TOKENS`); reject malformed pairs."""
+        return token_pairs(value, "BLAST_VIEWER_TOKENS")
 
     @field_validator("default_tenant")
     @classmethod
@@ -155,6 +174,19 @@ class Settings(BaseSettings):
             raise ValueError(
                 "SLACK_BOT_TOKEN is set but SLACK_SIGNING_SECRET is not: Slack buttons and "
                 "replies could not be verified"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _viewers_known(self) -> Settings:
+        """A viewer token must name a tenant the gateway serves (`tenants`), or its page would
+        show a graph nobody writes to."""
+        unknown = sorted(set(self.viewer_tokens) - set(self.tenants))
+        if unknown:
+            raise ValueError(
+                "BLAST_VIEWER_TOKENS names tenants the gateway does not serve: "
+                f"{', '.join(unknown)} (list each in BLAST_WEBHOOK_TOKENS; with none there, only "
+                "BLAST_DEFAULT_TENANT)"
             )
         return self
 
@@ -221,3 +253,26 @@ class Settings(BaseSettings):
                     "(e.g. `openssl rand -hex 32`)"
                 )
         return problems
+
+    @property
+    def viewers(self) -> dict[str, SecretStr]:
+        """The tokens a person signs in to the web page with, by tenant: `BLAST_VIEWER_TOKENS`,
+        else `BLAST_WEBHOOK_TOKENS`. Empty means the loopback-only open mode (no sign-in)."""
+        return self.viewer_tokens or self.webhook_tokens
+
+
+def token_pairs(value: object, setting: str) -> object:
+    """`tenant=token,tenant2=token2` as a mapping (anything else is returned as is, for pydantic
+    to check). Raises ValueError naming `setting` for a pair without a token or a bad tenant."""
+    if not isinstance(value, str):
+        return value
+    tokens: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in value.split(","))):
+        tenant, sep, token = pair.partition("=")
+        tenant, token = tenant.strip(), token.strip()
+        if not sep or not token:
+            raise ValueError(f"{setting} entry for {tenant!r} has no token")
+        if not TENANT_RE.match(tenant):
+            raise ValueError(f"{setting}: invalid tenant name {tenant!r}")
+        tokens[tenant] = token
+    return tokens

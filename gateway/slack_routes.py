@@ -150,13 +150,12 @@ def record_reply(state: Any, body: EventEnvelope, event: MessageEvent) -> dict[s
         preferences.propose(graph, page["incident_id"], key, event.user, name, text[:2000], wish)
         outcome["preference"] = {"id": key, "understood": wish.readback()}
     said = verdicts.reply_verdict(plain)
+    named = verdicts.actual_cause(graph, plain, page["root_cause"])
+    if said is None and named and verdicts.awaits_cause(graph, page["incident_id"]):
+        said = "rejected"  # names the cause after a "Wrong cause" click: completes it
     if said is None:
         return outcome or {"ignored": "the reply states no verdict"}
-    cause = (
-        verdicts.actual_cause(graph, plain, page["root_cause"])
-        if said == "rejected"
-        else page["root_cause"]
-    )
+    cause = named if said == "rejected" else page["root_cause"] or named
     verdict = verdicts.Verdict(
         id=key, incident_id=page["incident_id"], verdict=said,
         actual_cause=cause, by=event.user,

@@ -35,10 +35,12 @@ def _graph(request: Request) -> TenantGraph:
 def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | None:
     """The whole incident as the API shows it, or None when there is no such incident.
 
-    Shape: id, status, title, severity, opened_at/resolved_at (ms, UTC), root_cause (component
-    name or null), finding {summary, confidence, candidates, paths, ruled_out, planner},
+    Shape: id, status (open | resolved | merged), title, severity, opened_at/resolved_at (ms,
+    UTC), root_cause (component name or null), merged_into (the incident that took its alerts,
+    or null), finding {summary, confidence, candidates, paths, ruled_out, planner},
     alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
-    starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana)}],
+    starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana),
+    joined_via (the dependency path that joined it, `a → b`, or null for the first alert)}],
     actions [{intent_id, kind, status, adapter, external_ref}], verdicts [{id, verdict,
     actual_cause, by, by_name, at, text, source, event_id}] (engineers' answers in Slack,
     oldest first), tasks [{id, kind, status, epoch, attempts, taken_over, last_error,
@@ -56,6 +58,7 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
             "starts_at": a["starts_at"], "starts_at_ms": a["starts_at_ms"],
             "ends_at_ms": a["ends_at_ms"], "generator_url": a["generator_url"], "link": a["link"],
             "source": a["source"],
+            "joined_via": a["via"] or None,
         }
         for a in graph.rows("incident_alerts", {"incident_id": incident_id})
     ]  # fmt: skip
@@ -77,6 +80,7 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "opened_at": row["opened_at"],
         "resolved_at": row["resolved_at"],
         "root_cause": row["root_cause"],
+        "merged_into": row["merged_into"],
         "finding": finding,
         "alerts": alerts,
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
@@ -88,10 +92,11 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
 @router.get("/api/v1/incidents")
 async def list_incidents(
     request: Request,
-    status: Literal["open", "resolved"] | None = None,
+    status: Literal["open", "resolved", "merged"] | None = None,
     limit: int = Query(100, ge=1, le=1000),
 ) -> dict[str, Any]:
-    """The newest incidents first: id, status, title, severity, times, root_cause, alert counts."""
+    """The newest incidents first: id, status, title, severity, times, root_cause, alert counts.
+    Incidents merged into another are left out unless `status=merged` asks for them."""
     graph = _graph(request)
     rows = await run_in_threadpool(graph.rows, "list_incidents", {"status": status, "limit": limit})
     for row in rows:

@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import graph_name
+from adapters.falkordb import GraphStore, graph_name
 from agents.metrics import Metrics
 from agents.triage import TriageReport, triage
 from gateway.auth import tenant_for
@@ -39,6 +39,26 @@ def summary(tenant: str, report: TriageReport) -> str:
     if report.unmatched:
         parts.append(f"{len(report.unmatched)} matched no component")
     return ", ".join(parts)
+
+
+async def _replicated(store: GraphStore, name: str, settings: Settings) -> None:
+    """Answer 503 unless the writes to graph `name` are on `BLAST_WRITE_REPLICAS` replicas:
+    replication is asynchronous, so a primary that dies after a 200 could otherwise take
+    acknowledged alerts with it (issue #16)."""
+    needed = settings.write_replicas
+    if needed is None:
+        needed = 1 if store.cluster else 0
+    if not needed:
+        return
+    acked = await run_in_threadpool(
+        store.replicate, name, needed, settings.write_replicas_timeout_ms
+    )
+    if acked < needed:
+        raise HTTPException(
+            503,
+            f"alerts written, but {acked} of {needed} replicas acknowledged them within "
+            f"{settings.write_replicas_timeout_ms} ms; retry later",
+        )
 
 
 @router.post("/api/v1/alerts")
@@ -69,6 +89,7 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     report = await run_in_threadpool(
         triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops
     )
+    await _replicated(request.app.state.store, graph.name, settings)
     log.info("%s", summary(tenant, report))
     for alert in alerts:
         metrics.alerts_received.labels(tenant=tenant, status=alert.status).inc()

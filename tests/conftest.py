@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from gateway.runtime import Runtime
 from gateway.settings import Settings
-from gateway.topology import demo_world_path, import_world, load_world
+from gateway.world import demo_world_path, import_world, load_world
 from tests.slack_api import SlackAPI
 
 #: Copies of reference fixtures (see tests/data/README.md for where each came from).

@@ -1,6 +1,7 @@
 """A small stand-in for the GitHub REST API (the subset `adapters/github.py` uses), on 127.0.0.1.
 
-Speaks, for one repository `o/r`: `GET /repos/o/r`; `POST`/`GET /repos/o/r/issues` (with the
+Speaks, for one repository `o/r`: `GET /repos/o/r`; `GET /repos/o/r/pulls` (`state`, paging)
+and `GET /repos/o/r/pulls/{n}/files`; `POST`/`GET /repos/o/r/issues` (with the
 `labels`, `state`, `since`, `per_page`, `page` filters and a `Link` header when paging);
 `GET`/`PATCH /repos/o/r/issues/{n}`; `POST`/`GET /repos/o/r/issues/{n}/comments`;
 `GET /repos/o/r/labels/{name}` and `POST /repos/o/r/labels`. Every answer carries the
@@ -64,6 +65,9 @@ class FakeGitHub:
     #: The Authorization header of every request (to prove which token was sent).
     auth_seen: list[str] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
+    #: Pull requests: {"number", "title", "user", "merged_at" (Unix s or None), "updated"
+    #: (Unix s), "files": [paths]}; listed newest update first, like GitHub.
+    pulls: list[dict[str, Any]] = field(default_factory=list)
     per_page_max: int = 100
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
@@ -264,7 +268,33 @@ class _Handler(BaseHTTPRequestHandler):
                                          "field": "name"}]}, {}  # fmt: skip
             st.labels[name] = st.label_json(name, b["color"], b.get("description", ""), False)
             return 201, st.labels[name], {}
+        if method == "GET" and path == f"{base}/pulls":
+            state = q.get("state", "open")
+            found = [
+                self._pull_json(p) for p in sorted(st.pulls, key=lambda p: -p["updated"])
+                if state == "all" or (state == "closed") == (p.get("merged_at") is not None)
+            ]  # fmt: skip
+            return self._page(found, q, f"{base}/pulls")
+        if method == "GET" and (m := re.fullmatch(rf"{base}/pulls/(\d+)/files", path)):
+            pull = next((p for p in st.pulls if p["number"] == int(m.group(1))), None)
+            if pull is None:
+                return not_found
+            files = [{"sha": "0" * 40, "filename": f, "status": "modified", "additions": 1,
+                      "deletions": 0, "changes": 1} for f in pull["files"]]  # fmt: skip
+            return self._page(files, q, f"{base}/pulls/{pull['number']}/files")
         return not_found
+
+    def _pull_json(self, pull: dict[str, Any]) -> dict[str, Any]:
+        st, number = self.state, pull["number"]
+        merged = pull.get("merged_at")
+        return {
+            "id": 9000 + number, "number": number, "title": pull["title"],
+            "state": "closed" if merged else "open", "user": {"login": pull["user"], "id": 7},
+            "merged_at": _iso(merged) if merged else None, "updated_at": _iso(pull["updated"]),
+            "created_at": _iso(pull["updated"] - 3600),
+            "url": f"{st.url}/repos/{REPO}/pulls/{number}",
+            "html_url": f"https://github.example/{REPO}/pull/{number}",
+        }  # fmt: skip
 
     def _create_issue(self, b: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
         st = self.state

@@ -25,7 +25,7 @@ from agents.triage import triage
 from gateway.payloads import normalize, parse_body
 from gateway.runtime import Runtime
 from gateway.settings import Settings
-from gateway.topology import demo_world_path, import_world, load_world
+from gateway.world import demo_world_path, import_world, load_world
 from tests.conftest import alert_body
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,7 +30,7 @@ from dotenv import dotenv_values
 from adapters.falkordb import EmbeddedFalkorDB, free_port
 from gateway.demo import demo_faults_path, scenario_bodies
 from gateway.settings import Settings
-from gateway.topology import demo_world_path
+from gateway.world import demo_world_path
 from tests.test_metrics import samples, value
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -287,8 +287,11 @@ def test_alertmanager_pages_once_per_fault_and_resolves(
     assert {a["fingerprint"] for a in incident["alerts"]} == {
         a["fingerprint"] for a in by_fault["paymentFailure"][0]["alerts"]
     }
-    kinds = [e["kind"] for e in gateway.outbox if e["incident_id"] == incident["id"]]
-    assert sorted(kinds) == ["notification", "ticket"]
+    mine = [e for e in gateway.outbox if e["incident_id"] == incident["id"]]
+    # besides the page and the ticket, only the other alerting team (storefront) is told
+    others = [e["intent_id"].split(":", 2)[2] for e in mine if e["kind"] == "followup"]
+    assert sorted(e["kind"] for e in mine if e["kind"] != "followup") == ["notification", "ticket"]
+    assert others == ["told:storefront"]
     assert by_fault["paymentFailure"][0]["id"] in {
         i["id"] for i in incidents() if i["status"] == "resolved"
     }
@@ -364,4 +367,7 @@ def test_alertmanager_to_slack_and_github_once_each(
     for root in api.roots():
         assert root["edited"] >= 1 and "resolved" in json.dumps(root["blocks"]).lower()
         thread = api.replies(root["ts"])
-        assert thread and all("Cleared" in m["text"] for m in thread)
+        # each alert's clearing, and the other alerting teams told (issue #10)
+        assert thread and all(
+            "Cleared" in m["text"] or "alert in this incident" in m["text"] for m in thread
+        )

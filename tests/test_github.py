@@ -558,7 +558,8 @@ def test_end_to_end_a_rate_limited_ticket_waits_for_retry_after(github_runtime, 
     # the respond task is deferred (not failed: no attempt burned meanwhile), and the three
     # diagnosis updates of the re-investigations wait for it
     assert runtime.pending_tasks() == 4
-    assert [e["kind"] for e in runtime.outbox.entries()] == ["notification"]
+    # the page, and the other alerting team (storefront) told in its thread (issue #10)
+    assert [e["kind"] for e in runtime.outbox.entries()] == ["notification", "followup"]
     runtime.start_workers(1)
     assert runtime.wait_idle(timeout_s=10)
     assert len(github_api.issues) == 1 and github_api.calls("POST", ISSUES) == 2

@@ -12,10 +12,11 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, graph_name
 from agents.failure_kinds import classify, kind_in
+from agents.learner import lesson_of
 from gateway.demo import rfc3339
 from gateway.payloads import label_fingerprint
 from gateway.runtime import Runtime
-from gateway.topology import import_world, load_world
+from gateway.world import import_world, load_world
 from tests.conftest import Gateway, make_settings
 from tests.slack_api import SlackAPI
 from tests.test_slack_routes import click, post_event, reply, slack_settings
@@ -166,7 +167,7 @@ def test_a_wrong_playbook_misleads_twice_retires_and_rules_take_over(shop: Gatew
             shop, WEEK1 + timedelta(days=7 * week), saturation("payments-db", "payments-api", 2)
         )
         assert incident(shop, wrong)["root_cause"] == "payments-api"  # misled by memory
-        verdict(shop, wrong, "rejected", cause="payments-db")
+        verdict(shop, wrong, "rejected")  # naming no cause: nothing new is learned
         trusts.append(playbooks(shop)["wrong"]["trust"])
     assert trusts == [pytest.approx(1 / 3), pytest.approx(1 / 4)]
     assert playbooks(shop)["wrong"]["status"] == "retired"
@@ -174,3 +175,61 @@ def test_a_wrong_playbook_misleads_twice_retires_and_rules_take_over(shop: Gatew
     found = incident(shop, right)
     assert found["root_cause"] == "payments-db"
     assert found["finding"]["planner"] == "rules"
+
+
+def test_a_correction_naming_the_cause_teaches_and_counts_the_playbook_misled_once(
+    shop: Gateway, api: SlackAPI
+):
+    """Issue #10: "Wrong cause" clicked, then a thread reply naming the actual cause."""
+    planted = {
+        "id": "wrong", "title": "errors on payments-api mean payments-api",
+        "component": "payments-api", "failure_kind": "errors",
+        "checks": [{"type": "alert_kind", "kind": "errors", "scope": "candidate"}],
+    }  # fmt: skip
+    assert shop.http.post("/api/v1/playbooks", json=planted).status_code == 201
+    wrong = fire(shop, WEEK1, saturation("payments-db", "payments-api", 2))
+    assert incident(shop, wrong)["root_cause"] == "payments-api"
+    (page,) = api.roots()
+    assert click(shop, page, "blast_reject", wrong, user="UDEE").status_code == 200
+    said = post_event(shop, reply(page, "it was payments-db", event_id="EvCAUSE", user="UDEE"))
+    assert (said.json()["verdict"], said.json()["actual_cause"]) == ("rejected", "payments-db")
+    shop.drain()
+    books = playbooks(shop)
+    assert (books["wrong"]["misled"], books["wrong"]["helped"]) == (1, 0)  # once, not twice
+    (learned,) = [b for b in books.values() if b["id"] != "wrong"]
+    assert learned["component"] == "payments-db" and learned["failure_kind"] == "saturation"
+    assert learned["checks"] == [
+        {"type": "no_recent_change", "scope": "alerting"},
+        {"type": "alert_kind", "kind": "saturation", "scope": "candidate"},
+    ]
+    # the next time, memory names the actual cause
+    again = fire(shop, WEEK1 + timedelta(days=7), saturation("payments-db", "payments-api", 2))
+    found = incident(shop, again)
+    assert (found["root_cause"], found["finding"]["planner"]) == ("payments-db", "memory")
+
+
+def test_what_a_verdict_teaches():
+    row = {"verdict": "confirmed", "root_cause": None, "actual_cause": "orders-db"}
+    assert lesson_of(row, steered=False) == "orders-db"  # an inconclusive finding confirmed
+    assert lesson_of(row | {"root_cause": "orders-db"}, steered=True) is None
+    assert lesson_of(row | {"verdict": "rejected", "root_cause": "orders-api"}, False) == (
+        "orders-db"
+    )
+    assert lesson_of(row | {"verdict": "rejected", "actual_cause": None}, False) is None
+
+
+def test_confirming_an_inconclusive_finding_naming_the_cause_teaches(shop: Gateway):
+    """shop links orders-db and payments-db, which both saturate: one incident, inconclusive
+    (nothing was paged before, so nothing is split); the confirmation names the cause."""
+    both = fire(shop, WEEK1, [
+        ("PostgresTooManyConnections", "orders-db", "orders-db at 98% of max_connections"),
+        ("PgConnectionPoolExhausted", "payments-db", "no free connection slots"),
+        ("HighErrorRate", "shop", "5xx ratio above 5% on shop"),
+    ])  # fmt: skip
+    found = incident(shop, both)
+    assert found["root_cause"] is None
+    assert sorted(found["finding"]["candidates"]) == ["orders-db", "payments-db"]
+    assert len(found["alerts"]) == 3
+    verdict(shop, both, "confirmed", cause="orders-db")
+    (learned,) = playbooks(shop).values()
+    assert (learned["component"], learned["failure_kind"]) == ("orders-db", "saturation")

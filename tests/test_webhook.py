@@ -19,7 +19,7 @@ from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, graph_name
 from gateway.runtime import ConfigError, Runtime
-from gateway.topology import demo_world_path, import_world, load_world
+from gateway.world import demo_world_path, import_world, load_world
 from tests.conftest import FIXTURES, Gateway, make_settings
 
 STARTS = "2026-11-30T02:53:51.603Z"

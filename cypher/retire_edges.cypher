@@ -1,0 +1,9 @@
+// Retire the edges $source reported before but not in this import ($keep: 'from|TYPE|to' keys):
+// the source is removed from the edge's `sources`; an edge no source reports any more gets
+// `retired_at` (ms) and is kept, never deleted; walks skip it (`r.retired_at IS NULL`).
+MATCH (a:Component)-[r:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON]->(b:Component)
+WHERE $source IN coalesce(r.sources, []) AND NOT (a.name + '|' + type(r) + '|' + b.name) IN $keep
+WITH a, r, b, [s IN r.sources WHERE s <> $source] AS rest
+SET r.sources = rest,
+    r.retired_at = CASE WHEN size(rest) = 0 THEN coalesce(r.retired_at, $now) ELSE r.retired_at END
+RETURN a.name AS from, type(r) AS type, b.name AS to, size(rest) = 0 AS retired

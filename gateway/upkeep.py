@@ -1,0 +1,97 @@
+"""What `serve` keeps doing in the background so the world does not go stale: on-call shifts
+expanded ahead again from each team's stored definition (`BLAST_ONCALL_REFRESH_S`), coverage
+gauges updated every minute, and, with `PROMETHEUS_URL` set, dependency edges discovered from
+the service-graph metrics (`BLAST_DISCOVERY_INTERVAL_S`).
+
+Each round covers every tenant graph; a failure in one round is logged and tried again at the
+next, never fatal (the gateway keeps accepting alerts).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph, graph_name
+from adapters.notify import AdapterError
+from agents.metrics import Metrics
+from gateway.settings import Settings
+from gateway.world import TopologyError
+from gateway.world.oncall import Refresh, coverage, refresh_oncall
+
+log = logging.getLogger(__name__)
+
+#: Seconds between coverage gauge updates (a cheap read; "nobody on call now" moves with time).
+COVERAGE_EVERY_S = 60.0
+
+
+class Upkeep:
+    """The background rounds of one `serve` process over `settings.tenants`.
+
+    `discover`: called with each tenant graph per discovery round (None: no discovery).
+    """
+
+    def __init__(
+        self,
+        store: GraphStore,
+        settings: Settings,
+        metrics: Metrics,
+        discover: Callable[[TenantGraph], object] | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.metrics = metrics
+        self.discover = discover
+        self._thread: threading.Thread | None = None
+
+    def refresh(self, now: datetime | None = None) -> dict[str, Refresh]:
+        """Expand on-call shifts ahead for every tenant, then update the coverage gauges."""
+        now = now or datetime.now(UTC)
+        done = {
+            tenant: refresh_oncall(self.store.graph(graph_name(tenant)), now)
+            for tenant in self.settings.tenants
+        }
+        self.update_coverage(now)
+        return done
+
+    def update_coverage(self, now: datetime | None = None) -> None:
+        """Set `blast_oncall_uncovered{tenant, team, window}` for every team."""
+        now = now or datetime.now(UTC)
+        for tenant in self.settings.tenants:
+            for team in coverage(self.store.graph(graph_name(tenant)), now):
+                gauge = self.metrics.oncall_uncovered
+                gauge.labels(tenant, team.team, "now").set(0 if team.on_call else 1)
+                gauge.labels(tenant, team.team, "14d").set(1 if team.gap_at is not None else 0)
+
+    def start(self, stop: threading.Event) -> threading.Thread:
+        """Run the rounds in a daemon thread until `stop` is set; returns the thread."""
+        self._thread = threading.Thread(target=self._run, args=(stop,), name="upkeep", daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def _run(self, stop: threading.Event) -> None:
+        s = self.settings
+        due = {"oncall": 0.0, "coverage": 0.0, "discovery": 0.0}
+        while not stop.is_set():
+            now = time.monotonic()
+            for job, every, run in (
+                ("oncall", s.oncall_refresh_s, self.refresh),
+                ("coverage", COVERAGE_EVERY_S, self.update_coverage),
+                ("discovery", s.discovery_interval_s, self._discover_all),
+            ):
+                if now < due[job] or (job == "discovery" and self.discover is None):
+                    continue
+                due[job] = now + every
+                try:
+                    run()
+                except (GraphUnavailable, AdapterError, TopologyError, OSError) as exc:
+                    log.warning("upkeep %s failed (tried again in %.0f s): %s", job, every, exc)
+            stop.wait(1.0)
+
+    def _discover_all(self) -> None:
+        assert self.discover is not None
+        for tenant in self.settings.tenants:
+            self.discover(self.store.graph(graph_name(tenant)))

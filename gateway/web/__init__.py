@@ -1,0 +1,1 @@
+"""Mission control: the web pages (`pages`), sign-in (`session`), live updates (`live`)."""

@@ -1,0 +1,150 @@
+"""Live updates: graph events as Server-Sent Events (`GET /ui/events`).
+
+Nothing here is invented: once per `BLAST_LIVE_POLL_MS` the tenant's counters are read from
+the graph (`cypher/web_changes.cypher`, one cheap query shared by every open page of that
+tenant), and each counter that moved since the last read becomes one event — `alert`,
+`incident`, `claim`, `step`, `finding`, `action`, `verdict` or `trust` — whose data is one line
+of HTML saying what the graph now holds (the page's activity feed shows it; the page reloads
+its sections on it). A page animates only what this stream reports, so every animation follows
+an event that is in the graph.
+
+A claim is seen as the set of tasks held at a reading: a task claimed and finished between two
+readings shows up by its steps, finding and actions, not as a claim (counting every claim would
+mean scanning every task on each poll).
+
+The stream ends when the client goes or after `STREAM_S` seconds (the browser's EventSource
+reconnects by itself, and the session cookie is checked again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+
+from adapters.falkordb import GraphStore, GraphUnavailable, graph_name
+
+#: Longest life of one stream (s); the browser reconnects, re-reading its session cookie.
+STREAM_S = 300.0
+#: A comment line this often (s) when nothing happened, so proxies keep the stream open.
+KEEPALIVE_S = 15.0
+#: Event names, in the order they are sent when several counters moved in one poll.
+EVENTS = ("alert", "incident", "claim", "step", "finding", "action", "verdict", "trust")
+
+
+@dataclass
+class Snapshot:
+    """One reading of a tenant's counters (`web_changes` row) and when it was taken."""
+
+    counters: dict[str, Any]
+    taken: float
+
+
+def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, str]]:
+    """The events between two readings, as (event name, plain-text description).
+
+    Totals only grow in normal operation (firing alerts and open incidents fall as they
+    resolve); a total that drops (data deleted by hand) still yields an event, never hidden.
+    """
+
+    def moved(key: str) -> int:
+        return int(after[key] or 0) - int(before[key] or 0)
+
+    found: list[tuple[str, str]] = []
+    if n := moved("alerts"):
+        found.append(("alert", f"{n} new alert(s) received"))
+    # a new alert raises firing_alerts unless it arrived resolved; a resolved one lowers it
+    if n := moved("alerts") - moved("firing_alerts"):
+        found.append(("alert", f"{n} alert(s) resolved"))
+    if n := moved("incidents"):
+        found.append(("incident", f"{n} new incident(s) opened"))
+    if n := moved("incidents") - moved("open_incidents"):
+        found.append(("incident", f"{n} incident(s) resolved"))
+    for claim in sorted(set(after["claims"]) - set(before["claims"])):
+        task_id, epoch, kind, owner = [*claim.split(" ", 3), "", "", ""][:4]
+        found.append(("claim", f"{owner} claimed {kind} task {task_id} (claim {epoch})"))
+    if n := moved("steps"):
+        found.append(("step", f"{n} step(s) checkpointed"))
+    if moved("findings") or after["finding_at"] != before["finding_at"]:
+        found.append(("finding", "a finding was written"))
+    if moved("actions") or after["action_at"] != before["action_at"]:
+        found.append(("action", "an action was reserved or its outcome recorded"))
+    if n := moved("verdicts"):
+        found.append(("verdict", f"{n} verdict(s) given"))
+    if moved("trust_moves") or moved("playbooks"):
+        found.append(("trust", "playbook memory changed (trust or a new playbook)"))
+    return sorted(found, key=lambda e: EVENTS.index(e[0]))
+
+
+def sse(event: str, data: str) -> str:
+    """One Server-Sent Event: `event:` line, one `data:` line per line of `data`, blank line."""
+    lines = "".join(f"data: {line}\n" for line in data.splitlines() or [""])
+    return f"event: {event}\n{lines}\n"
+
+
+def feed_line(event: str, text: str, at_ms: int) -> str:
+    """The activity feed's HTML line for an event (text escaped; time in UTC, the page's
+    script shows it in the viewer's zone)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at_ms / 1000))
+    return (
+        f'<li class="ev ev-{event}"><time datetime="{stamp}" title="{stamp}">{stamp}</time> '
+        f"<strong>{event}</strong> {html.escape(text)}</li>"
+    )
+
+
+class LiveFeed:
+    """Per-tenant readings shared by every stream of one app, at most one query per tenant per
+    poll interval whatever the number of open pages."""
+
+    def __init__(self, store: GraphStore, poll_ms: int) -> None:
+        self.store = store
+        self.poll_s = poll_ms / 1000
+        self._lock = threading.Lock()
+        self._latest: dict[str, Snapshot] = {}
+
+    def reading(self, tenant: str) -> dict[str, Any] | None:
+        """The tenant's counters, no older than one poll interval; None when the graph cannot
+        answer now (the stream then waits and tries again)."""
+        with self._lock:
+            found = self._latest.get(tenant)
+            if found is not None and time.monotonic() - found.taken < self.poll_s:
+                return found.counters
+            try:
+                row = self.store.graph(graph_name(tenant)).one("web_changes")
+            except GraphUnavailable:
+                return None
+            assert row is not None, "web_changes aggregates, so it always returns a row"
+            self._latest[tenant] = Snapshot(row, time.monotonic())
+            return row
+
+    async def stream(self, tenant: str, gone: Any) -> AsyncIterator[str]:
+        """The event stream of one page: a `retry` hint, then events as the graph changes.
+
+        `gone`: an async callable that is true once the client disconnected.
+        """
+        yield f"retry: {int(self.poll_s * 1000) * 2}\n\n"
+        before = await run_in_threadpool(self.reading, tenant)
+        ends = time.monotonic() + STREAM_S
+        quiet_since = time.monotonic()
+        while time.monotonic() < ends:
+            await asyncio.sleep(self.poll_s)
+            if await gone():
+                return
+            after = await run_in_threadpool(self.reading, tenant)
+            if after is None:
+                continue
+            if before is not None:
+                now_ms = int(time.time() * 1000)
+                for event, text in changes(before, after):
+                    quiet_since = time.monotonic()
+                    yield sse(event, feed_line(event, text, now_ms))
+            before = after
+            if time.monotonic() - quiet_since > KEEPALIVE_S:
+                quiet_since = time.monotonic()
+                yield ": keepalive\n\n"

@@ -1,0 +1,169 @@
+"""The data behind the incidents list, memory, world and health pages, read from one tenant's
+graph. Times are ms since the epoch, UTC; `now_ms` is passed in so a page is one moment."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from adapters.falkordb import GraphStore, TenantGraph
+from gateway.incident_views import loads
+
+#: Severities in the order the list sorts them (anything else sorts last).
+SEVERITY_ORDER = ("critical", "error", "warning", "info")
+#: How far ahead the world page looks for on-call shifts and holes between them (ms).
+ONCALL_HORIZON_MS = 7 * 24 * 3600 * 1000
+#: Most components the world page lists and draws.
+WORLD_LIMIT = 2000
+
+
+def incident_rows(
+    graph: TenantGraph, status: str | None, severity: str | None, text: str | None
+) -> list[dict[str, Any]]:
+    """Incidents, open first then newest, filtered by status (open | resolved), severity and a
+    case-insensitive substring of id, title or root cause. Each row is a `list_incidents` row
+    plus `paged` (`{person, team, channel}` from the respond task's `response_context` step,
+    or None when nobody was paged yet)."""
+    rows = graph.rows("list_incidents", {"status": status, "limit": 500})
+    if severity:
+        rows = [r for r in rows if r["severity"] == severity]
+    if text:
+        needle = text.lower()
+        rows = [
+            r for r in rows
+            if any(needle in str(r[k] or "").lower() for k in ("id", "title", "root_cause"))
+        ]  # fmt: skip
+    paged: dict[str, Any] = {}
+    if rows:
+        for row in graph.rows("web_paged", {"incident_ids": [r["id"] for r in rows]}):
+            paged[row["incident_id"]] = loads(row["result"])
+    for row in rows:
+        who = paged.get(row["id"])
+        row["paged"] = who if isinstance(who, dict) else None
+        row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
+    rows.sort(key=lambda r: (r["status"] != "open", -(r["opened_at"] or 0)))
+    return rows
+
+
+def memory(graph: TenantGraph) -> dict[str, Any]:
+    """Playbooks (active and retired) with checks and trust history, and preferences with their
+    versions.
+
+    Shape: `{active: [playbook], retired: [playbook], facts: [fact]}` (retired: status retired,
+    or superseded by a newer version); playbook = a
+    `list_playbooks` row with `checks` (parsed) and `uses: [{incident_id, at, trust_at_use,
+    steered, verdict}]` oldest first; fact = a `web_facts` row with `version` (1 for the first
+    statement; a version SUPERSEDES the one before) and `current` (nothing supersedes it).
+    """
+    uses: dict[str, list[dict[str, Any]]] = {}
+    for use in graph.rows("web_playbook_uses"):
+        uses.setdefault(use.pop("playbook"), []).append(use)
+    playbooks = graph.rows("list_playbooks")
+    for pb in playbooks:
+        pb["checks"] = loads(pb.pop("checks_json")) or []
+        pb["uses"] = uses.get(pb["id"], [])
+    facts = graph.rows("web_facts")
+    older = {f["id"]: list(f["supersedes"]) for f in facts}
+    superseded = {old for olds in older.values() for old in olds}
+    versions: dict[str, int] = {}
+
+    def version(fact_id: str, seen: frozenset[str] = frozenset()) -> int:
+        if fact_id not in versions:
+            before = [version(o, seen | {fact_id}) for o in older.get(fact_id, []) if o not in seen]
+            versions[fact_id] = 1 + max(before, default=0)
+        return versions[fact_id]
+
+    for fact in facts:
+        fact["version"] = version(fact["id"])
+        fact["current"] = fact["id"] not in superseded
+    return {
+        "active": [p for p in playbooks if p["status"] == "active"],
+        "retired": [p for p in playbooks if p["status"] != "active"],
+        "facts": facts,
+    }
+
+
+def holes(shifts: list[dict[str, Any]], start: int, end: int) -> list[tuple[int, int]]:
+    """The stretches of [start, end) that no shift covers (shifts: `starts_at`, `ends_at`)."""
+    found, cursor = [], start
+    for shift in sorted(shifts, key=lambda s: s["starts_at"]):
+        if shift["starts_at"] > cursor:
+            found.append((cursor, min(shift["starts_at"], end)))
+        cursor = max(cursor, shift["ends_at"])
+        if cursor >= end:
+            break
+    if cursor < end:
+        found.append((cursor, end))
+    return [(a, b) for a, b in found if b > a]
+
+
+def world(graph: TenantGraph, now_ms: int) -> dict[str, Any]:
+    """Topology, owners, on call now and next, and coverage gaps.
+
+    Shape: `{components: [{name, kind, tech, criticality, owners, edges: [[target, type,
+    purpose]]}], teams: [{name, channel, escalation, is_default, members, now (person or
+    None), now_until, next ({person, starts_at, ends_at} or None), holes: [(from, to)]}],
+    gaps: [str], default_team}`. Gaps: components no team owns (they route to the default
+    team), teams with nobody on call now, holes in a team's rota within the next 7 days, teams
+    with no Slack channel.
+    """
+    components = graph.rows("web_world", {"limit": WORLD_LIMIT})
+    until = now_ms + ONCALL_HORIZON_MS
+    teams = graph.rows("web_teams", {"now": now_ms, "until": until})
+    default = next((t["name"] for t in teams if t["is_default"]), None)
+    gaps = []
+    for team in teams:
+        shifts = [s for s in team["shifts"] if s]
+        current = [s for s in shifts if s["starts_at"] <= now_ms < s["ends_at"]]
+        later = [s for s in shifts if s["starts_at"] > now_ms]
+        team["now"] = current[0]["person"] if current else None
+        team["now_until"] = current[0]["ends_at"] if current else None
+        team["next"] = later[0] if later else None
+        team["holes"] = holes(shifts, now_ms, until)
+        if not current:
+            gaps.append(f"team {team['name']}: nobody is on call now")
+        elif team["holes"]:
+            gaps.append(f"team {team['name']}: {len(team['holes'])} hole(s) in the rota "
+                        "within 7 days")  # fmt: skip
+        if not team["channel"]:
+            gaps.append(f"team {team['name']}: no Slack channel (pages go to the default one)")
+    unowned = [c["name"] for c in components if not c["owners"]]
+    if unowned:
+        route = f"the default team {default}" if default else "no team (no default team set)"
+        gaps.append(f"{len(unowned)} component(s) no team owns, routed to {route}: "
+                    + ", ".join(unowned))  # fmt: skip
+    return {"components": components, "teams": teams, "gaps": gaps, "default_team": default}
+
+
+def health(store: GraphStore, graph: TenantGraph, schema_ready: bool) -> dict[str, Any]:
+    """FalkorDB, workers and queue for this tenant.
+
+    Shape: `{database: {up, ping_ms, schema_ready}, workers: [{owner, alive, tasks: [{task_id,
+    kind, epoch, attempts, lease_until, lease_left_ms, incident_id}]}], queue: [{kind, status,
+    tasks}], now}`. A worker appears while it holds a lease (idle workers leave nothing in the
+    graph); `alive` is false once all its leases expired (it died or stalled; another worker
+    takes the task over).
+    """
+    started = time.perf_counter()
+    up = store.ping()
+    ping_ms = (time.perf_counter() - started) * 1000
+    database = {"up": up, "ping_ms": round(ping_ms, 2), "schema_ready": schema_ready}
+    if not up:
+        return {"database": database, "workers": [], "queue": [], "now": None}
+    by_owner: dict[str, dict[str, Any]] = {}
+    now = None
+    for row in graph.rows("web_workers"):
+        now = row.pop("now")
+        row["lease_left_ms"] = row["lease_until"] - now
+        worker = by_owner.setdefault(row["owner"], {"owner": row["owner"], "tasks": []})
+        worker["tasks"].append(row)
+    for worker in by_owner.values():
+        worker["alive"] = any(t["lease_left_ms"] >= 0 for t in worker["tasks"])
+    queue = graph.rows("web_queue")
+    return {"database": database, "workers": list(by_owner.values()), "queue": queue, "now": now}
+
+
+def pretty(value: Any) -> str:
+    """A value as indented JSON (for raw tool results and checks on the page)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)

@@ -1,0 +1,173 @@
+"""The internal world model every importer returns: components, typed dependency edges, teams,
+people and on-call, each component and edge with the source that reported it.
+
+The world file (`gateway/world/worldfile.py`) is this model written by hand, in the format of
+`../shared/fixtures/otel-demo/topology.yaml` plus `teams:` and `default_team:` (see the bundled
+demo world, `gateway/data/otel-demo/topology.yaml`). Edges point caller -> callee (dependent ->
+dependency). A topic's `hosted_on` becomes a HOSTED_ON edge. An edge's `purpose` is business
+(default), config or telemetry; walks use business only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+
+EDGE_TYPES = ("CALLS", "READS_WRITES", "PUBLISHES", "CONSUMES", "HOSTED_ON")
+EdgeType = Literal["CALLS", "READS_WRITES", "PUBLISHES", "CONSUMES", "HOSTED_ON"]
+
+
+class TopologyError(ValueError):
+    """A source cannot be read or is not a valid world. `problems` lists every problem found
+    (each `<file>:<line>: <where>: <reason>` when the line is known); the message joins them."""
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+def plain_name(value: str) -> str:
+    """Check a name that becomes a unique property (Component.name, Team.name, Person.name).
+
+    FalkorDB 4.16.3 crashes on a unique value that is empty, has surrounding whitespace,
+    contains \\x01 or is over 4096 bytes (DESIGN §5). Raises `ValueError` with the rule.
+    """
+    if not value or len(value) > 256 or not value.isprintable() or value != value.strip():
+        raise ValueError("must be 1-256 printable characters without leading or trailing spaces")
+    return value
+
+
+class ComponentSpec(BaseModel):
+    """One component: `id` is its name in the graph and in alert labels.
+
+    `paths`: repository paths (CODEOWNERS syntax) whose owner owns it and whose changes modify
+    it. `source`: where it was found (`world:<file>`, `compose:<file>`, ...), set by importers.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+    id: str
+    kind: Literal["service", "datastore", "topic", "proxy"]
+    tech: str | None = None
+    client: bool = False
+    criticality: str | None = None
+    hostnames: dict[str, str] | str | None = None
+    hosted_on: str | None = None
+    present_in: list[str] | None = None
+    paths: list[str] = Field(default_factory=list)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    source: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _plain_id(cls, value: str) -> str:
+        return plain_name(value)
+
+    def aliases(self) -> list[str]:
+        """Other names alerts may use for it (e.g. the v2/v3 hostnames of postgres)."""
+        if isinstance(self.hostnames, str):
+            return [self.hostnames]
+        return sorted(set((self.hostnames or {}).values()) - {self.id})
+
+
+class EdgeSpec(BaseModel):
+    """One dependency edge, caller -> callee; `rate` is calls per second when discovered."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    source: str = Field(alias="from")
+    target: str = Field(alias="to")
+    type: EdgeType
+    protocol: str | None = None
+    purpose: Literal["business", "config", "telemetry"] = "business"
+    propagation: str | None = None
+    present_in: list[str] | None = None
+    rate: float | None = None
+    origin: str | None = None
+
+    def key(self) -> tuple[str, str, str]:
+        """(caller, type, callee): an edge's identity across sources."""
+        return (self.source, self.type, self.target)
+
+
+class MemberSpec(BaseModel):
+    """A person in a team."""
+
+    model_config = ConfigDict(extra="ignore")
+    name: str
+    email: str | None = None
+    slack_user_id: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, value: str) -> str:
+        return plain_name(value)
+
+
+class RotationSpec(BaseModel):
+    """A round-robin on-call rotation: each person in turn for `shift_hours`, from `start`."""
+
+    model_config = ConfigDict(extra="forbid")
+    rotation: list[str] = Field(min_length=1)
+    shift_hours: float = Field(168, gt=0)
+    start: datetime
+
+
+class IcalSpec(BaseModel):
+    """On-call from an iCalendar export (Grafana OnCall, PagerDuty, Opsgenie): a file path
+    (relative to the world file) or an http(s) URL. Each event's person is matched to a member
+    by email, then by name."""
+
+    model_config = ConfigDict(extra="forbid")
+    ical: str = Field(min_length=1)
+
+
+def _oncall_kind(value: object) -> str:
+    has_ical = isinstance(value, dict) and "ical" in value
+    return "IcalSpec" if has_ical or isinstance(value, IcalSpec) else "RotationSpec"
+
+
+#: A rotation, or a calendar when the mapping has `ical:` (tags are dropped from error paths).
+OnCallSpec = Annotated[
+    Annotated[RotationSpec, Tag("RotationSpec")] | Annotated[IcalSpec, Tag("IcalSpec")],
+    Discriminator(_oncall_kind),
+]
+
+
+class TeamSpec(BaseModel):
+    """A team, its paging channel, what it owns, its members and its on-call."""
+
+    model_config = ConfigDict(extra="ignore")
+    name: str
+    slack_channel: str | None = None
+    escalation: str | None = None
+    owns: list[str] = Field(default_factory=list)
+    members: list[MemberSpec] = Field(default_factory=list)
+    oncall: OnCallSpec | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, value: str) -> str:
+        return plain_name(value)
+
+
+class WorldSpec(BaseModel):
+    """A whole world, from one source or several merged.
+
+    `default_team` is the root route: the team paged when no team owns an incident's
+    components, or the owner has nobody on call (DESIGN §4b). A world file must name it
+    (checked by `gateway.world.validate`); other sources may not know it.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+    components: list[ComponentSpec]
+    edges: list[EdgeSpec] = Field(default_factory=list)
+    teams: list[TeamSpec] = Field(default_factory=list)
+    default_team: str | None = None
+
+
+def demo_world_path() -> Path:
+    """The bundled OpenTelemetry Demo world (with a made-up ownership section)."""
+    return Path(str(resources.files("gateway").joinpath("data/otel-demo/topology.yaml")))

@@ -1,0 +1,156 @@
+"""Pick the importer for each path (by `--format`, or by content with `auto`) and merge what
+the importers return into one world model.
+
+Formats: `world` (the hand-written world file), `compose` (docker compose files; several are
+layered as `docker compose -f a -f b` would), `backstage` (catalog-info.yaml), `kubernetes`
+(manifests). A folder stands for the files in it that a format recognises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gateway.world.backstage import load_backstage
+from gateway.world.compose import load_compose
+from gateway.world.kubernetes import load_kubernetes
+from gateway.world.model import ComponentSpec, EdgeSpec, TeamSpec, TopologyError, WorldSpec
+from gateway.world.worldfile import load_world
+
+FORMATS: tuple[str, ...] = ("auto", "world", "compose", "backstage", "kubernetes")
+
+
+@dataclass
+class Loaded:
+    """The merged model of one import, the sources it read (`importer:path`), whether a world
+    file was among them, and names an importer could not map (reported, never guessed)."""
+
+    world: WorldSpec
+    sources: list[str]
+    explicit: bool
+    unmapped: list[str] = field(default_factory=list)
+
+
+def _documents(path: Path) -> list[Any]:
+    try:
+        return [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise TopologyError(f"{path}: {exc}") from exc
+
+
+def detect(path: Path) -> str:
+    """The format of a file by its content: a world file has `components:` (or `teams:`,
+    `edges:`, `default_team:`, so a world missing its components is reported as such); compose has
+    `services:`; Backstage documents have `apiVersion: backstage.io/...`; Kubernetes ones an
+    `apiVersion` and `kind`. Raises `TopologyError` when none fits."""
+    if path.is_dir():
+        inside = sorted(path.rglob("*.y*ml"))
+        kinds = {detect(p) for p in inside[:50]} if inside else set()
+        if len(kinds) == 1:
+            return kinds.pop()
+        raise TopologyError(f"{path}: a folder of {', '.join(sorted(kinds)) or 'no YAML'} files")
+    docs = _documents(path)
+    first = docs[0] if docs and isinstance(docs[0], dict) else {}
+    if {"components", "edges", "teams", "default_team"} & set(first):
+        return "world"
+    if isinstance(first.get("services"), dict):
+        return "compose"
+    api = str(first.get("apiVersion", ""))
+    if api.startswith("backstage.io/"):
+        return "backstage"
+    if api and "kind" in first:
+        return "kubernetes"
+    raise TopologyError(
+        f"{path}: not a world file (no `components:`), compose file, Backstage catalog or "
+        "Kubernetes manifest (use --format to say which)"
+    )
+
+
+def load_sources(paths: list[Path], fmt: str = "auto", env_file: Path | None = None) -> Loaded:
+    """Read every path with its importer and merge the models (later sources add to earlier
+    ones; the first to name a component or team gives its attributes). Compose files are
+    layered together in the order given; `env_file` replaces the `.env` beside the first.
+
+    Raises `TopologyError` listing every problem of every path; nothing is returned then.
+    """
+    by_format: dict[str, list[Path]] = {}
+    problems: list[str] = []
+    for path in paths:
+        try:
+            kind = fmt if fmt != "auto" else detect(path)
+        except TopologyError as exc:
+            problems += exc.problems
+            continue
+        by_format.setdefault(kind, []).append(path)
+    parts: list[tuple[WorldSpec, list[str]]] = []
+    unmapped: list[str] = []
+    # world files last: they may own or connect components the other sources define
+    for kind, files in sorted(by_format.items(), key=lambda item: item[0] == "world"):
+        try:
+            if kind == "world":
+                known = [c.id for world, _ in parts for c in world.components]
+                parts += [(load_world(f, known), [f"world:{f}"]) for f in files]
+            elif kind == "backstage":
+                world, refs = load_backstage(files)
+                parts.append((world, [f"backstage:{f}" for f in _files(files)]))
+                unmapped += refs
+            elif kind == "kubernetes":
+                world, hosts = load_kubernetes(files)
+                parts.append((world, [f"kubernetes:{f}" for f in _files(files)]))
+                unmapped += hosts
+            elif kind == "compose":
+                world, hosts = load_compose(files, env_file)
+                parts.append((world, [f"compose:{files[0]}"]))
+                unmapped += hosts
+            else:
+                raise TopologyError(f"{', '.join(map(str, files))}: format {kind} is not known")
+        except TopologyError as exc:
+            problems += exc.problems
+    if problems:
+        raise TopologyError(problems)
+    # the world files' definitions come first, so they win where sources disagree
+    parts.sort(key=lambda part: not part[1][0].startswith("world:"))
+    merged = merge([world for world, _ in parts])
+    sources = [s for _, names in parts for s in names]
+    return Loaded(merged, sources, explicit="world" in by_format, unmapped=unmapped)
+
+
+def _files(paths: list[Path]) -> list[Path]:
+    """The files a list of paths stands for (a folder: its YAML files, sorted)."""
+    found: list[Path] = []
+    for path in paths:
+        found += sorted(path.rglob("*.y*ml")) if path.is_dir() else [path]
+    return found
+
+
+def merge(worlds: list[WorldSpec]) -> WorldSpec:
+    """One model from several: components, edges and teams by identity, first one wins;
+    teams' `owns` and members are unioned; the first default team named wins."""
+    components: dict[str, ComponentSpec] = {}
+    edges: dict[tuple[str, str, str], EdgeSpec] = {}
+    teams: dict[str, TeamSpec] = {}
+    default = None
+    for world in worlds:
+        for comp in world.components:
+            first = components.setdefault(comp.id, comp)
+            first.paths = first.paths or comp.paths  # e.g. a compose build context
+            first.annotations = comp.annotations | first.annotations  # e.g. Backstage's
+        for edge in world.edges:
+            edges.setdefault(edge.key(), edge)
+        for team in world.teams:
+            if team.name not in teams:
+                teams[team.name] = team.model_copy(deep=True)
+                continue
+            into = teams[team.name]
+            into.owns += [c for c in team.owns if c not in into.owns]
+            names = {m.name for m in into.members}
+            into.members += [m for m in team.members if m.name not in names]
+            into.oncall = into.oncall or team.oncall
+        default = default or world.default_team
+    return WorldSpec(
+        components=list(components.values()), edges=list(edges.values()),
+        teams=list(teams.values()), default_team=default,
+    )  # fmt: skip

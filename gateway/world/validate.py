@@ -1,0 +1,147 @@
+"""Checks of a world before anything is written: every problem at once, never the first only.
+
+Shared by every importer and the writer (issue #10 item 4): unknown components named by an
+edge, a `hosted_on` or a team's `owns`; duplicate component or team ids; a team without
+members; a rotation naming someone who is not a member; no default team, or one that is not a
+team. Item-level problems (a bad `kind`, a missing field) come from pydantic, per item, so one
+bad item does not hide the problems of the others.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from gateway.world.model import ComponentSpec, EdgeSpec, RotationSpec, TeamSpec, WorldSpec
+
+#: A path into the source document, as pydantic reports it: ("teams", 0, "owns", 1).
+Loc = tuple[str | int, ...]
+#: Turns a path into the prefix of a problem line, e.g. `world.yaml:12: teams.0.owns.1`.
+Locator = Callable[[Loc], str]
+
+
+def dotted(loc: Loc) -> str:
+    """`("teams", 0, "owns")` -> `teams.0.owns`."""
+    return ".".join(str(part) for part in loc)
+
+
+def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]]:
+    """Build a `WorldSpec` from loaded YAML/JSON data, item by item.
+
+    Returns the model of every valid item (None when the document is not a mapping or has no
+    `components` list) and one problem line per invalid field.
+    """
+    if not isinstance(data, dict):
+        return None, [f"{locate(())}: the file must be a mapping with `components:`"]
+    problems: list[str] = []
+    parts: dict[str, list[Any]] = {}
+    models: dict[str, type[BaseModel]] = {
+        "components": ComponentSpec, "edges": EdgeSpec, "teams": TeamSpec,
+    }  # fmt: skip
+    for key, model in models.items():
+        items = data.get(key, [] if key != "components" else None)
+        if items is None and key == "components":
+            problems.append(f"{locate((key,))}: Field required")
+            continue
+        if not isinstance(items, list):
+            problems.append(f"{locate((key,))}: must be a list")
+            continue
+        adapter = TypeAdapter(model)
+        parts[key] = []
+        for index, item in enumerate(items):
+            try:
+                parts[key].append(adapter.validate_python(item))
+            except ValidationError as exc:
+                for err in exc.errors():
+                    tags = ("RotationSpec", "IcalSpec")  # union tags, not fields
+                    loc: Loc = (key, index, *(p for p in err["loc"] if p not in tags))
+                    problems.append(f"{locate(loc)}: {err['msg']}")
+    default = data.get("default_team")
+    if default is not None and not isinstance(default, str):
+        problems.append(f"{locate(('default_team',))}: must be a team name")
+        default = None
+    if "components" not in parts:
+        return None, problems
+    world = WorldSpec(
+        components=parts["components"], edges=parts.get("edges", []),
+        teams=parts.get("teams", []), default_team=default,
+    )  # fmt: skip
+    return world, problems
+
+
+def check_world(
+    world: WorldSpec,
+    locate: Locator,
+    *,
+    require_default_team: bool = True,
+    also_known: Sequence[str] = (),
+) -> list[str]:
+    """Every cross-reference problem of `world`, one line each (empty when it is sound).
+
+    `also_known`: component ids that exist elsewhere (items that failed item-level checks, or
+    components already in the graph), so a reference to them is not reported as unknown.
+    `require_default_team`: a world file must name its root route; other sources may not.
+    """
+    problems: list[str] = []
+    ids = Counter(c.id for c in world.components)
+    known = set(ids) | set(also_known)
+    for index, comp in enumerate(world.components):
+        if ids[comp.id] > 1 and index != _first(world.components, comp.id):
+            problems.append(f"{locate(('components', index, 'id'))}: duplicate id {comp.id!r}")
+        if comp.hosted_on and comp.hosted_on not in known:
+            problems.append(
+                f"{locate(('components', index, 'hosted_on'))}: unknown component "
+                f"{comp.hosted_on!r}"
+            )
+    for index, edge in enumerate(world.edges):
+        for end, field in ((edge.source, "from"), (edge.target, "to")):
+            if end not in known:
+                problems.append(
+                    f"{locate(('edges', index, field))}: edge {edge.source} -> {edge.target}: "
+                    f"unknown component {end!r}"
+                )
+    names = Counter(t.name for t in world.teams)
+    for index, team in enumerate(world.teams):
+        where: Loc = ("teams", index)
+        if names[team.name] > 1 and index != _first_team(world.teams, team.name):
+            problems.append(f"{locate((*where, 'name'))}: duplicate team {team.name!r}")
+        for pos, owned in enumerate(team.owns):
+            if owned not in known:
+                problems.append(
+                    f"{locate((*where, 'owns', pos))}: team {team.name!r} owns unknown "
+                    f"component {owned!r}"
+                )
+        if not team.members:
+            problems.append(f"{locate((*where, 'members'))}: team {team.name!r} has no members")
+        members = {m.name for m in team.members}
+        if isinstance(team.oncall, RotationSpec):
+            for pos, person in enumerate(team.oncall.rotation):
+                if person not in members:
+                    problems.append(
+                        f"{locate((*where, 'oncall', 'rotation', pos))}: rotation of "
+                        f"{team.name!r} names {person!r}, who is not a member "
+                        f"(members: {', '.join(sorted(members)) or 'none'})"
+                    )
+    if world.default_team is None:
+        if require_default_team:
+            problems.append(
+                f"{locate(('default_team',))}: default_team: Field required (the team paged "
+                "when no team owns an incident's components)"
+            )
+    elif world.default_team not in names:
+        problems.append(
+            f"{locate(('default_team',))}: default_team: {world.default_team!r} is not a team "
+            "in `teams`"
+        )
+    return problems
+
+
+def _first(components: list[ComponentSpec], ident: str) -> int:
+    return next(i for i, c in enumerate(components) if c.id == ident)
+
+
+def _first_team(teams: list[TeamSpec], name: str) -> int:
+    return next(i for i, t in enumerate(teams) if t.name == name)

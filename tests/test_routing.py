@@ -1,0 +1,398 @@
+"""Done means (issue #10): routing never ends at nobody, grouping explains itself and splits by
+cause, every alerting team is told, Grafana no-data alerts are titled by their rule.
+
+Real embedded FalkorDB, the real gateway over HTTP, burst workers, the outbox or the local
+Slack API (tests/slack_api.py) behind the real slack-sdk client.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
+from adapters.slack import SlackNotifier
+from gateway.cli import app
+from gateway.doctor import check_default_route, run_checks
+from gateway.runtime import Runtime
+from gateway.topology import import_world, load_world
+from tests.conftest import FIXTURES, Gateway, make_settings
+from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI
+
+WORLD = FIXTURES / "routing-world.yaml"
+T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30)
+
+
+def world_file(tmp_path: Path, **changes: Any) -> Path:
+    """The routing world with top-level `changes`, or a team changed (`team_<name>={...}`)."""
+    world = yaml.safe_load(WORLD.read_text())
+    for key, value in changes.items():
+        if key.startswith("team_"):
+            team = next(t for t in world["teams"] if t["name"] == key.removeprefix("team_"))
+            team.update(value)
+        else:
+            world[key] = value
+    path = tmp_path / "world.yaml"
+    path.write_text(yaml.safe_dump(world))
+    return path
+
+
+def delivery(*alerts: tuple[str, str, str, int], group: str = "shop") -> dict[str, Any]:
+    """An Alertmanager v4 body of firing alerts `(alertname, service, severity, minute)`;
+    `minute` after T0 is the start. A service `-` gives an alert with no service label."""
+    items = []
+    for name, service, severity, minute in alerts:
+        labels = {"alertname": name, "severity": severity, "instance": f"{service}-1"}
+        if service != "-":
+            labels["service"] = service
+        items.append({
+            "status": "firing", "labels": labels,
+            "annotations": {"summary": f"{name} on {service}"},
+            "startsAt": (T0 + timedelta(minutes=minute)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "http://prometheus:9090/graph",
+            "fingerprint": f"{abs(hash((name, service))) % 16**16:016x}",
+        })  # fmt: skip
+    return {
+        "version": "4", "groupKey": f'{{}}:{{group="{group}"}}', "truncatedAlerts": 0,
+        "status": "firing", "receiver": "blast-radius", "groupLabels": {"group": group},
+        "commonLabels": {}, "commonAnnotations": {}, "externalURL": "http://alertmanager:9093",
+        "alerts": items,
+    }  # fmt: skip
+
+
+def start(
+    falkordb: EmbeddedFalkorDB,
+    store: GraphStore,
+    tmp_path: Path,
+    tenant: str,
+    world: Path,
+    **extra: object,
+) -> Gateway:
+    """A gateway on a fresh graph holding `world`."""
+    graph = store.graph(graph_name(tenant))
+    graph.ensure_schema()
+    import_world(graph, load_world(world))
+    runtime = Runtime(make_settings(falkordb, tmp_path, tenant, **extra))
+    runtime.open()
+    return Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
+
+
+@pytest.fixture
+def gw(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> Iterator[Gateway]:
+    """The routing world, outbox mode."""
+    gateway = start(falkordb, store, tmp_path, tenant, WORLD)
+    yield gateway
+    gateway.http.close()
+    gateway.runtime.close()
+
+
+@pytest.fixture
+def slack_gw(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str, api: SlackAPI
+) -> Iterator[Gateway]:
+    """The routing world, Slack mode (the local Slack API)."""
+    gateway = start(
+        falkordb, store, tmp_path, tenant, WORLD, slack_bot_token=TOKEN,
+        slack_signing_secret=SIGNING_SECRET, slack_api_url=api.base_url,
+    )  # fmt: skip
+    yield gateway
+    gateway.http.close()
+    gateway.runtime.close()
+
+
+def post(gw: Gateway, body: dict[str, Any]) -> dict[str, Any]:
+    answer = gw.http.post("/api/v1/alerts", json=body)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def incident(gw: Gateway, incident_id: str) -> dict[str, Any]:
+    return dict(gw.http.get(f"/api/v1/incidents/{incident_id}").json())
+
+
+def incidents(gw: Gateway) -> list[dict[str, Any]]:
+    rows = gw.http.get("/api/v1/incidents").json()["incidents"]
+    return [incident(gw, row["id"]) for row in rows]
+
+
+def sent(gw: Gateway, incident_id: str, kind: str) -> list[dict[str, Any]]:
+    return [e for e in gw.outbox if e["incident_id"] == incident_id and e["kind"] == kind]
+
+
+# --- 1. the default route ------------------------------------------------------------------------
+
+
+def test_unknown_component_critical_alert_pages_the_default_teams_on_call(gw: Gateway) -> None:
+    report = post(gw, delivery(("DiskFull", "-", "critical", 0)))
+    assert len(report["unmatched"]) == 1
+    gw.drain()
+    (page,) = sent(gw, report["incidents"][0], "notification")
+    assert page["person"] == "Ada Example" and page["channel"] == "#platform-oncall"
+    assert page["paged"] == (
+        "Ada Example (on call for platform, the default team: no alert names a known component)"
+    )
+    assert "nobody" not in page["text"].lower()
+
+
+def test_unknown_component_pages_the_default_team_in_slack(
+    slack_gw: Gateway, api: SlackAPI
+) -> None:
+    post(slack_gw, delivery(("DiskFull", "-", "critical", 0)))
+    slack_gw.drain()
+    (page,) = api.roots()
+    assert page["channel"] == "C0PLATFORM"
+    assert page["text"].startswith("<@U0ADA> ")
+    assert "the default team: no alert names a known component" in page["text"]
+
+
+def test_owner_with_nobody_on_call_falls_back_to_the_default_team_saying_why(
+    gw: Gateway,
+) -> None:
+    report = post(gw, delivery(("JobFailed", "batch-job", "critical", 0)))
+    gw.drain()
+    (page,) = sent(gw, report["incidents"][0], "notification")
+    assert page["person"] == "Ada Example"
+    assert page["paged"] == (
+        "Ada Example (on call for platform, the default team: batch, owner of batch-job, "
+        "has nobody on call now)"
+    )
+
+
+def test_default_team_with_nobody_on_call_says_loudly_which_fallback(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str, api: SlackAPI
+) -> None:
+    world = world_file(tmp_path, team_platform={
+        "oncall": {"rotation": ["Ada Example"], "shift_hours": 168, "start": "2099-01-05T09:00:00Z"}
+    })  # fmt: skip
+    gateway = start(
+        falkordb, store, tmp_path, tenant, world, slack_bot_token=TOKEN,
+        slack_signing_secret=SIGNING_SECRET, slack_api_url=api.base_url,
+    )  # fmt: skip
+    try:
+        post(gateway, delivery(("DiskFull", "-", "critical", 0)))
+        gateway.drain()
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+    (page,) = api.roots()
+    assert page["channel"] == "C0PLATFORM"
+    assert (
+        "NO ONE ON CALL (no alert names a known component; the default team platform has "
+        "nobody on call now either); fallback: channel #platform-oncall, escalation call the "
+        "duty manager, +1 555 0100"
+    ) in page["text"]
+
+
+def test_slack_mode_refuses_a_default_route_with_no_channel(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str, api: SlackAPI
+) -> None:
+    graph = store.graph(graph_name(tenant))
+    graph.ensure_schema()
+    import_world(graph, load_world(world_file(tmp_path, team_platform={"slack_channel": None})))
+    settings = make_settings(
+        falkordb, tmp_path, tenant, slack_bot_token=TOKEN,
+        slack_signing_secret=SIGNING_SECRET, slack_api_url=api.base_url,
+    )  # fmt: skip
+    slack = SlackNotifier(settings.slack_bot_token, api.base_url)  # type: ignore[arg-type]
+    (finding,) = check_default_route(settings, store, slack)
+    assert not finding.ok
+    assert finding.what == (
+        f"{tenant}: the default team platform has no slack_channel and SLACK_DEFAULT_CHANNEL "
+        "is unset: a page for components no team owns could not be posted"
+    )
+    # a channel Slack does not know is refused too; a known SLACK_DEFAULT_CHANNEL is fine
+    missing = settings.model_copy(update={"slack_default_channel": "#nowhere"})
+    (finding,) = check_default_route(missing, store, slack)
+    assert not finding.ok and "#nowhere" in finding.what and "not found" in finding.what
+    known = settings.model_copy(update={"slack_default_channel": "#incidents"})
+    (finding,) = check_default_route(known, store, slack)
+    assert finding.ok and "#incidents" in finding.what
+    # `doctor` says why
+    lines = [f.line() for f in run_checks(settings) if f.area == "routing"]
+    assert lines == [
+        f"PROBLEM  routing: {tenant}: the default team platform has no slack_channel and "
+        "SLACK_DEFAULT_CHANNEL is unset: a page for components no team owns could not be posted"
+    ]
+    # `serve` refuses to start, saying why
+    env = {
+        "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
+        "BLAST_DATA_DIR": str(tmp_path / "serve"), "BLAST_PORT": "0", "BLAST_WORKERS": "0",
+        "SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": api.base_url, "BLAST_DEV": "true",
+    }  # fmt: skip
+    result = CliRunner().invoke(app, ["serve", "--quiet"], env=env)
+    assert result.exit_code == 1
+    assert "has no slack_channel and SLACK_DEFAULT_CHANNEL is unset" in result.output
+
+
+# --- 2. grouping along dependency paths, split by cause -------------------------------------------
+
+
+def test_two_independent_failures_sharing_callers_end_as_two_incidents(gw: Gateway) -> None:
+    first = post(gw, delivery(
+        ("DBConnectionsSaturated", "orders-db", "critical", 0),
+        ("HighErrorRate", "orders-api", "critical", 1),
+        ("HighErrorRate", "shop", "warning", 2),
+    ))  # fmt: skip
+    (orders_id,) = first["incidents"]
+    gw.drain()
+    orders = incident(gw, orders_id)
+    assert orders["root_cause"] == "orders-db"
+    via = {a["component"]: a["joined_via"] for a in orders["alerts"]}
+    assert via == {"orders-db": None, "orders-api": "orders-api → orders-db",
+                   "shop": "shop → orders-api"}  # fmt: skip
+    # payments-db saturates while the orders incident still fires; they share the caller shop
+    second = post(gw, delivery(
+        ("DBConnectionsSaturated", "payments-db", "critical", 3),
+        ("HighErrorRate", "payments-api", "critical", 4),
+        group="payments",
+    ))  # fmt: skip
+    assert second["incidents"] == [orders_id]  # joined along shop → payments-api → payments-db
+    gw.drain()
+    both = {i["root_cause"]: i for i in incidents(gw)}
+    assert set(both) == {"orders-db", "payments-db"}
+    orders, payments = both["orders-db"], both["payments-db"]
+    assert orders["id"] == orders_id
+    assert {a["component"] for a in orders["alerts"]} == {"orders-db", "orders-api", "shop"}
+    assert {a["component"] for a in payments["alerts"]} == {"payments-db", "payments-api"}
+    assert all(a["joined_via"].startswith(f"split from {orders_id}") for a in payments["alerts"])
+    # each paged to its own owner, once; neither cause lost
+    (orders_page,) = sent(gw, orders_id, "notification")
+    (payments_page,) = sent(gw, payments["id"], "notification")
+    assert orders_page["person"] == "Dee Example" and orders_page["root_cause"] == "orders-db"
+    assert payments_page["person"] == "Pat Example"
+    assert payments_page["root_cause"] == "payments-db"
+    assert len(sent(gw, payments["id"], "ticket")) == 1
+    assert not [f for f in sent(gw, orders_id, "followup") if "Diagnosis update" in f["text"]]
+
+
+def test_alerts_sharing_only_a_neighbour_do_not_join(gw: Gateway) -> None:
+    """orders-api and payments-api are both called by shop: a shared neighbour, no path."""
+    a = post(gw, delivery(("HighErrorRate", "orders-api", "critical", 0)))
+    b = post(gw, delivery(("HighErrorRate", "payments-api", "critical", 1), group="p"))
+    assert a["incidents"] != b["incidents"]
+
+
+def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
+    (incident_id,) = post(gw, delivery(("HighErrorRate", "orders-api", "critical", 0)))["incidents"]
+    gw.drain()
+    assert sent(gw, incident_id, "notification")[0]["person"] == "Cy Example"
+    post(gw, delivery(("DBConnectionsSaturated", "orders-db", "critical", 1), group="db"))
+    gw.drain()
+    assert incident(gw, incident_id)["root_cause"] == "orders-db"
+    texts = {f["intent_id"].split(":")[2]: f for f in sent(gw, incident_id, "followup")}
+    assert "root cause is now *orders-db* (was orders-api)" in texts["update"]["text"]
+    assert texts["repage"]["person"] == "Dee Example"
+    assert "Dee Example (on call for orders-data, owner of orders-db)" in texts["repage"]["text"]
+    # the page, restated, names the person paged now
+    (restated,) = [e for e in gw.outbox if e["kind"] == "update" and ":page:" in e["intent_id"]]
+    assert restated["person"] == "Dee Example" and restated["root_cause"] == "orders-db"
+    assert len(incidents(gw)) == 1
+
+
+def test_an_alert_linking_two_unpaged_incidents_merges_them(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> None:
+    """With a reach of 1 hop, orders-db and shop (2 hops apart) open two incidents; orders-api
+    links both, so the younger merges into the one it joined, whatever the arrival order."""
+    gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1)
+    try:
+        (db,) = post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0),
+                                       group="a"))["incidents"]  # fmt: skip
+        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 1),
+                                         group="b"))["incidents"]  # fmt: skip
+        assert db != shop
+        report = post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
+        assert report["incidents"] == [db]
+        gateway.drain()
+        merged = incident(gateway, shop)
+        assert (merged["status"], merged["alerts"]) == ("merged", [])
+        survivor = incident(gateway, db)
+        via = {a["component"]: a["joined_via"] for a in survivor["alerts"]}
+        assert via["shop"] == f"merged from {shop} through orders-api (shop → orders-api)"
+        assert survivor["root_cause"] == "orders-db"
+        assert [e["incident_id"] for e in gateway.outbox if e["kind"] == "notification"] == [db]
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+
+
+def test_a_paged_incident_is_never_merged(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> None:
+    gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1)
+    try:
+        (db,) = post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0),
+                                       group="a"))["incidents"]  # fmt: skip
+        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 1),
+                                         group="b"))["incidents"]  # fmt: skip
+        gateway.drain()  # both paged
+        report = post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
+        gateway.drain()
+        assert report["incidents"] == [db]
+        assert incident(gateway, shop)["status"] == "open"
+        assert {a["component"] for a in incident(gateway, shop)["alerts"]} == {"shop"}
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+
+
+# --- 3. every alerting team told ----------------------------------------------------------------
+
+
+def test_every_other_alerting_team_is_told_in_the_thread(slack_gw: Gateway, api: SlackAPI) -> None:
+    post(slack_gw, delivery(
+        ("DBConnectionsSaturated", "orders-db", "critical", 0),
+        ("HighErrorRate", "orders-api", "critical", 1),
+        ("HighErrorRate", "shop", "warning", 2),
+    ))  # fmt: skip
+    slack_gw.drain()
+    (page,) = api.roots()
+    assert page["channel"] == "C0DATA" and page["text"].startswith("<@U0DEE> ")
+    told = {m["text"].split(" ")[0]: m["text"] for m in api.replies(page["ts"])
+            if "your components" in m["text"]}  # fmt: skip
+    assert set(told) == {"<@U0CY>", "<@U0ADA>"}
+    assert "your components orders-api alert in this incident" in told["<@U0CY>"]
+    assert "Root cause: *orders-db*" in told["<@U0ADA>"]
+    # Slack alone keeps no record: a copy of each in the outbox names the person
+    records = [e for e in slack_gw.outbox if ":told:" in e["intent_id"]]
+    assert sorted(e["person"] for e in records) == ["Ada Example", "Cy Example"]
+
+
+def test_teams_told_leave_a_followup_naming_the_person(gw: Gateway) -> None:
+    (incident_id,) = post(gw, delivery(
+        ("DBConnectionsSaturated", "orders-db", "critical", 0),
+        ("HighErrorRate", "shop", "warning", 1),
+    ))["incidents"]  # fmt: skip
+    gw.drain()
+    (told,) = [f for f in sent(gw, incident_id, "followup") if ":told:" in f["intent_id"]]
+    assert told["intent_id"] == f"incident:{incident_id}:told:platform"
+    assert told["person"] == "Ada Example" and told["slack_user_id"] == "U0ADA"
+
+
+# --- 4. Grafana no-data / error alerts ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("state", ["DatasourceNoData", "DatasourceError"])
+def test_grafana_state_alerts_are_titled_by_the_rule(gw: Gateway, state: str) -> None:
+    case = json.loads((FIXTURES / "alertmanager/cases/09-grafana-unified-payload.json").read_text())
+    body = case["requests"][0]["body"]
+    (alert,) = body["alerts"]
+    alert["labels"] |= {"alertname": state, "rulename": "Checkout p99 latency",
+                        "datasource_uid": "prom", "ref_id": "A"}  # fmt: skip
+    alert["values"] = None
+    (incident_id,) = post(gw, body)["incidents"]
+    shown = incident(gw, incident_id)
+    assert shown["title"] == f"Checkout p99 latency ({state})"
+    gw.drain()
+    (page,) = sent(gw, incident_id, "notification")
+    assert page["title"] == f"Checkout p99 latency ({state})"

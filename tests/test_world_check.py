@@ -1,0 +1,195 @@
+"""A world that is checked before it is trusted (issue #10 item 4): every problem at once with
+its line, nothing written, the right tenant, and on-call coverage that does not expire."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+
+from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
+from agents.metrics import Metrics
+from gateway.doctor import check_oncall
+from gateway.upkeep import Upkeep
+from gateway.world import TopologyError, apply_world, import_world, load_world, world_counts
+from gateway.world.model import WorldSpec
+from gateway.world.oncall import coverage, coverage_problems
+from tests.conftest import make_settings
+from tests.test_topology import WORLD, cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Three different mistakes: a typo in `owns`, a rotation naming a non-member, an empty team.
+BAD = """\
+components:
+  - {id: api, kind: service}
+  - {id: database, kind: datastore}
+teams:
+  - name: core
+    owns: [api, databse]
+    members:
+      - {name: Al Smith}
+    oncall: {rotation: [Al Smyth], shift_hours: 168, start: "2026-01-05T09:00:00Z"}
+  - name: ghosts
+    owns: [database]
+default_team: core
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "world.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_three_mistakes_are_named_with_their_lines_and_nothing_is_written(
+    tmp_path: Path, graph: TenantGraph
+) -> None:
+    path = write(tmp_path, BAD)
+    before = world_counts(graph)
+    with pytest.raises(TopologyError) as caught:
+        load_world(path)
+    problems = caught.value.problems
+    assert problems == [
+        f"{path}:6: teams.0.owns.1: team 'core' owns unknown component 'databse'",
+        f"{path}:9: teams.0.oncall.rotation.0: rotation of 'core' names 'Al Smyth', who is not "
+        "a member (members: Al Smith)",
+        f"{path}:10: teams.1.members: team 'ghosts' has no members",
+    ]
+    # The writer checks too (a model built in code is not trusted either): nothing is written.
+    unchecked = yaml.safe_load(BAD)
+    with pytest.raises(TopologyError) as again:
+        apply_world(graph, WorldSpec.model_validate(unchecked), ["world:test"], explicit=True)
+    assert len(again.value.problems) == 3
+    assert world_counts(graph) == before
+
+    validated = cli("topology", "validate", str(path))
+    assert validated.returncode == 2
+    assert "3 problem(s), nothing written" in validated.stderr
+    for line in problems:
+        assert line in validated.stderr
+    done = cli("topology", "import", str(path), "--data-dir", str(tmp_path / "data"))
+    assert done.returncode == 2 and "'databse'" in done.stderr
+    assert not (tmp_path / "data" / "falkordb").exists(), "no database started for a bad world"
+
+
+def test_duplicates_and_a_missing_or_unknown_default_team_are_problems(tmp_path: Path) -> None:
+    world = copy.deepcopy(WORLD)
+    world["components"].append({"id": "shop", "kind": "service"})
+    world["teams"].append(copy.deepcopy(world["teams"][1]))
+    world["default_team"] = "nobody"
+    done = cli("topology", "validate", str(write(tmp_path, yaml.safe_dump(world))))
+    assert done.returncode == 2
+    assert "duplicate id 'shop'" in done.stderr
+    assert "duplicate team 'shop'" in done.stderr
+    assert "default_team: 'nobody' is not a team in `teams`" in done.stderr
+    del world["default_team"]
+    done = cli("topology", "validate", str(write(tmp_path, yaml.safe_dump(world))))
+    assert "default_team: Field required" in done.stderr
+
+
+def test_validate_accepts_a_sound_world_without_a_database(tmp_path: Path) -> None:
+    done = cli("topology", "validate", str(write(tmp_path, yaml.safe_dump(WORLD))))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok: 6 components, 5 edges, 2 teams, default team shop")
+
+
+def run_env(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "FALKORDB_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True,
+        env=clean | {"PYTHONPATH": str(ROOT)} | env, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_import_uses_the_only_tenant_or_asks_which(tmp_path: Path) -> None:
+    path = write(tmp_path, yaml.safe_dump(WORLD))
+    data = str(tmp_path / "data")
+    two = run_env("topology", "import", str(path), "--data-dir", data,
+                  BLAST_WEBHOOK_TOKENS="acme=a8f3k2m9x7q1w5e4,beta=z9y8x7w6v5u4t3s2")  # fmt: skip
+    assert two.returncode == 2
+    assert "several tenants are configured (acme, beta); say which with --tenant" in two.stderr
+    one = run_env("topology", "import", str(path), "--data-dir", data,
+                  BLAST_WEBHOOK_TOKENS="acme=a8f3k2m9x7q1w5e4")  # fmt: skip
+    assert one.returncode == 0, one.stderr
+    assert "imported into org_acme:" in one.stdout
+    at = datetime.now(UTC) + timedelta(days=1)
+    start = datetime(2026, 1, 5, 9, tzinfo=UTC)  # WORLD's rotation: a week each, Ann first
+    expected = ["Ann Example", "Ben Example"][((at - start) // timedelta(days=7)) % 2]
+    shown = run_env("oncall", "--tenant", "acme", "--data-dir", data, "--at", at.isoformat())
+    assert f"  payments: {expected}" in shown.stdout
+    # the shop team has no rotation at all: reported, exit 1
+    assert "  shop (default team): NOBODY" in shown.stdout
+    assert shown.returncode == 1 and "PROBLEM  acme: team shop has nobody on call now" in (
+        shown.stdout
+    )
+
+
+def test_a_rotation_started_a_year_ago_still_has_someone_on_call_after_the_refresh(
+    falkordb: EmbeddedFalkorDB, store, tenant: str, tmp_path: Path
+) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    year_ago = now - timedelta(days=365)
+    world = copy.deepcopy(WORLD)
+    world["teams"][0]["oncall"]["start"] = year_ago.isoformat()
+    world["teams"][1]["oncall"] = {"rotation": ["Ann Example"], "start": year_ago.isoformat()}
+    graph = store.graph(f"org_{tenant}")
+    graph.ensure_schema()
+    # Imported a year ago, never again: the expansion then reached 90 days, no further.
+    import_world(graph, load_world(write(tmp_path, yaml.safe_dump(world))), now=year_ago)
+    stale = coverage(graph, now)
+    assert [t.on_call for t in stale] == [[], []]
+    assert coverage_problems(stale, now) == [
+        "team payments has nobody on call now",
+        "team shop has nobody on call now",
+    ]
+    assert not check_oncall(graph)[0].ok
+
+    settings = make_settings(falkordb, tmp_path, tenant, oncall_refresh_s=3600)
+    metrics = Metrics()
+    upkeep = Upkeep(store, settings, metrics)
+    stop = threading.Event()
+    thread = upkeep.start(stop)  # the first round runs at once, then every hour
+    try:
+        deadline = time.monotonic() + 20
+        while not all(t.on_call for t in coverage(graph, now)):
+            assert time.monotonic() < deadline, "the scheduled refresh did not run"
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    fresh = coverage(graph, now)
+    # 52 weeks + 1 day after the start, week 52 (even) is Ann's; the shop has only Ann
+    assert [(t.team, t.on_call, t.gap_at) for t in fresh] == [
+        ("payments", ["Ann Example"], None),
+        ("shop", ["Ann Example"], None),
+    ]
+    assert check_oncall(graph)[0].ok
+    text = metrics.exposition().decode()
+    assert f'blast_oncall_uncovered{{team="payments",tenant="{tenant}",window="now"}} 0.0' in text
+    assert f'blast_oncall_uncovered{{team="shop",tenant="{tenant}",window="14d"}} 0.0' in text
+
+
+def test_a_gap_within_14_days_is_reported(store, tenant: str, tmp_path: Path) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    world = copy.deepcopy(WORLD)
+    world["teams"][1]["oncall"] = {"rotation": ["Ann Example"], "start": now.isoformat()}
+    graph = store.graph(f"org_{tenant}")
+    graph.ensure_schema()
+    import_world(graph, load_world(write(tmp_path, yaml.safe_dump(world))), now=now)
+    # 80 days later the 90-day expansion made at import ends within 14 days
+    later = now + timedelta(days=80)
+    found = coverage(graph, later)
+    assert all(t.on_call for t in found)
+    lines = coverage_problems(found, later)
+    assert len(lines) == 2 and "team payments has nobody on call from" in lines[0]
+    # weekly shifts from `now`: the last one starting before now + 90 d ends at now + 91 d
+    assert "(in 11.0 days)" in lines[1]
