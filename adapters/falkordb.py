@@ -244,7 +244,8 @@ def answers_ping(url: str) -> bool:
 
 @contextlib.contextmanager
 def unavailable_as_retryable() -> Iterator[None]:
-    """Turn connection errors, timeouts and LOADING into `GraphUnavailable`."""
+    """Turn connection errors, timeouts (of the connection or of the query) and LOADING into
+    `GraphUnavailable`: retryable, unlike a query error, which is a bug."""
     try:
         yield
     except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as exc:
@@ -255,6 +256,8 @@ def unavailable_as_retryable() -> Iterator[None]:
     except redis.ResponseError as exc:
         if str(exc).startswith("LOADING"):
             raise GraphUnavailable("graph database is loading its data") from exc
+        if str(exc) == "Query timed out":  # TIMEOUT_DEFAULT/MAX under load: worth a retry
+            raise GraphUnavailable("graph query timed out (database busy)") from exc
         raise
 
 
