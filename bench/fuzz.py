@@ -192,6 +192,7 @@ class Fuzzer:
         try:
             answer = self.http.request(method, path, content=raw, headers=headers)
             status = str(answer.status_code)
+            self.http.cookies.clear()  # each request carries only the cookies it was drawn with
         except httpx.LocalProtocolError:  # httpx itself refuses to send it (a header with \n)
             status = "unsendable"
         except httpx.TransportError as exc:
@@ -211,6 +212,45 @@ class Fuzzer:
             self.send(name, *request(example))
 
         one()
+
+
+def web_fuzz(f: Fuzzer, ids: st.SearchStrategy[str]) -> None:
+    """The web page's routes: sign-in with hostile forms (same origin or not), pages and the
+    verdict form with or without a signed-in session (the event stream is left out: it never
+    ends)."""
+    origin = {"Origin": str(f.http.base_url).rstrip("/")}
+    signed_in = f.http.post("/ui/login", data={"token": TOKENS["acme"]}, headers=origin)
+    session = dict(signed_in.cookies)
+    f.http.cookies.clear()
+    form_type = {"Content-Type": "application/x-www-form-urlencoded"}
+
+    def form(fields: dict[str, str]) -> bytes:
+        return urllib.parse.urlencode(fields, errors="surrogatepass").encode()
+
+    fields = st.dictionaries(
+        st.sampled_from(["token", "next", "csrf", "verdict", "intent", "actual_cause", "name"]),
+        st.one_of(hostile_text, st.sampled_from([TOKENS["acme"], "confirmed", "//evil.example"])),
+        max_size=5,
+    )
+    f.run("POST /ui/login", st.tuples(st.one_of(fields.map(form), st.binary(max_size=100)),
+                                      st.booleans()),
+          lambda e: ("POST", "/ui/login", e[0], form_type | (origin if e[1] else {})))  # fmt: skip
+    with_session = st.booleans().map(lambda yes: {"Cookie": cookie(session)} if yes else {})
+    f.run("POST /ui/incidents/{id}/verdict", st.tuples(ids, fields.map(form), with_session),
+          lambda e: ("POST", f"/ui/incidents/{quoted(e[0])}/verdict", e[1],
+                     form_type | origin | e[2]))  # fmt: skip
+    pages = st.one_of(
+        st.sampled_from(["/", "/ui/memory", "/ui/world", "/ui/health", "/ui/login"]),
+        ids.map(lambda i: f"/ui/incidents/{quoted(i)}"),
+        hostile_text.map(lambda t: f"/ui/login?next={quoted(t)}"),
+    )
+    f.run("GET / and /ui/* pages", st.tuples(pages, with_session),
+          lambda e: ("GET", e[0], None, e[1]))  # fmt: skip
+
+
+def cookie(jar: dict[str, str]) -> str:
+    """A `Cookie` header value of the cookies in `jar`."""
+    return "; ".join(f"{name}={value}" for name, value in jar.items())
 
 
 def fuzz(n: int) -> tuple[dict[str, Counter[str]], list[str], bool]:
@@ -286,6 +326,11 @@ def fuzz(n: int) -> tuple[dict[str, Counter[str]], list[str], bool]:
             for path in ("/health/live", "/health/ready", "/metrics"):
                 f.run(f"GET {path}", st.one_of(st.none(), st.binary(max_size=64)),
                       lambda e, p=path: ("GET", p, e, {}))  # fmt: skip
+            for view in ("steps", "decision", "graph"):
+                f.run(f"GET /api/v1/incidents/{{id}}/{view}", st.tuples(ids, auth),
+                      lambda e, v=view: ("GET", f"/api/v1/incidents/{quoted(e[0])}/{v}", None,
+                                         e[1]))  # fmt: skip
+            web_fuzz(f, ids)
             f.http.close()
             alive = runtime.embedded.process.poll() is None and runtime.embedded.process.pid == pid
     return f.counts, f.bad, alive
