@@ -249,7 +249,8 @@ def unavailable_as_retryable() -> Iterator[None]:
     try:
         yield
     except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as exc:
-        raise GraphUnavailable(f"graph database unavailable: {type(exc).__name__}") from exc
+        # redis-py's text names the address and the reason, never a password
+        raise GraphUnavailable(f"graph database unavailable: {exc or type(exc).__name__}") from exc
     except (ClusterDownError, MasterDownError, TryAgainError, SlotNotCoveredError) as exc:
         # a cluster mid-failover: a replica takes over within cluster-node-timeout
         raise GraphUnavailable(f"graph database cluster unavailable: {exc}") from exc
