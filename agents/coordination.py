@@ -240,6 +240,19 @@ class TaskRun:
         )
         return None if row is None else str(row["status"])
 
+    def pause(self, resume_at_ms: int, reason: str) -> int:
+        """Give the task back as `paused` until `resume_at_ms` (ms UTC), uncharged: no worker
+        claims it before then, and the next owner resumes from the stored steps. Returns how
+        many times the task has been paused. Raises `LeaseLost`."""
+        row = self.fenced("pause_task", {"resume_at": resume_at_ms, "reason": reason[:500]})
+        return int(row["pauses"])
+
+    @property
+    def pauses(self) -> int:
+        """How many times this task was paused before this attempt (`pause`)."""
+        row = self.graph.one("task_pauses", {"task_id": self.claim.task_id})
+        return int(row["pauses"]) if row else 0
+
     def act(self, notifier: Notifier, message: OutboundMessage) -> str:
         """Deliver `message` at most once per `message.intent_id`; return its external ref.
 

@@ -11,54 +11,52 @@ The coverage walk (from the seed design):
 4. A recent change (deploy, merged PR) on one of several remaining candidates singles it out;
    a recent change on an alerting component that depends on the single remaining candidate
    makes that change the cause (the candidate's symptoms follow it).
-5. A traffic surge on the cause (e.g. `RequestRateSpike`) points upstream: the traffic sources
-   (client components) whose calls reach it through alerting components become the candidates.
+5. A traffic surge on the cause (an alert of kind `traffic`, e.g. `RequestRateSpike`) points
+   upstream: the traffic sources (client components) whose calls reach it through alerting
+   components become the candidates.
 6. One candidate left: that is the root cause. More: the finding is inconclusive and names
    them all. No alert on a known component: no path, no finding, inconclusive.
 
-Every query is a checkpointed step, so a new owner resumes where the last one stopped.
+Then the evidence (issue #15, `agents/weigh.py`): with `PROMETHEUS_URL`, the health of the
+calls near the incident (`edge_health`, `service_errors`, `targets_down`) decides — a silent
+dependency whose incoming calls fail is the cause, a client whose requests jumped is the traffic
+source — and the finding says what separated the winner from the runner-up. Without evidence
+(or when it blames nothing, or Prometheus fails: the summary says which), alerts that name a
+peer count as edge evidence, and `weigh.doubt` keeps the walk honest about silent components
+behind an alerting cause. The rules use only the typed tools of `agents/tools/` (each call a
+checkpointed step, so a new owner resumes where the last one stopped), like a model planner.
+
+Last, the model planner (issue #12, `agents/model_planner.py`), when `BLAST_PLANNER` asks for
+it: a finding the rules leave inconclusive or unsure goes to a model over the same tools, its
+answer checked by the graph's second opinion; every model cooling down pauses the task.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from adapters.prometheus import Prometheus
-from agents.checks import CHANGE_LOOKBACK_MS, Evidence, evaluate
+from agents.checks import Evidence, about_candidate, evaluate
 from agents.coordination import TaskRun
-from agents.recall import recall
+from agents.decision import Candidate, Decision
+from agents.failure_kinds import classify
+from agents.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.split import split_unexplained
+from agents.tools import call
+from agents.tools.graph import PEER_LABELS
+from agents.weigh import doubt, suspects, suspects_behind, weigh
 
 log = logging.getLogger(__name__)
 
-#: Alert names whose meaning is "more traffic than usual arrives here" (rule 5).
-TRAFFIC_SURGE_ALERTS = frozenset({"RequestRateSpike", "TrafficSurge", "HighRequestRate"})
 
-
-@dataclass
-class Candidate:
-    """A component the walk reached: which alerting components reach it, at what total distance."""
-
-    name: str
-    covers: list[str]
-    distance: int
-    client: bool = False
-
-
-@dataclass
-class Decision:
-    """The outcome of the rules: a root cause (None when inconclusive) and why."""
-
-    root_cause: str | None
-    candidates: list[str]
-    confidence: float
-    summary: str
-    ruled_out: dict[str, str] = field(default_factory=dict)
-    surge_paths: list[list[str]] = field(default_factory=list)
+def surge(alertnames: list[str]) -> bool:
+    """Rule 5 with alerts only: one of the alerts means "more traffic than usual arrives here"
+    (failure kind `traffic`, whatever its wording: `RequestRateSpike`, `TrafficSurge`, …).
+    With evidence, the request rates themselves decide (`agents.weigh.traffic_sources`)."""
+    return any(classify(name) == "traffic" for name in alertnames)
 
 
 def decide(
@@ -122,7 +120,7 @@ def decide(
                 f"which alerts: the change is the likely cause.", ruled,
             )  # fmt: skip
     coverage = best / len(alerting)
-    if len(names) == 1 and TRAFFIC_SURGE_ALERTS & set(alertnames.get(names[0], [])):
+    if len(names) == 1 and surge(alertnames.get(names[0], [])):
         sources = [
             row for row in traffic_sources
             if all(n in alerting for n in row["path"][1:])
@@ -164,16 +162,25 @@ class Investigator:
 
     kinds = ("investigate", "reinvestigate")
 
-    def __init__(self, walk_hops: int = 6, prometheus: Prometheus | None = None) -> None:
+    def __init__(
+        self,
+        walk_hops: int = 6,
+        prometheus: Prometheus | None = None,
+        model: ModelPlanner | None = None,
+    ) -> None:
         self.walk_hops = walk_hops
         self.prometheus = prometheus
+        #: The optional model planner (`BLAST_PLANNER`), asked when the rules are unsure.
+        self.model = model
 
     def run(self, task: TaskRun) -> None:
         """Investigate, write the Finding, complete the task and enqueue `respond` (or, after a
         re-investigation, `notify_update`).
 
         Memory first: recalled playbooks whose checks all hold give the diagnosis with no
-        planner; otherwise the rule-based planner decides. Raises `LeaseLost` (stop) or
+        planner; otherwise the rule-based planner decides, and the model planner (when
+        configured) takes over an unsure finding; a pause (every model cooling down) returns
+        with nothing written. Raises `LeaseLost` (stop) or
         `GraphUnavailable` (retry later).
         """
         graph, incident_id = task.graph, task.claim.incident_id
@@ -181,7 +188,8 @@ class Investigator:
             "incident_alerts", {"incident_id": incident_id},
             lambda: [
                 {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms", "status")}
-                | {"summary": json.loads(row["annotations_json"]).get("summary", "")}
+                | {"summary": json.loads(row["annotations_json"]).get("summary", ""),
+                   "labels": json.loads(row["labels_json"] or "{}")}
                 for row in graph.rows("incident_alerts", {"incident_id": incident_id})
             ],
         )  # fmt: skip
@@ -205,6 +213,10 @@ class Investigator:
         else:
             decision, candidates, changes = self._rules(task, evidence)
             planner = "rules"
+        asked = self._ask_model(task, evidence, decision, planner)
+        if asked is None:
+            return  # paused until a model is back; a worker resumes from the stored steps
+        decision, planner, model_used = asked
         task.metrics.planner_calls.labels(planner=planner).inc()
         if used:
             task.fenced(
@@ -226,11 +238,19 @@ class Investigator:
                     decision.ruled_out, sort_keys=True, ensure_ascii=False
                 ),
                 "planner": planner,
+                "model": model_used.model if model_used else None,
+                "second_opinion_json": json.dumps(
+                    model_used.second_opinion if model_used else None, ensure_ascii=False
+                ),
+                "separated_by": decision.separated_by,
+                "evidence_json": json.dumps(decision.evidence, ensure_ascii=False),
                 "impacted": alerting,
                 "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
                 "alerts_seen": len(alerts),
             },
         )
+        outcome = "conclusive" if decision.root_cause else "inconclusive"
+        task.metrics.findings.labels(planner=planner, outcome=outcome).inc()
         log.info("incident %s: %s", incident_id, decision.summary)
         if written["fresh"]:
             split_unexplained(task, decision.root_cause, self.walk_hops)
@@ -240,6 +260,63 @@ class Investigator:
             next_kind="respond" if initial else "notify_update",
             next_id=f"respond:{incident_id}" if initial else f"update:{task.claim.task_id}",
         )
+
+    def _ask_model(
+        self, task: TaskRun, ev: Evidence, decision: Decision, planner: str
+    ) -> tuple[Decision, str, ModelFinding | None] | None:
+        """The model planner's turn (agents/model_planner.py) when it is configured and the
+        finding so far is unsure: `(decision, planner, the model's finding or None)`; the
+        decision so far when no model runs or none could answer. None: the task was paused."""
+        if self.model is None or not self.model.wanted(
+            planner, decision.root_cause, decision.confidence
+        ):
+            return decision, planner, None
+        reused = self._model_finding_seen(task, len(ev.alerts))
+        if reused is not None:
+            return reused
+        rules = {"planner": planner, "root_cause": decision.root_cause,
+                 "candidates": decision.candidates, "confidence": decision.confidence,
+                 "summary": decision.summary, "ruled_out": decision.ruled_out}  # fmt: skip
+        try:
+            found = self.model.run(task, ev, rules)
+        except Paused:
+            return None
+        if found is None:
+            return decision, planner, None
+        ruled = {k: v for k, v in decision.ruled_out.items() if k not in found.candidates}
+        chosen = Decision(
+            found.root_cause, found.candidates, found.confidence, found.summary, ruled,
+            separated_by=found.reasoning if found.root_cause else "",
+            evidence=decision.evidence,  # what the rules gathered still stands
+        )  # fmt: skip
+        return chosen, "model", found
+
+    def _model_finding_seen(
+        self, task: TaskRun, alerts: int
+    ) -> tuple[Decision, str, ModelFinding] | None:
+        """On a re-investigation, the model's finding of an earlier investigation that already
+        saw all `alerts` (they arrived in one batch): reused, so no model is asked twice about
+        the same alerts. None otherwise."""
+        if task.claim.kind != "reinvestigate":
+            return None
+        incident_id = task.claim.incident_id
+        row = task.step(
+            "model_finding", {"incident_id": incident_id},
+            lambda: task.graph.one("model_finding", {"incident_id": incident_id}),
+        )  # fmt: skip
+        if row is None or int(row["alerts_seen"]) < alerts:
+            return None
+        opinion = json.loads(row["second_opinion_json"] or "null")
+        found = ModelFinding(
+            row["root_cause"], list(row["candidates"]), float(row["confidence"]),
+            row["summary"], row["model"], opinion, 0, 0, 0, row["separated_by"] or "",
+        )  # fmt: skip
+        ruled = json.loads(row["ruled_out_json"] or "{}")
+        chosen = Decision(
+            found.root_cause, found.candidates, found.confidence, found.summary, ruled,
+            separated_by=found.reasoning, evidence=json.loads(row["evidence_json"] or "[]"),
+        )  # fmt: skip
+        return chosen, "model", found
 
     def _recall(
         self, task: TaskRun, ev: Evidence
@@ -251,10 +328,7 @@ class Investigator:
         """
         if not ev.alerting:
             return [], None
-        recalled = task.step(
-            "recall_playbooks", {"alerting": ev.alerting},
-            lambda: recall(task.graph, ev.alerting), touched=ev.alerting,
-        )  # fmt: skip
+        recalled = call(task, ev, "recall_playbooks", {}).data or []
         used: list[dict[str, Any]] = []
         for playbook in recalled:
             results: list[dict[str, Any]] = []
@@ -267,7 +341,13 @@ class Investigator:
                 results.append({"check": check} | result)
                 if not result["held"]:
                     break
-            applicable = all(r["held"] for r in results) and bool(results)
+            # Context checks (nothing changed elsewhere, symptoms somewhere) cannot single out
+            # the candidate: a playbook steers only if a check that held looks at it.
+            applicable = (
+                bool(results)
+                and all(r["held"] for r in results)
+                and any(about_candidate(r["check"]) for r in results)
+            )
             used.append(
                 {
                     "playbook": playbook["id"], "path": playbook["path"],
@@ -287,43 +367,142 @@ class Investigator:
 
         Returns the decision, the walk's candidates and the recent changes it looked at.
         """
-        graph, alerting = task.graph, ev.alerting
+        alerting = ev.alerting
         alertnames: dict[str, list[str]] = {}
         for a in ev.alerts:
             if a["component"]:
                 alertnames.setdefault(a["component"], []).append(a["alertname"])
-        walk = task.step(
-            "coverage_walk", {"alerting": alerting, "hops": self.walk_hops},
-            lambda: [
-                {"name": r["name"], "covers": sorted(r["covers"]), "distance": int(r["distance"]),
-                 "client": bool(r["client"])}
-                for r in graph.rows("coverage_walk", {"alerting": alerting, "hops": self.walk_hops})
-            ] if alerting else [],
-            touched=alerting,
-        )  # fmt: skip
-        candidates = [Candidate(**row) for row in walk]
+        walk = call(task, ev, "coverage_walk", {"hops": self.walk_hops})
+        candidates = [
+            Candidate(r["name"], r["covers"], r["distance"], r["client"], r["kind"], r["via_topic"])
+            for r in walk.data or []
+        ]
         names = [c.name for c in candidates]
-        window = {
-            "components": names,
-            "since": ev.opened_ms - CHANGE_LOOKBACK_MS,
-            "until": ev.opened_ms,
-        }
-        changes: list[dict[str, Any]] = task.step(
-            "recent_changes", window,
-            lambda: graph.rows("recent_changes", window) if names else [],
-            touched=names,
-        )  # fmt: skip
+        found = call(task, ev, "recent_changes", {"components": names})
+        changes: list[dict[str, Any]] = found.data or []
         changed = {c["component"] for c in changes}
         first = decide(alerting, alertnames, candidates, changed, [])
         sources: list[dict[str, Any]] = []
-        if first.root_cause and TRAFFIC_SURGE_ALERTS & set(alertnames.get(first.root_cause, [])):
-            cause = first.root_cause
-            sources = task.step(
-                "traffic_sources", {"component": cause},
-                lambda: graph.rows("traffic_sources", {"component": cause}),
-                touched=[cause],
+        if first.root_cause and surge(alertnames.get(first.root_cause, [])):
+            upstream = call(task, ev, "traffic_sources", {"component": first.root_cause})
+            sources = upstream.data or []
+        first = decide(alerting, alertnames, candidates, changed, sources)
+        peers: list[dict[str, Any]] = []
+        if any(set(a.get("labels") or {}) & set(PEER_LABELS) for a in ev.alerts):
+            peers = call(task, ev, "alert_peers", {}).data or []
+        note = ""
+        if self.prometheus is not None:
+            weighed, note = self._evidence(task, ev, candidates, peers, changed)
+            if weighed is not None:
+                return weighed, candidates, changes
+        named = self._named_by_peers(task, ev, candidates, peers, changed, first)
+        if named is not None:
+            named.summary = f"{note} {named.summary}".strip()
+            return named, candidates, changes
+        hard, dependents = self._behind(task, ev, first, candidates)
+        decision = doubt(first, alerting, ev.alerts, candidates, hard, peers, dependents)
+        if note:
+            decision.summary = f"{note} {decision.summary}"
+        return decision, candidates, changes
+
+    def _evidence(
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        candidates: list[Candidate],
+        peers: list[dict[str, Any]],
+        changed: set[str],
+    ) -> tuple[Decision | None, str]:
+        """Read the call graph's health near the incident (`edge_health`, `service_errors`,
+        `targets_down`) and weigh it (`agents.weigh`). Returns the decision, or None with a
+        note saying why the walk decides instead (evidence unavailable, or it blames nothing).
+        """
+        near = sorted({c.name for c in candidates} | set(ev.alerting))
+        edges = call(task, ev, "edge_health", {"components": near})
+        if edges.status == "error":
+            # Prometheus is down or refuses us: do not wait on it twice more.
+            return None, f"Live evidence unavailable ({edges.detail}); alerts only."
+        services = call(task, ev, "service_errors", {"components": near})
+        down = call(task, ev, "targets_down", {"components": near})
+        clients = {e["client"] for e in edges.data or [] if e.get("client_is_source")}
+        reach = self._reach(task, ev, suspects(edges.data or [], services.data or [], peers))
+        decision = weigh(
+            ev.alerting, candidates, edges.data or [], services.data or [], down.data or [],
+            peers, clients, changed, reach,
+        )  # fmt: skip
+        if decision is None:
+            return None, "The live evidence shows no failing or slow calls near the incident."
+        return decision, ""
+
+    def _named_by_peers(
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        candidates: list[Candidate],
+        peers: list[dict[str, Any]],
+        changed: set[str],
+        first: Decision,
+    ) -> Decision | None:
+        """Alerts only, when alerts name peers: weigh those edges like measured ones
+        (`agents.weigh`), and keep the answer if it explains as many alerting components as the
+        walk's best and differs from it. None otherwise."""
+        if not peers:
+            return None
+        reach = self._reach(task, ev, suspects([], [], peers))
+        decision = weigh(ev.alerting, candidates, [], [], [], peers, (), changed, reach)
+        best = max((len(c.covers) for c in candidates), default=0)
+        covers = {c.name: len(c.covers) for c in candidates}
+        if (
+            decision is None
+            or decision.root_cause is None
+            or decision.root_cause == first.root_cause
+            or covers.get(decision.root_cause, 0) < best
+        ):
+            return None
+        decision.summary = f"{decision.summary} (Alerts only: the edge evidence is their labels.)"
+        return decision
+
+    def _reach(self, task: TaskRun, ev: Evidence, names: list[str]) -> dict[str, set[str]]:
+        """Which of `names` each of them depends on (a `coverage_walk` from them); only asked
+        when at least two could be blamed."""
+        if len(names) < 2:
+            return {}
+        walk = call(task, ev, "coverage_walk", {"components": names, "hops": self.walk_hops})
+        reach: dict[str, set[str]] = {}
+        for row in walk.data or []:
+            for origin in row["covers"]:
+                if origin != row["name"] and row["name"] in names:
+                    reach.setdefault(origin, set()).add(row["name"])
+        return reach
+
+    def _behind(
+        self, task: TaskRun, ev: Evidence, first: Decision, candidates: list[Candidate]
+    ) -> tuple[list[str], dict[str, list[str]]]:
+        """For an alerting cause with silent components behind it (`suspects_behind`): its
+        direct dependencies whose failure fails its requests (hard or partial propagation), and
+        for each silent datastore among them its other hard dependents, which would suffer too
+        if it failed (`neighbours`; `agents.weigh.doubt`)."""
+        x = first.root_cause
+        if x is None or x not in ev.alerting or first.surge_paths:
+            return [], {}
+        behind = suspects_behind(x, candidates, ev.alerting)
+        if not behind:
+            return [], {}
+
+        def hard_edges(rows: list[dict[str, Any]], direction: str) -> list[str]:
+            return sorted(
+                r["name"] for r in rows
+                if r["direction"] == direction and r["purpose"] == "business"
+                and r["propagation"] in ("hard", "partial")
             )  # fmt: skip
-        return decide(alerting, alertnames, candidates, changed, sources), candidates, changes
+
+        hard = hard_edges(call(task, ev, "neighbours", {"component": x}).data or [], "out")
+        out: dict[str, list[str]] = {}
+        for c in behind:
+            if c.kind == "datastore" and c.name in hard:
+                rows = call(task, ev, "neighbours", {"component": c.name}).data or []
+                out[c.name] = hard_edges(rows, "in")
+        return hard, out
 
     def _paths(
         self, task: TaskRun, decision: Decision, candidates: list[Candidate]

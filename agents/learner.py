@@ -19,22 +19,28 @@ import json
 import logging
 from typing import Any
 
-from agents.checks import Evidence, evaluate
+from agents.checks import Evidence, evaluate, evidence_checks
 from agents.coordination import TaskRun
 from agents.failure_kinds import dominant
 
 log = logging.getLogger(__name__)
 
 
-def proposed_checks(kind: str | None, alertnames: list[str]) -> list[dict[str, Any]]:
+def proposed_checks(
+    kind: str | None, alertnames: list[str], silent: bool = False
+) -> list[dict[str, Any]]:
     """The checks a new playbook starts from, in order: nothing changed upstream, then the
-    symptom on the candidate (by failure kind, so differently worded alerts still match)."""
+    symptom (by failure kind, so differently worded alerts still match) on the candidate, or,
+    for a `silent` cause that raised no alert of its own, on the alerting components and an
+    alert naming it as a peer (kept only if it held)."""
+    scope = "alerting" if silent else "candidate"
     symptom: dict[str, Any] = (
-        {"type": "alert_kind", "kind": kind, "scope": "candidate"}
+        {"type": "alert_kind", "kind": kind, "scope": scope}
         if kind
-        else {"type": "alert_firing", "alertname": alertnames[0], "scope": "candidate"}
+        else {"type": "alert_firing", "alertname": alertnames[0], "scope": scope}
     )
-    return [{"type": "no_recent_change", "scope": "alerting"}, symptom]
+    named: list[dict[str, Any]] = [{"type": "named_by_alert"}] if silent else []
+    return [{"type": "no_recent_change", "scope": "alerting"}, symptom, *named]
 
 
 def lesson_of(verdict: dict[str, Any], steered: bool) -> str | None:
@@ -76,6 +82,9 @@ class Learner:
             task.complete("nothing to learn")
             return
         incident_id = verdict["incident_id"]
+        task.metrics.verdicts.labels(
+            planner=verdict.get("planner") or "none", verdict=verdict["verdict"]
+        ).inc()
         used = task.step(
             "decision", {"incident_id": incident_id},
             lambda: graph.rows("incident_decision", {"incident_id": incident_id}),
@@ -119,11 +128,17 @@ class Learner:
         held = task.step(
             "playbook_checks", {"cause": cause, "kind": kind},
             lambda: [
-                check for check in proposed_checks(kind, [a["alertname"] for a in on_cause])
+                check for check in proposed_checks(
+                    kind, [a["alertname"] for a in on_cause],
+                    silent=not any(a["component"] == cause for a in alerts),
+                )
                 if evaluate(check, cause, evidence)["held"]
             ],
             touched=[cause],
         )  # fmt: skip
+        # The live evidence that held when the finding was made (it cannot be re-read here:
+        # the learner has no Prometheus), as checks with thresholds a repeat must meet.
+        held += evidence_checks(json.loads(verdict.get("evidence_json") or "[]"), cause)
         title = f"{kind or on_cause[0]['alertname']} on {cause}"
         task.fenced(
             "create_playbook",

@@ -19,6 +19,16 @@ Series (all counters end in `_total`; durations are seconds, Prometheus' base un
 - `blast_oncall_uncovered{tenant, team, window}`: 1 when the team has nobody on call now
   (`window="now"`) or a gap within the next 14 days (`window="14d"`), else 0; set by `serve`
   after each on-call refresh (`BLAST_ONCALL_REFRESH_S`).
+- `blast_model_calls_total{model, outcome}`: calls to a planner model (outcome `ok` or the
+  error kind: rate_limited, overloaded, bad_request, bad_key, unknown_model, provider_down);
+  `blast_model_tokens_total{model, direction}`: tokens in (`input`) and out (`output`);
+  `blast_tasks_paused_total{kind}`: tasks paused because every model was cooling down.
+- `blast_findings_total{planner, outcome}`: findings written, `conclusive` (a root cause) or
+  `inconclusive` (candidates named, nothing separated them).
+- `blast_verdicts_total{planner, verdict}`: verdicts (`confirmed`, `rejected`) on findings of
+  each planner, counted by the learner; the confirm rate per planner is
+  `sum by (planner) (blast_verdicts_total{verdict="confirmed"}) / sum by (planner)
+  (blast_verdicts_total)`.
 
 Separate processes: workers of `blast-radius-worker@` units are other processes than the
 gateway. With `PROMETHEUS_MULTIPROC_DIR` set, prometheus-client's multiprocess mode keeps each
@@ -126,6 +136,26 @@ class Metrics:
             "blast_oncall_uncovered",
             "1 when a team has nobody on call (window=now) or a gap within 14 days (window=14d).",
             ["tenant", "team", "window"], registry=r, multiprocess_mode="mostrecent",
+        )  # fmt: skip
+        self.model_calls = Counter(
+            "blast_model_calls", "Calls to a planner model, by model and outcome.",
+            ["model", "outcome"], registry=r,
+        )  # fmt: skip
+        self.model_tokens = Counter(
+            "blast_model_tokens", "Tokens sent to (input) and received from (output) a model.",
+            ["model", "direction"], registry=r,
+        )  # fmt: skip
+        self.tasks_paused = Counter(
+            "blast_tasks_paused", "Tasks paused until a cooling-down model is back.", ["kind"],
+            registry=r,
+        )  # fmt: skip
+        self.findings = Counter(
+            "blast_findings", "Findings written, by planner and outcome (conclusive, "
+            "inconclusive).", ["planner", "outcome"], registry=r,
+        )  # fmt: skip
+        self.verdicts = Counter(
+            "blast_verdicts", "Verdicts on findings (confirmed, rejected), by the finding's "
+            "planner.", ["planner", "verdict"], registry=r,
         )  # fmt: skip
 
     def exposition(self) -> bytes:

@@ -1,8 +1,11 @@
 """Recall: which remembered playbooks could explain this incident, best first.
 
-Two queries (from issue #6): playbooks pinned within 0-2 dependency hops of an alerting
-component (weight 1), and playbooks learned on another component of the same tech as one
-within that reach (weight 1/2, "kind transfer"). Ranked by weight × trust, then fewer hops.
+Three queries: playbooks pinned within 0-2 dependency hops of an alerting component (weight 1,
+issue #6); playbooks pinned where the business walk does not go but a failure still explains
+alerts — a configuration service an alerting component reads, a traffic source upstream
+(weight 1, issue #15); and playbooks learned on another component of the same tech as one
+within the 0-2 hop reach (weight 1/2, "kind transfer"). Ranked by weight × trust, then fewer
+hops. Only active playbooks: a retired one is never recalled.
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ def recall(graph: TenantGraph, alerting: list[str]) -> list[dict[str, Any]]:
     """Recalled playbooks as `{id, title, failure_kind, trust, checks, candidate, pinned_to,
     path, hops, weight, score}`; one entry per (playbook, candidate), best first."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
-    for query, weight in (("recall_pinned", PINNED_WEIGHT), ("recall_same_tech", SAME_TECH_WEIGHT)):
+    for query, weight in (
+        ("recall_pinned", PINNED_WEIGHT),
+        ("recall_related", PINNED_WEIGHT),
+        ("recall_same_tech", SAME_TECH_WEIGHT),
+    ):
         for row in graph.rows(query, {"alerting": alerting}):
             key = (row["id"], row["candidate"])
             entry = {

@@ -5,9 +5,10 @@
 // `t.status IN [...]` comes first so the Task.status index is used: `status = 'open' OR ...`
 // scanned the kind index instead, 11.5 ms per claim with 100k finished tasks (bench/claim.py).
 // Select first, then SET (LIMIT does not limit an eager write). Lease uses the database clock.
+// A paused task (pause_task: every model cooling down) keeps its resume time in lease_until.
 WITH timestamp() AS now
 MATCH (t:Task)
-WHERE t.status IN ['open', 'claimed'] AND t.kind IN $kinds AND t.attempts < $max_attempts
+WHERE t.status IN ['open', 'claimed', 'paused'] AND t.kind IN $kinds AND t.attempts < $max_attempts
   AND (t.status = 'open' OR t.lease_until < now)
 OPTIONAL MATCH (t)-[:FOR]->(i:Incident)
 WITH t, now, i WHERE NOT t.kind IN ['notify_cleared', 'notify_update', 'notify_verdict'] OR i.notified = true

@@ -1,3 +1,4 @@
-// How many tasks are not finished yet (open or claimed), for burst mode and the demo.
-MATCH (t:Task) WHERE t.status IN ['open', 'claimed']
+// How many tasks are not finished yet (open, claimed, or paused until a model is back), for
+// burst mode and the demo.
+MATCH (t:Task) WHERE t.status IN ['open', 'claimed', 'paused']
 RETURN count(t) AS pending

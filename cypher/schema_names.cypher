@@ -23,10 +23,12 @@ CREATE (s:Action:Alert:Change:Component:Decision:Fact:Finding:Incident:OnCallShi
   slack_user_id: 0, source: 0, started_at: 0, starts_at: 0, starts_at_ms: 0, stated_at: 0,
   status: 0, steered: 0, summary: 0, taken_over: 0, task_id: 0, team: 0, tech: 0, text: 0,
   ticket: 0, title: 0, to: 0, tool: 0, trust: 0, trust_at_use: 0, type: 0, updated_at: 0,
+  model: 0, pauses: 0, resume_at: 0, second_opinion_json: 0,
   values_json: 0, verdict: 0, verdict_id: 0, weight: 0,
   declared: 0, last_seen: 0, oncall_json: 0, origin: 0, paths: 0, rate: 0,
   retired_at: 0, sources: 0,
-  via: 0, split_from: 0, merged_into: 0})
+  via: 0, split_from: 0, merged_into: 0,
+  evidence_json: 0, separated_by: 0, retired_reason: 0, retired_by: 0})
 CREATE (s)-[:CALLS]->(s),
        (s)-[:CONSUMES]->(s),
        (s)-[:FOR]->(s),

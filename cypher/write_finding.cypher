@@ -1,7 +1,8 @@
 // Store the investigator's finding (fenced by the task lease). One Finding per incident, updated
 // by re-investigations; a finding from fewer alerts never overwrites one from more (a slow
 // re-investigation finishing late): then `fresh` is false and nothing changes.
-// $root_cause is null when the finding is inconclusive.
+// $root_cause is null when the finding is inconclusive. $model: the planner model that decided
+// (null for memory and rules); $second_opinion_json: the graph's check of the model's answer.
 MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
 MERGE (f:Finding {id: $finding_id})
@@ -12,7 +13,9 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
   SET f.alerts_seen = $alerts_seen, f.updated_at = timestamp(), f.root_cause = $root_cause,
       f.candidates = $candidates, f.confidence = $confidence, f.summary = $summary,
       f.conclusive = $conclusive, f.paths_json = $paths_json,
-      f.ruled_out_json = $ruled_out_json, f.planner = $planner,
+      f.ruled_out_json = $ruled_out_json, f.planner = $planner, f.model = $model,
+      f.second_opinion_json = $second_opinion_json,
+      f.separated_by = $separated_by, f.evidence_json = $evidence_json,
       i.root_cause = $root_cause, i.conclusive = $conclusive)
 WITH i, f, fresh
 OPTIONAL MATCH (i)-[old:ROOT_CAUSE]->(:Component)

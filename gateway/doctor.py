@@ -5,9 +5,11 @@ connection (in a cluster: every hash slot served, every shard's replicas) and ev
 graph's unique constraints (OPERATIONAL) and on-call coverage (someone on call for every team now
 and for the next 14 days), the default route (in Slack mode the default team's `slack_channel`,
 else `SLACK_DEFAULT_CHANNEL`, exists), every outbound notifier (`Notifier.check()`: the outbox is
-writable; Slack and GitHub adapters check their token and access), and that the webhook answers
-`GET /health/ready` at the URL Alertmanager will post to. Nothing is written to a graph and
-nothing is sent.
+writable; Slack and GitHub adapters check their token and access), the planner's models
+(`ChatModel.check()`: key and model name, no tokens spent), that the webhook answers
+`GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`, that
+Prometheus answers and holds service-graph metrics. Nothing is written to a graph and nothing is
+sent.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from adapters.falkordb import (
     answers_ping,
     graph_name,
 )
+from adapters.models import ModelError
 from adapters.notify import AdapterError
 from adapters.slack import SlackNotifier
-from gateway.runtime import Runtime, running_embedded_url
+from gateway.runtime import Runtime, prometheus_client, running_embedded_url
 from gateway.settings import Settings
 from gateway.world.oncall import coverage, coverage_problems
 
@@ -213,6 +216,21 @@ def check_notifiers(runtime: Runtime) -> list[Finding]:
     return found
 
 
+def check_planner(runtime: Runtime) -> list[Finding]:
+    """`BLAST_PLANNER`, and `check()` of each model of the chain. A model that fails is a
+    problem: with none left, unsure incidents keep the rules' finding."""
+    planner = runtime.model_planner
+    if planner is None:
+        return [Finding(True, "planner", "rules (no model configured: no request leaves)")]
+    found = [Finding(True, "planner", f"{planner.mode}: models {', '.join(planner.chain.names)}")]
+    for model in planner.chain.models:
+        try:
+            found.append(Finding(True, f"model {model.name}", model.check()))
+        except ModelError as exc:
+            found.append(Finding(False, f"model {model.name}", str(exc)))
+    return found
+
+
 def check_webhook(base: str) -> list[Finding]:
     """`GET <base>/health/ready` answers 200 (what Alertmanager's posts need)."""
     target = f"{base}/health/ready"
@@ -225,6 +243,27 @@ def check_webhook(base: str) -> list[Finding]:
     return [Finding(True, "webhook", f"{target} answered 200")]
 
 
+def check_prometheus(settings: Settings) -> list[Finding]:
+    """With `PROMETHEUS_URL`: it answers a query (with its auth), and whether it holds the
+    service-graph metrics the investigator reads first (a warning line, not a problem, when
+    not: span metrics, `up` and PromQL checks still work). Unset: said, not a problem."""
+    client = prometheus_client(settings)
+    if client is None:
+        return [Finding(True, "prometheus", "PROMETHEUS_URL unset: findings from alerts only")]
+    query = 'count({__name__=~"(.+_)?traces_service_graph_request_total"})'
+    try:
+        rows = client.instant(query)
+    except AdapterError as exc:
+        return [Finding(False, "prometheus", str(exc))]
+    finally:
+        client.close()
+    if not rows:
+        return [Finding(True, "prometheus", "answers, but holds no service-graph metrics "
+                        "(traces_service_graph_request_total): evidence is span metrics, up "
+                        "and PromQL checks only")]  # fmt: skip
+    return [Finding(True, "prometheus", f"answers; {rows[0]['value']:.0f} service-graph series")]
+
+
 def run_checks(settings: Settings, url: str | None = None) -> list[Finding]:
     """Every check of the module docstring, in order."""
     runtime = Runtime(settings)
@@ -233,7 +272,9 @@ def run_checks(settings: Settings, url: str | None = None) -> list[Finding]:
         + check_falkordb(settings)
         + check_routing(settings, runtime)
         + check_notifiers(runtime)
+        + check_planner(runtime)
         + check_webhook(webhook_base(settings, url))
+        + check_prometheus(settings)
     )
 
 

@@ -1,34 +1,30 @@
 """Playbooks over HTTP: `GET /api/v1/playbooks` lists memory with trust and status;
-`POST /api/v1/playbooks` adds a playbook written by a person (a runbook with checks).
+`POST /api/v1/playbooks` adds a playbook written by a person (a runbook with checks);
+`DELETE /api/v1/playbooks/{id}` retires one (body `{"reason", "by"?}`): it is kept, with the
+reason, and never recalled again.
 
 Body: `{"title", "component", "failure_kind"?, "checks": [{"type": …}, …], "author"?, "id"?}`;
-check types are those of `agents/checks.py`. 404 for an unknown component, 422 for an
-unknown check type.
+checks are the typed union of `agents/checks.py`. 404 for an unknown component or playbook,
+422 for a check of unknown type or missing a field (the detail names it).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
+from agents.checks import Check
 from agents.failure_kinds import KINDS
 from gateway.auth import tenant_for
 from gateway.limits import Key
 
 router = APIRouter()
-
-
-class CheckIn(BaseModel):
-    """One check of a playbook (see agents/checks.py for each type's fields)."""
-
-    model_config = ConfigDict(extra="allow")
-    type: Literal["no_recent_change", "recent_change", "alert_kind", "alert_firing", "prometheus"]
 
 
 class PlaybookIn(BaseModel):
@@ -37,7 +33,7 @@ class PlaybookIn(BaseModel):
     title: str = Field(min_length=1)
     component: str = Field(min_length=1)
     failure_kind: str | None = None
-    checks: list[CheckIn] = Field(min_length=1)
+    checks: list[Check] = Field(min_length=1)
 
     @field_validator("failure_kind")
     @classmethod
@@ -85,3 +81,23 @@ async def list_playbooks(request: Request) -> dict[str, Any]:
     for row in rows:
         row["checks"] = json.loads(row.pop("checks_json"))
     return {"playbooks": rows}
+
+
+class RetireIn(BaseModel):
+    """Why a person retires a playbook, and who."""
+
+    model_config = ConfigDict(str_strip_whitespace=True)
+    reason: str = Field(min_length=1, max_length=2000)
+    by: str | None = Field(None, max_length=200)
+
+
+@router.delete("/api/v1/playbooks/{playbook_id}")
+async def retire_playbook(request: Request, playbook_id: str, body: RetireIn) -> dict[str, Any]:
+    """Retire the playbook (kept, never recalled again); answer `{id, status, was, reason, by,
+    retired_at}`. 404 for an unknown id; retiring twice keeps the first reason."""
+    graph = _graph(request)
+    params = {"id": playbook_id, "reason": body.reason, "by": body.by}
+    row = await run_in_threadpool(graph.one, "retire_playbook", params)
+    if row is None:
+        raise HTTPException(404, f"unknown playbook {playbook_id!r}")
+    return row

@@ -22,6 +22,7 @@ from typing import Any
 
 import uvicorn
 
+from adapters.anthropic import AnthropicModel
 from adapters.falkordb import (
     EmbeddedFalkorDB,
     GraphStore,
@@ -30,7 +31,9 @@ from adapters.falkordb import (
     graph_name,
 )
 from adapters.github import GitHubIssues
+from adapters.models import ChatModel, ModelChain
 from adapters.notify import Mirrored, Notifier
+from adapters.openai_compat import OpenAICompatModel
 from adapters.outbox import Outbox
 from adapters.prometheus import Prometheus
 from adapters.slack import SlackNotifier
@@ -38,6 +41,7 @@ from agents.coordination import StepHooks
 from agents.investigator import Investigator
 from agents.learner import Learner
 from agents.metrics import Metrics, use_multiprocess_dir
+from agents.model_planner import ModelPlanner
 from agents.responder import Responder
 from agents.worker import Worker
 from gateway.app import create_app
@@ -117,6 +121,33 @@ def messengers(settings: Settings, outbox: Outbox) -> tuple[SlackNotifier | None
     return slack, (slack if settings.notify_mode == "slack" else Mirrored(slack, outbox))
 
 
+def model_planner(settings: Settings, metrics: Metrics) -> ModelPlanner | None:
+    """The model planner `BLAST_PLANNER` asks for, over the chain of `BLAST_MODELS` (with
+    `ANTHROPIC_API_KEY`) then `BLAST_OPENAI_MODEL`; None for `rules` (and with no model set)."""
+    s = settings
+    if s.planner_mode == "rules":
+        return None
+    models: list[ChatModel] = []
+    if s.anthropic_api_key is not None:
+        models += [
+            AnthropicModel(s.anthropic_api_key, name, s.anthropic_base_url, s.model_timeout_s)
+            for name in s.models
+        ]
+    if s.openai_base_url is not None and s.openai_model is not None:
+        models.append(
+            OpenAICompatModel(s.openai_base_url, s.openai_model, s.openai_api_key,
+                              s.model_timeout_s)
+        )  # fmt: skip
+
+    def observe(model: str, outcome: str) -> None:
+        metrics.model_calls.labels(model=model, outcome=outcome).inc()
+
+    return ModelPlanner(
+        ModelChain(models, observe), s.planner_mode, s.model_max_steps,  # type: ignore[arg-type]
+        s.model_confidence, s.model_max_tokens, s.model_max_pauses,
+    )  # fmt: skip
+
+
 class Runtime:
     """Owns the database connection and, on request, the HTTP server and worker threads.
 
@@ -146,6 +177,8 @@ class Runtime:
             use_multiprocess_dir(settings.metrics_dir)
         #: This process's metrics, shared by the app and every worker it runs.
         self.metrics = Metrics(multiprocess_dir=settings.metrics_dir)
+        #: The model planner shared by this process's workers (its cooldowns too), or None.
+        self.model_planner = model_planner(settings, self.metrics)
         self._server: uvicorn.Server | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -266,12 +299,13 @@ class Runtime:
         return int(listener.getsockname()[1])
 
     def make_worker(self, role: str = "any", name: str | None = None) -> Worker:
-        """A worker with every agent: investigator (memory, then rules), responder, learner."""
+        """A worker with every agent: investigator (memory, then rules, then the model planner
+        when `BLAST_PLANNER` asks for it), responder, learner."""
         assert self.store is not None
         s = self.settings
-        prometheus = Prometheus(s.prometheus_url) if s.prometheus_url else None
+        prometheus = prometheus_client(s)
         agents: list[Any] = [
-            Investigator(s.walk_hops, prometheus),
+            Investigator(s.walk_hops, prometheus, self.model_planner),
             # Slack alone keeps no record of who was told: copy those follow-ups to the outbox
             Responder(
                 self.messenger,
@@ -352,3 +386,20 @@ class Runtime:
             self.embedded.stop()
             with contextlib.suppress(FileNotFoundError):
                 _server_file(self.settings).unlink()
+
+
+def prometheus_client(settings: Settings) -> Prometheus | None:
+    """The evidence source of `PROMETHEUS_URL` with its timeout and auth, or None when unset."""
+    if not settings.prometheus_url:
+        return None
+    basic = (
+        (settings.prometheus_username, settings.prometheus_password)
+        if settings.prometheus_username
+        else None
+    )
+    return Prometheus(
+        settings.prometheus_url,
+        settings.prometheus_timeout_s,
+        settings.prometheus_bearer_token,
+        basic,
+    )

@@ -16,6 +16,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from adapters.falkordb import TENANT_RE, graph_name
 
+#: `BLAST_MODELS` by default: a fast model first, a stronger one when it is unavailable.
+DEFAULT_MODELS = ("claude-haiku-5-5", "claude-sonnet-5-5")
 #: Shortest secret accepted outside dev mode (`openssl rand -hex 32` gives 64 characters).
 MIN_SECRET_CHARS = 16
 #: Words that mark a secret as a placeholder from an example file or a test (lower case).
@@ -103,6 +105,30 @@ class Settings(BaseSettings):
     discovery_interval_s: float = Field(300.0, alias="BLAST_DISCOVERY_INTERVAL_S", gt=0)
     discovery_window: str = Field("1h", alias="BLAST_DISCOVERY_WINDOW", pattern=r"^[0-9]+[smhd]$")
     pr_authors: Literal["pseudonym", "login"] = Field("pseudonym", alias="BLAST_PR_AUTHORS")
+    anthropic_api_key: SecretStr | None = Field(None, alias="ANTHROPIC_API_KEY")
+    anthropic_base_url: str | None = Field(
+        None, alias="ANTHROPIC_BASE_URL", pattern=r"^https?://\S+$"
+    )
+    models: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_MODELS), alias="BLAST_MODELS"
+    )
+    openai_base_url: str | None = Field(
+        None, alias="BLAST_OPENAI_BASE_URL", pattern=r"^https?://\S+$"
+    )
+    openai_model: str | None = Field(None, alias="BLAST_OPENAI_MODEL")
+    openai_api_key: SecretStr | None = Field(None, alias="BLAST_OPENAI_API_KEY")
+    planner: Literal["rules", "model-when-unsure", "model"] | None = Field(
+        None, alias="BLAST_PLANNER"
+    )
+    model_max_steps: int = Field(8, alias="BLAST_MODEL_MAX_STEPS", ge=1, le=50)
+    model_confidence: float = Field(0.6, alias="BLAST_MODEL_CONFIDENCE", ge=0, le=1)
+    model_max_tokens: int = Field(1024, alias="BLAST_MODEL_MAX_TOKENS", ge=64, le=32_000)
+    model_timeout_s: float = Field(60.0, alias="BLAST_MODEL_TIMEOUT_S", gt=0)
+    model_max_pauses: int = Field(3, alias="BLAST_MODEL_MAX_PAUSES", ge=0)
+    prometheus_bearer_token: SecretStr | None = Field(None, alias="PROMETHEUS_BEARER_TOKEN")
+    prometheus_username: str | None = Field(None, alias="PROMETHEUS_USERNAME")
+    prometheus_password: SecretStr | None = Field(None, alias="PROMETHEUS_PASSWORD")
+    prometheus_timeout_s: float = Field(5.0, alias="PROMETHEUS_TIMEOUT_S", gt=0, le=60)
     #: A request's headers must arrive within this many seconds (a slow client is closed, 408).
     header_timeout_s: float = Field(10.0, alias="BLAST_HEADER_TIMEOUT_S", gt=0)
     #: A request's body must arrive within this many seconds after its headers (408 after).
@@ -140,6 +166,14 @@ class Settings(BaseSettings):
         """Parse `tenant=token,…` (as `BLAST_WEBHOOK_TOKENS`); reject malformed pairs."""
         return token_pairs(value, "BLAST_VIEWER_TOKENS")
 
+    @field_validator("models", mode="before")
+    @classmethod
+    def _parse_models(cls, value: object) -> object:
+        """`BLAST_MODELS`: model ids separated by commas, in the order they are tried."""
+        if isinstance(value, str):
+            return [m.strip() for m in value.split(",") if m.strip()]
+        return value
+
     @field_validator("default_tenant")
     @classmethod
     def _check_tenant(cls, value: str) -> str:
@@ -148,7 +182,9 @@ class Settings(BaseSettings):
 
     @field_validator(
         "falkordb_url", "prometheus_url", "github_token", "github_repo", "slack_bot_token",
-        "slack_signing_secret", "slack_default_channel", "notify", mode="before",
+        "slack_signing_secret", "slack_default_channel", "notify", "anthropic_api_key",
+        "anthropic_base_url", "openai_base_url", "openai_model", "openai_api_key", "planner",
+        mode="before",
     )  # fmt: skip
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
@@ -163,6 +199,26 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"GitHub tickets need GITHUB_TOKEN and GITHUB_REPO; {missing} is unset"
             )
+        return self
+
+    @field_validator(
+        "prometheus_bearer_token", "prometheus_username", "prometheus_password", mode="before"
+    )
+    @classmethod
+    def _empty_prometheus_auth_is_unset(cls, value: object) -> object:
+        """An empty value (as in `.env.example`) means unset."""
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _check_prometheus_auth(self) -> Settings:
+        """Prometheus auth is a bearer token or basic auth (username and password), not both."""
+        basic = (self.prometheus_username, self.prometheus_password)
+        if (basic[0] is None) != (basic[1] is None):
+            raise ValueError(
+                "Prometheus basic auth needs PROMETHEUS_USERNAME and PROMETHEUS_PASSWORD"
+            )
+        if self.prometheus_bearer_token is not None and basic[0] is not None:
+            raise ValueError("set PROMETHEUS_BEARER_TOKEN or PROMETHEUS_USERNAME, not both")
         return self
 
     @model_validator(mode="after")
@@ -189,6 +245,31 @@ class Settings(BaseSettings):
                 "BLAST_DEFAULT_TENANT)"
             )
         return self
+
+    def _check_planner(self) -> Settings:
+        """A model planner needs a model: an Anthropic key or an OpenAI-compatible endpoint."""
+        if self.planner not in (None, "rules") and not self.model_chain_configured:
+            raise ValueError(
+                f"BLAST_PLANNER={self.planner} needs ANTHROPIC_API_KEY or BLAST_OPENAI_BASE_URL"
+            )
+        if (self.openai_base_url is None) != (self.openai_model is None):
+            raise ValueError("BLAST_OPENAI_BASE_URL and BLAST_OPENAI_MODEL go together")
+        return self
+
+    @property
+    def model_chain_configured(self) -> bool:
+        """True when some model can be asked: an Anthropic key with `BLAST_MODELS`, or an
+        OpenAI-compatible endpoint."""
+        return (self.anthropic_api_key is not None and bool(self.models)) or (
+            self.openai_base_url is not None
+        )
+
+    @property
+    def planner_mode(self) -> str:
+        """`BLAST_PLANNER`, else `model-when-unsure` when a model is configured, else `rules`."""
+        if self.planner is not None:
+            return self.planner
+        return "model-when-unsure" if self.model_chain_configured else "rules"
 
     @property
     def github_enabled(self) -> bool:

@@ -37,7 +37,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
 
     Shape: id, status (open | resolved | merged), title, severity, opened_at/resolved_at (ms,
     UTC), root_cause (component name or null), merged_into (the incident that took its alerts,
-    or null), finding {summary, confidence, candidates, paths, ruled_out, planner},
+    or null), finding {summary, confidence, candidates, paths, ruled_out, planner, model (the
+    planner model, or null), second_opinion (the graph's check of a model's answer)},
     alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
     starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana),
     joined_via (the dependency path that joined it, `a → b`, or null for the first alert)}],
@@ -71,6 +72,10 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
             "paths": json.loads(row["paths_json"] or "[]"),
             "ruled_out": json.loads(row["ruled_out_json"] or "{}"),
             "planner": row["planner"],
+            "model": row["model"],
+            "second_opinion": json.loads(row["second_opinion_json"] or "null"),
+            "separated_by": row["separated_by"] or "",
+            "evidence": json.loads(row["evidence_json"] or "[]"),
         }
     return {
         "id": row["id"],

@@ -3,6 +3,7 @@ speaking the Prometheus HTTP API subset we use (`GET /api/v1/query`)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Iterator
@@ -10,7 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from pydantic import SecretStr
 
+from adapters.notify import AdapterError
 from adapters.prometheus import Prometheus
 from agents.checks import Evidence, evaluate
 
@@ -23,7 +26,7 @@ class PromAPI(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         params = parse_qs(urlparse(self.path).query)
-        SEEN.append(params)
+        SEEN.append(params | {"authorization": [self.headers.get("Authorization", "")]})
         query = params["query"][0]
         if query.startswith("broken"):
             self._send(400, {"status": "error", "errorType": "bad_data", "error": "parse error"})
@@ -126,3 +129,25 @@ def test_prometheus_not_configured_cannot_hold(graph):
         {"type": "prometheus", "query": "up", "threshold": 0}, "postgres", evidence(graph)
     )
     assert not result["held"] and "PROMETHEUS_URL" in result["detail"]
+
+
+def test_prometheus_auth_bearer_or_basic_never_in_errors(graph, prometheus):
+    url = str(prometheus._client.base_url)
+    with_token = Prometheus(url, bearer=SecretStr("tok-12345"))
+    with_token.instant("up")
+    assert SEEN[-1]["authorization"] == ["Bearer tok-12345"]
+    with_token.close()
+    basic = Prometheus(url, basic=("alice", SecretStr("s3cret")))
+    basic.instant("up")
+    assert SEEN[-1]["authorization"] == ["Basic " + base64.b64encode(b"alice:s3cret").decode()]
+    with pytest.raises(AdapterError) as failed:
+        basic.instant("flaky")
+    assert "s3cret" not in str(failed.value) and failed.value.retryable
+    basic.close()
+
+
+def test_a_check_missing_a_field_is_an_error_result_not_an_exception(graph):
+    result = evaluate({"type": "alert_firing"}, "postgres", evidence(graph))
+    assert result["status"] == "error" and not result["held"]
+    assert "alertname" in result["detail"]
+    assert evaluate({"type": "named_by_alert"}, "postgres", evidence(graph))["status"] == "ok"

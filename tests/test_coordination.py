@@ -117,6 +117,25 @@ def test_a_graceful_release_does_not_charge_the_attempt(graph):
     assert TaskRun(graph, again, 30_000).release("adapter down", 1) == "failed"
 
 
+def test_a_paused_task_waits_for_its_resume_time_and_keeps_its_steps(graph):
+    open_incident(graph)
+    task = TaskRun(graph, claim(graph, INVESTIGATE, "a", 30_000, 1), 30_000)
+    assert task.step("one", {}, lambda: {"v": 1}) == {"v": 1}
+    now = graph.one("task_pauses", {"task_id": task.claim.task_id})
+    assert now == {"pauses": 0}
+    resume_at = int(time.time() * 1000) + 600
+    assert task.pause(resume_at, "every model is cooling down") == 1
+    row = graph.one("task_summary")
+    assert row["status"] == "paused"
+    assert claim(graph, INVESTIGATE, "b", 30_000, 1) is None  # not before the resume time
+    time.sleep(0.8)
+    again = claim(graph, INVESTIGATE, "b", 30_000, 1)  # the pause charged no attempt
+    assert (again.attempts, again.epoch, again.taken_over) == (1, 2, False)
+    resumed = TaskRun(graph, again, 30_000)
+    assert resumed.pauses == 1 and resumed.resumed_steps == 1
+    assert resumed.step("one", {}, lambda: {"v": 2}) == {"v": 1}  # stored, not run again
+
+
 @pytest.mark.parametrize("sent_before_crash", [True, False])
 def test_an_action_left_reserved_is_reconciled_not_resent(
     store, graph, tenant, tmp_path, sent_before_crash

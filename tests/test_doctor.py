@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -12,8 +13,17 @@ from pydantic import SecretStr
 
 from adapters.falkordb import UNIQUE, EmbeddedFalkorDB, TenantGraph, free_port
 from adapters.outbox import Outbox
-from gateway.doctor import check_falkordb, check_notifiers, receiver_snippet, run_checks
+from bench.promdata import Edge, PrometheusServer
+from gateway.doctor import (
+    check_falkordb,
+    check_notifiers,
+    check_planner,
+    check_prometheus,
+    receiver_snippet,
+    run_checks,
+)
 from gateway.runtime import Runtime
+from tests.anthropic_api import KEY, AnthropicAPI
 from tests.conftest import make_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,4 +109,53 @@ def test_database_down_is_one_problem(falkordb: EmbeddedFalkorDB, tmp_path, tena
     )
     assert [f.line() for f in check_falkordb(down)] == [
         "PROBLEM  falkordb: the server at FALKORDB_URL does not answer PING"
+    ]
+
+
+def test_prometheus_is_checked_when_set(falkordb: EmbeddedFalkorDB, tmp_path, tenant):
+    unset = check_prometheus(make_settings(falkordb, tmp_path, tenant))
+    assert [f.line() for f in unset] == [
+        "ok       prometheus: PROMETHEUS_URL unset: findings from alerts only"
+    ]
+    down = make_settings(
+        falkordb, tmp_path, tenant, prometheus_url=f"http://127.0.0.1:{free_port()}"
+    )
+    (problem,) = check_prometheus(down)
+    assert not problem.ok and "prometheus unreachable" in problem.what
+    server = PrometheusServer(
+        tmp_path / "prometheus", [Edge("cart", "valkey-cart")], int(time.time())
+    )
+    try:
+        found = check_prometheus(
+            make_settings(falkordb, tmp_path, tenant, prometheus_url=server.url)
+        )
+    finally:
+        server.stop()
+    assert [f.line() for f in found] == ["ok       prometheus: answers; 1 service-graph series"]
+
+
+def test_the_planner_models_are_checked_without_spending_tokens(
+    falkordb: EmbeddedFalkorDB, tmp_path, tenant
+):
+    claude = AnthropicAPI(models={"claude-haiku-5-5"})
+    try:
+        extra = {"anthropic_api_key": SecretStr(KEY), "anthropic_base_url": claude.base_url,
+                 "models": ["claude-haiku-5-5", "claude-sonnet-9"]}  # fmt: skip
+        lines = [f.line() for f in check_planner(Runtime(make_settings(falkordb, tmp_path, tenant,
+                                                                       **extra)))]  # fmt: skip
+        wrong = extra | {"anthropic_api_key": SecretStr("sk-ant-wrong-0123456789")}
+        (_, bad, _) = check_planner(Runtime(make_settings(falkordb, tmp_path, tenant, **wrong)))
+    finally:
+        claude.close()
+    assert lines == [
+        "ok       planner: model-when-unsure: models claude-haiku-5-5, claude-sonnet-9",
+        "ok       model claude-haiku-5-5: claude-haiku-5-5 is available (Claude-Haiku-5-5)",
+        "PROBLEM  model claude-sonnet-9: claude-sonnet-9: unknown_model: claude-sonnet-9",
+    ]
+    assert bad.line().startswith("PROBLEM  model claude-haiku-5-5: claude-haiku-5-5: bad_key")
+    assert "sk-ant-wrong" not in bad.line()
+    assert claude.calls == []  # no Messages call: no tokens
+    no_key = check_planner(Runtime(make_settings(falkordb, tmp_path, tenant)))
+    assert [f.line() for f in no_key] == [
+        "ok       planner: rules (no model configured: no request leaves)"
     ]

@@ -213,8 +213,8 @@ def test_demo_root_causes_at_least_8_of_10_and_pages_once_each(
 
 
 def _fire(gw: Gateway, starts: datetime) -> dict[str, Any]:
-    """Alerts on accounting, postgres and the orders topic (accounting reads postgres and
-    consumes orders): both alerting dependencies explain accounting equally well."""
+    """Alerts on checkout, currency and payment (checkout calls both): each alerting dependency
+    explains checkout equally well, and with alerts only nothing separates them."""
     alerts = [
         {
             "status": "firing",
@@ -225,9 +225,9 @@ def _fire(gw: Gateway, starts: datetime) -> dict[str, Any]:
         }
         for i, (name, service) in enumerate(
             [
-                ("ErrorLogRateHigh", "accounting"),
-                ("PostgresSlowQueries", "postgres"),
-                ("KafkaTopicLag", "orders"),
+                ("ServiceHighErrorRate", "checkout"),
+                ("ServiceHighErrorRate", "currency"),
+                ("ServiceHighErrorRate", "payment"),
             ]
         )
     ]
@@ -244,18 +244,18 @@ def test_recent_deploy_posted_to_the_changes_api_breaks_a_tie(gateway: Gateway) 
     now = datetime.now(UTC).replace(microsecond=0)
     before = _fire(gateway, now - timedelta(hours=6))
     assert before["root_cause"] is None
-    assert sorted(before["finding"]["candidates"]) == ["orders", "postgres"]
+    assert sorted(before["finding"]["candidates"]) == ["currency", "payment"]
 
     deploy = {
-        "component": "postgres",
+        "component": "payment",
         "kind": "deploy",
-        "ref": "schema-migration-42",
+        "ref": "v2.4.1",
         "at": rfc3339(now - timedelta(minutes=20)),
         "author": "Cy Example",
     }
     answer = gateway.http.post("/api/v1/changes", json=deploy, headers=gateway.auth)
     assert answer.status_code == 201, answer.text
-    assert answer.json() == {"id": "deploy:postgres:schema-migration-42"}
+    assert answer.json() == {"id": "deploy:payment:v2.4.1"}
     # posting it again is harmless; an unknown component is a 404, a bad time a 422
     assert gateway.http.post("/api/v1/changes", json=deploy, headers=gateway.auth).is_success
     unknown = gateway.http.post(
@@ -269,18 +269,18 @@ def test_recent_deploy_posted_to_the_changes_api_breaks_a_tie(gateway: Gateway) 
 
     after = _fire(gateway, now - timedelta(minutes=5))
     assert after["id"] != before["id"]
-    assert after["root_cause"] == "postgres"
-    # the orders topic, ruled out by the change, has no dependency path to postgres: its alert
-    # is another failure and leaves for an incident of its own (issue #10)
-    assert {a["component"] for a in after["alerts"]} == {"accounting", "postgres"}
+    assert after["root_cause"] == "payment"
+    # currency, ruled out by the change, has no dependency path to payment: its alert is
+    # another failure and leaves for an incident of its own (issue #10)
+    assert {a["component"] for a in after["alerts"]} == {"checkout", "payment"}
     rows = gateway.http.get("/api/v1/incidents", headers=gateway.auth).json()["incidents"]
     (split,) = [r for r in rows if r["id"] not in (before["id"], after["id"])]
     moved = gateway.http.get(f"/api/v1/incidents/{split['id']}", headers=gateway.auth).json()
     ((alert,),) = [moved["alerts"]]
     assert alert["joined_via"] == (
-        f"split from {after['id']}: no dependency path from orders to the root cause postgres"
+        f"split from {after['id']}: no dependency path from currency to the root cause payment"
     )
-    assert moved["root_cause"] == "orders"
+    assert moved["root_cause"] == "currency"
     # the deploy happened after the first incident: that one stays inconclusive
     again = gateway.http.get(f"/api/v1/incidents/{before['id']}", headers=gateway.auth).json()
     assert again["root_cause"] is None

@@ -1,0 +1,40 @@
+"""What the planners exchange: a walk candidate and a decision (root cause or inconclusive)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Candidate:
+    """A component the walk reached: which alerting components reach it, at what total distance
+    (sum of the shortest hops from each), whether the world marks it as a client (traffic
+    source), its kind, and the topic through which a consumer reaches it (producers)."""
+
+    name: str
+    covers: list[str]
+    distance: int
+    client: bool = False
+    kind: str | None = None
+    via_topic: str | None = None
+
+
+@dataclass
+class Decision:
+    """The outcome of a planner: a root cause (None when inconclusive) and why.
+
+    `candidates`: the remaining ones, best first; `confidence` in [0, 1], explained by
+    `summary`; `ruled_out`: component -> why not; `surge_paths`: graph paths of a traffic
+    surge; `separated_by`: what separated the winner from the runner-up (empty when nothing
+    did); `evidence`: the live evidence the decision rests on (signals per component).
+    """
+
+    root_cause: str | None
+    candidates: list[str]
+    confidence: float
+    summary: str
+    ruled_out: dict[str, str] = field(default_factory=dict)
+    surge_paths: list[list[str]] = field(default_factory=list)
+    separated_by: str = ""
+    evidence: list[dict[str, Any]] = field(default_factory=list)

@@ -1,0 +1,300 @@
+"""Root-cause quality: `python -m bench.rca [--cases bench/rca_cases.yaml] [--only NAME] [-v]`.
+
+Runs every fault case on the bundled OpenTelemetry Demo world twice: with alerts only, and with
+service-graph evidence (a real Prometheus, Debian's 2.42, over series written by `promtool tsdb
+create-blocks-from openmetrics` ending at now; see `bench/promdata.py`). Each run: an embedded
+FalkorDB graph with the world, the case's alerts through triage, the shipped investigator (no
+model), then the finding is scored against the case's accepted answers:
+
+- top-1: the root cause is right; top-3: a right answer is the cause or among the first three
+  named candidates; inconclusive: no root cause named; confidently wrong: a root cause named
+  and wrong (the worst outcome).
+
+Cases: the ten bundled faults (`gateway/data/otel-demo/faults.yaml`, alerts as `blast-radius
+demo` fires them) and our own extra ones (`bench/rca_cases.yaml`, which also holds the evidence
+each case leaves). Prints one row per case and a summary table per mode.
+
+`--story`: a story of incidents in time order on one graph with evidence (`story:` in the cases
+file: families of repeats worded differently, silent roots), each followed by the engineer's
+verdict (confirmed when right, else rejected naming the cause) and the learner; prints which
+were right and which repeats memory settled with no planner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
+from adapters.prometheus import Prometheus
+from agents.coordination import TaskRun, claim
+from agents.investigator import Investigator
+from agents.learner import Learner
+from agents.triage import triage
+from agents.verdicts import Verdict, record
+from bench.promdata import Edge, PrometheusServer
+from gateway.demo import demo_faults_path, rfc3339, scenario_bodies
+from gateway.payloads import normalize, parse_body
+from gateway.topology import demo_world_path, import_world, load_world
+
+CASES = Path(__file__).with_name("rca_cases.yaml")
+#: A wrong root cause at this confidence or more is counted apart (the issue's "at 0.9").
+SURE = 0.5
+#: The fault starts this long before now; its alerts fire two minutes later.
+FAULT_AGO_S = 15 * 60
+
+
+@dataclass
+class Case:
+    """One fault: its Alertmanager bodies, accepted answers, and the evidence it leaves."""
+
+    name: str
+    accept: list[str]
+    bodies: list[dict[str, Any]]
+    evidence: dict[str, dict[str, float]] = field(default_factory=dict)
+    source: str = "extra"
+    #: Metric name prefix (a collector namespace) and whether span metrics are written too.
+    prefix: str = ""
+    spans: bool = False
+
+
+def background() -> list[Edge]:
+    """The healthy service graph of the demo world: every business and config call
+    (CALLS, READS_WRITES) at 2 calls/s (clients 5/s), and a producer -> consumer messaging edge
+    per topic at 1/s, all without failures at 20 ms."""
+    world = yaml.safe_load(demo_world_path().read_text(encoding="utf-8"))
+    clients = {c["id"] for c in world["components"] if c.get("client")}
+    edges: list[Edge] = []
+    for e in world["edges"]:
+        if e.get("purpose", "business") == "telemetry":
+            continue
+        if e["type"] in ("CALLS", "READS_WRITES"):
+            kind = "database" if e["type"] == "READS_WRITES" else ""
+            rate = 5.0 if e["from"] in clients else 2.0
+            edges.append(Edge(e["from"], e["to"], rate=rate, connection_type=kind))
+    producers = [(e["from"], e["to"]) for e in world["edges"] if e["type"] == "PUBLISHES"]
+    consumers = [(e["from"], e["to"]) for e in world["edges"] if e["type"] == "CONSUMES"]
+    for producer, topic in producers:
+        for consumer, read in consumers:
+            if read == topic:
+                edges.append(Edge(producer, consumer, rate=1.0, connection_type="messaging_system"))
+    return edges
+
+
+def with_evidence(changes: dict[str, dict[str, Any]]) -> list[Edge]:
+    """The background with the case's changes applied (new edges added; `server_label`
+    renames the server as the metrics spell it, e.g. `valkey-cart:6379`)."""
+    edges = {f"{e.client}>{e.server}": e for e in background()}
+    for key, change in changes.items():
+        client, server = key.split(">")
+        base = edges.get(key, Edge(client, server))
+        change = dict(change)
+        label = change.pop("server_label", None)
+        edges[key] = Edge(**(base.__dict__ | change | ({"server": label} if label else {})))
+    return list(edges.values())
+
+
+def body(alerts: list[list[Any]], starts: datetime) -> dict[str, Any]:
+    """One Alertmanager v4 body of `[alertname, service, {labels}]` alerts."""
+    return {
+        "version": "4", "status": "firing", "receiver": "blast-radius", "groupKey": "{}:{}",
+        "alerts": [
+            {"status": "firing",
+             "labels": {"alertname": name, "service": service, "severity": "warning"}
+             | {k: str(v) for k, v in (extra or {}).items()},
+             "annotations": {"summary": f"{name} on {service}"},
+             "startsAt": rfc3339(starts), "endsAt": "0001-01-01T00:00:00Z"}
+            for name, service, extra in alerts
+        ],
+    }  # fmt: skip
+
+
+def load_cases(path: Path, starts: datetime) -> list[Case]:
+    """The bundled faults (with their evidence from `path`) and the extra cases of `path`."""
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    faults = yaml.safe_load(demo_faults_path().read_text(encoding="utf-8"))["faults"]
+    cases = [
+        Case(
+            f["flag"],
+            f["root_cause"].get("accept") or [f["root_cause"]["component"]],
+            scenario_bodies(f, starts, "firing"),
+            spec["bundled"].get(f["flag"], {}).get("evidence", {}),
+            "bundled",
+        )
+        for f in faults
+    ]
+    cases += [
+        Case(
+            c["name"], c["accept"], [body(c["alerts"], starts)], c.get("evidence", {}),
+            prefix=c.get("metric_prefix", ""), spans=bool(c.get("span_metrics")),
+        )
+        for c in spec["extra"]
+    ]  # fmt: skip
+    return cases
+
+
+def investigate(store: GraphStore, case: Case, prometheus: Prometheus | None) -> dict[str, Any]:
+    """Run one case on a fresh tenant graph; return the incident row with its finding."""
+    graph: TenantGraph = store.graph(graph_name(f"rca{uuid.uuid4().hex[:10]}"))
+    graph.ensure_schema()
+    import_world(graph, load_world(demo_world_path()))
+    incidents: list[str] = []
+    for b in case.bodies:
+        alerts = normalize(parse_body(json.dumps(b).encode()), "warning")
+        incidents += triage(graph, alerts, 900_000).incidents
+    claimed = claim(graph, ["investigate"], "bench", 60_000, 3)
+    assert claimed is not None
+    Investigator(6, prometheus).run(TaskRun(graph, claimed, 60_000))
+    row = graph.one("incident_get", {"incident_id": claimed.incident_id})
+    assert row is not None
+    return row | {"incidents": len(set(incidents))}
+
+
+def score(case: Case, row: dict[str, Any]) -> dict[str, Any]:
+    """top1 / top3 / inconclusive / wrong for one finding."""
+    cause, named = row["root_cause"], list(row["candidates"] or [])
+    return {
+        "case": case.name, "source": case.source, "cause": cause, "candidates": named,
+        "confidence": row["confidence"], "summary": row["summary"],
+        "top1": cause in case.accept,
+        "top3": cause in case.accept or bool(set(named[:3]) & set(case.accept)),
+        "inconclusive": cause is None, "wrong": cause is not None and cause not in case.accept,
+        "sure_wrong": cause is not None and cause not in case.accept
+        and row["confidence"] >= SURE,
+    }  # fmt: skip
+
+
+def summary(rows: list[dict[str, Any]]) -> str:
+    """The summary table: per source (bundled, extra, all) and mode."""
+    lines = ["| mode | cases | top-1 | top-3 | inconclusive | confidently wrong | of which "
+             f"confidence ≥ {SURE} |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for mode in ("alerts only", "with evidence"):
+        for source in ("bundled", "extra", "all"):
+            mine = [r for r in rows if r["mode"] == mode and source in (r["source"], "all")]
+            if not mine:
+                continue
+            keys = ("top1", "top3", "inconclusive", "wrong", "sure_wrong")
+            count = {k: sum(1 for r in mine if r[k]) for k in keys}
+            lines.append(
+                f"| {mode} ({source}) | {len(mine)} | {count['top1']} | {count['top3']} | "
+                f"{count['inconclusive']} | {count['wrong']} | {count['sure_wrong']} |"
+            )
+    return "\n".join(lines)
+
+
+def story(
+    store: GraphStore, scratch: Path, spec: list[dict[str, Any]], now: float, verbose: bool
+) -> None:
+    """Run the story (module docstring) and print one row per incident and a total line."""
+    graph = store.graph(graph_name(f"story{uuid.uuid4().hex[:8]}"))
+    graph.ensure_schema()
+    import_world(graph, load_world(demo_world_path()))
+    starts = datetime.fromtimestamp(int(now) - FAULT_AGO_S + 120, UTC)
+    right = settled = repeats = 0
+    seen: set[str] = set()
+    for index, step in enumerate(spec):
+        family, accept = step["family"], step["accept"]
+        repeat = family in seen
+        seen.add(family)
+        prom = PrometheusServer(
+            scratch / f"story-{index}", with_evidence(step["evidence"]), int(now) - FAULT_AGO_S
+        )
+        client = Prometheus(prom.url)
+        # a new episode each time (identity is fingerprint@startsAt), seconds apart
+        firing = body(step["alerts"], starts + timedelta(seconds=index))
+        try:
+            triage(graph, normalize(parse_body(json.dumps(firing).encode()), "warning"), 900_000)
+            claimed = claim(graph, ["investigate"], "bench", 60_000, 3)
+            assert claimed is not None
+            Investigator(6, client).run(TaskRun(graph, claimed, 60_000))
+        finally:
+            client.close()
+            prom.stop()
+        row = graph.one("incident_get", {"incident_id": claimed.incident_id})
+        assert row is not None
+        ok = row["root_cause"] in accept
+        right += ok
+        repeats += repeat
+        by_memory = row["planner"] == "memory"
+        settled += repeat and by_memory and ok
+        verdict = Verdict(
+            id=f"v{index}", incident_id=claimed.incident_id,
+            verdict="confirmed" if ok else "rejected",
+            actual_cause=row["root_cause"] if ok else accept[0], by="UBENCH", by_name=None,
+            at=int(time.time() * 1000), text="", source="api", event_id=f"e{index}",
+        )  # fmt: skip
+        record(graph, verdict)
+        while (learn := claim(graph, ["learn"], "bench", 60_000, 3)) is not None:
+            Learner().run(TaskRun(graph, learn, 60_000))
+        resolved = json.loads(json.dumps(firing).replace('"firing"', '"resolved"'))
+        for alert in resolved["alerts"]:
+            alert["endsAt"] = rfc3339(starts + timedelta(seconds=index + 1))
+        triage(graph, normalize(parse_body(json.dumps(resolved).encode()), "warning"), 900_000)
+        outcome = "ok" if ok else "WRONG" if row["root_cause"] else "inconclusive"
+        if verbose:
+            print(f"    {row['summary']}")
+        print(f"{index + 1}. {family:10} {'repeat' if repeat else 'first ':6} "
+              f"{row['planner']:7} {outcome:12} "
+              f"{row['root_cause'] or '/'.join(row['candidates'] or [])}")  # fmt: skip
+    print(f"right: {right}/{len(spec)}; repeats settled by memory (no planner), right: "
+          f"{settled}/{repeats}")  # fmt: skip
+
+
+def main() -> None:
+    """Parse arguments, run every case in both modes, print the rows and the summary."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=Path, default=CASES)
+    parser.add_argument("--only", help="run only the case of this name")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each summary")
+    parser.add_argument("--story", action="store_true", help="run the story, not the cases")
+    args = parser.parse_args()
+    now = time.time()
+    starts = datetime.fromtimestamp(int(now) - FAULT_AGO_S + 120, UTC)
+    cases = [c for c in load_cases(args.cases, starts) if args.only in (None, c.name)]
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="blast-radius-rca-") as scratch:
+        server = EmbeddedFalkorDB(Path(scratch) / "falkordb")
+        store = GraphStore(server.start(), timeout_ms=5_000)
+        try:
+            if args.story:
+                spec = yaml.safe_load(args.cases.read_text(encoding="utf-8"))["story"]
+                story(store, Path(scratch), spec, now, args.verbose)
+                return
+            for index, case in enumerate(cases):
+                folder = Path(scratch) / f"prometheus-{index}"
+                prom = PrometheusServer(
+                    folder, with_evidence(case.evidence), int(now) - FAULT_AGO_S
+                )
+                client = Prometheus(prom.url)
+                try:
+                    for mode, source in (("alerts only", None), ("with evidence", client)):
+                        row = score(case, investigate(store, case, source)) | {"mode": mode}
+                        rows.append(row)
+                        verdict = (
+                            "ok" if row["top1"] else "WRONG" if row["wrong"] else "inconclusive"
+                        )
+                        named = row["cause"] or "/".join(row["candidates"][:4])
+                        print(f"{case.name:48} {mode:13} {verdict:12} {named}")
+                        if args.verbose:
+                            print(f"    {row['confidence']}: {row['summary']}")
+                finally:
+                    client.close()
+                    prom.stop()
+        finally:
+            store.close()
+            server.stop()
+    print()
+    print(summary(rows))
+
+
+if __name__ == "__main__":
+    main()

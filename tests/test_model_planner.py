@@ -1,0 +1,446 @@
+"""The model planner end to end: the real `anthropic` SDK against the local Messages API stand-in
+(tests/anthropic_api.py), the real gateway, workers and FalkorDB.
+
+The incident: three alerts on frontend (the loudest) and one on accounting in the demo world,
+which the rules leave inconclusive (checkout, orders and postgres explain both equally).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
+from agents import prompts
+from agents.model_results import MAX_BYTES, for_model, relative, with_relative_times
+from bench.promdata import Edge, PrometheusServer
+from gateway.demo import rfc3339
+from gateway.runtime import Runtime
+from tests.anthropic_api import (
+    KEY,
+    AnthropicAPI,
+    Error,
+    Reply,
+    last_tool_results,
+    model_turns,
+    tool_use,
+)
+from tests.conftest import Gateway, make_settings
+
+GRAPH_CAUSES = {"checkout", "orders", "postgres"}
+
+
+@pytest.fixture
+def claude() -> Iterator[AnthropicAPI]:
+    server = AnthropicAPI()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def start(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path: Path, tenant: str,
+    claude: AnthropicAPI,
+) -> Iterator[Callable[..., Gateway]]:  # fmt: skip
+    """Start a gateway whose planner talks to the stand-in (settings overridable)."""
+    runtimes: list[Runtime] = []
+
+    def make(**extra: Any) -> Gateway:
+        values: dict[str, Any] = {
+            "anthropic_api_key": SecretStr(KEY), "anthropic_base_url": claude.base_url,
+            "models": ["haiku", "sonnet"], "model_timeout_s": 10.0,
+        } | extra  # fmt: skip
+        runtime = Runtime(make_settings(falkordb, tmp_path / uuid.uuid4().hex, tenant, **values))
+        runtime.open()
+        runtimes.append(runtime)
+        return Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
+
+    yield make
+    for runtime in runtimes:
+        runtime.close()
+
+
+def fire(gw: Gateway, minutes_ago: int = 30) -> str:
+    """The loud-frontend incident (module docstring); returns its id, agents not run yet."""
+    at = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=minutes_ago)
+    named = [("ServiceLatencySLOBreach", "frontend"), ("HighErrorRate", "frontend"),
+             ("HighLatencyP99", "frontend"), ("ErrorLogRateHigh", "accounting")]  # fmt: skip
+    alerts = [
+        {"status": "firing", "labels": {"alertname": name, "service": service,
+                                        "severity": "critical"},
+         "annotations": {"summary": f"{name} on {service}"},
+         "startsAt": rfc3339(at + timedelta(seconds=30 * i)), "endsAt": "0001-01-01T00:00:00Z"}
+        for i, (name, service) in enumerate(named)
+    ]  # fmt: skip
+    answer = gw.http.post("/api/v1/alerts", json={"alerts": alerts})
+    assert answer.status_code == 200, answer.text
+    (incident_id,) = answer.json()["incidents"]
+    return str(incident_id)
+
+
+def detail(gw: Gateway, incident_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = gw.http.get(f"/api/v1/incidents/{incident_id}").json()
+    return found
+
+
+def submit(cause: str | None, confidence: float = 0.8, summary: str = "because") -> Reply:
+    answer = {"root_cause": cause, "candidates": [], "confidence": confidence, "summary": summary}
+    return tool_use("submit_finding", answer, 99)
+
+
+def pushed_back(body: dict[str, Any]) -> bool:
+    return any("graph disagrees" in str(r["content"]) for r in last_tool_results(body))
+
+
+def metric(gw: Gateway, series: str) -> float:
+    """The value of one exposition line (`name{labels}`), 0 when absent."""
+    for line in gw.http.get("/metrics").text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def steps(gw: Gateway, incident_id: str) -> list[dict[str, Any]]:
+    """The steps of the incident's first investigation (`investigate`), in order."""
+    assert gw.runtime.store is not None
+    graph = gw.runtime.store.graph(f"org_{gw.runtime.settings.default_tenant}")
+    rows = graph.rows("incident_steps", {"incident_id": incident_id})
+    mine = [r for r in rows if r["kind"] == "investigate"]
+    numbers = [r["n"] for r in mine]
+    assert numbers == sorted(set(numbers)), "a step was written twice"
+    return mine
+
+
+# --- the loudest service: the graph's second opinion pushes back once -----------------------------
+
+
+@pytest.mark.parametrize("insists", [True, False])
+def test_a_model_blaming_the_loudest_service_is_sent_back_once_with_numbers(
+    start: Callable[..., Gateway], claude: AnthropicAPI, insists: bool
+) -> None:
+    def brain(body: dict[str, Any]) -> Reply | Error:
+        if model_turns(body) == 0:
+            return tool_use("coverage_walk", {})
+        if pushed_back(body) and not insists:
+            return submit("postgres", 0.7, "postgres explains both alerting components")
+        return submit("frontend", 0.9, "frontend raises the most alerts")
+
+    claude.brain = brain
+    gw = start()
+    incident_id = fire(gw)
+    gw.drain()
+    found = detail(gw, incident_id)
+    finding = found["finding"]
+    assert finding["planner"] == "model" and finding["model"] == "haiku"
+    opinion = finding["second_opinion"]
+    assert opinion["model"] == {"cause": "frontend", "covers": ["frontend"], "fail_ratio": None}
+    assert opinion["graph"]["cause"] in GRAPH_CAUSES
+    assert opinion["graph"]["covers"] == ["accounting", "frontend"]
+    # the pushback carried the numbers, once
+    pushback = [r for c in claude.calls for r in last_tool_results(c.body)
+                if "graph disagrees" in str(r["content"])]  # fmt: skip
+    assert len(pushback) == 1, [(c.model, c.status, len(c.body["messages"])) for c in claude.calls]
+    assert "frontend explains 1 of 2 alerting components (frontend)" in pushback[0]["content"]
+    assert f"{opinion['graph']['cause']} explains 2 of 2" in pushback[0]["content"]
+    assert len(claude.answered()) == 3
+    if insists:
+        assert found["root_cause"] == "frontend"
+        assert opinion["outcome"] == "model overrode the graph"
+        assert finding["confidence"] == 0.5  # an override keeps at most 0.5
+        assert "model overrode the graph" in finding["summary"]
+    else:
+        assert found["root_cause"] == "postgres"
+        assert opinion["outcome"] in ("model took the graph's answer", "model changed its answer")
+        assert finding["confidence"] == 0.7
+    # the page says a model was involved
+    (page,) = [e for e in gw.outbox if e["kind"] == "notification"]
+    (ticket,) = [e for e in gw.outbox if e["kind"] == "ticket"]
+    for sent in (page, ticket):
+        assert "[model haiku; second opinion: " in sent["text"]
+    assert metric(gw, 'blast_model_calls_total{model="haiku",outcome="ok"}') == 3
+    tokens_in = sum(c.input_tokens for c in claude.answered())
+    assert metric(gw, 'blast_model_tokens_total{direction="input",model="haiku"}') == tokens_in
+    # two decisions (the alert on accounting joined later: a re-investigation), one conversation:
+    # the re-investigation saw no new alert and reused the model's finding
+    assert metric(gw, 'blast_planner_calls_total{planner="model"}') == 2
+
+
+def test_an_answer_the_graph_agrees_with_is_accepted_at_once(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    claude.brain = lambda body: submit("postgres", 0.8, "accounting and frontend both need it")
+    gw = start()
+    incident_id = fire(gw)
+    gw.drain()
+    found = detail(gw, incident_id)
+    finding = found["finding"]
+    assert found["root_cause"] == "postgres"
+    assert finding["second_opinion"]["outcome"] == "agreed"
+    assert len(claude.answered()) == 1
+
+
+def test_stronger_edge_evidence_on_an_equally_covering_candidate_sends_the_answer_back(
+    start: Callable[..., Gateway], claude: AnthropicAPI, tmp_path: Path
+) -> None:
+    # A real Prometheus: 15 min ago, 45 % of accounting's calls into postgres began to fail.
+    edges = [
+        Edge("frontend", "checkout"), Edge("frontend", "product-catalog"),
+        Edge("product-catalog", "postgres", connection_type="database"),
+        Edge("accounting", "postgres", fail_after=0.45, connection_type="database"),
+    ]  # fmt: skip
+    prometheus = PrometheusServer(tmp_path / "prometheus", edges, int(time.time()) - 15 * 60)
+
+    def brain(body: dict[str, Any]) -> Reply | Error:
+        if pushed_back(body):
+            return submit("postgres", 0.8, "calls into postgres fail")
+        return submit("checkout", 0.8, "checkout publishes what accounting reads")
+
+    claude.brain = brain
+    try:
+        gw = start(prometheus_url=prometheus.url, planner="model")
+        incident_id = fire(gw, minutes_ago=13)
+        gw.drain()
+    finally:
+        prometheus.stop()
+    found = detail(gw, incident_id)
+    opinion = found["finding"]["second_opinion"]
+    assert found["root_cause"] == "postgres"
+    assert opinion["outcome"] == "model took the graph's answer"
+    assert opinion["model"]["cause"] == "checkout"
+    assert opinion["model"]["covers"] == ["accounting", "frontend"]
+    assert opinion["graph"]["cause"] == "postgres"
+    # the incident window also holds minutes before the fault: the ratio is diluted, still > 10 %
+    ratio = opinion["graph"]["fail_ratio"]
+    assert 0.1 < ratio <= 0.45 and opinion["model"]["fail_ratio"] in (None, 0.0)
+    (pushback,) = [r["content"] for c in claude.calls for r in last_tool_results(c.body)
+                   if "graph disagrees" in str(r["content"])]  # fmt: skip
+    assert "checkout explains 2 of 2 alerting components" in pushback
+    graph_side = "postgres explains 2 of 2 alerting components (accounting, frontend)"
+    assert f"{graph_side}; calls into it fail {ratio:.0%}" in pushback
+
+
+# --- fallback chain and pause ---------------------------------------------------------------------
+
+
+def test_529_on_the_first_model_then_the_second_answers(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    claude.fail("haiku", Error(529, "overloaded_error"))
+    claude.brain = lambda body: submit("postgres")
+    gw = start()
+    incident_id = fire(gw)
+    gw.drain()
+    finding = detail(gw, incident_id)["finding"]
+    assert (finding["planner"], finding["model"]) == ("model", "sonnet")
+    assert [c.model for c in claude.calls] == ["haiku", "sonnet"]
+    assert metric(gw, 'blast_model_calls_total{model="haiku",outcome="overloaded"}') == 1
+    assert metric(gw, 'blast_model_calls_total{model="sonnet",outcome="ok"}') == 1
+    # the step records which model failed first
+    (model_step,) = [s for s in steps(gw, incident_id) if s["tool"] == "model"]
+    assert json.loads(model_step["result"])["failed"][0]["kind"] == "overloaded"
+
+
+def test_429_on_every_model_pauses_and_resumes_without_repeating_a_tool_call(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    limited: set[str] = set()
+
+    def brain(body: dict[str, Any]) -> Reply | Error:
+        turns = model_turns(body)
+        if turns == 0:
+            return tool_use("coverage_walk", {})
+        if turns == 1:
+            return tool_use("recent_changes", {"components": ["postgres", "checkout"]}, 1)
+        if turns == 2 and body["model"] not in limited:  # the third call: rate limited once
+            limited.add(body["model"])
+            return Error(429, "rate_limit_error", retry_after=1)
+        return submit("postgres", 0.7, "postgres explains both")
+
+    claude.brain = brain
+    gw = start()
+    incident_id = fire(gw)
+    gw.drain()  # burst: stops when the paused task is not claimable yet
+    paused = detail(gw, incident_id)
+    # the re-investigation (accounting's alert joined) found every model cooling down too
+    assert {t["kind"]: t["status"] for t in paused["tasks"]} == {
+        "investigate": "paused",
+        "reinvestigate": "paused",
+    }
+    (task,) = [t for t in paused["tasks"] if t["kind"] == "investigate"]
+    assert paused["finding"] is None
+    assert "cooling down" in task["last_error"]
+    assert gw.outbox == []  # nothing paged on a half-done finding
+    before = steps(gw, incident_id)
+    assert [s["tool"] for s in before].count("model") == 2
+    assert metric(gw, 'blast_tasks_paused_total{kind="investigate"}') == 1
+    assert gw.runtime.pending_tasks() == 2
+
+    time.sleep(1.2)  # the cooldown (retry-after: 1) ends
+    gw.drain()
+    found = detail(gw, incident_id)
+    assert found["root_cause"] == "postgres" and found["finding"]["planner"] == "model"
+    (task,) = [t for t in found["tasks"] if t["kind"] == "investigate"]
+    assert (task["status"], task["epoch"], task["attempts"]) == ("done", 2, 1)
+    after = steps(gw, incident_id)
+    assert after[: len(before)] == before  # the stored steps, untouched
+    resumed = [s for s in after[len(before) :]]
+    # the resumed attempt ran one model call and the second opinion, no earlier tool again
+    assert [s["tool"] for s in resumed] == ["model", "coverage_walk", "walk_path"]
+    calls = [(c.model, c.status) for c in claude.calls]
+    # paused re-investigation: no HTTP call while both models cooled down
+    assert calls[:5] == [("haiku", 200), ("haiku", 200), ("haiku", 429), ("sonnet", 429),
+                         ("haiku", 200)]  # fmt: skip
+    # the resumed conversation is the stored one: the same tool results, sent again verbatim
+    assert claude.calls[4].body["messages"][:5] == claude.calls[2].body["messages"][:5]
+    assert len([e for e in gw.outbox if e["kind"] == "notification"]) == 1
+
+
+def test_after_the_last_allowed_pause_the_rules_finding_stands_and_pages(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    claude.fail("haiku", Error(429, "rate_limit_error", retry_after=30))
+    claude.fail("sonnet", Error(529, "overloaded_error", retry_after=30))
+    gw = start(model_max_pauses=0)
+    incident_id = fire(gw)
+    gw.drain()
+    found = detail(gw, incident_id)
+    assert found["finding"]["planner"] == "rules" and found["root_cause"] is None
+    assert {t["status"] for t in found["tasks"]} == {"done"}
+    assert len([e for e in gw.outbox if e["kind"] == "notification"]) == 1
+    assert len(claude.calls) == 2  # the re-investigation asked nobody: both still cool down
+
+
+# --- budget, bad calls, bad key -------------------------------------------------------------------
+
+
+def test_at_the_step_budget_only_the_final_tool_is_offered(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    def brain(body: dict[str, Any]) -> Reply | Error:
+        if body["tool_choice"].get("name") == "submit_finding":
+            return submit(None, 0.3, "cannot separate checkout, orders and postgres")
+        return tool_use("neighbours", {"component": "frontend"}, model_turns(body))
+
+    claude.brain = brain
+    gw = start(model_max_steps=3)
+    incident_id = fire(gw)
+    gw.drain()
+    offered = [(c.tools, c.tool_choice) for c in claude.calls]
+    assert len(offered) == 3
+    assert "neighbours" in offered[0][0] and "submit_finding" in offered[0][0]
+    assert offered[0][1] == {"type": "auto"}
+    assert offered[2] == (["submit_finding"], {"type": "tool", "name": "submit_finding"})
+    last_turn = claude.calls[2].body["messages"][-1]["content"]
+    assert last_turn[-1] == {"type": "text", "text": prompts.load("final_only")}
+    found = detail(gw, incident_id)
+    assert found["root_cause"] is None and found["finding"]["planner"] == "model"
+
+
+def test_an_unknown_tool_or_bad_arguments_are_error_results_not_a_crash(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    script = [
+        tool_use("run_cypher", {"query": "MATCH (n) DETACH DELETE n"}, 0),
+        tool_use("neighbours", {"component": 5, "graph": "org_other"}, 1),
+        submit("postgres"),
+    ]
+    claude.brain = lambda body: script[model_turns(body)]
+    gw = start()
+    incident_id = fire(gw)
+    gw.drain()
+    unknown, bad = (last_tool_results(c.body)[0] for c in claude.calls[1:3])
+    assert unknown["is_error"] and "unknown tool 'run_cypher'" in unknown["content"]
+    assert bad["is_error"] and "invalid arguments for neighbours" in bad["content"]
+    assert "component" in bad["content"] and "graph" in bad["content"]
+    assert detail(gw, incident_id)["root_cause"] == "postgres"
+    assert gw.runtime.store is not None
+    graph = gw.runtime.store.graph(f"org_{gw.runtime.settings.default_tenant}")
+    assert graph.one("world_counts")["components"] > 30
+
+
+def test_a_bad_key_is_a_clear_error_and_the_rules_finding_pages(
+    start: Callable[..., Gateway], claude: AnthropicAPI, caplog: pytest.LogCaptureFixture
+) -> None:
+    gw = start(anthropic_api_key=SecretStr("sk-ant-wrong-0123456789"))
+    incident_id = fire(gw)
+    with caplog.at_level(logging.ERROR, logger="agents.model_planner"):
+        gw.drain()
+    found = detail(gw, incident_id)
+    assert found["root_cause"] is None and found["finding"]["planner"] == "rules"
+    assert sorted(found["finding"]["candidates"]) == sorted(GRAPH_CAUSES)
+    assert [(c.model, c.status) for c in claude.calls] == [("haiku", 401), ("sonnet", 401)]
+    assert "bad_key" in caplog.text and "the rules' finding stands" in caplog.text
+    assert "sk-ant-wrong" not in caplog.text
+    assert len([e for e in gw.outbox if e["kind"] == "notification"]) == 1
+    assert metric(gw, 'blast_model_calls_total{model="sonnet",outcome="bad_key"}') == 1
+
+
+# --- when the model is not asked ------------------------------------------------------------------
+
+
+def test_memory_that_settles_the_incident_makes_no_model_call(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    gw = start(planner="model")  # even "always": memory's findings need no model
+    playbook = {"id": "pg", "title": "postgres under both", "component": "postgres",
+                "checks": [{"type": "no_recent_change"}]}  # fmt: skip
+    assert gw.http.post("/api/v1/playbooks", json=playbook).status_code == 201
+    incident_id = fire(gw)
+    gw.drain()
+    found = detail(gw, incident_id)
+    assert (found["root_cause"], found["finding"]["planner"]) == ("postgres", "memory")
+    assert claude.calls == []
+
+
+def test_a_confident_rules_finding_asks_no_model_unless_told_to(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    gw = start()
+    labels = {"alertname": "HighErrorRate", "service": "payment"}
+    at = rfc3339(datetime.now(UTC) - timedelta(minutes=3))
+    body = {"alerts": [{"status": "firing", "labels": labels, "startsAt": at}]}
+    (incident_id,) = gw.http.post("/api/v1/alerts", json=body).json()["incidents"]
+    gw.drain()
+    found = detail(gw, incident_id)
+    assert (found["root_cause"], found["finding"]["planner"]) == ("payment", "rules")
+    assert found["finding"]["confidence"] >= 0.6 and claude.calls == []
+
+
+def test_with_no_key_there_is_no_model_planner(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, tenant: str
+) -> None:
+    runtime = Runtime(make_settings(falkordb, tmp_path, tenant))
+    assert runtime.settings.planner_mode == "rules" and runtime.model_planner is None
+
+
+# --- what the model sees of a tool result ---------------------------------------------------------
+
+
+def test_times_are_relative_to_the_incident() -> None:
+    opened = 1_790_000_000_000
+    assert relative(opened - 12 * 60_000, opened) == "12 min before it opened"
+    assert relative(opened, opened) == "at its opening"
+    assert relative(opened + 2 * 3600_000 + 5 * 60_000, opened) == "2 h 5 min after it opened"
+    assert relative(opened - 40_000, opened) == "40 s before it opened"
+    shown = with_relative_times({"at": opened - 60_000, "n": 3, "ok": True}, opened)
+    assert shown == {"at": "1 min before it opened", "n": 3, "ok": True}
+
+
+def test_an_oversized_result_becomes_an_error_asking_to_narrow() -> None:
+    rows = [{"name": f"c{i}", "covers": ["a"]} for i in range(31)]
+    text, is_error = for_model({"status": "ok", "data": rows, "raw": "MATCH", "detail": ""}, 0)
+    assert is_error and "31 rows" in text and "narrower" in text
+    big = [{"name": "x" * 300} for _ in range(25)]
+    text, is_error = for_model({"status": "ok", "data": big, "detail": ""}, 0)
+    assert is_error and f"{MAX_BYTES} bytes" in text
+    text, is_error = for_model({"status": "ok", "data": rows[:3], "raw": "MATCH (n)"}, 0)
+    assert not is_error and "MATCH" not in text  # raw (queries, addresses) never shown

@@ -1,0 +1,134 @@
+"""Investigation tools on the real FalkorDB with the demo world: results are values with a
+status, invalid arguments are `error` results, and every call is a checkpointed Step."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from adapters.falkordb import TenantGraph
+from adapters.prometheus import Prometheus
+from agents.coordination import TaskRun, claim
+from agents.tools import TOOLS, ToolContext, call
+from agents.triage import triage
+from bench.promdata import Edge, PrometheusServer
+from gateway.payloads import normalize, parse_body
+from tests.conftest import alert_body
+
+OPENED = 1_790_000_000_000
+
+
+def context(graph: TenantGraph, alerting: list[str]) -> ToolContext:
+    alerts = [
+        {"key": f"k{i}", "alertname": "ServiceHighErrorRate", "component": c,
+         "starts_at_ms": OPENED, "status": "firing", "summary": "", "labels": {}}
+        for i, c in enumerate(alerting)
+    ]  # fmt: skip
+    return ToolContext(graph, alerts, alerting, OPENED)
+
+
+def run(graph: TenantGraph) -> TaskRun:
+    """A claimed investigate task of a fresh incident (steps need a task to hang on)."""
+    triage(graph, normalize(parse_body(alert_body("cart")), "unknown"), 900_000)
+    claimed = claim(graph, ["investigate"], "tester", 60_000, 3)
+    assert claimed is not None
+    return TaskRun(graph, claimed, 60_000)
+
+
+def steps(graph: TenantGraph, task: TaskRun) -> list[dict[str, Any]]:
+    return graph.rows("task_steps", {"task_id": task.claim.task_id})
+
+
+def test_every_tool_has_a_model_facing_schema() -> None:
+    assert {"coverage_walk", "neighbours", "recent_changes", "owners_oncall",
+            "past_incidents", "recall_playbooks"} <= set(TOOLS)  # fmt: skip
+    for tool in TOOLS.values():
+        schema = tool.schema()
+        assert schema["description"] and schema["input_schema"]["type"] == "object"
+
+
+def test_coverage_walk_reaches_silent_dependencies_and_topic_producers(graph) -> None:
+    task = run(graph)
+    walk = call(task, context(graph, ["cart", "accounting"]), "coverage_walk", {})
+    assert walk.status == "ok"
+    rows = {r["name"]: r for r in walk.data}
+    # accounting consumes orders; checkout publishes it; checkout calls cart
+    assert rows["checkout"]["via_topic"] == "orders" and rows["checkout"]["distance"] == 2
+    assert rows["postgres"]["covers"] == ["accounting"] and rows["postgres"]["via_topic"] is None
+    assert rows["valkey-cart"]["covers"] == ["accounting", "cart"]
+    assert rows["valkey-cart"]["distance"] == 1 + 4
+    assert rows["cart"]["covers"] == ["accounting", "cart"]
+    assert rows["cart"]["distance"] == 3  # 0 from cart, 3 from accounting via the topic
+
+
+def test_neighbours_give_edge_types_and_direction(graph) -> None:
+    task = run(graph)
+    got = call(task, context(graph, ["cart"]), "neighbours", {"component": "cart"})
+    edges = {(r["name"], r["edge"], r["direction"], r["purpose"]) for r in got.data}
+    assert ("valkey-cart", "READS_WRITES", "out", "business") in edges
+    assert ("frontend", "CALLS", "in", "business") in edges
+    assert ("flagd", "CALLS", "out", "config") in edges
+
+
+def test_invalid_arguments_and_unknown_tools_are_error_results_and_steps(graph) -> None:
+    task = run(graph)
+    ctx = context(graph, ["cart"])
+    bad = call(task, ctx, "neighbours", {"componnet": "cart"})
+    assert bad.status == "error" and "component" in bad.detail and "componnet" in bad.detail
+    unknown = call(task, ctx, "drop_database", {})
+    assert unknown.status == "error" and "unknown tool" in unknown.detail
+    none = call(task, ctx, "past_incidents", {"component": "cart"})
+    assert none.status == "no_data" and none.data == []
+    assert [s["tool"] for s in steps(graph, task)] == [
+        "neighbours",
+        "drop_database",
+        "past_incidents",
+    ]
+
+
+def test_a_resumed_task_gets_the_stored_result(graph) -> None:
+    task = run(graph)
+    ctx = context(graph, ["cart"])
+    first = call(task, ctx, "owners_oncall", {"components": ["cart"]})
+    assert first.status == "ok" and first.data[0]["team"]
+    again = TaskRun(graph, task.claim, 60_000)
+    again._stored = {int(s["n"]): s for s in steps(graph, task)}
+    assert call(again, ctx, "owners_oncall", {"components": ["cart"]}) == first
+
+
+def test_recall_reaches_config_services_and_traffic_sources_too(graph) -> None:
+    for comp in ("load-generator", "flagd", "valkey-cart"):
+        planted = {"id": f"pb-{comp}", "component": comp, "title": comp, "failure_kind": None,
+                   "checks_json": "[]", "author": None}  # fmt: skip
+        graph.one("plant_playbook", planted)
+    task = run(graph)
+    got = call(task, context(graph, ["frontend"]), "recall_playbooks", {})
+    paths = {r["candidate"]: r["path"] for r in got.data}
+    assert paths == {
+        "flagd": ["frontend", "flagd"],  # a config edge the business walk skips
+        "load-generator": ["frontend", "frontend-proxy", "load-generator"],  # upstream client
+        "valkey-cart": ["frontend", "cart", "valkey-cart"],
+    }
+
+
+def test_evidence_tools_without_prometheus_say_error_and_promql_answers_values(
+    graph, tmp_path
+) -> None:
+    task = run(graph)
+    ctx = context(graph, ["cart"])
+    for name in ("edge_health", "service_errors", "targets_down", "promql"):
+        args = {"query": "up"} if name == "promql" else {}
+        got = call(task, ctx, name, args)
+        assert got.status == "error" and "PROMETHEUS_URL is not set" in got.detail
+    server = PrometheusServer(
+        tmp_path / "prometheus", [Edge("cart", "valkey-cart")], int(time.time())
+    )
+    try:
+        ctx.prometheus = Prometheus(server.url)
+        assert call(task, ctx, "promql", {"query": "vector(42)"}).data[0]["value"] == 42
+        bad = call(task, ctx, "promql", {"query": "rate(up[5m]"})
+        assert bad.status == "error" and "prometheus query failed (400)" in bad.detail
+        assert call(task, ctx, "targets_down", {}).status == "no_data"
+        ctx.prometheus.close()
+    finally:
+        server.stop()

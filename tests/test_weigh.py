@@ -1,0 +1,124 @@
+"""`agents.weigh` rule by rule, on hand-built evidence (the pure functions; the same rules
+against a real Prometheus are in tests/test_evidence.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.decision import Candidate, Decision
+from agents.weigh import doubt, failing, signals, slowed, weigh
+
+
+def edge(client: str, server: str, **figures: Any) -> dict[str, Any]:
+    row = {
+        "client": client, "server": server, "connection_type": "", "known": True,
+        "client_is_source": False, "calls": 600.0, "failed": 0.0, "fail_ratio": 0.0,
+        "baseline_calls": 2400.0, "baseline_fail_ratio": 0.0, "rate_per_s": 2.0,
+        "baseline_rate_per_s": 2.0, "rate_change": 1.0, "latency_ms": 20.0,
+        "baseline_latency_ms": 20.0,
+    }  # fmt: skip
+    row |= figures
+    if "fail_ratio" in figures:
+        row["failed"] = row["calls"] * figures["fail_ratio"]
+    return row
+
+
+def test_thresholds_against_the_baseline() -> None:
+    assert failing(0.06, 0.0) and not failing(0.04, 0.0)
+    assert not failing(0.08, 0.05)  # chronic 5 %: not this incident
+    assert failing(0.3, 0.3)  # one call in three failing is never normal (spoiled baseline)
+    assert slowed(90.0, 20.0) and not slowed(35.0, 20.0) and not slowed(25.0, 10.0)
+    assert slowed(1500.0, None) and not slowed(400.0, None)  # no baseline: only very slow
+
+
+WALK = [
+    Candidate("frontend", ["frontend"], 0),
+    Candidate("cart", ["cart", "frontend"], 1),
+    Candidate("valkey-cart", ["cart", "frontend"], 3, kind="datastore"),
+]
+
+
+def test_the_silent_dependency_whose_incoming_calls_fail_beats_its_alerting_callers() -> None:
+    edges = [edge("frontend", "cart", fail_ratio=0.4), edge("cart", "valkey-cart", fail_ratio=0.5)]
+    decision = weigh(["cart", "frontend"], WALK, edges, [], [], [], (), set())
+    assert decision is not None and decision.root_cause == "valkey-cart"
+    assert decision.ruled_out["cart"] == (
+        "a victim of valkey-cart, which it depends on: calls into valkey-cart fail 50 % "
+        "(the hour before: 0 %)"
+    )
+    assert decision.confidence == 0.95
+    assert decision.evidence[0] | {"text": ""} == {
+        "component": "valkey-cart",
+        "source": "calls",
+        "magnitude": 0.5,
+        "value": 0.5,
+        "text": "",
+    }
+
+
+def test_two_roots_that_nothing_separates_are_inconclusive_in_order() -> None:
+    walk = [Candidate("a", ["a"], 0), Candidate("b", ["b"], 0)]
+    edges = [edge("x", "a", fail_ratio=0.3), edge("y", "b", fail_ratio=0.25)]
+    decision = weigh(["a", "b"], walk, edges, [], [], [], (), set())
+    assert decision is not None and decision.root_cause is None
+    assert decision.candidates == ["a", "b"]
+    assert "nothing separates them" in decision.summary
+    # a recent change on one of them separates them
+    changed = weigh(["a", "b"], walk, edges, [], [], [], (), {"b"})
+    assert changed is not None and changed.root_cause == "b"
+    assert "changed shortly before" in changed.separated_by
+
+
+def test_a_clear_margin_separates_and_says_how() -> None:
+    walk = [Candidate("a", ["a"], 0), Candidate("b", ["b"], 0)]
+    edges = [edge("x", "a", fail_ratio=0.6), edge("y", "b", fail_ratio=0.1)]
+    decision = weigh(["a", "b"], walk, edges, [], [], [], (), set())
+    assert decision is not None and decision.root_cause == "a"
+    assert decision.separated_by == (
+        "calls into a fail 60 % (the hour before: 0 %); calls into b fail 10 % "
+        "(the hour before: 0 %)"
+    )
+
+
+def test_traffic_jump_from_a_client_is_the_cause() -> None:
+    edges = [edge("load-generator", "frontend-proxy", client_is_source=True, rate_change=6.0,
+                  rate_per_s=30.0, baseline_rate_per_s=5.0),
+             edge("frontend-proxy", "frontend", latency_ms=90.0)]  # fmt: skip
+    walk = [Candidate("frontend-proxy", ["frontend-proxy"], 0)]
+    decision = weigh(["frontend-proxy"], walk, edges, [], [], [], {"load-generator"}, set())
+    assert decision is not None and decision.root_cause == "load-generator"
+    assert decision.surge_paths == [["load-generator", "frontend-proxy"]]
+    # the same jump from a component the world does not mark as a client is not a surge
+    other = weigh(["frontend-proxy"], walk, edges, [], [], [], set(), set())
+    assert other is not None and other.root_cause == "frontend"
+
+
+def test_nothing_degraded_means_no_decision() -> None:
+    assert weigh(["cart"], WALK, [edge("frontend", "cart")], [], [], [], (), set()) is None
+
+
+def test_span_errors_targets_down_and_peer_labels_are_signals() -> None:
+    found = signals(
+        [], [{"component": "cart", "error_ratio": 0.3, "baseline_error_ratio": 0.0}],
+        [{"component": "valkey-cart"}],
+        [{"component": "frontend", "peer": "cart", "label": "upstream", "alertname": "DepErr"}],
+    )  # fmt: skip
+    assert [g.source for g in found["cart"]] == ["spans", "alert"]
+    assert found["valkey-cart"][0].text == "valkey-cart's scrape target is down"
+
+
+def test_alerts_only_a_silent_datastore_behind_the_cause_makes_it_inconclusive() -> None:
+    first = Decision("cart", ["cart"], 0.9, "cart explains 2 of 2")
+    alerts = [{"component": "cart", "alertname": "ServiceHighErrorRate", "summary": ""}]
+    decision = doubt(first, ["cart", "frontend"], alerts, WALK, ["valkey-cart"], [], {})
+    assert decision.root_cause is None and decision.candidates == ["cart", "valkey-cart"]
+    # an alert about cart's own process separates them
+    oom = [{"component": "cart", "alertname": "ContainerRestarting", "summary": "OOMKilled"}]
+    kept = doubt(first, ["cart", "frontend"], oom, WALK, ["valkey-cart"], [], {})
+    assert kept.root_cause == "cart" and kept.confidence == 0.9
+    assert (
+        kept.ruled_out["valkey-cart"] == "cart alerts about its own process (ContainerRestarting)"
+    )
+    # a soft dependency is not a suspect
+    soft = doubt(first, ["cart", "frontend"], alerts, WALK, [], [], {})
+    assert soft is first
