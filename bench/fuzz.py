@@ -307,6 +307,12 @@ def fuzz(n: int) -> tuple[dict[str, Counter[str]], list[str], bool]:
                   lambda e: ("GET", f"/api/v1/incidents/{quoted(e[0])}",
                              None, e[1]))  # fmt: skip
             f.run("GET /api/v1/playbooks", auth, lambda e: ("GET", "/api/v1/playbooks", None, e))
+            retire = st.fixed_dictionaries({"reason": hostile_text}, optional={"by": scalars})
+            playbook_ids = st.one_of(hostile_text, st.just("playbook:none"))
+            f.run("DELETE /api/v1/playbooks/{id}",
+                  st.tuples(playbook_ids, body_of(retire), auth),
+                  lambda e: ("DELETE", f"/api/v1/playbooks/{quoted(e[0])}", e[1],
+                             json_type | e[2]))  # fmt: skip
             f.run("POST /api/v1/slack/events", st.tuples(body_of(slack_event), st.booleans()),
                   lambda e: ("POST", "/api/v1/slack/events", e[0],
                              json_type | signed(e[0], e[1] or len(e[0]) % 5 > 0)))  # fmt: skip
