@@ -204,7 +204,8 @@ def test_incident_json_for_scripts(site: Site) -> None:
     assert tools[0] == "incident_alerts" and "coverage_walk" in tools
     assert all(isinstance(s["at"], int) and s["n"] >= 1 for s in steps)
     walk = next(s for s in steps if s["tool"] == "coverage_walk")
-    assert isinstance(walk["result"], list)  # stored JSON, parsed
+    assert walk["result"]["status"] == "ok"  # stored JSON, parsed: a tool's result value
+    assert isinstance(walk["result"]["data"], list)
     assert graph["root_cause"] == "payment"
     assert ["checkout", "payment"] in graph["paths"]
     nodes = {n["id"]: n for n in graph["nodes"]}
