@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import logging
 import os
 import re
@@ -243,17 +244,21 @@ def answers_ping(url: str) -> bool:
 
 @contextlib.contextmanager
 def unavailable_as_retryable() -> Iterator[None]:
-    """Turn connection errors, timeouts and LOADING into `GraphUnavailable`."""
+    """Turn connection errors, timeouts (of the connection or of the query) and LOADING into
+    `GraphUnavailable`: retryable, unlike a query error, which is a bug."""
     try:
         yield
     except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as exc:
-        raise GraphUnavailable(f"graph database unavailable: {type(exc).__name__}") from exc
+        # redis-py's text names the address and the reason, never a password
+        raise GraphUnavailable(f"graph database unavailable: {exc or type(exc).__name__}") from exc
     except (ClusterDownError, MasterDownError, TryAgainError, SlotNotCoveredError) as exc:
         # a cluster mid-failover: a replica takes over within cluster-node-timeout
         raise GraphUnavailable(f"graph database cluster unavailable: {exc}") from exc
     except redis.ResponseError as exc:
         if str(exc).startswith("LOADING"):
             raise GraphUnavailable("graph database is loading its data") from exc
+        if str(exc) == "Query timed out":  # TIMEOUT_DEFAULT/MAX under load: worth a retry
+            raise GraphUnavailable("graph query timed out (database busy)") from exc
         raise
 
 
@@ -274,10 +279,83 @@ def storable(value: Any) -> Any:
     return value
 
 
+#: The longest key this gateway writes, in UTF-8 bytes: FalkorDB crashes over 4096; ours are
+#: ids like `slack-event:Ev123` or `<fingerprint>@<startsAt>`, far shorter.
+MAX_KEY_BYTES = 1024
+#: Parameters whose value becomes (or, with a fixed prefix, is part of) a unique property:
+#: Alert.key, Incident.id, Task.id, Action.intent_id, Verdict.id and the Fact, Playbook,
+#: Change, Decision and Finding ids tasks are made from (cypher/*.cypher).
+KEY_PARAMS = frozenset(
+    {
+        "id", "key", "intent_id", "new_incident_id", "new_task_id", "next_id", "proposed_id",
+        "decision_id", "finding_id",
+    }
+)  # fmt: skip
+#: List parameters of dicts whose field becomes a unique property (Component.name on import).
+KEY_FIELDS = {"components": "name"}
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+class UnsafeKey(ValueError):
+    """A value for a unique property that FalkorDB 4.16.3 crashes on (signal 11 in unique-
+    constraint enforcement, for every tenant of the server): empty, leading or trailing
+    whitespace, a control character (\\x01 among them) or over `MAX_KEY_BYTES`. Raised before
+    the query is sent; the gateway answers 422. Not retryable: the same value fails again."""
+
+    retryable = False
+
+
+def key_problem(value: object) -> str | None:
+    """Why `value` cannot be a unique key, or None when it can (see `UnsafeKey`)."""
+    if not isinstance(value, str):
+        return f"must be a string, not {type(value).__name__}"
+    if not value:
+        return "is empty"
+    if value != value.strip():
+        return "starts or ends with whitespace"
+    if _CONTROL.search(value):
+        return "contains a control character"
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+        return f"is over {MAX_KEY_BYTES} bytes"
+    return None
+
+
+def check_key(value: object, what: str = "id") -> str:
+    """`value` unchanged when it is a safe unique key. Raises `UnsafeKey` naming `what` and why."""
+    problem = key_problem(value)
+    if problem is not None:
+        raise UnsafeKey(f"{what} {problem}: not usable as an id")
+    return str(value)
+
+
+def safe_key(value: str) -> str:
+    """`value` when it is a safe unique key (`key_problem`), else `sha256:<64 hex digits>` of its
+    UTF-8 bytes: the same input always gives the same key, so a derived id stays idempotent
+    (Slack's event ids and action timestamps are not ours to refuse)."""
+    if key_problem(value) is None:
+        return value
+    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def guard_keys(params: dict[str, Any]) -> None:
+    """Check every key parameter (`KEY_PARAMS`, `KEY_FIELDS`) of a query before it is sent.
+
+    None is allowed (an optional follow-up). Raises `UnsafeKey` naming the parameter.
+    """
+    for name in KEY_PARAMS & params.keys():
+        if params[name] is not None:
+            check_key(params[name], f"parameter {name!r}")
+    for name, field in KEY_FIELDS.items():
+        for row in params.get(name) or []:
+            if isinstance(row, dict):
+                check_key(row.get(field), f"{name}[].{field} {str(row.get(field))[:60]!r}")
+
+
 class TenantGraph:
     """One organisation's graph. Runs named queries from `cypher/` with parameters only.
 
-    String parameters pass through `storable`, so no text a sender posts can break a query.
+    String parameters pass through `storable`, so no text a sender posts can break a query, and
+    key parameters through `guard_keys`, so no value can crash the server (`UnsafeKey`).
     """
 
     def __init__(self, db: FalkorDB, name: str, timeout_ms: int) -> None:
@@ -288,13 +366,14 @@ class TenantGraph:
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run the named query (a write is allowed) and return its rows as dicts by column.
 
-        Raises `GraphUnavailable` when the database cannot answer; `redis.ResponseError` for a
-        query error (a bug, not retryable).
+        Raises `GraphUnavailable` when the database cannot answer; `UnsafeKey` for a key
+        parameter FalkorDB would crash on; `redis.ResponseError` for a query error (a bug, not
+        retryable).
         """
+        values = storable(params or {})
+        guard_keys(values)
         with unavailable_as_retryable():
-            result = self._graph.query(
-                cypher.load(query), storable(params or {}), timeout=self._timeout_ms
-            )
+            result = self._graph.query(cypher.load(query), values, timeout=self._timeout_ms)
         header = [column[1] for column in result.header]
         return [dict(zip(header, row, strict=True)) for row in result.result_set]
 

@@ -120,6 +120,9 @@ class TaskRun:
         #: Where steps, actions and planner calls are counted (the worker's `Metrics`).
         self.metrics = metrics if metrics is not None else Metrics()
         self.hooks = hooks or StepHooks()
+        #: True on the task's last allowed attempt (set by the worker): an agent that cannot
+        #: finish now should save what it can (the responder copies the page to its fallback).
+        self.last_attempt = False
         self._n = 0
         first_claim = claimed.epoch == 1  # never claimed before: no stored steps to read
         self._stored = {} if first_claim else {

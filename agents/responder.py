@@ -20,13 +20,16 @@ a verdict (`…:page:notify_verdict:<verdict id>`, task `notify_verdict`).
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
-from adapters.notify import Notifier
+from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents import messages, preferences, routing
 from agents.checks import CHANGE_LOOKBACK_MS
 from agents.coordination import TaskRun
 from agents.failure_kinds import dominant
+
+log = logging.getLogger(__name__)
 
 
 def intent(incident_id: str, what: str) -> str:
@@ -39,6 +42,15 @@ def link(ref: str | None) -> str | None:
     return ref if ref and ref.startswith(("https://", "http://")) else None
 
 
+def said(message: OutboundMessage, via: str, ref: str) -> None:
+    """The operator's INFO line for a page or a ticket that went out: `paged Priya via slack`,
+    `ticket acme/ops#12 opened` (GitHub) or `ticket outbox:… opened`."""
+    if message.kind == "notification":
+        log.info("paged %s via %s", message.person or "nobody by name (see the page)", via)
+    elif message.kind == "ticket":
+        log.info("ticket %s opened", ref.removeprefix("github:"))
+
+
 class Responder:
     """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s).
 
@@ -49,11 +61,17 @@ class Responder:
     kinds = ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback")
 
     def __init__(
-        self, messenger: Notifier, tickets: Notifier, records: Notifier | None = None
+        self,
+        messenger: Notifier,
+        tickets: Notifier,
+        records: Notifier | None = None,
+        fallback: Notifier | None = None,
     ) -> None:
         self.messenger = messenger
         self.tickets = tickets
         self.records = records
+        #: Where a page or ticket goes when its own adapter cannot take it (the outbox).
+        self.fallback = fallback
 
     def run(self, task: TaskRun) -> None:
         """Handle one claimed `respond`, `notify_cleared`, `notify_update` or `notify_verdict`
@@ -109,15 +127,41 @@ class Responder:
             page = messages.notification(
                 intent(incident["id"], "initial-notification"), incident, alerts, who, changes
             )
-            task.act(self.messenger, page)
+            self._deliver(task, self.messenger, page)
         self._tell_teams(task, incident, alerts, who)
         issue = messages.ticket(
             intent(incident["id"], "ticket"), incident, alerts, who, note,
             **self._ticket_context(task, incident, components),
         )  # fmt: skip
-        if link(task.act(self.tickets, issue)):
+        if link(self._deliver(task, self.tickets, issue)):
             self._restate(task, incident, alerts, "ticket-link")
         task.complete("notified", mark_notified=True, root_cause=incident["root_cause"])
+
+    def _deliver(self, task: TaskRun, notifier: Notifier, message: OutboundMessage) -> str:
+        """`task.act(notifier, message)`; when that fails for good (a retry cannot help, or
+        this is the task's last attempt), a copy goes through `fallback` instead, saying why
+        (intent `<intent>:fallback`), so the page or ticket is not lost. Returns the ref of
+        whichever delivery went out. Raises `AdapterError` when there is no other way."""
+        try:
+            ref = task.act(notifier, message)
+            said(message, notifier.name, ref)
+            return ref
+        except AdapterError as exc:
+            other = self.fallback
+            if other is None or other is notifier or (exc.retryable and not task.last_attempt):
+                raise
+            log.error("%s not delivered through %s (%s); copying it to %s", message.intent_id,
+                      notifier.name, exc, other.name)  # fmt: skip
+            copy = message.model_copy(
+                update={
+                    "intent_id": f"{message.intent_id}:fallback",
+                    "text": f"{message.text}\n\n(Not delivered through {notifier.name}: {exc}. "
+                    f"Copied to {other.name} instead.)",
+                }
+            )
+            ref = task.act(other, copy)
+            said(copy, other.name, ref)
+            return ref
 
     def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
         """Read a stated preference back in the incident's thread, with Approve / Discard; once

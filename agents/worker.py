@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import signal
 import threading
 import time
@@ -21,9 +22,17 @@ import uuid
 from types import FrameType
 from typing import Protocol
 
-from adapters.falkordb import GraphStore, GraphUnavailable, graph_name
+from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph, UnsafeKey, graph_name
 from adapters.notify import AdapterError
-from agents.coordination import LeaseLost, ShuttingDown, StepHooks, TaskRun, claim, reap
+from agents.coordination import (
+    Claim,
+    LeaseLost,
+    ShuttingDown,
+    StepHooks,
+    TaskRun,
+    claim,
+    reap,
+)
 from agents.log_context import log_context
 from agents.metrics import Metrics
 
@@ -37,6 +46,40 @@ ROLE_KINDS: dict[str, tuple[str, ...]] = {
 ROLE_KINDS["any"] = tuple(kind for kinds in ROLE_KINDS.values() for kind in kinds)
 #: The longest an adapter's "retry after" (`AdapterError.retry_after_s`) defers a task (s).
 MAX_RETRY_AFTER_S = 15 * 60.0
+#: Backoff after a retryable failure that said nothing about when to retry: the first retry
+#: at once (a blip), then after `BACKOFF_BASE_MS`, doubling per attempt, at most
+#: `BACKOFF_MAX_MS`, with +-20 % jitter so workers that failed together do not retry together.
+#: With 5 attempts an outage is tried over about 7 s, not burned through in milliseconds.
+BACKOFF_BASE_MS = 1_000
+BACKOFF_MAX_MS = 60_000
+#: Task kinds whose failure leaves the incident without a diagnosis to page with.
+DIAGNOSIS_KINDS = ("investigate",)
+
+
+def backoff_ms(claimed: Claim) -> int:
+    """The delay before the next attempt after `claimed.attempts` failed ones (ms): 0 after
+    the first, then `BACKOFF_BASE_MS` doubling (see there)."""
+    if claimed.attempts <= 1:
+        return 0
+    base = min(BACKOFF_BASE_MS * 2 ** (claimed.attempts - 2), BACKOFF_MAX_MS)
+    return int(base * random.uniform(0.8, 1.2))  # noqa: S311 - jitter, not crypto
+
+
+def task_failed(graph: TenantGraph, kind: str, incident_id: str | None, reason: str) -> None:
+    """After a task failed for good: its `last_error` (shown with the incident's tasks in the
+    API and `blast-radius incident`) already says why. A failed investigation must still page
+    (issue #10 item 5): when the incident has no finding it gets an inconclusive one,
+    "Diagnosis failed: <reason>", and the `respond` task is enqueued
+    (`cypher/task_failed.cypher`). Never raises for a database that cannot answer (logged)."""
+    if not incident_id or kind not in DIAGNOSIS_KINDS:
+        return
+    try:
+        graph.one(
+            "task_failed",
+            {"incident_id": incident_id, "summary": f"Diagnosis failed: {reason[:300]}"},
+        )
+    except GraphUnavailable as exc:
+        log.error("incident %s: could not page for the failed %s task: %s", incident_id, kind, exc)
 
 
 class Agent(Protocol):
@@ -89,9 +132,12 @@ class Worker:
         if time.monotonic() >= self._next_reap:
             self._next_reap = time.monotonic() + self.reap_every_s
             for tenant in self.tenants:
-                for row in reap(self.store.graph(graph_name(tenant)), self.max_attempts):
+                graph = self.store.graph(graph_name(tenant))
+                for row in reap(graph, self.max_attempts):
                     log.error("%s: task %s (%s) failed: %s", self.name, row["id"], row["kind"],
                               row["reason"])  # fmt: skip
+                    self.metrics.tasks_failed.labels(kind=row["kind"]).inc()
+                    task_failed(graph, row["kind"], row["incident_id"], row["reason"])
         worked = False
         for tenant in self.tenants:
             if stop is not None and stop.is_set():
@@ -107,12 +153,19 @@ class Worker:
             with log_context(
                 tenant=tenant, incident_id=claimed.incident_id, task_id=claimed.task_id
             ):
-                self._run(TaskRun(graph, claimed, self.lease_ms, self.metrics, self.hooks))
+                run = TaskRun(graph, claimed, self.lease_ms, self.metrics, self.hooks)
+                run.last_attempt = claimed.attempts >= self.max_attempts
+                self._run(run)
         return worked
 
     def _run(self, task: TaskRun) -> None:
-        """Run one claimed task; give it back on failure. Raises `ShuttingDown` after
-        releasing it (uncharged) when the shutdown grace ran out."""
+        """Run one claimed task; decide once what a failure means (issue #11, "retry decided
+        once"): an error whose `retryable` is true gives the attempt back with a delay (the
+        outside system's `Retry-After`, else `backoff_ms`); one whose `retryable` is false
+        (a 401, `channel_not_found`, an id FalkorDB cannot take) fails the task at once; any
+        other exception is a bug: logged with its traceback, and the task fails at once.
+        A failed investigation still pages (`task_failed`). Raises `ShuttingDown`
+        after releasing the task (uncharged) when the shutdown grace ran out."""
         claimed = task.claim
         try:
             self.busy = True  # inside the try: a grace alarm from here on releases the task
@@ -126,23 +179,39 @@ class Worker:
             raise
         except LeaseLost as exc:
             log.warning("%s: %s; stopping this task", self.name, exc)
-        except (AdapterError, GraphUnavailable) as exc:
-            log.warning("%s: task %s gave up this attempt: %s", self.name, claimed.task_id, exc)
-            after = exc.retry_after_s if isinstance(exc, AdapterError) else None
-            wait_s = min(after or 0.0, MAX_RETRY_AFTER_S)
-            self._give_back(task, str(exc), int(wait_s * 1000))
+        except (AdapterError, GraphUnavailable, UnsafeKey) as exc:
+            if exc.retryable:
+                after = exc.retry_after_s if isinstance(exc, AdapterError) else None
+                wait_s = min(after, MAX_RETRY_AFTER_S) if after else backoff_ms(claimed) / 1000
+                log.warning("%s: task %s gave up attempt %d, next in %.1f s: %s", self.name,
+                            claimed.task_id, claimed.attempts, wait_s, exc)  # fmt: skip
+                self._give_back(task, str(exc), int(wait_s * 1000))
+            else:
+                log.error("%s: task %s (%s) failed, a retry cannot help: %s", self.name,
+                          claimed.task_id, claimed.kind, exc)  # fmt: skip
+                self._give_back(task, f"permanent: {exc}", fail=True)
         except Exception as exc:  # a bug in one task must not kill the worker
-            log.exception("%s: task %s failed", self.name, claimed.task_id)
-            self._give_back(task, f"{type(exc).__name__}: {exc}")
+            log.exception("%s: bug: task %s (%s) raised %s; failing it", self.name,
+                          claimed.task_id, claimed.kind, type(exc).__name__)  # fmt: skip
+            self._give_back(task, f"bug: {type(exc).__name__}: {exc}", fail=True)
         finally:
             self.busy = False
 
     def _give_back(
-        self, task: TaskRun, reason: str, delay_ms: int = 0, charge: bool = True
+        self,
+        task: TaskRun,
+        reason: str,
+        delay_ms: int = 0,
+        charge: bool = True,
+        fail: bool = False,
     ) -> None:
+        """Release the task (`fail`: as failed now, whatever attempts are left); when it ends
+        failed, count it and see to its incident (`task_failed`)."""
         with contextlib.suppress(GraphUnavailable):  # else the lease expires: claimable again
-            if task.release(reason, self.max_attempts, delay_ms, charge) == "failed":
+            limit = 0 if fail else self.max_attempts
+            if task.release(reason, limit, delay_ms, charge) == "failed":
                 self.metrics.tasks_failed.labels(kind=task.claim.kind).inc()
+                task_failed(task.graph, task.claim.kind, task.claim.incident_id, reason)
 
     def terminate(self, stop: threading.Event) -> None:
         """Handle SIGTERM in the main thread: set `stop` (no more claims) and, when a task is
@@ -150,8 +219,8 @@ class Worker:
         if stop.is_set():
             return
         stop.set()
-        log.warning("%s: asked to stop: no more claims; %.1f s to finish the current task",
-                    self.name, self.shutdown_grace_s)  # fmt: skip
+        log.info("%s: asked to stop: no more claims; %.1f s to finish the current task",
+                 self.name, self.shutdown_grace_s)  # fmt: skip
         if self.busy:
             signal.signal(signal.SIGALRM, self._grace_over)
             signal.setitimer(signal.ITIMER_REAL, self.shutdown_grace_s)
@@ -161,7 +230,8 @@ class Worker:
             raise ShuttingDown
 
     def run(self, stop: threading.Event, burst: bool = False, idle_s: float = 0.05) -> None:
-        """Loop until `stop` is set (or, with `burst`, until nothing is claimable)."""
+        """Loop until `stop` is set (or, with `burst`, until nothing is claimable; a task
+        backing off is not claimable until its delay is over)."""
         backoff = idle_s
         down = False
         while not stop.is_set():

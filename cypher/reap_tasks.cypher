@@ -7,4 +7,4 @@ WHERE t.lease_until < now AND t.attempts >= $max_attempts
 SET t.status = 'failed', t.finished_at = now,
     t.last_error = 'lease expired on attempt ' + toString(t.attempts) + ' of ' +
       toString($max_attempts) + ' (worker ' + t.owner + ' died or stalled)'
-RETURN t.id AS id, t.kind AS kind, t.last_error AS reason
+RETURN t.id AS id, t.kind AS kind, t.last_error AS reason, t.incident_id AS incident_id

@@ -4,11 +4,20 @@
 from __future__ import annotations
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from adapters.falkordb import GraphStore, GraphUnavailable
+from adapters.falkordb import GraphStore, GraphUnavailable, UnsafeKey
 from agents.metrics import Metrics
-from gateway import changes, incident_views, playbooks, slack_routes, status, webhook
+from gateway import __version__, changes, incident_views, playbooks, slack_routes, status, webhook
+from gateway.limits import (
+    BodyError,
+    RequestGuard,
+    SafeJSONResponse,
+    http_failed,
+    validation_failed,
+)
 from gateway.settings import Settings
 from gateway.web import pages
 
@@ -23,6 +32,17 @@ async def graph_unavailable(request: Request, exc: GraphUnavailable) -> JSONResp
     )
 
 
+async def unsafe_key(request: Request, exc: UnsafeKey) -> SafeJSONResponse:
+    """An id FalkorDB would crash on (`adapters.falkordb.UnsafeKey`): 422 with the reason; the
+    query was never sent."""
+    return SafeJSONResponse({"detail": str(exc)}, status_code=422)
+
+
+async def body_refused(request: Request, exc: BodyError) -> SafeJSONResponse:
+    """A body a route parsed with `gateway.limits.load_json` and refused: 400 or 413."""
+    return SafeJSONResponse({"detail": str(exc)}, status_code=exc.status)
+
+
 def create_app(
     settings: Settings,
     store: GraphStore,
@@ -34,12 +54,19 @@ def create_app(
     `metrics`: the process's `Metrics` (shared with its workers); a new one with its own
     registry when not given.
     """
-    app = FastAPI(title="Blast Radius", version="0.1.0")
+    app = FastAPI(
+        title="Blast Radius", version=__version__, default_response_class=SafeJSONResponse
+    )
     app.state.metrics = metrics if metrics is not None else Metrics()
     app.state.settings = settings
     app.state.store = store
     app.state.schema_ready = schema_ready
     app.add_exception_handler(GraphUnavailable, graph_unavailable)  # type: ignore[arg-type]
+    app.add_exception_handler(UnsafeKey, unsafe_key)  # type: ignore[arg-type]
+    app.add_exception_handler(BodyError, body_refused)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, validation_failed)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, http_failed)  # type: ignore[arg-type]
+    app.add_middleware(RequestGuard)  # credentials, then a bounded body, then bounded JSON
     app.include_router(webhook.router)
     app.include_router(status.router)
     app.include_router(changes.router)

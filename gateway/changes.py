@@ -3,8 +3,9 @@ investigator: a recent change singles out one of several candidates).
 
 Body: `{"component": "checkout", "kind": "deploy" | "pr", "ref": "v1.2.3" | "org/repo#42",
 "at": RFC 3339 time or ms since the epoch (UTC), "author": optional, "id": optional}`.
-The id (default `<kind>:<component>:<ref>`) makes a re-post harmless. 404 when the component
-is unknown in this tenant's graph.
+The id (default `<kind>:<component>:<ref>`, hashed when FalkorDB could not index it) makes a
+re-post harmless. 404 when the component is unknown in this tenant's graph; 422 for an `id`
+FalkorDB cannot index (empty, surrounding spaces, control characters, over 1 KiB).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import graph_name
+from adapters.falkordb import graph_name, safe_key
 from gateway.auth import tenant_for
+from gateway.limits import EPOCH_MS_MAX, Key
 from gateway.payloads import rfc3339_ms
 
 router = APIRouter()
@@ -30,12 +32,14 @@ class ChangeIn(BaseModel):
     ref: str = Field(min_length=1)
     at: int | str
     author: str | None = None
-    id: str | None = None
+    id: Key | None = None
 
     @field_validator("at")
     @classmethod
     def _to_ms(cls, value: int | str) -> int:
         if isinstance(value, int):
+            if not 0 <= value <= EPOCH_MS_MAX:
+                raise ValueError(f"'at' in ms since the epoch must be 0 to {EPOCH_MS_MAX}")
             return value
         ms = rfc3339_ms(value)
         if ms is None:
@@ -48,9 +52,9 @@ async def record_change(request: Request, change: ChangeIn) -> dict[str, Any]:
     """Record the change; answer `{"id": …}`."""
     tenant = tenant_for(request, request.app.state.settings)
     graph = request.app.state.store.graph(graph_name(tenant))
-    params = change.model_dump() | {
-        "id": change.id or f"{change.kind}:{change.component}:{change.ref}"
-    }
+    # the default id hashes a ref FalkorDB could not index, so a re-post still matches
+    default = safe_key(f"{change.kind}:{change.component}:{change.ref}")
+    params = change.model_dump() | {"id": change.id or default}
     row = await run_in_threadpool(graph.one, "record_change", params)
     if row is None:
         raise HTTPException(404, f"unknown component {change.component!r}")

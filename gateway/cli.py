@@ -1,7 +1,10 @@
 """The `blast-radius` command line (typer): demo, serve, worker, topology import / validate,
-oncall, doctor, falkordb.
+oncall, doctor, falkordb, incidents, incident.
 
-One `Settings` is built here, from the environment and `.env`, and passed down.
+One `Settings` is built here, from the environment and `.env`, and passed down. `main()` is the
+entry point: an expected failure (database unreachable, a file that cannot be read, a port in
+use, a data folder that cannot be written) is one line on stderr and exit code 1, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 from urllib.parse import urlsplit
 
+import redis
 import typer
 from pydantic import ValidationError
 
@@ -35,12 +39,15 @@ from adapters.notify import AdapterError
 from adapters.prometheus import Prometheus
 from agents.metrics import use_multiprocess_dir
 from agents.worker import ROLE_KINDS
+from gateway import __version__
 from gateway.demo import elapsed, run_demo, table
 from gateway.doctor import check_default_route, receiver_snippet, run_checks
+from gateway.incident_text import incident_report, incident_table
 from gateway.logs import configure_logging
-from gateway.runtime import ConfigError, Runtime, is_loopback
+from gateway.runtime import ConfigError, Runtime, is_loopback, writable_folder
 from gateway.sdnotify import notify
 from gateway.settings import Settings
+from gateway.status import incident_detail
 from gateway.supervisor import WorkerPool, worker_env
 from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
 from gateway.world.codeowners import read_codeowners
@@ -51,11 +58,39 @@ from gateway.world.pulls import record_pull_requests
 from gateway.world.sources import FORMATS, load_sources
 from gateway.world.validate import check_world, dotted
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+#: What `blast-radius --help` says (the module docstring is for developers).
+HELP = (
+    "Blast Radius: receives Alertmanager and Grafana alerts, finds the root cause in a graph "
+    "of your services and pages the on-call person of its owner. Settings come from the "
+    "environment and ./.env (see .env.example)."
+)
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP)
 topology_app = typer.Typer(
     no_args_is_help=True, help="Load the world: components, edges, teams, on-call."
 )
 app.add_typer(topology_app, name="topology")
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"blast-radius {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Options for every command."""
+
 
 DataDir = Annotated[
     Path | None,
@@ -68,6 +103,12 @@ def load_settings(env_file: Path | None = None, **overrides: object) -> Settings
 
     `env_file`: read this file instead of `./.env` (e.g. the systemd unit's env file).
     """
+    if env_file is not None:
+        try:  # pydantic-settings silently skips an env file it cannot read: say so instead
+            env_file.read_bytes()
+        except OSError as exc:
+            typer.echo(f"configuration error: env file {env_file}: {exc.strerror}", err=True)
+            raise typer.Exit(2) from None
     try:
         settings = Settings(_env_file=env_file) if env_file else Settings()  # type: ignore[call-arg]
         changed = {k: v for k, v in overrides.items() if v is not None}
@@ -90,11 +131,14 @@ def setup_logging(verbose: bool) -> None:
     )
 
 
-@app.command()
+@app.command(
+    help="Try it out: replay the OpenTelemetry Demo's fault scenarios through the gateway, with "
+    "its own database, and score each diagnosis. Pages go to a scratch outbox, never to people."
+)
 def demo(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     data_dir: DataDir = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every step.")] = False,
 ) -> None:
     """Run the fault scenarios of the OpenTelemetry Demo end to end on the embedded default."""
     setup_logging(verbose)
@@ -114,7 +158,10 @@ def demo(
     typer.echo(json.dumps(result, indent=2) if as_json else table(result))
 
 
-@app.command()
+@app.command(
+    help="Run the gateway (webhook on /api/v1/alerts) with its worker processes and, unless "
+    "FALKORDB_URL is set, its own FalkorDB, until Ctrl-C or SIGTERM."
+)
 def serve(
     port: Annotated[int | None, typer.Option(help="Port (BLAST_PORT, default 8080).")] = None,
     host: Annotated[
@@ -122,7 +169,9 @@ def serve(
     ] = None,
     data_dir: DataDir = None,
     workers: Annotated[int | None, typer.Option(help="Worker processes (BLAST_WORKERS).")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose/--quiet", "-v/-q")] = True,
+    verbose: Annotated[
+        bool, typer.Option("--verbose/--quiet", "-v/-q", help="Log every step, or problems only.")
+    ] = True,
 ) -> None:
     """Run the gateway, N worker processes (restarted when one dies) and, unless FALKORDB_URL
     is set, the embedded FalkorDB (restarted on its port when it dies), until SIGTERM or Ctrl-C.
@@ -138,6 +187,11 @@ def serve(
         )
         raise typer.Exit(2)
     configure_logging(settings, verbose)
+    writable_folder(settings.data_dir)
+    if settings.metrics_dir is None and settings.workers > 0:
+        # worker processes keep their series in files /metrics sums (prometheus-client's
+        # multiprocess mode); the workers inherit the folder through the environment
+        settings = settings.model_copy(update={"metrics_dir": settings.data_dir / "metrics"})
     if settings.metrics_dir is not None:
         use_multiprocess_dir(settings.metrics_dir, fresh=True)
     stop = threading.Event()
@@ -176,12 +230,19 @@ def serve(
         raise typer.Exit(1) from exc
 
 
-@app.command()
+@app.command(
+    help="Run one worker that investigates incidents, sends pages and tickets, and learns from "
+    "verdicts (serve starts these for you)."
+)
 def worker(
-    role: Annotated[str, typer.Option(help="investigator | responder | learner | any")] = "any",
+    role: Annotated[
+        str, typer.Option(help="What to work on: investigator, responder, learner or any.")
+    ] = "any",
     burst: Annotated[bool, typer.Option(help="Exit when no task is claimable.")] = False,
     data_dir: DataDir = None,
-    verbose: Annotated[bool, typer.Option("--verbose/--quiet", "-v/-q")] = True,
+    verbose: Annotated[
+        bool, typer.Option("--verbose/--quiet", "-v/-q", help="Log every step, or problems only.")
+    ] = True,
 ) -> None:
     """Run one worker (claim loop) against the graph until SIGTERM, or until idle with --burst."""
     setup_logging(verbose)
@@ -216,7 +277,10 @@ def refuse_placeholder_secrets(settings: Settings) -> None:
         raise typer.Exit(2)
 
 
-@app.command()
+@app.command(
+    help="Check the settings, the database, Slack/GitHub and the webhook; print the "
+    "Alertmanager receiver to paste. Exit code 1 when something is wrong."
+)
 def doctor(
     env_file: Annotated[
         Path | None,
@@ -243,7 +307,11 @@ def doctor(
         raise typer.Exit(1)
 
 
-@app.command("falkordb")
+@app.command(
+    "falkordb",
+    help="Run the FalkorDB server that FALKORDB_URL names (a 127.0.0.1 port) in the "
+    "foreground, as the systemd unit does.",
+)
 def falkordb_server(
     print_config: Annotated[
         bool, typer.Option("--print-config", help="Print the config file and exit.")
@@ -331,7 +399,11 @@ FormatOption = Annotated[
 ]
 
 
-@topology_app.command("import")
+@topology_app.command(
+    "import",
+    help="Load world files (components, dependencies, teams, people, on-call rotations) or "
+    "compose files, Backstage catalogs and manifests into a tenant's graph.",
+)
 def topology_import(
     paths: Annotated[
         list[Path],
@@ -562,5 +634,91 @@ def oncall(
         raise typer.Exit(1)
 
 
+def _tenant_graph(runtime: Runtime, tenant: str | None) -> str:
+    name = tenant or runtime.settings.default_tenant
+    if name not in runtime.settings.tenants:
+        typer.echo(
+            f"unknown tenant {name!r}; configured: {', '.join(runtime.settings.tenants)}", err=True
+        )
+        raise typer.Exit(2)
+    return graph_name(name)
+
+
+TenantOption = Annotated[
+    str | None, typer.Option(help="Tenant (default BLAST_DEFAULT_TENANT).", show_default=False)
+]
+
+
+@app.command(help="List incidents, newest first.")
+def incidents(
+    status: Annotated[
+        str | None, typer.Option(help="Only 'open' or 'resolved' incidents.", show_default=False)
+    ] = None,
+    limit: Annotated[int, typer.Option(help="At most this many.", min=1, max=1000)] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON, as the API does.")] = False,
+    tenant: TenantOption = None,
+    data_dir: DataDir = None,
+) -> None:
+    """`GET /api/v1/incidents` read from the graph directly."""
+    if status not in (None, "open", "resolved"):
+        typer.echo(f"--status must be open or resolved, not {status!r}", err=True)
+        raise typer.Exit(2)
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    with Runtime(settings) as runtime:
+        assert runtime.store is not None
+        graph = runtime.store.graph(_tenant_graph(runtime, tenant))
+        rows = graph.rows("list_incidents", {"status": status, "limit": limit})
+    for row in rows:
+        row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
+    typer.echo(json.dumps({"incidents": rows}, indent=2) if as_json else incident_table(rows))
+
+
+@app.command(help="Show one incident: cause, finding, alerts, pages and tickets, verdicts.")
+def incident(
+    incident_id: Annotated[str, typer.Argument(metavar="ID", help="Incident id (inc-…).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON, as the API does.")] = False,
+    tenant: TenantOption = None,
+    data_dir: DataDir = None,
+) -> None:
+    """`GET /api/v1/incidents/{id}` read from the graph directly; exit 1 when there is none."""
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    with Runtime(settings) as runtime:
+        assert runtime.store is not None
+        found = incident_detail(runtime.store.graph(_tenant_graph(runtime, tenant)), incident_id)
+    if found is None:
+        typer.echo(f"no incident {incident_id!r}", err=True)
+        raise typer.Exit(1)
+    typer.echo(json.dumps(found, indent=2) if as_json else incident_report(found))
+
+
+def failure_line(exc: BaseException) -> str | None:
+    """One line saying what went wrong, for the failures a user can fix (a database that does
+    not answer, a file or folder that cannot be read or written, a port in use); None for
+    anything else, which is a bug and keeps its traceback."""
+    if isinstance(exc, GraphUnavailable | SchemaFailed | ConfigError | TopologyError):
+        return str(exc)
+    if isinstance(exc, redis.RedisError):
+        return f"FalkorDB (FALKORDB_URL): {exc}"
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}"
+    return None
+
+
+def main() -> None:
+    """The `blast-radius` entry point: the commands, with `failure_line` failures as one line
+    on stderr and exit code 1."""
+    try:
+        app()
+    except Exception as exc:
+        line = failure_line(exc)
+        if line is None:
+            raise
+        typer.echo(f"blast-radius: {line}", err=True)
+        sys.exit(1)
+
+
 if __name__ == "__main__":  # `python -m gateway.cli …` runs this checkout (serve's workers too)
-    app()
+    main()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -20,6 +21,29 @@ from agents.log_context import CONTEXT_KEYS, current_context
 from gateway.settings import Settings
 
 REDACTED = "[REDACTED]"
+#: What could end a text log line early or not be writable: control characters (tab aside),
+#: Unicode line and paragraph separators, and lone surrogates (from JSON `"\\ud800"`).
+UNSAFE_IN_LINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def escape_line(text: str) -> str:
+    """`text` on one line: `\\n`, `\\r` and `\\xNN` / `\\uNNNN` escapes for the characters of
+    `UNSAFE_IN_LINE`, so a value from a request (a label key with a newline) cannot forge a
+    second log line."""
+
+    def escaped(match: re.Match[str]) -> str:
+        char = match.group()
+        if char in "\n\r":
+            return "\\n" if char == "\n" else "\\r"
+        return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+    return UNSAFE_IN_LINE.sub(escaped, text)
+
+
+#: Left raw by `json.dumps(ensure_ascii=False)` but not safe in a line: Unicode line breaks
+#: (Python's `splitlines` and some log shippers split there) and lone surrogates (not UTF-8).
+#: JSON lines carry them as `\\uXXXX` escapes, which JSON readers decode back.
+JSON_UNSAFE = re.compile("[\x85\u2028\u2029\ud800-\udfff]")
 
 
 class Redactor:
@@ -58,22 +82,30 @@ class JsonFormatter(logging.Formatter):
                 line[key] = str(value)
         if record.exc_info:
             line["exception"] = self._redact(self.formatException(record.exc_info))
-        return json.dumps(line, ensure_ascii=False)
+        text = json.dumps(line, ensure_ascii=False)
+        return JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class TextFormatter(logging.Formatter):
-    """`time level logger: message [incident_id=… task_id=…]`, secrets redacted."""
+    """`time level logger: message [incident_id=… task_id=…]`, secrets redacted, the message
+    and tags escaped onto one line (`escape_line`)."""
 
     def __init__(self, redact: Redactor) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
         self._redact = redact
 
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        """The first line, with the message escaped (`escape_line`): one record, one line."""
+        return super().formatMessage(
+            logging.makeLogRecord(record.__dict__ | {"message": escape_line(record.message)})
+        )
+
     def format(self, record: logging.LogRecord) -> str:
-        """The record as text (a traceback continues on the next lines)."""
+        """The record as text: one line, then its traceback (if any) on the next lines."""
         text = super().format(record)
         ids = current_context()
         tags = [
-            f"{key}={value}"
+            f"{key}={escape_line(str(value))}"
             for key in CONTEXT_KEYS
             if (value := getattr(record, key, None) or ids.get(key))
         ]

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agents.alerts import NormalizedAlert
+from gateway.limits import BodyError, load_json
 
 GO_ZERO_TIME_PREFIX = "0001-01-01"
 #: The longest RFC 3339 time (9 fractional digits and an offset) has 35 characters.
@@ -142,13 +143,14 @@ class WebhookBody(BaseModel):
 def parse_body(raw: bytes) -> WebhookBody:
     """Parse and validate a webhook body (bytes as received).
 
-    Raises `PayloadError` 400 for bytes that are not JSON, and 422 for JSON of the wrong shape,
+    Raises `PayloadError` 400 for bytes that are not JSON or over the JSON limits of
+    `gateway/limits.py` (depth, integer size), and 422 for JSON of the wrong shape,
     including the legacy (pre-unified) Grafana body, with a reason a sender can act on.
     """
     try:
-        data: Any = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PayloadError(f"body is not UTF-8 JSON: {exc}", 400) from exc
+        data: Any = load_json(raw)
+    except BodyError as exc:
+        raise PayloadError(str(exc), exc.status) from exc
     if not isinstance(data, dict):
         raise PayloadError("body must be a JSON object with an 'alerts' array", 422)
     if "alerts" not in data and any(f in data for f in LEGACY_GRAFANA_FIELDS):

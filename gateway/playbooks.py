@@ -22,6 +22,7 @@ from adapters.falkordb import TenantGraph, graph_name
 from agents.checks import Check
 from agents.failure_kinds import KINDS
 from gateway.auth import tenant_for
+from gateway.limits import Key
 
 router = APIRouter()
 
@@ -44,7 +45,7 @@ class PlaybookIn(BaseModel):
         return value
 
     author: str | None = None
-    id: str | None = None
+    id: Key | None = None
 
 
 def _graph(request: Request) -> TenantGraph:

@@ -13,6 +13,7 @@ import ipaddress
 import json
 import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -45,6 +46,7 @@ from agents.responder import Responder
 from agents.worker import Worker
 from gateway.app import create_app
 from gateway.settings import Settings
+from gateway.slow_clients import with_read_timeouts
 from gateway.upkeep import Upkeep
 from gateway.world.discover import discover
 
@@ -63,6 +65,23 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def writable_folder(path: Path) -> Path:
+    """Create `path` if needed and check a file can be written in it; returns it.
+
+    Raises `ConfigError` naming the folder and the reason (read-only, not a folder, …).
+    """
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(
+            f"data folder {path} (BLAST_DATA_DIR) cannot be written: {exc.strerror or exc}"
+        ) from None
+    return path
 
 
 def _server_file(settings: Settings) -> Path:
@@ -173,8 +192,13 @@ class Runtime:
         self.close()
 
     def open(self) -> GraphStore:
-        """Connect to (or start) the database and create the schema of every tenant graph."""
+        """Connect to (or start) the database and create the schema of every tenant graph.
+
+        Raises `ConfigError` when the data folder cannot be written, `GraphUnavailable` when
+        the database does not answer within 60 s.
+        """
         s = self.settings
+        writable_folder(s.data_dir)
         if s.falkordb_url is not None:
             url = s.falkordb_url.get_secret_value()
         elif (running := running_embedded_url(s)) is not None:
@@ -247,20 +271,32 @@ class Runtime:
                 f"refusing to listen on {host} with no BLAST_WEBHOOK_TOKENS set: anyone could "
                 "post alerts. Set BLAST_WEBHOOK_TOKENS or bind 127.0.0.1."
             )
+        try:  # bound here, so a port in use is one clear line, not uvicorn's traceback
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            listener = socket.create_server((host, port), family=family)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot listen on {host}:{port} (BLAST_HOST, BLAST_PORT): {exc.strerror or exc}"
+            ) from None
         app = create_app(self.settings, self.store, metrics=self.metrics)
         config = uvicorn.Config(
-            app, host=host, port=port, log_level="warning", access_log=False, log_config=None
+            app,
+            log_level="warning",
+            access_log=False,
+            log_config=None,
+            http=with_read_timeouts(self.settings.header_timeout_s, self.settings.body_timeout_s),
         )  # log_config=None: uvicorn's lines go through our handler (JSON, redacted)
         self._server = uvicorn.Server(config)
-        thread = threading.Thread(target=self._server.run, name="gateway", daemon=True)
+        thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [listener]}, name="gateway", daemon=True
+        )
         thread.start()
         self._threads.append(thread)
         while not self._server.started:
             if not thread.is_alive():
-                raise ConfigError(f"the gateway could not listen on {host}:{port}")
+                raise ConfigError(f"the gateway could not start on {host}:{port}")
             time.sleep(0.01)
-        sockets = [s for server in self._server.servers for s in server.sockets]
-        return int(sockets[0].getsockname()[1])
+        return int(listener.getsockname()[1])
 
     def make_worker(self, role: str = "any", name: str | None = None) -> Worker:
         """A worker with every agent: investigator (memory, then rules, then the model planner
@@ -275,6 +311,7 @@ class Runtime:
                 self.messenger,
                 self.tickets,
                 records=self.outbox if s.notify_mode == "slack" else None,
+                fallback=self.outbox,
             ),
             Learner(),
         ]

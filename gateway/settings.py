@@ -129,6 +129,19 @@ class Settings(BaseSettings):
     prometheus_username: str | None = Field(None, alias="PROMETHEUS_USERNAME")
     prometheus_password: SecretStr | None = Field(None, alias="PROMETHEUS_PASSWORD")
     prometheus_timeout_s: float = Field(5.0, alias="PROMETHEUS_TIMEOUT_S", gt=0, le=60)
+    #: A request's headers must arrive within this many seconds (a slow client is closed, 408).
+    header_timeout_s: float = Field(10.0, alias="BLAST_HEADER_TIMEOUT_S", gt=0)
+    #: A request's body must arrive within this many seconds after its headers (408 after).
+    body_timeout_s: float = Field(60.0, alias="BLAST_BODY_TIMEOUT_S", gt=0)
+
+    @field_validator("falkordb_url")
+    @classmethod
+    def _redis_url(cls, value: SecretStr | None) -> SecretStr | None:
+        """A URL the redis client takes (its value is never echoed: it may hold a password)."""
+        schemes = ("redis://", "rediss://", "unix://", "falkor://")
+        if value is not None and not value.get_secret_value().startswith(schemes):
+            raise ValueError(f"FALKORDB_URL must start with {', '.join(schemes)}")
+        return value
 
     @field_validator("webhook_tokens", mode="before")
     @classmethod

@@ -24,42 +24,52 @@ action_ts): the verdict id is made from these, so a repeat changes nothing.
   our pages, and Approve / Discard of a preference read back (value = the fact id; only its
   author's click counts). Answer: an empty 200.
 
-Status codes: 400 body not JSON / not a form with a JSON payload / missing fields, 401 bad
-signature, 404 Slack not configured, 503 graph unavailable (Slack retries events).
+Bodies are parsed into the models of `gateway/slack_payloads.py`; a field of the wrong type or
+size is a 400 with the reason. Ids made from Slack's values pass through `safe_key`.
+
+Status codes: 400 body not JSON / not a form with a JSON payload / wrong or missing fields,
+401 bad signature, 404 Slack not configured, 413 body over 1 MiB, 503 graph unavailable
+(Slack retries events).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import urllib.parse
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
+from pydantic import ValidationError
 from slack_sdk.signature import SignatureVerifier
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import GraphStore, TenantGraph, graph_name
+from adapters.falkordb import GraphStore, TenantGraph, graph_name, key_problem, safe_key
 from adapters.slack import ACTIONS, make_ref
 from agents import preferences, verdicts
+from gateway.limits import BodyError, load_json
 from gateway.settings import Settings
-from gateway.webhook import read_limited
+from gateway.slack_payloads import (
+    Action,
+    EventEnvelope,
+    Interaction,
+    MessageEvent,
+    reasons,
+)
 
 log = logging.getLogger(__name__)
 router = APIRouter()
 
 #: Buttons of a preference read back (`agents/messages.py` readback).
 PREFERENCE_ACTIONS = ("approve_preference", "discard_preference")
-#: Slack's requests are small; anything bigger is not from Slack.
-SLACK_BODY_LIMIT = 1024 * 1024
 
 
 async def verified_body(request: Request) -> bytes:
-    """The raw body, after checking its Slack signature. Raises HTTPException 404 / 401 / 413."""
+    """The raw body (at most `SLACK_BODY_LIMIT`, see `gateway.limits`), after checking its
+    Slack signature. Raises HTTPException 404 / 401."""
     settings: Settings = request.app.state.settings
     if settings.slack_signing_secret is None:
         raise HTTPException(404, "Slack is not configured (SLACK_SIGNING_SECRET is unset)")
-    raw = await read_limited(request, SLACK_BODY_LIMIT)
+    raw = await request.body()
     verifier = SignatureVerifier(settings.slack_signing_secret.get_secret_value())
     try:
         valid = verifier.is_valid_request(raw, dict(request.headers))
@@ -81,7 +91,7 @@ def slack_ms(ts: object) -> int:
     """
     try:
         return int(float(str(ts)) * 1000)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: "1e999" is float('inf')
         raise HTTPException(400, f"not a Slack timestamp: {str(ts)[:40]!r}") from None
 
 
@@ -100,47 +110,45 @@ def find_page(
     raise LookupError(f"no page {ref}")
 
 
-def ignored_event(body: dict[str, Any]) -> str | None:
+def ignored_event(body: EventEnvelope, event: MessageEvent | None) -> str | None:
     """Why an `event_callback` is not a reply to consider, or None when it is one."""
-    event = body.get("event")
-    if not isinstance(event, dict) or event.get("type") != "message":
+    if event is None:
         return "not a message event"
-    if event.get("subtype") not in (None, "thread_broadcast"):
-        return f"message subtype {event.get('subtype')}"
-    if event.get("bot_id") or not event.get("user"):
+    if event.subtype not in (None, "thread_broadcast"):
+        return f"message subtype {event.subtype}"
+    if event.bot_id or not event.user:
         return "a bot's message"
-    ours = {a.get("user_id") for a in body.get("authorizations") or [] if isinstance(a, dict)}
-    if event["user"] in ours:
+    if event.user in {a.user_id for a in body.authorizations}:
         return "our own message"
-    if not event.get("channel") or not event.get("thread_ts") or not event.get("ts"):
+    if not event.channel or not event.thread_ts or not event.ts:
         return "not in a thread"
-    if event["thread_ts"] == event["ts"]:
+    if event.thread_ts == event.ts:
         return "a thread's first message, not a reply"
-    if not body.get("event_id"):
+    if not body.event_id:
         return "no event_id"
     return None
 
 
-def record_reply(state: Any, body: dict[str, Any]) -> dict[str, Any]:
-    """Turn a thread reply into a verdict if it states one. Returns what happened."""
-    event = body["event"]
-    ref = make_ref(str(event["channel"]), str(event["thread_ts"]))
+def record_reply(state: Any, body: EventEnvelope, event: MessageEvent) -> dict[str, Any]:
+    """Turn a thread reply (checked by `ignored_event`) into a verdict if it states one, and a
+    stated preference into a proposed Fact. Returns what happened."""
+    assert event.channel and event.thread_ts and event.ts and event.user and body.event_id
+    ref = make_ref(event.channel, event.thread_ts)
     try:
         graph, page = find_page(state.store, state.settings, ref)
     except LookupError:
         return {"ignored": "not a thread of one of our pages"}
-    text = str(event.get("text") or "")
+    text = event.text or ""
     plain = verdicts.plain_text(text)
-    profile = event.get("user_profile") or {}
-    name = profile.get("display_name") or profile.get("real_name") or None
+    profile = event.user_profile
+    name = (profile.display_name or profile.real_name or None) if profile else None
+    # Slack's event id is the idempotency key; hashed when FalkorDB could not index it
+    key = safe_key(f"slack-event:{body.event_id}")
     outcome: dict[str, Any] = {}
     wish = preferences.parse_preference(plain)
     if wish is not None:
-        fact_id = f"slack-event:{body['event_id']}"
-        preferences.propose(
-            graph, page["incident_id"], fact_id, str(event["user"]), name, text[:2000], wish
-        )
-        outcome["preference"] = {"id": fact_id, "understood": wish.readback()}
+        preferences.propose(graph, page["incident_id"], key, event.user, name, text[:2000], wish)
+        outcome["preference"] = {"id": key, "understood": wish.readback()}
     said = verdicts.reply_verdict(plain)
     named = verdicts.actual_cause(graph, plain, page["root_cause"])
     if said is None and named and verdicts.awaits_cause(graph, page["incident_id"]):
@@ -149,10 +157,10 @@ def record_reply(state: Any, body: dict[str, Any]) -> dict[str, Any]:
         return outcome or {"ignored": "the reply states no verdict"}
     cause = named if said == "rejected" else page["root_cause"] or named
     verdict = verdicts.Verdict(
-        id=f"slack-event:{body['event_id']}", incident_id=page["incident_id"], verdict=said,
-        actual_cause=cause, by=str(event["user"]),
-        by_name=name, at=slack_ms(event["ts"]), text=text[:2000], source="reply",
-        event_id=str(body["event_id"]),
+        id=key, incident_id=page["incident_id"], verdict=said,
+        actual_cause=cause, by=event.user,
+        by_name=name, at=slack_ms(event.ts), text=text[:2000], source="reply",
+        event_id=body.event_id,
     )  # fmt: skip
     try:
         row = verdicts.record(graph, verdict)
@@ -168,50 +176,48 @@ async def slack_events(request: Request) -> dict[str, Any]:
     url_verification, else `{"ok": true, …}` saying what was recorded or why it was ignored."""
     raw = await verified_body(request)
     try:
-        body = json.loads(raw)
-    except ValueError:
-        raise HTTPException(400, "body is not JSON") from None
-    if not isinstance(body, dict):
-        raise HTTPException(400, "body is not a JSON object")
-    if body.get("type") == "url_verification":
-        if not isinstance(body.get("challenge"), str):
+        body = EventEnvelope.model_validate(load_json(raw))
+        event = body.message()
+    except ValidationError as exc:
+        raise HTTPException(400, f"not a Slack event: {reasons(exc)}") from None
+    if body.type == "url_verification":
+        if body.challenge is None:
             raise HTTPException(400, "url_verification without a challenge")
-        return {"challenge": body["challenge"]}
-    if body.get("type") != "event_callback":
-        return {"ok": True, "ignored": f"event type {body.get('type')!r}"}
-    reason = ignored_event(body)
-    if reason is not None:
+        return {"challenge": body.challenge}
+    if body.type != "event_callback":
+        return {"ok": True, "ignored": f"event type {body.type!r}"}
+    reason = ignored_event(body, event)
+    if reason is not None or event is None:
         return {"ok": True, "ignored": reason}
-    outcome = await run_in_threadpool(record_reply, request.app.state, body)
+    outcome = await run_in_threadpool(record_reply, request.app.state, body, event)
     if "verdict" in outcome or "preference" in outcome:
-        log.info("slack event %s: %s", body["event_id"], outcome)
+        log.info("slack event %s: %s", body.event_id, outcome)
     return {"ok": True, **outcome}
 
 
-def record_click(state: Any, payload: dict[str, Any], action: dict[str, Any]) -> dict[str, Any]:
+def record_click(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
     """Turn a click on one of our buttons into a verdict. Returns what happened."""
-    user = payload.get("user") or {}
-    container = payload.get("container") or {}
-    channel = (payload.get("channel") or {}).get("id") or container.get("channel_id")
-    message_ts = container.get("message_ts") or (payload.get("message") or {}).get("ts")
-    if not user.get("id") or not channel or not message_ts or not action.get("action_ts"):
+    user = payload.user
+    channel, message_ts = payload.channel_id(), payload.message_ts()
+    if not user.id or not channel or not message_ts or not action.action_ts:
         raise HTTPException(
             400, "block_actions payload lacks user.id, channel, message ts or action_ts"
         )
-    at = slack_ms(action["action_ts"])
+    at = slack_ms(action.action_ts)
     try:
         graph, page = find_page(state.store, state.settings, make_ref(channel, message_ts))
     except LookupError:
         return {"ignored": "not one of our pages"}
-    if action.get("value") != page["incident_id"]:
+    if action.value != page["incident_id"]:
         return {"ignored": "the button names another incident"}
-    said = ACTIONS[action["action_id"]]
-    key = f"{user['id']}:{action['action_id']}:{action['action_ts']}"
+    said = ACTIONS[action.action_id]
+    # (user, action_id, action_ts) identifies a click: Slack's retry of it changes nothing
+    key = safe_key(f"{user.id}:{action.action_id}:{action.action_ts}")
     verdict = verdicts.Verdict(
         id=f"slack-action:{key}", incident_id=page["incident_id"], verdict=said,
-        actual_cause=page["root_cause"] if said == "confirmed" else None, by=str(user["id"]),
-        by_name=user.get("username") or user.get("name") or None, at=at,
-        text=str((action.get("text") or {}).get("text") or action["action_id"]),
+        actual_cause=page["root_cause"] if said == "confirmed" else None, by=user.id,
+        by_name=user.username or user.name or None, at=at,
+        text=(action.text.text if action.text else None) or action.action_id,
         source="button", event_id=key,
     )  # fmt: skip
     try:
@@ -221,20 +227,22 @@ def record_click(state: Any, payload: dict[str, Any], action: dict[str, Any]) ->
     return {"verdict": row["verdict"], "verdict_id": row["id"], "repeat": not row["fresh"]}
 
 
-def answer_readback(state: Any, payload: dict[str, Any], action: dict[str, Any]) -> dict[str, Any]:
+def answer_readback(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
     """Approve or discard a preference read back to its author (button value = the fact id).
 
     Only the person who stated it may; anyone else's click changes nothing.
     """
-    user = str((payload.get("user") or {}).get("id") or "")
-    fact_id = str(action.get("value") or "")
+    user = payload.user.id or ""
+    fact_id = action.value or ""
+    if key_problem(fact_id) is not None:  # not one of our fact ids: nothing to look up
+        return {"ignored": "no such proposed preference of this user"}
     decide = (
-        preferences.approve if action["action_id"] == "approve_preference" else preferences.discard
+        preferences.approve if action.action_id == "approve_preference" else preferences.discard
     )
     for tenant in state.settings.tenants:
         row = decide(state.store.graph(graph_name(tenant)), fact_id, user)
         if row is not None:
-            return {action["action_id"]: row["id"]}
+            return {action.action_id: row["id"]}
     return {"ignored": "no such proposed preference of this user"}
 
 
@@ -243,23 +251,19 @@ async def slack_interactions(request: Request) -> Response:
     """Interactivity endpoint (see the module docstring). Answers an empty 200."""
     raw = await verified_body(request)
     try:
-        form = urllib.parse.parse_qs(raw.decode("utf-8"))
-        payload = json.loads(form["payload"][0])
-    except (UnicodeDecodeError, KeyError, ValueError):
+        form = urllib.parse.parse_qs(raw.decode("utf-8"), strict_parsing=False)
+        payload = Interaction.model_validate(load_json(form["payload"][0]))
+    except (UnicodeDecodeError, KeyError, BodyError):
         raise HTTPException(400, "body must be form-encoded with a JSON `payload` field") from None
-    if not isinstance(payload, dict):
-        raise HTTPException(400, "`payload` is not a JSON object")
-    actions = [
-        a
-        for a in payload.get("actions") or []
-        if isinstance(a, dict) and a.get("action_id") in (*ACTIONS, *PREFERENCE_ACTIONS)
-    ]
-    if payload.get("type") != "block_actions" or not actions:
+    except ValidationError as exc:
+        raise HTTPException(400, f"not a Slack block_actions payload: {reasons(exc)}") from None
+    actions = [a for a in payload.actions if a.action_id in (*ACTIONS, *PREFERENCE_ACTIONS)]
+    if payload.type != "block_actions" or not actions:
         return Response(status_code=200)
-    if actions[0]["action_id"] in PREFERENCE_ACTIONS:
+    if actions[0].action_id in PREFERENCE_ACTIONS:
         done = await run_in_threadpool(answer_readback, request.app.state, payload, actions[0])
-        log.info("slack preference action by %s: %s", (payload.get("user") or {}).get("id"), done)
+        log.info("slack preference action by %s: %s", payload.user.id, done)
         return Response(status_code=200)
     outcome = await run_in_threadpool(record_click, request.app.state, payload, actions[0])
-    log.info("slack action by %s: %s", (payload.get("user") or {}).get("id"), outcome)
+    log.info("slack action by %s: %s", payload.user.id, outcome)
     return Response(status_code=200)

@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import TenantGraph, graph_name
 from agents import verdicts
 from gateway.auth import tenant_for
+from gateway.limits import Key
 
 router = APIRouter()
 
@@ -140,7 +141,7 @@ class VerdictIn(BaseModel):
     by: str = Field(min_length=1, description="who gives it (a Slack user id or a name)")
     actual_cause: str | None = None
     text: str = ""
-    id: str | None = Field(None, description="idempotency key; a repeat changes nothing")
+    id: Key | None = Field(None, description="idempotency key; a repeat changes nothing")
 
 
 @router.post("/api/v1/incidents/{incident_id}/verdicts", status_code=201)

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import GraphStore, graph_name
 from agents.metrics import Metrics
-from agents.triage import triage
+from agents.triage import TriageReport, triage
 from gateway.auth import tenant_for
 from gateway.payloads import PayloadError, normalize, parse_body
 from gateway.settings import Settings
@@ -25,18 +25,20 @@ log = logging.getLogger(__name__)
 router = APIRouter()
 
 
-async def read_limited(request: Request, limit: int) -> bytes:
-    """The raw body, refusing with 413 as soon as it exceeds `limit` bytes."""
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise HTTPException(413, f"body of {declared} bytes is over the limit of {limit} bytes")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HTTPException(413, f"body is over the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+def summary(tenant: str, report: TriageReport) -> str:
+    """The operator's line for one delivery, e.g. `webhook: 3 alerts for acme, 1 new incident`
+    (then resolved incidents and alerts that matched no component, when there are any)."""
+
+    def count(n: int, what: str) -> str:
+        return f"{n} {what}{'' if n == 1 else 's'}"
+
+    parts = [f"webhook: {count(report.accepted, 'alert')} for {tenant}"]
+    parts.append(f"{count(len(report.opened), 'new incident')}")
+    if report.resolved:
+        parts.append(f"{count(len(report.resolved), 'incident')} resolved")
+    if report.unmatched:
+        parts.append(f"{len(report.unmatched)} matched no component")
+    return ", ".join(parts)
 
 
 async def _replicated(store: GraphStore, name: str, settings: Settings) -> None:
@@ -70,7 +72,7 @@ async def receive_alerts(request: Request) -> dict[str, Any]:
 async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     settings: Settings = request.app.state.settings
     tenant = tenant_for(request, settings)
-    raw = await read_limited(request, settings.max_body_bytes)
+    raw = await request.body()  # bounded by gateway.limits.RequestGuard, after the credential
     try:
         body = parse_body(raw)
         alerts = normalize(body, settings.default_severity)
@@ -88,8 +90,7 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops
     )
     await _replicated(request.app.state.store, graph.name, settings)
-    if report.unmatched:
-        log.info("tenant %s: %d alerts matched no component", tenant, len(report.unmatched))
+    log.info("%s", summary(tenant, report))
     for alert in alerts:
         metrics.alerts_received.labels(tenant=tenant, status=alert.status).inc()
     metrics.alerts_unmatched.labels(tenant=tenant).inc(len(report.unmatched))

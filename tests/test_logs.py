@@ -83,3 +83,28 @@ def test_text_format_redacts_and_tags_ids():
     line = stream.getvalue().strip()
     assert line.endswith("token was [REDACTED] [incident_id=inc-2]")
     assert TOKEN not in line
+
+
+FORGED = 'label "a\n2026-12-01 03:00:00,000 ERROR gateway: forged\r\x1b[31m\u2028" and \ud800'
+
+
+def test_request_values_cannot_forge_a_line_in_either_format():
+    """A label key with a newline (issue #11) stays inside its own record, in both formats."""
+    text_logger, text = capture(TextFormatter(Redactor([])))
+    json_logger, lines = capture(JsonFormatter(Redactor([])))
+    for logger in (text_logger, json_logger):
+        logger.warning("tenant acme: rejected webhook body: %s", FORGED)
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            logger.exception("failed on %s", FORGED)
+    first, second, *traceback = text.getvalue().splitlines()
+    assert first.endswith(
+        'label "a\\n2026-12-01 03:00:00,000 ERROR gateway: forged\\r\\x1b[31m\\u2028" and \\ud800'
+    )
+    assert "failed on" in second and traceback[0].startswith("Traceback")
+    assert traceback[-1] == "ValueError: boom"
+    records = [json.loads(line) for line in lines.getvalue().splitlines()]
+    assert len(records) == 2
+    assert records[0]["message"].endswith('forged\r\x1b[31m\u2028" and \ud800')
+    assert "ValueError: boom" in records[1]["exception"]

@@ -51,8 +51,8 @@ def test_missing_fingerprint_is_computed_from_labels():
 @pytest.mark.parametrize(
     ("raw", "status", "reason"),
     [
-        (b"{not json", 400, "not UTF-8 JSON"),
-        (b"\xff\xfe", 400, "not UTF-8 JSON"),
+        (b"{not json", 400, "not JSON"),
+        (b"\xff\xfe", 400, "not UTF-8"),
         (b"[1, 2]", 422, "JSON object"),
         (b'{"ruleName": "x", "evalMatches": []}', 422, "legacy Grafana"),
         (b'{"alerts": [{"status": "pending", "startsAt": "2026-01-01T00:00:00Z"}]}', 422, "status"),

@@ -157,7 +157,7 @@ def test_url_verification_and_every_bad_signature(slack_gw: Gateway):
         assert "signature" in answer.json()["detail"]
     not_json = b"{nope"
     answer = slack_gw.http.post(url, content=not_json, headers=kind | signed_headers(not_json))
-    assert answer.status_code == 400 and answer.json()["detail"] == "body is not JSON"
+    assert answer.status_code == 400 and answer.json()["detail"].startswith("body is not JSON")
 
 
 def test_confirm_click_becomes_a_verdict_and_edits_the_page(

@@ -31,11 +31,11 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import TenantGraph, graph_name
 from agents import verdicts
 from gateway import incident_views
+from gateway.limits import read_limited
 from gateway.status import incident_detail
 from gateway.web import overview
 from gateway.web.live import LiveFeed
 from gateway.web.session import COOKIE, Session, Sessions, check_csrf, check_same_origin
-from gateway.webhook import read_limited
 
 HERE = Path(__file__).resolve().parent
 #: Largest form body accepted (sign-in, verdict, logout): a token, a few fields.

@@ -1,0 +1,179 @@
+"""The command line for people (issue #11 items 6 and 7), run as a user runs it
+(`python -m gateway.cli`, a separate process): `--version`, one line and a non-zero exit for
+the failures a user can fix, `incidents` / `incident` reading the real graph, and `serve`
+summing its worker processes' series in `/metrics`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
+from agents.triage import triage
+from gateway import __version__
+from gateway.payloads import normalize, parse_body
+from tests.conftest import alert_body
+
+ROOT = Path(__file__).resolve().parents[1]
+WORLD = ROOT / "gateway/data/otel-demo/topology.yaml"
+
+
+def cli(*args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run `blast-radius ARGS` from this checkout with only `env` added to a clean environment."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "FALKORDB_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, env=base | env,
+        capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
+def one_line_failure(done: subprocess.CompletedProcess[str], *words: str) -> str:
+    """The last stderr line of a failed command, checked to be one plain line."""
+    assert done.returncode == 1, (done.returncode, done.stderr[-2000:])
+    assert "Traceback" not in done.stderr and "│" not in done.stderr, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert all(w in last for w in words), last
+    return last
+
+
+def test_version() -> None:
+    done = cli("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"blast-radius {__version__}"
+    assert __version__ == "0.1.0"
+
+
+def test_help_is_for_users() -> None:
+    done = cli("--help")
+    assert done.returncode == 0 and "pages the on-call person" in done.stdout
+    assert "Settings` is built" not in done.stdout  # the developers' docstring stays out
+
+
+def test_a_database_that_does_not_answer_is_one_line_for_every_command(tmp_path: Path) -> None:
+    dead = f"redis://127.0.0.1:{free_port()}"
+    for args in (["topology", "import", str(WORLD)], ["incidents"], ["incident", "inc-1"],
+                 ["worker", "--burst"], ["serve", "--workers", "0"]):  # fmt: skip
+        done = cli(*args, FALKORDB_URL=dead, BLAST_DATA_DIR=str(tmp_path))
+        one_line_failure(done, dead.removeprefix("redis://"), "Connection refused")
+
+
+def test_a_data_folder_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for args in (["incidents"], ["serve"], ["topology", "import", str(WORLD)]):
+        done = cli(*args, BLAST_DATA_DIR=str(blocker / "data"))
+        one_line_failure(done, "data folder", "cannot be written")
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path, falkordb: EmbeddedFalkorDB) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = cli("serve", "--port", str(port), "--workers", "0",
+                   FALKORDB_URL=falkordb.url, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
+    one_line_failure(done, f"cannot listen on 127.0.0.1:{port}", "in use")
+
+
+def test_a_file_that_cannot_be_read_is_one_line(tmp_path: Path, falkordb: EmbeddedFalkorDB):
+    folder = tmp_path / "world.yaml"
+    folder.mkdir()  # a folder where a file is expected: unreadable even for root
+    done = cli("topology", "import", str(folder), FALKORDB_URL=falkordb.url,
+               BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
+    assert done.returncode in (1, 2) and "Traceback" not in done.stderr
+    assert str(folder) in done.stderr.strip().splitlines()[-1]
+
+
+def test_incidents_and_incident_read_the_graph(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    report = triage(graph, normalize(parse_body(alert_body("payment")), "unknown"), 900_000)
+    (opened,) = report.opened
+    env = {"FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
+           "BLAST_DATA_DIR": str(tmp_path)}  # fmt: skip
+    listed = cli("incidents", "--status", "open", "--json", **env)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)["incidents"]
+    assert (row["id"], row["status"], row["firing"], row["alerts"]) == (opened, "open", 1, 1)
+    table = cli("incidents", **env).stdout.splitlines()
+    assert table[0].split()[:3] == ["ID", "STATUS", "SEVERITY"]
+    assert table[1].startswith(opened) and "1/1" in table[1]
+    assert cli("incidents", "--status", "resolved", **env).stdout.strip() == "no incidents"
+    shown = cli("incident", opened, **env)
+    assert shown.returncode == 0 and shown.stdout.startswith(f"{opened}  HighErrorRate")
+    assert "firing   HighErrorRate on payment" in shown.stdout
+    assert json.loads(cli("incident", opened, "--json", **env).stdout)["id"] == opened
+    missing = cli("incident", "inc-nope", **env)
+    assert missing.returncode == 1 and "no incident 'inc-nope'" in missing.stderr
+
+
+def test_serve_sums_its_workers_metrics_and_stops_at_info(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    log = tmp_path / "serve.log"
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "FALKORDB_",
+                                                                    "PROMETHEUS_"))}  # fmt: skip
+    env = base | {
+        "FALKORDB_URL": falkordb.url,
+        "BLAST_DEFAULT_TENANT": tenant,
+        "BLAST_DATA_DIR": str(tmp_path),
+        "BLAST_PORT": str(port),
+        "BLAST_WORKERS": "1",
+    }
+    stale = tmp_path / "metrics" / "counter_999999.db"  # left by an earlier run: cleaned
+    stale.parent.mkdir()
+    stale.write_bytes(b"stale")
+    with log.open("w") as out:
+        serve = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT,
+                                 env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/health/ready", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        assert not stale.exists()
+        answer = httpx.post(f"{url}/api/v1/alerts", content=alert_body("payment"), timeout=30)
+        assert answer.status_code == 200
+        text = ""
+        while time.monotonic() < deadline + 60:
+            text = httpx.get(f"{url}/metrics", timeout=5).text
+            if 'blast_tasks_claimed_total{kind="respond"} 1.0' in text:
+                break
+            time.sleep(0.3)
+        assert 'blast_tasks_claimed_total{kind="investigate"} 1.0' in text  # a worker's series
+        assert 'blast_planner_calls_total{planner="rules"} 1.0' in text
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(60)
+    lines = log.read_text().splitlines()
+    assert any(f"webhook: 1 alert for {tenant}, 1 new incident" in line for line in lines)
+    assert any("INFO agents.responder: paged" in line for line in lines), lines
+    assert not [line for line in lines if " WARNING " in line or " ERROR " in line], lines
+    assert serve.returncode == 0
+
+
+def test_a_falkordb_url_that_is_no_url_is_a_configuration_error(tmp_path: Path) -> None:
+    done = cli("incidents", FALKORDB_URL="localhost:6379", BLAST_DATA_DIR=str(tmp_path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        "configuration error: FALKORDB_URL: Value error, FALKORDB_URL must start with "
+        "redis://, rediss://, unix://, falkor://"
+    )
+
+
+def test_an_env_file_that_cannot_be_read_is_a_configuration_error(tmp_path: Path) -> None:
+    for path, why in ((tmp_path / "missing.env", "No such file or directory"),
+                      (tmp_path, "Is a directory")):  # fmt: skip
+        done = cli("doctor", "--env-file", str(path))
+        assert done.returncode == 2
+        assert done.stderr.strip() == f"configuration error: env file {path}: {why}"
