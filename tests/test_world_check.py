@@ -84,6 +84,7 @@ def test_three_mistakes_are_named_with_their_lines_and_nothing_is_written(
 def test_duplicates_and_a_missing_or_unknown_default_team_are_problems(tmp_path: Path) -> None:
     world = copy.deepcopy(WORLD)
     world["components"].append({"id": "shop", "kind": "service"})
+    world["components"].append({"id": "typo", "kind": "servce"})
     world["teams"].append(copy.deepcopy(world["teams"][1]))
     world["default_team"] = "nobody"
     done = cli("topology", "validate", str(write(tmp_path, yaml.safe_dump(world))))
@@ -91,9 +92,11 @@ def test_duplicates_and_a_missing_or_unknown_default_team_are_problems(tmp_path:
     assert "duplicate id 'shop'" in done.stderr
     assert "duplicate team 'shop'" in done.stderr
     assert "default_team: 'nobody' is not a team in `teams`" in done.stderr
+    assert "(got 'servce')" in done.stderr, "a wrong kind names the value given"
     del world["default_team"]
     done = cli("topology", "validate", str(write(tmp_path, yaml.safe_dump(world))))
     assert "default_team: Field required" in done.stderr
+    assert "default_team: default_team:" not in done.stderr, "the field is named once"
 
 
 def test_validate_accepts_a_sound_world_without_a_database(tmp_path: Path) -> None:

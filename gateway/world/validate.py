@@ -58,7 +58,8 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
                 for err in exc.errors():
                     tags = ("RotationSpec", "IcalSpec")  # union tags, not fields
                     loc: Loc = (key, index, *(p for p in err["loc"] if p not in tags))
-                    problems.append(f"{locate(loc)}: {err['msg']}")
+                    got = f" (got {err['input']!r})" if err["type"] == "literal_error" else ""
+                    problems.append(f"{locate(loc)}: {err['msg']}{got}")
     default = data.get("default_team")
     if default is not None and not isinstance(default, str):
         problems.append(f"{locate(('default_team',))}: must be a team name")
@@ -128,13 +129,12 @@ def check_world(
     if world.default_team is None:
         if require_default_team:
             problems.append(
-                f"{locate(('default_team',))}: default_team: Field required (the team paged "
+                f"{locate(('default_team',))}: Field required (the team paged "
                 "when no team owns an incident's components)"
             )
     elif world.default_team not in names:
         problems.append(
-            f"{locate(('default_team',))}: default_team: {world.default_team!r} is not a team "
-            "in `teams`"
+            f"{locate(('default_team',))}: {world.default_team!r} is not a team in `teams`"
         )
     return problems
 
