@@ -53,6 +53,19 @@ def test_the_v2_compose_file_gives_the_demo_services_datastores_and_edges() -> N
     assert unmapped == []
 
 
+def test_compose_without_its_env_file_says_which_variables_were_empty() -> None:
+    # The demo's .env is named dotenv.env here: without --env-file its variables are unset,
+    # which loses edges silently unless the report says so.
+    world, unmapped = load_compose([V2 / "docker-compose.yml"])
+    assert len(world.edges) < 76
+    assert len(unmapped) == 1
+    assert "not set and have no default" in unmapped[0] and "--env-file" in unmapped[0]
+    assert "POSTGRES_HOST" in unmapped[0]
+    missing: set[str] = set()
+    assert interpolate("${A}-${B:-d}-${C-d}-$D", {"A": "x"}, missing) == "x-d-d-"
+    assert missing == {"D"}
+
+
 def test_the_v3_layers_add_what_each_file_adds() -> None:
     core, _ = load_compose(V3_FILES[:1], V3 / "dotenv.env")
     full, _ = load_compose(V3_FILES, V3 / "dotenv.env")

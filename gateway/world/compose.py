@@ -59,9 +59,9 @@ _HOSTPORT = re.compile(r"(?:([a-z][a-z0-9+.-]*)://)?([A-Za-z0-9][A-Za-z0-9.-]*):
 _LOCAL = {"localhost", "0.0.0.0", "127.0.0.1", "host.docker.internal"}  # noqa: S104
 
 
-def interpolate(text: str, env: dict[str, str]) -> str:
+def interpolate(text: str, env: dict[str, str], missing: set[str] | None = None) -> str:
     """Expand `${VAR}`, `${VAR:-default}`, `${VAR-default}`, `$VAR` and `$$` as compose does;
-    an unset variable without a default is empty."""
+    an unset variable without a default is empty (and its name added to `missing`)."""
 
     def one(match: re.Match[str]) -> str:
         if match.group(0) == "$$":
@@ -70,9 +70,11 @@ def interpolate(text: str, env: dict[str, str]) -> str:
         op, default = match.group(2), match.group(3) or ""
         value = env.get(name)
         if op == ":-" and not value:
-            return interpolate(default, env)
+            return interpolate(default, env, missing)
         if op == "-" and value is None:
-            return interpolate(default, env)
+            return interpolate(default, env, missing)
+        if value is None and missing is not None:
+            missing.add(name)
         return value or ""
 
     return _VAR.sub(one, text)
@@ -145,6 +147,7 @@ def load_compose(files: list[Path], env_file: Path | None = None) -> tuple[World
         raise TopologyError("no compose file given")
     env_path = env_file or files[0].parent / ".env"
     env = read_env_file(env_path) if env_path.is_file() else {}
+    missing: set[str] = set()  # variables used with no value and no default
     services: dict[str, Any] = {}
     for path in files:
         try:
@@ -189,7 +192,7 @@ def load_compose(files: list[Path], env_file: Path | None = None) -> tuple[World
         for var, raw in _environment(spec.get("environment")).items():
             if "SERVICE_NAME" in var:
                 continue  # the service's own name, not a dependency
-            value = own_env.get(var, "") if raw is None else interpolate(raw, own_env)
+            value = own_env.get(var, "") if raw is None else interpolate(raw, own_env, missing)
             for token in _TOKEN.findall(value):
                 callee = hosts.get(token)
                 if callee and callee != name:
@@ -205,6 +208,13 @@ def load_compose(files: list[Path], env_file: Path | None = None) -> tuple[World
             edge = _edge(name, components[callee], var, services[callee], env, source)
             edges.setdefault(edge.key(), edge)
     world = WorldSpec(components=list(components.values()), edges=list(edges.values()))
+    if missing:
+        where = f"{env_path} has no value" if env_path.is_file() else f"no {env_path}"
+        unmapped.add(
+            f"{files[0]}: {len(missing)} variable(s) used in `environment` are not set and have "
+            f"no default, so their values were empty and may hide edges ({where}; "
+            f"--env-file names another): {', '.join(sorted(missing))}"
+        )
     return world, sorted(unmapped)
 
 
