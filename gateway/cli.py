@@ -216,6 +216,7 @@ def serve(
                 f"{settings.workers} workers, outbox: {runtime.outbox.path})",
                 err=True,
             )
+            warn_empty_worlds(settings, runtime)
             notify("READY=1", f"STATUS=listening on {settings.host}:{bound}")
             try:
                 while not stop.wait(0.2):
@@ -228,6 +229,23 @@ def serve(
     except (GraphUnavailable, SchemaFailed, ConfigError) as exc:
         typer.echo(f"blast-radius: {exc}", err=True)
         raise typer.Exit(1) from exc
+    typer.echo("blast-radius: stopped", err=True)
+
+
+def warn_empty_worlds(settings: Settings, runtime: Runtime) -> None:
+    """Say so when a tenant's graph holds no components: every alert would be unmatched (e.g.
+    the world was imported into another data folder)."""
+    assert runtime.store is not None
+    where = "FALKORDB_URL" if settings.falkordb_url else f"data folder {settings.data_dir}"
+    for tenant in settings.tenants:
+        name = graph_name(tenant)
+        if world_counts(runtime.store.graph(name))["components"] == 0:
+            typer.echo(
+                f"blast-radius: warning: {name} ({where}) holds no components, so no alert will "
+                "match one; load a world with `blast-radius topology import FILE` "
+                "against the same data folder or FALKORDB_URL",
+                err=True,
+            )
 
 
 @app.command(

@@ -159,6 +159,39 @@ def test_serve_sums_its_workers_metrics_and_stops_at_info(
     assert any(f"webhook: 1 alert for {tenant}, 1 new incident" in line for line in lines)
     assert any("INFO agents.responder: paged" in line for line in lines), lines
     assert not [line for line in lines if " WARNING " in line or " ERROR " in line], lines
+    assert not [line for line in lines if "holds no components" in line], lines
+    assert lines[-1] == "blast-radius: stopped", lines
+    assert serve.returncode == 0
+
+
+def test_serve_warns_when_the_tenant_has_no_world(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path
+) -> None:
+    # e.g. the world was imported into another data folder: every alert would be unmatched
+    port = free_port()
+    log = tmp_path / "serve.log"
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "FALKORDB_",
+                                                                    "PROMETHEUS_"))}  # fmt: skip
+    env = base | {
+        "FALKORDB_URL": falkordb.url,
+        "BLAST_DEFAULT_TENANT": f"empty{port}",
+        "BLAST_DATA_DIR": str(tmp_path),
+        "BLAST_PORT": str(port),
+        "BLAST_WORKERS": "0",
+    }
+    with log.open("w") as out:
+        serve = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT,
+                                 env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "listening on" not in log.read_text():
+            time.sleep(0.2)
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(60)
+    text = log.read_text()
+    assert f"org_empty{port} (FALKORDB_URL) holds no components" in text, text
+    assert "blast-radius topology import FILE" in text
     assert serve.returncode == 0
 
 
