@@ -472,7 +472,11 @@ def topology_import(
     typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
 
 
-@topology_app.command("validate")
+@topology_app.command(
+    "validate",
+    help="Check sources as `import` would, without a database: every problem, with its "
+    "line; exit 2 if any.",
+)
 def topology_validate(
     paths: Annotated[list[Path], typer.Argument(help="Files to check, as for `import`.")],
     fmt: FormatOption = "auto",
@@ -496,7 +500,11 @@ def topology_validate(
         typer.echo(f"not mapped (never guessed): {line}")
 
 
-@topology_app.command("discover")
+@topology_app.command(
+    "discover",
+    help="Add the dependency edges and call rates the service-graph metrics show; retire the edges "
+    "discovery reported before that had no calls in the window.",
+)
 def topology_discover(
     prometheus: Annotated[
         str | None, typer.Option(help="Prometheus base URL (default PROMETHEUS_URL).")
@@ -555,7 +563,11 @@ def parse_time(command: str, text: str | None) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-@topology_app.command("changes")
+@topology_app.command(
+    "changes",
+    help="Record merged pull requests (GITHUB_TOKEN, read-only is enough) as changes of the "
+    "components whose paths they touched; authors as pseudonyms unless BLAST_PR_AUTHORS=login.",
+)
 def topology_changes(
     since: Annotated[str, typer.Option(help="Merged at or after (RFC 3339).")],
     repo: Annotated[str | None, typer.Option(help="owner/name (default GITHUB_REPO).")] = None,
@@ -591,7 +603,11 @@ def topology_changes(
         typer.echo(f"not mapped (never guessed): {line}")
 
 
-@topology_app.command("diff")
+@topology_app.command(
+    "diff",
+    help="Print what the sources have that a world file lacks (+) and the other way round (-), "
+    "without a database.",
+)
 def topology_diff(
     paths: Annotated[list[Path], typer.Argument(help="Sources to compare, as for `import`.")],
     against: Annotated[
@@ -614,7 +630,10 @@ def topology_diff(
         typer.echo(f"not mapped (never guessed): {line}")
 
 
-@app.command()
+@app.command(
+    help="Print who is on call for each team at a time, and any team with nobody on call then or a "
+    "gap within the next 14 days (exit 1 if so)."
+)
 def oncall(
     at: Annotated[
         str | None,

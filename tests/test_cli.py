@@ -54,6 +54,12 @@ def test_help_is_for_users() -> None:
     done = cli("--help")
     assert done.returncode == 0 and "pages the on-call person" in done.stdout
     assert "Settings` is built" not in done.stdout  # the developers' docstring stays out
+    # a docstring as help keeps its line breaks in the command list: every command says
+    # its help in one string
+    from gateway.cli import app, topology_app
+
+    for command in app.registered_commands + topology_app.registered_commands:
+        assert command.help and "\n" not in command.help, command.callback
 
 
 def test_a_database_that_does_not_answer_is_one_line_for_every_command(tmp_path: Path) -> None:
