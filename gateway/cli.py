@@ -656,7 +656,7 @@ def oncall(
             for name in [tenant] if tenant else settings.tenants:
                 graph = runtime.store.graph(graph_name(name))
                 found = coverage(graph, when)
-                typer.echo(f"{graph_name(name)} at {when.isoformat()}:")
+                typer.echo(f"{graph_name(name)} at {when.astimezone(UTC):%Y-%m-%d %H:%M UTC}:")
                 for team in found:
                     mark = " (default team)" if team.is_default else ""
                     who = ", ".join(team.on_call) or "NOBODY"

@@ -95,6 +95,14 @@ def test_a_file_that_cannot_be_read_is_one_line(tmp_path: Path, falkordb: Embedd
     assert str(folder) in done.stderr.strip().splitlines()[-1]
 
 
+def test_oncall_prints_the_time_asked_in_utc_to_the_minute(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    done = cli("oncall", "--at", "2099-12-24T03:00:07.25+01:00", FALKORDB_URL=falkordb.url,
+               BLAST_DEFAULT_TENANT=tenant, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
+    assert done.stdout.splitlines()[0] == f"org_{tenant} at 2099-12-24 02:00 UTC:", done.stdout
+
+
 def test_incidents_and_incident_read_the_graph(
     falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
 ) -> None:
