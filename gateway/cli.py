@@ -662,6 +662,11 @@ def oncall(
                     who = ", ".join(team.on_call) or "NOBODY"
                     typer.echo(f"  {team.team}{mark}: {who}")
                 problems += [f"{name}: {p}" for p in coverage_problems(found, when)]
+                if not found:  # e.g. a misspelt --tenant, or another data folder
+                    problems.append(
+                        f"{name}: {graph_name(name)} has no teams (load a world with "
+                        "`blast-radius topology import FILE`)"
+                    )
     except (GraphUnavailable, SchemaFailed) as exc:
         typer.echo(f"oncall: {exc}", err=True)
         raise typer.Exit(1) from exc

@@ -101,6 +101,10 @@ def test_oncall_prints_the_time_asked_in_utc_to_the_minute(
     done = cli("oncall", "--at", "2099-12-24T03:00:07.25+01:00", FALKORDB_URL=falkordb.url,
                BLAST_DEFAULT_TENANT=tenant, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
     assert done.stdout.splitlines()[0] == f"org_{tenant} at 2099-12-24 02:00 UTC:", done.stdout
+    typo = cli("oncall", "--tenant", "nosuch", FALKORDB_URL=falkordb.url,
+               BLAST_DEFAULT_TENANT=tenant, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
+    assert typo.returncode == 1, typo
+    assert "PROBLEM  nosuch: org_nosuch has no teams" in typo.stdout, typo
 
 
 def test_incidents_and_incident_read_the_graph(
