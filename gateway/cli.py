@@ -43,6 +43,7 @@ from gateway import __version__
 from gateway.demo import elapsed, run_demo, table
 from gateway.doctor import check_default_route, receiver_snippet, run_checks
 from gateway.incident_text import incident_report, incident_table
+from gateway.incident_views import loads
 from gateway.logs import configure_logging
 from gateway.runtime import ConfigError, Runtime, is_loopback, writable_folder
 from gateway.sdnotify import notify
@@ -728,11 +729,17 @@ def incident(
     settings = load_settings(data_dir=data_dir)
     with Runtime(settings) as runtime:
         assert runtime.store is not None
-        found = incident_detail(runtime.store.graph(_tenant_graph(runtime, tenant)), incident_id)
+        graph = runtime.store.graph(_tenant_graph(runtime, tenant))
+        found = incident_detail(graph, incident_id)
+        row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
     if found is None:
         typer.echo(f"no incident {incident_id!r}", err=True)
         raise typer.Exit(1)
-    typer.echo(json.dumps(found, indent=2) if as_json else incident_report(found))
+    paged = loads(row["result"]) if row else None
+    if as_json:
+        typer.echo(json.dumps(found, indent=2))
+    else:
+        typer.echo(incident_report(found, paged if isinstance(paged, dict) else None))
 
 
 def failure_line(exc: BaseException) -> str | None:

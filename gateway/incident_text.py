@@ -35,8 +35,9 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
     )  # fmt: skip
 
 
-def incident_report(found: dict[str, Any]) -> str:
-    """One incident (`gateway.status.incident_detail`) as a few readable sections."""
+def incident_report(found: dict[str, Any], paged: dict[str, Any] | None = None) -> str:
+    """One incident (`gateway.status.incident_detail`) as a few readable sections; `paged`
+    (`{person, team, channel}`, as the web page shows it) says who its page went to."""
     finding = found["finding"] or {}
     lines = [
         f"{found['id']}  {found['title']}",
@@ -47,6 +48,9 @@ def incident_report(found: dict[str, Any]) -> str:
     ]
     if finding:
         lines.append(f"finding: {finding['summary']}")
+    if paged:
+        where = ", ".join(str(p) for p in (paged.get("team"), paged.get("channel")) if p)
+        lines.append(f"paged: {paged.get('person') or 'nobody on call'} ({where})")
     lines.append(f"\nalerts ({len(found['alerts'])}):")
     lines += [
         f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or '(unknown component)'}"

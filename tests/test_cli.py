@@ -125,6 +125,11 @@ def test_incidents_and_incident_read_the_graph(
     shown = cli("incident", opened, **env)
     assert shown.returncode == 0 and shown.stdout.startswith(f"{opened}  HighErrorRate")
     assert "firing   HighErrorRate on payment" in shown.stdout
+    assert "\npaged: " not in shown.stdout  # no worker has sent the page yet
+    assert cli("worker", "--burst", "--quiet", **env).returncode == 0
+    shown = cli("incident", opened, **env)
+    paged = [line for line in shown.stdout.splitlines() if line.startswith("paged: ")]
+    assert len(paged) == 1 and paged[0].endswith(")"), shown.stdout  # person (team, channel)
     assert json.loads(cli("incident", opened, "--json", **env).stdout)["id"] == opened
     missing = cli("incident", "inc-nope", **env)
     assert missing.returncode == 1 and "no incident 'inc-nope'" in missing.stderr
