@@ -130,6 +130,13 @@ class TaskRun:
         }  # fmt: skip
         self.resumed_steps = len(self._stored)
 
+    def next_stored(self) -> str | None:
+        """The tool of the stored step the next `step` call would return (an earlier attempt
+        got that far), or None: the next step runs now. A caller may take a branch that is not
+        a step only where no earlier attempt went on (see `agents.investigator`)."""
+        stored = self._stored.get(self._n + 1)
+        return None if stored is None else str(stored["tool"])
+
     @property
     def fence(self) -> dict[str, Any]:
         """The parameters every fenced query takes."""

@@ -266,14 +266,20 @@ class Investigator:
     ) -> tuple[Decision, str, ModelFinding | None] | None:
         """The model planner's turn (agents/model_planner.py) when it is configured and the
         finding so far is unsure: `(decision, planner, the model's finding or None)`; the
-        decision so far when no model runs or none could answer. None: the task was paused."""
-        if self.model is None or not self.model.wanted(
-            planner, decision.root_cause, decision.confidence
-        ):
+        decision so far when no model runs or none could answer. None: the task was paused.
+
+        A model's finding that already saw these alerts stands before the rules' confidence is
+        weighed: after a split (issue #10) the rules are sure only because the model's answer
+        sent the alerts it did not explain away, and a rules finding would hide that a model
+        broke the tie (confident and wrong is the worst outcome, DESIGN.md §4b)."""
+        if self.model is None:
             return decision, planner, None
-        reused = self._model_finding_seen(task, len(ev.alerts))
-        if reused is not None:
-            return reused
+        if planner != "memory":
+            reused = self._model_finding_seen(task, len(ev.alerts))
+            if reused is not None:
+                return reused
+        if not self.model.wanted(planner, decision.root_cause, decision.confidence):
+            return decision, planner, None
         rules = {"planner": planner, "root_cause": decision.root_cause,
                  "candidates": decision.candidates, "confidence": decision.confidence,
                  "summary": decision.summary, "ruled_out": decision.ruled_out}  # fmt: skip
@@ -295,17 +301,31 @@ class Investigator:
         self, task: TaskRun, alerts: int
     ) -> tuple[Decision, str, ModelFinding] | None:
         """On a re-investigation, the model's finding of an earlier investigation that already
-        saw all `alerts` (they arrived in one batch): reused, so no model is asked twice about
-        the same alerts. None otherwise."""
+        saw all `alerts` (they arrived in one batch), or all the incident still holds (some
+        left in a split): reused, so no model is asked twice about the same alerts. None
+        otherwise.
+
+        A reuse is a Step; a miss is not, so a task paused before any model answered looks
+        again when it resumes (the investigation paused with it may have answered meanwhile),
+        while one whose earlier attempt began a conversation resumes that conversation."""
         if task.claim.kind != "reinvestigate":
             return None
         incident_id = task.claim.incident_id
-        row = task.step(
-            "model_finding", {"incident_id": incident_id},
-            lambda: task.graph.one("model_finding", {"incident_id": incident_id}),
-        )  # fmt: skip
-        if row is None or int(row["alerts_seen"]) < alerts:
-            return None
+        args = {"incident_id": incident_id}
+        earlier = task.next_stored()
+        if earlier is None:
+            row = task.graph.one("model_finding", args)
+            # `alerts` is what this task read first (a resumed task replays it): after a split
+            # since, the incident holds fewer, and those are what the finding must have seen.
+            if row is None or int(row["alerts_seen"]) < min(alerts, int(row["alerts_now"])):
+                return None
+            task.step("model_finding", args, lambda: row)
+        elif earlier == "model_finding":
+            row = task.step("model_finding", args, lambda: None)  # the stored row, reused
+            if row is None:
+                return None
+        else:
+            return None  # an earlier attempt began its own conversation: that one resumes
         opinion = json.loads(row["second_opinion_json"] or "null")
         found = ModelFinding(
             row["root_cause"], list(row["candidates"]), float(row["confidence"]),

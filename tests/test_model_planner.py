@@ -1,8 +1,9 @@
 """The model planner end to end: the real `anthropic` SDK against the local Messages API stand-in
 (tests/anthropic_api.py), the real gateway, workers and FalkorDB.
 
-The incident: three alerts on frontend (the loudest) and one on accounting in the demo world,
-which the rules leave inconclusive (checkout, orders and postgres explain both equally).
+The incident: three alerts on checkout (the loudest) and one each on currency and payment in the
+demo world, which the rules leave inconclusive (checkout calls both: currency and payment each
+explain checkout and themselves, 2 of 3 alerting components).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from tests.anthropic_api import (
 )
 from tests.conftest import Gateway, make_settings
 
-GRAPH_CAUSES = {"checkout", "orders", "postgres"}
+GRAPH_CAUSES = {"currency", "payment"}
 
 
 @pytest.fixture
@@ -70,10 +71,11 @@ def start(
 
 
 def fire(gw: Gateway, minutes_ago: int = 30) -> str:
-    """The loud-frontend incident (module docstring); returns its id, agents not run yet."""
+    """The loud-checkout incident (module docstring); returns its id, agents not run yet."""
     at = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=minutes_ago)
-    named = [("ServiceLatencySLOBreach", "frontend"), ("HighErrorRate", "frontend"),
-             ("HighLatencyP99", "frontend"), ("ErrorLogRateHigh", "accounting")]  # fmt: skip
+    named = [("ServiceLatencySLOBreach", "checkout"), ("HighErrorRate", "checkout"),
+             ("HighLatencyP99", "checkout"), ("ErrorLogRateHigh", "currency"),
+             ("HighErrorRate", "payment")]  # fmt: skip
     alerts = [
         {"status": "firing", "labels": {"alertname": name, "service": service,
                                         "severity": "critical"},
@@ -99,6 +101,17 @@ def submit(cause: str | None, confidence: float = 0.8, summary: str = "because")
 
 def pushed_back(body: dict[str, Any]) -> bool:
     return any("graph disagrees" in str(r["content"]) for r in last_tool_results(body))
+
+
+def sent(gw: Gateway, incident_id: str, kind: str = "notification") -> list[dict[str, Any]]:
+    """What the responder sent about one incident (`notification` = the page, or `ticket`)."""
+    return [e for e in gw.outbox if e["kind"] == kind and e["incident_id"] == incident_id]
+
+
+def split_off(gw: Gateway, incident_id: str) -> list[dict[str, Any]]:
+    """The details of the incidents other than `incident_id` (alerts split away from it)."""
+    rows = gw.http.get("/api/v1/incidents").json()["incidents"]
+    return [detail(gw, r["id"]) for r in rows if r["id"] != incident_id]
 
 
 def metric(gw: Gateway, series: str) -> float:
@@ -131,8 +144,8 @@ def test_a_model_blaming_the_loudest_service_is_sent_back_once_with_numbers(
         if model_turns(body) == 0:
             return tool_use("coverage_walk", {})
         if pushed_back(body) and not insists:
-            return submit("postgres", 0.7, "postgres explains both alerting components")
-        return submit("frontend", 0.9, "frontend raises the most alerts")
+            return submit("payment", 0.7, "payment explains checkout and itself")
+        return submit("checkout", 0.9, "checkout raises the most alerts")
 
     claude.brain = brain
     gw = start()
@@ -142,67 +155,82 @@ def test_a_model_blaming_the_loudest_service_is_sent_back_once_with_numbers(
     finding = found["finding"]
     assert finding["planner"] == "model" and finding["model"] == "haiku"
     opinion = finding["second_opinion"]
-    assert opinion["model"] == {"cause": "frontend", "covers": ["frontend"], "fail_ratio": None}
+    assert opinion["model"] == {"cause": "checkout", "covers": ["checkout"], "fail_ratio": None}
     assert opinion["graph"]["cause"] in GRAPH_CAUSES
-    assert opinion["graph"]["covers"] == ["accounting", "frontend"]
+    assert opinion["graph"]["covers"] == sorted(["checkout", opinion["graph"]["cause"]])
     # the pushback carried the numbers, once
     pushback = [r for c in claude.calls for r in last_tool_results(c.body)
                 if "graph disagrees" in str(r["content"])]  # fmt: skip
     assert len(pushback) == 1, [(c.model, c.status, len(c.body["messages"])) for c in claude.calls]
-    assert "frontend explains 1 of 2 alerting components (frontend)" in pushback[0]["content"]
-    assert f"{opinion['graph']['cause']} explains 2 of 2" in pushback[0]["content"]
+    assert "checkout explains 1 of 3 alerting components (checkout)" in pushback[0]["content"]
+    assert f"{opinion['graph']['cause']} explains 2 of 3" in pushback[0]["content"]
     assert len(claude.answered()) == 3
     if insists:
-        assert found["root_cause"] == "frontend"
+        assert found["root_cause"] == "checkout"
         assert opinion["outcome"] == "model overrode the graph"
         assert finding["confidence"] == 0.5  # an override keeps at most 0.5
         assert "model overrode the graph" in finding["summary"]
+        # checkout calls both: a dependency path explains their alerts, nothing splits
+        assert split_off(gw, incident_id) == []
     else:
-        assert found["root_cause"] == "postgres"
+        assert found["root_cause"] == "payment"
         assert opinion["outcome"] in ("model took the graph's answer", "model changed its answer")
         assert finding["confidence"] == 0.7
+        # no dependency path from currency to payment: its alert left for its own incident,
+        # which the rules settle (issue #10)
+        (moved,) = split_off(gw, incident_id)
+        assert [a["component"] for a in moved["alerts"]] == ["currency"]
+        assert (moved["root_cause"], moved["finding"]["planner"]) == ("currency", "rules")
     # the page says a model was involved
-    (page,) = [e for e in gw.outbox if e["kind"] == "notification"]
-    (ticket,) = [e for e in gw.outbox if e["kind"] == "ticket"]
-    for sent in (page, ticket):
-        assert "[model haiku; second opinion: " in sent["text"]
+    (page,) = sent(gw, incident_id)
+    (ticket,) = sent(gw, incident_id, "ticket")
+    for message in (page, ticket):
+        assert "[model haiku; second opinion: " in message["text"]
     assert metric(gw, 'blast_model_calls_total{model="haiku",outcome="ok"}') == 3
     tokens_in = sum(c.input_tokens for c in claude.answered())
     assert metric(gw, 'blast_model_tokens_total{direction="input",model="haiku"}') == tokens_in
-    # two decisions (the alert on accounting joined later: a re-investigation), one conversation:
-    # the re-investigation saw no new alert and reused the model's finding
-    assert metric(gw, 'blast_planner_calls_total{planner="model"}') == 2
+    # three decisions (the alerts on currency and payment joined later: two re-investigations)
+    # and, after a split, a fourth (the incident kept fewer alerts); one conversation: each
+    # re-investigation saw no new alert and reused the model's finding
+    assert metric(gw, 'blast_planner_calls_total{planner="model"}') == (3 if insists else 4)
 
 
 def test_an_answer_the_graph_agrees_with_is_accepted_at_once(
     start: Callable[..., Gateway], claude: AnthropicAPI
 ) -> None:
-    claude.brain = lambda body: submit("postgres", 0.8, "accounting and frontend both need it")
+    claude.brain = lambda body: submit("payment", 0.8, "checkout's calls into payment fail")
     gw = start()
     incident_id = fire(gw)
     gw.drain()
     found = detail(gw, incident_id)
     finding = found["finding"]
-    assert found["root_cause"] == "postgres"
+    assert found["root_cause"] == "payment"
     assert finding["second_opinion"]["outcome"] == "agreed"
     assert len(claude.answered()) == 1
+    # currency's alert left (no dependency path to payment); with the rest, the rules alone
+    # would now be sure of payment (0.9), but only because the model's answer sent currency
+    # away: the model's finding stands, and so does the page saying so
+    assert (finding["planner"], finding["confidence"]) == ("model", 0.8)
+    (moved,) = split_off(gw, incident_id)
+    assert [a["component"] for a in moved["alerts"]] == ["currency"]
+    (page,) = sent(gw, incident_id)
+    assert "[model haiku; second opinion: agreed]" in page["text"]
 
 
 def test_stronger_edge_evidence_on_an_equally_covering_candidate_sends_the_answer_back(
     start: Callable[..., Gateway], claude: AnthropicAPI, tmp_path: Path
 ) -> None:
-    # A real Prometheus: 15 min ago, 45 % of accounting's calls into postgres began to fail.
+    # A real Prometheus: 15 min ago, 45 % of checkout's calls into payment began to fail.
     edges = [
-        Edge("frontend", "checkout"), Edge("frontend", "product-catalog"),
-        Edge("product-catalog", "postgres", connection_type="database"),
-        Edge("accounting", "postgres", fail_after=0.45, connection_type="database"),
+        Edge("frontend", "checkout"), Edge("checkout", "currency"),
+        Edge("checkout", "payment", fail_after=0.45),
     ]  # fmt: skip
     prometheus = PrometheusServer(tmp_path / "prometheus", edges, int(time.time()) - 15 * 60)
 
     def brain(body: dict[str, Any]) -> Reply | Error:
         if pushed_back(body):
-            return submit("postgres", 0.8, "calls into postgres fail")
-        return submit("checkout", 0.8, "checkout publishes what accounting reads")
+            return submit("payment", 0.8, "calls into payment fail")
+        return submit("currency", 0.8, "checkout converts every price through currency")
 
     claude.brain = brain
     try:
@@ -213,18 +241,18 @@ def test_stronger_edge_evidence_on_an_equally_covering_candidate_sends_the_answe
         prometheus.stop()
     found = detail(gw, incident_id)
     opinion = found["finding"]["second_opinion"]
-    assert found["root_cause"] == "postgres"
+    assert found["root_cause"] == "payment"
     assert opinion["outcome"] == "model took the graph's answer"
-    assert opinion["model"]["cause"] == "checkout"
-    assert opinion["model"]["covers"] == ["accounting", "frontend"]
-    assert opinion["graph"]["cause"] == "postgres"
+    assert opinion["model"]["cause"] == "currency"
+    assert opinion["model"]["covers"] == ["checkout", "currency"]
+    assert opinion["graph"]["cause"] == "payment"
     # the incident window also holds minutes before the fault: the ratio is diluted, still > 10 %
     ratio = opinion["graph"]["fail_ratio"]
     assert 0.1 < ratio <= 0.45 and opinion["model"]["fail_ratio"] in (None, 0.0)
     (pushback,) = [r["content"] for c in claude.calls for r in last_tool_results(c.body)
                    if "graph disagrees" in str(r["content"])]  # fmt: skip
-    assert "checkout explains 2 of 2 alerting components" in pushback
-    graph_side = "postgres explains 2 of 2 alerting components (accounting, frontend)"
+    assert "currency explains 2 of 3 alerting components" in pushback
+    graph_side = "payment explains 2 of 3 alerting components (checkout, payment)"
     assert f"{graph_side}; calls into it fail {ratio:.0%}" in pushback
 
 
@@ -235,7 +263,7 @@ def test_529_on_the_first_model_then_the_second_answers(
     start: Callable[..., Gateway], claude: AnthropicAPI
 ) -> None:
     claude.fail("haiku", Error(529, "overloaded_error"))
-    claude.brain = lambda body: submit("postgres")
+    claude.brain = lambda body: submit("payment")
     gw = start()
     incident_id = fire(gw)
     gw.drain()
@@ -259,18 +287,19 @@ def test_429_on_every_model_pauses_and_resumes_without_repeating_a_tool_call(
         if turns == 0:
             return tool_use("coverage_walk", {})
         if turns == 1:
-            return tool_use("recent_changes", {"components": ["postgres", "checkout"]}, 1)
+            return tool_use("recent_changes", {"components": ["currency", "payment"]}, 1)
         if turns == 2 and body["model"] not in limited:  # the third call: rate limited once
             limited.add(body["model"])
             return Error(429, "rate_limit_error", retry_after=1)
-        return submit("postgres", 0.7, "postgres explains both")
+        return submit("payment", 0.7, "payment explains checkout and itself")
 
     claude.brain = brain
     gw = start()
     incident_id = fire(gw)
     gw.drain()  # burst: stops when the paused task is not claimable yet
     paused = detail(gw, incident_id)
-    # the re-investigation (accounting's alert joined) found every model cooling down too
+    # the re-investigations (the alerts on currency and payment joined) found every model
+    # cooling down too
     assert {t["kind"]: t["status"] for t in paused["tasks"]} == {
         "investigate": "paused",
         "reinvestigate": "paused",
@@ -282,12 +311,13 @@ def test_429_on_every_model_pauses_and_resumes_without_repeating_a_tool_call(
     before = steps(gw, incident_id)
     assert [s["tool"] for s in before].count("model") == 2
     assert metric(gw, 'blast_tasks_paused_total{kind="investigate"}') == 1
-    assert gw.runtime.pending_tasks() == 2
+    assert metric(gw, 'blast_tasks_paused_total{kind="reinvestigate"}') == 2
+    assert gw.runtime.pending_tasks() == 3
 
     time.sleep(1.2)  # the cooldown (retry-after: 1) ends
     gw.drain()
     found = detail(gw, incident_id)
-    assert found["root_cause"] == "postgres" and found["finding"]["planner"] == "model"
+    assert found["root_cause"] == "payment" and found["finding"]["planner"] == "model"
     (task,) = [t for t in found["tasks"] if t["kind"] == "investigate"]
     assert (task["status"], task["epoch"], task["attempts"]) == ("done", 2, 1)
     after = steps(gw, incident_id)
@@ -296,12 +326,15 @@ def test_429_on_every_model_pauses_and_resumes_without_repeating_a_tool_call(
     # the resumed attempt ran one model call and the second opinion, no earlier tool again
     assert [s["tool"] for s in resumed] == ["model", "coverage_walk", "walk_path"]
     calls = [(c.model, c.status) for c in claude.calls]
-    # paused re-investigation: no HTTP call while both models cooled down
+    # paused re-investigations: no HTTP call while both models cooled down
     assert calls[:5] == [("haiku", 200), ("haiku", 200), ("haiku", 429), ("sonnet", 429),
                          ("haiku", 200)]  # fmt: skip
     # the resumed conversation is the stored one: the same tool results, sent again verbatim
     assert claude.calls[4].body["messages"][:5] == claude.calls[2].body["messages"][:5]
-    assert len([e for e in gw.outbox if e["kind"] == "notification"]) == 1
+    # the paused re-investigations, resumed, found the model's finding and asked nobody
+    assert len(claude.calls) == 5
+    assert metric(gw, 'blast_planner_calls_total{planner="model"}') == 4
+    assert len(sent(gw, incident_id)) == 1
 
 
 def test_after_the_last_allowed_pause_the_rules_finding_stands_and_pages(
@@ -316,7 +349,8 @@ def test_after_the_last_allowed_pause_the_rules_finding_stands_and_pages(
     assert found["finding"]["planner"] == "rules" and found["root_cause"] is None
     assert {t["status"] for t in found["tasks"]} == {"done"}
     assert len([e for e in gw.outbox if e["kind"] == "notification"]) == 1
-    assert len(claude.calls) == 2  # the re-investigation asked nobody: both still cool down
+    assert split_off(gw, incident_id) == []  # inconclusive: no anchor, nothing split
+    assert len(claude.calls) == 2  # the re-investigations asked nobody: both still cool down
 
 
 # --- budget, bad calls, bad key -------------------------------------------------------------------
@@ -327,8 +361,8 @@ def test_at_the_step_budget_only_the_final_tool_is_offered(
 ) -> None:
     def brain(body: dict[str, Any]) -> Reply | Error:
         if body["tool_choice"].get("name") == "submit_finding":
-            return submit(None, 0.3, "cannot separate checkout, orders and postgres")
-        return tool_use("neighbours", {"component": "frontend"}, model_turns(body))
+            return submit(None, 0.3, "cannot separate currency and payment")
+        return tool_use("neighbours", {"component": "checkout"}, model_turns(body))
 
     claude.brain = brain
     gw = start(model_max_steps=3)
@@ -351,7 +385,7 @@ def test_an_unknown_tool_or_bad_arguments_are_error_results_not_a_crash(
     script = [
         tool_use("run_cypher", {"query": "MATCH (n) DETACH DELETE n"}, 0),
         tool_use("neighbours", {"component": 5, "graph": "org_other"}, 1),
-        submit("postgres"),
+        submit("payment"),
     ]
     claude.brain = lambda body: script[model_turns(body)]
     gw = start()
@@ -361,7 +395,7 @@ def test_an_unknown_tool_or_bad_arguments_are_error_results_not_a_crash(
     assert unknown["is_error"] and "unknown tool 'run_cypher'" in unknown["content"]
     assert bad["is_error"] and "invalid arguments for neighbours" in bad["content"]
     assert "component" in bad["content"] and "graph" in bad["content"]
-    assert detail(gw, incident_id)["root_cause"] == "postgres"
+    assert detail(gw, incident_id)["root_cause"] == "payment"
     assert gw.runtime.store is not None
     graph = gw.runtime.store.graph(f"org_{gw.runtime.settings.default_tenant}")
     assert graph.one("world_counts")["components"] > 30
@@ -390,15 +424,24 @@ def test_a_bad_key_is_a_clear_error_and_the_rules_finding_pages(
 def test_memory_that_settles_the_incident_makes_no_model_call(
     start: Callable[..., Gateway], claude: AnthropicAPI
 ) -> None:
+    claude.brain = lambda body: submit("currency", 0.9, "currency alerts alone")
     gw = start(planner="model")  # even "always": memory's findings need no model
-    playbook = {"id": "pg", "title": "postgres under both", "component": "postgres",
-                "checks": [{"type": "no_recent_change"}]}  # fmt: skip
+    playbook = {"id": "pay", "title": "payment under checkout", "component": "payment",
+                "checks": [{"type": "alert_firing", "alertname": "HighErrorRate"},
+                           {"type": "no_recent_change"}]}  # fmt: skip
     assert gw.http.post("/api/v1/playbooks", json=playbook).status_code == 201
     incident_id = fire(gw)
     gw.drain()
     found = detail(gw, incident_id)
-    assert (found["root_cause"], found["finding"]["planner"]) == ("postgres", "memory")
-    assert claude.calls == []
+    assert (found["root_cause"], found["finding"]["planner"]) == ("payment", "memory")
+    # currency's alert left for an incident of its own (no dependency path to payment), whose
+    # rules finding "always" sends to a model: the only conversation is about that one
+    (moved,) = split_off(gw, incident_id)
+    assert [a["component"] for a in moved["alerts"]] == ["currency"]
+    assert (moved["root_cause"], moved["finding"]["planner"]) == ("currency", "model")
+    briefs = [c.body["messages"][0]["content"] for c in claude.calls]
+    assert len(briefs) == 1 and "- currency: ErrorLogRateHigh" in briefs[0]
+    assert "checkout" not in briefs[0] and "payment" not in briefs[0]
 
 
 def test_a_confident_rules_finding_asks_no_model_unless_told_to(
