@@ -61,8 +61,12 @@ def alert(service: str, n: int, starts: datetime) -> dict[str, Any]:
     """One firing alert on `service`, instance `n` (its own fingerprint)."""
     return {
         "status": "firing",
-        "labels": {"alertname": "HighErrorRate", "service": service, "severity": "critical",
-                   "instance": f"{service}-{n}"},  # fmt: skip
+        "labels": {
+            "alertname": "HighErrorRate",
+            "service": service,
+            "severity": "critical",
+            "instance": f"{service}-{n}",
+        },
         "annotations": {"summary": f"errors on {service} instance {n}"},
         "startsAt": rfc3339(starts + timedelta(milliseconds=n)),
         "endsAt": "0001-01-01T00:00:00Z",
@@ -100,8 +104,13 @@ def main() -> int:
     rows: list[tuple[str, int, float, float, float, float]] = []
     with tempfile.TemporaryDirectory(prefix="storm-") as tmp:
         settings = Settings.model_validate(
-            {"data_dir": Path(tmp), "default_tenant": TENANT, "port": 0, "workers": 0,
-             "incident_window_s": 600}  # fmt: skip
+            {
+                "data_dir": Path(tmp),
+                "default_tenant": TENANT,
+                "port": 0,
+                "workers": 0,
+                "incident_window_s": 600,
+            }
         )
         runtime = Runtime(settings)
         store = runtime.open()
@@ -122,7 +131,7 @@ def main() -> int:
                     starts = START + timedelta(hours=2 + i)
                     group = [alert(services[(i + k) % len(services)], 10_000 + i * 100 + k, starts)
                              for k in range(args.per_small)]  # fmt: skip
-                    smalls.append(json.dumps(body(group, f"{{}}:{{storm=\"{i}\"}}")).encode())
+                    smalls.append(json.dumps(body(group, f'{{}}:{{storm="{i}"}}')).encode())
                 before, began = queries(url), time.perf_counter()
                 with ThreadPoolExecutor(args.concurrency) as pool:
                     done = list(pool.map(lambda p: timed_post(http, p), smalls))
