@@ -291,8 +291,9 @@ KEY_PARAMS = frozenset(
         "decision_id", "finding_id",
     }
 )  # fmt: skip
-#: List parameters of dicts whose field becomes a unique property (Component.name on import).
-KEY_FIELDS = {"components": "name"}
+#: List parameters of dicts whose field becomes a unique property (Component.name on import,
+#: Alert.key in batched triage).
+KEY_FIELDS = {"components": "name", "alerts": "key"}
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 

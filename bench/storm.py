@@ -5,13 +5,16 @@ is measured) on an embedded FalkorDB in a temporary data folder with the OpenTel
 world, then posts Alertmanager v4 notifications and prints one table:
 
 - `big`: one notification of `--big` firing alerts spread over the demo components (one
-  groupKey, start times within the correlation window), and `big resend`: the same body again
-  (Alertmanager resends a notification it thinks failed, and repeats every `repeat_interval`);
+  groupKey, start times within the correlation window), `big resend`: the same body again
+  (Alertmanager resends a notification it thinks failed, and repeats every `repeat_interval`),
+  and `big resolve`: all of them resolved (the storm ends);
 - `small`: `--small` notifications of `--per-small` alerts each, `--concurrency` at a time,
   each on its own group of components and its own hour (so each opens its own incidents).
 
 Columns: alerts/s (accepted alerts over wall time), webhook p50/p99 (the sender's round trip),
 and `queries/alert`: GRAPH.QUERY calls the server counted (`INFO commandstats`) per alert.
+Exits 1 when an accepted alert is missing from the graph, or a resolved one has no
+`notify_cleared` task.
 """
 
 from __future__ import annotations
@@ -120,8 +123,13 @@ def main() -> int:
         try:
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as http:
                 big = [alert(services[n % len(services)], n, START) for n in range(args.big)]
-                payload = json.dumps(body(big, '{}:{alertname="HighErrorRate"}')).encode()
-                for name in ("big", "big resend"):
+                group = '{}:{alertname="HighErrorRate"}'
+                firing = json.dumps(body(big, group)).encode()
+                ended = [a | {"status": "resolved", "endsAt": rfc3339(START + timedelta(hours=1))}
+                         for a in big]  # fmt: skip
+                resolve = json.dumps(body(ended, group)).encode()
+                for name, payload in (("big", firing), ("big resend", firing),
+                                      ("big resolve", resolve)):  # fmt: skip
                     before = queries(url)
                     ms, accepted = timed_post(http, payload)
                     rows.append((name, accepted, accepted / ms * 1000, ms, ms,
@@ -141,13 +149,18 @@ def main() -> int:
                 rows.append((f"small x{args.small}", accepted, accepted / wall,
                              quantile(times, 0.5), quantile(times, 0.99),
                              (queries(url) - before) / max(accepted, 1)))  # fmt: skip
+            graph = store.graph(graph_name(TENANT))
+            stored = sum(len(r["fingerprints"]) for r in graph.rows("bench_incident_groups"))
+            cleared = (graph.one("bench_cleared_tasks") or {"n": 0})["n"]
         finally:
             runtime.close()
     print(f"{'delivery':<14} {'alerts':>7} {'alerts/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
           f"{'queries/alert':>14}")  # fmt: skip
     for name, accepted, rate, p50, p99, per in rows:
         print(f"{name:<14} {accepted:>7} {rate:>9.0f} {p50:>8.0f} {p99:>8.0f} {per:>14.2f}")
-    return 0
+    lost = args.big + args.small * args.per_small - stored
+    print(f"lost alerts: {lost}, resolved without a notify_cleared task: {args.big - cleared}")
+    return 1 if lost or cleared != args.big else 0
 
 
 if __name__ == "__main__":
