@@ -2,7 +2,7 @@
 
 An incident resolved (or merged) more than `BLAST_RETENTION_DAYS` days ago is trimmed once
 (`cypher/trim_incidents.cypher`): its alerts' labels, annotations and values become empty, its
-finished tasks' step results are dropped except who was paged. Its cause, finding, verdicts,
+finished tasks' steps (with their stored results) are deleted except who was paged. Its cause, finding, verdicts,
 actions and alerts stay, so recall of past incidents and the learner still work, and the web
 and CLI views still show it (with fewer details). `serve` runs it on a schedule
 (gateway/upkeep.py). Why: in an organisation with 100,000 stored incidents these fields are

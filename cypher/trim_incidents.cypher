@@ -1,8 +1,8 @@
 // Retention (agents/retention.py): up to $limit incidents resolved (or merged) before $before_ms
 // (ms since the epoch) and not trimmed yet lose their bulky fields: their alerts' labels,
-// annotations and values, and the stored results of their finished tasks' steps, except the
-// respond steps that say who was paged (`response_context`, `route_new_cause`), which the
-// incident's page still shows. Cause, finding, verdicts, actions and the alerts themselves
+// annotations and values become empty, and their finished tasks' steps (each a node with its
+// stored result: most of an old incident's memory) are deleted, except the respond steps that
+// say who was paged (`response_context`, `route_new_cause`), which the incident's page shows. Cause, finding, verdicts, actions and the alerts themselves
 // stay, so memory (past incidents, verdicts) still works. Selected first, then written (LIMIT
 // does not limit an eager write, FalkorDB 4.16). Returns the ids trimmed.
 MATCH (i:Incident)
@@ -16,8 +16,7 @@ FOREACH (_ IN CASE WHEN a IS NULL THEN [] ELSE [1] END |
   SET a.labels_json = '{}', a.annotations_json = '{}', a.values_json = 'null')
 WITH DISTINCT i
 OPTIONAL MATCH (t:Task)-[:FOR]->(i) WHERE t.status IN ['done', 'failed']
-OPTIONAL MATCH (s:Step {task_id: t.id})
-  WHERE NOT s.tool IN ['response_context', 'route_new_cause'] AND s.result <> 'null'
-FOREACH (_ IN CASE WHEN s IS NULL THEN [] ELSE [1] END | SET s.result = 'null')
+OPTIONAL MATCH (s:Step)-[:OF]->(t) WHERE NOT s.tool IN ['response_context', 'route_new_cause']
+FOREACH (_ IN CASE WHEN s IS NULL THEN [] ELSE [1] END | DETACH DELETE s)
 WITH DISTINCT i
 RETURN i.id AS id

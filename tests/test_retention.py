@@ -53,8 +53,7 @@ def test_old_resolved_incidents_are_trimmed_once_and_keep_who_was_paged(
     assert trimmed["status"] == "resolved" and trimmed["fingerprint"]
     kept = graph.rows("incident_alerts", {"incident_id": young})[0]
     assert json.loads(kept["labels_json"])["service"] == "ad"
-    steps = graph.rows("incident_steps", {"incident_id": old})
-    assert steps and all(s["result"] == "null" for s in steps)
-    assert any(s["result"] != "null" for s in graph.rows("incident_steps", {"incident_id": young}))
+    assert graph.rows("incident_steps", {"incident_id": old}) == []  # the investigation's steps
+    assert len(graph.rows("incident_steps", {"incident_id": young})) > 2
     paged = graph.one("incident_paged", {"incident_id": old})
     assert paged is not None and json.loads(paged["result"])  # the page still names its people
