@@ -1,12 +1,12 @@
 """Retention: old incidents keep what memory needs and lose their bulky fields.
 
 An incident resolved (or merged) more than `BLAST_RETENTION_DAYS` days ago is trimmed once
-(`cypher/trim_incidents.cypher`): its alerts' labels, annotations and values become empty, its
-finished tasks' steps (with their stored results) are deleted except who was paged. Its cause, finding, verdicts,
-actions and alerts stay, so recall of past incidents and the learner still work, and the web
-and CLI views still show it (with fewer details). `serve` runs it on a schedule
-(gateway/upkeep.py). Why: in an organisation with 100,000 stored incidents these fields are
-most of the graph's memory (README "Memory").
+(`cypher/trim_incidents.cypher`): its alerts' labels, annotations and values become empty,
+its finished tasks' steps (with their stored results) are deleted except who was paged. Its
+cause, finding, verdicts, actions and alerts stay, so recall of past incidents and the learner
+still work, and the web and CLI views still show it (with fewer details). `serve` runs it on
+a schedule (gateway/upkeep.py). Why: with 100,000 stored incidents these fields are most of
+the graph's memory (README "Storms, round trips and memory").
 """
 
 from __future__ import annotations
