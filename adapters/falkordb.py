@@ -291,8 +291,9 @@ KEY_PARAMS = frozenset(
         "decision_id", "finding_id",
     }
 )  # fmt: skip
-#: List parameters of dicts whose field becomes a unique property (Component.name on import).
-KEY_FIELDS = {"components": "name"}
+#: List parameters of dicts whose field becomes a unique property (Component.name on import,
+#: Alert.key in batched triage).
+KEY_FIELDS = {"components": "name", "alerts": "key"}
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
@@ -455,6 +456,14 @@ class TenantGraph:
         return found
 
 
+#: The Redis list idle workers block on (`GraphStore.wake`, `wait_for_work`). One key for
+#: every tenant: a worker waits on it whatever tenants it serves, and in a cluster it lives on
+#: one shard (a multi-key BLPOP across slots is refused).
+WAKE_KEY = "blast-radius:wake"
+#: Wake-up tokens kept at most: enough for every idle worker, bounded when nobody is idle.
+WAKE_BACKLOG = 64
+
+
 class GraphStore:
     """The client side of FalkorDB: one connection pool, one `TenantGraph` per organisation.
 
@@ -503,6 +512,30 @@ class GraphStore:
         try:
             return bool(self._db.connection.ping())
         except (redis.RedisError, OSError):
+            return False
+
+    def wake(self, tokens: int = 1) -> None:
+        """Tell idle workers there may be work: push `tokens` (at most `WAKE_BACKLOG`) onto the
+        wake-up list (`WAKE_KEY`), which keeps its newest `WAKE_BACKLOG` entries. A token says
+        nothing about which task: the graph stays the only source of truth, and a lost token
+        only means a worker finds the task at its next slow poll. Never raises (logged)."""
+        try:
+            with self._db.connection.pipeline(transaction=False) as pipe:
+                pipe.rpush(WAKE_KEY, *["1"] * max(1, min(tokens, WAKE_BACKLOG)))
+                pipe.ltrim(WAKE_KEY, -WAKE_BACKLOG, -1)
+                pipe.execute()
+        except (redis.RedisError, OSError) as exc:
+            log.debug("could not wake the workers (they poll anyway): %s", exc)
+
+    def wait_for_work(self, timeout_s: float) -> bool:
+        """Block until a wake-up token arrives (True) or `timeout_s` (0.01-1 s) passes (False):
+        an idle worker's wait, which costs the database no graph query (Redis `BLPOP`). Never
+        raises: when the server does not answer it sleeps `timeout_s` and returns False."""
+        timeout_s = min(max(timeout_s, 0.01), 1.0)  # under the socket timeout
+        try:
+            return self._db.connection.blpop([WAKE_KEY], timeout=timeout_s) is not None
+        except (redis.RedisError, OSError):
+            time.sleep(timeout_s)
             return False
 
     def replicate(self, name: str, replicas: int, timeout_ms: int) -> int:

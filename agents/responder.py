@@ -78,14 +78,14 @@ class Responder:
         task. Raises `LeaseLost`, `GraphUnavailable` or `AdapterError` (the worker releases the
         task for a retry)."""
         graph, incident_id = task.graph, task.claim.incident_id
-        incident = graph.one("incident_get", {"incident_id": incident_id})
+        incident = graph.one("response_incident", {"incident_id": incident_id})  # one round trip
         if incident is None:
             task.complete("incident missing")
             return
         if incident["status"] == "merged":  # its alerts moved to another incident (triage)
             task.complete(f"merged into {incident['merged_into']}")
             return
-        alerts = graph.rows("incident_alerts", {"incident_id": incident_id})
+        alerts = sorted(incident.pop("alerts"), key=lambda a: (a["starts_at_ms"], a["key"]))
         if task.claim.kind == "respond":
             self._respond(task, incident, alerts)
         elif task.claim.kind == "notify_update":

@@ -85,18 +85,24 @@ class Links:
     down: list[str] = field(default_factory=list)
 
 
-def component_links(graph: TenantGraph, component: str, hops: int) -> Links:
-    """The `Links` of one component (`cypher/component_links.cypher`), `hops` 0-6."""
-    rows = graph.rows("component_links", {"component": component, "hops": hops})
-    links = Links()
+def component_links(graph: TenantGraph, components: list[str], hops: int) -> dict[str, Links]:
+    """The `Links` of each of `components` (`cypher/component_links.cypher`, one query),
+    `hops` 0-6."""
+    rows = (
+        graph.rows("component_links", {"components": components, "hops": hops})
+        if components
+        else []
+    )
+    found = {name: Links() for name in components}
     for row in sorted(rows, key=lambda r: (r["hops"], r["name"])):
+        links = found[row["origin"]]
         if row["way"] == "down" and row["name"] not in links.down:
             links.down.append(row["name"])
         if row["name"] not in links.names:
             links.names.append(row["name"])
             links.hops.append(int(row["hops"]))
             links.paths.append(" → ".join(row["path"]))
-    return links
+    return found
 
 
 @dataclass
@@ -152,61 +158,226 @@ def dependency_order(
     return [a for _, _, a in sorted(zip(keys, range(len(alerts)), alerts, strict=True))]
 
 
-def triage(
-    graph: TenantGraph,
-    alerts: list[NormalizedAlert],
-    window_ms: int,
-    hops: int = 2,
-) -> TriageReport:
-    """Write every alert of one delivery to the graph and attach it to an incident.
+#: Alerts per batched write (`triage_join`, `triage_known`): each write holds the graph's
+#: write lock, so a few hundred keep every other writer's wait short (DESIGN §5).
+BATCH = 250
 
-    `window_ms`: how far apart (by alert start time) an alert and an incident's opening may be to
-    join; `hops`: correlation reach along dependency edges (0-6).
-    Raises `GraphUnavailable` if the database cannot answer; alerts written before that stay
-    written, and the sender's retry is harmless.
+
+def alert_props(alert: NormalizedAlert, component: str | None) -> dict[str, object]:
+    """The properties an Alert node is created with (`received_at` is the server's clock)."""
+    return {
+        "fingerprint": alert.fingerprint,
+        "alertname": alert.alertname,
+        "severity": alert.severity,
+        "status": alert.status,
+        "starts_at": alert.starts_at,
+        "starts_at_ms": alert.starts_at_ms,
+        "ends_at_ms": alert.ends_at_ms,
+        "labels_json": json.dumps(alert.labels, sort_keys=True, ensure_ascii=False),
+        "annotations_json": json.dumps(alert.annotations, sort_keys=True, ensure_ascii=False),
+        "values_json": alert.values_json,
+        "generator_url": alert.generator_url,
+        "link": alert.link,
+        "group_key": alert.group_key,
+        "receiver": alert.receiver,
+        "source": alert.source,
+        "title": alert.title(),
+        "component": component,
+    }
+
+
+class Triage:
+    """One delivery's triage: the alerts in dependency order, written in as few queries as the
+    rules allow, with the outcome of `triage_alert` alert by alert:
+
+    - alerts already stored go in one `triage_known` write per batch;
+    - new firing alerts go in one `triage_join` write per batch (per component, or per
+      Alertmanager group for alerts on no component: `triage_join_group`) once an earlier alert
+      of that component (or group) in this delivery joined an open incident, and ran
+      `merge_bridged` for it. A batch writes its longest first part in which every alert goes
+      where `triage_alert` would have put it; such batches commute (each only adds alerts and
+      firing counts to an incident that already holds the component and the group, which
+      changes no other alert's choice);
+    - every other alert, and the first alert a batch could not take, is one `triage_alert`
+      write, after every pending batch of alerts before it; the alerts after it are batched
+      again. A `triage_known` batch is a barrier too: a resolve may close an incident a later
+      alert would have joined.
     """
-    report = TriageReport()
-    components = resolve_components(graph, alerts)
-    linked: dict[str, Links] = {}
-    for alert in alerts:
-        component = components[alert.key]
-        if component is not None and component not in linked:
-            linked[component] = component_links(graph, component, hops)
-    bridged: set[tuple[str | None, str]] = set()
-    for alert in dependency_order(alerts, components, linked):
-        component = components[alert.key]
+
+    def __init__(
+        self,
+        graph: TenantGraph,
+        components: dict[str, str | None],
+        linked: dict[str, Links],
+        window_ms: int,
+        batch: bool = True,
+    ) -> None:
+        self.batch = batch
+        self.graph = graph
+        self.components = components
+        self.linked = linked
+        self.window_ms = window_ms
+        self.report = TriageReport()
+        self.bridged: set[tuple[str | None, str]] = set()
+        #: component (or `group:<groupKey>`) -> the open incident its latest alert went to
+        self.anchor: dict[str, str] = {}
+        self.known_keys: set[str] = set()
+        #: pending batches by kind: ("known",), ("join", component, incident) or
+        #: ("group", group key, incident), of (position in the delivery, alert)
+        self.pending: dict[tuple[str, ...], list[tuple[int, NormalizedAlert]]] = {}
+
+    def kind(self, alert: NormalizedAlert, first_sight: bool) -> tuple[str, ...]:
+        """The batch `alert` can go in, or () when it needs `triage_alert` on its own."""
+        if not self.batch or not first_sight:
+            return ()  # a repeat within the delivery: its second copy sees the first
+        if alert.key in self.known_keys:
+            return ("known",)
+        if alert.status != "firing":
+            return ()
+        component = self.components[alert.key]
+        if component is None:
+            incident = self.anchor.get(f"group:{alert.group_key}")
+            return ("group", alert.group_key, incident) if incident and alert.group_key else ()
+        incident = self.anchor.get(component)
+        if incident is not None and (component, incident) in self.bridged:
+            return ("join", component, incident)
+        return ()
+
+    def run(self, ordered: list[NormalizedAlert], known: set[str]) -> TriageReport:
+        """Triage `ordered` (dependency order); `known`: keys stored before this delivery."""
+        self.known_keys = known
+        items, seen = [], set()
+        for n, alert in enumerate(ordered):
+            items.append((n, alert, alert.key not in seen))
+            seen.add(alert.key)
+        self.feed(items)
+        self.flush_all()
+        report = self.report
+        report.incidents = [i for i in report.incidents if i not in report.merged]
+        report.opened = [i for i in report.opened if i not in report.merged]
+        return report
+
+    def feed(self, items: list[tuple[int, NormalizedAlert, bool]], alone: int = -1) -> None:
+        """Queue or write `items` (position, alert, first sight of its key) in order; the item at
+        position `alone` is written on its own."""
+        for n, alert, first in items:
+            kind = () if n == alone else self.kind(alert, first)
+            if not kind:
+                self.flush_all()
+                self.one(alert)
+                continue
+            barrier = kind == ("known",)
+            if any((k == ("known",)) != barrier for k in self.pending):
+                self.flush_all()
+            batch = self.pending.setdefault(kind, [])
+            batch.append((n, alert))
+            if len(batch) >= BATCH:
+                self.flush(kind)
+
+    def flush_all(self) -> None:
+        """Write every pending batch (in the order they began)."""
+        while self.pending:
+            self.flush(next(iter(self.pending)))
+
+    def flush(self, kind: tuple[str, ...]) -> None:
+        """Write the pending batch of `kind`. When it stops short, the alerts it left and every
+        other pending alert are fed again in delivery order, its first one written alone."""
+        batch = self.pending.pop(kind)
+        alerts = [a for _, a in batch]
+        if kind[0] == "known":
+            done = self.known(alerts)
+            left = [(n, a) for n, a in batch if a.key not in done]
+        else:
+            if kind[0] == "join":
+                written = self.join(alerts, kind[1], kind[2])
+            else:
+                written = self.join_group(alerts, kind[1], kind[2])
+            left = batch[written:]
+        if not left:
+            return
+        others = [item for items in self.pending.values() for item in items]
+        self.pending = {}
+        again = sorted(others + left, key=lambda item: item[0])
+        self.feed([(n, a, True) for n, a in again], alone=left[0][0])
+
+    def known(self, batch: list[NormalizedAlert]) -> set[str]:
+        """`triage_known` on alerts already stored; the keys it wrote."""
+        params = [
+            {"key": a.key, "status": a.status, "ends_at_ms": a.ends_at_ms,
+             "annotations_json": json.dumps(a.annotations, sort_keys=True, ensure_ascii=False)}
+            for a in batch
+        ]  # fmt: skip
+        done: set[str] = set()
+        for row in self.graph.rows("triage_known", {"alerts": params}):
+            done.update(row["keys"])
+            self.report.accepted += len(row["keys"])
+            self.touched(row["incident_id"])
+            if row["closing"]:
+                self.report.resolved.append(row["incident_id"])
+        self.report.unmatched += [a.key for a in batch if a.key in done
+                                  and self.components[a.key] is None]  # fmt: skip
+        return done
+
+    def join(self, batch: list[NormalizedAlert], component: str, incident: str) -> int:
+        """`triage_join`: new firing alerts on `component` into `incident`; how many of the
+        first were written."""
+        links = self.linked[component]
+        if not links.names or links.names[0] != component:  # $via must be its own path
+            return 0
+        params = {
+            "incident_id": incident, "component": component, "near": links.names,
+            "down": links.down, "via": links.paths[0], "window_ms": self.window_ms,
+            "alerts": [{"key": a.key, "rank": severity_rank(a.severity),
+                        "props": alert_props(a, component)} for a in batch],
+        }  # fmt: skip
+        row = self.graph.one("triage_join", params)
+        written = int(row["written"]) if row else 0
+        if written:
+            self.report.accepted += written
+            self.touched(incident)
+        return written
+
+    def join_group(self, batch: list[NormalizedAlert], group: str, incident: str) -> int:
+        """`triage_join_group`: new firing alerts on no component into their group's
+        `incident`; how many of the first were written."""
+        params = {
+            "incident_id": incident, "group_key": group, "window_ms": self.window_ms,
+            "alerts": [{"key": a.key, "rank": severity_rank(a.severity),
+                        "props": alert_props(a, None)} for a in batch],
+        }  # fmt: skip
+        row = self.graph.one("triage_join_group", params)
+        written = int(row["written"]) if row else 0
+        self.report.unmatched += [a.key for a in batch[:written]]
+        if written:
+            self.report.accepted += written
+            self.touched(incident)
+        return written
+
+    def touched(self, incident: str) -> None:
+        """Note an incident this delivery touched (once)."""
+        if incident not in self.report.incidents:
+            self.report.incidents.append(incident)
+
+    def one(self, alert: NormalizedAlert) -> None:
+        """`triage_alert` on one alert, then `merge_bridged` once per component and incident."""
+        component = self.components[alert.key]
+        report = self.report
         if component is None:
             report.unmatched.append(alert.key)
-        links = linked[component] if component else Links()
-        row = graph.one(
+        links = self.linked[component] if component else Links()
+        props = alert_props(alert, component)
+        row = self.graph.one(
             "triage_alert",
             {
                 "key": alert.key,
-                "fingerprint": alert.fingerprint,
-                "alertname": alert.alertname,
-                "severity": alert.severity,
+                **{k: v for k, v in props.items() if k != "component"},
                 "severity_rank": severity_rank(alert.severity),
-                "status": alert.status,
-                "starts_at": alert.starts_at,
-                "starts_at_ms": alert.starts_at_ms,
-                "ends_at_ms": alert.ends_at_ms,
-                "labels_json": json.dumps(alert.labels, sort_keys=True, ensure_ascii=False),
-                "annotations_json": json.dumps(
-                    alert.annotations, sort_keys=True, ensure_ascii=False
-                ),
-                "values_json": alert.values_json,
-                "generator_url": alert.generator_url,
-                "link": alert.link,
-                "group_key": alert.group_key,
-                "receiver": alert.receiver,
-                "source": alert.source,
-                "title": alert.title(),
                 "component": component,
                 "near": links.names,
                 "near_hops": links.hops,
                 "near_paths": links.paths,
                 "down": links.down,
-                "window_ms": window_ms,
+                "window_ms": self.window_ms,
                 "new_incident_id": f"inc-{uuid.uuid4().hex[:12]}",
                 "new_task_id": f"task-{uuid.uuid4().hex}",
             },
@@ -216,19 +387,46 @@ def triage(
         report.accepted += 1
         bridge = (component, row["incident_id"])
         if (component and row["prev"] is None and not row["opened"]
-                and alert.status == "firing" and bridge not in bridged):  # fmt: skip
-            bridged.add(bridge)  # once per component and incident per delivery (storms)
-            report.merged += merge_bridged(graph, alert, row["incident_id"], component, links,
-                                           window_ms)  # fmt: skip
-        if row["incident_id"] not in report.incidents:
-            report.incidents.append(row["incident_id"])
+                and alert.status == "firing" and bridge not in self.bridged):  # fmt: skip
+            self.bridged.add(bridge)  # once per component and incident per delivery (storms)
+            report.merged += merge_bridged(self.graph, alert, row["incident_id"], component,
+                                           links, self.window_ms)  # fmt: skip
+        anchor = component if component is not None else f"group:{alert.group_key}"
+        if row["status"] == "firing" and row["prev"] is None:
+            self.anchor[anchor] = row["incident_id"]
+        else:
+            self.anchor.pop(anchor, None)
+        self.touched(row["incident_id"])
         if row["opened"]:
             report.opened.append(row["incident_id"])
         if row["closing"]:
             report.resolved.append(row["incident_id"])
-    report.incidents = [i for i in report.incidents if i not in report.merged]
-    report.opened = [i for i in report.opened if i not in report.merged]
-    return report
+
+
+def triage(
+    graph: TenantGraph,
+    alerts: list[NormalizedAlert],
+    window_ms: int,
+    hops: int = 2,
+    batch: bool = True,
+) -> TriageReport:
+    """Write every alert of one delivery to the graph and attach it to an incident.
+
+    `window_ms`: how far apart (by alert start time) an alert and an incident's opening may be to
+    join; `hops`: correlation reach along dependency edges (0-6); `batch`: False writes alert by
+    alert (`triage_alert` only: the reference the batched writes are tested against).
+    Queries: one to resolve components, one for their links, one to find stored alerts, then
+    `Triage`'s (one write per batch of a few hundred alerts in a storm, per alert otherwise).
+    Raises `GraphUnavailable` if the database cannot answer; alerts written before that stay
+    written, and the sender's retry is harmless.
+    """
+    components = resolve_components(graph, alerts)
+    named = [c for c in dict.fromkeys(components[a.key] for a in alerts) if c is not None]
+    linked = component_links(graph, named, hops)
+    keys = sorted({a.key for a in alerts})
+    known = {r["key"] for r in graph.rows("known_alerts", {"keys": keys})} if keys else set()
+    ordered = dependency_order(alerts, components, linked)
+    return Triage(graph, components, linked, window_ms, batch).run(ordered, known)
 
 
 def merge_bridged(

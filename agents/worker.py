@@ -107,6 +107,7 @@ class Worker:
         metrics: Metrics | None = None,
         hooks: StepHooks | None = None,
         shutdown_grace_s: float = 10.0,
+        idle_poll_s: float = 1.0,
     ) -> None:
         if role not in ROLE_KINDS:
             raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLE_KINDS)}")
@@ -119,6 +120,11 @@ class Worker:
         self.name = name or f"worker-{uuid.uuid4().hex[:8]}"
         self.hooks = hooks or StepHooks()
         self.shutdown_grace_s = shutdown_grace_s
+        #: How long an idle worker waits for a wake-up before it asks the graph anyway.
+        self.idle_poll_s = idle_poll_s
+        #: True after a wake-up token until the next claim: that claim passes one token on, so
+        #: a delivery that opened several incidents wakes the idle workers one after another.
+        self.woken = False
         self.reap_every_s = max(lease_ms / 1000, 1.0)
         self.done = 0
         #: Claims, takeovers, failures; passed to each `TaskRun` for steps and actions.
@@ -147,6 +153,9 @@ class Worker:
             if claimed is None:
                 continue
             worked = True
+            if self.woken:
+                self.woken = False
+                self.store.wake()
             self.metrics.tasks_claimed.labels(kind=claimed.kind).inc()
             if claimed.taken_over:
                 self.metrics.tasks_taken_over.labels(kind=claimed.kind).inc()
@@ -229,9 +238,21 @@ class Worker:
         if self.busy:
             raise ShuttingDown
 
+    def idle(self, stop: threading.Event) -> None:
+        """Wait for work without asking the graph: block on the wake-up list (`GraphStore.
+        wait_for_work`, in slices of 0.25 s so `stop` is seen) until a token arrives or
+        `idle_poll_s` passed (the slow poll: tasks nobody announced, such as a lease that
+        expired or a retry whose delay is over, are found then)."""
+        deadline = time.monotonic() + self.idle_poll_s
+        while not stop.is_set() and (left := deadline - time.monotonic()) > 0:
+            if self.store.wait_for_work(min(left, 0.25)):
+                self.woken = True
+                return
+
     def run(self, stop: threading.Event, burst: bool = False, idle_s: float = 0.05) -> None:
         """Loop until `stop` is set (or, with `burst`, until nothing is claimable; a task
-        backing off is not claimable until its delay is over)."""
+        backing off is not claimable until its delay is over). Idle: `idle()`; `idle_s`: the
+        first wait while the database does not answer (doubling up to 5 s)."""
         backoff = idle_s
         down = False
         while not stop.is_set():
@@ -253,4 +274,4 @@ class Worker:
             if not worked:
                 if burst:
                     return
-                stop.wait(idle_s)
+                self.idle(stop)

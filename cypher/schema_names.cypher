@@ -28,7 +28,8 @@ CREATE (s:Action:Alert:Change:Component:Decision:Fact:Finding:Incident:OnCallShi
   declared: 0, last_seen: 0, oncall_json: 0, origin: 0, paths: 0, rate: 0,
   retired_at: 0, sources: 0,
   via: 0, split_from: 0, merged_into: 0,
-  evidence_json: 0, separated_by: 0, retired_reason: 0, retired_by: 0})
+  evidence_json: 0, separated_by: 0, retired_reason: 0, retired_by: 0,
+  props: 0, rank: 0, trimmed_at: 0})
 CREATE (s)-[:CALLS]->(s),
        (s)-[:CONSUMES]->(s),
        (s)-[:FOR]->(s),

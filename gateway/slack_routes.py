@@ -166,6 +166,8 @@ def record_reply(state: Any, body: EventEnvelope, event: MessageEvent) -> dict[s
         row = verdicts.record(graph, verdict)
     except LookupError:
         return {"ignored": "the page's incident is gone"}
+    if row["fresh"]:  # its learn and notify tasks: wake an idle worker
+        state.store.wake()
     return outcome | {"verdict": row["verdict"], "actual_cause": row["actual_cause"],
                       "verdict_id": row["id"], "repeat": not row["fresh"]}  # fmt: skip
 
@@ -224,6 +226,8 @@ def record_click(state: Any, payload: Interaction, action: Action) -> dict[str, 
         row = verdicts.record(graph, verdict)
     except LookupError:
         return {"ignored": "the page's incident is gone"}
+    if row["fresh"]:  # its learn and notify tasks: wake an idle worker
+        state.store.wake()
     return {"verdict": row["verdict"], "verdict_id": row["id"], "repeat": not row["fresh"]}
 
 

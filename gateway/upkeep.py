@@ -1,7 +1,8 @@
 """What `serve` keeps doing in the background so the world does not go stale: on-call shifts
 expanded ahead again from each team's stored definition (`BLAST_ONCALL_REFRESH_S`), coverage
 gauges updated every minute, and, with `PROMETHEUS_URL` set, dependency edges discovered from
-the service-graph metrics (`BLAST_DISCOVERY_INTERVAL_S`).
+the service-graph metrics (`BLAST_DISCOVERY_INTERVAL_S`), and, with `BLAST_RETENTION_DAYS` set,
+old incidents trimmed every `RETENTION_EVERY_S` (agents/retention.py).
 
 Each round covers every tenant graph; a failure in one round is logged and tried again at the
 next, never fatal (the gateway keeps accepting alerts).
@@ -18,6 +19,7 @@ from datetime import UTC, datetime
 from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph, graph_name
 from adapters.notify import AdapterError
 from agents.metrics import Metrics
+from agents.retention import trim_old_incidents
 from gateway.settings import Settings
 from gateway.world import TopologyError
 from gateway.world.oncall import Refresh, coverage, refresh_oncall
@@ -26,6 +28,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds between coverage gauge updates (a cheap read; "nobody on call now" moves with time).
 COVERAGE_EVERY_S = 60.0
+#: Seconds between retention rounds (incidents age by days: once every 10 minutes is plenty).
+RETENTION_EVERY_S = 600.0
 
 
 class Upkeep:
@@ -74,15 +78,18 @@ class Upkeep:
 
     def _run(self, stop: threading.Event) -> None:
         s = self.settings
-        due = {"oncall": 0.0, "coverage": 0.0, "discovery": 0.0}
+        due = {"oncall": 0.0, "coverage": 0.0, "discovery": 0.0, "retention": 0.0}
         while not stop.is_set():
             now = time.monotonic()
             for job, every, run in (
                 ("oncall", s.oncall_refresh_s, self.refresh),
                 ("coverage", COVERAGE_EVERY_S, self.update_coverage),
                 ("discovery", s.discovery_interval_s, self._discover_all),
+                ("retention", RETENTION_EVERY_S, self.trim),
             ):
                 if now < due[job] or (job == "discovery" and self.discover is None):
+                    continue
+                if job == "retention" and s.retention_days == 0:
                     continue
                 due[job] = now + every
                 try:
@@ -90,6 +97,18 @@ class Upkeep:
                 except (GraphUnavailable, AdapterError, TopologyError, OSError) as exc:
                     log.warning("upkeep %s failed (tried again in %.0f s): %s", job, every, exc)
             stop.wait(1.0)
+
+    def trim(self) -> int:
+        """Trim every tenant's incidents older than `BLAST_RETENTION_DAYS`; how many were."""
+        now_ms = int(time.time() * 1000)
+        trimmed = 0
+        for tenant in self.settings.tenants:
+            graph = self.store.graph(graph_name(tenant))
+            trimmed += trim_old_incidents(graph, self.settings.retention_days, now_ms)
+        if trimmed:
+            log.info("retention: trimmed %d incidents older than %d days", trimmed,
+                     self.settings.retention_days)  # fmt: skip
+        return trimmed
 
     def _discover_all(self) -> None:
         assert self.discover is not None

@@ -90,6 +90,8 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops
     )
     await _replicated(request.app.state.store, graph.name, settings)
+    if report.accepted:  # new tasks wake the idle workers (one per incident opened)
+        await run_in_threadpool(request.app.state.store.wake, len(report.opened))
     log.info("%s", summary(tenant, report))
     for alert in alerts:
         metrics.alerts_received.labels(tenant=tenant, status=alert.status).inc()

@@ -1,0 +1,153 @@
+"""Alert-to-page latency: `python -m bench.latency [--idle 30] [--burst 1000] [--workers 2]`.
+
+Starts `blast-radius serve` like the chaos harness (`bench/chaos.py`: worker processes, the
+embedded FalkorDB, one tenant per token, the demo world) but with no chaos at all, then:
+
+- `idle`: `--idle` incidents posted one at a time, each after the previous one was paged;
+- `burst`: `--burst` incidents posted `--concurrency` at a time, as fast as the webhook takes them.
+
+Alert-to-page of an incident is measured in the graph, on the server's clock: from the
+incident's `received_at` (written by the webhook) to the `updated_at` of the first notification
+Action sent for it (the page in the outbox). Prints p50/p99/max per phase, and the GRAPH.QUERY
+calls per incident (`INFO commandstats`: webhook, workers' polls, steps, response, serve's
+upkeep; not this script's own queries).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import redis
+
+from adapters.falkordb import GraphStore, free_port, graph_name
+from bench.chaos import (
+    ROOT,
+    WINDOW_S,
+    Run,
+    database,
+    deliveries,
+    pending,
+    post,
+    token_for,
+    wait_ready,
+)
+from gateway.world import demo_world_path, import_world, load_world
+
+TENANT = "chaos0"  # `deliveries()` names tenants chaos0..; one tenant here
+
+
+def options() -> argparse.Namespace:
+    """Command-line options (see the module docstring)."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--idle", type=int, default=30)
+    p.add_argument("--burst", type=int, default=1000)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--timeout-s", type=float, default=300.0)
+    return p.parse_args()
+
+
+def latencies(store: GraphStore) -> dict[str, float]:
+    """Alert-to-page ms per paged incident id (`cypher/bench_page_latency.cypher`)."""
+    rows = store.graph(graph_name(TENANT)).rows("bench_page_latency")
+    return {str(r["incident_id"]): float(r["ms"]) for r in rows}
+
+
+def calls(port: int) -> int:
+    """GRAPH.QUERY calls the server answered since its statistics were reset."""
+    with redis.Redis(port=port, socket_timeout=5, decode_responses=True) as client:
+        stats = client.info("commandstats").get("cmdstat_graph.QUERY", {})
+    return int(stats.get("calls", 0))
+
+
+def settle(store: GraphStore, deadline: float) -> int:
+    """Wait until no task is open or claimed (or the deadline passes); the graph queries this
+    waiting cost (not counted as the service's)."""
+    asked = 1
+    while time.monotonic() < deadline and pending(store, [TENANT]) != 0:
+        asked += 1
+        time.sleep(0.01)
+    return asked
+
+
+def row(name: str, values: list[float], queries: int) -> str:
+    """One table row: phase, incidents, p50/p99/max ms, GRAPH.QUERY calls per incident."""
+    ordered = sorted(values) or [0.0]
+    q = lambda f: ordered[min(len(ordered) - 1, int(f * len(ordered)))]  # noqa: E731
+    per = queries / max(len(values), 1)
+    return (f"| {name} | {len(values)} | {q(0.5):.0f} | {q(0.99):.0f} | {ordered[-1]:.0f} "
+            f"| {per:.1f} |")  # fmt: skip
+
+
+def main() -> int:
+    """Run both phases and print the table; exit 1 when an incident was never paged."""
+    args = options()
+    plan_args = argparse.Namespace(incidents=args.idle + args.burst, tenants=1, duplicates=0.0)
+    plan = deliveries(plan_args, random.Random(7))
+    plan.sort(key=lambda d: d[1]["alerts"][0]["startsAt"])
+    scratch = tempfile.TemporaryDirectory(prefix="blast-radius-latency-")
+    data_dir = Path(scratch.name)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("BLAST_") and k != "FALKORDB_URL"} | {
+        "PYTHONPATH": str(ROOT), "BLAST_DATA_DIR": str(data_dir), "BLAST_PORT": str(port),
+        "BLAST_WORKERS": str(args.workers), "BLAST_WEBHOOK_TOKENS": f"{TENANT}={token_for(TENANT)}",
+        "BLAST_INCIDENT_WINDOW_S": str(WINDOW_S),
+    }  # fmt: skip
+    log = (data_dir / "serve.log").open("wb")
+    serve = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT, env=env,
+                             stdout=log, stderr=log)  # fmt: skip
+    lines, run, missing = [], Run(), 0
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url, serve)
+        _, db_port = database(data_dir)
+        store = GraphStore(f"redis://127.0.0.1:{db_port}", timeout_ms=5_000)
+        import_world(store.graph(graph_name(TENANT)), load_world(demo_world_path()))
+        deadline = time.monotonic() + args.timeout_s
+        with httpx.Client(base_url=url, timeout=30) as http:
+            start, mine = calls(db_port), 0
+            for _, body in plan[: args.idle]:
+                post(http, run, TENANT, body, deadline)
+                mine += settle(store, deadline)
+            idle = latencies(store)
+            lines.append(row("idle", list(idle.values()), calls(db_port) - start - mine - 1))
+            start = calls(db_port)
+            with ThreadPoolExecutor(args.concurrency) as senders:
+                list(senders.map(lambda d: post(http, run, TENANT, d[1], deadline),
+                                 plan[args.idle :]))  # fmt: skip
+            mine = settle(store, deadline)
+            burst = {k: v for k, v in latencies(store).items() if k not in idle}
+            lines.append(row(f"burst of {args.burst}", list(burst.values()),
+                             calls(db_port) - start - mine - 1))  # fmt: skip
+            missing = args.idle + args.burst - len(idle) - len(burst)
+        store.close()
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        try:
+            serve.wait(30)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+            serve.wait()
+        log.close()
+        scratch.cleanup()
+    print("| phase | incidents | p50 ms | p99 ms | max ms | GRAPH.QUERY/incident |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(lines))
+    if missing:
+        print(f"{missing} incidents never paged", file=sys.stderr)
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+// Retention (agents/retention.py): up to $limit incidents resolved (or merged) before $before_ms
+// (ms since the epoch) and not trimmed yet lose their bulky fields: their alerts' labels,
+// annotations and values become empty, and their finished tasks' steps (each a node with its
+// stored result: most of an old incident's memory) are deleted, except the respond steps that
+// say who was paged (`response_context`, `route_new_cause`), which the incident's page shows. Cause, finding, verdicts, actions and the alerts themselves
+// stay, so memory (past incidents, verdicts) still works. Selected first, then written (LIMIT
+// does not limit an eager write, FalkorDB 4.16). Returns the ids trimmed.
+MATCH (i:Incident)
+WHERE i.status IN ['resolved', 'merged'] AND i.trimmed_at IS NULL
+  AND coalesce(i.resolved_at, i.opened_at) < $before_ms
+WITH i ORDER BY coalesce(i.resolved_at, i.opened_at) LIMIT $limit
+SET i.trimmed_at = timestamp()
+WITH i
+OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
+FOREACH (_ IN CASE WHEN a IS NULL THEN [] ELSE [1] END |
+  SET a.labels_json = '{}', a.annotations_json = '{}', a.values_json = 'null')
+WITH DISTINCT i
+OPTIONAL MATCH (t:Task)-[:FOR]->(i) WHERE t.status IN ['done', 'failed']
+OPTIONAL MATCH (s:Step)-[:OF]->(t) WHERE NOT s.tool IN ['response_context', 'route_new_cause']
+FOREACH (_ IN CASE WHEN s IS NULL THEN [] ELSE [1] END | DETACH DELETE s)
+WITH DISTINCT i
+RETURN i.id AS id
