@@ -5,7 +5,7 @@ and `GET /repos/o/r/pulls/{n}/files`; `POST`/`GET /repos/o/r/issues` (with the
 `labels`, `state`, `since`, `per_page`, `page` filters and a `Link` header when paging);
 `GET`/`PATCH /repos/o/r/issues/{n}`; `POST`/`GET /repos/o/r/issues/{n}/comments`;
 `GET /repos/o/r/labels/{name}` and `POST /repos/o/r/labels`. Every answer carries the
-`X-RateLimit-*` headers. Shapes follow `../shared/fixtures/INTEGRATIONS.md` §2 and GitHub's
+`X-RateLimit-*` headers. Shapes follow the reference fixtures' INTEGRATIONS.md §2 and GitHub's
 REST reference; limits enforced as GitHub does: body <= 65,536 characters and title <= 256
 (422 otherwise), label names <= 50. Unlike GitHub, an issue created with an unknown label gets
 it with a grey colour and `auto: True`, so a test can tell an explicit `create_label` from it.
