@@ -16,9 +16,11 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -85,7 +87,18 @@ def shot(driver: WebDriver, name: str) -> None:
 
 
 def wait(driver: WebDriver, test: Callable[[WebDriver], object], what: str) -> object:
-    return WebDriverWait(driver, LIVE_WAIT_S, poll_frequency=0.1).until(test, message=what)
+    """Poll `test` until it returns something truthy. A live update may replace an element
+    between finding it and reading it (a stale reference): that counts as "not yet"."""
+    return WebDriverWait(
+        driver, LIVE_WAIT_S, poll_frequency=0.1,
+        ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
+    ).until(test, message=what)  # fmt: skip
+
+
+def read(driver: WebDriver, get: Callable[[WebDriver], Any]) -> Any:
+    """`get(driver)`, read again when a live update replaced the element mid-read."""
+    found: tuple[Any] = wait(driver, lambda d: (get(d),), "a stable read")  # type: ignore[assignment]
+    return found[0]
 
 
 def sign_in(driver: WebDriver, url: str, token: str) -> None:
@@ -113,17 +126,23 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     assert site.post_alert(site.a, "checkout") == incident
     row = f'tr[data-key="{incident}"]'
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, row), "the incident row appeared live")
-    feed = driver.find_element(By.ID, "feed").text
+    feed = read(driver, lambda d: d.find_element(By.ID, "feed").text)
     assert "new alert" in feed and "new incident" in feed
     site.drain()
     wait(driver, lambda d: "payment" in d.find_element(By.CSS_SELECTOR, row).text,
          "the root cause appeared live")  # fmt: skip
     assert driver.execute_script("return window.notReloaded") is True
     assert len(driver.find_elements(By.CSS_SELECTOR, "#incidents tbody tr")) == 1
-    feed = driver.find_element(By.ID, "feed").text
+    feed = read(driver, lambda d: d.find_element(By.ID, "feed").text)
     assert "step(s) checkpointed" in feed and "a finding was written" in feed
-    opened = driver.find_element(By.CSS_SELECTOR, f"{row} time")
-    assert "GMT+9" in opened.text and opened.get_attribute("title").endswith("UTC")
+    shown, title = read(
+        driver,
+        lambda d: (
+            (e := d.find_element(By.CSS_SELECTOR, f"{row} time")).text,
+            e.get_attribute("title"),
+        ),
+    )
+    assert "GMT+9" in shown and title.endswith("UTC")
     shot(driver, "mission-control")
 
     # the incident: the path to the root cause is drawn
@@ -141,8 +160,8 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
         "return window.blastGraphs['incident-graph'].$('#payment').hasClass('root')"
     )
     assert root is True
-    assert "checkout → payment" in driver.find_element(By.ID, "paths").text
-    assert "coverage_walk" in driver.find_element(By.ID, "steps").text
+    assert "checkout → payment" in read(driver, lambda d: d.find_element(By.ID, "paths").text)
+    assert "coverage_walk" in read(driver, lambda d: d.find_element(By.ID, "steps").text)
     shot(driver, "incident")
 
     # keyboard: the first Tab reaches the skip link; Confirm is a focusable button
@@ -154,8 +173,9 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     confirm.send_keys(Keys.ENTER)
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#verdict-list .verdict"),
          "the verdict is listed")  # fmt: skip
-    assert driver.find_element(By.CSS_SELECTOR, "#verdict-list .verdict").text == "confirmed"
-    assert "payment" in driver.find_element(By.ID, "verdict-list").text
+    verdict = read(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#verdict-list .verdict").text)
+    assert verdict == "confirmed"
+    assert "payment" in read(driver, lambda d: d.find_element(By.ID, "verdict-list").text)
     shot(driver, "verdict")
     errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []  # no script error, no resource the policy (CSP) blocked
@@ -167,9 +187,15 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     assert "/ui/login" in driver.current_url
     sign_in(driver, site.url, VIEWER_B)
     assert driver.find_element(By.ID, "tenant").text == site.b
-    rows = driver.find_elements(By.CSS_SELECTOR, "#incidents tbody tr")
-    assert len(rows) == 1 and incident not in rows[0].get_attribute("data-key")
-    assert "cart" in rows[0].text or "HighErrorRate" in rows[0].text
+    rows = read(
+        driver,
+        lambda d: [
+            (r.get_attribute("data-key"), r.text)
+            for r in d.find_elements(By.CSS_SELECTOR, "#incidents tbody tr")
+        ],
+    )
+    assert len(rows) == 1 and incident not in rows[0][0]
+    assert "cart" in rows[0][1] or "HighErrorRate" in rows[0][1]
     driver.get(f"{site.url}/ui/incidents/{incident}")
     assert "No such incident" in driver.find_element(By.TAG_NAME, "h1").text
     for path in ("/ui/world", "/ui/memory", "/ui/health"):
