@@ -151,18 +151,7 @@ class Settings(BaseSettings):
     @classmethod
     def _parse_tokens(cls, value: object) -> object:
         """Parse `tenant=token,tenant2=token2` into a mapping; reject malformed pairs."""
-        if not isinstance(value, str):
-            return value
-        tokens: dict[str, str] = {}
-        for pair in filter(None, (p.strip() for p in value.split(","))):
-            tenant, sep, token = pair.partition("=")
-            tenant, token = tenant.strip(), token.strip()
-            if not sep or not token:
-                raise ValueError(f"BLAST_WEBHOOK_TOKENS entry for {tenant!r} has no token")
-            if not TENANT_RE.match(tenant):
-                raise ValueError(f"BLAST_WEBHOOK_TOKENS: invalid tenant name {tenant!r}")
-            tokens[tenant] = token
-        return tokens
+        return token_pairs(value, "BLAST_WEBHOOK_TOKENS")
 
     @field_validator("viewer_tokens", mode="before")
     @classmethod
