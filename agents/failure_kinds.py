@@ -33,8 +33,9 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 
 
 def words(text: str) -> str:
-    """`PgConnectionPoolExhausted` -> `Pg Connection Pool Exhausted` (CamelCase split; `_` too)."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text).replace("_", " ")
+    """`PgConnectionPoolExhausted` -> `Pg Connection Pool Exhausted`, `ContainerCPUHigh` ->
+    `Container CPU High` (CamelCase split, an acronym kept whole; `_` too)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", text).replace("_", " ")
 
 
 def classify(alertname: str, summary: str = "") -> str | None:

@@ -417,10 +417,20 @@ class Investigator:
                 return weighed, candidates, changes
         named = self._named_by_peers(task, ev, candidates, peers, changed, first)
         if named is not None:
+            named = doubt(named, alerting, ev.alerts, candidates, [], peers, {})
             named.summary = f"{note} {named.summary}".strip()
             return named, candidates, changes
-        hard, dependents = self._behind(task, ev, first, candidates)
-        decision = doubt(first, alerting, ev.alerts, candidates, hard, peers, dependents)
+        hard, dependents, config = self._behind(task, ev, first, candidates)
+        x = first.root_cause
+        if x in alerting and not first.surge_paths and any(
+            classify(a["alertname"], a["summary"]) == "cpu" for a in ev.alerts
+            if a["component"] == x
+        ):  # fmt: skip
+            # A CPU alert may be load arriving: `doubt` keeps the sources in front in doubt.
+            sources = call(task, ev, "traffic_sources", {"component": x}).data or []
+        decision = doubt(
+            first, alerting, ev.alerts, candidates, hard, peers, dependents, sources, config
+        )  # fmt: skip
         if note:
             decision.summary = f"{note} {decision.summary}"
         return decision, candidates, changes
@@ -497,17 +507,18 @@ class Investigator:
 
     def _behind(
         self, task: TaskRun, ev: Evidence, first: Decision, candidates: list[Candidate]
-    ) -> tuple[list[str], dict[str, list[str]]]:
+    ) -> tuple[list[str], dict[str, list[str]], list[str]]:
         """For an alerting cause with silent components behind it (`suspects_behind`): its
-        direct dependencies whose failure fails its requests (hard or partial propagation), and
-        for each silent datastore among them its other hard dependents, which would suffer too
-        if it failed (`neighbours`; `agents.weigh.doubt`)."""
+        direct dependencies whose failure fails its requests (hard or partial propagation), for
+        each silent datastore among them its other hard dependents, which would suffer too if
+        it failed, and the configuration services it reads (`neighbours`;
+        `agents.weigh.doubt`)."""
         x = first.root_cause
         if x is None or x not in ev.alerting or first.surge_paths:
-            return [], {}
+            return [], {}, []
         behind = suspects_behind(x, candidates, ev.alerting)
         if not behind:
-            return [], {}
+            return [], {}, []
 
         def hard_edges(rows: list[dict[str, Any]], direction: str) -> list[str]:
             return sorted(
@@ -516,13 +527,17 @@ class Investigator:
                 and r["propagation"] in ("hard", "partial")
             )  # fmt: skip
 
-        hard = hard_edges(call(task, ev, "neighbours", {"component": x}).data or [], "out")
+        mine = call(task, ev, "neighbours", {"component": x}).data or []
+        hard = hard_edges(mine, "out")
+        config = sorted(
+            r["name"] for r in mine if r["direction"] == "out" and r["purpose"] == "config"
+        )  # fmt: skip
         out: dict[str, list[str]] = {}
         for c in behind:
             if c.kind == "datastore" and c.name in hard:
                 rows = call(task, ev, "neighbours", {"component": c.name}).data or []
                 out[c.name] = hard_edges(rows, "in")
-        return hard, out
+        return hard, out, config
 
     def _paths(
         self, task: TaskRun, decision: Decision, candidates: list[Candidate]

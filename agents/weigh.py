@@ -18,7 +18,8 @@ Alerts say where it hurts, not why; the next thing an SRE reads is the call grap
    names the roots in order. Confident and wrong is the worst outcome (DESIGN.md §4b).
 
 With alerts only, `doubt` keeps the walk honest: an alerting cause with a silent dependency
-that could fail behind it is inconclusive unless the alerts themselves separate them.
+that could fail behind it is inconclusive unless an alert about its own process separates
+them, and a CPU alert leaves the traffic sources in front of it in doubt.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.decision import Candidate, Decision
-from agents.failure_kinds import classify
+from agents.failure_kinds import classify, words
 
 #: Calls into a component fail at least this often, and this much more than in the baseline.
 FAIL_RATIO = 0.05
@@ -48,13 +49,6 @@ RATE_JUMP = 2.0
 SEPARATION = 2.0
 #: Magnitude of a signal that only an alert's peer label gives (weaker than any measurement).
 ALERT_MAGNITUDE = 0.1
-#: Highest confidence of an alerting cause with a silent service behind it (alerts only).
-DOUBT_CONFIDENCE = 0.45
-#: Highest confidence of an alerting cause whose silent datastore was ruled out only by what
-#: does not alert (alerts only).
-WEAK_CONFIDENCE = 0.6
-#: Component kinds that raise no service-level alerts of their own (`doubt`).
-SILENT_KINDS = frozenset({"datastore", "topic"})
 #: Alert kinds that point at the alerting component's own process, not at what it calls.
 SELF_KINDS = frozenset({"memory", "restarts", "cpu", "disk"})
 SELF_WORDS = re.compile(r"\bgc\b|garbage|jvm|heap|oom|restart|crash", re.IGNORECASE)
@@ -409,7 +403,7 @@ def self_inflicted(alerts: list[dict[str, Any]], component: str) -> str | None:
             continue
         text = f"{a['alertname']} {a.get('summary', '')}"
         if classify(a["alertname"], a.get("summary", "")) in SELF_KINDS or SELF_WORDS.search(
-            re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text)
+            words(text)
         ):
             return str(a["alertname"])
     return None
@@ -423,91 +417,129 @@ def doubt(
     hard_deps: list[str],
     peers: list[dict[str, Any]],
     dependents: dict[str, list[str]],
+    sources: list[dict[str, Any]] | None = None,
+    config: list[str] | None = None,
 ) -> Decision:
     """Alerts only: keep a conclusive alerting cause X only as far as the alerts separate it
-    from the silent components that could fail behind it (`suspects_behind`; `hard_deps`: X's
-    direct dependencies whose failure fails X's requests, hard or partial propagation).
+    from what could fail behind it or push load into it (issue #15: an honest "inconclusive, it
+    is one of these" beats a confident guess; DESIGN.md §4b).
 
-    A silent datastore or topic D behind X is ruled out when X has an alert pointing at its own
-    process, when an alert names X as a failing peer and none names D, or when D is a datastore
-    whose other dependents (`dependents[D]`) are all quiet; any D left makes the finding
-    inconclusive, naming X first. A silent service behind X (it would carry service-level
-    alerts of its own if it failed) leaves X the cause, at a lower confidence, naming the
-    service as the runner-up. Returns `first` unchanged when nothing is in doubt.
+    - Behind X (`suspects_behind`, limited to `hard_deps`: X's direct dependencies whose failure
+      fails X's requests, hard or partial propagation): a datastore, topic or service that
+      raises no alert of its own fails X's requests exactly as X's own fault would; the alerts
+      of X's callers, peer labels naming X included, look the same either way. Only an alert
+      about X's own process (memory, restarts, GC, disk: `self_inflicted`) rules them out.
+      Otherwise the finding is inconclusive, naming X first, then what is behind it, nearest
+      first; a datastore whose other dependents (`dependents[D]`) are all quiet is named after
+      the rest, and the summary says so. The configuration services X reads (`config`; their
+      failure is soft, so they alone never put X in doubt) are named last: a bad flag fails
+      its readers like their own fault.
+    - In front of X: a CPU alert on X is its own process or load arriving; the traffic sources
+      upstream through alerting components (`sources`: rows of `traffic_sources.cypher` for X)
+      stay candidates after X.
+
+    A silent topic chosen as the cause is doubted against its producers
+    (`_producers_in_doubt`). Returns `first` unchanged when nothing is in doubt.
     """
     x = first.root_cause
     if x is not None and x not in alerting:
-        return _producers_in_doubt(first, candidates)
+        return _producers_in_doubt(first, candidates, peers)
     if x is None or first.surge_paths:
         return first
     behind = [c for c in suspects_behind(x, candidates, alerting) if c.name in hard_deps]
-    if not behind:
+    # CPU is the one process signal that load from upstream also raises.
+    not_cpu = [a for a in alerts if classify(a["alertname"], a.get("summary", "")) != "cpu"]
+    own = self_inflicted(not_cpu, x)
+    cpu = None if own else self_inflicted(alerts, x)
+    upstream = list(dict.fromkeys(
+        r["source"] for r in sources or [] if all(n in alerting for n in r["path"][1:])
+    )) if cpu else []  # fmt: skip
+    own = own or cpu
+    if not behind and not upstream:
         return first
     ruled = dict(first.ruled_out)
-    own = self_inflicted(alerts, x)
-    named = {p["peer"] for p in peers}
-    left, services = [], []
-    for d in behind:
-        others = [n for n in dependents.get(d.name, []) if n != x]
-        if own:
+    if own is not None:
+        for d in behind:
             ruled[d.name] = f"{x} alerts about its own process ({own})"
-        elif x in named and d.name not in named:
-            ruled[d.name] = f"alerts name {x} as the failing peer, none names {d.name}"
-        elif d.kind == "datastore" and others and not set(others) & set(alerting):
-            ruled[d.name] = f"its other dependents ({', '.join(others)}) do not alert"
-        elif d.kind in SILENT_KINDS:
-            left.append(d.name)
-        else:
-            services.append(d.name)
-            ruled.pop(d.name, None)
-    if left:
-        for name in left:
-            ruled.pop(name, None)
-        names = [x, *left, *services]
+        if not upstream:
+            return Decision(
+                x, [x], first.confidence, first.summary, ruled, first.surge_paths,
+                separated_by="; ".join(ruled[d.name] for d in behind), evidence=first.evidence,
+            )  # fmt: skip
+        names = [x, *upstream]
         return Decision(
             None, names, round(0.5 / len(names), 2),
-            f"Inconclusive (alerts only): {x} alerts, but it depends on {', '.join(left)}, "
-            f"which raise{'s' if len(left) == 1 else ''} no alert and could be failing behind "
-            "it; the alerts do not separate them (service-graph metrics would).", ruled,
+            f"Inconclusive (alerts only): {x} alerts about CPU ({own}), which is its own process "
+            f"or load arriving from {', '.join(upstream)} through alerting components; the "
+            "alerts do not separate them (request rates in service-graph metrics would).",
+            ruled,
         )  # fmt: skip
-    separated = "; ".join(ruled[d.name] for d in behind if d.name in ruled)
-    # Ruling a silent datastore out by what does not alert is weaker than an alert about X's
-    # own process: say so in the number.
-    confidence = first.confidence if own else min(first.confidence, WEAK_CONFIDENCE)
-    if not services:
-        return Decision(
-            x, [x], round(confidence, 2), first.summary, ruled, first.surge_paths,
-            separated_by=separated, evidence=first.evidence,
-        )  # fmt: skip
+    quiet = {
+        d.name: others for d in behind
+        if d.kind == "datastore"
+        and (others := [n for n in dependents.get(d.name, []) if n != x])
+        and not set(others) & set(alerting)
+    }  # fmt: skip
+    order = sorted(behind, key=lambda d: (d.name in quiet, d.distance, d.name))
+    names = [x, *(d.name for d in order)]
+    flags = [c for c in config or [] if c not in names]
+    names += flags
+    for name in names:
+        ruled.pop(name, None)
+    kinds = {d.kind or "service" for d in behind}
+    what = "which raises" if len(behind) == 1 else "which raise"
+    note = "".join(
+        f" {d}'s other dependents ({', '.join(others)}) do not alert, so it is named later."
+        for d, others in quiet.items()
+    ) + (f" So could a configuration it reads ({', '.join(flags)})." if flags else "")
     return Decision(
-        x, [x, *services], round(min(first.confidence, DOUBT_CONFIDENCE), 2),
-        f"{first.summary} Alerts only: a silent service behind it ({', '.join(services)}) "
-        "could also be the cause, though it raises no service-level alert of its own.",
-        ruled, first.surge_paths, separated_by=separated or "services behind it do not alert",
-        evidence=first.evidence,
+        None, names, round(0.5 / len(names), 2),
+        f"Inconclusive (alerts only): {x} alerts, but it depends on "
+        f"{', '.join(d.name for d in order)} ({', '.join(sorted(kinds))}), {what} no alert of "
+        f"{'its' if len(behind) == 1 else 'their'} own and would fail {x}'s requests the same "
+        f"way; the alerts do not separate them (service-graph metrics would).{note}",
+        ruled,
     )  # fmt: skip
 
 
-def _producers_in_doubt(first: Decision, candidates: list[Candidate]) -> Decision:
+def _producers_in_doubt(
+    first: Decision, candidates: list[Candidate], peers: list[dict[str, Any]]
+) -> Decision:
     """A silent topic chosen as the cause: the producers that write to it explain the same
     consumers (one hop further), and with alerts only nothing separates a broken topic from a
-    producer that stopped writing: inconclusive, naming the topic first."""
+    producer that stopped writing: inconclusive, naming the topic first. A producer whose own
+    alert names the topic, or another silent component that explains the same consumers (the
+    broker), as the peer that fails is its victim, not a suspect."""
     topic = next((c for c in candidates if c.name == first.root_cause), None)
     if topic is None or topic.kind != "topic":
         return first
-    producers = [
-        c.name for c in candidates
-        if c.via_topic == topic.name and set(topic.covers) <= set(c.covers)
-        and c.distance <= topic.distance + len(topic.covers)
-    ]  # fmt: skip
+    behind = {c.name for c in candidates if set(topic.covers) <= set(c.covers)}
+    ruled = dict(first.ruled_out)
+    producers = []
+    for c in candidates:
+        if not (
+            c.via_topic == topic.name and set(topic.covers) <= set(c.covers)
+            and c.distance <= topic.distance + len(topic.covers)
+        ):  # fmt: skip
+            continue
+        blamed = sorted(
+            p["peer"] for p in peers if p["component"] == c.name and p["peer"] in behind
+        )  # fmt: skip
+        if blamed:
+            ruled[c.name] = f"its own alerts name {', '.join(blamed)} as the peer that fails"
+        else:
+            producers.append(c.name)
     if not producers:
-        return first
+        return Decision(
+            first.root_cause, first.candidates, first.confidence, first.summary, ruled,
+            first.surge_paths, separated_by=first.separated_by, evidence=first.evidence,
+        )  # fmt: skip
     names = [topic.name, *producers]
     return Decision(
         None, names, round(0.5 / len(names), 2),
         f"Inconclusive (alerts only): the consumers of {topic.name} alert; the topic itself or "
         f"its producer{'s' if len(producers) > 1 else ''} {', '.join(producers)} could have "
-        "stopped the flow, and the alerts do not separate them.", first.ruled_out,
+        "stopped the flow, and the alerts do not separate them.", ruled,
     )  # fmt: skip
 
 

@@ -2,17 +2,19 @@
 
 Runs every fault case on the bundled OpenTelemetry Demo world twice: with alerts only, and with
 service-graph evidence (a real Prometheus, Debian's 2.42, over series written by `promtool tsdb
-create-blocks-from openmetrics` ending at now; see `bench/promdata.py`). Each run: an embedded
-FalkorDB graph with the world, the case's alerts through triage, the shipped investigator (no
-model), then the finding is scored against the case's accepted answers:
+create-blocks-from openmetrics` ending at now; see `gateway/demo_evidence.py`). Each run: an
+embedded FalkorDB graph with the world, the case's alerts through triage, the shipped
+investigator (no model), then the finding is scored against the case's accepted answers:
 
 - top-1: the root cause is right; top-3: a right answer is the cause or among the first three
-  named candidates; inconclusive: no root cause named; confidently wrong: a root cause named
-  and wrong (the worst outcome).
+  named candidates; inconclusive: no root cause named (and how many of those name a right
+  answer among their candidates); confidently wrong: a root cause named and wrong (the worst
+  outcome).
 
 Cases: the ten bundled faults (`gateway/data/otel-demo/faults.yaml`, alerts as `blast-radius
-demo` fires them) and our own extra ones (`bench/rca_cases.yaml`, which also holds the evidence
-each case leaves). Prints one row per case and a summary table per mode.
+demo` fires them, evidence from `gateway/data/otel-demo/evidence.yaml`) and our own extra ones
+(`bench/rca_cases.yaml`, which also holds the evidence each case leaves). Prints one row per
+case and a summary table per mode.
 
 `--story`: a story of incidents in time order on one graph with evidence (`story:` in the cases
 file: families of repeats worded differently, silent roots), each followed by the engineer's
@@ -41,8 +43,8 @@ from agents.investigator import Investigator
 from agents.learner import Learner
 from agents.triage import triage
 from agents.verdicts import Verdict, record
-from bench.promdata import Edge, PrometheusServer
 from gateway.demo import demo_faults_path, rfc3339, scenario_bodies
+from gateway.demo_evidence import PrometheusServer, demo_evidence, with_evidence
 from gateway.payloads import normalize, parse_body
 from gateway.topology import demo_world_path, import_world, load_world
 
@@ -67,42 +69,6 @@ class Case:
     spans: bool = False
 
 
-def background() -> list[Edge]:
-    """The healthy service graph of the demo world: every business and config call
-    (CALLS, READS_WRITES) at 2 calls/s (clients 5/s), and a producer -> consumer messaging edge
-    per topic at 1/s, all without failures at 20 ms."""
-    world = yaml.safe_load(demo_world_path().read_text(encoding="utf-8"))
-    clients = {c["id"] for c in world["components"] if c.get("client")}
-    edges: list[Edge] = []
-    for e in world["edges"]:
-        if e.get("purpose", "business") == "telemetry":
-            continue
-        if e["type"] in ("CALLS", "READS_WRITES"):
-            kind = "database" if e["type"] == "READS_WRITES" else ""
-            rate = 5.0 if e["from"] in clients else 2.0
-            edges.append(Edge(e["from"], e["to"], rate=rate, connection_type=kind))
-    producers = [(e["from"], e["to"]) for e in world["edges"] if e["type"] == "PUBLISHES"]
-    consumers = [(e["from"], e["to"]) for e in world["edges"] if e["type"] == "CONSUMES"]
-    for producer, topic in producers:
-        for consumer, read in consumers:
-            if read == topic:
-                edges.append(Edge(producer, consumer, rate=1.0, connection_type="messaging_system"))
-    return edges
-
-
-def with_evidence(changes: dict[str, dict[str, Any]]) -> list[Edge]:
-    """The background with the case's changes applied (new edges added; `server_label`
-    renames the server as the metrics spell it, e.g. `valkey-cart:6379`)."""
-    edges = {f"{e.client}>{e.server}": e for e in background()}
-    for key, change in changes.items():
-        client, server = key.split(">")
-        base = edges.get(key, Edge(client, server))
-        change = dict(change)
-        label = change.pop("server_label", None)
-        edges[key] = Edge(**(base.__dict__ | change | ({"server": label} if label else {})))
-    return list(edges.values())
-
-
 def body(alerts: list[list[Any]], starts: datetime) -> dict[str, Any]:
     """One Alertmanager v4 body of `[alertname, service, {labels}]` alerts."""
     return {
@@ -119,15 +85,17 @@ def body(alerts: list[list[Any]], starts: datetime) -> dict[str, Any]:
 
 
 def load_cases(path: Path, starts: datetime) -> list[Case]:
-    """The bundled faults (with their evidence from `path`) and the extra cases of `path`."""
+    """The bundled faults (with their evidence from `gateway/data/otel-demo/evidence.yaml`) and
+    the extra cases of `path`."""
     spec = yaml.safe_load(path.read_text(encoding="utf-8"))
     faults = yaml.safe_load(demo_faults_path().read_text(encoding="utf-8"))["faults"]
+    evidence = demo_evidence()
     cases = [
         Case(
             f["flag"],
             f["root_cause"].get("accept") or [f["root_cause"]["component"]],
             scenario_bodies(f, starts, "firing"),
-            spec["bundled"].get(f["flag"], {}).get("evidence", {}),
+            evidence.get(f["flag"], {}),
             "bundled",
         )
         for f in faults
@@ -168,6 +136,7 @@ def score(case: Case, row: dict[str, Any]) -> dict[str, Any]:
         "top1": cause in case.accept,
         "top3": cause in case.accept or bool(set(named[:3]) & set(case.accept)),
         "inconclusive": cause is None, "wrong": cause is not None and cause not in case.accept,
+        "named": cause is None and bool(set(named) & set(case.accept)),
         "sure_wrong": cause is not None and cause not in case.accept
         and row["confidence"] >= SURE,
     }  # fmt: skip
@@ -175,18 +144,20 @@ def score(case: Case, row: dict[str, Any]) -> dict[str, Any]:
 
 def summary(rows: list[dict[str, Any]]) -> str:
     """The summary table: per source (bundled, extra, all) and mode."""
-    lines = ["| mode | cases | top-1 | top-3 | inconclusive | confidently wrong | of which "
-             f"confidence ≥ {SURE} |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| mode | cases | top-1 | top-3 | inconclusive | of which naming the cause | "
+             f"confidently wrong | of which confidence ≥ {SURE} |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for mode in ("alerts only", "with evidence"):
         for source in ("bundled", "extra", "all"):
             mine = [r for r in rows if r["mode"] == mode and source in (r["source"], "all")]
             if not mine:
                 continue
-            keys = ("top1", "top3", "inconclusive", "wrong", "sure_wrong")
+            keys = ("top1", "top3", "inconclusive", "named", "wrong", "sure_wrong")
             count = {k: sum(1 for r in mine if r[k]) for k in keys}
             lines.append(
                 f"| {mode} ({source}) | {len(mine)} | {count['top1']} | {count['top3']} | "
-                f"{count['inconclusive']} | {count['wrong']} | {count['sure_wrong']} |"
+                f"{count['inconclusive']} | {count['named']} | {count['wrong']} | "
+                f"{count['sure_wrong']} |"
             )
     return "\n".join(lines)
 
@@ -282,7 +253,7 @@ def main() -> None:
                         verdict = (
                             "ok" if row["top1"] else "WRONG" if row["wrong"] else "inconclusive"
                         )
-                        named = row["cause"] or "/".join(row["candidates"][:4])
+                        named = row["cause"] or "/".join(row["candidates"])
                         print(f"{case.name:48} {mode:13} {verdict:12} {named}")
                         if args.verbose:
                             print(f"    {row['confidence']}: {row['summary']}")

@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Annotated, NoReturn
 from urllib.parse import urlsplit
@@ -41,6 +42,7 @@ from agents.metrics import use_multiprocess_dir
 from agents.worker import ROLE_KINDS
 from gateway import __version__
 from gateway.demo import elapsed, run_demo, table
+from gateway.demo_evidence import available
 from gateway.doctor import check_default_route, receiver_snippet, run_checks
 from gateway.incident_text import incident_report, incident_table
 from gateway.incident_views import loads
@@ -140,23 +142,43 @@ def demo(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     data_dir: DataDir = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every step.")] = False,
+    alerts_only: Annotated[
+        bool,
+        typer.Option(
+            "--alerts-only", help="Skip the run with service-graph evidence (needs prometheus)."
+        ),
+    ] = False,
 ) -> None:
-    """Run the fault scenarios of the OpenTelemetry Demo end to end on the embedded default."""
+    """Run the fault scenarios of the OpenTelemetry Demo end to end on the embedded default:
+    once with alerts only, then (when Debian's `prometheus` is installed) with the service-graph
+    evidence each fault leaves, replayed by a local Prometheus."""
     setup_logging(verbose)
     start = time.monotonic()
+    evidence = not alerts_only and available()
     with tempfile.TemporaryDirectory(prefix="blast-radius-demo-") as scratch:
         settings = load_settings(
             data_dir=data_dir or Path(scratch), falkordb_url=None, webhook_tokens={},
             default_tenant="demo", port=0, notify="outbox",  # the demo never pages anyone
         )  # fmt: skip
-        typer.echo(f"demo: embedded FalkorDB in {settings.data_dir}", err=True)
+        say = partial(typer.echo, err=True)
+        if not evidence and not alerts_only:
+            say("demo: prometheus/promtool not found: alerts only (apt-get install prometheus)")
+        results = {}
         try:
-            result = run_demo(settings, progress=lambda line: typer.echo(line, err=True))
+            for mode in ("alerts-only", "evidence") if evidence else ("alerts-only",):
+                mine = settings.model_copy(update={"data_dir": settings.data_dir / mode})
+                say(f"demo ({mode}): embedded FalkorDB in {mine.data_dir}")
+                results[mode] = run_demo(mine, progress=say, evidence=mode == "evidence")
         except (GraphUnavailable, SchemaFailed, ConfigError, RuntimeError) as exc:
-            typer.echo(f"demo failed: {exc}", err=True)
+            say(f"demo failed: {exc}")
             raise typer.Exit(1) from exc
-    typer.echo(f"demo finished in {elapsed(start)}", err=True)
-    typer.echo(json.dumps(result, indent=2) if as_json else table(result))
+    say(f"demo finished in {elapsed(start)}")
+    if as_json:
+        typer.echo(json.dumps(results, indent=2))
+    elif evidence:
+        typer.echo(table(results["evidence"], results["alerts-only"]))
+    else:
+        typer.echo(table(results["alerts-only"]))
 
 
 @app.command(

@@ -10,6 +10,7 @@ here, to score the result; agent code never sees it.
 
 from __future__ import annotations
 
+import shutil
 import time
 from datetime import UTC, datetime, timedelta
 from importlib import resources
@@ -21,6 +22,7 @@ import yaml
 
 from adapters.falkordb import graph_name
 from adapters.outbox import Outbox
+from gateway.demo_evidence import DEMO_STEP_S, PrometheusServer, demo_timeline
 from gateway.payloads import label_fingerprint
 from gateway.runtime import Runtime
 from gateway.settings import Settings
@@ -82,47 +84,86 @@ def scenario_bodies(fault: dict[str, Any], starts: datetime, status: str) -> lis
     ]
 
 
-def run_demo(settings: Settings, progress: Any = None) -> dict[str, Any]:
-    """Run every scenario end to end; return `{"scenarios": [...], "correct": n, "total": n}`.
+def run_demo(settings: Settings, progress: Any = None, evidence: bool = False) -> dict[str, Any]:
+    """Run every scenario end to end; return `{"scenarios": [...], "correct": n, "total": n,
+    "evidence": bool}`.
 
-    Each scenario row: name, alerts, incidents, root_cause, expected_root_cause (accepted
-    answers), correct, notifications, tickets. `progress(line)` is called with a line per step.
+    `evidence`: a local Prometheus (`gateway/demo_evidence.py`) replays the service graph each
+    fault leaves, and the investigator reads it (`PROMETHEUS_URL`); otherwise alerts only (any
+    configured `PROMETHEUS_URL` is ignored). Each scenario row: name, alerts, incidents,
+    root_cause, candidates, expected_root_cause (accepted answers), correct (the root cause is
+    right), named (inconclusive, a right answer among the candidates), notifications, tickets.
+    `progress(line)` is called with a line per step. Raises RuntimeError when the agents stall
+    or the evidence server does not start.
     """
     say = progress or (lambda line: None)
     faults = yaml.safe_load(demo_faults_path().read_text(encoding="utf-8"))["faults"]
     base = datetime.now(UTC).replace(microsecond=0) - SCENARIO_SPACING * (len(faults) + 1)
+    starts = {f["flag"]: base + SCENARIO_SPACING * i for i, f in enumerate(faults)}
+    replay: PrometheusServer | None = None
+    if evidence:
+        edges, times = demo_timeline({k: int(v.timestamp()) for k, v in starts.items()})
+        say(f"service-graph evidence: {len(edges)} call edges, {len(times)} samples each")
+        folder = settings.data_dir / "prometheus"
+        shutil.rmtree(folder, ignore_errors=True)  # a rerun on the same --data-dir starts afresh
+        replay = PrometheusServer(folder, edges, None, times=times, step_s=DEMO_STEP_S)
+    settings = settings.model_copy(update={"prometheus_url": replay.url if replay else None})
     rows = []
-    with Runtime(settings) as runtime:
-        assert runtime.store is not None
-        graph = runtime.store.graph(graph_name(settings.default_tenant))
-        counts = import_world(graph, load_world(demo_world_path()))
-        say(f"world loaded: {counts['components']} components, {counts['edges']} edges")
-        port = runtime.serve_http("127.0.0.1", 0)
-        runtime.start_workers()
-        url = f"http://127.0.0.1:{port}"
-        with httpx.Client(base_url=url, timeout=30) as http:
-            for index, fault in enumerate(faults):
-                starts = base + SCENARIO_SPACING * index
-                incidents: list[str] = []
-                fired = 0
-                for body in scenario_bodies(fault, starts, "firing"):
-                    answer = http.post("/api/v1/alerts", json=body)
-                    answer.raise_for_status()
-                    fired += len(body["alerts"])
-                    incidents += [i for i in answer.json()["incidents"] if i not in incidents]
-                if not runtime.wait_idle():
-                    raise RuntimeError(f"agents did not finish scenario {fault['flag']}")
-                for body in scenario_bodies(fault, starts, "resolved"):
-                    http.post("/api/v1/alerts", json=body).raise_for_status()
-                runtime.wait_idle()
-                details = [http.get(f"/api/v1/incidents/{i}").json() for i in incidents]
-                rows.append(_score(fault, fired, details, runtime.outbox))
-                row = rows[-1]
-                verdict = "ok" if row["correct"] else "miss"
-                cause = row["root_cause"] or "inconclusive"
-                say(f"[{index + 1}/{len(faults)}] {row['name']}: root cause {cause} ({verdict})")
+    try:
+        with Runtime(settings) as runtime:
+            rows = _scenarios(runtime, settings, faults, starts, say)
+    finally:
+        if replay is not None:
+            replay.stop()
     correct = sum(1 for r in rows if r["correct"])
-    return {"scenarios": rows, "correct": correct, "total": len(rows)}
+    return {"scenarios": rows, "correct": correct, "total": len(rows), "evidence": evidence}
+
+
+def _scenarios(
+    runtime: Runtime,
+    settings: Settings,
+    faults: list[dict[str, Any]],
+    starts: dict[str, datetime],
+    say: Any,
+) -> list[dict[str, Any]]:
+    """Fire, wait for and resolve each scenario on a started runtime; its scored rows."""
+    assert runtime.store is not None
+    graph = runtime.store.graph(graph_name(settings.default_tenant))
+    counts = import_world(graph, load_world(demo_world_path()))
+    say(f"world loaded: {counts['components']} components, {counts['edges']} edges")
+    port = runtime.serve_http("127.0.0.1", 0)
+    runtime.start_workers()
+    rows = []
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+        for index, fault in enumerate(faults):
+            incidents: list[str] = []
+            fired = 0
+            for body in scenario_bodies(fault, starts[fault["flag"]], "firing"):
+                answer = http.post("/api/v1/alerts", json=body)
+                answer.raise_for_status()
+                fired += len(body["alerts"])
+                incidents += [i for i in answer.json()["incidents"] if i not in incidents]
+            if not runtime.wait_idle():
+                raise RuntimeError(f"agents did not finish scenario {fault['flag']}")
+            for body in scenario_bodies(fault, starts[fault["flag"]], "resolved"):
+                http.post("/api/v1/alerts", json=body).raise_for_status()
+            runtime.wait_idle()
+            details = [http.get(f"/api/v1/incidents/{i}").json() for i in incidents]
+            row = _score(fault, fired, details, runtime.outbox)
+            rows.append(row)
+            cause = row["root_cause"] or "inconclusive: " + "/".join(row["candidates"])
+            say(f"[{index + 1}/{len(faults)}] {row['name']}: {cause} ({_verdict(row)})")
+    return rows
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    """ok (right root cause), named (inconclusive, a right answer among the candidates),
+    MISS (inconclusive without one), WRONG (a wrong root cause: the worst outcome)."""
+    if row["correct"]:
+        return "ok"
+    if row["root_cause"] is None:
+        return "named" if row["named"] else "MISS"
+    return "WRONG"
 
 
 def _score(
@@ -143,6 +184,7 @@ def _score(
         "candidates": candidates,
         "expected_root_cause": accept,
         "correct": len(details) == 1 and cause in accept,
+        "named": len(details) == 1 and cause is None and bool(set(candidates) & set(accept)),
         "notifications": sum(1 for e in sent if e["kind"] == "notification"),
         "followups": sum(1 for e in sent if e["kind"] == "followup"),
         "tickets": sum(1 for e in sent if e["kind"] == "ticket"),
@@ -150,25 +192,49 @@ def _score(
     }
 
 
-def table(result: dict[str, Any]) -> str:
-    """The demo result as a fixed-width text table with a score line."""
-    head = ("fault", "alerts", "incident", "root cause", "expected", "notified", "tickets", "")
-    lines = [head]
+def table(result: dict[str, Any], alerts_only: dict[str, Any] | None = None) -> str:
+    """The demo result as a fixed-width text table with a score line; with `alerts_only` (the
+    same scenarios without evidence), a column and a line for that run too."""
+    head: tuple[str, ...] = (
+        "fault", "alerts", "incident", "root cause", "expected", "notified", "tickets", "",
+    )  # fmt: skip
+    if alerts_only:
+        head = (*head, "alerts only")
+    other = {r["name"]: r for r in (alerts_only or {}).get("scenarios", [])}
+    lines: list[tuple[str, ...]] = [head]
     for r in result["scenarios"]:
         cause = r["root_cause"] or ("inconclusive: " + "/".join(r["candidates"]))
-        lines.append((
+        line: tuple[str, ...] = (
             r["name"], str(r["alerts"]), r["incident"] or "-", cause,
             "/".join(r["expected_root_cause"]), str(r["notifications"]), str(r["tickets"]),
-            "ok" if r["correct"] else "MISS",
-        ))  # fmt: skip
+            _verdict(r),
+        )  # fmt: skip
+        if alerts_only:
+            o = other.get(r["name"])
+            line = (*line, f"{o['root_cause'] or 'inconclusive'} ({_verdict(o)})" if o else "-")
+        lines.append(line)
     widths = [max(len(row[i]) for row in lines) for i in range(len(head))]
     text = [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in lines
     ]
-    text.append(
-        f"root causes correct: {result['correct']}/{result['total']} (rule-based planner, no model)"
+    how = (
+        "with service-graph evidence replayed by a local Prometheus"
+        if result.get("evidence")
+        else "alerts only"
     )
+    text.append(
+        f"root causes correct: {result['correct']}/{result['total']} ({how}; rule-based "
+        "planner, no model)"
+    )
+    if alerts_only:
+        rows = alerts_only["scenarios"]
+        named = sum(1 for r in rows if _verdict(r) == "named")
+        wrong = sum(1 for r in rows if _verdict(r) == "WRONG")
+        text.append(
+            f"alerts only: {alerts_only['correct']}/{alerts_only['total']} correct, {named} "
+            f"inconclusive naming the cause among the candidates, {wrong} confidently wrong"
+        )
     return "\n".join(text)
 
 

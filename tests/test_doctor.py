@@ -13,7 +13,7 @@ from pydantic import SecretStr
 
 from adapters.falkordb import UNIQUE, EmbeddedFalkorDB, TenantGraph, free_port
 from adapters.outbox import Outbox
-from bench.promdata import Edge, PrometheusServer
+from gateway.demo_evidence import Edge, PrometheusServer
 from gateway.doctor import (
     check_falkordb,
     check_notifiers,

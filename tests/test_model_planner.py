@@ -23,8 +23,8 @@ from pydantic import SecretStr
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
 from agents import prompts
 from agents.model_results import MAX_BYTES, for_model, relative, with_relative_times
-from bench.promdata import Edge, PrometheusServer
 from gateway.demo import rfc3339
+from gateway.demo_evidence import Edge, PrometheusServer
 from gateway.runtime import Runtime
 from tests.anthropic_api import (
     KEY,

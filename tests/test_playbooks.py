@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, free_port, graph_name
-from bench.promdata import PrometheusServer
 from gateway.demo import rfc3339
+from gateway.demo_evidence import PrometheusServer
 from gateway.runtime import Runtime
 from gateway.topology import demo_world_path, import_world, load_world
 from tests.conftest import Gateway, make_settings

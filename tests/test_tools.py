@@ -11,7 +11,7 @@ from adapters.prometheus import Prometheus
 from agents.coordination import TaskRun, claim
 from agents.tools import TOOLS, ToolContext, call
 from agents.triage import triage
-from bench.promdata import Edge, PrometheusServer
+from gateway.demo_evidence import Edge, PrometheusServer
 from gateway.payloads import normalize, parse_body
 from tests.conftest import alert_body
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.decision import Candidate, Decision
+from agents.failure_kinds import classify, words
 from agents.weigh import doubt, failing, signals, slowed, weigh
 
 
@@ -122,3 +123,74 @@ def test_alerts_only_a_silent_datastore_behind_the_cause_makes_it_inconclusive()
     # a soft dependency is not a suspect
     soft = doubt(first, ["cart", "frontend"], alerts, WALK, [], [], {})
     assert soft is first
+
+
+def test_alerts_only_a_peer_label_naming_the_cause_does_not_clear_what_is_behind_it() -> None:
+    """checkout's `upstream: cart` says its calls into cart fail; they fail the same way when
+    valkey-cart fails behind cart (the valkey-down-behind-cart kind)."""
+    first = Decision("cart", ["cart"], 0.9, "cart explains 2 of 2")
+    alerts = [{"component": "cart", "alertname": "ServiceHighErrorRate", "summary": ""}]
+    peers = [{"component": "frontend", "peer": "cart", "label": "upstream", "alertname": "D"}]
+    decision = doubt(first, ["cart", "frontend"], alerts, WALK, ["valkey-cart"], peers, {})
+    assert decision.root_cause is None and decision.candidates == ["cart", "valkey-cart"]
+
+
+def test_alerts_only_quiet_dependents_order_a_datastore_later_but_do_not_clear_it() -> None:
+    walk = [
+        Candidate("product-catalog", ["frontend", "product-catalog"], 1),
+        Candidate("postgres", ["frontend", "product-catalog"], 3, kind="datastore"),
+        Candidate("quote", ["frontend", "product-catalog"], 3),
+    ]
+    first = Decision("product-catalog", ["product-catalog"], 0.9, "walk")
+    alerts = [{"component": "product-catalog", "alertname": "HighErrors", "summary": ""}]
+    decision = doubt(
+        first, ["frontend", "product-catalog"], alerts, walk, ["postgres", "quote"], [],
+        {"postgres": ["accounting", "product-catalog"]}, config=["flagd"],
+    )  # fmt: skip
+    assert decision.root_cause is None
+    assert decision.candidates == ["product-catalog", "quote", "postgres", "flagd"]
+    assert "postgres's other dependents (accounting) do not alert" in decision.summary
+    assert "configuration it reads (flagd)" in decision.summary
+
+
+def test_alerts_only_a_cpu_alert_leaves_the_traffic_sources_in_front_in_doubt() -> None:
+    first = Decision("frontend", ["frontend"], 0.9, "frontend explains 2 of 2")
+    alerts = [{"component": "frontend", "alertname": "ContainerCPUHigh", "summary": ""}]
+    sources = [
+        {"source": "load-generator", "path": ["load-generator", "frontend-proxy", "frontend"]},
+        {"source": "mobile", "path": ["mobile", "api", "frontend"]},  # api does not alert
+    ]
+    walk = [Candidate("frontend", ["frontend", "frontend-proxy"], 1),
+            Candidate("cart", ["frontend", "frontend-proxy"], 3)]  # fmt: skip
+    decision = doubt(
+        first, ["frontend", "frontend-proxy"], alerts, walk, ["cart"], [], {}, sources
+    )  # fmt: skip
+    assert decision.root_cause is None
+    assert decision.candidates == ["frontend", "load-generator"]
+    assert decision.ruled_out["cart"] == "frontend alerts about its own process (ContainerCPUHigh)"
+    # without a traffic source in front, CPU is the process's own
+    kept = doubt(first, ["frontend", "frontend-proxy"], alerts, walk, ["cart"], [], {}, [])
+    assert kept.root_cause == "frontend"
+
+
+def test_alerts_only_a_producer_whose_alert_names_the_broker_is_a_victim() -> None:
+    walk = [
+        Candidate("orders", ["accounting", "fraud-detection"], 2, kind="topic"),
+        Candidate("kafka", ["accounting", "fraud-detection"], 4),
+        Candidate("checkout", ["accounting", "fraud-detection"], 4, via_topic="orders"),
+    ]
+    first = Decision("orders", ["orders"], 0.7, "the topic")
+    alerting = ["accounting", "fraud-detection", "checkout"]
+    blamed = [{"component": "checkout", "peer": "kafka", "label": "upstream", "alertname": "D"}]
+    kept = doubt(first, alerting, [], walk, [], blamed, {})
+    assert kept.root_cause == "orders"
+    assert kept.ruled_out["checkout"] == "its own alerts name kafka as the peer that fails"
+    doubted = doubt(first, alerting, [], walk, [], [], {})
+    assert doubted.root_cause is None and doubted.candidates == ["orders", "checkout"]
+
+
+def test_camel_case_acronyms_are_words_so_alerts_classify() -> None:
+    assert words("ContainerCPUHigh") == "Container CPU High"
+    assert classify("ContainerCPUHigh") == "cpu"
+    assert classify("JVMHeapHigh") == "memory"
+    assert classify("HTTP5xxRatio") == "errors"
