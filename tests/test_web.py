@@ -150,6 +150,21 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
     assert {"learn", "notify_verdict"} <= tasks  # what a Slack button also creates
 
 
+def test_an_inconclusive_finding_lists_its_candidates_in_order(site: Site) -> None:
+    """cart alerts; valkey-cart behind it raises no alert: alerts only, nothing separates them
+    (issue #15), and the page says so instead of naming one."""
+    incident = site.post_alert(site.a, "cart")
+    site.drain()
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        text = http.get(f"/ui/incidents/{incident}").text
+    outcome = text.split('id="finding-outcome">')[1].split("</p>")[0]
+    assert "inconclusive" in outcome and "in this order" in outcome
+    names = re.findall(r'<li class="mono">([^<]+)</li>', text.split('id="candidates">')[1])
+    assert names[:2] == ["cart", "valkey-cart"]
+    assert 'id="separated-by"' not in text
+
+
 def test_verdict_form_limits_and_checks_before_reading(site: Site) -> None:
     incident = site.post_alert(site.a, "payment")
     with site.client() as http:
