@@ -7,8 +7,9 @@ Alerts say where it hurts, not why; the next thing an SRE reads is the call grap
    above its baseline), got slow (mean server time at least `SLOW_FACTOR` x its baseline and
    `SLOW_MS` more), its spans fail (span metrics, same thresholds), its scrape target is down,
    or an alert on a caller names it (peer label; the weakest signal).
-2. A degraded component whose own calls into a degraded dependency fail or slowed, or whose
-   walk reaches a degraded dependency, is a *victim*; degraded components that are not victims
+2. A degraded component whose own calls into a degraded dependency fail, or slowed by at
+   least half the time it lost itself (`accounts_for`), or whose walk reaches a degraded
+   dependency, is a *victim*; degraded components that are not victims
    are the *roots*. So a silent dependency whose incoming calls fail beats its alerting caller.
 3. A client (traffic source) whose request rate into the incident's components jumped at least
    `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists).
@@ -45,6 +46,8 @@ SLOW_MS = 20.0
 SLOW_ABSOLUTE_MS = 1000.0
 #: A traffic source's request rate at least this many times its baseline.
 RATE_JUMP = 2.0
+#: A dependency's added latency explains its caller's slowdown from this share of it on.
+ACCOUNTS_FOR = 0.5
 #: The winner's magnitude at least this many times the runner-up's separates them.
 SEPARATION = 2.0
 #: Magnitude of a signal that only an alert's peer label gives (weaker than any measurement).
@@ -199,6 +202,22 @@ def signals(
     return out
 
 
+def accounts_for(e: dict[str, Any], caller: dict[str, float] | None) -> bool:
+    """Whether a degraded call edge client -> server can explain its client's own degradation
+    (rule 2): failing calls can (one failing dependency fails a whole request), and so can a
+    slowdown that adds at least `ACCOUNTS_FOR` of the time the client's own callers lost. A
+    dependency 20 ms slower cannot explain a client 800 ms slower: it is more likely slowed by
+    the client's own fault (more calls, retries) than the cause of it. `caller`: the client's
+    inbound totals (`inbound`), None when nothing calls it."""
+    if failing(e["fail_ratio"], e["baseline_fail_ratio"]):
+        return True
+    if caller is None or not caller["lat_n"] or not caller["base_lat_n"]:
+        return True
+    lost = caller["lat"] / caller["lat_n"] - caller["base_lat"] / caller["base_lat_n"]
+    added = (e["latency_ms"] or 0.0) - (e["baseline_latency_ms"] or 0.0)
+    return lost <= 0 or added >= ACCOUNTS_FOR * lost
+
+
 def suspects(
     edges: list[dict[str, Any]], services: list[dict[str, Any]], peers: list[dict[str, Any]]
 ) -> list[str]:
@@ -257,15 +276,22 @@ def weigh(
         return None
     cover = coverage(alerting, walk, edges)
     victim_of: dict[str, str] = {}
+    totals = inbound(edges)
     for e in edges:
-        if e["client"] in sigs and e["server"] in sigs and edge_degraded(e):
+        if (
+            e["client"] in sigs and e["server"] in sigs and edge_degraded(e)
+            and accounts_for(e, totals.get(e["client"]))
+        ):  # fmt: skip
             victim_of.setdefault(e["client"], e["server"])
     for p in peers:
         if p["component"] in sigs and p["peer"] in sigs:
             victim_of.setdefault(p["component"], p["peer"])
+    # A measured call edge between two degraded components has spoken (above); the walk's
+    # reach decides only between components with no such edge (indirect, or unmeasured).
+    measured = {(e["client"], e["server"]) for e in edges if e["calls"] >= EDGE_MIN_CALLS}
     for name in sigs:
         for other in sorted(sigs):
-            if other == name:
+            if other == name or (name, other) in measured:
                 continue
             walked = name in alerting and other in walk and name in walk[other].covers
             if walked or other in (reach or {}).get(name, set()):

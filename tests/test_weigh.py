@@ -194,3 +194,22 @@ def test_camel_case_acronyms_are_words_so_alerts_classify() -> None:
     assert classify("ContainerCPUHigh") == "cpu"
     assert classify("JVMHeapHigh") == "memory"
     assert classify("HTTP5xxRatio") == "errors"
+
+
+def test_a_dependency_slightly_slower_does_not_take_the_blame_for_a_much_slower_caller() -> None:
+    """recommendation 800 ms slower, product-catalog (which it calls more now) 25 ms slower: the
+    small slowdown downstream cannot explain the big one; with 600 ms more it could."""
+    walk = [Candidate("recommendation", ["frontend", "recommendation"], 1),
+            Candidate("product-catalog", ["frontend", "recommendation"], 3)]  # fmt: skip
+    slow = edge("frontend", "recommendation", latency_ms=820.0)
+    decision = weigh(
+        ["frontend", "recommendation"], walk,
+        [slow, edge("recommendation", "product-catalog", latency_ms=45.0)], [], [], [], (), set(),
+    )  # fmt: skip
+    assert decision is not None and decision.root_cause == "recommendation", decision.summary
+    blamed = weigh(
+        ["frontend", "recommendation"], walk,
+        [slow, edge("recommendation", "product-catalog", latency_ms=620.0)], [], [], [], (),
+        set(),
+    )  # fmt: skip
+    assert blamed is not None and blamed.root_cause == "product-catalog", blamed.summary
