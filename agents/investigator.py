@@ -47,7 +47,7 @@ from agents.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.split import split_unexplained
 from agents.tools import call
 from agents.tools.graph import PEER_LABELS
-from agents.weigh import doubt, suspects, suspects_behind, weigh
+from agents.weigh import doubt, suspects, suspects_behind, unmeasured, weigh
 
 log = logging.getLogger(__name__)
 
@@ -462,6 +462,18 @@ class Investigator:
         )  # fmt: skip
         if decision is None:
             return None, "The live evidence shows no failing or slow calls near the incident."
+        x = decision.root_cause
+        if (
+            x is not None
+            and not decision.surge_paths
+            and suspects_behind(x, candidates, [n for n in ev.alerting if n != x])
+        ):
+            mine = call(task, ev, "neighbours", {"component": x}).data or []
+            hard = [r["name"] for r in mine if _hard(r, "out")]
+            decision = unmeasured(
+                decision, ev.alerts, candidates, hard, edges.data or [], services.data or [],
+                down.data or [],
+            )  # fmt: skip
         return decision, ""
 
     def _named_by_peers(
@@ -521,11 +533,7 @@ class Investigator:
             return [], {}, []
 
         def hard_edges(rows: list[dict[str, Any]], direction: str) -> list[str]:
-            return sorted(
-                r["name"] for r in rows
-                if r["direction"] == direction and r["purpose"] == "business"
-                and r["propagation"] in ("hard", "partial")
-            )  # fmt: skip
+            return sorted(r["name"] for r in rows if _hard(r, direction))
 
         mine = call(task, ev, "neighbours", {"component": x}).data or []
         hard = hard_edges(mine, "out")
@@ -563,3 +571,12 @@ class Investigator:
             "walk_path", {"pairs": pairs}, walk, touched=decision.candidates
         )
         return paths
+
+
+def _hard(row: dict[str, Any], direction: str) -> bool:
+    """A `neighbours` row: a business dependency in `direction` (`out`: X depends on it; `in`:
+    it depends on X) whose failure fails the requests (hard or partial propagation)."""
+    return (
+        row["direction"] == direction and row["purpose"] == "business"
+        and row["propagation"] in ("hard", "partial")
+    )  # fmt: skip

@@ -528,6 +528,54 @@ def doubt(
     )  # fmt: skip
 
 
+def unmeasured(
+    first: Decision,
+    alerts: list[dict[str, Any]],
+    candidates: list[Candidate],
+    hard_deps: list[str],
+    edges: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    down: list[dict[str, Any]],
+) -> Decision:
+    """With evidence: the cause X the evidence blames keeps its place only if what sits behind
+    it was measured too. A hard dependency D of X (`hard_deps`, in the walk behind X:
+    `suspects_behind`) with no call edge into it, no span metrics and no scrape target that
+    says anything (a cache under span metrics only, an uninstrumented database) could be
+    failing X's requests unseen: evidence that does not discriminate leaves the finding
+    inconclusive, naming X first (issue #15). An alert about X's own process rules D out, as
+    with alerts only. Returns `first` unchanged when everything behind X was measured."""
+    x = first.root_cause
+    if x is None or first.surge_paths:
+        return first
+    seen = {e["server"] for e in edges if e["calls"] > 0}
+    seen |= {r["component"] for r in services if r["calls"]} | {r["component"] for r in down}
+    alerting = sorted({a["component"] for a in alerts if a["component"]})
+    behind = [
+        c.name for c in suspects_behind(x, candidates, [n for n in alerting if n != x])
+        if c.name in hard_deps and c.name not in seen and c.name != x
+    ]  # fmt: skip
+    if not behind:
+        return first
+    own = self_inflicted(alerts, x)
+    if own is not None:
+        ruled = dict(first.ruled_out) | {d: f"{x} alerts about its own process ({own})"
+                                         for d in behind}  # fmt: skip
+        return Decision(
+            x, first.candidates, first.confidence, first.summary, ruled, first.surge_paths,
+            first.separated_by, first.evidence,
+        )  # fmt: skip
+    names = [x, *behind]
+    ruled = {k: v for k, v in first.ruled_out.items() if k not in names}
+    return Decision(
+        None, names, round(0.5 / len(names), 2),
+        f"Inconclusive: the evidence blames {x} ({first.summary}), but nothing measures "
+        f"{', '.join(behind)} behind it (no call edge into {'it' if len(behind) == 1 else 'them'}, "
+        "no span metrics, no scrape target), and "
+        f"{'its' if len(behind) == 1 else 'their'} failure would look the same.",
+        ruled, evidence=first.evidence,
+    )  # fmt: skip
+
+
 def _producers_in_doubt(
     first: Decision, candidates: list[Candidate], peers: list[dict[str, Any]]
 ) -> Decision:

@@ -64,9 +64,11 @@ class Case:
     bodies: list[dict[str, Any]]
     evidence: dict[str, dict[str, float]] = field(default_factory=dict)
     source: str = "extra"
-    #: Metric name prefix (a collector namespace) and whether span metrics are written too.
+    #: Metric name prefix (a collector namespace), whether span metrics are written too, and
+    #: whether service-graph metrics are (a deployment with span metrics only has none).
     prefix: str = ""
     spans: bool = False
+    service_graph: bool = True
 
 
 def body(alerts: list[list[Any]], starts: datetime) -> dict[str, Any]:
@@ -104,6 +106,7 @@ def load_cases(path: Path, starts: datetime) -> list[Case]:
         Case(
             c["name"], c["accept"], [body(c["alerts"], starts)], c.get("evidence", {}),
             prefix=c.get("metric_prefix", ""), spans=bool(c.get("span_metrics")),
+            service_graph=c.get("service_graph", True),
         )
         for c in spec["extra"]
     ]  # fmt: skip
@@ -243,8 +246,9 @@ def main() -> None:
             for index, case in enumerate(cases):
                 folder = Path(scratch) / f"prometheus-{index}"
                 prom = PrometheusServer(
-                    folder, with_evidence(case.evidence), int(now) - FAULT_AGO_S
-                )
+                    folder, with_evidence(case.evidence), int(now) - FAULT_AGO_S,
+                    spans=case.spans, prefix=case.prefix, service_graph=case.service_graph,
+                )  # fmt: skip
                 client = Prometheus(prom.url)
                 try:
                     for mode, source in (("alerts only", None), ("with evidence", client)):

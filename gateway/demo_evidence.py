@@ -93,10 +93,12 @@ def openmetrics(
     spans: bool,
     prefix: str = "",
     step_s: int = STEP_S,
+    service_graph: bool = True,
 ) -> str:
     """The OpenMetrics text of every series of `edges`, sampled at `times` (epoch s, ascending;
     counters grow by value x `step_s` per sample); every metric name starts with `prefix` (a
-    namespace, as collectors often add)."""
+    namespace, as collectors often add). `service_graph=False` writes span metrics only (a
+    datastore, which has no spans of its own, then leaves no trace)."""
     families: dict[str, list[str]] = {}
 
     def cumulative(edge: Edge, what: str) -> list[float]:
@@ -114,7 +116,7 @@ def openmetrics(
         lines = families.setdefault(family, [])
         lines += [f"{sample}{{{labels}}} {v:.6f} {t}" for t, v in zip(times, values, strict=True)]
 
-    for e in edges:
+    for e in edges if service_graph else []:
         labels = f'client="{e.client}",server="{e.server}",connection_type="{e.connection_type}"'
         calls = cumulative(e, "calls")
         add("traces_service_graph_request counter", "traces_service_graph_request_total",
@@ -127,7 +129,8 @@ def openmetrics(
         add(f"{hist} histogram", f"{hist}_sum", labels, cumulative(e, "seconds"))
         add(f"{hist} histogram", f"{hist}_count", labels, calls)
     if spans:
-        servers = sorted({e.server for e in edges})
+        # Span metrics come from instrumented services: not from a datastore's or broker's side.
+        servers = sorted({e.server for e in edges if e.connection_type == ""})
         for server in servers:
             mine = [e for e in edges if e.server == server]
             ok = [sum(v) for v in zip(*(cumulative(e, "calls") for e in mine), strict=True)]
@@ -164,6 +167,7 @@ class PrometheusServer:
         prefix: str = "",
         times: list[int] | None = None,
         step_s: int = STEP_S,
+        service_graph: bool = True,
     ) -> None:
         self.folder = folder
         self.now_s = int(time.time())
@@ -173,7 +177,9 @@ class PrometheusServer:
         if edges:
             times = times or list(range(self.now_s - HISTORY_S, self.now_s + 1, STEP_S))
             source = folder / "series.om"
-            source.write_text(openmetrics(edges, times, fault_at_s, spans, prefix, step_s))
+            source.write_text(
+                openmetrics(edges, times, fault_at_s, spans, prefix, step_s, service_graph)
+            )
             subprocess.run(
                 ["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", str(source),
                  str(data)],

@@ -33,9 +33,13 @@ def prometheus(tmp_path: Path) -> Iterator[Callable[..., PrometheusServer]]:
     """Start a Prometheus holding the given edges' series (one per call, all stopped after)."""
     started: list[PrometheusServer] = []
 
-    def start(edges: list[Edge], spans: bool = False) -> PrometheusServer:
+    def start(
+        edges: list[Edge], spans: bool = False, service_graph: bool = True
+    ) -> PrometheusServer:
         folder = tmp_path / f"prometheus-{len(started)}"
-        server = PrometheusServer(folder, edges, int(time.time()) - FAULT_AGO_S, spans)
+        server = PrometheusServer(
+            folder, edges, int(time.time()) - FAULT_AGO_S, spans, service_graph=service_graph
+        )
         started.append(server)
         return server
 
@@ -117,7 +121,7 @@ HEALTHY = [
     Edge("product-catalog", "postgres", connection_type="database"),
     Edge("cart", "valkey-cart", connection_type="database"),
     Edge("frontend", "flagd", rate=1), Edge("cart", "flagd", rate=1),
-    Edge("checkout", "flagd", rate=1),
+    Edge("checkout", "flagd", rate=1), Edge("checkout", "shipping"),
     Edge("checkout", "kafka", rate=1, connection_type="messaging_system"),
 ]  # fmt: skip
 
@@ -158,6 +162,18 @@ def test_a_silent_cache_behind_an_alerting_service_is_the_cause(prometheus, run)
     assert {"edge_health", "service_errors", "targets_down"} <= set(got["steps"])
     evidence = json.loads(got["evidence_json"])
     assert evidence[0]["component"] == "valkey-cart" and evidence[0]["source"] == "calls"
+
+
+def test_evidence_that_cannot_see_behind_the_cause_is_inconclusive(prometheus, run) -> None:
+    """Span metrics only: cart's spans fail, and valkey-cart, which has no spans, could be
+    failing behind it unseen; evidence that does not discriminate is no answer (issue #15)."""
+    changes = {"cart>valkey-cart": {"fail_after": 0.5}, "frontend>cart": {"fail_after": 0.4},
+               "checkout>cart": {"fail_after": 0.4}}  # fmt: skip
+    server = prometheus(scenario(**changes), spans=True, service_graph=False)
+    got = run(server.url, CART_ALERTS)
+    assert got["root_cause"] is None, got["summary"]
+    assert got["candidates"] == ["cart", "valkey-cart"]
+    assert "nothing measures valkey-cart behind it" in got["summary"]
 
 
 def test_alerts_only_the_same_case_is_inconclusive_naming_both(run) -> None:
