@@ -6,7 +6,8 @@ threads. The alerts of four OpenTelemetry Demo faults are fired through Alertman
 (`POST /api/v2/alerts`), each fault's `startsAt` three hours apart so they can never share an
 incident; Alertmanager repeats the notifications while they fire; then the alerts are resolved
 by posting them again with `endsAt` in the past. The gateway must open one incident per fault,
-find a root cause the fault's ground truth accepts, page and open a ticket exactly once per
+find a root cause the fault's ground truth accepts (or, for cartFailure, say it is inconclusive
+naming cart first), page and open a ticket exactly once per
 incident however often Alertmanager repeats, and resolve every incident. Finally one fault
 refires (same labels, later startsAt): a new incident with its own page.
 """
@@ -255,7 +256,14 @@ def test_alertmanager_pages_once_per_fault_and_resolves(
     for fault in faults:
         (incident,) = by_fault[fault["flag"]]
         assert len(incident["alerts"]) == len(fired[fault["flag"]])
-        assert incident["root_cause"] in fault["root_cause"]["accept"], fault["flag"]
+        accept = fault["root_cause"]["accept"]
+        if fault["flag"] == "cartFailure":
+            # alerts only, cart's fault looks exactly like valkey-cart failing behind it: the
+            # finding is inconclusive and names cart first (issue #15)
+            assert incident["root_cause"] is None
+            assert incident["finding"]["candidates"][:2] == ["cart", "valkey-cart"]
+        else:
+            assert incident["root_cause"] in accept, fault["flag"]
         assert incident["status"] == "resolved"
         assert all(a["status"] == "resolved" for a in incident["alerts"])
         mine = [e for e in sent if e["incident_id"] == incident["id"]]
