@@ -152,22 +152,28 @@ def test_an_unreadable_world_file_exits_2(tmp_path: Path) -> None:
 def test_demo_json_prints_the_documented_shape() -> None:
     done = cli("demo", "--json", timeout=180)
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)  # stdout is the JSON and nothing else
-    assert set(result) >= {"scenarios", "correct", "total"}
-    assert result["total"] == len(result["scenarios"]) == 10
-    assert result["correct"] >= 8
-    documented = {
-        "name": str,
-        "alerts": int,
-        "incidents": int,
-        "root_cause": (str, type(None)),
-        "expected_root_cause": list,
-        "notifications": int,
-        "tickets": int,
-    }
-    for row in result["scenarios"]:
-        for key, kind in documented.items():
-            assert isinstance(row[key], kind), (row["name"], key)
+    both = json.loads(done.stdout)  # stdout is the JSON and nothing else
+    assert set(both) == {"alerts-only", "evidence"}  # Prometheus is installed here
+    for mode, result in both.items():
+        assert set(result) >= {"scenarios", "correct", "total", "evidence"}
+        assert result["evidence"] == (mode == "evidence")
+        assert result["total"] == len(result["scenarios"]) == 10
+        assert result["correct"] == (10 if mode == "evidence" else 6)
+        documented = {
+            "name": str,
+            "alerts": int,
+            "incidents": int,
+            "root_cause": (str, type(None)),
+            "candidates": list,
+            "expected_root_cause": list,
+            "correct": bool,
+            "named": bool,
+            "notifications": int,
+            "tickets": int,
+        }
+        for row in result["scenarios"]:
+            for key, kind in documented.items():
+                assert isinstance(row[key], kind), (row["name"], key)
         assert row["incidents"] == 1 and row["notifications"] == 1 and row["tickets"] == 1
     names = [row["name"] for row in result["scenarios"]]
     assert "paymentFailure" in names and len(set(names)) == 10
