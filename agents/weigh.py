@@ -53,8 +53,10 @@ SEPARATION = 2.0
 #: Magnitude of a signal that only an alert's peer label gives (weaker than any measurement).
 ALERT_MAGNITUDE = 0.1
 #: Alert kinds that point at the alerting component's own process, not at what it calls.
-SELF_KINDS = frozenset({"memory", "restarts", "cpu", "disk"})
-SELF_WORDS = re.compile(r"\bgc\b|garbage|jvm|heap|oom|restart|crash", re.IGNORECASE)
+#: Restarts are not among them: a pod whose readiness or start-up checks its database restarts
+#: when the database fails, so a restart alone does not clear what is behind it.
+SELF_KINDS = frozenset({"memory", "cpu", "disk"})
+SELF_WORDS = re.compile(r"\bgc\b|garbage|jvm|heap|\boom", re.IGNORECASE)
 
 
 @dataclass
@@ -422,7 +424,7 @@ def traffic_sources(
 
 
 def self_inflicted(alerts: list[dict[str, Any]], component: str) -> str | None:
-    """An alert on `component` that points at its own process (memory, restarts, CPU, disk,
+    """An alert on `component` that points at its own process (memory, OOM kills, CPU, disk,
     GC), as `alertname`, or None."""
     for a in alerts:
         if a["component"] != component:
@@ -454,7 +456,7 @@ def doubt(
       fails X's requests, hard or partial propagation): a datastore, topic or service that
       raises no alert of its own fails X's requests exactly as X's own fault would; the alerts
       of X's callers, peer labels naming X included, look the same either way. Only an alert
-      about X's own process (memory, restarts, GC, disk: `self_inflicted`) rules them out.
+      about X's own process (memory, GC, disk: `self_inflicted`) rules them out.
       Otherwise the finding is inconclusive, naming X first, then what is behind it, nearest
       first; a datastore whose other dependents (`dependents[D]`) are all quiet is named after
       the rest, and the summary says so. The configuration services X reads (`config`; their

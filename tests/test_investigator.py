@@ -208,7 +208,7 @@ def test_demo_alerts_only_is_never_confidently_wrong(
 ) -> None:
     """Alerts say where it hurts, not why (issue #15): with no evidence, a cause with a silent
     dependency behind it is inconclusive, naming it first; only an alert about its own process
-    (memory, GC, restarts) or a leaf keeps it conclusive."""
+    (memory, GC) or a leaf keeps it conclusive."""
     result = run_demo(make_settings(falkordb, tmp_path, tenant, workers=2))
     rows = {r["name"]: r for r in result["scenarios"]}
     assert not result["evidence"]
