@@ -124,6 +124,11 @@ class TaskRun:
         #: finish now should save what it can (the responder copies the page to its fallback).
         self.last_attempt = False
         self._n = 0
+        #: Steps run but not written yet (`step(deferred=True)`), written by `flush`.
+        self._pending: list[dict[str, Any]] = []
+        #: When this worker last extended the lease (monotonic s): the claim, a step write, a
+        #: heartbeat or a reservation.
+        self._renewed = time.monotonic()
         first_claim = claimed.epoch == 1  # never claimed before: no stored steps to read
         self._stored = {} if first_claim else {
             int(row["n"]): row for row in graph.rows("task_steps", {"task_id": claimed.task_id})
@@ -148,11 +153,17 @@ class TaskRun:
         args: dict[str, Any],
         run: Callable[[], Any],
         touched: Iterable[str] = (),
+        deferred: bool = False,
     ) -> Any:
         """Run one step, or return its stored result; checkpoint it before returning.
 
         `run` returns a JSON-serialisable result. `touched`: component names the step looked at
-        (TOUCHED edges). Raises `LeaseLost` if the checkpoint write matched no task.
+        (TOUCHED edges). `deferred`: the step only reads the graph (its result is a function of
+        the graph, no outside system is asked), so its checkpoint may wait and go out with the
+        next checkpoint or fenced write of this run (`flush`), one round trip for the lot
+        (issue #16). A worker that dies before then makes the next owner read the graph again;
+        an outside call is never repeated, because its step is written at once with every
+        deferred step before it. Raises `LeaseLost` if the checkpoint write matched no task.
         """
         self._n += 1
         stored = self._stored.get(self._n)
@@ -164,21 +175,21 @@ class TaskRun:
         hooks = self.hooks
         if hooks.delay_ms and random.random() < hooks.slow_rate:  # noqa: S311 - not crypto
             time.sleep(hooks.delay_ms / 1000)
-        row = self.graph.one(
-            "record_step",
-            self.fence
-            | {
+        self._pending.append(
+            {
                 "n": self._n,
                 "tool": tool,
                 "args": json.dumps(args, sort_keys=True, ensure_ascii=False),
                 "result": json.dumps(result, sort_keys=True, ensure_ascii=False),
                 "started_at": started,
                 "touched": sorted(set(touched)),
-                "lease_ms": self.lease_ms,
-            },
+            }
         )
-        if row is None:
-            raise LeaseLost(f"task {self.claim.task_id}: lease lost at step {self._n} ({tool})")
+        # Half the lease gone since it was last extended: write now, which extends it again (and
+        # finds out at once if it was lost, rather than at the end of the run).
+        late = time.monotonic() - self._renewed > self.lease_ms / 2000
+        if not deferred or late or self._n == hooks.halt_after:
+            self.flush()
         self.metrics.step_seconds.labels(tool=tool).observe(time.perf_counter() - clock)
         if self._n == hooks.halt_after:
             log.warning("task %s: halting after step %d (BLAST_CHAOS_HALT_AFTER_STEP)",
@@ -187,15 +198,44 @@ class TaskRun:
                 time.sleep(1)
         return result
 
+    def flush(self) -> None:
+        """Write the deferred steps (`step(deferred=True)`) in one fenced query
+        (`cypher/record_steps.cypher`), which also extends the lease. Nothing to write: no
+        query. Raises `LeaseLost` if the write matched no task."""
+        if not self._pending:
+            return
+        steps, self._pending = self._pending, []
+        renewed = time.monotonic()
+        row = self.graph.one(
+            "record_steps",
+            self.fence
+            | {
+                "steps": steps,
+                "first": steps[0]["n"],
+                "touched": sorted({name for s in steps for name in s["touched"]}),
+                "lease_ms": self.lease_ms,
+            },
+        )
+        if row is None:
+            last = steps[-1]
+            raise LeaseLost(
+                f"task {self.claim.task_id}: lease lost at step {last['n']} ({last['tool']})"
+            )
+        self._renewed = renewed
+
     def heartbeat(self) -> None:
         """Extend the lease if this worker still holds it; raise `LeaseLost` if not."""
+        renewed = time.monotonic()
         self.fenced("heartbeat_task", {"lease_ms": self.lease_ms})
+        self._renewed = renewed
 
     def fenced(self, query: str, params: dict[str, Any]) -> dict[str, Any]:
         """Run a fenced write (the query matches the task by owner, epoch and lease).
 
+        Deferred steps are written first (`flush`), so what the write rests on is on record.
         Raises `LeaseLost` on zero rows.
         """
+        self.flush()
         row = self.graph.one(query, self.fence | params)
         if row is None:
             raise LeaseLost(f"task {self.claim.task_id}: lease lost in {query}")
@@ -279,6 +319,7 @@ class TaskRun:
                 "lease_ms": self.lease_ms,  # the reservation renews the lease for the call
             },
         )
+        self._renewed = time.monotonic()
         sent = {"kind": message.kind, "adapter": notifier.name}
         if row["status"] == "sent":
             self.metrics.actions_suppressed.labels(**sent).inc()

@@ -192,6 +192,7 @@ class Investigator:
                    "labels": json.loads(row["labels_json"] or "{}")}
                 for row in graph.rows("incident_alerts", {"incident_id": incident_id})
             ],
+            deferred=True,
         )  # fmt: skip
         alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
         evidence = Evidence(
@@ -319,7 +320,7 @@ class Investigator:
             # since, the incident holds fewer, and those are what the finding must have seen.
             if row is None or int(row["alerts_seen"]) < min(alerts, int(row["alerts_now"])):
                 return None
-            task.step("model_finding", args, lambda: row)
+            task.step("model_finding", args, lambda: row, deferred=True)
         elif earlier == "model_finding":
             row = task.step("model_finding", args, lambda: None)  # the stored row, reused
             if row is None:
@@ -545,6 +546,6 @@ class Investigator:
             return out
 
         paths: list[list[str]] = task.step(
-            "walk_path", {"pairs": pairs}, walk, touched=decision.candidates
+            "walk_path", {"pairs": pairs}, walk, touched=decision.candidates, deferred=True
         )
         return paths

@@ -109,13 +109,14 @@ class Responder:
         who = task.step(
             "response_context", {"components": components},
             lambda: self._who(task, components),
-            touched=components,
+            touched=components, deferred=True,
         )  # fmt: skip
         kind = dominant(alerts, incident["root_cause"])
         people = [p for p in ((who or {}).get("slack_user_id"), (who or {}).get("person")) if p]
         pref = task.step(
             "preferences", {"people": people, "failure_kind": kind},
             lambda: preferences.current(task.graph, people, kind) if people else None,
+            deferred=True,
         )  # fmt: skip
         note = None
         changes = task.graph.rows("incident_changes", {"incident_id": incident["id"]})
@@ -222,10 +223,12 @@ class Responder:
         paged = task.step(
             "paged_before", {"incident_id": incident["id"]},
             lambda: task.graph.one("incident_paged", {"incident_id": incident["id"]}),
+            deferred=True,
         )  # fmt: skip
         before = json.loads(paged["result"]) if paged else None
         who = task.step(
-            "route_new_cause", {"cause": cause}, lambda: routing.route(task.graph, [cause])
+            "route_new_cause", {"cause": cause}, lambda: routing.route(task.graph, [cause]),
+            deferred=True,
         )
         if not before or (before.get("person"), before.get("team")) != (
             who.get("person"),
@@ -252,6 +255,7 @@ class Responder:
             "alerting_teams", {"alerting": alerting, "skip": sorted(skip)},
             lambda: [t for t in routing.told(task.graph, alerting, None)
                      if t["team"] not in skip],
+            deferred=True,
         )  # fmt: skip
         root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
         for team in teams:
