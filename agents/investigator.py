@@ -253,7 +253,10 @@ class Investigator:
         outcome = "conclusive" if decision.root_cause else "inconclusive"
         task.metrics.findings.labels(planner=planner, outcome=outcome).inc()
         log.info("incident %s: %s", incident_id, decision.summary)
-        if written["fresh"]:
+        # A split needs alerts on two components at least. Alerts on another component that
+        # joined since this task read them enqueued a `reinvestigate`, which splits if need be:
+        # with fewer, asking the graph (3 round trips) could not split anything.
+        if written["fresh"] and len(alerting) > 1:
             split_unexplained(task, decision.root_cause, self.walk_hops)
         initial = task.claim.kind == "investigate"
         task.complete(
@@ -538,12 +541,11 @@ class Investigator:
         ]  # fmt: skip
 
         def walk() -> list[list[str]]:
-            out = []
-            for src, dst in pairs:
-                row = task.graph.one("walk_path", {"from": src, "to": dst})
-                if row:
-                    out.append(list(row["path"]))
-            return out
+            if not pairs:
+                return []
+            rows = task.graph.rows("walk_paths", {"pairs": [list(p) for p in pairs]})
+            found = {(r["source"], r["target"]): list(r["path"]) for r in rows}
+            return [found[p] for p in pairs if p in found]  # in the order of `pairs`
 
         paths: list[list[str]] = task.step(
             "walk_path", {"pairs": pairs}, walk, touched=decision.candidates, deferred=True
