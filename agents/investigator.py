@@ -45,7 +45,8 @@ from agents.decision import Candidate, Decision
 from agents.failure_kinds import classify
 from agents.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.split import split_unexplained
-from agents.tools import call
+from agents.tools import call, prefetch
+from agents.tools.changes import CHANGE_LOOKBACK_MS
 from agents.tools.graph import PEER_LABELS
 from agents.weigh import doubt, suspects, suspects_behind, weigh
 
@@ -184,13 +185,17 @@ class Investigator:
         `GraphUnavailable` (retry later).
         """
         graph, incident_id = task.graph, task.claim.incident_id
+        known = None
+        if task.next_stored() is None:  # a fresh start: what the tools read, in one round trip
+            known = prefetch.read(graph, incident_id, self.walk_hops, CHANGE_LOOKBACK_MS)
         alerts = task.step(
             "incident_alerts", {"incident_id": incident_id},
             lambda: [
                 {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms", "status")}
                 | {"summary": json.loads(row["annotations_json"]).get("summary", ""),
                    "labels": json.loads(row["labels_json"] or "{}")}
-                for row in graph.rows("incident_alerts", {"incident_id": incident_id})
+                for row in (known.alerts if known is not None
+                            else graph.rows("incident_alerts", {"incident_id": incident_id}))
             ],
             deferred=True,
         )  # fmt: skip
@@ -199,6 +204,8 @@ class Investigator:
             graph, alerts, alerting, min((a["starts_at_ms"] for a in alerts), default=0),
             self.prometheus,
         )  # fmt: skip
+        if known is not None and known.opened_ms == evidence.opened_ms:
+            evidence.prefetched = known
         used, steered = self._recall(task, evidence)
         candidates: list[Candidate] = []
         changes: list[dict[str, Any]] = []

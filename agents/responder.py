@@ -250,7 +250,9 @@ class Responder:
         )  # fmt: skip
         before = json.loads(paged["result"]) if paged else None
         who = task.step(
-            "route_new_cause", {"cause": cause}, lambda: routing.route(task.graph, [cause]),
+            "route_new_cause",
+            {"cause": cause},
+            lambda: routing.route(task.graph, [cause]),
             deferred=True,
         )
         if not before or (before.get("person"), before.get("team")) != (

@@ -3,9 +3,10 @@
 // `owners` (rows of `response_context` for the root cause, the candidates and the alerting
 // components), `fallback` (the `default_route` row, or empty), `cited` (`incident_changes`),
 // `recent` (`recent_changes` of those components in [opened_at - $lookback_ms, opened_at]),
-// `actions` (`incident_actions`), `steps` (`incident_steps`), `previous`
-// (`previous_incident`, or empty) and `preferences` (the approved, current preferences of every
-// person in `owners` and `fallback`, any failure kind). Lists come unordered: the caller sorts.
+// `actions` (`incident_actions`), `steps` (the investigations' steps), `previous` (the latest
+// earlier incident with an alert of the same fingerprint, and its ticket; or empty) and
+// `preferences` (the approved, current preferences of every person in `owners` and `fallback`,
+// any failure kind). Lists come unordered: the caller sorts.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)

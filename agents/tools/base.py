@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
+from agents.tools.prefetch import Prefetched
 
 #: At most this many rows of a tool's `data` list reach a planner (a model's context is small).
 MAX_ROWS = 50
@@ -67,6 +68,8 @@ class ToolContext:
     names: dict[str, str | None] = field(default_factory=dict)
     #: Components the world marks as clients (traffic sources), among those mapped so far.
     clients: set[str] = field(default_factory=set)
+    #: Graph rows read ahead for this investigation (`agents.tools.prefetch`), or None.
+    prefetched: Prefetched | None = None
 
 
 def component_names(ctx: ToolContext, values: list[str]) -> dict[str, str | None]:
