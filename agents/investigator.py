@@ -232,6 +232,17 @@ class Investigator:
                 {"decision_id": f"decision:{task.claim.task_id}", "planner": planner, "used": used},
             )
         paths = self._paths(task, decision, candidates)
+        outcome = "conclusive" if decision.root_cause else "inconclusive"
+        initial = task.claim.kind == "investigate"
+        follow_up = {
+            "outcome": outcome,
+            "next_kind": "respond" if initial else "notify_update",
+            "next_id": f"respond:{incident_id}" if initial else f"update:{task.claim.task_id}",
+        }
+        # A split needs alerts on two components at least. Alerts on another component that
+        # joined since this task read them enqueued a `reinvestigate`, which splits if need be:
+        # with fewer, nothing can be split, and the finding's write completes the task too.
+        may_split = len(alerting) > 1
         written = task.fenced(
             "write_finding",
             {
@@ -255,22 +266,15 @@ class Investigator:
                 "impacted": alerting,
                 "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
                 "alerts_seen": len(alerts),
-            },
+            }
+            | (dict.fromkeys(follow_up) if may_split else follow_up),
         )
-        outcome = "conclusive" if decision.root_cause else "inconclusive"
         task.metrics.findings.labels(planner=planner, outcome=outcome).inc()
         log.info("incident %s: %s", incident_id, decision.summary)
-        # A split needs alerts on two components at least. Alerts on another component that
-        # joined since this task read them enqueued a `reinvestigate`, which splits if need be:
-        # with fewer, asking the graph (3 round trips) could not split anything.
-        if written["fresh"] and len(alerting) > 1:
-            split_unexplained(task, decision.root_cause, self.walk_hops)
-        initial = task.claim.kind == "investigate"
-        task.complete(
-            "conclusive" if decision.root_cause else "inconclusive",
-            next_kind="respond" if initial else "notify_update",
-            next_id=f"respond:{incident_id}" if initial else f"update:{task.claim.task_id}",
-        )
+        if may_split:
+            if written["fresh"]:
+                split_unexplained(task, decision.root_cause, self.walk_hops)
+            task.complete(outcome, follow_up["next_kind"], follow_up["next_id"])
 
     def _ask_model(
         self, task: TaskRun, ev: Evidence, decision: Decision, planner: str

@@ -127,6 +127,8 @@ class Responder:
             if people else None,
             deferred=True,
         )  # fmt: skip
+        # before the page, so all three steps are written with its reservation (one round trip)
+        teams = self._teams_to_tell(task, alerts, who, owners)
         note = None
         changes = sorted(incident["cited"], key=lambda c: c["at"], reverse=True)
         refs = {a["intent_id"]: a["external_ref"] for a in incident["actions"]}
@@ -138,7 +140,7 @@ class Responder:
         else:
             page = messages.notification(page_intent, incident, alerts, who, changes)
             self._deliver(task, self.messenger, page, refs)
-        self._tell_teams(task, incident, alerts, who, refs, owners)
+        self._tell_teams(task, incident, alerts, who, refs, teams)
         previous = incident["previous"]
         issue = messages.ticket(
             intent(incident["id"], "ticket"), incident, alerts, who, note,
@@ -272,26 +274,14 @@ class Responder:
         alerts: list[dict[str, Any]],
         who: dict[str, Any],
         refs: dict[str, str | None] | None = None,
-        owners: list[dict[str, Any]] | None = None,
+        teams: list[dict[str, Any]] | None = None,
     ) -> None:
         """Tell the on-call of every other team whose components alert, in the page's thread
         with a mention (intent `…:told:<team>`, once per team and incident). `refs` (intent id
-        -> ref of the incident's actions) and `owners` (`response_context` rows of the alerting
-        components): already read by the caller, else read here."""
-        alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
-        skip = {who.get("team"), who.get("owner_team")} - {None}
-
-        def teams_told() -> list[dict[str, Any]]:
-            told = (
-                routing.told(task.graph, alerting, None) if owners is None
-                else routing.told_from(owners, alerting, None)
-            )  # fmt: skip
-            return [t for t in told if t["team"] not in skip]
-
-        teams = task.step(
-            "alerting_teams", {"alerting": alerting, "skip": sorted(skip)}, teams_told,
-            deferred=True,
-        )  # fmt: skip
+        -> ref of the incident's actions) and `teams` (`_teams_to_tell`): already known to the
+        caller, else read here."""
+        if teams is None:
+            teams = self._teams_to_tell(task, alerts, who)
         if refs is None:
             refs = dict(self._refs(task, incident["id"]))
         root = refs.get(intent(incident["id"], "initial-notification"))
@@ -303,6 +293,32 @@ class Responder:
             if self.records is not None:
                 copy = message.model_copy(update={"intent_id": f"{message.intent_id}:record"})
                 task.act(self.records, copy)
+
+    def _teams_to_tell(
+        self,
+        task: TaskRun,
+        alerts: list[dict[str, Any]],
+        who: dict[str, Any],
+        owners: list[dict[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The on-call of every team other than the paged one whose components alert (a step,
+        `alerting_teams`): from `owners` (`response_context` rows of the alerting components)
+        when the caller read them, else from the graph."""
+        alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+        skip = {who.get("team"), who.get("owner_team")} - {None}
+
+        def teams_told() -> list[dict[str, Any]]:
+            told = (
+                routing.told(task.graph, alerting, None) if owners is None
+                else routing.told_from(owners, alerting, None)
+            )  # fmt: skip
+            return [t for t in told if t["team"] not in skip]
+
+        teams: list[dict[str, Any]] = task.step(
+            "alerting_teams", {"alerting": alerting, "skip": sorted(skip)}, teams_told,
+            deferred=True,
+        )  # fmt: skip
+        return teams
 
     def _refs(self, task: TaskRun, incident_id: str) -> dict[str, str]:
         """intent id -> external ref of every action already taken for the incident."""

@@ -3,12 +3,15 @@
 // re-investigation finishing late): then `fresh` is false and nothing changes.
 // $root_cause is null when the finding is inconclusive. $model: the planner model that decided
 // (null for memory and rules); $second_opinion_json: the graph's check of the model's answer.
+// With $outcome set, the task is completed in the same query and the follow-up task $next_kind
+// ($next_id) enqueued, as complete_task.cypher does (one round trip fewer, issue #16); with
+// $outcome null the task stays claimed (a split may follow).
 MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
 MERGE (f:Finding {id: $finding_id})
   ON CREATE SET f.created_at = timestamp(), f.alerts_seen = 0
 MERGE (i)-[:HAS_FINDING]->(f)
-WITH i, f, f.alerts_seen <= $alerts_seen AS fresh
+WITH t, i, f, f.alerts_seen <= $alerts_seen AS fresh
 FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
   SET f.alerts_seen = $alerts_seen, f.updated_at = timestamp(), f.root_cause = $root_cause,
       f.candidates = $candidates, f.confidence = $confidence, f.summary = $summary,
@@ -17,23 +20,31 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
       f.second_opinion_json = $second_opinion_json,
       f.separated_by = $separated_by, f.evidence_json = $evidence_json,
       i.root_cause = $root_cause, i.conclusive = $conclusive)
-WITH i, f, fresh
+WITH t, i, f, fresh
 OPTIONAL MATCH (i)-[old:ROOT_CAUSE]->(:Component)
-WITH i, f, fresh, collect(old) AS olds
+WITH t, i, f, fresh, collect(old) AS olds
 FOREACH (r IN CASE WHEN fresh THEN olds ELSE [] END | DELETE r)
-WITH i, f, fresh
+WITH t, i, f, fresh
 OPTIONAL MATCH (rc:Component {name: $root_cause})
 FOREACH (_ IN CASE WHEN fresh AND rc IS NOT NULL THEN [1] ELSE [] END | MERGE (i)-[:ROOT_CAUSE]->(rc))
-WITH i, f, fresh
+WITH t, i, f, fresh
 OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
-WITH i, f, fresh, collect(a) AS alerts
+WITH t, i, f, fresh, collect(a) AS alerts
 FOREACH (a IN CASE WHEN fresh THEN alerts ELSE [] END | MERGE (f)-[:SUPPORTED_BY]->(a))
-WITH i, f, fresh
+WITH t, i, f, fresh
 OPTIONAL MATCH (imp:Component) WHERE imp.name IN $impacted
-WITH i, f, fresh, collect(imp) AS impacted
+WITH t, i, f, fresh, collect(imp) AS impacted
 FOREACH (c IN CASE WHEN fresh THEN impacted ELSE [] END | MERGE (i)-[:IMPACTED]->(c))
-WITH f, fresh
+WITH t, i, f, fresh
 OPTIONAL MATCH (ch:Change) WHERE ch.id IN $change_ids
-WITH f, fresh, collect(ch) AS changes
+WITH t, i, f, fresh, collect(ch) AS changes
 FOREACH (ch IN CASE WHEN fresh THEN changes ELSE [] END | MERGE (f)-[:SUPPORTED_BY]->(ch))
+WITH t, i, f, fresh
+FOREACH (_ IN CASE WHEN $outcome IS NULL THEN [] ELSE [1] END |
+  SET t.status = 'done', t.finished_at = timestamp(), t.outcome = $outcome)
+FOREACH (_ IN CASE WHEN $outcome IS NULL OR $next_kind IS NULL THEN [] ELSE [1] END |
+  MERGE (n:Task {id: $next_id})
+    ON CREATE SET n.kind = $next_kind, n.status = 'open', n.owner = '', n.attempt_id = '',
+      n.epoch = 0, n.attempts = 0, n.lease_until = 0, n.created_at = timestamp(), n.incident_id = i.id
+  MERGE (n)-[:FOR]->(i))
 RETURN f.id AS id, fresh

@@ -27,14 +27,9 @@ def recent_changes(ctx: ToolContext, args: ChangesInput) -> ToolResult:
 
     `data`: rows `{id, component, kind, ref, at (ms UTC), author}`, newest first.
     """
-    window = {
-        "components": args.components,
-        "since": ctx.opened_ms - args.lookback_ms,
-        "until": ctx.opened_ms,
-    }
-    rows = prefetch.recent_changes(
-        ctx.prefetched, args.components, window["since"], window["until"]
-    )
+    since, until = ctx.opened_ms - args.lookback_ms, ctx.opened_ms
+    window = {"components": args.components, "since": since, "until": until}
+    rows = prefetch.recent_changes(ctx.prefetched, args.components, since, until)
     if rows is None:
         rows = ctx.graph.rows("recent_changes", window) if args.components else []
     return rows_result(rows, "recent changes", raw=window)
