@@ -322,6 +322,7 @@ class Responder:
 
     def _refs(self, task: TaskRun, incident_id: str) -> dict[str, str]:
         """intent id -> external ref of every action already taken for the incident."""
+        task.flush_records()  # this run's own outcomes first
         rows = task.graph.rows("incident_actions", {"incident_id": incident_id})
         return {row["intent_id"]: row["external_ref"] for row in rows}
 

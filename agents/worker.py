@@ -188,6 +188,8 @@ class Worker:
             raise
         except LeaseLost as exc:
             log.warning("%s: %s; stopping this task", self.name, exc)
+            with contextlib.suppress(GraphUnavailable):  # the calls made still get on record
+                task.flush_records()
         except (AdapterError, GraphUnavailable, UnsafeKey) as exc:
             if exc.retryable:
                 after = exc.retry_after_s if isinstance(exc, AdapterError) else None
