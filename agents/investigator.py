@@ -47,7 +47,7 @@ from agents.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.split import split_unexplained
 from agents.tools import call, prefetch
 from agents.tools.changes import CHANGE_LOOKBACK_MS
-from agents.tools.graph import PEER_LABELS
+from agents.tools.graph import MAX_HOPS, PEER_LABELS
 from agents.weigh import doubt, suspects, suspects_behind, weigh
 
 log = logging.getLogger(__name__)
@@ -231,7 +231,7 @@ class Investigator:
                 "record_decision",
                 {"decision_id": f"decision:{task.claim.task_id}", "planner": planner, "used": used},
             )
-        paths = self._paths(task, decision, candidates)
+        paths = self._paths(task, evidence, decision, candidates)
         outcome = "conclusive" if decision.root_cause else "inconclusive"
         initial = task.claim.kind == "investigate"
         follow_up = {
@@ -540,7 +540,7 @@ class Investigator:
         return hard, out
 
     def _paths(
-        self, task: TaskRun, decision: Decision, candidates: list[Candidate]
+        self, task: TaskRun, ev: Evidence, decision: Decision, candidates: list[Candidate]
     ) -> list[list[str]]:
         """The graph paths the finding rests on: alerting component -> each remaining candidate."""
         if decision.surge_paths:
@@ -554,6 +554,9 @@ class Investigator:
         def walk() -> list[list[str]]:
             if not pairs:
                 return []
+            known = prefetch.shortest_paths(ev.prefetched, pairs, MAX_HOPS)
+            if known is not None:  # the walk read ahead holds them
+                return known
             rows = task.graph.rows("walk_paths", {"pairs": [list(p) for p in pairs]})
             found = {(r["source"], r["target"]): list(r["path"]) for r in rows}
             return [found[p] for p in pairs if p in found]  # in the order of `pairs`

@@ -1,6 +1,7 @@
 // What an investigation reads before it decides, in one round trip (issue #16), as lists of
 // maps: `alerts` (the incident's alerts, `incident_alerts`' columns the investigator uses),
-// `walk` (`coverage_walk` rows from the alerting components within $hops), `links`
+// `walk` (`coverage_walk` rows from the alerting components within $hops, each with `paths`:
+// one shortest path from each component it covers, as walk_path.cypher finds), `links`
 // (`topic_producers` of the topics that walk reaches), `beyond` (`coverage_walk` rows from
 // those producers), `changes` (`recent_changes` of every component alerting or reached, in
 // [opened - $lookback_ms, opened], `opened` being the first alert's start) and `recalled`
@@ -24,11 +25,14 @@ CALL {
     MATCH (a:Component) WHERE a.name IN alerting
     MATCH p = (a)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..6]->(c:Component)
     WHERE all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL) AND length(p) <= $hops
-    WITH c, a, min(length(p)) AS depth
+    WITH c, a, collect([n IN nodes(p) | n.name]) AS found
+    WITH c, a, reduce(best = null, q IN found |
+           CASE WHEN best IS NULL OR size(q) < size(best) THEN q ELSE best END) AS path
     RETURN c.name AS name, c.kind AS kind, c.client AS client, collect(a.name) AS covers,
-           collect(depth) AS depths
+           collect(size(path) - 1) AS depths, collect(path) AS paths
   }
-  RETURN collect({name: name, kind: kind, client: client, covers: covers, depths: depths}) AS walk
+  RETURN collect({name: name, kind: kind, client: client, covers: covers, depths: depths,
+                  paths: paths}) AS walk
 }
 CALL {
   WITH walk

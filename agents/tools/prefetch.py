@@ -21,7 +21,8 @@ class Prefetched:
     `coverage_walk` rows as `{name, kind, client, covers, depths}`); `topics`: the topics whose
     producers `links` lists (`{topic, producer}`); `changed`: the components `changes` covers
     (`recent_changes` rows in [`opened_ms` - `lookback_ms`, `opened_ms`], ms UTC); `recalled`:
-    `recall.cypher` rows for the start components of the first walk."""
+    `recall.cypher` rows for the start components of the first walk; `paths`: (alerting
+    component, component it reaches) -> one shortest path within the first walk's hops."""
 
     alerts: list[dict[str, Any]]
     opened_ms: int
@@ -32,6 +33,7 @@ class Prefetched:
     changed: frozenset[str]
     changes: list[dict[str, Any]]
     recalled: list[dict[str, Any]]
+    paths: dict[tuple[str, str], list[str]]
 
 
 def read(graph: TenantGraph, incident_id: str, hops: int, lookback_ms: int) -> Prefetched | None:
@@ -56,6 +58,11 @@ def read(graph: TenantGraph, incident_id: str, hops: int, lookback_ms: int) -> P
         changed=alerting | {w["name"] for w in walk} | {w["name"] for w in beyond},
         changes=row["changes"],
         recalled=row["recalled"],
+        paths={
+            (origin, w["name"]): list(path)
+            for w in walk
+            for origin, path in zip(w["covers"], w["paths"], strict=True)
+        },
     )
 
 
@@ -75,8 +82,9 @@ def walk_rows(
                 pairs = [(a, d) for a, d in zip(row["covers"], row["depths"], strict=True)
                          if a in wanted]  # fmt: skip
                 if pairs:
-                    out.append(row | {"covers": [a for a, _ in pairs],
-                                      "depths": [d for _, d in pairs]})  # fmt: skip
+                    out.append({k: row[k] for k in ("name", "kind", "client")}
+                               | {"covers": [a for a, _ in pairs],
+                                  "depths": [d for _, d in pairs]})  # fmt: skip
             return out
     return None
 
@@ -107,3 +115,17 @@ def recalled(known: Prefetched | None, near: list[str]) -> list[dict[str, Any]] 
     if known is None or not known.walks or set(near) != known.walks[0][0]:
         return None
     return known.recalled
+
+
+def shortest_paths(
+    known: Prefetched | None, pairs: list[tuple[str, str]], longest: int
+) -> list[list[str]] | None:
+    """One shortest dependency path per (alerting component, component) pair that has one,
+    in the order of `pairs` (what `walk_paths.cypher` returns for them), or None when the
+    walk read ahead cannot tell: a pair it does not hold may still have a path unless its
+    walk went as far as `walk_paths.cypher` does (`longest` hops)."""
+    if known is None or not known.walks or not {a for a, _ in pairs} <= known.walks[0][0]:
+        return None
+    if any(pair not in known.paths for pair in pairs) and known.walks[0][1] < longest:
+        return None
+    return [known.paths[pair] for pair in pairs if pair in known.paths]
