@@ -5,7 +5,8 @@
 // (`topic_producers` of the topics that walk reaches), `beyond` (`coverage_walk` rows from
 // those producers), `changes` (`recent_changes` of every component alerting or reached, in
 // [opened - $lookback_ms, opened], `opened` being the first alert's start) and `recalled`
-// (`recall` rows: the same four sources as recall.cypher; keep the two in step). The tools read
+// (`recall` rows: the same four sources as recall.cypher; keep the two in step) and `near`
+// (`neighbours` rows of every alerting component, `of` naming it). The tools read
 // these instead of asking the graph again (agents/tools/prefetch.py). Lists come unordered.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 MATCH (i:Incident {id: $incident_id})
@@ -114,4 +115,25 @@ CALL {
                   checks_json: checks_json, candidate: candidate, pinned_to: pinned_to,
                   path: path, hops: hops, source: source}) AS recalled
 }
-RETURN alerts, alerting, opened, walk, links, beyond, changes, recalled
+CALL {
+  WITH alerting
+  CALL {
+    WITH alerting
+    MATCH (c:Component)-[r:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON]->(n:Component)
+    WHERE c.name IN alerting
+    RETURN c.name AS of, n.name AS name, n.kind AS kind, coalesce(n.client, false) AS client,
+           type(r) AS edge, 'out' AS direction, r.purpose AS purpose, r.protocol AS protocol,
+           r.propagation AS propagation
+    UNION ALL
+    WITH alerting
+    MATCH (n:Component)-[r:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON]->(c:Component)
+    WHERE c.name IN alerting
+    RETURN c.name AS of, n.name AS name, n.kind AS kind, coalesce(n.client, false) AS client,
+           type(r) AS edge, 'in' AS direction, r.purpose AS purpose, r.protocol AS protocol,
+           r.propagation AS propagation
+  }
+  RETURN collect({of: of, name: name, kind: kind, client: client, edge: edge,
+                  direction: direction, purpose: purpose, protocol: protocol,
+                  propagation: propagation}) AS near
+}
+RETURN alerts, alerting, opened, walk, links, beyond, changes, recalled, near

@@ -106,7 +106,9 @@ def neighbours(ctx: ToolContext, args: ComponentInput) -> ToolResult:
     direction ('out': the component depends on it; 'in': it depends on the component), purpose
     (business|config|telemetry), protocol, propagation (hard|soft|partial)}`.
     """
-    rows = ctx.graph.rows("neighbours", {"component": args.component})
+    rows = prefetch.neighbours(ctx.prefetched, args.component)
+    if rows is None:
+        rows = ctx.graph.rows("neighbours", {"component": args.component})
     rows.sort(key=lambda r: (r["direction"], r["edge"], r["name"]))
     return rows_result(rows, f"neighbours of {args.component}")
 

@@ -34,6 +34,8 @@ class Prefetched:
     changes: list[dict[str, Any]]
     recalled: list[dict[str, Any]]
     paths: dict[tuple[str, str], list[str]]
+    #: `neighbours.cypher` rows by the component they are next to (every alerting one).
+    near: dict[str, list[dict[str, Any]]]
 
 
 def read(graph: TenantGraph, incident_id: str, hops: int, lookback_ms: int) -> Prefetched | None:
@@ -58,6 +60,7 @@ def read(graph: TenantGraph, incident_id: str, hops: int, lookback_ms: int) -> P
         changed=alerting | {w["name"] for w in walk} | {w["name"] for w in beyond},
         changes=row["changes"],
         recalled=row["recalled"],
+        near=neighbours_of(alerting, row["near"]),
         paths={
             (origin, w["name"]): list(path)
             for w in walk
@@ -129,3 +132,20 @@ def shortest_paths(
     if any(pair not in known.paths for pair in pairs) and known.walks[0][1] < longest:
         return None
     return [known.paths[pair] for pair in pairs if pair in known.paths]
+
+
+def neighbours_of(
+    components: frozenset[str], rows: list[dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """`investigation_context`'s `near` rows as `neighbours.cypher` rows per component."""
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in components}
+    for row in rows:
+        out[row["of"]].append({k: v for k, v in row.items() if k != "of"})
+    return out
+
+
+def neighbours(known: Prefetched | None, component: str) -> list[dict[str, Any]] | None:
+    """`neighbours.cypher` rows of `component`, or None when not read ahead."""
+    if known is None or component not in known.near:
+        return None
+    return [dict(row) for row in known.near[component]]
