@@ -243,6 +243,10 @@ class Investigator:
         # joined since this task read them enqueued a `reinvestigate`, which splits if need be:
         # with fewer, nothing can be split, and the finding's write completes the task too.
         may_split = len(alerting) > 1
+        if may_split:  # the task stays claimed until the split is done
+            finishing = dict.fromkeys(follow_up) | task.chained(None)
+        else:
+            finishing = follow_up | task.chained(follow_up["next_kind"])
         written = task.fenced(
             "write_finding",
             {
@@ -267,8 +271,10 @@ class Investigator:
                 "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
                 "alerts_seen": len(alerts),
             }
-            | (dict.fromkeys(follow_up) if may_split else follow_up),
+            | finishing,
         )
+        if not may_split:
+            task.took(written, follow_up["next_id"])
         task.metrics.findings.labels(planner=planner, outcome=outcome).inc()
         log.info("incident %s: %s", incident_id, decision.summary)
         if may_split:

@@ -6,6 +6,9 @@
 // With $outcome set, the task is completed in the same query and the follow-up task $next_kind
 // ($next_id) enqueued, as complete_task.cypher does (one round trip fewer, issue #16); with
 // $outcome null the task stays claimed (a split may follow).
+// With $claim_next the follow-up is claimed for this worker ($owner, attempt $next_attempt_id,
+// a lease of $lease_ms) as it is created, so the same worker goes on with it without a claim
+// query (issue #16); `next_claimed` says whether it did (not when the follow-up existed).
 MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
 MERGE (f:Finding {id: $finding_id})
@@ -44,7 +47,16 @@ FOREACH (_ IN CASE WHEN $outcome IS NULL THEN [] ELSE [1] END |
   SET t.status = 'done', t.finished_at = timestamp(), t.outcome = $outcome)
 FOREACH (_ IN CASE WHEN $outcome IS NULL OR $next_kind IS NULL THEN [] ELSE [1] END |
   MERGE (n:Task {id: $next_id})
-    ON CREATE SET n.kind = $next_kind, n.status = 'open', n.owner = '', n.attempt_id = '',
-      n.epoch = 0, n.attempts = 0, n.lease_until = 0, n.created_at = timestamp(), n.incident_id = i.id
+    ON CREATE SET n.kind = $next_kind, n.created_at = timestamp(), n.incident_id = i.id,
+      n.status = CASE WHEN $claim_next THEN 'claimed' ELSE 'open' END,
+      n.owner = CASE WHEN $claim_next THEN $owner ELSE '' END,
+      n.attempt_id = CASE WHEN $claim_next THEN $next_attempt_id ELSE '' END,
+      n.epoch = CASE WHEN $claim_next THEN 1 ELSE 0 END,
+      n.attempts = CASE WHEN $claim_next THEN 1 ELSE 0 END,
+      n.lease_until = CASE WHEN $claim_next THEN timestamp() + $lease_ms ELSE 0 END,
+      n.taken_over = false
   MERGE (n)-[:FOR]->(i))
-RETURN f.id AS id, fresh
+WITH t, i, f, fresh
+OPTIONAL MATCH (n:Task {id: $next_id})
+WITH f, fresh, i, n, n IS NOT NULL AND n.owner = $owner AND n.attempt_id = $next_attempt_id AND n.epoch = 1 AS next_claimed
+RETURN f.id AS id, fresh, next_claimed, n.kind AS next_kind, i.id AS incident_id

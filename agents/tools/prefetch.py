@@ -69,9 +69,7 @@ def read(graph: TenantGraph, incident_id: str, hops: int, lookback_ms: int) -> P
     )
 
 
-def walk_rows(
-    known: Prefetched | None, start: list[str], hops: int
-) -> list[dict[str, Any]] | None:
+def walk_rows(known: Prefetched | None, start: list[str], hops: int) -> list[dict[str, Any]] | None:
     """`coverage_walk.cypher` rows from `start` within `hops`, or None when not read ahead. A
     walk read from more start components holds it: each (component, start) depth is the same,
     so the rows keep only `start`'s (and drop components only the others reach)."""
