@@ -12,7 +12,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,7 +123,21 @@ class TaskRun:
         #: True on the task's last allowed attempt (set by the worker): an agent that cannot
         #: finish now should save what it can (the responder copies the page to its fallback).
         self.last_attempt = False
+        #: Follow-up task kinds this worker would take next (set by the worker, empty once it
+        #: is stopping): a completion that enqueues one claims it at once (`chained`).
+        self.chain: Callable[[], Collection[str]] = tuple
+        #: The follow-up task this run's completion claimed for this worker, or None.
+        self.next_claim: Claim | None = None
+        self._next_attempt_id = uuid.uuid4().hex
         self._n = 0
+        #: Steps run but not written yet (`step(deferred=True)`), written by `flush`.
+        self._pending: list[dict[str, Any]] = []
+        #: Outcomes of outside calls not written yet (`_record`): they go with the next
+        #: reservation or completion (`reserve_action`, `complete_task`), or `flush_records`.
+        self._records: list[dict[str, Any]] = []
+        #: When this worker last extended the lease (monotonic s): the claim, a step write, a
+        #: heartbeat or a reservation.
+        self._renewed = time.monotonic()
         first_claim = claimed.epoch == 1  # never claimed before: no stored steps to read
         self._stored = {} if first_claim else {
             int(row["n"]): row for row in graph.rows("task_steps", {"task_id": claimed.task_id})
@@ -148,11 +162,17 @@ class TaskRun:
         args: dict[str, Any],
         run: Callable[[], Any],
         touched: Iterable[str] = (),
+        deferred: bool = False,
     ) -> Any:
         """Run one step, or return its stored result; checkpoint it before returning.
 
         `run` returns a JSON-serialisable result. `touched`: component names the step looked at
-        (TOUCHED edges). Raises `LeaseLost` if the checkpoint write matched no task.
+        (TOUCHED edges). `deferred`: the step only reads the graph (its result is a function of
+        the graph, no outside system is asked), so its checkpoint may wait and go out with the
+        next checkpoint or fenced write of this run (`flush`), one round trip for the lot
+        (issue #16). A worker that dies before then makes the next owner read the graph again;
+        an outside call is never repeated, because its step is written at once with every
+        deferred step before it. Raises `LeaseLost` if the checkpoint write matched no task.
         """
         self._n += 1
         stored = self._stored.get(self._n)
@@ -164,21 +184,21 @@ class TaskRun:
         hooks = self.hooks
         if hooks.delay_ms and random.random() < hooks.slow_rate:  # noqa: S311 - not crypto
             time.sleep(hooks.delay_ms / 1000)
-        row = self.graph.one(
-            "record_step",
-            self.fence
-            | {
+        self._pending.append(
+            {
                 "n": self._n,
                 "tool": tool,
                 "args": json.dumps(args, sort_keys=True, ensure_ascii=False),
                 "result": json.dumps(result, sort_keys=True, ensure_ascii=False),
                 "started_at": started,
                 "touched": sorted(set(touched)),
-                "lease_ms": self.lease_ms,
-            },
+            }
         )
-        if row is None:
-            raise LeaseLost(f"task {self.claim.task_id}: lease lost at step {self._n} ({tool})")
+        # Half the lease gone since it was last extended: write now, which extends it again (and
+        # finds out at once if it was lost, rather than at the end of the run).
+        late = time.monotonic() - self._renewed > self.lease_ms / 2000
+        if not deferred or late or self._n == hooks.halt_after:
+            self.flush()
         self.metrics.step_seconds.labels(tool=tool).observe(time.perf_counter() - clock)
         if self._n == hooks.halt_after:
             log.warning("task %s: halting after step %d (BLAST_CHAOS_HALT_AFTER_STEP)",
@@ -187,15 +207,51 @@ class TaskRun:
                 time.sleep(1)
         return result
 
+    def flush(self) -> None:
+        """Write the deferred steps (`step(deferred=True)`) in one fenced query
+        (`cypher/record_steps.cypher`), which also extends the lease. Nothing to write: no
+        query. Raises `LeaseLost` if the write matched no task."""
+        if not self._pending:
+            return
+        steps, self._pending = self._pending, []
+        renewed = time.monotonic()
+        row = self.graph.one(
+            "record_steps",
+            self.fence
+            | {
+                "steps": steps,
+                "first": steps[0]["n"],
+                "touched": sorted({name for s in steps for name in s["touched"]}),
+                "lease_ms": self.lease_ms,
+            },
+        )
+        if row is None:
+            last = steps[-1]
+            raise LeaseLost(
+                f"task {self.claim.task_id}: lease lost at step {last['n']} ({last['tool']})"
+            )
+        self._renewed = renewed
+
     def heartbeat(self) -> None:
         """Extend the lease if this worker still holds it; raise `LeaseLost` if not."""
+        renewed = time.monotonic()
         self.fenced("heartbeat_task", {"lease_ms": self.lease_ms})
+        self._renewed = renewed
 
     def fenced(self, query: str, params: dict[str, Any]) -> dict[str, Any]:
         """Run a fenced write (the query matches the task by owner, epoch and lease).
 
+        Deferred steps are written first (`flush`), so what the write rests on is on record;
+        so are the outcomes of outside calls, in the same query when it takes `records`
+        (`reserve_action`, `complete_task`), else first (`flush_records`).
         Raises `LeaseLost` on zero rows.
         """
+        self.flush()
+        if query in ("reserve_action", "complete_task"):
+            records, self._records = self._records, []
+            params = params | {"records": records}
+        else:
+            self.flush_records()
         row = self.graph.one(query, self.fence | params)
         if row is None:
             raise LeaseLost(f"task {self.claim.task_id}: lease lost in {query}")
@@ -209,11 +265,12 @@ class TaskRun:
         mark_notified: bool = False,
         root_cause: str | None = None,
     ) -> None:
-        """Mark the task done and enqueue the follow-up task, in one fenced query.
+        """Mark the task done and enqueue the follow-up task, in one fenced query; the
+        follow-up is claimed for this worker when it takes that kind (`chained`, `next_claim`).
 
         `mark_notified`: the incident's people were told, and `root_cause` is what they were told.
         """
-        self.fenced(
+        row = self.fenced(
             "complete_task",
             {
                 "outcome": outcome,
@@ -221,8 +278,30 @@ class TaskRun:
                 "next_id": next_id,
                 "mark_notified": mark_notified,
                 "root_cause": root_cause,
-            },
+            }
+            | self.chained(next_kind),
         )
+        self.took(row, next_id)
+
+    def chained(self, next_kind: str | None) -> dict[str, Any]:
+        """Parameters of a completing query (`complete_task`, `write_finding`) that claim the
+        follow-up task of `next_kind` for this worker as it is created, when this worker takes
+        that kind now (`chain`): one claim query fewer per task handed on (issue #16)."""
+        return {
+            "claim_next": next_kind is not None and next_kind in self.chain(),
+            "next_attempt_id": self._next_attempt_id,
+            "lease_ms": self.lease_ms,
+        }
+
+    def took(self, row: dict[str, Any], next_id: str | None) -> None:
+        """After a completing query with `chained` parameters: note the follow-up task it
+        claimed for this worker (`next_claim`), if it did."""
+        if next_id is not None and row.get("next_claimed"):
+            self.next_claim = Claim(
+                task_id=next_id, kind=str(row["next_kind"]), epoch=1, attempts=1,
+                incident_id=str(row["incident_id"]), alert_key=None, taken_over=False,
+                owner=self.claim.owner, attempt_id=self._next_attempt_id,
+            )  # fmt: skip
 
     def release(
         self, reason: str, max_attempts: int, delay_ms: int = 0, charge: bool = True
@@ -235,6 +314,7 @@ class TaskRun:
         (a graceful shutdown) gives the attempt back, so it does not count towards
         `max_attempts`.
         """
+        self.flush_records()
         row = self.graph.one(
             "release_task",
             self.fence
@@ -279,6 +359,7 @@ class TaskRun:
                 "lease_ms": self.lease_ms,  # the reservation renews the lease for the call
             },
         )
+        self._renewed = time.monotonic()
         sent = {"kind": message.kind, "adapter": notifier.name}
         if row["status"] == "sent":
             self.metrics.actions_suppressed.labels(**sent).inc()
@@ -304,7 +385,17 @@ class TaskRun:
         return ref
 
     def _record(self, intent_id: str, status: str, ref: str | None, detail: str | None) -> None:
-        self.graph.one(
-            "record_action",
-            {"intent_id": intent_id, "status": status, "external_ref": ref, "detail": detail},
+        """Note an outside call's outcome; it is written with this run's next reservation or
+        completion (one round trip fewer per action), or by `flush_records`. A worker that dies
+        first leaves the Action `reserved`: its outcome unknown, the next owner reconciles it
+        (`act`), as after a crash during the call itself."""
+        self._records.append(
+            {"intent_id": intent_id, "status": status, "external_ref": ref, "detail": detail}
         )
+
+    def flush_records(self) -> None:
+        """Write the outcomes `_record` noted (`cypher/record_actions.cypher`, not fenced: the
+        calls happened). Call before reading the incident's actions."""
+        if self._records:
+            records, self._records = self._records, []
+            self.graph.rows("record_actions", {"records": records})

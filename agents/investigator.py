@@ -45,8 +45,9 @@ from agents.decision import Candidate, Decision
 from agents.failure_kinds import classify
 from agents.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.split import split_unexplained
-from agents.tools import call
-from agents.tools.graph import PEER_LABELS
+from agents.tools import call, prefetch
+from agents.tools.changes import CHANGE_LOOKBACK_MS
+from agents.tools.graph import MAX_HOPS, PEER_LABELS
 from agents.weigh import doubt, suspects, suspects_behind, unmeasured, weigh
 
 log = logging.getLogger(__name__)
@@ -184,20 +185,27 @@ class Investigator:
         `GraphUnavailable` (retry later).
         """
         graph, incident_id = task.graph, task.claim.incident_id
+        known = None
+        if task.next_stored() is None:  # a fresh start: what the tools read, in one round trip
+            known = prefetch.read(graph, incident_id, self.walk_hops, CHANGE_LOOKBACK_MS)
         alerts = task.step(
             "incident_alerts", {"incident_id": incident_id},
             lambda: [
                 {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms", "status")}
                 | {"summary": json.loads(row["annotations_json"]).get("summary", ""),
                    "labels": json.loads(row["labels_json"] or "{}")}
-                for row in graph.rows("incident_alerts", {"incident_id": incident_id})
+                for row in (known.alerts if known is not None
+                            else graph.rows("incident_alerts", {"incident_id": incident_id}))
             ],
+            deferred=True,
         )  # fmt: skip
         alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
         evidence = Evidence(
             graph, alerts, alerting, min((a["starts_at_ms"] for a in alerts), default=0),
             self.prometheus,
         )  # fmt: skip
+        if known is not None and known.opened_ms == evidence.opened_ms:
+            evidence.prefetched = known
         used, steered = self._recall(task, evidence)
         candidates: list[Candidate] = []
         changes: list[dict[str, Any]] = []
@@ -223,7 +231,22 @@ class Investigator:
                 "record_decision",
                 {"decision_id": f"decision:{task.claim.task_id}", "planner": planner, "used": used},
             )
-        paths = self._paths(task, decision, candidates)
+        paths = self._paths(task, evidence, decision, candidates)
+        outcome = "conclusive" if decision.root_cause else "inconclusive"
+        initial = task.claim.kind == "investigate"
+        follow_up = {
+            "outcome": outcome,
+            "next_kind": "respond" if initial else "notify_update",
+            "next_id": f"respond:{incident_id}" if initial else f"update:{task.claim.task_id}",
+        }
+        # A split needs alerts on two components at least. Alerts on another component that
+        # joined since this task read them enqueued a `reinvestigate`, which splits if need be:
+        # with fewer, nothing can be split, and the finding's write completes the task too.
+        may_split = len(alerting) > 1
+        if may_split:  # the task stays claimed until the split is done
+            finishing = dict.fromkeys(follow_up) | task.chained(None)
+        else:
+            finishing = follow_up | task.chained(follow_up["next_kind"])
         written = task.fenced(
             "write_finding",
             {
@@ -247,19 +270,17 @@ class Investigator:
                 "impacted": alerting,
                 "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
                 "alerts_seen": len(alerts),
-            },
+            }
+            | finishing,
         )
-        outcome = "conclusive" if decision.root_cause else "inconclusive"
+        if not may_split:
+            task.took(written, follow_up["next_id"])
         task.metrics.findings.labels(planner=planner, outcome=outcome).inc()
         log.info("incident %s: %s", incident_id, decision.summary)
-        if written["fresh"]:
-            split_unexplained(task, decision.root_cause, self.walk_hops)
-        initial = task.claim.kind == "investigate"
-        task.complete(
-            "conclusive" if decision.root_cause else "inconclusive",
-            next_kind="respond" if initial else "notify_update",
-            next_id=f"respond:{incident_id}" if initial else f"update:{task.claim.task_id}",
-        )
+        if may_split:
+            if written["fresh"]:
+                split_unexplained(task, decision.root_cause, self.walk_hops)
+            task.complete(outcome, follow_up["next_kind"], follow_up["next_id"])
 
     def _ask_model(
         self, task: TaskRun, ev: Evidence, decision: Decision, planner: str
@@ -319,7 +340,7 @@ class Investigator:
             # since, the incident holds fewer, and those are what the finding must have seen.
             if row is None or int(row["alerts_seen"]) < min(alerts, int(row["alerts_now"])):
                 return None
-            task.step("model_finding", args, lambda: row)
+            task.step("model_finding", args, lambda: row, deferred=True)
         elif earlier == "model_finding":
             row = task.step("model_finding", args, lambda: None)  # the stored row, reused
             if row is None:
@@ -548,7 +569,7 @@ class Investigator:
         return hard, out, config
 
     def _paths(
-        self, task: TaskRun, decision: Decision, candidates: list[Candidate]
+        self, task: TaskRun, ev: Evidence, decision: Decision, candidates: list[Candidate]
     ) -> list[list[str]]:
         """The graph paths the finding rests on: alerting component -> each remaining candidate."""
         if decision.surge_paths:
@@ -560,15 +581,17 @@ class Investigator:
         ]  # fmt: skip
 
         def walk() -> list[list[str]]:
-            out = []
-            for src, dst in pairs:
-                row = task.graph.one("walk_path", {"from": src, "to": dst})
-                if row:
-                    out.append(list(row["path"]))
-            return out
+            if not pairs:
+                return []
+            known = prefetch.shortest_paths(ev.prefetched, pairs, MAX_HOPS)
+            if known is not None:  # the walk read ahead holds them
+                return known
+            rows = task.graph.rows("walk_paths", {"pairs": [list(p) for p in pairs]})
+            found = {(r["source"], r["target"]): list(r["path"]) for r in rows}
+            return [found[p] for p in pairs if p in found]  # in the order of `pairs`
 
         paths: list[list[str]] = task.step(
-            "walk_path", {"pairs": pairs}, walk, touched=decision.candidates
+            "walk_path", {"pairs": pairs}, walk, touched=decision.candidates, deferred=True
         )
         return paths
 

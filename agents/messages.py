@@ -221,7 +221,7 @@ def ticket_title(incident: dict[str, Any], alerts: list[dict[str, Any]]) -> str:
 
 
 def steps_section(steps: list[dict[str, Any]], limit: int = 60) -> list[str]:
-    """The investigator's checkpointed steps (rows of `incident_steps.cypher`) as Markdown
+    """The investigator's checkpointed steps (`respond_context.cypher`'s `steps`) as Markdown
     lines, one numbered list per task: tool, arguments (cut at 200 characters), result size."""
     lines: list[str] = []
     task = None
@@ -332,10 +332,10 @@ def ticket(
     """The ticket: what the investigator saw, in Markdown, under `TICKET_BODY_LIMIT` characters.
 
     Sections: `note` first (e.g. why nobody was paged: a stated preference), incident and
-    previous occurrence (`previous`: a row of `previous_incident.cypher`), root cause and
+    previous occurrence (`previous`: `respond_context.cypher`'s), root cause and
     confidence, graph paths, recent changes near the cause (`changes`: rows of
     `recent_changes.cypher`), candidates considered and why each was ruled out, the
-    investigator's steps (`steps`: rows of `incident_steps.cypher`), who was paged, and each
+    investigator's steps (`steps`: `respond_context.cypher`'s), who was paged, and each
     alert's raw fields verbatim in code blocks (cut with a note when too long).
     Untrusted text (alert fields, change refs) only appears in code blocks or code spans.
     """

@@ -98,3 +98,15 @@ def current(
     """The newest approved, current preference of any of `people` for this failure kind."""
     rows = graph.rows("preferences_for", {"people": people, "failure_kind": failure_kind or "*"})
     return rows[0] if rows else None
+
+
+def current_of(
+    rows: list[dict[str, Any]], people: list[str], failure_kind: str | None
+) -> dict[str, Any] | None:
+    """`current` over approved, current preference rows already read (of any people and failure
+    kinds, e.g. `respond_context.cypher`'s `preferences`): the newest approval among those of
+    `people` for `failure_kind` or for all ('*'), as `preferences_for.cypher` orders them."""
+    kinds = {failure_kind or "*", "*"}
+    mine = [r for r in rows if r["person"] in people and r["failure_kind"] in kinds]
+    mine.sort(key=lambda r: r["approved_at"] or 0, reverse=True)
+    return mine[0] if mine else None

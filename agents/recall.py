@@ -23,9 +23,14 @@ SAME_TECH_WEIGHT = 0.5
 def recall(graph: TenantGraph, alerting: list[str]) -> list[dict[str, Any]]:
     """Recalled playbooks as `{id, title, failure_kind, trust, checks, candidate, pinned_to,
     path, hops, weight, score}`; one entry per (playbook, candidate), best first."""
+    return rank(graph.rows("recall", {"alerting": alerting}))
+
+
+def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`recall` over rows of `recall.cypher` already read (or `investigation_context`'s
+    `recalled`). Pure."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     weights = {0: PINNED_WEIGHT, 1: PINNED_WEIGHT, 2: SAME_TECH_WEIGHT}
-    rows = graph.rows("recall", {"alerting": alerting})
     # among equal scores the earlier source, then the shorter path, wins (as when they were
     # three queries, each ordered by hops)
     for row in sorted(rows, key=lambda r: (int(r["source"]), int(r["hops"]), r["id"])):

@@ -78,7 +78,12 @@ class Responder:
         task. Raises `LeaseLost`, `GraphUnavailable` or `AdapterError` (the worker releases the
         task for a retry)."""
         graph, incident_id = task.graph, task.claim.incident_id
-        incident = graph.one("response_incident", {"incident_id": incident_id})  # one round trip
+        if task.claim.kind == "respond":  # the page: everything it needs in one round trip
+            incident = graph.one(
+                "respond_context", {"incident_id": incident_id, "lookback_ms": CHANGE_LOOKBACK_MS}
+            )
+        else:
+            incident = graph.one("response_incident", {"incident_id": incident_id})
         if incident is None:
             task.complete("incident missing")
             return
@@ -101,50 +106,69 @@ class Responder:
     def _respond(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
     ) -> None:
+        """Page and open the ticket. `incident` is the row of `respond_context.cypher`: every
+        read below comes from it, so the page costs no further read (issue #16)."""
         components = [incident["root_cause"]] if incident["root_cause"] else []
         components += [c for c in (incident.get("candidates") or []) if c not in components]
         components += [
             a["component"] for a in alerts if a["component"] and a["component"] not in components
         ]
+        owners, default = incident["owners"], incident["fallback"]
         who = task.step(
             "response_context", {"components": components},
-            lambda: self._who(task, components),
-            touched=components,
+            lambda: routing.route_from(owners, components, lambda: default[0] if default else None),
+            touched=components, deferred=True,
         )  # fmt: skip
         kind = dominant(alerts, incident["root_cause"])
         people = [p for p in ((who or {}).get("slack_user_id"), (who or {}).get("person")) if p]
         pref = task.step(
             "preferences", {"people": people, "failure_kind": kind},
-            lambda: preferences.current(task.graph, people, kind) if people else None,
+            lambda: preferences.current_of(incident["preferences"], people, kind)
+            if people else None,
+            deferred=True,
         )  # fmt: skip
+        # before the page, so all three steps are written with its reservation (one round trip)
+        teams = self._teams_to_tell(task, alerts, who, owners)
         note = None
-        changes = task.graph.rows("incident_changes", {"incident_id": incident["id"]})
+        changes = sorted(incident["cited"], key=lambda c: c["at"], reverse=True)
+        refs = {a["intent_id"]: a["external_ref"] for a in incident["actions"]}
+        page_intent = intent(incident["id"], "initial-notification")
         if pref and pref["no_page"]:
             when = messages.fmt_ms(pref["approved_at"] or pref["stated_at"])[:10]
             note = f"Not paged on Slack, as {(who or {}).get('person')} asked on {when}"
             note += f" ({pref['detail']} below)." if pref["detail"] else "."
         else:
-            page = messages.notification(
-                intent(incident["id"], "initial-notification"), incident, alerts, who, changes
-            )
-            self._deliver(task, self.messenger, page)
-        self._tell_teams(task, incident, alerts, who)
+            page = messages.notification(page_intent, incident, alerts, who, changes)
+            self._deliver(task, self.messenger, page, refs)
+        self._tell_teams(task, incident, alerts, who, refs, teams)
+        previous = incident["previous"]
         issue = messages.ticket(
             intent(incident["id"], "ticket"), incident, alerts, who, note,
-            **self._ticket_context(task, incident, components),
+            changes=sorted(incident["recent"], key=lambda c: c["at"], reverse=True),
+            steps=sorted(incident["steps"], key=lambda s: (s["created_at"], s["task_id"], s["n"])),
+            previous=previous[0] if previous else None,
         )  # fmt: skip
         if link(self._deliver(task, self.tickets, issue)):
             self._restate(task, incident, alerts, "ticket-link")
         task.complete("notified", mark_notified=True, root_cause=incident["root_cause"])
 
-    def _deliver(self, task: TaskRun, notifier: Notifier, message: OutboundMessage) -> str:
+    def _deliver(
+        self,
+        task: TaskRun,
+        notifier: Notifier,
+        message: OutboundMessage,
+        refs: dict[str, str | None] | None = None,
+    ) -> str:
         """`task.act(notifier, message)`; when that fails for good (a retry cannot help, or
         this is the task's last attempt), a copy goes through `fallback` instead, saying why
         (intent `<intent>:fallback`), so the page or ticket is not lost. Returns the ref of
-        whichever delivery went out. Raises `AdapterError` when there is no other way."""
+        whichever delivery went out, and notes it in `refs` (intent id -> ref) under the intent
+        that delivered it. Raises `AdapterError` when there is no other way."""
         try:
             ref = task.act(notifier, message)
             said(message, notifier.name, ref)
+            if refs is not None:
+                refs[message.intent_id] = ref
             return ref
         except AdapterError as exc:
             other = self.fallback
@@ -161,6 +185,8 @@ class Responder:
             )
             ref = task.act(other, copy)
             said(copy, other.name, ref)
+            if refs is not None:
+                refs[copy.intent_id] = ref
             return ref
 
     def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
@@ -222,10 +248,14 @@ class Responder:
         paged = task.step(
             "paged_before", {"incident_id": incident["id"]},
             lambda: task.graph.one("incident_paged", {"incident_id": incident["id"]}),
+            deferred=True,
         )  # fmt: skip
         before = json.loads(paged["result"]) if paged else None
         who = task.step(
-            "route_new_cause", {"cause": cause}, lambda: routing.route(task.graph, [cause])
+            "route_new_cause",
+            {"cause": cause},
+            lambda: routing.route(task.graph, [cause]),
+            deferred=True,
         )
         if not before or (before.get("person"), before.get("team")) != (
             who.get("person"),
@@ -243,17 +273,18 @@ class Responder:
         incident: dict[str, Any],
         alerts: list[dict[str, Any]],
         who: dict[str, Any],
+        refs: dict[str, str | None] | None = None,
+        teams: list[dict[str, Any]] | None = None,
     ) -> None:
         """Tell the on-call of every other team whose components alert, in the page's thread
-        with a mention (intent `…:told:<team>`, once per team and incident)."""
-        alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
-        skip = {who.get("team"), who.get("owner_team")} - {None}
-        teams = task.step(
-            "alerting_teams", {"alerting": alerting, "skip": sorted(skip)},
-            lambda: [t for t in routing.told(task.graph, alerting, None)
-                     if t["team"] not in skip],
-        )  # fmt: skip
-        root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
+        with a mention (intent `…:told:<team>`, once per team and incident). `refs` (intent id
+        -> ref of the incident's actions) and `teams` (`_teams_to_tell`): already known to the
+        caller, else read here."""
+        if teams is None:
+            teams = self._teams_to_tell(task, alerts, who)
+        if refs is None:
+            refs = dict(self._refs(task, incident["id"]))
+        root = refs.get(intent(incident["id"], "initial-notification"))
         for team in teams:
             message = messages.team_told(
                 intent(incident["id"], f"told:{team['team']}"), incident, team, who, root
@@ -263,28 +294,37 @@ class Responder:
                 copy = message.model_copy(update={"intent_id": f"{message.intent_id}:record"})
                 task.act(self.records, copy)
 
-    def _ticket_context(
-        self, task: TaskRun, incident: dict[str, Any], components: list[str]
-    ) -> dict[str, Any]:
-        """What the ticket adds to the page: recent changes near the cause (the investigator's
-        window), the investigation's steps, and the previous incident of a refired alert."""
-        opened = incident["opened_at"]
-        window = {"components": components, "since": opened - CHANGE_LOOKBACK_MS, "until": opened}
-        graph, incident_id = task.graph, {"incident_id": incident["id"]}
-        return {
-            "changes": graph.rows("recent_changes", window) if components else [],
-            "steps": graph.rows("incident_steps", incident_id),
-            "previous": graph.one("previous_incident", incident_id),
-        }
+    def _teams_to_tell(
+        self,
+        task: TaskRun,
+        alerts: list[dict[str, Any]],
+        who: dict[str, Any],
+        owners: list[dict[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The on-call of every team other than the paged one whose components alert (a step,
+        `alerting_teams`): from `owners` (`response_context` rows of the alerting components)
+        when the caller read them, else from the graph."""
+        alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+        skip = {who.get("team"), who.get("owner_team")} - {None}
+
+        def teams_told() -> list[dict[str, Any]]:
+            told = (
+                routing.told(task.graph, alerting, None) if owners is None
+                else routing.told_from(owners, alerting, None)
+            )  # fmt: skip
+            return [t for t in told if t["team"] not in skip]
+
+        teams: list[dict[str, Any]] = task.step(
+            "alerting_teams", {"alerting": alerting, "skip": sorted(skip)}, teams_told,
+            deferred=True,
+        )  # fmt: skip
+        return teams
 
     def _refs(self, task: TaskRun, incident_id: str) -> dict[str, str]:
         """intent id -> external ref of every action already taken for the incident."""
+        task.flush_records()  # this run's own outcomes first
         rows = task.graph.rows("incident_actions", {"incident_id": incident_id})
         return {row["intent_id"]: row["external_ref"] for row in rows}
-
-    def _who(self, task: TaskRun, components: list[str]) -> dict[str, Any]:
-        """The incident's route (`agents.routing.route`): never nobody."""
-        return routing.route(task.graph, components)
 
     def _cleared(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]

@@ -15,6 +15,7 @@ slack_user_id, shift_ends_at, component) plus `route` (`owner` | `default`) and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from adapters.falkordb import TenantGraph
@@ -24,6 +25,17 @@ def route(graph: TenantGraph, components: list[str]) -> dict[str, Any]:
     """The route of an incident whose components are `components`, in priority order (see the
     module docstring). Raises `GraphUnavailable`."""
     rows = graph.rows("response_context", {"components": components}) if components else []
+    return route_from(rows, components, lambda: graph.one("default_route"))
+
+
+def route_from(
+    rows: list[dict[str, Any]],
+    components: list[str],
+    default: Callable[[], dict[str, Any] | None],
+) -> dict[str, Any]:
+    """`route` over rows already read: `rows` of `response_context.cypher` (any superset of
+    `components`' rows), `default()` the `default_route.cypher` row or None (only called when
+    the route falls back to it). Pure but for `default`."""
     owned = [row for name in components for row in rows if row["component"] == name]
     first = owned[0] if owned else None
     if first is not None:
@@ -35,7 +47,7 @@ def route(graph: TenantGraph, components: list[str]) -> dict[str, Any]:
         reason = f"no team owns {', '.join(components)}"
     else:
         reason = "no alert names a known component"
-    fallback = graph.one("default_route") or {
+    fallback = default() or {
         "team": None, "channel": None, "escalation": None, "person": None, "email": None,
         "slack_user_id": None, "shift_ends_at": None,
     }  # fmt: skip
@@ -58,6 +70,14 @@ def told(graph: TenantGraph, alerting: list[str], paged_team: str | None) -> lis
     one row per team (response_context.cypher, the person on call now or null), in the order
     of `alerting`, with `components` (that team's alerting components)."""
     rows = graph.rows("response_context", {"components": alerting}) if alerting else []
+    return told_from(rows, alerting, paged_team)
+
+
+def told_from(
+    rows: list[dict[str, Any]], alerting: list[str], paged_team: str | None
+) -> list[dict[str, Any]]:
+    """`told` over `rows` of `response_context.cypher` already read (any superset of
+    `alerting`'s rows). Pure."""
     teams: dict[str, dict[str, Any]] = {}
     for name in alerting:
         for row in rows:

@@ -24,6 +24,7 @@ import re
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 from adapters.falkordb import TenantGraph
 from agents.alerts import NormalizedAlert
@@ -85,16 +86,13 @@ class Links:
     down: list[str] = field(default_factory=list)
 
 
-def component_links(graph: TenantGraph, components: list[str], hops: int) -> dict[str, Links]:
-    """The `Links` of each of `components` (`cypher/component_links.cypher`, one query),
-    `hops` 0-6."""
-    rows = (
-        graph.rows("component_links", {"components": components, "hops": hops})
-        if components
-        else []
-    )
+def component_links(rows: list[dict[str, Any]], components: list[str]) -> dict[str, Links]:
+    """The `Links` of each of `components` from the `links` rows of `triage_context.cypher`
+    (`{origin, name, path, hops, way}`; rows of other origins are left out). Pure."""
     found = {name: Links() for name in components}
     for row in sorted(rows, key=lambda r: (r["hops"], r["name"])):
+        if row["origin"] not in found:
+            continue
         links = found[row["origin"]]
         if row["way"] == "down" and row["name"] not in links.down:
             links.down.append(row["name"])
@@ -118,16 +116,23 @@ class TriageReport:
     merged: list[str] = field(default_factory=list)
 
 
-def resolve_components(graph: TenantGraph, alerts: list[NormalizedAlert]) -> dict[str, str | None]:
-    """Map each alert key to its component name, or None when no label names a known component."""
+def candidate_names(alerts: list[NormalizedAlert]) -> list[str]:
+    """Every name the alerts' labels could give their component (`component_candidates`)."""
+    return sorted({name for a in alerts for name in component_candidates(a.labels)})
+
+
+def resolve_components(
+    alerts: list[NormalizedAlert], matched: list[dict[str, Any]]
+) -> dict[str, str | None]:
+    """Map each alert key to its component name, or None when no label names a known component.
+    `matched`: the components named by `candidate_names(alerts)`, rows `{name, aliases}` (the
+    `matched` of `triage_context.cypher`). Pure."""
     wanted = {a.key: component_candidates(a.labels) for a in alerts}
-    every = sorted({name for names in wanted.values() for name in names})
     canonical: dict[str, str] = {}
-    if every:
-        for row in graph.rows("match_components", {"candidates": every}):
-            canonical[row["name"]] = row["name"]
-            for alias in row["aliases"] or []:
-                canonical.setdefault(alias, row["name"])
+    for row in matched:
+        canonical[row["name"]] = row["name"]
+        for alias in row["aliases"] or []:
+            canonical.setdefault(alias, row["name"])
     return {
         key: next((canonical[n] for n in names if n in canonical), None)
         for key, names in wanted.items()
@@ -415,16 +420,21 @@ def triage(
     `window_ms`: how far apart (by alert start time) an alert and an incident's opening may be to
     join; `hops`: correlation reach along dependency edges (0-6); `batch`: False writes alert by
     alert (`triage_alert` only: the reference the batched writes are tested against).
-    Queries: one to resolve components, one for their links, one to find stored alerts, then
-    `Triage`'s (one write per batch of a few hundred alerts in a storm, per alert otherwise).
+    Queries: one to resolve components, find their links and the stored alerts
+    (`triage_context.cypher`), then `Triage`'s (one write per batch of a few hundred alerts
+    in a storm, per alert otherwise).
     Raises `GraphUnavailable` if the database cannot answer; alerts written before that stay
     written, and the sender's retry is harmless.
     """
-    components = resolve_components(graph, alerts)
-    named = [c for c in dict.fromkeys(components[a.key] for a in alerts) if c is not None]
-    linked = component_links(graph, named, hops)
     keys = sorted({a.key for a in alerts})
-    known = {r["key"] for r in graph.rows("known_alerts", {"keys": keys})} if keys else set()
+    read = graph.one(
+        "triage_context", {"candidates": candidate_names(alerts), "keys": keys, "hops": hops}
+    )
+    assert read is not None  # every part collects: always one row
+    components = resolve_components(alerts, read["matched"])
+    named = [c for c in dict.fromkeys(components[a.key] for a in alerts) if c is not None]
+    linked = component_links(read["links"], named)
+    known = set(read["known"])
     ordered = dependency_order(alerts, components, linked)
     return Triage(graph, components, linked, window_ms, batch).run(ordered, known)
 

@@ -52,6 +52,9 @@ MAX_RETRY_AFTER_S = 15 * 60.0
 #: With 5 attempts an outage is tried over about 7 s, not burned through in milliseconds.
 BACKOFF_BASE_MS = 1_000
 BACKOFF_MAX_MS = 60_000
+#: Follow-up kinds a worker may take on as its completion enqueues them (no claim query): only
+#: kinds `claim_task` would give out at once (the notify_* kinds wait for the first page).
+CHAINED = ("respond",)
 #: Task kinds whose failure leaves the incident without a diagnosis to page with.
 DIAGNOSIS_KINDS = ("investigate",)
 
@@ -115,6 +118,11 @@ class Worker:
         self.tenants = tenants
         self.kinds = list(ROLE_KINDS[role])
         self.by_kind = {kind: agent for agent in agents for kind in agent.kinds}
+        #: Follow-up kinds a completion may claim for this worker on the spot (`TaskRun.chain`):
+        #: `respond`, which is claimable as soon as it exists, when this worker takes it.
+        self.chained = tuple(
+            kind for kind in CHAINED if kind in self.kinds and kind in self.by_kind
+        )
         self.lease_ms = lease_ms
         self.max_attempts = max_attempts
         self.name = name or f"worker-{uuid.uuid4().hex[:8]}"
@@ -156,16 +164,25 @@ class Worker:
             if self.woken:
                 self.woken = False
                 self.store.wake()
-            self.metrics.tasks_claimed.labels(kind=claimed.kind).inc()
-            if claimed.taken_over:
-                self.metrics.tasks_taken_over.labels(kind=claimed.kind).inc()
-            with log_context(
-                tenant=tenant, incident_id=claimed.incident_id, task_id=claimed.task_id
-            ):
-                run = TaskRun(graph, claimed, self.lease_ms, self.metrics, self.hooks)
-                run.last_attempt = claimed.attempts >= self.max_attempts
-                self._run(run)
+            next_claim: Claim | None = claimed
+            while next_claim is not None:  # a completion may hand this worker its follow-up
+                next_claim = self._work(graph, tenant, next_claim, stop)
         return worked
+
+    def _work(
+        self, graph: TenantGraph, tenant: str, claimed: Claim, stop: threading.Event | None
+    ) -> Claim | None:
+        """Run one claimed task; returns the follow-up task its completion claimed for this
+        worker (`TaskRun.next_claim`: `respond` after `investigate`), or None."""
+        self.metrics.tasks_claimed.labels(kind=claimed.kind).inc()
+        if claimed.taken_over:
+            self.metrics.tasks_taken_over.labels(kind=claimed.kind).inc()
+        with log_context(tenant=tenant, incident_id=claimed.incident_id, task_id=claimed.task_id):
+            run = TaskRun(graph, claimed, self.lease_ms, self.metrics, self.hooks)
+            run.last_attempt = claimed.attempts >= self.max_attempts
+            run.chain = lambda: () if stop is not None and stop.is_set() else self.chained
+            self._run(run)
+        return run.next_claim
 
     def _run(self, task: TaskRun) -> None:
         """Run one claimed task; decide once what a failure means (issue #11, "retry decided
@@ -188,6 +205,8 @@ class Worker:
             raise
         except LeaseLost as exc:
             log.warning("%s: %s; stopping this task", self.name, exc)
+            with contextlib.suppress(GraphUnavailable):  # the calls made still get on record
+                task.flush_records()
         except (AdapterError, GraphUnavailable, UnsafeKey) as exc:
             if exc.retryable:
                 after = exc.retry_after_s if isinstance(exc, AdapterError) else None

@@ -29,7 +29,9 @@ CREATE (s:Action:Alert:Change:Component:Decision:Fact:Finding:Incident:OnCallShi
   retired_at: 0, sources: 0,
   via: 0, split_from: 0, merged_into: 0,
   evidence_json: 0, separated_by: 0, retired_reason: 0, retired_by: 0,
-  props: 0, rank: 0, trimmed_at: 0})
+  props: 0, rank: 0, trimmed_at: 0,
+  channel: 0, covers: 0, depths: 0, hops: 0, pinned_to: 0, producer: 0, shift_ends_at: 0,
+  ticket_ref: 0, topic: 0, touched: 0, way: 0, direction: 0, edge: 0, of: 0})
 CREATE (s)-[:CALLS]->(s),
        (s)-[:CONSUMES]->(s),
        (s)-[:FOR]->(s),

@@ -3,12 +3,18 @@
 // re-investigation finishing late): then `fresh` is false and nothing changes.
 // $root_cause is null when the finding is inconclusive. $model: the planner model that decided
 // (null for memory and rules); $second_opinion_json: the graph's check of the model's answer.
+// With $outcome set, the task is completed in the same query and the follow-up task $next_kind
+// ($next_id) enqueued, as complete_task.cypher does (one round trip fewer, issue #16); with
+// $outcome null the task stays claimed (a split may follow).
+// With $claim_next the follow-up is claimed for this worker ($owner, attempt $next_attempt_id,
+// a lease of $lease_ms) as it is created, so the same worker goes on with it without a claim
+// query (issue #16); `next_claimed` says whether it did (not when the follow-up existed).
 MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
 MERGE (f:Finding {id: $finding_id})
   ON CREATE SET f.created_at = timestamp(), f.alerts_seen = 0
 MERGE (i)-[:HAS_FINDING]->(f)
-WITH i, f, f.alerts_seen <= $alerts_seen AS fresh
+WITH t, i, f, f.alerts_seen <= $alerts_seen AS fresh
 FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
   SET f.alerts_seen = $alerts_seen, f.updated_at = timestamp(), f.root_cause = $root_cause,
       f.candidates = $candidates, f.confidence = $confidence, f.summary = $summary,
@@ -17,23 +23,40 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
       f.second_opinion_json = $second_opinion_json,
       f.separated_by = $separated_by, f.evidence_json = $evidence_json,
       i.root_cause = $root_cause, i.conclusive = $conclusive)
-WITH i, f, fresh
+WITH t, i, f, fresh
 OPTIONAL MATCH (i)-[old:ROOT_CAUSE]->(:Component)
-WITH i, f, fresh, collect(old) AS olds
+WITH t, i, f, fresh, collect(old) AS olds
 FOREACH (r IN CASE WHEN fresh THEN olds ELSE [] END | DELETE r)
-WITH i, f, fresh
+WITH t, i, f, fresh
 OPTIONAL MATCH (rc:Component {name: $root_cause})
 FOREACH (_ IN CASE WHEN fresh AND rc IS NOT NULL THEN [1] ELSE [] END | MERGE (i)-[:ROOT_CAUSE]->(rc))
-WITH i, f, fresh
+WITH t, i, f, fresh
 OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
-WITH i, f, fresh, collect(a) AS alerts
+WITH t, i, f, fresh, collect(a) AS alerts
 FOREACH (a IN CASE WHEN fresh THEN alerts ELSE [] END | MERGE (f)-[:SUPPORTED_BY]->(a))
-WITH i, f, fresh
+WITH t, i, f, fresh
 OPTIONAL MATCH (imp:Component) WHERE imp.name IN $impacted
-WITH i, f, fresh, collect(imp) AS impacted
+WITH t, i, f, fresh, collect(imp) AS impacted
 FOREACH (c IN CASE WHEN fresh THEN impacted ELSE [] END | MERGE (i)-[:IMPACTED]->(c))
-WITH f, fresh
+WITH t, i, f, fresh
 OPTIONAL MATCH (ch:Change) WHERE ch.id IN $change_ids
-WITH f, fresh, collect(ch) AS changes
+WITH t, i, f, fresh, collect(ch) AS changes
 FOREACH (ch IN CASE WHEN fresh THEN changes ELSE [] END | MERGE (f)-[:SUPPORTED_BY]->(ch))
-RETURN f.id AS id, fresh
+WITH t, i, f, fresh
+FOREACH (_ IN CASE WHEN $outcome IS NULL THEN [] ELSE [1] END |
+  SET t.status = 'done', t.finished_at = timestamp(), t.outcome = $outcome)
+FOREACH (_ IN CASE WHEN $outcome IS NULL OR $next_kind IS NULL THEN [] ELSE [1] END |
+  MERGE (n:Task {id: $next_id})
+    ON CREATE SET n.kind = $next_kind, n.created_at = timestamp(), n.incident_id = i.id,
+      n.status = CASE WHEN $claim_next THEN 'claimed' ELSE 'open' END,
+      n.owner = CASE WHEN $claim_next THEN $owner ELSE '' END,
+      n.attempt_id = CASE WHEN $claim_next THEN $next_attempt_id ELSE '' END,
+      n.epoch = CASE WHEN $claim_next THEN 1 ELSE 0 END,
+      n.attempts = CASE WHEN $claim_next THEN 1 ELSE 0 END,
+      n.lease_until = CASE WHEN $claim_next THEN timestamp() + $lease_ms ELSE 0 END,
+      n.taken_over = false
+  MERGE (n)-[:FOR]->(i))
+WITH t, i, f, fresh
+OPTIONAL MATCH (n:Task {id: $next_id})
+WITH f, fresh, i, n, n IS NOT NULL AND n.owner = $owner AND n.attempt_id = $next_attempt_id AND n.epoch = 1 AS next_claimed
+RETURN f.id AS id, fresh, next_claimed, n.kind AS next_kind, i.id AS incident_id

@@ -274,6 +274,10 @@ class Runtime:
         try:  # bound here, so a port in use is one clear line, not uvicorn's traceback
             family = socket.AF_INET6 if ":" in host else socket.AF_INET
             listener = socket.create_server((host, port), family=family)
+            # Accepted connections inherit this (Linux). asyncio sets it only on sockets whose
+            # proto is IPPROTO_TCP, and create_server's is 0: without it every answer after
+            # the first on a kept-alive connection waited ~40 ms for a delayed ACK (Nagle).
+            listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError as exc:
             raise ConfigError(
                 f"cannot listen on {host}:{port} (BLAST_HOST, BLAST_PORT): {exc.strerror or exc}"

@@ -56,6 +56,7 @@ def graph_names(text: str) -> set[str]:
     """Labels, relationship types and property names a query uses (roughly; strings skipped)."""
     text = re.sub(r"'[^']*'", "''", re.sub(r"//.*", "", text))
     text = re.sub(r"\bCALL\s+[A-Za-z_.]+", "CALL", text)  # a procedure (db.meta.stats) is no name
+    text = re.sub(r"\bCALL\s*\{", "CALL ", text)  # a subquery's braces hold no map
     names = set(re.findall(r"\b[a-z_][a-z0-9_]*\.([a-z_][a-z0-9_]*)\b", text))
     for inner in re.findall(r"\{([^{}]*)\}", text):
         names |= set(re.findall(r"([a-z_][a-z0-9_]*)\s*:", inner))

@@ -79,6 +79,8 @@ def test_invalid_arguments_and_unknown_tools_are_error_results_and_steps(graph) 
     assert unknown.status == "error" and "unknown tool" in unknown.detail
     none = call(task, ctx, "past_incidents", {"component": "cart"})
     assert none.status == "no_data" and none.data == []
+    assert steps(graph, task) == []  # graph reads: checkpointed with the next write
+    task.flush()
     assert [s["tool"] for s in steps(graph, task)] == [
         "neighbours",
         "drop_database",
@@ -91,6 +93,7 @@ def test_a_resumed_task_gets_the_stored_result(graph) -> None:
     ctx = context(graph, ["cart"])
     first = call(task, ctx, "owners_oncall", {"components": ["cart"]})
     assert first.status == "ok" and first.data[0]["team"]
+    task.flush()
     again = TaskRun(graph, task.claim, 60_000)
     again._stored = {int(s["n"]): s for s in steps(graph, task)}
     assert call(again, ctx, "owners_oncall", {"components": ["cart"]}) == first

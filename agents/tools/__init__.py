@@ -39,7 +39,7 @@ def call(task: TaskRun, ctx: ToolContext, name: str, args: dict[str, Any]) -> To
     if tool is None:
         known = ", ".join(sorted(TOOLS))
         failed = ToolResult(status="error", detail=f"unknown tool {name!r}; tools: {known}")
-        return _stored(task.step(name, args, failed.model_dump))
+        return _stored(task.step(name, args, failed.model_dump, deferred=True))
     try:
         parsed = tool.input_model.model_validate(args)
     except ValidationError as exc:
@@ -47,7 +47,7 @@ def call(task: TaskRun, ctx: ToolContext, name: str, args: dict[str, Any]) -> To
             f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
         )
         failed = ToolResult(status="error", detail=f"invalid arguments for {name}: {problems}")
-        return _stored(task.step(name, args, failed.model_dump))
+        return _stored(task.step(name, args, failed.model_dump, deferred=True))
 
     def run() -> dict[str, Any]:
         try:
@@ -57,7 +57,10 @@ def call(task: TaskRun, ctx: ToolContext, name: str, args: dict[str, Any]) -> To
         return result.model_dump(mode="json")
 
     touched = [c for c in tool.touches(ctx, parsed) if c]
-    return _stored(task.step(name, parsed.model_dump(mode="json"), run, touched=touched))
+    deferred = not tool.outside  # a graph read may be checkpointed with the next write
+    return _stored(
+        task.step(name, parsed.model_dump(mode="json"), run, touched=touched, deferred=deferred)
+    )
 
 
 def _stored(value: Any) -> ToolResult:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
+from agents.tools.prefetch import Prefetched
 
 #: At most this many rows of a tool's `data` list reach a planner (a model's context is small).
 MAX_ROWS = 50
@@ -67,6 +68,8 @@ class ToolContext:
     names: dict[str, str | None] = field(default_factory=dict)
     #: Components the world marks as clients (traffic sources), among those mapped so far.
     clients: set[str] = field(default_factory=set)
+    #: Graph rows read ahead for this investigation (`agents.tools.prefetch`), or None.
+    prefetched: Prefetched | None = None
 
 
 def component_names(ctx: ToolContext, values: list[str]) -> dict[str, str | None]:
@@ -112,7 +115,9 @@ class Tool:
     `name`: stable id (also the Step's `tool`); `description`: for a model, what it answers and
     when to use it; `input_model`: pydantic model of its arguments (its JSON schema is what a
     model sees); `run(ctx, args)`: the function, returning a `ToolResult`; `touches(ctx, args)`:
-    the component names the call looks at (the Step's TOUCHED edges).
+    the component names the call looks at (the Step's TOUCHED edges); `outside`: the call asks
+    an outside system (Prometheus), so its step is checkpointed at once, never repeated; a
+    graph-only call's checkpoint may wait for the next write (`TaskRun.step(deferred=True)`).
     """
 
     name: str
@@ -120,6 +125,7 @@ class Tool:
     input_model: type[BaseModel]
     run: Callable[[ToolContext, Any], ToolResult]
     touches: Callable[[ToolContext, Any], list[str]] = _touch_alerting
+    outside: bool = False
 
     def schema(self) -> dict[str, Any]:
         """The tool as a model sees it: `{name, description, input_schema}` (JSON schema)."""

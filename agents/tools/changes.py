@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from agents.tools import prefetch
 from agents.tools.base import Tool, ToolContext, ToolInput, ToolResult, rows_result
 
 #: How long before the incident opened a change still counts as recent (ms): 2 h.
@@ -26,12 +27,11 @@ def recent_changes(ctx: ToolContext, args: ChangesInput) -> ToolResult:
 
     `data`: rows `{id, component, kind, ref, at (ms UTC), author}`, newest first.
     """
-    window = {
-        "components": args.components,
-        "since": ctx.opened_ms - args.lookback_ms,
-        "until": ctx.opened_ms,
-    }
-    rows = ctx.graph.rows("recent_changes", window) if args.components else []
+    since, until = ctx.opened_ms - args.lookback_ms, ctx.opened_ms
+    window = {"components": args.components, "since": since, "until": until}
+    rows = prefetch.recent_changes(ctx.prefetched, args.components, since, until)
+    if rows is None:
+        rows = ctx.graph.rows("recent_changes", window) if args.components else []
     return rows_result(rows, "recent changes", raw=window)
 
 

@@ -271,6 +271,7 @@ TOOLS = (
         EdgeInput,
         edge_health,
         _touch_components,
+        outside=True,
     ),
     Tool(
         "service_errors",
@@ -279,6 +280,7 @@ TOOLS = (
         ServicesInput,
         service_errors,
         _touch_components,
+        outside=True,
     ),
     Tool(
         "targets_down",
@@ -286,6 +288,7 @@ TOOLS = (
         ServicesInput,
         targets_down,
         _touch_components,
+        outside=True,
     ),
     Tool(
         "promql",
@@ -293,5 +296,6 @@ TOOLS = (
         "resource question the other tools do not answer).",
         PromQLInput,
         promql,
+        outside=True,
     ),
 )

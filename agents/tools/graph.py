@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
+from agents.tools import prefetch
 from agents.tools.base import (
     Tool,
     ToolContext,
@@ -45,7 +46,9 @@ def coverage_walk(ctx: ToolContext, args: WalkInput) -> ToolResult:
     nodes, depth = _walk(ctx, start, args.hops)
     via: dict[str, str] = {}
     topics = sorted(name for name, node in nodes.items() if node["kind"] == "topic")
-    links = ctx.graph.rows("topic_producers", {"topics": topics}) if topics else []
+    links = prefetch.topic_links(ctx.prefetched, topics) if topics else []
+    if links is None:
+        links = ctx.graph.rows("topic_producers", {"topics": topics})
     # producer -> {start component: hops to it through the topic}
     through: dict[str, dict[str, int]] = {}
     for link in links:
@@ -81,7 +84,10 @@ def _walk(
     component: shortest hops})."""
     nodes: dict[str, dict[str, Any]] = {}
     depth: dict[str, dict[str, int]] = {}
-    for r in ctx.graph.rows("coverage_walk", {"alerting": start, "hops": hops}):
+    rows = prefetch.walk_rows(ctx.prefetched, start, hops)
+    if rows is None:
+        rows = ctx.graph.rows("coverage_walk", {"alerting": start, "hops": hops})
+    for r in rows:
         nodes[r["name"]] = {"name": r["name"], "kind": r["kind"], "client": bool(r["client"])}
         depth[r["name"]] = {a: int(d) for a, d in zip(r["covers"], r["depths"], strict=True)}
     return nodes, depth
@@ -100,7 +106,9 @@ def neighbours(ctx: ToolContext, args: ComponentInput) -> ToolResult:
     direction ('out': the component depends on it; 'in': it depends on the component), purpose
     (business|config|telemetry), protocol, propagation (hard|soft|partial)}`.
     """
-    rows = ctx.graph.rows("neighbours", {"component": args.component})
+    rows = prefetch.neighbours(ctx.prefetched, args.component)
+    if rows is None:
+        rows = ctx.graph.rows("neighbours", {"component": args.component})
     rows.sort(key=lambda r: (r["direction"], r["edge"], r["name"]))
     return rows_result(rows, f"neighbours of {args.component}")
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agents.recall import recall
+from agents.recall import rank, recall
+from agents.tools import prefetch
 from agents.tools.base import Tool, ToolContext, ToolInput, ToolResult, rows_result
 from agents.tools.graph import ComponentInput
 
@@ -35,7 +36,11 @@ def playbooks_recalled(ctx: ToolContext, args: RecallInput) -> ToolResult:
     weight, score}`.
     """
     near = args.components if args.components is not None else ctx.alerting
-    return rows_result(recall(ctx.graph, near) if near else [], "playbooks recalled")
+    if not near:
+        return rows_result([], "playbooks recalled")
+    rows = prefetch.recalled(ctx.prefetched, near)
+    found = recall(ctx.graph, near) if rows is None else rank(rows)
+    return rows_result(found, "playbooks recalled")
 
 
 TOOLS = (

@@ -1,0 +1,111 @@
+// Everything the responder needs to page for an incident, in one round trip (issue #16): the
+// columns of `response_incident` (incident, finding, `alerts`), and as lists of maps:
+// `owners` (rows of `response_context` for the root cause, the candidates and the alerting
+// components), `fallback` (the `default_route` row, or empty), `cited` (`incident_changes`),
+// `recent` (`recent_changes` of those components in [opened_at - $lookback_ms, opened_at]),
+// `actions` (`incident_actions`), `steps` (the investigations' steps), `previous` (the latest
+// earlier incident with an alert of the same fingerprint, and its ticket; or empty) and
+// `preferences` (the approved, current preferences of every person in `owners` and `fallback`,
+// any failure kind). Lists come unordered: the caller sorts.
+// Read only; every part is a subquery that returns one row (collect), so an empty part is [].
+MATCH (i:Incident {id: $incident_id})
+OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
+CALL {
+  WITH i
+  OPTIONAL MATCH (i)-[h:HAS_ALERT]->(a:Alert)
+  OPTIONAL MATCH (a)-[:ON]->(c:Component)
+  RETURN collect(CASE WHEN a IS NULL THEN null ELSE {
+       key: a.key, fingerprint: a.fingerprint, alertname: a.alertname, status: a.status,
+       severity: a.severity, starts_at: a.starts_at, starts_at_ms: a.starts_at_ms,
+       ends_at_ms: a.ends_at_ms, labels_json: a.labels_json, annotations_json: a.annotations_json,
+       values_json: a.values_json, generator_url: a.generator_url, link: a.link, title: a.title,
+       source: a.source, group_key: a.group_key, component: c.name, via: h.via} END) AS alerts,
+       collect(DISTINCT c.name) AS alerting
+}
+WITH i, f, alerts,
+     CASE WHEN i.root_cause IS NULL THEN [] ELSE [i.root_cause] END + coalesce(f.candidates, [])
+       + alerting AS components
+CALL {
+  WITH components
+  OPTIONAL MATCH (tm:Team)-[:OWNS]->(c:Component) WHERE c.name IN components
+  OPTIONAL MATCH (s:OnCallShift)-[:FOR_TEAM]->(tm)
+    WHERE s.starts_at <= timestamp() AND timestamp() < s.ends_at
+  OPTIONAL MATCH (s)-[:ON_CALL]->(p:Person)
+  RETURN collect(CASE WHEN tm IS NULL THEN null ELSE {
+       component: c.name, team: tm.name, channel: tm.slack_channel, escalation: tm.escalation,
+       person: p.name, email: p.email, slack_user_id: p.slack_user_id,
+       shift_ends_at: s.ends_at} END) AS owners
+}
+CALL {
+  OPTIONAL MATCH (tm:Team {is_default: true})
+  OPTIONAL MATCH (s:OnCallShift)-[:FOR_TEAM]->(tm)
+    WHERE s.starts_at <= timestamp() AND timestamp() < s.ends_at
+  OPTIONAL MATCH (s)-[:ON_CALL]->(p:Person)
+  WITH tm, s, p ORDER BY p IS NULL, p.name LIMIT 1
+  RETURN collect(CASE WHEN tm IS NULL THEN null ELSE {
+       team: tm.name, channel: tm.slack_channel, escalation: tm.escalation, person: p.name,
+       email: p.email, slack_user_id: p.slack_user_id, shift_ends_at: s.ends_at} END) AS fallback
+}
+CALL {
+  WITH i
+  OPTIONAL MATCH (i)-[:HAS_FINDING]->(:Finding)-[:SUPPORTED_BY]->(ch:Change)-[:MODIFIES]->(c:Component)
+  RETURN collect(CASE WHEN ch IS NULL THEN null ELSE {
+       kind: ch.kind, ref: ch.ref, at: ch.at, component: c.name} END) AS cited
+}
+CALL {
+  WITH i, components
+  OPTIONAL MATCH (ch:Change)-[:MODIFIES]->(c:Component)
+  WHERE c.name IN components AND ch.at >= i.opened_at - $lookback_ms AND ch.at <= i.opened_at
+  RETURN collect(CASE WHEN ch IS NULL THEN null ELSE {
+       id: ch.id, component: c.name, kind: ch.kind, ref: ch.ref, at: ch.at,
+       author: ch.author} END) AS recent
+}
+CALL {
+  WITH i
+  OPTIONAL MATCH (a:Action)-[:FOR]->(i)
+  RETURN collect(CASE WHEN a IS NULL THEN null ELSE {
+       intent_id: a.intent_id, kind: a.kind, status: a.status, adapter: a.adapter,
+       external_ref: a.external_ref, reserved_at: a.reserved_at} END) AS actions
+}
+CALL {
+  WITH i
+  OPTIONAL MATCH (t:Task)-[:FOR]->(i) WHERE t.kind IN ['investigate', 'reinvestigate']
+  OPTIONAL MATCH (s:Step)-[:OF]->(t)
+  RETURN collect(CASE WHEN s IS NULL THEN null ELSE {
+       task_id: t.id, kind: t.kind, created_at: t.created_at, n: s.n, tool: s.tool,
+       args: s.args, result: s.result, at: s.at} END) AS steps
+}
+CALL {
+  WITH i
+  OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
+  OPTIONAL MATCH (p:Incident)-[:HAS_ALERT]->(:Alert {fingerprint: a.fingerprint})
+  WHERE p.id <> i.id AND p.opened_at <= i.opened_at
+  WITH DISTINCT p
+  OPTIONAL MATCH (t:Action {kind: 'ticket', status: 'sent'})-[:FOR]->(p)
+  WITH p, t.external_ref AS ticket_ref
+  ORDER BY p IS NULL, p.opened_at DESC, p.id LIMIT 1
+  RETURN collect(CASE WHEN p IS NULL THEN null ELSE {
+       id: p.id, status: p.status, opened_at: p.opened_at, resolved_at: p.resolved_at,
+       root_cause: p.root_cause, ticket_ref: ticket_ref} END) AS previous
+}
+WITH i, f, alerts, owners, fallback, cited, recent, actions, steps, previous,
+     [o IN owners + fallback WHERE o.person IS NOT NULL | o.person]
+       + [o IN owners + fallback WHERE o.slack_user_id IS NOT NULL | o.slack_user_id] AS people
+CALL {
+  WITH people
+  OPTIONAL MATCH (fa:Fact {kind: 'preference', status: 'approved'})
+  WHERE fa.person IN people AND NOT (fa)<-[:SUPERSEDES]-(:Fact)
+  RETURN collect(CASE WHEN fa IS NULL THEN null ELSE {
+       id: fa.id, person: fa.person, failure_kind: fa.failure_kind, no_page: fa.no_page,
+       ticket: fa.ticket, detail: fa.detail, text: fa.text, stated_at: fa.stated_at,
+       approved_at: fa.approved_at} END) AS preferences
+}
+RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
+       i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.received_at AS received_at,
+       i.root_cause AS root_cause, i.conclusive AS conclusive,
+       i.notified_root_cause AS notified_root_cause, i.merged_into AS merged_into,
+       f.summary AS summary, f.confidence AS confidence, f.candidates AS candidates,
+       f.paths_json AS paths_json, f.ruled_out_json AS ruled_out_json, f.planner AS planner,
+       f.model AS model, f.second_opinion_json AS second_opinion_json,
+       f.separated_by AS separated_by, f.evidence_json AS evidence_json, alerts,
+       owners, fallback, cited, recent, actions, steps, previous, preferences

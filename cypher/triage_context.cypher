@@ -1,0 +1,37 @@
+// What triage reads before it writes a delivery, in one round trip (issue #16): `matched`, the
+// components named by any of $candidates (by name or alias, as match_components.cypher);
+// `links`, the components linked to each matched one (`origin`) along a business dependency
+// path within $hops (0-6), either way: those it depends on ('down', itself at 0 hops) and those
+// that depend on it ('up'), one row per path written caller -> callee (triage keeps the shortest
+// per component, and only the origins it picks). A shared neighbour is not a link: two callers
+// of one database are not linked. Telemetry, config and retired edges are skipped. `known`:
+// which of $keys are stored alerts already (a resend, a resolve: written in batches).
+// Read only; every part is a subquery that returns one row (collect), so an empty part is [].
+CALL {
+  MATCH (c:Component)
+  WHERE c.name IN $candidates OR any(x IN c.aliases WHERE x IN $candidates)
+  RETURN collect({name: c.name, aliases: c.aliases}) AS matched
+}
+CALL {
+  WITH matched
+  CALL {
+    WITH matched
+    UNWIND [m IN matched | m.name] AS origin
+    MATCH p = (c:Component {name: origin})-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..6]->(d:Component)
+    WHERE length(p) <= $hops AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
+    RETURN origin, d.name AS name, [n IN nodes(p) | n.name] AS path, length(p) AS hops, 'down' AS way
+    UNION ALL
+    WITH matched
+    UNWIND [m IN matched | m.name] AS origin
+    MATCH p = (d:Component)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*1..6]->(c:Component {name: origin})
+    WHERE length(p) <= $hops AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
+    RETURN origin, d.name AS name, [n IN nodes(p) | n.name] AS path, length(p) AS hops, 'up' AS way
+  }
+  RETURN collect({origin: origin, name: name, path: path, hops: hops, way: way}) AS links
+}
+CALL {
+  UNWIND $keys AS k
+  MATCH (a:Alert {key: k})
+  RETURN collect(a.key) AS known
+}
+RETURN matched, links, known
