@@ -34,7 +34,6 @@ from adapters.falkordb import (
     answers_ping,
     graph_name,
 )
-from adapters.github_changes import merged_pull_requests
 from adapters.notify import AdapterError
 from adapters.prometheus import Prometheus
 from agents.metrics import use_multiprocess_dir
@@ -587,6 +586,9 @@ def topology_changes(
         raise typer.Exit(2)
     since_ms = int(parse_time("topology changes", since).timestamp() * 1000)
     name = graph_name(import_tenant(settings, tenant, "topology changes"))
+    # imported here: PyGithub costs ~20 MiB, which every serve and worker process would carry
+    from adapters.github_changes import merged_pull_requests
+
     try:
         pulls = merged_pull_requests(
             settings.github_token, repo, since_ms, api_url=settings.github_api_url
