@@ -99,12 +99,16 @@ class Upkeep:
             stop.wait(1.0)
 
     def trim(self) -> int:
-        """Trim every tenant's incidents older than `BLAST_RETENTION_DAYS`; how many were."""
+        """Trim every tenant's incidents older than `BLAST_RETENTION_DAYS`, then release the
+        memory that freed (`GraphStore.release_memory`); returns how many were trimmed."""
         now_ms = int(time.time() * 1000)
         trimmed = 0
         for tenant in self.settings.tenants:
             graph = self.store.graph(graph_name(tenant))
-            trimmed += trim_old_incidents(graph, self.settings.retention_days, now_ms)
+            done = trim_old_incidents(graph, self.settings.retention_days, now_ms)
+            if done:  # the freed pages back to the OS, or the database stays at its peak
+                self.store.release_memory(graph.name)
+            trimmed += done
         if trimmed:
             log.info("retention: trimmed %d incidents older than %d days", trimmed,
                      self.settings.retention_days)  # fmt: skip
