@@ -96,10 +96,14 @@ def test_a_retention_pass_then_release_memory_shrinks_the_database(tmp_path: Pat
         graph = store.graph("org_purge")
         graph.ensure_schema()
         graph.rows("bench_seed_world", {"prefix": "svc-", "from": 0, "to": 99})
+        result = json.dumps({"data": "x" * 2000})
         seed = {
-            "prefix": "inc-", "component_prefix": "svc-", "spread": 100, "resolved_at": 0,
-            "steps": 8, "labels_json": "{}", "annotations_json": "{}", "values_json": "null",
-            "result": json.dumps({"data": "x" * 2000}),
+            "prefix": "inc-", "component_prefix": "svc-", "spread": 100, "first_ms": 0,
+            "every_ms": 1, "labels_json": "{}", "annotations_json": "{}", "values_json": "null",
+            "generator_url": "", "summary": "", "paths_json": "[]", "ruled_out_json": "{}",
+            "steps": [{"task": "investigate", "tool": "walk_path", "args": "{}", "result": result}]
+            * 8,
+            "actions": [{"intent": "initial-notification", "kind": "notification"}],
         }  # fmt: skip
         for start in range(0, 4_000, 500):
             graph.rows("bench_seed_incidents", seed | {"from": start, "to": start + 499})
