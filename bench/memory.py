@@ -250,7 +250,7 @@ def main() -> int:
                 f"FalkorDB used_memory per incident: {untrimmed_kib:.1f} KiB untrimmed (the "
                 f"first {args.trim_every:,}), {trimmed_kib:.1f} KiB trimmed (the rest, net)"
             )
-        notes.append(f"seeding {args.incidents:,} incidents with retention passes: {seeded_s:.0f} s")
+        notes.append(f"seeding {args.incidents:,} incidents, with the passes: {seeded_s:.0f} s")
         store.close()
     finally:
         serve.send_signal(signal.SIGTERM)
