@@ -101,9 +101,9 @@ def seed_params(args: argparse.Namespace) -> dict[str, object]:
         "ruled_out_json": json.dumps({
             f"svc-{n}": "does not alert while an equally covering component does" for n in range(6)
         }),
-        "steps": [{"task": t, "tool": tool, "args": filler(a), "result": filler(r)}
+        "steps": [{"kind": t, "tool": tool, "args": filler(a), "result": filler(r)}
                   for t, tool, a, r in STEPS],
-        "actions": [{"intent": i, "kind": k} for i, k in ACTIONS],
+        "actions": [{"key": i, "kind": k} for i, k in ACTIONS],
     }  # fmt: skip
 
 

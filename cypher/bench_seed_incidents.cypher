@@ -3,9 +3,9 @@
 // agents and its resolve (counted on one run of the pipeline): one alert on component
 // $component_prefix<k % $spread> carrying $labels_json / $annotations_json / $values_json /
 // $generator_url; a finding ($summary, $paths_json, $ruled_out_json); a done investigate task,
-// respond task and cleared notice; one step per entry of $steps ({task: 'investigate' |
+// respond task and cleared notice; one step per entry of $steps ({kind: 'investigate' |
 // 'respond', tool, args, result}) with NEXT edges within its task and TOUCHED edges to the
-// component and those it calls; one sent Action per entry of $actions ({intent, kind}).
+// component and those it calls; one sent Action per entry of $actions ({key, kind}).
 UNWIND range($from, $to) AS k
 WITH k, $first_ms + k * $every_ms AS at
 MATCH (c:Component {name: $component_prefix + toString(k % $spread)})
@@ -43,13 +43,13 @@ CREATE (:Task {id: 'cleared:' + a.key, kind: 'notify_cleared', status: 'done',
   attempts: 1, lease_until: at + 30000, created_at: at, incident_id: i.id, alert_key: a.key,
   taken_over: false, finished_at: at + 1000, outcome: 'sent'})-[:FOR]->(i)
 FOREACH (x IN $actions |
-  CREATE (:Action {intent_id: 'incident:' + i.id + ':' + x.intent, kind: x.kind,
+  CREATE (:Action {intent_id: 'incident:' + i.id + ':' + x.key, kind: x.kind,
     status: 'sent', attempt_id: '6145369378e0493a8bebfe2c52847417', adapter: 'slack',
-    reserved_at: at, incident_id: i.id, external_ref: 'C012AB3CD:' + toString(at) + '.00' + x.intent,
+    reserved_at: at, incident_id: i.id, external_ref: 'C012AB3CD:' + toString(at) + '.00' + x.key,
     updated_at: at})-[:FOR]->(i))
 WITH i, c, near, inv, rsp, at
 UNWIND range(0, size($steps) - 1) AS n
-WITH c, near, at, $steps[n] AS x, n, CASE WHEN $steps[n].task = 'respond' THEN rsp ELSE inv END AS t
+WITH c, near, at, $steps[n] AS x, n, CASE WHEN $steps[n].kind = 'respond' THEN rsp ELSE inv END AS t
 CREATE (s:Step {task_id: t.id, n: n + 1, tool: x.tool, args: x.args, result: x.result,
   started_at: at - 599500, at: at - 599400, epoch: 1})-[:OF]->(t)
 FOREACH (y IN [c] + near | CREATE (s)-[:TOUCHED]->(y))

@@ -39,6 +39,7 @@ from adapters.prometheus import Prometheus
 from agents.metrics import use_multiprocess_dir
 from agents.worker import ROLE_KINDS
 from gateway import __version__
+from gateway.archive import archive_path, find_archived
 from gateway.demo import elapsed, run_demo, table
 from gateway.doctor import check_default_route, receiver_snippet, run_checks
 from gateway.incident_text import incident_report, incident_table
@@ -726,7 +727,8 @@ def incident(
     tenant: TenantOption = None,
     data_dir: DataDir = None,
 ) -> None:
-    """`GET /api/v1/incidents/{id}` read from the graph directly; exit 1 when there is none."""
+    """`GET /api/v1/incidents/{id}` read from the graph directly, or the incident's archived
+    record (JSON, gateway/archive.py) once it left the graph; exit 1 when there is none."""
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
     with Runtime(settings) as runtime:
@@ -735,6 +737,12 @@ def incident(
         found = incident_detail(graph, incident_id)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
     if found is None:
+        path = archive_path(settings.data_dir, tenant or settings.default_tenant)
+        archived = find_archived(path, incident_id)
+        if archived is not None:
+            typer.echo(f"{incident_id} was archived (BLAST_ARCHIVE_DAYS) to {path}", err=True)
+            typer.echo(json.dumps(archived, indent=2))
+            return
         typer.echo(f"no incident {incident_id!r}", err=True)
         raise typer.Exit(1)
     paged = loads(row["result"]) if row else None

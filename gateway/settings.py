@@ -137,7 +137,10 @@ class Settings(BaseSettings):
     idle_poll_ms: int = Field(1_000, alias="BLAST_IDLE_POLL_MS", ge=10, le=60_000)
     #: Days after which `serve` trims a resolved incident's bulky fields (0 = never). On by
     #: default so the database stays small from the start (README "Memory").
-    retention_days: int = Field(30, alias="BLAST_RETENTION_DAYS", ge=0)
+    retention_days: int = Field(7, alias="BLAST_RETENTION_DAYS", ge=0)
+    #: Days after which `serve` moves a resolved incident from the graph to
+    #: `<data>/archive/<tenant>.jsonl.gz` (gateway/archive.py; 0 = never).
+    archive_days: int = Field(30, alias="BLAST_ARCHIVE_DAYS", ge=0)
 
     @field_validator("falkordb_url")
     @classmethod

@@ -101,9 +101,9 @@ def test_a_retention_pass_then_release_memory_shrinks_the_database(tmp_path: Pat
             "prefix": "inc-", "component_prefix": "svc-", "spread": 100, "first_ms": 0,
             "every_ms": 1, "labels_json": "{}", "annotations_json": "{}", "values_json": "null",
             "generator_url": "", "summary": "", "paths_json": "[]", "ruled_out_json": "{}",
-            "steps": [{"task": "investigate", "tool": "walk_path", "args": "{}", "result": result}]
+            "steps": [{"kind": "investigate", "tool": "walk_path", "args": "{}", "result": result}]
             * 8,
-            "actions": [{"intent": "initial-notification", "kind": "notification"}],
+            "actions": [{"key": "initial-notification", "kind": "notification"}],
         }  # fmt: skip
         for start in range(0, 4_000, 500):
             graph.rows("bench_seed_incidents", seed | {"from": start, "to": start + 499})
