@@ -42,6 +42,7 @@ import redis
 from adapters.falkordb import GraphStore, TenantGraph, free_port, graph_name
 from agents.retention import DAY_MS, trim_old_incidents
 from bench.chaos import ROOT, children, database, token_for, wait_ready
+from gateway.archive import archive_old_incidents, archive_path
 from gateway.world import demo_world_path, import_world, load_world
 
 TENANT = "memory"
@@ -164,12 +165,16 @@ def used_mib(port: int) -> float:
         return int(client.info("memory")["used_memory"]) / MIB  # type: ignore[index]
 
 
-def retention_pass(store: GraphStore, graph: TenantGraph, days: int, now_ms: int) -> int:
-    """What `serve`'s upkeep does every 10 minutes (`Upkeep.trim`): trim, then release."""
-    trimmed = trim_old_incidents(graph, days, now_ms)
-    if trimmed:
+def retention_pass(
+    store: GraphStore, graph: TenantGraph, args: argparse.Namespace, archive: Path, now_ms: int
+) -> tuple[int, int]:
+    """What `serve`'s upkeep does every 10 minutes (`Upkeep.trim`): trim, archive, then release
+    the freed memory. Returns (trimmed, archived)."""
+    trimmed = trim_old_incidents(graph, args.retention_days, now_ms)
+    archived = archive_old_incidents(graph, archive, args.archive_days, now_ms)
+    if trimmed or archived:
         store.release_memory(graph.name)
-    return trimmed
+    return trimmed, archived
 
 
 def main() -> int:
@@ -178,7 +183,8 @@ def main() -> int:
     p.add_argument("--components", type=int, default=10_000)
     p.add_argument("--incidents", type=int, default=100_000)
     p.add_argument("--days", type=int, default=365, help="Days the incidents are spread over.")
-    p.add_argument("--retention-days", type=int, default=30, help="BLAST_RETENTION_DAYS.")
+    p.add_argument("--retention-days", type=int, default=7, help="BLAST_RETENTION_DAYS.")
+    p.add_argument("--archive-days", type=int, default=30, help="BLAST_ARCHIVE_DAYS.")
     p.add_argument("--trim-every", type=int, default=1_000,
                    help="Incidents seeded between two retention passes.")  # fmt: skip
     p.add_argument("--workers", type=int, default=2)
@@ -217,7 +223,8 @@ def main() -> int:
         first_ms = now_ms - args.days * DAY_MS
         params = seed_params(args) | {"first_ms": first_ms, "every_ms": every_ms}
         before = used_mib(db_port)
-        trimmed, untrimmed_kib = 0, 0.0
+        archive = archive_path(data_dir, TENANT)
+        trimmed, archived, untrimmed_kib = 0, 0, 0.0
         began = time.monotonic()
         for start in range(0, args.incidents, SEED_BATCH):
             end = min(start + SEED_BATCH, args.incidents) - 1
@@ -225,30 +232,33 @@ def main() -> int:
             if end + 1 == args.trim_every:  # none old enough to trim yet (days > retention)
                 untrimmed_kib = (used_mib(db_port) - before) * 1024 / (end + 1)
             if (end + 1) % args.trim_every == 0 or end + 1 == args.incidents:
-                trimmed += retention_pass(store, graph, args.retention_days,
-                                          first_ms + end * every_ms)  # fmt: skip
+                done = retention_pass(store, graph, args, archive, first_ms + end * every_ms)
+                trimmed, archived = trimmed + done[0], archived + done[1]
         seeded_s = time.monotonic() - began
-        kept = args.incidents - trimmed
         rows.append(measure(
-            f"+ {args.incidents:,} incidents over {args.days} days, retention "
-            f"{args.retention_days} days from the start ({trimmed:,} trimmed, {kept:,} not)",
+            f"+ {args.incidents:,} incidents over {args.days} days, retention from the start "
+            f"(trim after {args.retention_days} days, archive after {args.archive_days})",
             serve.pid, db_pid, db_port,
         ))  # fmt: skip
         began = time.monotonic()
-        more = trim_old_incidents(graph, args.retention_days, int(time.time() * 1000))
+        more = retention_pass(store, graph, args, archive, int(time.time() * 1000))
         store.release_memory(graph.name)
         took = time.monotonic() - began
+        trimmed, archived = trimmed + more[0], archived + more[1]
+        in_graph = len(graph.rows("list_incidents", {"status": None, "limit": args.incidents}))
         rows.append(measure(
-            f"after one more retention pass ({more:,} trimmed) and MEMORY PURGE ({took:.1f} s)",
+            f"after one more retention pass and MEMORY PURGE ({took:.1f} s)",
             serve.pid, db_pid, db_port,
         ))  # fmt: skip
-        trimmed += more
-        if untrimmed_kib and trimmed:
-            kept = args.incidents - trimmed
-            trimmed_kib = ((rows[-1].used - before) * 1024 - kept * untrimmed_kib) / trimmed
+        on_disk = archive.stat().st_size / MIB if archive.exists() else 0.0
+        notes.append(
+            f"{args.incidents:,} incidents: {in_graph:,} in the graph, {archived:,} archived "
+            f"({on_disk:.1f} MiB of gzipped JSON lines on disk); {trimmed:,} trims"
+        )
+        if untrimmed_kib:
             notes.append(
                 f"FalkorDB used_memory per incident: {untrimmed_kib:.1f} KiB untrimmed (the "
-                f"first {args.trim_every:,}), {trimmed_kib:.1f} KiB trimmed (the rest, net)"
+                f"first {args.trim_every:,}, before any could be trimmed)"
             )
         notes.append(f"seeding {args.incidents:,} incidents, with the passes: {seeded_s:.0f} s")
         store.close()
