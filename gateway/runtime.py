@@ -32,7 +32,6 @@ from adapters.notify import Mirrored, Notifier
 from adapters.openai_compat import OpenAICompatModel
 from adapters.outbox import Outbox
 from adapters.prometheus import Prometheus
-from adapters.slack import SlackNotifier
 from agents.coordination import StepHooks
 from agents.investigator import Investigator
 from agents.learner import Learner
@@ -45,6 +44,7 @@ from gateway.settings import Settings
 if TYPE_CHECKING:  # imported where used: a worker process never loads the web stack
     import uvicorn
 
+    from adapters.slack import SlackNotifier
     from gateway.upkeep import Upkeep
 
 log = logging.getLogger(__name__)
@@ -112,6 +112,8 @@ def messengers(settings: Settings, outbox: Outbox) -> tuple[SlackNotifier | None
     `BLAST_NOTIFY` says: Slack, Slack with a copy in the outbox, or the outbox."""
     if settings.notify_mode == "outbox" or settings.slack_bot_token is None:
         return None, outbox
+    from adapters.slack import SlackNotifier  # slack-sdk only where Slack is on
+
     slack = SlackNotifier(
         settings.slack_bot_token, settings.slack_api_url, settings.slack_default_channel
     )
