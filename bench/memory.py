@@ -245,11 +245,11 @@ def main() -> int:
         store.release_memory(graph.name)
         took = time.monotonic() - began
         trimmed, archived = trimmed + more[0], archived + more[1]
-        in_graph = len(graph.rows("list_incidents", {"status": None, "limit": args.incidents}))
         rows.append(measure(
             f"after one more retention pass and MEMORY PURGE ({took:.1f} s)",
             serve.pid, db_pid, db_port,
         ))  # fmt: skip
+        in_graph = len(graph.rows("list_incidents", {"status": None, "limit": args.incidents}))
         on_disk = archive.stat().st_size / MIB if archive.exists() else 0.0
         notes.append(
             f"{args.incidents:,} incidents: {in_graph:,} in the graph, {archived:,} archived "
