@@ -12,11 +12,14 @@ from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph
 from adapters.outbox import Outbox
 from agents.investigator import Investigator
 from agents.learner import Learner
+from agents.metrics import Metrics
 from agents.responder import Responder
 from agents.retention import DAY_MS, trim_old_incidents
 from agents.worker import Worker
 from gateway.archive import archive_old_incidents, archive_path, find_archived
 from gateway.status import incident_detail
+from gateway.upkeep import Upkeep
+from tests.conftest import make_settings
 from tests.test_cli import cli
 from tests.test_retention import deliver
 
@@ -91,3 +94,24 @@ def test_an_incident_with_an_unfinished_task_stays(
     path = archive_path(tmp_path, "t")
     assert archive_old_incidents(graph, path, 30, now_ms) == 0
     assert not path.exists() and incident_detail(graph, opened) is not None
+
+
+def test_serve_upkeep_trims_archives_and_purges(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    """`Upkeep.trim` (serve's retention round) runs both tiers for every tenant, into the data
+    folder's archive. The test alerts are from November 2026, so a day is old enough."""
+    opened = deliver(graph, "checkout", 0)
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    Worker(store, [tenant], [Investigator(), Responder(outbox, outbox)]).run(
+        threading.Event(), burst=True
+    )
+    deliver(graph, "checkout", 0, resolved=True)
+    Worker(store, [tenant], [Responder(outbox, outbox)]).run(threading.Event(), burst=True)
+    settings = make_settings(falkordb, tmp_path, tenant, retention_days=1, archive_days=1)
+    assert Upkeep(store, settings, Metrics()).trim() == 2  # trimmed, then archived
+    assert incident_detail(graph, opened) is None
+    record = find_archived(archive_path(tmp_path, tenant), opened)
+    assert record is not None and record["incident"]["trimmed_at"]  # trimmed before it left
+    off = make_settings(falkordb, tmp_path, tenant, retention_days=0, archive_days=0)
+    assert Upkeep(store, off, Metrics()).trim() == 0
