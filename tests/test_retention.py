@@ -88,8 +88,8 @@ def rss_mib(pid: int) -> float:
 
 
 def test_a_retention_pass_then_release_memory_shrinks_the_database(tmp_path: Path) -> None:
-    """Trimming frees the steps' memory inside FalkorDB, but its allocator keeps the pages
-    until `release_memory` (MEMORY PURGE) hands them back: its RSS falls then, not before."""
+    """Trimming frees the steps' memory inside FalkorDB, but its allocator keeps most of the
+    pages until `release_memory` (MEMORY PURGE) hands them back to the OS."""
     server = EmbeddedFalkorDB(tmp_path, timeout_max_ms=60_000)
     store = GraphStore(server.start(), timeout_ms=60_000)
     try:
@@ -113,9 +113,11 @@ def test_a_retention_pass_then_release_memory_shrinks_the_database(tmp_path: Pat
         trimmed = rss_mib(server.process.pid)
         assert store.release_memory(graph.name)
         released = rss_mib(server.process.pid)
-        # 32,000 steps of ~2 KiB each: about 64 MiB freed inside the server
-        assert trimmed > peak - 20, (peak, trimmed)  # the allocator kept the pages
-        assert released < trimmed - 40, (trimmed, released)  # and gave them back
+        # 32,000 steps of ~2 KiB each: about 64 MiB freed inside the server. The allocator's
+        # background thread hands some pages back by itself, slowly (measured alone: 137 MiB
+        # after the trim, 42 after the purge; under load it had given back 40 MiB before the
+        # purge), so only the end state is asserted: back far below the peak.
+        assert released < peak - 40 and released <= trimmed + 2, (peak, trimmed, released)
         assert graph.one("world_counts")["components"] == 100  # type: ignore[index]
     finally:
         store.close()
