@@ -1,12 +1,14 @@
 """Retention: old incidents keep what memory needs and lose their bulky fields.
 
 An incident resolved (or merged) more than `BLAST_RETENTION_DAYS` days ago is trimmed once
-(`cypher/trim_incidents.cypher`): its alerts' labels, annotations and values become empty,
-its finished tasks' steps (with their stored results) are deleted except who was paged. Its
-cause, finding, verdicts, actions and alerts stay, so recall of past incidents and the learner
-still work, and the web and CLI views still show it (with fewer details). `serve` runs it on
-a schedule (gateway/upkeep.py). Why: with 100,000 stored incidents these fields are most of
-the graph's memory (README "Storms, round trips and memory").
+(`cypher/trim_incidents.cypher`): its alerts' labels, annotations, values and links become
+empty, its finding loses its paths and ruled-out list, its finished tasks' steps (with their
+stored results) are deleted except who was paged, and its finished investigations and cleared
+notices are deleted. Its cause, finding summary and evidence, verdicts, actions and alerts
+stay, so recall of past incidents and the learner still work, and the web and CLI views still
+show it (with fewer details). `serve` runs it on a schedule from its start (gateway/upkeep.py),
+and later moves the incident out of the graph (gateway/archive.py). Why: an untrimmed incident
+takes about 20 KiB of FalkorDB's memory (README "Memory").
 """
 
 from __future__ import annotations

@@ -1,15 +1,27 @@
 """Memory of `serve`: `python -m bench.memory [--components 10000] [--incidents 100000]`.
 
 Starts `blast-radius serve` like the chaos harness (`--workers` worker processes, the embedded
-FalkorDB, one tenant) and prints the resident memory (RSS, from /proc) of each part — the
-gateway (serve's own process), the workers, FalkorDB — and FalkorDB's `used_memory`, at each
-stage: empty; with the OpenTelemetry Demo world; with a `--components` world (each component
-calls the next two); with `--incidents` resolved incidents stored (each: one alert with labels,
-annotations and values like a real Alertmanager alert, and a finished investigation of
-`--steps` steps with stored results, built with UNWIND, 500 per query); and after retention trimmed
-them (`agents.retention.trim_old_incidents`, what serve's upkeep runs with
-`BLAST_RETENTION_DAYS`). FalkorDB keeps freed memory for reuse, so after the trim its RSS stays
-and `used_memory` shows what the graph needs.
+FalkorDB, one tenant) and prints, at each stage, the memory of each part — the gateway (serve's
+own process), the workers, FalkorDB — as RSS and PSS (from /proc/PID/smaps_rollup), FalkorDB's
+`used_memory`, and the totals. Stages: empty; with the OpenTelemetry Demo world; with a
+`--components` world (each component calls the next two); with `--incidents` resolved incidents
+stored over `--days` days up to now while retention runs from the start; after one more
+retention pass.
+
+Why PSS: RSS counts a page shared by several processes (the Python interpreter, shared
+libraries, the pages a forked process has not written) once in each of them, so a sum of RSS
+over-counts. PSS splits each shared page between the processes that map it, so the sum of PSS
+is what the service costs the machine; the "total" column is that sum.
+
+Each seeded incident has the shape of a real one-alert incident after triage, investigation,
+page, ticket and resolve (`cypher/bench_seed_incidents.cypher`; counted on one run of the
+pipeline): an alert with kube-prometheus-like labels and annotations, a finding, three finished
+tasks with nine steps (~4 KiB of stored results) and 27 TOUCHED edges, five sent actions. They
+are written oldest first, 250 per query; every `--trim-every` incidents the bench runs the
+retention pass `serve` runs every 10 minutes (`agents.retention.trim_old_incidents` with
+`--retention-days`, then `GraphStore.release_memory`), with "now" the newest incident's time.
+The bench's `serve` has retention off (`BLAST_RETENTION_DAYS=0`) so that only these passes, at
+known points, trim.
 """
 
 from __future__ import annotations
@@ -22,17 +34,21 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import redis
 
-from adapters.falkordb import GraphStore, free_port, graph_name
+from adapters.falkordb import GraphStore, TenantGraph, free_port, graph_name
 from agents.retention import DAY_MS, trim_old_incidents
 from bench.chaos import ROOT, children, database, token_for, wait_ready
+from gateway.archive import archive_old_incidents, archive_path
 from gateway.world import demo_world_path, import_world, load_world
 
 TENANT = "memory"
 MIB = 1024 * 1024
+#: Incidents per seeding query.
+SEED_BATCH = 250
 #: What one stored alert carries (sizes like a kube-prometheus alert's).
 LABELS = {
     "alertname": "HighErrorRate", "service": "svc", "severity": "critical", "namespace": "prod",
@@ -46,27 +62,119 @@ ANNOTATIONS = {
     "(threshold 5%). Check recent deploys and the dependencies' health.",
     "runbook_url": "https://runbooks.example.com/alerts/high-error-rate",
 }
+GENERATOR_URL = (
+    "http://prometheus-k8s-0:9090/graph?g0.expr=sum+by+%28service%29+%28rate%28http_requests_"
+    "total%7Bcode%3D~%225..%22%7D%5B5m%5D%29%29+%2F+sum+by+%28service%29+%28rate%28http_"
+    "requests_total%5B5m%5D%29%29+%3E+0.05&g0.tab=1"
+)
+#: The steps of a one-alert incident: (task, tool, bytes of args, bytes of result), as stored
+#: by one run of the pipeline on the demo world.
+STEPS = [
+    ("investigate", "incident_alerts", 35, 304), ("investigate", "recall_playbooks", 20, 81),
+    ("investigate", "coverage_walk", 31, 1498), ("investigate", "recent_changes", 178, 275),
+    ("investigate", "neighbours", 25, 1523), ("investigate", "walk_path", 169, 146),
+    ("respond", "response_context", 90, 234), ("respond", "preferences", 52, 4),
+    ("respond", "alerting_teams", 48, 2),
+]  # fmt: skip
+ACTIONS = [
+    ("initial-notification", "notification"), ("ticket", "ticket"),
+    ("cleared", "followup"), ("ticket-resolved", "ticket-update"), ("resolved", "update"),
+]  # fmt: skip
 
 
-def rss_kib(pid: int) -> int:
-    """Resident set size of process `pid` in KiB (0 when it is gone)."""
+def filler(size: int) -> str:
+    """A JSON string of about `size` bytes (the size of a stored step's args or result)."""
+    return json.dumps({"data": "x" * max(0, size - 12)})
+
+
+def seed_params(args: argparse.Namespace) -> dict[str, object]:
+    """The parameters of `bench_seed_incidents` but the range and times."""
+    paths = [["svc"], *[["svc", f"svc-{n}"] for n in range(5)]]
+    return {
+        "prefix": "inc-bench-", "component_prefix": "svc-", "spread": args.components,
+        "labels_json": json.dumps(LABELS, sort_keys=True),
+        "annotations_json": json.dumps(ANNOTATIONS, sort_keys=True),
+        "values_json": json.dumps({"B": 0.073, "C": 1}), "generator_url": GENERATOR_URL,
+        "summary": "svc explains 1 of 1 alerting components (svc). Alerts only: a silent "
+        "service behind it (svc-1, svc-2) could also be the cause, though it raises no "
+        "service-level alert of its own.",
+        "paths_json": json.dumps(paths),
+        "ruled_out_json": json.dumps({
+            f"svc-{n}": "does not alert while an equally covering component does" for n in range(6)
+        }),
+        "steps": [{"kind": t, "tool": tool, "args": filler(a), "result": filler(r)}
+                  for t, tool, a, r in STEPS],
+        "actions": [{"key": i, "kind": k} for i, k in ACTIONS],
+    }  # fmt: skip
+
+
+def usage_kib(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of process `pid` in KiB, from /proc/PID/smaps_rollup; (0, 0) when it is gone."""
+    found = {"Rss:": 0, "Pss:": 0}
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            parts = line.split()
+            if parts and parts[0] in found:
+                found[parts[0]] = int(parts[1])
     except OSError:
         pass
-    return 0
+    return found["Rss:"], found["Pss:"]
 
 
-def measure(name: str, serve_pid: int, db_pid: int, db_port: int) -> str:
-    """One table row: RSS of gateway, workers, FalkorDB and all, FalkorDB used_memory (MiB)."""
-    workers = [p for p in children(serve_pid) if p != db_pid]
-    gateway, work, db = rss_kib(serve_pid), sum(rss_kib(p) for p in workers), rss_kib(db_pid)
+@dataclass
+class Row:
+    """One stage: (RSS, PSS) MiB of the gateway, the workers (summed) and FalkorDB, and
+    FalkorDB's `used_memory` (MiB)."""
+
+    stage: str
+    gateway: tuple[float, float]
+    workers: tuple[float, float]
+    database: tuple[float, float]
+    used: float
+
+    def line(self) -> str:
+        """The Markdown table row: RSS / PSS per part, FalkorDB used, total RSS and PSS."""
+        parts = (self.gateway, self.workers, self.database)
+        cells = [f"{rss:.0f} / {pss:.0f}" for rss, pss in parts]
+        total_rss, total_pss = sum(p[0] for p in parts), sum(p[1] for p in parts)
+        return (
+            f"| {self.stage} | " + " | ".join(cells)
+            + f" | {self.used:.0f} | {total_rss:.0f} | **{total_pss:.0f}** |"
+        )  # fmt: skip
+
+
+def measure(stage: str, serve_pid: int, db_pid: int, db_port: int) -> Row:
+    """Memory of each part of `serve` now."""
+    workers = [usage_kib(p) for p in children(serve_pid) if p != db_pid]
     with redis.Redis(port=db_port, socket_timeout=30) as client:
         used = int(client.info("memory")["used_memory"])  # type: ignore[index]
-    cells = [gateway / 1024, work / 1024, db / 1024, (gateway + work + db) / 1024, used / MIB]
-    return f"| {name} | " + " | ".join(f"{c:.0f}" for c in cells) + " |"
+
+    def mib(kib: tuple[int, int]) -> tuple[float, float]:
+        return kib[0] / 1024, kib[1] / 1024
+
+    return Row(
+        stage, mib(usage_kib(serve_pid)),
+        mib((sum(w[0] for w in workers), sum(w[1] for w in workers))),
+        mib(usage_kib(db_pid)), used / MIB,
+    )  # fmt: skip
+
+
+def used_mib(port: int) -> float:
+    """FalkorDB's `used_memory` now (MiB)."""
+    with redis.Redis(port=port, socket_timeout=30) as client:
+        return int(client.info("memory")["used_memory"]) / MIB  # type: ignore[index]
+
+
+def retention_pass(
+    store: GraphStore, graph: TenantGraph, args: argparse.Namespace, archive: Path, now_ms: int
+) -> tuple[int, int]:
+    """What `serve`'s upkeep does every 10 minutes (`Upkeep.trim`): trim, archive, then release
+    the freed memory. Returns (trimmed, archived)."""
+    trimmed = trim_old_incidents(graph, args.retention_days, now_ms)
+    archived = archive_old_incidents(graph, archive, args.archive_days, now_ms)
+    if trimmed or archived:
+        store.release_memory(graph.name)
+    return trimmed, archived
 
 
 def main() -> int:
@@ -74,7 +182,11 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--components", type=int, default=10_000)
     p.add_argument("--incidents", type=int, default=100_000)
-    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--days", type=int, default=365, help="Days the incidents are spread over.")
+    p.add_argument("--retention-days", type=int, default=7, help="BLAST_RETENTION_DAYS.")
+    p.add_argument("--archive-days", type=int, default=30, help="BLAST_ARCHIVE_DAYS.")
+    p.add_argument("--trim-every", type=int, default=1_000,
+                   help="Incidents seeded between two retention passes.")  # fmt: skip
     p.add_argument("--workers", type=int, default=2)
     args = p.parse_args()
     scratch = tempfile.TemporaryDirectory(prefix="blast-radius-memory-")
@@ -84,11 +196,13 @@ def main() -> int:
            if not k.startswith("BLAST_") and k != "FALKORDB_URL"} | {
         "PYTHONPATH": str(ROOT), "BLAST_DATA_DIR": str(data_dir), "BLAST_PORT": str(port),
         "BLAST_WORKERS": str(args.workers), "BLAST_WEBHOOK_TOKENS": f"{TENANT}={token_for(TENANT)}",
+        "BLAST_RETENTION_DAYS": "0",  # the bench runs the passes itself, at known points
     }  # fmt: skip
     log = (data_dir / "serve.log").open("wb")
     serve = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT, env=env,
                              stdout=log, stderr=log)  # fmt: skip
-    rows = []
+    rows: list[Row] = []
+    notes: list[str] = []
     try:
         wait_ready(f"http://127.0.0.1:{port}", serve)
         db_pid, db_port = database(data_dir)
@@ -98,33 +212,55 @@ def main() -> int:
         rows.append(measure("empty", serve.pid, db_pid, db_port))
         import_world(graph, load_world(demo_world_path()))
         rows.append(measure("demo world", serve.pid, db_pid, db_port))
-        for start in range(0, args.components, 1_000):
-            end = min(start + 1_000, args.components) - 1
-            graph.rows("bench_seed_world", {"prefix": "svc-", "from": start, "to": end})
-        for start in range(0, args.components, 1_000):
-            end = min(start + 1_000, args.components) - 1
-            graph.rows("bench_seed_edges", {"prefix": "svc-", "from": start, "to": end})
+        for query in ("bench_seed_world", "bench_seed_edges"):
+            for start in range(0, args.components, 1_000):
+                end = min(start + 1_000, args.components) - 1
+                graph.rows(query, {"prefix": "svc-", "from": start, "to": end})
         rows.append(measure(f"+ {args.components:,} components", serve.pid, db_pid, db_port))
-        resolved_at = int(time.time() * 1000) - 90 * DAY_MS
-        seed = {
-            "prefix": "inc-bench-", "component_prefix": "svc-", "spread": args.components,
-            "resolved_at": resolved_at, "steps": args.steps,
-            "labels_json": json.dumps(LABELS, sort_keys=True),
-            "annotations_json": json.dumps(ANNOTATIONS, sort_keys=True),
-            "values_json": json.dumps({"B": 0.073, "C": 1}),
-            "result": json.dumps({"status": "success", "data": [
-                {"component": f"svc-{n}", "health": "degraded", "evidence": "error rate 7.3%"}
-                for n in range(8)]}),  # about 700 bytes, like a walk_path result
-        }  # fmt: skip
-        for start in range(0, args.incidents, 500):
-            end = min(start + 500, args.incidents) - 1
-            graph.rows("bench_seed_incidents", seed | {"from": start, "to": end})
-        rows.append(measure(f"+ {args.incidents:,} incidents", serve.pid, db_pid, db_port))
+
+        now_ms = int(time.time() * 1000)
+        every_ms = args.days * DAY_MS // max(1, args.incidents)
+        first_ms = now_ms - args.days * DAY_MS
+        params = seed_params(args) | {"first_ms": first_ms, "every_ms": every_ms}
+        before = used_mib(db_port)
+        archive = archive_path(data_dir, TENANT)
+        trimmed, archived, untrimmed_kib = 0, 0, 0.0
         began = time.monotonic()
-        trimmed = trim_old_incidents(graph, 30, int(time.time() * 1000))
+        for start in range(0, args.incidents, SEED_BATCH):
+            end = min(start + SEED_BATCH, args.incidents) - 1
+            graph.rows("bench_seed_incidents", params | {"from": start, "to": end})
+            if end + 1 == args.trim_every:  # none old enough to trim yet (days > retention)
+                untrimmed_kib = (used_mib(db_port) - before) * 1024 / (end + 1)
+            if (end + 1) % args.trim_every == 0 or end + 1 == args.incidents:
+                done = retention_pass(store, graph, args, archive, first_ms + end * every_ms)
+                trimmed, archived = trimmed + done[0], archived + done[1]
+        seeded_s = time.monotonic() - began
+        rows.append(measure(
+            f"+ {args.incidents:,} incidents over {args.days} days, retention from the start "
+            f"(trim after {args.retention_days} days, archive after {args.archive_days})",
+            serve.pid, db_pid, db_port,
+        ))  # fmt: skip
+        began = time.monotonic()
+        more = retention_pass(store, graph, args, archive, int(time.time() * 1000))
+        store.release_memory(graph.name)
         took = time.monotonic() - began
-        rows.append(measure(f"after retention (30 days: {trimmed:,} trimmed in {took:.0f} s)",
-                            serve.pid, db_pid, db_port))  # fmt: skip
+        trimmed, archived = trimmed + more[0], archived + more[1]
+        rows.append(measure(
+            f"after one more retention pass and MEMORY PURGE ({took:.1f} s)",
+            serve.pid, db_pid, db_port,
+        ))  # fmt: skip
+        in_graph = graph.rows("bench_incident_count")[0]["incidents"]
+        on_disk = archive.stat().st_size / MIB if archive.exists() else 0.0
+        notes.append(
+            f"{args.incidents:,} incidents: {in_graph:,} in the graph, {archived:,} archived "
+            f"({on_disk:.1f} MiB of gzipped JSON lines on disk); {trimmed:,} trims"
+        )
+        if untrimmed_kib:
+            notes.append(
+                f"FalkorDB used_memory per incident: {untrimmed_kib:.1f} KiB untrimmed (the "
+                f"first {args.trim_every:,}, before any could be trimmed)"
+            )
+        notes.append(f"seeding {args.incidents:,} incidents, with the passes: {seeded_s:.0f} s")
         store.close()
     finally:
         serve.send_signal(signal.SIGTERM)
@@ -136,10 +272,13 @@ def main() -> int:
         log.close()
         scratch.cleanup()
     print(
-        "| stage | gateway MiB | workers MiB | FalkorDB MiB | total RSS MiB | FalkorDB used MiB |"
+        "| stage | gateway RSS / PSS MiB | workers RSS / PSS | FalkorDB RSS / PSS | "
+        "FalkorDB used | total RSS | total PSS |"
     )
-    print("|---|---|---|---|---|---|")
-    print("\n".join(rows))
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(row.line() for row in rows))
+    for note in notes:
+        print(f"- {note}")
     return 0
 
 

@@ -35,31 +35,22 @@ from adapters.falkordb import (
     answers_ping,
     graph_name,
 )
-from adapters.github_changes import merged_pull_requests
 from adapters.notify import AdapterError
-from adapters.prometheus import Prometheus
+
+# Each command imports inside its body what only it uses, so a worker process (`python -m
+# gateway.cli worker`, started by serve) loads no web stack, model SDK or PyGithub (README
+# "Memory": 134 MiB RSS per process before, about 55 after).
 from agents.metrics import use_multiprocess_dir
 from agents.worker import ROLE_KINDS
 from gateway import __version__
-from gateway.demo import elapsed, run_demo, table
-from gateway.demo_evidence import available
-from gateway.doctor import check_default_route, receiver_snippet, run_checks
-from gateway.incident_text import incident_report, incident_table
-from gateway.incident_views import loads
+from gateway.archive import archive_path, find_archived
 from gateway.logs import configure_logging
 from gateway.runtime import ConfigError, Runtime, is_loopback, writable_folder
 from gateway.sdnotify import notify
 from gateway.settings import Settings
-from gateway.status import incident_detail
 from gateway.supervisor import WorkerPool, worker_env
 from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
-from gateway.world.codeowners import read_codeowners
-from gateway.world.diff import diff_worlds
-from gateway.world.discover import discover
-from gateway.world.oncall import coverage, coverage_problems
-from gateway.world.pulls import record_pull_requests
 from gateway.world.sources import FORMATS, load_sources
-from gateway.world.validate import check_world, dotted
 
 #: What `blast-radius --help` says (the module docstring is for developers).
 HELP = (
@@ -152,6 +143,9 @@ def demo(
     """Run the fault scenarios of the OpenTelemetry Demo end to end on the embedded default:
     once with alerts only, then (when Debian's `prometheus` is installed) with the service-graph
     evidence each fault leaves, replayed by a local Prometheus."""
+    from gateway.demo import elapsed, run_demo, table
+    from gateway.demo_evidence import available
+
     setup_logging(verbose)
     start = time.monotonic()
     evidence = not alerts_only and available()
@@ -199,6 +193,8 @@ def serve(
     """Run the gateway, N worker processes (restarted when one dies) and, unless FALKORDB_URL
     is set, the embedded FalkorDB (restarted on its port when it dies), until SIGTERM or Ctrl-C.
     """
+    from gateway.doctor import check_default_route
+
     setup_logging(verbose)
     settings = load_settings(port=port, host=host, data_dir=data_dir, workers=workers)
     refuse_placeholder_secrets(settings)
@@ -337,6 +333,8 @@ def doctor(
 
     Exits 1 when any check finds a problem (one `PROBLEM` line each), 2 on invalid settings.
     """
+    from gateway.doctor import receiver_snippet, run_checks
+
     setup_logging(False)
     settings = load_settings(env_file, data_dir=data_dir)
     found = run_checks(settings, url)
@@ -465,6 +463,8 @@ def topology_import(
     """Validate every source, then load components, edges, teams, people and on-call into a
     tenant graph; print what was new, changed, retired or not mapped. Nothing is written when
     any problem is found (exit 2, every problem listed)."""
+    from gateway.world.codeowners import read_codeowners
+
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
     if fmt not in FORMATS:
@@ -507,6 +507,8 @@ def topology_validate(
 ) -> None:
     """Check sources as `import` would, without a database: every problem, with its line;
     exit 2 if any."""
+    from gateway.world.validate import check_world, dotted
+
     try:
         loaded = load_sources(paths, fmt, env_file)
         problems = check_world(loaded.world, dotted, require_default_team=loaded.explicit)
@@ -543,6 +545,9 @@ def topology_discover(
 ) -> None:
     """Add the dependency edges and call rates the service-graph metrics show; retire the
     edges discovery reported before that had no calls in the window."""
+    from adapters.prometheus import Prometheus
+    from gateway.world.discover import discover
+
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
     url = prometheus or settings.prometheus_url
@@ -601,6 +606,8 @@ def topology_changes(
 ) -> None:
     """Record merged pull requests (GITHUB_TOKEN, read-only is enough) as changes of the
     components whose paths they touched; authors as pseudonyms unless BLAST_PR_AUTHORS=login."""
+    from gateway.world.pulls import record_pull_requests
+
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
     repo = repo or settings.github_repo
@@ -609,6 +616,9 @@ def topology_changes(
         raise typer.Exit(2)
     since_ms = int(parse_time("topology changes", since).timestamp() * 1000)
     name = graph_name(import_tenant(settings, tenant, "topology changes"))
+    # imported here: PyGithub costs ~20 MiB, which every serve and worker process would carry
+    from adapters.github_changes import merged_pull_requests
+
     try:
         pulls = merged_pull_requests(
             settings.github_token, repo, since_ms, api_url=settings.github_api_url
@@ -642,6 +652,8 @@ def topology_diff(
 ) -> None:
     """Print what the sources have that a world file lacks (+) and the other way round (-),
     without a database."""
+    from gateway.world.diff import diff_worlds
+
     try:
         loaded = load_sources(paths, fmt, env_file)
         reference = load_world(against or demo_world_path())
@@ -669,6 +681,8 @@ def oncall(
 ) -> None:
     """Print who is on call for each team at a time, and any team with nobody on call then or
     a gap within the next 14 days (exit 1 if so)."""
+    from gateway.world.oncall import coverage, coverage_problems
+
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
     when = parse_time("oncall", at)
@@ -725,6 +739,8 @@ def incidents(
     data_dir: DataDir = None,
 ) -> None:
     """`GET /api/v1/incidents` read from the graph directly."""
+    from gateway.incident_text import incident_table
+
     if status not in (None, "open", "resolved"):
         typer.echo(f"--status must be open or resolved, not {status!r}", err=True)
         raise typer.Exit(2)
@@ -746,7 +762,12 @@ def incident(
     tenant: TenantOption = None,
     data_dir: DataDir = None,
 ) -> None:
-    """`GET /api/v1/incidents/{id}` read from the graph directly; exit 1 when there is none."""
+    """`GET /api/v1/incidents/{id}` read from the graph directly, or the incident's archived
+    record (JSON, gateway/archive.py) once it left the graph; exit 1 when there is none."""
+    from gateway.incident_text import incident_report
+    from gateway.incident_views import loads
+    from gateway.status import incident_detail
+
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
     with Runtime(settings) as runtime:
@@ -755,6 +776,12 @@ def incident(
         found = incident_detail(graph, incident_id)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
     if found is None:
+        path = archive_path(settings.data_dir, tenant or settings.default_tenant)
+        archived = find_archived(path, incident_id)
+        if archived is not None:
+            typer.echo(f"{incident_id} was archived (BLAST_ARCHIVE_DAYS) to {path}", err=True)
+            typer.echo(json.dumps(archived, indent=2))
+            return
         typer.echo(f"no incident {incident_id!r}", err=True)
         raise typer.Exit(1)
     paged = loads(row["result"]) if row else None

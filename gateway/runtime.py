@@ -18,11 +18,8 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import uvicorn
-
-from adapters.anthropic import AnthropicModel
 from adapters.falkordb import (
     EmbeddedFalkorDB,
     GraphStore,
@@ -30,13 +27,11 @@ from adapters.falkordb import (
     TenantGraph,
     graph_name,
 )
-from adapters.github import GitHubIssues
 from adapters.models import ChatModel, ModelChain
 from adapters.notify import Mirrored, Notifier
 from adapters.openai_compat import OpenAICompatModel
 from adapters.outbox import Outbox
 from adapters.prometheus import Prometheus
-from adapters.slack import SlackNotifier
 from agents.coordination import StepHooks
 from agents.investigator import Investigator
 from agents.learner import Learner
@@ -44,11 +39,13 @@ from agents.metrics import Metrics, use_multiprocess_dir
 from agents.model_planner import ModelPlanner
 from agents.responder import Responder
 from agents.worker import Worker
-from gateway.app import create_app
 from gateway.settings import Settings
-from gateway.slow_clients import with_read_timeouts
-from gateway.upkeep import Upkeep
-from gateway.world.discover import discover
+
+if TYPE_CHECKING:  # imported where used: a worker process never loads the web stack
+    import uvicorn
+
+    from adapters.slack import SlackNotifier
+    from gateway.upkeep import Upkeep
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +112,8 @@ def messengers(settings: Settings, outbox: Outbox) -> tuple[SlackNotifier | None
     `BLAST_NOTIFY` says: Slack, Slack with a copy in the outbox, or the outbox."""
     if settings.notify_mode == "outbox" or settings.slack_bot_token is None:
         return None, outbox
+    from adapters.slack import SlackNotifier  # slack-sdk only where Slack is on
+
     slack = SlackNotifier(
         settings.slack_bot_token, settings.slack_api_url, settings.slack_default_channel
     )
@@ -129,6 +128,9 @@ def model_planner(settings: Settings, metrics: Metrics) -> ModelPlanner | None:
         return None
     models: list[ChatModel] = []
     if s.anthropic_api_key is not None:
+        # imported only when a key is set: the SDK costs ~40 MiB in every process (README "Memory")
+        from adapters.anthropic import AnthropicModel
+
         models += [
             AnthropicModel(s.anthropic_api_key, name, s.anthropic_base_url, s.model_timeout_s)
             for name in s.models
@@ -166,6 +168,9 @@ class Runtime:
         #: Where tickets go: GitHub issues with GITHUB_TOKEN and GITHUB_REPO set, else the outbox.
         self.tickets: Notifier = self.outbox
         if settings.github_token is not None and settings.github_repo is not None:
+            # imported only when configured: PyGithub costs ~20 MiB per process (README "Memory")
+            from adapters.github import GitHubIssues
+
             self.tickets = GitHubIssues(
                 settings.github_token, settings.github_repo, api_url=settings.github_api_url,
                 label=settings.github_label,
@@ -282,6 +287,13 @@ class Runtime:
             raise ConfigError(
                 f"cannot listen on {host}:{port} (BLAST_HOST, BLAST_PORT): {exc.strerror or exc}"
             ) from None
+        # the web stack (FastAPI, uvicorn, Jinja2) is imported by the gateway only, not by worker
+        # processes, which share this module (README "Memory")
+        import uvicorn
+
+        from gateway.app import create_app
+        from gateway.slow_clients import with_read_timeouts
+
         app = create_app(self.settings, self.store, metrics=self.metrics)
         config = uvicorn.Config(
             app,
@@ -349,6 +361,9 @@ class Runtime:
     def start_upkeep(self) -> Upkeep:
         """Start `serve`'s background rounds (`gateway.upkeep`: on-call refresh, coverage
         gauges, discovery) in a thread stopped by `close()`."""
+        from gateway.upkeep import Upkeep  # the gateway's only: on-call calendars, discovery
+        from gateway.world.discover import discover
+
         assert self.store is not None
         s = self.settings
         found: Callable[[TenantGraph], object] | None = None

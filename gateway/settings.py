@@ -135,8 +135,12 @@ class Settings(BaseSettings):
     body_timeout_s: float = Field(60.0, alias="BLAST_BODY_TIMEOUT_S", gt=0)
     #: An idle worker waits for a wake-up (the webhook's) this long before it asks the graph.
     idle_poll_ms: int = Field(1_000, alias="BLAST_IDLE_POLL_MS", ge=10, le=60_000)
-    #: Days after which `serve` trims a resolved incident's bulky fields (0 = never).
-    retention_days: int = Field(0, alias="BLAST_RETENTION_DAYS", ge=0)
+    #: Days after which `serve` trims a resolved incident's bulky fields (0 = never). On by
+    #: default so the database stays small from the start (README "Memory").
+    retention_days: int = Field(7, alias="BLAST_RETENTION_DAYS", ge=0)
+    #: Days after which `serve` moves a resolved incident from the graph to
+    #: `<data>/archive/<tenant>.jsonl.gz` (gateway/archive.py; 0 = never).
+    archive_days: int = Field(30, alias="BLAST_ARCHIVE_DAYS", ge=0)
 
     @field_validator("falkordb_url")
     @classmethod

@@ -2,7 +2,8 @@
 expanded ahead again from each team's stored definition (`BLAST_ONCALL_REFRESH_S`), coverage
 gauges updated every minute, and, with `PROMETHEUS_URL` set, dependency edges discovered from
 the service-graph metrics (`BLAST_DISCOVERY_INTERVAL_S`), and, with `BLAST_RETENTION_DAYS` set,
-old incidents trimmed every `RETENTION_EVERY_S` (agents/retention.py).
+old incidents trimmed every `RETENTION_EVERY_S` (agents/retention.py), and with
+`BLAST_ARCHIVE_DAYS` set, older ones moved to the archive file (gateway/archive.py).
 
 Each round covers every tenant graph; a failure in one round is logged and tried again at the
 next, never fatal (the gateway keeps accepting alerts).
@@ -20,6 +21,7 @@ from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph, graph_n
 from adapters.notify import AdapterError
 from agents.metrics import Metrics
 from agents.retention import trim_old_incidents
+from gateway.archive import archive_old_incidents, archive_path
 from gateway.settings import Settings
 from gateway.world import TopologyError
 from gateway.world.oncall import Refresh, coverage, refresh_oncall
@@ -89,7 +91,7 @@ class Upkeep:
             ):
                 if now < due[job] or (job == "discovery" and self.discover is None):
                     continue
-                if job == "retention" and s.retention_days == 0:
+                if job == "retention" and s.retention_days == 0 and s.archive_days == 0:
                     continue
                 due[job] = now + every
                 try:
@@ -99,15 +101,22 @@ class Upkeep:
             stop.wait(1.0)
 
     def trim(self) -> int:
-        """Trim every tenant's incidents older than `BLAST_RETENTION_DAYS`; how many were."""
+        """Trim every tenant's incidents older than `BLAST_RETENTION_DAYS`, archive those older
+        than `BLAST_ARCHIVE_DAYS` (gateway/archive.py), then release the memory that freed
+        (`GraphStore.release_memory`); returns how many were trimmed or archived."""
         now_ms = int(time.time() * 1000)
         trimmed = 0
         for tenant in self.settings.tenants:
             graph = self.store.graph(graph_name(tenant))
-            trimmed += trim_old_incidents(graph, self.settings.retention_days, now_ms)
+            done = trim_old_incidents(graph, self.settings.retention_days, now_ms)
+            path = archive_path(self.settings.data_dir, tenant)
+            gone = archive_old_incidents(graph, path, self.settings.archive_days, now_ms)
+            if done or gone:  # the freed pages back to the OS, or the database stays at its peak
+                self.store.release_memory(graph.name)
+            trimmed += done + gone
         if trimmed:
-            log.info("retention: trimmed %d incidents older than %d days", trimmed,
-                     self.settings.retention_days)  # fmt: skip
+            log.info("retention: trimmed or archived %d incidents (after %d / %d days)", trimmed,
+                     self.settings.retention_days, self.settings.archive_days)  # fmt: skip
         return trimmed
 
     def _discover_all(self) -> None:
