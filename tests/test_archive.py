@@ -27,7 +27,7 @@ from tests.test_retention import deliver
 def test_old_incidents_leave_the_graph_for_the_archive_file(
     falkordb: EmbeddedFalkorDB, store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path
 ) -> None:
-    old = deliver(graph, "checkout", 0)
+    old = deliver(graph, "payment", 0)
     judged = deliver(graph, "cart", 12)  # 12 hours later; gets a verdict
     young = deliver(graph, "ad", 48)  # two days later
     outbox = Outbox(tmp_path / "outbox.jsonl")
@@ -38,7 +38,7 @@ def test_old_incidents_leave_the_graph_for_the_archive_file(
         )
 
     work()
-    for service, index in (("checkout", 0), ("cart", 12), ("ad", 48)):
+    for service, index in (("payment", 0), ("cart", 12), ("ad", 48)):
         deliver(graph, service, index, resolved=True)
     graph.rows("record_verdict", {
         "incident_id": judged, "id": "verdict-1", "verdict": "helped", "actual_cause": None,
@@ -61,8 +61,8 @@ def test_old_incidents_leave_the_graph_for_the_archive_file(
     assert graph.rows("incident_actions", {"incident_id": old}) == []
     record = find_archived(path, old)
     assert record is not None and record["archived_at"] == now_ms
-    assert (record["incident"]["id"], record["incident"]["root_cause"]) == (old, "checkout")
-    assert record["finding"]["summary"] and record["finding"]["root_cause"] == "checkout"
+    assert (record["incident"]["id"], record["incident"]["root_cause"]) == (old, "payment")
+    assert record["finding"]["summary"] and record["finding"]["root_cause"] == "payment"
     assert [a["fingerprint"] for a in record["alerts"]] == [f"{0:016x}"]
     assert {a["kind"] for a in record["actions"]} >= {"notification", "ticket"}
     (task, steps), *_ = record["tasks"]
@@ -88,8 +88,8 @@ def test_an_incident_with_an_unfinished_task_stays(
     store: GraphStore, graph: TenantGraph, tmp_path: Path
 ) -> None:
     """No worker ever loses a task it holds or may claim to the archive."""
-    opened = deliver(graph, "checkout", 0)  # its investigation never ran
-    deliver(graph, "checkout", 0, resolved=True)
+    opened = deliver(graph, "payment", 0)  # its investigation never ran
+    deliver(graph, "payment", 0, resolved=True)
     now_ms = graph.rows("incident_alerts", {"incident_id": opened})[0]["ends_at_ms"] + 90 * DAY_MS
     path = archive_path(tmp_path, "t")
     assert archive_old_incidents(graph, path, 30, now_ms) == 0
@@ -101,12 +101,12 @@ def test_serve_upkeep_trims_archives_and_purges(
 ) -> None:
     """`Upkeep.trim` (serve's retention round) runs both tiers for every tenant, into the data
     folder's archive. The test alerts are from November 2026, so a day is old enough."""
-    opened = deliver(graph, "checkout", 0)
+    opened = deliver(graph, "payment", 0)
     outbox = Outbox(tmp_path / "outbox.jsonl")
     Worker(store, [tenant], [Investigator(), Responder(outbox, outbox)]).run(
         threading.Event(), burst=True
     )
-    deliver(graph, "checkout", 0, resolved=True)
+    deliver(graph, "payment", 0, resolved=True)
     Worker(store, [tenant], [Responder(outbox, outbox)]).run(threading.Event(), burst=True)
     settings = make_settings(falkordb, tmp_path, tenant, retention_days=1, archive_days=1)
     assert Upkeep(store, settings, Metrics()).trim() == 2  # trimmed, then archived

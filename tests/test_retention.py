@@ -34,7 +34,7 @@ def deliver(graph: TenantGraph, service: str, index: int, resolved: bool = False
 def test_old_resolved_incidents_are_trimmed_once_and_keep_who_was_paged(
     store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path
 ) -> None:
-    old = deliver(graph, "checkout", 0)
+    old = deliver(graph, "payment", 0)
     young = deliver(graph, "ad", 48)  # two days later
     outbox = Outbox(tmp_path / "outbox.jsonl")
 
@@ -44,7 +44,7 @@ def test_old_resolved_incidents_are_trimmed_once_and_keep_who_was_paged(
         )
 
     work()
-    deliver(graph, "checkout", 0, resolved=True)
+    deliver(graph, "payment", 0, resolved=True)
     deliver(graph, "ad", 48, resolved=True)
     work()  # the cleared notices
     kinds = {t["kind"]: t["status"] for t in graph.rows("incident_tasks", {"incident_id": old})}
@@ -72,12 +72,12 @@ def test_old_resolved_incidents_are_trimmed_once_and_keep_who_was_paged(
     assert len(graph.rows("incident_tasks", {"incident_id": young})) == 3
     assert trimmed["generator_url"] == "" and trimmed["link"] is None
     detail = incident_detail(graph, old)  # the API and web page still show it, with less
-    assert detail is not None and detail["root_cause"] == "checkout"
+    assert detail is not None and detail["root_cause"] == "payment"
     assert detail["finding"]["summary"] and detail["finding"]["paths"] == []
     young_detail = incident_detail(graph, young)
     assert young_detail is not None and young_detail["finding"]["paths"]
     # a resend of the resolved alert re-creates no cleared notice (so none is sent twice)
-    deliver(graph, "checkout", 0, resolved=True)
+    deliver(graph, "payment", 0, resolved=True)
     assert graph.one("pending_tasks")["pending"] == 0  # type: ignore[index]
     assert len(investigation_steps(young)) > 2
     paged = graph.one("incident_paged", {"incident_id": old})
