@@ -196,7 +196,7 @@ def table(result: dict[str, Any], alerts_only: dict[str, Any] | None = None) -> 
     """The demo result as a fixed-width text table with a score line; with `alerts_only` (the
     same scenarios without evidence), a column and a line for that run too."""
     head: tuple[str, ...] = (
-        "fault", "alerts", "incident", "root cause", "expected", "notified", "tickets", "",
+        "fault", "alerts", "incident", "root cause", "expected", "notified", "tickets", "verdict",
     )  # fmt: skip
     if alerts_only:
         head = (*head, "alerts only")
@@ -228,14 +228,28 @@ def table(result: dict[str, Any], alerts_only: dict[str, Any] | None = None) -> 
         "planner, no model)"
     )
     if alerts_only:
-        rows = alerts_only["scenarios"]
-        named = sum(1 for r in rows if _verdict(r) == "named")
-        wrong = sum(1 for r in rows if _verdict(r) == "WRONG")
+        text.append("alerts only: " + _breakdown(alerts_only))
+    elif result["correct"] < result["total"]:
+        text.append(_breakdown(result))
+    runs = [result, *([alerts_only] if alerts_only else [])]
+    if any(_verdict(r) != "ok" for run in runs for r in run["scenarios"]):
         text.append(
-            f"alerts only: {alerts_only['correct']}/{alerts_only['total']} correct, {named} "
-            f"inconclusive naming the cause among the candidates, {wrong} confidently wrong"
+            "verdict: ok = the right root cause; named = inconclusive, the right cause among the "
+            "candidates the page lists to check; MISS = inconclusive without it; WRONG = a wrong "
+            "root cause"
         )
     return "\n".join(text)
+
+
+def _breakdown(run: dict[str, Any]) -> str:
+    """`6/10 correct, 4 inconclusive naming the cause among the candidates, 0 confidently
+    wrong` for one run of the demo."""
+    named = sum(1 for r in run["scenarios"] if _verdict(r) == "named")
+    wrong = sum(1 for r in run["scenarios"] if _verdict(r) == "WRONG")
+    return (
+        f"{run['correct']}/{run['total']} correct, {named} inconclusive naming the cause among "
+        f"the candidates, {wrong} confidently wrong"
+    )
 
 
 def elapsed(start: float) -> str:
