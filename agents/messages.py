@@ -16,6 +16,7 @@ from adapters.notify import Button, OutboundMessage
 from adapters.slack import escape_mrkdwn as escape_mrkdwn  # Slack's rule, for every mrkdwn text
 from adapters.slack import mention
 from agents.checks import CHANGE_LOOKBACK_MS
+from agents.triage import component_candidates
 
 #: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
 TICKET_BODY_LIMIT = 60_000
@@ -75,13 +76,20 @@ def since(incident: dict[str, Any]) -> int:
     return min(opened, int(incident.get("received_at") or opened))
 
 
+def _unknown(alert: dict[str, Any]) -> str:
+    """An alert matched to no component: the name its labels give (`billing (unknown
+    component)`), so the name missing from the world shows."""
+    names = component_candidates(json.loads(alert.get("labels_json") or "{}"))
+    return f"{names[0]} (unknown component)" if names else "unknown component"
+
+
 def alert_line(alert: dict[str, Any]) -> str:
     """One alert in short, raw: `title on component (status, since time; joined via a → b):
     summary`; `joined via` names the dependency path that joined it to the incident."""
     summary = json.loads(alert["annotations_json"]).get("summary", "")
     via = f"; joined via {alert['via']}" if alert.get("via") else ""
     line = (
-        f"{alert['title']} on {alert['component'] or 'unknown'}"
+        f"{alert['title']} on {alert['component'] or _unknown(alert)}"
         f" ({alert['status']}, since {fmt_ms(alert['starts_at_ms'])}{via})"
     )
     return f"{line}: {summary}" if summary else line

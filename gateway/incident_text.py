@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from agents.triage import component_candidates
+
 
 def when(ms: int | None) -> str:
     """`2026-12-01 03:04 UTC` for ms since the epoch (UTC); `-` for none."""
@@ -35,6 +37,21 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
     )  # fmt: skip
 
 
+def _cause(root_cause: str | None, finding: dict[str, Any]) -> str:
+    """The root cause, `inconclusive` when the finding names none, `not investigated yet`
+    before there is a finding."""
+    if root_cause:
+        return root_cause
+    return "inconclusive" if finding else "not investigated yet"
+
+
+def unknown_component(alert: dict[str, Any]) -> str:
+    """An alert matched to no component: what its labels call it (`billing (unknown
+    component)`), so the name missing from the world shows."""
+    names = component_candidates(alert.get("labels") or {})
+    return f"{names[0]} (unknown component)" if names else "(unknown component)"
+
+
 def incident_report(found: dict[str, Any], paged: dict[str, Any] | None = None) -> str:
     """One incident (`gateway.status.incident_detail`) as a few readable sections; `paged`
     (`{person, team, channel}`, as the web page shows it) says who its page went to."""
@@ -43,9 +60,11 @@ def incident_report(found: dict[str, Any], paged: dict[str, Any] | None = None) 
         f"{found['id']}  {found['title']}",
         f"status {found['status']}, severity {found['severity']}, opened {when(found['opened_at'])}"
         + (f", resolved {when(found['resolved_at'])}" if found["resolved_at"] else ""),
-        f"root cause: {found['root_cause'] or 'unknown'}"
+        f"root cause: {_cause(found['root_cause'], finding)}"
         + (f" (confidence {finding['confidence']:.2f})" if finding.get("confidence") else ""),
     ]
+    if not found["root_cause"] and finding.get("candidates"):
+        lines.append("check in this order: " + ", ".join(map(str, finding["candidates"])))
     if finding:
         lines.append(f"finding: {finding['summary']}")
     if paged:
@@ -53,7 +72,7 @@ def incident_report(found: dict[str, Any], paged: dict[str, Any] | None = None) 
         lines.append(f"paged: {paged.get('person') or 'nobody on call'} ({where})")
     lines.append(f"\nalerts ({len(found['alerts'])}):")
     lines += [
-        f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or '(unknown component)'}"
+        f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or unknown_component(a)}"
         f", since {when(a['starts_at_ms'])}"
         for a in found["alerts"]
     ]

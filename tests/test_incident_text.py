@@ -1,0 +1,72 @@
+"""What a person reads first: `blast-radius incident ID`, a page's alert lines and the demo's
+table, for an inconclusive finding and an alert on a component the world does not know."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agents.messages import alert_line
+from gateway.demo import table
+from gateway.incident_text import incident_report
+
+
+def incident(**changes: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "id": "inc-1", "title": "ServiceHighErrorRate", "status": "open", "severity": "warning",
+        "opened_at": 0, "resolved_at": None, "root_cause": None,
+        "finding": {"summary": "Inconclusive (alerts only): …", "confidence": 0.17,
+                    "candidates": ["cart", "valkey-cart", "flagd"]},
+        "alerts": [{"status": "firing", "alertname": "LatencyHigh", "component": None,
+                    "starts_at_ms": 0, "labels": {"alertname": "LatencyHigh", "job": "billing"}}],
+        "actions": [], "verdicts": [], "tasks": [],
+    }  # fmt: skip
+    found.update(changes)
+    return found
+
+
+def test_an_inconclusive_finding_says_so_and_lists_what_to_check_in_order() -> None:
+    lines = incident_report(incident()).splitlines()
+    assert lines[2] == "root cause: inconclusive (confidence 0.17)"
+    assert lines[3] == "check in this order: cart, valkey-cart, flagd"
+    assert "root cause: not investigated yet" in incident_report(incident(finding=None))
+    done = incident_report(incident(root_cause="cart", finding={"summary": "s", "confidence": 0.9}))
+    assert "root cause: cart (confidence 0.90)" in done and "check in this order" not in done
+
+
+def test_an_alert_on_an_unknown_component_shows_the_name_its_labels_gave() -> None:
+    assert "LatencyHigh on billing (unknown component)" in incident_report(incident())
+    bare = incident(alerts=[{**incident()["alerts"][0], "labels": {}}])
+    assert "LatencyHigh on (unknown component)" in incident_report(bare)
+    alert = {"title": "LatencyHigh", "component": None, "status": "firing", "starts_at_ms": 0,
+             "annotations_json": json.dumps({"summary": "slow"}),
+             "labels_json": json.dumps({"service": "billing"})}  # fmt: skip
+    assert alert_line(alert).startswith("LatencyHigh on billing (unknown component) (firing")
+    assert "on unknown component (" in alert_line({**alert, "labels_json": "{}"})
+    assert alert_line({**alert, "component": "api"}).startswith("LatencyHigh on api (firing")
+
+
+def scenario(name: str, cause: str | None, named: bool = False) -> dict[str, Any]:
+    return {
+        "name": name, "alerts": 2, "incident": "inc-1", "root_cause": cause,
+        "candidates": ["cart", "valkey-cart"], "expected_root_cause": ["cart"],
+        "correct": cause == "cart", "named": named, "notifications": 1, "tickets": 1,
+    }  # fmt: skip
+
+
+def test_the_demo_table_labels_its_verdict_column_and_explains_named() -> None:
+    evidence = {"scenarios": [scenario("cartFailure", "cart")], "correct": 1, "total": 1,
+                "evidence": True}  # fmt: skip
+    alone = {"scenarios": [scenario("cartFailure", None, named=True)], "correct": 0, "total": 1,
+             "evidence": False}  # fmt: skip
+    text = table(evidence, alone).splitlines()
+    assert text[0].split()[-3:] == ["verdict", "alerts", "only"]
+    assert text[1].split()[-3:] == ["ok", "inconclusive", "(named)"]
+    assert text[-2].startswith("alerts only: 0/1 correct, 1 inconclusive naming the cause")
+    assert text[-1].startswith("verdict: ok = the right root cause; named = inconclusive")
+    text = table(alone).splitlines()  # --alerts-only: the same breakdown, without a label
+    assert text[-2] == (
+        "0/1 correct, 1 inconclusive naming the cause among the candidates, 0 confidently wrong"
+    )
+    assert text[-1].startswith("verdict: ")
+    assert "verdict: " not in table(evidence)  # all right: nothing to explain
