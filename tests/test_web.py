@@ -163,6 +163,7 @@ def test_an_inconclusive_finding_lists_its_candidates_in_order(site: Site) -> No
     names = re.findall(r'<li class="mono">([^<]+)</li>', text.split('id="candidates">')[1])
     assert names[:2] == ["cart", "valkey-cart"]
     assert 'id="separated-by"' not in text
+    assert 'id="root-cause">inconclusive (see Finding)</dd>' in text
 
 
 def test_verdict_form_limits_and_checks_before_reading(site: Site) -> None:
