@@ -237,7 +237,12 @@ def check_webhook(base: str) -> list[Finding]:
     try:
         answer = httpx.get(target, timeout=5.0)
     except httpx.HTTPError as exc:
-        return [Finding(False, "webhook", f"{target} cannot be reached: {type(exc).__name__}")]
+        why = f"{target} cannot be reached: {type(exc).__name__}"
+        if isinstance(exc, httpx.ConnectError):
+            why += (
+                " (is `serve` running there? If it listens elsewhere, pass --url or set BLAST_PORT)"
+            )
+        return [Finding(False, "webhook", why)]
     if answer.status_code != 200:
         return [Finding(False, "webhook", f"{target} answered {answer.status_code}, not 200")]
     return [Finding(True, "webhook", f"{target} answered 200")]

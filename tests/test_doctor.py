@@ -58,7 +58,8 @@ def test_every_problem_is_one_line(
             f"PROBLEM  falkordb: org_{fresh}: unique constraint {label}.{prop} is missing"
             for label, prop in UNIQUE
         ],
-        f"PROBLEM  webhook: http://127.0.0.1:{closed}/health/ready cannot be reached: ConnectError",
+        f"PROBLEM  webhook: http://127.0.0.1:{closed}/health/ready cannot be reached: ConnectError"
+        " (is `serve` running there? If it listens elsewhere, pass --url or set BLAST_PORT)",
     ]
     assert "changeme" not in "\n".join(f.line() for f in found)
 
