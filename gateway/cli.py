@@ -187,7 +187,10 @@ def serve(
     data_dir: DataDir = None,
     workers: Annotated[int | None, typer.Option(help="Worker processes (BLAST_WORKERS).")] = None,
     verbose: Annotated[
-        bool, typer.Option("--verbose/--quiet", "-v/-q", help="Log every step, or problems only.")
+        bool,
+        typer.Option(
+            "--verbose/--quiet", "-v/-q", help="Log at INFO (the default), or warnings only."
+        ),
     ] = True,
 ) -> None:
     """Run the gateway, N worker processes (restarted when one dies) and, unless FALKORDB_URL
@@ -278,7 +281,10 @@ def worker(
     burst: Annotated[bool, typer.Option(help="Exit when no task is claimable.")] = False,
     data_dir: DataDir = None,
     verbose: Annotated[
-        bool, typer.Option("--verbose/--quiet", "-v/-q", help="Log every step, or problems only.")
+        bool,
+        typer.Option(
+            "--verbose/--quiet", "-v/-q", help="Log at INFO (the default), or warnings only."
+        ),
     ] = True,
 ) -> None:
     """Run one worker (claim loop) against the graph until SIGTERM, or until idle with --burst."""
