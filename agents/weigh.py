@@ -519,7 +519,12 @@ def doubt(
     note = "".join(
         f" {d}'s other dependents ({', '.join(others)}) do not alert, so it is named later."
         for d, others in quiet.items()
-    ) + (f" So could a configuration it reads ({', '.join(flags)})." if flags else "")
+    ) + (
+        f" A configuration {x} reads ({', '.join(flags)}) could fail it the same way too; check "
+        "it last."
+        if flags
+        else ""
+    )
     return Decision(
         None, names, round(0.5 / len(names), 2),
         f"Inconclusive (alerts only): {x} alerts, but it depends on "
