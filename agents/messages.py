@@ -388,12 +388,12 @@ def ticket(
                               "incident opened"]),
         "",
         "### Candidates considered",
-        *_capped(
+        *(_capped(
             [f"- {name}: {'the root cause' if name == cause else 'not ruled out'}"
              for name in candidates]
             + [f"- {name}: ruled out, {why}" for name, why in ruled_out.items()],
             40, "candidates",
-        ),
+        ) or ["- none" + ("" if cause else ": no alert matched a known component")]),
         "",
         "### Steps the investigator took",
         *steps_section(steps or []),

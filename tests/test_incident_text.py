@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents.messages import alert_line
+from agents.messages import alert_line, ticket
 from gateway.demo import table
 from gateway.incident_text import incident_report
 
@@ -70,3 +70,18 @@ def test_the_demo_table_labels_its_verdict_column_and_explains_named() -> None:
     )
     assert text[-1].startswith("verdict: ")
     assert "verdict: " not in table(evidence)  # all right: nothing to explain
+
+
+def test_a_ticket_with_no_candidates_says_why_its_list_is_empty() -> None:
+    found = {
+        "id": "inc-1",
+        "title": "LatencyHigh",
+        "status": "open",
+        "severity": "warning",
+        "opened_at": 0,
+        "root_cause": None,
+        "candidates": [],
+        "summary": "No alert matched a known component",
+    }
+    body = ticket("incident:inc-1:ticket", found, [], None).text
+    assert "### Candidates considered\n- none: no alert matched a known component\n" in body
