@@ -399,7 +399,8 @@ def page_blocks(message: OutboundMessage, who: str | None) -> list[Block]:
         if message.confidence is not None:
             cause += f" (confidence {message.confidence:.2f})"
     else:
-        cause = "inconclusive: " + (escape_mrkdwn(", ".join(message.candidates)) or "no candidate")
+        order = escape_mrkdwn(", ".join(message.candidates))
+        cause = f"inconclusive; check in this order: {order}" if order else "inconclusive"
     paged = escape_mrkdwn(message.paged or "nobody")
     fields = [
         _mrkdwn(_cut(f"*Root cause*\n{cause}", FIELD_LIMIT)),

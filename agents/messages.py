@@ -140,7 +140,7 @@ def notification(
         )
     else:
         candidates = ", ".join(incident.get("candidates") or []) or "none"
-        lines.append(f"Root cause: inconclusive (candidates: {escape_mrkdwn(candidates)})")
+        lines.append(f"Root cause: inconclusive; check in this order: {escape_mrkdwn(candidates)}")
     lines.append(escape_mrkdwn(incident.get("summary") or ""))
     for path in paths[:5]:
         lines.append("Path: " + escape_mrkdwn(" → ".join(path)))
@@ -371,7 +371,7 @@ def ticket(
         "",
         f"**Root cause:** {cause} (confidence {incident['confidence']:.2f})" if cause
         else "**Root cause:** inconclusive"
-        + (f" (candidates: {', '.join(candidates)})" if candidates else ""),
+        + (f"; check in this order: {', '.join(candidates)}" if candidates else ""),
         "",
         incident.get("summary") or "",
         "",

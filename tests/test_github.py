@@ -441,7 +441,10 @@ def test_an_inconclusive_ticket_names_its_candidates():
         "[critical] ServiceHighErrorRate on payment — root cause unclear: load-generator or "
         "frontend-web"
     )
-    assert "**Root cause:** inconclusive (candidates: load-generator, frontend-web)" in message.text
+    assert (
+        "**Root cause:** inconclusive; check in this order: load-generator, frontend-web"
+        in message.text
+    )
     assert message.labels == ["severity:critical", "component:load-generator",
                               "component:frontend-web"]  # fmt: skip
 
