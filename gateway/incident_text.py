@@ -18,14 +18,17 @@ def when(ms: int | None) -> str:
 
 def incident_table(rows: list[dict[str, Any]]) -> str:
     """One line per incident (rows of `list_incidents`): id, status, severity, opened, firing
-    of all alerts, root cause, title; newest first, as given."""
+    of all alerts, root cause (`inconclusive` when the finding names none, `-` before there is
+    a finding), title; newest first, as given."""
     if not rows:
         return "no incidents"
     head = ("ID", "STATUS", "SEVERITY", "OPENED", "FIRING", "ROOT CAUSE", "TITLE")
     lines = [head] + [
         (
             str(r["id"]), str(r["status"]), str(r["severity"]), when(r["opened_at"]),
-            f"{int(r['firing'])}/{int(r['alerts'])}", str(r["root_cause"] or "-"), str(r["title"]),
+            f"{int(r['firing'])}/{int(r['alerts'])}",
+            str(r["root_cause"] or ("inconclusive" if r.get("investigated") else "-")),
+            str(r["title"]),
         )
         for r in rows
     ]  # fmt: skip

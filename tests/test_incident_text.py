@@ -8,7 +8,7 @@ from typing import Any
 
 from agents.messages import alert_line, ticket
 from gateway.demo import table
-from gateway.incident_text import incident_report
+from gateway.incident_text import incident_report, incident_table
 
 
 def incident(**changes: Any) -> dict[str, Any]:
@@ -85,3 +85,15 @@ def test_a_ticket_with_no_candidates_says_why_its_list_is_empty() -> None:
     }
     body = ticket("incident:inc-1:ticket", found, [], None).text
     assert "### Candidates considered\n- none: no alert matched a known component\n" in body
+
+
+def test_the_incident_list_tells_inconclusive_from_not_investigated() -> None:
+    row = {"id": "inc-1", "status": "open", "severity": "warning", "opened_at": 0,
+           "firing": 1, "alerts": 1, "title": "ServiceHighErrorRate"}  # fmt: skip
+    text = incident_table([
+        row | {"root_cause": None, "investigated": True},
+        row | {"id": "inc-2", "root_cause": None, "investigated": False},
+        row | {"id": "inc-3", "root_cause": "cart", "investigated": True},
+    ])  # fmt: skip
+    causes = [line.split()[-2] for line in text.splitlines()[1:]]
+    assert causes == ["inconclusive", "-", "cart"]
