@@ -426,7 +426,9 @@ def import_tenant(settings: Settings, tenant: str | None, command: str) -> str:
 
 def fail_topology(command: str, exc: TopologyError) -> NoReturn:
     """Print every problem of a rejected world, one line each, and exit 2."""
-    typer.echo(f"{command}: {len(exc.problems)} problem(s), nothing written:", err=True)
+    n = len(exc.problems)
+    written = "" if command.endswith("validate") else ", nothing written"  # validate never writes
+    typer.echo(f"{command}: {n} problem{'' if n == 1 else 's'}{written}:", err=True)
     for line in exc.problems:
         typer.echo(f"  {line}", err=True)
     raise typer.Exit(2)
@@ -525,7 +527,8 @@ def topology_validate(
     world = loaded.world
     typer.echo(
         f"ok: {len(world.components)} components, {len(world.edges)} edges, "
-        f"{len(world.teams)} teams, default team {world.default_team or '(none)'}"
+        f"{len(world.teams)} team{'' if len(world.teams) == 1 else 's'}, default team "
+        f"{world.default_team or '(none: alerts on unowned components page nobody)'}"
     )
     for line in loaded.unmapped:
         typer.echo(f"not mapped (never guessed): {line}")

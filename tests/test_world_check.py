@@ -73,11 +73,12 @@ def test_three_mistakes_are_named_with_their_lines_and_nothing_is_written(
 
     validated = cli("topology", "validate", str(path))
     assert validated.returncode == 2
-    assert "3 problem(s), nothing written" in validated.stderr
+    assert "topology validate: 3 problems:" in validated.stderr
     for line in problems:
         assert line in validated.stderr
     done = cli("topology", "import", str(path), "--data-dir", str(tmp_path / "data"))
     assert done.returncode == 2 and "'databse'" in done.stderr
+    assert "topology import: 3 problems, nothing written:" in done.stderr
     assert not (tmp_path / "data" / "falkordb").exists(), "no database started for a bad world"
 
 
