@@ -48,7 +48,7 @@ from agents.split import split_unexplained
 from agents.tools import call, prefetch
 from agents.tools.changes import CHANGE_LOOKBACK_MS
 from agents.tools.graph import MAX_HOPS, PEER_LABELS
-from agents.weigh import doubt, suspects, suspects_behind, unmeasured, weigh
+from agents.weigh import cpu_only, doubt, suspects, suspects_behind, unmeasured, weigh
 
 log = logging.getLogger(__name__)
 
@@ -443,10 +443,7 @@ class Investigator:
             return named, candidates, changes
         hard, dependents, config = self._behind(task, ev, first, candidates)
         x = first.root_cause
-        if x in alerting and not first.surge_paths and any(
-            classify(a["alertname"], a["summary"]) == "cpu" for a in ev.alerts
-            if a["component"] == x
-        ):  # fmt: skip
+        if x in alerting and not first.surge_paths and cpu_only(ev.alerts, x):
             # A CPU alert may be load arriving: `doubt` keeps the sources in front in doubt.
             sources = call(task, ev, "traffic_sources", {"component": x}).data or []
         decision = doubt(
@@ -487,13 +484,13 @@ class Investigator:
         if (
             x is not None
             and not decision.surge_paths
-            and suspects_behind(x, candidates, [n for n in ev.alerting if n != x])
+            and suspects_behind(x, candidates, ev.alerting)
         ):
             mine = call(task, ev, "neighbours", {"component": x}).data or []
             hard = [r["name"] for r in mine if _hard(r, "out")]
             decision = unmeasured(
-                decision, ev.alerts, candidates, hard, edges.data or [], services.data or [],
-                down.data or [],
+                decision, ev.alerting, ev.alerts, candidates, hard, edges.data or [],
+                services.data or [], down.data or [],
             )  # fmt: skip
         return decision, ""
 

@@ -437,6 +437,20 @@ def self_inflicted(alerts: list[dict[str, Any]], component: str) -> str | None:
     return None
 
 
+def cpu_only(alerts: list[dict[str, Any]], component: str) -> str | None:
+    """The CPU alert on `component` when CPU is its only alert about its own process, else None.
+    CPU is the one process signal that load arriving from upstream raises too, so `doubt` keeps
+    the traffic sources in front in doubt (and the investigator looks them up) only then."""
+    return (
+        None if self_inflicted(_not_cpu(alerts), component) else self_inflicted(alerts, component)
+    )
+
+
+def _not_cpu(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The alerts whose failure kind is not `cpu`."""
+    return [a for a in alerts if classify(a["alertname"], a.get("summary", "")) != "cpu"]
+
+
 def doubt(
     first: Decision,
     alerting: list[str],
@@ -475,14 +489,11 @@ def doubt(
     if x is None or first.surge_paths:
         return first
     behind = [c for c in suspects_behind(x, candidates, alerting) if c.name in hard_deps]
-    # CPU is the one process signal that load from upstream also raises.
-    not_cpu = [a for a in alerts if classify(a["alertname"], a.get("summary", "")) != "cpu"]
-    own = self_inflicted(not_cpu, x)
-    cpu = None if own else self_inflicted(alerts, x)
+    cpu = cpu_only(alerts, x)
+    own = cpu or self_inflicted(_not_cpu(alerts), x)
     upstream = list(dict.fromkeys(
         r["source"] for r in sources or [] if all(n in alerting for n in r["path"][1:])
     )) if cpu else []  # fmt: skip
-    own = own or cpu
     if not behind and not upstream:
         return first
     ruled = dict(first.ruled_out)
@@ -537,6 +548,7 @@ def doubt(
 
 def unmeasured(
     first: Decision,
+    alerting: list[str],
     alerts: list[dict[str, Any]],
     candidates: list[Candidate],
     hard_deps: list[str],
@@ -556,10 +568,9 @@ def unmeasured(
         return first
     seen = {e["server"] for e in edges if e["calls"] > 0}
     seen |= {r["component"] for r in services if r["calls"]} | {r["component"] for r in down}
-    alerting = sorted({a["component"] for a in alerts if a["component"]})
     behind = [
-        c.name for c in suspects_behind(x, candidates, [n for n in alerting if n != x])
-        if c.name in hard_deps and c.name not in seen and c.name != x
+        c.name for c in suspects_behind(x, candidates, alerting)
+        if c.name in hard_deps and c.name not in seen
     ]  # fmt: skip
     if not behind:
         return first
@@ -625,13 +636,13 @@ def _producers_in_doubt(
 
 
 def suspects_behind(x: str, candidates: list[Candidate], alerting: list[str]) -> list[Candidate]:
-    """Silent candidates that explain as many alerting components as `x` and sit one hop
-    deeper than it for each of them (its direct dependencies in the walk)."""
+    """Silent candidates other than `x` that explain as many alerting components as `x` and
+    sit one hop deeper than it for each of them (its direct dependencies in the walk)."""
     mine = next((c for c in candidates if c.name == x), None)
     if mine is None:
         return []
     return [
         c for c in candidates
-        if c.name not in alerting and set(mine.covers) <= set(c.covers)
+        if c.name != x and c.name not in alerting and set(mine.covers) <= set(c.covers)
         and c.distance <= mine.distance + len(mine.covers)
     ]  # fmt: skip

@@ -249,14 +249,23 @@ def with_evidence(changes: dict[str, dict[str, Any]]) -> list[Edge]:
     """The background with one fault's changes applied after the server's `fault_at_s`
     (`"client>server" -> {fail_after, latency_after_ms, rate_after}`; new edges added;
     `server_label` renames the server as the metrics spell it, e.g. `valkey-cart:6379`)."""
-    edges = {f"{e.client}>{e.server}": e for e in background()}
+    edges = _by_key(background())
     for key, change in changes.items():
-        client, server = key.split(">")
-        base = edges.get(key, Edge(client, server))
         change = dict(change)
         label = change.pop("server_label", None)
-        edges[key] = Edge(**(base.__dict__ | change | ({"server": label} if label else {})))
+        edges[key] = replace(_edge(edges, key), **change, **({"server": label} if label else {}))
     return list(edges.values())
+
+
+def _by_key(edges: list[Edge]) -> dict[str, Edge]:
+    """Edges by their `client>server` key, the form the evidence files use."""
+    return {f"{e.client}>{e.server}": e for e in edges}
+
+
+def _edge(edges: dict[str, Edge], key: str) -> Edge:
+    """The edge of `key` (`client>server`), or a new healthy one when the background has none."""
+    client, server = key.split(">")
+    return edges.get(key, Edge(client, server))
 
 
 def demo_evidence() -> dict[str, dict[str, dict[str, Any]]]:
@@ -273,11 +282,10 @@ def demo_timeline(starts: dict[str, int]) -> tuple[list[Edge], list[int]]:
     cover each scenario's baseline hour and window only (the scenarios are hours apart, and
     Prometheus needs nothing in between)."""
     evidence = demo_evidence()
-    edges = {f"{e.client}>{e.server}": e for e in background()}
+    edges = _by_key(background())
     for flag, start in starts.items():
         for key, change in evidence.get(flag, {}).items():
-            client, server = key.split(">")
-            base = edges.get(key, Edge(client, server))
+            base = _edge(edges, key)
             window = Window(
                 start - FAULT_LEAD_S, start + FAULT_LASTS_S, change.get("rate_after"),
                 change.get("fail_after"), change.get("latency_after_ms"),
