@@ -212,15 +212,25 @@ def test_alertmanager_pages_once_per_fault_and_resolves(
             for r in rows
         ]
 
-    def paged() -> list[dict[str, Any]] | None:
-        # idle before and after the read, so the snapshot is not one taken mid-investigation
+    def settled() -> tuple[list[dict[str, Any]], set[str]] | None:
+        """The incidents and the ids ticketed before they were read, when every task the
+        snapshot shows is finished. Idle before and after the read is not enough: a whole
+        investigation fits between two checks, and a read in the middle of it shows no finding
+        yet (Alertmanager flushes each group on its own tick, so alerts trickle in)."""
         if gateway.runtime.pending_tasks() != 0:
             return None
-        found = incidents()
-        alerts = sum(len(i["alerts"]) for i in found)
         sent = {e["incident_id"] for e in gateway.outbox if e["kind"] == "ticket"}
+        found = incidents()
+        finished = all(t["status"] in ("done", "failed") for i in found for t in i["tasks"])
+        return (found, sent) if finished and gateway.runtime.pending_tasks() == 0 else None
+
+    def paged() -> list[dict[str, Any]] | None:
+        if (snapshot := settled()) is None:
+            return None
+        found, sent = snapshot
+        alerts = sum(len(i["alerts"]) for i in found)
         complete = alerts == len(owner) and {i["id"] for i in found} <= sent
-        return found if complete and gateway.runtime.pending_tasks() == 0 else None
+        return found if complete else None
 
     wait_for("every alert in an incident, paged and ticketed", paged)
     # Let Alertmanager repeat every group at least twice more while the alerts still fire.
@@ -288,12 +298,11 @@ def test_alertmanager_pages_once_per_fault_and_resolves(
     old = {i["id"] for i in final}
 
     def refired() -> list[dict[str, Any]] | None:
-        if gateway.runtime.pending_tasks() != 0:  # as in paged(): no snapshot mid-investigation
+        if (snapshot := settled()) is None:  # as in paged(): no snapshot mid-investigation
             return None
-        new = [i for i in incidents() if i["id"] not in old]
-        paged = {e["incident_id"] for e in gateway.outbox if e["kind"] == "ticket"}
-        done = new and len(new[0]["alerts"]) == len(again) and new[0]["id"] in paged
-        return new if done and gateway.runtime.pending_tasks() == 0 else None
+        new = [i for i in snapshot[0] if i["id"] not in old]
+        done = new and sum(len(i["alerts"]) for i in new) == len(again)
+        return new if done and {i["id"] for i in new} <= snapshot[1] else None
 
     (incident,) = wait_for("a new incident for the refired alerts", refired)
     assert incident["root_cause"] == "payment" and incident["status"] == "open"
