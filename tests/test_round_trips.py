@@ -47,6 +47,12 @@ def test_an_incident_costs_at_most_12_graph_queries_from_alert_to_page(
             runtime.make_worker().run(threading.Event(), burst=True)
         calls = server_calls(falkordb.url) - before
         pages = [e for e in runtime.outbox.entries() if e["kind"] == "notification"]
+        steps = {
+            page["incident_id"]: graph.rows(
+                "web_incident_steps", {"incident_id": page["incident_id"]}
+            )
+            for page in pages
+        }
     finally:
         runtime.close()
     assert len(pages) == len(SERVICES)  # every incident paged
@@ -55,7 +61,11 @@ def test_an_incident_costs_at_most_12_graph_queries_from_alert_to_page(
     assert calls <= CEILING * len(SERVICES), dict(by_name)
     # each task claimed once: `respond` is claimed by the investigation's completion
     assert by_name["claim_task"] == len(SERVICES) + 1
-    assert by_name["record_steps"] == 2 * len(SERVICES)  # one per agent, not one per step
+    # the steps ride on the finding and the first reservation: no query of their own
+    assert by_name["record_steps"] == 0
+    for incident, stored in steps.items():  # and yet every step is on record, in order
+        tools = [s["tool"] for s in stored]
+        assert "coverage_walk" in tools and "response_context" in tools, (incident, tools)
 
 
 def runtime_post(port: int, body: bytes) -> int:
@@ -95,6 +105,24 @@ def test_deferred_steps_are_written_in_one_query_linked_in_order(
         "ORDER BY s.n, c.name", {"t": task_id},
     ).result_set  # fmt: skip
     assert touched == [[1, "cart"], [2, "cart"], [2, "valkey-cart"], [4, "cart"]]
+    # Deferred steps ride on the next reservation (`STEPS_RIDE`): no `record_steps` query,
+    # linked after the last stored step, the lease extended.
+    task.step("five", {}, lambda: 5, touched=["valkey-cart"], deferred=True)
+    lease = db.ro_query("MATCH (t:Task {id: $t}) RETURN t.lease_until", {"t": task_id})
+    with counting() as by_name:
+        task.fenced(
+            "reserve_action",
+            {"intent_id": f"incident:{claimed.incident_id}:test", "kind": "notification",
+             "attempt_id": claimed.attempt_id, "adapter": "outbox", "lease_ms": 60_000},
+        )  # fmt: skip
+    assert dict(by_name) == {"reserve_action": 1}
+    chain = db.ro_query(
+        "MATCH (a:Step {task_id: $t})-[:NEXT]->(b:Step {n: 5})-[:TOUCHED]->(c) RETURN a.n, c.name",
+        {"t": task_id},
+    ).result_set
+    assert chain == [[4, "valkey-cart"]]
+    renewed = db.ro_query("MATCH (t:Task {id: $t}) RETURN t.lease_until", {"t": task_id})
+    assert renewed.result_set[0][0] > lease.result_set[0][0]
 
 
 def test_a_kept_alive_connection_is_answered_without_waiting_for_a_delayed_ack(
