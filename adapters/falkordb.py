@@ -11,7 +11,6 @@ lost no acknowledged write under kill -9.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hashlib
 import logging
 import os
@@ -33,6 +32,7 @@ from redis.exceptions import ClusterDownError, MasterDownError, SlotNotCoveredEr
 from redis.retry import Retry
 
 import cypher
+from adapters.processes import die_with_parent, stop_process
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +62,6 @@ UNIQUE: tuple[tuple[str, str], ...] = (
 )
 
 
-#: prctl(2) option: the signal a child gets when its parent dies (Linux).
-PR_SET_PDEATHSIG = 1
 #: Hash slots of a Redis Cluster (a graph lives on the shard owning its key's slot).
 SLOTS = 16384
 #: A tenant name: it becomes part of a graph name, so it comes from trusted config only.
@@ -90,15 +88,6 @@ class SchemaFailed(RuntimeError):
     """A unique constraint is FAILED (duplicates exist), so it is not enforced. Not retryable."""
 
     retryable = False
-
-
-def die_with_parent() -> None:
-    """In a child process, before exec: have Linux send it SIGTERM when the thread that started
-    it dies (`prctl(PR_SET_PDEATHSIG)`), so a `kill -9` of `serve` leaves no server or worker
-    behind. A no-op where prctl does not exist."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if hasattr(libc, "prctl"):
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def free_port() -> int:
@@ -201,14 +190,8 @@ class EmbeddedFalkorDB:
     def stop(self, timeout_s: float = 30.0) -> None:
         """SIGTERM (redis saves and exits), then wait; SIGKILL if it does not stop in time."""
         proc, self.process = self.process, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            stop_process(proc, timeout_s)
 
     def kill(self) -> None:
         """SIGKILL the server, as a crash would (for chaos tests)."""

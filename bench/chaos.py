@@ -52,6 +52,7 @@ import redis
 
 from adapters.falkordb import GraphStore, GraphUnavailable, free_port, graph_name
 from adapters.outbox import Outbox
+from adapters.processes import stop_process
 from gateway.demo import rfc3339
 from gateway.payloads import label_fingerprint
 from gateway.world import demo_world_path, import_world, load_world
@@ -401,12 +402,7 @@ def main() -> int:
         stop.set()
         if store is not None:
             store.close()
-        serve.send_signal(signal.SIGTERM)
-        try:
-            code = serve.wait(30)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-            code = serve.wait()
+        code = stop_process(serve, 30)
         log.close()
         if scratch is not None:
             scratch.cleanup()

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ import httpx
 import redis
 
 from adapters.falkordb import GraphStore, free_port, graph_name
+from adapters.processes import stop_process
 from bench.chaos import (
     ROOT,
     WINDOW_S,
@@ -133,12 +133,7 @@ def main() -> int:
             missing = args.idle + args.burst - len(idle) - len(burst)
         store.close()
     finally:
-        serve.send_signal(signal.SIGTERM)
-        try:
-            serve.wait(30)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-            serve.wait()
+        stop_process(serve, 30)
         log.close()
         scratch.cleanup()
     print("| phase | incidents | p50 ms | p99 ms | max ms | GRAPH.QUERY/incident |")

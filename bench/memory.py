@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ from pathlib import Path
 import redis
 
 from adapters.falkordb import GraphStore, TenantGraph, free_port, graph_name
+from adapters.processes import stop_process
 from agents.retention import DAY_MS, trim_old_incidents
 from bench.chaos import ROOT, children, database, token_for, wait_ready
 from gateway.archive import archive_old_incidents, archive_path
@@ -263,12 +263,7 @@ def main() -> int:
         notes.append(f"seeding {args.incidents:,} incidents, with the passes: {seeded_s:.0f} s")
         store.close()
     finally:
-        serve.send_signal(signal.SIGTERM)
-        try:
-            serve.wait(60)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-            serve.wait()
+        stop_process(serve, 60)
         log.close()
         scratch.cleanup()
     print(

@@ -26,6 +26,7 @@ import httpx
 import yaml
 
 from adapters.falkordb import free_port
+from adapters.processes import stop_process
 from gateway.world import demo_world_path
 
 #: Seconds between samples, as a 15 s scrape interval.
@@ -212,13 +213,7 @@ class PrometheusServer:
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 10 s)."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, 10)
         self._log.close()
 
 

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from adapters.falkordb import die_with_parent
+from adapters.processes import die_with_parent
 from gateway.settings import Settings
 
 log = logging.getLogger(__name__)

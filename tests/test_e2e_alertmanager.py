@@ -30,6 +30,7 @@ import yaml
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
+from adapters.processes import stop_process
 from gateway.demo import SCENARIO_SPACING, demo_faults_path, rfc3339, scenario_bodies
 from gateway.runtime import Runtime
 from tests.conftest import FIXTURE_TOKEN, Gateway, make_settings
@@ -147,13 +148,8 @@ class Alertmanager:
     def stop(self) -> None:
         """SIGTERM, then SIGKILL if it does not exit within 10 s."""
         self.http.close()
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            stop_process(self.process, 10)
 
 
 @pytest.fixture

@@ -1,0 +1,32 @@
+"""Child processes the gateway and its tools start (the embedded FalkorDB, workers, a local
+Prometheus): tie them to their parent, and stop them."""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+import subprocess
+
+#: `prctl` option: the signal a child gets when the thread that started it dies (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a child process, before exec: have Linux send it SIGTERM when the thread that started
+    it dies (`prctl(PR_SET_PDEATHSIG)`), so a `kill -9` of `serve` leaves no server or worker
+    behind. A no-op where prctl does not exist."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if hasattr(libc, "prctl"):
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout_s: float) -> int:
+    """SIGTERM `proc` if it still runs, wait up to `timeout_s` seconds, then SIGKILL it; returns
+    its exit code (negative: the signal that ended it)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            return proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait()
