@@ -22,8 +22,8 @@ from agents.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
-#: Fenced writes that also write the run's deferred steps (`$steps`, as
-#: `cypher/record_steps.cypher` does) and extend the lease: one round trip fewer each time a
+#: Fenced writes that also write the run's deferred steps (`cypher/_steps_call.cypher`, as
+#: `record_steps` does) and extend the lease: one round trip fewer each time a
 #: finding or a reservation follows graph-only steps (issue #16).
 STEPS_RIDE = frozenset({"write_finding", "reserve_action"})
 
@@ -218,20 +218,12 @@ class TaskRun:
         query. Raises `LeaseLost` if the write matched no task."""
         if not self._pending:
             return
-        steps, self._pending = self._pending, []
+        last = self._pending[-1]
         renewed = time.monotonic()
         row = self.graph.one(
-            "record_steps",
-            self.fence
-            | {
-                "steps": steps,
-                "first": steps[0]["n"],
-                "touched": sorted({name for s in steps for name in s["touched"]}),
-                "lease_ms": self.lease_ms,
-            },
+            "record_steps", self.fence | self._take_steps() | {"lease_ms": self.lease_ms}
         )
         if row is None:
-            last = steps[-1]
             raise LeaseLost(
                 f"task {self.claim.task_id}: lease lost at step {last['n']} ({last['tool']})"
             )
@@ -270,9 +262,8 @@ class TaskRun:
         return row
 
     def _take_steps(self) -> dict[str, Any]:
-        """The deferred steps as the parameters of a query in `STEPS_RIDE` (`steps`,
-        `first_step`, `touched`, as `cypher/record_steps.cypher` takes them); they are no
-        longer pending."""
+        """The deferred steps as the parameters `cypher/_steps_call.cypher` takes (`steps`,
+        `first_step`, `touched`); they are no longer pending."""
         steps, self._pending = self._pending, []
         return {
             "steps": steps,

@@ -14,26 +14,7 @@ MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
 SET t.lease_until = timestamp() + $lease_ms
 WITH t, i
-CALL {
-  // The run's deferred steps ($steps from $first_step, components $touched), written as
-  // record_steps.cypher writes them: one round trip fewer (issue #16). [] writes nothing.
-  WITH t
-  OPTIONAL MATCH (prev:Step {task_id: $task_id, n: $first_step - 1})
-  OPTIONAL MATCH (c:Component) WHERE c.name IN $touched
-  WITH t, prev, collect(c) AS components
-  UNWIND range(0, size($steps) - 1) AS k
-  WITH t, prev, components, k, $steps[k] AS st
-  CREATE (s:Step {task_id: $task_id, n: st.n, tool: st.tool, args: st.args, result: st.result,
-    started_at: st.started_at, at: timestamp(), epoch: $epoch})-[:OF]->(t)
-  WITH prev, components, k, st, s ORDER BY k
-  WITH prev, components, collect(s) AS made, collect(st.touched) AS names
-  UNWIND range(0, size(made) - 1) AS k
-  WITH components, made[k] AS s, CASE WHEN k = 0 THEN prev ELSE made[k - 1] END AS before,
-       names[k] AS near
-  FOREACH (_ IN CASE WHEN before IS NULL THEN [] ELSE [1] END | CREATE (before)-[:NEXT]->(s))
-  FOREACH (c IN [x IN components WHERE x.name IN near] | CREATE (s)-[:TOUCHED]->(c))
-  RETURN count(s) AS recorded
-}
+// @include _steps_call
 MERGE (f:Finding {id: $finding_id})
   ON CREATE SET f.created_at = timestamp(), f.alerts_seen = 0
 MERGE (i)-[:HAS_FINDING]->(f)

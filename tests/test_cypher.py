@@ -52,6 +52,14 @@ def test_every_used_name_has_a_file_and_every_file_is_used():
     assert files - mentioned_names() == set(), "cypher files no code uses"
 
 
+def test_every_fragment_is_included_and_every_include_expanded():
+    folder = Path(cypher.__file__).parent
+    fragments = {p.stem for p in folder.glob("_*.cypher")}
+    raw = "\n".join(p.read_text(encoding="utf-8") for p in folder.glob("[!_]*.cypher"))
+    assert fragments == set(cypher.INCLUDE.findall(raw)), "fragments no query includes"
+    assert not any(cypher.INCLUDE.search(cypher.load(name)) for name in cypher.names())
+
+
 def graph_names(text: str) -> set[str]:
     """Labels, relationship types and property names a query uses (roughly; strings skipped)."""
     text = re.sub(r"'[^']*'", "''", re.sub(r"//.*", "", text))
