@@ -45,7 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import httpx
 import redis
@@ -324,6 +324,27 @@ def check(store: GraphStore, run: Run, outbox: Outbox, tenants: list[str]) -> di
     }
 
 
+def start_serve(
+    data_dir: Path, port: int, workers: int, tenants: list[str], extra: dict[str, str]
+) -> tuple[subprocess.Popen[bytes], BinaryIO]:
+    """Start `blast-radius serve` from this checkout (`python -m gateway.cli serve`) on `port`
+    with `workers` worker processes, its data in `data_dir`, one webhook token per tenant
+    (`token_for`) and the settings in `extra`; none of the caller's `BLAST_*` or `FALKORDB_URL`
+    (so the embedded FalkorDB). Output goes to `data_dir/serve.log`: returns the process and
+    that open file (close it after the process ends)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("BLAST_") and k != "FALKORDB_URL"} | {
+        "PYTHONPATH": str(ROOT), "BLAST_DATA_DIR": str(data_dir), "BLAST_PORT": str(port),
+        "BLAST_WORKERS": str(workers),
+        "BLAST_WEBHOOK_TOKENS": ",".join(f"{t}={token_for(t)}" for t in tenants),
+    } | extra  # fmt: skip
+    log = (data_dir / "serve.log").open("wb")
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT, env=env, stdout=log, stderr=log
+    )
+    return serve, log
+
+
 def wait_ready(url: str, serve: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
     """Wait until serve answers /health/ready with 200; raise if it exits or times out."""
     deadline = time.monotonic() + timeout_s
@@ -349,20 +370,12 @@ def main() -> int:
     data_dir.mkdir(parents=True, exist_ok=True)
     tenants = [f"chaos{n}" for n in range(args.tenants)]
     port = free_port()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("BLAST_") and k != "FALKORDB_URL"} | {
-        "PYTHONPATH": str(ROOT), "BLAST_DATA_DIR": str(data_dir), "BLAST_PORT": str(port),
-        "BLAST_WORKERS": str(args.workers),
-        "BLAST_WEBHOOK_TOKENS": ",".join(f"{t}={token_for(t)}" for t in tenants),
+    serve, log = start_serve(data_dir, port, args.workers, tenants, {
         "BLAST_LEASE_MS": str(args.lease_ms), "BLAST_MAX_ATTEMPTS": str(args.max_attempts),
         "BLAST_CHAOS_SLOW_STEPS": str(args.slow_steps),
         "BLAST_CHAOS_STEP_DELAY_MS": str(args.step_delay_ms),
         "BLAST_INCIDENT_WINDOW_S": str(WINDOW_S), "BLAST_SHUTDOWN_GRACE_S": "5",
-    }  # fmt: skip
-    log = (data_dir / "serve.log").open("wb")
-    serve = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT, env=env, stdout=log, stderr=log
-    )
+    })  # fmt: skip
     run, stop = Run(), threading.Event()
     store: GraphStore | None = None
     try:

@@ -16,9 +16,7 @@ upkeep; not this script's own queries).
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,14 +29,13 @@ import redis
 from adapters.falkordb import GraphStore, free_port, graph_name
 from adapters.processes import stop_process
 from bench.chaos import (
-    ROOT,
     WINDOW_S,
     Run,
     database,
     deliveries,
     pending,
     post,
-    token_for,
+    start_serve,
     wait_ready,
 )
 from gateway.world import demo_world_path, import_world, load_world
@@ -98,15 +95,9 @@ def main() -> int:
     scratch = tempfile.TemporaryDirectory(prefix="blast-radius-latency-")
     data_dir = Path(scratch.name)
     port = free_port()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("BLAST_") and k != "FALKORDB_URL"} | {
-        "PYTHONPATH": str(ROOT), "BLAST_DATA_DIR": str(data_dir), "BLAST_PORT": str(port),
-        "BLAST_WORKERS": str(args.workers), "BLAST_WEBHOOK_TOKENS": f"{TENANT}={token_for(TENANT)}",
-        "BLAST_INCIDENT_WINDOW_S": str(WINDOW_S),
-    }  # fmt: skip
-    log = (data_dir / "serve.log").open("wb")
-    serve = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT, env=env,
-                             stdout=log, stderr=log)  # fmt: skip
+    serve, log = start_serve(
+        data_dir, port, args.workers, [TENANT], {"BLAST_INCIDENT_WINDOW_S": str(WINDOW_S)}
+    )
     lines, run, missing = [], Run(), 0
     try:
         url = f"http://127.0.0.1:{port}"

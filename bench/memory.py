@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +39,7 @@ import redis
 from adapters.falkordb import GraphStore, TenantGraph, free_port, graph_name
 from adapters.processes import stop_process
 from agents.retention import DAY_MS, trim_old_incidents
-from bench.chaos import ROOT, children, database, token_for, wait_ready
+from bench.chaos import children, database, start_serve, wait_ready
 from gateway.archive import archive_old_incidents, archive_path
 from gateway.world import demo_world_path, import_world, load_world
 
@@ -192,15 +190,8 @@ def main() -> int:
     scratch = tempfile.TemporaryDirectory(prefix="blast-radius-memory-")
     data_dir = Path(scratch.name)
     port = free_port()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("BLAST_") and k != "FALKORDB_URL"} | {
-        "PYTHONPATH": str(ROOT), "BLAST_DATA_DIR": str(data_dir), "BLAST_PORT": str(port),
-        "BLAST_WORKERS": str(args.workers), "BLAST_WEBHOOK_TOKENS": f"{TENANT}={token_for(TENANT)}",
-        "BLAST_RETENTION_DAYS": "0",  # the bench runs the passes itself, at known points
-    }  # fmt: skip
-    log = (data_dir / "serve.log").open("wb")
-    serve = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT, env=env,
-                             stdout=log, stderr=log)  # fmt: skip
+    # the bench runs the retention passes itself, at known points
+    serve, log = start_serve(data_dir, port, args.workers, [TENANT], {"BLAST_RETENTION_DAYS": "0"})
     rows: list[Row] = []
     notes: list[str] = []
     try:
