@@ -7,6 +7,7 @@ No database mock anywhere: every test talks to the real server started here.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -49,13 +50,24 @@ def tenant() -> str:
     return f"t{uuid.uuid4().hex[:10]}"
 
 
-@pytest.fixture
-def graph(store: GraphStore, tenant: str) -> TenantGraph:
-    """A fresh tenant graph with the schema in place and the OpenTelemetry Demo world loaded."""
+def demo_graph(store: GraphStore, tenant: str) -> TenantGraph:
+    """The tenant's graph with the schema in place and the OpenTelemetry Demo world loaded."""
     g = store.graph(graph_name(tenant))
     g.ensure_schema()
     import_world(g, load_world(demo_world_path()))
     return g
+
+
+@pytest.fixture
+def graph(store: GraphStore, tenant: str) -> TenantGraph:
+    """A fresh tenant graph with the schema in place and the OpenTelemetry Demo world loaded."""
+    return demo_graph(store, tenant)
+
+
+def clean_env(prefixes: str | tuple[str, ...]) -> dict[str, str]:
+    """This process's environment without the variables named with `prefixes` (`BLAST_`…), for
+    a child process that must see only the settings a test gives it."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
 
 
 def make_settings(

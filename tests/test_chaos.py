@@ -3,16 +3,17 @@ FalkorDB must end with no duplicate action, no lost alert and no unfinished task
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.conftest import clean_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_short_chaos_run_loses_nothing_and_pages_once():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BLAST_")}
+    env = clean_env("BLAST_")
     done = subprocess.run(
         [sys.executable, "-m", "bench.chaos", "--incidents", "100", "--tenants", "2",
          "--db-restarts", "1", "--kill-every-s", "2", "--timeout-s", "60"],

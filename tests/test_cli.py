@@ -6,7 +6,6 @@ summing its worker processes' series in `/metrics`."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -20,7 +19,7 @@ from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
 from agents.triage import triage
 from gateway import __version__
 from gateway.payloads import normalize, parse_body
-from tests.conftest import alert_body
+from tests.conftest import alert_body, clean_env
 
 ROOT = Path(__file__).resolve().parents[1]
 WORLD = ROOT / "gateway/data/otel-demo/topology.yaml"
@@ -28,7 +27,7 @@ WORLD = ROOT / "gateway/data/otel-demo/topology.yaml"
 
 def cli(*args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
     """Run `blast-radius ARGS` from this checkout with only `env` added to a clean environment."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "FALKORDB_"))}
+    base = clean_env(("BLAST_", "FALKORDB_"))
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, env=base | env,
         capture_output=True, text=True, timeout=timeout,
@@ -140,8 +139,7 @@ def test_serve_sums_its_workers_metrics_and_stops_at_info(
 ) -> None:
     port = free_port()
     log = tmp_path / "serve.log"
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "FALKORDB_",
-                                                                    "PROMETHEUS_"))}  # fmt: skip
+    base = clean_env(("BLAST_", "FALKORDB_", "PROMETHEUS_"))
     env = base | {
         "FALKORDB_URL": falkordb.url,
         "BLAST_DEFAULT_TENANT": tenant,
@@ -193,8 +191,7 @@ def test_serve_warns_when_the_tenant_has_no_world(
     # e.g. the world was imported into another data folder: every alert would be unmatched
     port = free_port()
     log = tmp_path / "serve.log"
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "FALKORDB_",
-                                                                    "PROMETHEUS_"))}  # fmt: skip
+    base = clean_env(("BLAST_", "FALKORDB_", "PROMETHEUS_"))
     env = base | {
         "FALKORDB_URL": falkordb.url,
         "BLAST_DEFAULT_TENANT": f"empty{port}",

@@ -26,7 +26,7 @@ from gateway.payloads import normalize, parse_body
 from gateway.runtime import Runtime
 from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
-from tests.conftest import alert_body
+from tests.conftest import alert_body, clean_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,7 +54,7 @@ def spawn(
     started: list[subprocess.Popen[bytes]] = []
 
     def start(*args: str, **env: str) -> subprocess.Popen[bytes]:
-        base = {k: v for k, v in os.environ.items() if not k.startswith("BLAST_")}
+        base = clean_env("BLAST_")
         proc = subprocess.Popen(
             [sys.executable, "-m", "gateway.cli", *args],
             cwd=ROOT,

@@ -5,7 +5,6 @@ another command started takes it over when that command exits."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import httpx
 import pytest
 
 from adapters.falkordb import free_port
+from tests.conftest import clean_env
 from tests.test_crash import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +50,7 @@ def cli(tmp_path: Path) -> Iterator[object]:
     started: list[subprocess.Popen[bytes]] = []
 
     def start(*args: str, **env: str) -> subprocess.Popen[bytes]:
-        base = {k: v for k, v in os.environ.items() if not k.startswith("BLAST_")}
+        base = clean_env("BLAST_")
         base.pop("FALKORDB_URL", None)
         proc = subprocess.Popen(
             [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT,

@@ -19,7 +19,7 @@ import pytest
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
 from adapters.slack import parse_ref
 from gateway.runtime import Runtime
-from tests.conftest import Gateway, make_settings
+from tests.conftest import Gateway, clean_env, make_settings
 from tests.slack_api import SIGNING_SECRET, TOKEN, Failure, SlackAPI
 from tests.test_slack_routes import click, detail, fire, post_event, reply, status_block
 
@@ -46,7 +46,7 @@ def responder_process(
     falkordb: EmbeddedFalkorDB, tenant: str, tmp_path: Path, api: SlackAPI
 ) -> subprocess.Popen[bytes]:
     """`blast-radius worker --role responder --burst` of this checkout, as its own process."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "SLACK_"))}
+    env = clean_env(("BLAST_", "SLACK_"))
     env |= {
         "PYTHONPATH": str(ROOT), "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
         "BLAST_DATA_DIR": str(tmp_path / "worker"), "BLAST_LEASE_MS": str(LEASE_MS),

@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import redis
 
-from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph
 from agents.alerts import NormalizedAlert
 from agents.triage import triage
 from gateway.demo import rfc3339
 from gateway.payloads import normalize, parse_body
-from gateway.world import demo_world_path, import_world, load_world
+from tests.conftest import demo_graph
 
 START = datetime(2026, 11, 3, tzinfo=UTC)
 WINDOW_MS = 600_000
@@ -68,14 +68,6 @@ def graph_queries(falkordb: EmbeddedFalkorDB) -> int:
     return int(stats.get("cmdstat_graph.QUERY", {}).get("calls", 0))
 
 
-def fresh(store: GraphStore, name: str) -> TenantGraph:
-    """A tenant graph with the demo world."""
-    g = store.graph(graph_name(name))
-    g.ensure_schema()
-    import_world(g, load_world(demo_world_path()))
-    return g
-
-
 def test_a_storm_is_written_in_a_few_queries_and_every_alert_is_in_the_graph(
     falkordb: EmbeddedFalkorDB, graph: TenantGraph
 ) -> None:
@@ -100,8 +92,8 @@ def test_a_batched_storm_groups_alerts_as_alert_by_alert_triage_does(
     alerts = storm(400, seed=seed, spread_s=spread_s)
     resent = storm(400, seed=seed, spread_s=spread_s, status="resolved")[::7]
     alerts = alerts[:200] + resent[:10] + alerts[200:] + resent[10:]
-    batched = fresh(store, f"stormbatch{seed}")
-    single = fresh(store, f"stormsingle{seed}")
+    batched = demo_graph(store, f"stormbatch{seed}")
+    single = demo_graph(store, f"stormsingle{seed}")
     triage(batched, alerts, WINDOW_MS)
     triage(single, alerts, WINDOW_MS, batch=False)
     assert len(grouping(batched)) >= 2

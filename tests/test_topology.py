@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.conftest import clean_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,9 +52,7 @@ WORLD = {
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """`python -m gateway.cli ARGS` on this checkout, with no BLAST_* or FALKORDB_URL setting
     inherited from the environment."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "FALKORDB_"))} | {
-        "PYTHONPATH": str(ROOT)
-    }
+    env = clean_env(("BLAST_", "FALKORDB_")) | {"PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args],
         cwd=ROOT,

@@ -4,7 +4,6 @@ its line, nothing written, the right tenant, and on-call coverage that does not 
 from __future__ import annotations
 
 import copy
-import os
 import subprocess
 import sys
 import threading
@@ -22,7 +21,7 @@ from gateway.upkeep import Upkeep
 from gateway.world import TopologyError, apply_world, import_world, load_world, world_counts
 from gateway.world.model import WorldSpec
 from gateway.world.oncall import coverage, coverage_problems
-from tests.conftest import make_settings
+from tests.conftest import clean_env, make_settings
 from tests.test_topology import WORLD, cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,7 +106,7 @@ def test_validate_accepts_a_sound_world_without_a_database(tmp_path: Path) -> No
 
 
 def run_env(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "FALKORDB_"))}
+    clean = clean_env(("BLAST_", "FALKORDB_"))
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True,
         env=clean | {"PYTHONPATH": str(ROOT)} | env, timeout=120, check=False,
