@@ -7,7 +7,9 @@ tenant graph, then fires `--incidents` incidents (one Alertmanager delivery each
 turn, `--concurrency` posts at a time, `--duplicates` of them delivered twice). A sender retries
 a 503 or a refused connection, as Alertmanager does. Meanwhile:
 
-- every `--kill-every-s` seconds it SIGKILLs a random worker; serve's supervisor starts a new one;
+- it SIGKILLs a random worker once a quarter of the deliveries are in (so even a run shorter than
+  the interval has a kill), then every `--kill-every-s` seconds (0: never); serve's supervisor
+  starts a new one;
 - the lease is `--lease-ms` (50 ms) and `--slow-steps` of the steps sleep `--step-delay-ms`
   (60 ms) before their checkpoint, so leases expire mid-step and tasks are taken over;
 - it restarts FalkorDB `--db-restarts` times spread over the deliveries: the last one with
@@ -90,7 +92,7 @@ def options() -> argparse.Namespace:
     p.add_argument("--slow-steps", type=float, default=0.05)
     p.add_argument("--step-delay-ms", type=int, default=60)
     p.add_argument("--max-attempts", type=int, default=1000)
-    p.add_argument("--kill-every-s", type=float, default=3.0)
+    p.add_argument("--kill-every-s", type=float, default=3.0, help="0: no worker kills")
     p.add_argument("--db-restarts", type=int, default=2)
     p.add_argument("--timeout-s", type=float, default=600.0)
     p.add_argument("--seed", type=int, default=7)
@@ -224,10 +226,12 @@ def chaos(
     args: argparse.Namespace, run: Run, serve: subprocess.Popen[bytes], data_dir: Path,
     total: int, stop: threading.Event, rng: random.Random,
 ) -> None:  # fmt: skip
-    """Kill a random worker every `kill_every_s`; restart the database at even shares of the
-    deliveries (kill -9 for the last restart, SIGTERM for the others)."""
+    """Kill a random worker at a quarter of the deliveries, then every `kill_every_s`; restart
+    the database at even shares of the deliveries (kill -9 for the last restart, SIGTERM for
+    the others)."""
     restarts = [(k + 1) / (args.db_restarts + 1) for k in range(args.db_restarts)]
     next_kill = time.monotonic() + args.kill_every_s
+    first_kill_at = total / 4
     while not stop.wait(0.05):
         if restarts and run.delivered >= restarts[0] * total:
             restarts.pop(0)
@@ -239,10 +243,11 @@ def chaos(
                 run.db_restarts.append("kill -9" if hard else "SIGTERM")
             except (OSError, ValueError, redis.RedisError) as exc:
                 print(f"chaos: database restart skipped: {exc}", file=sys.stderr)
-        if time.monotonic() >= next_kill:
-            next_kill = time.monotonic() + args.kill_every_s
+        due = time.monotonic() >= next_kill or (run.kills == 0 and run.delivered >= first_kill_at)
+        if due and args.kill_every_s > 0:
             pids = worker_pids(serve.pid)
             if pids:
+                next_kill = time.monotonic() + args.kill_every_s
                 try:
                     os.kill(rng.choice(pids), signal.SIGKILL)
                     run.kills += 1
