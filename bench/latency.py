@@ -1,8 +1,13 @@
-"""Alert-to-page latency: `python -m bench.latency [--idle 30] [--burst 1000] [--workers 2]`.
+"""Alert-to-page latency: `python -m bench.latency [--idle 30] [--burst 1000] [--history 0]`.
 
 Starts `blast-radius serve` like the chaos harness (`bench/chaos.py`: worker processes, the
 embedded FalkorDB, one tenant per token, the demo world) but with no chaos at all, then:
 
+- `history` (with `--history N`): first N resolved incidents are stored, shaped like real ones
+  (`bench/memory.py`'s seed: alert, finding, three tasks with nine steps, five actions) on a
+  world of `--history-components` more components, one every few minutes over the last
+  `--days` (the history retention keeps in the graph), so the phases below run against a graph
+  the size of a month in production rather than an empty one;
 - `idle`: `--idle` incidents posted one at a time, each after the previous one was paged;
 - `burst`: `--burst` incidents posted `--concurrency` at a time, as fast as the webhook takes them.
 
@@ -26,8 +31,9 @@ from pathlib import Path
 import httpx
 import redis
 
-from adapters.falkordb import GraphStore, free_port, graph_name
+from adapters.falkordb import GraphStore, TenantGraph, free_port, graph_name
 from adapters.processes import stop_process
+from agents.retention import DAY_MS
 from bench.chaos import (
     WINDOW_S,
     Run,
@@ -38,8 +44,10 @@ from bench.chaos import (
     start_serve,
     wait_ready,
 )
+from bench.memory import SEED_BATCH, seed_params
 from gateway.world import demo_world_path, import_world, load_world
 
+HISTORY_PREFIX = "inc-bench-"  # the ids `seed_params` gives the stored history
 TENANT = "chaos0"  # `deliveries()` names tenants chaos0..; one tenant here
 
 
@@ -51,13 +59,39 @@ def options() -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--timeout-s", type=float, default=300.0)
+    p.add_argument("--history", type=int, default=0, help="resolved incidents stored first")
+    p.add_argument("--history-components", type=int, default=1_000)
+    p.add_argument("--days", type=int, default=30, help="days the history is spread over")
     return p.parse_args()
 
 
+def seed_history(graph: TenantGraph, args: argparse.Namespace) -> None:
+    """Store `--history` resolved incidents over the last `--days` on `--history-components`
+    components named svc-<n> (`bench/memory.py`'s seed queries), printing progress."""
+    for query in ("bench_seed_world", "bench_seed_edges"):
+        for start in range(0, args.history_components, 1_000):
+            end = min(start + 1_000, args.history_components) - 1
+            graph.rows(query, {"prefix": "svc-", "from": start, "to": end})
+    now_ms = int(time.time() * 1000)
+    every_ms = args.days * DAY_MS // max(1, args.history)
+    params = seed_params(argparse.Namespace(components=args.history_components)) | {
+        "first_ms": now_ms - args.days * DAY_MS, "every_ms": every_ms,
+    }  # fmt: skip
+    for start in range(0, args.history, SEED_BATCH):
+        end = min(start + SEED_BATCH, args.history) - 1
+        graph.rows("bench_seed_incidents", params | {"from": start, "to": end})
+        print(f"history: {end + 1:,} of {args.history:,} incidents stored", file=sys.stderr)
+
+
 def latencies(store: GraphStore) -> dict[str, float]:
-    """Alert-to-page ms per paged incident id (`cypher/bench_page_latency.cypher`)."""
+    """Alert-to-page ms per paged incident id (`cypher/bench_page_latency.cypher`), the stored
+    history left out."""
     rows = store.graph(graph_name(TENANT)).rows("bench_page_latency")
-    return {str(r["incident_id"]): float(r["ms"]) for r in rows}
+    return {
+        str(r["incident_id"]): float(r["ms"])
+        for r in rows
+        if not str(r["incident_id"]).startswith(HISTORY_PREFIX)
+    }
 
 
 def calls(port: int) -> int:
@@ -105,6 +139,7 @@ def main() -> int:
         _, db_port = database(data_dir)
         store = GraphStore(f"redis://127.0.0.1:{db_port}", timeout_ms=5_000)
         import_world(store.graph(graph_name(TENANT)), load_world(demo_world_path()))
+        seed_history(store.graph(graph_name(TENANT)), args)
         deadline = time.monotonic() + args.timeout_s
         with httpx.Client(base_url=url, timeout=30) as http:
             start, mine = calls(db_port), 0
@@ -112,14 +147,16 @@ def main() -> int:
                 post(http, run, TENANT, body, deadline)
                 mine += settle(store, deadline)
             idle = latencies(store)
-            lines.append(row("idle", list(idle.values()), calls(db_port) - start - mine - 1))
+            stored = f", {args.history:,} stored" if args.history else ""
+            lines.append(row(f"idle{stored}", list(idle.values()),
+                             calls(db_port) - start - mine - 1))  # fmt: skip
             start = calls(db_port)
             with ThreadPoolExecutor(args.concurrency) as senders:
                 list(senders.map(lambda d: post(http, run, TENANT, d[1], deadline),
                                  plan[args.idle :]))  # fmt: skip
             mine = settle(store, deadline)
             burst = {k: v for k, v in latencies(store).items() if k not in idle}
-            lines.append(row(f"burst of {args.burst}", list(burst.values()),
+            lines.append(row(f"burst of {args.burst}{stored}", list(burst.values()),
                              calls(db_port) - start - mine - 1))  # fmt: skip
             missing = args.idle + args.burst - len(idle) - len(burst)
         store.close()

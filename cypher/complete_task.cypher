@@ -4,15 +4,9 @@
 // With $claim_next the follow-up is claimed for this worker ($owner, attempt $next_attempt_id,
 // a lease of $lease_ms) as it is created, so the same worker goes on with it without a claim
 // query (issue #16); `next_claimed` says whether it did (not when the follow-up existed).
-// First the outcomes of this attempt's earlier outside calls ($records, as record_actions.cypher),
-// whether or not the lease still holds: the calls happened, and the graph must say so.
-OPTIONAL MATCH (done:Action) WHERE done.intent_id IN [r IN $records | r.intent_id]
-WITH collect(done) AS done
-FOREACH (d IN done |
-  SET d.status = [r IN $records WHERE r.intent_id = d.intent_id][0].status,
-      d.external_ref = [r IN $records WHERE r.intent_id = d.intent_id][0].external_ref,
-      d.detail = [r IN $records WHERE r.intent_id = d.intent_id][0].detail,
-      d.updated_at = timestamp())
+// `coalesce($next_id, '')`: an index lookup of null scans every Task.
+// First the outcomes of this attempt's earlier outside calls ($records, `_records_call`).
+// @include _records_call
 WITH 1 AS one
 MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
@@ -20,7 +14,7 @@ SET t.status = 'done', t.finished_at = timestamp(), t.outcome = $outcome,
     i.notified = CASE WHEN $mark_notified THEN true ELSE i.notified END,
     i.notified_root_cause = CASE WHEN $mark_notified THEN $root_cause ELSE i.notified_root_cause END
 FOREACH (_ IN CASE WHEN $next_kind IS NULL THEN [] ELSE [1] END |
-  MERGE (n:Task {id: $next_id})
+  MERGE (n:Task {id: coalesce($next_id, '')})
     ON CREATE SET n.kind = $next_kind, n.created_at = timestamp(), n.incident_id = i.id,
       n.status = CASE WHEN $claim_next THEN 'claimed' ELSE 'open' END,
       n.owner = CASE WHEN $claim_next THEN $owner ELSE '' END,
@@ -31,6 +25,6 @@ FOREACH (_ IN CASE WHEN $next_kind IS NULL THEN [] ELSE [1] END |
       n.taken_over = false
   MERGE (n)-[:FOR]->(i))
 WITH t, i
-OPTIONAL MATCH (n:Task {id: $next_id})
+OPTIONAL MATCH (n:Task {id: coalesce($next_id, '')})
 WITH t, i, n, n IS NOT NULL AND n.owner = $owner AND n.attempt_id = $next_attempt_id AND n.epoch = 1 AS next_claimed
 RETURN t.id AS id, next_claimed, n.kind AS next_kind, i.id AS incident_id

@@ -9,6 +9,8 @@
 // (`neighbours` rows of every alerting component, `of` naming it). The tools read
 // these instead of asking the graph again (agents/tools/prefetch.py). Lists come unordered.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
+// Every walk starts from components looked up by name (UNWIND, then the name index): a
+// `WHERE a.name IN list` scanned the whole world (tests/test_query_plans.py).
 MATCH (i:Incident {id: $incident_id})
 CALL {
   WITH i
@@ -23,7 +25,9 @@ CALL {
   WITH alerting
   CALL {
     WITH alerting
-    MATCH (a:Component) WHERE a.name IN alerting
+    UNWIND alerting AS alerting_name
+    MATCH (a:Component {name: alerting_name})
+    WITH a  // walk from it: else the planner may walk from every component
     MATCH p = (a)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..6]->(c:Component)
     WHERE all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL) AND length(p) <= $hops
     WITH c, a, collect([n IN nodes(p) | n.name]) AS found
@@ -39,8 +43,10 @@ CALL {
   WITH walk
   CALL {
     WITH walk
-    MATCH (pr:Component)-[r:PUBLISHES]->(t:Component)
-    WHERE t.name IN [w IN walk WHERE w.kind = 'topic' | w.name] AND r.purpose = 'business'
+    UNWIND [w IN walk WHERE w.kind = 'topic' | w.name] AS topic
+    MATCH (t:Component {name: topic})
+    MATCH (pr:Component)-[r:PUBLISHES]->(t)
+    WHERE r.purpose = 'business'
     RETURN t.name AS topic, pr.name AS producer
   }
   RETURN collect({topic: topic, producer: producer}) AS links
@@ -49,7 +55,9 @@ CALL {
   WITH links
   CALL {
     WITH links
-    MATCH (a:Component) WHERE a.name IN [l IN links | l.producer]
+    UNWIND [l IN links | l.producer] AS producer
+    MATCH (a:Component {name: producer})
+    WITH a
     MATCH p = (a)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..6]->(c:Component)
     WHERE all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL) AND length(p) <= $hops
     WITH c, a, min(length(p)) AS depth
@@ -75,7 +83,9 @@ CALL {
   WITH alerting
   CALL {
     WITH alerting
-    MATCH (a:Component) WHERE a.name IN alerting
+    UNWIND alerting AS alerting_name
+    MATCH (a:Component {name: alerting_name})
+    WITH a  // walk from it: else the planner may walk from every component
     MATCH p = (a)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..2]->(c:Component)
     WHERE all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
     MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
@@ -84,7 +94,9 @@ CALL {
            [n IN nodes(p) | n.name] AS path, length(p) AS hops, 0 AS source
     UNION ALL
     WITH alerting
-    MATCH (a:Component) WHERE a.name IN alerting
+    UNWIND alerting AS alerting_name
+    MATCH (a:Component {name: alerting_name})
+    WITH a  // walk from it: else the planner may walk from every component
     MATCH p = (a)-[r:CALLS|READS_WRITES]->(c:Component)
     WHERE r.purpose = 'config'
     MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
@@ -93,7 +105,9 @@ CALL {
            [n IN nodes(p) | n.name] AS path, length(p) AS hops, 1 AS source
     UNION ALL
     WITH alerting
-    MATCH (a:Component) WHERE a.name IN alerting
+    UNWIND alerting AS alerting_name
+    MATCH (a:Component {name: alerting_name})
+    WITH a  // walk from it: else the planner may walk from every component
     MATCH p = (c:Component {client: true})-[:CALLS*1..3]->(a)
     WHERE all(r IN relationships(p) WHERE r.purpose = 'business')
     MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
@@ -102,7 +116,9 @@ CALL {
            [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 1 AS source
     UNION ALL
     WITH alerting
-    MATCH (a:Component) WHERE a.name IN alerting
+    UNWIND alerting AS alerting_name
+    MATCH (a:Component {name: alerting_name})
+    WITH a  // walk from it: else the planner may walk from every component
     MATCH p = (a)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..2]->(c:Component)
     WHERE c.tech IS NOT NULL AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
     MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(o:Component)
@@ -119,15 +135,16 @@ CALL {
   WITH alerting
   CALL {
     WITH alerting
-    MATCH (c:Component)-[r:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON]->(n:Component)
-    WHERE c.name IN alerting
+    UNWIND alerting AS alerting_name
+    MATCH (c:Component {name: alerting_name})-[r:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON]->(n:Component)
     RETURN c.name AS of, n.name AS name, n.kind AS kind, coalesce(n.client, false) AS client,
            type(r) AS edge, 'out' AS direction, r.purpose AS purpose, r.protocol AS protocol,
            r.propagation AS propagation
     UNION ALL
     WITH alerting
-    MATCH (n:Component)-[r:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON]->(c:Component)
-    WHERE c.name IN alerting
+    UNWIND alerting AS alerting_name
+    MATCH (c:Component {name: alerting_name})
+    MATCH (n:Component)-[r:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON]->(c)
     RETURN c.name AS of, n.name AS name, n.kind AS kind, coalesce(n.client, false) AS client,
            type(r) AS edge, 'in' AS direction, r.purpose AS purpose, r.protocol AS protocol,
            r.propagation AS propagation

@@ -1,15 +1,8 @@
 // Reserve the external action for an intent id (unique) while the task lease is held, and renew
 // the lease so the outside call that follows gets a whole one (a heartbeat in the same query).
 // `mine` is true only for the attempt that created the reservation.
-// First the outcomes of this attempt's earlier outside calls ($records, as record_actions.cypher),
-// whether or not the lease still holds: the calls happened, and the graph must say so.
-OPTIONAL MATCH (done:Action) WHERE done.intent_id IN [r IN $records | r.intent_id]
-WITH collect(done) AS done
-FOREACH (d IN done |
-  SET d.status = [r IN $records WHERE r.intent_id = d.intent_id][0].status,
-      d.external_ref = [r IN $records WHERE r.intent_id = d.intent_id][0].external_ref,
-      d.detail = [r IN $records WHERE r.intent_id = d.intent_id][0].detail,
-      d.updated_at = timestamp())
+// First the outcomes of this attempt's earlier outside calls ($records, `_records_call`).
+// @include _records_call
 WITH timestamp() AS now
 MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= now

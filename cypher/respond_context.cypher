@@ -8,6 +8,9 @@
 // `preferences` (the approved, current preferences of every person in `owners` and `fallback`,
 // any failure kind). Lists come unordered: the caller sorts.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
+// Every lookup starts from an index (a name, a fingerprint, a person), never from a scan of a
+// label that grows with history or the world (`tests/test_query_plans.py`); a lookup value that
+// may be null is coalesced to '' (an index lookup of null scans the whole label).
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
 CALL {
@@ -27,7 +30,8 @@ WITH i, f, alerts,
        + alerting AS components
 CALL {
   WITH components
-  OPTIONAL MATCH (tm:Team)-[:OWNS]->(c:Component) WHERE c.name IN components
+  UNWIND components AS name
+  OPTIONAL MATCH (tm:Team)-[:OWNS]->(c:Component {name: name})
   OPTIONAL MATCH (s:OnCallShift)-[:FOR_TEAM]->(tm)
     WHERE s.starts_at <= timestamp() AND timestamp() < s.ends_at
   OPTIONAL MATCH (s)-[:ON_CALL]->(p:Person)
@@ -78,7 +82,10 @@ CALL {
 CALL {
   WITH i
   OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
-  OPTIONAL MATCH (p:Incident)-[:HAS_ALERT]->(:Alert {fingerprint: a.fingerprint})
+  // Two clauses, so the planner starts from the fingerprint index: in one, it scanned every
+  // earlier incident on the opened_at index instead.
+  OPTIONAL MATCH (same:Alert {fingerprint: coalesce(a.fingerprint, '')})
+  OPTIONAL MATCH (same)<-[:HAS_ALERT]-(p:Incident)
   WHERE p.id <> i.id AND p.opened_at <= i.opened_at
   WITH DISTINCT p
   OPTIONAL MATCH (t:Action {kind: 'ticket', status: 'sent'})-[:FOR]->(p)
@@ -93,8 +100,9 @@ WITH i, f, alerts, owners, fallback, cited, recent, actions, steps, previous,
        + [o IN owners + fallback WHERE o.slack_user_id IS NOT NULL | o.slack_user_id] AS people
 CALL {
   WITH people
-  OPTIONAL MATCH (fa:Fact {kind: 'preference', status: 'approved'})
-  WHERE fa.person IN people AND NOT (fa)<-[:SUPERSEDES]-(:Fact)
+  UNWIND people AS who
+  OPTIONAL MATCH (fa:Fact {person: who})
+  WHERE fa.kind = 'preference' AND fa.status = 'approved' AND NOT (fa)<-[:SUPERSEDES]-(:Fact)
   RETURN collect(CASE WHEN fa IS NULL THEN null ELSE {
        id: fa.id, person: fa.person, failure_kind: fa.failure_kind, no_page: fa.no_page,
        ticket: fa.ticket, detail: fa.detail, text: fa.text, stated_at: fa.stated_at,

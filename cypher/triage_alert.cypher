@@ -25,7 +25,7 @@ SET a.status = CASE WHEN resolving THEN 'resolved' ELSE a.status END,
     a.ends_at_ms = CASE WHEN resolving THEN $ends_at_ms ELSE a.ends_at_ms END,
     a.annotations_json = CASE WHEN prev = 'firing' THEN $annotations_json ELSE a.annotations_json END
 WITH a, prev, resolving
-OPTIONAL MATCH (c:Component {name: $component})
+OPTIONAL MATCH (c:Component {name: coalesce($component, '')})  // null: an unknown component; a null lookup scans
 FOREACH (_ IN CASE WHEN prev IS NULL AND c IS NOT NULL THEN [1] ELSE [] END | MERGE (a)-[:ON]->(c))
 WITH a, prev, resolving
 OPTIONAL MATCH (a)<-[:HAS_ALERT]-(cur:Incident)

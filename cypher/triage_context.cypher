@@ -7,9 +7,19 @@
 // of one database are not linked. Telemetry, config and retired edges are skipped. `known`:
 // which of $keys are stored alerts already (a resend, a resolve: written in batches).
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
+// Lookups go through the Component name and aliases indexes and the walks start from the
+// matched components: a scan of every component cost 45 ms per delivery in a 1,000-component
+// world (tests/test_query_plans.py keeps it so).
 CALL {
-  MATCH (c:Component)
-  WHERE c.name IN $candidates OR any(x IN c.aliases WHERE x IN $candidates)
+  CALL {
+    UNWIND $candidates AS candidate
+    MATCH (c:Component {name: candidate})
+    RETURN c
+    UNION
+    UNWIND $candidates AS candidate
+    MATCH (c:Component) WHERE candidate IN c.aliases
+    RETURN c
+  }
   RETURN collect({name: c.name, aliases: c.aliases}) AS matched
 }
 CALL {
@@ -17,15 +27,18 @@ CALL {
   CALL {
     WITH matched
     UNWIND [m IN matched | m.name] AS origin
-    MATCH p = (c:Component {name: origin})-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..6]->(d:Component)
+    MATCH (c:Component {name: origin})
+    MATCH p = (c)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..6]->(d:Component)
     WHERE length(p) <= $hops AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
     RETURN origin, d.name AS name, [n IN nodes(p) | n.name] AS path, length(p) AS hops, 'down' AS way
     UNION ALL
     WITH matched
     UNWIND [m IN matched | m.name] AS origin
-    MATCH p = (d:Component)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*1..6]->(c:Component {name: origin})
+    MATCH (c:Component {name: origin})
+    WITH origin, c  // else the planner walks from every component towards c
+    MATCH p = (c)<-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*1..6]-(d:Component)
     WHERE length(p) <= $hops AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
-    RETURN origin, d.name AS name, [n IN nodes(p) | n.name] AS path, length(p) AS hops, 'up' AS way
+    RETURN origin, d.name AS name, [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 'up' AS way
   }
   RETURN collect({origin: origin, name: name, path: path, hops: hops, way: way}) AS links
 }

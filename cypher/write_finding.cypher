@@ -32,7 +32,8 @@ OPTIONAL MATCH (i)-[old:ROOT_CAUSE]->(:Component)
 WITH t, i, f, fresh, collect(old) AS olds
 FOREACH (r IN CASE WHEN fresh THEN olds ELSE [] END | DELETE r)
 WITH t, i, f, fresh
-OPTIONAL MATCH (rc:Component {name: $root_cause})
+// coalesce: an index lookup of null (no root cause) scans every Component.
+OPTIONAL MATCH (rc:Component {name: coalesce($root_cause, '')})
 FOREACH (_ IN CASE WHEN fresh AND rc IS NOT NULL THEN [1] ELSE [] END | MERGE (i)-[:ROOT_CAUSE]->(rc))
 WITH t, i, f, fresh
 OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)

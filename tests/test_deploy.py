@@ -309,4 +309,6 @@ def test_config_file_has_the_embedded_servers_flags(tmp_path) -> None:
         key, val = line.split(" ")
         assert flags[flags.index(f"--{key}") + 1] == val
         assert f"{line}\n" in text
-    assert text.splitlines()[-1].endswith("falkordb.so TIMEOUT_DEFAULT 1000 TIMEOUT_MAX 7000")
+    assert text.splitlines()[-1].endswith(
+        "falkordb.so TIMEOUT_DEFAULT 1000 TIMEOUT_MAX 7000 DELTA_MAX_PENDING_CHANGES 1000"
+    )
