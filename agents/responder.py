@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 from adapters.notify import AdapterError, Notifier, OutboundMessage
@@ -91,6 +92,12 @@ class Responder:
             task.complete(f"merged into {incident['merged_into']}")
             return
         alerts = sorted(incident.pop("alerts"), key=lambda a: (a["starts_at_ms"], a["key"]))
+        if task.claim.kind == "respond" and incident["hold_ms"] > 0:
+            # an open incident just past the reach: the alert that links them may be on its
+            # way (triage_alert's hold); waiting lets it merge them before anyone is paged
+            held = int(incident["hold_ms"])
+            task.pause(int(time.time() * 1000) + held, f"page held {held} ms for a linking alert")
+            return
         if task.claim.kind == "respond":
             self._respond(task, incident, alerts)
         elif task.claim.kind == "notify_update":

@@ -12,9 +12,12 @@ database are not linked). The joining path is stored on the alert's `HAS_ALERT` 
 e.g. `checkout-api → orders-api`). Among several such incidents the alert joins the one whose
 root cause its component reaches, then the nearest, then the oldest. An alert that matches no
 component joins an open incident of the same Alertmanager groupKey (`via` says so).
-An alert that links two open incidents merges the other into the one it joined while nobody
-has been paged for it (`merge_bridged`), so the grouping of a cascade does not depend on the
-order its alerts arrive in.
+An alert that links two open incidents merges them (`merge_bridged`): the other into the one
+it joined while nobody has been paged for the other, else the one it joined into the other
+while nobody has been paged for that one; two paged incidents stay apart. So the grouping of
+a cascade does not depend on the order its alerts arrive in, and a new incident with an open
+incident just past the reach holds its page for `BLAST_PAGE_HOLD_MS`, for the alert between
+them that Alertmanager may flush a moment later.
 """
 
 from __future__ import annotations
@@ -77,23 +80,32 @@ class Links:
 
     `names[i]` is reached by the path `paths[i]` (`a → b`, caller to callee) of `hops[i]`
     edges; `down`: the components it depends on (itself included), any of which as a root
-    cause would explain an alert on it.
+    cause would explain an alert on it; `beyond`: the components past the reach but within
+    twice it, either way (an open incident there holds a new incident's page, `hold_ms`).
     """
 
     names: list[str] = field(default_factory=list)
     hops: list[int] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     down: list[str] = field(default_factory=list)
+    beyond: list[str] = field(default_factory=list)
 
 
-def component_links(rows: list[dict[str, Any]], components: list[str]) -> dict[str, Links]:
+def component_links(
+    rows: list[dict[str, Any]], components: list[str], reach: int = 6
+) -> dict[str, Links]:
     """The `Links` of each of `components` from the `links` rows of `triage_context.cypher`
-    (`{origin, name, path, hops, way}`; rows of other origins are left out). Pure."""
+    (`{origin, name, path, hops, way}`; rows of other origins are left out): rows of at most
+    `reach` hops are links, longer ones go to `beyond`. Pure."""
     found = {name: Links() for name in components}
     for row in sorted(rows, key=lambda r: (r["hops"], r["name"])):
         if row["origin"] not in found:
             continue
         links = found[row["origin"]]
+        if int(row["hops"]) > reach:
+            if row["name"] not in links.names and row["name"] not in links.beyond:
+                links.beyond.append(row["name"])
+            continue
         if row["way"] == "down" and row["name"] not in links.down:
             links.down.append(row["name"])
         if row["name"] not in links.names:
@@ -216,12 +228,14 @@ class Triage:
         linked: dict[str, Links],
         window_ms: int,
         batch: bool = True,
+        hold_ms: int = 0,
     ) -> None:
         self.batch = batch
         self.graph = graph
         self.components = components
         self.linked = linked
         self.window_ms = window_ms
+        self.hold_ms = hold_ms
         self.report = TriageReport()
         self.bridged: set[tuple[str | None, str]] = set()
         #: component (or `group:<groupKey>`) -> the open incident its latest alert went to
@@ -382,6 +396,8 @@ class Triage:
                 "near_hops": links.hops,
                 "near_paths": links.paths,
                 "down": links.down,
+                "beyond": links.beyond,
+                "hold_ms": self.hold_ms,
                 "window_ms": self.window_ms,
                 "new_incident_id": f"inc-{uuid.uuid4().hex[:12]}",
                 "new_task_id": f"task-{uuid.uuid4().hex}",
@@ -394,8 +410,11 @@ class Triage:
         if (component and row["prev"] is None and not row["opened"]
                 and alert.status == "firing" and bridge not in self.bridged):  # fmt: skip
             self.bridged.add(bridge)  # once per component and incident per delivery (storms)
-            report.merged += merge_bridged(self.graph, alert, row["incident_id"], component,
-                                           links, self.window_ms)  # fmt: skip
+            for merged, into in merge_bridged(self.graph, alert, row["incident_id"], component,
+                                              links, self.window_ms):  # fmt: skip
+                report.merged.append(merged)
+                if merged == row["incident_id"]:  # it went into the paged one: follow it
+                    row["incident_id"] = into
         anchor = component if component is not None else f"group:{alert.group_key}"
         if row["status"] == "firing" and row["prev"] is None:
             self.anchor[anchor] = row["incident_id"]
@@ -414,12 +433,15 @@ def triage(
     window_ms: int,
     hops: int = 2,
     batch: bool = True,
+    hold_ms: int = 0,
 ) -> TriageReport:
     """Write every alert of one delivery to the graph and attach it to an incident.
 
     `window_ms`: how far apart (by alert start time) an alert and an incident's opening may be to
     join; `hops`: correlation reach along dependency edges (0-6); `batch`: False writes alert by
-    alert (`triage_alert` only: the reference the batched writes are tested against).
+    alert (`triage_alert` only: the reference the batched writes are tested against);
+    `hold_ms`: how long a new incident's page waits when an open incident lies past the reach
+    but within twice it (`BLAST_PAGE_HOLD_MS`: an alert between them may still merge them).
     Queries: one to resolve components, find their links and the stored alerts
     (`triage_context.cypher`), then `Triage`'s (one write per batch of a few hundred alerts
     in a storm, per alert otherwise).
@@ -427,16 +449,17 @@ def triage(
     written, and the sender's retry is harmless.
     """
     keys = sorted({a.key for a in alerts})
-    read = graph.one(
-        "triage_context", {"candidates": candidate_names(alerts), "keys": keys, "hops": hops}
+    read = graph.one(  # links up to twice the reach: the farther ones are `Links.beyond`
+        "triage_context",
+        {"candidates": candidate_names(alerts), "keys": keys, "hops": min(6, 2 * hops)},
     )
     assert read is not None  # every part collects: always one row
     components = resolve_components(alerts, read["matched"])
     named = [c for c in dict.fromkeys(components[a.key] for a in alerts) if c is not None]
-    linked = component_links(read["links"], named)
+    linked = component_links(read["links"], named, hops)
     known = set(read["known"])
     ordered = dependency_order(alerts, components, linked)
-    return Triage(graph, components, linked, window_ms, batch).run(ordered, known)
+    return Triage(graph, components, linked, window_ms, batch, hold_ms).run(ordered, known)
 
 
 def merge_bridged(
@@ -446,17 +469,17 @@ def merge_bridged(
     component: str,
     links: Links,
     window_ms: int,
-) -> list[str]:
-    """Merge into `incident_id` every other open incident the alert's component links to
-    (`cypher/merge_incident.cypher`), as long as nobody has been paged for it: a chain
-    proxy → frontend → checkout → payment whose ends alerted first is one failure, whatever
-    order the alerts came in. Returns the ids merged (at most a few: each needs a component
-    within the reach)."""
-    merged: list[str] = []
+) -> list[tuple[str, str]]:
+    """Merge the open incidents the alert's component links to with `incident_id`, the one it
+    joined (`cypher/merge_incident.cypher`): each unpaged one into it, or it, while unpaged,
+    into a paged one (which ends the loop). A chain proxy → frontend → checkout → payment
+    whose ends alerted first is one failure, whatever order the alerts came in. Returns
+    (merged, into) pairs (at most a few: each needs a component within the reach)."""
+    merged: list[tuple[str, str]] = []
     params = {
         "incident_id": incident_id, "component": component, "near": links.names,
         "near_paths": links.paths, "starts_at_ms": alert.starts_at_ms, "window_ms": window_ms,
     }  # fmt: skip
     while (row := graph.one("merge_incident", params)) is not None:
-        merged.append(str(row["merged"]))
+        merged.append((str(row["merged"]), str(row["into"])))
     return merged

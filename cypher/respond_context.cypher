@@ -6,7 +6,8 @@
 // `actions` (`incident_actions`), `steps` (the investigations' steps), `previous` (the latest
 // earlier incident with an alert of the same fingerprint, and its ticket; or empty) and
 // `preferences` (the approved, current preferences of every person in `owners` and `fallback`,
-// any failure kind). Lists come unordered: the caller sorts.
+// any failure kind); `hold_ms`, how much longer the page is held (triage_alert), <= 0 when
+// not. Lists come unordered: the caller sorts.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 // Every lookup starts from an index (a name, a fingerprint, a person), never from a scan of a
 // label that grows with history or the world (`tests/test_query_plans.py`); a lookup value that
@@ -112,6 +113,7 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.received_at AS received_at,
        i.root_cause AS root_cause, i.conclusive AS conclusive,
        i.notified_root_cause AS notified_root_cause, i.merged_into AS merged_into,
+       coalesce(i.hold_until, 0) - timestamp() AS hold_ms,
        f.summary AS summary, f.confidence AS confidence, f.candidates AS candidates,
        f.paths_json AS paths_json, f.ruled_out_json AS ruled_out_json, f.planner AS planner,
        f.model AS model, f.second_opinion_json AS second_opinion_json,

@@ -44,11 +44,19 @@ WITH a, prev, resolving, cur, cand,
      CASE WHEN cand IS NOT NULL AND cand.root_cause IN $down THEN 0 ELSE 1 END AS unexplained,
      CASE WHEN size(hits) = 0 THEN 0 ELSE $near_hops[hits[0]] END AS distance
 WITH a, prev, resolving, cur, cand, via ORDER BY unexplained, distance, cand.opened_at LIMIT 1
+// A new incident with an open one past the reach but within twice it ($beyond) holds its
+// page until `hold_until` (ms): an alert between the two may still come and merge them.
+OPTIONAL MATCH (far:Incident {status: 'open'})
+  WHERE cur IS NULL AND cand IS NULL AND $hold_ms > 0 AND size($beyond) > 0
+    AND far.opened_at >= $starts_at_ms - $window_ms AND far.opened_at <= $starts_at_ms + $window_ms
+    AND any(x IN far.components WHERE x IN $beyond)
+WITH a, prev, resolving, cur, cand, via, count(far) > 0 AS held
 FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NULL THEN [1] ELSE [] END |
   CREATE (i:Incident {id: $new_incident_id, status: 'open', severity: $severity,
     severity_rank: $severity_rank, title: $title, opened_at: $starts_at_ms, received_at: timestamp(),
     group_keys: [$group_key], firing: CASE WHEN $status = 'firing' THEN 1 ELSE 0 END,
-    components: CASE WHEN $component IS NULL THEN [] ELSE [$component] END})-[:HAS_ALERT]->(a)
+    components: CASE WHEN $component IS NULL THEN [] ELSE [$component] END,
+    hold_until: CASE WHEN held THEN timestamp() + $hold_ms ELSE 0 END})-[:HAS_ALERT]->(a)
   CREATE (:Task {id: $new_task_id, kind: 'investigate', status: 'open', owner: '', attempt_id: '',
     epoch: 0, attempts: 0, lease_until: 0, created_at: timestamp(), incident_id: $new_incident_id})-[:FOR]->(i))
 FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL AND $component IS NOT NULL

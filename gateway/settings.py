@@ -61,6 +61,7 @@ class Settings(BaseSettings):
     default_severity: str = Field("unknown", alias="BLAST_DEFAULT_SEVERITY")
     incident_window_s: int = Field(900, alias="BLAST_INCIDENT_WINDOW_S", gt=0)
     correlation_hops: int = Field(2, alias="BLAST_CORRELATION_HOPS", ge=0, le=6)
+    page_hold_ms: int = Field(5_000, alias="BLAST_PAGE_HOLD_MS", ge=0, le=600_000)
     walk_hops: int = Field(6, alias="BLAST_WALK_HOPS", ge=1, le=6)
     workers: int = Field(2, alias="BLAST_WORKERS", ge=0, le=64)
     lease_ms: int = Field(30_000, alias="BLAST_LEASE_MS", gt=0)

@@ -8,6 +8,7 @@ Slack API (tests/slack_api.py) behind the real slack-sdk client.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -326,10 +327,11 @@ def test_an_alert_linking_two_unpaged_incidents_merges_them(
         gateway.runtime.close()
 
 
-def test_a_paged_incident_is_never_merged(
+def test_two_paged_incidents_are_never_merged(
     falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
 ) -> None:
-    gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1)
+    """With no page hold both are paged at once; a later alert linking them changes neither."""
+    gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1, page_hold_ms=0)
     try:
         (db,) = post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0),
                                        group="a"))["incidents"]  # fmt: skip
@@ -341,6 +343,95 @@ def test_a_paged_incident_is_never_merged(
         assert report["incidents"] == [db]
         assert incident(gateway, shop)["status"] == "open"
         assert {a["component"] for a in incident(gateway, shop)["alerts"]} == {"shop"}
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+
+
+def test_a_far_symptoms_page_waits_for_the_alert_that_links_it(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> None:
+    """Reach 1: shop (2 hops from orders-db) opens its own incident while orders-db's is open,
+    so its page is held; orders-api, flushed by Alertmanager a moment later, links the two and
+    shop's incident merges into the paged one: one fault, one page."""
+    gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1,
+                    page_hold_ms=60_000)  # fmt: skip
+    try:
+        (db,) = post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0),
+                                       group="a"))["incidents"]  # fmt: skip
+        gateway.drain()
+        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 1),
+                                         group="b"))["incidents"]  # fmt: skip
+        gateway.drain()  # shop investigated, its page held
+        assert shop != db and sent(gateway, shop, "notification") == []
+        tasks = {t["kind"]: t for t in incident(gateway, shop)["tasks"]}
+        assert tasks["respond"]["status"] == "paused"
+        post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
+        gateway.drain()
+        assert (incident(gateway, shop)["status"], incident(gateway, shop)["merged_into"]) == (
+            "merged",
+            db,
+        )
+        pages = [e["incident_id"] for e in gateway.outbox if e["kind"] == "notification"]
+        assert pages == [db]
+        assert {a["component"] for a in incident(gateway, db)["alerts"]} == {
+            "orders-db",
+            "shop",
+            "orders-api",
+        }
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+
+
+def test_a_held_incident_merges_into_the_paged_one_the_link_joins(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> None:
+    """The other order: shop alerted first and was paged; orders-db's incident is held; the
+    linking alert joins orders-db's (its root cause explains it), which then merges into the
+    paged one, whose on-call hears of the new cause in the thread rather than from a 2nd page."""
+    gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1,
+                    page_hold_ms=60_000)  # fmt: skip
+    try:
+        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 0),
+                                         group="b"))["incidents"]  # fmt: skip
+        gateway.drain()
+        assert len(sent(gateway, shop, "notification")) == 1
+        (db,) = post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 1),
+                                       group="a"))["incidents"]  # fmt: skip
+        gateway.drain()
+        assert sent(gateway, db, "notification") == []
+        report = post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
+        assert report["incidents"] == [shop]
+        gateway.drain()
+        assert incident(gateway, db)["status"] == "merged"
+        survivor = incident(gateway, shop)
+        assert survivor["root_cause"] == "orders-db"
+        pages = [e["incident_id"] for e in gateway.outbox if e["kind"] == "notification"]
+        assert pages == [shop]
+        texts = [f["text"] for f in sent(gateway, shop, "followup")]
+        assert any("root cause is now *orders-db*" in t for t in texts), texts
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+
+
+def test_a_held_page_goes_out_when_no_linking_alert_comes(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> None:
+    gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1,
+                    page_hold_ms=300)  # fmt: skip
+    try:
+        post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0), group="a"))
+        gateway.drain()
+        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 1),
+                                         group="b"))["incidents"]  # fmt: skip
+        gateway.drain()
+        assert sent(gateway, shop, "notification") == []
+        time.sleep(0.4)  # the hold is over
+        gateway.drain()
+        (page,) = sent(gateway, shop, "notification")
+        assert page["root_cause"] == "shop"
     finally:
         gateway.http.close()
         gateway.runtime.close()
