@@ -113,7 +113,8 @@ class EmbeddedFalkorDB:
     It listens on 127.0.0.1 only, keeps its files in `data_dir/falkordb`, and persists with AOF
     `everysec` plus the RDB preamble and RDB snapshots (a power loss can cost about 1 s of writes).
     `timeout_default_ms`/`timeout_max_ms` become FalkorDB's `TIMEOUT_DEFAULT`/`TIMEOUT_MAX`, so
-    a runaway write is aborted and rolled back instead of blocking the graph.
+    a runaway write is aborted and rolled back instead of blocking the graph; `threads`, when
+    given, its `THREAD_COUNT` (query threads; FalkorDB's default is one per core).
     """
 
     def __init__(
@@ -122,11 +123,13 @@ class EmbeddedFalkorDB:
         port: int | None = None,
         timeout_default_ms: int = 1_000,
         timeout_max_ms: int = 5_000,
+        threads: int | None = None,
     ) -> None:
         self.dir = Path(data_dir) / "falkordb"
         self.port = port or free_port()
         self.timeout_default_ms = timeout_default_ms
         self.timeout_max_ms = timeout_max_ms
+        self.threads = threads
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -151,7 +154,7 @@ class EmbeddedFalkorDB:
             "TIMEOUT_DEFAULT", str(self.timeout_default_ms),
             "TIMEOUT_MAX", str(self.timeout_max_ms),
             "DELTA_MAX_PENDING_CHANGES", str(DELTA_MAX_PENDING_CHANGES),
-        ]  # fmt: skip
+        ] + (["THREAD_COUNT", str(self.threads)] if self.threads else [])  # fmt: skip
 
     def config_text(self, logfile: str | None = None) -> str:
         """`command()` as a redis.conf file (same settings, one directive per line), for servers

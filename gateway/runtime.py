@@ -213,7 +213,7 @@ class Runtime:
         else:
             self.embedded = EmbeddedFalkorDB(
                 s.data_dir, timeout_default_ms=s.query_timeout_ms,
-                timeout_max_ms=s.query_timeout_max_ms,
+                timeout_max_ms=s.query_timeout_max_ms, threads=s.falkordb_threads,
             )  # fmt: skip
             url = self.embedded.start()
             assert self.embedded.process is not None
@@ -250,7 +250,7 @@ class Runtime:
             s = self.settings
             self.embedded = EmbeddedFalkorDB(
                 s.data_dir, port=self.borrowed_port, timeout_default_ms=s.query_timeout_ms,
-                timeout_max_ms=s.query_timeout_max_ms,
+                timeout_max_ms=s.query_timeout_max_ms, threads=s.falkordb_threads,
             )  # fmt: skip
             self.borrowed_port = None
         db = self.embedded

@@ -67,6 +67,10 @@ class Settings(BaseSettings):
     lease_ms: int = Field(30_000, alias="BLAST_LEASE_MS", gt=0)
     max_attempts: int = Field(5, alias="BLAST_MAX_ATTEMPTS", gt=0)
     query_timeout_ms: int = Field(1_000, alias="BLAST_QUERY_TIMEOUT_MS", gt=0)
+    falkordb_threads: int = Field(
+        default_factory=lambda: max(1, (os.cpu_count() or 2) - 1),
+        alias="BLAST_FALKORDB_THREADS", ge=1, le=64,
+    )  # fmt: skip
     prometheus_url: str | None = Field(None, alias="PROMETHEUS_URL")
     query_timeout_max_ms: int = Field(5_000, alias="BLAST_QUERY_TIMEOUT_MAX_MS", gt=0)
     #: Replicas that must hold a webhook's writes before it answers 200 (Redis WAIT); None =
