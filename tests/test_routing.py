@@ -129,6 +129,20 @@ def sent(gw: Gateway, incident_id: str, kind: str) -> list[dict[str, Any]]:
     return [e for e in gw.outbox if e["incident_id"] == incident_id and e["kind"] == kind]
 
 
+def db_alert(gw: Gateway, minute: int) -> str:
+    """Post DBConnectionsSaturated on orders-db (group a); the incident it went to."""
+    (incident_id,) = post(gw, delivery(("DBConnectionsSaturated", "orders-db", "critical", minute),
+                                       group="a"))["incidents"]  # fmt: skip
+    return str(incident_id)
+
+
+def shop_alert(gw: Gateway, minute: int) -> str:
+    """Post HighErrorRate on shop (group b, two hops from orders-db); its incident."""
+    (incident_id,) = post(gw, delivery(("HighErrorRate", "shop", "warning", minute),
+                                       group="b"))["incidents"]  # fmt: skip
+    return str(incident_id)
+
+
 # --- 1. the default route ------------------------------------------------------------------------
 
 
@@ -307,10 +321,8 @@ def test_an_alert_linking_two_unpaged_incidents_merges_them(
     links both, so the younger merges into the one it joined, whatever the arrival order."""
     gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1)
     try:
-        (db,) = post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0),
-                                       group="a"))["incidents"]  # fmt: skip
-        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 1),
-                                         group="b"))["incidents"]  # fmt: skip
+        db = db_alert(gateway, 0)
+        shop = shop_alert(gateway, 1)
         assert db != shop
         report = post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
         assert report["incidents"] == [db]
@@ -333,10 +345,8 @@ def test_two_paged_incidents_are_never_merged(
     """With no page hold both are paged at once; a later alert linking them changes neither."""
     gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1, page_hold_ms=0)
     try:
-        (db,) = post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0),
-                                       group="a"))["incidents"]  # fmt: skip
-        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 1),
-                                         group="b"))["incidents"]  # fmt: skip
+        db = db_alert(gateway, 0)
+        shop = shop_alert(gateway, 1)
         gateway.drain()  # both paged
         report = post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
         gateway.drain()
@@ -357,28 +367,21 @@ def test_a_far_symptoms_page_waits_for_the_alert_that_links_it(
     gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1,
                     page_hold_ms=60_000)  # fmt: skip
     try:
-        (db,) = post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0),
-                                       group="a"))["incidents"]  # fmt: skip
+        db = db_alert(gateway, 0)
         gateway.drain()
-        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 1),
-                                         group="b"))["incidents"]  # fmt: skip
+        shop = shop_alert(gateway, 1)
         gateway.drain()  # shop investigated, its page held
         assert shop != db and sent(gateway, shop, "notification") == []
         tasks = {t["kind"]: t for t in incident(gateway, shop)["tasks"]}
         assert tasks["respond"]["status"] == "paused"
         post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
         gateway.drain()
-        assert (incident(gateway, shop)["status"], incident(gateway, shop)["merged_into"]) == (
-            "merged",
-            db,
-        )
+        merged = incident(gateway, shop)
+        assert (merged["status"], merged["merged_into"]) == ("merged", db)
         pages = [e["incident_id"] for e in gateway.outbox if e["kind"] == "notification"]
         assert pages == [db]
-        assert {a["component"] for a in incident(gateway, db)["alerts"]} == {
-            "orders-db",
-            "shop",
-            "orders-api",
-        }
+        alerting = {a["component"] for a in incident(gateway, db)["alerts"]}
+        assert alerting == {"orders-db", "shop", "orders-api"}
     finally:
         gateway.http.close()
         gateway.runtime.close()
@@ -393,12 +396,10 @@ def test_a_held_incident_merges_into_the_paged_one_the_link_joins(
     gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1,
                     page_hold_ms=60_000)  # fmt: skip
     try:
-        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 0),
-                                         group="b"))["incidents"]  # fmt: skip
+        shop = shop_alert(gateway, 0)
         gateway.drain()
         assert len(sent(gateway, shop, "notification")) == 1
-        (db,) = post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 1),
-                                       group="a"))["incidents"]  # fmt: skip
+        db = db_alert(gateway, 1)
         gateway.drain()
         assert sent(gateway, db, "notification") == []
         report = post(gateway, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
@@ -422,10 +423,9 @@ def test_a_held_page_goes_out_when_no_linking_alert_comes(
     gateway = start(falkordb, store, tmp_path, tenant, WORLD, correlation_hops=1,
                     page_hold_ms=300)  # fmt: skip
     try:
-        post(gateway, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0), group="a"))
+        db_alert(gateway, 0)
         gateway.drain()
-        (shop,) = post(gateway, delivery(("HighErrorRate", "shop", "warning", 1),
-                                         group="b"))["incidents"]  # fmt: skip
+        shop = shop_alert(gateway, 1)
         gateway.drain()
         assert sent(gateway, shop, "notification") == []
         time.sleep(0.4)  # the hold is over
