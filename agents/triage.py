@@ -92,7 +92,7 @@ class Links:
 
 
 def component_links(
-    rows: list[dict[str, Any]], components: list[str], reach: int = 6
+    rows: list[dict[str, Any]], components: list[str], reach: int
 ) -> dict[str, Links]:
     """The `Links` of each of `components` from the `links` rows of `triage_context.cypher`
     (`{origin, name, path, hops, way}`; rows of other origins are left out): rows of at most

@@ -1,7 +1,7 @@
 // A fragment, not a query: `cypher.load` puts it where a query says `// @include _records_call`,
-// first in the query. It records the outcomes of this attempt's earlier outside calls ($records,
-// maps {intent_id, status, external_ref, detail}, as record_actions.cypher), whether or not the
-// lease still holds: the calls happened, and the graph must say so. One lookup per record on the
+// first in the query (record_actions, reserve_action, complete_task). It records the outcomes of
+// this attempt's earlier outside calls ($records, maps {intent_id, status, external_ref,
+// detail}), whether or not the lease still holds: the calls happened, and the graph must say so. One lookup per record on the
 // unique intent_id index: `intent_id IN [r IN $records | …]` scanned every Action (issue #16).
 CALL {
   UNWIND $records AS r
