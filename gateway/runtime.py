@@ -402,9 +402,14 @@ class Runtime:
         if self.store is not None:
             self.store.close()
         if self.embedded is not None:
+            ours = self.embedded.process.pid if self.embedded.process is not None else None
             self.embedded.stop()
-            with contextlib.suppress(FileNotFoundError):
-                _server_file(self.settings).unlink()
+            # only if it still names our server: once ours has stopped, a process that borrowed
+            # it (serve) may already have started the next one and recorded it here
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+                path = _server_file(self.settings)
+                if int(json.loads(path.read_text())["pid"]) == ours:
+                    path.unlink()
 
 
 def prometheus_client(settings: Settings) -> Prometheus | None:

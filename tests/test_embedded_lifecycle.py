@@ -78,6 +78,14 @@ def server_pid(data: Path) -> int:
     return int(json.loads((data / "falkordb" / "server.json").read_text())["pid"])
 
 
+def recorded_pid_of(data: Path) -> int | None:
+    """The pid `server.json` names, or None while there is no record."""
+    try:
+        return server_pid(data)
+    except FileNotFoundError:
+        return None
+
+
 def test_kill_9_of_serve_leaves_nothing_behind(cli, tmp_path: Path):
     port = free_port()
     serve = cli("serve", "--quiet", BLAST_PORT=str(port), BLAST_WORKERS="2")
@@ -104,6 +112,8 @@ def test_serve_takes_over_the_server_a_worker_started(cli, tmp_path: Path):
     assert worker.wait(30) == 0
     wait_for("the worker's server stopped", lambda: not alive(first), 20)
     wait_for("serve ready again on a server of its own", lambda: ready(port), 30)
+    # serve records the server once it answers: the record can trail readiness by a moment
+    wait_for("serve's server recorded", lambda: recorded_pid_of(tmp_path) is not None, 10)
     assert server_pid(tmp_path) != first
     time.sleep(0.5)
     assert ready(port)
