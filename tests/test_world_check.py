@@ -185,6 +185,10 @@ def test_a_gap_within_14_days_is_reported(store, tenant: str, tmp_path: Path) ->
     now = datetime.now(UTC).replace(microsecond=0)
     world = copy.deepcopy(WORLD)
     world["teams"][1]["oncall"] = {"rotation": ["Ann Example"], "start": now.isoformat()}
+    # payments' weekly shifts from 5 days ago, not from a fixed Monday: the last one the
+    # expansion makes then ends 93 days from now whatever the weekday and hour of the run
+    # (from the fixed Monday it ended 90 to 97 days out, inside the 14 days only part of the week)
+    world["teams"][0]["oncall"]["start"] = (now - timedelta(days=5)).isoformat()
     graph = store.graph(f"org_{tenant}")
     graph.ensure_schema()
     import_world(graph, load_world(write(tmp_path, yaml.safe_dump(world))), now=now)
