@@ -19,7 +19,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -349,6 +349,18 @@ def guard_keys(params: dict[str, Any]) -> None:
                 check_key(row.get(field), f"{name}[].{field} {str(row.get(field))[:60]!r}")
 
 
+def created_once(create: Callable[[str, str], object], label: str, prop: str) -> None:
+    """Create an index or a unique constraint that was missing a moment ago. Another process
+    creating the same one in between (serve and its workers, or several gateways, starting
+    together on a new graph) is not an error: FalkorDB then answers "Attribute 'p' is already
+    indexed" or "Constraint already exists". Any other error is raised."""
+    try:
+        create(label, prop)
+    except redis.ResponseError as exc:
+        if "already" not in str(exc):
+            raise
+
+
 class TenantGraph:
     """One organisation's graph. Runs named queries from `cypher/` with parameters only.
 
@@ -420,11 +432,11 @@ class TenantGraph:
             existing = {(row[0], prop) for row in self._indices() for prop in row[1]}
             for label, prop in INDEXES:
                 if (label, prop) not in existing:
-                    self._graph.create_node_range_index(label, prop)
+                    created_once(self._graph.create_node_range_index, label, prop)
             constraints = {(c["label"], tuple(c["properties"])) for c in self._constraints()}
             for label, prop in UNIQUE:
                 if (label, (prop,)) not in constraints:
-                    self._graph.create_node_unique_constraint(label, prop)
+                    created_once(self._graph.create_node_unique_constraint, label, prop)
             # every name the queries use, registered serially before concurrent writes add
             # them (see cypher/schema_names.cypher: AOF replay renamed properties otherwise)
             self.rows("schema_names")

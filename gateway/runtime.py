@@ -9,14 +9,16 @@ is used: reused when one already runs for that folder (its pid and port are in
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import ipaddress
 import json
 import logging
 import os
 import socket
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,9 +73,8 @@ def writable_folder(path: Path) -> Path:
     """
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".write-test-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
+            pass  # a unique name: two processes or threads checking at once do not collide
     except OSError as exc:
         raise ConfigError(
             f"data folder {path} (BLAST_DATA_DIR) cannot be written: {exc.strerror or exc}"
@@ -83,6 +84,24 @@ def writable_folder(path: Path) -> Path:
 
 def _server_file(settings: Settings) -> Path:
     return settings.data_dir / "falkordb" / "server.json"
+
+
+@contextlib.contextmanager
+def server_lock(settings: Settings) -> Iterator[None]:
+    """Hold `<data>/falkordb/server.lock` (an exclusive `flock`) while deciding whether to start
+    the embedded server and recording it in `server.json`. Why: without it, two processes
+    starting at once on the same data folder (serve and a worker, say) each found no server
+    and each started one on the same append-only files. Blocks while another process holds it
+    (at most one server start, about a second, or up to 60 s while a large graph loads); the
+    kernel releases it when its holder dies, so a crash cannot leave it held."""
+    path = settings.data_dir / "falkordb" / "server.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def recorded_pid(settings: Settings) -> int | None:
@@ -206,20 +225,8 @@ class Runtime:
         writable_folder(s.data_dir)
         if s.falkordb_url is not None:
             url = s.falkordb_url.get_secret_value()
-        elif (running := running_embedded_url(s)) is not None:
-            url = running
-            self.borrowed_port = int(running.rsplit(":", 1)[1])
-            log.info("using the embedded FalkorDB already running for %s", s.data_dir)
         else:
-            self.embedded = EmbeddedFalkorDB(
-                s.data_dir, timeout_default_ms=s.query_timeout_ms,
-                timeout_max_ms=s.query_timeout_max_ms, threads=s.falkordb_threads,
-            )  # fmt: skip
-            url = self.embedded.start()
-            assert self.embedded.process is not None
-            _server_file(s).write_text(
-                json.dumps({"pid": self.embedded.process.pid, "port": self.embedded.port})
-            )
+            url = self._embedded_url()
         self.url = url
         self.store = GraphStore(url, timeout_ms=s.query_timeout_max_ms)
         deadline = time.monotonic() + 60
@@ -234,6 +241,26 @@ class Runtime:
                 time.sleep(0.2)
         return self.store
 
+    def _embedded_url(self) -> str:
+        """The URL of the embedded server for this data folder: the one already running
+        (borrowed), else one started here and recorded in `server.json` (under `server_lock`)."""
+        s = self.settings
+        with server_lock(s):
+            if (running := running_embedded_url(s)) is not None:
+                self.borrowed_port = int(running.rsplit(":", 1)[1])
+                log.info("using the embedded FalkorDB already running for %s", s.data_dir)
+                return running
+            self.embedded = EmbeddedFalkorDB(
+                s.data_dir, timeout_default_ms=s.query_timeout_ms,
+                timeout_max_ms=s.query_timeout_max_ms, threads=s.falkordb_threads,
+            )  # fmt: skip
+            url = self.embedded.start()
+            assert self.embedded.process is not None
+            _server_file(s).write_text(
+                json.dumps({"pid": self.embedded.process.pid, "port": self.embedded.port})
+            )
+            return url
+
     def revive_database(self) -> bool:
         """Start the embedded FalkorDB again if it has died (a crash or a kill -9): same port
         and data folder, so every client reconnects by itself; its pid is recorded in
@@ -243,25 +270,33 @@ class Runtime:
 
         Raises `GraphUnavailable` if it does not come back (see its log file).
         """
-        if self.embedded is None and self.borrowed_port is not None:
-            if recorded_pid(self.settings) is not None:
-                return False  # its owner still runs it
-            log.warning("the embedded FalkorDB another process ran for this folder is gone")
-            s = self.settings
-            self.embedded = EmbeddedFalkorDB(
-                s.data_dir, port=self.borrowed_port, timeout_default_ms=s.query_timeout_ms,
-                timeout_max_ms=s.query_timeout_max_ms, threads=s.falkordb_threads,
-            )  # fmt: skip
-            self.borrowed_port = None
         db = self.embedded
-        if db is None or (db.process is not None and db.process.poll() is None):
-            return False
-        code = "never started here" if db.process is None else f"code {db.process.returncode}"
-        log.error("embedded FalkorDB exited (%s); starting it on port %d", code, db.port)
-        db.start()
-        assert db.process is not None
-        _server_file(self.settings).write_text(json.dumps({"pid": db.process.pid, "port": db.port}))
-        return True
+        if db is not None and db.process is not None and db.process.poll() is None:
+            return False  # ours, and running (serve asks every 0.2 s: no lock for that)
+        if db is None and (self.borrowed_port is None or recorded_pid(self.settings) is not None):
+            return False  # FALKORDB_URL, or its owner still runs it
+        with server_lock(self.settings):
+            if self.embedded is None and self.borrowed_port is not None:
+                if recorded_pid(self.settings) is not None:
+                    return False  # its owner still runs it (or another process took it over)
+                log.warning("the embedded FalkorDB another process ran for this folder is gone")
+                s = self.settings
+                self.embedded = EmbeddedFalkorDB(
+                    s.data_dir, port=self.borrowed_port, timeout_default_ms=s.query_timeout_ms,
+                    timeout_max_ms=s.query_timeout_max_ms, threads=s.falkordb_threads,
+                )  # fmt: skip
+                self.borrowed_port = None
+            db = self.embedded
+            if db is None or (db.process is not None and db.process.poll() is None):
+                return False
+            code = "never started here" if db.process is None else f"code {db.process.returncode}"
+            log.error("embedded FalkorDB exited (%s); starting it on port %d", code, db.port)
+            db.start()
+            assert db.process is not None
+            _server_file(self.settings).write_text(
+                json.dumps({"pid": db.process.pid, "port": db.port})
+            )
+            return True
 
     def serve_http(self, host: str | None = None, port: int | None = None) -> int:
         """Start the gateway in a thread; return the bound port once it accepts connections.

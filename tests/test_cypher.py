@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
 
 import cypher
+from adapters.falkordb import GraphStore, graph_name
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE_DIRS = ("gateway", "agents", "adapters", "bench")
@@ -89,3 +91,30 @@ def test_schema_names_leaves_nothing_behind(graph):
 def test_unknown_name_is_a_clear_error():
     with pytest.raises(cypher.UnknownQuery):
         cypher.load("no_such_query")
+
+
+def test_schema_set_up_by_several_clients_at_once(falkordb, tenant):
+    """Gateways and workers starting together on a new graph each find the indexes missing and
+    create them: the ones that lose the race must not fail (`created_once`)."""
+    clients = [GraphStore(falkordb.url) for _ in range(4)]
+    start = threading.Barrier(len(clients))
+    failures: list[BaseException] = []
+
+    def set_up(client: GraphStore) -> None:
+        start.wait()
+        try:
+            client.graph(graph_name(tenant)).ensure_schema()
+        except BaseException as exc:  # reported by the assertion below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=set_up, args=(c,)) for c in clients]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert failures == []
+        assert clients[0].graph(graph_name(tenant)).schema_problems() == []
+    finally:
+        for client in clients:
+            client.close()

@@ -5,9 +5,11 @@ another command started takes it over when that command exits."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +18,8 @@ import httpx
 import pytest
 
 from adapters.falkordb import free_port
+from gateway.runtime import Runtime
+from gateway.settings import Settings
 from tests.conftest import clean_env
 from tests.test_crash import wait_for
 
@@ -117,3 +121,34 @@ def test_serve_takes_over_the_server_a_worker_started(cli, tmp_path: Path):
     assert server_pid(tmp_path) != first
     time.sleep(0.5)
     assert ready(port)
+
+
+def test_two_processes_starting_at_once_share_one_server(tmp_path: Path):
+    """Two runtimes opening an empty data folder at the same moment (serve and a worker started
+    together, say): one starts the embedded server and the other uses it (`server.lock`), never
+    a second server on the same append-only files. Threads stand for the processes: `flock`
+    excludes two opens of the lock file in one process as it does across processes."""
+    settings = Settings.model_validate({"data_dir": tmp_path, "port": 0, "workers": 0})
+    runtimes = [Runtime(settings), Runtime(settings)]
+    start = threading.Barrier(2)
+
+    def open_at_once(runtime: Runtime) -> None:
+        start.wait()
+        runtime.open()
+
+    threads = [threading.Thread(target=open_at_once, args=(rt,)) for rt in runtimes]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(90)
+        started = [rt for rt in runtimes if rt.embedded is not None]
+        assert len(started) == 1
+        assert runtimes[0].url == runtimes[1].url
+        owner = started[0].embedded
+        assert owner is not None and owner.process is not None
+        assert server_pid(tmp_path) == owner.process.pid
+        assert children(os.getpid()) == [owner.process.pid]
+    finally:
+        for runtime in sorted(runtimes, key=lambda rt: rt.embedded is not None):
+            runtime.close()  # the borrower first, then the owner stops the server
