@@ -328,8 +328,9 @@ class Settings(BaseSettings):
             lowered = value.lower()
             if "://" in value:
                 continue  # a URL is not a token; its password is checked as "<name> password"
-            if any(word in lowered for word in PLACEHOLDER_WORDS):
-                problems.append(f"{name} looks like a placeholder (it contains a sample word)")
+            sample = next((word for word in PLACEHOLDER_WORDS if word in lowered), None)
+            if sample is not None:  # the word, so the reader knows what to change; never more
+                problems.append(f"{name} looks like a placeholder (it contains {sample!r})")
             elif len(value) < MIN_SECRET_CHARS or len(set(value)) < 8:
                 problems.append(
                     f"{name} is too weak: use at least {MIN_SECRET_CHARS} random characters "
@@ -346,16 +347,35 @@ class Settings(BaseSettings):
 
 def token_pairs(value: object, setting: str) -> object:
     """`tenant=token,tenant2=token2` as a mapping (anything else is returned as is, for pydantic
-    to check). Raises ValueError naming `setting` for a pair without a token or a bad tenant."""
+    to check). Raises ValueError naming `setting` for an entry without `tenant=` or a token, a bad
+    tenant name, a tenant named twice, or one token given to two tenants (the credential alone
+    chooses the tenant: README "HTTP API"). A message never holds a token, nor an entry's text
+    before a `=` unless it is a valid tenant name (it may be a token typed without its tenant).
+    """
     if not isinstance(value, str):
         return value
     tokens: dict[str, str] = {}
-    for pair in filter(None, (p.strip() for p in value.split(","))):
-        tenant, sep, token = pair.partition("=")
-        tenant, token = tenant.strip(), token.strip()
-        if not sep or not token:
-            raise ValueError(f"{setting} entry for {tenant!r} has no token")
+    owner: dict[str, str] = {}
+    for n, pair in enumerate(filter(None, (p.strip() for p in value.split(","))), start=1):
+        tenant, sep, token = (part.strip() for part in pair.partition("="))
+        if not sep:
+            raise ValueError(f"{setting} entry {n} has no 'tenant=': write tenant=token, …")
         if not TENANT_RE.match(tenant):
-            raise ValueError(f"{setting}: invalid tenant name {tenant!r}")
-        tokens[tenant] = token
+            raise ValueError(
+                f"{setting} entry {n}: the text before '=' is not a tenant name (lower-case "
+                "letters, digits, - and _, at most 63)"
+            )
+        if not token:
+            raise ValueError(f"{setting} entry for {tenant!r} has no token")
+        if tenant in tokens:
+            raise ValueError(
+                f"{setting} names tenant {tenant!r} twice: one token per tenant (to rotate one, "
+                "replace it and restart)"
+            )
+        if token in owner:
+            raise ValueError(
+                f"{setting} gives tenants {owner[token]!r} and {tenant!r} the same token: each "
+                "tenant needs its own, since the token alone chooses the tenant"
+            )
+        tokens[tenant], owner[token] = token, tenant
     return tokens

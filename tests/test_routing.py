@@ -312,6 +312,11 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     (restated,) = [e for e in gw.outbox if e["kind"] == "update" and ":page:" in e["intent_id"]]
     assert restated["person"] == "Dee Example" and restated["root_cause"] == "orders-db"
     assert len(incidents(gw)) == 1
+    # and so do the web pages (`web_paged`), not the first person paged
+    page = gw.http.get(f"/ui/incidents/{incident_id}").text
+    assert '<dd id="paged">Dee Example (orders-data' in page
+    overview = gw.http.get("/").text
+    assert "Dee Example" in overview and "Cy Example" not in overview
 
 
 def test_an_alert_linking_two_unpaged_incidents_merges_them(

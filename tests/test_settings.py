@@ -15,6 +15,9 @@ from gateway.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
+GOOD = "4b9d2c7e1f0a8b3c6d5e4f3a2b1c0d9e"
+GOOD_A, GOOD_B = "9f2e4d6c8b0a1357", "7a5c3e1b9d8f6420"
+
 
 def test_env_example_lists_every_setting_and_nothing_else():
     documented = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.M))
@@ -36,20 +39,36 @@ def test_tokens_parse_per_tenant_and_never_print(monkeypatch):
     assert "s3cret" not in repr(settings) and "s3cret" not in str(settings.model_dump())
 
 
-@pytest.mark.parametrize("value", ["acme", "acme=", "Bad Name=x", "../x=y"])
-def test_malformed_tokens_are_refused(monkeypatch, value):
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("acme", "entry 1 has no 'tenant='"),
+        ("acme=", "entry for 'acme' has no token"),
+        ("Bad Name=x", "entry 1: the text before '=' is not a tenant name"),
+        ("../x=y", "entry 1: the text before '=' is not a tenant name"),
+        # a token pasted without its tenant: named by position, never shown
+        (f"acme={GOOD_A},Zq9f8e7d6c5b4a3210", "entry 2 has no 'tenant='"),
+        (f"acme={GOOD_A},Zq9f8e7d6c5b4a32==", "entry 2: the text before '=' is not a tenant"),
+        # a rotation written as a second entry: the first token would be dropped silently
+        (f"acme={GOOD_A},acme={GOOD_B}", "names tenant 'acme' twice"),
+        # the token alone chooses the tenant
+        (f"acme={GOOD_A},beta={GOOD_A}", "gives tenants 'acme' and 'beta' the same token"),
+    ],
+)
+def test_malformed_tokens_are_refused_with_the_reason_and_no_secret(monkeypatch, value, reason):
     monkeypatch.setenv("BLAST_WEBHOOK_TOKENS", value)
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError) as raised:
         Settings()
+    message = str(raised.value)
+    assert reason in message
+    for secret in (GOOD_A, GOOD_B, "Zq9f8e7d6c5b4a32"):
+        assert secret not in message
 
 
 def test_graph_name_comes_only_from_valid_tenants():
     assert graph_name("acme") == "org_acme"
     with pytest.raises(ValueError):
         graph_name("acme}) MATCH (n")
-
-
-GOOD = "4b9d2c7e1f0a8b3c6d5e4f3a2b1c0d9e"
 
 
 @pytest.mark.parametrize(
@@ -74,7 +93,7 @@ def test_dev_mode_accepts_placeholders(monkeypatch):
 def test_a_placeholder_password_in_a_url_is_refused(monkeypatch):
     monkeypatch.setenv("FALKORDB_URL", "redis://:changeme@127.0.0.1:6380")
     assert Settings().placeholder_secrets() == [
-        "FALKORDB_URL password looks like a placeholder (it contains a sample word)"
+        "FALKORDB_URL password looks like a placeholder (it contains 'changeme')"
     ]
     monkeypatch.setenv("FALKORDB_URL", "redis://127.0.0.1:6380")
     assert Settings().placeholder_secrets() == []
@@ -103,5 +122,5 @@ def test_services_refuse_to_start_with_a_placeholder(tmp_path, command):
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "configuration error: BLAST_WEBHOOK_TOKENS[acme] looks like a placeholder (it contains "
-        "a sample word) (set BLAST_DEV=true to allow)"
+        "'test') (set BLAST_DEV=true to allow)"
     )

@@ -23,7 +23,7 @@ def incident_rows(
 ) -> list[dict[str, Any]]:
     """Incidents, open first then newest, filtered by status (open | resolved), severity and a
     case-insensitive substring of id, title or root cause. Each row is a `list_incidents` row
-    plus `paged` (`{person, team, channel}` from the respond task's `response_context` step,
+    plus `paged` (`{person, team, channel}`: who the page names now, `web_paged.cypher`,
     or None when nobody was paged yet)."""
     rows = graph.rows("list_incidents", {"status": status, "limit": 500})
     if severity:
