@@ -139,8 +139,12 @@ def notification(
             f"Root cause: *{escape_mrkdwn(cause)}* (confidence {incident['confidence']:.2f})"
         )
     else:
-        candidates = ", ".join(incident.get("candidates") or []) or "none"
-        lines.append(f"Root cause: inconclusive; check in this order: {escape_mrkdwn(candidates)}")
+        candidates = ", ".join(incident.get("candidates") or [])
+        lines.append(
+            f"Root cause: inconclusive; check in this order: {escape_mrkdwn(candidates)}"
+            if candidates
+            else "Root cause: inconclusive; no known component to check first"
+        )
     lines.append(escape_mrkdwn(incident.get("summary") or ""))
     for path in paths[:5]:
         lines.append("Path: " + escape_mrkdwn(" → ".join(path)))

@@ -55,8 +55,11 @@ def create_app(
     registry when not given.
     """
     app = FastAPI(
-        title="Blast Radius", version=__version__, default_response_class=SafeJSONResponse
-    )
+        title="Blast Radius", version=__version__, default_response_class=SafeJSONResponse,
+        # no /docs, /redoc or /openapi.json: unauthenticated, and Swagger's page loads scripts
+        # from a CDN (the pages here load scripts from the gateway only); README documents the API
+        docs_url=None, redoc_url=None, openapi_url=None,
+    )  # fmt: skip
     app.state.metrics = metrics if metrics is not None else Metrics()
     app.state.settings = settings
     app.state.store = store

@@ -29,6 +29,7 @@ import typer
 from pydantic import ValidationError
 
 from adapters.falkordb import (
+    TENANT_RE,
     EmbeddedFalkorDB,
     GraphUnavailable,
     SchemaFailed,
@@ -381,7 +382,12 @@ def falkordb_server(
     settings = load_settings(data_dir=data_dir)
     target = urlsplit(settings.falkordb_url.get_secret_value()) if settings.falkordb_url else None
     if target is None or target.hostname not in ("127.0.0.1", "localhost") or not target.port:
-        typer.echo("blast-radius falkordb: set FALKORDB_URL=redis://127.0.0.1:PORT", err=True)
+        why = "is not set" if target is None else "must name 127.0.0.1 or localhost and a port"
+        typer.echo(
+            f"blast-radius falkordb: FALKORDB_URL {why} (this command runs the server here): "
+            "set FALKORDB_URL=redis://127.0.0.1:PORT",
+            err=True,
+        )
         raise typer.Exit(2)
     server = EmbeddedFalkorDB(
         settings.data_dir, port=target.port, timeout_default_ms=settings.query_timeout_ms,
@@ -414,6 +420,14 @@ def import_tenant(settings: Settings, tenant: str | None, command: str) -> str:
     """The tenant a command writes to: `--tenant`, else the only configured tenant; with
     several configured (BLAST_WEBHOOK_TOKENS), exits 2 asking for `--tenant`."""
     if tenant:
+        valid_tenant(command, tenant)
+        if tenant not in settings.tenants:  # allowed: a world loaded before its token is set
+            typer.echo(
+                f"{command}: note: tenant {tenant!r} is not configured "
+                f"({', '.join(settings.tenants)}); serve uses its graph once BLAST_WEBHOOK_TOKENS "
+                "names it",
+                err=True,
+            )
         return tenant
     if len(settings.tenants) == 1:
         return settings.tenants[0]
@@ -423,6 +437,18 @@ def import_tenant(settings: Settings, tenant: str | None, command: str) -> str:
         err=True,
     )
     raise typer.Exit(2)
+
+
+def valid_tenant(command: str, tenant: str) -> str:
+    """`tenant` when it is a valid tenant name (`TENANT_RE`), else exit 2 saying what one is."""
+    if not TENANT_RE.match(tenant):
+        typer.echo(
+            f"{command}: --tenant {tenant!r} is not a tenant name (lower-case letters, digits, "
+            "- and _, at most 63)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    return tenant
 
 
 def fail_topology(command: str, exc: TopologyError) -> NoReturn:
@@ -696,6 +722,8 @@ def oncall(
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
     when = parse_time("oncall", at)
+    if tenant:
+        valid_tenant("oncall", tenant)
     problems = []
     try:
         with Runtime(settings) as runtime:
@@ -741,7 +769,8 @@ TenantOption = Annotated[
 @app.command(help="List incidents, newest first.")
 def incidents(
     status: Annotated[
-        str | None, typer.Option(help="Only 'open' or 'resolved' incidents.", show_default=False)
+        str | None,
+        typer.Option(help="Only 'open', 'resolved' or 'merged' incidents.", show_default=False),
     ] = None,
     limit: Annotated[int, typer.Option(help="At most this many.", min=1, max=1000)] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON, as the API does.")] = False,
@@ -751,8 +780,8 @@ def incidents(
     """`GET /api/v1/incidents` read from the graph directly."""
     from gateway.incident_text import incident_table
 
-    if status not in (None, "open", "resolved"):
-        typer.echo(f"--status must be open or resolved, not {status!r}", err=True)
+    if status not in (None, "open", "resolved", "merged"):
+        typer.echo(f"--status must be open, resolved or merged, not {status!r}", err=True)
         raise typer.Exit(2)
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)

@@ -9,7 +9,8 @@ can cause): credentials first, then a bounded body, then bounded JSON.
 2. A size limit on every request: `Content-Length` over the limit is refused at once, a body
    that grows over it while it arrives is refused when it does: 413 with the limit. The limit
    is `BLAST_MAX_BODY_BYTES`; Slack's routes take at most `SLACK_BODY_LIMIT` (1 MiB).
-3. JSON with limits (`load_json`): a JSON body (content type `…json`, or none; Slack's routes
+3. A body in a `Content-Encoding` other than identity (gzip, …) is 415: it is not decoded.
+4. JSON with limits (`load_json`): a JSON body (content type `…json`, or none; Slack's routes
    call it themselves once the signature holds) nested deeper
    than `MAX_JSON_DEPTH`, with an integer of more than `MAX_INT_DIGITS` digits, with `NaN` or
    `Infinity`, or that is not JSON at all, is 400 with the reason. Python's own limits would
@@ -65,7 +66,7 @@ EPOCH_MS_MAX = 253_402_300_799_999
 
 
 class BodyError(ValueError):
-    """A body refused before any route sees it. `status`: 400 or 413."""
+    """A body refused before any route sees it. `status`: 400, 413 or 415."""
 
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
@@ -161,6 +162,12 @@ class RequestGuard:
         try:
             if path.startswith("/api/") and not path.startswith(SIGNED_PREFIX):
                 require_credential(request, settings)  # 401 here, before the body
+            encoding = request.headers.get("content-encoding", "identity").strip().lower()
+            if encoding not in ("", "identity"):  # else "not UTF-8" later
+                raise BodyError(
+                    f"Content-Encoding {encoding!r} is not supported: send the body uncompressed",
+                    415,
+                )
             limit = SLACK_BODY_LIMIT if path.startswith(SIGNED_PREFIX) else settings.max_body_bytes
             body = await read_body(request, receive, limit)
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()

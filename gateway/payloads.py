@@ -134,7 +134,7 @@ class WebhookBody(BaseModel):
     receiver: str = ""
     status: str = ""
     groupKey: str = ""
-    truncatedAlerts: int = 0
+    truncatedAlerts: int = Field(default=0, ge=0)
     externalURL: str = ""
     alerts: list[WebhookAlert]
     orgId: int | None = None  # Grafana only

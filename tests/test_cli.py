@@ -14,11 +14,13 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
 from agents.triage import triage
 from gateway import __version__
 from gateway.payloads import normalize, parse_body
+from gateway.world import demo_world_path
 from tests.conftest import alert_body, clean_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,6 +106,21 @@ def test_oncall_prints_the_time_asked_in_utc_to_the_minute(
                BLAST_DEFAULT_TENANT=tenant, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
     assert typo.returncode == 1, typo
     assert "PROBLEM  nosuch: org_nosuch has no teams" in typo.stdout, typo
+
+
+@pytest.mark.parametrize("command", [("oncall",), ("topology", "import", "WORLD")])
+def test_a_tenant_name_that_cannot_be_one_is_a_clear_error(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    args = [str(demo_world_path()) if a == "WORLD" else a for a in command]
+    done = cli(*args, "--tenant", "Bad Name", FALKORDB_URL=falkordb.url,
+               BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
+    assert done.returncode == 2, done
+    assert "Traceback" not in done.stderr and "│" not in done.stderr, done.stderr
+    assert done.stderr.strip() == (
+        f"{' '.join(command[:2]) if command[0] == 'topology' else 'oncall'}: --tenant 'Bad Name' "
+        "is not a tenant name (lower-case letters, digits, - and _, at most 63)"
+    )
 
 
 def test_incidents_and_incident_read_the_graph(

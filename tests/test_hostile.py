@@ -6,6 +6,7 @@ and Slack payloads with fields of the wrong type. Never a 5xx, and the server ne
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import time
@@ -171,6 +172,32 @@ def test_json_limits_and_unrenderable_errors_are_4xx(hostile: Gateway, raw: byte
         # without a credential the same body is a 401 (it was a 500 before any check)
         anonymous = hostile.http.post(path, content=raw)
         assert anonymous.status_code == 401
+
+
+def test_a_compressed_body_is_415_with_the_reason(hostile: Gateway):
+    body = gzip.compress(alert_body("checkout"))
+    answer = hostile.http.post(
+        "/api/v1/alerts", content=body,
+        headers=hostile.auth | {"Content-Type": "application/json", "Content-Encoding": "gzip"},
+    )  # fmt: skip
+    assert answer.status_code == 415
+    assert answer.json()["detail"] == (
+        "Content-Encoding 'gzip' is not supported: send the body uncompressed"
+    )
+    assert hostile.http.get("/api/v1/incidents", headers=hostile.auth).json()["incidents"] == []
+
+
+def test_a_negative_truncated_alerts_count_is_422(hostile: Gateway):
+    body = json.loads(alert_body("checkout")) | {"truncatedAlerts": -5}
+    answer = hostile.http.post("/api/v1/alerts", json=body, headers=hostile.auth)
+    assert answer.status_code == 422
+    assert "truncatedAlerts" in answer.text
+
+
+def test_no_unauthenticated_api_browser(hostile: Gateway):
+    """FastAPI's /docs (scripts from a CDN), /redoc and /openapi.json are off."""
+    for path in ("/docs", "/redoc", "/openapi.json"):
+        assert hostile.http.get(path).status_code == 404, path
 
 
 def test_slack_fields_of_the_wrong_type_are_400(hostile: Gateway):
