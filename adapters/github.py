@@ -111,10 +111,15 @@ def retry_after_s(headers: dict[str, Any] | None) -> float | None:
     """Seconds to wait from a response's headers: `Retry-After`, else the primary rate limit's
     reset (`X-RateLimit-Remaining: 0` and `X-RateLimit-Reset`, epoch s); None if neither."""
     value = _header(headers, "retry-after")
-    if value is not None and value.strip().isdigit():
+    if value is not None and value.strip().isascii() and value.strip().isdigit():
         return float(value)
     reset = _header(headers, "x-ratelimit-reset")
-    if _header(headers, "x-ratelimit-remaining") == "0" and reset and reset.isdigit():
+    if (
+        _header(headers, "x-ratelimit-remaining") == "0"
+        and reset
+        and reset.isascii()
+        and reset.isdigit()
+    ):
         return max(0.0, int(reset) - time.time())
     return None
 

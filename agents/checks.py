@@ -60,7 +60,7 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 class _Check(BaseModel):
     """Base of every check: stored as JSON in `Playbook.checks_json`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # "NaN", "inf" are no threshold
 
 
 class NoRecentChange(_Check):

@@ -121,14 +121,23 @@ def awaits_cause(graph: TenantGraph, incident_id: str) -> bool:
     return bool(rows) and rows[-1]["verdict"] == "rejected" and not rows[-1]["actual_cause"]
 
 
+class IdTaken(LookupError):
+    """The verdict's id already names another verdict (on another incident, or another verdict
+    or person): nothing was written. A `LookupError`, so a caller that only expects "no such
+    incident" still stops; the API answers 422, as a reused idempotency key with another
+    request gets in the IETF draft "The Idempotency-Key HTTP Header Field"."""
+
+
 def record(graph: TenantGraph, verdict: Verdict) -> dict[str, Any]:
     """Store the verdict with its `learn` and `notify_verdict` tasks (once per id).
 
     Returns `{id, verdict, actual_cause, fresh}`; `fresh` is false for a repeated delivery.
-    Raises `LookupError` when the incident does not exist, `GraphUnavailable` when the graph
-    cannot answer.
+    Raises `IdTaken` when the id names a different verdict, `LookupError` when the incident
+    does not exist, `GraphUnavailable` when the graph cannot answer.
     """
     row = graph.one("record_verdict", verdict.model_dump())
     if row is None:
+        if graph.one("incident_get", {"incident_id": verdict.incident_id}) is not None:
+            raise IdTaken(f"id {verdict.event_id!r} already names another verdict")
         raise LookupError(f"no incident {verdict.incident_id!r}")
     return row

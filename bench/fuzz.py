@@ -145,15 +145,21 @@ def auth_of(tenant: str) -> str:
     return f"Bearer {TOKENS[tenant]}"
 
 
-def auth_headers() -> st.SearchStrategy[dict[str, str]]:
-    """Mostly (8 in 10) a right token (either tenant), else none, a wrong one or garbage."""
+#: Header bytes a client may send: anything but CR, LF and NUL; a server reads them as
+#: Latin-1 text, so bytes over 0x7f arrive as text that is not ASCII.
+header_bytes = st.binary(max_size=40).map(lambda b: bytes(c for c in b if c not in b"\r\n\0"))
+
+
+def auth_headers() -> st.SearchStrategy[dict[str, str | bytes]]:
+    """Mostly (8 in 10) a right token (either tenant), else none, a wrong one or garbage: any
+    header bytes as a bearer token, a basic credential or a web session cookie."""
     right = st.sampled_from([{"Authorization": auth_of(tenant)} for tenant in TOKENS])
     wrong = st.one_of(
         st.just({}), st.just({"Authorization": "Bearer nope"}),
         st.just({"Authorization": "Basic !!!"}),
-        st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=30).map(
-            lambda v: {"Authorization": v}
-        ),
+        header_bytes.map(lambda v: {"Authorization": v}),
+        header_bytes.map(lambda v: {"Authorization": b"Basic " + v}),
+        header_bytes.map(lambda v: {"Cookie": b"blast_session=acme." + v}),
     )  # fmt: skip
     return st.integers(0, 9).flatmap(lambda pick: right if pick < 8 else wrong)
 
@@ -174,7 +180,7 @@ def signed(raw: bytes, sign: bool) -> dict[str, str]:
 
 
 #: Builds one request from a drawn example: (method, path, body, headers).
-Request = Callable[[Any], tuple[str, str, bytes | None, dict[str, str]]]
+Request = Callable[[Any], tuple[str, str, bytes | None, dict[str, str | bytes]]]
 
 
 class Fuzzer:
@@ -187,7 +193,7 @@ class Fuzzer:
         self.bad: list[str] = []
 
     def send(self, name: str, method: str, path: str, raw: bytes | None,
-             headers: dict[str, str]) -> None:  # fmt: skip
+             headers: dict[str, str | bytes]) -> None:  # fmt: skip
         """One request; its status (or `reset`) is counted under `name`."""
         try:
             answer = self.http.request(method, path, content=raw, headers=headers)
@@ -316,6 +322,12 @@ def fuzz(n: int) -> tuple[dict[str, Counter[str]], list[str], bool]:
             f.run("POST /api/v1/slack/events", st.tuples(body_of(slack_event), st.booleans()),
                   lambda e: ("POST", "/api/v1/slack/events", e[0],
                              json_type | signed(e[0], e[1] or len(e[0]) % 5 > 0)))  # fmt: skip
+            junk_signature = st.tuples(header_bytes, header_bytes).map(
+                lambda e: {"X-Slack-Request-Timestamp": e[0], "X-Slack-Signature": e[1]}
+            )
+            for path in ("/api/v1/slack/events", "/api/v1/slack/interactions"):
+                f.run(f"POST {path}, signature headers of any bytes", junk_signature,
+                      lambda e, p=path: ("POST", p, b"{}", json_type | e))  # fmt: skip
             form = {"Content-Type": "application/x-www-form-urlencoded"}
             clicks = st.one_of(
                 body_of(slack_click).map(

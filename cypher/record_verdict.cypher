@@ -1,9 +1,13 @@
 // Record an engineer's verdict on an incident (a Slack button or thread reply) and, in the same
 // query, a `learn` task for the learner and a `notify_verdict` task for the responder (which
 // edits the page). $id comes from Slack's event id or action key, so a retried delivery
-// changes nothing: `fresh` is false then. $at is ms UTC.
+// changes nothing: `fresh` is false then. An id that already names a verdict on another
+// incident, or another verdict or person, matches no row: a verdict never joins a second
+// incident (`agents.verdicts.record` tells the two empty answers apart). $at is ms UTC.
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (old:Verdict {id: $id})
+WITH i, old
+WHERE old IS NULL OR (old.incident_id = i.id AND old.verdict = $verdict AND old.by = $by)
 WITH i, old IS NULL AS fresh
 MERGE (v:Verdict {id: $id})
   ON CREATE SET v.incident_id = i.id, v.verdict = $verdict, v.actual_cause = $actual_cause,

@@ -8,7 +8,6 @@ Tokens are compared in constant time (`hmac.compare_digest`).
 from __future__ import annotations
 
 import base64
-import binascii
 import hmac
 
 from fastapi import HTTPException, Request
@@ -36,7 +35,7 @@ def tenant_for(request: Request, settings: Settings) -> str:
             user, _, password = (
                 base64.b64decode(value.strip(), validate=True).decode().partition(":")
             )
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # binascii.Error, UnicodeDecodeError, non-ASCII text: all ValueError
             user, password = "", ""
         known = settings.webhook_tokens.get(user)
         expected = known.get_secret_value() if known else "\0no-such-tenant"

@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, StrictInt, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import graph_name, safe_key
 from gateway.auth import tenant_for
-from gateway.limits import EPOCH_MS_MAX, Key
+from gateway.limits import EPOCH_MS_MAX, MAX_NAME_CHARS, MAX_TITLE_CHARS, Key
 from gateway.payloads import rfc3339_ms
 
 router = APIRouter()
@@ -27,16 +27,16 @@ router = APIRouter()
 class ChangeIn(BaseModel):
     """A change event as posted by CI/CD or a PR import."""
 
-    component: str = Field(min_length=1)
+    component: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     kind: Literal["deploy", "pr"]
-    ref: str = Field(min_length=1)
-    at: int | str
-    author: str | None = None
+    ref: str = Field(min_length=1, max_length=MAX_TITLE_CHARS)
+    at: StrictInt | str  # strict: JSON true is no time
+    author: str | None = Field(None, max_length=MAX_NAME_CHARS)
     id: Key | None = None
 
     @field_validator("at")
     @classmethod
-    def _to_ms(cls, value: int | str) -> int:
+    def _to_ms(cls, value: StrictInt | str) -> int:
         if isinstance(value, int):
             if not 0 <= value <= EPOCH_MS_MAX:
                 raise ValueError(f"'at' in ms since the epoch must be 0 to {EPOCH_MS_MAX}")
@@ -56,6 +56,10 @@ async def record_change(request: Request, change: ChangeIn) -> dict[str, Any]:
     default = safe_key(f"{change.kind}:{change.component}:{change.ref}")
     params = change.model_dump() | {"id": change.id or default}
     row = await run_in_threadpool(graph.one, "record_change", params)
+    taken = row is None and await run_in_threadpool(graph.one, "change_exists", params) is not None
+    if taken:
+        # a reused idempotency key with another request: 422 (IETF Idempotency-Key draft)
+        raise HTTPException(422, f"id {params['id']!r} already names another change")
     if row is None:
         raise HTTPException(404, f"unknown component {change.component!r}")
     return {"id": row["id"]}

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from typing import Annotated, Any
 
 from fastapi import HTTPException, Request
@@ -54,12 +55,22 @@ def _plain_key(value: str) -> str:
     problem = key_problem(value)
     if problem is not None:
         raise ValueError(f"id {problem} (FalkorDB cannot index it)")
+    if "/" in value or value in (".", ".."):  # else /api/v1/playbooks/{id} can never name it
+        raise ValueError("id must not contain '/' or be '.' or '..': it is part of a URL path")
     return value
 
 
 #: A client-chosen id (idempotency key) for a body model: 422 with the reason unless FalkorDB
-#: can take it as a unique value (`adapters.falkordb.key_problem`).
+#: can take it as a unique value (`adapters.falkordb.key_problem`) and a URL path segment can
+#: carry it.
 Key = Annotated[str, AfterValidator(_plain_key)]
+#: Lengths of what people send through the API (characters): a name (a person, a component,
+#: an author), a title (a playbook's, a change's ref), a text (a verdict's, as Slack replies
+#: are read: `agents/verdicts.py`), and how many checks one playbook may carry.
+MAX_NAME_CHARS = 200
+MAX_TITLE_CHARS = 500
+MAX_TEXT_CHARS = 2000
+MAX_CHECKS = 20
 #: Milliseconds since the epoch (UTC) from a client: within what FalkorDB's int64 and
 #: `datetime` both take (year 1970 to 9999).
 EPOCH_MS_MAX = 253_402_300_799_999
@@ -77,6 +88,13 @@ def _bounded_int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
         raise BodyError(f"JSON integer with more than {MAX_INT_DIGITS} digits")
     return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 is valid JSON, and infinity to Python
+        raise BodyError(f"JSON number {text[:40]} is out of range (over a 64-bit float's 1.8e308)")
+    return value
 
 
 def _no_constant(name: str) -> float:
@@ -108,7 +126,9 @@ def load_json(raw: bytes | str) -> Any:
     except UnicodeDecodeError as exc:
         raise BodyError(f"body is not UTF-8: {exc}") from None
     try:
-        data = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+        data = json.loads(
+            text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant
+        )
     except RecursionError:
         raise BodyError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
     except json.JSONDecodeError as exc:
@@ -191,7 +211,7 @@ async def read_limited(request: Request, limit: int) -> bytes:
     """The raw body for a route that takes less than `RequestGuard`'s limit (a web form):
     raises HTTPException 413 when it exceeds `limit` bytes."""
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
+    if declared and declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise HTTPException(413, f"body of {declared} bytes is over the limit of {limit} bytes")
     raw = await request.body()  # already read and bounded by RequestGuard
     if len(raw) > limit:
@@ -216,7 +236,7 @@ async def read_body(request: Request, receive: Receive, limit: int) -> bytes:
     before reading more; 400 for a `Content-Length` that is no number."""
     declared = request.headers.get("content-length")
     if declared is not None:
-        if not declared.strip().isdigit():
+        if not (declared.strip().isascii() and declared.strip().isdigit()):
             raise BodyError(f"Content-Length {declared[:40]!r} is not a number")
         if int(declared) > limit:
             raise BodyError(f"body of {declared} bytes is over the limit of {limit} bytes", 413)

@@ -86,7 +86,7 @@ def rfc3339_ms(value: str) -> int | None:
 class WebhookAlert(BaseModel):
     """One element of `alerts[]`; Grafana's extra fields are kept when present."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)  # values: "NaN", "inf"
 
     status: Literal["firing", "resolved"]
     labels: dict[str, str] = Field(default_factory=dict)
@@ -168,18 +168,40 @@ def parse_body(raw: bytes) -> WebhookBody:
         raise PayloadError(f"not an Alertmanager/Grafana webhook body: {reasons}", 422) from exc
 
 
+#: How far ahead of the receiving clock a sender's time may be before it counts as "now" (ms):
+#: NTP keeps real clocks within seconds; five minutes leaves room for a badly kept one.
+MAX_CLOCK_SKEW_MS = 5 * 60 * 1000
+
+
+def http_link(url: str) -> str:
+    """`url` when it is an absolute http(s) URL, else "": what a page, a Slack message or a
+    ticket may show as a link. A sender's `javascript:` or `data:` URL is never one."""
+    scheme, sep, rest = url.strip().partition("://")
+    return url.strip() if sep and scheme.lower() in ("http", "https") and rest else ""
+
+
 def _link(generator_url: str, external_url: str) -> str:
+    """The alert's source as an http(s) link: `generatorURL` when absolute (Prometheus sends
+    one), else joined to the body's `externalURL` (Grafana sends paths); "" when neither makes
+    an http(s) URL."""
     if not generator_url or "://" in generator_url or not external_url:
-        return generator_url
+        return http_link(generator_url)
     base = external_url if external_url.endswith("/") else external_url + "/"
-    return base + generator_url.lstrip("/")
+    return http_link(base + generator_url.lstrip("/"))
 
 
-def normalize(body: WebhookBody, default_severity: str) -> list[NormalizedAlert]:
+def normalize(
+    body: WebhookBody, default_severity: str, now_ms: int | None = None
+) -> list[NormalizedAlert]:
     """Turn every element of `alerts[]` into a `NormalizedAlert`, each by its own status.
 
     Missing labels get defaults (severity from settings, title falls back to the summary);
     nothing is taken from `commonLabels`. A missing fingerprint is computed from the labels.
+    Times (ms since the epoch, UTC) a sender's clock got wrong are bounded, so that no alert
+    sorts first for ever or resolves before it started: with `now_ms` (the time of receipt),
+    a `startsAt` or `endsAt` more than `MAX_CLOCK_SKEW_MS` ahead of it counts as `now_ms`;
+    a resolved alert's `endsAt` before its `startsAt` counts as its `startsAt`. The alert's
+    identity (`key`) keeps the `startsAt` text as sent.
     """
     source: Literal["alertmanager", "grafana"] = (
         "grafana" if body.version == "1" or body.orgId is not None else "alertmanager"
@@ -191,6 +213,12 @@ def normalize(body: WebhookBody, default_severity: str) -> list[NormalizedAlert]
         if starts_ms is None:
             raise PayloadError(f"alert {fingerprint}: startsAt {alert.startsAt!r} is not a time")
         ends_ms = rfc3339_ms(alert.endsAt) if alert.status == "resolved" else None
+        if now_ms is not None:
+            latest = now_ms + MAX_CLOCK_SKEW_MS
+            starts_ms = now_ms if starts_ms > latest else starts_ms
+            ends_ms = now_ms if ends_ms is not None and ends_ms > latest else ends_ms
+        if ends_ms is not None:
+            ends_ms = max(ends_ms, starts_ms)
         out.append(
             NormalizedAlert(
                 key=f"{fingerprint}@{alert.startsAt}",

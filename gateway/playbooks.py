@@ -22,7 +22,7 @@ from adapters.falkordb import TenantGraph, graph_name
 from agents.checks import Check
 from agents.failure_kinds import KINDS
 from gateway.auth import tenant_for
-from gateway.limits import Key
+from gateway.limits import MAX_CHECKS, MAX_NAME_CHARS, MAX_TITLE_CHARS, Key
 
 router = APIRouter()
 
@@ -30,10 +30,10 @@ router = APIRouter()
 class PlaybookIn(BaseModel):
     """A playbook as posted by a person."""
 
-    title: str = Field(min_length=1)
-    component: str = Field(min_length=1)
+    title: str = Field(min_length=1, max_length=MAX_TITLE_CHARS)
+    component: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     failure_kind: str | None = None
-    checks: list[Check] = Field(min_length=1)
+    checks: list[Check] = Field(min_length=1, max_length=MAX_CHECKS)
 
     @field_validator("failure_kind")
     @classmethod
@@ -44,7 +44,7 @@ class PlaybookIn(BaseModel):
             raise ValueError(f"unknown failure kind {value!r}; use one of {', '.join(known)}")
         return value
 
-    author: str | None = None
+    author: str | None = Field(None, max_length=MAX_NAME_CHARS)
     id: Key | None = None
 
 
@@ -68,6 +68,10 @@ async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]
         "author": playbook.author,
     }
     row = await run_in_threadpool(graph.one, "plant_playbook", params)
+    taken = row is None and await run_in_threadpool(graph.one, "playbook_exists", params) is not None
+    if taken:
+        # a reused idempotency key with another request: 422 (IETF Idempotency-Key draft)
+        raise HTTPException(422, f"id {params['id']!r} already names another playbook")
     if row is None:
         raise HTTPException(404, f"unknown component {playbook.component!r}")
     return row

@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import TenantGraph, graph_name
 from agents import verdicts
 from gateway.auth import tenant_for
-from gateway.limits import Key
+from gateway.limits import MAX_NAME_CHARS, MAX_TEXT_CHARS, Key
 
 router = APIRouter()
 
@@ -119,13 +119,13 @@ async def get_incident(request: Request, incident_id: str) -> dict[str, Any]:
     return found
 
 
-@router.get("/health/live")
+@router.api_route("/health/live", methods=["GET", "HEAD"])  # HEAD: load balancers
 async def live() -> dict[str, str]:
     """The process answers (does not touch the database)."""
     return {"status": "live"}
 
 
-@router.get("/health/ready", response_model=None)
+@router.api_route("/health/ready", methods=["GET", "HEAD"], response_model=None)
 async def ready(request: Request) -> dict[str, str] | JSONResponse:
     """200 when the graph answers and the schema is in place; 503 otherwise."""
     ok = request.app.state.schema_ready and await run_in_threadpool(request.app.state.store.ping)
@@ -138,9 +138,13 @@ class VerdictIn(BaseModel):
     """A verdict given outside Slack (e.g. from the ticket tracker or a CLI)."""
 
     verdict: Literal["confirmed", "rejected", "resolved"]
-    by: str = Field(min_length=1, description="who gives it (a Slack user id or a name)")
-    actual_cause: str | None = None
-    text: str = ""
+    by: str = Field(
+        min_length=1,
+        max_length=MAX_NAME_CHARS,
+        description="who gives it (a Slack user id or a name)",
+    )
+    actual_cause: str | None = Field(None, max_length=MAX_NAME_CHARS)
+    text: str = Field("", max_length=MAX_TEXT_CHARS)
     id: Key | None = Field(None, description="idempotency key; a repeat changes nothing")
 
 
@@ -172,7 +176,10 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
             by=given.by, by_name=None, at=int(time.time() * 1000), text=given.text,
             source="api", event_id=key,
         )  # fmt: skip
-        return verdicts.record(graph, verdict)
+        try:
+            return verdicts.record(graph, verdict)
+        except verdicts.IdTaken as exc:
+            raise HTTPException(422, f"{exc}: use a new id for a new verdict") from None
 
     row = await run_in_threadpool(store)
     if row is None:

@@ -9,6 +9,7 @@ sender can put in a body leads to a 500.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -75,7 +76,7 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     raw = await request.body()  # bounded by gateway.limits.RequestGuard, after the credential
     try:
         body = parse_body(raw)
-        alerts = normalize(body, settings.default_severity)
+        alerts = normalize(body, settings.default_severity, int(time.time() * 1000))
     except PayloadError as exc:
         log.warning("tenant %s: rejected webhook body (%s): %s", tenant, exc.status, exc)
         raise HTTPException(exc.status, str(exc)) from exc

@@ -32,6 +32,7 @@ from adapters.falkordb import TenantGraph, graph_name
 from agents import verdicts
 from gateway import incident_views
 from gateway.limits import read_limited
+from gateway.payloads import http_link
 from gateway.status import incident_detail
 from gateway.web import overview
 from gateway.web.live import LiveFeed
@@ -58,6 +59,23 @@ PAGE_HEADERS = {
 
 router = APIRouter()
 templates = Jinja2Templates(directory=HERE / "templates")
+templates.env.filters["http_link"] = http_link  # only http(s) URLs become links
+#: The incident page shows at most this many alerts (the API has every one), and label and
+#: annotation text up to `CLIP_CHARS` characters each: a 5 MiB annotation or 1,000 alerts
+#: would otherwise make a page of megabytes.
+PAGE_ALERTS = 200
+CLIP_CHARS = 1_000
+
+
+def clip(value: object) -> str:
+    """`value` as text, cut to `CLIP_CHARS` characters with a note of how much was left out."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= CLIP_CHARS:
+        return text
+    return f"{text[:CLIP_CHARS]}… ({len(text) - CLIP_CHARS:,} more characters; the API has all)"
+
+
+templates.env.filters["clip"] = clip
 
 
 class SignInRequired(Exception):
@@ -207,7 +225,8 @@ async def incident_page(request: Request, incident_id: str) -> Response:
             title="No such incident", message=f"There is no incident {incident_id!r} here.",
         )  # fmt: skip
     return render(
-        request, "incident.html", session, cookie, intent=uuid.uuid4().hex, **found
+        request, "incident.html", session, cookie, intent=uuid.uuid4().hex,
+        page_alerts=PAGE_ALERTS, **found,
     )  # fmt: skip
 
 
@@ -240,11 +259,14 @@ async def give_verdict(request: Request, incident_id: str) -> Response:
         ):
             raise HTTPException(422, f"actual cause {cause_given!r} is not a known component")
         cause = cause_given or (found["root_cause"] if said == "confirmed" else None)
-        verdicts.record(graph, verdicts.Verdict(
-            id=f"web:{intent}", incident_id=incident_id, verdict=said,  # type: ignore[arg-type]
-            actual_cause=cause, by=f"web:{session.nonce[:8]}", by_name=name, at=_now_ms(),
-            text=VERDICTS[said], source="web", event_id=intent,
-        ))  # fmt: skip
+        try:
+            verdicts.record(graph, verdicts.Verdict(
+                id=f"web:{intent}", incident_id=incident_id, verdict=said,  # type: ignore[arg-type]
+                actual_cause=cause, by=f"web:{session.nonce[:8]}", by_name=name, at=_now_ms(),
+                text=VERDICTS[said], source="web", event_id=intent,
+            ))  # fmt: skip
+        except verdicts.IdTaken:  # the same form posted for another incident or verdict
+            raise HTTPException(422, "this form was already used: reload the page") from None
         return True
 
     if not await run_in_threadpool(store):

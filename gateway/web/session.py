@@ -90,12 +90,13 @@ class Sessions:
         if not cookie:
             return None
         parts = cookie.split(".")
-        if len(parts) != 4 or not parts[1].isdigit():
+        if len(parts) != 4 or not (parts[1].isascii() and parts[1].isdigit()):  # int('²') raises
             return None
         tenant, expires, nonce, signature = parts
         key = self._key(tenant)
         body = f"{tenant}.{expires}.{nonce}"
-        if key is None or not hmac.compare_digest(signature, _sign(key, body)):
+        # bytes: compare_digest refuses str with non-ASCII characters (a TypeError, so a 500)
+        if key is None or not hmac.compare_digest(signature.encode(), _sign(key, body).encode()):
             return None
         if int(expires) < time.time() * 1000:
             return None
