@@ -32,7 +32,7 @@ from redis.exceptions import ClusterDownError, MasterDownError, SlotNotCoveredEr
 from redis.retry import Retry
 
 import cypher
-from adapters.processes import die_with_parent, stop_process
+from adapters.processes import stop_process, tie_to_parent
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +179,7 @@ class EmbeddedFalkorDB:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
             self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=die_with_parent,
+            preexec_fn=tie_to_parent,
         )  # fmt: skip
         client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1.0)
         deadline = time.monotonic() + ready_timeout_s
@@ -546,6 +546,13 @@ class GraphStore:
             return bool(self._db.connection.ping())
         except (redis.RedisError, OSError):
             return False
+
+    def has_graph(self, name: str) -> bool:
+        """True when the graph `name` (a trusted graph name, `graph_name()`) exists: its key
+        does (a read of a graph that does not exist would create it). Raises
+        `GraphUnavailable` when the database cannot answer."""
+        with unavailable_as_retryable():
+            return bool(self._db.connection.exists(name))
 
     def wake(self, tokens: int = 1) -> None:
         """Tell idle workers there may be work: push `tokens` (at most `WAKE_BACKLOG`) onto the

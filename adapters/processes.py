@@ -4,6 +4,7 @@ Prometheus): tie them to their parent, and stop them."""
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import subprocess
 
@@ -11,10 +12,13 @@ import subprocess
 PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent() -> None:
-    """In a child process, before exec: have Linux send it SIGTERM when the thread that started
-    it dies (`prctl(PR_SET_PDEATHSIG)`), so a `kill -9` of `serve` leaves no server or worker
-    behind. A no-op where prctl does not exist."""
+def tie_to_parent() -> None:
+    """In a child process, before exec: put it in a process group of its own, and have Linux
+    send it SIGTERM when the thread that started it dies (`prctl(PR_SET_PDEATHSIG)`; a no-op
+    where prctl does not exist). So a `kill -9` of `serve` leaves no server or worker behind,
+    and Ctrl-C in a terminal (SIGINT to the whole foreground group) reaches `serve` alone,
+    which then stops its workers before their database, instead of all of them at once."""
+    os.setpgid(0, 0)
     libc = ctypes.CDLL(None, use_errno=True)
     if hasattr(libc, "prctl"):
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)

@@ -72,6 +72,27 @@ def use_multiprocess_dir(path: Path, fresh: bool = False) -> None:
     values.ValueClass = values.MultiProcessValue()  # type: ignore[no-untyped-call]
 
 
+def serve_metrics_dir(parent: Path, pid: int) -> Path:
+    """`parent/serve-<pid>`: the multiprocess folder of the `serve` with that pid and its
+    workers. Removes the folders of serves no longer running (their counters ended with them,
+    as `fresh` ends a folder's), never a running one's."""
+    for old in parent.glob("serve-*"):
+        number = old.name.removeprefix("serve-")
+        if number.isascii() and number.isdigit() and not _running(int(number)):
+            shutil.rmtree(old, ignore_errors=True)
+    return parent / f"serve-{pid}"
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it runs, as another user
+        return True
+    return True
+
+
 class Metrics:
     """Every metric Blast Radius records, registered in `registry` (a new one by default).
 

@@ -41,14 +41,14 @@ from adapters.notify import AdapterError
 # Each command imports inside its body what only it uses, so a worker process (`python -m
 # gateway.cli worker`, started by serve) loads no web stack, model SDK or PyGithub (README
 # "Memory": 134 MiB RSS per process before, about 55 after).
-from agents.metrics import use_multiprocess_dir
+from agents.metrics import serve_metrics_dir, use_multiprocess_dir
 from agents.worker import ROLE_KINDS
 from gateway import __version__
 from gateway.archive import archive_path, find_archived
 from gateway.logs import configure_logging
 from gateway.runtime import ConfigError, Runtime, is_loopback, writable_folder
 from gateway.sdnotify import notify
-from gateway.settings import Settings
+from gateway.settings import DURATION_RE, Settings, unknown_settings
 from gateway.supervisor import WorkerPool, worker_env
 from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
 from gateway.world.sources import FORMATS, load_sources
@@ -93,8 +93,10 @@ DataDir = Annotated[
 ]
 
 
-def load_settings(env_file: Path | None = None, **overrides: object) -> Settings:
-    """Settings from the environment with CLI overrides; exits 2 with the reason if invalid.
+def load_settings(env_file: Path | None = None, warn: bool = True, **overrides: object) -> Settings:
+    """Settings from the environment with CLI overrides (validated like the environment's);
+    exits 2 with the reason if invalid. With `warn`, prints one `configuration warning` line
+    per `BLAST_*` name that is no setting (`unknown_settings`).
 
     `env_file`: read this file instead of `./.env` (e.g. the systemd unit's env file).
     """
@@ -107,7 +109,11 @@ def load_settings(env_file: Path | None = None, **overrides: object) -> Settings
     try:
         settings = Settings(_env_file=env_file) if env_file else Settings()  # type: ignore[call-arg]
         changed = {k: v for k, v in overrides.items() if v is not None}
-        return settings.model_copy(update=changed) if changed else settings
+        if changed:  # validated as the environment's values are (`--port 99999` is refused)
+            settings = Settings.model_validate(settings.model_dump() | changed)
+        for line in unknown_settings(env_file) if warn else []:
+            typer.echo(f"configuration warning: {line}", err=True)
+        return settings
     except ValidationError as exc:
         for err in exc.errors():
             where = ".".join(map(str, err["loc"]))
@@ -213,8 +219,10 @@ def serve(
     writable_folder(settings.data_dir)
     if settings.metrics_dir is None and settings.workers > 0:
         # worker processes keep their series in files /metrics sums (prometheus-client's
-        # multiprocess mode); the workers inherit the folder through the environment
-        settings = settings.model_copy(update={"metrics_dir": settings.data_dir / "metrics"})
+        # multiprocess mode); the workers inherit the folder through the environment. One
+        # folder per serve: a second serve on the same data folder must not empty the first's.
+        mine = serve_metrics_dir(settings.data_dir / "metrics", os.getpid())
+        settings = settings.model_copy(update={"metrics_dir": mine})
     if settings.metrics_dir is not None:
         use_multiprocess_dir(settings.metrics_dir, fresh=True)
     stop = threading.Event()
@@ -343,8 +351,8 @@ def doctor(
     from gateway.doctor import receiver_snippet, run_checks
 
     setup_logging(False)
-    settings = load_settings(env_file, data_dir=data_dir)
-    found = run_checks(settings, url)
+    settings = load_settings(env_file, warn=False, data_dir=data_dir)  # doctor: PROBLEM lines
+    found = run_checks(settings, url, env_file)
     for finding in found:
         typer.echo(finding.line())
     typer.echo("\n# Alertmanager receiver to paste (deploy/alertmanager.yml has the route):")
@@ -454,7 +462,8 @@ def valid_tenant(command: str, tenant: str) -> str:
 def fail_topology(command: str, exc: TopologyError) -> NoReturn:
     """Print every problem of a rejected world, one line each, and exit 2."""
     n = len(exc.problems)
-    written = "" if command.endswith("validate") else ", nothing written"  # validate never writes
+    writes = command.endswith(("import", "discover"))  # validate and diff never write
+    written = ", nothing written" if writes else ""
     typer.echo(f"{command}: {n} problem{'' if n == 1 else 's'}{written}:", err=True)
     for line in exc.problems:
         typer.echo(f"  {line}", err=True)
@@ -552,8 +561,10 @@ def topology_validate(
     except TopologyError as exc:
         fail_topology("topology validate", exc)
     world = loaded.world
+    hosted = sum(1 for c in world.components if c.hosted_on)  # import writes each as an edge
     typer.echo(
-        f"ok: {len(world.components)} components, {len(world.edges)} edges, "
+        f"ok: {len(world.components)} components, {len(world.edges) + hosted} edges "
+        f"({hosted} of them hosted_on), "
         f"{len(world.teams)} team{'' if len(world.teams) == 1 else 's'}, default team "
         f"{world.default_team or '(none: alerts on unowned components page nobody)'}"
     )
@@ -570,7 +581,9 @@ def topology_discover(
     prometheus: Annotated[
         str | None, typer.Option(help="Prometheus base URL (default PROMETHEUS_URL).")
     ] = None,
-    window: Annotated[str, typer.Option(help="Range of the call rates (PromQL).")] = "1h",
+    window: Annotated[
+        str, typer.Option(help="Range of the call rates (a PromQL duration: 30m, 1h, 2d).")
+    ] = "1h",
     at: Annotated[
         str | None, typer.Option(help="End of the window (RFC 3339; default now).")
     ] = None,
@@ -589,6 +602,10 @@ def topology_discover(
     url = prometheus or settings.prometheus_url
     if not url:
         typer.echo("topology discover: give --prometheus URL or set PROMETHEUS_URL", err=True)
+        raise typer.Exit(2)
+    if not DURATION_RE.fullmatch(window):  # as BLAST_DISCOVERY_WINDOW is checked
+        typer.echo(f"topology discover: --window {window!r} is no duration: use 30m, 1h, 2d …",
+                   err=True)  # fmt: skip
         raise typer.Exit(2)
     when = parse_time("topology discover", at)
     name = graph_name(import_tenant(settings, tenant, "topology discover"))
@@ -728,6 +745,16 @@ def oncall(
     try:
         with Runtime(settings) as runtime:
             assert runtime.store is not None
+            # a misspelt tenant: refused, before a read makes an empty graph of that name (a
+            # world may be loaded, and checked here, before its token is configured)
+            if (
+                tenant is not None
+                and tenant not in settings.tenants
+                and not runtime.store.has_graph(graph_name(tenant))
+            ):
+                typer.echo(f"oncall: unknown tenant {tenant!r}: no graph {graph_name(tenant)}; "
+                           f"configured: {', '.join(settings.tenants)}", err=True)  # fmt: skip
+                raise typer.Exit(2)
             for name in [tenant] if tenant else settings.tenants:
                 graph = runtime.store.graph(graph_name(name))
                 found = coverage(graph, when)
@@ -752,8 +779,11 @@ def oncall(
 
 
 def _tenant_graph(runtime: Runtime, tenant: str | None) -> str:
-    name = tenant or runtime.settings.default_tenant
-    if name not in runtime.settings.tenants:
+    """The graph a reading command uses: `--tenant`, else the only configured tenant, else
+    `BLAST_DEFAULT_TENANT` when it is configured; exits 2 naming the configured ones."""
+    configured = runtime.settings.tenants
+    name = tenant or (configured[0] if len(configured) == 1 else runtime.settings.default_tenant)
+    if name not in configured:
         typer.echo(
             f"unknown tenant {name!r}; configured: {', '.join(runtime.settings.tenants)}", err=True
         )
@@ -762,7 +792,11 @@ def _tenant_graph(runtime: Runtime, tenant: str | None) -> str:
 
 
 TenantOption = Annotated[
-    str | None, typer.Option(help="Tenant (default BLAST_DEFAULT_TENANT).", show_default=False)
+    str | None,
+    typer.Option(
+        help="Tenant (default: the only configured one, else BLAST_DEFAULT_TENANT).",
+        show_default=False,
+    ),
 ]
 
 

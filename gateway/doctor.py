@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 
@@ -31,7 +32,7 @@ from adapters.models import ModelError
 from adapters.notify import AdapterError
 from adapters.slack import SlackNotifier
 from gateway.runtime import Runtime, prometheus_client, running_embedded_url
-from gateway.settings import Settings
+from gateway.settings import Settings, unknown_settings
 from gateway.world.oncall import coverage, coverage_problems
 
 #: Where `deploy/README.md` tells Alertmanager to keep each tenant's token.
@@ -61,9 +62,11 @@ def webhook_base(settings: Settings, url: str | None) -> str:
     return f"http://{host}:{settings.port}"
 
 
-def check_settings(settings: Settings) -> list[Finding]:
-    """Placeholder or weak secrets are problems (unless `BLAST_DEV`)."""
+def check_settings(settings: Settings, env_file: Path | None = None) -> list[Finding]:
+    """Placeholder or weak secrets are problems (unless `BLAST_DEV`), and so is a `BLAST_*` name
+    in the environment or `env_file` that is no setting (a typo: `unknown_settings`)."""
     found = [Finding(False, "settings", line) for line in settings.placeholder_secrets()]
+    found += [Finding(False, "settings", line) for line in unknown_settings(env_file)]
     if not found:
         mode = "dev mode: placeholder secrets allowed" if settings.dev else "no placeholder secret"
         found.append(Finding(True, "settings", f"tenants {', '.join(settings.tenants)}; {mode}"))
@@ -269,11 +272,14 @@ def check_prometheus(settings: Settings) -> list[Finding]:
     return [Finding(True, "prometheus", f"answers; {rows[0]['value']:.0f} service-graph series")]
 
 
-def run_checks(settings: Settings, url: str | None = None) -> list[Finding]:
-    """Every check of the module docstring, in order."""
+def run_checks(
+    settings: Settings, url: str | None = None, env_file: Path | None = None
+) -> list[Finding]:
+    """Every check of the module docstring, in order (`env_file`: the one the settings were
+    read from, else `./.env`)."""
     runtime = Runtime(settings)
     return (
-        check_settings(settings)
+        check_settings(settings, env_file)
         + check_falkordb(settings)
         + check_routing(settings, runtime)
         + check_notifiers(runtime)

@@ -68,7 +68,9 @@ async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]
         "author": playbook.author,
     }
     row = await run_in_threadpool(graph.one, "plant_playbook", params)
-    taken = row is None and await run_in_threadpool(graph.one, "playbook_exists", params) is not None
+    taken = (
+        row is None and await run_in_threadpool(graph.one, "playbook_exists", params) is not None
+    )
     if taken:
         # a reused idempotency key with another request: 422 (IETF Idempotency-Key draft)
         raise HTTPException(422, f"id {params['id']!r} already names another playbook")

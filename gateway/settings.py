@@ -6,12 +6,15 @@ environment elsewhere. Every field is listed, with a comment, in `.env.example`.
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from dotenv import dotenv_values
+from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from adapters.falkordb import TENANT_RE, graph_name
@@ -31,6 +34,11 @@ def default_data_dir() -> Path:
     """The per-user data folder: `$XDG_DATA_HOME/blast-radius` or `~/.local/share/blast-radius`."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "blast-radius"
+
+
+#: A PromQL range as this gateway takes one (a count and s, m, h or d): `BLAST_DISCOVERY_WINDOW`
+#: and `topology discover --window`.
+DURATION_RE = re.compile(r"^[0-9]+[smhd]$")
 
 
 class Settings(BaseSettings):
@@ -108,7 +116,7 @@ class Settings(BaseSettings):
     live_poll_ms: int = Field(1_000, alias="BLAST_LIVE_POLL_MS", ge=100)
     oncall_refresh_s: float = Field(3600.0, alias="BLAST_ONCALL_REFRESH_S", gt=0)
     discovery_interval_s: float = Field(300.0, alias="BLAST_DISCOVERY_INTERVAL_S", gt=0)
-    discovery_window: str = Field("1h", alias="BLAST_DISCOVERY_WINDOW", pattern=r"^[0-9]+[smhd]$")
+    discovery_window: str = Field("1h", alias="BLAST_DISCOVERY_WINDOW", pattern=DURATION_RE.pattern)
     pr_authors: Literal["pseudonym", "login"] = Field("pseudonym", alias="BLAST_PR_AUTHORS")
     anthropic_api_key: SecretStr | None = Field(None, alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str | None = Field(
@@ -154,6 +162,31 @@ class Settings(BaseSettings):
         schemes = ("redis://", "rediss://", "unix://", "falkor://")
         if value is not None and not value.get_secret_value().startswith(schemes):
             raise ValueError(f"FALKORDB_URL must start with {', '.join(schemes)}")
+        if value is not None and not value.get_secret_value().startswith("unix://"):
+            try:  # the redis client raises for these only when it first connects
+                urlsplit(value.get_secret_value()).port  # noqa: B018 - raises for a bad port
+            except ValueError:
+                raise ValueError("FALKORDB_URL has a port that is no number 0-65535") from None
+        return value
+
+    @field_validator("prometheus_url", "github_api_url", "slack_api_url", "anthropic_base_url",
+                     "openai_base_url")  # fmt: skip
+    @classmethod
+    def _http_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """An http(s) URL with a host, and a port if any from 0 to 65535: else the setting
+        fails at start with its name, not at the first request (`localhost:9090` has no
+        scheme). The value is not echoed (a URL may hold credentials)."""
+        if value is None:
+            return None
+        name = cls.model_fields[info.field_name].alias if info.field_name else "the URL"
+        try:
+            parts = urlsplit(value)
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+            parts.port  # noqa: B018 - raises ValueError for a bad port
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{name} must be an http:// or https:// URL with a host (and port)")
         return value
 
     @field_validator("webhook_tokens", mode="before")
@@ -248,6 +281,7 @@ class Settings(BaseSettings):
             )
         return self
 
+    @model_validator(mode="after")
     def _check_planner(self) -> Settings:
         """A model planner needs a model: an Anthropic key or an OpenAI-compatible endpoint."""
         if self.planner not in (None, "rules") and not self.model_chain_configured:
@@ -343,6 +377,29 @@ class Settings(BaseSettings):
         """The tokens a person signs in to the web page with, by tenant: `BLAST_VIEWER_TOKENS`,
         else `BLAST_WEBHOOK_TOKENS`. Empty means the loopback-only open mode (no sign-in)."""
         return self.viewer_tokens or self.webhook_tokens
+
+
+#: `BLAST_*` names that are no setting of `Settings`: deploy/install.sh's own and the browser
+#: test's (README "The two commands").
+NOT_SETTINGS = frozenset({"BLAST_VENV_ARGS", "BLAST_PIP_ARGS", "BLAST_TEST_ARTIFACTS"})
+
+
+def unknown_settings(env_file: Path | None = None) -> list[str]:
+    """One line per `BLAST_*` name set in the environment or in the env file (`env_file`, else
+    `./.env`) that is no setting, naming the closest setting when one is close: a typo such
+    as `BLAST_WEBHOOK_TOKEN` would otherwise be ignored without a word (pydantic-settings
+    ignores unknown names, as other tools' variables share the environment)."""
+    known = {field.alias for field in Settings.model_fields.values() if field.alias}
+    path = env_file if env_file is not None else Path(".env")
+    names = set(os.environ) | (set(dotenv_values(path)) if path.is_file() else set())
+    lines = []
+    for name in sorted(n for n in names if n.startswith("BLAST_")):
+        if name in known or name in NOT_SETTINGS:
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        lines.append(f'{name} is no setting{hint}; it is ignored (README "Settings")')
+    return lines
 
 
 def token_pairs(value: object, setting: str) -> object:

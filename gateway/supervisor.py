@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from adapters.processes import die_with_parent
+from adapters.processes import tie_to_parent
 from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ class WorkerPool:
     def _spawn(self, slot: int) -> None:
         self._procs[slot] = subprocess.Popen(
             self.command(), env=self.env, cwd=self.cwd,
-            preexec_fn=die_with_parent,
+            preexec_fn=tie_to_parent,
         )  # fmt: skip
         self._started[slot] = time.monotonic()
 

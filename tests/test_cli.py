@@ -6,6 +6,7 @@ summing its worker processes' series in `/metrics`."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -96,6 +97,14 @@ def test_a_file_that_cannot_be_read_is_one_line(tmp_path: Path, falkordb: Embedd
     assert str(folder) in done.stderr.strip().splitlines()[-1]
 
 
+def falkordb_graphs(server: EmbeddedFalkorDB) -> list[str]:
+    """The graphs the server holds (`GRAPH.LIST`)."""
+    import redis
+
+    with redis.Redis(port=server.port, decode_responses=True) as client:
+        return list(client.execute_command("GRAPH.LIST"))
+
+
 def test_oncall_prints_the_time_asked_in_utc_to_the_minute(
     falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
 ) -> None:
@@ -104,8 +113,12 @@ def test_oncall_prints_the_time_asked_in_utc_to_the_minute(
     assert done.stdout.splitlines()[0] == f"org_{tenant} at 2099-12-24 02:00 UTC:", done.stdout
     typo = cli("oncall", "--tenant", "nosuch", FALKORDB_URL=falkordb.url,
                BLAST_DEFAULT_TENANT=tenant, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
-    assert typo.returncode == 1, typo
-    assert "PROBLEM  nosuch: org_nosuch has no teams" in typo.stdout, typo
+    # a misspelt tenant is refused, and no empty graph is made for it
+    assert typo.returncode == 2, typo
+    assert typo.stderr == (
+        f"oncall: unknown tenant 'nosuch': no graph org_nosuch; configured: {tenant}\n"
+    ), typo
+    assert "org_nosuch" not in falkordb_graphs(falkordb)
 
 
 @pytest.mark.parametrize("command", [("oncall",), ("topology", "import", "WORLD")])
@@ -164,9 +177,13 @@ def test_serve_sums_its_workers_metrics_and_stops_at_info(
         "BLAST_PORT": str(port),
         "BLAST_WORKERS": "1",
     }
-    stale = tmp_path / "metrics" / "counter_999999.db"  # left by an earlier run: cleaned
-    stale.parent.mkdir()
-    stale.write_bytes(b"stale")
+    # a serve that ended left its folder: cleaned; a running one's (this process stands for a
+    # second serve on the same data folder) is kept
+    stale = tmp_path / "metrics" / "serve-999999999" / "counter_999999.db"
+    live = tmp_path / "metrics" / f"serve-{os.getpid()}" / "counter_1.db"
+    for path in (stale, live):
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"old")
     with log.open("w") as out:
         serve = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT,
                                  env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
@@ -179,7 +196,7 @@ def test_serve_sums_its_workers_metrics_and_stops_at_info(
                     break
             except httpx.HTTPError:
                 time.sleep(0.2)
-        assert not stale.exists()
+        assert not stale.parent.exists() and live.exists()
         answer = httpx.post(f"{url}/api/v1/alerts", content=alert_body("payment"), timeout=30)
         assert answer.status_code == 200
         text = ""

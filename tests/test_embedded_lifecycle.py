@@ -74,6 +74,7 @@ def cli(tmp_path: Path) -> Iterator[object]:
             [sys.executable, "-m", "gateway.cli", *args], cwd=ROOT,
             env=base | {"PYTHONPATH": str(ROOT), "BLAST_DATA_DIR": str(tmp_path)} | env,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group, as a shell gives a command
         )  # fmt: skip
         started.append(proc)
         return proc
@@ -115,6 +116,21 @@ def test_kill_9_of_serve_leaves_nothing_behind(cli, tmp_path: Path):
     serve.send_signal(signal.SIGKILL)
     serve.wait()
     wait_for("every child gone", lambda: not any(alive(pid) for pid in kids), 20)
+
+
+def test_ctrl_c_stops_serve_s_workers_before_their_database(cli, tmp_path: Path):
+    """Ctrl-C sends SIGINT to the terminal's whole foreground process group. Only serve may get
+    it: it then stops the workers (SIGTERM: they release their leases) and the database last.
+    The database used to get SIGINT too, and stopped under working workers."""
+    port = free_port()
+    serve = cli("serve", "--quiet", BLAST_PORT=str(port), BLAST_WORKERS="2")
+    wait_for("serve ready", lambda: ready(port), 60)
+    wait_for("two workers and the server", lambda: len(children(serve.pid)) >= 3)
+    os.killpg(serve.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+    assert serve.wait(60) == 0
+    log = (tmp_path / "falkordb" / "falkordb.log").read_text()
+    assert "Received SIGINT" not in log
+    assert "Received SIGTERM" in log
 
 
 def test_serve_takes_over_the_server_a_worker_started(cli, tmp_path: Path):

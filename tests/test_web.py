@@ -138,7 +138,7 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
             f"/ui/incidents/{incident}/verdict",
             data=form | {"intent": "x1", "verdict": "rejected", "actual_cause": "no-such"},
         )
-        assert unknown.status_code == 422 and "no-such" in unknown.json()["detail"]
+        assert unknown.status_code == 422 and "actual cause &#39;no-such&#39;" in unknown.text
         detail = http.get(
             f"/api/v1/incidents/{incident}", headers={"Authorization": f"Bearer {HOOK_A}"}
         )
@@ -179,6 +179,17 @@ def test_verdict_form_limits_and_checks_before_reading(site: Site) -> None:
         assert big.status_code == 413
         json_body = http.post(f"/ui/incidents/{incident}/verdict", json={"verdict": "resolved"})
         assert json_body.status_code == 415
+        # a person's mistakes come back as a page with the reason, not as JSON
+        page = http.get(f"/ui/incidents/{incident}")
+        form = {"csrf": csrf_of(page.text), "intent": "typo1", "verdict": "rejected",
+                "actual_cause": "prodcut-catalog"}  # fmt: skip
+        typo = http.post(f"/ui/incidents/{incident}/verdict", data=form)
+        assert typo.status_code == 422 and typo.headers["content-type"].startswith("text/html")
+        assert "actual cause &#39;prodcut-catalog&#39; is not a known component" in typo.text
+        assert f'href="/ui/incidents/{incident}"' in typo.text
+        stale = http.post(f"/ui/incidents/{incident}/verdict", data=form | {"csrf": "old"})
+        assert stale.status_code == 403 and "reload the page" in stale.text
+        assert stale.headers["content-type"].startswith("text/html")
 
 
 def test_a_second_tenant_sees_none_of_it(site: Site) -> None:

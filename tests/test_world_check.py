@@ -81,6 +81,37 @@ def test_three_mistakes_are_named_with_their_lines_and_nothing_is_written(
     assert not (tmp_path / "data" / "falkordb").exists(), "no database started for a bad world"
 
 
+#: An invalid item before others: the world leaves it out, the problems still name the file's
+#: items and lines (components.2 on line 4, edges.1 on line 7, teams.1 on line 12).
+AFTER_A_BAD_ITEM = """\
+components:
+  - {id: api, kind: service}
+  - {id: cache, kind: cache}
+  - {id: api, kind: service}
+edges:
+  - {from: api, to: cache, type: USES}
+  - {from: api, to: db, type: CALLS}
+teams:
+  - {name: 7}
+  - name: core
+    members: [{name: Al Smith}]
+    owns: [api, databse]
+default_team: core
+"""
+
+
+def test_problems_after_an_invalid_item_name_the_file_s_item_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, AFTER_A_BAD_ITEM)
+    with pytest.raises(TopologyError) as caught:
+        load_world(path)
+    problems = caught.value.problems
+    assert f"{path}:4: components.2.id: duplicate id 'api'" in problems
+    assert f"{path}:7: edges.1.to: edge api -> db: unknown component 'db'" in problems
+    assert f"{path}:12: teams.1.owns.1: team 'core' owns unknown component 'databse'" in problems, (
+        problems
+    )
+
+
 def test_duplicates_and_a_missing_or_unknown_default_team_are_problems(tmp_path: Path) -> None:
     world = copy.deepcopy(WORLD)
     world["components"].append({"id": "shop", "kind": "service"})
@@ -102,7 +133,9 @@ def test_duplicates_and_a_missing_or_unknown_default_team_are_problems(tmp_path:
 def test_validate_accepts_a_sound_world_without_a_database(tmp_path: Path) -> None:
     done = cli("topology", "validate", str(write(tmp_path, yaml.safe_dump(WORLD))))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("ok: 6 components, 5 edges, 2 teams, default team shop")
+    assert done.stdout.startswith(
+        "ok: 6 components, 6 edges (1 of them hosted_on), 2 teams, default team shop"
+    )  # the count an import writes
 
 
 def run_env(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -131,7 +164,8 @@ def test_import_uses_the_only_tenant_or_asks_which(tmp_path: Path) -> None:
     assert f"  payments: {expected}" in shown.stdout
     # the shop team has no rotation at all: reported, exit 1
     assert "  shop (default team): NOBODY" in shown.stdout
-    assert shown.returncode == 1 and "PROBLEM  acme: team shop has nobody on call now" in (
+    asked = f"{at:%Y-%m-%d %H:%M} UTC"  # the time asked about, not "now"
+    assert shown.returncode == 1 and f"PROBLEM  acme: team shop has nobody on call at {asked}" in (
         shown.stdout
     )
 

@@ -236,8 +236,21 @@ async def give_verdict(request: Request, incident_id: str) -> Response:
     a Verdict with its `learn` and `notify_verdict` tasks). Form: `csrf`, `verdict` (confirmed
     | rejected | resolved), `intent` (idempotency key: a double submit records once),
     optional `actual_cause` (a known component) and `name` (who gives it). 303 back to the
-    incident; 403 bad CSRF; 404 no such incident; 422 bad verdict or unknown component."""
+    incident; 403 bad CSRF; 404 no such incident; 422 bad verdict or unknown component: each
+    refusal a page with the reason and a way back, since a person in a browser sent it."""
     session, _ = _session(request)
+    try:
+        return await _record_verdict(request, session, incident_id)
+    except HTTPException as exc:
+        back = f"/ui/incidents/{urllib.parse.quote(incident_id, safe='')}"
+        return render(
+            request, "error.html", session, None, status_code=exc.status_code,
+            title="Verdict not recorded", message=str(exc.detail), back=back,
+        )  # fmt: skip
+
+
+async def _record_verdict(request: Request, session: Session, incident_id: str) -> Response:
+    """`give_verdict` without the error page; raises HTTPException with the reason."""
     form = await _form(request)
     check_csrf(session, form.get("csrf"))
     said = form.get("verdict", "")

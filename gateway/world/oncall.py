@@ -194,11 +194,14 @@ def coverage(
 
 
 def coverage_problems(found: list[Coverage], at: datetime) -> list[str]:
-    """One line per team with nobody on call at `at` or a gap within the horizon."""
+    """One line per team with nobody on call at `at` (said "now" when `at` is within a minute
+    of the clock) or a gap within the horizon."""
+    close = abs(datetime.now(UTC) - at) < timedelta(minutes=1)
+    moment = "now" if close else f"at {at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
     lines = []
     for team in found:
         if not team.on_call:
-            lines.append(f"team {team.team} has nobody on call now")
+            lines.append(f"team {team.team} has nobody on call {moment}")
         elif team.gap_at is not None:
             when = datetime.fromtimestamp(team.gap_at / 1000, UTC).strftime("%Y-%m-%d %H:%M")
             days = (team.gap_at - ms(at)) / 86_400_000

@@ -28,16 +28,19 @@ def dotted(loc: Loc) -> str:
     return ".".join(str(part) for part in loc)
 
 
-def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]]:
+def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str], Locator]:
     """Build a `WorldSpec` from loaded YAML/JSON data, item by item.
 
     Returns the model of every valid item (None when the document is not a mapping or has no
-    `components` list) and one problem line per invalid field.
+    `components` list), one problem line per invalid field, and `locate` for paths into the
+    returned world: the world leaves invalid items out, so its `edges.1` may be the file's
+    `edges.2`, and that locator names the file's item and line.
     """
     if not isinstance(data, dict):
-        return None, [f"{locate(())}: the file must be a mapping with `components:`"]
+        return None, [f"{locate(())}: the file must be a mapping with `components:`"], locate
     problems: list[str] = []
     parts: dict[str, list[Any]] = {}
+    kept: dict[str, list[int]] = {}  # per list: the file's index of each valid item
     models: dict[str, type[BaseModel]] = {
         "components": ComponentSpec, "edges": EdgeSpec, "teams": TeamSpec,
     }  # fmt: skip
@@ -50,10 +53,11 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
             problems.append(f"{locate((key,))}: must be a list")
             continue
         adapter = TypeAdapter(model)
-        parts[key] = []
+        parts[key], kept[key] = [], []
         for index, item in enumerate(items):
             try:
                 parts[key].append(adapter.validate_python(item))
+                kept[key].append(index)
             except ValidationError as exc:
                 for err in exc.errors():
                     tags = ("RotationSpec", "IcalSpec")  # union tags, not fields
@@ -64,13 +68,19 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
     if default is not None and not isinstance(default, str):
         problems.append(f"{locate(('default_team',))}: must be a team name")
         default = None
+
+    def in_file(loc: Loc) -> str:
+        if len(loc) > 1 and isinstance(loc[1], int) and loc[1] < len(kept.get(str(loc[0]), [])):
+            loc = (loc[0], kept[str(loc[0])][loc[1]], *loc[2:])
+        return locate(loc)
+
     if "components" not in parts:
-        return None, problems
+        return None, problems, in_file
     world = WorldSpec(
         components=parts["components"], edges=parts.get("edges", []),
         teams=parts.get("teams", []), default_team=default,
     )  # fmt: skip
-    return world, problems
+    return world, problems, in_file
 
 
 def check_world(

@@ -69,7 +69,7 @@ def load_world(path: Path, also_known: list[str] | None = None) -> WorldSpec:
     Raises `TopologyError` listing every problem (`file:line: field: reason`).
     """
     data, locate = read_yaml(path)
-    world, problems = parse_items(data, locate)
+    world, problems, locate = parse_items(data, locate)  # `locate` now maps world to file
     if world is None:
         raise TopologyError(problems)
     raw = data.get("components") if isinstance(data, dict) else None
