@@ -734,11 +734,19 @@ def oncall(
 ) -> None:
     """Print who is on call for each team at a time, and any team with nobody on call then or
     a gap within the next 14 days (exit 1 if so)."""
-    from gateway.world.oncall import coverage, coverage_problems
+    from gateway.world.oncall import SHIFTS_AHEAD, SHIFTS_BACK, coverage, coverage_problems
 
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
     when = parse_time("oncall", at)
+    now = datetime.now(UTC)
+    if not now - SHIFTS_BACK <= when < now + SHIFTS_AHEAD:  # else "NOBODY" would look true
+        typer.echo(
+            f"oncall: note: {when.astimezone(UTC):%Y-%m-%d %H:%M} UTC is outside the shifts kept "
+            f"({SHIFTS_BACK.days} days back to {SHIFTS_AHEAD.days} days ahead), so no shift "
+            "shows there whatever the rotation says",
+            err=True,
+        )
     if tenant:
         valid_tenant("oncall", tenant)
     problems = []

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from pydantic import ValidationError
 
 from gateway.world.model import (
     ComponentSpec,
@@ -33,6 +33,7 @@ from gateway.world.model import (
     TopologyError,
     WorldSpec,
 )
+from gateway.world.yamlfile import load_documents
 
 
 @dataclass(frozen=True)
@@ -65,14 +66,16 @@ def read_entities(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
         files += sorted(p for p in path.rglob("*.y*ml")) if path.is_dir() else [path]
     entities = []
     for file in files:
-        try:
-            docs = list(yaml.safe_load_all(file.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise TopologyError(f"{file}: {exc}") from exc
+        docs = load_documents(file)
         for doc in docs:
             if isinstance(doc, dict) and str(doc.get("apiVersion", "")).startswith("backstage.io/"):
                 entities.append((file, doc))
     return entities
+
+
+def reasons(exc: ValidationError) -> str:
+    """pydantic's messages for one model, `field: message; …`, without its URLs."""
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
 
 
 def load_backstage(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
@@ -103,10 +106,14 @@ def load_backstage(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
         if ref.kind == "resource":
             kind = "topic" if spec.get("type") in ("topic", "queue") else "datastore"
         annotations = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
-        components[ref.name] = ComponentSpec(
-            id=ref.name, kind=kind, tech=None, annotations=annotations,
-            source=f"backstage:{doc['_file']}",
-        )  # fmt: skip
+        try:
+            components[ref.name] = ComponentSpec(
+                id=ref.name, kind=kind, tech=None, annotations=annotations,
+                source=f"backstage:{doc['_file']}",
+            )  # fmt: skip
+        except ValidationError as exc:
+            problems.append(f"{doc['_file']}: {ref.kind} {ref.name[:80]!r}: {reasons(exc)}")
+            continue
         for api in spec.get("providesApis") or []:
             providers.setdefault(parse_ref(api, "api", ref.namespace), []).append(ref.name)
     edges: dict[tuple[str, str, str], EdgeSpec] = {}
@@ -125,6 +132,11 @@ def load_backstage(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
         if ref.name not in components or ref.kind not in ("component", "resource"):
             continue
         spec, origin = doc.get("spec") or {}, f"backstage:{doc['_file']}"
+        for field in ("dependsOn", "consumesApis", "providesApis"):
+            if not isinstance(spec.get(field) or [], list):  # a string would be read per letter
+                problems.append(f"{doc['_file']}: {ref.name}: spec.{field} must be a list of "
+                                "entity references")  # fmt: skip
+                spec = {**spec, field: []}
         for text in spec.get("dependsOn") or []:
             target = parse_ref(text, "component", ref.namespace)
             if target in by_ref and target.name in components:
@@ -152,23 +164,32 @@ def load_backstage(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
             continue
         spec = doc.get("spec") or {}
         profile = spec.get("profile") or {}
-        person = MemberSpec(
-            name=str(profile.get("displayName") or ref.name).strip(), email=profile.get("email")
-        )
+        try:
+            person = MemberSpec(
+                name=str(profile.get("displayName") or ref.name).strip(),
+                email=profile.get("email"),
+            )
+        except ValidationError as exc:
+            problems.append(f"{doc['_file']}: user {ref.name[:80]!r}: {reasons(exc)}")
+            continue
         for text in spec.get("memberOf") or []:
             group = parse_ref(text, "group", ref.namespace)
             if group in by_ref:
                 members.setdefault(group.name, {})[person.name] = person
             else:
                 unmapped.append(f"user {ref.name}: memberOf {text!r} is no Group in the catalog")
-    teams = [
-        TeamSpec(
-            name=ref.name,
-            owns=owners.get(ref.name, []),
-            members=list(members.get(ref.name, {}).values()),
-        )
-        for ref in by_ref
-        if ref.kind == "group" and (members.get(ref.name) or owners.get(ref.name))
-    ]
+    teams = []
+    for ref, doc in by_ref.items():
+        if ref.kind != "group" or not (members.get(ref.name) or owners.get(ref.name)):
+            continue
+        try:
+            teams.append(TeamSpec(
+                name=ref.name, owns=owners.get(ref.name, []),
+                members=list(members.get(ref.name, {}).values()),
+            ))  # fmt: skip
+        except ValidationError as exc:
+            problems.append(f"{doc['_file']}: group {ref.name[:80]!r}: {reasons(exc)}")
+    if problems:  # every problem of the catalog at once, nothing written
+        raise TopologyError(problems)
     world = WorldSpec(components=list(components.values()), edges=list(edges.values()), teams=teams)
     return world, unmapped

@@ -25,9 +25,8 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from gateway.world.model import ComponentSpec, EdgeSpec, TopologyError, WorldSpec
+from gateway.world.yamlfile import load_document
 
 #: Image name tokens -> (kind, tech). A token is a part of the image's last path segment and
 #: tag split on `/ : - _ .` (`ghcr.io/open-telemetry/demo:latest-kafka` has `kafka`).
@@ -145,19 +144,21 @@ def load_compose(files: list[Path], env_file: Path | None = None) -> tuple[World
     service. Components get `source = compose:<first file>`. Raises `TopologyError`."""
     if not files:
         raise TopologyError("no compose file given")
+    if env_file is not None and not env_file.is_file():  # a typo would silently retire edges
+        raise TopologyError(f"--env-file {env_file}: no such file")
     env_path = env_file or files[0].parent / ".env"
     env = read_env_file(env_path) if env_path.is_file() else {}
     missing: set[str] = set()  # variables used with no value and no default
     services: dict[str, Any] = {}
     for path in files:
-        try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise TopologyError(f"{path}: {exc}") from exc
+        doc = load_document(path) or {}
         if not isinstance(doc.get("services"), dict):
             raise TopologyError(f"{path}: services: a compose file needs a `services:` mapping")
         for name, spec in doc["services"].items():
             spec = spec or {}
+            if not isinstance(spec, dict):
+                raise TopologyError(f"{path}: services.{name}: must be a mapping (image, …), "
+                                    f"not {type(spec).__name__}")  # fmt: skip
             spec.setdefault("_dir", str(path.parent))
             services[name] = _merge(services[name], spec) if name in services else spec
     source = f"compose:{files[0]}"

@@ -74,7 +74,7 @@ def discover(
     is written then) and `TopologyError` as the writer does."""
     at = at or datetime.now(UTC)
     calls = service_graph_calls(prometheus, window, at.timestamp())
-    source = f"prometheus:{url}"
+    source = f"prometheus:{url.rstrip('/')}"  # one identity with or without the slash
     world, notes = discovered_world(calls, graph.rows("world_components"), source)
     report = apply_world(graph, world, [source], at)
     report.notes += notes

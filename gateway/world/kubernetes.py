@@ -18,10 +18,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gateway.world.compose import classify
-from gateway.world.model import ComponentSpec, EdgeSpec, TopologyError, WorldSpec
+from gateway.world.model import ComponentSpec, EdgeSpec, WorldSpec
+from gateway.world.yamlfile import load_documents
 
 WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet")
 #: `app.kubernetes.io/component` values that mean a datastore.
@@ -39,10 +38,7 @@ def read_manifests(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
         files += sorted(path.rglob("*.y*ml")) if path.is_dir() else [path]
     found = []
     for file in files:
-        try:
-            docs = list(yaml.safe_load_all(file.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise TopologyError(f"{file}: {exc}") from exc
+        docs = load_documents(file)
         for doc in docs:
             items = (
                 doc.get("items", [])

@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 #: Shifts are expanded over [now - SHIFTS_BACK, now + SHIFTS_AHEAD) at each refresh.
 SHIFTS_BACK = timedelta(days=7)
 SHIFTS_AHEAD = timedelta(days=90)
+#: At most this many shifts a calendar may hold in the window: one a minute would be 140,000.
+MAX_CALENDAR_SHIFTS = 5_000
 #: A team whose shifts leave a gap within this horizon is reported (issue #10 item 4).
 COVERAGE_HORIZON = timedelta(days=14)
 
@@ -108,9 +110,19 @@ def calendar_shifts(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Shifts from an iCalendar export over [now - 7 d, now + 90 d), and the names of events
     that match no member (reported, never dropped silently). Raises `ValueError` if the
-    calendar does not parse."""
+    calendar does not parse, or holds more than `MAX_CALENDAR_SHIFTS` shifts in that window
+    (an `RRULE:FREQ=MINUTELY` is a mistake, and took 10 s of CPU to expand)."""
     calendar = icalendar.Calendar.from_ical(data)
-    events = recurring_ical_events.of(calendar).between(now - SHIFTS_BACK, now + SHIFTS_AHEAD)
+    events = []
+    for event in recurring_ical_events.of(calendar).after(now - SHIFTS_BACK):  # by start
+        if _aware(event["DTSTART"].dt) >= now + SHIFTS_AHEAD:
+            break
+        if len(events) == MAX_CALENDAR_SHIFTS:
+            raise ValueError(
+                f"more than {MAX_CALENDAR_SHIFTS} shifts within {SHIFTS_AHEAD.days} days: "
+                "is an RRULE's FREQ too short?"
+            )
+        events.append(event)
     shifts, unmatched = [], []
     for event in events:
         person, named = event_person(event, members)

@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gateway.world.backstage import load_backstage
 from gateway.world.compose import load_compose
 from gateway.world.kubernetes import load_kubernetes
 from gateway.world.model import ComponentSpec, EdgeSpec, TeamSpec, TopologyError, WorldSpec
 from gateway.world.worldfile import load_world
+from gateway.world.yamlfile import load_documents
 
 FORMATS: tuple[str, ...] = ("auto", "world", "compose", "backstage", "kubernetes")
 
@@ -35,10 +34,7 @@ class Loaded:
 
 
 def _documents(path: Path) -> list[Any]:
-    try:
-        return [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise TopologyError(f"{path}: {exc}") from exc
+    return [d for d in load_documents(path) if d is not None]
 
 
 def detect(path: Path) -> str:
@@ -78,7 +74,9 @@ def load_sources(paths: list[Path], fmt: str = "auto", env_file: Path | None = N
     """
     by_format: dict[str, list[Path]] = {}
     problems: list[str] = []
-    for path in paths:
+    # absolute: a source's id (`world:<path>`) must not depend on how the path was typed,
+    # else a re-import by another path never retires what the file no longer says
+    for path in (p.resolve() for p in paths):
         try:
             kind = fmt if fmt != "auto" else detect(path)
         except TopologyError as exc:

@@ -9,14 +9,26 @@ bad item does not hide the problems of the others.
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from gateway.world.model import ComponentSpec, EdgeSpec, RotationSpec, TeamSpec, WorldSpec
+from gateway.world.model import (
+    ComponentSpec,
+    EdgeSpec,
+    MemberSpec,
+    RotationSpec,
+    TeamSpec,
+    WorldSpec,
+)
 
+#: Fields importers set, never a file: where a component was found, and an edge's origin.
+SET_BY: frozenset[tuple[type[BaseModel], str]] = frozenset(
+    {(ComponentSpec, "source"), (EdgeSpec, "origin")}
+)
 #: A path into the source document, as pydantic reports it: ("teams", 0, "owns", 1).
 Loc = tuple[str | int, ...]
 #: Turns a path into the prefix of a problem line, e.g. `world.yaml:12: teams.0.owns.1`.
@@ -38,7 +50,7 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
     """
     if not isinstance(data, dict):
         return None, [f"{locate(())}: the file must be a mapping with `components:`"], locate
-    problems: list[str] = []
+    problems: list[str] = unknown_keys(data, WorldSpec, (), locate)
     parts: dict[str, list[Any]] = {}
     kept: dict[str, list[int]] = {}  # per list: the file's index of each valid item
     models: dict[str, type[BaseModel]] = {
@@ -55,6 +67,12 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
         adapter = TypeAdapter(model)
         parts[key], kept[key] = [], []
         for index, item in enumerate(items):
+            problems += unknown_keys(item, model, (key, index), locate)
+            if key == "teams" and isinstance(item, dict) and isinstance(item.get("members"), list):
+                for pos, member in enumerate(item["members"]):
+                    problems += unknown_keys(
+                        member, MemberSpec, (key, index, "members", pos), locate
+                    )
             try:
                 parts[key].append(adapter.validate_python(item))
                 kept[key].append(index)
@@ -81,6 +99,26 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
         teams=parts.get("teams", []), default_team=default,
     )  # fmt: skip
     return world, problems, in_file
+
+
+def unknown_keys(item: Any, model: type[BaseModel], where: Loc, locate: Locator) -> list[str]:
+    """One problem per key of the mapping `item` that is no field of `model` but close to one
+    (difflib ratio 0.75: `own` for `owns`, `hosted-on`, `slack_chanel`, `emial`): a misspelt
+    key would otherwise vanish without a word, and the team own nothing. Keys close to no field
+    are notes a file may carry (the bundled world has `language`, `image`, `notes`)."""
+    if not isinstance(item, dict):
+        return []
+    fields = sorted(
+        {f.alias or name for name, f in model.model_fields.items() if (model, name) not in SET_BY}
+    )
+    lines = []
+    for key in map(str, item):
+        close = difflib.get_close_matches(key, fields, n=1, cutoff=0.75)
+        if key not in fields and close:
+            lines.append(
+                f"{locate((*where, key))}: unknown key {key!r}: did you mean {close[0]!r}?"
+            )
+    return lines
 
 
 def check_world(

@@ -14,6 +14,7 @@ import yaml
 
 from gateway.world.model import IcalSpec, TopologyError, WorldSpec
 from gateway.world.validate import Loc, Locator, check_world, dotted, parse_items
+from gateway.world.yamlfile import load_document, read_text
 
 
 def line_map(text: str) -> dict[Loc, int]:
@@ -51,13 +52,8 @@ def locator(path: Path, lines: dict[Loc, int]) -> Locator:
 
 def read_yaml(path: Path) -> tuple[Any, Locator]:
     """Load one YAML document and a locator for its lines; `TopologyError` if unreadable."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
-        lines = line_map(text)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise TopologyError(f"{path}: {exc}") from exc
-    return data, locator(path, lines)
+    data = load_document(path)  # one problem line (file:line:column) if it cannot be read
+    return data, locator(path, line_map(read_text(path)))
 
 
 def load_world(path: Path, also_known: list[str] | None = None) -> WorldSpec:
