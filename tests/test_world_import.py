@@ -80,6 +80,15 @@ def test_the_v3_layers_add_what_each_file_adds() -> None:
     assert "product-catalog -READS_WRITES-> postgres" not in diff.only_found_edges
 
 
+def test_a_world_against_itself_has_no_difference() -> None:
+    """hosted_on counts as the HOSTED_ON edge import writes, on both sides (it was added to the
+    reference side only: `- edge orders -HOSTED_ON-> kafka` against itself)."""
+    world = load_world(demo_world_path())
+    diff = diff_worlds(world, world)
+    assert (diff.only_found_edges, diff.only_reference_edges, diff.retyped) == ([], [], [])
+    assert diff.same_edges == 74
+
+
 def test_topology_diff_prints_the_difference_with_the_bundled_world() -> None:
     done = cli("topology", "diff", *map(str, V3_FILES), "--env-file", str(V3 / "dotenv.env"))
     assert done.returncode == 0, done.stderr

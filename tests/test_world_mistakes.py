@@ -159,3 +159,21 @@ def test_a_file_is_one_source_however_its_path_is_typed(
     finally:
         os.chdir(here)
     assert [line for line in report.retired if "api -READS_WRITES-> cache" in line], report
+
+
+def test_kubernetes_workloads_without_a_name_or_in_two_namespaces_are_said(
+    tmp_path: Path,
+) -> None:
+    def deployment(meta: str) -> str:
+        return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {meta}\nspec:\n  template:\n"
+                "    spec: {containers: [{name: c, image: acme/x}]}\n")  # fmt: skip
+
+    unnamed = write(tmp_path, "unnamed.yaml", deployment("{generateName: job-}"))
+    assert problems_of(unnamed) == [
+        f"{unnamed}: a Deployment has no metadata.name or app.kubernetes.io/name label"
+    ]
+    two = write(tmp_path, "two.yaml", deployment("{name: cart, namespace: shop}") + "---\n"
+                + deployment("{name: cart, namespace: payments}"))  # fmt: skip
+    loaded = load_sources([two])
+    assert [c.id for c in loaded.world.components] == ["cart"]
+    assert any("namespaces shop and payments are one component" in n for n in loaded.unmapped)

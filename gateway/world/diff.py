@@ -8,6 +8,7 @@ Names are compared through the reference's aliases (`hostnames`), so a compose s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gateway.world.model import WorldSpec
@@ -58,18 +59,27 @@ def diff_worlds(found: WorldSpec, reference: WorldSpec) -> WorldDiff:
         only_found=sorted(mine - theirs), only_reference=sorted(theirs - mine),
         same_components=len(mine & theirs),
     )  # fmt: skip
-    found_edges = {(canon(e.source), canon(e.target)): e.type for e in found.edges}
-    ref_edges = {(e.source, e.target): e.type for e in reference.edges}
-    ref_edges |= {(c.id, c.hosted_on): "HOSTED_ON" for c in reference.components if c.hosted_on}
+
+    def typed(world: WorldSpec, name: Callable[[str], str]) -> dict[tuple[str, str], set[str]]:
+        """(caller, callee) -> edge types, hosted_on included (import writes it as an edge)."""
+        out: dict[tuple[str, str], set[str]] = {}
+        for e in world.edges:
+            out.setdefault((name(e.source), name(e.target)), set()).add(e.type)
+        for c in world.components:
+            if c.hosted_on:
+                out.setdefault((name(c.id), name(c.hosted_on)), set()).add("HOSTED_ON")
+        return out
+
+    found_edges, ref_edges = typed(found, canon), typed(reference, str)
     for pair in sorted(found_edges.keys() | ref_edges.keys()):
         a, b = pair
-        if pair not in ref_edges:
-            result.only_found_edges.append(f"{a} -{found_edges[pair]}-> {b}")
-        elif pair not in found_edges:
-            result.only_reference_edges.append(f"{a} -{ref_edges[pair]}-> {b}")
-        elif found_edges[pair] != ref_edges[pair]:
-            result.retyped.append(f"{a} -{found_edges[pair]}-> {b} (world: {ref_edges[pair]})")
+        mine_t, theirs_t = found_edges.get(pair, set()), ref_edges.get(pair, set())
+        if len(mine_t) == len(theirs_t) == 1 and mine_t != theirs_t:
+            (one,), (other,) = mine_t, theirs_t
+            result.retyped.append(f"{a} -{one}-> {b} (world: {other})")
             result.same_edges += 1
-        else:
-            result.same_edges += 1
+            continue
+        result.same_edges += len(mine_t & theirs_t)
+        result.only_found_edges += [f"{a} -{t}-> {b}" for t in sorted(mine_t - theirs_t)]
+        result.only_reference_edges += [f"{a} -{t}-> {b}" for t in sorted(theirs_t - mine_t)]
     return result

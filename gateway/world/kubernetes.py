@@ -18,8 +18,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from gateway.world.compose import classify
-from gateway.world.model import ComponentSpec, EdgeSpec, WorldSpec
+from gateway.world.model import ComponentSpec, EdgeSpec, TopologyError, WorldSpec
 from gateway.world.yamlfile import load_documents
 
 WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet")
@@ -54,6 +56,9 @@ def load_kubernetes(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
     objects = read_manifests(paths)
     components: dict[str, ComponentSpec] = {}
     workloads: list[tuple[str, dict[str, Any], dict[str, str], str]] = []
+    problems: list[str] = []
+    namespaces: dict[str, str] = {}  # component -> the namespace it was first found in
+    notes: set[str] = set()
     for file, obj in objects:
         if obj["kind"] not in WORKLOADS:
             continue
@@ -63,7 +68,12 @@ def load_kubernetes(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
             **(meta.get("labels") or {}),
             **((template.get("metadata") or {}).get("labels") or {}),
         }
-        name = str(pod_labels.get("app.kubernetes.io/name") or meta.get("name"))
+        named = pod_labels.get("app.kubernetes.io/name") or meta.get("name")
+        if not named:  # `generateName` alone names no stable component (it was "None")
+            problems.append(f"{file}: a {obj['kind']} has no metadata.name or "
+                            "app.kubernetes.io/name label")  # fmt: skip
+            continue
+        name = str(named)
         containers = (template.get("spec") or {}).get("containers") or []
         images = " ".join(str(c.get("image", "")) for c in containers)
         kind, tech = "service", None
@@ -79,11 +89,22 @@ def load_kubernetes(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
             for key in ("app.kubernetes.io/component", "app.kubernetes.io/part-of")
             if key in pod_labels
         }
-        components[name] = ComponentSpec(
-            id=name, kind=kind, tech=tech, annotations=annotations, source=f"kubernetes:{file}"
-        )
         namespace = str(meta.get("namespace") or "default")
+        if namespaces.setdefault(name, namespace) != namespace:
+            notes.add(f"{name}: workloads of that name in namespaces {namespaces[name]} and "
+                      f"{namespace} are one component (set app.kubernetes.io/name to tell "
+                      "them apart)")  # fmt: skip
+        try:
+            components[name] = ComponentSpec(
+                id=name, kind=kind, tech=tech, annotations=annotations,
+                source=f"kubernetes:{file}",
+            )  # fmt: skip
+        except ValidationError as exc:
+            problems.append(f"{file}: {obj['kind']} {name[:80]!r}: {exc.errors()[0]['msg']}")
+            continue
         workloads.append((name, template, pod_labels, namespace))
+    if problems:
+        raise TopologyError(problems)
     hosts: dict[str, str] = {}
     for _, obj in objects:
         if obj["kind"] != "Service":
@@ -122,4 +143,4 @@ def load_kubernetes(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
                     if host not in hosts and host not in _LOCAL:
                         unmapped.add(f"{name}: {var.get('name')} names host {host!r}, no Service")
     world = WorldSpec(components=list(components.values()), edges=list(edges.values()))
-    return world, sorted(unmapped)
+    return world, sorted(unmapped | notes)

@@ -113,7 +113,7 @@ def calendar_shifts(
     calendar does not parse, or holds more than `MAX_CALENDAR_SHIFTS` shifts in that window
     (an `RRULE:FREQ=MINUTELY` is a mistake, and took 10 s of CPU to expand)."""
     calendar = icalendar.Calendar.from_ical(data)
-    events = []
+    events: list[Any] = []
     for event in recurring_ical_events.of(calendar).after(now - SHIFTS_BACK):  # by start
         if _aware(event["DTSTART"].dt) >= now + SHIFTS_AHEAD:
             break
