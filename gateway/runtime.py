@@ -104,6 +104,15 @@ def server_lock(settings: Settings) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def record_server(settings: Settings, pid: int, port: int) -> None:
+    """Write `server.json` whole or not at all (a temporary file renamed over it): a process
+    reading it while it is written, outside `server_lock`, saw an empty file."""
+    target = _server_file(settings)
+    partial = target.with_name(f".{target.name}.{os.getpid()}")
+    partial.write_text(json.dumps({"pid": pid, "port": port}))
+    os.replace(partial, target)
+
+
 def recorded_pid(settings: Settings) -> int | None:
     """The pid in `<data>/falkordb/server.json` when that process is alive, else None."""
     try:
@@ -118,10 +127,13 @@ def running_embedded_url(settings: Settings) -> str | None:
     """The URL of an embedded server already running for this data folder, if it answers."""
     if recorded_pid(settings) is None:
         return None
-    info = json.loads(_server_file(settings).read_text())
-    store = GraphStore(f"redis://127.0.0.1:{int(info['port'])}")
+    try:  # read again: the server may have been recorded anew in between
+        port = int(json.loads(_server_file(settings).read_text())["port"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    store = GraphStore(f"redis://127.0.0.1:{port}")
     try:
-        return f"redis://127.0.0.1:{int(info['port'])}" if store.ping() else None
+        return f"redis://127.0.0.1:{port}" if store.ping() else None
     finally:
         store.close()
 
@@ -256,9 +268,7 @@ class Runtime:
             )  # fmt: skip
             url = self.embedded.start()
             assert self.embedded.process is not None
-            _server_file(s).write_text(
-                json.dumps({"pid": self.embedded.process.pid, "port": self.embedded.port})
-            )
+            record_server(s, self.embedded.process.pid, self.embedded.port)
             return url
 
     def revive_database(self) -> bool:
@@ -293,9 +303,7 @@ class Runtime:
             log.error("embedded FalkorDB exited (%s); starting it on port %d", code, db.port)
             db.start()
             assert db.process is not None
-            _server_file(self.settings).write_text(
-                json.dumps({"pid": db.process.pid, "port": db.port})
-            )
+            record_server(self.settings, db.process.pid, db.port)
             return True
 
     def serve_http(self, host: str | None = None, port: int | None = None) -> int:

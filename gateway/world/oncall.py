@@ -147,7 +147,10 @@ class Refresh:
 
 def refresh_oncall(graph: TenantGraph, now: datetime | None = None) -> Refresh:
     """Expand every team's stored on-call definition into shifts around `now` (default: now),
-    replacing that team's shifts. A calendar that cannot be read keeps the team's old shifts."""
+    replacing that team's shifts. A calendar that cannot be read keeps the team's old shifts;
+    its error names the calendar and says why in one line. A calendar with no event in the
+    window is written (no shifts) and reported as an error too, or the team would look covered.
+    """
     now = now or datetime.now(UTC)
     done = Refresh()
     for row in graph.rows("oncall_definitions"):
@@ -156,20 +159,26 @@ def refresh_oncall(graph: TenantGraph, now: datetime | None = None) -> Refresh:
             continue
         members = [m for m in row["members"] if m]
         raw = json.loads(text)
+        where = f"calendar {raw['ical']}: " if "ical" in raw else ""
         try:
             if "ical" in raw:
                 spec = IcalSpec.model_validate(raw)
                 shifts, unmatched = calendar_shifts(read_calendar(spec.ical), members, now)
                 if unmatched:
                     done.unmatched[team] = unmatched
+                if not shifts and not unmatched:
+                    done.errors[team] = f"{where}no event in the {SHIFTS_AHEAD.days} days ahead"
             else:
                 shifts = rotation_shifts(RotationSpec.model_validate(raw), now)
+        except UnicodeDecodeError as exc:  # a ValueError: said before the generic one
+            done.errors[team] = f"{where}not UTF-8 (byte 0x{exc.object[exc.start]:02x})"
         except (OSError, httpx.HTTPError, ValueError) as exc:
-            done.errors[team] = f"{type(exc).__name__}: {exc}"
-            log.warning("on-call of team %s not refreshed: %s", team, done.errors[team])
-            continue
-        graph.rows("replace_shifts", {"team": team, "shifts": shifts})
-        done.shifts[team] = len(shifts)
+            done.errors[team] = f"{where}{(str(exc).splitlines() or [type(exc).__name__])[0][:200]}"
+        else:
+            graph.rows("replace_shifts", {"team": team, "shifts": shifts})
+            done.shifts[team] = len(shifts)
+        if team in done.errors:
+            log.warning("on-call of team %s: %s", team, done.errors[team])
     return done
 
 
