@@ -166,8 +166,9 @@ def load_backstage(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
             name=ref.name,
             owns=owners.get(ref.name, []),
             members=list(members.get(ref.name, {}).values()),
+            source=f"backstage:{doc['_file']}",  # the Group's file says its owns and members
         )
-        for ref in by_ref
+        for ref, doc in by_ref.items()
         if ref.kind == "group" and (members.get(ref.name) or owners.get(ref.name))
     ]
     world = WorldSpec(components=list(components.values()), edges=list(edges.values()), teams=teams)

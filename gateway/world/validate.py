@@ -2,9 +2,11 @@
 
 Shared by every importer and the writer (issue #10 item 4): unknown components named by an
 edge, a `hosted_on` or a team's `owns`; duplicate component or team ids; a team without
-members; a rotation naming someone who is not a member; no default team, or one that is not a
-team. Item-level problems (a bad `kind`, a missing field) come from pydantic, per item, so one
-bad item does not hide the problems of the others.
+members; a person listed twice in a team, or with two emails or Slack ids across teams (one
+Person node keeps one of each: the other would be lost silently); a rotation naming someone
+who is not a member; no default team, or one that is not a team. Item-level problems (a bad
+`kind`, a missing field) come from pydantic, per item, so one bad item does not hide the
+problems of the others.
 """
 
 from __future__ import annotations
@@ -15,7 +17,14 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from gateway.world.model import ComponentSpec, EdgeSpec, RotationSpec, TeamSpec, WorldSpec
+from gateway.world.model import (
+    ComponentSpec,
+    EdgeSpec,
+    MemberSpec,
+    RotationSpec,
+    TeamSpec,
+    WorldSpec,
+)
 
 #: A path into the source document, as pydantic reports it: ("teams", 0, "owns", 1).
 Loc = tuple[str | int, ...]
@@ -115,6 +124,7 @@ def check_world(
                     f"unknown component {end!r}"
                 )
     names = Counter(t.name for t in world.teams)
+    people: dict[str, tuple[MemberSpec, Loc]] = {}  # each person's first listing
     for index, team in enumerate(world.teams):
         where: Loc = ("teams", index)
         if names[team.name] > 1 and index != _first_team(world.teams, team.name):
@@ -128,6 +138,8 @@ def check_world(
         if not team.members:
             problems.append(f"{locate((*where, 'members'))}: team {team.name!r} has no members")
         members = {m.name for m in team.members}
+        for pos, member in enumerate(team.members):
+            problems += _member_problems(member, (*where, "members", pos), people, locate)
         if isinstance(team.oncall, RotationSpec):
             for pos, person in enumerate(team.oncall.rotation):
                 if person not in members:
@@ -147,6 +159,27 @@ def check_world(
             f"{locate(('default_team',))}: {world.default_team!r} is not a team in `teams`"
         )
     return problems
+
+
+def _member_problems(
+    member: MemberSpec, where: Loc, people: dict[str, tuple[MemberSpec, Loc]], locate: Locator
+) -> list[str]:
+    """A person listed twice in one team, or with an email or Slack id that differs from
+    another listing: one Person node holds one of each, so the import would keep one and drop
+    the other silently. A listing that leaves a detail out is no conflict (another gives it).
+    Records the first listing of each person in `people`."""
+    first = people.setdefault(member.name, (member, where))
+    if first[1] == where:
+        return []
+    other, at = first
+    if at[:2] == where[:2]:  # the same team
+        return [f"{locate(where)}: {member.name!r} is listed twice (first at {locate(at)})"]
+    return [
+        f"{locate((*where, key))}: {member.name!r} has {key} {mine!r} here and {theirs!r} "
+        f"at {locate((*at, key))} (one person, one {key}: use one spelling or two names)"
+        for key in ("email", "slack_user_id")
+        if (mine := getattr(member, key)) and (theirs := getattr(other, key)) and mine != theirs
+    ]
 
 
 def _first(components: list[ComponentSpec], ident: str) -> int:
