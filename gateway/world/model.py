@@ -161,9 +161,9 @@ class TeamSpec(BaseModel):
     def said_by(self, default: str) -> tuple[list[str], dict[str, list[str]], dict[str, list[str]]]:
         """(sources of the team, component -> sources of its ownership, person -> sources of
         the membership); each falls back to the team's `source`, else `default`."""
-        team = self.sources or [self.source or default]
-        owns = {c: self.owns_from.get(c) or team for c in self.owns}
-        members = {m.name: self.members_from.get(m.name) or team for m in self.members}
+        team = list(self.sources or [self.source or default])  # copies: merge extends them
+        owns = {c: list(self.owns_from.get(c) or team) for c in self.owns}
+        members = {m.name: list(self.members_from.get(m.name) or team) for m in self.members}
         return team, owns, members
 
     @field_validator("name")

@@ -299,19 +299,25 @@ def _drop_unsaid(
     keep = [f"{o['team']}|{o['component']}" for o in owners if source in o["sources"]]
     params = {"source": source, "keep": keep, "adopt": adopt}
     for row in graph.rows("drop_owners", params):
-        report.removed.append(
-            f"owner {row['team']} of {row['component']}: no longer reported by {source}"
-        )
+        if row["gone"]:  # else another source still says it
+            report.removed.append(
+                f"owner {row['team']} of {row['component']}: no longer reported by {source}"
+            )
     keep = [f"{p['name']}|{p['team']}" for p in people if source in p["sources"]]
     for row in graph.rows("drop_members", params | {"keep": keep}):
-        report.removed.append(
-            f"member {row['person']} of {row['team']}: no longer reported by {source}"
-        )
+        if row["gone"]:
+            report.removed.append(
+                f"member {row['person']} of {row['team']}: no longer reported by {source}"
+            )
     for row in graph.rows("drop_teams", {"source": source, "keep": adopt}):
-        owned = ", ".join(sorted(row["owned"])) or "nothing"
+        if not row["gone"]:
+            continue
+        # its own ownership and memberships are listed above; what is left came from sources
+        # not in this import (e.g. a CODEOWNERS file) and goes with the team
+        owned = f" and its ownership of {', '.join(sorted(row['owned']))}" if row["owned"] else ""
         report.removed.append(
-            f"team {row['team']}: no longer reported by {source} (with its "
-            f"{row['shift_count']} on-call shifts and its ownership of {owned})"
+            f"team {row['team']}: no longer reported by {source} (deleted with its "
+            f"{row['shift_count']} on-call shifts{owned})"
         )
 
 
