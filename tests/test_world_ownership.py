@@ -285,7 +285,9 @@ def test_a_codeowners_reimport_moves_ownership_it_gave_before(
         )
 
     report = run("@acme/payments")
-    assert [n for n in report.new if n.startswith("owner")] == [f"owner payments of billing (from {codeowners})"]
+    assert [n for n in report.new if n.startswith("owner")] == [
+        f"owner payments of billing (from {codeowners})"
+    ]
     assert ("billing", "payments") in owners_of(graph)
     report = run("@acme/platform")
     assert report.world_wins == []

@@ -124,7 +124,8 @@ def check_world(
                     f"unknown component {end!r}"
                 )
     names = Counter(t.name for t in world.teams)
-    people: dict[str, tuple[MemberSpec, Loc]] = {}  # each person's first listing
+    listed: dict[tuple[str, Loc], Loc] = {}  # (person, team) -> first listing
+    details: dict[tuple[str, str], tuple[str, Loc]] = {}  # (person, field) -> first value
     for index, team in enumerate(world.teams):
         where: Loc = ("teams", index)
         if names[team.name] > 1 and index != _first_team(world.teams, team.name):
@@ -139,7 +140,7 @@ def check_world(
             problems.append(f"{locate((*where, 'members'))}: team {team.name!r} has no members")
         members = {m.name for m in team.members}
         for pos, member in enumerate(team.members):
-            problems += _member_problems(member, (*where, "members", pos), people, locate)
+            problems += _member_problems(member, (*where, "members", pos), listed, details, locate)
         if isinstance(team.oncall, RotationSpec):
             for pos, person in enumerate(team.oncall.rotation):
                 if person not in members:
@@ -162,24 +163,35 @@ def check_world(
 
 
 def _member_problems(
-    member: MemberSpec, where: Loc, people: dict[str, tuple[MemberSpec, Loc]], locate: Locator
+    member: MemberSpec,
+    where: Loc,
+    listed: dict[tuple[str, Loc], Loc],
+    details: dict[tuple[str, str], tuple[str, Loc]],
+    locate: Locator,
 ) -> list[str]:
-    """A person listed twice in one team, or with an email or Slack id that differs from
-    another listing: one Person node holds one of each, so the import would keep one and drop
-    the other silently. A listing that leaves a detail out is no conflict (another gives it).
-    Records the first listing of each person in `people`."""
-    first = people.setdefault(member.name, (member, where))
-    if first[1] == where:
-        return []
-    other, at = first
-    if at[:2] == where[:2]:  # the same team
-        return [f"{locate(where)}: {member.name!r} is listed twice (first at {locate(at)})"]
-    return [
-        f"{locate((*where, key))}: {member.name!r} has {key} {mine!r} here and {theirs!r} "
-        f"at {locate((*at, key))} (one person, one {key}: use one spelling or two names)"
-        for key in ("email", "slack_user_id")
-        if (mine := getattr(member, key)) and (theirs := getattr(other, key)) and mine != theirs
-    ]
+    """A person listed twice in one team, or with an email or Slack id that differs from one
+    another listing gave: one Person node holds one of each, so the import would keep one and
+    drop the other silently. A listing that leaves a detail out is no conflict (the writer
+    takes the one given). Records the first listing per team (`listed`) and the first value
+    of each detail (`details`) of each person."""
+    problems = []
+    first = listed.setdefault((member.name, where[:2]), where)
+    if first != where:
+        problems.append(
+            f"{locate(where)}: {member.name!r} is listed twice (first at {locate(first)})"
+        )
+    for key in ("email", "slack_user_id"):
+        mine = getattr(member, key)
+        if not mine:
+            continue
+        theirs, at = details.setdefault((member.name, key), (mine, where))
+        if theirs != mine:
+            problems.append(
+                f"{locate((*where, key))}: {member.name!r} has {key} {mine!r} here and "
+                f"{theirs!r} at {locate((*at, key))} (one person, one {key}: use one spelling "
+                "or two names)"
+            )
+    return problems
 
 
 def _first(components: list[ComponentSpec], ident: str) -> int:
