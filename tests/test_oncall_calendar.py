@@ -87,7 +87,7 @@ def test_a_team_on_a_calendar_file_then_a_url_is_covered_and_refreshed(
     # The calendar file disappears: the refresh keeps the shifts it had, and says why.
     (tmp_path / "team.ics").unlink()
     kept = refresh_oncall(graph, NOW)
-    assert "core" in kept.errors and "FileNotFoundError" in kept.errors["core"]
+    assert kept.errors["core"] == f"calendar {tmp_path / 'team.ics'}: No such file or directory"
     assert on_call("2026-10-27T12:00") == ["Ann Example"]
 
     # The same team on the calendar's URL (Grafana OnCall, PagerDuty, Opsgenie export one).

@@ -230,3 +230,32 @@ services:
     }
     assert {c.id: c.paths for c in world.components}["worker"] == ["/services/worker/"]
     assert unmapped == ["api: BILLING names host 'billing.internal', which is no service"]
+
+
+def test_compose_and_the_world_file_in_one_import_use_the_world_s_aliases(
+    store, tenant: str
+) -> None:
+    """Bug: `topology import docker-compose.yml topology.yaml` made a second component
+    `postgresql` beside the world file's `postgres` (whose hostnames list it), with duplicate
+    edges; only a second run said so. Aliases of the same import now apply in any order."""
+    graph = store.graph(f"org_{tenant}")
+    graph.ensure_schema()
+    loaded = load_sources([V2 / "docker-compose.yml", demo_world_path()], "auto", V2 / "dotenv.env")
+    model = loaded.world.model_copy(deep=True)
+    model.components.reverse()  # the writer does not rely on the world file coming first
+    model.edges.reverse()
+    report = apply_world(graph, model, loaded.sources, explicit=True)
+    assert "postgresql is an alias of postgres: imported as postgres" in report.notes
+    assert not any("both are kept" in note for note in report.notes)
+    assert "postgresql" not in {r["name"] for r in graph.rows("world_components")}
+    into = [r for r in graph.rows("world_edges") if r["to"] == "postgres"]
+    edges = [r for r in into if r["from"] == "product-catalog"]
+    assert len(edges) == 1, "compose's edge and the world file's are one"
+    edge = edges[0]
+    assert sorted(edge["sources"]) == sorted(
+        [f"compose:{V2 / 'docker-compose.yml'}", f"world:{demo_world_path()}"]
+    )
+    totals = world_counts(graph)
+    again = apply_world(graph, loaded.world, loaded.sources, explicit=True)
+    assert again.new == [] and again.removed == [] and world_counts(graph) == totals
+    assert not any("both are kept" in note for note in again.notes)

@@ -177,3 +177,15 @@ def test_kubernetes_workloads_without_a_name_or_in_two_namespaces_are_said(
     loaded = load_sources([two])
     assert [c.id for c in loaded.world.components] == ["cart"]
     assert any("namespaces shop and payments are one component" in n for n in loaded.unmapped)
+
+
+def test_provenance_is_not_read_from_a_file(tmp_path: Path) -> None:
+    """Which source said a team or an ownership is where the file is, never its text: a
+    `sources:` written in a team would otherwise decide what a later import removes."""
+    path = write(tmp_path, "world.yaml", (
+        "components:\n  - {id: api, kind: service}\nteams:\n  - name: t\n    owns: [api]\n"
+        "    members: [{name: x}]\n    sources: ['backstage:/elsewhere.yaml']\ndefault_team: t\n"
+    ))  # fmt: skip
+    assert problems_of(path) == [
+        f"{path}:7: teams.0.sources: 'sources' is set by the import, not a file"
+    ]

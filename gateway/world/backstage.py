@@ -186,6 +186,7 @@ def load_backstage(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
             teams.append(TeamSpec(
                 name=ref.name, owns=owners.get(ref.name, []),
                 members=list(members.get(ref.name, {}).values()),
+                source=f"backstage:{doc['_file']}",  # the Group's file says its owns and members
             ))  # fmt: skip
         except ValidationError as exc:
             problems.append(f"{doc['_file']}: group {ref.name[:80]!r}: {reasons(exc)}")

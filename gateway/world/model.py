@@ -137,7 +137,14 @@ OnCallSpec = Annotated[
 
 
 class TeamSpec(BaseModel):
-    """A team, its paging channel, what it owns, its members and its on-call."""
+    """A team, its paging channel, what it owns, its members and its on-call.
+
+    Provenance, set by importers and `gateway.world.sources.merge`, never read from a file:
+    `source` is where the team was found (`world:<file>`, `backstage:<file>`); `sources`,
+    `owns_from` (component -> sources) and `members_from` (person -> sources) say which
+    sources of a merged model said the team, each ownership and each membership. Empty
+    means "the team's `source`" (the writer's default: the import's first source).
+    """
 
     model_config = ConfigDict(extra="ignore")
     name: str
@@ -146,6 +153,18 @@ class TeamSpec(BaseModel):
     owns: list[str] = Field(default_factory=list)
     members: list[MemberSpec] = Field(default_factory=list)
     oncall: OnCallSpec | None = None
+    source: str | None = Field(None, exclude=True)
+    sources: list[str] = Field(default_factory=list, exclude=True)
+    owns_from: dict[str, list[str]] = Field(default_factory=dict, exclude=True)
+    members_from: dict[str, list[str]] = Field(default_factory=dict, exclude=True)
+
+    def said_by(self, default: str) -> tuple[list[str], dict[str, list[str]], dict[str, list[str]]]:
+        """(sources of the team, component -> sources of its ownership, person -> sources of
+        the membership); each falls back to the team's `source`, else `default`."""
+        team = list(self.sources or [self.source or default])  # copies: merge extends them
+        owns = {c: list(self.owns_from.get(c) or team) for c in self.owns}
+        members = {m.name: list(self.members_from.get(m.name) or team) for m in self.members}
+        return team, owns, members
 
     @field_validator("name")
     @classmethod

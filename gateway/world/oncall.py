@@ -172,7 +172,9 @@ def refresh_oncall(graph: TenantGraph, now: datetime | None = None) -> Refresh:
                 shifts = rotation_shifts(RotationSpec.model_validate(raw), now)
         except UnicodeDecodeError as exc:  # a ValueError: said before the generic one
             done.errors[team] = f"{where}not UTF-8 (byte 0x{exc.object[exc.start]:02x})"
-        except (OSError, httpx.HTTPError, ValueError) as exc:
+        except OSError as exc:  # the path is said once, in `where`
+            done.errors[team] = f"{where}{exc.strerror or type(exc).__name__}"
+        except (httpx.HTTPError, ValueError) as exc:
             done.errors[team] = f"{where}{(str(exc).splitlines() or [type(exc).__name__])[0][:200]}"
         else:
             graph.rows("replace_shifts", {"team": team, "shifts": shifts})

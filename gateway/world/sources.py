@@ -126,7 +126,8 @@ def _files(paths: list[Path]) -> list[Path]:
 
 def merge(worlds: list[WorldSpec]) -> WorldSpec:
     """One model from several: components, edges and teams by identity, first one wins;
-    teams' `owns` and members are unioned; the first default team named wins."""
+    teams' `owns` and members are unioned, with the sources that said each (`TeamSpec.said_by`);
+    the first default team named wins."""
     components: dict[str, ComponentSpec] = {}
     edges: dict[tuple[str, str, str], EdgeSpec] = {}
     teams: dict[str, TeamSpec] = {}
@@ -139,14 +140,30 @@ def merge(worlds: list[WorldSpec]) -> WorldSpec:
         for edge in world.edges:
             edges.setdefault(edge.key(), edge)
         for team in world.teams:
+            said, owns, members = team.said_by("")
+            if said == [""]:  # a model built in code says no source: the writer's default
+                said, owns, members = [], {}, {}
             if team.name not in teams:
                 teams[team.name] = team.model_copy(deep=True)
+                new = teams[team.name]
+                new.sources, new.owns_from, new.members_from = said, owns, members
                 continue
             into = teams[team.name]
             into.owns += [c for c in team.owns if c not in into.owns]
-            names = {m.name for m in into.members}
-            into.members += [m for m in team.members if m.name not in names]
+            listed = {m.name: m for m in into.members}
+            into.members += [m for m in team.members if m.name not in listed]
+            for m in team.members:  # a detail only the later source gives is kept
+                if (known := listed.get(m.name)) is not None:
+                    known.email = known.email or m.email
+                    known.slack_user_id = known.slack_user_id or m.slack_user_id
             into.oncall = into.oncall or team.oncall
+            # provenance: each source that said the team, an ownership or a membership
+            into.sources += [s for s in said if s not in into.sources]
+            for key, got in (*owns.items(), *members.items()):
+                into_from = into.owns_from if key in owns else into.members_from
+                into_from[key] = into_from.get(key, []) + [
+                    s for s in got if s not in into_from.get(key, [])
+                ]
         default = default or world.default_team
     return WorldSpec(
         components=list(components.values()), edges=list(edges.values()),

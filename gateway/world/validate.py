@@ -2,9 +2,11 @@
 
 Shared by every importer and the writer (issue #10 item 4): unknown components named by an
 edge, a `hosted_on` or a team's `owns`; duplicate component or team ids; a team without
-members; a rotation naming someone who is not a member; no default team, or one that is not a
-team. Item-level problems (a bad `kind`, a missing field) come from pydantic, per item, so one
-bad item does not hide the problems of the others.
+members; a person listed twice in a team, or with two emails or Slack ids across teams (one
+Person node keeps one of each: the other would be lost silently); a rotation naming someone
+who is not a member; no default team, or one that is not a team. Item-level problems (a bad
+`kind`, a missing field) come from pydantic, per item, so one bad item does not hide the
+problems of the others.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from gateway.world.model import (
 )
 
 #: Fields importers set, never a file: where a component was found, and an edge's origin.
-SET_BY: frozenset[tuple[type[BaseModel], str]] = frozenset(
-    {(ComponentSpec, "source"), (EdgeSpec, "origin")}
-)
+_SET_BY: list[tuple[type[BaseModel], str]] = [(ComponentSpec, "source"), (EdgeSpec, "origin")]
+_SET_BY += [(TeamSpec, name) for name in ("source", "sources", "owns_from", "members_from")]
+SET_BY = frozenset(_SET_BY)
 #: A path into the source document, as pydantic reports it: ("teams", 0, "owns", 1).
 Loc = tuple[str | int, ...]
 #: Turns a path into the prefix of a problem line, e.g. `world.yaml:12: teams.0.owns.1`.
@@ -113,6 +115,9 @@ def unknown_keys(item: Any, model: type[BaseModel], where: Loc, locate: Locator)
     )
     lines = []
     for key in map(str, item):
+        if (model, key) in SET_BY:  # provenance comes from where the file is, not its text
+            lines.append(f"{locate((*where, key))}: {key!r} is set by the import, not a file")
+            continue
         close = difflib.get_close_matches(key, fields, n=1, cutoff=0.75)
         if key not in fields and close:
             lines.append(
@@ -153,6 +158,8 @@ def check_world(
                     f"unknown component {end!r}"
                 )
     names = Counter(t.name for t in world.teams)
+    listed: dict[tuple[str, Loc], Loc] = {}  # (person, team) -> first listing
+    details: dict[tuple[str, str], tuple[str, Loc]] = {}  # (person, field) -> first value
     for index, team in enumerate(world.teams):
         where: Loc = ("teams", index)
         if names[team.name] > 1 and index != _first_team(world.teams, team.name):
@@ -166,6 +173,8 @@ def check_world(
         if not team.members:
             problems.append(f"{locate((*where, 'members'))}: team {team.name!r} has no members")
         members = {m.name for m in team.members}
+        for pos, member in enumerate(team.members):
+            problems += _member_problems(member, (*where, "members", pos), listed, details, locate)
         if isinstance(team.oncall, RotationSpec):
             for pos, person in enumerate(team.oncall.rotation):
                 if person not in members:
@@ -184,6 +193,38 @@ def check_world(
         problems.append(
             f"{locate(('default_team',))}: {world.default_team!r} is not a team in `teams`"
         )
+    return problems
+
+
+def _member_problems(
+    member: MemberSpec,
+    where: Loc,
+    listed: dict[tuple[str, Loc], Loc],
+    details: dict[tuple[str, str], tuple[str, Loc]],
+    locate: Locator,
+) -> list[str]:
+    """A person listed twice in one team, or with an email or Slack id that differs from one
+    another listing gave: one Person node holds one of each, so the import would keep one and
+    drop the other silently. A listing that leaves a detail out is no conflict (the writer
+    takes the one given). Records the first listing per team (`listed`) and the first value
+    of each detail (`details`) of each person."""
+    problems = []
+    first = listed.setdefault((member.name, where[:2]), where)
+    if first != where:
+        problems.append(
+            f"{locate(where)}: {member.name!r} is listed twice (first at {locate(first)})"
+        )
+    for key in ("email", "slack_user_id"):
+        mine = getattr(member, key)
+        if not mine:
+            continue
+        theirs, at = details.setdefault((member.name, key), (mine, where))
+        if theirs != mine:
+            problems.append(
+                f"{locate((*where, key))}: {member.name!r} has {key} {mine!r} here and "
+                f"{theirs!r} at {locate((*at, key))} (one person, one {key}: use one spelling "
+                "or two names)"
+            )
     return problems
 
 

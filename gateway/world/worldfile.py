@@ -57,7 +57,8 @@ def read_yaml(path: Path) -> tuple[Any, Locator]:
 
 
 def load_world(path: Path, also_known: list[str] | None = None) -> WorldSpec:
-    """Read and check a world file; every component and edge gets `source = world:<path>`.
+    """Read and check a world file; every component, edge and team gets `world:<path>` as its
+    source.
 
     `also_known`: component ids other sources of the same import define (a world file may
     own or connect them).
@@ -86,4 +87,6 @@ def load_world(path: Path, also_known: list[str] | None = None) -> WorldSpec:
         comp.source = source
     for edge in world.edges:
         edge.origin = source
+    for team in world.teams:
+        team.source = source
     return world

@@ -4,9 +4,12 @@ with provenance, and says what it did.
 Provenance (issue #13 item 3): every component and edge keeps the sources that reported it
 (`sources`, e.g. `world:/etc/world.yaml`, `compose:/src/compose.yaml`) and `last_seen` (ms).
 An edge a source reported before and does not report now loses that source; with no source
-left it is retired (`retired_at`, kept, not walked), never deleted. A component or edge an
-explicit world file declared keeps the world file's attributes when another source disagrees;
-the report lists each such disagreement.
+left it is retired (`retired_at`, kept, not walked), never deleted. Ownership (OWNS),
+membership (MEMBER_OF) and teams keep their `sources` too (a world file, a catalog, a
+CODEOWNERS file); one a source no longer says loses that source and, with none left, is
+deleted (a team with its shifts), so routing never sees a stale owner; the report lists each.
+A component or edge an explicit world file declared keeps the world file's attributes when
+another source disagrees; the report lists each such disagreement.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 from adapters.falkordb import TenantGraph
 from gateway.world.codeowners import Rule, ownership
-from gateway.world.model import ComponentSpec, TopologyError, WorldSpec
+from gateway.world.model import ComponentSpec, EdgeSpec, TopologyError, WorldSpec
 from gateway.world.oncall import Refresh, definition_json, ms, refresh_oncall
 from gateway.world.validate import check_world, dotted
 
@@ -26,13 +29,16 @@ from gateway.world.validate import check_world, dotted
 @dataclass
 class ImportReport:
     """What an import did: `counts` per kind written, `new` / `changed` / `retired` items
-    (`component x`, `edge a -CALLS-> b`), `world_wins` (a source disagreed with the world file),
+    (`component x`, `edge a -CALLS-> b`), `removed` ownership, memberships and teams a source
+    said before and no longer says (`owner payments of billing: no longer reported by ...`),
+    `world_wins` (a source disagreed with the world file),
     `unmapped` names no importer could map (never guessed) and `notes`."""
 
     counts: dict[str, int] = field(default_factory=dict)
     new: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
     world_wins: list[str] = field(default_factory=list)
     unmapped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -42,7 +48,8 @@ class ImportReport:
         out = []
         for title, items in (
             ("new", self.new), ("changed", self.changed), ("retired", self.retired),
-            ("the world file wins", self.world_wins), ("not mapped (never guessed)", self.unmapped),
+            ("removed", self.removed), ("the world file wins", self.world_wins),
+            ("not mapped (never guessed)", self.unmapped),
             ("note", self.notes),
         ):  # fmt: skip
             if items:
@@ -59,36 +66,58 @@ def declared(source: str) -> bool:
 def known_names(
     world: WorldSpec, existing: dict[str, dict[str, Any]]
 ) -> tuple[WorldSpec, list[str]]:
-    """The model with each component named by an alias the graph knows (a world file's
-    `hostnames`, e.g. compose's `postgresql` for `postgres`) renamed to that component, in
-    components, edges, `hosted_on` and `owns`; and one note per renamed id. World-file
-    components are never renamed; an alias of several components is left alone."""
-    owners: dict[str, list[str]] = {}
+    """The model with each component named by an alias (a world file's `hostnames`, e.g.
+    compose's `postgresql` for `postgres`) renamed to that component, in components, edges,
+    `hosted_on` and `owns`; and one note per renamed id. Aliases come from the graph and from
+    the model itself, so a world file imported in the same run renames whatever the order of
+    the files. World-file components, and names the graph already holds as components, are
+    never renamed (the caller notes the latter); an alias of several components is left alone.
+    """
+    owners: dict[str, set[str]] = {}
     for name, row in existing.items():
         for alias in row.get("aliases") or []:
-            owners.setdefault(alias, []).append(name)
-    rename = {
-        c.id: owners[c.id][0]
-        for c in world.components
-        if c.id not in existing and len(owners.get(c.id, [])) == 1
-        and not declared(c.source or "")
-    }  # fmt: skip
+            owners.setdefault(alias, set()).add(name)
+    for comp in world.components:
+        for alias in comp.aliases():
+            owners.setdefault(alias, set()).add(comp.id)
+    rename: dict[str, str] = {}
+    for comp in world.components:
+        targets = owners.get(comp.id, set()) - {comp.id}
+        if comp.id not in existing and len(targets) == 1 and not declared(comp.source or ""):
+            rename[comp.id] = targets.pop()
     if not rename:
         return world, []
     model = world.model_copy(deep=True)
-    kept: dict[str, ComponentSpec] = {}
+    here: dict[str, ComponentSpec] = {}
     for comp in model.components:
-        comp.id = rename.get(comp.id, comp.id)
+        if comp.id not in rename:
+            here.setdefault(comp.id, comp)
+    kept: list[ComponentSpec] = []
+    for comp in model.components:
+        if comp.id in rename:
+            comp.id = rename[comp.id]
+            into = here.setdefault(comp.id, comp)  # the target, else the first alias of it
+            if into is not comp:
+                into.paths = into.paths or comp.paths  # e.g. the alias's compose build context
+                into.annotations = comp.annotations | into.annotations
+                continue
+        kept.append(comp)
+    model.components = kept
+    for comp in model.components:
         comp.hosted_on = rename.get(comp.hosted_on or "", comp.hosted_on)
-        kept.setdefault(comp.id, comp)
-    model.components = list(kept.values())
+    edges: dict[tuple[str, str, str, str | None], EdgeSpec] = {}
     for edge in model.edges:
-        edge.source, edge.target = (
-            rename.get(edge.source, edge.source),
-            rename.get(edge.target, edge.target),
-        )
+        edge.source = rename.get(edge.source, edge.source)
+        edge.target = rename.get(edge.target, edge.target)
+        edges.setdefault((*edge.key(), edge.origin), edge)  # one row per edge and source
+    model.edges = list(edges.values())
     for team in model.teams:
         team.owns = list(dict.fromkeys(rename.get(c, c) for c in team.owns))
+        renamed_from: dict[str, list[str]] = {}
+        for owned, said in team.owns_from.items():
+            got = renamed_from.setdefault(rename.get(owned, owned), [])
+            got += [s for s in said if s not in got]
+        team.owns_from = renamed_from
     notes = [
         f"{old} is an alias of {new}: imported as {new}" for old, new in sorted(rename.items())
     ]
@@ -112,11 +141,14 @@ def apply_world(
     """Validate `world` against itself and the graph, then write it.
 
     `sources`: every source this import read (`importer:location`); edges one of them reported
-    before and not now are retired. `explicit`: a world file is among the sources, so the
-    model must name a default team (components and edges from `world:` sources win over
-    other sources' wherever they disagree). `codeowners`:
-    rules and their file name; each component with `paths` is owned by the team the last
-    matching rule names, unless a team already owns it (that owner is kept and reported).
+    before and not now are retired; ownership, memberships and teams one of them said before
+    and not now are removed (`report.removed`), what other sources said is kept. `explicit`:
+    a world file is among the sources, so the model must name a default team (components and
+    edges from `world:` sources win over other sources' wherever they disagree). `codeowners`:
+    rules and their file name (source `codeowners:<name>`); each component with `paths` is
+    owned by the team the last matching rule names, unless another source gives it another
+    owner (that owner is kept and reported); what the file gave before and no longer gives is
+    removed like any source's.
     Raises `TopologyError` listing every problem; nothing is written then.
     Returns the `ImportReport`; `counts` has components, edges, teams, people, shifts.
     """
@@ -135,9 +167,10 @@ def apply_world(
                     f"component {alias} (imported before) is an alias of {comp.id}: both are "
                     "kept; import the world file first and the other sources after it"
                 )
-    owned: dict[str, list[str]] = {}
+    owners = _owner_rows(world, sources[0])
+    said_here = set(sources)
     if codeowners is not None:
-        owned = _codeowners(graph, world, *codeowners, report)
+        owners += _codeowners(graph, world, *codeowners, said_here, report)
     for comp in world.components:
         old = existing.get(comp.id)
         if old is None:
@@ -194,19 +227,18 @@ def apply_world(
                 )
     teams = [
         {"name": t.name, "slack_channel": t.slack_channel, "escalation": t.escalation,
-         "owns": t.owns, "oncall_json": definition_json(t),
+         "oncall_json": definition_json(t), "sources": t.said_by(sources[0])[0],
          "is_default": (t.name == world.default_team) if world.default_team else None}
         for t in world.teams
     ]  # fmt: skip
-    people = [
-        {"name": m.name, "email": m.email, "slack_user_id": m.slack_user_id, "team": t.name}
-        for t in world.teams
-        for m in t.members
-    ]
+    people = _people_rows(world, sources[0])
     graph.rows("import_teams", {"teams": teams})
     graph.rows("import_people", {"people": people})
-    for owner, names_owned in owned.items():
-        graph.rows("import_owners", {"team": owner, "components": names_owned})
+    graph.rows("import_owners", {"owners": owners})
+    if codeowners is not None:
+        said_here.add(f"codeowners:{codeowners[1]}")
+    for source in sorted(said_here):
+        _drop_unsaid(graph, source, teams, owners, people, report)
     if world.default_team:
         graph.rows("set_default_team", {"team": world.default_team})
     refreshed: Refresh = refresh_oncall(graph, now)
@@ -224,21 +256,103 @@ def apply_world(
     return report
 
 
+def _owner_rows(world: WorldSpec, default: str) -> list[dict[str, Any]]:
+    """`{team, component, sources}` for each team's `owns`, with the sources that said it."""
+    return [
+        {"team": t.name, "component": comp, "sources": said}
+        for t in world.teams
+        for comp, said in t.said_by(default)[1].items()
+    ]
+
+
+def _people_rows(world: WorldSpec, default: str) -> list[dict[str, Any]]:
+    """`{name, email, slack_user_id, team, sources}` per membership. A person's details are
+    the ones any membership gives (validation refuses two that differ), so every row of a
+    person writes the same details whatever the order of the teams."""
+    details: dict[str, dict[str, str | None]] = {}
+    for team in world.teams:
+        for m in team.members:
+            known = details.setdefault(m.name, {"email": None, "slack_user_id": None})
+            known["email"] = known["email"] or m.email
+            known["slack_user_id"] = known["slack_user_id"] or m.slack_user_id
+    return [
+        {"name": m.name, **details[m.name], "team": t.name, "sources": said[m.name]}
+        for t in world.teams
+        for said in [t.said_by(default)[2]]
+        for m in t.members
+    ]
+
+
+def _drop_unsaid(
+    graph: TenantGraph,
+    source: str,
+    teams: list[dict[str, Any]],
+    owners: list[dict[str, Any]],
+    people: list[dict[str, Any]],
+    report: ImportReport,
+) -> None:
+    """Remove the ownership, memberships and teams `source` said before and does not say in
+    this import (what other sources say is kept), and list each removal in `report.removed`.
+    Ownership and memberships recorded before sources were kept, of a team `source` says,
+    count as said by it."""
+    adopt = [t["name"] for t in teams if source in t["sources"]]
+    keep = [f"{o['team']}|{o['component']}" for o in owners if source in o["sources"]]
+    params = {"source": source, "keep": keep, "adopt": adopt}
+    for row in graph.rows("drop_owners", params):
+        if row["gone"]:  # else another source still says it
+            report.removed.append(
+                f"owner {row['team']} of {row['component']}: no longer reported by {source}"
+            )
+    keep = [f"{p['name']}|{p['team']}" for p in people if source in p["sources"]]
+    for row in graph.rows("drop_members", params | {"keep": keep}):
+        if row["gone"]:
+            report.removed.append(
+                f"member {row['person']} of {row['team']}: no longer reported by {source}"
+            )
+    for row in graph.rows("drop_teams", {"source": source, "keep": adopt}):
+        if not row["gone"]:
+            continue
+        # its own ownership and memberships are listed above; what is left came from sources
+        # not in this import (e.g. a CODEOWNERS file) and goes with the team
+        owned = f" and its ownership of {', '.join(sorted(row['owned']))}" if row["owned"] else ""
+        report.removed.append(
+            f"team {row['team']}: no longer reported by {source} (deleted with its "
+            f"{row['shift_count']} on-call shifts{owned})"
+        )
+
+
 def _codeowners(
-    graph: TenantGraph, world: WorldSpec, rules: list[Rule], name: str, report: ImportReport
-) -> dict[str, list[str]]:
-    """Team -> components to own by CODEOWNERS, where no team owns them yet."""
+    graph: TenantGraph,
+    world: WorldSpec,
+    rules: list[Rule],
+    name: str,
+    said_here: set[str],
+    report: ImportReport,
+) -> list[dict[str, Any]]:
+    """`{team, component, sources: ["codeowners:<name>"]}` for each component CODEOWNERS
+    gives a team, unless another team owns it by another source (a world file, a catalog):
+    that owner is kept and reported. What this CODEOWNERS file gave before is no obstacle (it
+    is said again, or removed), nor is what a source of this import (`said_here`) said before
+    and does not say now (the model replaces it)."""
+    source = f"codeowners:{name}"
+    model_teams = {t.name for t in world.teams}
     current: dict[str, set[str]] = {}
+    before: set[tuple[str, str]] = set()
     for row in graph.rows("component_owners"):
-        current.setdefault(row["component"], set()).add(row["team"])
+        before.add((row["component"], row["team"]))
+        if row["sources"] is None:  # imported before sources were kept
+            other = row["team"] not in model_teams  # else dropped unless the model says it
+        else:
+            other = bool(set(row["sources"]) - said_here - {source})
+        if other:
+            current.setdefault(row["component"], set()).add(row["team"])
     for spec in world.teams:
         for comp in spec.owns:
             current.setdefault(comp, set()).add(spec.name)
-    teams = {t.name for t in world.teams} | {r["team"] for r in graph.rows("component_owners")}
-    teams |= {row["name"] for row in graph.rows("team_names")}
+    teams = model_teams | {row["name"] for row in graph.rows("team_names")}
     owned, unmapped = ownership(world, rules, teams, name)
     report.unmapped += unmapped
-    kept: dict[str, list[str]] = {}
+    rows: list[dict[str, Any]] = []
     for team, components in owned.items():
         for comp in components:
             others = current.get(comp, set()) - {team}
@@ -247,10 +361,11 @@ def _codeowners(
                     f"component {comp}: {name} names {team}, already owned by "
                     f"{', '.join(sorted(others))} (kept)"
                 )
-            elif team not in current.get(comp, set()):
-                kept.setdefault(team, []).append(comp)
+                continue
+            rows.append({"team": team, "component": comp, "sources": [source]})
+            if (comp, team) not in before:
                 report.new.append(f"owner {team} of {comp} (from {name})")
-    return kept
+    return rows
 
 
 def world_counts(graph: TenantGraph) -> dict[str, int]:
