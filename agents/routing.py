@@ -3,7 +3,8 @@
 Like Alertmanager's routing tree, whose root route always has a receiver, the world's
 `default_team` is the root route (DESIGN.md §4b). In order:
 1. the owner of the first component (root cause, then candidates, then alerting components)
-   that has an owner: its person on call now;
+   that has an owner: its person on call now (two owners of one component, from sources that
+   disagree: the one a world file names, else the first by name);
 2. that owner has nobody on call now: the default team's on-call, the reason stated;
 3. no team owns any of the components: the default team's on-call, the reason stated;
 4. the default team has nobody on call either: its channel (else `SLACK_DEFAULT_CHANNEL`) and
@@ -36,7 +37,16 @@ def route_from(
     """`route` over rows already read: `rows` of `response_context.cypher` (any superset of
     `components`' rows), `default()` the `default_route.cypher` row or None (only called when
     the route falls back to it). Pure but for `default`."""
-    owned = [row for name in components for row in rows if row["component"] == name]
+    # two teams may own one component (two sources disagree): the world file's word first,
+    # then by team name, so the same incident always pages the same team (rows come unordered)
+    owned = [
+        row
+        for name in components
+        for row in sorted(
+            (r for r in rows if r["component"] == name),
+            key=lambda r: (not r.get("by_world_file"), r["team"]),
+        )
+    ]
     first = owned[0] if owned else None
     if first is not None:
         staffed = [r for r in owned if r["team"] == first["team"] and r["person"]]

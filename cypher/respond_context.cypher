@@ -32,14 +32,15 @@ WITH i, f, alerts,
 CALL {
   WITH components
   UNWIND components AS name
-  OPTIONAL MATCH (tm:Team)-[:OWNS]->(c:Component {name: name})
+  OPTIONAL MATCH (tm:Team)-[o:OWNS]->(c:Component {name: name})
   OPTIONAL MATCH (s:OnCallShift)-[:FOR_TEAM]->(tm)
     WHERE s.starts_at <= timestamp() AND timestamp() < s.ends_at
   OPTIONAL MATCH (s)-[:ON_CALL]->(p:Person)
   RETURN collect(CASE WHEN tm IS NULL THEN null ELSE {
        component: c.name, team: tm.name, channel: tm.slack_channel, escalation: tm.escalation,
        person: p.name, email: p.email, slack_user_id: p.slack_user_id,
-       shift_ends_at: s.ends_at} END) AS owners
+       shift_ends_at: s.ends_at,
+       by_world_file: any(x IN coalesce(o.sources, []) WHERE x STARTS WITH 'world:')} END) AS owners
 }
 CALL {
   OPTIONAL MATCH (tm:Team {is_default: true})

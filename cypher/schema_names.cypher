@@ -9,7 +9,7 @@
 CREATE (s:Action:Alert:Change:Component:Decision:Fact:Finding:Incident:OnCallShift:Person:Playbook:Step:Task:Team:Verdict {
   actual_cause: 0, adapter: 0, alert_key: 0, alertname: 0, alerts_seen: 0, aliases: 0,
   annotations_json: 0, applicable: 0, approved_at: 0, args: 0, at: 0, attempt_id: 0, attempts:
-  0, author: 0, by: 0, by_name: 0, candidate: 0, candidates: 0, checks_json: 0, client: 0,
+  0, author: 0, by: 0, by_name: 0, by_world_file: 0, candidate: 0, candidates: 0, checks_json: 0, client: 0,
   component: 0, components: 0, conclusive: 0, confidence: 0, created_at: 0, criticality: 0,
   detail: 0, discarded_at: 0, email: 0, ends_at: 0, ends_at_ms: 0, epoch: 0, escalation: 0,
   event_id: 0, external_ref: 0, fact_id: 0, failure_kind: 0, fingerprint: 0, finished_at: 0,

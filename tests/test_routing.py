@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
 from adapters.slack import SlackNotifier
+from agents.routing import route_from
 from gateway.cli import app
 from gateway.doctor import check_default_route, run_checks
 from gateway.runtime import Runtime
@@ -492,3 +493,24 @@ def test_grafana_state_alerts_are_titled_by_the_rule(gw: Gateway, state: str) ->
     gw.drain()
     (page,) = sent(gw, incident_id, "notification")
     assert page["title"] == f"Checkout p99 latency ({state})"
+
+
+def test_two_owners_of_one_component_always_page_the_same_team() -> None:
+    """Two sources that disagree leave two owners of one component; rows come in no order.
+    The world file's owner is paged, else the first team by name, whatever the row order."""
+
+    def row(team: str, by_world_file: bool) -> dict[str, object]:
+        return {"component": "billing", "team": team, "channel": f"#{team}", "escalation": None,
+                "person": f"{team}-oncall", "email": None, "slack_user_id": None,
+                "shift_ends_at": 1, "by_world_file": by_world_file}  # fmt: skip
+
+    for rows in (
+        [row("zeta", True), row("alpha", False)],
+        [row("alpha", False), row("zeta", True)],
+    ):
+        assert route_from(rows, ["billing"], lambda: None)["team"] == "zeta"
+    for rows in (
+        [row("zeta", False), row("alpha", False)],
+        [row("alpha", False), row("zeta", False)],
+    ):
+        assert route_from(rows, ["billing"], lambda: None)["team"] == "alpha"
