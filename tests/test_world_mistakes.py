@@ -189,3 +189,17 @@ def test_provenance_is_not_read_from_a_file(tmp_path: Path) -> None:
     assert problems_of(path) == [
         f"{path}:7: teams.0.sources: 'sources' is set by the import, not a file"
     ]
+
+
+def test_ids_differing_only_in_case_and_one_bad_team_field_are_said_once(tmp_path: Path) -> None:
+    path = write(tmp_path, "world.yaml", (
+        "components:\n  - {id: api, kind: service}\n  - {id: API, kind: service}\nteams:\n"
+        "  - name: platform\n    owns: [api]\n    members: [{name: x}]\n"
+        "    oncall: {rotation: [x], start: '2026-11-02T09:00:00Z', shift_hour: 12}\n"
+        "default_team: platform\n"
+    ))  # fmt: skip
+    assert problems_of(path) == [
+        f"{path}:8: teams.0.oncall.shift_hour: Extra inputs are not permitted",
+        f"{path}:3: components.1.id: id 'API' differs from 'api' ({path}:2: components.0.id) "
+        "only in case: alert labels match exactly, so use one spelling",
+    ]  # and not "default_team: 'platform' is not a team": the team is there, with a bad field

@@ -132,19 +132,33 @@ def check_world(
     *,
     require_default_team: bool = True,
     also_known: Sequence[str] = (),
+    also_teams: Sequence[str] = (),
 ) -> list[str]:
     """Every cross-reference problem of `world`, one line each (empty when it is sound).
 
     `also_known`: component ids that exist elsewhere (items that failed item-level checks, or
-    components already in the graph), so a reference to them is not reported as unknown.
+    components already in the graph), so a reference to them is not reported as unknown;
+    `also_teams` likewise for team names (a team item with one bad field is reported once,
+    not again as "the default team is not a team").
+    Two component ids that differ only in case are a problem: alert labels match exactly, so
+    one of them would never see its alerts.
     `require_default_team`: a world file must name its root route; other sources may not.
     """
     problems: list[str] = []
     ids = Counter(c.id for c in world.components)
     known = set(ids) | set(also_known)
+    folded: dict[str, int] = {}
     for index, comp in enumerate(world.components):
         if ids[comp.id] > 1 and index != _first(world.components, comp.id):
             problems.append(f"{locate(('components', index, 'id'))}: duplicate id {comp.id!r}")
+        first = folded.setdefault(comp.id.casefold(), index)
+        if world.components[first].id != comp.id:
+            other = world.components[first].id
+            problems.append(
+                f"{locate(('components', index, 'id'))}: id {comp.id!r} differs from {other!r} "
+                f"({locate(('components', first, 'id'))}) only in case: alert labels match "
+                "exactly, so use one spelling"
+            )
         if comp.hosted_on and comp.hosted_on not in known:
             problems.append(
                 f"{locate(('components', index, 'hosted_on'))}: unknown component "
@@ -189,7 +203,7 @@ def check_world(
                 f"{locate(('default_team',))}: Field required (the team paged "
                 "when no team owns an incident's components)"
             )
-    elif world.default_team not in names:
+    elif world.default_team not in names and world.default_team not in also_teams:
         problems.append(
             f"{locate(('default_team',))}: {world.default_team!r} is not a team in `teams`"
         )

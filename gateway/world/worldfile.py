@@ -71,7 +71,13 @@ def load_world(path: Path, also_known: list[str] | None = None) -> WorldSpec:
         raise TopologyError(problems)
     raw = data.get("components") if isinstance(data, dict) else None
     raw_ids = [c["id"] for c in raw or [] if isinstance(c, dict) and isinstance(c.get("id"), str)]
-    problems += check_world(world, locate, also_known=raw_ids + list(also_known or []))
+    raw_teams = data.get("teams") if isinstance(data.get("teams"), list) else []
+    team_names = [
+        t["name"] for t in raw_teams if isinstance(t, dict) and isinstance(t.get("name"), str)
+    ]
+    problems += check_world(
+        world, locate, also_known=raw_ids + list(also_known or []), also_teams=team_names
+    )
     for index, team in enumerate(world.teams):
         if isinstance(team.oncall, IcalSpec) and "://" not in team.oncall.ical:
             calendar = (path.parent / team.oncall.ical).resolve()
