@@ -24,6 +24,18 @@ def tie_to_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def running(pid: int) -> bool:
+    """True when a process with this pid exists (signal 0: nothing is sent). One that runs as
+    another user counts as running."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def stop_process(proc: subprocess.Popen[bytes], timeout_s: float) -> int:
     """SIGTERM `proc` if it still runs, wait up to `timeout_s` seconds, then SIGKILL it; returns
     its exit code (negative: the signal that ended it)."""

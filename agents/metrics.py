@@ -53,6 +53,8 @@ from prometheus_client import (
 )
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from adapters.processes import running
+
 #: Webhook and step latency buckets (s): a triage query is ~1 ms, a slow Slack call ~seconds.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -78,19 +80,9 @@ def serve_metrics_dir(parent: Path, pid: int) -> Path:
     as `fresh` ends a folder's), never a running one's."""
     for old in parent.glob("serve-*"):
         number = old.name.removeprefix("serve-")
-        if number.isascii() and number.isdigit() and not _running(int(number)):
+        if number.isascii() and number.isdigit() and not running(int(number)):
             shutil.rmtree(old, ignore_errors=True)
     return parent / f"serve-{pid}"
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it runs, as another user
-        return True
-    return True
 
 
 class Metrics:

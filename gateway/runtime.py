@@ -33,6 +33,7 @@ from adapters.models import ChatModel, ModelChain
 from adapters.notify import Mirrored, Notifier
 from adapters.openai_compat import OpenAICompatModel
 from adapters.outbox import Outbox
+from adapters.processes import running
 from adapters.prometheus import Prometheus
 from agents.coordination import StepHooks
 from agents.investigator import Investigator
@@ -117,10 +118,9 @@ def recorded_pid(settings: Settings) -> int | None:
     """The pid in `<data>/falkordb/server.json` when that process is alive, else None."""
     try:
         pid = int(json.loads(_server_file(settings).read_text())["pid"])
-        os.kill(pid, 0)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return pid
+    return pid if running(pid) else None
 
 
 def running_embedded_url(settings: Settings) -> str | None:

@@ -12,6 +12,7 @@ problems of the others.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -103,6 +104,14 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
     return world, problems, in_file
 
 
+@functools.cache
+def _file_fields(model: type[BaseModel]) -> list[str]:
+    """The keys a file may give for `model`: its fields (by alias) less the importers' own."""
+    return sorted(
+        {f.alias or name for name, f in model.model_fields.items() if (model, name) not in SET_BY}
+    )
+
+
 def unknown_keys(item: Any, model: type[BaseModel], where: Loc, locate: Locator) -> list[str]:
     """One problem per key of the mapping `item` that is no field of `model` but close to one
     (difflib ratio 0.75: `own` for `owns`, `hosted-on`, `slack_chanel`, `emial`): a misspelt
@@ -110,9 +119,7 @@ def unknown_keys(item: Any, model: type[BaseModel], where: Loc, locate: Locator)
     are notes a file may carry (the bundled world has `language`, `image`, `notes`)."""
     if not isinstance(item, dict):
         return []
-    fields = sorted(
-        {f.alias or name for name, f in model.model_fields.items() if (model, name) not in SET_BY}
-    )
+    fields = _file_fields(model)
     lines = []
     for key in map(str, item):
         if (model, key) in SET_BY:  # provenance comes from where the file is, not its text

@@ -52,8 +52,9 @@ def locator(path: Path, lines: dict[Loc, int]) -> Locator:
 
 def read_yaml(path: Path) -> tuple[Any, Locator]:
     """Load one YAML document and a locator for its lines; `TopologyError` if unreadable."""
-    data = load_document(path)  # one problem line (file:line:column) if it cannot be read
-    return data, locator(path, line_map(read_text(path)))
+    text = read_text(path)
+    data = load_document(path, text)  # one problem line (file:line:column) if it cannot be read
+    return data, locator(path, line_map(text))
 
 
 def load_world(path: Path, also_known: list[str] | None = None) -> WorldSpec:

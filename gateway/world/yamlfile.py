@@ -70,9 +70,10 @@ def load_documents(path: Path) -> list[Any]:
         raise TopologyError(problem(path, exc)) from exc
 
 
-def load_document(path: Path) -> Any:
-    """The file's one YAML document (`None` if empty); as `load_documents`."""
-    text = read_text(path)
+def load_document(path: Path, text: str | None = None) -> Any:
+    """The file's one YAML document (`None` if empty); as `load_documents`. `text`: the
+    file's text when the caller has read it already."""
+    text = read_text(path) if text is None else text
     try:
         return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
