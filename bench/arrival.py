@@ -33,8 +33,8 @@ import httpx
 import yaml
 
 from adapters.falkordb import graph_name
-from gateway.demo import SCENARIO_SPACING, demo_faults_path, scenario_bodies
-from gateway.runtime import Runtime
+from gateway.cli.demo import SCENARIO_SPACING, demo_faults_path, scenario_bodies
+from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
 
@@ -60,7 +60,7 @@ class Tally:
 
 
 def single_alert_deliveries(fault: dict[str, Any], starts: datetime) -> list[dict[str, Any]]:
-    """The fault's firing alerts (`gateway.demo.scenario_bodies`), one delivery each."""
+    """The fault's firing alerts (`gateway.cli.demo.scenario_bodies`), one delivery each."""
     out = []
     for body in scenario_bodies(fault, starts, "firing"):
         for alert in body["alerts"]:

@@ -55,8 +55,8 @@ import redis
 from adapters.falkordb import GraphStore, GraphUnavailable, free_port, graph_name
 from adapters.outbox import Outbox
 from adapters.processes import stop_process
-from gateway.demo import rfc3339
-from gateway.payloads import label_fingerprint
+from gateway.cli.demo import rfc3339
+from gateway.http.payloads import label_fingerprint
 from gateway.world import demo_world_path, import_world, load_world
 
 ROOT = Path(__file__).resolve().parents[1]

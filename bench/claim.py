@@ -2,7 +2,7 @@
 
 Starts an embedded FalkorDB in a temporary folder, creates `--finished` done tasks and `--open`
 open ones in one graph (schema and indexes as in production), then claims `--claims` tasks one
-after another with `agents.coordination.claim` (the shipped `claim_task` query) and prints the
+after another with `agents.tasks.coordination.claim` (the shipped `claim_task` query) and prints the
 plan and p50/p95/p99 latency in ms (client round trip) and claims/s.
 
 Measured here (2 cores, shared), 100k finished and 2,000 open tasks: the selection of the first
@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore
-from agents.coordination import claim
-from agents.worker import ROLE_KINDS
+from agents.tasks.coordination import claim
+from agents.tasks.worker import ROLE_KINDS
 
 BATCH = 5_000
 KINDS = ["investigate", "respond", "notify_cleared"]

@@ -9,7 +9,7 @@ headers that are right, missing or wrong (Slack requests mostly signed, so they 
 signature). Answers are counted by status per endpoint; a connection reset or timeout counts as
 `reset`, a request httpx refuses to send (an illegal header value) as `unsendable`. Exit code
 1 on any 5xx, any reset, or a database server that restarted (its pid changed): "no 5xx, no
-crash any tenant can cause" (issue #11).
+crash any tenant can cause".
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from adapters.falkordb import graph_name
-from gateway.runtime import Runtime
+from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
-from gateway.topology import demo_world_path, import_world, load_world
+from gateway.world import demo_world_path, import_world, load_world
 
 TOKENS = {"acme": "fuzz-token-acme-0123456789", "globex": "fuzz-token-globex-0123456789"}
 SIGNING_SECRET = "fuzz-signing-secret-0123456789abcdef"

@@ -33,7 +33,7 @@ import redis
 
 from adapters.falkordb import GraphStore, TenantGraph, free_port, graph_name
 from adapters.processes import stop_process
-from agents.retention import DAY_MS
+from agents.learn.retention import DAY_MS
 from bench.chaos import (
     WINDOW_S,
     Run,
@@ -45,7 +45,7 @@ from bench.chaos import (
     wait_ready,
 )
 from bench.memory import SEED_BATCH, seed_params
-from gateway.upkeep import NODE_ID_HEADROOM
+from gateway.ops.upkeep import NODE_ID_HEADROOM
 from gateway.world import demo_world_path, import_world, load_world
 
 HISTORY_PREFIX = "inc-bench-"  # the ids `seed_params` gives the stored history

@@ -18,7 +18,7 @@ page, ticket and resolve (`cypher/bench_seed_incidents.cypher`; counted on one r
 pipeline): an alert with kube-prometheus-like labels and annotations, a finding, three finished
 tasks with nine steps (~4 KiB of stored results) and 27 TOUCHED edges, five sent actions. They
 are written oldest first, 250 per query; every `--trim-every` incidents the bench runs the
-retention pass `serve` runs every 10 minutes (`agents.retention.trim_old_incidents` with
+retention pass `serve` runs every 10 minutes (`agents.learn.retention.trim_old_incidents` with
 `--retention-days`, then `GraphStore.release_memory`), with "now" the newest incident's time.
 The bench's `serve` has retention off (`BLAST_RETENTION_DAYS=0`) so that only these passes, at
 known points, trim.
@@ -38,9 +38,9 @@ import redis
 
 from adapters.falkordb import GraphStore, TenantGraph, free_port, graph_name
 from adapters.processes import stop_process
-from agents.retention import DAY_MS, trim_old_incidents
+from agents.learn.retention import DAY_MS, trim_old_incidents
 from bench.chaos import children, database, start_serve, wait_ready
-from gateway.archive import archive_old_incidents, archive_path
+from gateway.ops.archive import archive_old_incidents, archive_path
 from gateway.world import demo_world_path, import_world, load_world
 
 TENANT = "memory"

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from gateway.demo import run_demo
+from gateway.cli.demo import run_demo
 from gateway.settings import Settings
 from tests.anthropic_api import KEY, AnthropicAPI, Error, Reply, model_turns, tool_use
 

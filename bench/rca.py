@@ -2,7 +2,7 @@
 
 Runs every fault case on the bundled OpenTelemetry Demo world twice: with alerts only, and with
 service-graph evidence (a real Prometheus, Debian's 2.42, over series written by `promtool tsdb
-create-blocks-from openmetrics` ending at now; see `gateway/demo_evidence.py`). Each run: an
+create-blocks-from openmetrics` ending at now; see `gateway/cli/demo_evidence.py`). Each run: an
 embedded FalkorDB graph with the world, the case's alerts through triage, the shipped
 investigator (no model), then the finding is scored against the case's accepted answers:
 
@@ -38,15 +38,15 @@ import yaml
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from adapters.prometheus import Prometheus
-from agents.coordination import TaskRun, claim
-from agents.investigator import Investigator
-from agents.learner import Learner
-from agents.triage import triage
-from agents.verdicts import Verdict, record
-from gateway.demo import demo_faults_path, rfc3339, scenario_bodies
-from gateway.demo_evidence import PrometheusServer, demo_evidence, with_evidence
-from gateway.payloads import normalize, parse_body
-from gateway.topology import demo_world_path, import_world, load_world
+from agents.investigate.investigator import Investigator
+from agents.learn.learner import Learner
+from agents.learn.verdicts import Verdict, record
+from agents.tasks.coordination import TaskRun, claim
+from agents.triage.triage import triage
+from gateway.cli.demo import demo_faults_path, rfc3339, scenario_bodies
+from gateway.cli.demo_evidence import PrometheusServer, demo_evidence, with_evidence
+from gateway.http.payloads import normalize, parse_body
+from gateway.world import demo_world_path, import_world, load_world
 
 CASES = Path(__file__).with_name("rca_cases.yaml")
 #: A wrong root cause at this confidence or more is counted apart (the issue's "at 0.9").

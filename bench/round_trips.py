@@ -26,7 +26,7 @@ import redis
 
 from adapters.falkordb import TenantGraph, graph_name
 from bench.chaos import WINDOW_S, deliveries
-from gateway.runtime import Runtime
+from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
 

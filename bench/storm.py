@@ -32,8 +32,8 @@ import httpx
 import redis
 
 from adapters.falkordb import graph_name
-from gateway.demo import rfc3339
-from gateway.runtime import Runtime
+from gateway.cli.demo import rfc3339
+from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
 

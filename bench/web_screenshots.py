@@ -25,10 +25,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from adapters.falkordb import graph_name
-from gateway.demo import SCENARIO_SPACING, demo_faults_path, scenario_bodies
-from gateway.runtime import Runtime
+from gateway.cli.demo import SCENARIO_SPACING, demo_faults_path, scenario_bodies
+from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
-from gateway.topology import demo_world_path, import_world, load_world
+from gateway.world import demo_world_path, import_world, load_world
 
 #: Which demo scenarios to run (faults.yaml order) and the window size of the pictures.
 SCENARIOS = 3

@@ -2,7 +2,7 @@
 // first in the query (record_actions, reserve_action, complete_task). It records the outcomes of
 // this attempt's earlier outside calls ($records, maps {intent_id, status, external_ref,
 // detail}), whether or not the lease still holds: the calls happened, and the graph must say so. One lookup per record on the
-// unique intent_id index: `intent_id IN [r IN $records | …]` scanned every Action (issue #16).
+// unique intent_id index: `intent_id IN [r IN $records | …]` scanned every Action.
 CALL {
   UNWIND $records AS r
   MATCH (d:Action {intent_id: r.intent_id})

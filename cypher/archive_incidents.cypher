@@ -1,4 +1,4 @@
-// Archive, read side (gateway/archive.py): up to $limit incidents resolved (or merged) before
+// Archive, read side (gateway/ops/archive.py): up to $limit incidents resolved (or merged) before
 // $before_ms (ms since the epoch) that nothing still needs in the graph: every task finished
 // (no worker holds or will claim one), no verdict and no playbook learned from them (memory
 // points at those, so they stay). Oldest first, each whole as property maps: the incident, its

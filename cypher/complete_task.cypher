@@ -3,7 +3,7 @@
 // The follow-up id is deterministic, so a repeated completion cannot enqueue it twice.
 // With $claim_next the follow-up is claimed for this worker ($owner, attempt $next_attempt_id,
 // a lease of $lease_ms) as it is created, so the same worker goes on with it without a claim
-// query (issue #16); `next_claimed` says whether it did (not when the follow-up existed).
+// query; `next_claimed` says whether it did (not when the follow-up existed).
 // `coalesce($next_id, '')`: an index lookup of null scans every Task.
 // First the outcomes of this attempt's earlier outside calls ($records, `_records_call`).
 // @include _records_call

@@ -1,4 +1,4 @@
-// Archive, write side (gateway/archive.py): the incidents $ids, already written to the archive
+// Archive, write side (gateway/ops/archive.py): the incidents $ids, already written to the archive
 // file, leave the graph with their finding, tasks, steps, actions and alerts (an alert another
 // incident still holds stays). Each must still pass the conditions of `archive_incidents`
 // (resolved or merged, every task finished, no verdict, no playbook learned from it): one that

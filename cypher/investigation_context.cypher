@@ -1,4 +1,4 @@
-// What an investigation reads before it decides, in one round trip (issue #16), as lists of
+// What an investigation reads before it decides, in one round trip, as lists of
 // maps: `alerts` (the incident's alerts, `incident_alerts`' columns the investigator uses),
 // `walk` (`coverage_walk` rows from the alerting components within $hops, each with `paths`:
 // one shortest path from each component it covers, as walk_path.cypher finds), `links`
@@ -7,7 +7,7 @@
 // [opened - $lookback_ms, opened], `opened` being the first alert's start) and `recalled`
 // (`recall` rows: the same four sources as recall.cypher; keep the two in step) and `near`
 // (`neighbours` rows of every alerting component, `of` naming it). The tools read
-// these instead of asking the graph again (agents/tools/prefetch.py). Lists come unordered.
+// these instead of asking the graph again (agents/investigate/tools/prefetch.py). Lists come unordered.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 // Every walk starts from components looked up by name (UNWIND, then the name index): a
 // `WHERE a.name IN list` scanned the whole world (tests/test_query_plans.py).

@@ -1,10 +1,10 @@
-// Recall (agents/recall.py) in one round trip: the playbooks that could explain an incident
+// Recall (agents/investigate/recall.py) in one round trip: the playbooks that could explain an incident
 // whose alerting components are $alerting, from three sources, each row naming its `source`
 // (0, 1, 2: the order recall prefers among equal scores; its weight is set in recall.py):
-// 0. pinned within 0-2 business hops of an alerting component (weight 1, issue #6);
+// 0. pinned within 0-2 business hops of an alerting component (weight 1);
 // 1. pinned where the business walk does not go but a failure still explains alerts: a
 //    configuration service an alerting component reads, a client (traffic source) upstream
-//    within 1-3 calls (weight 1, issue #15);
+//    within 1-3 calls (weight 1);
 // 2. learned on another component of the same tech as one within the 0-2 hop reach (weight 1/2,
 //    "kind transfer"). Only active playbooks: a retired one is never recalled.
 // investigation_context.cypher reads the same four sources for a whole investigation: keep

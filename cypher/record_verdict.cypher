@@ -3,7 +3,7 @@
 // edits the page). $id comes from Slack's event id or action key, so a retried delivery
 // changes nothing: `fresh` is false then. An id that already names a verdict on another
 // incident, or another verdict or person, matches no row: a verdict never joins a second
-// incident (`agents.verdicts.record` tells the two empty answers apart). $at is ms UTC.
+// incident (`agents.learn.verdicts.record` tells the two empty answers apart). $at is ms UTC.
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (old:Verdict {id: $id})
 WITH i, old

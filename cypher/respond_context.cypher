@@ -1,4 +1,4 @@
-// Everything the responder needs to page for an incident, in one round trip (issue #16): the
+// Everything the responder needs to page for an incident, in one round trip: the
 // columns of `response_incident` (incident, finding, `alerts`), and as lists of maps:
 // `owners` (rows of `response_context` for the root cause, the candidates and the alerting
 // components), `fallback` (the `default_route` row, or empty), `cited` (`incident_changes`),

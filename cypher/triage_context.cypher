@@ -1,4 +1,4 @@
-// What triage reads before it writes a delivery, in one round trip (issue #16): `matched`, the
+// What triage reads before it writes a delivery, in one round trip: `matched`, the
 // components named by any of $candidates (by name or alias, as match_components.cypher);
 // `links`, the components linked to each matched one (`origin`) along a business dependency
 // path within $hops (0-6), either way: those it depends on ('down', itself at 0 hops) and those

@@ -1,4 +1,4 @@
-// Retention (agents/retention.py): up to $limit incidents resolved (or merged) before $before_ms
+// Retention (agents/learn/retention.py): up to $limit incidents resolved (or merged) before $before_ms
 // (ms since the epoch) and not trimmed yet lose their bulky fields: their alerts' labels,
 // annotations and values become empty and their source links go; their finding's paths and
 // ruled-out candidates go (summary, confidence, candidates and evidence stay: recall and the

@@ -4,11 +4,11 @@
 // $root_cause is null when the finding is inconclusive. $model: the planner model that decided
 // (null for memory and rules); $second_opinion_json: the graph's check of the model's answer.
 // With $outcome set, the task is completed in the same query and the follow-up task $next_kind
-// ($next_id) enqueued, as complete_task.cypher does (one round trip fewer, issue #16); with
+// ($next_id) enqueued, as complete_task.cypher does (one round trip fewer); with
 // $outcome null the task stays claimed (a split may follow).
 // With $claim_next the follow-up is claimed for this worker ($owner, attempt $next_attempt_id,
 // a lease of $lease_ms) as it is created, so the same worker goes on with it without a claim
-// query (issue #16); `next_claimed` says whether it did (not when the follow-up existed).
+// query; `next_claimed` says whether it did (not when the follow-up existed).
 // The lease is extended by $lease_ms (a split may follow while the task stays claimed).
 MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()

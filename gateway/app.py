@@ -10,8 +10,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adapters.falkordb import GraphStore, GraphUnavailable, UnsafeKey
 from agents.metrics import Metrics
-from gateway import __version__, changes, incident_views, playbooks, slack_routes, status, webhook
-from gateway.limits import (
+from gateway import __version__
+from gateway.http import changes, incident_views, playbooks, slack_routes, status, webhook
+from gateway.http.limits import (
     BodyError,
     RequestGuard,
     SafeJSONResponse,
@@ -39,7 +40,7 @@ async def unsafe_key(request: Request, exc: UnsafeKey) -> SafeJSONResponse:
 
 
 async def body_refused(request: Request, exc: BodyError) -> SafeJSONResponse:
-    """A body a route parsed with `gateway.limits.load_json` and refused: 400 or 413."""
+    """A body a route parsed with `gateway.http.limits.load_json` and refused: 400 or 413."""
     return SafeJSONResponse({"detail": str(exc)}, status_code=exc.status)
 
 

@@ -152,7 +152,7 @@ class Settings(BaseSettings):
     #: default so the database stays small from the start (README "Memory").
     retention_days: int = Field(7, alias="BLAST_RETENTION_DAYS", ge=0)
     #: Days after which `serve` moves a resolved incident from the graph to
-    #: `<data>/archive/<tenant>.jsonl.gz` (gateway/archive.py; 0 = never).
+    #: `<data>/archive/<tenant>.jsonl.gz` (gateway/ops/archive.py; 0 = never).
     archive_days: int = Field(30, alias="BLAST_ARCHIVE_DAYS", ge=0)
 
     @field_validator("falkordb_url")

@@ -18,7 +18,7 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
-from gateway.runtime import Runtime
+from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
 from tests.slack_api import SlackAPI

@@ -1,11 +1,13 @@
-"""A small stand-in for the GitHub REST API (the subset `adapters/github.py` uses), on 127.0.0.1.
+"""A small stand-in for the GitHub REST API (the subset `adapters/github/notifier.py` uses), on
+127.0.0.1.
 
 Speaks, for one repository `o/r`: `GET /repos/o/r`; `GET /repos/o/r/pulls` (`state`, paging)
 and `GET /repos/o/r/pulls/{n}/files`; `POST`/`GET /repos/o/r/issues` (with the
 `labels`, `state`, `since`, `per_page`, `page` filters and a `Link` header when paging);
 `GET`/`PATCH /repos/o/r/issues/{n}`; `POST`/`GET /repos/o/r/issues/{n}/comments`;
 `GET /repos/o/r/labels/{name}` and `POST /repos/o/r/labels`. Every answer carries the
-`X-RateLimit-*` headers. Shapes follow the reference fixtures' INTEGRATIONS.md §2 and GitHub's
+`X-RateLimit-*` headers. Shapes follow the reference fixtures' GitHub's REST API reference and
+GitHub's
 REST reference; limits enforced as GitHub does: body <= 65,536 characters and title <= 256
 (422 otherwise), label names <= 50. Unlike GitHub, an issue created with an unknown label gets
 it with a grey colour and `auto: True`, so a test can tell an explicit `create_label` from it.

@@ -1,4 +1,4 @@
-"""Archive (gateway/archive.py): an incident resolved longer ago than `BLAST_ARCHIVE_DAYS`
+"""Archive (gateway/ops/archive.py): an incident resolved longer ago than `BLAST_ARCHIVE_DAYS`
 leaves the graph whole for the tenant's archive file, unless something still needs it (a
 verdict, an unfinished task); `blast-radius incident ID` still finds it there."""
 
@@ -10,15 +10,15 @@ from pathlib import Path
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph
 from adapters.outbox import Outbox
-from agents.investigator import Investigator
-from agents.learner import Learner
+from agents.investigate.investigator import Investigator
+from agents.learn.learner import Learner
+from agents.learn.retention import DAY_MS, trim_old_incidents
 from agents.metrics import Metrics
-from agents.responder import Responder
-from agents.retention import DAY_MS, trim_old_incidents
-from agents.worker import Worker
-from gateway.archive import archive_old_incidents, archive_path, find_archived
-from gateway.status import incident_detail
-from gateway.upkeep import Upkeep
+from agents.respond.responder import Responder
+from agents.tasks.worker import Worker
+from gateway.http.status import incident_detail
+from gateway.ops.archive import archive_old_incidents, archive_path, find_archived
+from gateway.ops.upkeep import Upkeep
 from tests.conftest import make_settings
 from tests.test_cli import cli
 from tests.test_retention import deliver

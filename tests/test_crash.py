@@ -21,9 +21,9 @@ import httpx
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port, graph_name
-from agents.triage import triage
-from gateway.payloads import normalize, parse_body
-from gateway.runtime import Runtime
+from agents.triage.triage import triage
+from gateway.http.payloads import normalize, parse_body
+from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
 from tests.conftest import alert_body, clean_env

@@ -28,7 +28,7 @@ import yaml
 from dotenv import dotenv_values
 
 from adapters.falkordb import EmbeddedFalkorDB, free_port
-from gateway.demo import demo_faults_path, scenario_bodies
+from gateway.cli.demo import demo_faults_path, scenario_bodies
 from gateway.settings import Settings
 from gateway.world import demo_world_path
 from tests.test_metrics import samples, value
@@ -291,7 +291,7 @@ def test_stack_starts_the_way_the_units_do(installed, tmp_path) -> None:
     worker_lines = [
         json.loads(line) for line in logs["worker"].read_text().splitlines() if line.startswith("{")
     ]
-    found = [w for w in worker_lines if w["logger"] == "agents.investigator"]
+    found = [w for w in worker_lines if w["logger"] == "agents.investigate.investigator"]
     assert found and found[0]["incident_id"].startswith("inc-") and found[0]["task_id"]
     assert found[0]["tenant"] == tenant
     for name, path in logs.items():

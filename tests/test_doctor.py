@@ -13,8 +13,8 @@ from pydantic import SecretStr
 
 from adapters.falkordb import UNIQUE, EmbeddedFalkorDB, TenantGraph, free_port
 from adapters.outbox import Outbox
-from gateway.demo_evidence import Edge, PrometheusServer
-from gateway.doctor import (
+from gateway.cli.demo_evidence import Edge, PrometheusServer
+from gateway.cli.doctor import (
     check_falkordb,
     check_notifiers,
     check_planner,
@@ -22,7 +22,7 @@ from gateway.doctor import (
     receiver_snippet,
     run_checks,
 )
-from gateway.runtime import Runtime
+from gateway.ops.runtime import Runtime
 from tests.anthropic_api import KEY, AnthropicAPI
 from tests.conftest import make_settings
 

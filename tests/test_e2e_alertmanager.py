@@ -31,8 +31,8 @@ from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
 from adapters.processes import stop_process
-from gateway.demo import SCENARIO_SPACING, demo_faults_path, rfc3339, scenario_bodies
-from gateway.runtime import Runtime
+from gateway.cli.demo import SCENARIO_SPACING, demo_faults_path, rfc3339, scenario_bodies
+from gateway.ops.runtime import Runtime
 from tests.conftest import FIXTURE_TOKEN, Gateway, make_settings
 from tests.github_api import REPO, FakeGitHub
 from tests.github_api import TOKEN as GITHUB_TOKEN
@@ -265,7 +265,7 @@ def test_alertmanager_pages_once_per_fault_and_resolves(
         accept = fault["root_cause"]["accept"]
         if fault["flag"] == "cartFailure":
             # alerts only, cart's fault looks exactly like valkey-cart failing behind it: the
-            # finding is inconclusive and names cart first (issue #15)
+            # finding is inconclusive and names cart first
             assert incident["root_cause"] is None
             assert incident["finding"]["candidates"][:2] == ["cart", "valkey-cart"]
         else:
@@ -385,7 +385,7 @@ def test_alertmanager_to_slack_and_github_once_each(
     for root in api.roots():
         assert root["edited"] >= 1 and "resolved" in json.dumps(root["blocks"]).lower()
         thread = api.replies(root["ts"])
-        # each alert's clearing, the other alerting teams told (issue #10), and a diagnosis
+        # each alert's clearing, the other alerting teams told, and a diagnosis
         # update when a group Alertmanager flushed later moved the cause after the page
         told = ("Cleared", "alert in this incident", "Diagnosis update: root cause is now")
         assert thread and all(any(t in m["text"] for t in told) for m in thread), [

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from adapters.falkordb import free_port
-from gateway.runtime import Runtime
+from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from tests.conftest import clean_env
 from tests.test_crash import wait_for

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port, graph_name
-from agents.triage import triage
-from gateway.demo import rfc3339
-from gateway.demo_evidence import Edge, PrometheusServer
-from gateway.payloads import normalize, parse_body
-from gateway.runtime import Runtime
-from gateway.topology import demo_world_path, import_world, load_world
+from agents.triage.triage import triage
+from gateway.cli.demo import rfc3339
+from gateway.cli.demo_evidence import Edge, PrometheusServer
+from gateway.http.payloads import normalize, parse_body
+from gateway.ops.runtime import Runtime
+from gateway.world import demo_world_path, import_world, load_world
 from tests.conftest import Gateway, make_settings
 from tests.test_metrics import samples, value
 
@@ -71,7 +71,7 @@ def investigate(
     }  # fmt: skip
     report = triage(graph, normalize(parse_body(json.dumps(body).encode()), "warning"), 900_000)
     # the incident of the first alert (alerts that share only a neighbour, such as two
-    # consumers of one topic, open incidents of their own: issue #10)
+    # consumers of one topic, open incidents of their own)
     incident_id = report.incidents[0]
     extra = {"prometheus_url": url} if url else {}
     runtime = Runtime(make_settings(falkordb, tmp_path / "gw", tenant, **extra))
@@ -166,7 +166,7 @@ def test_a_silent_cache_behind_an_alerting_service_is_the_cause(prometheus, run)
 
 def test_evidence_that_cannot_see_behind_the_cause_is_inconclusive(prometheus, run) -> None:
     """Span metrics only: cart's spans fail, and valkey-cart, which has no spans, could be
-    failing behind it unseen; evidence that does not discriminate is no answer (issue #15)."""
+    failing behind it unseen; evidence that does not discriminate is no answer."""
     changes = {"cart>valkey-cart": {"fail_after": 0.5}, "frontend>cart": {"fail_after": 0.4},
                "checkout>cart": {"fail_after": 0.4}}  # fmt: skip
     server = prometheus(scenario(**changes), spans=True, service_graph=False)

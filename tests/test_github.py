@@ -24,11 +24,11 @@ import yaml
 from pydantic import SecretStr, ValidationError
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
-from adapters.github import GitHubIssues, intent_marker, parse_ref
+from adapters.github.notifier import GitHubIssues, intent_marker, parse_ref
 from adapters.notify import AdapterError, OutboundMessage
-from agents import messages
-from gateway.demo import demo_faults_path, scenario_bodies
-from gateway.runtime import Runtime
+from agents.respond import messages
+from gateway.cli.demo import demo_faults_path, scenario_bodies
+from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from tests.conftest import make_settings
 from tests.github_api import REPO, TOKEN, FakeGitHub
@@ -561,7 +561,7 @@ def test_end_to_end_a_rate_limited_ticket_waits_for_retry_after(github_runtime, 
     # the respond task is deferred (not failed: no attempt burned meanwhile), and the three
     # diagnosis updates of the re-investigations wait for it
     assert runtime.pending_tasks() == 4
-    # the page, and the other alerting team (storefront) told in its thread (issue #10)
+    # the page, and the other alerting team (storefront) told in its thread
     assert [e["kind"] for e in runtime.outbox.entries()] == ["notification", "followup"]
     runtime.start_workers(1)
     assert runtime.wait_idle(timeout_s=10)

@@ -1,4 +1,4 @@
-"""Free node ids (issue #16): `TenantGraph.free_node_ids` and serve's `Upkeep.keep_headroom`
+"""Free node ids: `TenantGraph.free_node_ids` and serve's `Upkeep.keep_headroom`
 keep each graph with ids a new node can take below the graph's end, where linking it does not
 resize the relationship matrices (README, "Free node ids")."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from falkordb import FalkorDB
 
-import gateway.upkeep as upkeep
+import gateway.ops.upkeep as upkeep
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph
 from agents.metrics import Metrics
-from gateway.upkeep import Upkeep
+from gateway.ops.upkeep import Upkeep
 from tests.conftest import make_settings
 
 

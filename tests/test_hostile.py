@@ -1,4 +1,4 @@
-"""Hostile input (issue #11) against the real gateway and the real FalkorDB: every value that
+"""Hostile input against the real gateway and the real FalkorDB: every value that
 crashed FalkorDB 4.16.3 posted to every endpoint that writes an id, credentials checked before
 the body, body and JSON limits on every route, validation errors that quote lone surrogates,
 and Slack payloads with fields of the wrong type. Never a 5xx, and the server never restarts.
@@ -19,7 +19,7 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, UnsafeKey, safe_key
-from gateway.runtime import Runtime
+from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, alert_body, make_settings
 from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, signed_headers
 
@@ -254,7 +254,7 @@ def junk_credentials(tenant: str) -> dict[str, dict[str, bytes]]:
              "/api/v1/slack/interactions"],
 )  # fmt: skip
 def test_undecodable_credentials_are_refused_not_500(hostile: Gateway, tenant: str, path: str):
-    """Issue #11 kind: a header a client chose (cookie, Authorization, Slack's signature
+    """A header a client chose (cookie, Authorization, Slack's signature
     headers) with bytes outside ASCII, or a number no clock takes, is a refused credential:
     401 (the web page: a sign-in redirect), never a 500, and the connection stays usable."""
     for what, headers in junk_credentials(tenant).items():

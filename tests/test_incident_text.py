@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents.messages import alert_line, ticket
-from gateway.demo import table
-from gateway.incident_text import incident_report, incident_table
+from agents.respond.messages import alert_line, ticket
+from gateway.cli.demo import table
+from gateway.cli.incident_text import incident_report, incident_table
 
 
 def incident(**changes: Any) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB
-from agents.investigator import Candidate, decide
-from gateway.demo import rfc3339, run_demo
+from agents.investigate.investigator import Candidate, decide
+from gateway.cli.demo import rfc3339, run_demo
 from tests.conftest import Gateway, make_settings
 
 # --- decide(), rule by rule ------------------------------------------------------------------
@@ -206,7 +206,7 @@ def test_demo_with_evidence_finds_every_root_cause_and_pages_once_each(
 def test_demo_alerts_only_is_never_confidently_wrong(
     falkordb: EmbeddedFalkorDB, tmp_path: Path, tenant: str
 ) -> None:
-    """Alerts say where it hurts, not why (issue #15): with no evidence, a cause with a silent
+    """Alerts say where it hurts, not why: with no evidence, a cause with a silent
     dependency behind it is inconclusive, naming it first; only an alert about its own process
     (memory, GC) or a leaf keeps it conclusive."""
     result = run_demo(make_settings(falkordb, tmp_path, tenant, workers=2))
@@ -288,7 +288,7 @@ def test_recent_deploy_posted_to_the_changes_api_breaks_a_tie(gateway: Gateway) 
     assert after["id"] != before["id"]
     assert after["root_cause"] == "payment"
     # currency, ruled out by the change, has no dependency path to payment: its alert is
-    # another failure and leaves for an incident of its own (issue #10)
+    # another failure and leaves for an incident of its own
     assert {a["component"] for a in after["alerts"]} == {"checkout", "payment"}
     rows = gateway.http.get("/api/v1/incidents", headers=gateway.auth).json()["incidents"]
     (split,) = [r for r in rows if r["id"] not in (before["id"], after["id"])]

@@ -89,7 +89,7 @@ FORGED = 'label "a\n2026-12-01 03:00:00,000 ERROR gateway: forged\r\x1b[31m\u202
 
 
 def test_request_values_cannot_forge_a_line_in_either_format():
-    """A label key with a newline (issue #11) stays inside its own record, in both formats."""
+    """A label key with a newline stays inside its own record, in both formats."""
     text_logger, text = capture(TextFormatter(Redactor([])))
     json_logger, lines = capture(JsonFormatter(Redactor([])))
     for logger in (text_logger, json_logger):

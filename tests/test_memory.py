@@ -1,4 +1,4 @@
-"""Graph memory (issue #6): playbooks learned from confirmed diagnoses, recalled by the walk,
+"""Graph memory: playbooks learned from confirmed diagnoses, recalled by the walk,
 checked against live evidence before they are trusted, and trusted only through verdicts."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, graph_name
 from agents.failure_kinds import classify, kind_in
-from agents.learner import lesson_of
-from gateway.demo import rfc3339
-from gateway.payloads import label_fingerprint
-from gateway.runtime import Runtime
+from agents.learn.learner import lesson_of
+from gateway.cli.demo import rfc3339
+from gateway.http.payloads import label_fingerprint
+from gateway.ops.runtime import Runtime
 from gateway.world import import_world, load_world
 from tests.conftest import Gateway, make_settings
 from tests.slack_api import SlackAPI
@@ -180,7 +180,7 @@ def test_a_wrong_playbook_misleads_twice_retires_and_rules_take_over(shop: Gatew
 def test_a_correction_naming_the_cause_teaches_and_counts_the_playbook_misled_once(
     shop: Gateway, api: SlackAPI
 ):
-    """Issue #10: "Wrong cause" clicked, then a thread reply naming the actual cause."""
+    """A "Wrong cause" clicked, then a thread reply naming the actual cause."""
     planted = {
         "id": "wrong", "title": "errors on payments-api mean payments-api",
         "component": "payments-api", "failure_kind": "errors",

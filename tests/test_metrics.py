@@ -17,11 +17,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
 from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
-from agents.coordination import claim
 from agents.metrics import Metrics
-from agents.responder import intent
-from gateway.demo import demo_faults_path, scenario_bodies
-from gateway.runtime import Runtime
+from agents.respond.responder import intent
+from agents.tasks.coordination import claim
+from gateway.cli.demo import demo_faults_path, scenario_bodies
+from gateway.ops.runtime import Runtime
 from tests.conftest import make_settings
 
 

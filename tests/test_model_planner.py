@@ -21,11 +21,11 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
-from agents import prompts
-from agents.model_results import MAX_BYTES, for_model, relative, with_relative_times
-from gateway.demo import rfc3339
-from gateway.demo_evidence import Edge, PrometheusServer
-from gateway.runtime import Runtime
+from agents.investigate import prompts
+from agents.investigate.model_results import MAX_BYTES, for_model, relative, with_relative_times
+from gateway.cli.demo import rfc3339
+from gateway.cli.demo_evidence import Edge, PrometheusServer
+from gateway.ops.runtime import Runtime
 from tests.anthropic_api import (
     KEY,
     AnthropicAPI,
@@ -178,7 +178,7 @@ def test_a_model_blaming_the_loudest_service_is_sent_back_once_with_numbers(
         assert opinion["outcome"] in ("model took the graph's answer", "model changed its answer")
         assert finding["confidence"] == 0.7
         # no dependency path from currency to payment: its alert left for its own incident,
-        # which the rules settle (issue #10)
+        # which the rules settle
         (moved,) = split_off(gw, incident_id)
         assert [a["component"] for a in moved["alerts"]] == ["currency"]
         assert (moved["root_cause"], moved["finding"]["planner"]) == ("currency", "rules")
@@ -407,7 +407,7 @@ def test_a_bad_key_is_a_clear_error_and_the_rules_finding_pages(
 ) -> None:
     gw = start(anthropic_api_key=SecretStr("sk-ant-wrong-0123456789"))
     incident_id = fire(gw)
-    with caplog.at_level(logging.ERROR, logger="agents.model_planner"):
+    with caplog.at_level(logging.ERROR, logger="agents.investigate.model_planner"):
         gw.drain()
     found = detail(gw, incident_id)
     assert found["root_cause"] is None and found["finding"]["planner"] == "rules"

@@ -1,4 +1,4 @@
-"""On-call from an iCalendar export (issue #13 item 5): a weekly RRULE, an EXDATE, an override
+"""On-call from an iCalendar export: a weekly RRULE, an EXDATE, an override
 (RECURRENCE-ID) and a DST change, people matched by email then name, unknown names reported,
 read from a file or a URL and refreshed from the definition stored in the graph."""
 

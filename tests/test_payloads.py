@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gateway.payloads import PayloadError, label_fingerprint, normalize, parse_body, rfc3339_ms
+from gateway.http.payloads import PayloadError, label_fingerprint, normalize, parse_body, rfc3339_ms
 from tests.conftest import FIXTURES
 
 CAPTURES = sorted((FIXTURES / "alertmanager" / "captured").glob("*.json"))

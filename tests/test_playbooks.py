@@ -1,4 +1,4 @@
-"""Memory cannot stop paging (issue #10, item 5, checks side): playbook checks are a typed
+"""Memory cannot stop paging (checks side): playbook checks are a typed
 union (422 with the reason for a bad one), a check that errors when it runs makes its playbook
 not applicable and never fails the investigation, and a person can retire a playbook."""
 
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, free_port, graph_name
-from gateway.demo import rfc3339
-from gateway.demo_evidence import PrometheusServer
-from gateway.runtime import Runtime
-from gateway.topology import demo_world_path, import_world, load_world
+from gateway.cli.demo import rfc3339
+from gateway.cli.demo_evidence import PrometheusServer
+from gateway.ops.runtime import Runtime
+from gateway.world import demo_world_path, import_world, load_world
 from tests.conftest import Gateway, make_settings
 
 

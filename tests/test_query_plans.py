@@ -1,5 +1,5 @@
 """Every query on the alert-to-page path finds its nodes through an index or a traversal from
-one, never by scanning a label that grows with history or with the world (issue #16).
+one, never by scanning a label that grows with history or with the world.
 
 A scan is invisible in a small test graph and costly in production: `respond_context` scanned
 every earlier incident for the previous one with the same fingerprint, and `triage_context`
@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
-from gateway.runtime import Runtime
+from gateway.ops.runtime import Runtime
 from tests.conftest import alert_body, make_settings
 
 #: Labels whose node count grows with stored history or with the size of the world. Teams,

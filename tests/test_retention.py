@@ -1,4 +1,4 @@
-"""Retention (agents/retention.py): an incident resolved longer ago than the retention period
+"""Retention (agents/learn/retention.py): an incident resolved longer ago than the retention period
 loses its bulky fields once; newer and open incidents keep theirs; who was paged stays."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from pathlib import Path
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph
 from adapters.outbox import Outbox
-from agents.investigator import Investigator
-from agents.responder import Responder
-from agents.retention import DAY_MS, trim_old_incidents
-from agents.triage import triage
-from agents.worker import Worker
-from gateway.payloads import normalize, parse_body
-from gateway.status import incident_detail
+from agents.investigate.investigator import Investigator
+from agents.learn.retention import DAY_MS, trim_old_incidents
+from agents.respond.responder import Responder
+from agents.tasks.worker import Worker
+from agents.triage.triage import triage
+from gateway.http.payloads import normalize, parse_body
+from gateway.http.status import incident_detail
 from tests.conftest import alert_body
 
 WINDOW_MS = 900_000

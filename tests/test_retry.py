@@ -1,4 +1,4 @@
-"""Retry decided once (issue #11 item 5, issue #10 item 5) on the real FalkorDB and the local
+"""Retry decided once on the real FalkorDB and the local
 Slack API: a permanent adapter error fails its action at once and the page is copied to the
 outbox; a retryable one backs off (Retry-After honoured); a bug fails the task with its
 traceback logged; an investigation that fails for any reason still pages."""
@@ -15,11 +15,11 @@ from pydantic import SecretStr
 
 from adapters.falkordb import GraphStore, TenantGraph
 from adapters.outbox import Outbox
-from adapters.slack import SlackNotifier
-from agents.coordination import Claim, TaskRun, claim
-from agents.investigator import Investigator
-from agents.responder import Responder
-from agents.worker import Worker, backoff_ms
+from adapters.slack.notifier import SlackNotifier
+from agents.investigate.investigator import Investigator
+from agents.respond.responder import Responder
+from agents.tasks.coordination import Claim, TaskRun, claim
+from agents.tasks.worker import Worker, backoff_ms
 from tests.slack_api import TOKEN, Failure, SlackAPI
 from tests.test_coordination import INVESTIGATE, investigated, open_incident
 

@@ -1,4 +1,4 @@
-"""Round trips per incident (issue #16): GRAPH.QUERY calls from the alert to the page, counted
+"""Round trips per incident: GRAPH.QUERY calls from the alert to the page, counted
 by the server (`INFO commandstats`) around real incidents on the embedded FalkorDB."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import redis
 from falkordb import FalkorDB
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
-from agents.coordination import TaskRun, claim
-from agents.triage import triage
+from agents.tasks.coordination import TaskRun, claim
+from agents.triage.triage import triage
 from bench.round_trips import counting
-from gateway.payloads import normalize, parse_body
-from gateway.runtime import Runtime
+from gateway.http.payloads import normalize, parse_body
+from gateway.ops.runtime import Runtime
 from tests.conftest import alert_body, make_settings
 
 #: The issue's ceiling: GRAPH.QUERY calls per incident from the alert to the page.

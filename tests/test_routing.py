@@ -1,4 +1,4 @@
-"""Done means (issue #10): routing never ends at nobody, grouping explains itself and splits by
+"""Done means: routing never ends at nobody, grouping explains itself and splits by
 cause, every alerting team is told, Grafana no-data alerts are titled by their rule.
 
 Real embedded FalkorDB, the real gateway over HTTP, burst workers, the outbox or the local
@@ -19,12 +19,12 @@ import yaml
 from typer.testing import CliRunner
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
-from adapters.slack import SlackNotifier
-from agents.routing import route_from
-from gateway.cli import app
-from gateway.doctor import check_default_route, run_checks
-from gateway.runtime import Runtime
-from gateway.topology import import_world, load_world
+from adapters.slack.notifier import SlackNotifier
+from agents.respond.routing import route_from
+from gateway.cli.commands import app
+from gateway.cli.doctor import check_default_route, run_checks
+from gateway.ops.runtime import Runtime
+from gateway.world import import_world, load_world
 from tests.conftest import FIXTURES, Gateway, make_settings
 from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import uuid
 
-from gateway.sdnotify import notify
+from gateway.ops.sdnotify import notify
 
 
 def test_ready_reaches_a_path_socket(tmp_path, monkeypatch):

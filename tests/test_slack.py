@@ -1,4 +1,5 @@
-"""The Slack notifier (adapters/slack.py) with the real slack-sdk against the local Slack API."""
+"""The Slack notifier (adapters/slack/notifier.py) with the real slack-sdk against the local Slack
+API."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from slack_sdk import WebClient
 from adapters.falkordb import free_port
 from adapters.notify import AdapterError, Mirrored, OutboundMessage
 from adapters.outbox import Outbox
-from adapters.slack import EVENT_TYPE, SlackNotifier, parse_ref
-from agents import messages
-from gateway.runtime import messengers
+from adapters.slack.notifier import EVENT_TYPE, SlackNotifier, parse_ref
+from agents.respond import messages
+from gateway.ops.runtime import messengers
 from gateway.settings import Settings
 from tests.slack_api import TOKEN, Failure, SlackAPI
 

@@ -1,4 +1,4 @@
-"""Done means (issue 4): Alertmanager-shaped alerts -> gateway -> agents -> local Slack API give
+"""Done means: Alertmanager-shaped alerts -> gateway -> agents -> local Slack API give
 exactly one page per incident, even when the responder is killed between Slack's accept and
 its record; and a Confirm click or a "wrong, it's <component>" reply ends as a Verdict in the
 graph and an edited page."""
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
-from adapters.slack import parse_ref
-from gateway.runtime import Runtime
+from adapters.slack.notifier import parse_ref
+from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, clean_env, make_settings
 from tests.slack_api import SIGNING_SECRET, TOKEN, Failure, SlackAPI
 from tests.test_slack_routes import click, detail, fire, post_event, reply, status_block
@@ -80,7 +80,7 @@ def test_killed_between_send_and_record_reconciles_through_metadata(
     # a new attempt, once the dead worker's lease has run out, finds the page by its metadata
     time.sleep(LEASE_MS / 1000 + 0.2)
     slack_gw.drain()
-    # one page; the only other post is storefront told in its thread (issue #10)
+    # one page; the only other post is storefront told in its thread
     told = [m for m in api.replies(page["ts"]) if "alert in this incident" in m["text"]]
     assert len(api.roots()) == 1 and api.called("chat.postMessage") == 1 + len(told) == 2
     assert api.called("conversations.history") == 1

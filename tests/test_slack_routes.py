@@ -1,4 +1,5 @@
-"""Slack inbound (gateway/slack_routes.py) against the real gateway and graph: requests signed the
+"""Slack inbound (gateway/http/slack_routes.py) against the real gateway and graph: requests signed
+the
 way Slack signs them; buttons and thread replies become Verdicts; the responder edits the page."""
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from pydantic import SecretStr
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, graph_name
 from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
-from adapters.slack import parse_ref
-from agents.investigator import Investigator
-from agents.responder import Responder
-from agents.worker import Worker
-from gateway.demo import demo_faults_path, scenario_bodies
-from gateway.runtime import Runtime
+from adapters.slack.notifier import parse_ref
+from agents.investigate.investigator import Investigator
+from agents.respond.responder import Responder
+from agents.tasks.worker import Worker
+from gateway.cli.demo import demo_faults_path, scenario_bodies
+from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, make_settings
 from tests.slack_api import BOT_ID, BOT_USER, SIGNING_SECRET, TEAM, TOKEN, SlackAPI, signed_headers
 
@@ -307,7 +308,7 @@ def test_resolved_incident_edits_the_page_and_threads_the_clearing(
     assert lines[0].startswith("Resolved at ") and lines[1].startswith(
         "Marked resolved by <@U0ALICE>"
     )
-    # every reply but the other alerting team told (issue #10) is an alert clearing
+    # every reply but the other alerting team told is an alert clearing
     cleared = [m for m in api.replies(root["ts"]) if "alert in this incident" not in m["text"]]
     assert cleared and all(m["text"].startswith("Cleared: ") for m in cleared)
     assert parse_ref(detail(slack_gw, incident_id)["actions"][0]["external_ref"]) == (

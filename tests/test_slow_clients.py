@@ -1,4 +1,4 @@
-"""Slow clients (issue #11 item 4) against the real uvicorn server: headers or a body that do
+"""Slow clients against the real uvicorn server: headers or a body that do
 not arrive in time end with 408 and a closed connection, even when trickled a byte at a time;
 a normal request on the same server is unaffected."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
-from gateway.runtime import Runtime
+from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, make_settings
 
 DEADLINE_S = 0.6

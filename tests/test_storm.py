@@ -1,4 +1,5 @@
-"""Batched triage (agents/triage.py `Triage`): a storm is written in a few queries and grouped
+"""Batched triage (agents/triage/triage.py `Triage`): a storm is written in a few queries and
+grouped
 exactly as alert-by-alert triage groups it; a resend and a resolve go in batches too."""
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import pytest
 import redis
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph
-from agents.alerts import NormalizedAlert
-from agents.triage import triage
-from gateway.demo import rfc3339
-from gateway.payloads import normalize, parse_body
+from agents.triage.alerts import NormalizedAlert
+from agents.triage.triage import triage
+from gateway.cli.demo import rfc3339
+from gateway.http.payloads import normalize, parse_body
 from tests.conftest import demo_graph
 
 START = datetime(2026, 11, 3, tzinfo=UTC)

@@ -8,11 +8,11 @@ from typing import Any
 
 from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
-from agents.coordination import TaskRun, claim
-from agents.tools import TOOLS, ToolContext, call
-from agents.triage import triage
-from gateway.demo_evidence import Edge, PrometheusServer
-from gateway.payloads import normalize, parse_body
+from agents.investigate.tools import TOOLS, ToolContext, call
+from agents.tasks.coordination import TaskRun, claim
+from agents.triage.triage import triage
+from gateway.cli.demo_evidence import Edge, PrometheusServer
+from gateway.http.payloads import normalize, parse_body
 from tests.conftest import alert_body
 
 OPENED = 1_790_000_000_000

@@ -101,7 +101,7 @@ def test_topology_import_loads_the_world_and_a_second_import_changes_nothing(
         (lambda w: w["edges"][0].update(to="nowhere"), ["browser -> nowhere", "'nowhere'"]),
         (lambda w: w["teams"][0]["oncall"].update(rotation=[]), ["teams.0.oncall.rotation"]),
         (lambda w: w.pop("components"), ["components"]),
-        # Component.name is unique; FalkorDB 4.16.3 crashed on these (see gateway/topology.py)
+        # Component.name is unique; FalkorDB 4.16.3 crashed on these (see gateway/world/__init__.py)
         (lambda w: w["components"][1].update(id=" payments"), ["components.1.id"]),
         (lambda w: w["components"][1].update(id="pay\x01ments"), ["components.1.id"]),
         (lambda w: w["components"][1].update(id=""), ["components.1.id"]),

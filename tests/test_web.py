@@ -14,8 +14,8 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
-from agents import preferences
-from gateway.runtime import Runtime
+from agents.respond import preferences
+from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from gateway.web import live, overview
 from gateway.web.session import COOKIE, Sessions
@@ -151,8 +151,8 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
 
 
 def test_an_inconclusive_finding_lists_its_candidates_in_order(site: Site) -> None:
-    """cart alerts; valkey-cart behind it raises no alert: alerts only, nothing separates them
-    (issue #15), and the page says so instead of naming one."""
+    """cart alerts; valkey-cart behind it raises no alert: alerts only, nothing separates them, and
+    the page says so instead of naming one."""
     incident = site.post_alert(site.a, "cart")
     site.drain()
     with site.client() as http:

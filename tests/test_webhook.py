@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, graph_name
-from gateway.runtime import ConfigError, Runtime
+from gateway.ops.runtime import ConfigError, Runtime
 from gateway.world import demo_world_path, import_world, load_world
 from tests.conftest import FIXTURES, Gateway, make_settings
 
@@ -475,7 +475,9 @@ BODIES = st.one_of(
 def test_no_json_body_gets_a_5xx(gateway: Gateway, payload: Any) -> None:
     raw = json.dumps(payload).encode()  # ASCII: lone surrogates travel as \\udXXX escapes
     answer = gateway.http.post(
-        "/api/v1/alerts", content=raw, headers=gateway.auth | {"Content-Type": "application/json"}
+        "/api/v1/alerts",
+        content=raw,
+        headers=gateway.auth | {"Content-Type": "application/json"},
     )
     assert answer.status_code < 500, answer.text
     if answer.status_code != 200:

@@ -1,13 +1,13 @@
-"""`agents.weigh` rule by rule, on hand-built evidence (the pure functions; the same rules
+"""`weigh` rule by rule, on hand-built evidence (the pure functions; the same rules
 against a real Prometheus are in tests/test_evidence.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agents.decision import Candidate, Decision
 from agents.failure_kinds import classify, words
-from agents.weigh import doubt, failing, signals, slowed, weigh
+from agents.investigate.decision import Candidate, Decision
+from agents.investigate.weigh import doubt, failing, signals, slowed, weigh
 
 
 def edge(client: str, server: str, **figures: Any) -> dict[str, Any]:

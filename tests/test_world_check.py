@@ -1,4 +1,4 @@
-"""A world that is checked before it is trusted (issue #10 item 4): every problem at once with
+"""A world that is checked before it is trusted: every problem at once with
 its line, nothing written, the right tenant, and on-call coverage that does not expire."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import yaml
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
 from agents.metrics import Metrics
-from gateway.doctor import check_oncall
-from gateway.upkeep import Upkeep
+from gateway.cli.doctor import check_oncall
+from gateway.ops.upkeep import Upkeep
 from gateway.world import TopologyError, apply_world, import_world, load_world, world_counts
 from gateway.world.model import WorldSpec
 from gateway.world.oncall import coverage, coverage_problems

@@ -18,7 +18,7 @@ import pytest
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
 from adapters.prometheus import Prometheus
 from agents.metrics import Metrics
-from gateway.runtime import Runtime
+from gateway.ops.runtime import Runtime
 from gateway.world import world_counts
 from gateway.world.discover import discover
 from tests.conftest import make_settings

@@ -1,4 +1,4 @@
-"""End to end (issue #13 item 7): the world imported from the OTel demo's compose file, a
+"""End to end: the world imported from the OTel demo's compose file, a
 Backstage catalog (owners, members) and an on-call file, then an alert posted to the webhook:
 the owner Backstage names is paged, in its channel, mentioning its on-call."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore
-from gateway.runtime import Runtime
+from gateway.ops.runtime import Runtime
 from gateway.world import apply_world
 from gateway.world.sources import load_sources
 from tests.conftest import FIXTURES, alert_body, make_settings

@@ -1,5 +1,5 @@
 """Ownership from CODEOWNERS + component paths, and merged pull requests as changes (PyGithub
-against the local GitHub stand-in), issue #13 item 4."""
+against the local GitHub stand-in)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import yaml
 from pydantic import SecretStr
 
 from adapters.falkordb import GraphStore, TenantGraph
-from adapters.github_changes import merged_pull_requests
+from adapters.github.changes import merged_pull_requests
 from gateway.world import apply_world, world_counts
 from gateway.world.codeowners import owner_rule, parse_codeowners
 from gateway.world.pulls import pseudonym, record_pull_requests

@@ -16,8 +16,8 @@ import httpx
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
-from gateway.runtime import Runtime
-from gateway.topology import demo_world_path, import_world, load_world
+from gateway.ops.runtime import Runtime
+from gateway.world import demo_world_path, import_world, load_world
 from tests.conftest import alert_body, make_settings
 
 VIEWER_A = "viewer-a-0123456789abcdef"

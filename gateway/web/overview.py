@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from adapters.falkordb import GraphStore, TenantGraph
-from gateway.incident_views import loads
+from gateway.http.incident_views import loads
 
 #: Severities in the order the list sorts them (anything else sorts last).
 SEVERITY_ORDER = ("critical", "error", "warning", "info")

@@ -29,11 +29,11 @@ from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
-from agents import verdicts
-from gateway import incident_views
-from gateway.limits import read_limited
-from gateway.payloads import http_link
-from gateway.status import incident_detail
+from agents.learn import verdicts
+from gateway.http import incident_views
+from gateway.http.limits import read_limited
+from gateway.http.payloads import http_link
+from gateway.http.status import incident_detail
 from gateway.web import overview
 from gateway.web.live import LiveFeed
 from gateway.web.session import COOKIE, Session, Sessions, check_csrf, check_same_origin
@@ -232,7 +232,7 @@ async def incident_page(request: Request, incident_id: str) -> Response:
 
 @router.post("/ui/incidents/{incident_id}/verdict")
 async def give_verdict(request: Request, incident_id: str) -> Response:
-    """Record a verdict from the page, exactly as a Slack button does (`agents/verdicts.py`:
+    """Record a verdict from the page, exactly as a Slack button does (`agents/learn/verdicts.py`:
     a Verdict with its `learn` and `notify_verdict` tasks). Form: `csrf`, `verdict` (confirmed
     | rejected | resolved), `intent` (idempotency key: a double submit records once),
     optional `actual_cause` (a known component) and `name` (who gives it). 303 back to the

@@ -1,4 +1,4 @@
-"""CODEOWNERS + component paths -> the owning team (issue #13 item 4).
+"""CODEOWNERS + component paths -> the owning team.
 
 Source: GitHub's CODEOWNERS syntax (docs.github.com, "About code owners"): one
 `pattern owner...` rule per line, `#` comments, gitignore-style patterns (matched here with

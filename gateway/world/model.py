@@ -2,7 +2,8 @@
 people and on-call, each component and edge with the source that reported it.
 
 The world file (`gateway/world/worldfile.py`) is this model written by hand, in the format of
-`../shared/fixtures/otel-demo/topology.yaml` plus `teams:` and `default_team:` (see the bundled
+the OpenTelemetry Demo's hand-derived dependency graph (`gateway/data/otel-demo/topology.yaml`)
+plus `teams:` and `default_team:` (see the bundled
 demo world, `gateway/data/otel-demo/topology.yaml`). Edges point caller -> callee (dependent ->
 dependency). A topic's `hosted_on` becomes a HOSTED_ON edge. An edge's `purpose` is business
 (default), config or telemetry; walks use business only.
@@ -34,7 +35,8 @@ def plain_name(value: str) -> str:
     """Check a name that becomes a unique property (Component.name, Team.name, Person.name).
 
     FalkorDB 4.16.3 crashes on a unique value that is empty, has surrounding whitespace,
-    contains \\x01 or is over 4096 bytes (DESIGN §5). Raises `ValueError` with the rule.
+    contains \\x01 or is over 4096 bytes (docs/architecture.md §5). Raises `ValueError` with the
+    rule.
     """
     if not value or len(value) > 256 or not value.isprintable() or value != value.strip():
         raise ValueError("must be 1-256 printable characters without leading or trailing spaces")
@@ -176,7 +178,8 @@ class WorldSpec(BaseModel):
     """A whole world, from one source or several merged.
 
     `default_team` is the root route: the team paged when no team owns an incident's
-    components, or the owner has nobody on call (DESIGN §4b). A world file must name it
+    components, or the owner has nobody on call (docs/architecture.md §4b). A world file must name
+    it
     (checked by `gateway.world.validate`); other sources may not know it.
     """
 

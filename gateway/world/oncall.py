@@ -31,7 +31,7 @@ SHIFTS_BACK = timedelta(days=7)
 SHIFTS_AHEAD = timedelta(days=90)
 #: At most this many shifts a calendar may hold in the window: one a minute would be 140,000.
 MAX_CALENDAR_SHIFTS = 5_000
-#: A team whose shifts leave a gap within this horizon is reported (issue #10 item 4).
+#: A team whose shifts leave a gap within this horizon is reported.
 COVERAGE_HORIZON = timedelta(days=14)
 
 
@@ -83,7 +83,7 @@ def _aware(value: datetime | date) -> datetime:
 def event_person(event: Any, members: list[dict[str, Any]]) -> tuple[str | None, str]:
     """The member an on-call event names, and the text it was matched from.
 
-    Rule (issue #13 item 5): by email first (ATTENDEE / ORGANIZER `mailto:`), then by name: the
+    Rule: by email first (ATTENDEE / ORGANIZER `mailto:`), then by name: the
     SUMMARY, or one of its ` - ` separated parts (PagerDuty writes `On Call - Name - Schedule`),
     equal to a member's name, case-insensitively. No other guess.
     """

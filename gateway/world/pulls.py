@@ -1,5 +1,5 @@
 """Merged pull requests -> `Change {kind: pr}` nodes that MODIFY the components whose paths
-they touched (issue #13 item 4).
+they touched.
 
 A file maps to a component when one of the component's `paths` (CODEOWNERS-style patterns,
 from the world file's `paths:` or a compose build context) matches it. Authors are stored as

@@ -1,6 +1,6 @@
 """Checks of a world before anything is written: every problem at once, never the first only.
 
-Shared by every importer and the writer (issue #10 item 4): unknown components named by an
+Shared by every importer and the writer: unknown components named by an
 edge, a `hosted_on` or a team's `owns`; duplicate component or team ids; a team without
 members; a person listed twice in a team, or with two emails or Slack ids across teams (one
 Person node keeps one of each: the other would be lost silently); a rotation naming someone

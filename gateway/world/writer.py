@@ -1,7 +1,7 @@
 """The one writer: applies a world model to a tenant graph, validated first, idempotent (MERGE),
 with provenance, and says what it did.
 
-Provenance (issue #13 item 3): every component and edge keeps the sources that reported it
+Provenance: every component and edge keeps the sources that reported it
 (`sources`, e.g. `world:/etc/world.yaml`, `compose:/src/compose.yaml`) and `last_seen` (ms).
 An edge a source reported before and does not report now loses that source; with no source
 left it is retired (`retired_at`, kept, not walked), never deleted. Ownership (OWNS),

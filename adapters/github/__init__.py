@@ -1,0 +1,1 @@
+"""GitHub: the ticket notifier (PyGithub) and the change feed (merged pull requests)."""

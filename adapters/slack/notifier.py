@@ -1,0 +1,438 @@
+"""Slack (Web API through slack-sdk's `WebClient`): the page, its thread, and edits to it.
+
+- A page is one root message in the owning team's channel (else `SLACK_DEFAULT_CHANNEL`):
+  Block Kit blocks plus a plain-text fallback, with the buttons Confirm cause / Wrong cause /
+  Resolved whose `value` is the incident id. Follow-ups (kind `followup`) go into its thread;
+  kind `update` edits it in place (`chat.update`, idempotent).
+- References are `slack:<channel id>:<ts>`, so a follow-up's `reply_to` names its thread.
+- Every posted message carries `metadata = {"event_type": "blast_radius_incident",
+  "event_payload": {"intent_id", "incident_id"}}`; `find` looks a message up by it
+  (`conversations.history` of the channel since the incident opened, or `conversations.replies`
+  of the thread), because `chat.postMessage` has no idempotency key (Slack's API reference).
+- Nothing from an alert becomes markup: every value is escaped (`& < >`, Slack's rule) and every
+  mrkdwn text object is `verbatim` (no auto-linked URLs, channels or mentions); messages are
+  posted with `link_names=false` and no unfurling. The only mention is the on-call person's,
+  by Slack user id (from the graph, else `users.lookupByEmail`, cached).
+- Errors become `AdapterError`: retryable for HTTP 429/5xx, `ratelimited`/`internal_error`-like
+  codes, timeouts and connection errors; not for `invalid_auth`, `channel_not_found` and the
+  like. The token is never formatted into an error or a log line.
+"""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pydantic import SecretStr
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+from slack_sdk.http_retry.handler import RetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+
+from adapters.notify import AdapterError, OutboundMessage
+
+log = logging.getLogger(__name__)
+
+#: `metadata.event_type` of every message we post.
+EVENT_TYPE = "blast_radius_incident"
+#: Button `action_id` -> the verdict it records (the button's `value` is the incident id).
+ACTIONS = {"blast_confirm": "confirmed", "blast_reject": "rejected", "blast_resolved": "resolved"}
+#: Slack error codes that a later retry may get past (https://docs.slack.dev/reference/methods).
+RETRYABLE_ERRORS = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
+USER_ID = re.compile(r"^[UW][A-Z0-9]{2,30}$")
+CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,30}$")
+#: Block Kit limits: section text 3,000 characters, a field 2,000, a context element 2,000.
+SECTION_LIMIT, FIELD_LIMIT = 3000, 2000
+#: `find` starts this long before the incident opened (Slack's clock vs. ours).
+FIND_MARGIN_S = 300
+
+
+def escape_mrkdwn(text: str) -> str:
+    """Escape text for Slack mrkdwn: `&` -> `&amp;`, `<` -> `&lt;`, `>` -> `&gt;` (Slack's rule,
+    https://docs.slack.dev/messaging/formatting-message-text#escaping)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def mention(user_id: str | None) -> str | None:
+    """`<@U…>` for a well-formed Slack user id, else None (nothing else becomes a mention)."""
+    return f"<@{user_id}>" if user_id and USER_ID.match(user_id) else None
+
+
+def make_ref(channel_id: str, ts: str) -> str:
+    """The external reference of a Slack message: `slack:<channel id>:<ts>`."""
+    return f"slack:{channel_id}:{ts}"
+
+
+def parse_ref(ref: str | None) -> tuple[str, str] | None:
+    """`(channel id, ts)` of a `slack:<channel>:<ts>` reference, or None for any other ref."""
+    if not ref or not ref.startswith("slack:"):
+        return None
+    _, channel, ts = [*ref.split(":", 2), "", ""][:3]
+    return (channel, ts) if channel and ts else None
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _mrkdwn(text: str) -> MarkdownTextObject:
+    """A mrkdwn text object Slack will not auto-link (`verbatim`); `text` is already escaped."""
+    return MarkdownTextObject(text=text, verbatim=True)
+
+
+class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
+    """slack-sdk's 429 handler (honours `Retry-After`), but only for waits up to `max_wait_s`.
+
+    A longer wait would outlast the task lease; the 429 then surfaces as a retryable
+    `AdapterError` and the task is retried later instead.
+    """
+
+    def __init__(self, max_retry_count: int = 2, max_wait_s: int = 10) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.max_wait_s = max_wait_s
+
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if response is None or not super()._can_retry(
+            state=state, request=request, response=response, error=error
+        ):
+            return False
+        values = {k.lower(): v for k, v in response.headers.items()}.get("retry-after") or ["1"]
+        try:
+            return int(values[0]) <= self.max_wait_s
+        except ValueError:
+            return False
+
+
+def _to_adapter_error(method: str, exc: Exception) -> AdapterError:
+    """Map a slack-sdk or network failure to an `AdapterError` (the message names no secret)."""
+    if isinstance(exc, SlackApiError):
+        status = int(exc.response.status_code)
+        code = str(exc.response.get("error") or f"HTTP {status}")
+        retryable = status == 429 or status >= 500 or code in RETRYABLE_ERRORS
+        return AdapterError(f"slack {method} failed: {code}", retryable=retryable)
+    if isinstance(exc, OSError | http.client.HTTPException):  # timeouts, refused, reset
+        reason = getattr(exc, "reason", None) or type(exc).__name__
+        return AdapterError(f"slack {method} failed: {reason}", retryable=True)
+    return AdapterError(f"slack {method} failed: {type(exc).__name__}", retryable=False)
+
+
+class SlackNotifier:
+    """A `Notifier` that pages in Slack (see the module docstring).
+
+    `token`: the bot token (`xoxb-…`); `base_url`: `SLACK_API_URL`; `default_channel`: where
+    pages go when the owning team has no channel. Two clients share the token: the one for
+    `chat.postMessage` retries only 429s (a retried 5xx or timeout could post twice; the
+    reconciliation through `find` handles those), the other also retries 5xx and connection
+    errors (its calls are reads or idempotent). Safe to share between worker threads.
+    """
+
+    name = "slack"
+
+    def __init__(
+        self,
+        token: SecretStr,
+        base_url: str = "https://slack.com/api/",
+        default_channel: str | None = None,
+        timeout_s: int = 10,
+    ) -> None:
+        secret = token.get_secret_value()
+        self.default_channel = default_channel
+        # one retry after at most 5 s: a post (10 s timeout) fits the default 30 s task lease
+        self._post = WebClient(
+            token=secret, base_url=base_url, timeout=timeout_s,
+            retry_handlers=[BoundedRateLimitRetryHandler(max_retry_count=1, max_wait_s=5)],
+        )  # fmt: skip
+        retry_all: list[RetryHandler] = [
+            BoundedRateLimitRetryHandler(),
+            ServerErrorRetryHandler(max_retry_count=2),
+            ConnectionErrorRetryHandler(max_retry_count=1),
+        ]
+        self._client = WebClient(
+            token=secret, base_url=base_url, timeout=timeout_s, retry_handlers=retry_all
+        )
+        self._lock = threading.Lock()
+        self._channel_ids: dict[str, str] = {}
+        self._user_ids: dict[str, str] = {}
+
+    def _call(self, method: str, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except (SlackApiError, SlackClientError, OSError, http.client.HTTPException) as exc:
+            raise _to_adapter_error(method, exc) from None
+
+    def check(self) -> str:
+        """`auth.test`: one line naming the bot user and the workspace. Raises `AdapterError`."""
+        info = self._call("auth.test", self._client.auth_test)
+        return (
+            f"slack: bot {info.get('user')} ({info.get('user_id')}) "
+            f"in {info.get('team')} ({info.get('team_id')})"
+        )
+
+    def send(self, message: OutboundMessage) -> str:
+        """Post the page, post a follow-up into its thread, or edit it (kind `update`).
+
+        Returns `slack:<channel id>:<ts>` of the message. Raises `AdapterError`.
+        """
+        if message.kind == "update":
+            return self._update(message)
+        metadata = {
+            "event_type": EVENT_TYPE,
+            "event_payload": {"intent_id": message.intent_id, "incident_id": message.incident_id},
+        }
+        thread = parse_ref(message.reply_to)
+        channel, thread_ts = thread if thread else (self._channel_for(message), None)
+        if message.kind == "notification":
+            who = self._mention_for(message)
+            text = f"{who} {message.text}" if who else message.text
+            blocks = page_blocks(message, who)
+        else:  # a follow-up: into the page's thread (in the channel when there is no page)
+            who = self._mention_for(message) if message.person else None  # e.g. a team told
+            text = f"{who} {message.text}" if who else message.text
+            blocks = [SectionBlock(text=_mrkdwn(_cut(text, SECTION_LIMIT)))]
+            if message.buttons:  # e.g. Approve / Discard a preference read back
+                blocks.append(ActionsBlock(block_id="followup", elements=[
+                    ButtonElement(text=b.text, action_id=b.action_id, value=b.value, style=b.style)
+                    for b in message.buttons
+                ]))  # fmt: skip
+        answer = self._call(
+            "chat.postMessage",
+            lambda: self._post.chat_postMessage(
+                channel=channel, text=text, blocks=[b.to_dict() for b in blocks],
+                thread_ts=thread_ts, metadata=metadata, link_names=False,
+                unfurl_links=False, unfurl_media=False,
+            ),
+        )  # fmt: skip
+        if not CHANNEL_ID.match(channel):  # a name: remember its id for `find`
+            with self._lock:
+                self._channel_ids[channel.lstrip("#")] = str(answer["channel"])
+        return make_ref(str(answer["channel"]), str(answer["ts"]))
+
+    def _update(self, message: OutboundMessage) -> str:
+        target = parse_ref(message.reply_to)
+        if target is None:
+            raise AdapterError(
+                f"{message.intent_id}: no Slack message to update (reply_to {message.reply_to!r})",
+                retryable=False,
+            )
+        channel, ts = target
+        who = self._mention_for(message)
+        blocks = page_blocks(message, who)
+        text = f"{who} {message.text}" if who else message.text
+        # No `metadata` argument: chat.update then leaves the page's metadata (its intent id)
+        # as it is, so `find` still recognises the page.
+        self._call(
+            "chat.update",
+            lambda: self._client.chat_update(
+                channel=channel, ts=ts, text=text, blocks=[b.to_dict() for b in blocks],
+                link_names=False,
+            ),
+        )  # fmt: skip
+        return make_ref(channel, ts)
+
+    def find(self, intent_id: str, message: OutboundMessage | None = None) -> str | None:
+        """The ref of the message posted for `intent_id`, found by its metadata, or None.
+
+        A follow-up is looked for in its thread (`conversations.replies`), a page in the
+        channel's history since the incident opened (`conversations.history`, from
+        `message.opened_at_ms` minus 5 minutes). An `update` is never "found": editing again is
+        harmless. Raises `AdapterError` (also when `message` is missing: Slack cannot be
+        searched without knowing the channel).
+        """
+        if message is None:
+            raise AdapterError(
+                f"{intent_id}: Slack can only be searched with the message (channel, thread)",
+                retryable=False,
+            )
+        if message.kind == "update":
+            return None
+        thread = parse_ref(message.reply_to)
+        if thread is not None:
+            channel, thread_ts = thread
+            pages = self._call(
+                "conversations.replies",
+                lambda: list(
+                    self._client.conversations_replies(
+                        channel=channel, ts=thread_ts, include_all_metadata=True, limit=200
+                    )
+                ),
+            )
+        else:
+            channel = self._channel_id(self._channel_for(message))
+            oldest = max(0, (message.opened_at_ms or 0) // 1000 - FIND_MARGIN_S)
+            pages = self._call(
+                "conversations.history",
+                lambda: list(
+                    self._client.conversations_history(
+                        channel=channel, oldest=str(oldest), include_all_metadata=True, limit=200
+                    )
+                ),
+            )
+        for page in pages:
+            for found in page.get("messages") or []:
+                meta = found.get("metadata") or {}
+                payload = meta.get("event_payload") or {}
+                if meta.get("event_type") == EVENT_TYPE and payload.get("intent_id") == intent_id:
+                    return make_ref(channel, str(found["ts"]))
+        return None
+
+    def _channel_for(self, message: OutboundMessage) -> str:
+        channel = message.channel or self.default_channel
+        if not channel:
+            raise AdapterError(
+                f"{message.intent_id}: no Slack channel: the owning team has none and "
+                "SLACK_DEFAULT_CHANNEL is unset",
+                retryable=False,
+            )
+        return channel
+
+    def channel_id(self, channel: str) -> str:
+        """The id of a channel given by id or `#name` (`conversations.list` for a name).
+
+        Raises `AdapterError` (not retryable) when no such channel is visible to the bot.
+        """
+        return self._channel_id(channel)
+
+    def _channel_id(self, channel: str) -> str:
+        """The id of a channel given by id or by name (`#name`), via `conversations.list`."""
+        if CHANNEL_ID.match(channel):
+            return channel
+        name = channel.lstrip("#")
+        with self._lock:
+            known = self._channel_ids.get(name)
+        if known:
+            return known
+        pages = self._call(
+            "conversations.list",
+            lambda: list(
+                self._client.conversations_list(
+                    types="public_channel,private_channel", exclude_archived=True, limit=200
+                )
+            ),
+        )
+        for page in pages:
+            for found in page.get("channels") or []:
+                if found.get("name") == name:
+                    with self._lock:
+                        self._channel_ids[name] = str(found["id"])
+                    return str(found["id"])
+        raise AdapterError(f"Slack channel {channel!r} not found", retryable=False)
+
+    def _mention_for(self, message: OutboundMessage) -> str | None:
+        """`<@U…>` for the on-call person: the id from the graph, else `users.lookupByEmail`.
+
+        An unknown email (`users_not_found`) means no mention; other errors raise.
+        """
+        direct = mention(message.slack_user_id)
+        if direct or not message.email:
+            return direct
+        email = message.email
+        with self._lock:
+            cached = self._user_ids.get(email)
+        if cached:
+            return mention(cached)
+        try:
+            answer = self._client.users_lookupByEmail(email=email)
+        except SlackApiError as exc:
+            if exc.response.get("error") == "users_not_found":
+                log.info("no Slack user with the on-call person's email; paging without mention")
+                return None
+            raise _to_adapter_error("users.lookupByEmail", exc) from None
+        except (SlackClientError, OSError, http.client.HTTPException) as exc:
+            raise _to_adapter_error("users.lookupByEmail", exc) from None
+        user_id = str(answer["user"]["id"])
+        with self._lock:
+            self._user_ids[email] = user_id
+        return mention(user_id)
+
+
+def _lines(items: Iterable[str], limit: int) -> str:
+    return _cut("\n".join(escape_mrkdwn(item) for item in items), limit)
+
+
+def _ticket(ref: str) -> str:
+    """A link for an http(s) ticket URL (our own adapter's), else the reference as text."""
+    if ref.startswith(("https://", "http://")):
+        return f"<{escape_mrkdwn(ref).replace('|', '%7C')}|{escape_mrkdwn(ref)}>"
+    return escape_mrkdwn(ref)
+
+
+def page_blocks(message: OutboundMessage, who: str | None) -> list[Block]:
+    """The Block Kit blocks of a page from the structured fields of `message`.
+
+    Every raw value is escaped; `status_lines` are mrkdwn already (built escaped). `who` is
+    the `<@U…>` mention of the on-call person or None.
+    """
+    severity = escape_mrkdwn(message.severity.upper())
+    title = escape_mrkdwn(message.title)
+    head = f"*[{severity}] {title}*\nIncident {escape_mrkdwn(message.incident_id)}"
+    blocks: list[Block] = [SectionBlock(block_id="title", text=_mrkdwn(_cut(head, SECTION_LIMIT)))]
+    if message.root_cause:
+        cause = f"*{escape_mrkdwn(message.root_cause)}*"
+        if message.confidence is not None:
+            cause += f" (confidence {message.confidence:.2f})"
+    else:
+        order = escape_mrkdwn(", ".join(message.candidates))
+        cause = f"inconclusive; check in this order: {order}" if order else "inconclusive"
+    paged = escape_mrkdwn(message.paged or "nobody")
+    fields = [
+        _mrkdwn(_cut(f"*Root cause*\n{cause}", FIELD_LIMIT)),
+        _mrkdwn(_cut(f"*Paged*\n{who + ' ' if who else ''}{paged}", FIELD_LIMIT)),
+    ]
+    if message.ticket_ref:
+        fields.append(_mrkdwn(_cut(f"*Ticket*\n{_ticket(message.ticket_ref)}", FIELD_LIMIT)))
+    blocks.append(SectionBlock(block_id="cause", fields=fields))
+    if message.summary:
+        blocks.append(
+            SectionBlock(block_id="summary", text=_mrkdwn(_lines([message.summary], SECTION_LIMIT)))
+        )
+    if message.paths:
+        paths = _lines((" → ".join(p) for p in message.paths[:5]), SECTION_LIMIT - 20)
+        blocks.append(SectionBlock(block_id="paths", text=_mrkdwn(f"*Graph path*\n{paths}")))
+    evidence = list(message.alert_lines) + [f"change: {c}" for c in message.change_lines]
+    if evidence:
+        text = _lines(evidence, FIELD_LIMIT - 20)
+        blocks.append(ContextBlock(block_id="evidence", elements=[_mrkdwn(f"*Evidence*\n{text}")]))
+    if message.status_lines:
+        status = _cut("\n".join(message.status_lines), FIELD_LIMIT)
+        blocks.append(ContextBlock(block_id="status", elements=[_mrkdwn(status)]))
+    buttons = [
+        ButtonElement(text="Wrong cause", action_id="blast_reject", value=message.incident_id,
+                      style="danger"),
+        ButtonElement(text="Resolved", action_id="blast_resolved", value=message.incident_id),
+    ]  # fmt: skip
+    if message.root_cause:
+        buttons.insert(
+            0,
+            ButtonElement(text="Confirm cause", action_id="blast_confirm",
+                          value=message.incident_id, style="primary"),
+        )  # fmt: skip
+    blocks.append(ActionsBlock(block_id="verdict", elements=buttons))
+    return blocks

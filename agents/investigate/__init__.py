@@ -1,0 +1,3 @@
+"""The investigator: the coverage walk, evidence weighing, memory recall and checks, the planners
+and their tools.
+"""

@@ -1,0 +1,310 @@
+"""Checks: a playbook's conditions, as typed data, each answered by a real evidence call.
+
+A check is one of a pydantic union discriminated by `type` (`Check`; a check missing a field
+is refused with the reason, so `POST /api/v1/playbooks` answers 422):
+
+- `no_recent_change` — no Change on the other alerting components (not the candidate) in the
+  lookback window before the incident opened. A fresh deploy upstream explains the symptoms
+  better than the remembered failure.
+- `recent_change` — a Change on the candidate in that window.
+- `alert_kind` `{kind, scope}` — an alert of this failure kind (`agents.failure_kinds`),
+  whatever its wording, on the candidate (`scope: candidate`, the default) or on any alerting
+  component of the incident (`scope: alerting`: a silent root's symptoms show on its callers).
+- `alert_firing` `{alertname, scope}` — an alert of exactly this name, same scopes.
+- `named_by_alert` — an alert's peer label (`upstream`, `peer_service`, …) names the candidate.
+- `calls_failing` `{threshold}` — calls into the candidate fail at least this often (0-1) in
+  the incident window (service-graph metrics, `agents.investigate.tools.evidence.edge_health`).
+- `calls_slow` `{factor}` — calls into the candidate take at least `factor` x their mean of
+  the hour before.
+- `requests_rising` `{factor}` — the candidate's requests rose at least `factor` x (a traffic
+  source).
+- `prometheus` `{query, op, threshold}` — an instant query (at the incident's opening time)
+  whose first sample compares true against the threshold; `$component` in the query is replaced
+  by the candidate's name, quoted as a PromQL string.
+
+Every check answers `{held, status: ok|no_data|error, raw, detail}`. `error` (an invalid stored
+check, a bad query, Prometheus down or not configured) never holds: the playbook is not
+applicable for this incident, and the investigation goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from adapters.notify import AdapterError
+from agents.failure_kinds import KINDS, classify
+from agents.investigate.tools.base import ToolContext
+from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
+from agents.investigate.tools.evidence import EdgeInput, edge_health
+from agents.investigate.tools.graph import NoInput, alert_peers
+from agents.investigate.weigh import EDGE_MIN_CALLS
+
+__all__ = [
+    "CHANGE_LOOKBACK_MS", "CHECK", "Check", "Evidence", "about_candidate", "evaluate",
+    "evidence_checks",
+]  # fmt: skip
+
+#: What checks may look at: the incident's alerts, its alerting components, when it opened
+#: (ms, UTC) and the evidence sources — the same context the investigation tools get.
+Evidence = ToolContext
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "==": operator.eq,
+}  # fmt: skip
+
+
+class _Check(BaseModel):
+    """Base of every check: stored as JSON in `Playbook.checks_json`."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # "NaN", "inf" are no threshold
+
+
+class NoRecentChange(_Check):
+    """No change on the other alerting components in the 2 h before the incident."""
+
+    type: Literal["no_recent_change"]
+    scope: Literal["alerting"] = "alerting"
+
+
+class RecentChange(_Check):
+    """A change on the candidate in the 2 h before the incident."""
+
+    type: Literal["recent_change"]
+    scope: Literal["candidate"] = "candidate"
+
+
+class AlertKind(_Check):
+    """An alert of failure kind `kind` on the candidate, or on any alerting component."""
+
+    type: Literal["alert_kind"]
+    kind: str
+    scope: Literal["candidate", "alerting"] = "candidate"
+
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        known = [k for k, _ in KINDS]
+        if value not in known:
+            raise ValueError(f"unknown failure kind {value!r}; use one of {', '.join(known)}")
+        return value
+
+
+class AlertFiring(_Check):
+    """An alert named `alertname` on the candidate, or on any alerting component."""
+
+    type: Literal["alert_firing"]
+    alertname: str = Field(min_length=1)
+    scope: Literal["candidate", "alerting"] = "candidate"
+
+
+class NamedByAlert(_Check):
+    """An alert's peer label names the candidate (a caller blames it)."""
+
+    type: Literal["named_by_alert"]
+
+
+class CallsFailing(_Check):
+    """Calls into the candidate fail at least `threshold` (a ratio, 0-1) of the time."""
+
+    type: Literal["calls_failing"]
+    threshold: float = Field(gt=0, le=1)
+
+
+class CallsSlow(_Check):
+    """Calls into the candidate take at least `factor` x their mean of the hour before."""
+
+    type: Literal["calls_slow"]
+    factor: float = Field(gt=1)
+
+
+class RequestsRising(_Check):
+    """The candidate's requests rose at least `factor` x against the hour before."""
+
+    type: Literal["requests_rising"]
+    factor: float = Field(gt=1)
+
+
+class PromQLCheck(_Check):
+    """An instant PromQL query whose first sample compares true against `threshold`."""
+
+    type: Literal["prometheus"]
+    query: str = Field(min_length=1, max_length=4000)
+    op: Literal[">", ">=", "<", "<=", "=="] = ">"
+    threshold: float
+
+
+#: One check of a playbook, by its `type`.
+Check = Annotated[
+    NoRecentChange | RecentChange | AlertKind | AlertFiring | NamedByAlert | CallsFailing
+    | CallsSlow | RequestsRising | PromQLCheck,
+    Field(discriminator="type"),
+]  # fmt: skip
+CHECK: TypeAdapter[Any] = TypeAdapter(Check)
+
+
+def promql_string(value: str) -> str:
+    """A PromQL double-quoted string literal (JSON escaping is valid PromQL escaping)."""
+    return json.dumps(value)
+
+
+def _result(held: bool, raw: Any, detail: str, status: str = "ok") -> dict[str, Any]:
+    return {"held": held, "status": status, "raw": raw, "detail": detail}
+
+
+def _error(detail: str, raw: Any = None) -> dict[str, Any]:
+    return _result(False, raw, detail, "error")
+
+
+def evaluate(check: dict[str, Any], candidate: str, ev: Evidence) -> dict[str, Any]:
+    """Answer one check for `candidate`: `{"held", "status", "raw", "detail"}`.
+
+    Never raises for a bad check or missing evidence: an invalid check, a failed query or an
+    unreachable source gives `status: error` and `held: False` with the reason. Graph
+    outages (`GraphUnavailable`) propagate: the task is retried.
+    """
+    try:
+        parsed = CHECK.validate_python(check)
+    except ValidationError as exc:
+        why = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        return _error(f"invalid check {check!r}: {why}")
+    try:
+        return _answer(parsed, candidate, ev)
+    except AdapterError as exc:
+        return _error(f"{parsed.type}: {exc}")
+
+
+def _answer(check: Any, candidate: str, ev: Evidence) -> dict[str, Any]:
+    """`evaluate` for a validated check."""
+    if isinstance(check, NoRecentChange | RecentChange):
+        return _changes(check, candidate, ev)
+    if isinstance(check, AlertKind | AlertFiring):
+        return _alerts(check, candidate, ev)
+    if isinstance(check, NamedByAlert):
+        peers = alert_peers(ev, NoInput()).data or []
+        hits = [p for p in peers if p["peer"] == candidate]
+        return _result(bool(hits), hits, f"alerts naming {candidate} as a peer: {len(hits)}")
+    if isinstance(check, CallsFailing | CallsSlow | RequestsRising):
+        return _calls(check, candidate, ev)
+    return _promql(check, candidate, ev)
+
+
+def _changes(check: NoRecentChange | RecentChange, candidate: str, ev: Evidence) -> dict[str, Any]:
+    since, until = ev.opened_ms - CHANGE_LOOKBACK_MS, ev.opened_ms
+    scope = (
+        [c for c in ev.alerting if c != candidate]
+        if isinstance(check, NoRecentChange)
+        else [candidate]
+    )
+    rows = ev.graph.rows("recent_changes", {"components": scope, "since": since, "until": until})
+    raw = [{k: r[k] for k in ("component", "kind", "ref", "at")} for r in rows]
+    held = not rows if isinstance(check, NoRecentChange) else bool(rows)
+    what = ", ".join(f"{r['kind']} {r['ref']} on {r['component']}" for r in raw) or "none"
+    return _result(held, raw, f"changes in the last 2 h: {what}")
+
+
+def _alerts(check: AlertKind | AlertFiring, candidate: str, ev: Evidence) -> dict[str, Any]:
+    where = candidate if check.scope == "candidate" else "an alerting component"
+    mine = [
+        a for a in ev.alerts
+        if (a["component"] == candidate if check.scope == "candidate" else a["component"])
+    ]  # fmt: skip
+    if isinstance(check, AlertKind):
+        hits = [a for a in mine if classify(a["alertname"], a.get("summary", "")) == check.kind]
+        want = f"a {check.kind} alert"
+    else:
+        hits = [a for a in mine if a["alertname"] == check.alertname]
+        want = f"alert {check.alertname}"
+    raw = [{"key": a["key"], "alertname": a["alertname"]} for a in hits]
+    return _result(bool(hits), raw, f"{want} on {where}: {len(hits)}")
+
+
+def _calls(
+    check: CallsFailing | CallsSlow | RequestsRising, candidate: str, ev: Evidence
+) -> dict[str, Any]:
+    """Service-graph evidence for the candidate (`edge_health`), summed over its edges."""
+    answer = edge_health(ev, EdgeInput(components=[candidate]))
+    if answer.status == "error":
+        return _error(answer.detail)
+    if isinstance(check, RequestsRising):
+        mine = [e for e in answer.data or [] if e["client"] == candidate]
+        rises = [e["rate_change"] for e in mine if e["rate_change"] is not None]
+        top = max(rises, default=None)
+        held = top is not None and top >= check.factor
+        return _result(held, mine[:5], f"{candidate}'s requests rose {top}x (want {check.factor}x)",
+                       "ok" if rises else "no_data")  # fmt: skip
+    into = [e for e in answer.data or [] if e["server"] == candidate]
+    calls = sum(e["calls"] for e in into)
+    if isinstance(check, CallsFailing):
+        # All callers together, or the worst single caller (as `weigh` reads them:
+        # a fault may hit only some callers).
+        ratios = [sum(e["failed"] for e in into) / calls] if calls else []
+        ratios += [e["fail_ratio"] for e in into
+                   if e["calls"] >= EDGE_MIN_CALLS and e["fail_ratio"] is not None]  # fmt: skip
+        ratio = max(ratios, default=None)
+        held = ratio is not None and ratio >= check.threshold
+        detail = f"calls into {candidate} fail {_pct(ratio)} (want {_pct(check.threshold)})"
+        return _result(held, into[:5], detail, "ok" if calls else "no_data")
+    now = [(e["latency_ms"], e["calls"]) for e in into if e["latency_ms"] is not None]
+    base = [(e["baseline_latency_ms"], e["baseline_calls"]) for e in into
+            if e["baseline_latency_ms"] is not None]  # fmt: skip
+    if not now or not base:
+        return _result(False, into[:5], f"no latency of calls into {candidate}", "no_data")
+    mean = sum(v * n for v, n in now) / max(1.0, sum(n for _, n in now))
+    before = sum(v * n for v, n in base) / max(1.0, sum(n for _, n in base))
+    factors = [mean / before] if before else []
+    factors += [e["latency_ms"] / e["baseline_latency_ms"] for e in into
+                if e["calls"] >= EDGE_MIN_CALLS and e["latency_ms"] is not None
+                and e["baseline_latency_ms"]]  # fmt: skip
+    factor = max(factors, default=0.0)
+    detail = f"calls into {candidate} take {mean:.0f} ms, {factor:.1f}x the hour before"
+    return _result(factor >= check.factor, into[:5], detail)
+
+
+def _pct(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"{100 * ratio:.1f} %"
+
+
+def _promql(check: PromQLCheck, candidate: str, ev: Evidence) -> dict[str, Any]:
+    if ev.prometheus is None:
+        return _error("PROMETHEUS_URL is not set: cannot verify")
+    query = check.query.replace("$component", promql_string(candidate))
+    samples = ev.prometheus.instant(query, ev.opened_ms / 1000)
+    held = bool(samples) and OPERATORS[check.op](samples[0]["value"], check.threshold)
+    return _result(held, samples[:5], f"{query} -> {samples[:1]}", "ok" if samples else "no_data")
+
+
+def about_candidate(check: dict[str, Any]) -> bool:
+    """Whether a check looks at the candidate itself (its alerts, changes, calls, a query about
+    it), not only at the incident's context (`no_recent_change`, symptoms on any alerting
+    component). A playbook whose checks are all context cannot single out its candidate."""
+    kind = check.get("type")
+    if kind == "no_recent_change":
+        return False
+    return not (kind in ("alert_kind", "alert_firing") and check.get("scope") == "alerting")
+
+
+def evidence_checks(evidence: list[dict[str, Any]], cause: str) -> list[dict[str, Any]]:
+    """Checks that carry the evidence that held when a playbook is learned:
+    from the finding's evidence rows on `cause` (`weigh`), a threshold at half what
+    was seen (at least the rules' own threshold), so a repeat with a silent root is recognised.
+
+    Returns check dicts (`calls_failing`, `calls_slow`, `requests_rising`), strongest first.
+    """
+    out: list[dict[str, Any]] = []
+    for row in evidence:
+        if row.get("component") != cause or row.get("value") is None:
+            continue
+        value = float(row["value"])
+        if row["source"] in ("calls", "spans") and not any(
+            c["type"] == "calls_failing" for c in out
+        ):
+            out.append({"type": "calls_failing", "threshold": round(max(0.05, value / 2), 2)})
+        elif row["source"] == "latency" and not any(c["type"] == "calls_slow" for c in out):
+            out.append({"type": "calls_slow", "factor": round(max(1.5, 1 + (value - 1) / 2), 1)})
+        elif row["source"] == "traffic" and not any(c["type"] == "requests_rising" for c in out):
+            out.append({"type": "requests_rising", "factor": round(max(1.5, value / 2), 1)})
+    return out

@@ -1,0 +1,604 @@
+"""Investigator (rule-based planner): claims `investigate` tasks and finds the root cause.
+
+The coverage walk (from the seed design):
+1. The alerting components are the components the incident's alerts are ON.
+2. Walk business dependency edges (caller -> callee; telemetry and config edges skipped;
+   at most `walk_hops` hops) from each; a candidate's coverage is how many alerting components
+   reach it. The cause should explain all of them: keep the candidates of highest coverage.
+3. Among those, an alerting candidate beats a silent one; an alerting candidate whose own
+   dependency also alerts is probably a victim, so the deepest alerting candidates remain.
+   With no alerting candidate, the silent candidate closest to the alerting ones remains.
+4. A recent change (deploy, merged PR) on one of several remaining candidates singles it out;
+   a recent change on an alerting component that depends on the single remaining candidate
+   makes that change the cause (the candidate's symptoms follow it).
+5. A traffic surge on the cause (an alert of kind `traffic`, e.g. `RequestRateSpike`) points
+   upstream: the traffic sources (client components) whose calls reach it through alerting
+   components become the candidates.
+6. One candidate left: that is the root cause. More: the finding is inconclusive and names
+   them all. No alert on a known component: no path, no finding, inconclusive.
+
+Then the evidence (`agents/investigate/weigh.py`): with `PROMETHEUS_URL`, the health of the
+calls near the incident (`edge_health`, `service_errors`, `targets_down`) decides — a silent
+dependency whose incoming calls fail is the cause, a client whose requests jumped is the traffic
+source — and the finding says what separated the winner from the runner-up. Without evidence
+(or when it blames nothing, or Prometheus fails: the summary says which), alerts that name a
+peer count as edge evidence, and `weigh.doubt` keeps the walk honest about silent components
+behind an alerting cause. The rules use only the typed tools of `agents/investigate/tools/` (each
+call a
+checkpointed step, so a new owner resumes where the last one stopped), like a model planner.
+
+Last, the model planner (`agents/investigate/model_planner.py`), when `BLAST_PLANNER` asks for
+it: a finding the rules leave inconclusive or unsure goes to a model over the same tools, its
+answer checked by the graph's second opinion; every model cooling down pauses the task.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from functools import partial
+from typing import Any
+
+from adapters.prometheus import Prometheus
+from agents.failure_kinds import classify
+from agents.investigate.checks import Evidence, about_candidate, evaluate
+from agents.investigate.decision import Candidate, Decision
+from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
+from agents.investigate.split import split_unexplained
+from agents.investigate.tools import call, prefetch
+from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
+from agents.investigate.tools.graph import MAX_HOPS, PEER_LABELS
+from agents.investigate.weigh import cpu_only, doubt, suspects, suspects_behind, unmeasured, weigh
+from agents.tasks.coordination import TaskRun
+
+log = logging.getLogger(__name__)
+
+
+def surge(alertnames: list[str]) -> bool:
+    """Rule 5 with alerts only: one of the alerts means "more traffic than usual arrives here"
+    (failure kind `traffic`, whatever its wording: `RequestRateSpike`, `TrafficSurge`, …).
+    With evidence, the request rates themselves decide (`weigh.traffic_sources`)."""
+    return any(classify(name) == "traffic" for name in alertnames)
+
+
+def decide(
+    alerting: list[str],
+    alertnames: dict[str, list[str]],
+    candidates: list[Candidate],
+    changed: set[str],
+    traffic_sources: list[dict[str, Any]],
+) -> Decision:
+    """Apply the coverage-walk rules (module docstring) to the walk's results. Pure function.
+
+    `alerting`: alerting component names; `alertnames`: component -> its alert names;
+    `changed`: components with a recent change; `traffic_sources`: rows of
+    `traffic_sources.cypher` for the chosen cause (only read when it shows a traffic surge).
+    """
+    if not alerting:
+        return Decision(None, [], 0.0, "No alert matched a known component: no path, no finding.")
+    if not candidates:
+        return Decision(None, [], 0.0, "The walk reached no component from the alerting ones.")
+    ruled: dict[str, str] = {}
+    best = max(len(c.covers) for c in candidates)
+    top = [c for c in candidates if len(c.covers) == best]
+    for c in candidates:
+        if len(c.covers) < best:
+            ruled[c.name] = f"explains {len(c.covers)} of {len(alerting)} alerting components"
+    loud = [c for c in top if c.name in alerting]
+    if loud:
+        remaining = [c for c in loud if not any(o is not c and c.name in o.covers for o in loud)]
+        # In a dependency cycle every alerting candidate is another's victim: keep them all.
+        remaining = remaining or loud
+        for c in loud:
+            if c not in remaining:
+                victim_of = next(o.name for o in loud if o is not c and c.name in o.covers)
+                ruled[c.name] = f"alerts, but its dependency {victim_of} alerts too (victim)"
+        for c in top:
+            if c.name not in alerting:
+                ruled[c.name] = "does not alert while an equally covering component does"
+    else:
+        nearest = min(c.distance for c in top)
+        remaining = [c for c in top if c.distance == nearest]
+        for c in top:
+            if c.distance > nearest:
+                ruled[c.name] = "silent and further from the alerting components than another"
+    names = [c.name for c in remaining]
+    if len(names) > 1 and len(changed & set(names)) == 1:
+        (only,) = changed & set(names)
+        for n in names:
+            if n != only:
+                ruled[n] = f"no recent change, while {only} changed"
+        names = [only]
+    if len(names) == 1:
+        cause = next(c for c in candidates if c.name == names[0])
+        upstream = sorted(changed & (set(cause.covers) - {cause.name}))
+        if len(upstream) == 1:
+            ruled[cause.name] = (
+                f"its symptoms follow a recent change on {upstream[0]}, which depends on it"
+            )
+            return Decision(
+                upstream[0], upstream, round(0.7 * len(cause.covers) / len(alerting), 2),
+                f"{upstream[0]} changed shortly before the incident and depends on {cause.name}, "
+                f"which alerts: the change is the likely cause.", ruled,
+            )  # fmt: skip
+    coverage = best / len(alerting)
+    if len(names) == 1 and surge(alertnames.get(names[0], [])):
+        sources = [
+            row for row in traffic_sources
+            if all(n in alerting for n in row["path"][1:])
+        ]  # fmt: skip
+        found = list(dict.fromkeys(row["source"] for row in sources))
+        if found:
+            ruled[names[0]] = "receives a traffic surge: the cause is upstream"
+            paths = [row["path"] for row in sources]
+            if len(found) == 1:
+                return Decision(
+                    found[0], found, round(0.6 * coverage, 2),
+                    f"Traffic surge on {names[0]}; the only traffic source upstream through "
+                    f"alerting components is {found[0]}.", ruled, paths,
+                )  # fmt: skip
+            return Decision(
+                None, found, round(0.5 / len(found), 2),
+                f"Traffic surge on {names[0]}; the graph cannot tell which traffic source "
+                f"sends it: {', '.join(found)}.", ruled, paths,
+            )  # fmt: skip
+    if len(names) == 1:
+        silent = names[0] not in alerting
+        confidence = round(coverage * (0.6 if silent else 0.9), 2)
+        how = "does not alert itself but " if silent else ""
+        return Decision(
+            names[0], names, confidence,
+            f"{names[0]} {how}explains {best} of {len(alerting)} alerting components "
+            f"({', '.join(alerting)}).", ruled,
+        )  # fmt: skip
+    return Decision(
+        None, names, round(coverage * 0.5 / len(names), 2),
+        f"Inconclusive: {', '.join(names)} each explain {best} of {len(alerting)} alerting "
+        "components and the graph cannot separate them.", ruled,
+    )  # fmt: skip
+
+
+class Investigator:
+    """Runs one claimed `investigate` task (see module docstring), or a `reinvestigate` task,
+    which triage enqueues when an alert on a new component joins an open incident."""
+
+    kinds = ("investigate", "reinvestigate")
+
+    def __init__(
+        self,
+        walk_hops: int = 6,
+        prometheus: Prometheus | None = None,
+        model: ModelPlanner | None = None,
+    ) -> None:
+        self.walk_hops = walk_hops
+        self.prometheus = prometheus
+        #: The optional model planner (`BLAST_PLANNER`), asked when the rules are unsure.
+        self.model = model
+
+    def run(self, task: TaskRun) -> None:
+        """Investigate, write the Finding, complete the task and enqueue `respond` (or, after a
+        re-investigation, `notify_update`).
+
+        Memory first: recalled playbooks whose checks all hold give the diagnosis with no
+        planner; otherwise the rule-based planner decides, and the model planner (when
+        configured) takes over an unsure finding; a pause (every model cooling down) returns
+        with nothing written. Raises `LeaseLost` (stop) or
+        `GraphUnavailable` (retry later).
+        """
+        graph, incident_id = task.graph, task.claim.incident_id
+        known = None
+        if task.next_stored() is None:  # a fresh start: what the tools read, in one round trip
+            known = prefetch.read(graph, incident_id, self.walk_hops, CHANGE_LOOKBACK_MS)
+        alerts = task.step(
+            "incident_alerts", {"incident_id": incident_id},
+            lambda: [
+                {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms", "status")}
+                | {"summary": json.loads(row["annotations_json"]).get("summary", ""),
+                   "labels": json.loads(row["labels_json"] or "{}")}
+                for row in (known.alerts if known is not None
+                            else graph.rows("incident_alerts", {"incident_id": incident_id}))
+            ],
+            deferred=True,
+        )  # fmt: skip
+        alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+        evidence = Evidence(
+            graph, alerts, alerting, min((a["starts_at_ms"] for a in alerts), default=0),
+            self.prometheus,
+        )  # fmt: skip
+        if known is not None and known.opened_ms == evidence.opened_ms:
+            evidence.prefetched = known
+        used, steered = self._recall(task, evidence)
+        candidates: list[Candidate] = []
+        changes: list[dict[str, Any]] = []
+        if steered is not None:
+            decision = Decision(
+                steered["candidate"], [steered["candidate"]], round(steered["trust"], 2),
+                f"Playbook '{steered['title']}' (trust {steered['trust']:.2f}, recalled via "
+                f"{' → '.join(steered['path'])}): all {len(steered['checks'])} checks held "
+                f"for {steered['candidate']}.",
+                surge_paths=[steered["path"]],
+            )  # fmt: skip
+            planner = "memory"
+        else:
+            decision, candidates, changes = self._rules(task, evidence)
+            planner = "rules"
+        asked = self._ask_model(task, evidence, decision, planner)
+        if asked is None:
+            return  # paused until a model is back; a worker resumes from the stored steps
+        decision, planner, model_used = asked
+        task.metrics.planner_calls.labels(planner=planner).inc()
+        if used:
+            task.fenced(
+                "record_decision",
+                {"decision_id": f"decision:{task.claim.task_id}", "planner": planner, "used": used},
+            )
+        paths = self._paths(task, evidence, decision, candidates)
+        outcome = "conclusive" if decision.root_cause else "inconclusive"
+        initial = task.claim.kind == "investigate"
+        follow_up = {
+            "outcome": outcome,
+            "next_kind": "respond" if initial else "notify_update",
+            "next_id": f"respond:{incident_id}" if initial else f"update:{task.claim.task_id}",
+        }
+        # A split needs alerts on two components at least. Alerts on another component that
+        # joined since this task read them enqueued a `reinvestigate`, which splits if need be:
+        # with fewer, nothing can be split, and the finding's write completes the task too.
+        may_split = len(alerting) > 1
+        if may_split:  # the task stays claimed until the split is done
+            finishing = dict.fromkeys(follow_up) | task.chained(None)
+        else:
+            finishing = follow_up | task.chained(follow_up["next_kind"])
+        written = task.fenced(
+            "write_finding",
+            {
+                "finding_id": f"finding:{incident_id}",
+                "root_cause": decision.root_cause,
+                "candidates": decision.candidates,
+                "confidence": decision.confidence,
+                "summary": decision.summary,
+                "conclusive": decision.root_cause is not None,
+                "paths_json": json.dumps(paths, ensure_ascii=False),
+                "ruled_out_json": json.dumps(
+                    decision.ruled_out, sort_keys=True, ensure_ascii=False
+                ),
+                "planner": planner,
+                "model": model_used.model if model_used else None,
+                "second_opinion_json": json.dumps(
+                    model_used.second_opinion if model_used else None, ensure_ascii=False
+                ),
+                "separated_by": decision.separated_by,
+                "evidence_json": json.dumps(decision.evidence, ensure_ascii=False),
+                "impacted": alerting,
+                "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
+                "alerts_seen": len(alerts),
+            }
+            | finishing,
+        )
+        if not may_split:
+            task.took(written, follow_up["next_id"])
+        task.metrics.findings.labels(planner=planner, outcome=outcome).inc()
+        log.info("incident %s: %s", incident_id, decision.summary)
+        if may_split:
+            if written["fresh"]:
+                split_unexplained(task, decision.root_cause, self.walk_hops)
+            task.complete(outcome, follow_up["next_kind"], follow_up["next_id"])
+
+    def _ask_model(
+        self, task: TaskRun, ev: Evidence, decision: Decision, planner: str
+    ) -> tuple[Decision, str, ModelFinding | None] | None:
+        """The model planner's turn (agents/investigate/model_planner.py) when it is configured and
+        the
+        finding so far is unsure: `(decision, planner, the model's finding or None)`; the
+        decision so far when no model runs or none could answer. None: the task was paused.
+
+        A model's finding that already saw these alerts stands before the rules' confidence is
+        weighed: after a split the rules are sure only because the model's answer
+        sent the alerts it did not explain away, and a rules finding would hide that a model
+        broke the tie (confident and wrong is the worst outcome, docs/architecture.md §4b)."""
+        if self.model is None:
+            return decision, planner, None
+        if planner != "memory":
+            reused = self._model_finding_seen(task, len(ev.alerts))
+            if reused is not None:
+                return reused
+        if not self.model.wanted(planner, decision.root_cause, decision.confidence):
+            return decision, planner, None
+        rules = {"planner": planner, "root_cause": decision.root_cause,
+                 "candidates": decision.candidates, "confidence": decision.confidence,
+                 "summary": decision.summary, "ruled_out": decision.ruled_out}  # fmt: skip
+        try:
+            found = self.model.run(task, ev, rules)
+        except Paused:
+            return None
+        if found is None:
+            return decision, planner, None
+        ruled = {k: v for k, v in decision.ruled_out.items() if k not in found.candidates}
+        chosen = Decision(
+            found.root_cause, found.candidates, found.confidence, found.summary, ruled,
+            separated_by=found.reasoning if found.root_cause else "",
+            evidence=decision.evidence,  # what the rules gathered still stands
+        )  # fmt: skip
+        return chosen, "model", found
+
+    def _model_finding_seen(
+        self, task: TaskRun, alerts: int
+    ) -> tuple[Decision, str, ModelFinding] | None:
+        """On a re-investigation, the model's finding of an earlier investigation that already
+        saw all `alerts` (they arrived in one batch), or all the incident still holds (some
+        left in a split): reused, so no model is asked twice about the same alerts. None
+        otherwise.
+
+        A reuse is a Step; a miss is not, so a task paused before any model answered looks
+        again when it resumes (the investigation paused with it may have answered meanwhile),
+        while one whose earlier attempt began a conversation resumes that conversation."""
+        if task.claim.kind != "reinvestigate":
+            return None
+        incident_id = task.claim.incident_id
+        args = {"incident_id": incident_id}
+        earlier = task.next_stored()
+        if earlier is None:
+            row = task.graph.one("model_finding", args)
+            # `alerts` is what this task read first (a resumed task replays it): after a split
+            # since, the incident holds fewer, and those are what the finding must have seen.
+            if row is None or int(row["alerts_seen"]) < min(alerts, int(row["alerts_now"])):
+                return None
+            task.step("model_finding", args, lambda: row, deferred=True)
+        elif earlier == "model_finding":
+            row = task.step("model_finding", args, lambda: None)  # the stored row, reused
+            if row is None:
+                return None
+        else:
+            return None  # an earlier attempt began its own conversation: that one resumes
+        opinion = json.loads(row["second_opinion_json"] or "null")
+        found = ModelFinding(
+            row["root_cause"], list(row["candidates"]), float(row["confidence"]),
+            row["summary"], row["model"], opinion, 0, 0, 0, row["separated_by"] or "",
+        )  # fmt: skip
+        ruled = json.loads(row["ruled_out_json"] or "{}")
+        chosen = Decision(
+            found.root_cause, found.candidates, found.confidence, found.summary, ruled,
+            separated_by=found.reasoning, evidence=json.loads(row["evidence_json"] or "[]"),
+        )  # fmt: skip
+        return chosen, "model", found
+
+    def _recall(
+        self, task: TaskRun, ev: Evidence
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """Recall playbooks near the alerting components, best first (weight × trust), and run
+        each one's checks (each a step) until one holds entirely.
+
+        Returns (the USED rows for the Decision, the steering playbook or None).
+        """
+        if not ev.alerting:
+            return [], None
+        recalled = call(task, ev, "recall_playbooks", {}).data or []
+        used: list[dict[str, Any]] = []
+        for playbook in recalled:
+            results: list[dict[str, Any]] = []
+            candidate: str = playbook["candidate"]
+            for check in playbook["checks"]:
+                args = {"playbook": playbook["id"], "candidate": candidate, "check": check}
+                result = task.step(
+                    "check", args, partial(evaluate, check, candidate, ev), touched=[candidate]
+                )
+                results.append({"check": check} | result)
+                if not result["held"]:
+                    break
+            # Context checks (nothing changed elsewhere, symptoms somewhere) cannot single out
+            # the candidate: a playbook steers only if a check that held looks at it.
+            applicable = (
+                bool(results)
+                and all(r["held"] for r in results)
+                and any(about_candidate(r["check"]) for r in results)
+            )
+            used.append(
+                {
+                    "playbook": playbook["id"], "path": playbook["path"],
+                    "candidate": playbook["candidate"], "trust": playbook["trust"],
+                    "weight": playbook["weight"], "checks_json": json.dumps(results),
+                    "applicable": applicable, "steered": applicable,
+                }
+            )  # fmt: skip
+            if applicable:
+                return used, playbook
+        return used, None
+
+    def _rules(
+        self, task: TaskRun, ev: Evidence
+    ) -> tuple[Decision, list[Candidate], list[dict[str, Any]]]:
+        """The rule-based planner (module docstring): coverage walk, changes, traffic sources.
+
+        Returns the decision, the walk's candidates and the recent changes it looked at.
+        """
+        alerting = ev.alerting
+        alertnames: dict[str, list[str]] = {}
+        for a in ev.alerts:
+            if a["component"]:
+                alertnames.setdefault(a["component"], []).append(a["alertname"])
+        walk = call(task, ev, "coverage_walk", {"hops": self.walk_hops})
+        candidates = [
+            Candidate(r["name"], r["covers"], r["distance"], r["client"], r["kind"], r["via_topic"])
+            for r in walk.data or []
+        ]
+        names = [c.name for c in candidates]
+        found = call(task, ev, "recent_changes", {"components": names})
+        changes: list[dict[str, Any]] = found.data or []
+        changed = {c["component"] for c in changes}
+        first = decide(alerting, alertnames, candidates, changed, [])
+        sources: list[dict[str, Any]] = []
+        if first.root_cause and surge(alertnames.get(first.root_cause, [])):
+            upstream = call(task, ev, "traffic_sources", {"component": first.root_cause})
+            sources = upstream.data or []
+        first = decide(alerting, alertnames, candidates, changed, sources)
+        peers: list[dict[str, Any]] = []
+        if any(set(a.get("labels") or {}) & set(PEER_LABELS) for a in ev.alerts):
+            peers = call(task, ev, "alert_peers", {}).data or []
+        note = ""
+        if self.prometheus is not None:
+            weighed, note = self._evidence(task, ev, candidates, peers, changed)
+            if weighed is not None:
+                return weighed, candidates, changes
+        named = self._named_by_peers(task, ev, candidates, peers, changed, first)
+        if named is not None:
+            named = doubt(named, alerting, ev.alerts, candidates, [], peers, {})
+            named.summary = f"{note} {named.summary}".strip()
+            return named, candidates, changes
+        hard, dependents, config = self._behind(task, ev, first, candidates)
+        x = first.root_cause
+        if x in alerting and not first.surge_paths and cpu_only(ev.alerts, x):
+            # A CPU alert may be load arriving: `doubt` keeps the sources in front in doubt.
+            sources = call(task, ev, "traffic_sources", {"component": x}).data or []
+        decision = doubt(
+            first, alerting, ev.alerts, candidates, hard, peers, dependents, sources, config
+        )  # fmt: skip
+        if note:
+            decision.summary = f"{note} {decision.summary}"
+        return decision, candidates, changes
+
+    def _evidence(
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        candidates: list[Candidate],
+        peers: list[dict[str, Any]],
+        changed: set[str],
+    ) -> tuple[Decision | None, str]:
+        """Read the call graph's health near the incident (`edge_health`, `service_errors`,
+        `targets_down`) and weigh it (`weigh`). Returns the decision, or None with a
+        note saying why the walk decides instead (evidence unavailable, or it blames nothing).
+        """
+        near = sorted({c.name for c in candidates} | set(ev.alerting))
+        edges = call(task, ev, "edge_health", {"components": near})
+        if edges.status == "error":
+            # Prometheus is down or refuses us: do not wait on it twice more.
+            return None, f"Live evidence unavailable ({edges.detail}); alerts only."
+        services = call(task, ev, "service_errors", {"components": near})
+        down = call(task, ev, "targets_down", {"components": near})
+        clients = {e["client"] for e in edges.data or [] if e.get("client_is_source")}
+        reach = self._reach(task, ev, suspects(edges.data or [], services.data or [], peers))
+        decision = weigh(
+            ev.alerting, candidates, edges.data or [], services.data or [], down.data or [],
+            peers, clients, changed, reach,
+        )  # fmt: skip
+        if decision is None:
+            return None, "The live evidence shows no failing or slow calls near the incident."
+        x = decision.root_cause
+        if (
+            x is not None
+            and not decision.surge_paths
+            and suspects_behind(x, candidates, ev.alerting)
+        ):
+            mine = call(task, ev, "neighbours", {"component": x}).data or []
+            hard = [r["name"] for r in mine if _hard(r, "out")]
+            decision = unmeasured(
+                decision, ev.alerting, ev.alerts, candidates, hard, edges.data or [],
+                services.data or [], down.data or [],
+            )  # fmt: skip
+        return decision, ""
+
+    def _named_by_peers(
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        candidates: list[Candidate],
+        peers: list[dict[str, Any]],
+        changed: set[str],
+        first: Decision,
+    ) -> Decision | None:
+        """Alerts only, when alerts name peers: weigh those edges like measured ones
+        (`weigh`), and keep the answer if it explains as many alerting components as the
+        walk's best and differs from it. None otherwise."""
+        if not peers:
+            return None
+        reach = self._reach(task, ev, suspects([], [], peers))
+        decision = weigh(ev.alerting, candidates, [], [], [], peers, (), changed, reach)
+        best = max((len(c.covers) for c in candidates), default=0)
+        covers = {c.name: len(c.covers) for c in candidates}
+        if (
+            decision is None
+            or decision.root_cause is None
+            or decision.root_cause == first.root_cause
+            or covers.get(decision.root_cause, 0) < best
+        ):
+            return None
+        decision.summary = f"{decision.summary} (Alerts only: the edge evidence is their labels.)"
+        return decision
+
+    def _reach(self, task: TaskRun, ev: Evidence, names: list[str]) -> dict[str, set[str]]:
+        """Which of `names` each of them depends on (a `coverage_walk` from them); only asked
+        when at least two could be blamed."""
+        if len(names) < 2:
+            return {}
+        walk = call(task, ev, "coverage_walk", {"components": names, "hops": self.walk_hops})
+        reach: dict[str, set[str]] = {}
+        for row in walk.data or []:
+            for origin in row["covers"]:
+                if origin != row["name"] and row["name"] in names:
+                    reach.setdefault(origin, set()).add(row["name"])
+        return reach
+
+    def _behind(
+        self, task: TaskRun, ev: Evidence, first: Decision, candidates: list[Candidate]
+    ) -> tuple[list[str], dict[str, list[str]], list[str]]:
+        """For an alerting cause with silent components behind it (`suspects_behind`): its
+        direct dependencies whose failure fails its requests (hard or partial propagation), for
+        each silent datastore among them its other hard dependents, which would suffer too if
+        it failed, and the configuration services it reads (`neighbours`;
+        `agents.investigate.weigh.doubt`)."""
+        x = first.root_cause
+        if x is None or x not in ev.alerting or first.surge_paths:
+            return [], {}, []
+        behind = suspects_behind(x, candidates, ev.alerting)
+        if not behind:
+            return [], {}, []
+
+        def hard_edges(rows: list[dict[str, Any]], direction: str) -> list[str]:
+            return sorted(r["name"] for r in rows if _hard(r, direction))
+
+        mine = call(task, ev, "neighbours", {"component": x}).data or []
+        hard = hard_edges(mine, "out")
+        config = sorted(
+            r["name"] for r in mine if r["direction"] == "out" and r["purpose"] == "config"
+        )  # fmt: skip
+        out: dict[str, list[str]] = {}
+        for c in behind:
+            if c.kind == "datastore" and c.name in hard:
+                rows = call(task, ev, "neighbours", {"component": c.name}).data or []
+                out[c.name] = hard_edges(rows, "in")
+        return hard, out, config
+
+    def _paths(
+        self, task: TaskRun, ev: Evidence, decision: Decision, candidates: list[Candidate]
+    ) -> list[list[str]]:
+        """The graph paths the finding rests on: alerting component -> each remaining candidate."""
+        if decision.surge_paths:
+            return decision.surge_paths
+        by_name = {c.name: c for c in candidates}
+        pairs = [
+            (src, cand) for cand in decision.candidates if cand in by_name
+            for src in by_name[cand].covers
+        ]  # fmt: skip
+
+        def walk() -> list[list[str]]:
+            if not pairs:
+                return []
+            known = prefetch.shortest_paths(ev.prefetched, pairs, MAX_HOPS)
+            if known is not None:  # the walk read ahead holds them
+                return known
+            rows = task.graph.rows("walk_paths", {"pairs": [list(p) for p in pairs]})
+            found = {(r["source"], r["target"]): list(r["path"]) for r in rows}
+            return [found[p] for p in pairs if p in found]  # in the order of `pairs`
+
+        paths: list[list[str]] = task.step(
+            "walk_path", {"pairs": pairs}, walk, touched=decision.candidates, deferred=True
+        )
+        return paths
+
+
+def _hard(row: dict[str, Any], direction: str) -> bool:
+    """A `neighbours` row: a business dependency in `direction` (`out`: X depends on it; `in`:
+    it depends on X) whose failure fails the requests (hard or partial propagation)."""
+    return (
+        row["direction"] == direction and row["purpose"] == "business"
+        and row["propagation"] in ("hard", "partial")
+    )  # fmt: skip

@@ -1,0 +1,51 @@
+"""Recall: which remembered playbooks could explain this incident, best first.
+
+One query (`cypher/recall.cypher`), three sources: playbooks pinned within 0-2 dependency
+hops of an alerting component (weight 1); playbooks pinned where the business walk
+does not go but a failure still explains alerts — a configuration service an alerting
+component reads, a traffic source upstream (weight 1); and playbooks learned on
+another component of the same tech as one within the 0-2 hop reach (weight 1/2, "kind
+transfer"). Ranked by weight × trust, then fewer hops. Only active playbooks: a retired one is
+never recalled.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from adapters.falkordb import TenantGraph
+
+PINNED_WEIGHT = 1.0
+SAME_TECH_WEIGHT = 0.5
+
+
+def recall(graph: TenantGraph, alerting: list[str]) -> list[dict[str, Any]]:
+    """Recalled playbooks as `{id, title, failure_kind, trust, checks, candidate, pinned_to,
+    path, hops, weight, score}`; one entry per (playbook, candidate), best first."""
+    return rank(graph.rows("recall", {"alerting": alerting}))
+
+
+def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`recall` over rows of `recall.cypher` already read (or `investigation_context`'s
+    `recalled`). Pure."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    weights = {0: PINNED_WEIGHT, 1: PINNED_WEIGHT, 2: SAME_TECH_WEIGHT}
+    # among equal scores the earlier source, then the shorter path, wins (as when they were
+    # three queries, each ordered by hops)
+    for row in sorted(rows, key=lambda r: (int(r["source"]), int(r["hops"]), r["id"])):
+        weight = weights[int(row["source"])]
+        key = (row["id"], row["candidate"])
+        entry = {
+            "id": row["id"], "title": row["title"], "failure_kind": row["failure_kind"],
+            "trust": float(row["trust"]), "checks": json.loads(row["checks_json"]),
+            "candidate": row["candidate"], "pinned_to": row["pinned_to"],
+            "path": list(row["path"]), "hops": int(row["hops"]), "weight": weight,
+            "score": round(weight * float(row["trust"]), 4),
+        }  # fmt: skip
+        if key not in found or (entry["score"], -entry["hops"]) > (
+            found[key]["score"],
+            -found[key]["hops"],
+        ):
+            found[key] = entry
+    return sorted(found.values(), key=lambda e: (-e["score"], e["hops"], e["id"], e["candidate"]))

@@ -1,0 +1,106 @@
+"""Split by cause: after each investigation, the firing alerts the root cause does not explain
+leave the incident for a new one with its own investigation, page and ticket.
+
+"Explains" (`cypher/explained_by.cypher`): a business dependency path within the walk's reach
+joins the alert's component and the cause, either way. An alert on no known component stays
+(it joined by groupKey, with no path to judge by).
+
+Which cause the incident keeps (the anchor):
+1. the new root cause, when nothing was paged yet, or it is the cause that was paged, or it
+   explains the paged cause (the paged cause was a victim: the responder says so in the thread
+   and pages the new cause's owner);
+2. else the cause that was paged: a cause once paged is never silently replaced by an
+   unrelated one; the finding is set back to it and the new cause's alerts split off.
+An inconclusive finding with nothing paged has no anchor: picking one of the candidates would
+be confident and wrong (docs/architecture.md §4b); the page names them all and every alerting team
+is
+told. With no anchor, or when the anchor explains no firing alert, nothing is split.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from agents.tasks.coordination import TaskRun
+from agents.triage.triage import severity_rank
+
+log = logging.getLogger(__name__)
+
+
+def explained(task: TaskRun, components: list[str], cause: str, hops: int) -> set[str]:
+    """The names among `components` that `cause` explains (see module docstring)."""
+    if not components:
+        return set()
+    params = {"components": components, "cause": cause, "hops": hops}
+    return {row["name"] for row in task.graph.rows("explained_by", params)}
+
+
+def anchor(
+    task: TaskRun, root_cause: str | None, paged: str | None, hops: int
+) -> tuple[str | None, bool]:
+    """The cause the incident keeps, and whether the finding must be set back to it (rules 1
+    and 2 of the module docstring); (None, False) when there is none."""
+    if root_cause and (not paged or paged == root_cause
+                       or explained(task, [paged], root_cause, hops)):  # fmt: skip
+        return root_cause, False
+    return (paged, True) if paged else (None, False)
+
+
+def split_unexplained(task: TaskRun, root_cause: str | None, hops: int) -> str | None:
+    """Move the incident's firing alerts that its cause does not explain into a new incident
+    (`cypher/split_incident.cypher`, fenced). Returns the new incident's id, or None when
+    nothing was split. `root_cause`: the finding just written (None: inconclusive); `hops`:
+    the walk's reach (1-6).
+
+    Raises `LeaseLost` (stop) or `GraphUnavailable` (retry later).
+    """
+    graph, incident_id = task.graph, task.claim.incident_id
+    incident = graph.one("incident_get", {"incident_id": incident_id})
+    if incident is None or incident["status"] != "open":
+        return None
+    alerts = graph.rows("incident_alerts", {"incident_id": incident_id})
+    paged = incident["notified_root_cause"]
+    cause, restore = anchor(task, root_cause, paged, hops)
+    if cause is None:
+        return None
+    components = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+    ok = explained(task, components, cause, hops)
+    moved = [a for a in alerts if a["status"] == "firing" and a["component"]
+             and a["component"] not in ok]  # fmt: skip
+    kept = [a for a in alerts if a not in moved]
+    if not moved or not any(a["status"] == "firing" and a["component"] for a in kept):
+        return None  # nothing to move, or the cause explains no firing alert: keep them together
+    top = max(moved, key=lambda a: (severity_rank(a["severity"]), -a["starts_at_ms"]))
+    away = list(dict.fromkeys(a["component"] for a in moved))
+    why = f"no dependency path from {', '.join(away)} to the root cause {cause}"
+    summary = None
+    if restore:
+        instead = f"the new finding ({root_cause})" if root_cause else "the inconclusive finding"
+        summary = (
+            f"{cause} stays the root cause (it was paged); {instead} rested on alerts it "
+            f"does not explain, on {', '.join(away)}: they were split into their own incident."
+        )
+    new_id = f"inc-{uuid.uuid4().hex[:12]}"
+    row = task.fenced(
+        "split_incident",
+        {
+            "incident_id": incident_id,
+            "keys": [a["key"] for a in moved],
+            "new_incident_id": new_id,
+            "new_task_id": f"task-{uuid.uuid4().hex}",
+            "severity": top["severity"],
+            "severity_rank": severity_rank(top["severity"]),
+            "title": top["title"],
+            "opened_at": min(a["starts_at_ms"] for a in moved),
+            "group_keys": list(dict.fromkeys(a["group_key"] for a in moved if a["group_key"])),
+            "components": away,
+            "why": why,
+            "kept_components": [c for c in components if c in ok],
+            "kept_alerts": len(kept),
+            "keep_cause": cause,
+            "keep_summary": summary,
+        },
+    )
+    log.info("incident %s: split %d alerts into %s (%s)", incident_id, len(moved), new_id, why)
+    return str(row["incident_id"])

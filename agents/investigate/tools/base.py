@@ -1,0 +1,146 @@
+"""The shape every investigation tool shares: an input model, a context, a result value.
+
+Source: docs/architecture.md §4b and HolmesGPT's tool results (success / error / no data as values).
+A tool never raises for missing or unreachable evidence: it answers `no_data` or `error`,
+and the planner decides what that means. Only coordination errors (`LeaseLost`,
+`GraphUnavailable`) propagate, because they stop the task, not the reasoning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from adapters.falkordb import TenantGraph
+from adapters.prometheus import Prometheus
+from agents.investigate.tools.prefetch import Prefetched
+
+#: At most this many rows of a tool's `data` list reach a planner (a model's context is small).
+MAX_ROWS = 50
+
+
+class ToolResult(BaseModel):
+    """What one tool call answered. A value, never an exception.
+
+    `status`: `ok` (data holds an answer), `no_data` (the source answered, nothing matched),
+    `error` (the source failed or the input was invalid; `detail` says why).
+    `data`: what a planner reads (JSON-serialisable, at most `MAX_ROWS` rows per list).
+    `raw`: the raw evidence (query and answer) for the page and the ticket.
+    `detail`: one human line ("calls into valkey-cart fail 41 %").
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["ok", "no_data", "error"]
+    data: Any = None
+    raw: Any = None
+    detail: str = ""
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's input model: unknown fields are refused (a model's typo is an
+    `error` result that names the field, not a silently ignored argument)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class ToolContext:
+    """What tools may look at for one incident. No graph name and no URL is exposed to a model:
+    tools receive this object, a model only sees tool names, descriptions and input schemas.
+
+    `alerts`: the incident's alerts as dicts (key, alertname, component, starts_at_ms, status,
+    summary, labels); `alerting`: the components they are on, in order of first alert;
+    `opened_ms`: when the incident started (its first alert, ms since epoch UTC);
+    `prometheus`: the evidence source, None when `PROMETHEUS_URL` is not set.
+    """
+
+    graph: TenantGraph
+    alerts: list[dict[str, Any]]
+    alerting: list[str]
+    opened_ms: int
+    prometheus: Prometheus | None = None
+    #: Per-run memo of label value -> component (metric labels map like alert labels).
+    names: dict[str, str | None] = field(default_factory=dict)
+    #: Components the world marks as clients (traffic sources), among those mapped so far.
+    clients: set[str] = field(default_factory=set)
+    #: Graph rows read ahead for this investigation (`agents.investigate.tools.prefetch`), or None.
+    prefetched: Prefetched | None = None
+
+
+def component_names(ctx: ToolContext, values: list[str]) -> dict[str, str | None]:
+    """Map label values (of metrics, or of alerts naming a peer) to component names (None when
+    nothing matches), memoised in `ctx.names`; traffic-source components land in `ctx.clients`.
+    """
+    wanted = {v: _variants(v) for v in values if v not in ctx.names}
+    every = sorted({n for names in wanted.values() for n in names})
+    canonical: dict[str, str] = {}
+    if every:
+        for row in ctx.graph.rows("metric_components", {"candidates": every}):
+            canonical[row["name"]] = row["name"]
+            if row["client"]:
+                ctx.clients.add(row["name"])
+            for alias in row["aliases"] or []:
+                canonical.setdefault(alias, row["name"])
+    for value, names in wanted.items():
+        ctx.names[value] = next((canonical[n] for n in names if n in canonical), None)
+    return {v: ctx.names.get(v) for v in values}
+
+
+def _variants(value: str) -> list[str]:
+    """`ns/cart.shop.svc:8080` -> [itself, `cart.shop.svc:8080`, `cart.shop.svc`, `cart`]."""
+    out = [value]
+    if "/" in value:
+        out.append(value.rsplit("/", 1)[1])
+    if re.search(r":\d+$", out[-1]):
+        out.append(out[-1].rsplit(":", 1)[0])
+    if "." in out[-1] and not re.fullmatch(r"[\d.]+", out[-1]):
+        out.append(out[-1].split(".", 1)[0])
+    return list(dict.fromkeys(v for v in out if v))
+
+
+def _touch_alerting(ctx: ToolContext, args: BaseModel) -> list[str]:
+    """Default TOUCHED set: the incident's alerting components."""
+    return list(ctx.alerting)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One investigation tool.
+
+    `name`: stable id (also the Step's `tool`); `description`: for a model, what it answers and
+    when to use it; `input_model`: pydantic model of its arguments (its JSON schema is what a
+    model sees); `run(ctx, args)`: the function, returning a `ToolResult`; `touches(ctx, args)`:
+    the component names the call looks at (the Step's TOUCHED edges); `outside`: the call asks
+    an outside system (Prometheus), so its step is checkpointed at once, never repeated; a
+    graph-only call's checkpoint may wait for the next write (`TaskRun.step(deferred=True)`).
+    """
+
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    run: Callable[[ToolContext, Any], ToolResult]
+    touches: Callable[[ToolContext, Any], list[str]] = _touch_alerting
+    outside: bool = False
+
+    def schema(self) -> dict[str, Any]:
+        """The tool as a model sees it: `{name, description, input_schema}` (JSON schema)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_model.model_json_schema(),
+        }
+
+
+def rows_result(
+    rows: list[dict[str, Any]], what: str, raw: Any = None, limit: int = MAX_ROWS
+) -> ToolResult:
+    """`ok` with the rows (at most `limit`), or `no_data` when there are none."""
+    if not rows:
+        return ToolResult(status="no_data", data=[], raw=raw, detail=f"no {what}")
+    more = f" (first {limit} of {len(rows)})" if len(rows) > limit else ""
+    return ToolResult(status="ok", data=rows[:limit], raw=raw, detail=f"{len(rows)} {what}{more}")

@@ -1,0 +1,63 @@
+"""Memory tools: past incidents on a component and the playbooks memory recalls."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agents.investigate.recall import rank, recall
+from agents.investigate.tools import prefetch
+from agents.investigate.tools.base import Tool, ToolContext, ToolInput, ToolResult, rows_result
+from agents.investigate.tools.graph import ComponentInput
+
+
+def past_incidents(ctx: ToolContext, args: ComponentInput) -> ToolResult:
+    """Earlier incidents (before this one started) whose root cause was the component.
+
+    `data`: rows `{id, opened_at (ms UTC), status, summary, confidence, planner, verdicts}`,
+    newest first, at most 10.
+    """
+    rows = ctx.graph.rows("past_incidents", {"component": args.component, "before": ctx.opened_ms})
+    return rows_result(rows, f"past incidents caused by {args.component}")
+
+
+class RecallInput(ToolInput):
+    """Recall near these components (default: the incident's alerting components)."""
+
+    components: list[str] | None = Field(
+        None, description="omit for the incident's alerting components"
+    )
+
+
+def playbooks_recalled(ctx: ToolContext, args: RecallInput) -> ToolResult:
+    """Playbooks pinned within two hops of the components, or learned on a component of the
+    same tech (weight 1/2), best first (`agents.investigate.recall`).
+
+    `data`: rows `{id, title, failure_kind, trust, checks, candidate, pinned_to, path, hops,
+    weight, score}`.
+    """
+    near = args.components if args.components is not None else ctx.alerting
+    if not near:
+        return rows_result([], "playbooks recalled")
+    rows = prefetch.recalled(ctx.prefetched, near)
+    found = recall(ctx.graph, near) if rows is None else rank(rows)
+    return rows_result(found, "playbooks recalled")
+
+
+TOOLS = (
+    Tool(
+        "past_incidents",
+        "Earlier incidents whose root cause was this component, with their verdicts: has it "
+        "failed like this before?",
+        ComponentInput,
+        past_incidents,
+        lambda ctx, a: [a.component],
+    ),
+    Tool(
+        "recall_playbooks",
+        "Playbooks memory holds near the alerting components (pinned within two hops, or "
+        "learned on a component of the same tech), best first, each with its checks and trust.",
+        RecallInput,
+        playbooks_recalled,
+        lambda ctx, a: list(a.components if a.components is not None else ctx.alerting),
+    ),
+)

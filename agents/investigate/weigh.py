@@ -1,0 +1,648 @@
+"""Weigh live evidence against the walk: which component do the calls themselves blame?
+
+Alerts say where it hurts, not why; the next thing an SRE reads is the call graph's own health.
+Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert_peers`):
+
+1. A component is *degraded* when calls into it fail (ratio at least `FAIL_RATIO` and that much
+   above its baseline), got slow (mean server time at least `SLOW_FACTOR` x its baseline and
+   `SLOW_MS` more), its spans fail (span metrics, same thresholds), its scrape target is down,
+   or an alert on a caller names it (peer label; the weakest signal).
+2. A degraded component whose own calls into a degraded dependency fail, or slowed by at
+   least half the time it lost itself (`accounts_for`), or whose walk reaches a degraded
+   dependency, is a *victim*; degraded components that are not victims
+   are the *roots*. So a silent dependency whose incoming calls fail beats its alerting caller.
+3. A client (traffic source) whose request rate into the incident's components jumped at least
+   `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists).
+4. Roots rank by how many alerting components they explain, then by magnitude. The winner is
+   conclusive when it explains more than the runner-up, or its magnitude is `SEPARATION` x
+   the runner-up's, or it alone changed recently; otherwise the finding is inconclusive and
+   names the roots in order. Confident and wrong is the worst outcome (docs/architecture.md §4b).
+
+With alerts only, `doubt` keeps the walk honest: an alerting cause with a silent dependency
+that could fail behind it is inconclusive unless an alert about its own process separates
+them, and a CPU alert leaves the traffic sources in front of it in doubt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from agents.failure_kinds import classify, words
+from agents.investigate.decision import Candidate, Decision
+
+#: Calls into a component fail at least this often, and this much more than in the baseline.
+FAIL_RATIO = 0.05
+#: A single caller's edge speaks for its server from this many calls in the window.
+EDGE_MIN_CALLS = 20
+#: Calls failing this often count as failing even against a spoiled baseline.
+HIGH_FAIL_RATIO = 0.2
+#: Mean server time at least this many times the baseline, and at least `SLOW_MS` more.
+SLOW_FACTOR = 2.0
+SLOW_MS = 20.0
+#: Without a baseline, a mean server time this long (ms) counts as slow.
+SLOW_ABSOLUTE_MS = 1000.0
+#: A traffic source's request rate at least this many times its baseline.
+RATE_JUMP = 2.0
+#: A dependency's added latency explains its caller's slowdown from this share of it on.
+ACCOUNTS_FOR = 0.5
+#: The winner's magnitude at least this many times the runner-up's separates them.
+SEPARATION = 2.0
+#: Magnitude of a signal that only an alert's peer label gives (weaker than any measurement).
+ALERT_MAGNITUDE = 0.1
+#: Alert kinds that point at the alerting component's own process, not at what it calls.
+#: Restarts are not among them: a pod whose readiness or start-up checks its database restarts
+#: when the database fails, so a restart alone does not clear what is behind it.
+SELF_KINDS = frozenset({"memory", "cpu", "disk"})
+SELF_WORDS = re.compile(r"\bgc\b|garbage|jvm|heap|\boom", re.IGNORECASE)
+
+
+@dataclass
+class Signal:
+    """One piece of evidence that a component is degraded: `source` (calls, latency, spans,
+    down, alert), `magnitude` (0-1: fail-ratio rise, scaled slowdown, 1 for down) and a line."""
+
+    component: str
+    source: str
+    magnitude: float
+    text: str
+    #: What was measured: a fail ratio (calls, spans), a slowdown factor (latency), 1 (down,
+    #: alert). Learned checks take their thresholds from it (`checks.evidence_checks`).
+    value: float | None = None
+
+
+def pct(ratio: float | None) -> str:
+    """0.4123 -> `41 %`; small non-zero ratios keep a decimal (`0.4 %`)."""
+    if ratio is None:
+        return "n/a"
+    value = 100 * ratio
+    return f"{value:.0f} %" if value >= 10 or value == 0 else f"{value:.1f} %"
+
+
+def inbound(edges: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Calls into each server summed over its clients: calls, failed, baseline calls and
+    failed, and call-weighted mean latency now and in the baseline (ms)."""
+    into: dict[str, dict[str, float]] = {}
+    for e in edges:
+        s = into.setdefault(e["server"], dict.fromkeys(
+            ("calls", "failed", "base", "base_failed", "lat", "lat_n", "base_lat", "base_lat_n"),
+            0.0,
+        ))  # fmt: skip
+        s["calls"] += e["calls"]
+        s["failed"] += e["failed"]
+        s["base"] += e["baseline_calls"]
+        s["base_failed"] += (e["baseline_fail_ratio"] or 0.0) * e["baseline_calls"]
+        if e["latency_ms"] is not None:
+            s["lat"] += e["latency_ms"] * e["calls"]
+            s["lat_n"] += e["calls"]
+        if e["baseline_latency_ms"] is not None:
+            s["base_lat"] += e["baseline_latency_ms"] * e["baseline_calls"]
+            s["base_lat_n"] += e["baseline_calls"]
+    return into
+
+
+def failing(ratio: float | None, baseline: float | None) -> bool:
+    """A fail ratio that counts as failing against its baseline (rule 1). A ratio of
+    `HIGH_FAIL_RATIO` or more fails whatever the baseline (a fault older than the incident
+    window spoils the baseline; one call in five failing is never normal)."""
+    if ratio is None or ratio < FAIL_RATIO:
+        return False
+    return ratio - (baseline or 0.0) >= FAIL_RATIO or ratio >= HIGH_FAIL_RATIO
+
+
+def slowed(latency: float | None, baseline: float | None) -> bool:
+    """A mean latency that counts as slowed against its baseline (rule 1); without a baseline
+    (series younger than the incident), only a mean of `SLOW_ABSOLUTE_MS` or more."""
+    if latency is None:
+        return False
+    if baseline is None or baseline <= 0:
+        return latency >= SLOW_ABSOLUTE_MS
+    return latency >= SLOW_FACTOR * baseline and latency - baseline >= SLOW_MS
+
+
+def edge_degraded(e: dict[str, Any]) -> bool:
+    """One client -> server edge fails or slowed (rule 1, per edge)."""
+    return failing(e["fail_ratio"], e["baseline_fail_ratio"]) or slowed(
+        e["latency_ms"], e["baseline_latency_ms"]
+    )
+
+
+def signals(
+    edges: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    down: list[dict[str, Any]],
+    peers: list[dict[str, Any]],
+) -> dict[str, list[Signal]]:
+    """Every degraded component with its signals (rule 1), strongest first."""
+    out: dict[str, list[Signal]] = {}
+
+    def add(name: str, source: str, magnitude: float, text: str, value: float = 1.0) -> None:
+        out.setdefault(name, []).append(
+            Signal(name, source, round(magnitude, 4), text, round(value, 4))
+        )
+
+    into: dict[str, list[dict[str, Any]]] = {}
+    for e in edges:
+        if e["calls"] >= EDGE_MIN_CALLS:
+            into.setdefault(e["server"], []).append(e)
+    for name, s in inbound(edges).items():
+        ratio = s["failed"] / s["calls"] if s["calls"] >= 5 else None
+        base = s["base_failed"] / s["base"] if s["base"] >= 5 else None
+        if not failing(ratio, base):
+            # Only some callers may suffer (a flag evaluated by two of eleven readers): then
+            # the worst of their edges speaks, naming them.
+            bad = [
+                e for e in into.get(name, []) if failing(e["fail_ratio"], e["baseline_fail_ratio"])
+            ]
+            if bad:
+                worst = max(bad, key=lambda e: e["fail_ratio"])
+                ratio, base = worst["fail_ratio"], worst["baseline_fail_ratio"]
+                callers = ", ".join(sorted(e["client"] for e in bad))
+                text = (
+                    f"calls from {callers} into {name} fail {pct(ratio)} "
+                    f"(the hour before: {pct(base)})"
+                )
+                add(name, "calls", _rise(ratio, base), text, ratio)
+        else:
+            assert ratio is not None
+            text = f"calls into {name} fail {pct(ratio)} (the hour before: {pct(base)})"
+            add(name, "calls", _rise(ratio, base), text, ratio)
+        lat = s["lat"] / s["lat_n"] if s["lat_n"] else None
+        base_lat = s["base_lat"] / s["base_lat_n"] if s["base_lat_n"] else None
+        who = ""
+        if not slowed(lat, base_lat):
+            slow = [
+                e for e in into.get(name, []) if slowed(e["latency_ms"], e["baseline_latency_ms"])
+            ]
+            if not slow:
+                continue
+            worst = max(slow, key=lambda e: e["latency_ms"])
+            lat, base_lat = worst["latency_ms"], worst["baseline_latency_ms"]
+            who = f" from {', '.join(sorted(e['client'] for e in slow))}"
+        assert lat is not None
+        factor = lat / base_lat if base_lat else SLOW_FACTOR * lat / SLOW_ABSOLUTE_MS
+        before = f"{base_lat:.0f} ms" if base_lat else "no data"
+        text = f"calls{who} into {name} take {lat:.0f} ms (the hour before: {before})"
+        add(name, "latency", min(1.0, (factor - 1) / 4), text, factor)
+    for row in services:
+        if failing(row["error_ratio"], row["baseline_error_ratio"]):
+            rise = row["error_ratio"] - (row["baseline_error_ratio"] or 0.0)
+            add(row["component"], "spans", rise,
+                f"{pct(row['error_ratio'])} of {row['component']}'s spans fail "
+                f"(the hour before: {pct(row['baseline_error_ratio'])})",
+                row["error_ratio"])  # fmt: skip
+    for row in down:
+        add(row["component"], "down", 1.0, f"{row['component']}'s scrape target is down")
+    for row in peers:
+        add(row["peer"], "alert", ALERT_MAGNITUDE,
+            f"alert {row['alertname']} on {row['component']} names {row['peer']} "
+            f"({row['label']})")  # fmt: skip
+    for sigs in out.values():
+        sigs.sort(key=lambda g: -g.magnitude)
+    return out
+
+
+def accounts_for(e: dict[str, Any], caller: dict[str, float] | None) -> bool:
+    """Whether a degraded call edge client -> server can explain its client's own degradation
+    (rule 2): failing calls can (one failing dependency fails a whole request), and so can a
+    slowdown that adds at least `ACCOUNTS_FOR` of the time the client's own callers lost. A
+    dependency 20 ms slower cannot explain a client 800 ms slower: it is more likely slowed by
+    the client's own fault (more calls, retries) than the cause of it. `caller`: the client's
+    inbound totals (`inbound`), None when nothing calls it."""
+    if failing(e["fail_ratio"], e["baseline_fail_ratio"]):
+        return True
+    if caller is None or not caller["lat_n"] or not caller["base_lat_n"]:
+        return True
+    lost = caller["lat"] / caller["lat_n"] - caller["base_lat"] / caller["base_lat_n"]
+    added = (e["latency_ms"] or 0.0) - (e["baseline_latency_ms"] or 0.0)
+    return lost <= 0 or added >= ACCOUNTS_FOR * lost
+
+
+def suspects(
+    edges: list[dict[str, Any]], services: list[dict[str, Any]], peers: list[dict[str, Any]]
+) -> list[str]:
+    """Components the evidence may blame (servers of degraded edges, services whose spans
+    fail, peers named by alerts): those whose mutual reach `weigh` needs."""
+    found = {e["server"] for e in edges if e["known"] and edge_degraded(e)}
+    found |= {r["component"] for r in services
+              if failing(r["error_ratio"], r["baseline_error_ratio"])}  # fmt: skip
+    found |= {p["peer"] for p in peers}
+    return sorted(found)
+
+
+def _rise(ratio: float, base: float | None) -> float:
+    """Magnitude of a fail ratio: its rise over the baseline, or half the ratio when the
+    baseline was spoiled (`HIGH_FAIL_RATIO`)."""
+    rise = ratio - (base or 0.0)
+    return rise if rise >= FAIL_RATIO else ratio / 2
+
+
+def magnitude(sigs: list[Signal]) -> float:
+    """A component's strength of evidence: its strongest signal."""
+    return max((g.magnitude for g in sigs), default=0.0)
+
+
+def weigh(
+    alerting: list[str],
+    candidates: list[Candidate],
+    edges: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    down: list[dict[str, Any]],
+    peers: list[dict[str, Any]],
+    clients: Iterable[str],
+    changed: set[str],
+    reach: dict[str, set[str]] | None = None,
+) -> Decision | None:
+    """Apply rules 2-4 (module docstring). None when the evidence blames nothing (no degraded
+    component near the incident and no traffic jump): the caller falls back to the walk.
+
+    `reach`: component -> the components it depends on (business walk), for the components
+    the evidence may blame (`suspects`); a degraded component that depends on another degraded
+    one is its victim (a topic on a failing broker, a caller of a failing service).
+    """
+    walk = {c.name: c for c in candidates}
+    near = set(walk) | set(alerting)
+    # Servers the incident's components call, even over edges the walk skips (config: flagd).
+    for e in edges:
+        if e["client"] in near and e["known"]:
+            near.add(e["server"])
+    clients = set(clients)
+    traffic = traffic_sources(edges, clients, near)
+    if traffic:
+        return traffic
+    sigs = {name: found for name, found in signals(edges, services, down, peers).items()
+            if name in near}  # fmt: skip
+    if not sigs:
+        return None
+    cover = coverage(alerting, walk, edges)
+    victim_of: dict[str, str] = {}
+    totals = inbound(edges)
+    for e in edges:
+        if (
+            e["client"] in sigs and e["server"] in sigs and edge_degraded(e)
+            and accounts_for(e, totals.get(e["client"]))
+        ):  # fmt: skip
+            victim_of.setdefault(e["client"], e["server"])
+    for p in peers:
+        if p["component"] in sigs and p["peer"] in sigs:
+            victim_of.setdefault(p["component"], p["peer"])
+    # A measured call edge between two degraded components has spoken (above); the walk's
+    # reach decides only between components with no such edge (indirect, or unmeasured).
+    measured = {(e["client"], e["server"]) for e in edges if e["calls"] >= EDGE_MIN_CALLS}
+    for name in sigs:
+        for other in sorted(sigs):
+            if other == name or (name, other) in measured:
+                continue
+            walked = name in alerting and other in walk and name in walk[other].covers
+            if walked or other in (reach or {}).get(name, set()):
+                victim_of.setdefault(name, other)
+    roots = [n for n in sigs if n not in victim_of] or list(sigs)  # a cycle: keep them all
+    roots.sort(key=lambda n: (-len(cover.get(n, ())), -magnitude(sigs[n]), n))
+    ruled: dict[str, str] = {}
+    for name, dep in sorted(victim_of.items()):
+        if name not in roots:
+            ruled[name] = f"a victim of {dep}, which it depends on: {sigs[dep][0].text}"
+    for c in candidates:
+        if (
+            c.name not in sigs
+            and c.name not in ruled
+            and len(c.covers) == max((len(x.covers) for x in candidates), default=0)
+        ):
+            ruled[c.name] = "calls into it are healthy"
+    evidence = [
+        {"component": n, "source": g.source, "magnitude": g.magnitude, "text": g.text,
+         "value": g.value}
+        for n in roots for g in sigs[n]
+    ]  # fmt: skip
+    top = roots[0]
+    n_alerting = max(1, len(alerting))
+    top_cover = len(cover.get(top, ()))
+    explains = f"{top_cover} of {len(alerting)} alerting components reach it"
+    victims = sorted(n for n, dep in victim_of.items() if dep == top)
+    why_victims = (
+        f" {', '.join(victims)} {'is a victim' if len(victims) == 1 else 'are victims'}: "
+        f"{'its' if len(victims) == 1 else 'their'} calls into {top} fail or slowed."
+        if victims
+        else ""
+    )
+    silent = "" if top in alerting else " It raises no alert of its own."
+    if len(roots) == 1:
+        strong = any(g.source != "alert" for g in sigs[top])
+        separated = f"the only degraded component whose own calls are healthy: {sigs[top][0].text}"
+        return Decision(
+            top, [top], round(top_cover / n_alerting * (0.95 if strong else 0.7), 2),
+            f"{top}: {sigs[top][0].text}; {explains}.{silent}{why_victims}",
+            ruled, separated_by=separated, evidence=evidence,
+        )  # fmt: skip
+    second = roots[1]
+    second_cover = len(cover.get(second, ()))
+    top_m, second_m = magnitude(sigs[top]), magnitude(sigs[second])
+    versus = f"{sigs[top][0].text}; {sigs[second][0].text}"
+    separated = ""
+    if top_cover > second_cover:
+        separated = f"{top} explains {top_cover} alerting components, {second} {second_cover}"
+    elif top_m >= SEPARATION * second_m:
+        separated = versus
+    elif len(changed & set(roots)) == 1:
+        (only,) = changed & set(roots)
+        top, separated = only, f"{only} changed shortly before the incident; the others did not"
+        roots.remove(only)
+        roots.insert(0, only)
+    if separated:
+        for other in roots[1:]:
+            ruled.setdefault(other, f"degraded too, but less: {sigs[other][0].text}")
+        top_cover = len(cover.get(top, ()))
+        silent = "" if top in alerting else " It raises no alert of its own."
+        return Decision(
+            top, [top], round(top_cover / n_alerting * 0.8, 2),
+            f"{top}: {sigs[top][0].text}; {top_cover} of {len(alerting)} alerting components "
+            f"reach it. Separated from {roots[1]} by: {separated}.{silent}",
+            ruled, separated_by=separated, evidence=evidence,
+        )  # fmt: skip
+    named = roots[:5]
+    return Decision(
+        None, named, round(0.5 / len(named), 2),
+        f"Inconclusive: the evidence blames {', '.join(named)} about equally ({versus}); "
+        "nothing separates them.", ruled, evidence=evidence,
+    )  # fmt: skip
+
+
+def coverage(
+    alerting: list[str], walk: dict[str, Candidate], edges: list[dict[str, Any]]
+) -> dict[str, set[str]]:
+    """Alerting components that reach each component: the walk's `covers`, and for a server
+    the walk skipped (a config service) the union over its callers."""
+    cover = {name: set(c.covers) for name, c in walk.items()}
+    for name in alerting:
+        cover.setdefault(name, set()).add(name)
+    for e in edges:
+        if e["server"] not in walk and e["client"] in cover:
+            cover.setdefault(e["server"], set()).update(cover[e["client"]])
+    return cover
+
+
+def traffic_sources(
+    edges: list[dict[str, Any]], clients: set[str], near: set[str]
+) -> Decision | None:
+    """Rule 3: a client whose request rate into the incident's components jumped."""
+    jumps: dict[str, dict[str, Any]] = {}
+    for e in edges:
+        change = e["rate_change"]
+        if not (e["client"] in clients and e["server"] in near and change):
+            continue
+        if change >= RATE_JUMP and change > jumps.get(e["client"], {}).get("rate_change", 0):
+            jumps[e["client"]] = e
+    if not jumps:
+        return None
+    order = sorted(jumps, key=lambda n: (-jumps[n]["rate_change"], n))
+
+    def line(name: str) -> str:
+        e = jumps[name]
+        return (
+            f"{name}'s requests to {e['server']} rose {e['rate_change']:.1f}x "
+            f"({e['baseline_rate_per_s']:.2f}/s -> {e['rate_per_s']:.2f}/s)"
+        )
+
+    evidence = [{"component": n, "source": "traffic", "magnitude": jumps[n]["rate_change"],
+                 "text": line(n), "value": jumps[n]["rate_change"]} for n in order]  # fmt: skip
+    top = order[0]
+    if len(order) == 1 or jumps[top]["rate_change"] >= SEPARATION * jumps[order[1]]["rate_change"]:
+        separated = line(top) + (f"; {line(order[1])}" if len(order) > 1 else "")
+        return Decision(
+            top, [top], 0.9 if len(order) == 1 else 0.75,
+            f"Traffic surge from {top}: {line(top)}. The load comes from there; the components "
+            "that alert are its victims.", {n: "its traffic rose less" for n in order[1:]},
+            [[top, jumps[top]["server"]]], separated_by=separated, evidence=evidence,
+        )  # fmt: skip
+    return Decision(
+        None, order, round(0.5 / len(order), 2),
+        f"Inconclusive: traffic rose from several sources ({'; '.join(line(n) for n in order)}).",
+        evidence=evidence,
+    )  # fmt: skip
+
+
+def self_inflicted(alerts: list[dict[str, Any]], component: str) -> str | None:
+    """An alert on `component` that points at its own process (memory, OOM kills, CPU, disk,
+    GC), as `alertname`, or None."""
+    for a in alerts:
+        if a["component"] != component:
+            continue
+        text = f"{a['alertname']} {a.get('summary', '')}"
+        if classify(a["alertname"], a.get("summary", "")) in SELF_KINDS or SELF_WORDS.search(
+            words(text)
+        ):
+            return str(a["alertname"])
+    return None
+
+
+def cpu_only(alerts: list[dict[str, Any]], component: str) -> str | None:
+    """The CPU alert on `component` when CPU is its only alert about its own process, else None.
+    CPU is the one process signal that load arriving from upstream raises too, so `doubt` keeps
+    the traffic sources in front in doubt (and the investigator looks them up) only then."""
+    return (
+        None if self_inflicted(_not_cpu(alerts), component) else self_inflicted(alerts, component)
+    )
+
+
+def _not_cpu(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The alerts whose failure kind is not `cpu`."""
+    return [a for a in alerts if classify(a["alertname"], a.get("summary", "")) != "cpu"]
+
+
+def doubt(
+    first: Decision,
+    alerting: list[str],
+    alerts: list[dict[str, Any]],
+    candidates: list[Candidate],
+    hard_deps: list[str],
+    peers: list[dict[str, Any]],
+    dependents: dict[str, list[str]],
+    sources: list[dict[str, Any]] | None = None,
+    config: list[str] | None = None,
+) -> Decision:
+    """Alerts only: keep a conclusive alerting cause X only as far as the alerts separate it
+    from what could fail behind it or push load into it (an honest "inconclusive, it
+    is one of these" beats a confident guess; docs/architecture.md §4b).
+
+    - Behind X (`suspects_behind`, limited to `hard_deps`: X's direct dependencies whose failure
+      fails X's requests, hard or partial propagation): a datastore, topic or service that
+      raises no alert of its own fails X's requests exactly as X's own fault would; the alerts
+      of X's callers, peer labels naming X included, look the same either way. Only an alert
+      about X's own process (memory, GC, disk: `self_inflicted`) rules them out.
+      Otherwise the finding is inconclusive, naming X first, then what is behind it, nearest
+      first; a datastore whose other dependents (`dependents[D]`) are all quiet is named after
+      the rest, and the summary says so. The configuration services X reads (`config`; their
+      failure is soft, so they alone never put X in doubt) are named last: a bad flag fails
+      its readers like their own fault.
+    - In front of X: a CPU alert on X is its own process or load arriving; the traffic sources
+      upstream through alerting components (`sources`: rows of `traffic_sources.cypher` for X)
+      stay candidates after X.
+
+    A silent topic chosen as the cause is doubted against its producers
+    (`_producers_in_doubt`). Returns `first` unchanged when nothing is in doubt.
+    """
+    x = first.root_cause
+    if x is not None and x not in alerting:
+        return _producers_in_doubt(first, candidates, peers)
+    if x is None or first.surge_paths:
+        return first
+    behind = [c for c in suspects_behind(x, candidates, alerting) if c.name in hard_deps]
+    cpu = cpu_only(alerts, x)
+    own = cpu or self_inflicted(_not_cpu(alerts), x)
+    upstream = list(dict.fromkeys(
+        r["source"] for r in sources or [] if all(n in alerting for n in r["path"][1:])
+    )) if cpu else []  # fmt: skip
+    if not behind and not upstream:
+        return first
+    ruled = dict(first.ruled_out)
+    if own is not None:
+        for d in behind:
+            ruled[d.name] = f"{x} alerts about its own process ({own})"
+        if not upstream:
+            return Decision(
+                x, [x], first.confidence, first.summary, ruled, first.surge_paths,
+                separated_by="; ".join(ruled[d.name] for d in behind), evidence=first.evidence,
+            )  # fmt: skip
+        names = [x, *upstream]
+        return Decision(
+            None, names, round(0.5 / len(names), 2),
+            f"Inconclusive (alerts only): {x} alerts about CPU ({own}), which is its own process "
+            f"or load arriving from {', '.join(upstream)} through alerting components; the "
+            "alerts do not separate them (request rates in service-graph metrics would).",
+            ruled,
+        )  # fmt: skip
+    quiet = {
+        d.name: others for d in behind
+        if d.kind == "datastore"
+        and (others := [n for n in dependents.get(d.name, []) if n != x])
+        and not set(others) & set(alerting)
+    }  # fmt: skip
+    order = sorted(behind, key=lambda d: (d.name in quiet, d.distance, d.name))
+    names = [x, *(d.name for d in order)]
+    flags = [c for c in config or [] if c not in names]
+    names += flags
+    for name in names:
+        ruled.pop(name, None)
+    kinds = {d.kind or "service" for d in behind}
+    what = "which raises" if len(behind) == 1 else "which raise"
+    note = "".join(
+        f" {d}'s other dependents ({', '.join(others)}) do not alert, so it is named later."
+        for d, others in quiet.items()
+    ) + (
+        f" A configuration {x} reads ({', '.join(flags)}) could fail it the same way too; check "
+        "it last."
+        if flags
+        else ""
+    )
+    return Decision(
+        None, names, round(0.5 / len(names), 2),
+        f"Inconclusive (alerts only): {x} alerts, but it depends on "
+        f"{', '.join(d.name for d in order)} ({', '.join(sorted(kinds))}), {what} no alert of "
+        f"{'its' if len(behind) == 1 else 'their'} own and would fail {x}'s requests the same "
+        f"way; the alerts do not separate them (service-graph metrics would).{note}",
+        ruled,
+    )  # fmt: skip
+
+
+def unmeasured(
+    first: Decision,
+    alerting: list[str],
+    alerts: list[dict[str, Any]],
+    candidates: list[Candidate],
+    hard_deps: list[str],
+    edges: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    down: list[dict[str, Any]],
+) -> Decision:
+    """With evidence: the cause X the evidence blames keeps its place only if what sits behind
+    it was measured too. A hard dependency D of X (`hard_deps`, in the walk behind X:
+    `suspects_behind`) with no call edge into it, no span metrics and no scrape target that
+    says anything (a cache under span metrics only, an uninstrumented database) could be
+    failing X's requests unseen: evidence that does not discriminate leaves the finding
+    inconclusive, naming X first. An alert about X's own process rules D out, as
+    with alerts only. Returns `first` unchanged when everything behind X was measured."""
+    x = first.root_cause
+    if x is None or first.surge_paths:
+        return first
+    seen = {e["server"] for e in edges if e["calls"] > 0}
+    seen |= {r["component"] for r in services if r["calls"]} | {r["component"] for r in down}
+    behind = [
+        c.name for c in suspects_behind(x, candidates, alerting)
+        if c.name in hard_deps and c.name not in seen
+    ]  # fmt: skip
+    if not behind:
+        return first
+    own = self_inflicted(alerts, x)
+    if own is not None:
+        ruled = dict(first.ruled_out) | {d: f"{x} alerts about its own process ({own})"
+                                         for d in behind}  # fmt: skip
+        return Decision(
+            x, first.candidates, first.confidence, first.summary, ruled, first.surge_paths,
+            first.separated_by, first.evidence,
+        )  # fmt: skip
+    names = [x, *behind]
+    ruled = {k: v for k, v in first.ruled_out.items() if k not in names}
+    return Decision(
+        None, names, round(0.5 / len(names), 2),
+        f"Inconclusive: the evidence blames {x} ({first.summary}), but nothing measures "
+        f"{', '.join(behind)} behind it (no call edge into {'it' if len(behind) == 1 else 'them'}, "
+        "no span metrics, no scrape target), and "
+        f"{'its' if len(behind) == 1 else 'their'} failure would look the same.",
+        ruled, evidence=first.evidence,
+    )  # fmt: skip
+
+
+def _producers_in_doubt(
+    first: Decision, candidates: list[Candidate], peers: list[dict[str, Any]]
+) -> Decision:
+    """A silent topic chosen as the cause: the producers that write to it explain the same
+    consumers (one hop further), and with alerts only nothing separates a broken topic from a
+    producer that stopped writing: inconclusive, naming the topic first. A producer whose own
+    alert names the topic, or another silent component that explains the same consumers (the
+    broker), as the peer that fails is its victim, not a suspect."""
+    topic = next((c for c in candidates if c.name == first.root_cause), None)
+    if topic is None or topic.kind != "topic":
+        return first
+    behind = {c.name for c in candidates if set(topic.covers) <= set(c.covers)}
+    ruled = dict(first.ruled_out)
+    producers = []
+    for c in candidates:
+        if not (
+            c.via_topic == topic.name and set(topic.covers) <= set(c.covers)
+            and c.distance <= topic.distance + len(topic.covers)
+        ):  # fmt: skip
+            continue
+        blamed = sorted(
+            p["peer"] for p in peers if p["component"] == c.name and p["peer"] in behind
+        )  # fmt: skip
+        if blamed:
+            ruled[c.name] = f"its own alerts name {', '.join(blamed)} as the peer that fails"
+        else:
+            producers.append(c.name)
+    if not producers:
+        return Decision(
+            first.root_cause, first.candidates, first.confidence, first.summary, ruled,
+            first.surge_paths, separated_by=first.separated_by, evidence=first.evidence,
+        )  # fmt: skip
+    names = [topic.name, *producers]
+    return Decision(
+        None, names, round(0.5 / len(names), 2),
+        f"Inconclusive (alerts only): the consumers of {topic.name} alert; the topic itself or "
+        f"its producer{'s' if len(producers) > 1 else ''} {', '.join(producers)} could have "
+        "stopped the flow, and the alerts do not separate them.", ruled,
+    )  # fmt: skip
+
+
+def suspects_behind(x: str, candidates: list[Candidate], alerting: list[str]) -> list[Candidate]:
+    """Silent candidates other than `x` that explain as many alerting components as `x` and
+    sit one hop deeper than it for each of them (its direct dependencies in the walk)."""
+    mine = next((c for c in candidates if c.name == x), None)
+    if mine is None:
+        return []
+    return [
+        c for c in candidates
+        if c.name != x and c.name not in alerting and set(mine.covers) <= set(c.covers)
+        and c.distance <= mine.distance + len(mine.covers)
+    ]  # fmt: skip

@@ -1,0 +1,3 @@
+"""The learner: engineers' verdicts become trust, playbooks and preferences; retention of old
+incidents.
+"""

@@ -1,0 +1,157 @@
+"""Learner: turns an engineer's verdict into trust and memory (claims `learn` tasks).
+
+A `learn` task (`learn:<verdict id>`) is enqueued with every Verdict recorded from Slack
+(`(:Incident)-[:HAS_VERDICT]->(:Verdict {verdict: confirmed|rejected|resolved, actual_cause})`).
+1. Trust moves only on verdicts (docs/architecture.md §4): each playbook the latest Decision used
+gets the
+   verdict — helped (it steered, confirmed), misled (it steered, rejected) or not applicable
+   (a check failed; nothing changes) — see `cypher/apply_verdict.cypher` for the formula.
+2. A confirmed diagnosis that no playbook steered becomes a Playbook pinned to the root cause:
+   its failure kind (`agents.failure_kinds`), the checks that held on this incident, a title.
+   A correction does the same for the cause the engineer named: a rejection naming the actual
+   cause, or a confirmation of an inconclusive finding naming it (`lesson_of`).
+   If an active playbook of that kind on that component was recalled but not applicable, the
+   new one is its next version and SUPERSEDES it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from agents.failure_kinds import dominant
+from agents.investigate.checks import Evidence, evaluate, evidence_checks
+from agents.tasks.coordination import TaskRun
+
+log = logging.getLogger(__name__)
+
+
+def proposed_checks(
+    kind: str | None, alertnames: list[str], silent: bool = False
+) -> list[dict[str, Any]]:
+    """The checks a new playbook starts from, in order: nothing changed upstream, then the
+    symptom (by failure kind, so differently worded alerts still match) on the candidate, or,
+    for a `silent` cause that raised no alert of its own, on the alerting components and an
+    alert naming it as a peer (kept only if it held)."""
+    scope = "alerting" if silent else "candidate"
+    symptom: dict[str, Any] = (
+        {"type": "alert_kind", "kind": kind, "scope": scope}
+        if kind
+        else {"type": "alert_firing", "alertname": alertnames[0], "scope": scope}
+    )
+    named: list[dict[str, Any]] = [{"type": "named_by_alert"}] if silent else []
+    return [{"type": "no_recent_change", "scope": "alerting"}, symptom, *named]
+
+
+def lesson_of(verdict: dict[str, Any], steered: bool) -> str | None:
+    """The component a verdict teaches a playbook for (a row of `verdict_get.cypher`), or None.
+
+    - confirmed, with a root cause no playbook steered to: that root cause;
+    - confirmed, on an inconclusive finding, naming the cause: the cause named;
+    - rejected, naming the actual cause (button plus reply, thread reply, or API): the actual
+      cause, so the correction teaches; the misleading playbook is counted misled
+      by `apply_verdict` either way.
+    """
+    cause, actual = verdict["root_cause"], verdict["actual_cause"]
+    if verdict["verdict"] == "confirmed":
+        if cause:
+            return None if steered else str(cause)
+        return str(actual) if actual else None
+    if verdict["verdict"] == "rejected" and actual and actual != cause:
+        return str(actual)
+    return None
+
+
+class Learner:
+    """Runs one claimed `learn` task (see module docstring)."""
+
+    kinds = ("learn",)
+
+    def run(self, task: TaskRun) -> None:
+        """Apply the verdict to trust, learn a playbook if one is due, complete the task.
+
+        Raises `LeaseLost` (stop) or `GraphUnavailable` (retry later).
+        """
+        graph = task.graph
+        verdict_id = task.claim.task_id.removeprefix("learn:")
+        verdict = task.step(
+            "verdict", {"verdict_id": verdict_id},
+            lambda: graph.one("verdict_get", {"verdict_id": verdict_id}),
+        )  # fmt: skip
+        if verdict is None or verdict["verdict"] not in ("confirmed", "rejected"):
+            task.complete("nothing to learn")
+            return
+        incident_id = verdict["incident_id"]
+        task.metrics.verdicts.labels(
+            planner=verdict.get("planner") or "none", verdict=verdict["verdict"]
+        ).inc()
+        used = task.step(
+            "decision", {"incident_id": incident_id},
+            lambda: graph.rows("incident_decision", {"incident_id": incident_id}),
+        )  # fmt: skip
+        for row in used:
+            outcome = task.fenced(
+                "apply_verdict",
+                {"decision_id": row["decision_id"], "playbook": row["playbook"],
+                 "verdict_id": verdict_id, "verdict": verdict["verdict"]},
+            )  # fmt: skip
+            log.info("playbook %s: %s, trust %.2f (%s)", outcome["playbook"], outcome["verdict"],
+                     outcome["trust"], outcome["status"])  # fmt: skip
+        steered = any(row["steered"] for row in used)
+        lesson = lesson_of(verdict, steered)
+        if lesson:
+            self._learn(task, verdict, lesson, used)
+        task.complete(f"learned from {verdict['verdict']}")
+
+    def _learn(
+        self, task: TaskRun, verdict: dict[str, Any], cause: str, used: list[dict[str, Any]]
+    ) -> None:
+        """Create the playbook for a confirmed cause (or its next version)."""
+        graph, incident_id = task.graph, verdict["incident_id"]
+        alerts = [
+            {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms")}
+            | {"summary": json.loads(row["annotations_json"]).get("summary", "")}
+            for row in graph.rows("incident_alerts", {"incident_id": incident_id})
+        ]
+        on_cause = [a for a in alerts if a["component"] == cause] or alerts
+        kind = dominant(alerts, cause)
+        existing = graph.rows("playbooks_on", {"component": cause})
+        same = [p for p in existing if p["failure_kind"] == kind]
+        not_applicable = {
+            r["playbook"] for r in used if not r["applicable"] and r["candidate"] == cause
+        }
+        supersedes = next((p["id"] for p in same if p["id"] in not_applicable), None)
+        if same and supersedes is None:
+            return  # memory already has this lesson and it was not contradicted
+        alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+        evidence = Evidence(graph, alerts, alerting, min(a["starts_at_ms"] for a in alerts))
+        held = task.step(
+            "playbook_checks", {"cause": cause, "kind": kind},
+            lambda: [
+                check for check in proposed_checks(
+                    kind, [a["alertname"] for a in on_cause],
+                    silent=not any(a["component"] == cause for a in alerts),
+                )
+                if evaluate(check, cause, evidence)["held"]
+            ],
+            touched=[cause],
+        )  # fmt: skip
+        # The live evidence that held when the finding was made (it cannot be re-read here:
+        # the learner has no Prometheus), as checks with thresholds a repeat must meet.
+        held += evidence_checks(json.loads(verdict.get("evidence_json") or "[]"), cause)
+        title = f"{kind or on_cause[0]['alertname']} on {cause}"
+        task.fenced(
+            "create_playbook",
+            {
+                "id": f"playbook:{incident_id}:{cause}",
+                "component": cause,
+                "incident_id": incident_id,
+                "verdict_id": verdict["id"],
+                "title": title,
+                "failure_kind": kind,
+                "checks_json": json.dumps(held),
+                "supersedes": supersedes,
+            },
+        )
+        log.info("learned playbook %r from incident %s", title, incident_id)

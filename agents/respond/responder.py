@@ -1,0 +1,378 @@
+"""Responder: finds the owner and who is on call now, and sends the page and the ticket.
+
+Every external action carries an intent id and goes through `TaskRun.act`, so a crashed or
+resumed run never pages twice. An approved preference of the on-call person for the incident's
+failure kind is obeyed (e.g. no Slack page, a ticket only), and the ticket says why.
+- `incident:<id>:initial-notification` and `incident:<id>:ticket` (task `respond`);
+- `incident:<id>:update:<task id>` when a re-investigation changed the root cause after the page
+  (task `notify_update`);
+- `incident:<id>:readback:<fact id>`: a stated preference read back for approval, and
+  `…:readback-answer:<fact id>` once it is approved or discarded (`readback`);
+- `incident:<id>:cleared:<alert key>` per alert that clears, and `incident:<id>:ticket-resolved`
+  when the last one clears (task `notify_cleared`, claimable only after the first page is out).
+
+The page itself is restated with the incident's current state (kind `update`; Slack edits it
+in place) when the ticket link is known (`…:ticket-link`), the incident resolves
+(`…:resolved`), a re-investigation changes the cause (`…:page:<task id>`), and an engineer gives
+a verdict (`…:page:notify_verdict:<verdict id>`, task `notify_verdict`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from adapters.notify import AdapterError, Notifier, OutboundMessage
+from agents.failure_kinds import dominant
+from agents.investigate.checks import CHANGE_LOOKBACK_MS
+from agents.respond import messages, preferences, routing
+from agents.tasks.coordination import TaskRun
+
+log = logging.getLogger(__name__)
+
+
+def intent(incident_id: str, what: str) -> str:
+    """The intent id of an action on an incident, e.g. `incident:inc-1:initial-notification`."""
+    return f"incident:{incident_id}:{what}"
+
+
+def link(ref: str | None) -> str | None:
+    """A ticket reference that is a web link (`http(s)://…`), else None (e.g. `outbox:…`)."""
+    return ref if ref and ref.startswith(("https://", "http://")) else None
+
+
+def said(message: OutboundMessage, via: str, ref: str) -> None:
+    """The operator's INFO line for a page or a ticket that went out: `paged Priya via slack`,
+    `ticket acme/ops#12 opened` (GitHub) or `ticket outbox:… opened`."""
+    if message.kind == "notification":
+        log.info("paged %s via %s", message.person or "nobody by name (see the page)", via)
+    elif message.kind == "ticket":
+        log.info("ticket %s opened", ref.removeprefix("github:"))
+
+
+class Responder:
+    """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s).
+
+    `records`: where a copy of each "team told" follow-up goes when `messenger` keeps no record
+    of its own (Slack alone: the outbox), so the people told can be listed afterwards.
+    """
+
+    kinds = ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback")
+
+    def __init__(
+        self,
+        messenger: Notifier,
+        tickets: Notifier,
+        records: Notifier | None = None,
+        fallback: Notifier | None = None,
+    ) -> None:
+        self.messenger = messenger
+        self.tickets = tickets
+        self.records = records
+        #: Where a page or ticket goes when its own adapter cannot take it (the outbox).
+        self.fallback = fallback
+
+    def run(self, task: TaskRun) -> None:
+        """Handle one claimed `respond`, `notify_cleared`, `notify_update` or `notify_verdict`
+        task. Raises `LeaseLost`, `GraphUnavailable` or `AdapterError` (the worker releases the
+        task for a retry)."""
+        graph, incident_id = task.graph, task.claim.incident_id
+        if task.claim.kind == "respond":  # the page: everything it needs in one round trip
+            incident = graph.one(
+                "respond_context", {"incident_id": incident_id, "lookback_ms": CHANGE_LOOKBACK_MS}
+            )
+        else:
+            incident = graph.one("response_incident", {"incident_id": incident_id})
+        if incident is None:
+            task.complete("incident missing")
+            return
+        if incident["status"] == "merged":  # its alerts moved to another incident (triage)
+            task.complete(f"merged into {incident['merged_into']}")
+            return
+        alerts = sorted(incident.pop("alerts"), key=lambda a: (a["starts_at_ms"], a["key"]))
+        if task.claim.kind == "respond" and incident["hold_ms"] > 0:
+            # an open incident just past the reach: the alert that links them may be on its
+            # way (triage_alert's hold); waiting lets it merge them before anyone is paged
+            held = int(incident["hold_ms"])
+            task.pause(int(time.time() * 1000) + held, f"page held {held} ms for a linking alert")
+            return
+        if task.claim.kind == "respond":
+            self._respond(task, incident, alerts)
+        elif task.claim.kind == "notify_update":
+            self._update(task, incident, alerts)
+        elif task.claim.kind == "readback":
+            self._readback(task, incident)
+        elif task.claim.kind == "notify_verdict":
+            self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
+            task.complete("page updated")
+        else:
+            self._cleared(task, incident, alerts)
+
+    def _respond(
+        self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
+    ) -> None:
+        """Page and open the ticket. `incident` is the row of `respond_context.cypher`: every
+        read below comes from it, so the page costs no further read."""
+        components = [incident["root_cause"]] if incident["root_cause"] else []
+        components += [c for c in (incident.get("candidates") or []) if c not in components]
+        components += [
+            a["component"] for a in alerts if a["component"] and a["component"] not in components
+        ]
+        owners, default = incident["owners"], incident["fallback"]
+        who = task.step(
+            "response_context", {"components": components},
+            lambda: routing.route_from(owners, components, lambda: default[0] if default else None),
+            touched=components, deferred=True,
+        )  # fmt: skip
+        kind = dominant(alerts, incident["root_cause"])
+        people = [p for p in ((who or {}).get("slack_user_id"), (who or {}).get("person")) if p]
+        pref = task.step(
+            "preferences", {"people": people, "failure_kind": kind},
+            lambda: preferences.current_of(incident["preferences"], people, kind)
+            if people else None,
+            deferred=True,
+        )  # fmt: skip
+        # before the page, so all three steps are written with its reservation (one round trip)
+        teams = self._teams_to_tell(task, alerts, who, owners)
+        note = None
+        changes = sorted(incident["cited"], key=lambda c: c["at"], reverse=True)
+        refs = {a["intent_id"]: a["external_ref"] for a in incident["actions"]}
+        page_intent = intent(incident["id"], "initial-notification")
+        if pref and pref["no_page"]:
+            when = messages.fmt_ms(pref["approved_at"] or pref["stated_at"])[:10]
+            note = f"Not paged on Slack, as {(who or {}).get('person')} asked on {when}"
+            note += f" ({pref['detail']} below)." if pref["detail"] else "."
+        else:
+            page = messages.notification(page_intent, incident, alerts, who, changes)
+            self._deliver(task, self.messenger, page, refs)
+        self._tell_teams(task, incident, alerts, who, refs, teams)
+        previous = incident["previous"]
+        issue = messages.ticket(
+            intent(incident["id"], "ticket"), incident, alerts, who, note,
+            changes=sorted(incident["recent"], key=lambda c: c["at"], reverse=True),
+            steps=sorted(incident["steps"], key=lambda s: (s["created_at"], s["task_id"], s["n"])),
+            previous=previous[0] if previous else None,
+        )  # fmt: skip
+        if link(self._deliver(task, self.tickets, issue)):
+            self._restate(task, incident, alerts, "ticket-link")
+        task.complete("notified", mark_notified=True, root_cause=incident["root_cause"])
+
+    def _deliver(
+        self,
+        task: TaskRun,
+        notifier: Notifier,
+        message: OutboundMessage,
+        refs: dict[str, str | None] | None = None,
+    ) -> str:
+        """`task.act(notifier, message)`; when that fails for good (a retry cannot help, or
+        this is the task's last attempt), a copy goes through `fallback` instead, saying why
+        (intent `<intent>:fallback`), so the page or ticket is not lost. Returns the ref of
+        whichever delivery went out, and notes it in `refs` (intent id -> ref) under the intent
+        that delivered it. Raises `AdapterError` when there is no other way."""
+        try:
+            ref = task.act(notifier, message)
+            said(message, notifier.name, ref)
+            if refs is not None:
+                refs[message.intent_id] = ref
+            return ref
+        except AdapterError as exc:
+            other = self.fallback
+            if other is None or other is notifier or (exc.retryable and not task.last_attempt):
+                raise
+            log.error("%s not delivered through %s (%s); copying it to %s", message.intent_id,
+                      notifier.name, exc, other.name)  # fmt: skip
+            copy = message.model_copy(
+                update={
+                    "intent_id": f"{message.intent_id}:fallback",
+                    "text": f"{message.text}\n\n(Not delivered through {notifier.name}: {exc}. "
+                    f"Copied to {other.name} instead.)",
+                }
+            )
+            ref = task.act(other, copy)
+            said(copy, other.name, ref)
+            if refs is not None:
+                refs[copy.intent_id] = ref
+            return ref
+
+    def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
+        """Read a stated preference back in the incident's thread, with Approve / Discard; once
+        its author answered (task `readback-answer:<fact id>`), say in the thread what was done."""
+        answer, _, fact_id = task.claim.task_id.partition(":")
+        fact = task.graph.one("fact_get", {"id": fact_id})
+        if fact is None:
+            task.complete("fact missing")
+            return
+        understood = preferences.Preference(
+            fact["failure_kind"], fact["no_page"], fact["ticket"], fact["detail"]
+        ).readback()
+        root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
+        if answer == "readback":
+            message = messages.readback(
+                intent(incident["id"], f"readback:{fact_id}"), incident, fact, understood, root
+            )
+        else:
+            saved = task.graph.one("fact_get", {"id": f"{fact_id}:approved"}) is not None
+            message = messages.readback_answer(
+                intent(incident["id"], f"readback-answer:{fact_id}"), incident, understood,
+                saved, root,
+            )  # fmt: skip
+        task.act(self.messenger, message)
+        task.complete("read back" if answer == "readback" else "answered")
+
+    def _update(
+        self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
+    ) -> None:
+        """Tell the thread when a re-investigation changed the root cause since the page."""
+        if incident["root_cause"] == incident["notified_root_cause"]:
+            task.complete("unchanged")
+            return
+        root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
+        if root is not None:  # nobody was paged (a preference): no thread to update
+            update = messages.diagnosis_update(
+                intent(incident["id"], f"update:{task.claim.task_id}"), incident,
+                incident["notified_root_cause"], root,
+            )  # fmt: skip
+            task.act(self.messenger, update)
+            if incident["root_cause"]:
+                self._page_new_cause(task, incident, alerts, root)
+            self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
+        task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])
+
+    def _page_new_cause(
+        self,
+        task: TaskRun,
+        incident: dict[str, Any],
+        alerts: list[dict[str, Any]],
+        root: str | None,
+    ) -> None:
+        """After the cause changed: page the on-call of the new cause's route in the thread
+        (intent `…:repage:<task id>`) unless it is the person paged already, then tell the other
+        alerting teams (`_tell_teams`). The page, restated next, names the new person
+        (`incident_paged.cypher` takes the latest route)."""
+        cause = incident["root_cause"]
+        paged = task.step(
+            "paged_before", {"incident_id": incident["id"]},
+            lambda: task.graph.one("incident_paged", {"incident_id": incident["id"]}),
+            deferred=True,
+        )  # fmt: skip
+        before = json.loads(paged["result"]) if paged else None
+        who = task.step(
+            "route_new_cause",
+            {"cause": cause},
+            lambda: routing.route(task.graph, [cause]),
+            deferred=True,
+        )
+        if not before or (before.get("person"), before.get("team")) != (
+            who.get("person"),
+            who.get("team"),
+        ):
+            message = messages.new_cause_page(
+                intent(incident["id"], f"repage:{task.claim.task_id}"), incident, who, root
+            )
+            task.act(self.messenger, message)
+        self._tell_teams(task, incident, alerts, who)
+
+    def _tell_teams(
+        self,
+        task: TaskRun,
+        incident: dict[str, Any],
+        alerts: list[dict[str, Any]],
+        who: dict[str, Any],
+        refs: dict[str, str | None] | None = None,
+        teams: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Tell the on-call of every other team whose components alert, in the page's thread
+        with a mention (intent `…:told:<team>`, once per team and incident). `refs` (intent id
+        -> ref of the incident's actions) and `teams` (`_teams_to_tell`): already known to the
+        caller, else read here."""
+        if teams is None:
+            teams = self._teams_to_tell(task, alerts, who)
+        if refs is None:
+            refs = dict(self._refs(task, incident["id"]))
+        root = refs.get(intent(incident["id"], "initial-notification"))
+        for team in teams:
+            message = messages.team_told(
+                intent(incident["id"], f"told:{team['team']}"), incident, team, who, root
+            )
+            task.act(self.messenger, message)
+            if self.records is not None:
+                copy = message.model_copy(update={"intent_id": f"{message.intent_id}:record"})
+                task.act(self.records, copy)
+
+    def _teams_to_tell(
+        self,
+        task: TaskRun,
+        alerts: list[dict[str, Any]],
+        who: dict[str, Any],
+        owners: list[dict[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The on-call of every team other than the paged one whose components alert (a step,
+        `alerting_teams`): from `owners` (`response_context` rows of the alerting components)
+        when the caller read them, else from the graph."""
+        alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+        skip = {who.get("team"), who.get("owner_team")} - {None}
+
+        def teams_told() -> list[dict[str, Any]]:
+            told = (
+                routing.told(task.graph, alerting, None) if owners is None
+                else routing.told_from(owners, alerting, None)
+            )  # fmt: skip
+            return [t for t in told if t["team"] not in skip]
+
+        teams: list[dict[str, Any]] = task.step(
+            "alerting_teams", {"alerting": alerting, "skip": sorted(skip)}, teams_told,
+            deferred=True,
+        )  # fmt: skip
+        return teams
+
+    def _refs(self, task: TaskRun, incident_id: str) -> dict[str, str]:
+        """intent id -> external ref of every action already taken for the incident."""
+        task.flush_records()  # this run's own outcomes first
+        rows = task.graph.rows("incident_actions", {"incident_id": incident_id})
+        return {row["intent_id"]: row["external_ref"] for row in rows}
+
+    def _cleared(
+        self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
+    ) -> None:
+        alert = next((a for a in alerts if a["key"] == task.claim.alert_key), None)
+        if alert is None:
+            task.complete("alert missing")
+            return
+        refs = self._refs(task, incident["id"])
+        root = refs.get(intent(incident["id"], "initial-notification"))
+        if root is not None:  # no root message: nobody was paged (a preference); stay quiet
+            note = messages.cleared(
+                intent(incident["id"], f"cleared:{alert['key']}"), incident, alert, root
+            )
+            task.act(self.messenger, note)
+        if incident["status"] == "resolved":
+            issue = refs.get(intent(incident["id"], "ticket"))
+            closing = messages.ticket_resolved(
+                intent(incident["id"], "ticket-resolved"), incident, alerts, issue
+            )
+            task.act(self.tickets, closing)
+            self._restate(task, incident, alerts, "resolved")
+        task.complete("cleared")
+
+    def _restate(
+        self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], what: str
+    ) -> None:
+        """Restate the page with the incident's current state (intent `incident:<id>:<what>`):
+        cause, the person paged then, ticket link, resolution and verdicts. Nothing to do when
+        no page went out."""
+        incident_id = incident["id"]
+        refs = self._refs(task, incident_id)
+        page = refs.get(intent(incident_id, "initial-notification"))
+        if page is None:
+            return
+        paged = task.graph.one("incident_paged", {"incident_id": incident_id})
+        update = messages.page_update(
+            intent(incident_id, what), page, incident, alerts,
+            json.loads(paged["result"]) if paged else None,
+            task.graph.rows("incident_changes", {"incident_id": incident_id}),
+            task.graph.rows("incident_verdicts", {"incident_id": incident_id}),
+            link(refs.get(intent(incident_id, "ticket"))),
+        )  # fmt: skip
+        task.act(self.messenger, update)

@@ -1,0 +1,415 @@
+"""Coordination through the graph: claim with a lease and a fencing epoch, checkpointed steps,
+and external actions done once per intent id (docs/architecture.md §4).
+
+Every write a worker makes for a task matches `owner`, `epoch` and an unexpired lease in the
+same query; zero rows means the lease was lost, and `LeaseLost` stops the worker at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+import uuid
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from adapters.falkordb import TenantGraph
+from adapters.notify import AdapterError, Notifier, OutboundMessage
+from agents.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+#: Fenced writes that also write the run's deferred steps (`cypher/_steps_call.cypher`, as
+#: `record_steps` does) and extend the lease: one round trip fewer each time a
+#: finding or a reservation follows graph-only steps.
+STEPS_RIDE = frozenset({"write_finding", "reserve_action"})
+
+
+class LeaseLost(RuntimeError):
+    """A fenced write matched zero rows: another worker owns the task now. Stop; write nothing."""
+
+
+class ShuttingDown(BaseException):
+    """Raised in a worker's main thread when SIGTERM's grace period ends mid-task: give the
+    current step up, release the lease, exit. A BaseException so no `except Exception` eats it."""
+
+
+@dataclass(frozen=True)
+class StepHooks:
+    """Testing and chaos hooks, all off by default (settings `BLAST_CHAOS_*`).
+
+    `delay_ms` with `slow_rate` (0-1): that fraction of steps sleeps `delay_ms` before its
+    checkpoint, so a short lease expires mid-step. `halt_after` (> 0): after checkpointing step
+    n = `halt_after`, the worker sleeps until it is killed or told to stop (SIGTERM), so a test
+    can SIGKILL it at a known point.
+    """
+
+    delay_ms: int = 0
+    slow_rate: float = 0.0
+    halt_after: int = 0
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A task this worker holds: `epoch` fences its writes; `attempt_id` names this attempt."""
+
+    task_id: str
+    kind: str
+    epoch: int
+    attempts: int
+    incident_id: str
+    alert_key: str | None
+    taken_over: bool
+    owner: str
+    attempt_id: str
+
+
+def claim(
+    graph: TenantGraph, kinds: list[str], owner: str, lease_ms: int, max_attempts: int
+) -> Claim | None:
+    """Claim the oldest claimable task of `kinds` (open, or with an expired lease, and fewer
+    than `max_attempts` attempts), or None. The attempt is counted now, at claim time."""
+    attempt_id = uuid.uuid4().hex
+    row = graph.one(
+        "claim_task",
+        {
+            "kinds": kinds,
+            "owner": owner,
+            "attempt_id": attempt_id,
+            "lease_ms": lease_ms,
+            "max_attempts": max_attempts,
+        },
+    )
+    if row is None:
+        return None
+    return Claim(
+        task_id=row["id"],
+        kind=row["kind"],
+        epoch=int(row["epoch"]),
+        attempts=int(row["attempts"]),
+        incident_id=row["incident_id"],
+        alert_key=row["alert_key"],
+        taken_over=bool(row["taken_over"]),
+        owner=owner,
+        attempt_id=attempt_id,
+    )
+
+
+def reap(graph: TenantGraph, max_attempts: int) -> list[dict[str, Any]]:
+    """Mark failed, with a reason, every task whose lease expired on its last allowed attempt
+    (its workers kept dying or stalling). Returns rows `{id, kind, reason}` of those tasks."""
+    return graph.rows("reap_tasks", {"max_attempts": max_attempts})
+
+
+class TaskRun:
+    """One attempt at a claimed task: checkpointed steps, fenced writes, once-only actions.
+
+    Steps are numbered from 1. A step that already has a stored result (from an earlier owner)
+    is not run again: its stored result is returned, and the new owner resumes at step n + 1.
+    """
+
+    def __init__(
+        self,
+        graph: TenantGraph,
+        claimed: Claim,
+        lease_ms: int,
+        metrics: Metrics | None = None,
+        hooks: StepHooks | None = None,
+    ) -> None:
+        self.graph = graph
+        self.claim = claimed
+        self.lease_ms = lease_ms
+        #: Where steps, actions and planner calls are counted (the worker's `Metrics`).
+        self.metrics = metrics if metrics is not None else Metrics()
+        self.hooks = hooks or StepHooks()
+        #: True on the task's last allowed attempt (set by the worker): an agent that cannot
+        #: finish now should save what it can (the responder copies the page to its fallback).
+        self.last_attempt = False
+        #: Follow-up task kinds this worker would take next (set by the worker, empty once it
+        #: is stopping): a completion that enqueues one claims it at once (`chained`).
+        self.chain: Callable[[], Collection[str]] = tuple
+        #: The follow-up task this run's completion claimed for this worker, or None.
+        self.next_claim: Claim | None = None
+        self._next_attempt_id = uuid.uuid4().hex
+        self._n = 0
+        #: Steps run but not written yet (`step(deferred=True)`), written by `flush`.
+        self._pending: list[dict[str, Any]] = []
+        #: Outcomes of outside calls not written yet (`_record`): they go with the next
+        #: reservation or completion (`reserve_action`, `complete_task`), or `flush_records`.
+        self._records: list[dict[str, Any]] = []
+        #: When this worker last extended the lease (monotonic s): the claim, a step write, a
+        #: heartbeat or a reservation.
+        self._renewed = time.monotonic()
+        first_claim = claimed.epoch == 1  # never claimed before: no stored steps to read
+        self._stored = {} if first_claim else {
+            int(row["n"]): row for row in graph.rows("task_steps", {"task_id": claimed.task_id})
+        }  # fmt: skip
+        self.resumed_steps = len(self._stored)
+
+    def next_stored(self) -> str | None:
+        """The tool of the stored step the next `step` call would return (an earlier attempt
+        got that far), or None: the next step runs now. A caller may take a branch that is not
+        a step only where no earlier attempt went on (see `agents.investigate.investigator`)."""
+        stored = self._stored.get(self._n + 1)
+        return None if stored is None else str(stored["tool"])
+
+    @property
+    def fence(self) -> dict[str, Any]:
+        """The parameters every fenced query takes."""
+        return {"task_id": self.claim.task_id, "owner": self.claim.owner, "epoch": self.claim.epoch}
+
+    def step(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        run: Callable[[], Any],
+        touched: Iterable[str] = (),
+        deferred: bool = False,
+    ) -> Any:
+        """Run one step, or return its stored result; checkpoint it before returning.
+
+        `run` returns a JSON-serialisable result. `touched`: component names the step looked at
+        (TOUCHED edges). `deferred`: the step only reads the graph (its result is a function of
+        the graph, no outside system is asked), so its checkpoint may wait and go out with the
+        next checkpoint or fenced write of this run (`flush`), one round trip for the lot. A worker
+        that dies before then makes the next owner read the graph again;
+        an outside call is never repeated, because its step is written at once with every
+        deferred step before it. Raises `LeaseLost` if the checkpoint write matched no task.
+        """
+        self._n += 1
+        stored = self._stored.get(self._n)
+        if stored is not None and stored["tool"] == tool:
+            return json.loads(stored["result"])
+        started = int(time.time() * 1000)
+        clock = time.perf_counter()
+        result = run()
+        hooks = self.hooks
+        if hooks.delay_ms and random.random() < hooks.slow_rate:  # noqa: S311 - not crypto
+            time.sleep(hooks.delay_ms / 1000)
+        self._pending.append(
+            {
+                "n": self._n,
+                "tool": tool,
+                "args": json.dumps(args, sort_keys=True, ensure_ascii=False),
+                "result": json.dumps(result, sort_keys=True, ensure_ascii=False),
+                "started_at": started,
+                "touched": sorted(set(touched)),
+            }
+        )
+        # Half the lease gone since it was last extended: write now, which extends it again (and
+        # finds out at once if it was lost, rather than at the end of the run).
+        late = time.monotonic() - self._renewed > self.lease_ms / 2000
+        if not deferred or late or self._n == hooks.halt_after:
+            self.flush()
+        self.metrics.step_seconds.labels(tool=tool).observe(time.perf_counter() - clock)
+        if self._n == hooks.halt_after:
+            log.warning("task %s: halting after step %d (BLAST_CHAOS_HALT_AFTER_STEP)",
+                        self.claim.task_id, self._n)  # fmt: skip
+            while True:
+                time.sleep(1)
+        return result
+
+    def flush(self) -> None:
+        """Write the deferred steps (`step(deferred=True)`) in one fenced query
+        (`cypher/record_steps.cypher`), which also extends the lease. Nothing to write: no
+        query. Raises `LeaseLost` if the write matched no task."""
+        if not self._pending:
+            return
+        last = self._pending[-1]
+        renewed = time.monotonic()
+        row = self.graph.one(
+            "record_steps", self.fence | self._take_steps() | {"lease_ms": self.lease_ms}
+        )
+        if row is None:
+            raise LeaseLost(
+                f"task {self.claim.task_id}: lease lost at step {last['n']} ({last['tool']})"
+            )
+        self._renewed = renewed
+
+    def heartbeat(self) -> None:
+        """Extend the lease if this worker still holds it; raise `LeaseLost` if not."""
+        renewed = time.monotonic()
+        self.fenced("heartbeat_task", {"lease_ms": self.lease_ms})
+        self._renewed = renewed
+
+    def fenced(self, query: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Run a fenced write (the query matches the task by owner, epoch and lease).
+
+        Deferred steps are written first (`flush`), or in the same query when it takes
+        `steps` (`STEPS_RIDE`), so what the write rests on is on record; so are the outcomes
+        of outside calls, in the same query when it takes `records` (`reserve_action`,
+        `complete_task`), else first (`flush_records`).
+        Raises `LeaseLost` on zero rows.
+        """
+        renewed = time.monotonic()
+        if query in STEPS_RIDE:
+            params = params | self._take_steps()
+        else:
+            self.flush()
+        if query in ("reserve_action", "complete_task"):
+            records, self._records = self._records, []
+            params = params | {"records": records}
+        else:
+            self.flush_records()
+        row = self.graph.one(query, self.fence | params)
+        if row is None:
+            raise LeaseLost(f"task {self.claim.task_id}: lease lost in {query}")
+        if query in STEPS_RIDE:  # these extend the lease too
+            self._renewed = renewed
+        return row
+
+    def _take_steps(self) -> dict[str, Any]:
+        """The deferred steps as the parameters `cypher/_steps_call.cypher` takes (`steps`,
+        `first_step`, `touched`); they are no longer pending."""
+        steps, self._pending = self._pending, []
+        return {
+            "steps": steps,
+            "first_step": steps[0]["n"] if steps else 0,
+            "touched": sorted({name for s in steps for name in s["touched"]}),
+        }
+
+    def complete(
+        self,
+        outcome: str,
+        next_kind: str | None = None,
+        next_id: str | None = None,
+        mark_notified: bool = False,
+        root_cause: str | None = None,
+    ) -> None:
+        """Mark the task done and enqueue the follow-up task, in one fenced query; the
+        follow-up is claimed for this worker when it takes that kind (`chained`, `next_claim`).
+
+        `mark_notified`: the incident's people were told, and `root_cause` is what they were told.
+        """
+        row = self.fenced(
+            "complete_task",
+            {
+                "outcome": outcome,
+                "next_kind": next_kind,
+                "next_id": next_id,
+                "mark_notified": mark_notified,
+                "root_cause": root_cause,
+            }
+            | self.chained(next_kind),
+        )
+        self.took(row, next_id)
+
+    def chained(self, next_kind: str | None) -> dict[str, Any]:
+        """Parameters of a completing query (`complete_task`, `write_finding`) that claim the
+        follow-up task of `next_kind` for this worker as it is created, when this worker takes
+        that kind now (`chain`): one claim query fewer per task handed on."""
+        return {
+            "claim_next": next_kind is not None and next_kind in self.chain(),
+            "next_attempt_id": self._next_attempt_id,
+            "lease_ms": self.lease_ms,
+        }
+
+    def took(self, row: dict[str, Any], next_id: str | None) -> None:
+        """After a completing query with `chained` parameters: note the follow-up task it
+        claimed for this worker (`next_claim`), if it did."""
+        if next_id is not None and row.get("next_claimed"):
+            self.next_claim = Claim(
+                task_id=next_id, kind=str(row["next_kind"]), epoch=1, attempts=1,
+                incident_id=str(row["incident_id"]), alert_key=None, taken_over=False,
+                owner=self.claim.owner, attempt_id=self._next_attempt_id,
+            )  # fmt: skip
+
+    def release(
+        self, reason: str, max_attempts: int, delay_ms: int = 0, charge: bool = True
+    ) -> str | None:
+        """Give the task back (or fail it after `max_attempts`). Returns the new status, or None
+        when the lease was already lost.
+
+        `delay_ms` > 0: no worker may claim it again for that long (an outside system's
+        "retry after"), so a rate limit does not burn every attempt at once. `charge=False`
+        (a graceful shutdown) gives the attempt back, so it does not count towards
+        `max_attempts`.
+        """
+        self.flush_records()
+        row = self.graph.one(
+            "release_task",
+            self.fence
+            | {
+                "reason": reason[:500],
+                "max_attempts": max_attempts,
+                "delay_ms": delay_ms,
+                "charge": charge,
+            },
+        )
+        return None if row is None else str(row["status"])
+
+    def pause(self, resume_at_ms: int, reason: str) -> int:
+        """Give the task back as `paused` until `resume_at_ms` (ms UTC), uncharged: no worker
+        claims it before then, and the next owner resumes from the stored steps. Returns how
+        many times the task has been paused. Raises `LeaseLost`."""
+        row = self.fenced("pause_task", {"resume_at": resume_at_ms, "reason": reason[:500]})
+        return int(row["pauses"])
+
+    @property
+    def pauses(self) -> int:
+        """How many times this task was paused before this attempt (`pause`)."""
+        row = self.graph.one("task_pauses", {"task_id": self.claim.task_id})
+        return int(row["pauses"]) if row else 0
+
+    def act(self, notifier: Notifier, message: OutboundMessage) -> str:
+        """Deliver `message` at most once per `message.intent_id`; return its external ref.
+
+        Reserve the Action (unique intent id) in the graph, call the adapter, record the ref.
+        An Action found reserved by an earlier attempt has an unknown outcome: ask
+        `notifier.find()` first and send only if it is not there.
+        Raises `LeaseLost`, or `AdapterError` (the Action stays reserved when the outcome is
+        unknown, and is marked failed when the adapter says a retry cannot help).
+        """
+        row = self.fenced(
+            "reserve_action",
+            {
+                "intent_id": message.intent_id,
+                "kind": message.kind,
+                "attempt_id": self.claim.attempt_id,
+                "adapter": notifier.name,
+                "lease_ms": self.lease_ms,  # the reservation renews the lease for the call
+            },
+        )
+        self._renewed = time.monotonic()
+        sent = {"kind": message.kind, "adapter": notifier.name}
+        if row["status"] == "sent":
+            self.metrics.actions_suppressed.labels(**sent).inc()
+            return str(row["external_ref"])
+        if not row["mine"]:
+            found = notifier.find(message.intent_id, message)
+            if found is not None:
+                log.info(
+                    "intent %s was already delivered (%s); not resending", message.intent_id, found
+                )
+                self._record(message.intent_id, "sent", found, "reconciled")
+                self.metrics.actions_suppressed.labels(**sent).inc()
+                return found
+            self.heartbeat()  # the lookup took lease time; the send gets a whole lease again
+        try:
+            ref = notifier.send(message)
+        except AdapterError as exc:
+            if not exc.retryable:
+                self._record(message.intent_id, "failed", None, str(exc)[:500])
+            raise
+        self._record(message.intent_id, "sent", ref, None)
+        self.metrics.actions_sent.labels(**sent).inc()
+        return ref
+
+    def _record(self, intent_id: str, status: str, ref: str | None, detail: str | None) -> None:
+        """Note an outside call's outcome; it is written with this run's next reservation or
+        completion (one round trip fewer per action), or by `flush_records`. A worker that dies
+        first leaves the Action `reserved`: its outcome unknown, the next owner reconciles it
+        (`act`), as after a crash during the call itself."""
+        self._records.append(
+            {"intent_id": intent_id, "status": status, "external_ref": ref, "detail": detail}
+        )
+
+    def flush_records(self) -> None:
+        """Write the outcomes `_record` noted (`cypher/record_actions.cypher`, not fenced: the
+        calls happened). Call before reading the incident's actions."""
+        if self._records:
+            records, self._records = self._records, []
+            self.graph.rows("record_actions", {"records": records})

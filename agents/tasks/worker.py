@@ -1,0 +1,296 @@
+"""The worker loop: claim a task from any tenant graph, run the agent for its kind, repeat.
+
+Agents never call each other; a finished task enqueues the next one in the graph. `burst`
+runs until no task is claimable (for tests and the demo). The database being down is not a
+crash: the worker logs one line and waits with backoff until it is back. Every `reap_every_s`
+the worker also runs the reaper (tasks whose lease expired on their last attempt fail).
+
+SIGTERM (`terminate()`, as in rq/arq): stop claiming, let the current task finish within
+`shutdown_grace_s`, else give its step up (`ShuttingDown`), release the lease without charging
+the attempt, and return.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import signal
+import threading
+import time
+import uuid
+from types import FrameType
+from typing import Protocol
+
+from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph, UnsafeKey, graph_name
+from adapters.notify import AdapterError
+from agents.log_context import log_context
+from agents.metrics import Metrics
+from agents.tasks.coordination import (
+    Claim,
+    LeaseLost,
+    ShuttingDown,
+    StepHooks,
+    TaskRun,
+    claim,
+    reap,
+)
+
+log = logging.getLogger(__name__)
+
+ROLE_KINDS: dict[str, tuple[str, ...]] = {
+    "investigator": ("investigate", "reinvestigate"),
+    "responder": ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback"),
+    "learner": ("learn",),
+}
+ROLE_KINDS["any"] = tuple(kind for kinds in ROLE_KINDS.values() for kind in kinds)
+#: The longest an adapter's "retry after" (`AdapterError.retry_after_s`) defers a task (s).
+MAX_RETRY_AFTER_S = 15 * 60.0
+#: Backoff after a retryable failure that said nothing about when to retry: the first retry
+#: at once (a blip), then after `BACKOFF_BASE_MS`, doubling per attempt, at most
+#: `BACKOFF_MAX_MS`, with +-20 % jitter so workers that failed together do not retry together.
+#: With 5 attempts an outage is tried over about 7 s, not burned through in milliseconds.
+BACKOFF_BASE_MS = 1_000
+BACKOFF_MAX_MS = 60_000
+#: Follow-up kinds a worker may take on as its completion enqueues them (no claim query): only
+#: kinds `claim_task` would give out at once (the notify_* kinds wait for the first page).
+CHAINED = ("respond",)
+#: Task kinds whose failure leaves the incident without a diagnosis to page with.
+DIAGNOSIS_KINDS = ("investigate",)
+
+
+def backoff_ms(claimed: Claim) -> int:
+    """The delay before the next attempt after `claimed.attempts` failed ones (ms): 0 after
+    the first, then `BACKOFF_BASE_MS` doubling (see there)."""
+    if claimed.attempts <= 1:
+        return 0
+    base = min(BACKOFF_BASE_MS * 2 ** (claimed.attempts - 2), BACKOFF_MAX_MS)
+    return int(base * random.uniform(0.8, 1.2))  # noqa: S311 - jitter, not crypto
+
+
+def task_failed(graph: TenantGraph, kind: str, incident_id: str | None, reason: str) -> None:
+    """After a task failed for good: its `last_error` (shown with the incident's tasks in the
+    API and `blast-radius incident`) already says why. A failed investigation must still page: when
+    the incident has no finding it gets an inconclusive one,
+    "Diagnosis failed: <reason>", and the `respond` task is enqueued
+    (`cypher/task_failed.cypher`). Never raises for a database that cannot answer (logged)."""
+    if not incident_id or kind not in DIAGNOSIS_KINDS:
+        return
+    try:
+        graph.one(
+            "task_failed",
+            {"incident_id": incident_id, "summary": f"Diagnosis failed: {reason[:300]}"},
+        )
+    except GraphUnavailable as exc:
+        log.error("incident %s: could not page for the failed %s task: %s", incident_id, kind, exc)
+
+
+class Agent(Protocol):
+    """An agent runs one claimed task to completion (or raises)."""
+
+    kinds: tuple[str, ...]
+
+    def run(self, task: TaskRun) -> None:
+        """Do the task's steps and complete it."""
+        ...
+
+
+class Worker:
+    """Claims and runs tasks of `role` for every tenant in `tenants`."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        tenants: list[str],
+        agents: list[Agent],
+        role: str = "any",
+        lease_ms: int = 30_000,
+        max_attempts: int = 5,
+        name: str | None = None,
+        metrics: Metrics | None = None,
+        hooks: StepHooks | None = None,
+        shutdown_grace_s: float = 10.0,
+        idle_poll_s: float = 1.0,
+    ) -> None:
+        if role not in ROLE_KINDS:
+            raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLE_KINDS)}")
+        self.store = store
+        self.tenants = tenants
+        self.kinds = list(ROLE_KINDS[role])
+        self.by_kind = {kind: agent for agent in agents for kind in agent.kinds}
+        #: Follow-up kinds a completion may claim for this worker on the spot (`TaskRun.chain`):
+        #: `respond`, which is claimable as soon as it exists, when this worker takes it.
+        self.chained = tuple(
+            kind for kind in CHAINED if kind in self.kinds and kind in self.by_kind
+        )
+        self.lease_ms = lease_ms
+        self.max_attempts = max_attempts
+        self.name = name or f"worker-{uuid.uuid4().hex[:8]}"
+        self.hooks = hooks or StepHooks()
+        self.shutdown_grace_s = shutdown_grace_s
+        #: How long an idle worker waits for a wake-up before it asks the graph anyway.
+        self.idle_poll_s = idle_poll_s
+        #: True after a wake-up token until the next claim: that claim passes one token on, so
+        #: a delivery that opened several incidents wakes the idle workers one after another.
+        self.woken = False
+        self.reap_every_s = max(lease_ms / 1000, 1.0)
+        self.done = 0
+        #: Claims, takeovers, failures; passed to each `TaskRun` for steps and actions.
+        self.metrics = metrics if metrics is not None else Metrics()
+        self.busy = False
+        self._next_reap = 0.0
+
+    def run_once(self, stop: threading.Event | None = None) -> bool:
+        """Claim and run at most one task per tenant (none once `stop` is set). True when some
+        task was claimed. Raises `ShuttingDown` after releasing the task it interrupted."""
+        if time.monotonic() >= self._next_reap:
+            self._next_reap = time.monotonic() + self.reap_every_s
+            for tenant in self.tenants:
+                graph = self.store.graph(graph_name(tenant))
+                for row in reap(graph, self.max_attempts):
+                    log.error("%s: task %s (%s) failed: %s", self.name, row["id"], row["kind"],
+                              row["reason"])  # fmt: skip
+                    self.metrics.tasks_failed.labels(kind=row["kind"]).inc()
+                    task_failed(graph, row["kind"], row["incident_id"], row["reason"])
+        worked = False
+        for tenant in self.tenants:
+            if stop is not None and stop.is_set():
+                break
+            graph = self.store.graph(graph_name(tenant))
+            claimed = claim(graph, self.kinds, self.name, self.lease_ms, self.max_attempts)
+            if claimed is None:
+                continue
+            worked = True
+            if self.woken:
+                self.woken = False
+                self.store.wake()
+            next_claim: Claim | None = claimed
+            while next_claim is not None:  # a completion may hand this worker its follow-up
+                next_claim = self._work(graph, tenant, next_claim, stop)
+        return worked
+
+    def _work(
+        self, graph: TenantGraph, tenant: str, claimed: Claim, stop: threading.Event | None
+    ) -> Claim | None:
+        """Run one claimed task; returns the follow-up task its completion claimed for this
+        worker (`TaskRun.next_claim`: `respond` after `investigate`), or None."""
+        self.metrics.tasks_claimed.labels(kind=claimed.kind).inc()
+        if claimed.taken_over:
+            self.metrics.tasks_taken_over.labels(kind=claimed.kind).inc()
+        with log_context(tenant=tenant, incident_id=claimed.incident_id, task_id=claimed.task_id):
+            run = TaskRun(graph, claimed, self.lease_ms, self.metrics, self.hooks)
+            run.last_attempt = claimed.attempts >= self.max_attempts
+            run.chain = lambda: () if stop is not None and stop.is_set() else self.chained
+            self._run(run)
+        return run.next_claim
+
+    def _run(self, task: TaskRun) -> None:
+        """Run one claimed task; decide once what a failure means ("retry decided
+        once"): an error whose `retryable` is true gives the attempt back with a delay (the
+        outside system's `Retry-After`, else `backoff_ms`); one whose `retryable` is false
+        (a 401, `channel_not_found`, an id FalkorDB cannot take) fails the task at once; any
+        other exception is a bug: logged with its traceback, and the task fails at once.
+        A failed investigation still pages (`task_failed`). Raises `ShuttingDown`
+        after releasing the task (uncharged) when the shutdown grace ran out."""
+        claimed = task.claim
+        try:
+            self.busy = True  # inside the try: a grace alarm from here on releases the task
+            self.by_kind[claimed.kind].run(task)
+            self.done += 1
+        except ShuttingDown:
+            self.busy = False
+            log.warning("%s: shutdown grace over; releasing task %s", self.name,
+                        claimed.task_id)  # fmt: skip
+            self._give_back(task, "worker shut down before finishing", charge=False)
+            raise
+        except LeaseLost as exc:
+            log.warning("%s: %s; stopping this task", self.name, exc)
+            with contextlib.suppress(GraphUnavailable):  # the calls made still get on record
+                task.flush_records()
+        except (AdapterError, GraphUnavailable, UnsafeKey) as exc:
+            if exc.retryable:
+                after = exc.retry_after_s if isinstance(exc, AdapterError) else None
+                wait_s = min(after, MAX_RETRY_AFTER_S) if after else backoff_ms(claimed) / 1000
+                log.warning("%s: task %s gave up attempt %d, next in %.1f s: %s", self.name,
+                            claimed.task_id, claimed.attempts, wait_s, exc)  # fmt: skip
+                self._give_back(task, str(exc), int(wait_s * 1000))
+            else:
+                log.error("%s: task %s (%s) failed, a retry cannot help: %s", self.name,
+                          claimed.task_id, claimed.kind, exc)  # fmt: skip
+                self._give_back(task, f"permanent: {exc}", fail=True)
+        except Exception as exc:  # a bug in one task must not kill the worker
+            log.exception("%s: bug: task %s (%s) raised %s; failing it", self.name,
+                          claimed.task_id, claimed.kind, type(exc).__name__)  # fmt: skip
+            self._give_back(task, f"bug: {type(exc).__name__}: {exc}", fail=True)
+        finally:
+            self.busy = False
+
+    def _give_back(
+        self,
+        task: TaskRun,
+        reason: str,
+        delay_ms: int = 0,
+        charge: bool = True,
+        fail: bool = False,
+    ) -> None:
+        """Release the task (`fail`: as failed now, whatever attempts are left); when it ends
+        failed, count it and see to its incident (`task_failed`)."""
+        with contextlib.suppress(GraphUnavailable):  # else the lease expires: claimable again
+            limit = 0 if fail else self.max_attempts
+            if task.release(reason, limit, delay_ms, charge) == "failed":
+                self.metrics.tasks_failed.labels(kind=task.claim.kind).inc()
+                task_failed(task.graph, task.claim.kind, task.claim.incident_id, reason)
+
+    def terminate(self, stop: threading.Event) -> None:
+        """Handle SIGTERM in the main thread: set `stop` (no more claims) and, when a task is
+        running, arm SIGALRM so it gets `shutdown_grace_s` seconds before `ShuttingDown`."""
+        if stop.is_set():
+            return
+        stop.set()
+        log.info("%s: asked to stop: no more claims; %.1f s to finish the current task",
+                 self.name, self.shutdown_grace_s)  # fmt: skip
+        if self.busy:
+            signal.signal(signal.SIGALRM, self._grace_over)
+            signal.setitimer(signal.ITIMER_REAL, self.shutdown_grace_s)
+
+    def _grace_over(self, signum: int, frame: FrameType | None) -> None:
+        if self.busy:
+            raise ShuttingDown
+
+    def idle(self, stop: threading.Event) -> None:
+        """Wait for work without asking the graph: block on the wake-up list (`GraphStore.
+        wait_for_work`, in slices of 0.25 s so `stop` is seen) until a token arrives or
+        `idle_poll_s` passed (the slow poll: tasks nobody announced, such as a lease that
+        expired or a retry whose delay is over, are found then)."""
+        deadline = time.monotonic() + self.idle_poll_s
+        while not stop.is_set() and (left := deadline - time.monotonic()) > 0:
+            if self.store.wait_for_work(min(left, 0.25)):
+                self.woken = True
+                return
+
+    def run(self, stop: threading.Event, burst: bool = False, idle_s: float = 0.05) -> None:
+        """Loop until `stop` is set (or, with `burst`, until nothing is claimable; a task
+        backing off is not claimable until its delay is over). Idle: `idle()`; `idle_s`: the
+        first wait while the database does not answer (doubling up to 5 s)."""
+        backoff = idle_s
+        down = False
+        while not stop.is_set():
+            try:
+                worked = self.run_once(stop)
+                backoff = idle_s
+                if down:
+                    log.warning("%s: graph available again", self.name)
+                    down = False
+            except ShuttingDown:
+                return
+            except GraphUnavailable as exc:
+                if not down:  # one line per outage, not one per retry
+                    log.warning("%s: %s; waiting with backoff (up to 5 s)", self.name, exc)
+                    down = True
+                stop.wait(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            if not worked:
+                if burst:
+                    return
+                self.idle(stop)

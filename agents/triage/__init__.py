@@ -1,0 +1,1 @@
+"""Triage (no model): accepted alerts become Alert nodes, incidents and investigate tasks."""

@@ -1,0 +1,52 @@
+"""The one internal form of an alert, whatever sent it (Alertmanager v4 or Grafana unified
+alerting): `NormalizedAlert`. The gateway's webhook parses bodies into it
+(gateway/http/payloads.py);
+triage writes it to the graph.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+#: Alert names Grafana gives a rule in NoData / Error state (the rule's name moves to `rulename`).
+GRAFANA_STATE_ALERTS = frozenset({"DatasourceNoData", "DatasourceError"})
+
+
+class NormalizedAlert(BaseModel):
+    """One alert episode as triage sees it, whatever the sender.
+
+    `key` = `fingerprint@startsAt` (startsAt as sent). Times are ms since the epoch, UTC;
+    `ends_at_ms` is None while firing. `link` is generatorURL, resolved against externalURL
+    when it is relative (for people to click; never fetched).
+    """
+
+    key: str
+    fingerprint: str
+    status: Literal["firing", "resolved"]
+    alertname: str
+    severity: str
+    starts_at: str
+    starts_at_ms: int
+    ends_at_ms: int | None
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    generator_url: str
+    link: str
+    group_key: str
+    receiver: str
+    source: Literal["alertmanager", "grafana"]
+    values_json: str
+
+    def title(self) -> str:
+        """alertname, else the summary annotation, else the fingerprint.
+
+        Grafana's no-data and error alerts (`DatasourceNoData`, `DatasourceError`) carry the
+        rule that went silent in label `rulename` (Grafana moves the rule's name there): they
+        are titled `<rulename> (DatasourceNoData)`, so the page says which rule it was.
+        """
+        rule = self.labels.get("rulename", "").strip()
+        if self.alertname in GRAFANA_STATE_ALERTS and rule:
+            return f"{rule} ({self.alertname})"
+        return self.alertname or self.annotations.get("summary", "") or self.fingerprint

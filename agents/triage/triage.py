@@ -1,0 +1,485 @@
+"""Triage (no model): accepted alerts become Alert nodes, incidents and `investigate` tasks.
+
+Runs inside the webhook request, before it answers, so every accepted alert is in the graph
+first. Each alert is one atomic query (`cypher/triage_alert.cypher`): a repeated or concurrent
+delivery changes nothing, a refire (same fingerprint, new startsAt) is a new episode, and an
+incident resolves when all its alerts have resolved.
+
+Correlation rule: an alert joins an open incident opened within the window only along a
+dependency path: its component reaches a component of the incident, or is reached by one,
+within `correlation_hops` business edges (a shared neighbour is not enough: two callers of one
+database are not linked). The joining path is stored on the alert's `HAS_ALERT` edge (`via`,
+e.g. `checkout-api → orders-api`). Among several such incidents the alert joins the one whose
+root cause its component reaches, then the nearest, then the oldest. An alert that matches no
+component joins an open incident of the same Alertmanager groupKey (`via` says so).
+An alert that links two open incidents merges them (`merge_bridged`): the other into the one
+it joined while nobody has been paged for the other, else the one it joined into the other
+while nobody has been paged for that one; two paged incidents stay apart. So the grouping of
+a cascade does not depend on the order its alerts arrive in, and a new incident with an open
+incident just past the reach holds its page for `BLAST_PAGE_HOLD_MS`, for the alert between
+them that Alertmanager may flush a moment later.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.falkordb import TenantGraph
+from agents.triage.alerts import NormalizedAlert
+
+#: Label names tried in order to find an alert's component (first known component wins).
+COMPONENT_LABELS = (
+    "service",
+    "app",
+    "app.kubernetes.io/name",
+    "service.name",
+    "service_name",
+    "job",
+    "container",
+)
+#: Pod name suffixes: Deployment (`-<replicaset hash>-<5>`), DaemonSet (`-<5>`),
+#: StatefulSet (`-<n>`).
+POD_SUFFIXES = (
+    re.compile(r"^(?P<base>.+)-[a-z0-9]{5,10}-[a-z0-9]{5}$"),
+    re.compile(r"^(?P<base>.+)-[a-z0-9]{5}$"),
+    re.compile(r"^(?P<base>.+)-\d+$"),
+)
+SEVERITY_RANK = {
+    "critical": 4,
+    "page": 4,
+    "error": 3,
+    "high": 3,
+    "warning": 2,
+    "warn": 2,
+    "info": 1,
+}
+
+
+def severity_rank(severity: str) -> int:
+    """Order of severities (critical 4 > error/high 3 > warning 2 > info 1 > anything else 0)."""
+    return SEVERITY_RANK.get(severity.lower(), 0)
+
+
+def component_candidates(labels: dict[str, str]) -> list[str]:
+    """Names an alert's labels may give its component, most specific label first."""
+    names = [labels[key] for key in COMPONENT_LABELS if labels.get(key)]
+    pod = labels.get("pod") or labels.get("pod_name")
+    if pod:
+        names += [m.group("base") for rx in POD_SUFFIXES if (m := rx.match(pod))]
+    return list(dict.fromkeys(names))
+
+
+@dataclass
+class Links:
+    """Where an alert's component is linked within the correlation reach, shortest path first.
+
+    `names[i]` is reached by the path `paths[i]` (`a → b`, caller to callee) of `hops[i]`
+    edges; `down`: the components it depends on (itself included), any of which as a root
+    cause would explain an alert on it; `beyond`: the components past the reach but within
+    twice it, either way (an open incident there holds a new incident's page, `hold_ms`).
+    """
+
+    names: list[str] = field(default_factory=list)
+    hops: list[int] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    down: list[str] = field(default_factory=list)
+    beyond: list[str] = field(default_factory=list)
+
+
+def component_links(
+    rows: list[dict[str, Any]], components: list[str], reach: int
+) -> dict[str, Links]:
+    """The `Links` of each of `components` from the `links` rows of `triage_context.cypher`
+    (`{origin, name, path, hops, way}`; rows of other origins are left out): rows of at most
+    `reach` hops are links, longer ones go to `beyond`. Pure."""
+    found = {name: Links() for name in components}
+    for row in sorted(rows, key=lambda r: (r["hops"], r["name"])):
+        if row["origin"] not in found:
+            continue
+        links = found[row["origin"]]
+        if int(row["hops"]) > reach:
+            if row["name"] not in links.names and row["name"] not in links.beyond:
+                links.beyond.append(row["name"])
+            continue
+        if row["way"] == "down" and row["name"] not in links.down:
+            links.down.append(row["name"])
+        if row["name"] not in links.names:
+            links.names.append(row["name"])
+            links.hops.append(int(row["hops"]))
+            links.paths.append(" → ".join(row["path"]))
+    return found
+
+
+@dataclass
+class TriageReport:
+    """What one delivery did: alerts accepted, which matched no component, incidents touched,
+    and incidents merged into another (`merge_bridged`)."""
+
+    accepted: int = 0
+    unmatched: list[str] = field(default_factory=list)
+    incidents: list[str] = field(default_factory=list)
+    opened: list[str] = field(default_factory=list)
+    resolved: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+
+
+def candidate_names(alerts: list[NormalizedAlert]) -> list[str]:
+    """Every name the alerts' labels could give their component (`component_candidates`)."""
+    return sorted({name for a in alerts for name in component_candidates(a.labels)})
+
+
+def resolve_components(
+    alerts: list[NormalizedAlert], matched: list[dict[str, Any]]
+) -> dict[str, str | None]:
+    """Map each alert key to its component name, or None when no label names a known component.
+    `matched`: the components named by `candidate_names(alerts)`, rows `{name, aliases}` (the
+    `matched` of `triage_context.cypher`). Pure."""
+    wanted = {a.key: component_candidates(a.labels) for a in alerts}
+    canonical: dict[str, str] = {}
+    for row in matched:
+        canonical[row["name"]] = row["name"]
+        for alias in row["aliases"] or []:
+            canonical.setdefault(alias, row["name"])
+    return {
+        key: next((canonical[n] for n in names if n in canonical), None)
+        for key, names in wanted.items()
+    }
+
+
+def dependency_order(
+    alerts: list[NormalizedAlert], components: dict[str, str | None], linked: dict[str, Links]
+) -> list[NormalizedAlert]:
+    """The alerts of one delivery in the order triage takes them: components breadth first
+    along their links, starting from the first listed, so an alert comes right after one it is
+    linked to (e.g. two consumers of a topic after the topic's broker, which links them).
+    Grouping then does not depend on the order the sender listed the alerts. An alert on no
+    known component keeps the place of the alert before it. Stable otherwise."""
+    rank: dict[str, int] = {}
+    for name in linked:
+        queue = deque([name])
+        while queue:
+            current = queue.popleft()
+            if current in rank:
+                continue
+            rank[current] = len(rank)
+            queue.extend(n for n in linked[current].names if n in linked and n not in rank)
+    keys: list[int] = []
+    for alert in alerts:
+        component = components[alert.key]
+        keys.append(rank[component] if component else (keys[-1] if keys else -1))
+    return [a for _, _, a in sorted(zip(keys, range(len(alerts)), alerts, strict=True))]
+
+
+#: Alerts per batched write (`triage_join`, `triage_known`): each write holds the graph's
+#: write lock, so a few hundred keep every other writer's wait short (docs/architecture.md §5).
+BATCH = 250
+
+
+def alert_props(alert: NormalizedAlert, component: str | None) -> dict[str, object]:
+    """The properties an Alert node is created with (`received_at` is the server's clock)."""
+    return {
+        "fingerprint": alert.fingerprint,
+        "alertname": alert.alertname,
+        "severity": alert.severity,
+        "status": alert.status,
+        "starts_at": alert.starts_at,
+        "starts_at_ms": alert.starts_at_ms,
+        "ends_at_ms": alert.ends_at_ms,
+        "labels_json": json.dumps(alert.labels, sort_keys=True, ensure_ascii=False),
+        "annotations_json": json.dumps(alert.annotations, sort_keys=True, ensure_ascii=False),
+        "values_json": alert.values_json,
+        "generator_url": alert.generator_url,
+        "link": alert.link,
+        "group_key": alert.group_key,
+        "receiver": alert.receiver,
+        "source": alert.source,
+        "title": alert.title(),
+        "component": component,
+    }
+
+
+class Triage:
+    """One delivery's triage: the alerts in dependency order, written in as few queries as the
+    rules allow, with the outcome of `triage_alert` alert by alert:
+
+    - alerts already stored go in one `triage_known` write per batch;
+    - new firing alerts go in one `triage_join` write per batch (per component, or per
+      Alertmanager group for alerts on no component: `triage_join_group`) once an earlier alert
+      of that component (or group) in this delivery joined an open incident, and ran
+      `merge_bridged` for it. A batch writes its longest first part in which every alert goes
+      where `triage_alert` would have put it; such batches commute (each only adds alerts and
+      firing counts to an incident that already holds the component and the group, which
+      changes no other alert's choice);
+    - every other alert, and the first alert a batch could not take, is one `triage_alert`
+      write, after every pending batch of alerts before it; the alerts after it are batched
+      again. A `triage_known` batch is a barrier too: a resolve may close an incident a later
+      alert would have joined.
+    """
+
+    def __init__(
+        self,
+        graph: TenantGraph,
+        components: dict[str, str | None],
+        linked: dict[str, Links],
+        window_ms: int,
+        batch: bool = True,
+        hold_ms: int = 0,
+    ) -> None:
+        self.batch = batch
+        self.graph = graph
+        self.components = components
+        self.linked = linked
+        self.window_ms = window_ms
+        self.hold_ms = hold_ms
+        self.report = TriageReport()
+        self.bridged: set[tuple[str | None, str]] = set()
+        #: component (or `group:<groupKey>`) -> the open incident its latest alert went to
+        self.anchor: dict[str, str] = {}
+        self.known_keys: set[str] = set()
+        #: pending batches by kind: ("known",), ("join", component, incident) or
+        #: ("group", group key, incident), of (position in the delivery, alert)
+        self.pending: dict[tuple[str, ...], list[tuple[int, NormalizedAlert]]] = {}
+
+    def kind(self, alert: NormalizedAlert, first_sight: bool) -> tuple[str, ...]:
+        """The batch `alert` can go in, or () when it needs `triage_alert` on its own."""
+        if not self.batch or not first_sight:
+            return ()  # a repeat within the delivery: its second copy sees the first
+        if alert.key in self.known_keys:
+            return ("known",)
+        if alert.status != "firing":
+            return ()
+        component = self.components[alert.key]
+        if component is None:
+            incident = self.anchor.get(f"group:{alert.group_key}")
+            return ("group", alert.group_key, incident) if incident and alert.group_key else ()
+        incident = self.anchor.get(component)
+        if incident is not None and (component, incident) in self.bridged:
+            return ("join", component, incident)
+        return ()
+
+    def run(self, ordered: list[NormalizedAlert], known: set[str]) -> TriageReport:
+        """Triage `ordered` (dependency order); `known`: keys stored before this delivery."""
+        self.known_keys = known
+        items, seen = [], set()
+        for n, alert in enumerate(ordered):
+            items.append((n, alert, alert.key not in seen))
+            seen.add(alert.key)
+        self.feed(items)
+        self.flush_all()
+        report = self.report
+        report.incidents = [i for i in report.incidents if i not in report.merged]
+        report.opened = [i for i in report.opened if i not in report.merged]
+        return report
+
+    def feed(self, items: list[tuple[int, NormalizedAlert, bool]], alone: int = -1) -> None:
+        """Queue or write `items` (position, alert, first sight of its key) in order; the item at
+        position `alone` is written on its own."""
+        for n, alert, first in items:
+            kind = () if n == alone else self.kind(alert, first)
+            if not kind:
+                self.flush_all()
+                self.one(alert)
+                continue
+            barrier = kind == ("known",)
+            if any((k == ("known",)) != barrier for k in self.pending):
+                self.flush_all()
+            batch = self.pending.setdefault(kind, [])
+            batch.append((n, alert))
+            if len(batch) >= BATCH:
+                self.flush(kind)
+
+    def flush_all(self) -> None:
+        """Write every pending batch (in the order they began)."""
+        while self.pending:
+            self.flush(next(iter(self.pending)))
+
+    def flush(self, kind: tuple[str, ...]) -> None:
+        """Write the pending batch of `kind`. When it stops short, the alerts it left and every
+        other pending alert are fed again in delivery order, its first one written alone."""
+        batch = self.pending.pop(kind)
+        alerts = [a for _, a in batch]
+        if kind[0] == "known":
+            done = self.known(alerts)
+            left = [(n, a) for n, a in batch if a.key not in done]
+        else:
+            if kind[0] == "join":
+                written = self.join(alerts, kind[1], kind[2])
+            else:
+                written = self.join_group(alerts, kind[1], kind[2])
+            left = batch[written:]
+        if not left:
+            return
+        others = [item for items in self.pending.values() for item in items]
+        self.pending = {}
+        again = sorted(others + left, key=lambda item: item[0])
+        self.feed([(n, a, True) for n, a in again], alone=left[0][0])
+
+    def known(self, batch: list[NormalizedAlert]) -> set[str]:
+        """`triage_known` on alerts already stored; the keys it wrote."""
+        params = [
+            {"key": a.key, "status": a.status, "ends_at_ms": a.ends_at_ms,
+             "annotations_json": json.dumps(a.annotations, sort_keys=True, ensure_ascii=False)}
+            for a in batch
+        ]  # fmt: skip
+        done: set[str] = set()
+        for row in self.graph.rows("triage_known", {"alerts": params}):
+            done.update(row["keys"])
+            self.report.accepted += len(row["keys"])
+            self.touched(row["incident_id"])
+            if row["closing"]:
+                self.report.resolved.append(row["incident_id"])
+        self.report.unmatched += [a.key for a in batch if a.key in done
+                                  and self.components[a.key] is None]  # fmt: skip
+        return done
+
+    def join(self, batch: list[NormalizedAlert], component: str, incident: str) -> int:
+        """`triage_join`: new firing alerts on `component` into `incident`; how many of the
+        first were written."""
+        links = self.linked[component]
+        if not links.names or links.names[0] != component:  # $via must be its own path
+            return 0
+        params = {
+            "incident_id": incident, "component": component, "near": links.names,
+            "down": links.down, "via": links.paths[0], "window_ms": self.window_ms,
+            "alerts": [{"key": a.key, "rank": severity_rank(a.severity),
+                        "props": alert_props(a, component)} for a in batch],
+        }  # fmt: skip
+        row = self.graph.one("triage_join", params)
+        written = int(row["written"]) if row else 0
+        if written:
+            self.report.accepted += written
+            self.touched(incident)
+        return written
+
+    def join_group(self, batch: list[NormalizedAlert], group: str, incident: str) -> int:
+        """`triage_join_group`: new firing alerts on no component into their group's
+        `incident`; how many of the first were written."""
+        params = {
+            "incident_id": incident, "group_key": group, "window_ms": self.window_ms,
+            "alerts": [{"key": a.key, "rank": severity_rank(a.severity),
+                        "props": alert_props(a, None)} for a in batch],
+        }  # fmt: skip
+        row = self.graph.one("triage_join_group", params)
+        written = int(row["written"]) if row else 0
+        self.report.unmatched += [a.key for a in batch[:written]]
+        if written:
+            self.report.accepted += written
+            self.touched(incident)
+        return written
+
+    def touched(self, incident: str) -> None:
+        """Note an incident this delivery touched (once)."""
+        if incident not in self.report.incidents:
+            self.report.incidents.append(incident)
+
+    def one(self, alert: NormalizedAlert) -> None:
+        """`triage_alert` on one alert, then `merge_bridged` once per component and incident."""
+        component = self.components[alert.key]
+        report = self.report
+        if component is None:
+            report.unmatched.append(alert.key)
+        links = self.linked[component] if component else Links()
+        props = alert_props(alert, component)
+        row = self.graph.one(
+            "triage_alert",
+            {
+                "key": alert.key,
+                **{k: v for k, v in props.items() if k != "component"},
+                "severity_rank": severity_rank(alert.severity),
+                "component": component,
+                "near": links.names,
+                "near_hops": links.hops,
+                "near_paths": links.paths,
+                "down": links.down,
+                "beyond": links.beyond,
+                "hold_ms": self.hold_ms,
+                "window_ms": self.window_ms,
+                "new_incident_id": f"inc-{uuid.uuid4().hex[:12]}",
+                "new_task_id": f"task-{uuid.uuid4().hex}",
+            },
+        )
+        if row is None:  # the MATCH of the incident found nothing: cannot happen after the MERGE
+            raise RuntimeError(f"triage of alert {alert.key} returned no incident")
+        report.accepted += 1
+        bridge = (component, row["incident_id"])
+        if (component and row["prev"] is None and not row["opened"]
+                and alert.status == "firing" and bridge not in self.bridged):  # fmt: skip
+            self.bridged.add(bridge)  # once per component and incident per delivery (storms)
+            for merged, into in merge_bridged(self.graph, alert, row["incident_id"], component,
+                                              links, self.window_ms):  # fmt: skip
+                report.merged.append(merged)
+                if merged == row["incident_id"]:  # it went into the paged one: follow it
+                    row["incident_id"] = into
+        anchor = component if component is not None else f"group:{alert.group_key}"
+        if row["status"] == "firing" and row["prev"] is None:
+            self.anchor[anchor] = row["incident_id"]
+        else:
+            self.anchor.pop(anchor, None)
+        self.touched(row["incident_id"])
+        if row["opened"]:
+            report.opened.append(row["incident_id"])
+        if row["closing"]:
+            report.resolved.append(row["incident_id"])
+
+
+def triage(
+    graph: TenantGraph,
+    alerts: list[NormalizedAlert],
+    window_ms: int,
+    hops: int = 2,
+    batch: bool = True,
+    hold_ms: int = 0,
+) -> TriageReport:
+    """Write every alert of one delivery to the graph and attach it to an incident.
+
+    `window_ms`: how far apart (by alert start time) an alert and an incident's opening may be to
+    join; `hops`: correlation reach along dependency edges (0-6); `batch`: False writes alert by
+    alert (`triage_alert` only: the reference the batched writes are tested against);
+    `hold_ms`: how long a new incident's page waits when an open incident lies past the reach
+    but within twice it (`BLAST_PAGE_HOLD_MS`: an alert between them may still merge them).
+    Queries: one to resolve components, find their links and the stored alerts
+    (`triage_context.cypher`), then `Triage`'s (one write per batch of a few hundred alerts
+    in a storm, per alert otherwise).
+    Raises `GraphUnavailable` if the database cannot answer; alerts written before that stay
+    written, and the sender's retry is harmless.
+    """
+    keys = sorted({a.key for a in alerts})
+    read = graph.one(  # links up to twice the reach: the farther ones are `Links.beyond`
+        "triage_context",
+        {"candidates": candidate_names(alerts), "keys": keys, "hops": min(6, 2 * hops)},
+    )
+    assert read is not None  # every part collects: always one row
+    components = resolve_components(alerts, read["matched"])
+    named = [c for c in dict.fromkeys(components[a.key] for a in alerts) if c is not None]
+    linked = component_links(read["links"], named, hops)
+    known = set(read["known"])
+    ordered = dependency_order(alerts, components, linked)
+    return Triage(graph, components, linked, window_ms, batch, hold_ms).run(ordered, known)
+
+
+def merge_bridged(
+    graph: TenantGraph,
+    alert: NormalizedAlert,
+    incident_id: str,
+    component: str,
+    links: Links,
+    window_ms: int,
+) -> list[tuple[str, str]]:
+    """Merge the open incidents the alert's component links to with `incident_id`, the one it
+    joined (`cypher/merge_incident.cypher`): each unpaged one into it, or it, while unpaged,
+    into a paged one (which ends the loop). A chain proxy → frontend → checkout → payment
+    whose ends alerted first is one failure, whatever order the alerts came in. Returns
+    (merged, into) pairs (at most a few: each needs a component within the reach)."""
+    merged: list[tuple[str, str]] = []
+    params = {
+        "incident_id": incident_id, "component": component, "near": links.names,
+        "near_paths": links.paths, "starts_at_ms": alert.starts_at_ms, "window_ms": window_ms,
+    }  # fmt: skip
+    while (row := graph.one("merge_incident", params)) is not None:
+        merged.append((str(row["merged"]), str(row["into"])))
+    return merged

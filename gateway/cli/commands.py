@@ -1,0 +1,899 @@
+"""The `blast-radius` command line (typer): demo, serve, worker, topology import / validate,
+oncall, doctor, falkordb, incidents, incident.
+
+One `Settings` is built here, from the environment and `.env`, and passed down. `main()` is the
+entry point: an expected failure (database unreachable, a file that cannot be read, a port in
+use, a data folder that cannot be written) is one line on stderr and exit code 1, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Annotated, NoReturn
+from urllib.parse import urlsplit
+
+import redis
+import typer
+from pydantic import ValidationError
+
+from adapters.falkordb import (
+    TENANT_RE,
+    EmbeddedFalkorDB,
+    GraphUnavailable,
+    SchemaFailed,
+    answers_ping,
+    graph_name,
+)
+from adapters.notify import AdapterError
+
+# Each command imports inside its body what only it uses, so a worker process (`python -m
+# gateway.cli worker`, started by serve) loads no web stack, model SDK or PyGithub (README
+# "Memory": 134 MiB RSS per process before, about 55 after).
+from agents.metrics import serve_metrics_dir, use_multiprocess_dir
+from agents.tasks.worker import ROLE_KINDS
+from gateway import __version__
+from gateway.logs import configure_logging
+from gateway.ops.archive import archive_path, find_archived
+from gateway.ops.runtime import ConfigError, Runtime, is_loopback, writable_folder
+from gateway.ops.sdnotify import notify
+from gateway.ops.supervisor import WorkerPool, worker_env
+from gateway.settings import DURATION_RE, Settings, unknown_settings
+from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
+from gateway.world.sources import FORMATS, load_sources
+
+#: What `blast-radius --help` says (the module docstring is for developers).
+HELP = (
+    "Blast Radius: receives Alertmanager and Grafana alerts, finds the root cause in a graph "
+    "of your services and pages the on-call person of its owner. Settings come from the "
+    "environment and ./.env (see .env.example)."
+)
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP)
+topology_app = typer.Typer(
+    no_args_is_help=True, help="Load the world: components, edges, teams, on-call."
+)
+app.add_typer(topology_app, name="topology")
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"blast-radius {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Options for every command."""
+
+
+DataDir = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Data folder (BLAST_DATA_DIR).", show_default=False),
+]
+
+
+def load_settings(env_file: Path | None = None, warn: bool = True, **overrides: object) -> Settings:
+    """Settings from the environment with CLI overrides (validated like the environment's);
+    exits 2 with the reason if invalid. With `warn`, prints one `configuration warning` line
+    per `BLAST_*` name that is no setting (`unknown_settings`).
+
+    `env_file`: read this file instead of `./.env` (e.g. the systemd unit's env file).
+    """
+    if env_file is not None:
+        try:  # pydantic-settings silently skips an env file it cannot read: say so instead
+            env_file.read_bytes()
+        except OSError as exc:
+            typer.echo(f"configuration error: env file {env_file}: {exc.strerror}", err=True)
+            raise typer.Exit(2) from None
+    try:
+        settings = Settings(_env_file=env_file) if env_file else Settings()  # type: ignore[call-arg]
+        changed = {k: v for k, v in overrides.items() if v is not None}
+        if changed:  # validated as the environment's values are (`--port 99999` is refused)
+            settings = Settings.model_validate(settings.model_dump() | changed)
+        for line in unknown_settings(env_file) if warn else []:
+            typer.echo(f"configuration warning: {line}", err=True)
+        return settings
+    except ValidationError as exc:
+        for err in exc.errors():
+            where = ".".join(map(str, err["loc"]))
+            typer.echo(
+                f"configuration error: {where + ': ' if where else ''}{err['msg']}", err=True
+            )
+        raise typer.Exit(2) from exc
+
+
+def setup_logging(verbose: bool) -> None:
+    """Log lines to stderr: `time level logger: message`."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+@app.command(
+    help="Try it out: replay the OpenTelemetry Demo's fault scenarios through the gateway, with "
+    "its own database, and score each diagnosis. Pages go to a scratch outbox, never to people."
+)
+def demo(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    data_dir: DataDir = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log every step.")] = False,
+    alerts_only: Annotated[
+        bool,
+        typer.Option(
+            "--alerts-only", help="Skip the run with service-graph evidence (needs prometheus)."
+        ),
+    ] = False,
+) -> None:
+    """Run the fault scenarios of the OpenTelemetry Demo end to end on the embedded default:
+    once with alerts only, then (when Debian's `prometheus` is installed) with the service-graph
+    evidence each fault leaves, replayed by a local Prometheus."""
+    from gateway.cli.demo import elapsed, run_demo, table
+    from gateway.cli.demo_evidence import available
+
+    setup_logging(verbose)
+    start = time.monotonic()
+    evidence = not alerts_only and available()
+    with tempfile.TemporaryDirectory(prefix="blast-radius-demo-") as scratch:
+        settings = load_settings(
+            data_dir=data_dir or Path(scratch), falkordb_url=None, webhook_tokens={},
+            default_tenant="demo", port=0, notify="outbox",  # the demo never pages anyone
+        )  # fmt: skip
+        say = partial(typer.echo, err=True)
+        if not evidence and not alerts_only:
+            say("demo: prometheus/promtool not found: alerts only (apt-get install prometheus)")
+        results = {}
+        try:
+            for mode in ("alerts-only", "evidence") if evidence else ("alerts-only",):
+                mine = settings.model_copy(update={"data_dir": settings.data_dir / mode})
+                say(f"demo ({mode}): embedded FalkorDB in {mine.data_dir}")
+                results[mode] = run_demo(mine, progress=say, evidence=mode == "evidence")
+        except (GraphUnavailable, SchemaFailed, ConfigError, RuntimeError) as exc:
+            say(f"demo failed: {exc}")
+            raise typer.Exit(1) from exc
+    say(f"demo finished in {elapsed(start)}")
+    if as_json:
+        typer.echo(json.dumps(results, indent=2))
+    elif evidence:
+        typer.echo(table(results["evidence"], results["alerts-only"]))
+    else:
+        typer.echo(table(results["alerts-only"]))
+
+
+@app.command(
+    help="Run the gateway (webhook on /api/v1/alerts) with its worker processes and, unless "
+    "FALKORDB_URL is set, its own FalkorDB, until Ctrl-C or SIGTERM."
+)
+def serve(
+    port: Annotated[int | None, typer.Option(help="Port (BLAST_PORT, default 8080).")] = None,
+    host: Annotated[
+        str | None, typer.Option(help="Address (BLAST_HOST, default 127.0.0.1).")
+    ] = None,
+    data_dir: DataDir = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (BLAST_WORKERS).")] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose/--quiet", "-v/-q", help="Log at INFO (the default), or warnings only."
+        ),
+    ] = True,
+) -> None:
+    """Run the gateway, N worker processes (restarted when one dies) and, unless FALKORDB_URL
+    is set, the embedded FalkorDB (restarted on its port when it dies), until SIGTERM or Ctrl-C.
+    """
+    from gateway.cli.doctor import check_default_route
+
+    setup_logging(verbose)
+    settings = load_settings(port=port, host=host, data_dir=data_dir, workers=workers)
+    refuse_placeholder_secrets(settings)
+    if not settings.auth_required and not is_loopback(settings.host):
+        typer.echo(
+            f"configuration error: refusing to listen on {settings.host} with no "
+            "BLAST_WEBHOOK_TOKENS set (anyone could post alerts); set tokens or bind 127.0.0.1",
+            err=True,
+        )
+        raise typer.Exit(2)
+    configure_logging(settings, verbose)
+    writable_folder(settings.data_dir)
+    if settings.metrics_dir is None and settings.workers > 0:
+        # worker processes keep their series in files /metrics sums (prometheus-client's
+        # multiprocess mode); the workers inherit the folder through the environment. One
+        # folder per serve: a second serve on the same data folder must not empty the first's.
+        mine = serve_metrics_dir(settings.data_dir / "metrics", os.getpid())
+        settings = settings.model_copy(update={"metrics_dir": mine})
+    if settings.metrics_dir is not None:
+        use_multiprocess_dir(settings.metrics_dir, fresh=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        with Runtime(settings) as runtime:
+            assert runtime.store is not None and runtime.url is not None
+            routing = check_default_route(settings, runtime.store, runtime.slack)
+            if any(not f.ok for f in routing):
+                raise ConfigError("; ".join(f.what for f in routing if not f.ok))
+            bound = runtime.serve_http()
+            runtime.start_upkeep()  # on-call shifts kept ahead; discovery
+            assert runtime.url is not None
+            pool = WorkerPool(
+                settings.workers, worker_env(settings, runtime.url), settings.shutdown_grace_s
+            )
+            pool.start()
+            typer.echo(
+                f"blast-radius: listening on http://{settings.host}:{bound} "
+                f"(webhook /api/v1/alerts, tenants: {', '.join(settings.tenants)}, "
+                f"{settings.workers} workers, outbox: {runtime.outbox.path})",
+                err=True,
+            )
+            warn_empty_worlds(settings, runtime)
+            notify("READY=1", f"STATUS=listening on {settings.host}:{bound}")
+            try:
+                while not stop.wait(0.2):
+                    with contextlib.suppress(GraphUnavailable):  # tried again next round
+                        runtime.revive_database()
+                    pool.check()
+            finally:
+                notify("STOPPING=1")
+                pool.stop()
+    except (GraphUnavailable, SchemaFailed, ConfigError) as exc:
+        typer.echo(f"blast-radius: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo("blast-radius: stopped", err=True)
+
+
+def warn_empty_worlds(settings: Settings, runtime: Runtime) -> None:
+    """Say so when a tenant's graph holds no components: every alert would be unmatched (e.g.
+    the world was imported into another data folder)."""
+    assert runtime.store is not None
+    where = "FALKORDB_URL" if settings.falkordb_url else f"data folder {settings.data_dir}"
+    for tenant in settings.tenants:
+        name = graph_name(tenant)
+        if world_counts(runtime.store.graph(name))["components"] == 0:
+            typer.echo(
+                f"blast-radius: warning: {name} ({where}) holds no components, so no alert will "
+                "match one; load a world with `blast-radius topology import FILE` "
+                "against the same data folder or FALKORDB_URL",
+                err=True,
+            )
+
+
+@app.command(
+    help="Run one worker that investigates incidents, sends pages and tickets, and learns from "
+    "verdicts (serve starts these for you)."
+)
+def worker(
+    role: Annotated[
+        str, typer.Option(help="What to work on: investigator, responder, learner or any.")
+    ] = "any",
+    burst: Annotated[bool, typer.Option(help="Exit when no task is claimable.")] = False,
+    data_dir: DataDir = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose/--quiet", "-v/-q", help="Log at INFO (the default), or warnings only."
+        ),
+    ] = True,
+) -> None:
+    """Run one worker (claim loop) against the graph until SIGTERM, or until idle with --burst."""
+    setup_logging(verbose)
+    if role not in ROLE_KINDS:
+        typer.echo(
+            f"blast-radius worker: unknown role {role!r}; use {', '.join(ROLE_KINDS)}", err=True
+        )
+        raise typer.Exit(2)
+    settings = load_settings(data_dir=data_dir)
+    refuse_placeholder_secrets(settings)
+    configure_logging(settings, verbose)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        with Runtime(settings) as runtime:
+            loop = runtime.make_worker(role)
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *_: loop.terminate(stop))
+            notify("READY=1", f"STATUS=claiming {role} tasks as {loop.name}")
+            loop.run(stop, burst=burst)
+    except (GraphUnavailable, SchemaFailed) as exc:
+        typer.echo(f"blast-radius worker: {exc}", err=True)
+        raise typer.Exit(1) from exc
+
+
+def refuse_placeholder_secrets(settings: Settings) -> None:
+    """Exit 2 with one line per placeholder or weak secret, unless `BLAST_DEV` is on."""
+    problems = settings.placeholder_secrets()
+    for line in problems:
+        typer.echo(f"configuration error: {line} (set BLAST_DEV=true to allow)", err=True)
+    if problems:
+        raise typer.Exit(2)
+
+
+@app.command(
+    help="Check the settings, the database, Slack/GitHub and the webhook; print the "
+    "Alertmanager receiver to paste. Exit code 1 when something is wrong."
+)
+def doctor(
+    env_file: Annotated[
+        Path | None,
+        typer.Option(help="Read this env file instead of ./.env, e.g. /etc/blast-radius/env."),
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(help="Base URL Alertmanager posts to (default http://BLAST_HOST:BLAST_PORT)."),
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Check settings, FalkorDB, notifiers and the webhook; print the Alertmanager receiver.
+
+    Exits 1 when any check finds a problem (one `PROBLEM` line each), 2 on invalid settings.
+    """
+    from gateway.cli.doctor import receiver_snippet, run_checks
+
+    setup_logging(False)
+    settings = load_settings(env_file, warn=False, data_dir=data_dir)  # doctor: PROBLEM lines
+    found = run_checks(settings, url, env_file)
+    for finding in found:
+        typer.echo(finding.line())
+    typer.echo("\n# Alertmanager receiver to paste (deploy/alertmanager.yml has the route):")
+    typer.echo(receiver_snippet(settings, url))
+    if not all(f.ok for f in found):
+        raise typer.Exit(1)
+
+
+@app.command(
+    "falkordb",
+    help="Run the FalkorDB server that FALKORDB_URL names (a 127.0.0.1 port) in the "
+    "foreground, as the systemd unit does.",
+)
+def falkordb_server(
+    print_config: Annotated[
+        bool, typer.Option("--print-config", help="Print the config file and exit.")
+    ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait", help="Only wait until the server answers PING (not LOADING); exit 0/1."
+        ),
+    ] = False,
+    wait_s: Annotated[float, typer.Option(help="How long --wait waits (s).")] = 300.0,
+    data_dir: DataDir = None,
+) -> None:
+    """Run the FalkorDB server that FALKORDB_URL names (a 127.0.0.1 port) in the foreground.
+
+    The systemd unit's command: writes `<data dir>/falkordb/falkordb.conf` from the same flags
+    as the embedded server (`EmbeddedFalkorDB.command()`: AOF everysec with the RDB preamble,
+    TIMEOUT_DEFAULT/TIMEOUT_MAX from the settings, bound to 127.0.0.1), logging to stdout, then
+    replaces this process with `redis-server <that file>`. `--wait` is the unit's readiness
+    check (ExecStartPost): this redis-server cannot send sd_notify's READY=1 itself.
+    """
+    settings = load_settings(data_dir=data_dir)
+    target = urlsplit(settings.falkordb_url.get_secret_value()) if settings.falkordb_url else None
+    if target is None or target.hostname not in ("127.0.0.1", "localhost") or not target.port:
+        why = "is not set" if target is None else "must name 127.0.0.1 or localhost and a port"
+        typer.echo(
+            f"blast-radius falkordb: FALKORDB_URL {why} (this command runs the server here): "
+            "set FALKORDB_URL=redis://127.0.0.1:PORT",
+            err=True,
+        )
+        raise typer.Exit(2)
+    server = EmbeddedFalkorDB(
+        settings.data_dir, port=target.port, timeout_default_ms=settings.query_timeout_ms,
+        timeout_max_ms=settings.query_timeout_max_ms,
+        threads=settings.falkordb_threads,
+    )  # fmt: skip
+    if wait:
+        deadline = time.monotonic() + wait_s
+        while not answers_ping(server.url):
+            if time.monotonic() > deadline:
+                typer.echo(f"blast-radius falkordb: no answer after {wait_s:.0f} s", err=True)
+                raise typer.Exit(1)
+            time.sleep(0.1)
+        return
+    text = server.config_text(logfile="")
+    if print_config:
+        typer.echo(text, nl=False)
+        return
+    server.dir.mkdir(parents=True, exist_ok=True)
+    config = server.dir / "falkordb.conf"
+    config.write_text(
+        "# Written by `blast-radius falkordb` at each start; edit the settings, not this file.\n"
+        + text
+    )
+    binary = server.command()[0]
+    os.execv(binary, [binary, str(config)])  # noqa: S606 (our redis-server, no shell)
+
+
+def import_tenant(settings: Settings, tenant: str | None, command: str) -> str:
+    """The tenant a command writes to: `--tenant`, else the only configured tenant; with
+    several configured (BLAST_WEBHOOK_TOKENS), exits 2 asking for `--tenant`."""
+    if tenant:
+        valid_tenant(command, tenant)
+        if tenant not in settings.tenants:  # allowed: a world loaded before its token is set
+            typer.echo(
+                f"{command}: note: tenant {tenant!r} is not configured "
+                f"({', '.join(settings.tenants)}); serve uses its graph once BLAST_WEBHOOK_TOKENS "
+                "names it",
+                err=True,
+            )
+        return tenant
+    if len(settings.tenants) == 1:
+        return settings.tenants[0]
+    typer.echo(
+        f"{command}: several tenants are configured ({', '.join(settings.tenants)}); "
+        "say which with --tenant",
+        err=True,
+    )
+    raise typer.Exit(2)
+
+
+def valid_tenant(command: str, tenant: str) -> str:
+    """`tenant` when it is a valid tenant name (`TENANT_RE`), else exit 2 saying what one is."""
+    if not TENANT_RE.match(tenant):
+        typer.echo(
+            f"{command}: --tenant {tenant!r} is not a tenant name (lower-case letters, digits, "
+            "- and _, at most 63)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    return tenant
+
+
+def fail_topology(command: str, exc: TopologyError) -> NoReturn:
+    """Print every problem of a rejected world, one line each, and exit 2."""
+    n = len(exc.problems)
+    writes = command.endswith(("import", "discover"))  # validate and diff never write
+    written = ", nothing written" if writes else ""
+    typer.echo(f"{command}: {n} problem{'' if n == 1 else 's'}{written}:", err=True)
+    for line in exc.problems:
+        typer.echo(f"  {line}", err=True)
+    raise typer.Exit(2)
+
+
+EnvFileOption = Annotated[
+    Path | None,
+    typer.Option(help="Compose interpolation variables (default: the .env beside the first file)."),
+]
+FormatOption = Annotated[
+    str,
+    typer.Option(
+        "--format", help=f"Source format: {' | '.join(FORMATS)} (auto: by the file's content)."
+    ),
+]
+
+
+@topology_app.command(
+    "import",
+    help="Load world files (components, dependencies, teams, people, on-call rotations) or "
+    "compose files, Backstage catalogs and manifests into a tenant's graph.",
+)
+def topology_import(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="World file(s), compose files, Backstage catalogs or manifests."),
+    ],
+    fmt: FormatOption = "auto",
+    tenant: Annotated[
+        str | None,
+        typer.Option(help="Tenant (default: the only configured one)."),
+    ] = None,
+    env_file: EnvFileOption = None,
+    codeowners: Annotated[
+        Path | None,
+        typer.Option(help="CODEOWNERS file: owners of components by their paths."),
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Validate every source, then load components, edges, teams, people and on-call into a
+    tenant graph; print what was new, changed, retired or not mapped. Nothing is written when
+    any problem is found (exit 2, every problem listed)."""
+    from gateway.world.codeowners import read_codeowners
+
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    if fmt not in FORMATS:
+        typer.echo(f"topology import: --format must be one of {', '.join(FORMATS)}", err=True)
+        raise typer.Exit(2)
+    name = graph_name(import_tenant(settings, tenant, "topology import"))
+    try:
+        loaded = load_sources(paths, fmt, env_file)
+        rules = (read_codeowners(codeowners), str(codeowners)) if codeowners else None
+        with Runtime(settings) as runtime:
+            assert runtime.store is not None
+            graph = runtime.store.graph(name)
+            graph.ensure_schema()
+            report = apply_world(
+                graph, loaded.world, loaded.sources, explicit=loaded.explicit, codeowners=rules
+            )
+            totals = world_counts(graph)
+    except TopologyError as exc:
+        fail_topology("topology import", exc)
+    except (GraphUnavailable, SchemaFailed) as exc:
+        typer.echo(f"topology import: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    report.unmapped = loaded.unmapped + report.unmapped
+    counts = report.counts
+    typer.echo(f"imported into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    for line in report.lines():
+        typer.echo(line)
+    typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+
+
+@topology_app.command(
+    "validate",
+    help="Check sources as `import` would, without a database: every problem, with its "
+    "line; exit 2 if any.",
+)
+def topology_validate(
+    paths: Annotated[list[Path], typer.Argument(help="Files to check, as for `import`.")],
+    fmt: FormatOption = "auto",
+    env_file: EnvFileOption = None,
+) -> None:
+    """Check sources as `import` would, without a database: every problem, with its line;
+    exit 2 if any."""
+    from gateway.world.validate import check_world, dotted
+
+    try:
+        loaded = load_sources(paths, fmt, env_file)
+        problems = check_world(loaded.world, dotted, require_default_team=loaded.explicit)
+        if problems:
+            raise TopologyError(problems)
+    except TopologyError as exc:
+        fail_topology("topology validate", exc)
+    world = loaded.world
+    hosted = sum(1 for c in world.components if c.hosted_on)  # import writes each as an edge
+    typer.echo(
+        f"ok: {len(world.components)} components, {len(world.edges) + hosted} edges "
+        f"({hosted} of them hosted_on), "
+        f"{len(world.teams)} team{'' if len(world.teams) == 1 else 's'}, default team "
+        f"{world.default_team or '(none: alerts on unowned components page nobody)'}"
+    )
+    for line in loaded.unmapped:
+        typer.echo(f"not mapped (never guessed): {line}")
+
+
+@topology_app.command(
+    "discover",
+    help="Add the dependency edges and call rates the service-graph metrics show; retire the edges "
+    "discovery reported before that had no calls in the window.",
+)
+def topology_discover(
+    prometheus: Annotated[
+        str | None, typer.Option(help="Prometheus base URL (default PROMETHEUS_URL).")
+    ] = None,
+    window: Annotated[
+        str, typer.Option(help="Range of the call rates (a PromQL duration: 30m, 1h, 2d).")
+    ] = "1h",
+    at: Annotated[
+        str | None, typer.Option(help="End of the window (RFC 3339; default now).")
+    ] = None,
+    tenant: Annotated[
+        str | None, typer.Option(help="Tenant (default: the only configured one).")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Add the dependency edges and call rates the service-graph metrics show; retire the
+    edges discovery reported before that had no calls in the window."""
+    from adapters.prometheus import Prometheus
+    from gateway.world.discover import discover
+
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    url = prometheus or settings.prometheus_url
+    if not url:
+        typer.echo("topology discover: give --prometheus URL or set PROMETHEUS_URL", err=True)
+        raise typer.Exit(2)
+    if not DURATION_RE.fullmatch(window):  # as BLAST_DISCOVERY_WINDOW is checked
+        typer.echo(f"topology discover: --window {window!r} is no duration: use 30m, 1h, 2d …",
+                   err=True)  # fmt: skip
+        raise typer.Exit(2)
+    when = parse_time("topology discover", at)
+    name = graph_name(import_tenant(settings, tenant, "topology discover"))
+    client = Prometheus(url)
+    try:
+        with Runtime(settings) as runtime:
+            assert runtime.store is not None
+            graph = runtime.store.graph(name)
+            graph.ensure_schema()
+            report = discover(graph, client, url, window, when)
+            totals = world_counts(graph)
+    except TopologyError as exc:
+        fail_topology("topology discover", exc)
+    except (AdapterError, GraphUnavailable, SchemaFailed) as exc:
+        typer.echo(f"topology discover: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    finally:
+        client.close()
+    typer.echo(
+        f"discovered into {name}: " + ", ".join(f"{v} {k}" for k, v in report.counts.items())
+    )
+    for line in report.lines():
+        typer.echo(line)
+    typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+
+
+def parse_time(command: str, text: str | None) -> datetime:
+    """An RFC 3339 time (a `Z` suffix allowed; no zone means UTC), or now; exits 2 if bad."""
+    if not text:
+        return datetime.now(UTC)
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        typer.echo(f"{command}: {text!r} is not an RFC 3339 time", err=True)
+        raise typer.Exit(2) from exc
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+@topology_app.command(
+    "changes",
+    help="Record merged pull requests (GITHUB_TOKEN, read-only is enough) as changes of the "
+    "components whose paths they touched; authors as pseudonyms unless BLAST_PR_AUTHORS=login.",
+)
+def topology_changes(
+    since: Annotated[str, typer.Option(help="Merged at or after (RFC 3339).")],
+    repo: Annotated[str | None, typer.Option(help="owner/name (default GITHUB_REPO).")] = None,
+    tenant: Annotated[
+        str | None, typer.Option(help="Tenant (default: the only configured one).")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Record merged pull requests (GITHUB_TOKEN, read-only is enough) as changes of the
+    components whose paths they touched; authors as pseudonyms unless BLAST_PR_AUTHORS=login."""
+    from gateway.world.pulls import record_pull_requests
+
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    repo = repo or settings.github_repo
+    if settings.github_token is None or not repo:
+        typer.echo("topology changes: set GITHUB_TOKEN and GITHUB_REPO (or --repo)", err=True)
+        raise typer.Exit(2)
+    since_ms = int(parse_time("topology changes", since).timestamp() * 1000)
+    name = graph_name(import_tenant(settings, tenant, "topology changes"))
+    # imported here: PyGithub costs ~20 MiB, which every serve and worker process would carry
+    from adapters.github.changes import merged_pull_requests
+
+    try:
+        pulls = merged_pull_requests(
+            settings.github_token, repo, since_ms, api_url=settings.github_api_url
+        )
+        with Runtime(settings) as runtime:
+            assert runtime.store is not None
+            graph = runtime.store.graph(name)
+            graph.ensure_schema()
+            counts, unmapped = record_pull_requests(graph, pulls, repo, settings.pr_authors)
+    except (AdapterError, GraphUnavailable, SchemaFailed) as exc:
+        typer.echo(f"topology changes: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"recorded into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    for line in unmapped:
+        typer.echo(f"not mapped (never guessed): {line}")
+
+
+@topology_app.command(
+    "diff",
+    help="Print what the sources have that a world file lacks (+) and the other way round (-), "
+    "without a database.",
+)
+def topology_diff(
+    paths: Annotated[list[Path], typer.Argument(help="Sources to compare, as for `import`.")],
+    against: Annotated[
+        Path | None,
+        typer.Option(help="Reference world file (default: the bundled OpenTelemetry Demo world)."),
+    ] = None,
+    fmt: FormatOption = "auto",
+    env_file: EnvFileOption = None,
+) -> None:
+    """Print what the sources have that a world file lacks (+) and the other way round (-),
+    without a database."""
+    from gateway.world.diff import diff_worlds
+
+    try:
+        loaded = load_sources(paths, fmt, env_file)
+        reference = load_world(against or demo_world_path())
+    except TopologyError as exc:
+        fail_topology("topology diff", exc)
+    for line in diff_worlds(loaded.world, reference).lines(fmt if fmt != "auto" else "import"):
+        typer.echo(line)
+    for line in loaded.unmapped:
+        typer.echo(f"not mapped (never guessed): {line}")
+
+
+@app.command(
+    help="Print who is on call for each team at a time, and any team with nobody on call then or a "
+    "gap within the next 14 days (exit 1 if so)."
+)
+def oncall(
+    at: Annotated[
+        str | None,
+        typer.Option(help="When (RFC 3339, e.g. 2026-12-24T03:00:00Z; default now)."),
+    ] = None,
+    tenant: Annotated[
+        str | None, typer.Option(help="Tenant (default: every configured one).")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Print who is on call for each team at a time, and any team with nobody on call then or
+    a gap within the next 14 days (exit 1 if so)."""
+    from gateway.world.oncall import SHIFTS_AHEAD, SHIFTS_BACK, coverage, coverage_problems
+
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    when = parse_time("oncall", at)
+    now = datetime.now(UTC)
+    if not now - SHIFTS_BACK <= when < now + SHIFTS_AHEAD:  # else "NOBODY" would look true
+        typer.echo(
+            f"oncall: note: {when.astimezone(UTC):%Y-%m-%d %H:%M} UTC is outside the shifts kept "
+            f"({SHIFTS_BACK.days} days back to {SHIFTS_AHEAD.days} days ahead), so no shift "
+            "shows there whatever the rotation says",
+            err=True,
+        )
+    if tenant:
+        valid_tenant("oncall", tenant)
+    problems = []
+    try:
+        with Runtime(settings) as runtime:
+            assert runtime.store is not None
+            # a misspelt tenant: refused, before a read makes an empty graph of that name (a
+            # world may be loaded, and checked here, before its token is configured)
+            if (
+                tenant is not None
+                and tenant not in settings.tenants
+                and not runtime.store.has_graph(graph_name(tenant))
+            ):
+                typer.echo(f"oncall: unknown tenant {tenant!r}: no graph {graph_name(tenant)}; "
+                           f"configured: {', '.join(settings.tenants)}", err=True)  # fmt: skip
+                raise typer.Exit(2)
+            for name in [tenant] if tenant else settings.tenants:
+                graph = runtime.store.graph(graph_name(name))
+                found = coverage(graph, when)
+                typer.echo(f"{graph_name(name)} at {when.astimezone(UTC):%Y-%m-%d %H:%M UTC}:")
+                for team in found:
+                    mark = " (default team)" if team.is_default else ""
+                    who = ", ".join(team.on_call) or "NOBODY"
+                    typer.echo(f"  {team.team}{mark}: {who}")
+                problems += [f"{name}: {p}" for p in coverage_problems(found, when)]
+                if not found:  # e.g. a misspelt --tenant, or another data folder
+                    problems.append(
+                        f"{name}: {graph_name(name)} has no teams (load a world with "
+                        "`blast-radius topology import FILE`)"
+                    )
+    except (GraphUnavailable, SchemaFailed) as exc:
+        typer.echo(f"oncall: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    for line in problems:
+        typer.echo(f"PROBLEM  {line}")
+    if problems:
+        raise typer.Exit(1)
+
+
+def _tenant_graph(runtime: Runtime, tenant: str | None) -> str:
+    """The graph a reading command uses: `--tenant`, else the only configured tenant, else
+    `BLAST_DEFAULT_TENANT` when it is configured; exits 2 naming the configured ones."""
+    configured = runtime.settings.tenants
+    name = tenant or (configured[0] if len(configured) == 1 else runtime.settings.default_tenant)
+    if name not in configured:
+        typer.echo(
+            f"unknown tenant {name!r}; configured: {', '.join(runtime.settings.tenants)}", err=True
+        )
+        raise typer.Exit(2)
+    return graph_name(name)
+
+
+TenantOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Tenant (default: the only configured one, else BLAST_DEFAULT_TENANT).",
+        show_default=False,
+    ),
+]
+
+
+@app.command(help="List incidents, newest first.")
+def incidents(
+    status: Annotated[
+        str | None,
+        typer.Option(help="Only 'open', 'resolved' or 'merged' incidents.", show_default=False),
+    ] = None,
+    limit: Annotated[int, typer.Option(help="At most this many.", min=1, max=1000)] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON, as the API does.")] = False,
+    tenant: TenantOption = None,
+    data_dir: DataDir = None,
+) -> None:
+    """`GET /api/v1/incidents` read from the graph directly."""
+    from gateway.cli.incident_text import incident_table
+
+    if status not in (None, "open", "resolved", "merged"):
+        typer.echo(f"--status must be open, resolved or merged, not {status!r}", err=True)
+        raise typer.Exit(2)
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    with Runtime(settings) as runtime:
+        assert runtime.store is not None
+        graph = runtime.store.graph(_tenant_graph(runtime, tenant))
+        rows = graph.rows("list_incidents", {"status": status, "limit": limit})
+    for row in rows:
+        row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
+    typer.echo(json.dumps({"incidents": rows}, indent=2) if as_json else incident_table(rows))
+
+
+@app.command(help="Show one incident: cause, finding, alerts, pages and tickets, verdicts.")
+def incident(
+    incident_id: Annotated[str, typer.Argument(metavar="ID", help="Incident id (inc-…).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON, as the API does.")] = False,
+    tenant: TenantOption = None,
+    data_dir: DataDir = None,
+) -> None:
+    """`GET /api/v1/incidents/{id}` read from the graph directly, or the incident's archived
+    record (JSON, gateway/ops/archive.py) once it left the graph; exit 1 when there is none."""
+    from gateway.cli.incident_text import incident_report
+    from gateway.http.incident_views import loads
+    from gateway.http.status import incident_detail
+
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    with Runtime(settings) as runtime:
+        assert runtime.store is not None
+        graph = runtime.store.graph(_tenant_graph(runtime, tenant))
+        found = incident_detail(graph, incident_id)
+        row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
+    if found is None:
+        path = archive_path(settings.data_dir, tenant or settings.default_tenant)
+        archived = find_archived(path, incident_id)
+        if archived is not None:
+            typer.echo(f"{incident_id} was archived (BLAST_ARCHIVE_DAYS) to {path}", err=True)
+            typer.echo(json.dumps(archived, indent=2))
+            return
+        typer.echo(f"no incident {incident_id!r}", err=True)
+        raise typer.Exit(1)
+    paged = loads(row["result"]) if row else None
+    if as_json:
+        typer.echo(json.dumps(found, indent=2))
+    else:
+        typer.echo(incident_report(found, paged if isinstance(paged, dict) else None))
+
+
+def failure_line(exc: BaseException) -> str | None:
+    """One line saying what went wrong, for the failures a user can fix (a database that does
+    not answer, a file or folder that cannot be read or written, a port in use); None for
+    anything else, which is a bug and keeps its traceback."""
+    if isinstance(exc, GraphUnavailable | SchemaFailed | ConfigError | TopologyError):
+        return str(exc)
+    if isinstance(exc, redis.RedisError):
+        return f"FalkorDB (FALKORDB_URL): {exc}"
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}"
+    return None
+
+
+def main() -> None:
+    """The `blast-radius` entry point: the commands, with `failure_line` failures as one line
+    on stderr and exit code 1."""
+    try:
+        app()
+    except Exception as exc:
+        line = failure_line(exc)
+        if line is None:
+            raise
+        typer.echo(f"blast-radius: {line}", err=True)
+        sys.exit(1)

@@ -1,0 +1,311 @@
+"""`blast-radius doctor`: check a deployment from the outside in, one line per finding.
+
+Checks, in order: the settings (no placeholder secrets outside dev mode), the FalkorDB
+connection (in a cluster: every hash slot served, every shard's replicas) and every tenant
+graph's unique constraints (OPERATIONAL) and on-call coverage (someone on call for every team now
+and for the next 14 days), the default route (in Slack mode the default team's `slack_channel`,
+else `SLACK_DEFAULT_CHANNEL`, exists), every outbound notifier (`Notifier.check()`: the outbox is
+writable; Slack and GitHub adapters check their token and access), the planner's models
+(`ChatModel.check()`: key and model name, no tokens spent), that the webhook answers
+`GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`, that
+Prometheus answers and holds service-graph metrics. Nothing is written to a graph and nothing is
+sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from adapters.falkordb import (
+    SLOTS,
+    GraphStore,
+    GraphUnavailable,
+    TenantGraph,
+    answers_ping,
+    graph_name,
+)
+from adapters.models import ModelError
+from adapters.notify import AdapterError
+from adapters.slack.notifier import SlackNotifier
+from gateway.ops.runtime import Runtime, prometheus_client, running_embedded_url
+from gateway.settings import Settings, unknown_settings
+from gateway.world.oncall import coverage, coverage_problems
+
+#: Where `deploy/README.md` tells Alertmanager to keep each tenant's token.
+TOKEN_FILE = "/etc/alertmanager/blast-radius-{tenant}.token"  # noqa: S105 (a path)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One checked thing: `ok` False means a problem the operator must fix; `what` says which."""
+
+    ok: bool
+    area: str
+    what: str
+
+    def line(self) -> str:
+        """`ok       area: what` or `PROBLEM  area: what`."""
+        return f"{'ok' if self.ok else 'PROBLEM':<8} {self.area}: {self.what}"
+
+
+def webhook_base(settings: Settings, url: str | None) -> str:
+    """The base URL Alertmanager posts to: `url` if given (e.g. the TLS proxy's), else the
+    gateway's own `http://BLAST_HOST:BLAST_PORT` (a wildcard address becomes 127.0.0.1)."""
+    if url:
+        return url.rstrip("/")
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host  # noqa: S104
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{settings.port}"
+
+
+def check_settings(settings: Settings, env_file: Path | None = None) -> list[Finding]:
+    """Placeholder or weak secrets are problems (unless `BLAST_DEV`), and so is a `BLAST_*` name
+    in the environment or `env_file` that is no setting (a typo: `unknown_settings`)."""
+    found = [Finding(False, "settings", line) for line in settings.placeholder_secrets()]
+    found += [Finding(False, "settings", line) for line in unknown_settings(env_file)]
+    if not found:
+        mode = "dev mode: placeholder secrets allowed" if settings.dev else "no placeholder secret"
+        found.append(Finding(True, "settings", f"tenants {', '.join(settings.tenants)}; {mode}"))
+    return found
+
+
+def check_falkordb(settings: Settings) -> list[Finding]:
+    """The database answers PING, and each tenant graph's unique constraints are OPERATIONAL."""
+    if settings.falkordb_url is not None:
+        url = settings.falkordb_url.get_secret_value()
+    elif (running := running_embedded_url(settings)) is not None:
+        url = running
+    else:
+        return [
+            Finding(
+                False, "falkordb",
+                f"FALKORDB_URL is unset and no embedded FalkorDB runs for {settings.data_dir} "
+                "(set FALKORDB_URL, or start `blast-radius serve`)",
+            )
+        ]  # fmt: skip
+    if not answers_ping(url):
+        return [Finding(False, "falkordb", "the server at FALKORDB_URL does not answer PING")]
+    store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
+    try:
+        found = [Finding(True, "falkordb", "the server answers PING")]
+        found += check_replication(store, settings)
+        for tenant in settings.tenants:
+            name = graph_name(tenant)
+            try:
+                problems = store.graph(name).schema_problems()
+            except GraphUnavailable as exc:
+                problems = [f"{name}: {exc}"]
+            found += [Finding(False, "falkordb", p) for p in problems]
+            if not problems:
+                found.append(Finding(True, "falkordb", f"{name}: constraints OPERATIONAL"))
+                found += check_oncall(store.graph(name))
+        return found
+    finally:
+        store.close()
+
+
+def check_replication(store: GraphStore, settings: Settings) -> list[Finding]:
+    """A cluster: every slot served, and every shard has at least the replicas the webhook
+    waits for (`BLAST_WRITE_REPLICAS`; 1 in a cluster by default), else the webhook answers 503
+    to that shard's tenants. A single server: its replicas, when the setting asks for some."""
+    needed = settings.write_replicas
+    if needed is None:
+        needed = 1 if store.cluster else 0
+    try:
+        shards = store.topology()
+    except GraphUnavailable as exc:
+        return [Finding(False, "falkordb", f"cannot read the cluster layout: {exc}")]
+    found = []
+    if store.cluster:
+        slots = sum(s["slots"] for s in shards)
+        found.append(
+            Finding(
+                slots == SLOTS, "falkordb",
+                f"cluster: {len(shards)} primaries serve {slots} of {SLOTS} hash slots",
+            )
+        )  # fmt: skip
+    for shard in shards:
+        have = len(shard["replicas"])
+        found.append(
+            Finding(
+                have >= needed, "falkordb",
+                f"{shard['primary']}: {have} replicas online, the webhook waits for {needed}",
+            )
+        )  # fmt: skip
+    return found
+
+
+def check_oncall(graph: TenantGraph) -> list[Finding]:
+    """Every team has someone on call now and no gap within 14 days."""
+    now = datetime.now(UTC)
+    try:
+        teams = coverage(graph, now)
+    except GraphUnavailable as exc:
+        return [Finding(False, "on-call", f"{graph.name}: {exc}")]
+    lines = coverage_problems(teams, now)
+    if not teams:
+        return [Finding(False, "on-call", f"{graph.name}: no teams (run `topology import`)")]
+    if not lines:
+        return [Finding(True, "on-call", f"{graph.name}: {len(teams)} teams covered for 14 days")]
+    return [Finding(False, "on-call", f"{graph.name}: {line}") for line in lines]
+
+
+def check_default_route(
+    settings: Settings, store: GraphStore, slack: SlackNotifier | None
+) -> list[Finding]:
+    """In Slack mode, every tenant's root route can post: the world's default team has a
+    `slack_channel` (else `SLACK_DEFAULT_CHANNEL` is set) and Slack knows that channel. Pages
+    for components no team owns, or whose owner has nobody on call, go there; without it they
+    could not be posted. In outbox mode there is nothing to check."""
+    if slack is None:
+        return []
+    found = []
+    for tenant in settings.tenants:
+        try:
+            row = store.graph(graph_name(tenant)).one("default_route")
+        except GraphUnavailable as exc:
+            found.append(Finding(False, "routing", f"{tenant}: {exc}"))
+            continue
+        team = row["team"] if row else None
+        channel = (row["channel"] if row else None) or settings.slack_default_channel
+        named = f"the default team {team}" if team else "no default team (world not imported)"
+        if not channel:
+            found.append(Finding(False, "routing", (
+                f"{tenant}: {named} has no slack_channel and SLACK_DEFAULT_CHANNEL is unset: "
+                "a page for components no team owns could not be posted"
+            )))  # fmt: skip
+            continue
+        try:
+            slack.channel_id(channel)
+        except AdapterError as exc:
+            found.append(Finding(False, "routing", f"{tenant}: {named}, channel {channel}: {exc}"))
+            continue
+        found.append(Finding(True, "routing", f"{tenant}: {named} pages in {channel}"))
+    return found
+
+
+def database_url(settings: Settings) -> str | None:
+    """FALKORDB_URL, else the embedded server running for the data folder, else None."""
+    if settings.falkordb_url is not None:
+        return settings.falkordb_url.get_secret_value()
+    return running_embedded_url(settings)
+
+
+def check_routing(settings: Settings, runtime: Runtime) -> list[Finding]:
+    """`check_default_route` on a connection of its own (nothing when the database is down:
+    `check_falkordb` says so)."""
+    url = database_url(settings)
+    if runtime.slack is None or url is None or not answers_ping(url):
+        return []
+    store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
+    try:
+        return check_default_route(settings, store, runtime.slack)
+    finally:
+        store.close()
+
+
+def check_notifiers(runtime: Runtime) -> list[Finding]:
+    """`check()` of every notifier the workers send through."""
+    found = []
+    for notifier in runtime.notifiers():
+        try:
+            found.append(Finding(True, f"notifier {notifier.name}", notifier.check()))
+        except AdapterError as exc:
+            found.append(Finding(False, f"notifier {notifier.name}", str(exc)))
+    return found
+
+
+def check_planner(runtime: Runtime) -> list[Finding]:
+    """`BLAST_PLANNER`, and `check()` of each model of the chain. A model that fails is a
+    problem: with none left, unsure incidents keep the rules' finding."""
+    planner = runtime.model_planner
+    if planner is None:
+        return [Finding(True, "planner", "rules (no model configured: no request leaves)")]
+    found = [Finding(True, "planner", f"{planner.mode}: models {', '.join(planner.chain.names)}")]
+    for model in planner.chain.models:
+        try:
+            found.append(Finding(True, f"model {model.name}", model.check()))
+        except ModelError as exc:
+            found.append(Finding(False, f"model {model.name}", str(exc)))
+    return found
+
+
+def check_webhook(base: str) -> list[Finding]:
+    """`GET <base>/health/ready` answers 200 (what Alertmanager's posts need)."""
+    target = f"{base}/health/ready"
+    try:
+        answer = httpx.get(target, timeout=5.0)
+    except httpx.HTTPError as exc:
+        why = f"{target} cannot be reached: {type(exc).__name__}"
+        if isinstance(exc, httpx.ConnectError):
+            why += (
+                " (is `serve` running there? If it listens elsewhere, pass --url or set BLAST_PORT)"
+            )
+        return [Finding(False, "webhook", why)]
+    if answer.status_code != 200:
+        return [Finding(False, "webhook", f"{target} answered {answer.status_code}, not 200")]
+    return [Finding(True, "webhook", f"{target} answered 200")]
+
+
+def check_prometheus(settings: Settings) -> list[Finding]:
+    """With `PROMETHEUS_URL`: it answers a query (with its auth), and whether it holds the
+    service-graph metrics the investigator reads first (a warning line, not a problem, when
+    not: span metrics, `up` and PromQL checks still work). Unset: said, not a problem."""
+    client = prometheus_client(settings)
+    if client is None:
+        return [Finding(True, "prometheus", "PROMETHEUS_URL unset: findings from alerts only")]
+    query = 'count({__name__=~"(.+_)?traces_service_graph_request_total"})'
+    try:
+        rows = client.instant(query)
+    except AdapterError as exc:
+        return [Finding(False, "prometheus", str(exc))]
+    finally:
+        client.close()
+    if not rows:
+        return [Finding(True, "prometheus", "answers, but holds no service-graph metrics "
+                        "(traces_service_graph_request_total): evidence is span metrics, up "
+                        "and PromQL checks only")]  # fmt: skip
+    return [Finding(True, "prometheus", f"answers; {rows[0]['value']:.0f} service-graph series")]
+
+
+def run_checks(
+    settings: Settings, url: str | None = None, env_file: Path | None = None
+) -> list[Finding]:
+    """Every check of the module docstring, in order (`env_file`: the one the settings were
+    read from, else `./.env`)."""
+    runtime = Runtime(settings)
+    return (
+        check_settings(settings, env_file)
+        + check_falkordb(settings)
+        + check_routing(settings, runtime)
+        + check_notifiers(runtime)
+        + check_planner(runtime)
+        + check_webhook(webhook_base(settings, url))
+        + check_prometheus(settings)
+    )
+
+
+def receiver_snippet(settings: Settings, url: str | None = None) -> str:
+    """The Alertmanager receiver to paste (YAML), one webhook per tenant, with bearer tokens
+    read from files (never the token itself; see `deploy/alertmanager.yml`)."""
+    lines = ["receivers:"]
+    for tenant in settings.tenants:
+        lines += [
+            f"  - name: blast-radius-{tenant}",
+            "    webhook_configs:",
+            f"      - url: {webhook_base(settings, url)}/api/v1/alerts",
+            "        send_resolved: true",
+            "        max_alerts: 0",
+        ]
+        if settings.auth_required:
+            lines += [
+                "        http_config:",
+                "          authorization:",
+                "            type: Bearer",
+                f"            credentials_file: {TOKEN_FILE.format(tenant=tenant)}",
+            ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,99 @@
+"""Incidents as text for a terminal (`blast-radius incidents` and `blast-radius incident ID`):
+the same data as `GET /api/v1/incidents[/{id}]` (`gateway/http/status.py`), without curl."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from agents.triage.triage import component_candidates
+
+
+def when(ms: int | None) -> str:
+    """`2026-12-01 03:04 UTC` for ms since the epoch (UTC); `-` for none."""
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def incident_table(rows: list[dict[str, Any]]) -> str:
+    """One line per incident (rows of `list_incidents`): id, status, severity, opened, firing
+    of all alerts, root cause (`inconclusive` when the finding names none, `-` before there is
+    a finding), title; newest first, as given."""
+    if not rows:
+        return "no incidents"
+    head = ("ID", "STATUS", "SEVERITY", "OPENED", "FIRING", "ROOT CAUSE", "TITLE")
+    lines = [head] + [
+        (
+            str(r["id"]), str(r["status"]), str(r["severity"]), when(r["opened_at"]),
+            f"{int(r['firing'])}/{int(r['alerts'])}",
+            str(r["root_cause"] or ("inconclusive" if r.get("investigated") else "-")),
+            str(r["title"]),
+        )
+        for r in rows
+    ]  # fmt: skip
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head) - 1)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False))
+        + "  " + line[-1]
+        for line in lines
+    )  # fmt: skip
+
+
+def _cause(root_cause: str | None, finding: dict[str, Any]) -> str:
+    """The root cause, `inconclusive` when the finding names none, `not investigated yet`
+    before there is a finding."""
+    if root_cause:
+        return root_cause
+    return "inconclusive" if finding else "not investigated yet"
+
+
+def unknown_component(alert: dict[str, Any]) -> str:
+    """An alert matched to no component: what its labels call it (`billing (unknown
+    component)`), so the name missing from the world shows."""
+    names = component_candidates(alert.get("labels") or {})
+    return f"{names[0]} (unknown component)" if names else "(unknown component)"
+
+
+def incident_report(found: dict[str, Any], paged: dict[str, Any] | None = None) -> str:
+    """One incident (`gateway.http.status.incident_detail`) as a few readable sections; `paged`
+    (`{person, team, channel}`, as the web page shows it) says who its page went to."""
+    finding = found["finding"] or {}
+    lines = [
+        f"{found['id']}  {found['title']}",
+        f"status {found['status']}, severity {found['severity']}, opened {when(found['opened_at'])}"
+        + (f", resolved {when(found['resolved_at'])}" if found["resolved_at"] else ""),
+        f"root cause: {_cause(found['root_cause'], finding)}"
+        + (f" (confidence {finding['confidence']:.2f})" if finding.get("confidence") else ""),
+    ]
+    if not found["root_cause"] and finding.get("candidates"):
+        lines.append("check in this order: " + ", ".join(map(str, finding["candidates"])))
+    if finding:
+        lines.append(f"finding: {finding['summary']}")
+    if paged:
+        where = ", ".join(str(p) for p in (paged.get("team"), paged.get("channel")) if p)
+        lines.append(f"paged: {paged.get('person') or 'nobody on call'} ({where})")
+    lines.append(f"\nalerts ({len(found['alerts'])}):")
+    lines += [
+        f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or unknown_component(a)}"
+        f", since {when(a['starts_at_ms'])}"
+        for a in found["alerts"]
+    ]
+    if found["actions"]:
+        lines.append("\nactions:")
+        lines += [
+            f"  {a['kind']:<12} {a['status']:<8} {a['external_ref'] or '-'}"
+            for a in found["actions"]
+        ]
+    if found["verdicts"]:
+        lines.append("\nverdicts:")
+        lines += [
+            f"  {v['verdict']} by {v['by_name'] or v['by']}"
+            + (f", actual cause {v['actual_cause']}" if v["actual_cause"] else "")
+            for v in found["verdicts"]
+        ]
+    failed = [t for t in found["tasks"] if t["status"] == "failed"]
+    if failed:
+        lines.append("\nfailed work:")
+        lines += [f"  {t['kind']}: {t['last_error']}" for t in failed]
+    return "\n".join(lines)

@@ -1,0 +1,200 @@
+"""What the agents did on one incident, as data: its steps, its decisions and the dependency
+graph around it. The web page draws exactly this, and scripts get it as JSON:
+
+- `GET /api/v1/incidents/{id}/steps`: every checkpointed step of every task, in order.
+- `GET /api/v1/incidents/{id}/decision`: the finding and every decision with each playbook
+  considered (recall path, trust at use, checks, applied, steered, verdict).
+- `GET /api/v1/incidents/{id}/graph`: components and edges around the incident, with the
+  alerting ones, the root cause, the paths the finding rests on and the ruled-out candidates.
+
+Same credentials as the rest of the API (`Authorization`, the tenant comes from it); a signed-in
+web session's cookie is accepted too, so the page's scripts can read them. 404 for an incident
+that is not in the caller's tenant.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
+
+from adapters.falkordb import TenantGraph, graph_name
+from gateway.http.auth import tenant_for
+from gateway.http.status import incident_detail
+from gateway.web.session import COOKIE, Sessions
+
+router = APIRouter()
+
+#: The most components drawn around one incident (focus first, then neighbours).
+MAX_GRAPH_NODES = 150
+
+
+def loads(text: Any) -> Any:
+    """A stored JSON string as data; text that is not JSON (or not a string) as it is."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def steps(graph: TenantGraph, incident_id: str) -> list[dict[str, Any]]:
+    """Every step of every task of the incident, oldest task first, each in order.
+
+    Row: task_id, kind (investigate | reinvestigate | respond | learn | …), task_status, n, tool,
+    args and result (parsed from their stored JSON; any tool, so new tools show up as they
+    are), started_at and at (ms UTC; `at` is when it was checkpointed), epoch (the claim).
+    """
+    rows = graph.rows("web_incident_steps", {"incident_id": incident_id})
+    for row in rows:
+        row["args"], row["result"] = loads(row["args"]), loads(row["result"])
+    return rows
+
+
+def decisions(graph: TenantGraph, incident_id: str) -> list[dict[str, Any]]:
+    """The incident's decisions, newest first: `{id, at (ms UTC), planner, playbooks: [{id,
+    title, failure_kind, status, path, candidate, trust_at_use, checks, applicable, steered,
+    verdict}]}`. `checks` is the list of check results stored at use."""
+    found: dict[str, dict[str, Any]] = {}
+    for row in graph.rows("web_decisions", {"incident_id": incident_id}):
+        decision = found.setdefault(
+            row["decision_id"],
+            {"id": row["decision_id"], "at": row["at"], "planner": row["planner"],
+             "playbooks": []},
+        )  # fmt: skip
+        if row["playbook"] is not None:
+            decision["playbooks"].append({
+                "id": row["playbook"], "title": row["title"],
+                "failure_kind": row["failure_kind"], "status": row["status"],
+                "path": row["path"], "candidate": row["candidate"],
+                "trust_at_use": row["trust_at_use"], "checks": loads(row["checks_json"]) or [],
+                "applicable": row["applicable"], "steered": row["steered"],
+                "verdict": row["verdict"],
+            })  # fmt: skip
+    return list(found.values())
+
+
+def path_pairs(paths: list[list[str]]) -> set[tuple[str, str]]:
+    """The (from, to) hops of the finding's paths (each path runs alerting -> cause)."""
+    return {(p[i], p[i + 1]) for p in paths for i in range(len(p) - 1)}
+
+
+def incident_graph(graph: TenantGraph, detail: dict[str, Any]) -> dict[str, Any]:
+    """The dependency graph around an incident (`detail` from `status.incident_detail`).
+
+    Shape: `{root_cause, paths: [[name, …]], nodes: [{id, kind, tech, alerts, firing (the
+    incident's alerts on it, all and firing), root_cause, candidate, on_path, ruled_out (reason
+    or null)}], edges: [{source,
+    target, type, purpose, on_path}]}`. Nodes: every alerting component, candidate, ruled-out
+    candidate and component on a path, then their neighbours one business edge away, at most
+    `MAX_GRAPH_NODES`. Edges: the business dependencies between them (those the root-cause walk
+    follows; telemetry and config edges are left out), caller -> callee as in the graph.
+    """
+    finding = detail["finding"] or {}
+    paths: list[list[str]] = [list(p) for p in finding.get("paths") or []]
+    ruled_out: dict[str, str] = finding.get("ruled_out") or {}
+    root = detail["root_cause"]
+    alerting: dict[str, list[int]] = {}
+    for alert in detail["alerts"]:
+        if alert["component"]:
+            counts = alerting.setdefault(alert["component"], [0, 0])
+            counts[0] += 1
+            counts[1] += alert["status"] == "firing"
+    candidates = list(finding.get("candidates") or [])
+    focus = list(dict.fromkeys([
+        *alerting, *([root] if root else []), *candidates, *(n for p in paths for n in p),
+        *ruled_out,
+    ]))  # fmt: skip
+    names = list(focus)
+    if focus:
+        around = [r["name"] for r in graph.rows("web_neighbours", {"names": focus})]
+        names += sorted(set(around) - set(focus))
+    names = names[:MAX_GRAPH_NODES]
+    hops = path_pairs(paths)
+    on_path = {n for p in paths for n in p}
+    nodes, edges = [], []
+    for row in graph.rows("web_subgraph", {"names": names}) if names else []:
+        nodes.append({
+            "id": row["name"], "kind": row["kind"], "tech": row["tech"],
+            "alerts": alerting.get(row["name"], [0, 0])[0],
+            "firing": alerting.get(row["name"], [0, 0])[1],
+            "root_cause": row["name"] == root, "candidate": row["name"] in candidates,
+            "on_path": row["name"] in on_path, "ruled_out": ruled_out.get(row["name"]),
+        })  # fmt: skip
+        for target, kind, purpose in row["edges"]:
+            if purpose != "business":
+                continue
+            edges.append({
+                "source": row["name"], "target": target, "type": kind, "purpose": purpose,
+                "on_path": (row["name"], target) in hops,
+            })  # fmt: skip
+    return {"root_cause": root, "paths": paths, "nodes": nodes, "edges": edges}
+
+
+def api_tenant(request: Request) -> str:
+    """The caller's tenant: from `Authorization` as on the rest of the API, else from a valid
+    web session cookie, else as `tenant_for` decides (the default tenant in open mode, else
+    HTTPException 401)."""
+    settings = request.app.state.settings
+    if "authorization" not in request.headers:
+        sessions: Sessions = request.app.state.sessions
+        session = sessions.read(request.cookies.get(COOKIE))
+        if session is not None:
+            return session.tenant
+    return tenant_for(request, settings)
+
+
+def _graph(request: Request) -> TenantGraph:
+    found: TenantGraph = request.app.state.store.graph(graph_name(api_tenant(request)))
+    return found
+
+
+def _require(graph: TenantGraph, incident_id: str) -> dict[str, Any]:
+    detail = incident_detail(graph, incident_id)
+    if detail is None:
+        raise HTTPException(404, f"no incident {incident_id!r}")
+    return detail
+
+
+@router.get("/api/v1/incidents/{incident_id}/steps")
+async def get_steps(request: Request, incident_id: str) -> dict[str, Any]:
+    """`{incident_id, steps: [...]}` (see `steps`); 404 when not in this tenant."""
+    graph = _graph(request)
+
+    def read() -> list[dict[str, Any]]:
+        if graph.one("incident_get", {"incident_id": incident_id}) is None:
+            raise HTTPException(404, f"no incident {incident_id!r}")
+        return steps(graph, incident_id)
+
+    return {"incident_id": incident_id, "steps": await run_in_threadpool(read)}
+
+
+@router.get("/api/v1/incidents/{incident_id}/decision")
+async def get_decision(request: Request, incident_id: str) -> dict[str, Any]:
+    """`{incident_id, root_cause, finding, decisions: [...]}` (newest decision first; see
+    `decisions`); 404 when not in this tenant."""
+    graph = _graph(request)
+
+    def read() -> dict[str, Any]:
+        detail = _require(graph, incident_id)
+        return {
+            "incident_id": incident_id, "root_cause": detail["root_cause"],
+            "finding": detail["finding"], "decisions": decisions(graph, incident_id),
+        }  # fmt: skip
+
+    return await run_in_threadpool(read)
+
+
+@router.get("/api/v1/incidents/{incident_id}/graph")
+async def get_graph(request: Request, incident_id: str) -> dict[str, Any]:
+    """`{incident_id, root_cause, paths, nodes, edges}` (see `incident_graph`); 404 when not in
+    this tenant."""
+    graph = _graph(request)
+
+    def read() -> dict[str, Any]:
+        return {"incident_id": incident_id} | incident_graph(graph, _require(graph, incident_id))
+
+    return await run_in_threadpool(read)

@@ -1,0 +1,269 @@
+"""Limits on every request, before any route sees it (no 5xx, no crash a sender
+can cause): credentials first, then a bounded body, then bounded JSON.
+
+`RequestGuard` is a pure ASGI middleware, so every route gets it, present and future:
+
+1. Credentials before the body: a request under `/api/` (except `/api/v1/slack/`, which
+   checks Slack's signature over the body itself) with no valid credential (a webhook token,
+   `gateway/http/auth.py`, or a web session's cookie) gets 401 before one byte of its body is read.
+2. A size limit on every request: `Content-Length` over the limit is refused at once, a body
+   that grows over it while it arrives is refused when it does: 413 with the limit. The limit
+   is `BLAST_MAX_BODY_BYTES`; Slack's routes take at most `SLACK_BODY_LIMIT` (1 MiB).
+3. A body in a `Content-Encoding` other than identity (gzip, …) is 415: it is not decoded.
+4. JSON with limits (`load_json`): a JSON body (content type `…json`, or none; Slack's routes
+   call it themselves once the signature holds) nested deeper
+   than `MAX_JSON_DEPTH`, with an integer of more than `MAX_INT_DIGITS` digits, with `NaN` or
+   `Infinity`, or that is not JSON at all, is 400 with the reason. Python's own limits would
+   otherwise surface as a 500 (RecursionError at ~1000 levels; ValueError over 4300 digits).
+
+Error bodies are `{"detail": …}` rendered as ASCII JSON (`SafeJSONResponse`), so a reason that
+quotes a lone surrogate from the request still renders (`validation_failed`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from typing import Annotated, Any
+
+from fastapi import HTTPException, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import AfterValidator
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from adapters.falkordb import key_problem
+from gateway.http.auth import tenant_for
+from gateway.settings import Settings
+from gateway.web.session import COOKIE, Sessions
+
+log = logging.getLogger(__name__)
+
+#: Deepest JSON nesting accepted (Alertmanager's body is 4 deep, Slack's payloads about 10).
+MAX_JSON_DEPTH = 64
+#: Most digits in a JSON integer (int64 has 19): longer ones are no time, count or id we use.
+MAX_INT_DIGITS = 20
+#: Slack's requests are small; anything bigger is not from Slack.
+SLACK_BODY_LIMIT = 1024 * 1024
+#: Routes that check their own credential over the body (Slack's signature).
+SIGNED_PREFIX = "/api/v1/slack/"
+
+
+def _plain_key(value: str) -> str:
+    problem = key_problem(value)
+    if problem is not None:
+        raise ValueError(f"id {problem} (FalkorDB cannot index it)")
+    if "/" in value or value in (".", ".."):  # else /api/v1/playbooks/{id} can never name it
+        raise ValueError("id must not contain '/' or be '.' or '..': it is part of a URL path")
+    return value
+
+
+#: A client-chosen id (idempotency key) for a body model: 422 with the reason unless FalkorDB
+#: can take it as a unique value (`adapters.falkordb.key_problem`) and a URL path segment can
+#: carry it.
+Key = Annotated[str, AfterValidator(_plain_key)]
+#: Lengths of what people send through the API (characters): a name (a person, a component,
+#: an author), a title (a playbook's, a change's ref), a text (a verdict's, as Slack replies
+#: are read: `agents/learn/verdicts.py`), and how many checks one playbook may carry.
+MAX_NAME_CHARS = 200
+MAX_TITLE_CHARS = 500
+MAX_TEXT_CHARS = 2000
+MAX_CHECKS = 20
+#: Milliseconds since the epoch (UTC) from a client: within what FalkorDB's int64 and
+#: `datetime` both take (year 1970 to 9999).
+EPOCH_MS_MAX = 253_402_300_799_999
+
+
+class BodyError(ValueError):
+    """A body refused before any route sees it. `status`: 400, 413 or 415."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise BodyError(f"JSON integer with more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 is valid JSON, and infinity to Python
+        raise BodyError(f"JSON number {text[:40]} is out of range (over a 64-bit float's 1.8e308)")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise BodyError(f"{name} is not JSON (RFC 8259 has no NaN or Infinity)")
+
+
+def depth(value: Any) -> int:
+    """How deeply `value` (parsed JSON) nests: 0 for a scalar, 1 for `[]` or `{}`, … ."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if not isinstance(item, dict | list):
+            continue
+        deepest = max(deepest, level)
+        if level <= MAX_JSON_DEPTH:  # deeper than that is refused anyway: stop walking
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def load_json(raw: bytes | str) -> Any:
+    """Parse a JSON body within the limits of the module docstring.
+
+    Raises `BodyError` (400) with the reason: not UTF-8, not JSON, too deep, an integer too
+    long, NaN/Infinity.
+    """
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as exc:
+        raise BodyError(f"body is not UTF-8: {exc}") from None
+    try:
+        data = json.loads(
+            text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant
+        )
+    except RecursionError:
+        raise BodyError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        raise BodyError(f"body is not JSON: {exc}") from None
+    if depth(data) > MAX_JSON_DEPTH:
+        raise BodyError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return data
+
+
+class SafeJSONResponse(JSONResponse):
+    """JSON rendered as ASCII (`\\uXXXX` escapes): a lone surrogate echoed from a request (JSON
+    allows `"\\ud800"`) cannot be encoded as UTF-8, and would turn any answer into a 500."""
+
+    def render(self, content: Any) -> bytes:
+        """`content` as compact ASCII JSON."""
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+async def validation_failed(request: Request, exc: RequestValidationError) -> SafeJSONResponse:
+    """422 for a body or query of the wrong shape, whatever it contains: each error's location,
+    message and (at most 200 characters of) the offending input."""
+    errors = []
+    for err in exc.errors():
+        shown = {k: err[k] for k in ("loc", "msg", "type") if k in err}
+        if "input" in err:
+            shown["input"] = repr(err["input"])[:200]
+        errors.append(shown)
+    return SafeJSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
+
+
+async def http_failed(request: Request, exc: HTTPException) -> SafeJSONResponse:
+    """Any `HTTPException`: its status, headers and `{"detail": …}` (ASCII JSON)."""
+    return SafeJSONResponse({"detail": exc.detail}, exc.status_code, headers=exc.headers)
+
+
+class RequestGuard:
+    """The ASGI middleware of the module docstring. `app.state.settings` gives the tokens and
+    `BLAST_MAX_BODY_BYTES`; it is read per request, so tests may swap settings."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check one request (HTTP only; lifespan and websockets pass through)."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        settings = scope["app"].state.settings
+        path: str = scope["path"]
+        try:
+            if path.startswith("/api/") and not path.startswith(SIGNED_PREFIX):
+                require_credential(request, settings)  # 401 here, before the body
+            encoding = request.headers.get("content-encoding", "identity").strip().lower()
+            if encoding not in ("", "identity"):  # else "not UTF-8" later
+                raise BodyError(
+                    f"Content-Encoding {encoding!r} is not supported: send the body uncompressed",
+                    415,
+                )
+            limit = SLACK_BODY_LIMIT if path.startswith(SIGNED_PREFIX) else settings.max_body_bytes
+            body = await read_body(request, receive, limit)
+            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            signed = path.startswith(SIGNED_PREFIX)  # parsed by the route, after the signature
+            sent = scope["method"] in ("POST", "PUT", "PATCH")  # a GET's body means nothing
+            if body.strip() and sent and not signed and (not kind or kind.endswith("json")):
+                load_json(body)
+        except HTTPException as exc:
+            await SafeJSONResponse({"detail": exc.detail}, exc.status_code, exc.headers)(
+                scope, receive, send
+            )
+            return
+        except BodyError as exc:
+            log.info("refused %s %s: %s", scope["method"], path, exc)
+            await SafeJSONResponse({"detail": str(exc)}, exc.status)(scope, receive, send)
+            return
+        await self.app(scope, replay(body, receive), send)
+
+
+async def read_limited(request: Request, limit: int) -> bytes:
+    """The raw body for a route that takes less than `RequestGuard`'s limit (a web form):
+    raises HTTPException 413 when it exceeds `limit` bytes."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, f"body of {declared} bytes is over the limit of {limit} bytes")
+    raw = await request.body()  # already read and bounded by RequestGuard
+    if len(raw) > limit:
+        raise HTTPException(413, f"body is over the limit of {limit} bytes")
+    return raw
+
+
+def require_credential(request: Request, settings: Settings) -> None:
+    """Pass a request that carries some valid credential: a signed-in web session's cookie
+    (without an `Authorization` header; the web page's scripts read the JSON API with it,
+    `gateway/http/incident_views.py`), else a webhook credential (`gateway.http.auth.tenant_for`).
+    Each route still decides which credential it takes. Raises HTTPException 401."""
+    if "authorization" not in request.headers:
+        sessions: Sessions | None = getattr(request.app.state, "sessions", None)
+        if sessions is not None and sessions.read(request.cookies.get(COOKIE)) is not None:
+            return
+    tenant_for(request, settings)
+
+
+async def read_body(request: Request, receive: Receive, limit: int) -> bytes:
+    """The whole body, refusing (`BodyError` 413) a declared or actual size over `limit` bytes
+    before reading more; 400 for a `Content-Length` that is no number."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not (declared.strip().isascii() and declared.strip().isdigit()):
+            raise BodyError(f"Content-Length {declared[:40]!r} is not a number")
+        if int(declared) > limit:
+            raise BodyError(f"body of {declared} bytes is over the limit of {limit} bytes", 413)
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away (or was timed out)
+            raise BodyError("the client disconnected before the whole body arrived")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyError(f"body is over the limit of {limit} bytes", 413)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that hands the route the body already read, then waits on the client's."""
+    sent = False
+
+    async def again() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again

@@ -1,0 +1,243 @@
+"""Webhook bodies from Alertmanager (v4) and Grafana unified alerting (v1), and their one
+internal form, `NormalizedAlert`.
+
+Field meanings follow Alertmanager's webhook_config and Grafana's webhook contact point docs:
+per-alert `status` is the
+only state source; identity is `fingerprint + startsAt` (the original startsAt string, not a
+parsed value); `0001-01-01T00:00:00Z` means "no end"; URLs are opaque strings; unknown fields
+are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agents.triage.alerts import NormalizedAlert
+from gateway.http.limits import BodyError, load_json
+
+GO_ZERO_TIME_PREFIX = "0001-01-01"
+#: The longest RFC 3339 time (9 fractional digits and an offset) has 35 characters.
+MAX_TIME_CHARS = 64
+#: A fingerprint is part of the alert key, a unique property in FalkorDB: FalkorDB 4.16.3
+#: crashes on a unique value that is empty, starts or ends with whitespace, contains \x01 or
+#: is over 4096 bytes (FalkorDB issues #1340, #2440). Alertmanager sends 16 hex digits.
+MAX_FINGERPRINT_CHARS = 128
+LEGACY_GRAFANA_FIELDS = ("ruleName", "evalMatches", "ruleUrl", "ruleId")
+
+# FNV-1a 64 as used by Prometheus' model.LabelSet.Fingerprint (labels sorted by name, each name
+# and value followed by the separator byte 0xff).
+_FNV_OFFSET = 14695981039346656037
+_FNV_PRIME = 1099511628211
+_SEPARATOR = 0xFF
+
+
+class PayloadError(ValueError):
+    """A body we cannot accept. `status` is the HTTP status to answer (400, 413 or 422)."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def label_fingerprint(labels: dict[str, str]) -> str:
+    """Alertmanager's fingerprint of a label set: 16 lowercase hex digits of FNV-1a 64.
+
+    Source: prometheus/common `model/signature.go` (`labelSetToFingerprint`).
+    """
+    value = _FNV_OFFSET
+    for name in sorted(labels):  # surrogatepass: a lone surrogate from JSON must not raise
+        for part in (
+            name.encode(errors="surrogatepass"),
+            labels[name].encode(errors="surrogatepass"),
+        ):
+            for byte in part:
+                value = ((value ^ byte) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+            value = ((value ^ _SEPARATOR) * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
+
+
+def rfc3339_ms(value: str) -> int | None:
+    """Milliseconds since the epoch (UTC) of an RFC 3339 time; None for Go's zero time or "".
+
+    Accepts 0-9 fractional digits (truncated to microseconds) and `Z` or `+hh:mm` offsets.
+    Raises ValueError for anything else.
+    """
+    if not value or value.startswith(GO_ZERO_TIME_PREFIX):
+        return None
+    text = value.strip()
+    if len(text) > MAX_TIME_CHARS:
+        raise ValueError(f"time {text[:40]!r}… is longer than {MAX_TIME_CHARS} characters")
+    if "." in text:  # Python 3.11 takes at most 6 fractional digits: cut the extra ones
+        head, _, rest = text.partition(".")
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        text = f"{head}.{rest[: min(digits, 6)]}{rest[digits:]}" if digits else f"{head}{rest}"
+    parsed = datetime.fromisoformat(text.replace("z", "Z"))
+    if parsed.tzinfo is None:
+        raise ValueError(f"time {value!r} has no offset")
+    try:
+        return int(parsed.astimezone(UTC).timestamp() * 1000)
+    except OverflowError as exc:  # e.g. 9999-12-31T23:59:59-01:00 is after year 9999 in UTC
+        raise ValueError(f"time {value!r} is out of range") from exc
+
+
+class WebhookAlert(BaseModel):
+    """One element of `alerts[]`; Grafana's extra fields are kept when present."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)  # values: "NaN", "inf"
+
+    status: Literal["firing", "resolved"]
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    startsAt: str
+    endsAt: str = ""
+    generatorURL: str = ""
+    fingerprint: str = ""
+    # Grafana unified alerting extras
+    values: dict[str, float | None] | None = None
+    valueString: str = ""
+    silenceURL: str = ""
+    dashboardURL: str = ""
+    panelURL: str = ""
+
+    @field_validator("startsAt", "endsAt")
+    @classmethod
+    def _valid_time(cls, value: str) -> str:
+        rfc3339_ms(value)  # raises ValueError with the reason
+        return value.strip()  # startsAt is part of the alert key: no surrounding whitespace
+
+    @field_validator("fingerprint")
+    @classmethod
+    def _plain_fingerprint(cls, value: str) -> str:
+        plain = value.isprintable() and not any(c.isspace() for c in value)
+        if len(value) > MAX_FINGERPRINT_CHARS or not plain:
+            raise ValueError(
+                f"fingerprint must be at most {MAX_FINGERPRINT_CHARS} printable characters "
+                "without spaces (Alertmanager sends 16 hex digits)"
+            )
+        return value
+
+    @field_validator("labels", "annotations", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: object) -> object:
+        return {} if value is None else value
+
+
+class WebhookBody(BaseModel):
+    """The whole body: Alertmanager v4, or Grafana v1 (same shape plus extras)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    version: str = ""
+    receiver: str = ""
+    status: str = ""
+    groupKey: str = ""
+    truncatedAlerts: int = Field(default=0, ge=0)
+    externalURL: str = ""
+    alerts: list[WebhookAlert]
+    orgId: int | None = None  # Grafana only
+
+
+def parse_body(raw: bytes) -> WebhookBody:
+    """Parse and validate a webhook body (bytes as received).
+
+    Raises `PayloadError` 400 for bytes that are not JSON or over the JSON limits of
+    `gateway/http/limits.py` (depth, integer size), and 422 for JSON of the wrong shape,
+    including the legacy (pre-unified) Grafana body, with a reason a sender can act on.
+    """
+    try:
+        data: Any = load_json(raw)
+    except BodyError as exc:
+        raise PayloadError(str(exc), exc.status) from exc
+    if not isinstance(data, dict):
+        raise PayloadError("body must be a JSON object with an 'alerts' array", 422)
+    if "alerts" not in data and any(f in data for f in LEGACY_GRAFANA_FIELDS):
+        raise PayloadError(
+            "legacy Grafana alerting body (ruleName/evalMatches) is not supported: use a Grafana "
+            "unified alerting webhook contact point (Grafana 9+), which sends an 'alerts' array",
+            422,
+        )
+    try:
+        return WebhookBody.model_validate(data)
+    except ValidationError as exc:
+        reasons = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:5]
+        )
+        raise PayloadError(f"not an Alertmanager/Grafana webhook body: {reasons}", 422) from exc
+
+
+#: How far ahead of the receiving clock a sender's time may be before it counts as "now" (ms):
+#: NTP keeps real clocks within seconds; five minutes leaves room for a badly kept one.
+MAX_CLOCK_SKEW_MS = 5 * 60 * 1000
+
+
+def http_link(url: str) -> str:
+    """`url` when it is an absolute http(s) URL, else "": what a page, a Slack message or a
+    ticket may show as a link. A sender's `javascript:` or `data:` URL is never one."""
+    scheme, sep, rest = url.strip().partition("://")
+    return url.strip() if sep and scheme.lower() in ("http", "https") and rest else ""
+
+
+def _link(generator_url: str, external_url: str) -> str:
+    """The alert's source as an http(s) link: `generatorURL` when absolute (Prometheus sends
+    one), else joined to the body's `externalURL` (Grafana sends paths); "" when neither makes
+    an http(s) URL."""
+    if not generator_url or "://" in generator_url or not external_url:
+        return http_link(generator_url)
+    base = external_url if external_url.endswith("/") else external_url + "/"
+    return http_link(base + generator_url.lstrip("/"))
+
+
+def normalize(
+    body: WebhookBody, default_severity: str, now_ms: int | None = None
+) -> list[NormalizedAlert]:
+    """Turn every element of `alerts[]` into a `NormalizedAlert`, each by its own status.
+
+    Missing labels get defaults (severity from settings, title falls back to the summary);
+    nothing is taken from `commonLabels`. A missing fingerprint is computed from the labels.
+    Times (ms since the epoch, UTC) a sender's clock got wrong are bounded, so that no alert
+    sorts first for ever or resolves before it started: with `now_ms` (the time of receipt),
+    a `startsAt` or `endsAt` more than `MAX_CLOCK_SKEW_MS` ahead of it counts as `now_ms`;
+    a resolved alert's `endsAt` before its `startsAt` counts as its `startsAt`. The alert's
+    identity (`key`) keeps the `startsAt` text as sent.
+    """
+    source: Literal["alertmanager", "grafana"] = (
+        "grafana" if body.version == "1" or body.orgId is not None else "alertmanager"
+    )
+    out: list[NormalizedAlert] = []
+    for alert in body.alerts:
+        fingerprint = alert.fingerprint or label_fingerprint(alert.labels)
+        starts_ms = rfc3339_ms(alert.startsAt)
+        if starts_ms is None:
+            raise PayloadError(f"alert {fingerprint}: startsAt {alert.startsAt!r} is not a time")
+        ends_ms = rfc3339_ms(alert.endsAt) if alert.status == "resolved" else None
+        if now_ms is not None:
+            latest = now_ms + MAX_CLOCK_SKEW_MS
+            starts_ms = now_ms if starts_ms > latest else starts_ms
+            ends_ms = now_ms if ends_ms is not None and ends_ms > latest else ends_ms
+        if ends_ms is not None:
+            ends_ms = max(ends_ms, starts_ms)
+        out.append(
+            NormalizedAlert(
+                key=f"{fingerprint}@{alert.startsAt}",
+                fingerprint=fingerprint,
+                status=alert.status,
+                alertname=alert.labels.get("alertname", ""),
+                severity=alert.labels.get("severity", default_severity),
+                starts_at=alert.startsAt,
+                starts_at_ms=starts_ms,
+                ends_at_ms=ends_ms,
+                labels=alert.labels,
+                annotations=alert.annotations,
+                generator_url=alert.generatorURL,
+                link=_link(alert.generatorURL, body.externalURL),
+                group_key=body.groupKey,
+                receiver=body.receiver,
+                source=source,
+                values_json=json.dumps(alert.values, sort_keys=True),
+            )
+        )
+    return out

@@ -1,0 +1,110 @@
+"""Playbooks over HTTP: `GET /api/v1/playbooks` lists memory with trust and status;
+`POST /api/v1/playbooks` adds a playbook written by a person (a runbook with checks);
+`DELETE /api/v1/playbooks/{id}` retires one (body `{"reason", "by"?}`): it is kept, with the
+reason, and never recalled again.
+
+Body: `{"title", "component", "failure_kind"?, "checks": [{"type": …}, …], "author"?, "id"?}`;
+checks are the typed union of `agents/investigate/checks.py`. 404 for an unknown component or
+playbook,
+422 for a check of unknown type or missing a field (the detail names it).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from starlette.concurrency import run_in_threadpool
+
+from adapters.falkordb import TenantGraph, graph_name
+from agents.failure_kinds import KINDS
+from agents.investigate.checks import Check
+from gateway.http.auth import tenant_for
+from gateway.http.limits import MAX_CHECKS, MAX_NAME_CHARS, MAX_TITLE_CHARS, Key
+
+router = APIRouter()
+
+
+class PlaybookIn(BaseModel):
+    """A playbook as posted by a person."""
+
+    title: str = Field(min_length=1, max_length=MAX_TITLE_CHARS)
+    component: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    failure_kind: str | None = None
+    checks: list[Check] = Field(min_length=1, max_length=MAX_CHECKS)
+
+    @field_validator("failure_kind")
+    @classmethod
+    def _known_kind(cls, value: str | None) -> str | None:
+        """A failure kind of the fixed vocabulary (agents/failure_kinds.py), or none."""
+        known = [kind for kind, _ in KINDS]
+        if value is not None and value not in known:
+            raise ValueError(f"unknown failure kind {value!r}; use one of {', '.join(known)}")
+        return value
+
+    author: str | None = Field(None, max_length=MAX_NAME_CHARS)
+    id: Key | None = None
+
+
+def _graph(request: Request) -> TenantGraph:
+    graph: TenantGraph = request.app.state.store.graph(
+        graph_name(tenant_for(request, request.app.state.settings))
+    )
+    return graph
+
+
+@router.post("/api/v1/playbooks", status_code=201)
+async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]:
+    """Store the playbook (active, trust 0.5); answer `{id, trust, status}`."""
+    graph = _graph(request)
+    params = {
+        "id": playbook.id or f"playbook:{uuid.uuid4().hex[:12]}",
+        "component": playbook.component,
+        "title": playbook.title,
+        "failure_kind": playbook.failure_kind,
+        "checks_json": json.dumps([c.model_dump() for c in playbook.checks]),
+        "author": playbook.author,
+    }
+    row = await run_in_threadpool(graph.one, "plant_playbook", params)
+    taken = (
+        row is None and await run_in_threadpool(graph.one, "playbook_exists", params) is not None
+    )
+    if taken:
+        # a reused idempotency key with another request: 422 (IETF Idempotency-Key draft)
+        raise HTTPException(422, f"id {params['id']!r} already names another playbook")
+    if row is None:
+        raise HTTPException(404, f"unknown component {playbook.component!r}")
+    return row
+
+
+@router.get("/api/v1/playbooks")
+async def list_playbooks(request: Request) -> dict[str, Any]:
+    """Every playbook: id, title, failure_kind, component, checks, helped, misled, trust, status."""
+    graph = _graph(request)
+    rows = await run_in_threadpool(graph.rows, "list_playbooks", {})
+    for row in rows:
+        row["checks"] = json.loads(row.pop("checks_json"))
+    return {"playbooks": rows}
+
+
+class RetireIn(BaseModel):
+    """Why a person retires a playbook, and who."""
+
+    model_config = ConfigDict(str_strip_whitespace=True)
+    reason: str = Field(min_length=1, max_length=2000)
+    by: str | None = Field(None, max_length=200)
+
+
+@router.delete("/api/v1/playbooks/{playbook_id}")
+async def retire_playbook(request: Request, playbook_id: str, body: RetireIn) -> dict[str, Any]:
+    """Retire the playbook (kept, never recalled again); answer `{id, status, was, reason, by,
+    retired_at}`. 404 for an unknown id; retiring twice keeps the first reason."""
+    graph = _graph(request)
+    params = {"id": playbook_id, "reason": body.reason, "by": body.by}
+    row = await run_in_threadpool(graph.one, "retire_playbook", params)
+    if row is None:
+        raise HTTPException(404, f"unknown playbook {playbook_id!r}")
+    return row

@@ -1,0 +1,198 @@
+"""Status API and health: `GET /api/v1/incidents`, `GET /api/v1/incidents/{id}`,
+`GET /health/live` (no database), `GET /health/ready` (503 while the graph is not ready) and
+`GET /metrics` (Prometheus text format; see `gateway/metrics.py` for the series).
+
+Reads use the same credentials as the webhook; the tenant comes from the credential.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from adapters.falkordb import TenantGraph, graph_name
+from agents.learn import verdicts
+from gateway.http.auth import tenant_for
+from gateway.http.limits import MAX_NAME_CHARS, MAX_TEXT_CHARS, Key
+
+router = APIRouter()
+
+
+def _graph(request: Request) -> TenantGraph:
+    tenant = tenant_for(request, request.app.state.settings)
+    graph: TenantGraph = request.app.state.store.graph(graph_name(tenant))
+    return graph
+
+
+def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | None:
+    """The whole incident as the API shows it, or None when there is no such incident.
+
+    Shape: id, status (open | resolved | merged), title, severity, opened_at/resolved_at (ms,
+    UTC), root_cause (component name or null), merged_into (the incident that took its alerts,
+    or null), finding {summary, confidence, candidates, paths, ruled_out, planner, model (the
+    planner model, or null), second_opinion (the graph's check of a model's answer)},
+    alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
+    starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana),
+    joined_via (the dependency path that joined it, `a → b`, or null for the first alert)}],
+    actions [{intent_id, kind, status, adapter, external_ref}], verdicts [{id, verdict,
+    actual_cause, by, by_name, at, text, source, event_id}] (engineers' answers in Slack,
+    oldest first), tasks [{id, kind, status, epoch, attempts, taken_over, last_error,
+    created_at}] (the agents' work on it; epoch counts claims).
+    """
+    row = graph.one("incident_get", {"incident_id": incident_id})
+    if row is None:
+        return None
+    alerts = [
+        {
+            "key": a["key"], "fingerprint": a["fingerprint"], "alertname": a["alertname"],
+            "status": a["status"], "severity": a["severity"], "component": a["component"],
+            "labels": json.loads(a["labels_json"]),
+            "annotations": json.loads(a["annotations_json"]),
+            "starts_at": a["starts_at"], "starts_at_ms": a["starts_at_ms"],
+            "ends_at_ms": a["ends_at_ms"], "generator_url": a["generator_url"], "link": a["link"],
+            "source": a["source"],
+            "joined_via": a["via"] or None,
+        }
+        for a in graph.rows("incident_alerts", {"incident_id": incident_id})
+    ]  # fmt: skip
+    finding = None
+    if row["summary"] is not None:
+        finding = {
+            "summary": row["summary"],
+            "confidence": row["confidence"],
+            "candidates": row["candidates"],
+            "paths": json.loads(row["paths_json"] or "[]"),
+            "ruled_out": json.loads(row["ruled_out_json"] or "{}"),
+            "planner": row["planner"],
+            "model": row["model"],
+            "second_opinion": json.loads(row["second_opinion_json"] or "null"),
+            "separated_by": row["separated_by"] or "",
+            "evidence": json.loads(row["evidence_json"] or "[]"),
+        }
+    return {
+        "id": row["id"],
+        "status": row["status"],
+        "title": row["title"],
+        "severity": row["severity"],
+        "opened_at": row["opened_at"],
+        "resolved_at": row["resolved_at"],
+        "root_cause": row["root_cause"],
+        "merged_into": row["merged_into"],
+        "finding": finding,
+        "alerts": alerts,
+        "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
+        "verdicts": graph.rows("incident_verdicts", {"incident_id": incident_id}),
+        "tasks": graph.rows("incident_tasks", {"incident_id": incident_id}),
+    }
+
+
+@router.get("/api/v1/incidents")
+async def list_incidents(
+    request: Request,
+    status: Literal["open", "resolved", "merged"] | None = None,
+    limit: int = Query(100, ge=1, le=1000),
+) -> dict[str, Any]:
+    """The newest incidents first: id, status, title, severity, times, root_cause, alert counts.
+    Incidents merged into another are left out unless `status=merged` asks for them."""
+    graph = _graph(request)
+    rows = await run_in_threadpool(graph.rows, "list_incidents", {"status": status, "limit": limit})
+    for row in rows:
+        row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
+    return {"incidents": rows}
+
+
+@router.get("/api/v1/incidents/{incident_id}")
+async def get_incident(request: Request, incident_id: str) -> dict[str, Any]:
+    """One incident (see `incident_detail`); 404 when it does not exist in this tenant."""
+    graph = _graph(request)
+    found = await run_in_threadpool(incident_detail, graph, incident_id)
+    if found is None:
+        raise HTTPException(404, f"no incident {incident_id!r}")
+    return found
+
+
+@router.api_route("/health/live", methods=["GET", "HEAD"])  # HEAD: load balancers
+async def live() -> dict[str, str]:
+    """The process answers (does not touch the database)."""
+    return {"status": "live"}
+
+
+@router.api_route("/health/ready", methods=["GET", "HEAD"], response_model=None)
+async def ready(request: Request) -> dict[str, str] | JSONResponse:
+    """200 when the graph answers and the schema is in place; 503 otherwise."""
+    ok = request.app.state.schema_ready and await run_in_threadpool(request.app.state.store.ping)
+    if not ok:
+        return JSONResponse({"status": "not ready"}, status_code=503)
+    return {"status": "ready"}
+
+
+class VerdictIn(BaseModel):
+    """A verdict given outside Slack (e.g. from the ticket tracker or a CLI)."""
+
+    verdict: Literal["confirmed", "rejected", "resolved"]
+    by: str = Field(
+        min_length=1,
+        max_length=MAX_NAME_CHARS,
+        description="who gives it (a Slack user id or a name)",
+    )
+    actual_cause: str | None = Field(None, max_length=MAX_NAME_CHARS)
+    text: str = Field("", max_length=MAX_TEXT_CHARS)
+    id: Key | None = Field(None, description="idempotency key; a repeat changes nothing")
+
+
+@router.post("/api/v1/incidents/{incident_id}/verdicts", status_code=201)
+async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> dict[str, Any]:
+    """Record a verdict on the incident's diagnosis, as a Slack button would: it reaches the
+    learner (trust, new playbooks). `actual_cause` defaults to the root cause when confirmed.
+    404 when the incident does not exist in this tenant; 422 when `actual_cause` names no
+    known component. Posting the same `id` again changes nothing; without an id, each post is
+    a new verdict."""
+    graph = _graph(request)
+    key = given.id or uuid.uuid4().hex
+
+    def store() -> dict[str, Any] | None:
+        found = graph.one("incident_get", {"incident_id": incident_id})
+        if found is None:
+            return None
+        if given.actual_cause is not None and not graph.rows(
+            "match_components", {"candidates": [given.actual_cause]}
+        ):
+            raise HTTPException(
+                422, f"actual_cause {given.actual_cause!r} is not a known component"
+            )
+        cause = given.actual_cause or (
+            found["root_cause"] if given.verdict == "confirmed" else None
+        )
+        verdict = verdicts.Verdict(
+            id=f"api:{key}", incident_id=incident_id, verdict=given.verdict, actual_cause=cause,
+            by=given.by, by_name=None, at=int(time.time() * 1000), text=given.text,
+            source="api", event_id=key,
+        )  # fmt: skip
+        try:
+            return verdicts.record(graph, verdict)
+        except verdicts.IdTaken as exc:
+            raise HTTPException(422, f"{exc}: use a new id for a new verdict") from None
+
+    row = await run_in_threadpool(store)
+    if row is None:
+        raise HTTPException(404, f"no incident {incident_id!r}")
+    return {"id": row["id"], "verdict": row["verdict"], "actual_cause": row["actual_cause"]}
+
+
+@router.get("/metrics")
+async def metrics(request: Request) -> Response:
+    """Every series of `gateway/metrics.py`, summed over processes in multiprocess mode.
+
+    No credential (like `/health`): it names tenants but holds no alert content; keep it off
+    the public side of the reverse proxy (deploy/README.md).
+    """
+    body = await run_in_threadpool(request.app.state.metrics.exposition)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)

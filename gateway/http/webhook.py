@@ -1,0 +1,112 @@
+"""`POST /api/v1/alerts`: Alertmanager v4 and Grafana unified alerting bodies on one URL.
+
+Answers 200 only after every accepted alert is in the graph. Status codes a sender sees:
+400 not JSON, 401 bad credential, 413 body over `BLAST_MAX_BODY_BYTES`, 422 wrong shape
+(including legacy Grafana bodies), 503 graph unavailable (Alertmanager retries). Nothing a
+sender can put in a body leads to a 500.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
+
+from adapters.falkordb import GraphStore, graph_name
+from agents.metrics import Metrics
+from agents.triage.triage import TriageReport, triage
+from gateway.http.auth import tenant_for
+from gateway.http.payloads import PayloadError, normalize, parse_body
+from gateway.settings import Settings
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+
+
+def summary(tenant: str, report: TriageReport) -> str:
+    """The operator's line for one delivery, e.g. `webhook: 3 alerts for acme, 1 new incident`
+    (then resolved incidents and alerts that matched no component, when there are any)."""
+
+    def count(n: int, what: str) -> str:
+        return f"{n} {what}{'' if n == 1 else 's'}"
+
+    parts = [f"webhook: {count(report.accepted, 'alert')} for {tenant}"]
+    parts.append(f"{count(len(report.opened), 'new incident')}")
+    if report.resolved:
+        parts.append(f"{count(len(report.resolved), 'incident')} resolved")
+    if report.unmatched:
+        parts.append(f"{len(report.unmatched)} matched no component")
+    return ", ".join(parts)
+
+
+async def _replicated(store: GraphStore, name: str, settings: Settings) -> None:
+    """Answer 503 unless the writes to graph `name` are on `BLAST_WRITE_REPLICAS` replicas:
+    replication is asynchronous, so a primary that dies after a 200 could otherwise take
+    acknowledged alerts with it."""
+    needed = settings.write_replicas
+    if needed is None:
+        needed = 1 if store.cluster else 0
+    if not needed:
+        return
+    acked = await run_in_threadpool(
+        store.replicate, name, needed, settings.write_replicas_timeout_ms
+    )
+    if acked < needed:
+        raise HTTPException(
+            503,
+            f"alerts written, but {acked} of {needed} replicas acknowledged them within "
+            f"{settings.write_replicas_timeout_ms} ms; retry later",
+        )
+
+
+@router.post("/api/v1/alerts")
+async def receive_alerts(request: Request) -> dict[str, Any]:
+    """Accept one webhook delivery; see the module docstring for the answers."""
+    metrics: Metrics = request.app.state.metrics
+    with metrics.webhook_seconds.time():
+        return await _receive(request, metrics)
+
+
+async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
+    settings: Settings = request.app.state.settings
+    tenant = tenant_for(request, settings)
+    raw = await request.body()  # bounded by gateway.http.limits.RequestGuard, after the credential
+    try:
+        body = parse_body(raw)
+        alerts = normalize(body, settings.default_severity, int(time.time() * 1000))
+    except PayloadError as exc:
+        log.warning("tenant %s: rejected webhook body (%s): %s", tenant, exc.status, exc)
+        raise HTTPException(exc.status, str(exc)) from exc
+    if body.truncatedAlerts:
+        log.warning(
+            "tenant %s: Alertmanager left %d alerts of group %s out of this notification "
+            "(max_alerts); they are not in the graph until a notification carries them",
+            tenant, body.truncatedAlerts, body.groupKey,
+        )  # fmt: skip
+    graph = request.app.state.store.graph(graph_name(tenant))
+    report = await run_in_threadpool(
+        triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops,
+        hold_ms=settings.page_hold_ms,
+    )  # fmt: skip
+    await _replicated(request.app.state.store, graph.name, settings)
+    if report.accepted:  # new tasks wake the idle workers (one per incident opened)
+        await run_in_threadpool(request.app.state.store.wake, len(report.opened))
+    log.info("%s", summary(tenant, report))
+    for alert in alerts:
+        metrics.alerts_received.labels(tenant=tenant, status=alert.status).inc()
+    metrics.alerts_unmatched.labels(tenant=tenant).inc(len(report.unmatched))
+    metrics.incidents_opened.labels(tenant=tenant).inc(len(report.opened))
+    metrics.incidents_resolved.labels(tenant=tenant).inc(len(report.resolved))
+    return {
+        "status": "accepted",
+        "tenant": tenant,
+        "accepted": report.accepted,
+        "incidents": report.incidents,
+        "opened": report.opened,
+        "resolved": report.resolved,
+        "unmatched": report.unmatched,
+        "truncated": body.truncatedAlerts,
+    }

@@ -1,0 +1,3 @@
+"""Operations: starting and supervising the database, gateway and workers, background upkeep,
+archive, systemd readiness.
+"""
