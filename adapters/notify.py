@@ -3,7 +3,7 @@
 Modelled on Alertmanager's `Notify(ctx, alerts) (retry bool, err)`: an adapter sends one
 `OutboundMessage` and returns the external reference, or raises `AdapterError` saying whether a
 retry may help. `find(intent_id)` answers "was this intent already delivered?" for
-reconciliation after a crash (docs/architecture.md §4, "Act once per intent").
+reconciliation after a crash (docs/architecture.md, protocols, "Act once per intent").
 """
 
 from __future__ import annotations

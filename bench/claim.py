@@ -22,7 +22,7 @@ from pathlib import Path
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore
 from agents.tasks.coordination import claim
-from agents.tasks.worker import ROLE_KINDS
+from agents.tasks.kinds import ROLE_KINDS
 
 BATCH = 5_000
 KINDS = ["investigate", "respond", "notify_cleared"]

@@ -1,6 +1,6 @@
 // Claim the oldest claimable task of the given kinds: open, or claimed with an expired lease
 // and attempts left (the reaper fails the others). Attempts are counted here, at claim time.
-// A follow-up (cleared alert, diagnosis update) waits until the incident's first notification is out,
+// A follow-up ($after_page: agents/tasks/kinds.py) waits until the incident's first notification is out,
 // unless the incident was merged into another (the responder then just finishes it).
 // `t.status IN [...]` comes first so the Task.status index is used: `status = 'open' OR ...`
 // scanned the kind index instead, 11.5 ms per claim with 100k finished tasks (bench/claim.py).
@@ -11,7 +11,7 @@ MATCH (t:Task)
 WHERE t.status IN ['open', 'claimed', 'paused'] AND t.kind IN $kinds AND t.attempts < $max_attempts
   AND (t.status = 'open' OR t.lease_until < now)
 OPTIONAL MATCH (t)-[:FOR]->(i:Incident)
-WITH t, now, i WHERE NOT t.kind IN ['notify_cleared', 'notify_update', 'notify_verdict'] OR i.notified = true
+WITH t, now, i WHERE NOT t.kind IN $after_page OR i.notified = true
   OR i.status = 'merged'
 WITH t, now ORDER BY t.created_at LIMIT 1
 SET t.status = 'claimed', t.owner = $owner, t.attempt_id = $attempt_id, t.epoch = t.epoch + 1,

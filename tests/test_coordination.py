@@ -15,7 +15,8 @@ from adapters.outbox import Outbox
 from agents.investigate.investigator import Investigator
 from agents.respond.responder import Responder
 from agents.tasks.coordination import Claim, LeaseLost, TaskRun, claim, reap
-from agents.tasks.worker import ROLE_KINDS, Worker
+from agents.tasks.kinds import ROLE_KINDS
+from agents.tasks.worker import Worker
 from agents.triage.triage import triage
 from gateway.http.payloads import normalize, parse_body
 from tests.conftest import alert_body

@@ -247,6 +247,7 @@ def test_stronger_edge_evidence_on_an_equally_covering_candidate_sends_the_answe
     assert opinion["model"]["cause"] == "currency"
     assert opinion["model"]["covers"] == ["checkout", "currency"]
     assert opinion["graph"]["cause"] == "payment"
+    assert "edge_health" in claude.calls[0].tools  # with a Prometheus, evidence tools are offered
     # the incident window also holds minutes before the fault: the ratio is diluted, still > 10 %
     ratio = opinion["graph"]["fail_ratio"]
     assert 0.1 < ratio <= 0.45 and opinion["model"]["fail_ratio"] in (None, 0.0)
@@ -372,6 +373,8 @@ def test_at_the_step_budget_only_the_final_tool_is_offered(
     offered = [(c.tools, c.tool_choice) for c in claude.calls]
     assert len(offered) == 3
     assert "neighbours" in offered[0][0] and "submit_finding" in offered[0][0]
+    # No PROMETHEUS_URL here: tools that need a Prometheus are not offered at all.
+    assert not {"edge_health", "service_errors", "targets_down", "promql"} & set(offered[0][0])
     assert offered[0][1] == {"type": "auto"}
     assert offered[2] == (["submit_finding"], {"type": "tool", "name": "submit_finding"})
     last_turn = claude.calls[2].body["messages"][-1]["content"]

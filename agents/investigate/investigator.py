@@ -50,6 +50,7 @@ from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
 from agents.investigate.tools.graph import MAX_HOPS, PEER_LABELS
 from agents.investigate.weigh import cpu_only, doubt, suspects, suspects_behind, unmeasured, weigh
 from agents.tasks.coordination import TaskRun
+from agents.tasks.kinds import BY_NAME, ROLE_KINDS
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +163,7 @@ class Investigator:
     """Runs one claimed `investigate` task (see module docstring), or a `reinvestigate` task,
     which triage enqueues when an alert on a new component joins an open incident."""
 
-    kinds = ("investigate", "reinvestigate")
+    kinds = ROLE_KINDS["investigator"]
 
     def __init__(
         self,
@@ -237,7 +238,7 @@ class Investigator:
         initial = task.claim.kind == "investigate"
         follow_up = {
             "outcome": outcome,
-            "next_kind": "respond" if initial else "notify_update",
+            "next_kind": BY_NAME[task.claim.kind].then,
             "next_id": f"respond:{incident_id}" if initial else f"update:{task.claim.task_id}",
         }
         # A split needs alerts on two components at least. Alerts on another component that
@@ -294,7 +295,7 @@ class Investigator:
         A model's finding that already saw these alerts stands before the rules' confidence is
         weighed: after a split the rules are sure only because the model's answer
         sent the alerts it did not explain away, and a rules finding would hide that a model
-        broke the tie (confident and wrong is the worst outcome, docs/architecture.md §4b)."""
+        broke the tie (confident and wrong is the worst outcome, docs/architecture.md, evidence)."""
         if self.model is None:
             return decision, planner, None
         if planner != "memory":

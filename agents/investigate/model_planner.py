@@ -1,5 +1,5 @@
 """The model planner: a language model investigates over the same typed tools as the rules, when
-memory and the rules leave an incident unsure (docs/architecture.md §1, §4b).
+memory and the rules leave an incident unsure (docs/architecture.md: the loop; evidence and tools).
 
 - **When**: `BLAST_PLANNER=model-when-unsure` (the default with a model configured) runs it
   only when the rules' finding is inconclusive or under `BLAST_MODEL_CONFIDENCE`; `model` runs
@@ -157,7 +157,8 @@ class ModelPlanner:
         """
         state = _Run([{"role": "user", "content": self._brief(ctx, rules)}])
         system = prompts.load("investigate")
-        offered = [t.schema() for t in tools.TOOLS.values()] + [SUBMIT_TOOL]
+        usable = [t.schema() for t in tools.TOOLS.values() if t.usable(ctx)]
+        offered = [*usable, SUBMIT_TOOL]
         limit = self.max_steps + 1  # one more call for the answer sent back by the graph
         while state.calls < limit:
             final_only = state.calls >= self.max_steps - 1
@@ -368,7 +369,7 @@ class ModelPlanner:
         self, state: _Run, answer: SubmitFinding, opinion: dict[str, Any] | None
     ) -> ModelFinding:
         """The accepted answer. An answer that overrode the graph keeps at most 0.5 confidence:
-        confident and wrong is the worst outcome (docs/architecture.md §4b)."""
+        confident and wrong is the worst outcome (docs/architecture.md, evidence)."""
         outcome = (opinion or {}).get("outcome", "no cause submitted")
         confidence = answer.confidence
         if outcome == "model overrode the graph":

@@ -4,7 +4,7 @@ A model's context is small and costs per token, and it reasons better about "12 
 opened" than about epoch milliseconds. A result over the row or byte limit is not cut silently
 (a cut list reads as the whole truth): it becomes an error telling the model to narrow the
 question. `raw` (queries, the evidence source's answer) is never shown: it may hold PromQL or
-addresses, and the model must not see Cypher, graph names or URLs (docs/architecture.md §4b).
+addresses, and the model must not see Cypher, graph names or URLs (docs/architecture.md, evidence).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ Which cause the incident keeps (the anchor):
 2. else the cause that was paged: a cause once paged is never silently replaced by an
    unrelated one; the finding is set back to it and the new cause's alerts split off.
 An inconclusive finding with nothing paged has no anchor: picking one of the candidates would
-be confident and wrong (docs/architecture.md §4b); the page names them all and every alerting team
+be confident and wrong (docs/architecture.md, evidence); the page names them all and every alerting
+team
 is
 told. With no anchor, or when the anchor explains no firing alert, nothing is split.
 """

@@ -16,7 +16,8 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
 4. Roots rank by how many alerting components they explain, then by magnitude. The winner is
    conclusive when it explains more than the runner-up, or its magnitude is `SEPARATION` x
    the runner-up's, or it alone changed recently; otherwise the finding is inconclusive and
-   names the roots in order. Confident and wrong is the worst outcome (docs/architecture.md §4b).
+   names the roots in order. Confident and wrong is the worst outcome (docs/architecture.md,
+   evidence).
 
 With alerts only, `doubt` keeps the walk honest: an alerting cause with a silent dependency
 that could fail behind it is inconclusive unless an alert about its own process separates
@@ -464,7 +465,7 @@ def doubt(
 ) -> Decision:
     """Alerts only: keep a conclusive alerting cause X only as far as the alerts separate it
     from what could fail behind it or push load into it (an honest "inconclusive, it
-    is one of these" beats a confident guess; docs/architecture.md §4b).
+    is one of these" beats a confident guess; docs/architecture.md, evidence).
 
     - Behind X (`suspects_behind`, limited to `hard_deps`: X's direct dependencies whose failure
       fails X's requests, hard or partial propagation): a datastore, topic or service that

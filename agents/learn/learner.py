@@ -2,7 +2,8 @@
 
 A `learn` task (`learn:<verdict id>`) is enqueued with every Verdict recorded from Slack
 (`(:Incident)-[:HAS_VERDICT]->(:Verdict {verdict: confirmed|rejected|resolved, actual_cause})`).
-1. Trust moves only on verdicts (docs/architecture.md §4): each playbook the latest Decision used
+1. Trust moves only on verdicts (docs/architecture.md, protocols): each playbook the latest
+Decision used
 gets the
    verdict — helped (it steered, confirmed), misled (it steered, rejected) or not applicable
    (a check failed; nothing changes) — see `cypher/apply_verdict.cypher` for the formula.
@@ -23,6 +24,7 @@ from typing import Any
 from agents.failure_kinds import dominant
 from agents.investigate.checks import Evidence, evaluate, evidence_checks
 from agents.tasks.coordination import TaskRun
+from agents.tasks.kinds import ROLE_KINDS
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +68,7 @@ def lesson_of(verdict: dict[str, Any], steered: bool) -> str | None:
 class Learner:
     """Runs one claimed `learn` task (see module docstring)."""
 
-    kinds = ("learn",)
+    kinds = ROLE_KINDS["learner"]
 
     def run(self, task: TaskRun) -> None:
         """Apply the verdict to trust, learn a playbook if one is due, complete the task.

@@ -29,6 +29,7 @@ from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.respond import messages, preferences, routing
 from agents.tasks.coordination import TaskRun
+from agents.tasks.kinds import ROLE_KINDS
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class Responder:
     of its own (Slack alone: the outbox), so the people told can be listed afterwards.
     """
 
-    kinds = ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback")
+    kinds = ROLE_KINDS["responder"]
 
     def __init__(
         self,

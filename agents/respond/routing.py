@@ -1,7 +1,7 @@
 """Who is paged for an incident, and who else is told: routing that never ends at nobody.
 
 Like Alertmanager's routing tree, whose root route always has a receiver, the world's
-`default_team` is the root route (docs/architecture.md §4b). In order:
+`default_team` is the root route (docs/architecture.md, evidence). In order:
 1. the owner of the first component (root cause, then candidates, then alerting components)
    that has an owner: its person on call now (two owners of one component, from sources that
    disagree: the one a world file names, else the first by name);

@@ -1,5 +1,5 @@
 """Coordination through the graph: claim with a lease and a fencing epoch, checkpointed steps,
-and external actions done once per intent id (docs/architecture.md §4).
+and external actions done once per intent id (docs/architecture.md, protocols).
 
 Every write a worker makes for a task matches `owner`, `epoch` and an unexpired lease in the
 same query; zero rows means the lease was lost, and `LeaseLost` stops the worker at once.
@@ -19,6 +19,7 @@ from typing import Any
 from adapters.falkordb import TenantGraph
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents.metrics import Metrics
+from agents.tasks.kinds import AFTER_PAGE
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ def claim(
         "claim_task",
         {
             "kinds": kinds,
+            "after_page": AFTER_PAGE,
             "owner": owner,
             "attempt_id": attempt_id,
             "lease_ms": lease_ms,

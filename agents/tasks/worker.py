@@ -35,15 +35,10 @@ from agents.tasks.coordination import (
     claim,
     reap,
 )
+from agents.tasks.kinds import CHAINED, DIAGNOSIS_KINDS, ROLE_KINDS
 
 log = logging.getLogger(__name__)
 
-ROLE_KINDS: dict[str, tuple[str, ...]] = {
-    "investigator": ("investigate", "reinvestigate"),
-    "responder": ("respond", "notify_cleared", "notify_update", "notify_verdict", "readback"),
-    "learner": ("learn",),
-}
-ROLE_KINDS["any"] = tuple(kind for kinds in ROLE_KINDS.values() for kind in kinds)
 #: The longest an adapter's "retry after" (`AdapterError.retry_after_s`) defers a task (s).
 MAX_RETRY_AFTER_S = 15 * 60.0
 #: Backoff after a retryable failure that said nothing about when to retry: the first retry
@@ -52,11 +47,6 @@ MAX_RETRY_AFTER_S = 15 * 60.0
 #: With 5 attempts an outage is tried over about 7 s, not burned through in milliseconds.
 BACKOFF_BASE_MS = 1_000
 BACKOFF_MAX_MS = 60_000
-#: Follow-up kinds a worker may take on as its completion enqueues them (no claim query): only
-#: kinds `claim_task` would give out at once (the notify_* kinds wait for the first page).
-CHAINED = ("respond",)
-#: Task kinds whose failure leaves the incident without a diagnosis to page with.
-DIAGNOSIS_KINDS = ("investigate",)
 
 
 def backoff_ms(claimed: Claim) -> int:

@@ -176,7 +176,8 @@ def dependency_order(
 
 
 #: Alerts per batched write (`triage_join`, `triage_known`): each write holds the graph's
-#: write lock, so a few hundred keep every other writer's wait short (docs/architecture.md §5).
+#: write lock, so a few hundred keep every other writer's wait short (docs/architecture.md,
+#: FalkorDB facts).
 BATCH = 250
 
 

@@ -42,7 +42,7 @@ from adapters.notify import AdapterError
 # gateway.cli worker`, started by serve) loads no web stack, model SDK or PyGithub (README
 # "Memory": 134 MiB RSS per process before, about 55 after).
 from agents.metrics import serve_metrics_dir, use_multiprocess_dir
-from agents.tasks.worker import ROLE_KINDS
+from agents.tasks.kinds import ROLE_KINDS
 from gateway import __version__
 from gateway.logs import configure_logging
 from gateway.ops.archive import archive_path, find_archived

@@ -1,5 +1,6 @@
 """The world: components, dependencies, teams, people and on-call, imported from the sources
-teams already have (docs/architecture.md §2): one importer per source, each a pure function from
+teams already have (docs/architecture.md, layers): one importer per source, each a pure function
+from
 files to the
 internal model (`gateway.world.model`), and one validating writer (`gateway.world.writer`).
 

@@ -1,5 +1,6 @@
 """The live call graph: dependency edges and call rates from the service-graph metrics
-(`traces_service_graph_request_total{client, server, connection_type}`, docs/architecture.md §4b).
+(`traces_service_graph_request_total{client, server, connection_type}`, docs/architecture.md,
+evidence).
 
 A pure function turns the calls Prometheus reports into a world model: each `client` and
 `server` is mapped to a component by name or alias (a service the graph does not know yet is

@@ -35,7 +35,8 @@ def plain_name(value: str) -> str:
     """Check a name that becomes a unique property (Component.name, Team.name, Person.name).
 
     FalkorDB 4.16.3 crashes on a unique value that is empty, has surrounding whitespace,
-    contains \\x01 or is over 4096 bytes (docs/architecture.md §5). Raises `ValueError` with the
+    contains \\x01 or is over 4096 bytes (docs/architecture.md, FalkorDB facts). Raises
+    `ValueError` with the
     rule.
     """
     if not value or len(value) > 256 or not value.isprintable() or value != value.strip():
@@ -178,7 +179,8 @@ class WorldSpec(BaseModel):
     """A whole world, from one source or several merged.
 
     `default_team` is the root route: the team paged when no team owns an incident's
-    components, or the owner has nobody on call (docs/architecture.md §4b). A world file must name
+    components, or the owner has nobody on call (docs/architecture.md, evidence). A world file must
+    name
     it
     (checked by `gateway.world.validate`); other sources may not know it.
     """

@@ -1,8 +1,8 @@
 """Investigation tools: typed, one module per family, each call a checkpointed Step.
 
-The rules planner and a model planner use exactly these tools (docs/architecture.md §4b). A model
-sees
-`TOOLS[name].schema()` (name, description, JSON schema of the input) and never Cypher, graph
+The rules planner and a model planner use exactly these tools (docs/architecture.md, "Evidence
+and tools"). A model sees `TOOLS[name].schema()` of the tools usable here (`Tool.needs`) (name,
+description, JSON schema of the input) and never Cypher, graph
 names or URLs; `call` validates its arguments, so a bad call is an `error` result, not a crash.
 """
 
@@ -40,6 +40,10 @@ def call(task: TaskRun, ctx: ToolContext, name: str, args: dict[str, Any]) -> To
     if tool is None:
         known = ", ".join(sorted(TOOLS))
         failed = ToolResult(status="error", detail=f"unknown tool {name!r}; tools: {known}")
+        return _stored(task.step(name, args, failed.model_dump, deferred=True))
+    if not tool.usable(ctx):
+        needs = ", ".join(sorted(tool.needs))
+        failed = ToolResult(status="error", detail=f"{name} needs {needs}: not configured here")
         return _stored(task.step(name, args, failed.model_dump, deferred=True))
     try:
         parsed = tool.input_model.model_validate(args)

@@ -1,6 +1,7 @@
 """The shape every investigation tool shares: an input model, a context, a result value.
 
-Source: docs/architecture.md §4b and HolmesGPT's tool results (success / error / no data as values).
+Source: docs/architecture.md, evidence and HolmesGPT's tool results (success / error / no data as
+values).
 A tool never raises for missing or unreachable evidence: it answers `no_data` or `error`,
 and the planner decides what that means. Only coordination errors (`LeaseLost`,
 `GraphUnavailable`) propagate, because they stop the task, not the reasoning.
@@ -118,6 +119,9 @@ class Tool:
     the component names the call looks at (the Step's TOUCHED edges); `outside`: the call asks
     an outside system (Prometheus), so its step is checkpointed at once, never repeated; a
     graph-only call's checkpoint may wait for the next write (`TaskRun.step(deferred=True)`).
+    `needs`: what the tool cannot answer without (`"prometheus"`: `PROMETHEUS_URL`), so a model
+    is offered only the tools that can work here, as HolmesGPT's toolsets declare
+    prerequisites.
     """
 
     name: str
@@ -126,6 +130,11 @@ class Tool:
     run: Callable[[ToolContext, Any], ToolResult]
     touches: Callable[[ToolContext, Any], list[str]] = _touch_alerting
     outside: bool = False
+    needs: frozenset[str] = frozenset()
+
+    def usable(self, ctx: ToolContext) -> bool:
+        """Whether what the tool needs is there for this investigation."""
+        return "prometheus" not in self.needs or ctx.prometheus is not None
 
     def schema(self) -> dict[str, Any]:
         """The tool as a model sees it: `{name, description, input_schema}` (JSON schema)."""

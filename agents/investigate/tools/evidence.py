@@ -1,6 +1,6 @@
 """Evidence tools: the call graph's own health from Prometheus.
 
-Sources (docs/architecture.md §4b):
+Sources (docs/architecture.md, evidence):
 - Service-graph metrics written by the OpenTelemetry Collector's servicegraph connector and
   Tempo's metrics-generator: `traces_service_graph_request_total`,
   `traces_service_graph_request_failed_total` (counters) and
@@ -260,6 +260,9 @@ def _touch_components(ctx: ToolContext, args: Any) -> list[str]:
     return list(args.components if args.components is not None else ctx.alerting)
 
 
+#: What every tool of this family needs: a Prometheus to ask.
+PROMETHEUS = frozenset({"prometheus"})
+
 TOOLS = (
     Tool(
         "edge_health",
@@ -272,6 +275,7 @@ TOOLS = (
         edge_health,
         _touch_components,
         outside=True,
+        needs=PROMETHEUS,
     ),
     Tool(
         "service_errors",
@@ -281,6 +285,7 @@ TOOLS = (
         service_errors,
         _touch_components,
         outside=True,
+        needs=PROMETHEUS,
     ),
     Tool(
         "targets_down",
@@ -289,6 +294,7 @@ TOOLS = (
         targets_down,
         _touch_components,
         outside=True,
+        needs=PROMETHEUS,
     ),
     Tool(
         "promql",
@@ -297,5 +303,6 @@ TOOLS = (
         PromQLInput,
         promql,
         outside=True,
+        needs=PROMETHEUS,
     ),
 )

@@ -18,7 +18,8 @@ from agents.investigate.tools.base import (
     rows_result,
 )
 
-#: Longest dependency walk (hops); docs/architecture.md §5: `*0..6` stays fast up to 100k
+#: Longest dependency walk (hops); docs/architecture.md, FalkorDB facts: `*0..6` stays fast up to
+#: 100k
 #: components.
 MAX_HOPS = 6
 

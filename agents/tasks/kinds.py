@@ -1,0 +1,62 @@
+"""Task kinds, declared once: which role claims each kind, what its completion enqueues next,
+whether it waits for the incident's first page, and whether its failure must still page.
+
+Everything else is derived from this table: the worker roles (`ROLE_KINDS`), the kinds a
+completion may claim on the spot (`CHAINED`), the kinds a failure pages for
+(`DIAGNOSIS_KINDS`), the claim query's `$after_page` parameter (`AFTER_PAGE`) and each agent's
+`kinds`. The idea is arq's: a job kind is declared once, with its options beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TaskKind:
+    """One kind of `Task` node.
+
+    `role`: the worker role that claims it (`investigator`, `responder`, `learner`).
+    `then`: the kind its completion enqueues for the same incident, if any.
+    `after_page`: claimable only once the incident's first page is out (or the incident was
+    merged): a follow-up must not overtake the page it follows up.
+    `chained`: a completion that enqueues it may claim it for the same worker in the same
+    query (one claim round trip fewer), which is safe only for kinds claimable at once.
+    `pages_on_failure`: when it fails for good, the incident still gets an inconclusive
+    finding and its page (a failed diagnosis must not leave the on-call unpaged).
+    """
+
+    name: str
+    role: str
+    then: str | None = None
+    after_page: bool = False
+    chained: bool = False
+    pages_on_failure: bool = False
+
+
+TASK_KINDS: tuple[TaskKind, ...] = (
+    TaskKind("investigate", "investigator", then="respond", pages_on_failure=True),
+    TaskKind("reinvestigate", "investigator", then="notify_update"),
+    TaskKind("respond", "responder", chained=True),
+    TaskKind("notify_cleared", "responder", after_page=True),
+    TaskKind("notify_update", "responder", after_page=True),
+    TaskKind("notify_verdict", "responder", after_page=True),
+    TaskKind("readback", "responder"),
+    TaskKind("learn", "learner"),
+)
+
+#: Kind name -> its declaration.
+BY_NAME: dict[str, TaskKind] = {kind.name: kind for kind in TASK_KINDS}
+
+
+#: Role -> the kinds its workers claim; `any` claims every kind.
+ROLE_KINDS: dict[str, tuple[str, ...]] = {
+    role: tuple(kind.name for kind in TASK_KINDS if kind.role == role)
+    for role in dict.fromkeys(kind.role for kind in TASK_KINDS)
+} | {"any": tuple(kind.name for kind in TASK_KINDS)}
+#: Kinds a completion may claim on the spot for the worker that enqueued them.
+CHAINED: tuple[str, ...] = tuple(kind.name for kind in TASK_KINDS if kind.chained)
+#: Kinds whose failure for good still pages, with an inconclusive finding.
+DIAGNOSIS_KINDS: tuple[str, ...] = tuple(k.name for k in TASK_KINDS if k.pages_on_failure)
+#: Kinds that wait for the incident's first page (the claim query's `$after_page`).
+AFTER_PAGE: list[str] = [kind.name for kind in TASK_KINDS if kind.after_page]
