@@ -6,8 +6,8 @@ SET p.status = 'discarded', p.discarded_at = timestamp()
 WITH p
 MATCH (i:Incident {id: p.incident_id})
 MERGE (t:Task {id: 'readback-answer:' + $proposed_id})
-  ON CREATE SET t.kind = 'readback', t.status = 'open', t.owner = '', t.attempt_id = '',
-    t.epoch = 0, t.attempts = 0, t.lease_until = 0, t.created_at = timestamp(),
-    t.incident_id = i.id, t.fact_id = $proposed_id
+  ON CREATE SET t += {kind: 'readback', incident_id: i.id, fact_id: $proposed_id,
+// @include _fresh_task
+}
 MERGE (t)-[:FOR]->(i)
 RETURN p.id AS id

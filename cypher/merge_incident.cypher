@@ -40,7 +40,8 @@ SET i.firing = coalesce(i.firing, 0) + coalesce(gone.firing, 0),
                            ELSE i.severity_rank END,
     gone.status = 'merged', gone.merged_into = i.id, gone.firing = 0
 MERGE (t:Task {id: 'reinvestigate:' + i.id + ':merge:' + gone.id})
-  ON CREATE SET t.kind = 'reinvestigate', t.status = 'open', t.owner = '', t.attempt_id = '',
-    t.epoch = 0, t.attempts = 0, t.lease_until = 0, t.created_at = timestamp(), t.incident_id = i.id
+  ON CREATE SET t += {kind: 'reinvestigate', incident_id: i.id,
+// @include _fresh_task
+}
 MERGE (t)-[:FOR]->(i)
 RETURN gone.id AS merged, i.id AS into

@@ -8,8 +8,8 @@ MERGE (f:Fact {id: $id})
     f.incident_id = i.id
 MERGE (f)-[:STATED_IN]->(i)
 MERGE (t:Task {id: 'readback:' + $id})
-  ON CREATE SET t.kind = 'readback', t.status = 'open', t.owner = '', t.attempt_id = '',
-    t.epoch = 0, t.attempts = 0, t.lease_until = 0, t.created_at = timestamp(),
-    t.incident_id = i.id, t.fact_id = $id
+  ON CREATE SET t += {kind: 'readback', incident_id: i.id, fact_id: $id,
+// @include _fresh_task
+}
 MERGE (t)-[:FOR]->(i)
 RETURN f.id AS id, f.status AS status

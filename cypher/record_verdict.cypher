@@ -15,11 +15,13 @@ MERGE (v:Verdict {id: $id})
     v.event_id = $event_id
 MERGE (i)-[:HAS_VERDICT]->(v)
 MERGE (l:Task {id: 'learn:' + v.id})
-  ON CREATE SET l.kind = 'learn', l.status = 'open', l.owner = '', l.attempt_id = '', l.epoch = 0,
-    l.attempts = 0, l.lease_until = 0, l.created_at = timestamp(), l.incident_id = i.id
+  ON CREATE SET l += {kind: 'learn', incident_id: i.id,
+// @include _fresh_task
+}
 MERGE (l)-[:FOR]->(i)
 MERGE (n:Task {id: 'notify_verdict:' + v.id})
-  ON CREATE SET n.kind = 'notify_verdict', n.status = 'open', n.owner = '', n.attempt_id = '',
-    n.epoch = 0, n.attempts = 0, n.lease_until = 0, n.created_at = timestamp(), n.incident_id = i.id
+  ON CREATE SET n += {kind: 'notify_verdict', incident_id: i.id,
+// @include _fresh_task
+}
 MERGE (n)-[:FOR]->(i)
 RETURN v.id AS id, v.verdict AS verdict, v.actual_cause AS actual_cause, fresh

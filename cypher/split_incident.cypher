@@ -14,8 +14,9 @@ CREATE (new:Incident {id: $new_incident_id, status: 'open', severity: $severity,
   severity_rank: $severity_rank, title: $title, opened_at: $opened_at, received_at: timestamp(),
   group_keys: $group_keys, firing: size(moved), components: $components, split_from: old.id})
 CREATE (new)-[:SPLIT_FROM]->(old)
-CREATE (:Task {id: $new_task_id, kind: 'investigate', status: 'open', owner: '', attempt_id: '',
-  epoch: 0, attempts: 0, lease_until: 0, created_at: timestamp(), incident_id: $new_incident_id})-[:FOR]->(new)
+CREATE (:Task {id: $new_task_id, kind: 'investigate', incident_id: $new_incident_id,
+// @include _fresh_task
+})-[:FOR]->(new)
 FOREACH (h IN edges | DELETE h)
 FOREACH (a IN moved | CREATE (new)-[:HAS_ALERT {via: 'split from ' + old.id + ': ' + $why}]->(a))
 SET old.firing = coalesce(old.firing, 0) - size(moved), old.components = $kept_components
@@ -23,8 +24,9 @@ WITH old, new, moved
 SET old.status = CASE WHEN old.firing <= 0 THEN 'resolved' ELSE old.status END,
     old.resolved_at = CASE WHEN old.firing <= 0 THEN timestamp() ELSE old.resolved_at END
 MERGE (r:Task {id: 'reinvestigate:' + old.id + ':split:' + new.id})
-  ON CREATE SET r.kind = 'reinvestigate', r.status = 'open', r.owner = '', r.attempt_id = '',
-    r.epoch = 0, r.attempts = 0, r.lease_until = 0, r.created_at = timestamp(), r.incident_id = old.id
+  ON CREATE SET r += {kind: 'reinvestigate', incident_id: old.id,
+// @include _fresh_task
+}
 MERGE (r)-[:FOR]->(old)
 WITH old, new, moved
 OPTIONAL MATCH (old)-[:HAS_FINDING]->(f:Finding)

@@ -12,7 +12,8 @@ FOREACH (_ IN CASE WHEN old IS NULL THEN [1] ELSE [] END |
   MERGE (i)-[:HAS_FINDING]->(f)
   SET i.conclusive = false)
 MERGE (n:Task {id: 'respond:' + i.id})
-  ON CREATE SET n.kind = 'respond', n.status = 'open', n.owner = '', n.attempt_id = '',
-    n.epoch = 0, n.attempts = 0, n.lease_until = 0, n.created_at = timestamp(), n.incident_id = i.id
+  ON CREATE SET n += {kind: 'respond', incident_id: i.id,
+// @include _fresh_task
+}
 MERGE (n)-[:FOR]->(i)
 RETURN i.id AS id

@@ -57,14 +57,15 @@ FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NULL THEN [1] ELSE [] END |
     group_keys: [$group_key], firing: CASE WHEN $status = 'firing' THEN 1 ELSE 0 END,
     components: CASE WHEN $component IS NULL THEN [] ELSE [$component] END,
     hold_until: CASE WHEN held THEN timestamp() + $hold_ms ELSE 0 END})-[:HAS_ALERT]->(a)
-  CREATE (:Task {id: $new_task_id, kind: 'investigate', status: 'open', owner: '', attempt_id: '',
-    epoch: 0, attempts: 0, lease_until: 0, created_at: timestamp(), incident_id: $new_incident_id})-[:FOR]->(i))
+  CREATE (:Task {id: $new_task_id, kind: 'investigate', incident_id: $new_incident_id,
+// @include _fresh_task
+})-[:FOR]->(i))
 FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL AND $component IS NOT NULL
                     AND NOT $component IN cand.components THEN [1] ELSE [] END |
   MERGE (r:Task {id: 'reinvestigate:' + cand.id + ':' + $component})
-    ON CREATE SET r.kind = 'reinvestigate', r.status = 'open', r.owner = '', r.attempt_id = '',
-      r.epoch = 0, r.attempts = 0, r.lease_until = 0, r.created_at = timestamp(),
-      r.incident_id = cand.id
+    ON CREATE SET r += {kind: 'reinvestigate', incident_id: cand.id,
+// @include _fresh_task
+}
   MERGE (r)-[:FOR]->(cand))
 FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL THEN [1] ELSE [] END |
   CREATE (cand)-[:HAS_ALERT {via: via}]->(a)
@@ -87,8 +88,8 @@ SET inc.status = CASE WHEN closing THEN 'resolved' ELSE inc.status END,
     inc.resolved_at = CASE WHEN closing THEN coalesce(a.ends_at_ms, timestamp()) ELSE inc.resolved_at END
 FOREACH (_ IN CASE WHEN cleared THEN [1] ELSE [] END |
   MERGE (t:Task {id: 'cleared:' + a.key})
-    ON CREATE SET t.kind = 'notify_cleared', t.status = 'open', t.owner = '', t.attempt_id = '',
-      t.epoch = 0, t.attempts = 0, t.lease_until = 0, t.created_at = timestamp(),
-      t.incident_id = inc.id, t.alert_key = a.key
+    ON CREATE SET t += {kind: 'notify_cleared', incident_id: inc.id, alert_key: a.key,
+// @include _fresh_task
+}
   MERGE (t)-[:FOR]->(inc))
 RETURN a.key AS key, prev, a.status AS status, inc.id AS incident_id, opened, closing, cleared

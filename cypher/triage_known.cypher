@@ -16,9 +16,9 @@ WITH a, prev, resolving
 MATCH (inc:Incident)-[:HAS_ALERT]->(a)
 FOREACH (_ IN CASE WHEN resolving THEN [1] ELSE [] END |
   MERGE (t:Task {id: 'cleared:' + a.key})
-    ON CREATE SET t.kind = 'notify_cleared', t.status = 'open', t.owner = '', t.attempt_id = '',
-      t.epoch = 0, t.attempts = 0, t.lease_until = 0, t.created_at = timestamp(),
-      t.incident_id = inc.id, t.alert_key = a.key
+    ON CREATE SET t += {kind: 'notify_cleared', incident_id: inc.id, alert_key: a.key,
+// @include _fresh_task
+}
   MERGE (t)-[:FOR]->(inc))
 WITH inc, collect(a.key) AS keys, sum(CASE WHEN resolving THEN 1 ELSE 0 END) AS dropped,
      sum(CASE WHEN a.status = 'resolved' THEN 1 ELSE 0 END) AS resolved_here,

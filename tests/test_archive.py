@@ -20,8 +20,8 @@ from gateway.http.status import incident_detail
 from gateway.ops.archive import archive_old_incidents, archive_path, find_archived
 from gateway.ops.upkeep import Upkeep
 from tests.conftest import make_settings
+from tests.learn.test_retention import deliver
 from tests.test_cli import cli
-from tests.test_retention import deliver
 
 
 def test_old_incidents_leave_the_graph_for_the_archive_file(

@@ -21,7 +21,7 @@ from adapters.falkordb import free_port
 from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from tests.conftest import clean_env
-from tests.test_crash import wait_for
+from tests.tasks.test_crash import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,5 +1,5 @@
 """`weigh` rule by rule, on hand-built evidence (the pure functions; the same rules
-against a real Prometheus are in tests/test_evidence.py)."""
+against a real Prometheus are in tests/investigate/test_evidence.py)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from tests.conftest import Gateway, make_settings
 from tests.slack_api import SlackAPI
 from tests.test_slack_routes import click, post_event, reply, slack_settings
 
-WORLD = Path(__file__).parent / "data" / "two-postgres-world.yaml"
+WORLD = Path(__file__).resolve().parents[1] / "data" / "two-postgres-world.yaml"
 WEEK1 = datetime(2026, 11, 2, 3, 12, tzinfo=UTC)
 
 

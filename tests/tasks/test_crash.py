@@ -28,7 +28,7 @@ from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
 from tests.conftest import alert_body, clean_env
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def wait_for(what: str, check: Callable[[], object], timeout_s: float = 20.0) -> object:

@@ -21,7 +21,7 @@ from agents.respond.responder import Responder
 from agents.tasks.coordination import Claim, TaskRun, claim
 from agents.tasks.worker import Worker, backoff_ms
 from tests.slack_api import TOKEN, Failure, SlackAPI
-from tests.test_coordination import INVESTIGATE, investigated, open_incident
+from tests.tasks.test_coordination import INVESTIGATE, investigated, open_incident
 
 
 def task(graph: TenantGraph, task_id: str) -> dict[str, object]:
