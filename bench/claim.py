@@ -22,7 +22,7 @@ from pathlib import Path
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore
 from agents.tasks.coordination import claim
-from agents.tasks.kinds import ROLE_KINDS
+from agents.tasks.kinds import AFTER_PAGE, ROLE_KINDS
 
 BATCH = 5_000
 KINDS = ["investigate", "respond", "notify_cleared"]
@@ -55,7 +55,11 @@ def main() -> None:
                          "kinds": KINDS, "status": status},
                     )  # fmt: skip
             graph.ensure_schema()  # waits until the indexes are OPERATIONAL again
-            print(graph.explain("claim_task", {"kinds": [], "max_attempts": 5}))
+            print(
+                graph.explain(
+                    "claim_task", {"kinds": [], "after_page": AFTER_PAGE, "max_attempts": 5}
+                )
+            )
             kinds = list(ROLE_KINDS["investigator"])
             latencies = []
             began = time.perf_counter()

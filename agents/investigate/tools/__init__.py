@@ -19,6 +19,9 @@ from agents.tasks.coordination import TaskRun
 
 __all__ = ["TOOLS", "Tool", "ToolContext", "ToolResult", "call"]
 
+#: What a tool's need (`Tool.needs`) lacks when it is not met, in the words of its setting.
+MISSING = {"prometheus": "a Prometheus: PROMETHEUS_URL is not set"}
+
 #: Every tool by name.
 TOOLS: dict[str, Tool] = {
     tool.name: tool
@@ -42,8 +45,8 @@ def call(task: TaskRun, ctx: ToolContext, name: str, args: dict[str, Any]) -> To
         failed = ToolResult(status="error", detail=f"unknown tool {name!r}; tools: {known}")
         return _stored(task.step(name, args, failed.model_dump, deferred=True))
     if not tool.usable(ctx):
-        needs = ", ".join(sorted(tool.needs))
-        failed = ToolResult(status="error", detail=f"{name} needs {needs}: not configured here")
+        missing = "; ".join(MISSING[need] for need in sorted(tool.needs))
+        failed = ToolResult(status="error", detail=f"{name} needs {missing}")
         return _stored(task.step(name, args, failed.model_dump, deferred=True))
     try:
         parsed = tool.input_model.model_validate(args)
