@@ -20,6 +20,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,9 @@ INDEXES: tuple[tuple[str, str], ...] = (
     ("Fact", "person"),
     ("Component", "aliases"),  # an array: `name IN c.aliases` looks up the index
 )
+#: (label, property, dimension) of the cosine vector indexes: an incident's hashed bag of words
+#: (`agents.investigate.similar`, 128 float32 buckets) for similar-incident recall.
+VECTOR_INDEXES: tuple[tuple[str, str, int], ...] = (("Incident", "text_vec", 128),)
 #: (label, property) pairs that must be unique; FalkorDB builds each on an exact-match index.
 UNIQUE: tuple[tuple[str, str], ...] = (
     ("Component", "name"),
@@ -433,6 +437,9 @@ class TenantGraph:
             for label, prop in INDEXES:
                 if (label, prop) not in existing:
                     created_once(self._graph.create_node_range_index, label, prop)
+            for label, prop, dim in VECTOR_INDEXES:
+                if (label, prop) not in existing:
+                    created_once(partial(self._vector_index, dim=dim), label, prop)
             constraints = {(c["label"], tuple(c["properties"])) for c in self._constraints()}
             for label, prop in UNIQUE:
                 if (label, (prop,)) not in constraints:
@@ -454,6 +461,12 @@ class TenantGraph:
                 if time.monotonic() > deadline:
                     raise GraphUnavailable(f"constraints on {self.name} still building")
                 time.sleep(0.05)
+
+    def _vector_index(self, label: str, prop: str, dim: int) -> object:
+        """A cosine vector index (FalkorDB answers cosine *distance*: 0 is identical)."""
+        return self._graph.create_node_vector_index(
+            label, prop, dim=dim, similarity_function="cosine"
+        )
 
     def schema_problems(self) -> list[str]:
         """Read-only check of the unique constraints (for `blast-radius doctor`): one line per

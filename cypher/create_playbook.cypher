@@ -1,15 +1,19 @@
 // Learn a playbook (fenced; idempotent by id): pinned to the confirmed root cause, with its
 // failure kind and the checks that held, linked to the incident, finding and verdict it came
-// from. Memory is never edited in place: a new version SUPERSEDES the old, which stops being
+// from, and who gave that verdict (`confirmed_by`: their name, else their Slack id; cited when memory names the cause again).
+// Memory is never edited in place: a new version SUPERSEDES the old, which stops being
 // recalled (status 'superseded'); both stay.
 MATCH (t:Task {id: $task_id})
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
 MATCH (c:Component {name: $component})
 MATCH (i:Incident {id: $incident_id})-[:HAS_VERDICT]->(v:Verdict {id: $verdict_id})
+OPTIONAL MATCH (who:Person {slack_user_id: v.by})
+WITH c, i, v, head(collect(who.name)) AS who
 MERGE (pb:Playbook {id: $id})
   ON CREATE SET pb.title = $title, pb.failure_kind = $failure_kind, pb.tech = c.tech,
     pb.checks_json = $checks_json, pb.helped = 0, pb.misled = 0, pb.trust = 0.5,
-    pb.status = 'active', pb.created_at = timestamp(), pb.learned_from = i.id
+    pb.status = 'active', pb.created_at = timestamp(), pb.learned_from = i.id,
+    pb.learned_at = i.opened_at, pb.confirmed_by = coalesce(v.by_name, who, v.by)
 MERGE (pb)-[:PINNED_TO]->(c)
 MERGE (pb)-[:LEARNED_FROM]->(i)
 MERGE (pb)-[:LEARNED_FROM]->(v)

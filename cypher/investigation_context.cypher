@@ -90,7 +90,8 @@ CALL {
     WHERE all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
     MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
     RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
-           pb.checks_json AS checks_json, c.name AS candidate, c.name AS pinned_to,
+           pb.checks_json AS checks_json, pb.learned_from AS learned_from,
+       pb.confirmed_by AS confirmed_by, pb.learned_at AS learned_at, c.name AS candidate, c.name AS pinned_to,
            [n IN nodes(p) | n.name] AS path, length(p) AS hops, 0 AS source
     UNION ALL
     WITH alerting
@@ -101,7 +102,8 @@ CALL {
     WHERE r.purpose = 'config'
     MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
     RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
-           pb.checks_json AS checks_json, c.name AS candidate, c.name AS pinned_to,
+           pb.checks_json AS checks_json, pb.learned_from AS learned_from,
+       pb.confirmed_by AS confirmed_by, pb.learned_at AS learned_at, c.name AS candidate, c.name AS pinned_to,
            [n IN nodes(p) | n.name] AS path, length(p) AS hops, 1 AS source
     UNION ALL
     WITH alerting
@@ -112,7 +114,8 @@ CALL {
     WHERE all(r IN relationships(p) WHERE r.purpose = 'business')
     MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
     RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
-           pb.checks_json AS checks_json, c.name AS candidate, c.name AS pinned_to,
+           pb.checks_json AS checks_json, pb.learned_from AS learned_from,
+       pb.confirmed_by AS confirmed_by, pb.learned_at AS learned_at, c.name AS candidate, c.name AS pinned_to,
            [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 1 AS source
     UNION ALL
     WITH alerting
@@ -124,11 +127,14 @@ CALL {
     MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(o:Component)
     WHERE o.tech = c.tech AND o <> c
     RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
-           pb.checks_json AS checks_json, c.name AS candidate, o.name AS pinned_to,
+           pb.checks_json AS checks_json, pb.learned_from AS learned_from,
+       pb.confirmed_by AS confirmed_by, pb.learned_at AS learned_at, c.name AS candidate, o.name AS pinned_to,
            [n IN nodes(p) | n.name] AS path, length(p) AS hops, 2 AS source
   }
   RETURN collect({id: id, title: title, failure_kind: failure_kind, trust: trust,
-                  checks_json: checks_json, candidate: candidate, pinned_to: pinned_to,
+                  checks_json: checks_json, learned_from: learned_from,
+                  confirmed_by: confirmed_by, learned_at: learned_at,
+                  candidate: candidate, pinned_to: pinned_to,
                   path: path, hops: hops, source: source}) AS recalled
 }
 CALL {

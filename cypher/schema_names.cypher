@@ -28,6 +28,7 @@ CREATE (s:Action:Alert:Change:Component:Decision:Fact:Finding:Incident:OnCallShi
   declared: 0, last_seen: 0, oncall_json: 0, origin: 0, paths: 0, rate: 0,
   retired_at: 0, sources: 0,
   via: 0, split_from: 0, merged_into: 0,
+  confirmed_by: 0, learned_at: 0, text_vec: 0, resolved_by: 0, similar_json: 0,
   evidence_json: 0, separated_by: 0, retired_reason: 0, retired_by: 0,
   props: 0, rank: 0, trimmed_at: 0,
   channel: 0, covers: 0, depths: 0, hops: 0, pinned_to: 0, producer: 0, shift_ends_at: 0,

@@ -71,6 +71,10 @@ class Settings(BaseSettings):
     correlation_hops: int = Field(2, alias="BLAST_CORRELATION_HOPS", ge=0, le=6)
     page_hold_ms: int = Field(5_000, alias="BLAST_PAGE_HOLD_MS", ge=0, le=600_000)
     walk_hops: int = Field(6, alias="BLAST_WALK_HOPS", ge=1, le=6)
+    #: What memory the investigator uses: graph (recalled playbooks checked against the
+    #: incident, past and similar incidents), text (similar incidents only, for the model
+    #: planner and the page), none (each incident from scratch; for comparisons).
+    memory: Literal["graph", "text", "none"] = Field("graph", alias="BLAST_MEMORY")
     workers: int = Field(2, alias="BLAST_WORKERS", ge=0, le=64)
     lease_ms: int = Field(30_000, alias="BLAST_LEASE_MS", gt=0)
     max_attempts: int = Field(5, alias="BLAST_MAX_ATTEMPTS", gt=0)

@@ -18,6 +18,16 @@ is refused with the reason, so `POST /api/v1/playbooks` answers 422):
   the hour before.
 - `requests_rising` `{factor}` — the candidate's requests rose at least `factor` x (a traffic
   source).
+- `explains_alerting` — every alerting component reaches the candidate by a dependency path
+  (business or configuration edges, 0-6 hops), or the candidate is a traffic source calling
+  it: a remembered cause that cannot explain this incident's alerts is not its cause. The
+  investigator asks it of every recalled playbook, so a wrong one planted by hand is caught.
+- `signature` `{alerts: [{component, kind, path}], overlap}` — the incident a playbook was
+  learned from, as it can be observed again when nothing was measured: which components
+  alerted with which failure kinds (`agents.failure_kinds`; the alert name when none
+  classifies) and their dependency paths to the cause. Holds when the (component, kind) pairs
+  alerting now overlap the remembered ones by at least `overlap` (Jaccard, 0-1) and every
+  remembered component that had a path to the cause alerting now still has one.
 - `prometheus` `{query, op, threshold}` — an instant query (at the incident's opening time)
   whose first sample compares true against the threshold; `$component` in the query is replaced
   by the candidate's name, quoted as a PromQL string.
@@ -45,8 +55,8 @@ from agents.investigate.tools.graph import NoInput, alert_peers
 from agents.investigate.weigh import EDGE_MIN_CALLS
 
 __all__ = [
-    "CHANGE_LOOKBACK_MS", "CHECK", "Check", "Evidence", "about_candidate", "evaluate",
-    "evidence_checks",
+    "CHANGE_LOOKBACK_MS", "CHECK", "Check", "Evidence", "about_candidate", "alert_signature",
+    "evaluate", "evidence_checks", "paths_to",
 ]  # fmt: skip
 
 #: What checks may look at: the incident's alerts, its alerting components, when it opened
@@ -128,6 +138,31 @@ class RequestsRising(_Check):
     factor: float = Field(gt=1)
 
 
+class ExplainsAlerting(_Check):
+    """Every alerting component reaches the candidate (or is reached by it, a traffic source)."""
+
+    type: Literal["explains_alerting"]
+
+
+class SignatureAlert(BaseModel):
+    """One alerting component of a remembered incident: its failure kind (or alert name) and
+    its dependency path to the cause (empty when it had none)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    component: str = Field(min_length=1, max_length=200)
+    kind: str = Field(min_length=1, max_length=200)
+    path: list[str] = Field(default_factory=list, max_length=8)
+
+
+class Signature(_Check):
+    """The remembered incident's alerting components, kinds and paths (module docstring)."""
+
+    type: Literal["signature"]
+    alerts: list[SignatureAlert] = Field(min_length=1, max_length=50)
+    overlap: float = Field(0.6, gt=0, le=1)
+
+
 class PromQLCheck(_Check):
     """An instant PromQL query whose first sample compares true against `threshold`."""
 
@@ -140,7 +175,7 @@ class PromQLCheck(_Check):
 #: One check of a playbook, by its `type`.
 Check = Annotated[
     NoRecentChange | RecentChange | AlertKind | AlertFiring | NamedByAlert | CallsFailing
-    | CallsSlow | RequestsRising | PromQLCheck,
+    | CallsSlow | RequestsRising | ExplainsAlerting | Signature | PromQLCheck,
     Field(discriminator="type"),
 ]  # fmt: skip
 CHECK: TypeAdapter[Any] = TypeAdapter(Check)
@@ -189,7 +224,54 @@ def _answer(check: Any, candidate: str, ev: Evidence) -> dict[str, Any]:
         return _result(bool(hits), hits, f"alerts naming {candidate} as a peer: {len(hits)}")
     if isinstance(check, CallsFailing | CallsSlow | RequestsRising):
         return _calls(check, candidate, ev)
+    if isinstance(check, ExplainsAlerting):
+        return _explains(candidate, ev)
+    if isinstance(check, Signature):
+        return _signature(check, candidate, ev)
     return _promql(check, candidate, ev)
+
+
+def alert_signature(alerts: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """The (component, failure kind) pairs of an incident's alerts; an alert no keyword
+    classifies keeps its name as its kind. Alerts on no known component are left out."""
+    return {
+        (a["component"], classify(a["alertname"], a.get("summary", "")) or a["alertname"])
+        for a in alerts if a["component"]
+    }  # fmt: skip
+
+
+def paths_to(ev: Evidence, sources: list[str], candidate: str) -> dict[str, list[str] | None]:
+    """Each source's shortest dependency path to `candidate` (`cypher/paths_to.cypher`), or
+    None when it has none."""
+    if not sources:
+        return {}
+    rows = ev.graph.rows("paths_to", {"sources": sources, "candidate": candidate})
+    return {r["source"]: (list(r["path"]) if r["path"] else None) for r in rows}
+
+
+def _explains(candidate: str, ev: Evidence) -> dict[str, Any]:
+    found = paths_to(ev, ev.alerting, candidate)
+    missing = sorted(c for c in ev.alerting if not found.get(c))
+    if missing:
+        return _result(False, found, f"{candidate} explains no alert on {', '.join(missing)}")
+    return _result(True, found, f"{candidate} explains all {len(ev.alerting)} alerting components")
+
+
+def _signature(check: Signature, candidate: str, ev: Evidence) -> dict[str, Any]:
+    then = {(a.component, a.kind) for a in check.alerts}
+    now = alert_signature(ev.alerts)
+    overlap = len(then & now) / len(then | now)
+    had_path = sorted({a.component for a in check.alerts if a.path} & {c for c, _ in now})
+    found = paths_to(ev, had_path, candidate)
+    lost = [c for c in had_path if not found.get(c)]
+    held = overlap >= check.overlap and not lost
+    shown = ", ".join(f"{k} on {c}" for c, k in sorted(then & now)) or "nothing"
+    detail = (f"signature overlap {overlap:.2f} (want {check.overlap:.2f}): {shown} alert again"
+              + (f"; no path to {candidate} from {', '.join(lost)}" if lost else ""))  # fmt: skip
+    raw = {"overlap": round(overlap, 3), "matched": sorted(map(list, then & now)),
+           "new": sorted(map(list, now - then)), "missing": sorted(map(list, then - now)),
+           "paths": found}  # fmt: skip
+    return _result(held, raw, detail)
 
 
 def _changes(check: NoRecentChange | RecentChange, candidate: str, ev: Evidence) -> dict[str, Any]:
@@ -282,7 +364,7 @@ def about_candidate(check: dict[str, Any]) -> bool:
     it), not only at the incident's context (`no_recent_change`, symptoms on any alerting
     component). A playbook whose checks are all context cannot single out its candidate."""
     kind = check.get("type")
-    if kind == "no_recent_change":
+    if kind in ("no_recent_change", "explains_alerting"):  # any cause upstream explains them
         return False
     return not (kind in ("alert_kind", "alert_firing") and check.get("scope") == "alerting")
 

@@ -37,13 +37,15 @@ from __future__ import annotations
 import json
 import logging
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from adapters.prometheus import Prometheus
 from agents.failure_kinds import classify
+from agents.investigate import similar
 from agents.investigate.checks import Evidence, about_candidate, evaluate
 from agents.investigate.decision import Candidate, Decision
 from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
+from agents.investigate.recall import cited, gated
 from agents.investigate.split import split_unexplained
 from agents.investigate.tools import call, prefetch
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
@@ -170,8 +172,12 @@ class Investigator:
         walk_hops: int = 6,
         prometheus: Prometheus | None = None,
         model: ModelPlanner | None = None,
+        memory: Literal["graph", "text", "none"] = "graph",
     ) -> None:
         self.walk_hops = walk_hops
+        #: What memory it uses (`BLAST_MEMORY`): `graph` recalls playbooks and keeps similar
+        #: incidents; `text` only keeps similar incidents (a model may read them); `none`.
+        self.memory = memory
         self.prometheus = prometheus
         #: The optional model planner (`BLAST_PLANNER`), asked when the rules are unsure.
         self.model = model
@@ -208,16 +214,16 @@ class Investigator:
         )  # fmt: skip
         if known is not None and known.opened_ms == evidence.opened_ms:
             evidence.prefetched = known
-        used, steered = self._recall(task, evidence)
+        evidence.memory = self.memory
+        used, steered = self._recall(task, evidence) if self.memory == "graph" else ([], None)
+        if self.memory != "none":
+            self._remember(task, evidence)
         candidates: list[Candidate] = []
         changes: list[dict[str, Any]] = []
         if steered is not None:
             decision = Decision(
                 steered["candidate"], [steered["candidate"]], round(steered["trust"], 2),
-                f"Playbook '{steered['title']}' (trust {steered['trust']:.2f}, recalled via "
-                f"{' → '.join(steered['path'])}): all {len(steered['checks'])} checks held "
-                f"for {steered['candidate']}.",
-                surge_paths=[steered["path"]],
+                cited(steered, len(gated(steered))), surge_paths=[steered["path"]],
             )  # fmt: skip
             planner = "memory"
         else:
@@ -377,7 +383,7 @@ class Investigator:
         for playbook in recalled:
             results: list[dict[str, Any]] = []
             candidate: str = playbook["candidate"]
-            for check in playbook["checks"]:
+            for check in gated(playbook):
                 args = {"playbook": playbook["id"], "candidate": candidate, "check": check}
                 result = task.step(
                     "check", args, partial(evaluate, check, candidate, ev), touched=[candidate]
@@ -403,6 +409,19 @@ class Investigator:
             if applicable:
                 return used, playbook
         return used, None
+
+    def _remember(self, task: TaskRun, ev: Evidence) -> None:
+        """Keep the incident's text vector and the similar incidents found now on the
+        incident (`agents.investigate.similar`; the lookup is a checkpointed tool step), for
+        the page, the ticket and later incidents."""
+        if not ev.alerts:
+            return
+        vector = similar.text_vector(similar.incident_text(ev.alerts))
+        found = call(task, ev, "similar_incidents", {})
+        task.fenced(
+            "remember_incident",
+            {"vector": vector, "similar_json": json.dumps(found.data or [], ensure_ascii=False)},
+        )
 
     def _rules(
         self, task: TaskRun, ev: Evidence

@@ -12,6 +12,7 @@ never recalled.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from adapters.falkordb import TenantGraph
@@ -22,7 +23,9 @@ SAME_TECH_WEIGHT = 0.5
 
 def recall(graph: TenantGraph, alerting: list[str]) -> list[dict[str, Any]]:
     """Recalled playbooks as `{id, title, failure_kind, trust, checks, candidate, pinned_to,
-    path, hops, weight, score}`; one entry per (playbook, candidate), best first."""
+    path, hops, weight, score, learned_from (incident id or null), learned_at (when that
+    incident opened, ms UTC), confirmed_by (who gave its verdict)}`; one entry per
+    (playbook, candidate), best first."""
     return rank(graph.rows("recall", {"alerting": alerting}))
 
 
@@ -42,6 +45,8 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "candidate": row["candidate"], "pinned_to": row["pinned_to"],
             "path": list(row["path"]), "hops": int(row["hops"]), "weight": weight,
             "score": round(weight * float(row["trust"]), 4),
+            "learned_from": row.get("learned_from"), "learned_at": row.get("learned_at"),
+            "confirmed_by": row.get("confirmed_by"),
         }  # fmt: skip
         if key not in found or (entry["score"], -entry["hops"]) > (
             found[key]["score"],
@@ -49,3 +54,38 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ):
             found[key] = entry
     return sorted(found.values(), key=lambda e: (-e["score"], e["hops"], e["id"], e["candidate"]))
+
+
+def gated(playbook: dict[str, Any]) -> list[dict[str, Any]]:
+    """A recalled playbook's checks as the investigator runs them: `explains_alerting` first (a
+    remembered cause that cannot explain this incident's alerting components is not its
+    cause, however its own checks read), then the playbook's own. Recalled for another
+    component of the same tech (kind transfer), its `signature` checks are left out: they
+    name the components of the incident it came from; only the failure kind carries over.
+    `playbook`: a `recall` entry."""
+    checks: list[dict[str, Any]] = playbook["checks"]
+    if playbook["candidate"] != playbook["pinned_to"]:
+        checks = [c for c in checks if c.get("type") != "signature"]
+    if any(c.get("type") == "explains_alerting" for c in checks):
+        return checks
+    return [{"type": "explains_alerting"}, *checks]
+
+
+def cited(playbook: dict[str, Any], held: int) -> str:
+    """The summary of a finding memory made: the playbook, its trust, where it was learned and
+    who confirmed it, the recall path and how many checks held. `playbook`: a `recall` entry."""
+    when = ""
+    if playbook.get("learned_at"):
+        day = datetime.fromtimestamp(int(playbook["learned_at"]) / 1000, UTC)
+        when = f" on {day:%Y-%m-%d}"
+    source = ""
+    if playbook.get("learned_from"):
+        who = playbook.get("confirmed_by")
+        source = f", learned from {playbook['learned_from']}{when}" + (
+            f" (confirmed by {who})" if who else ""
+        )
+    return (
+        f"Memory: {playbook['candidate']}, as in playbook '{playbook['title']}' (trust "
+        f"{playbook['trust']:.2f}{source}; recalled via {' → '.join(playbook['path'])}): all "
+        f"{held} checks held for {playbook['candidate']}."
+    )

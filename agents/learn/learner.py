@@ -13,6 +13,11 @@ gets the
    cause, or a confirmation of an inconclusive finding naming it (`lesson_of`).
    If an active playbook of that kind on that component was recalled but not applicable, the
    new one is its next version and SUPERSEDES it.
+3. Its checks are what can be observed on that cause next time: the symptom checks that held,
+   plus the live evidence that held on it (service graph, `up`, a PromQL value) when there was
+   any, otherwise the incident's `signature` (which components alerted with which failure
+   kinds, and their dependency paths to the cause), so a repeat of a silent cause is
+   recognised from alerts alone.
 """
 
 from __future__ import annotations
@@ -22,11 +27,20 @@ import logging
 from typing import Any
 
 from agents.failure_kinds import dominant
-from agents.investigate.checks import Evidence, evaluate, evidence_checks
+from agents.investigate.checks import (
+    Evidence,
+    alert_signature,
+    evaluate,
+    evidence_checks,
+    paths_to,
+)
 from agents.tasks.coordination import TaskRun
 from agents.tasks.kinds import ROLE_KINDS
 
 log = logging.getLogger(__name__)
+#: How much of a remembered signature must alert again (Jaccard of (component, kind) pairs): a
+#: repeat with one caller more or fewer out of two or three still matches.
+SIGNATURE_OVERLAP = 0.5
 
 
 def proposed_checks(
@@ -44,6 +58,16 @@ def proposed_checks(
     )
     named: list[dict[str, Any]] = [{"type": "named_by_alert"}] if silent else []
     return [{"type": "no_recent_change", "scope": "alerting"}, symptom, *named]
+
+
+def signature_check(ev: Evidence, cause: str) -> dict[str, Any]:
+    """The `signature` check of an incident for `cause`: each alerting component with its
+    failure kind (`alert_signature`) and its dependency path to the cause (empty when it has
+    none). What a repeat can be recognised by when nothing was measured."""
+    pairs = sorted(alert_signature(ev.alerts))
+    found = paths_to(ev, sorted({c for c, _ in pairs}), cause)
+    alerts = [{"component": c, "kind": k, "path": found.get(c) or []} for c, k in pairs]
+    return {"type": "signature", "alerts": alerts[:50], "overlap": SIGNATURE_OVERLAP}
 
 
 def lesson_of(verdict: dict[str, Any], steered: bool) -> str | None:
@@ -141,7 +165,13 @@ class Learner:
         )  # fmt: skip
         # The live evidence that held when the finding was made (it cannot be re-read here:
         # the learner has no Prometheus), as checks with thresholds a repeat must meet.
-        held += evidence_checks(json.loads(verdict.get("evidence_json") or "[]"), cause)
+        measured = evidence_checks(json.loads(verdict.get("evidence_json") or "[]"), cause)
+        held += measured
+        if not measured:  # nothing measured held on the cause: remember how the incident looked
+            held.append(task.step(
+                "signature", {"cause": cause}, lambda: signature_check(evidence, cause),
+                touched=[cause], deferred=True,
+            ))  # fmt: skip
         title = f"{kind or on_cause[0]['alertname']} on {cause}"
         task.fenced(
             "create_playbook",

@@ -45,7 +45,13 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     actions [{intent_id, kind, status, adapter, external_ref}], verdicts [{id, verdict,
     actual_cause, by, by_name, at, text, source, event_id}] (engineers' answers in Slack,
     oldest first), tasks [{id, kind, status, epoch, attempts, taken_over, last_error,
-    created_at}] (the agents' work on it; epoch counts claims).
+    created_at}] (the agents' work on it; epoch counts claims), similar [{id, at, root_cause,
+    confirmed_by, fixed_by, text, score}] (earlier incidents whose alerts read alike, as found
+    when it was investigated; `text` the text similarity, `score` mixed with the graph, 0-1),
+    memory [{playbook, title, status, candidate, path, learned_from, confirmed_by,
+    trust_at_use, checks [{check, held, status, detail, raw}], applicable, steered, verdict}]
+    (the playbooks its latest decision considered; `verdict` helped | misled | not_applicable
+    once an engineer answered).
     """
     row = graph.one("incident_get", {"incident_id": incident_id})
     if row is None:
@@ -91,7 +97,18 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
         "verdicts": graph.rows("incident_verdicts", {"incident_id": incident_id}),
         "tasks": graph.rows("incident_tasks", {"incident_id": incident_id}),
-    }
+    } | memory_of(graph, incident_id)
+
+
+def memory_of(graph: TenantGraph, incident_id: str) -> dict[str, Any]:
+    """`{similar, memory}` of `incident_detail` (`cypher/incident_memory.cypher`)."""
+    row = graph.one("incident_memory", {"incident_id": incident_id}) or {}
+    used = [
+        {k: v for k, v in u.items() if k != "checks_json"}
+        | {"checks": json.loads(u["checks_json"] or "[]")}
+        for u in row.get("used") or []
+    ]
+    return {"similar": json.loads(row.get("similar_json") or "[]"), "memory": used}
 
 
 @router.get("/api/v1/incidents")

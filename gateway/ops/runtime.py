@@ -364,7 +364,7 @@ class Runtime:
         s = self.settings
         prometheus = prometheus_client(s)
         agents: list[Any] = [
-            Investigator(s.walk_hops, prometheus, self.model_planner),
+            Investigator(s.walk_hops, prometheus, self.model_planner, s.memory),
             # Slack alone keeps no record of who was told: copy those follow-ups to the outbox
             Responder(
                 self.messenger,

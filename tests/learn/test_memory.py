@@ -152,42 +152,57 @@ def test_story_learn_transfer_trust_and_a_deploy(shop: Gateway, api: SlackAPI):
     assert playbooks(shop)[learned["id"]]["helped"] == 1
 
 
+PLANTED = {
+    "id": "wrong", "title": "errors on payments-api mean payments-api",
+    "component": "payments-api", "failure_kind": "errors",
+    "checks": [{"type": "alert_kind", "kind": "errors", "scope": "candidate"}],
+}  # fmt: skip
+#: payments-api fails because payments-db (silent, no alert of its own) does.
+SILENT_DB = [("ServiceErrorRatio", "payments-api", "errors climbing on payments-api")]
+
+
+def test_a_planted_wrong_playbook_is_caught_by_its_checks(shop: Gateway):
+    """payments-api cannot explain an alert on payments-db (it depends on it, not the other
+    way round): the playbook's first check fails, it does not steer, its trust does not move."""
+    assert shop.http.post("/api/v1/playbooks", json=PLANTED).status_code == 201
+    caught = fire(shop, WEEK1, saturation("payments-db", "payments-api", 2))
+    found = incident(shop, caught)
+    assert (found["root_cause"], found["finding"]["planner"]) == ("payments-db", "rules")
+    (use,) = found["memory"]
+    assert (use["playbook"], use["applicable"], use["steered"]) == ("wrong", False, False)
+    assert use["checks"][0]["check"] == {"type": "explains_alerting"}
+    assert use["checks"][0]["held"] is False
+    assert use["checks"][0]["detail"] == "payments-api explains no alert on payments-db"
+    verdict(shop, caught, "confirmed")
+    assert playbooks(shop)["wrong"]["trust"] == pytest.approx(0.5)
+    assert incident(shop, caught)["memory"][0]["verdict"] == "not_applicable"
+
+
 def test_a_wrong_playbook_misleads_twice_retires_and_rules_take_over(shop: Gateway):
-    planted = {
-        "id": "wrong",
-        "title": "errors on payments-api mean payments-api",
-        "component": "payments-api",
-        "failure_kind": "errors",
-        "checks": [{"type": "alert_kind", "kind": "errors", "scope": "candidate"}],
-    }
-    assert shop.http.post("/api/v1/playbooks", json=planted).status_code == 201
+    """A wrong playbook that does explain the alerts steers, is rejected twice and retires."""
+    assert shop.http.post("/api/v1/playbooks", json=PLANTED).status_code == 201
     trusts = []
     for week in range(2):
-        wrong = fire(
-            shop, WEEK1 + timedelta(days=7 * week), saturation("payments-db", "payments-api", 2)
-        )
-        assert incident(shop, wrong)["root_cause"] == "payments-api"  # misled by memory
+        wrong = fire(shop, WEEK1 + timedelta(days=7 * week), SILENT_DB)
+        found = incident(shop, wrong)
+        assert (found["root_cause"], found["finding"]["planner"]) == ("payments-api", "memory")
+        assert found["finding"]["confidence"] == round(trusts[-1] if trusts else 0.5, 2)
         verdict(shop, wrong, "rejected")  # naming no cause: nothing new is learned
         trusts.append(playbooks(shop)["wrong"]["trust"])
     assert trusts == [pytest.approx(1 / 3), pytest.approx(1 / 4)]
     assert playbooks(shop)["wrong"]["status"] == "retired"
-    right = fire(shop, WEEK1 + timedelta(days=14), saturation("payments-db", "payments-api", 2))
+    right = fire(shop, WEEK1 + timedelta(days=14), SILENT_DB)
     found = incident(shop, right)
-    assert found["root_cause"] == "payments-db"
     assert found["finding"]["planner"] == "rules"
+    assert found["memory"] == []  # a retired playbook is never recalled
 
 
-def test_a_correction_naming_the_cause_teaches_and_counts_the_playbook_misled_once(
-    shop: Gateway, api: SlackAPI
-):
-    """A "Wrong cause" clicked, then a thread reply naming the actual cause."""
-    planted = {
-        "id": "wrong", "title": "errors on payments-api mean payments-api",
-        "component": "payments-api", "failure_kind": "errors",
-        "checks": [{"type": "alert_kind", "kind": "errors", "scope": "candidate"}],
-    }  # fmt: skip
-    assert shop.http.post("/api/v1/playbooks", json=planted).status_code == 201
-    wrong = fire(shop, WEEK1, saturation("payments-db", "payments-api", 2))
+def test_a_correction_naming_a_silent_cause_teaches_its_signature(shop: Gateway, api: SlackAPI):
+    """A "Wrong cause" clicked, then a thread reply naming the actual cause, which raised no
+    alert of its own: the lesson's checks are the incident's signature, and the next time
+    memory names that cause, citing the incident and who corrected it."""
+    assert shop.http.post("/api/v1/playbooks", json=PLANTED).status_code == 201
+    wrong = fire(shop, WEEK1, SILENT_DB)
     assert incident(shop, wrong)["root_cause"] == "payments-api"
     (page,) = api.roots()
     assert click(shop, page, "blast_reject", wrong, user="UDEE").status_code == 200
@@ -197,15 +212,30 @@ def test_a_correction_naming_the_cause_teaches_and_counts_the_playbook_misled_on
     books = playbooks(shop)
     assert (books["wrong"]["misled"], books["wrong"]["helped"]) == (1, 0)  # once, not twice
     (learned,) = [b for b in books.values() if b["id"] != "wrong"]
-    assert learned["component"] == "payments-db" and learned["failure_kind"] == "saturation"
+    assert learned["component"] == "payments-db" and learned["failure_kind"] == "errors"
     assert learned["checks"] == [
         {"type": "no_recent_change", "scope": "alerting"},
-        {"type": "alert_kind", "kind": "saturation", "scope": "candidate"},
-    ]
-    # the next time, memory names the actual cause
-    again = fire(shop, WEEK1 + timedelta(days=7), saturation("payments-db", "payments-api", 2))
+        {"type": "alert_kind", "kind": "errors", "scope": "alerting"},
+        {"type": "signature", "overlap": 0.5, "alerts": [
+            {"component": "payments-api", "kind": "errors",
+             "path": ["payments-api", "payments-db"]},
+        ]},
+    ]  # fmt: skip
+    # the next time, worded differently, memory names the actual cause and says who taught it
+    again = fire(
+        shop, WEEK1 + timedelta(days=7), [("HighErrorRate", "payments-api", "5xx above 5%")]
+    )
     found = incident(shop, again)
     assert (found["root_cause"], found["finding"]["planner"]) == ("payments-db", "memory")
+    assert found["finding"]["confidence"] == pytest.approx(0.5)  # the playbook's trust
+    assert (
+        f"learned from {wrong} on 2026-11-02 (confirmed by Dee Example)"
+        in (found["finding"]["summary"])
+    )
+    steered = next(u for u in found["memory"] if u["steered"])
+    assert [c["held"] for c in steered["checks"]] == [True, True, True, True]
+    assert steered["checks"][3]["raw"]["overlap"] == 1.0
+    assert (steered["learned_from"], steered["confirmed_by"]) == (wrong, "Dee Example")
 
 
 def test_what_a_verdict_teaches():

@@ -17,7 +17,7 @@ from agents.investigate.tools import changes, evidence, graph, memory, people
 from agents.investigate.tools.base import Tool, ToolContext, ToolResult
 from agents.tasks.coordination import TaskRun
 
-__all__ = ["TOOLS", "Tool", "ToolContext", "ToolResult", "call"]
+__all__ = ["TOOLS", "Tool", "ToolContext", "ToolResult", "call", "offered"]
 
 #: What a tool's need (`Tool.needs`) lacks when it is not met, in the words of its setting.
 MISSING = {"prometheus": "a Prometheus: PROMETHEUS_URL is not set"}
@@ -30,6 +30,14 @@ TOOLS: dict[str, Tool] = {
 }
 
 
+def offered(ctx: ToolContext) -> list[Tool]:
+    """The tools a planner may use on this incident: every tool but the memory tools its
+    `BLAST_MEMORY` mode leaves out (`memory.MODES`)."""
+    allowed = memory.MODES[ctx.memory]
+    mine = {tool.name for tool in memory.TOOLS}
+    return [t for t in TOOLS.values() if t.name not in mine or t.name in allowed]
+
+
 def call(task: TaskRun, ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolResult:
     """Run tool `name` with `args` as a checkpointed Step (`task.step`) with TOUCHED edges to the
     components it looks at, and return its result.
@@ -40,8 +48,10 @@ def call(task: TaskRun, ctx: ToolContext, name: str, args: dict[str, Any]) -> To
     (`LeaseLost`, `GraphUnavailable`). A resumed task gets the stored result without a re-run.
     """
     tool = TOOLS.get(name)
+    if tool is not None and tool not in offered(ctx):
+        tool = None  # memory this mode does not use is no tool at all
     if tool is None:
-        known = ", ".join(sorted(TOOLS))
+        known = ", ".join(sorted(t.name for t in offered(ctx)))
         failed = ToolResult(status="error", detail=f"unknown tool {name!r}; tools: {known}")
         return _stored(task.step(name, args, failed.model_dump, deferred=True))
     if not tool.usable(ctx):

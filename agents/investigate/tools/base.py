@@ -71,6 +71,9 @@ class ToolContext:
     clients: set[str] = field(default_factory=set)
     #: Graph rows read ahead for this investigation (`agents.investigate.tools.prefetch`), or None.
     prefetched: Prefetched | None = None
+    #: What memory the planners may use (`BLAST_MEMORY`): `graph` (playbooks, past incidents
+    #: and similar incidents), `text` (similar incidents only), `none`.
+    memory: Literal["graph", "text", "none"] = "graph"
 
 
 def component_names(ctx: ToolContext, values: list[str]) -> dict[str, str | None]:

@@ -1,13 +1,18 @@
-"""Memory tools: past incidents on a component and the playbooks memory recalls."""
+"""Memory tools: past incidents on a component, the playbooks memory recalls, and incidents
+whose alerts read alike (`agents.investigate.similar`).
+
+Which a planner is offered depends on `BLAST_MEMORY` (`ToolContext.memory`): `graph` offers
+all three, `text` only `similar_incidents`, `none` none (`MODES`)."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
+from agents.investigate import similar
 from agents.investigate.recall import rank, recall
 from agents.investigate.tools import prefetch
 from agents.investigate.tools.base import Tool, ToolContext, ToolInput, ToolResult, rows_result
-from agents.investigate.tools.graph import ComponentInput
+from agents.investigate.tools.graph import ComponentInput, NoInput
 
 
 def past_incidents(ctx: ToolContext, args: ComponentInput) -> ToolResult:
@@ -43,6 +48,26 @@ def playbooks_recalled(ctx: ToolContext, args: RecallInput) -> ToolResult:
     return rows_result(found, "playbooks recalled")
 
 
+def similar_incidents(ctx: ToolContext, args: NoInput) -> ToolResult:
+    """Earlier incidents whose alerts read like this one's (a hashed bag of words of alert
+    names, labels and summaries, nearest on the vector index), re-ranked with the graph
+    (impacted components in common, a confirmed cause this incident's alerting components reach).
+
+    `data`: at most 5 rows `{id, at (ms UTC), root_cause, confirmed_by, fixed_by, text, score}`,
+    best first; `root_cause` is the cause an engineer confirmed or named when there is one.
+    """
+    vector = similar.text_vector(similar.incident_text(ctx.alerts))
+    found = similar.similar(ctx.graph, "", vector, ctx.alerting, ctx.opened_ms)
+    return rows_result(found, "similar incidents")
+
+
+#: The memory tools each `BLAST_MEMORY` mode offers.
+MODES: dict[str, frozenset[str]] = {
+    "graph": frozenset({"past_incidents", "recall_playbooks", "similar_incidents"}),
+    "text": frozenset({"similar_incidents"}),
+    "none": frozenset(),
+}
+
 TOOLS = (
     Tool(
         "past_incidents",
@@ -59,5 +84,13 @@ TOOLS = (
         RecallInput,
         playbooks_recalled,
         lambda ctx, a: list(a.components if a.components is not None else ctx.alerting),
+    ),
+    Tool(
+        "similar_incidents",
+        "Earlier incidents whose alerts read like this one's, with the cause an engineer "
+        "confirmed or named, who confirmed it and who fixed it, best first.",
+        NoInput,
+        similar_incidents,
+        lambda ctx, a: list(ctx.alerting),
     ),
 )

@@ -1,0 +1,126 @@
+"""Similar incidents: text similarity over what the alerts said, mixed with the graph.
+
+The text of an incident is its alerts' names (CamelCase split: `PgConnectionPoolExhausted` ->
+`pg connection pool exhausted`), label values (not the per-instance ones: pod, instance, …)
+and summaries. It becomes a hashed bag of words (the "hashing trick" of Weinberger et al.,
+"Feature Hashing for Large Scale Multitask Learning", 2009): each word and each pair of
+neighbouring words is hashed (BLAKE2b, stable across processes) into one of `DIM` buckets
+with a sign, counts are damped (1 + log tf) and the vector is L2-normalised. Nothing is
+downloaded and no model runs. FalkorDB keeps the vector on the Incident (`text_vec`) under a
+cosine vector index; `db.idx.vector.queryNodes` answers a *distance* (0 identical, 1
+orthogonal), so text similarity = 1 - score.
+
+The score mixes the text with the graph, as SREs read a past incident: text similarity
+(weight `TEXT_WEIGHT`), the overlap (Jaccard) of impacted components (`IMPACT_WEIGHT`), and
+whether an engineer confirmed or named a cause that this incident's alerting components can
+reach (`CAUSE_WEIGHT`). Only earlier incidents count (opened before this one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import re
+from collections import Counter
+from typing import Any
+
+from adapters.falkordb import VECTOR_INDEXES, TenantGraph
+from agents.failure_kinds import words
+
+#: Buckets of the hashed bag of words: the dimension of the Incident text vector index
+#: (float32: 512 bytes per incident).
+DIM = next(dim for label, prop, dim in VECTOR_INDEXES if (label, prop) == ("Incident", "text_vec"))
+#: Nearest incidents the vector index returns before the graph re-ranks them.
+K_TEXT = 20
+#: Similar incidents kept per incident.
+TOP = 5
+TEXT_WEIGHT = 0.6
+IMPACT_WEIGHT = 0.25
+CAUSE_WEIGHT = 0.15
+#: Labels whose values name one instance, not the failure: left out of the text.
+NOISY_LABELS = frozenset(
+    {"pod", "instance", "container_id", "uid", "pod_ip", "node", "job", "endpoint",
+     "prometheus", "fingerprint", "severity", "alertname"}
+)  # fmt: skip
+TOKEN = re.compile(r"[a-z][a-z0-9]+")
+#: Words that say nothing about which failure this is.
+STOP = frozenset({"the", "and", "for", "on", "of", "in", "is", "above", "below", "over", "than",
+                  "with", "to", "at", "minutes", "min", "last"})  # fmt: skip
+
+
+def incident_text(alerts: list[dict[str, Any]]) -> str:
+    """The text of an incident: per alert its name (words split), its label values but the
+    per-instance ones (`NOISY_LABELS`) and its summary. `alerts`: rows with `alertname`,
+    optional `labels` (dict) and `summary`."""
+    parts: list[str] = []
+    for alert in alerts:
+        parts.append(words(str(alert["alertname"])))
+        labels = alert.get("labels") or {}
+        parts += [str(v) for k, v in sorted(labels.items()) if k not in NOISY_LABELS]
+        parts.append(str(alert.get("summary") or ""))
+    return " ".join(parts).lower()
+
+
+def _bucket(token: str) -> tuple[int, float]:
+    digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+    value = int.from_bytes(digest, "big")
+    return value % DIM, 1.0 if value >> 63 else -1.0
+
+
+def text_vector(text: str) -> list[float]:
+    """The hashed bag of words of `text` (module docstring): `DIM` floats, L2 norm 1, or all
+    zeros for a text with no word."""
+    tokens = [t for t in TOKEN.findall(text.lower()) if t not in STOP]
+    grams = tokens + [f"{a} {b}" for a, b in itertools.pairwise(tokens)]
+    vector = [0.0] * DIM
+    for gram, count in Counter(grams).items():
+        index, sign = _bucket(gram)
+        vector[index] += sign * (1.0 + math.log(count))
+    norm = math.sqrt(sum(v * v for v in vector))
+    return [round(v / norm, 6) for v in vector] if norm else vector
+
+
+def rank(rows: list[dict[str, Any]], impacted: list[str]) -> list[dict[str, Any]]:
+    """Re-rank the vector index's rows (`similar_incidents.cypher`) with the graph. Pure.
+
+    `impacted`: this incident's alerting components; a row's `reachable` lists its cause when
+    they reach it (a past cause they cannot reach explains nothing). Returns at most `TOP` rows
+    `{id, at (ms UTC), root_cause, confirmed_by, fixed_by, text, score}`, best first; `text`
+    is the text similarity (1 - cosine distance), `score` the mix (module docstring).
+    """
+    mine = set(impacted)
+    out = []
+    for row in rows:
+        text = max(0.0, 1.0 - float(row["distance"]))
+        theirs = set(row["impacted"] or [])
+        overlap = len(mine & theirs) / len(mine | theirs) if mine | theirs else 0.0
+        cause = row["cause"]
+        fits = 1.0 if cause and row["confirmed_by"] and cause in (row["reachable"] or []) else 0.0
+        score = TEXT_WEIGHT * text + IMPACT_WEIGHT * overlap + CAUSE_WEIGHT * fits
+        out.append({
+            "id": row["id"], "at": row["at"], "root_cause": cause,
+            "confirmed_by": row["confirmed_by"], "fixed_by": row["fixed_by"],
+            "text": round(text, 3), "score": round(score, 3),
+        })  # fmt: skip
+    out.sort(key=lambda r: (-r["score"], -(r["at"] or 0), r["id"]))
+    return out[:TOP]
+
+
+def similar(
+    graph: TenantGraph,
+    incident_id: str,
+    vector: list[float],
+    impacted: list[str],
+    before_ms: int,
+) -> list[dict[str, Any]]:
+    """Earlier incidents like this one, best first (`rank`), read in one query. An incident
+    with no words (`vector` all zeros) has no similar ones. Raises `GraphUnavailable`."""
+    if not any(vector):
+        return []
+    rows = graph.rows(
+        "similar_incidents",
+        {"incident_id": incident_id, "vector": vector, "k": K_TEXT, "before": before_ms,
+         "impacted": impacted},
+    )  # fmt: skip
+    return rank(rows, impacted)
