@@ -148,8 +148,8 @@ def world_edges(world: dict[str, Any], changes: dict[str, dict[str, Any]]) -> li
                                                    connection_type=kind)  # fmt: skip
     for p in (e for e in world["edges"] if e["type"] == "PUBLISHES"):
         for c in (e for e in world["edges"] if e["type"] == "CONSUMES" and e["to"] == p["to"]):
-            edges[f"{p['from']}>{c['from']}"] = Edge(p["from"], c["from"], rate=1.0,
-                                                     connection_type="messaging_system")  # fmt: skip
+            key = f"{p['from']}>{c['from']}"
+            edges[key] = Edge(p["from"], c["from"], rate=1.0, connection_type="messaging_system")
     for key, change in changes.items():
         client, server = key.split(">")
         edges[key] = replace(edges.get(key, Edge(client, server)), **change)
@@ -224,8 +224,7 @@ def run_one(
     claimed = claim(graph, ["investigate"], "bench", 60_000, 3)
     assert claimed is not None, f"incident {index + 1}: no investigation"
     assert [claimed.incident_id] == list(dict.fromkeys(report.incidents)), (
-        f"incident {index + 1}: {report.incidents} but claimed {claimed.incident_id} "
-        f"{claimed.kind}"
+        f"incident {index + 1}: {report.incidents} but claimed {claimed.incident_id} {claimed.kind}"
     )
     asked = len(api.answered())
     setup.investigator.prometheus = prometheus
@@ -288,8 +287,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evidence", action="store_true", help="with a real Prometheus")
     parser.add_argument("--short", action="store_true", help="the first 8 incidents only")
-    parser.add_argument("--planner", default="model-when-unsure",
-                        choices=["model-when-unsure", "model"], help="BLAST_PLANNER")
+    parser.add_argument(
+        "--planner",
+        default="model-when-unsure",
+        choices=["model-when-unsure", "model"],
+        help="BLAST_PLANNER",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="one row per incident")
     args = parser.parse_args()
     stream = yaml.safe_load(STREAM.read_text(encoding="utf-8"))
@@ -354,14 +357,21 @@ def main() -> None:
                         client.close()
                     if prom is not None:
                         prom.stop()
+            report(setups, stream, len(incidents), args.evidence)
         finally:
             store.close()
             server.stop()
             api.close()
-    mode = "with evidence" if args.evidence else "alerts only"
-    print(f"\n{len(incidents)} incidents, {mode}")
-    print("| setup | right | confidently wrong | model calls | tool calls | tokens in/out | "
-          "repeats right | repeats named by memory | right memory in top 5 |")
+
+
+def report(setups: list[Setup], stream: dict[str, Any], count: int, evidence: bool) -> None:
+    """Print the table and what happened to the planted playbook."""
+    mode = "with evidence" if evidence else "alerts only"
+    print(f"\n{count} incidents, {mode}")
+    print(
+        "| setup | right | confidently wrong | model calls | tool calls | tokens in/out | "
+        "repeats right | repeats named by memory | right memory in top 5 |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     figures = {s.name: totals(s.rows) for s in setups}
     for name, t in figures.items():
@@ -369,6 +379,13 @@ def main() -> None:
               f"{t['model_calls']} | {t['tool_calls']} | {t['tokens']} | "
               f"{t['repeats_right']}/{t['repeats']} | {t['by_memory']}/{t['repeats']} | "
               f"{t['top5']} |")  # fmt: skip
+    for setup in setups:
+        uses = [u for u in setup.graph.rows("web_playbook_uses")
+                if u["playbook"] == stream["planted"]["id"]]  # fmt: skip
+        if uses:
+            steered = sum(bool(u["steered"]) for u in uses)
+            print(f"{setup.name}: the planted playbook was recalled {len(uses)} times, caught "
+                  f"by its checks {len(uses) - steered}, steered {steered}")  # fmt: skip
     base = figures["none"]["model_calls"]
     if base:
         fewer = 100 * (1 - figures["graph"]["model_calls"] / base)

@@ -1,13 +1,13 @@
 // For each component of $sources, one shortest dependency path between it and $candidate
 // (checks.py: a playbook's candidate must explain the alerting components): a business or
 // configuration walk from the source down to the candidate (0-6 hops), else, for a traffic
-// source, the candidate's calls up to the source (1-3 hops). `path` is null when neither exists.
+// source, the candidate's calls through to the source (1-4 hops). `path` is null when neither exists.
 UNWIND $sources AS s
 OPTIONAL MATCH p = (:Component {name: s})-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..6]->(:Component {name: $candidate})
 WHERE all(r IN relationships(p) WHERE r.purpose IN ['business', 'config'] AND r.retired_at IS NULL)
 WITH s, p ORDER BY length(p)
 WITH s, collect([n IN nodes(p) | n.name])[0] AS down
-OPTIONAL MATCH q = (:Component {name: $candidate, client: true})-[:CALLS*1..3]->(:Component {name: s})
+OPTIONAL MATCH q = (:Component {name: $candidate, client: true})-[:CALLS|READS_WRITES*1..4]->(:Component {name: s})
 WHERE down IS NULL AND all(r IN relationships(q) WHERE r.purpose = 'business')
 WITH s, down, q ORDER BY length(q)
 WITH s, down, collect([n IN nodes(q) | n.name])[0] AS up

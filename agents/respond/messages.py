@@ -117,6 +117,26 @@ def status_lines(incident: dict[str, Any], verdicts: list[dict[str, Any]]) -> li
     return lines
 
 
+def similar_line(incident: dict[str, Any]) -> str:
+    """One line naming the most similar earlier incident (`similar_json` of the incident row),
+    or "" when memory found none: "Similar: inc-1 3 days before, cause ledger-db, confirmed by
+    Priya Raman, fixed by …" (days before this incident opened)."""
+    found = json.loads(incident.get("similar_json") or "[]")
+    if not found:
+        return ""
+    best = found[0]
+    days = max(0, (int(incident.get("opened_at") or 0) - int(best["at"] or 0)) // 86_400_000)
+    when = "the same day" if days == 0 else f"{days} day{'s' if days > 1 else ''} before"
+    line = f"Similar: {best['id']} {when}"
+    if best.get("root_cause"):
+        line += f", cause {best['root_cause']}"
+    if best.get("confirmed_by"):
+        line += f", confirmed by {best['confirmed_by']}"
+    if best.get("fixed_by"):
+        line += f", fixed by {best['fixed_by']}"
+    return f"{line} (score {best['score']:.2f})"
+
+
 def notification(
     intent_id: str,
     incident: dict[str, Any],
@@ -148,6 +168,8 @@ def notification(
             else "Root cause: inconclusive; no known component to check first"
         )
     lines.append(escape_mrkdwn(incident.get("summary") or ""))
+    if similar := similar_line(incident):
+        lines.append(escape_mrkdwn(similar))
     for path in paths[:5]:
         lines.append("Path: " + escape_mrkdwn(" → ".join(path)))
     lines.append("Evidence:")

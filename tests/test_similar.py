@@ -1,0 +1,117 @@
+"""Similar incidents: a hashed bag of words of the alerts on FalkorDB's vector index, mixed with
+the graph, kept on the incident, shown in the API and on the page, and offered as a tool."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+
+import pytest
+
+from agents.investigate import similar
+from agents.investigate.checks import Evidence, evaluate
+from agents.investigate.tools import TOOLS, ToolContext, offered
+from tests.conftest import Gateway
+from tests.slack_api import SlackAPI
+from tests.test_memory import WEEK1, fire, incident, saturation, shop, verdict
+
+__all__ = ["shop"]  # the fixture, used by name
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def test_text_vectors_are_unit_length_and_stable_and_empty_text_has_none():
+    text = similar.incident_text(
+        [{"alertname": "PgConnectionPoolExhausted", "labels": {"service": "payments-db",
+          "pod": "payments-db-7f9c"}, "summary": "no free connection slots"}]
+    )  # fmt: skip
+    assert text == "pg connection pool exhausted payments-db no free connection slots"
+    vector = similar.text_vector(text)
+    assert len(vector) == similar.DIM == 128
+    assert math.isclose(math.sqrt(sum(v * v for v in vector)), 1.0, abs_tol=1e-4)
+    assert similar.text_vector(text) == vector  # BLAKE2b, not Python's salted hash()
+    assert not any(similar.text_vector("the of 5 !"))
+
+
+def test_the_same_failure_worded_differently_reads_closer_than_another_failure():
+    def vec(name: str, service: str, summary: str) -> list[float]:
+        alert = {"alertname": name, "labels": {"service": service}, "summary": summary}
+        return similar.text_vector(similar.incident_text([alert]))
+
+    first = vec("PostgresTooManyConnections", "orders-db", "orders-db at 98% of max connections")
+    again = vec("PostgresConnectionsExhausted", "orders-db", "orders-db out of connections")
+    other = vec("KafkaConsumerLagHigh", "notifier", "consumer group lag above 50k")
+    assert cosine(first, again) > 0.3 > cosine(first, other)
+
+
+def test_rank_mixes_text_impact_and_a_confirmed_cause_that_is_reachable():
+    rows = [
+        {"id": "inc-a", "at": 1, "cause": "orders-db", "confirmed_by": "Dee", "fixed_by": None,
+         "impacted": ["orders-db", "orders-api"], "reachable": ["orders-db"], "distance": 0.4},
+        {"id": "inc-b", "at": 2, "cause": "kafka", "confirmed_by": None, "fixed_by": None,
+         "impacted": ["notifier"], "reachable": [], "distance": 0.3},
+    ]  # fmt: skip
+    ranked = similar.rank(rows, ["orders-db", "orders-api"])
+    assert [r["id"] for r in ranked] == ["inc-a", "inc-b"]
+    # 0.6 x 0.6 text + 0.25 x 1 impact + 0.15 confirmed and reachable
+    assert ranked[0]["score"] == pytest.approx(0.76)
+    assert ranked[1] == {"id": "inc-b", "at": 2, "root_cause": "kafka", "confirmed_by": None,
+                         "fixed_by": None, "text": 0.7, "score": 0.42}  # fmt: skip
+
+
+def test_a_repeat_lists_the_earlier_incident_in_the_api_and_on_the_page(
+    shop: Gateway, api: SlackAPI
+):
+    first = fire(shop, WEEK1, saturation("orders-db", "orders-api", 1))
+    verdict(shop, first, "confirmed")
+    other = fire(shop, WEEK1 + timedelta(days=1), [("DiskFull", "shop", "disk 99% full")])
+    later = fire(shop, WEEK1 + timedelta(days=3), saturation("orders-db", "orders-api", 2))
+    found = incident(shop, later)
+    (best, *rest) = found["similar"]
+    assert (best["id"], best["root_cause"], best["confirmed_by"]) == (first, "orders-db", "UDEE")
+    assert best["at"] == int(WEEK1.timestamp() * 1000)
+    assert best["score"] > 0.5
+    assert all(r["id"] != other or r["score"] < best["score"] for r in rest)
+    assert later not in {r["id"] for r in found["similar"]}  # never itself, never a later one
+    assert incident(shop, first)["similar"] == []  # nothing came before the first
+    (page,) = [m for m in api.roots() if later in m["text"]]
+    assert f"Similar: {first} 3 days before, cause orders-db, confirmed by UDEE" in page["text"]
+
+
+def test_memory_modes_offer_their_tools_and_refuse_the_others(shop: Gateway):
+    def ctx(memory: str) -> ToolContext:
+        return ToolContext(shop.graph, [], [], 0, memory=memory)  # type: ignore[attr-defined, arg-type]
+
+    memory_tools = {"past_incidents", "recall_playbooks", "similar_incidents"}
+    assert memory_tools <= {t.name for t in offered(ctx("graph"))}
+    assert {t.name for t in offered(ctx("text"))} & memory_tools == {"similar_incidents"}
+    assert {t.name for t in offered(ctx("none"))} & memory_tools == set()
+    assert len(offered(ctx("none"))) == len(TOOLS) - 3
+
+
+def test_a_signature_holds_on_the_same_alerts_and_not_on_another_incident(shop: Gateway):
+    check = {"type": "signature", "overlap": 0.5, "alerts": [
+        {"component": "payments-api", "kind": "errors", "path": ["payments-api", "payments-db"]},
+        {"component": "shop", "kind": "errors", "path": ["shop", "payments-api", "payments-db"]},
+    ]}  # fmt: skip
+
+    def ev(*alerts: tuple[str, str]) -> Evidence:
+        rows = [{"key": f"k{n}", "alertname": name, "component": c, "summary": ""}
+                for n, (name, c) in enumerate(alerts)]  # fmt: skip
+        return Evidence(shop.graph, rows, [c for _, c in alerts], 0)  # type: ignore[attr-defined]
+
+    held = evaluate(check, "payments-db", ev(("HighErrorRate", "payments-api")))
+    assert (held["held"], held["raw"]["overlap"]) == (True, 0.5)
+    assert held["detail"] == (
+        "signature overlap 0.50 (want 0.50): errors on payments-api alert again"
+    )
+    # the same words on another component: nothing of the signature alerts again
+    missed = evaluate(check, "payments-db", ev(("HighErrorRate", "orders-api")))
+    assert (missed["held"], missed["raw"]["overlap"]) == (False, 0.0)
+    # the candidate must still be reachable from the components that had a path to it
+    lost = evaluate(check, "orders-db", ev(("HighErrorRate", "payments-api")))
+    assert lost["held"] is False
+    assert lost["detail"].endswith("no path to orders-db from payments-api")
+    assert evaluate({"type": "signature", "alerts": []}, "x", ev())["status"] == "error"
