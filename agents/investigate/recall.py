@@ -58,8 +58,8 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def gated(playbook: dict[str, Any]) -> list[dict[str, Any]]:
     """A recalled playbook's checks as the investigator runs them: `explains_alerting` first (a
-    remembered cause that cannot explain this incident's alerting components is not its
-    cause, however its own checks read), then the playbook's own. Recalled for another
+    remembered cause that cannot explain most of this incident's alerting components is not
+    its cause, however its own checks read), then the playbook's own. Recalled for another
     component of the same tech (kind transfer), its `signature` checks are left out: they
     name the components of the incident it came from; only the failure kind carries over.
     `playbook`: a `recall` entry."""

@@ -172,7 +172,9 @@ def test_a_planted_wrong_playbook_is_caught_by_its_checks(shop: Gateway):
     assert (use["playbook"], use["applicable"], use["steered"]) == ("wrong", False, False)
     assert use["checks"][0]["check"] == {"type": "explains_alerting"}
     assert use["checks"][0]["held"] is False
-    assert use["checks"][0]["detail"] == "payments-api explains no alert on payments-db"
+    assert use["checks"][0]["detail"] == (
+        "payments-api explains 1 of 2 alerting components (not payments-db)"
+    )
     verdict(shop, caught, "confirmed")
     assert playbooks(shop)["wrong"]["trust"] == pytest.approx(0.5)
     assert incident(shop, caught)["memory"][0]["verdict"] == "not_applicable"
