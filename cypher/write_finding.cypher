@@ -10,6 +10,9 @@
 // a lease of $lease_ms) as it is created, so the same worker goes on with it without a claim
 // query; `next_claimed` says whether it did (not when the follow-up existed).
 // The lease is extended by $lease_ms (a split may follow while the task stays claimed).
+// $text_vec (the incident's hashed bag of words, float32 under the Incident text vector index,
+// or null without memory) and $similar_json (the similar incidents found now) are what
+// similarity keeps on the incident for the page, the ticket and later incidents.
 MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
 SET t.lease_until = timestamp() + $lease_ms
@@ -26,7 +29,9 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
       f.ruled_out_json = $ruled_out_json, f.planner = $planner, f.model = $model,
       f.second_opinion_json = $second_opinion_json,
       f.separated_by = $separated_by, f.evidence_json = $evidence_json,
-      i.root_cause = $root_cause, i.conclusive = $conclusive)
+      i.root_cause = $root_cause, i.conclusive = $conclusive,
+      i.text_vec = CASE WHEN $text_vec IS NULL THEN null ELSE vecf32($text_vec) END,
+      i.similar_json = $similar_json)
 WITH t, i, f, fresh
 OPTIONAL MATCH (i)-[old:ROOT_CAUSE]->(:Component)
 WITH t, i, f, fresh, collect(old) AS olds

@@ -113,7 +113,8 @@ def test_a_bad_promql_check_errors_the_playbook_is_not_applicable_and_paging_goe
         incident = fire(gw, "payment", datetime.now(UTC) - timedelta(minutes=5))
     finally:
         server.stop()
-    (result,) = used_checks(gw, incident)
+    gate, result = used_checks(gw, incident)  # payment explains its own alert: the gate holds
+    assert (gate["check"], gate["held"]) == ({"type": "explains_alerting"}, True)
     assert result["status"] == "error" and not result["held"]
     assert "prometheus query failed (400)" in result["detail"]
     found = gw.http.get(f"/api/v1/incidents/{incident}").json()
@@ -126,7 +127,7 @@ def test_prometheus_down_or_a_stored_invalid_check_never_fails_the_investigation
     evidence = {"type": "calls_failing", "threshold": 0.1}
     assert gw.http.post("/api/v1/playbooks", json=playbook("payment", [evidence])).is_success
     first = fire(gw, "payment", datetime.now(UTC) - timedelta(minutes=5))
-    (result,) = used_checks(gw, first)
+    _, result = used_checks(gw, first)
     assert result["status"] == "error" and "prometheus unreachable" in result["detail"]
     assert paged(gw, first)
     # A playbook stored before checks were typed, with a check missing its field.
@@ -135,7 +136,7 @@ def test_prometheus_down_or_a_stored_invalid_check_never_fails_the_investigation
         "checks_json": json.dumps([{"type": "alert_firing"}]), "author": None,
     })  # fmt: skip
     second = fire(gw, "email", datetime.now(UTC) - timedelta(hours=3))
-    (result,) = used_checks(gw, second)
+    _, result = used_checks(gw, second)
     assert result["status"] == "error" and "alertname" in result["detail"]
     assert gw.http.get(f"/api/v1/incidents/{second}").json()["root_cause"] == "email"
     assert paged(gw, second)
@@ -184,6 +185,6 @@ def test_a_playbook_of_context_checks_only_cannot_steer(shop) -> None:
     assert gw.http.post("/api/v1/playbooks", json=playbook("postgres", context)).is_success
     incident = fire(gw, "product-catalog", datetime.now(UTC) - timedelta(hours=2))
     checks = used_checks(gw, incident)
-    assert [c["held"] for c in checks] == [True, True]
+    assert [c["held"] for c in checks] == [True, True, True]  # the gate, then both checks
     found = gw.http.get(f"/api/v1/incidents/{incident}").json()
     assert found["finding"]["planner"] == "rules"

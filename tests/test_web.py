@@ -363,8 +363,10 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     assert len(used) == 1 and used[0]["candidate"] == "payment" and used[0]["steered"]
     assert used[0]["verdict"] == "helped" and used[0]["trust_at_use"] == 0.5
     assert [(c["check"]["type"], c["held"]) for c in used[0]["checks"]] == [
+        ("explains_alerting", True),
         ("no_recent_change", True),
         ("alert_kind", True),
+        ("signature", True),
     ]
     playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
     assert '<td class="mono">payment</td>' in playbooks

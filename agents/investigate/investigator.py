@@ -216,8 +216,7 @@ class Investigator:
             evidence.prefetched = known
         evidence.memory = self.memory
         used, steered = self._recall(task, evidence) if self.memory == "graph" else ([], None)
-        if self.memory != "none":
-            self._remember(task, evidence)
+        remembered = self._remember(task, evidence)
         candidates: list[Candidate] = []
         changes: list[dict[str, Any]] = []
         if steered is not None:
@@ -279,6 +278,7 @@ class Investigator:
                 "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
                 "alerts_seen": len(alerts),
             }
+            | remembered
             | finishing,
         )
         if not may_split:
@@ -410,18 +410,17 @@ class Investigator:
                 return used, playbook
         return used, None
 
-    def _remember(self, task: TaskRun, ev: Evidence) -> None:
-        """Keep the incident's text vector and the similar incidents found now on the
-        incident (`agents.investigate.similar`; the lookup is a checkpointed tool step), for
-        the page, the ticket and later incidents."""
-        if not ev.alerts:
-            return
-        vector = similar.text_vector(similar.incident_text(ev.alerts))
+    def _remember(self, task: TaskRun, ev: Evidence) -> dict[str, Any]:
+        """What similarity keeps on the incident, written with the finding: its text vector and
+        the similar incidents found now (`agents.investigate.similar`; the lookup is a
+        checkpointed tool step). Nothing without memory (`BLAST_MEMORY=none`)."""
+        if self.memory == "none" or not ev.alerts:
+            return {"text_vec": None, "similar_json": None}
         found = call(task, ev, "similar_incidents", {})
-        task.fenced(
-            "remember_incident",
-            {"vector": vector, "similar_json": json.dumps(found.data or [], ensure_ascii=False)},
-        )
+        return {
+            "text_vec": similar.text_vector(similar.incident_text(ev.alerts)),
+            "similar_json": json.dumps(found.data or [], ensure_ascii=False),
+        }
 
     def _rules(
         self, task: TaskRun, ev: Evidence
