@@ -17,10 +17,14 @@ from agents.investigate.tools import changes, evidence, graph, memory, people
 from agents.investigate.tools.base import Tool, ToolContext, ToolResult
 from agents.tasks.coordination import TaskRun
 
-__all__ = ["TOOLS", "Tool", "ToolContext", "ToolResult", "call", "offered"]
+__all__ = ["TOOLS", "Tool", "ToolContext", "ToolResult", "call"]
 
 #: What a tool's need (`Tool.needs`) lacks when it is not met, in the words of its setting.
-MISSING = {"prometheus": "a Prometheus: PROMETHEUS_URL is not set"}
+MISSING = {
+    "prometheus": "a Prometheus: PROMETHEUS_URL is not set",
+    "graph_memory": "graph memory: BLAST_MEMORY is not graph",
+    "text_memory": "memory: BLAST_MEMORY is none",
+}
 
 #: Every tool by name.
 TOOLS: dict[str, Tool] = {
@@ -28,14 +32,6 @@ TOOLS: dict[str, Tool] = {
     for family in (graph, changes, people, memory, evidence)
     for tool in family.TOOLS
 }
-
-
-def offered(ctx: ToolContext) -> list[Tool]:
-    """The tools a planner may use on this incident: every tool but the memory tools its
-    `BLAST_MEMORY` mode leaves out (`memory.MODES`)."""
-    allowed = memory.MODES[ctx.memory]
-    mine = {tool.name for tool in memory.TOOLS}
-    return [t for t in TOOLS.values() if t.name not in mine or t.name in allowed]
 
 
 def call(task: TaskRun, ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolResult:
@@ -48,14 +44,12 @@ def call(task: TaskRun, ctx: ToolContext, name: str, args: dict[str, Any]) -> To
     (`LeaseLost`, `GraphUnavailable`). A resumed task gets the stored result without a re-run.
     """
     tool = TOOLS.get(name)
-    if tool is not None and tool not in offered(ctx):
-        tool = None  # memory this mode does not use is no tool at all
     if tool is None:
-        known = ", ".join(sorted(t.name for t in offered(ctx)))
+        known = ", ".join(sorted(TOOLS))
         failed = ToolResult(status="error", detail=f"unknown tool {name!r}; tools: {known}")
         return _stored(task.step(name, args, failed.model_dump, deferred=True))
     if not tool.usable(ctx):
-        missing = "; ".join(MISSING[need] for need in sorted(tool.needs))
+        missing = "; ".join(MISSING[need] for need in sorted(tool.needs - tool.met(ctx)))
         failed = ToolResult(status="error", detail=f"{name} needs {missing}")
         return _stored(task.step(name, args, failed.model_dump, deferred=True))
     try:

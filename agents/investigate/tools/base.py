@@ -122,9 +122,9 @@ class Tool:
     the component names the call looks at (the Step's TOUCHED edges); `outside`: the call asks
     an outside system (Prometheus), so its step is checkpointed at once, never repeated; a
     graph-only call's checkpoint may wait for the next write (`TaskRun.step(deferred=True)`).
-    `needs`: what the tool cannot answer without (`"prometheus"`: `PROMETHEUS_URL`), so a model
-    is offered only the tools that can work here, as HolmesGPT's toolsets declare
-    prerequisites.
+    `needs`: what the tool cannot answer without (`"prometheus"`: `PROMETHEUS_URL`;
+    `"graph_memory"`, `"text_memory"`: the memory `BLAST_MEMORY` allows), so a model is offered
+    only the tools that can work here, as HolmesGPT's toolsets declare prerequisites.
     """
 
     name: str
@@ -135,9 +135,19 @@ class Tool:
     outside: bool = False
     needs: frozenset[str] = frozenset()
 
+    def met(self, ctx: ToolContext) -> frozenset[str]:
+        """Which of the tool's needs this investigation meets: `prometheus` (a Prometheus is
+        set), `graph_memory` (`BLAST_MEMORY=graph`), `text_memory` (any memory but none)."""
+        there = {
+            "prometheus": ctx.prometheus is not None,
+            "graph_memory": ctx.memory == "graph",
+            "text_memory": ctx.memory != "none",
+        }
+        return frozenset(need for need in self.needs if there[need])
+
     def usable(self, ctx: ToolContext) -> bool:
         """Whether what the tool needs is there for this investigation."""
-        return "prometheus" not in self.needs or ctx.prometheus is not None
+        return self.met(ctx) == self.needs
 
     def schema(self) -> dict[str, Any]:
         """The tool as a model sees it: `{name, description, input_schema}` (JSON schema)."""

@@ -1,8 +1,8 @@
 """Memory tools: past incidents on a component, the playbooks memory recalls, and incidents
 whose alerts read alike (`agents.investigate.similar`).
 
-Which a planner is offered depends on `BLAST_MEMORY` (`ToolContext.memory`): `graph` offers
-all three, `text` only `similar_incidents`, `none` none (`MODES`)."""
+Which a planner is offered depends on `BLAST_MEMORY` (`ToolContext.memory`, `Tool.needs`):
+`graph` offers all three, `text` only `similar_incidents`, `none` none."""
 
 from __future__ import annotations
 
@@ -61,13 +61,6 @@ def similar_incidents(ctx: ToolContext, args: NoInput) -> ToolResult:
     return rows_result(found, "similar incidents")
 
 
-#: The memory tools each `BLAST_MEMORY` mode offers.
-MODES: dict[str, frozenset[str]] = {
-    "graph": frozenset({"past_incidents", "recall_playbooks", "similar_incidents"}),
-    "text": frozenset({"similar_incidents"}),
-    "none": frozenset(),
-}
-
 TOOLS = (
     Tool(
         "past_incidents",
@@ -76,6 +69,7 @@ TOOLS = (
         ComponentInput,
         past_incidents,
         lambda ctx, a: [a.component],
+        needs=frozenset({"graph_memory"}),
     ),
     Tool(
         "recall_playbooks",
@@ -84,6 +78,7 @@ TOOLS = (
         RecallInput,
         playbooks_recalled,
         lambda ctx, a: list(a.components if a.components is not None else ctx.alerting),
+        needs=frozenset({"graph_memory"}),
     ),
     Tool(
         "similar_incidents",
@@ -92,5 +87,6 @@ TOOLS = (
         NoInput,
         similar_incidents,
         lambda ctx, a: list(ctx.alerting),
+        needs=frozenset({"text_memory"}),
     ),
 )
