@@ -27,6 +27,12 @@ behind an alerting cause. The rules use only the typed tools of `agents/investig
 call a
 checkpointed step, so a new owner resumes where the last one stopped), like a model planner.
 
+Memory (`BLAST_MEMORY`) comes before all of it: with `graph`, recalled playbooks are checked
+(first whether their cause explains the alerting components, `recall.gated`) and one whose checks
+all hold names the cause at its trust, citing where it was learned (`recall.cited`); with
+`graph` or `text`, the incidents whose alerts read alike are looked up and kept with the finding
+(`agents/investigate/similar.py`).
+
 Last, the model planner (`agents/investigate/model_planner.py`), when `BLAST_PLANNER` asks for
 it: a finding the rules leave inconclusive or unsure goes to a model over the same tools, its
 answer checked by the graph's second opinion; every model cooling down pauses the task.
