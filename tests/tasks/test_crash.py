@@ -72,7 +72,7 @@ def spawn(
 
 
 def incident(graph: TenantGraph, index: int = 0) -> str:
-    """One firing alert on payment (not a traffic surge: its investigation has 4 steps)."""
+    """One firing alert on payment (not a traffic surge: its investigation has 6 steps)."""
     alerts = normalize(parse_body(alert_body("payment", index)), "unknown")
     return triage(graph, alerts, 900_000).opened[0]
 
@@ -107,8 +107,8 @@ def test_worker_killed_after_step_3_is_replaced_and_resumes_at_step_4(graph, spa
     assert (done["epoch"], done["attempts"], done["taken_over"]) == (2, 2, True)
     steps = graph.rows("task_steps", {"task_id": task_id})
     assert [(s["n"], s["tool"], s["epoch"]) for s in steps] == [
-        (1, "incident_alerts", 1), (2, "recall_playbooks", 1), (3, "coverage_walk", 1),
-        (4, "recent_changes", 2), (5, "walk_path", 2),
+        (1, "incident_alerts", 1), (2, "recall_playbooks", 1), (3, "similar_incidents", 1),
+        (4, "coverage_walk", 2), (5, "recent_changes", 2), (6, "walk_path", 2),
     ]  # fmt: skip
     assert {s["n"]: s["result"] for s in steps if s["n"] <= 3} == first  # not re-run
     assert graph.one("incident_get", {"incident_id": incident_id})["root_cause"] == "payment"
