@@ -62,6 +62,7 @@ UNIQUE: tuple[tuple[str, str], ...] = (
     ("Task", "id"),
     ("Action", "intent_id"),
     ("Verdict", "id"),
+    ("WebSession", "id"),
 )
 
 

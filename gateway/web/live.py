@@ -3,7 +3,8 @@
 Nothing here is invented: once per `BLAST_LIVE_POLL_MS` the tenant's counters are read from
 the graph (`cypher/web_changes.cypher`, one cheap query shared by every open page of that
 tenant), and each counter that moved since the last read becomes one event — `alert`,
-`incident`, `claim`, `step`, `finding`, `action`, `verdict` or `trust` — whose data is one line
+`incident`, `claim`, `step`, `finding`, `action`, `delivery`, `ack`, `verdict`,
+`remediation` or `trust` — whose data is one line
 of HTML saying what the graph now holds (the page's activity feed shows it; the page reloads
 its sections on it). A page animates only what this stream reports, so every animation follows
 an event that is in the graph.
@@ -28,14 +29,29 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import GraphStore, GraphUnavailable, graph_name
+from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph, graph_name
 
 #: Longest life of one stream (s); the browser reconnects, re-reading its session cookie.
 STREAM_S = 300.0
 #: A comment line this often (s) when nothing happened, so proxies keep the stream open.
 KEEPALIVE_S = 15.0
 #: Event names, in the order they are sent when several counters moved in one poll.
-EVENTS = ("alert", "incident", "claim", "step", "finding", "action", "verdict", "trust")
+EVENTS = (
+    "alert",
+    "incident",
+    "claim",
+    "step",
+    "finding",
+    "action",
+    "delivery",
+    "ack",
+    "verdict",
+    "remediation",
+    "trust",
+)
+#: How far back the feed's first lines reach (ms), and how many of each kind it shows.
+RECENT_MS = 24 * 3600 * 1000
+RECENT_EACH = 8
 
 
 @dataclass
@@ -54,7 +70,7 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, st
     """
 
     def moved(key: str) -> int:
-        return int(after[key] or 0) - int(before[key] or 0)
+        return int(after.get(key) or 0) - int(before.get(key) or 0)
 
     found: list[tuple[str, str]] = []
     if n := moved("alerts"):
@@ -75,11 +91,27 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, st
         found.append(("finding", "a finding was written"))
     if moved("actions") or after["action_at"] != before["action_at"]:
         found.append(("action", "an action was reserved or its outcome recorded"))
+    if n := moved("deliveries"):
+        found.append(("delivery", f"{n} delivery attempt(s) recorded"))
+    if after.get("ack_at") != before.get("ack_at") and after.get("ack_at") is not None:
+        found.append(("ack", "an incident was acknowledged"))
     if n := moved("verdicts"):
         found.append(("verdict", f"{n} verdict(s) given"))
+    if moved("remediation"):
+        found.append(("remediation", "a remediation was proposed, approved, run or verified"))
     if moved("trust_moves") or moved("playbooks"):
         found.append(("trust", "playbook memory changed (trust or a new playbook)"))
     return sorted(found, key=lambda e: EVENTS.index(e[0]))
+
+
+def recent(graph: TenantGraph, now_ms: int) -> list[dict[str, Any]]:
+    """The feed's first lines: the tenant's latest events (`web_recent.cypher`: incidents
+    opened in the last `RECENT_MS`, and what happened to them), newest first, at most
+    `RECENT_EACH` of each kind. Row: `{at (ms UTC), event, incident_id, text}`."""
+    rows = graph.rows("web_recent", {"since": now_ms - RECENT_MS, "limit": RECENT_EACH})
+    rows = [r for r in rows if r["at"] is not None]
+    rows.sort(key=lambda r: r["at"], reverse=True)
+    return rows[: RECENT_EACH * 2]
 
 
 def sse(event: str, data: str) -> str:

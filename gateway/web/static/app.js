@@ -1,5 +1,6 @@
-// Mission control's own script: times in the viewer's zone, graph drawings, and a flash on rows
-// that are new after a live refresh. The pages work without it (server-rendered, UTC times).
+// Mission control's own script: times in the viewer's zone, the world drawing (the incident
+// graph is server-rendered SVG), the feed's "nothing new" line, and a flash on rows that are new
+// after a live refresh. The pages work without it (server-rendered, UTC times).
 (function () {
   "use strict";
   var fmt = new Intl.DateTimeFormat(undefined, {
@@ -30,26 +31,6 @@
       "z-index": 10 } }
   ];
 
-  function incidentElements(data) {
-    var els = [];
-    data.nodes.forEach(function (n) {
-      var cls = [], tags = [];
-      if (n.alerts > 0) { cls.push("alerting"); tags.push("▲ " + n.firing + "/" + n.alerts + " firing"); }
-      if (n.candidate) { cls.push("candidate"); }
-      if (n.ruled_out) { cls.push("ruled-out"); tags.push("✕ ruled out"); }
-      if (n.root_cause) { cls.push("root"); tags.push("◆ root cause"); }
-      if (n.on_path) { cls.push("on-path"); }
-      els.push({ data: { id: n.id, label: n.id + (tags.length ? "\n" + tags.join(" · ") : "") }, classes: cls.join(" ") });
-    });
-    data.edges.forEach(function (e) {
-      var cls = [];
-      if (e.on_path) { cls.push("path"); }
-      if (e.purpose && e.purpose !== "business") { cls.push("other-purpose"); }
-      els.push({ data: { id: e.source + ">" + e.target + ":" + e.type, source: e.source, target: e.target }, classes: cls.join(" ") });
-    });
-    return els;
-  }
-
   function worldElements(data) {
     var els = [], names = {};
     data.components.forEach(function (c) { names[c.name] = true; });
@@ -73,11 +54,8 @@
       var box = document.getElementById(id);
       if (!box || box.getAttribute("data-drawn")) { return; }
       var data = JSON.parse(script.textContent);
-      var world = id === "world-graph";
-      var els = world ? worldElements(data) : incidentElements(data);
-      var roots = world ? undefined : data.nodes.filter(function (n) { return n.alerts > 0; }).map(function (n) { return "#" + CSS.escape(n.id); }).join(",");
-      var cy = cytoscape({ container: box, elements: els, style: STYLE,
-        layout: { name: "breadthfirst", directed: true, roots: roots || undefined, spacingFactor: 1.1, padding: 20 } });
+      var cy = cytoscape({ container: box, elements: worldElements(data), style: STYLE,
+        layout: { name: "breadthfirst", directed: true, spacingFactor: 1.1, padding: 20 } });
       box.setAttribute("data-drawn", "1");
       box.setAttribute("data-path-edges", String(cy.edges(".path").length));
       box.setAttribute("data-json", script.textContent);
@@ -108,7 +86,13 @@
     draw(document);
     kept = {};
   });
-  document.addEventListener("htmx:sseMessage", function () { localTimes(document.getElementById("feed") || document); });
+  document.addEventListener("htmx:sseMessage", function () {
+    localTimes(document.getElementById("feed") || document);
+    ["feed-quiet", "feed-empty"].forEach(function (id) {
+      var el = document.getElementById(id);
+      if (el) { el.hidden = true; }
+    });
+  });
   // Say whether the event stream is connected (text, not just a colour).
   function liveState(state, text) {
     document.body.setAttribute("data-live", state);

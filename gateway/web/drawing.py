@@ -1,0 +1,196 @@
+"""The dependency graph around an incident as server-rendered SVG: no script, readable as text.
+
+Layout: layered (Sugiyama), by grandalf. Callers sit above their callees, each layer a row; an
+edge that skips layers is routed through placeholder points of its own in the rows between, so
+every segment runs from one row to the next and never through a component's box (a
+checkout→payment edge cannot read as frontend→payment). The finding's path is drawn thick and
+dark orange with its nodes outlined; everything else is thin grey. Colour is never the only
+signal: each box says in words what it is (alerting, root cause, candidate, ruled out).
+
+Input: `incident_views.incident_graph`'s `{nodes, edges, paths, root_cause}`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from grandalf.graphs import Edge, Graph, Vertex
+from grandalf.layouts import SugiyamaLayout
+from grandalf.routing import route_with_lines
+from markupsafe import Markup, escape
+
+#: Box size of one component (px) and the gaps between boxes and rows.
+BOX_W, BOX_H = 150, 46
+GAP_X, GAP_Y = 28, 46
+MARGIN = 16
+#: How many ordering passes grandalf makes to reduce crossings (its default is 8).
+ORDER_PASSES = 8
+
+
+class _Box:
+    """grandalf's view of a vertex: its size, and where the layout put its centre."""
+
+    def __init__(self) -> None:
+        self.w, self.h = BOX_W, BOX_H
+        self.xy: tuple[float, float] = (0.0, 0.0)
+
+
+class _Line:
+    """grandalf's view of an edge: the points it is routed through."""
+
+    def __init__(self) -> None:
+        self.points: list[tuple[float, float]] = []
+
+    def setpath(self, points: list[tuple[float, float]]) -> None:
+        self.points = [(float(x), float(y)) for x, y in points]
+
+
+@dataclass
+class Layout:
+    """Where things go: box centres by component, each edge's points, and the picture's size
+    (px). Coordinates are already shifted into the picture."""
+
+    boxes: dict[str, tuple[float, float]]
+    lines: list[tuple[dict[str, Any], list[tuple[float, float]]]]
+    width: float
+    height: float
+
+
+def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> Layout:
+    """Lay out components (`id`) and dependency edges (`source` caller -> `target` callee).
+
+    Each connected part is laid out on its own and placed left to right; alerting components
+    are the roots of their part (the layout starts from what alerts). Cycles are fine: grandalf
+    reverses an edge of each for layering and still routes it between its real ends.
+    """
+    vertices = {n["id"]: Vertex(n["id"]) for n in nodes}
+    for vertex in vertices.values():
+        vertex.view = _Box()
+    kept: list[tuple[dict[str, Any], Edge]] = []
+    for edge in edges:
+        if edge["source"] in vertices and edge["target"] in vertices:
+            if edge["source"] == edge["target"]:
+                continue  # a self-call says nothing about the path
+            link = Edge(vertices[edge["source"]], vertices[edge["target"]])
+            link.view = _Line()
+            kept.append((edge, link))
+    graph = Graph(list(vertices.values()), [link for _, link in kept])
+    alerting = {n["id"] for n in nodes if n.get("alerts")}
+    offset_x, height = 0.0, 0.0
+    boxes: dict[str, tuple[float, float]] = {}
+    shift: dict[str, tuple[float, float]] = {}
+    for part in graph.C:
+        sugiyama = SugiyamaLayout(part)
+        sugiyama.xspace, sugiyama.yspace = GAP_X, GAP_Y
+        sugiyama.route_edge = route_with_lines
+        roots = [v for v in part.sV if v.data in alerting] or None
+        sugiyama.init_all(roots=roots)
+        sugiyama.draw(ORDER_PASSES)
+        xs = [v.view.xy[0] for v in part.sV]
+        ys = [v.view.xy[1] for v in part.sV]
+        left, top = min(xs) - BOX_W / 2, min(ys) - BOX_H / 2
+        dx, dy = MARGIN + offset_x - left, MARGIN - top
+        for v in part.sV:
+            boxes[v.data] = (v.view.xy[0] + dx, v.view.xy[1] + dy)
+            shift[v.data] = (dx, dy)
+        offset_x += max(xs) - min(xs) + BOX_W + GAP_X * 2
+        height = max(height, max(ys) - min(ys) + BOX_H)
+    lines = []
+    for edge, link in kept:
+        dx, dy = shift[edge["source"]]
+        lines.append((edge, [(x + dx, y + dy) for x, y in link.view.points]))
+    width = offset_x - GAP_X * 2 + MARGIN * 2 if boxes else 0.0
+    return Layout(boxes, lines, max(width, 0.0), height + MARGIN * 2 if boxes else 0.0)
+
+
+def _tags(node: dict[str, Any]) -> str:
+    tags = []
+    if node.get("root_cause"):
+        tags.append("◆ root cause")
+    elif node.get("candidate"):
+        tags.append("● candidate")
+    if node.get("alerts"):
+        tags.append(f"▲ {node['firing']}/{node['alerts']} firing")
+    if node.get("ruled_out"):
+        tags.append("✕ ruled out")
+    return " · ".join(tags)
+
+
+def svg(data: dict[str, Any]) -> Markup:
+    """The incident graph as an inline `<svg>` (escaped text; `role="img"` with a title that
+    says what the path is). Empty markup when there is nothing to draw."""
+    nodes: list[dict[str, Any]] = data["nodes"]
+    if not nodes:
+        return Markup("")
+    placed = layout(nodes, data["edges"])
+    paths = data.get("paths") or []
+    said = "; ".join(" → ".join(p) for p in paths) or "no path recorded"
+    out = [
+        Markup(
+            '<svg class="depgraph" xmlns="http://www.w3.org/2000/svg" role="img" '
+            'viewBox="0 0 {w:.0f} {h:.0f}" width="{w:.0f}" height="{h:.0f}" '
+            'aria-labelledby="depgraph-title">'
+            '<title id="depgraph-title">Dependency graph. Path: {said}</title>'
+            "<defs>"
+            '<marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
+            'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+            'class="arrow"/></marker>'
+            '<marker id="arrow-path" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="5" '
+            'markerHeight="5" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+            'class="arrow-path"/></marker>'
+            "</defs>"
+        ).format(w=placed.width, h=placed.height, said=said)
+    ]
+    # path edges last, so they are drawn over the others
+    for edge, points in sorted(placed.lines, key=lambda line: bool(line[0].get("on_path"))):
+        if len(points) < 2:
+            continue
+        on_path = bool(edge.get("on_path"))
+        coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+        out.append(
+            Markup(
+                '<polyline class="{cls}" points="{coords}" marker-end="url(#{marker})" '
+                'data-source="{s}" data-target="{t}"><title>{s} → {t} ({kind})</title>'
+                "</polyline>"
+            ).format(
+                cls="edge path" if on_path else "edge",
+                coords=coords,
+                marker="arrow-path" if on_path else "arrow",
+                s=edge["source"],
+                t=edge["target"],
+                kind=edge.get("type", "").lower(),
+            )
+        )
+    for node in nodes:
+        x, y = placed.boxes[node["id"]]
+        classes = ["node"]
+        for flag, name in (("alerts", "alerting"), ("root_cause", "root"),
+                           ("candidate", "candidate"), ("on_path", "on-path"),
+                           ("ruled_out", "ruled-out")):  # fmt: skip
+            if node.get(flag):
+                classes.append(name)
+        label = node["id"] if len(node["id"]) <= 20 else node["id"][:19] + "…"
+        out.append(
+            Markup(
+                '<g class="{cls}" data-id="{id}"><title>{id}{tags_title}</title>'
+                '<rect x="{x:.1f}" y="{y:.1f}" width="{w}" height="{h}" rx="5"/>'
+                '<text x="{cx:.1f}" y="{ty:.1f}" class="name">{label}</text>'
+                '<text x="{cx:.1f}" y="{sy:.1f}" class="tags">{tags}</text></g>'
+            ).format(
+                cls=" ".join(classes),
+                id=node["id"],
+                x=x - BOX_W / 2,
+                y=y - BOX_H / 2,
+                w=BOX_W,
+                h=BOX_H,
+                cx=x,
+                ty=y - 4,
+                sy=y + 13,
+                label=label,
+                tags=_tags(node),
+                tags_title=(": " + _tags(node)) if _tags(node) else "",
+            )
+        )
+    out.append(Markup("</svg>"))
+    return Markup("").join(escape(part) for part in out)
