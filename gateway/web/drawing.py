@@ -60,9 +60,9 @@ class Layout:
 def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> Layout:
     """Lay out components (`id`) and dependency edges (`source` caller -> `target` callee).
 
-    Each connected part is laid out on its own and placed left to right; alerting components
-    are the roots of their part (the layout starts from what alerts). Cycles are fine: grandalf
-    reverses an edge of each for layering and still routes it between its real ends.
+    Each connected part is laid out on its own and placed left to right, callers nothing calls
+    on top. Cycles are fine: grandalf reverses an edge of each for layering and still routes it
+    between its real ends.
     """
     vertices = {n["id"]: Vertex(n["id"]) for n in nodes}
     for vertex in vertices.values():
@@ -76,7 +76,6 @@ def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> Layout:
             link.view = _Line()
             kept.append((edge, link))
     graph = Graph(list(vertices.values()), [link for _, link in kept])
-    alerting = {n["id"] for n in nodes if n.get("alerts")}
     offset_x, height = 0.0, 0.0
     boxes: dict[str, tuple[float, float]] = {}
     shift: dict[str, tuple[float, float]] = {}
@@ -84,8 +83,7 @@ def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> Layout:
         sugiyama = SugiyamaLayout(part)
         sugiyama.xspace, sugiyama.yspace = GAP_X, GAP_Y
         sugiyama.route_edge = route_with_lines
-        roots = [v for v in part.sV if v.data in alerting] or None
-        sugiyama.init_all(roots=roots)
+        sugiyama.init_all()  # roots: the callers nothing calls (the top row)
         sugiyama.draw(ORDER_PASSES)
         xs = [v.view.xy[0] for v in part.sV]
         ys = [v.view.xy[1] for v in part.sV]
