@@ -5,6 +5,7 @@ gateway with real FalkorDB and burst workers. The browser itself: tests/test_web
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import time
 import uuid
@@ -106,9 +107,7 @@ def test_tampered_foreign_and_signed_out_sessions_are_refused(site: Site, store)
     assert sessions.read("garbage") is None and sessions.read(None) is None
     assert sessions.read(f"{tenant}.{'²' * 43}") is None and sessions.read("nope.x") is None
     graph = store.graph(graph_name(site.a))
-    stored = graph.rows(
-        "web_session_get", {"id": __import__("hashlib").sha256(sid.encode()).hexdigest()}
-    )
+    stored = graph.rows("web_session_get", {"id": hashlib.sha256(sid.encode()).hexdigest()})
     assert stored and stored[0]["person"] == PERSON_A  # the graph holds the hash, not the id
     sessions.close(session)
     assert sessions.read(value) is None  # signed out: dead at once
@@ -613,7 +612,7 @@ def test_the_incident_graph_never_draws_an_edge_through_another_box() -> None:
 
     for edge, points in placed.lines:
         others = [c for n, c in placed.boxes.items() if n not in (edge["source"], edge["target"])]
-        for p, q in zip(points, points[1:], strict=False):
+        for p, q in itertools.pairwise(points):
             hit = [box for box in others if crosses(p, q, box)]
             assert not hit, f"{edge['source']}→{edge['target']} crosses a box at {hit}"
     picture = str(drawing.svg({"nodes": nodes, "edges": edges, "paths": [["checkout", "payment"]]}))
