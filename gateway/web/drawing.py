@@ -1,4 +1,5 @@
-"""The dependency graph around an incident as server-rendered SVG: no script, readable as text.
+"""Dependency graphs as server-rendered SVG (the incident's, and the world's topology): no
+script, and the same facts are listed as text on each page.
 
 Layout: layered (Sugiyama), by grandalf. Callers sit above their callees, each layer a row; an
 edge that skips layers is routed through placeholder points of its own in the rows between, so
@@ -21,9 +22,11 @@ from grandalf.routing import route_with_lines
 from markupsafe import Markup, escape
 
 #: Box size of one component (px) and the gaps between boxes and rows.
-BOX_W, BOX_H = 150, 46
+BOX_W, BOX_H = 180, 46
 GAP_X, GAP_Y = 28, 46
 MARGIN = 16
+#: Widest row of separate parts before the next part starts a new row (px).
+ROW_W = 1300
 #: How many ordering passes grandalf makes to reduce crossings (its default is 8).
 ORDER_PASSES = 8
 
@@ -60,9 +63,9 @@ class Layout:
 def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> Layout:
     """Lay out components (`id`) and dependency edges (`source` caller -> `target` callee).
 
-    Each connected part is laid out on its own and placed left to right, callers nothing calls
-    on top. Cycles are fine: grandalf reverses an edge of each for layering and still routes it
-    between its real ends.
+    Each connected part is laid out on its own, callers nothing calls on top, and the parts
+    fill rows of at most `ROW_W` px, biggest first. Cycles are fine: grandalf reverses an edge
+    of each for layering and still routes it between its real ends.
     """
     vertices = {n["id"]: Vertex(n["id"]) for n in nodes}
     for vertex in vertices.values():
@@ -76,9 +79,9 @@ def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> Layout:
             link.view = _Line()
             kept.append((edge, link))
     graph = Graph(list(vertices.values()), [link for _, link in kept])
-    offset_x, height = 0.0, 0.0
     boxes: dict[str, tuple[float, float]] = {}
     shift: dict[str, tuple[float, float]] = {}
+    placed_parts = []
     for part in graph.C:
         sugiyama = SugiyamaLayout(part)
         sugiyama.xspace, sugiyama.yspace = GAP_X, GAP_Y
@@ -87,19 +90,30 @@ def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> Layout:
         sugiyama.draw(ORDER_PASSES)
         xs = [v.view.xy[0] for v in part.sV]
         ys = [v.view.xy[1] for v in part.sV]
-        left, top = min(xs) - BOX_W / 2, min(ys) - BOX_H / 2
-        dx, dy = MARGIN + offset_x - left, MARGIN - top
+        size = (max(xs) - min(xs) + BOX_W, max(ys) - min(ys) + BOX_H)
+        placed_parts.append((part, min(xs) - BOX_W / 2, min(ys) - BOX_H / 2, size))
+    # biggest part first; parts fill rows of at most ROW_W px, then wrap (a few lone
+    # components share one row instead of stretching the picture sideways)
+    placed_parts.sort(key=lambda p: -len(p[0].sV))
+    x, y, row_h, width = float(MARGIN), float(MARGIN), 0.0, 0.0
+    for part, left, top, (w, h) in placed_parts:
+        if x > MARGIN and x + w > ROW_W:
+            x, y, row_h = float(MARGIN), y + row_h + GAP_Y, 0.0
+        dx, dy = x - left, y - top
         for v in part.sV:
             boxes[v.data] = (v.view.xy[0] + dx, v.view.xy[1] + dy)
             shift[v.data] = (dx, dy)
-        offset_x += max(xs) - min(xs) + BOX_W + GAP_X * 2
-        height = max(height, max(ys) - min(ys) + BOX_H)
+        x += w + GAP_X * 2
+        row_h = max(row_h, h)
+        width = max(width, x - GAP_X * 2)
+    height = y + row_h
     lines = []
     for edge, link in kept:
         dx, dy = shift[edge["source"]]
         lines.append((edge, [(x + dx, y + dy) for x, y in link.view.points]))
-    width = offset_x - GAP_X * 2 + MARGIN * 2 if boxes else 0.0
-    return Layout(boxes, lines, max(width, 0.0), height + MARGIN * 2 if boxes else 0.0)
+    if not boxes:
+        return Layout(boxes, lines, 0.0, 0.0)
+    return Layout(boxes, lines, width + MARGIN, height + MARGIN)
 
 
 def _tags(node: dict[str, Any]) -> str:
@@ -112,24 +126,27 @@ def _tags(node: dict[str, Any]) -> str:
         tags.append(f"▲ {node['firing']}/{node['alerts']} firing")
     if node.get("ruled_out"):
         tags.append("✕ ruled out")
+    if node.get("note"):
+        tags.append(str(node["note"]))
     return " · ".join(tags)
 
 
-def svg(data: dict[str, Any]) -> Markup:
-    """The incident graph as an inline `<svg>` (escaped text; `role="img"` with a title that
-    says what the path is). Empty markup when there is nothing to draw."""
+def svg(data: dict[str, Any], title: str | None = None) -> Markup:
+    """A graph as an inline `<svg>` (escaped text; `role="img"` with `title`, by default one
+    that says what the path is). Nodes may carry `note` (a few words shown in the box). Empty
+    markup when there is nothing to draw."""
     nodes: list[dict[str, Any]] = data["nodes"]
     if not nodes:
         return Markup("")
     placed = layout(nodes, data["edges"])
     paths = data.get("paths") or []
-    said = "; ".join(" → ".join(p) for p in paths) or "no path recorded"
+    said = "Dependency graph. Path: " + ("; ".join(" → ".join(p) for p in paths) or "none")
     out = [
         Markup(
             '<svg class="depgraph" xmlns="http://www.w3.org/2000/svg" role="img" '
             'viewBox="0 0 {w:.0f} {h:.0f}" width="{w:.0f}" height="{h:.0f}" '
             'aria-labelledby="depgraph-title">'
-            '<title id="depgraph-title">Dependency graph. Path: {said}</title>'
+            '<title id="depgraph-title">{said}</title>'
             "<defs>"
             '<marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
             'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
@@ -138,7 +155,7 @@ def svg(data: dict[str, Any]) -> Markup:
             'markerHeight="5" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
             'class="arrow-path"/></marker>'
             "</defs>"
-        ).format(w=placed.width, h=placed.height, said=said)
+        ).format(w=placed.width, h=placed.height, said=title or said)
     ]
     # path edges last, so they are drawn over the others
     for edge, points in sorted(placed.lines, key=lambda line: bool(line[0].get("on_path"))):
@@ -168,7 +185,7 @@ def svg(data: dict[str, Any]) -> Markup:
                            ("ruled_out", "ruled-out")):  # fmt: skip
             if node.get(flag):
                 classes.append(name)
-        label = node["id"] if len(node["id"]) <= 20 else node["id"][:19] + "…"
+        label = node["id"] if len(node["id"]) <= 22 else node["id"][:21] + "…"
         out.append(
             Markup(
                 '<g class="{cls}" data-id="{id}"><title>{id}{tags_title}</title>'

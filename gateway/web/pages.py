@@ -1,7 +1,6 @@
 """Mission control, served by the gateway: server-rendered pages (Jinja2) that work without
-JavaScript, plus vendored htmx (+ its SSE extension) for live updates and cytoscape.js for the
-world drawing (`static/vendor/README.md`: versions, sources, licences). The incident graph is
-server-rendered SVG (`drawing.py`).
+JavaScript, plus vendored htmx (+ its SSE extension) for live updates (`static/vendor/README.md`:
+versions, sources, licences). Graphs are server-rendered SVG (`drawing.py`).
 
 Routes: `/` incidents (filters `state`, `team`, `service`, `severity`, `q`: GET parameters),
 `/ui/incidents/{id}`, `/ui/memory`, `/ui/world`, `/ui/health`, `/ui/login` (GET form, POST
@@ -61,8 +60,8 @@ RUNBOOK_KEYS = ("runbook_url", "runbook", "playbook_url")
 SILENCE_LABELS = ("alertname", "service", "job", "namespace")
 
 #: Every page: scripts and everything else from this origin only (the vendored files), no
-#: framing (the verdict buttons cannot be clickjacked), forms post back here only. Inline
-#: styles are allowed for cytoscape's canvas sizing and htmx's indicator style.
+#: framing (the action buttons cannot be clickjacked), forms post back here only. Inline
+#: styles are allowed for htmx's indicator style.
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
     "Content-Security-Policy": (
@@ -415,6 +414,10 @@ async def _record_verdict(
         ):
             raise HTTPException(422, f"actual cause {cause_given!r} is not a known component")
         cause = cause_given or (found["root_cause"] if said == "confirmed" else None)
+        if said == "confirmed" and cause is None:
+            raise HTTPException(
+                422, "this finding names no single cause: type the actual cause, then Confirm"
+            )
         try:
             verdicts.record(graph, verdicts.Verdict(
                 id=f"web:{intent}", incident_id=incident_id, verdict=said,  # type: ignore[arg-type]
@@ -443,7 +446,16 @@ async def world_page(request: Request) -> Response:
     """Topology, owners, on call now and next, coverage gaps."""
     session, cookie = await _session(request)
     data = await run_in_threadpool(overview.world, _graph(request, session), _now_ms())
-    return await render(request, "world.html", session, cookie, **data)
+    drawn = {
+        "nodes": [{"id": c["name"], "note": None if c["owners"] else "⚠ no owner"}
+                  for c in data["components"]],
+        "edges": [{"source": c["name"], "target": e[0], "type": e[1]}
+                  for c in data["components"] for e in c["edges"] if e[2] == "business"],
+    }  # fmt: skip
+    picture = await run_in_threadpool(
+        drawing.svg, drawn, "Topology: business dependencies, callers above callees"
+    )
+    return await render(request, "world.html", session, cookie, topology=picture, **data)
 
 
 @router.get("/ui/health", response_class=HTMLResponse)

@@ -65,8 +65,11 @@ def _action(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> 
         return {"kind": "page", "text": text, "who": who, "link": None}
     if kind == "ticket" or what == "ticket":
         link = ticket_link(ref, api_url)
-        shown = ref.removeprefix("github:") if ref else ""
-        return {"kind": "ticket", "text": f"Ticket opened {shown}{done}".strip(), "who": None,
+        if link:
+            shown = f" {ref.removeprefix('github:')}" if ref else ""
+        else:
+            shown = " in the local outbox" if ref and ref.startswith("outbox:") else ""
+        return {"kind": "ticket", "text": f"Ticket opened{shown}{done}", "who": None,
                 "link": link}  # fmt: skip
     if kind == "escalate" or what.startswith("escalate:"):
         level = what.partition(":")[2] or "?"
