@@ -554,7 +554,8 @@ def test_acknowledge_and_resolve_are_the_signed_in_persons(site: Site, store: Gr
     texts = re.findall(r'<span class="what">([^<]+)</span>', story)
     assert texts[0] == "Incident opened" and texts[-1] == f"Resolved by {PERSON_A}"
     order = [t.split(" ")[0] for t in texts]
-    assert order.index("Cause") < order.index("Acknowledged") < order.index("Marked")
+    assert order.index("Cause") < order.index("Acknowledged") < order.index("Resolved")
+    assert not any(t.startswith("Marked resolved") for t in texts)  # one line for one act
     ats = [int(a) for a in re.findall(r'data-at="(\d+)"', story)]
     assert ats == sorted(ats)
 

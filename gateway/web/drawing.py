@@ -25,6 +25,9 @@ from markupsafe import Markup, escape
 BOX_W, BOX_H = 180, 46
 GAP_X, GAP_Y = 28, 46
 MARGIN = 16
+#: A wide picture shrinks to fit the page down to this scale, then scrolls sideways (its text
+#: stays readable).
+SMALLEST_SCALE = 0.8
 #: Widest row of separate parts before the next part starts a new row (px).
 ROW_W = 1300
 #: How many ordering passes grandalf makes to reduce crossings (its default is 8).
@@ -145,6 +148,7 @@ def svg(data: dict[str, Any], title: str | None = None) -> Markup:
         Markup(
             '<svg class="depgraph" xmlns="http://www.w3.org/2000/svg" role="img" '
             'viewBox="0 0 {w:.0f} {h:.0f}" width="{w:.0f}" height="{h:.0f}" '
+            'style="min-width: {least:.0f}px" '
             'aria-labelledby="depgraph-title">'
             '<title id="depgraph-title">{said}</title>'
             "<defs>"
@@ -155,7 +159,12 @@ def svg(data: dict[str, Any], title: str | None = None) -> Markup:
             'markerHeight="5" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
             'class="arrow-path"/></marker>'
             "</defs>"
-        ).format(w=placed.width, h=placed.height, said=title or said)
+        ).format(
+            w=placed.width,
+            h=placed.height,
+            said=title or said,
+            least=placed.width * SMALLEST_SCALE,
+        )
     ]
     # path edges last, so they are drawn over the others
     for edge, points in sorted(placed.lines, key=lambda line: bool(line[0].get("on_path"))):

@@ -79,6 +79,7 @@ def incident_rows(
         who = paged.get(row["id"])
         row["paged"] = who if isinstance(who, dict) else None
         row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
+        row["services"], row["alertnames"] = sorted(row["services"]), sorted(row["alertnames"])
         row["cause"] = cause(row)
         row["acked"] = row["acknowledged_at"] is not None
         row["maintenance"] = bool(row["maintenance_until"] and row["maintenance_until"] > now_ms)

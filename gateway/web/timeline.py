@@ -152,6 +152,9 @@ def events(
     """The incident's events, oldest first (see the module doc for the shape). After
     `ALERTS_LISTED` alerts the rest become one line ("… 12 more alerts joined")."""
     rows = [r for r in graph.rows("web_timeline", {"incident_id": incident_id}) if r["at"]]
+    if any(r["event"] == "resolved" and r["who"] for r in rows):
+        # the page's Resolve records a `resolved` verdict too: one line for one act
+        rows = [r for r in rows if not (r["event"] == "verdict" and r["detail"] == "resolved")]
     rows.sort(key=lambda r: (r["at"], _rank(r["event"])))
     found: list[dict[str, Any]] = []
     alerts = 0
