@@ -13,7 +13,8 @@ incident with the page's button, then captures:
   records are what the escalation policy writes (`incident.escalation_level`, an `escalate`
   Action, `:Delivery` nodes); where this gateway has no escalation worker, the script writes
   those shapes itself (`cypher/bench_web_escalate.cypher`) and says so;
-- `web-memory.png`, `web-world.png`.
+- `web-memory.png` (the playbook the learner wrote from another incident a person confirmed
+  with the page's button), `web-world.png`.
 
 Needs Debian's `chromium`, `chromium-driver` and `prometheus` (promtool), and `selenium` (dev
 dependency). Prints each file written and the incident it shows.
@@ -152,11 +153,21 @@ def run(
     rows = graph.rows("web_incidents", {"status": None, "limit": 50, "now": 0})
     conclusive = next((r["id"] for r in rows if r["root_cause"]), None)
     inconclusive = next((r["id"] for r in rows if not r["root_cause"]), None)
-    escalated = next((r["id"] for r in rows if r["id"] not in (conclusive, inconclusive)), None)
+    escalated = next(
+        (r["id"] for r in rows if r["root_cause"] and r["id"] not in (conclusive, inconclusive)),
+        None,
+    )
     if conclusive:  # a person acknowledges it with the page's button
         driver.get(f"{url}/ui/incidents/{conclusive}")
         driver.find_element(By.ID, "acknowledge").click()
         wait.until(lambda d: "✓" in d.find_element(By.ID, "acked").text)
+    confirmed = next((r["id"] for r in rows if r["root_cause"]
+                      and r["id"] not in (conclusive, escalated)), None)  # fmt: skip
+    if confirmed:  # a person confirms one with the page's button: the learner writes a playbook
+        driver.get(f"{url}/ui/incidents/{confirmed}")
+        driver.find_element(By.ID, "confirm").click()
+        wait.until(lambda d: "Cause confirmed" in d.find_element(By.ID, "events").text)
+        runtime.wait_idle()
     if escalated:
         level = graph.one("web_incident_people", {"incident_id": escalated})
         if not level or not level["escalation_level"]:
