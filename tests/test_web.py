@@ -134,7 +134,7 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
         page = http.get(f"/ui/incidents/{incident}")
         assert page.status_code == 200
         text = page.text
-        assert '<span id="headline" class="cause-found">payment</span>' in text
+        assert '<strong id="headline" class="cause-found">◆ payment</strong>' in text
         assert "HighErrorRate" in text and "opened the incident" in text
         assert "Your name" not in text  # who answers is the signed-in person, not a text field
         assert '<strong class="tool">coverage_walk</strong>' in text  # a step, rendered generically
@@ -183,7 +183,7 @@ def test_an_inconclusive_finding_lists_its_candidates_in_order(site: Site) -> No
     assert names[:2] == ["cart", "valkey-cart"]
     assert "separated from the runner-up" not in summary
     assert (
-        '<span id="headline" class="cause-inconclusive">inconclusive: cart or valkey-cart' in text
+        '<strong id="headline" class="cause-inconclusive">? inconclusive: cart or valkey-cart' in text
     )
 
 
