@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import re
 import time
 import uuid
@@ -183,7 +184,8 @@ def test_an_inconclusive_finding_lists_its_candidates_in_order(site: Site) -> No
     assert names[:2] == ["cart", "valkey-cart"]
     assert "separated from the runner-up" not in summary
     assert (
-        '<strong id="headline" class="cause-inconclusive">? inconclusive: cart or valkey-cart' in text
+        '<strong id="headline" class="cause-inconclusive">? inconclusive: cart or valkey-cart'
+        in text
     )
 
 
@@ -282,6 +284,35 @@ def test_event_stream_reports_what_lands_in_the_graph(site: Site) -> None:
                 if "incident" in seen:
                     break
     assert seen[:2] == ["alert", "incident"]
+
+
+def test_the_feed_says_what_happened_in_words(site: Site) -> None:
+    """An acknowledgement given while a page is open reaches its feed as who did it, with a link
+    to the incident, not as a bare counter. (The feed reads incidents opened in the last 24 h,
+    so this alert starts now.)"""
+    body = json.loads(alert_body("payment"))
+    body["alerts"][0]["startsAt"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with site.client() as hook:
+        posted = hook.post(
+            "/api/v1/alerts", json=body, headers={"Authorization": f"Bearer {HOOK_A}"}
+        )
+    incident = posted.json()["incidents"][0]
+    with site.client() as http, site.client() as other:
+        sign_in(http, VIEWER_A)
+        sign_in(other, VIEWER_A)
+        page = other.get(f"/ui/incidents/{incident}").text
+        with http.stream("GET", "/ui/events") as stream:
+            lines = stream.iter_lines()
+            assert next(lines).startswith("retry:")
+            time.sleep(0.5)  # the stream's first reading is the baseline
+            other.post(f"/ui/incidents/{incident}/acknowledge", data={"csrf": csrf_of(page)})
+            said = ""
+            for line in lines:
+                if line.startswith("data:") and "acknowledged" in line:
+                    said = line
+                    break
+    assert f"acknowledged by {PERSON_A}" in said
+    assert f'href="/ui/incidents/{incident}"' in said
 
 
 def test_changes_name_each_moved_counter() -> None:

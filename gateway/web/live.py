@@ -23,6 +23,7 @@ import asyncio
 import html
 import threading
 import time
+import urllib.parse
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +50,8 @@ EVENTS = (
     "remediation",
     "trust",
 )
+#: The events `recent` can say in words (web_recent.cypher's event names).
+WORDED = frozenset({"incident", "finding", "action", "ack", "verdict"})
 #: How far back the feed's first lines reach (ms), and how many of each kind it shows.
 RECENT_MS = 24 * 3600 * 1000
 RECENT_EACH = 8
@@ -120,13 +123,18 @@ def sse(event: str, data: str) -> str:
     return f"event: {event}\n{lines}\n"
 
 
-def feed_line(event: str, text: str, at_ms: int) -> str:
+def feed_line(event: str, text: str, at_ms: int, incident_id: str | None = None) -> str:
     """The activity feed's HTML line for an event (text escaped; time in UTC, the page's
-    script shows it in the viewer's zone)."""
+    script shows it in the viewer's zone), with a link to its incident when it has one."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at_ms / 1000))
+    link = ""
+    if incident_id:
+        target = "/ui/incidents/" + urllib.parse.quote(incident_id, safe="")
+        link = (f'<a href="{html.escape(target)}" class="mono">'
+                f"{html.escape(incident_id[-8:])}</a> ")  # fmt: skip
     return (
         f'<li class="ev ev-{event}"><time datetime="{stamp}" title="{stamp}">{stamp}</time> '
-        f"<strong>{event}</strong> {html.escape(text)}</li>"
+        f"<strong>{event}</strong> {link}{html.escape(text)}</li>"
     )
 
 
@@ -139,6 +147,7 @@ class LiveFeed:
         self.poll_s = poll_ms / 1000
         self._lock = threading.Lock()
         self._latest: dict[str, Snapshot] = {}
+        self._said: dict[str, Snapshot] = {}
 
     def reading(self, tenant: str) -> dict[str, Any] | None:
         """The tenant's counters, no older than one poll interval; None when the graph cannot
@@ -155,13 +164,32 @@ class LiveFeed:
             self._latest[tenant] = Snapshot(row, time.monotonic())
             return row
 
+    def said(self, tenant: str) -> list[dict[str, Any]]:
+        """The tenant's latest events in words (`recent`), shared by every stream of the tenant
+        for one poll interval, like `reading`; empty when the graph cannot answer now."""
+        with self._lock:
+            found = self._said.get(tenant)
+            if found is not None and time.monotonic() - found.taken < self.poll_s:
+                return list(found.counters["rows"])
+            try:
+                rows = recent(self.store.graph(graph_name(tenant)), int(time.time() * 1000))
+            except GraphUnavailable:
+                return []
+            self._said[tenant] = Snapshot({"rows": rows}, time.monotonic())
+            return rows
+
     async def stream(self, tenant: str, gone: Any) -> AsyncIterator[str]:
         """The event stream of one page: a `retry` hint, then events as the graph changes.
 
-        `gone`: an async callable that is true once the client disconnected.
+        An event whose kind the graph can say in words (an incident opened or resolved, a cause
+        found, a message or ticket sent, an acknowledgement, a verdict: `recent`) carries those
+        words, one feed line per record newer than what this stream has seen; the others carry
+        the counter's text (`changes`). `gone`: an async callable that is true once the client
+        disconnected.
         """
         yield f"retry: {int(self.poll_s * 1000) * 2}\n\n"
         before = await run_in_threadpool(self.reading, tenant)
+        seen = max((r["at"] for r in await run_in_threadpool(self.said, tenant)), default=0)
         ends = time.monotonic() + STREAM_S
         quiet_since = time.monotonic()
         while time.monotonic() < ends:
@@ -173,9 +201,24 @@ class LiveFeed:
                 continue
             if before is not None:
                 now_ms = int(time.time() * 1000)
-                for event, text in changes(before, after):
+                moved = changes(before, after)
+                words: dict[str, list[dict[str, Any]]] = {}
+                if any(event in WORDED for event, _ in moved):
+                    for row in await run_in_threadpool(self.said, tenant):
+                        if row["at"] > seen:
+                            words.setdefault(row["event"], []).append(row)
+                    seen = max([seen, *(r["at"] for rows in words.values() for r in rows)])
+                for event, text in moved:
                     quiet_since = time.monotonic()
-                    yield sse(event, feed_line(event, text, now_ms))
+                    told = words.pop(event, [])
+                    if told:
+                        told.sort(key=lambda r: r["at"], reverse=True)
+                        lines = [
+                            feed_line(event, r["text"], r["at"], r["incident_id"]) for r in told
+                        ]
+                        yield sse(event, "\n".join(lines))
+                    else:
+                        yield sse(event, feed_line(event, text, now_ms))
             before = after
             if time.monotonic() - quiet_since > KEEPALIVE_S:
                 quiet_since = time.monotonic()
