@@ -17,7 +17,8 @@ incident with the page's button, then captures:
   with the page's button), `web-world.png`.
 
 Needs Debian's `chromium`, `chromium-driver` and `prometheus` (promtool), and `selenium` (dev
-dependency). Prints each file written and the incident it shows.
+dependency). Prints each file written and the incident it shows, then the round trip of the
+list, two incident pages and the world page (`TIMED_RUNS` GETs each, p50 and max in ms).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import httpx
 import yaml
 from pydantic import SecretStr
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -48,6 +50,8 @@ from gateway.world import demo_world_path, import_world, load_world
 #: Window width of the pictures (px); each is as tall as its page, up to `MAX_HEIGHT`.
 WIDTH, MAX_HEIGHT = 1400, 2600
 TENANT, PERSON = "demo", "priya@example.com"
+#: Server round trips timed per page after the pictures (one person, workers idle).
+TIMED_RUNS = 20
 #: Random per run: the gateway lives only while the script runs.
 TOKENS = {"hook": "hook-" + "7f3a9c2e5b1d4086" * 2, "viewer": "view-" + "c4e8a1f6b3d29057" * 2}
 
@@ -137,7 +141,8 @@ def run(
     faults: list[dict[str, Any]], starts: dict[str, datetime], out: Path,
 ) -> None:  # fmt: skip
     """Sign in, post the scenarios, act on two incidents and take the pictures."""
-    wait = WebDriverWait(driver, 30)
+    # a live refresh may replace an element between finding and reading it: "not yet"
+    wait = WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,))
     driver.get(url + "/ui/login")
     driver.find_element(By.ID, "token").send_keys(TOKENS["viewer"])
     driver.find_element(By.ID, "sign-in").click()
@@ -187,6 +192,19 @@ def run(
     for page in ("memory", "world"):
         driver.get(f"{url}/ui/{page}")
         shot(driver, out / f"web-{page}.png")
+    cookie = {c["name"]: c["value"] for c in driver.get_cookies()}
+    paths = {"list": "/", "conclusive": f"/ui/incidents/{conclusive}",
+             "escalated": f"/ui/incidents/{escalated}", "world": "/ui/world"}  # fmt: skip
+    with httpx.Client(base_url=url, cookies=cookie, timeout=30) as http:
+        for name, path in paths.items():
+            took = []
+            for _ in range(TIMED_RUNS):
+                started = time.perf_counter()
+                http.get(path).raise_for_status()
+                took.append((time.perf_counter() - started) * 1000)
+            took.sort()
+            print(f"GET {name}: p50 {took[len(took) // 2]:.1f} ms, max {took[-1]:.1f} ms "
+                  f"({TIMED_RUNS} runs)")  # fmt: skip
 
 
 if __name__ == "__main__":
