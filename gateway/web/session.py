@@ -22,8 +22,9 @@ post without it is 403. The sign-in form has no session yet, so it is guarded by
 
 Open mode (nothing configured: no webhook token, viewer token or proxy viewer, which
 `Runtime.serve_http` only allows on a loopback address): every visitor gets a session for the
-default tenant as the person `local`, so forms still carry CSRF. This matches the API, which
-takes no credential then either.
+default tenant as the person `local`, kept in the cookie only (nothing is stored, so a script
+without cookies adds nothing to the graph), and forms still carry CSRF bound to it. This
+matches the API, which takes no credential then either.
 """
 
 from __future__ import annotations
@@ -137,10 +138,11 @@ class Sessions:
         the session. Raises `GraphUnavailable` as any graph write."""
         sid = secrets.token_urlsafe(32)
         expires = int(time.time() * 1000) + self.settings.session_ttl_s * 1000
-        self.store.graph(graph_name(tenant)).rows(
-            "web_session_open",
-            {"id": _hash(sid), "person": person, "via": via, "expires_at": expires},
-        )
+        if via != "open":  # open mode stores nothing (a script without cookies adds no node)
+            self.store.graph(graph_name(tenant)).rows(
+                "web_session_open",
+                {"id": _hash(sid), "person": person, "via": via, "expires_at": expires},
+            )
         return f"{tenant}.{sid}", Session(tenant, person, via, expires, sid, _csrf(sid))
 
     def read(self, cookie: str | None) -> Session | None:
@@ -153,6 +155,9 @@ class Sessions:
             return None
         if not sid.isascii() or not all(c.isalnum() or c in "-_" for c in sid):
             return None
+        if self.open_mode:  # nobody to tell apart: any well-formed id is the local person's
+            expires = int(time.time() * 1000) + self.settings.session_ttl_s * 1000
+            return Session(tenant, LOCAL_PERSON, "open", expires, sid, _csrf(sid))
         row = self.store.graph(graph_name(tenant)).one("web_session_get", {"id": _hash(sid)})
         if row is None:
             return None
