@@ -9,10 +9,10 @@ incident with the page's button, then captures:
 
 - `web-incidents.png`: the list;
 - `web-incident-conclusive.png` and `web-incident-inconclusive.png`: one incident of each;
-- `web-incident-escalated.png`: an incident with escalation and delivery records. Escalation
-  records are what the escalation policy writes (`incident.escalation_level`, an `escalate`
-  Action, `:Delivery` nodes); where this gateway has no escalation worker, the script writes
-  those shapes itself (`cypher/bench_web_escalate.cypher`) and says so;
+- `web-incident-escalated.png`: an incident with delivery, escalation and remediation records
+  (`incident.escalation_level`, an `escalate` Action, `:Delivery`, `:Remediation` with its
+  approval, attempt and verification); where this gateway has no worker writing those, the
+  script writes the shapes itself (`cypher/bench_web_records.cypher`) and says so;
 - `web-memory.png` (the playbook the learner wrote from another incident a person confirmed
   with the page's button), `web-world.png`.
 
@@ -176,8 +176,8 @@ def run(
     if escalated:
         level = graph.one("web_incident_people", {"incident_id": escalated})
         if not level or not level["escalation_level"]:
-            print(f"{escalated}: no escalation worker here; writing its records by script")
-            graph.rows("bench_web_escalate", {"incident_id": escalated})
+            print(f"{escalated}: no escalation worker here; its records written by the script")
+            graph.rows("bench_web_records", {"incident_id": escalated, "by": "hal@example.com"})
     driver.get(url + "/")
     time.sleep(1.5)  # the feed shows the last events
     shot(driver, out / "web-incidents.png")

@@ -591,6 +591,38 @@ def test_acknowledge_and_resolve_are_the_signed_in_persons(site: Site, store: Gr
     assert ats == sorted(ats)
 
 
+def test_deliveries_escalation_and_remediation_read_in_order(site: Site, store: GraphStore) -> None:
+    """The shared records other agents write (`cypher/bench_web_records.cypher` writes them
+    here): a refused delivery and its fallback, escalation level 1, a remediation proposed,
+    approved, run and verified; the list and the page say each, in order."""
+    incident = site.post_alert(site.a, "payment")
+    site.drain()
+    graph = store.graph(graph_name(site.a))
+    graph.rows("bench_web_records", {"incident_id": incident, "by": "hal@example.com"})
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        listing = http.get("/").text
+        escalated = http.get("/", params={"state": "escalated"}).text
+        page = http.get(f"/ui/incidents/{incident}").text
+    row = listing.split(f'data-key="{incident}"')[1].split("</tr>")[0]
+    assert "⇧ escalated: level 1" in row and incident in escalated
+    assert "⇧ level 1" in page.split('id="escalation">')[1].split("</dd>")[0]
+    delivered = page.split('id="delivered">')[1].split("</dd>")[0]
+    assert "✓ to #platform-oncall" in delivered
+    story = page.split('id="events">')[1].split("</ol>")[0]
+    texts = re.findall(r'<span class="what">([^<]+)</span>', story)
+    wanted = [
+        "Not delivered to #checkout-oncall: refused (channel_not_found)",
+        "Delivered to #platform-oncall (fell back from #checkout-oncall)",
+        "Escalated to level 1 via outbox",
+        "Remediation proposed: restart from playbook pb:restart",
+        "Remediation restart approved by hal@example.com",
+        "Remediation restart run (attempt 1): succeeded",
+        "Remediation restart verification: verified (alerts resolved)",
+    ]
+    assert [t for t in texts if t in wanted] == wanted
+
+
 def test_the_list_says_what_is_broken_and_filters_by_team_service_and_state(site: Site) -> None:
     paid = site.post_alert(site.a, "payment")
     cart = site.post_alert(site.a, "cart", hour=3)

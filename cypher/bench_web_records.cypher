@@ -1,7 +1,8 @@
-// bench/web_screenshots.py only, where no escalation worker runs: the records an escalation
-// policy leaves on an unacknowledged incident (level 1 five minutes after the page, whose
-// first delivery was refused and fell back to the default channel), in the shared shapes the
-// web page reads, so the picture shows how they read.
+// bench/web_screenshots.py and tests/test_web.py, where no escalation or remediation worker
+// runs: the records those leave on an unacknowledged incident, in the shared shapes the web
+// page reads (so the picture and the test show how they read): the page's first delivery
+// refused and fallen back to the default channel, escalation level 1 five minutes after the
+// page, and a restart remediation proposed, approved by $by, run once and verified.
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (page:Action {intent_id: 'incident:' + i.id + ':initial-notification'})
 WITH i, coalesce(page.reserved_at, i.opened_at) AS paged
@@ -20,4 +21,11 @@ CREATE (i)-[:HAS_DELIVERY]->(:Delivery {intent_id: 'incident:' + i.id + ':initia
        (i)-[:HAS_DELIVERY]->(:Delivery {intent_id: 'incident:' + i.id + ':escalate:1',
          at: paged + 301000, channel: '#platform-oncall', outcome: 'delivered', reason: null,
          fallback_from: null})
+CREATE (i)-[:HAS_REMEDIATION]->(r:Remediation {id: 'rem:' + i.id, playbook_id: 'pb:restart',
+         type: 'restart', status: 'succeeded', proposed_at: paged + 360000}),
+       (r)-[:APPROVED_BY]->(:Approval {by: $by, at: paged + 420000, source: 'slack'}),
+       (r)-[:HAS_ATTEMPT]->(:Attempt {n: 1, at: paged + 430000, outcome: 'succeeded',
+         external_ref: 'outbox:restart-1'}),
+       (r)-[:VERIFIED]->(:Verification {outcome: 'verified', at: paged + 550000,
+         detail: 'alerts resolved'})
 RETURN i.id AS id
