@@ -110,13 +110,58 @@ def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> Layout:
         row_h = max(row_h, h)
         width = max(width, x - GAP_X * 2)
     height = y + row_h
-    lines = []
+    routes = []
     for edge, link in kept:
         dx, dy = shift[edge["source"]]
-        lines.append((edge, [(x + dx, y + dy) for x, y in link.view.points]))
+        # grandalf's route: [a border point, the placeholder centres…, a border point]
+        middle = [(x + dx, y + dy) for x, y in link.view.points[1:-1]]
+        routes.append((edge, middle))
+    lines = _ports(boxes, routes)
     if not boxes:
         return Layout(boxes, lines, 0.0, 0.0)
     return Layout(boxes, lines, width + MARGIN, height + MARGIN)
+
+
+def _ports(
+    boxes: dict[str, tuple[float, float]],
+    routes: list[tuple[dict[str, Any], list[tuple[float, float]]]],
+) -> list[tuple[dict[str, Any], list[tuple[float, float]]]]:
+    """Each edge's points: out of the bottom (or top) of its source box, through its
+    placeholders, into the top (or bottom) of its target box. A placeholder becomes a vertical
+    run across its row, inside its own slot, and every other segment crosses only the empty gap
+    between two rows, so no line passes through a box. Edges leaving or entering one box are
+    spread along its side in the order of where they go, so they do not all meet at one point.
+    """
+    plans = []
+    for edge, middle in routes:
+        (sx, sy), (tx, ty) = boxes[edge["source"]], boxes[edge["target"]]
+        down = ty >= sy
+        middle = sorted(middle, key=lambda p: p[1], reverse=not down)
+        plans.append((edge, (sx, sy), (tx, ty), down, middle))
+    leaving: dict[str, list[tuple[float, int]]] = {}
+    entering: dict[str, list[tuple[float, int]]] = {}
+    for i, (edge, _, (tx, _ty), _, middle) in enumerate(plans):
+        first = middle[0][0] if middle else tx
+        last = middle[-1][0] if middle else boxes[edge["source"]][0]
+        leaving.setdefault(edge["source"], []).append((first, i))
+        entering.setdefault(edge["target"], []).append((last, i))
+    offset: dict[tuple[str, int], float] = {}
+    for side, ends in (("out", leaving), ("in", entering)):
+        for ports in ends.values():
+            ports.sort()
+            for rank, (_, i) in enumerate(ports):
+                share = (rank + 1) / (len(ports) + 1) - 0.5  # -0.5 … 0.5 of the side
+                offset[(side, i)] = share * BOX_W * 0.7
+    lines = []
+    half = BOX_H / 2
+    for i, (edge, (sx, sy), (tx, ty), down, middle) in enumerate(plans):
+        sign = 1 if down else -1
+        points = [(sx + offset[("out", i)], sy + sign * half)]
+        for x, y in middle:
+            points += [(x, y - sign * half), (x, y + sign * half)]
+        points.append((tx + offset[("in", i)], ty - sign * half))
+        lines.append((edge, points))
+    return lines
 
 
 def _tags(node: dict[str, Any]) -> str:
