@@ -66,6 +66,7 @@ UNIQUE: tuple[tuple[str, str], ...] = (
     ("Task", "id"),
     ("Action", "intent_id"),
     ("Verdict", "id"),
+    ("WebSession", "id"),
 )
 
 

@@ -14,7 +14,14 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
-from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    Field,
+    IPvAnyNetwork,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from adapters.falkordb import TENANT_RE, graph_name
@@ -113,8 +120,29 @@ class Settings(BaseSettings):
     chaos_step_delay_ms: int = Field(0, alias="BLAST_CHAOS_STEP_DELAY_MS", ge=0)
     chaos_slow_steps: float = Field(0.0, alias="BLAST_CHAOS_SLOW_STEPS", ge=0, le=1)
     chaos_halt_after_step: int = Field(0, alias="BLAST_CHAOS_HALT_AFTER_STEP", ge=0)
+    #: Who may sign in to the web page with a token of their own, as `tenant:person=token,…`
+    #: (e.g. `acme:priya@example.com=<token>`); keys are `tenant:person`. The person is who an
+    #: acknowledgement, verdict or approval from the page is recorded as.
     viewer_tokens: Annotated[dict[str, SecretStr], NoDecode] = Field(
         default_factory=dict, alias="BLAST_VIEWER_TOKENS"
+    )
+    #: Client addresses or CIDRs of authenticating proxies (oauth2-proxy): only requests from
+    #: them may name the signed-in person in `X-Forwarded-Email` / `X-Auth-Request-Email`, and
+    #: their `X-Forwarded-For` / `X-Forwarded-Proto` are applied. Empty: no identity header is
+    #: believed, and forwarded headers are applied from 127.0.0.1 and ::1 only.
+    trusted_proxies: Annotated[list[IPvAnyNetwork], NoDecode] = Field(
+        default_factory=list, alias="BLAST_TRUSTED_PROXIES"
+    )
+    #: Which tenant a proxy's signed-in person sees, as `tenant:person` or `tenant:@domain`
+    #: entries (`acme:@acme.example,globex:sam@example.com`); the first entry that matches
+    #: the email decides. A person no entry names is refused.
+    proxy_viewers: Annotated[list[tuple[str, str]], NoDecode] = Field(
+        default_factory=list, alias="BLAST_PROXY_VIEWERS"
+    )
+    #: Where the web page links for a new silence: the Alertmanager UI's base URL (its
+    #: `--web.external-url`); None = no silence link.
+    alertmanager_url: str | None = Field(
+        None, alias="BLAST_ALERTMANAGER_URL", pattern=r"^https?://\S+$"
     )
     session_ttl_s: int = Field(12 * 3600, alias="BLAST_SESSION_TTL_S", gt=0)
     live_poll_ms: int = Field(1_000, alias="BLAST_LIVE_POLL_MS", ge=100)
@@ -202,8 +230,32 @@ class Settings(BaseSettings):
     @field_validator("viewer_tokens", mode="before")
     @classmethod
     def _parse_viewer_tokens(cls, value: object) -> object:
-        """Parse `tenant=token,…` (as `BLAST_WEBHOOK_TOKENS`); reject malformed pairs."""
-        return token_pairs(value, "BLAST_VIEWER_TOKENS")
+        """Parse `tenant:person=token,…`; reject malformed entries (see `viewer_pairs`)."""
+        return viewer_pairs(value)
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _parse_proxies(cls, value: object) -> object:
+        """`BLAST_TRUSTED_PROXIES`: addresses or CIDRs separated by commas."""
+        if isinstance(value, str):
+            return [p.strip() for p in value.split(",") if p.strip()]
+        return value
+
+    @field_validator("proxy_viewers", mode="before")
+    @classmethod
+    def _parse_proxy_viewers(cls, value: object) -> object:
+        """`BLAST_PROXY_VIEWERS`: `tenant:person` or `tenant:@domain`, separated by commas."""
+        if not isinstance(value, str):
+            return value
+        found = []
+        for n, entry in enumerate(filter(None, (p.strip() for p in value.split(","))), 1):
+            tenant, sep, who = (part.strip() for part in entry.partition(":"))
+            if not sep or not who or not TENANT_RE.match(tenant):
+                raise ValueError(
+                    f"BLAST_PROXY_VIEWERS entry {n} is not tenant:person or tenant:@domain"
+                )
+            found.append((tenant, who.lower()))
+        return found
 
     @field_validator("models", mode="before")
     @classmethod
@@ -276,10 +328,13 @@ class Settings(BaseSettings):
     def _viewers_known(self) -> Settings:
         """A viewer token must name a tenant the gateway serves (`tenants`), or its page would
         show a graph nobody writes to."""
-        unknown = sorted(set(self.viewer_tokens) - set(self.tenants))
+        named = {key.partition(":")[0] for key in self.viewer_tokens}
+        named |= {tenant for tenant, _ in self.proxy_viewers}
+        unknown = sorted(named - set(self.tenants))
         if unknown:
             raise ValueError(
-                "BLAST_VIEWER_TOKENS names tenants the gateway does not serve: "
+                "BLAST_VIEWER_TOKENS or BLAST_PROXY_VIEWERS names tenants the gateway does not "
+                "serve: "
                 f"{', '.join(unknown)} (list each in BLAST_WEBHOOK_TOKENS; with none there, only "
                 "BLAST_DEFAULT_TENANT)"
             )
@@ -377,10 +432,21 @@ class Settings(BaseSettings):
         return problems
 
     @property
-    def viewers(self) -> dict[str, SecretStr]:
-        """The tokens a person signs in to the web page with, by tenant: `BLAST_VIEWER_TOKENS`,
-        else `BLAST_WEBHOOK_TOKENS`. Empty means the loopback-only open mode (no sign-in)."""
-        return self.viewer_tokens or self.webhook_tokens
+    def viewers(self) -> list[tuple[str, str, SecretStr]]:
+        """The people who sign in to the web page with a token: `(tenant, person, token)`
+        from `BLAST_VIEWER_TOKENS`, in the order given."""
+        found = []
+        for key, token in self.viewer_tokens.items():
+            tenant, _, person = key.partition(":")
+            found.append((tenant, person, token))
+        return found
+
+    @property
+    def web_open_mode(self) -> bool:
+        """True when nothing at all is configured to tell people apart or keep tenants apart (no
+        webhook token, viewer token or proxy viewer): the web page needs no sign-in and shows
+        the default tenant (`Runtime.serve_http` allows that on a loopback address only)."""
+        return not (self.webhook_tokens or self.viewer_tokens or self.proxy_viewers)
 
 
 #: `BLAST_*` names that are no setting of `Settings`: deploy/install.sh's own and the browser
@@ -404,6 +470,40 @@ def unknown_settings(env_file: Path | None = None) -> list[str]:
         hint = f" (did you mean {close[0]}?)" if close else ""
         lines.append(f'{name} is no setting{hint}; it is ignored (README "Settings")')
     return lines
+
+
+def viewer_pairs(value: object) -> object:
+    """`BLAST_VIEWER_TOKENS`: `tenant:person=token,…` as a mapping `{"tenant:person": token}`
+    (anything else is returned as is, for pydantic to check). One token per person, so an
+    acknowledgement is one person's. Raises ValueError for an entry without a person (a token
+    shared by a team cannot say who acted), a bad tenant name, a person named twice in one
+    tenant, or one token given twice. A message never holds a token.
+    """
+    if not isinstance(value, str):
+        return value
+    found: dict[str, str] = {}
+    seen: set[str] = set()
+    setting = "BLAST_VIEWER_TOKENS"
+    for n, entry in enumerate(filter(None, (p.strip() for p in value.split(","))), start=1):
+        who, sep, token = (part.strip() for part in entry.partition("="))
+        tenant, colon, person = (part.strip() for part in who.partition(":"))
+        if not sep or not colon or not person:
+            raise ValueError(
+                f"{setting} entry {n} names no person: write tenant:person=token (one token per "
+                "person, e.g. acme:priya@example.com=…)"
+            )
+        if not TENANT_RE.match(tenant):
+            raise ValueError(f"{setting} entry {n}: {tenant!r} is not a tenant name")
+        if not token:
+            raise ValueError(f"{setting} entry for {tenant}:{person} has no token")
+        key = f"{tenant}:{person}"
+        if key in found:
+            raise ValueError(f"{setting} names {key} twice: one token per person")
+        if token in seen:
+            raise ValueError(f"{setting} gives one token to two people: each needs their own")
+        found[key] = token
+        seen.add(token)
+    return found
 
 
 def token_pairs(value: object, setting: str) -> object:

@@ -4,8 +4,12 @@ gateway with real FalkorDB and burst workers. The browser itself: tests/test_web
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+import json
 import re
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +25,7 @@ from gateway.settings import Settings
 from gateway.web import live, overview
 from gateway.web.session import COOKIE, Sessions
 from tests.conftest import alert_body, make_settings
-from tests.web_site import HOOK_A, HOOK_B, VIEWER_A, VIEWER_B, Site, running_site
+from tests.web_site import HOOK_A, HOOK_B, PERSON_A, VIEWER_A, VIEWER_B, Site, running_site
 
 
 @pytest.fixture
@@ -57,6 +61,7 @@ def test_pages_need_a_session_and_the_sign_in_sets_a_strict_cookie(site: Site) -
         assert "Secure" not in cookie  # plain HTTP on loopback
         page = http.get("/")
         assert page.status_code == 200 and f'tenant <strong id="tenant">{site.a}' in page.text
+        assert f'<strong id="person">{PERSON_A}</strong>' in page.text
         assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
         assert VIEWER_A not in page.text and VIEWER_A not in cookie
 
@@ -70,13 +75,14 @@ def test_cookie_is_secure_behind_the_tls_proxy(site: Site) -> None:
     assert answer.status_code == 303 and "Secure" in answer.headers["set-cookie"]
 
 
-def test_webhook_token_signs_in_when_no_viewer_tokens(
-    falkordb: EmbeddedFalkorDB, graph, tenant: str, tmp_path: Path
+def test_a_webhook_token_signs_nobody_in(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tenant: str, tmp_path: Path
 ) -> None:
+    """A token shared by a team cannot say who acknowledged: only people's own tokens sign in."""
     settings = make_settings(falkordb, tmp_path, tenant, webhook_tokens={tenant: SecretStr(HOOK_A)})
-    sessions = Sessions(settings)
-    assert not sessions.open_mode and sessions.tenant_for_token(HOOK_A) == tenant
-    assert sessions.tenant_for_token(HOOK_B) is None
+    sessions = Sessions(settings, store)
+    assert not sessions.open_mode and not sessions.token_sign_in
+    assert sessions.person_for_token(HOOK_A) is None
 
 
 def test_a_cross_site_sign_in_is_refused(site: Site) -> None:
@@ -91,22 +97,34 @@ def test_a_cross_site_sign_in_is_refused(site: Site) -> None:
     assert fetch.status_code == 403 and "cross-site" in fetch.json()["detail"]
 
 
-def test_tampered_expired_and_foreign_cookies_are_refused(site: Site) -> None:
-    sessions: Sessions = Sessions(site.runtime.settings)
-    value, session = sessions.issue(site.a)
-    assert sessions.read(value) == session
-    tenant, expires, nonce, signature = value.split(".")
-    assert sessions.read(f"{site.b}.{expires}.{nonce}.{signature}") is None  # other tenant
-    assert sessions.read(f"{tenant}.{int(expires) + 1}.{nonce}.{signature}") is None
-    assert sessions.read(f"{tenant}.{expires}.{nonce}.{'0' * 64}") is None
+def test_tampered_foreign_and_signed_out_sessions_are_refused(site: Site, store) -> None:
+    sessions: Sessions = Sessions(site.runtime.settings, store)
+    value, session = sessions.open(site.a, PERSON_A, "token")
+    assert sessions.read(value) == session and session.person == PERSON_A
+    tenant, sid = value.split(".", 1)
+    assert sessions.read(f"{site.b}.{sid}") is None  # the other tenant's graph has no such id
+    other = "B" if sid.endswith("A") else "A"
+    assert sessions.read(f"{tenant}.{sid[:-1]}{other}") is None
     assert sessions.read("garbage") is None and sessions.read(None) is None
-    past = sessions.issue(site.a)[0].split(".")
-    old = f"{past[0]}.{int(time.time() * 1000) - 1}.{past[2]}"
-    key = sessions._key(site.a)
-    assert key is not None
-    from gateway.web.session import _sign
+    assert sessions.read(f"{tenant}.{'²' * 43}") is None and sessions.read("nope.x") is None
+    graph = store.graph(graph_name(site.a))
+    stored = graph.rows("web_session_get", {"id": hashlib.sha256(sid.encode()).hexdigest()})
+    assert stored and stored[0]["person"] == PERSON_A  # the graph holds the hash, not the id
+    sessions.close(session)
+    assert sessions.read(value) is None  # signed out: dead at once
 
-    assert sessions.read(f"{old}.{_sign(key, old)}") is None  # well signed but expired
+
+def test_sign_out_revokes_the_cookie_server_side(site: Site) -> None:
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        cookie = http.cookies[COOKIE]
+        page = http.get("/")
+        out = http.post("/ui/logout", data={"csrf": csrf_of(page.text)})
+        assert out.status_code == 303 and out.headers["location"] == "/ui/login"
+    with site.client() as replay:  # a copy of the cookie taken before signing out
+        replay.cookies.set(COOKIE, cookie)
+        again = replay.get("/")
+    assert again.status_code == 303 and "/ui/login" in again.headers["location"]
 
 
 def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site: Site) -> None:
@@ -117,8 +135,9 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
         page = http.get(f"/ui/incidents/{incident}")
         assert page.status_code == 200
         text = page.text
-        assert 'id="root-cause"><strong>payment</strong>' in text
+        assert '<strong id="headline" class="cause-found">◆ payment</strong>' in text
         assert "HighErrorRate" in text and "opened the incident" in text
+        assert "Your name" not in text  # who answers is the signed-in person, not a text field
         assert '<strong class="tool">coverage_walk</strong>' in text  # a step, rendered generically
         assert "response_context" in text  # the responder's steps too
         assert f"incident:{incident}:initial-notification" in text  # an action's intent id
@@ -132,7 +151,7 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
         assert bad.status_code == 403
         done = http.post(f"/ui/incidents/{incident}/verdict", data=form)
         assert done.status_code == 303
-        assert done.headers["location"] == f"/ui/incidents/{incident}#verdicts"
+        assert done.headers["location"] == f"/ui/incidents/{incident}#timeline"
         again = http.post(f"/ui/incidents/{incident}/verdict", data=form)  # a double submit
         assert again.status_code == 303
         unknown = http.post(
@@ -144,8 +163,8 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
             f"/api/v1/incidents/{incident}", headers={"Authorization": f"Bearer {HOOK_A}"}
         )
     verdicts = detail.json()["verdicts"]
-    assert [(v["verdict"], v["actual_cause"], v["source"]) for v in verdicts] == [
-        ("confirmed", "payment", "web")
+    assert [(v["verdict"], v["actual_cause"], v["source"], v["by"]) for v in verdicts] == [
+        ("confirmed", "payment", "web", PERSON_A)
     ]
     tasks = {t["kind"] for t in detail.json()["tasks"]}
     assert {"learn", "notify_verdict"} <= tasks  # what a Slack button also creates
@@ -159,12 +178,15 @@ def test_an_inconclusive_finding_lists_its_candidates_in_order(site: Site) -> No
     with site.client() as http:
         sign_in(http, VIEWER_A)
         text = http.get(f"/ui/incidents/{incident}").text
-    outcome = text.split('id="finding-outcome">')[1].split("</p>")[0]
-    assert "inconclusive" in outcome and "in this order" in outcome
-    names = re.findall(r'<li class="mono">([^<]+)</li>', text.split('id="candidates">')[1])
+    summary = text.split('id="finding-summary">')[1].split("</p>")[0]
+    assert "inconclusive" in summary and "check them in that order" in summary
+    names = re.findall(r'<li class="mono">([^<]+)</li>', text.split('id="candidates"')[1])
     assert names[:2] == ["cart", "valkey-cart"]
-    assert 'id="separated-by"' not in text
-    assert 'id="root-cause">inconclusive (see Finding)</dd>' in text
+    assert "separated from the runner-up" not in summary
+    assert (
+        '<strong id="headline" class="cause-inconclusive">? inconclusive: cart or valkey-cart'
+        in text
+    )
 
 
 def test_verdict_form_limits_and_checks_before_reading(site: Site) -> None:
@@ -264,6 +286,35 @@ def test_event_stream_reports_what_lands_in_the_graph(site: Site) -> None:
     assert seen[:2] == ["alert", "incident"]
 
 
+def test_the_feed_says_what_happened_in_words(site: Site) -> None:
+    """An acknowledgement given while a page is open reaches its feed as who did it, with a link
+    to the incident, not as a bare counter. (The feed reads incidents opened in the last 24 h,
+    so this alert starts now.)"""
+    body = json.loads(alert_body("payment"))
+    body["alerts"][0]["startsAt"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with site.client() as hook:
+        posted = hook.post(
+            "/api/v1/alerts", json=body, headers={"Authorization": f"Bearer {HOOK_A}"}
+        )
+    incident = posted.json()["incidents"][0]
+    with site.client() as http, site.client() as other:
+        sign_in(http, VIEWER_A)
+        sign_in(other, VIEWER_A)
+        page = other.get(f"/ui/incidents/{incident}").text
+        with http.stream("GET", "/ui/events") as stream:
+            lines = stream.iter_lines()
+            assert next(lines).startswith("retry:")
+            time.sleep(0.5)  # the stream's first reading is the baseline
+            other.post(f"/ui/incidents/{incident}/acknowledge", data={"csrf": csrf_of(page)})
+            said = ""
+            for line in lines:
+                if line.startswith("data:") and "acknowledged" in line:
+                    said = line
+                    break
+    assert f"acknowledged by {PERSON_A}" in said
+    assert f'href="/ui/incidents/{incident}"' in said
+
+
 def test_changes_name_each_moved_counter() -> None:
     base = {"alerts": 1, "firing_alerts": 1, "incidents": 1, "open_incidents": 1,
             "steps": 3, "findings": 1, "finding_at": 5, "actions": 0, "action_at": None,
@@ -306,14 +357,16 @@ def test_open_mode_needs_no_sign_in_but_forms_need_csrf(
             assert "open mode" in page.text
             assert COOKIE in http.cookies  # a session for the default tenant, no sign-in
             assert http.get("/ui/login", follow_redirects=False).status_code == 303
-            form = {"intent": "abc", "verdict": "resolved"}
-            assert http.post(f"/ui/incidents/{incident_id}/verdict", data=form).status_code == 403
+            form = {"intent": "abc"}
+            assert http.post(f"/ui/incidents/{incident_id}/resolve", data=form).status_code == 403
             csrf = csrf_of(http.get(f"/ui/incidents/{incident_id}").text)
             ok = http.post(
-                f"/ui/incidents/{incident_id}/verdict", data=form | {"csrf": csrf},
+                f"/ui/incidents/{incident_id}/resolve", data=form | {"csrf": csrf},
                 follow_redirects=False,
             )  # fmt: skip
             assert ok.status_code == 303
+            page = http.get(f"/ui/incidents/{incident_id}").text
+            assert "Resolved by local" in page  # open mode's person
     finally:
         runtime.close()
 
@@ -444,13 +497,190 @@ def test_health_shows_workers_by_their_leases_and_the_queue(site: Site, store: G
     assert "worker-live" in page and "✗ lease expired (died or stalled)" in page
 
 
-def test_viewer_tokens_must_name_served_tenants(falkordb: EmbeddedFalkorDB, tmp_path: Path) -> None:
+def test_viewer_tokens_are_one_per_person(falkordb: EmbeddedFalkorDB, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="does not serve: other"):
         make_settings(
             falkordb, tmp_path, "acme", webhook_tokens={"acme": SecretStr(HOOK_A)},
-            viewer_tokens={"other": SecretStr(VIEWER_A)},
+            viewer_tokens={"other:ana@example.com": SecretStr(VIEWER_A)},
         )  # fmt: skip
-    env = Settings(_env_file=None, BLAST_VIEWER_TOKENS=f"demo={VIEWER_A}")  # type: ignore[call-arg]
-    assert env.viewers["demo"].get_secret_value() == VIEWER_A
-    with pytest.raises(ValueError, match="BLAST_VIEWER_TOKENS entry for 'demo' has no token"):
-        Settings(_env_file=None, BLAST_VIEWER_TOKENS="demo=")  # type: ignore[call-arg]
+    env = Settings(_env_file=None, BLAST_VIEWER_TOKENS=f"demo:ana@example.com={VIEWER_A}")  # type: ignore[call-arg]
+    assert env.viewers == [("demo", "ana@example.com", env.viewer_tokens["demo:ana@example.com"])]
+    with pytest.raises(ValueError, match="entry 1 names no person"):
+        Settings(_env_file=None, BLAST_VIEWER_TOKENS=f"demo={VIEWER_A}")  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="has no token"):
+        Settings(_env_file=None, BLAST_VIEWER_TOKENS="demo:ana=")  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="one token to two people"):
+        Settings(_env_file=None, BLAST_VIEWER_TOKENS=f"demo:a={VIEWER_A},demo:b={VIEWER_A}")  # type: ignore[call-arg]
+    proxied = Settings(  # type: ignore[call-arg]
+        _env_file=None, BLAST_TRUSTED_PROXIES="10.0.0.0/8, 127.0.0.1",
+        BLAST_PROXY_VIEWERS="demo:@example.com,demo:sam@other.example",
+    )  # fmt: skip
+    assert [str(n) for n in proxied.trusted_proxies] == ["10.0.0.0/8", "127.0.0.1/32"]
+    assert proxied.proxy_viewers == [("demo", "@example.com"), ("demo", "sam@other.example")]
+    with pytest.raises(ValueError, match="BLAST_PROXY_VIEWERS entry 1"):
+        Settings(_env_file=None, BLAST_PROXY_VIEWERS="sam@example.com")  # type: ignore[call-arg]
+
+
+def test_a_trusted_proxy_names_the_person_and_nobody_else_can(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path
+) -> None:
+    """oauth2-proxy on 127.0.0.1 says who signed in; the same header from an address not in
+    BLAST_TRUSTED_PROXIES is ignored (a browser can send any header)."""
+    tenant = f"p{uuid.uuid4().hex[:8]}"
+    for trusted in ("127.0.0.1", "10.9.9.9"):
+        settings = make_settings(
+            falkordb, tmp_path, tenant, webhook_tokens={tenant: SecretStr(HOOK_A)},
+            trusted_proxies=[trusted], proxy_viewers=[(tenant, "@example.com")],
+        )  # fmt: skip
+        runtime = Runtime(settings)
+        runtime.open()
+        try:
+            url = f"http://127.0.0.1:{runtime.serve_http('127.0.0.1', 0)}"
+            with httpx.Client(base_url=url, timeout=30, follow_redirects=False) as http:
+                ana = http.get("/", headers={"X-Forwarded-Email": "Ana@Example.com"})
+                if trusted == "10.9.9.9":  # the request came from 127.0.0.1: not a proxy
+                    assert ana.status_code == 303 and "/ui/login" in ana.headers["location"]
+                    continue
+                assert ana.status_code == 200 and '<strong id="person">ana@example.com' in ana.text
+                assert COOKIE in http.cookies
+                stranger = http.get("/", headers={"X-Auth-Request-Email": "eve@evil.example"})
+                assert stranger.status_code == 403 and "eve@evil.example" in stranger.text
+                out = http.post(
+                    "/ui/logout", data={"csrf": csrf_of(ana.text)},
+                    headers={"X-Forwarded-Email": "ana@example.com"},
+                )  # fmt: skip
+                assert out.status_code == 303 and out.headers["location"] == "/oauth2/sign_out"
+        finally:
+            runtime.close()
+
+
+def test_acknowledge_and_resolve_are_the_signed_in_persons(site: Site, store: GraphStore) -> None:
+    incident = site.post_alert(site.a, "payment")
+    site.drain()
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        page = http.get(f"/ui/incidents/{incident}").text
+        assert 'id="acknowledge"' in page and "⚠ not yet" in page
+        csrf = csrf_of(page)
+        ack = http.post(f"/ui/incidents/{incident}/acknowledge", data={"csrf": csrf})
+        assert ack.status_code == 303 and ack.headers["location"].endswith("#timeline")
+        page = http.get(f"/ui/incidents/{incident}").text
+        assert 'id="acknowledge"' not in page and f"✓ {PERSON_A}</span>" in page
+        listing = http.get("/").text
+        row = listing.split(f'data-key="{incident}"')[1].split("</tr>")[0]
+        assert "✓ acknowledged" in row and "payment" in row
+        intent = re.search(r'name="intent" value="([0-9a-f]+r)"', page)
+        assert intent
+        done = http.post(
+            f"/ui/incidents/{incident}/resolve", data={"csrf": csrf, "intent": intent.group(1)}
+        )
+        assert done.status_code == 303
+        again = http.post(f"/ui/incidents/{incident}/acknowledge", data={"csrf": csrf})
+        assert again.status_code == 409 and "not open" in again.text
+        page = http.get(f"/ui/incidents/{incident}").text
+    graph = store.graph(graph_name(site.a))
+    row = graph.one("web_incident_people", {"incident_id": incident})
+    assert row is not None and row["acknowledged_by"] == PERSON_A
+    assert row["resolved_by"] == PERSON_A
+    assert 'id="resolve"' not in page and f"Resolved by {PERSON_A}" in page
+    story = page.split('id="events">')[1].split("</ol>")[0]
+    texts = re.findall(r'<span class="what">([^<]+)</span>', story)
+    assert texts[0] == "Incident opened" and texts[-1] == f"Resolved by {PERSON_A}"
+    order = [t.split(" ")[0] for t in texts]
+    assert order.index("Cause") < order.index("Acknowledged") < order.index("Resolved")
+    assert not any(t.startswith("Marked resolved") for t in texts)  # one line for one act
+    ats = [int(a) for a in re.findall(r'data-at="(\d+)"', story)]
+    assert ats == sorted(ats)
+
+
+def test_deliveries_escalation_and_remediation_read_in_order(site: Site, store: GraphStore) -> None:
+    """The shared records other agents write (`cypher/bench_web_records.cypher` writes them
+    here): a refused delivery and its fallback, escalation level 1, a remediation proposed,
+    approved, run and verified; the list and the page say each, in order."""
+    incident = site.post_alert(site.a, "payment")
+    site.drain()
+    graph = store.graph(graph_name(site.a))
+    graph.rows("bench_web_records", {"incident_id": incident, "by": "hal@example.com"})
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        listing = http.get("/").text
+        escalated = http.get("/", params={"state": "escalated"}).text
+        page = http.get(f"/ui/incidents/{incident}").text
+    row = listing.split(f'data-key="{incident}"')[1].split("</tr>")[0]
+    assert "⇧ escalated: level 1" in row and incident in escalated
+    assert "⇧ level 1" in page.split('id="escalation">')[1].split("</dd>")[0]
+    delivered = page.split('id="delivered">')[1].split("</dd>")[0]
+    assert "✓ to #platform-oncall" in delivered
+    story = page.split('id="events">')[1].split("</ol>")[0]
+    texts = re.findall(r'<span class="what">([^<]+)</span>', story)
+    wanted = [
+        "Not delivered to #checkout-oncall: refused (channel_not_found)",
+        "Delivered to #platform-oncall (fell back from #checkout-oncall)",
+        "Escalated to level 1 via outbox",
+        "Remediation proposed: restart from playbook pb:restart",
+        "Remediation restart approved by hal@example.com",
+        "Remediation restart run (attempt 1): succeeded",
+        "Remediation restart verification: verified (alerts resolved)",
+    ]
+    assert [t for t in texts if t in wanted] == wanted
+
+
+def test_the_list_says_what_is_broken_and_filters_by_team_service_and_state(site: Site) -> None:
+    paid = site.post_alert(site.a, "payment")
+    cart = site.post_alert(site.a, "cart", hour=3)
+    catalog = site.post_alert(site.a, "product-catalog", hour=6)
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        before = http.get("/").text
+        assert "⏳ investigating" in before
+        site.drain()
+        listing = http.get("/").text
+        by_team = http.get("/", params={"team": "catalog"}).text
+        by_service = http.get("/", params={"service": "cart"}).text
+        unacked = http.get("/", params={"state": "unacknowledged"}).text
+        resolved = http.get("/", params={"state": "resolved"}).text
+    payment_row = listing.split(f'data-key="{paid}"')[1].split("</tr>")[0]
+    cart_row = listing.split(f'data-key="{cart}"')[1].split("</tr>")[0]
+    assert "<strong>payment</strong>" in payment_row and "◆ <strong>payment</strong>" in payment_row
+    assert "? inconclusive: cart or valkey-cart" in cart_row
+    assert "⚠ not acknowledged" in payment_row and "ago" in payment_row
+    assert catalog in by_team and paid not in by_team and cart not in by_team
+    assert cart in by_service and paid not in by_service
+    assert paid in unacked and cart in unacked
+    assert "No incidents match these filters" in resolved
+
+
+def test_the_incident_graph_never_draws_an_edge_through_another_box() -> None:
+    """Layered layout: every segment runs between neighbouring rows, so no edge crosses an
+    unrelated component's box (a frontend→payment edge passes beside checkout, not through)."""
+    from gateway.web import drawing
+
+    names = ["frontend", "checkout", "payment", "cart", "valkey-cart", "postgres", "email",
+             "currency", "shipping", "quote"]  # fmt: skip
+    pairs = [("frontend", "checkout"), ("frontend", "cart"), ("checkout", "payment"),
+             ("checkout", "cart"), ("cart", "valkey-cart"), ("payment", "postgres"),
+             ("checkout", "email"), ("frontend", "payment"), ("frontend", "postgres"),
+             ("checkout", "currency"), ("checkout", "shipping"), ("shipping", "quote"),
+             ("frontend", "quote")]  # fmt: skip
+    nodes = [{"id": n} for n in names]
+    edges = [{"source": a, "target": b, "on_path": (a, b) == ("checkout", "payment")}
+             for a, b in pairs]  # fmt: skip
+    placed = drawing.layout(nodes, edges)
+    half_w, half_h = drawing.BOX_W / 2, drawing.BOX_H / 2
+
+    def crosses(p: tuple[float, float], q: tuple[float, float], box: tuple[float, float]) -> bool:
+        for step in range(1, 200):  # sample the segment; a box is 150 x 46 px
+            x = p[0] + (q[0] - p[0]) * step / 200
+            y = p[1] + (q[1] - p[1]) * step / 200
+            if abs(x - box[0]) < half_w - 1 and abs(y - box[1]) < half_h - 1:
+                return True
+        return False
+
+    for edge, points in placed.lines:
+        others = [c for n, c in placed.boxes.items() if n not in (edge["source"], edge["target"])]
+        for p, q in itertools.pairwise(points):
+            hit = [box for box in others if crosses(p, q, box)]
+            assert not hit, f"{edge['source']}→{edge['target']} crosses a box at {hit}"
+    picture = str(drawing.svg({"nodes": nodes, "edges": edges, "paths": [["checkout", "payment"]]}))
+    assert picture.count('class="edge path"') == 1 and "Path: checkout → payment" in picture
+    assert 'data-source="checkout" data-target="payment"' in picture

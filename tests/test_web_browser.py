@@ -1,9 +1,11 @@
 """Mission control in a real browser: Debian's headless Chromium driven by Selenium through
 Debian's chromedriver (same version), against a real gateway, FalkorDB and burst workers.
 
-Signs in, sees an incident appear live after its alerts are posted (no reload), opens it, sees
-the path to the root cause drawn, clicks Confirm and sees the verdict, signs out, and checks
-that the second tenant's session sees none of it. Screenshots go to `BLAST_TEST_ARTIFACTS`
+Signs in as a person, sees an incident appear live after its alerts are posted (no reload),
+opens it, sees the path to the root cause drawn (server-side SVG), presses each button
+(Acknowledge, Confirm cause, Wrong cause with the actual cause, Resolve) and sees each land in
+the timeline, in order, as that person; signs out, and checks that the second tenant's session
+sees none of it. Screenshots go to `BLAST_TEST_ARTIFACTS`
 (default `test-artifacts/` in the repository; CI keeps the folder).
 
 Skipped, with the reason, where `chromium` or `chromedriver` is not installed (`apt-get install
@@ -28,7 +30,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore
-from tests.web_site import VIEWER_A, VIEWER_B, Site, running_site
+from tests.web_site import PERSON_A, VIEWER_A, VIEWER_B, Site, running_site
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -111,12 +113,31 @@ def sign_in(driver: WebDriver, url: str, token: str) -> None:
          "the live event stream connected")  # fmt: skip
 
 
+def story(driver: WebDriver) -> list[tuple[int, str]]:
+    """The incident page's timeline: (ms UTC, text) per line, as shown."""
+    return read(
+        driver,
+        lambda d: [
+            (int(li.get_attribute("data-at")), li.find_element(By.CSS_SELECTOR, ".what").text)
+            for li in d.find_elements(By.CSS_SELECTOR, "#events li")
+        ],
+    )
+
+
+def click_and_wait(driver: WebDriver, button_id: str, line: str) -> list[tuple[int, str]]:
+    """Press a button of the incident page and wait for `line` in its timeline."""
+    driver.find_element(By.ID, button_id).click()
+    wait(driver, lambda d: any(line in t for _, t in story(d)), f"{line!r} in the timeline")
+    return story(driver)
+
+
 def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     driver = browser()
     # the viewer is in Tokyo: times show there, UTC stays on hover
     driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "Asia/Tokyo"})
     sign_in(driver, site.url, VIEWER_A)
     assert driver.find_element(By.ID, "tenant").text == site.a
+    assert driver.find_element(By.ID, "person").text == PERSON_A
     assert driver.find_elements(By.ID, "no-incidents")
     driver.execute_script("window.notReloaded = true")
 
@@ -128,55 +149,72 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, row), "the incident row appeared live")
     feed = read(driver, lambda d: d.find_element(By.ID, "feed").text)
     assert "new alert" in feed and "new incident" in feed
+    assert not driver.find_element(By.ID, "feed-quiet").is_displayed()  # something happened
     site.drain()
-    wait(driver, lambda d: "payment" in d.find_element(By.CSS_SELECTOR, row).text,
+    wait(driver, lambda d: "◆ payment" in d.find_element(By.CSS_SELECTOR, row).text,
          "the root cause appeared live")  # fmt: skip
     assert driver.execute_script("return window.notReloaded") is True
     assert len(driver.find_elements(By.CSS_SELECTOR, "#incidents tbody tr")) == 1
-    feed = read(driver, lambda d: d.find_element(By.ID, "feed").text)
-    assert "step(s) checkpointed" in feed and "a finding was written" in feed
+    text = read(driver, lambda d: d.find_element(By.CSS_SELECTOR, row).text)
+    assert "checkout, payment" in text and "not acknowledged" in text and "Example" in text
+    shot(driver, "incidents")
+
+    # the incident: the path to the root cause is drawn thick, server-side
+    driver.find_element(By.CSS_SELECTOR, f"{row} a").click()
+    hop = "polyline.edge.path[data-source='checkout'][data-target='payment']"
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, hop), "the path is drawn")
+    width = driver.execute_script(
+        f'return getComputedStyle(document.querySelector("{hop}")).strokeWidth'
+    )
+    assert width == "4px"
+    assert driver.find_elements(By.CSS_SELECTOR, "g.node.root[data-id='payment']")
+    assert driver.find_element(By.ID, "headline").text == "◆ payment"
+    events = story(driver)
+    assert events[0][1] == "Incident opened"
+    assert [at for at, _ in events] == sorted(at for at, _ in events)
+    assert any(t.startswith("Paged ") for _, t in events)
+    assert any(t == "Cause found: payment" for _, t in events)
     shown, title = read(
         driver,
         lambda d: (
-            (e := d.find_element(By.CSS_SELECTOR, f"{row} time")).text,
+            (e := d.find_element(By.CSS_SELECTOR, "#events time")).text,
             e.get_attribute("title"),
         ),
     )
     assert "GMT+9" in shown and title.endswith("UTC")
-    shot(driver, "mission-control")
-
-    # the incident: the path to the root cause is drawn
-    driver.find_element(By.CSS_SELECTOR, f"{row} a").click()
-    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#incident-graph[data-drawn]"),
-         "the graph was drawn")  # fmt: skip
-    drawn = driver.execute_script(
-        "var cy = window.blastGraphs['incident-graph'];"
-        "return cy.edges('.path').map(function (e) {"
-        "  var box = e.renderedBoundingBox();"
-        "  return [e.source().id(), e.target().id(), box.w + box.h > 0, e.style('width')]; });"
-    )
-    assert ["checkout", "payment", True, "5px"] in drawn
-    root = driver.execute_script(
-        "return window.blastGraphs['incident-graph'].$('#payment').hasClass('root')"
-    )
-    assert root is True
-    assert "checkout → payment" in read(driver, lambda d: d.find_element(By.ID, "paths").text)
-    assert "coverage_walk" in read(driver, lambda d: d.find_element(By.ID, "steps").text)
     shot(driver, "incident")
 
-    # keyboard: the first Tab reaches the skip link; Confirm is a focusable button
+    # keyboard: the first Tab reaches the skip link; Acknowledge is a focusable button
     driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
     assert driver.switch_to.active_element.get_attribute("class") == "skip"
-    confirm = driver.find_element(By.ID, "confirm")
-    driver.execute_script("arguments[0].focus()", confirm)
-    assert driver.switch_to.active_element == confirm
-    confirm.send_keys(Keys.ENTER)
-    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#verdict-list .verdict"),
-         "the verdict is listed")  # fmt: skip
-    verdict = read(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#verdict-list .verdict").text)
-    assert verdict == "confirmed"
-    assert "payment" in read(driver, lambda d: d.find_element(By.ID, "verdict-list").text)
-    shot(driver, "verdict")
+    ack = driver.find_element(By.ID, "acknowledge")
+    driver.execute_script("arguments[0].focus()", ack)
+    assert driver.switch_to.active_element == ack
+    ack.send_keys(Keys.ENTER)
+    wait(driver, lambda d: any(f"Acknowledged by {PERSON_A}" == t for _, t in story(d)),
+         "the acknowledgement is in the timeline")  # fmt: skip
+    assert read(driver, lambda d: d.find_element(By.ID, "acked").text).startswith(f"✓ {PERSON_A}")
+    assert not driver.find_elements(By.ID, "acknowledge")  # done: the button goes
+
+    # each verdict button acts, as this person, and the timeline keeps its order
+    click_and_wait(driver, "confirm", f"Cause confirmed (payment) by {PERSON_A}")
+    driver.find_element(By.ID, "actual-cause").send_keys("postgres")
+    events = click_and_wait(driver, "reject", f"Cause corrected to postgres by {PERSON_A}")
+    assert (
+        read(driver, lambda d: d.find_element(By.ID, "headline").text) == "✎ corrected to postgres"
+    )
+    events = click_and_wait(driver, "resolve", f"Resolved by {PERSON_A}")
+    texts = [t for _, t in events]
+    assert (
+        texts.index(f"Acknowledged by {PERSON_A}")
+        < texts.index(f"Cause confirmed (payment) by {PERSON_A}")
+        < texts.index(f"Cause corrected to postgres by {PERSON_A}")
+        < texts.index(f"Resolved by {PERSON_A}")
+    )
+    assert [at for at, _ in events] == sorted(at for at, _ in events)
+    assert "resolved" in read(driver, lambda d: d.find_element(By.ID, "status").text)
+    assert not driver.find_elements(By.ID, "resolve")
+    shot(driver, "resolved")
     errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []  # no script error, no resource the policy (CSP) blocked
 
@@ -195,13 +233,12 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
         ],
     )
     assert len(rows) == 1 and incident not in rows[0][0]
-    assert "cart" in rows[0][1] or "HighErrorRate" in rows[0][1]
+    assert "cart" in rows[0][1]
     driver.get(f"{site.url}/ui/incidents/{incident}")
     assert "No such incident" in driver.find_element(By.TAG_NAME, "h1").text
     for path in ("/ui/world", "/ui/memory", "/ui/health"):
         driver.get(site.url + path)
         assert incident not in driver.page_source
     driver.get(site.url + "/ui/world")
-    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#world-graph[data-drawn]"),
-         "the topology was drawn")  # fmt: skip
+    assert driver.find_elements(By.CSS_SELECTOR, "#world-graph svg g.node[data-id='payment']")
     shot(driver, "world")

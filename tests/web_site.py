@@ -22,6 +22,9 @@ from tests.conftest import alert_body, make_settings
 
 VIEWER_A = "viewer-a-0123456789abcdef"
 VIEWER_B = "viewer-b-fedcba9876543210"
+#: Who each viewer token signs in (one person per token).
+PERSON_A = "priya@example.com"
+PERSON_B = "sam@example.com"
 HOOK_A = "hook-a-0123456789abcdef"
 HOOK_B = "hook-b-fedcba9876543210"
 
@@ -65,7 +68,9 @@ def running_site(falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path) 
     settings = make_settings(
         falkordb, tmp_path, a,
         webhook_tokens={a: SecretStr(HOOK_A), b: SecretStr(HOOK_B)},
-        viewer_tokens={a: SecretStr(VIEWER_A), b: SecretStr(VIEWER_B)}, live_poll_ms=200,
+        viewer_tokens={f"{a}:{PERSON_A}": SecretStr(VIEWER_A),
+                       f"{b}:{PERSON_B}": SecretStr(VIEWER_B)},
+        live_poll_ms=200,
     )  # fmt: skip
     runtime = Runtime(settings)
     runtime.open()

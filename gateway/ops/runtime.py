@@ -343,6 +343,8 @@ class Runtime:
             log_level="warning",
             access_log=False,
             log_config=None,
+            # the app applies X-Forwarded-* after noting the real peer (gateway/web/proxies.py)
+            proxy_headers=False,
             http=with_read_timeouts(self.settings.header_timeout_s, self.settings.body_timeout_s),
         )  # log_config=None: uvicorn's lines go through our handler (JSON, redacted)
         self._server = uvicorn.Server(config)

@@ -18,32 +18,101 @@ ONCALL_HORIZON_MS = 7 * 24 * 3600 * 1000
 WORLD_LIMIT = 2000
 
 
+#: The list's state filter: value -> what it keeps (each also in words on the page).
+STATES = {
+    "open": "open",
+    "unacknowledged": "open, paged, nobody acknowledged",
+    "acknowledged": "open and acknowledged",
+    "escalated": "open and escalated",
+    "maintenance": "in a maintenance window",
+    "resolved": "resolved",
+    "all": "all",
+}
+
+
+def cause(row: dict[str, Any]) -> dict[str, str]:
+    """What the list says about the cause: `{state, text}`; state is investigating |
+    inconclusive | found | confirmed | corrected (a verdict outranks the finding)."""
+    verdict = row.get("verdict") or [None, None]
+    if verdict[0] == "rejected":
+        if verdict[1]:
+            return {"state": "corrected", "text": f"corrected to {verdict[1]}"}
+        return {"state": "corrected", "text": f"{row['root_cause'] or 'cause'} marked wrong"}
+    if verdict[0] == "confirmed" and (verdict[1] or row["root_cause"]):
+        return {"state": "confirmed", "text": f"{verdict[1] or row['root_cause']} (confirmed)"}
+    if row["root_cause"]:
+        return {"state": "found", "text": row["root_cause"]}
+    if row["investigated"]:
+        names = list(row["candidates"] or [])[:3]
+        shown = " or ".join(names) if names else "no known component"
+        return {"state": "inconclusive", "text": f"inconclusive: {shown}"}
+    if row["status"] == "open":
+        return {"state": "investigating", "text": "investigating"}
+    return {"state": "inconclusive", "text": "not investigated"}
+
+
 def incident_rows(
-    graph: TenantGraph, status: str | None, severity: str | None, text: str | None
-) -> list[dict[str, Any]]:
-    """Incidents, open first then newest, filtered by status (open | resolved), severity and a
-    case-insensitive substring of id, title or root cause. Each row is a `list_incidents` row
-    plus `paged` (`{person, team, channel}`: who the page names now, `web_paged.cypher`,
-    or None when nobody was paged yet)."""
-    rows = graph.rows("list_incidents", {"status": status, "limit": 500})
-    if severity:
-        rows = [r for r in rows if r["severity"] == severity]
-    if text:
-        needle = text.lower()
-        rows = [
-            r for r in rows
-            if any(needle in str(r[k] or "").lower() for k in ("id", "title", "root_cause"))
-        ]  # fmt: skip
+    graph: TenantGraph,
+    now_ms: int,
+    state: str = "open",
+    team: str | None = None,
+    service: str | None = None,
+    severity: str | None = None,
+    text: str | None = None,
+) -> dict[str, Any]:
+    """The incidents list: `{rows, teams, services}` (the choices for the filters: every team
+    and service of the listed incidents). Open first, then newest.
+
+    Row: a `web_incidents` row plus `cause` (`cause()`), `paged` (`{person, team, channel}`,
+    `web_paged.cypher`, or None), `acked` (bool), `maintenance` (bool: a window in force or
+    the incident's own `maintenance_until` ahead). Filters: `state` (a key of `STATES`), `team`
+    (owns an alerting service, or was paged), `service`, `severity`, `text` (a case-insensitive
+    part of the id, title, alert names or cause).
+    """
+    status = "resolved" if state == "resolved" else None
+    rows = graph.rows("web_incidents", {"status": status, "limit": 500, "now": now_ms})
     paged: dict[str, Any] = {}
     if rows:
-        for row in graph.rows("web_paged", {"incident_ids": [r["id"] for r in rows]}):
-            paged[row["incident_id"]] = loads(row["result"])
+        for found in graph.rows("web_paged", {"incident_ids": [r["id"] for r in rows]}):
+            paged[found["incident_id"]] = loads(found["result"])
     for row in rows:
         who = paged.get(row["id"])
         row["paged"] = who if isinstance(who, dict) else None
         row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
-    rows.sort(key=lambda r: (r["status"] != "open", -(r["opened_at"] or 0)))
-    return rows
+        row["services"], row["alertnames"] = sorted(row["services"]), sorted(row["alertnames"])
+        row["cause"] = cause(row)
+        row["acked"] = row["acknowledged_at"] is not None
+        row["maintenance"] = bool(row["maintenance_until"] and row["maintenance_until"] > now_ms)
+        if row["paged"] and row["paged"].get("team") and row["paged"]["team"] not in row["teams"]:
+            row["teams"] = [*row["teams"], row["paged"]["team"]]
+    teams = sorted({t for r in rows for t in r["teams"]})
+    services = sorted({s for r in rows for s in r["services"]})
+
+    def keep(row: dict[str, Any]) -> bool:
+        is_open = row["status"] == "open"
+        wanted = {
+            "open": is_open,
+            "unacknowledged": is_open and not row["acked"] and row["paged_at"] is not None,
+            "acknowledged": is_open and row["acked"],
+            "escalated": is_open and row["escalation_level"] > 0,
+            "maintenance": row["maintenance"],
+            "resolved": row["status"] == "resolved",
+        }.get(state, True)
+        if not wanted or (team and team not in row["teams"]):
+            return False
+        if (service and service not in row["services"]) or (
+            severity and row["severity"] != severity
+        ):
+            return False
+        if text:
+            needle = text.lower()
+            hay = [row["id"], row["title"], row["cause"]["text"], *row["alertnames"]]
+            return any(needle in str(h or "").lower() for h in hay)
+        return True
+
+    kept = [r for r in rows if keep(r)]
+    kept.sort(key=lambda r: (r["status"] != "open", -(r["opened_at"] or 0)))
+    return {"rows": kept, "teams": teams, "services": services}
 
 
 def memory(graph: TenantGraph) -> dict[str, Any]:

@@ -1,12 +1,13 @@
 """Mission control, served by the gateway: server-rendered pages (Jinja2) that work without
-JavaScript, plus vendored htmx (+ its SSE extension) for live updates and cytoscape.js for the
-graph drawings (`static/vendor/README.md`: versions, sources, licences).
+JavaScript, plus vendored htmx (+ its SSE extension) for live updates (`static/vendor/README.md`:
+versions, sources, licences). Graphs are server-rendered SVG (`drawing.py`).
 
-Routes: `/` incidents (open first; filters `status`, `severity`, `q`), `/ui/incidents/{id}`,
-`/ui/memory`, `/ui/world`, `/ui/health`, `/ui/login` (GET form, POST token), `/ui/logout`
-(POST), `/ui/incidents/{id}/verdict` (POST: the Slack buttons' Confirm / Wrong cause /
-Resolved), `/ui/events` (Server-Sent Events, `live.py`), `/ui/static/…`. Everything a person
-sees comes from their session's tenant graph only (`session.py` for sign-in and CSRF).
+Routes: `/` incidents (filters `state`, `team`, `service`, `severity`, `q`: GET parameters),
+`/ui/incidents/{id}`, `/ui/memory`, `/ui/world`, `/ui/health`, `/ui/login` (GET form, POST
+token), `/ui/logout` (POST), and the incident's actions (POST forms): `…/acknowledge`,
+`…/resolve`, `…/verdict` (Confirm cause / Wrong cause), `/ui/events` (Server-Sent Events,
+`live.py`), `/ui/static/…`. Everything a person sees comes from their session's tenant graph
+only (`session.py` for sign-in, people and CSRF); what they do is recorded as them.
 
 Writing forms: the session is checked before the body is read, the body is at most
 `FORM_LIMIT` bytes, and the CSRF token must match. Bad input is a 4xx page with the reason.
@@ -34,19 +35,33 @@ from gateway.http import incident_views
 from gateway.http.limits import read_limited
 from gateway.http.payloads import http_link
 from gateway.http.status import incident_detail
-from gateway.web import overview
+from gateway.web import drawing, live, overview, timeline
 from gateway.web.live import LiveFeed
-from gateway.web.session import COOKIE, Session, Sessions, check_csrf, check_same_origin
+from gateway.web.proxies import ForwardedFrom, forwarding_hosts
+from gateway.web.session import (
+    COOKIE,
+    LOCAL_PERSON,
+    NotAViewer,
+    Session,
+    Sessions,
+    check_csrf,
+    check_same_origin,
+)
 
 HERE = Path(__file__).resolve().parent
 #: Largest form body accepted (sign-in, verdict, logout): a token, a few fields.
 FORM_LIMIT = 8 * 1024
-#: Verdict buttons: form value -> what is recorded (the same three as the Slack buttons).
+#: Verdict buttons: form value -> what is recorded (the same answers as the Slack buttons;
+#: "resolved" is recorded by the Resolve action).
 VERDICTS = {"confirmed": "Confirm cause", "rejected": "Wrong cause", "resolved": "Resolved"}
+#: Annotation names that hold a runbook link (Prometheus's convention is `runbook_url`).
+RUNBOOK_KEYS = ("runbook_url", "runbook", "playbook_url")
+#: Labels that, with `alertname`, pick an alert for a new Alertmanager silence.
+SILENCE_LABELS = ("alertname", "service", "job", "namespace")
 
 #: Every page: scripts and everything else from this origin only (the vendored files), no
-#: framing (the verdict buttons cannot be clickjacked), forms post back here only. Inline
-#: styles are allowed for cytoscape's canvas sizing and htmx's indicator style.
+#: framing (the action buttons cannot be clickjacked), forms post back here only. Inline
+#: styles are allowed for htmx's indicator style.
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
     "Content-Security-Policy": (
@@ -107,18 +122,32 @@ def age(ms: int | None, now_ms: int) -> str:
 templates.env.globals.update(when=when, age=age, pretty=overview.pretty, VERDICTS=VERDICTS)
 
 
-def _session(request: Request) -> tuple[Session, str | None]:
-    """The viewer's session and, in open mode on a first visit, a new cookie value to set.
+async def _session(request: Request) -> tuple[Session, str | None]:
+    """The viewer's session and, when one was opened just now, the cookie value to set.
 
-    Raises `SignInRequired` without a valid session outside open mode.
+    A request from a trusted proxy that names a person opens a session for them (or keeps
+    theirs); in open mode a first visit gets one for `local`. Raises `SignInRequired` without
+    a valid session, `NotAViewer` for a proxy person no tenant lets in.
     """
     sessions: Sessions = request.app.state.sessions
-    found = sessions.read(request.cookies.get(COOKIE))
+    person = sessions.proxy_identity(request)
+    found = await run_in_threadpool(sessions.read, request.cookies.get(COOKIE))
+    if person is not None:
+        tenant = sessions.tenant_for_proxy_person(person)
+        if found is not None and (found.person, found.tenant, found.via) == (
+            person,
+            tenant,
+            "proxy",
+        ):
+            return found, None
+        value, opened = await run_in_threadpool(sessions.open, tenant, person, "proxy")
+        return opened, value
     if found is not None:
         return found, None
     if sessions.open_mode:
-        value, found = sessions.issue(request.app.state.settings.default_tenant)
-        return found, value
+        tenant = request.app.state.settings.default_tenant
+        value, opened = await run_in_threadpool(sessions.open, tenant, LOCAL_PERSON, "open")
+        return opened, value
     raise SignInRequired
 
 
@@ -127,7 +156,7 @@ def _graph(request: Request, session: Session) -> TenantGraph:
     return found
 
 
-def render(
+async def render(
     request: Request,
     name: str,
     session: Session | None,
@@ -135,11 +164,17 @@ def render(
     status_code: int = 200,
     **context: Any,
 ) -> Response:
-    """A page from `templates/`, with the session (tenant, CSRF) and `now_ms` in context."""
+    """A page from `templates/`, with the session (tenant, person, CSRF), `now_ms` and the
+    activity feed's first lines (`live.recent`, for a signed-in page) in context."""
     sessions: Sessions = request.app.state.sessions
+    now = _now_ms()
+    feed: list[dict[str, Any]] = []
+    if session is not None:
+        feed = await run_in_threadpool(live.recent, _graph(request, session), now)
     response = templates.TemplateResponse(
         request, name,
-        {"session": session, "open_mode": sessions.open_mode, "now_ms": _now_ms(), **context},
+        {"session": session, "open_mode": sessions.open_mode, "now_ms": now, "feed": feed,
+         **context},
         status_code=status_code, headers=PAGE_HEADERS,
     )  # fmt: skip
     if new_cookie is not None:
@@ -177,30 +212,74 @@ def _safe_next(target: str | None) -> str:
 @router.get("/", response_class=HTMLResponse)
 async def incidents_page(
     request: Request,
-    status: str | None = None,
+    state: str = "open",
+    team: str | None = None,
+    service: str | None = None,
     severity: str | None = None,
     q: str | None = None,
 ) -> Response:
-    """Mission control: incidents (open first) with severity, title, root cause, age, who was
-    paged; filters `status` (open | resolved; anything else = all), `severity`, `q` (text)."""
-    session, cookie = _session(request)
+    """The incidents list for triage: services and cause, severity, who is paged and whether
+    they acknowledged, escalation, time since the page, maintenance. Filters (GET): `state`
+    (`overview.STATES`; unknown values mean open), `team`, `service`, `severity`, `q`."""
+    session, cookie = await _session(request)
     graph = _graph(request, session)
-    chosen = status if status in ("open", "resolved") else None
-    rows = await run_in_threadpool(overview.incident_rows, graph, chosen, severity or None, q)
-    return render(
-        request, "incidents.html", session, cookie, incidents=rows,
-        filters={"status": chosen or "", "severity": severity or "", "q": q or ""},
-        severities=overview.SEVERITY_ORDER,
+    chosen = state if state in overview.STATES else "open"
+    found = await run_in_threadpool(
+        overview.incident_rows, graph, _now_ms(), chosen, team or None, service or None,
+        severity or None, q or None,
     )  # fmt: skip
+    filters = {"state": chosen, "team": team or "", "service": service or "",
+               "severity": severity or "", "q": q or ""}  # fmt: skip
+    return await render(
+        request, "incidents.html", session, cookie, incidents=found["rows"],
+        teams=found["teams"], services=found["services"], filters=filters,
+        states=overview.STATES, severities=overview.SEVERITY_ORDER,
+    )  # fmt: skip
+
+
+def links(request: Request, detail: dict[str, Any]) -> dict[str, Any]:
+    """What a responder may want to open: `{ticket: {ref, url} | None, runbooks: [{alert,
+    url}], silence: url | None, sources: [{alert, component, url}]}`. Only http(s) URLs."""
+    settings = request.app.state.settings
+    ticket = next((a for a in detail["actions"] if a["kind"] == "ticket" and a["external_ref"]),
+                  None)  # fmt: skip
+    runbooks, sources, seen = [], [], set()
+    for alert in detail["alerts"][:PAGE_ALERTS]:
+        for key in RUNBOOK_KEYS:
+            url = http_link(str(alert["annotations"].get(key) or ""))
+            if url and url not in seen:
+                seen.add(url)
+                runbooks.append({"alert": alert["alertname"], "url": url})
+        url = http_link(alert["link"] or alert["generator_url"] or "")
+        if url and url not in seen:
+            seen.add(url)
+            sources.append({"alert": alert["alertname"], "component": alert["component"],
+                            "source": alert["source"], "url": url})  # fmt: skip
+    silence = None
+    if settings.alertmanager_url and detail["alerts"]:
+        labels = detail["alerts"][0]["labels"]
+        matchers = ",".join(
+            f'{k}="{str(labels[k]).replace(chr(34), "")}"' for k in SILENCE_LABELS if labels.get(k)
+        )
+        silence = (settings.alertmanager_url.rstrip("/") + "/#/silences/new?filter="
+                   + urllib.parse.quote("{" + matchers + "}", safe=""))  # fmt: skip
+    return {
+        "ticket": {
+            "ref": ticket["external_ref"].removeprefix("github:"),
+            "url": timeline.ticket_link(ticket["external_ref"], settings.github_api_url),
+        } if ticket else None,
+        "runbooks": runbooks, "silence": silence, "sources": sources,
+    }  # fmt: skip
 
 
 @router.get("/ui/incidents/{incident_id}", response_class=HTMLResponse)
 async def incident_page(request: Request, incident_id: str) -> Response:
-    """One incident: alerts and why each joined, the graph with the path to the root cause,
-    ruled-out candidates, the steps timeline with raw results, decisions, actions, verdicts and
-    the verdict buttons. A 404 page when it is not in the viewer's tenant."""
-    session, cookie = _session(request)
+    """One incident, responder first: status, severity and who is on it; the actions; links;
+    the finding; the timeline; the alerts; the graph; then the agents' steps, decisions,
+    ruled-out candidates and tasks, folded. A 404 page when it is not in the viewer's tenant."""
+    session, cookie = await _session(request)
     graph = _graph(request, session)
+    api_url = request.app.state.settings.github_api_url
 
     def read() -> dict[str, Any] | None:
         detail = incident_detail(graph, incident_id)
@@ -209,59 +288,122 @@ async def incident_page(request: Request, incident_id: str) -> Response:
         joins = {r["key"]: r for r in graph.rows("web_alert_joins", {"incident_id": incident_id})}
         paged = graph.one("web_paged", {"incident_ids": [incident_id]})
         who = incident_views.loads(paged["result"]) if paged else None
+        who = who if isinstance(who, dict) else None
+        people = graph.one("web_incident_people", {"incident_id": incident_id}) or {}
+        drawn = incident_views.incident_graph(graph, detail)
         return {
-            "incident": detail,
-            "paged": who if isinstance(who, dict) else None,
-            "joins": joins,
+            "incident": detail, "paged": who, "people": people, "joins": joins,
+            "events": timeline.events(graph, incident_id, who, api_url),
             "steps": incident_views.steps(graph, incident_id),
             "decisions": incident_views.decisions(graph, incident_id),
-            "graph": incident_views.incident_graph(graph, detail),
-        }
+            "graph": drawn, "graph_svg": drawing.svg(drawn),
+            "cause": overview.cause({
+                "verdict": _last_verdict(detail), "root_cause": detail["root_cause"],
+                "investigated": detail["finding"] is not None,
+                "candidates": (detail["finding"] or {}).get("candidates"),
+                "status": detail["status"],
+            }),
+        }  # fmt: skip
 
     found = await run_in_threadpool(read)
     if found is None:
-        return render(
+        return await render(
             request, "error.html", session, cookie, status_code=404,
             title="No such incident", message=f"There is no incident {incident_id!r} here.",
         )  # fmt: skip
-    return render(
+    return await render(
         request, "incident.html", session, cookie, intent=uuid.uuid4().hex,
-        page_alerts=PAGE_ALERTS, **found,
+        page_alerts=PAGE_ALERTS, links=links(request, found["incident"]), **found,
     )  # fmt: skip
+
+
+def _last_verdict(detail: dict[str, Any]) -> list[Any] | None:
+    said = [v for v in detail["verdicts"] if v["verdict"] in ("confirmed", "rejected")]
+    return [said[-1]["verdict"], said[-1]["actual_cause"]] if said else None
+
+
+async def _act(request: Request, incident_id: str, what: str) -> Response:
+    """Run one of the incident's actions for the signed-in person; every refusal is a page
+    with the reason and a way back, since a person in a browser sent it."""
+    session, _ = await _session(request)
+    back = f"/ui/incidents/{urllib.parse.quote(incident_id, safe='')}"
+    try:
+        form = await _form(request)
+        check_csrf(session, form.get("csrf"))
+        graph = _graph(request, session)
+        if what == "verdict":
+            await _record_verdict(graph, session, incident_id, form)
+        else:
+            await run_in_threadpool(_change_state, graph, session, incident_id, what, form)
+    except HTTPException as exc:
+        return await render(
+            request, "error.html", session, None, status_code=exc.status_code,
+            title=f"{what.capitalize()} not recorded", message=str(exc.detail), back=back,
+        )  # fmt: skip
+    return RedirectResponse(f"{back}#timeline", status_code=303)
+
+
+def _change_state(
+    graph: TenantGraph, session: Session, incident_id: str, what: str, form: dict[str, str]
+) -> None:
+    """Acknowledge or resolve as `session.person` (`web_acknowledge` / `web_resolve`): the
+    incident's `acknowledged_at/_by` or `status, resolved_at/_by`. Resolving also records a
+    `resolved` verdict, as Slack's Resolved button does (the learner and the page's thread
+    hear of it). Raises HTTPException 404 (no such incident), 409 (not open)."""
+    if graph.one("incident_get", {"incident_id": incident_id}) is None:
+        raise HTTPException(404, f"no incident {incident_id!r}")
+    query = "web_acknowledge" if what == "acknowledge" else "web_resolve"
+    if graph.one(query, {"incident_id": incident_id, "by": session.person}) is None:
+        raise HTTPException(409, f"incident {incident_id!r} is not open: nothing to {what}")
+    if what == "resolve":
+        intent = _intent(form)
+        verdicts.record(graph, verdicts.Verdict(
+            id=f"web:{intent}", incident_id=incident_id, verdict="resolved", actual_cause=None,
+            by=session.person, by_name=session.person, at=_now_ms(), text=VERDICTS["resolved"],
+            source="web", event_id=intent,
+        ))  # fmt: skip
+
+
+def _intent(form: dict[str, str]) -> str:
+    intent = form.get("intent", "").strip()
+    if not intent.isalnum() or len(intent) > 64:
+        raise HTTPException(422, "the form's intent id is missing or malformed: reload the page")
+    return intent
+
+
+@router.post("/ui/incidents/{incident_id}/acknowledge")
+async def acknowledge(request: Request, incident_id: str) -> Response:
+    """Acknowledge as the signed-in person (form: `csrf`). 303 to the timeline; 403 bad CSRF;
+    404 no such incident; 409 not open. The first acknowledgement stands."""
+    return await _act(request, incident_id, "acknowledge")
+
+
+@router.post("/ui/incidents/{incident_id}/resolve")
+async def resolve(request: Request, incident_id: str) -> Response:
+    """Resolve as the signed-in person (form: `csrf`, `intent`). 303 to the timeline; 403 bad
+    CSRF; 404 no such incident; 409 not open; 422 malformed intent."""
+    return await _act(request, incident_id, "resolve")
 
 
 @router.post("/ui/incidents/{incident_id}/verdict")
 async def give_verdict(request: Request, incident_id: str) -> Response:
-    """Record a verdict from the page, exactly as a Slack button does (`agents/learn/verdicts.py`:
-    a Verdict with its `learn` and `notify_verdict` tasks). Form: `csrf`, `verdict` (confirmed
-    | rejected | resolved), `intent` (idempotency key: a double submit records once),
-    optional `actual_cause` (a known component) and `name` (who gives it). 303 back to the
-    incident; 403 bad CSRF; 404 no such incident; 422 bad verdict or unknown component: each
-    refusal a page with the reason and a way back, since a person in a browser sent it."""
-    session, _ = _session(request)
-    try:
-        return await _record_verdict(request, session, incident_id)
-    except HTTPException as exc:
-        back = f"/ui/incidents/{urllib.parse.quote(incident_id, safe='')}"
-        return render(
-            request, "error.html", session, None, status_code=exc.status_code,
-            title="Verdict not recorded", message=str(exc.detail), back=back,
-        )  # fmt: skip
+    """Record a verdict as the signed-in person, exactly as a Slack button does
+    (`agents/learn/verdicts.py`: a Verdict with its `learn` and `notify_verdict` tasks). Form:
+    `csrf`, `verdict` (confirmed | rejected), `intent` (idempotency key: a double submit
+    records once), optional `actual_cause` (a known component). 303 to the timeline; 403 bad
+    CSRF; 404 no such incident; 422 bad verdict or unknown component."""
+    return await _act(request, incident_id, "verdict")
 
 
-async def _record_verdict(request: Request, session: Session, incident_id: str) -> Response:
-    """`give_verdict` without the error page; raises HTTPException with the reason."""
-    form = await _form(request)
-    check_csrf(session, form.get("csrf"))
+async def _record_verdict(
+    graph: TenantGraph, session: Session, incident_id: str, form: dict[str, str]
+) -> None:
+    """`give_verdict`'s work; raises HTTPException with the reason."""
     said = form.get("verdict", "")
-    if said not in VERDICTS:
-        raise HTTPException(422, f"verdict must be one of {', '.join(VERDICTS)}")
-    intent = form.get("intent", "").strip()
-    if not intent.isalnum() or len(intent) > 64:
-        raise HTTPException(422, "the form's intent id is missing or malformed: reload the page")
-    graph = _graph(request, session)
+    if said not in ("confirmed", "rejected"):
+        raise HTTPException(422, "verdict must be confirmed or rejected (Resolve resolves)")
+    intent = _intent(form)
     cause_given = form.get("actual_cause", "").strip() or None
-    name = form.get("name", "").strip()[:200] or None
 
     def store() -> bool:
         found = graph.one("incident_get", {"incident_id": incident_id})
@@ -272,10 +414,14 @@ async def _record_verdict(request: Request, session: Session, incident_id: str) 
         ):
             raise HTTPException(422, f"actual cause {cause_given!r} is not a known component")
         cause = cause_given or (found["root_cause"] if said == "confirmed" else None)
+        if said == "confirmed" and cause is None:
+            raise HTTPException(
+                422, "this finding names no single cause: type the actual cause, then Confirm"
+            )
         try:
             verdicts.record(graph, verdicts.Verdict(
                 id=f"web:{intent}", incident_id=incident_id, verdict=said,  # type: ignore[arg-type]
-                actual_cause=cause, by=f"web:{session.nonce[:8]}", by_name=name, at=_now_ms(),
+                actual_cause=cause, by=session.person, by_name=session.person, at=_now_ms(),
                 text=VERDICTS[said], source="web", event_id=intent,
             ))  # fmt: skip
         except verdicts.IdTaken:  # the same form posted for another incident or verdict
@@ -284,76 +430,96 @@ async def _record_verdict(request: Request, session: Session, incident_id: str) 
 
     if not await run_in_threadpool(store):
         raise HTTPException(404, f"no incident {incident_id!r}")
-    target = f"/ui/incidents/{urllib.parse.quote(incident_id, safe='')}#verdicts"
-    return RedirectResponse(target, status_code=303)
 
 
 @router.get("/ui/memory", response_class=HTMLResponse)
 async def memory_page(request: Request) -> Response:
     """Playbooks with where they are pinned, checks and trust history; retired ones;
     preferences with their versions."""
-    session, cookie = _session(request)
+    session, cookie = await _session(request)
     data = await run_in_threadpool(overview.memory, _graph(request, session))
-    return render(request, "memory.html", session, cookie, **data)
+    return await render(request, "memory.html", session, cookie, **data)
 
 
 @router.get("/ui/world", response_class=HTMLResponse)
 async def world_page(request: Request) -> Response:
     """Topology, owners, on call now and next, coverage gaps."""
-    session, cookie = _session(request)
+    session, cookie = await _session(request)
     data = await run_in_threadpool(overview.world, _graph(request, session), _now_ms())
-    return render(request, "world.html", session, cookie, **data)
+    drawn = {
+        "nodes": [{"id": c["name"], "note": None if c["owners"] else "⚠ no owner"}
+                  for c in data["components"]],
+        "edges": [{"source": c["name"], "target": e[0], "type": e[1]}
+                  for c in data["components"] for e in c["edges"] if e[2] == "business"],
+    }  # fmt: skip
+    picture = await run_in_threadpool(
+        drawing.svg, drawn, "Topology: business dependencies, callers above callees"
+    )
+    return await render(request, "world.html", session, cookie, topology=picture, **data)
 
 
 @router.get("/ui/health", response_class=HTMLResponse)
 async def health_page(request: Request) -> Response:
     """FalkorDB, workers holding a lease (task, lease left) and queue depth."""
-    session, cookie = _session(request)
+    session, cookie = await _session(request)
     state = request.app.state
     data = await run_in_threadpool(
         overview.health, state.store, _graph(request, session), state.schema_ready
     )
-    return render(
+    return await render(
         request, "health.html", session, cookie, configured_workers=state.settings.workers, **data
     )
 
 
 @router.get("/ui/login", response_class=HTMLResponse)
 async def login_page(request: Request, next: str | None = None) -> Response:
-    """The sign-in form (in open mode: straight to the page, no sign-in needed)."""
+    """The sign-in form (open mode, or a person the proxy names: straight to the page)."""
     sessions: Sessions = request.app.state.sessions
-    if sessions.open_mode:
+    if sessions.open_mode or sessions.proxy_identity(request) is not None:
         return RedirectResponse(_safe_next(next), status_code=303)
-    return render(request, "login.html", None, None, next=_safe_next(next), error=None)
+    return await render(
+        request, "login.html", None, None, next=_safe_next(next), error=None,
+        token_sign_in=sessions.token_sign_in,
+    )  # fmt: skip
 
 
 @router.post("/ui/login")
 async def login(request: Request) -> Response:
-    """Check the posted viewer token; on success set the session cookie and go to `next`.
-    401 with the form again for a wrong token; 403 for a cross-site post."""
+    """Check the posted viewer token; on success open a session for its person and go to
+    `next`. 401 with the form again for a wrong token; 403 for a cross-site post."""
     check_same_origin(request)
     sessions: Sessions = request.app.state.sessions
     form = await _form(request)
     target = _safe_next(form.get("next"))
-    tenant = sessions.tenant_for_token(form.get("token", ""))
-    if tenant is None:
-        return render(
+    found = sessions.person_for_token(form.get("token", ""))
+    if found is None:
+        return await render(
             request, "login.html", None, None, status_code=401, next=target,
-            error="That token signs nobody in. Use your team's viewer token.",
+            error="That token signs nobody in. Use your own viewer token.",
+            token_sign_in=sessions.token_sign_in,
         )  # fmt: skip
-    value, _ = sessions.issue(tenant)
+    value, _ = await run_in_threadpool(sessions.open, found[0], found[1], "token")
     response = RedirectResponse(target, status_code=303)
     sessions.set_cookie(request, response, value)
     return response
 
 
+#: Where a person signed in by oauth2-proxy goes after signing out here: the proxy's own
+#: sign-out (its default path), else the proxy would sign them straight in again.
+PROXY_SIGN_OUT = "/oauth2/sign_out"
+
+
 @router.post("/ui/logout")
 async def logout(request: Request) -> Response:
-    """Clear the session cookie (CSRF-checked) and go to the sign-in form."""
-    session, _ = _session(request)
+    """Sign out (CSRF-checked): the session is deleted from the graph, so its cookie opens
+    nothing any more, anywhere; then the sign-in form (or the proxy's sign-out)."""
+    session, _ = await _session(request)
     form = await _form(request)
     check_csrf(session, form.get("csrf"))
-    response = RedirectResponse("/ui/login", status_code=303)
+    sessions: Sessions = request.app.state.sessions
+    await run_in_threadpool(sessions.close, session)
+    target = PROXY_SIGN_OUT if session.via == "proxy" else "/ui/login"
+    response = RedirectResponse(target, status_code=303)
     Sessions.clear_cookie(request, response)
     return response
 
@@ -361,13 +527,24 @@ async def logout(request: Request) -> Response:
 @router.get("/ui/events")
 async def events(request: Request) -> Response:
     """Server-Sent Events of the viewer's tenant graph (see `live.py`)."""
-    session, _ = _session(request)
+    session, _ = await _session(request)
     feed: LiveFeed = request.app.state.live
     return StreamingResponse(
         feed.stream(session.tenant, request.is_disconnected),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
+
+
+async def not_a_viewer(request: Request, exc: NotAViewer) -> Response:
+    """A person the proxy signed in whom no tenant lets in: 403 with who they are."""
+    return templates.TemplateResponse(
+        request, "error.html",
+        {"session": None, "open_mode": False, "now_ms": _now_ms(), "title": "Not a viewer here",
+         "message": f"{exc.person} is signed in, but BLAST_PROXY_VIEWERS lets them into no "
+                    "organisation on this gateway. Ask its operator to add them."},
+        status_code=403, headers=PAGE_HEADERS,
+    )  # fmt: skip
 
 
 async def sign_in_required(request: Request, exc: SignInRequired) -> Response:
@@ -384,8 +561,11 @@ async def sign_in_required(request: Request, exc: SignInRequired) -> Response:
 def mount(app: FastAPI) -> None:
     """Add the pages, the sign-in, the live feed and the static files to `app` (whose state
     holds `settings` and `store`)."""
-    app.state.sessions = Sessions(app.state.settings)
+    app.state.sessions = Sessions(app.state.settings, app.state.store)
     app.state.live = LiveFeed(app.state.store, app.state.settings.live_poll_ms)
     app.add_exception_handler(SignInRequired, sign_in_required)  # type: ignore[arg-type]
+    app.add_exception_handler(NotAViewer, not_a_viewer)  # type: ignore[arg-type]
+    # outermost: notes the socket's peer before X-Forwarded-For replaces it (proxies.py)
+    app.add_middleware(ForwardedFrom, trusted=forwarding_hosts(app.state.settings))
     app.include_router(router)
     app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static")

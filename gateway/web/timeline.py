@@ -1,0 +1,179 @@
+"""An incident's story in the order it happened, in words a responder reads: triggered, paged,
+delivered or fell back, acknowledged, escalated, cause found or changed, confirmed or corrected,
+remediation proposed, approved, run and verified, resolved. Every line is a record in the graph
+(`cypher/web_timeline.cypher`); nothing is inferred that the graph does not hold.
+
+Each event is `{at (ms UTC), kind, text, who, link}`: `kind` is a CSS-safe word for the
+event (`alert`, `page`, `delivery`, `ack`, `escalation`, `cause`, `verdict`, `remediation`,
+`ticket`, `resolved`, `opened`, `notice`), `who` the person or channel named (or None) and `link`
+an http(s) URL (a ticket) or None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.falkordb import TenantGraph
+
+#: Alerts listed one by one before the rest are summed up in one line.
+ALERTS_LISTED = 6
+#: The order of events recorded in the same millisecond (the incident opens before its page),
+#: by the query's event name and by the event's kind.
+ORDER = ("opened", "alert", "finding", "cause", "action", "page", "ticket", "delivery", "notice",
+         "escalation", "acknowledged", "ack", "verdict", "remediation_proposed",
+         "remediation_approved", "remediation_run", "remediation_verified", "remediation",
+         "alert_resolved", "resolved")  # fmt: skip
+
+
+def ticket_link(ref: str | None, github_api_url: str) -> str | None:
+    """The web URL of a ticket ref: `github:owner/repo#12` -> `https://github.com/owner/repo/
+    issues/12` (GitHub Enterprise: the host of `GITHUB_API_URL` without `/api/v3`); an http(s)
+    ref as it is; None otherwise (the outbox's refs are files, not links)."""
+    if not ref:
+        return None
+    if ref.startswith(("https://", "http://")):
+        return ref
+    if not ref.startswith("github:") or "#" not in ref:
+        return None
+    repo, _, number = ref.removeprefix("github:").partition("#")
+    number = number.split("/", 1)[0]
+    if not number.isdigit():
+        return None
+    if github_api_url.rstrip("/") == "https://api.github.com":
+        base = "https://github.com"
+    else:
+        base = github_api_url.rstrip("/").removesuffix("/api/v3")
+    return f"{base}/{repo}/issues/{number}"
+
+
+def _action(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> dict[str, Any]:
+    """Words for one Action (`intent_id` says what it was for: `incident:<id>:<what>`)."""
+    intent, status = row["detail"] or "", row["who"] or ""
+    kind, adapter, ref = ([*list(row["ref"] or []), None, None, None])[:3]
+    what = intent.split(":", 2)[2] if intent.count(":") >= 2 else intent
+    done = {"sent": "", "reserved": " (being sent)", "unknown": " (outcome unknown: checking)",
+            "failed": " (failed)"}.get(status, f" ({status})")  # fmt: skip
+    via = f" via {adapter}" if adapter else ""
+    if what == "initial-notification":
+        who = None
+        if paged:
+            who = paged.get("person") or "nobody on call"
+            team = f" ({paged['team']})" if paged.get("team") else ""
+            text = f"Paged {who}{team}{via}{done}"
+        else:
+            text = f"Page sent{via}{done}"
+        return {"kind": "page", "text": text, "who": who, "link": None}
+    if kind == "ticket" or what == "ticket":
+        link = ticket_link(ref, api_url)
+        if link:
+            shown = f" {ref.removeprefix('github:')}" if ref else ""
+        else:
+            shown = " in the local outbox" if ref and ref.startswith("outbox:") else ""
+        return {"kind": "ticket", "text": f"Ticket opened{shown}{done}", "who": None,
+                "link": link}  # fmt: skip
+    if kind == "escalate" or what.startswith("escalate:"):
+        level = what.partition(":")[2] or "?"
+        return {"kind": "escalation", "text": f"Escalated to level {level}{via}{done}",
+                "who": None, "link": None}  # fmt: skip
+    if what.startswith("update:"):
+        return {"kind": "cause", "text": f"Cause changed: the page's thread was told{done}",
+                "who": None, "link": None}  # fmt: skip
+    if what.startswith("repage:"):
+        return {"kind": "page", "text": f"Paged the new cause's on-call{via}{done}",
+                "who": None, "link": None}  # fmt: skip
+    if what.startswith("told:"):
+        team = what.partition(":")[2]
+        return {"kind": "notice", "text": f"Told team {team} (their component alerts){done}",
+                "who": team, "link": None}  # fmt: skip
+    return {"kind": "notice", "text": f"Sent {kind or 'notice'} ({what}){via}{done}", "who": None,
+            "link": None}  # fmt: skip
+
+
+def _words(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> dict[str, Any]:
+    event, detail, who, ref = row["event"], row["detail"], row["who"], row["ref"]
+    plain = {"who": who, "link": None}
+    if event == "opened":
+        return {"kind": "opened", "text": "Incident opened", **plain}
+    if event == "alert":
+        on = f" on {who}" if who else " (no known component)"
+        return {"kind": "alert", "text": f"▲ {detail} firing{on}", **plain}
+    if event == "alert_resolved":
+        on = f" on {who}" if who else ""
+        return {"kind": "alert_resolved", "text": f"✓ {detail}{on} resolved", **plain}
+    if event == "finding":
+        if detail:
+            return {"kind": "cause", "text": f"Cause found: {detail}", "who": None, "link": None}
+        names = " or ".join((ref or [])[:3]) or "no known component"
+        return {"kind": "cause", "text": f"Inconclusive: {names}", "who": None, "link": None}
+    if event == "action":
+        return _action(row, paged, api_url)
+    if event == "delivery":
+        _intent, reason, fallback = ([*list(ref or []), None, None, None])[:3]
+        if detail == "delivered":
+            text = f"Delivered to {who}"
+            if fallback:
+                text += f" (fell back from {fallback})"
+        else:
+            text = f"Not delivered to {who}: {detail}" + (f" ({reason})" if reason else "")
+        return {"kind": "delivery", "text": text, **plain}
+    if event == "acknowledged":
+        return {"kind": "ack", "text": f"Acknowledged by {who or 'someone'}", **plain}
+    if event == "verdict":
+        if detail == "confirmed":
+            text = f"Cause confirmed{f' ({ref})' if ref else ''} by {who}"
+        elif detail == "rejected":
+            text = f"Cause corrected to {ref} by {who}" if ref else f"Cause marked wrong by {who}"
+        else:
+            text = f"Marked resolved by {who}"
+        return {"kind": "verdict", "text": text, **plain}
+    if event.startswith("remediation_"):
+        step = event.removeprefix("remediation_")
+        parts = list(ref or [])
+        if step == "proposed":
+            playbook = f" from playbook {parts[1]}" if len(parts) > 1 and parts[1] else ""
+            text = f"Remediation proposed: {detail}{playbook}"
+        elif step == "approved":
+            text = f"Remediation {detail} approved by {who}"
+        elif step == "run":
+            n = parts[1] if len(parts) > 1 else "?"
+            text = f"Remediation {detail} run (attempt {n}): {who or 'no outcome yet'}"
+        else:
+            extra = f" ({parts[1]})" if len(parts) > 1 and parts[1] else ""
+            text = f"Remediation {detail} verification: {who}{extra}"
+        return {"kind": "remediation", "text": text, **plain}
+    if event == "resolved":
+        return {"kind": "resolved", "text": f"Resolved{f' by {who}' if who else ''}", **plain}
+    return {"kind": "notice", "text": event, **plain}
+
+
+def events(
+    graph: TenantGraph, incident_id: str, paged: dict[str, Any] | None, github_api_url: str
+) -> list[dict[str, Any]]:
+    """The incident's events, oldest first (see the module doc for the shape). After
+    `ALERTS_LISTED` alerts the rest become one line ("… 12 more alerts joined")."""
+    rows = [r for r in graph.rows("web_timeline", {"incident_id": incident_id}) if r["at"]]
+    if any(r["event"] == "resolved" and r["who"] for r in rows):
+        # the page's Resolve records a `resolved` verdict too: one line for one act
+        rows = [r for r in rows if not (r["event"] == "verdict" and r["detail"] == "resolved")]
+    rows.sort(key=lambda r: (r["at"], _rank(r["event"])))
+    found: list[dict[str, Any]] = []
+    alerts = 0
+    held: dict[str, Any] | None = None
+    for row in rows:
+        if row["event"] == "alert":
+            alerts += 1
+            if alerts > ALERTS_LISTED:
+                held = held or {"at": row["at"], "kind": "alert", "who": None, "link": None,
+                                "count": 0}  # fmt: skip
+                held["count"] += 1
+                continue
+        found.append({"at": row["at"], **_words(row, paged, github_api_url)})
+    if held is not None:
+        held["text"] = f"… {held.pop('count')} more alerts joined (all in Alerts below)"
+        found.append(held)
+        found.sort(key=lambda e: (e["at"], _rank(e["kind"])))
+    return found
+
+
+def _rank(kind: str) -> int:
+    return ORDER.index(kind) if kind in ORDER else len(ORDER)
