@@ -48,7 +48,9 @@ def said(message: OutboundMessage, via: str, ref: str) -> None:
     """The operator's INFO line for a page or a ticket that went out: `paged Priya via slack`,
     `ticket acme/ops#12 opened` (GitHub) or `ticket outbox:… opened`."""
     if message.kind == "notification":
-        log.info("paged %s via %s", message.person or "nobody by name (see the page)", via)
+        person = getattr(message.notice, "person", None)
+        name = person.name if person is not None else None
+        log.info("paged %s via %s", name or "nobody by name (see the page)", via)
     elif message.kind == "ticket":
         log.info("ticket %s opened", ref.removeprefix("github:"))
 
@@ -184,11 +186,11 @@ class Responder:
                 raise
             log.error("%s not delivered through %s (%s); copying it to %s", message.intent_id,
                       notifier.name, exc, other.name)  # fmt: skip
+            why = f"Not delivered through {notifier.name}: {exc}. Copied to {other.name} instead."
             copy = message.model_copy(
                 update={
                     "intent_id": f"{message.intent_id}:fallback",
-                    "text": f"{message.text}\n\n(Not delivered through {notifier.name}: {exc}. "
-                    f"Copied to {other.name} instead.)",
+                    "notice": message.notice.model_copy(update={"undelivered": why}),
                 }
             )
             ref = task.act(other, copy)
