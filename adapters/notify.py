@@ -25,15 +25,26 @@ class AdapterError(RuntimeError):
 
     `retry_after_s`: when the outside system said how long to wait (HTTP `Retry-After`, a rate
     limit's reset), in seconds; None when it did not say.
+    `refused`: the destination itself refused the message (a channel that does not exist, is
+    archived or does not have the bot, an unknown user): another destination may take it.
+    `reason`: the outside system's short error code (e.g. `channel_not_found`), or None.
     The message never contains a secret (tokens are `SecretStr` and never formatted).
     """
 
     def __init__(
-        self, message: str, *, retryable: bool, retry_after_s: float | None = None
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        retry_after_s: float | None = None,
+        refused: bool = False,
+        reason: str | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after_s = retry_after_s
+        self.refused = refused
+        self.reason = reason
 
 
 class OutboundMessage(BaseModel):

@@ -6,7 +6,7 @@
 // kill -9 the replayed graph had properties under other names (README, "Crash safety";
 // tests/test_crash.py reproduces it). With every name registered first, no write adds one.
 // tests/test_cypher.py fails when a query uses a name missing here: add it.
-CREATE (s:Action:Alert:Change:Component:Decision:Fact:Finding:Incident:OnCallShift:Person:Playbook:Step:Task:Team:Verdict {
+CREATE (s:Action:Alert:Change:Component:Decision:Delivery:Fact:Finding:Incident:OnCallShift:Person:Playbook:Step:Task:Team:Verdict {
   actual_cause: 0, adapter: 0, alert_key: 0, alertname: 0, alerts_seen: 0, aliases: 0,
   annotations_json: 0, applicable: 0, approved_at: 0, args: 0, at: 0, attempt_id: 0, attempts:
   0, author: 0, by: 0, by_name: 0, by_world_file: 0, candidate: 0, candidates: 0, checks_json: 0, client: 0,
@@ -32,13 +32,15 @@ CREATE (s:Action:Alert:Change:Component:Decision:Fact:Finding:Incident:OnCallShi
   evidence_json: 0, separated_by: 0, retired_reason: 0, retired_by: 0,
   props: 0, rank: 0, trimmed_at: 0,
   channel: 0, covers: 0, depths: 0, hops: 0, pinned_to: 0, producer: 0, shift_ends_at: 0,
-  ticket_ref: 0, topic: 0, touched: 0, way: 0, direction: 0, edge: 0, of: 0})
+  ticket_ref: 0, topic: 0, touched: 0, way: 0, direction: 0, edge: 0, of: 0,
+  acknowledged_at: 0, acknowledged_by: 0, resolved_by: 0, fallback_from: 0, reason: 0})
 CREATE (s)-[:CALLS]->(s),
        (s)-[:CONSUMES]->(s),
        (s)-[:FOR]->(s),
        (s)-[:FOR_TEAM]->(s),
        (s)-[:HAS_ALERT]->(s),
        (s)-[:HAS_DECISION]->(s),
+       (s)-[:HAS_DELIVERY]->(s),
        (s)-[:HAS_FINDING]->(s),
        (s)-[:HAS_VERDICT]->(s),
        (s)-[:HOSTED_ON]->(s),

@@ -107,7 +107,12 @@ def page_buttons(page: Page) -> list[ButtonElement]:
     buttons.append(
         ButtonElement(text="Wrong cause", action_id=actions.REJECT, value=value, style="danger")
     )
-    buttons.append(ButtonElement(text="Resolved", action_id=actions.RESOLVED, value=value))
+    if page.acknowledged_at is None and page.status != "resolved":
+        buttons.append(
+            ButtonElement(text="Acknowledge", action_id=actions.ACKNOWLEDGE, value=value)
+        )
+    if page.status != "resolved":
+        buttons.append(ButtonElement(text="Resolved", action_id=actions.RESOLVED, value=value))
     return buttons
 
 

@@ -56,6 +56,11 @@ EVENT_TYPE = "blast_radius_incident"
 RETRYABLE_ERRORS = frozenset(
     {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 )
+#: Slack error codes by which a destination refuses a message: another channel may take it.
+REFUSALS = frozenset({
+    "channel_not_found", "not_in_channel", "is_archived", "user_not_found", "users_not_found",
+    "cannot_dm_bot", "user_disabled", "restricted_action", "team_access_not_granted",
+})  # fmt: skip
 CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,30}$")
 #: `find` starts this long before the incident opened (Slack's clock vs. ours).
 FIND_MARGIN_S = 300
@@ -110,7 +115,10 @@ def _to_adapter_error(method: str, exc: Exception) -> AdapterError:
         status = int(exc.response.status_code)
         code = str(exc.response.get("error") or f"HTTP {status}")
         retryable = status == 429 or status >= 500 or code in RETRYABLE_ERRORS
-        return AdapterError(f"slack {method} failed: {code}", retryable=retryable)
+        return AdapterError(
+            f"slack {method} failed: {code}", retryable=retryable, refused=code in REFUSALS,
+            reason=code,
+        )  # fmt: skip
     if isinstance(exc, OSError | http.client.HTTPException):  # timeouts, refused, reset
         reason = getattr(exc, "reason", None) or type(exc).__name__
         return AdapterError(f"slack {method} failed: {reason}", retryable=True)
@@ -302,7 +310,10 @@ class SlackNotifier:
                     with self._lock:
                         self._channel_ids[name] = str(found["id"])
                     return str(found["id"])
-        raise AdapterError(f"Slack channel {channel!r} not found", retryable=False)
+        raise AdapterError(
+            f"Slack channel {channel!r} not found", retryable=False, refused=True,
+            reason="channel_not_found",
+        )  # fmt: skip
 
     def _render(self, message: OutboundMessage) -> tuple[str, list[Block]]:
         """The fallback text and the blocks of a page (or its restatement) or a follow-up; a

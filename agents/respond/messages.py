@@ -9,6 +9,7 @@ module decides what is said, never how it looks.
 from __future__ import annotations
 
 import json
+import urllib.parse
 from typing import Any
 
 from adapters.notices import (
@@ -77,6 +78,29 @@ def alert_line(alert: dict[str, Any]) -> str:
     return f"{line}: {summary}" if summary else line
 
 
+#: At most this many runbook links on a page or ticket.
+RUNBOOKS_SHOWN = 5
+
+
+def incident_url(public_url: str | None, incident_id: str) -> str | None:
+    """The incident's web page, `<BLAST_PUBLIC_URL>/ui/incidents/<id>`, or None when the public
+    URL is not configured."""
+    if not public_url:
+        return None
+    return f"{public_url.rstrip('/')}/ui/incidents/{urllib.parse.quote(incident_id, safe='')}"
+
+
+def runbooks(alerts: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(alert title, runbook URL) of each alert whose `runbook_url` annotation (Prometheus'
+    and Grafana's convention) is an http(s) URL, once per URL, at most `RUNBOOKS_SHOWN`."""
+    found: dict[str, str] = {}
+    for alert in alerts:
+        url = json.loads(alert.get("annotations_json") or "{}").get("runbook_url")
+        if isinstance(url, str) and url.startswith(("https://", "http://")) and len(url) < 2000:
+            found.setdefault(url, alert["title"])
+    return [(title, url) for url, title in found.items()][:RUNBOOKS_SHOWN]
+
+
 def _person(row: dict[str, Any] | None) -> Person | None:
     """The person a route or a row of `response_context.cypher` names, or None."""
     if not row or not (row.get("person") or row.get("email") or row.get("slack_user_id")):
@@ -92,10 +116,12 @@ def page(
     changes: list[dict[str, Any]] | None = None,
     verdicts: list[dict[str, Any]] | None = None,
     ticket_link: str | None = None,
+    public_url: str | None = None,
 ) -> Page:
     """The page for an incident: severity, title, cause and confidence, paths, evidence
     (alerts and the recent `changes` the finding cites), who is paged and why, the ticket
-    link, and what happened since (resolution, `verdicts`)."""
+    link, the incident's web page (under `public_url`), each alert's runbook, and what
+    happened since (acknowledgement, resolution, `verdicts`)."""
     cause = incident.get("root_cause")
     paths = json.loads(incident.get("paths_json") or "[]")
     return Page(
@@ -119,6 +145,11 @@ def page(
         person=_person(who),
         ticket_link=ticket_link,
         resolved_at=incident.get("resolved_at") if incident["status"] == "resolved" else None,
+        resolved_by=incident.get("resolved_by"),
+        acknowledged_at=incident.get("acknowledged_at"),
+        acknowledged_by=incident.get("acknowledged_by"),
+        incident_url=incident_url(public_url, incident["id"]),
+        runbooks=runbooks(alerts),
         verdicts=[
             VerdictNote(
                 verdict=v["verdict"],
@@ -160,6 +191,7 @@ def notification(
     changes: list[dict[str, Any]] | None = None,
     verdicts: list[dict[str, Any]] | None = None,
     ticket_link: str | None = None,
+    public_url: str | None = None,
 ) -> OutboundMessage:
     """The page (`page`) to the route's channel (`who`'s; None: the notifier's default)."""
     return OutboundMessage(
@@ -168,8 +200,20 @@ def notification(
         kind="notification",
         channel=(who or {}).get("channel"),
         opened_at_ms=since(incident),
-        notice=page(incident, alerts, who, changes, verdicts, ticket_link),
+        notice=page(incident, alerts, who, changes, verdicts, ticket_link, public_url),
     )
+
+
+def page_channels(
+    who: dict[str, Any] | None, default_team: dict[str, Any] | None, default_channel: str | None
+) -> list[str | None]:
+    """Where a page may go, in order, along the root route: the route's channel (the owner's,
+    or the default team's when the route fell back to it), the default team's channel, then
+    `SLACK_DEFAULT_CHANNEL`. Each channel once; `[None]` (the notifier's own default) when none
+    is known."""
+    chain = [(who or {}).get("channel"), (default_team or {}).get("channel"), default_channel]
+    found = [c for c in dict.fromkeys(chain) if c]
+    return list(found) or [None]
 
 
 def page_update(
@@ -181,10 +225,13 @@ def page_update(
     changes: list[dict[str, Any]],
     verdicts: list[dict[str, Any]],
     ticket_link: str | None,
+    public_url: str | None = None,
 ) -> OutboundMessage:
     """The page restated with the incident's current state (kind `update`, `reply_to` = the
     page's ref): Slack edits the page in place."""
-    message = notification(intent_id, incident, alerts, who, changes, verdicts, ticket_link)
+    message = notification(
+        intent_id, incident, alerts, who, changes, verdicts, ticket_link, public_url
+    )
     return message.model_copy(update={"kind": "update", "reply_to": page_ref})
 
 
@@ -197,6 +244,7 @@ def ticket(
     changes: list[dict[str, Any]] | None = None,
     steps: list[dict[str, Any]] | None = None,
     previous: dict[str, Any] | None = None,
+    public_url: str | None = None,
 ) -> OutboundMessage:
     """The ticket: what the investigator saw. `note` first (e.g. why nobody was paged: a
     stated preference), the previous occurrence (`previous`: `respond_context.cypher`'s),
@@ -265,6 +313,8 @@ def ticket(
         alert_names=list(dict.fromkeys(a["title"] for a in alerts)),
         where=list(dict.fromkeys(a["component"] for a in alerts if a["component"])),
         evidence=evidence,
+        incident_url=incident_url(public_url, incident["id"]),
+        runbooks=runbooks(alerts),
     )
     return OutboundMessage(
         intent_id=intent_id,
@@ -315,6 +365,30 @@ def cleared(
     if incident["status"] == "resolved":
         text += f" Incident {incident['id']} resolved at {fmt_ms(incident['resolved_at'])}."
     return followup(intent_id, incident, "cleared", [Span(text=text)], reply_to)
+
+
+def resolved_notice(
+    intent_id: str,
+    incident: dict[str, Any],
+    alerts: list[dict[str, Any]],
+    reply_to: str | None,
+    public_url: str | None = None,
+) -> OutboundMessage:
+    """The one follow-up when the incident resolves, however many alerts cleared at once: who
+    resolved it (by hand) and when, and the alerts that cleared."""
+    by = f" by {incident['resolved_by']}" if incident.get("resolved_by") else ""
+    done = [a for a in alerts if a["status"] == "resolved"]
+    shown = ", ".join(f"{a['title']} on {a['component'] or 'unknown'}" for a in done[:10])
+    more = f" and {len(done) - 10} more" if len(done) > 10 else ""
+    text = f"Resolved{by}: incident {incident['id']} at {fmt_ms(incident.get('resolved_at'))}."
+    if done:
+        text += f" Cleared: {shown}{more}."
+    if len(done) < len(alerts):
+        text += f" {len(alerts) - len(done)} alert(s) still firing."
+    return followup(
+        intent_id, incident, "resolved", [Span(text=text)], reply_to,
+        incident_url=incident_url(public_url, incident["id"]),
+    )  # fmt: skip
 
 
 def diagnosis_update(

@@ -29,7 +29,8 @@ Bodies are parsed into the models of `adapters/slack/payloads.py`; a field of th
 size is a 400 with the reason. Ids made from Slack's values pass through `safe_key`.
 
 Status codes: 400 body not JSON / not a form with a JSON payload / wrong or missing fields,
-401 bad signature, 404 Slack not configured, 413 body over 1 MiB, 503 graph unavailable
+401 bad signature, 403 from another workspace or app than `SLACK_TEAM_ID` / `SLACK_APP_ID`,
+404 Slack not configured, 413 body over 1 MiB, 503 graph unavailable
 (Slack retries events).
 """
 
@@ -57,7 +58,7 @@ from adapters.slack.payloads import (
     reasons,
 )
 from agents.learn import verdicts
-from agents.respond import preferences
+from agents.respond import lifecycle, preferences
 from gateway.http.limits import BodyError, load_json
 from gateway.settings import Settings
 
@@ -94,6 +95,16 @@ async def verified_body(request: Request) -> bytes:
             "X-Slack-Request-Timestamp within 5 minutes)",
         )
     return raw
+
+
+def check_origin(settings: Settings, team_id: str | None, app_id: str | None) -> None:
+    """Refuse (403) a signed request from another workspace or app than `SLACK_TEAM_ID` and
+    `SLACK_APP_ID` (each checked only when set): a signing secret leaked from, or shared with,
+    another installation must not reach our pages."""
+    if settings.slack_team_id and team_id != settings.slack_team_id:
+        raise HTTPException(403, f"request from workspace {team_id!r}, not SLACK_TEAM_ID")
+    if settings.slack_app_id and app_id != settings.slack_app_id:
+        raise HTTPException(403, f"request for app {app_id!r}, not SLACK_APP_ID")
 
 
 def slack_ms(ts: object) -> int:
@@ -194,6 +205,8 @@ async def slack_events(request: Request) -> dict[str, Any]:
         event = body.message()
     except ValidationError as exc:
         raise HTTPException(400, f"not a Slack event: {reasons(exc)}") from None
+    if body.type != "url_verification":  # Slack's URL check carries no team or app
+        check_origin(request.app.state.settings, body.team_id, body.api_app_id)
     if body.type == "url_verification":
         if body.challenge is None:
             raise HTTPException(400, "url_verification without a challenge")
@@ -236,11 +249,40 @@ def record_click(state: Any, payload: Interaction, action: Action) -> dict[str, 
     )  # fmt: skip
     try:
         row = verdicts.record(graph, verdict)
+        if said == "resolved":  # the Resolved button resolves the incident, not only says so
+            lifecycle.resolve(graph, page["incident_id"], lifecycle.slack_name(
+                graph, user.id, verdict.by_name))  # fmt: skip
     except LookupError:
         return {"ignored": "the page's incident is gone"}
     if row["fresh"]:  # its learn and notify tasks: wake an idle worker
         state.store.wake()
     return {"verdict": row["verdict"], "verdict_id": row["id"], "repeat": not row["fresh"]}
+
+
+def acknowledge_click(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
+    """The Acknowledge button: the incident is acknowledged by the clicker (by name: the
+    world's person with that Slack user id, else the name Slack sent). A repeat, or a click
+    after someone else acknowledged, changes nothing."""
+    user = payload.user
+    channel, message_ts = payload.channel_id(), payload.message_ts()
+    if not user.id or not channel or not message_ts:
+        raise HTTPException(400, "block_actions payload lacks user.id, channel or message ts")
+    try:
+        graph, page = find_page(state.store, state.settings, make_ref(channel, message_ts))
+    except LookupError:
+        return {"ignored": "not one of our pages"}
+    if action.value != page["incident_id"]:
+        return {"ignored": "the button names another incident"}
+    name = lifecycle.slack_name(graph, user.id, user.username or user.name)
+    try:
+        row = lifecycle.acknowledge(graph, page["incident_id"], name)
+    except LookupError:
+        return {"ignored": "the page's incident is gone"}
+    except lifecycle.NotOpen as exc:
+        return {"ignored": str(exc)}
+    if row["fresh"]:  # its notify_state task edits the page
+        state.store.wake()
+    return {"acknowledged_by": row["acknowledged_by"], "repeat": not row["fresh"]}
 
 
 def answer_readback(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
@@ -268,6 +310,7 @@ HANDLERS: dict[str, Callable[[Any, Interaction, Action], dict[str, Any]]] = {
     actions.CONFIRM: record_click,
     actions.REJECT: record_click,
     actions.RESOLVED: record_click,
+    actions.ACKNOWLEDGE: acknowledge_click,
     actions.APPROVE_PREFERENCE: answer_readback,
     actions.DISCARD_PREFERENCE: answer_readback,
 }
@@ -284,6 +327,9 @@ async def slack_interactions(request: Request) -> Response:
         raise HTTPException(400, "body must be form-encoded with a JSON `payload` field") from None
     except ValidationError as exc:
         raise HTTPException(400, f"not a Slack block_actions payload: {reasons(exc)}") from None
+    check_origin(
+        request.app.state.settings, payload.team.id if payload.team else None, payload.api_app_id
+    )
     clicked = [a for a in payload.actions if a.action_id in HANDLERS]
     if payload.type != "block_actions" or not clicked:
         return Response(status_code=200)

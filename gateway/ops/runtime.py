@@ -371,6 +371,8 @@ class Runtime:
                 self.tickets,
                 records=self.outbox if s.notify_mode == "slack" else None,
                 fallback=self.outbox,
+                default_channel=s.slack_default_channel if self.slack is not None else None,
+                public_url=s.public_url,
             ),
             Learner(),
         ]
