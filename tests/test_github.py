@@ -440,6 +440,29 @@ def test_the_ticket_tells_what_the_investigator_saw():
     assert message.opened_at_ms == 1_767_000_000_000
 
 
+HOSTILE = "<img src=x onerror=alert(1)> **@everyone** [x](https://evil.example) #1 `|`"
+
+
+def test_every_field_of_a_ticket_is_escaped_for_markdown_and_html(github_api, issues):
+    incident = incident_row(
+        severity=HOSTILE, summary=HOSTILE, root_cause=HOSTILE, candidates=[HOSTILE],
+        paths_json=json.dumps([[HOSTILE, "payment"]]),
+        ruled_out_json=json.dumps({HOSTILE: HOSTILE}),
+    )  # fmt: skip
+    who = {"person": "@mallory", "team": HOSTILE, "component": "payment"}
+    message = messages.ticket("incident:inc-abc:ticket", incident, [alert_row(1)], who,
+                              note=HOSTILE)  # fmt: skip
+    issues.send(message)
+    body = github_api.issues[0]["body"]
+    outside_code = re.sub(r"(`+)[^`]*?\1|```.*?```", "", body, flags=re.S)
+    assert "<img" not in body and "&lt;img src=x onerror=alert(1)&gt;" in body
+    assert "@everyone" not in outside_code and "@mallory" not in outside_code
+    assert "@&#8203;everyone" in body and "@&#8203;mallory" in body
+    assert not re.search(r"(?<!\\)\]\(https://evil", body) and "\\[x\\]" in body
+    assert "## Incident inc-abc: open, severity &lt;img" in body  # the heading, escaped
+    assert "\\*\\*@&#8203;everyone\\*\\*" in body
+
+
 def test_an_inconclusive_ticket_names_its_candidates():
     incident = incident_row(root_cause=None, candidates=["load-generator", "frontend-web"])
     ticket = messages.ticket("i", incident, [alert_row(1)], None).notice

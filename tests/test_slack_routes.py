@@ -105,7 +105,7 @@ LABELS = {"blast_confirm": "Confirm cause", "blast_reject": "Wrong cause",
 def click(gw: Gateway, root: dict[str, Any], action_id: str, value: str, user: str = "U0ALICE",
           action_ts: str = "1790000000.123456") -> Any:  # fmt: skip
     payload = {
-        "type": "block_actions", "team": {"id": TEAM},
+        "type": "block_actions", "team": {"id": TEAM}, "api_app_id": "A0BLAST",
         "user": {"id": user, "username": USERNAMES.get(user, "someone"), "team_id": TEAM},
         "container": {"type": "message", "message_ts": root["ts"], "channel_id": root["channel"]},
         "channel": {"id": root["channel"]}, "message": {"ts": root["ts"]},

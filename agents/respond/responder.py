@@ -285,8 +285,10 @@ class Responder:
                                     where, reason, chain[n + 1])  # fmt: skip
                         refused.append(Refusal(channel=where, reason=reason))
                         continue
-                    if exc.refused:
+                    if exc.refused:  # the copy says that this channel refused it too
                         refused.append(Refusal(channel=where, reason=reason))
+                        notice = page.notice.model_copy(update={"refused": list(refused)})
+                        attempt = attempt.model_copy(update={"notice": notice})
                     ref = self._fall_back(task, self.messenger, attempt, exc, refs)
                     assert self.fallback is not None  # _fall_back raised otherwise
                     deliveries.append(

@@ -1,0 +1,161 @@
+"""After the page, against the real gateway, graph and slack-sdk on the local Slack API: a page a
+channel refuses lands further along the root route and says why; acknowledge and resolve from
+Slack and the API; one resolve notice however many alerts clear; Slack requests from another
+workspace or app are refused."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
+from gateway.ops.runtime import Runtime
+from tests.conftest import Gateway, make_settings
+from tests.slack_api import SlackAPI, signed_headers
+from tests.test_slack_routes import click, detail, fire, slack_settings, status_block
+
+PUBLIC = "https://blast.example.com"
+
+
+@pytest.fixture
+def slack_gw(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path: Path, tenant: str, api: SlackAPI
+) -> Iterator[Gateway]:
+    """The gateway with Slack on, `BLAST_PUBLIC_URL` set and the workspace and app pinned."""
+    settings = slack_settings(
+        api, public_url=PUBLIC, slack_team_id="T0TEST", slack_app_id="A0BLAST"
+    )
+    runtime = Runtime(make_settings(falkordb, tmp_path, tenant, **settings))
+    runtime.open()
+    gw = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
+    yield gw
+    gw.http.close()
+    runtime.close()
+
+
+def metric(gw: Gateway, name: str, reason: str) -> float:
+    """The value of `name{reason="…"}` on /metrics (0 when absent)."""
+    text = gw.http.get("/metrics").text
+    for line in text.splitlines():
+        if line.startswith(f'{name}{{reason="{reason}"}}'):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw, api):
+    api.refuse("C0CHECKOUT", "is_archived")  # the owner's channel (payment: checkout)
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    assert api.roots("C0CHECKOUT") == []
+    (root,) = api.roots("C0PLATFORM")  # the default team's channel took it
+    assert "#checkout-oncall refused it (is_archived)" in root["text"]
+    assert "#checkout-oncall refused it (is_archived)" in status_block(root)
+    found = detail(slack_gw, incident_id)
+    page = f"incident:{incident_id}:initial-notification"
+    assert [(d["intent_id"], d["channel"], d["outcome"], d["reason"], d["fallback_from"])
+            for d in found["deliveries"]] == [
+        (page, "#checkout-oncall", "refused", "is_archived", None),
+        (page, "#platform-oncall", "delivered", None, "#checkout-oncall"),
+    ]  # fmt: skip
+    assert metric(slack_gw, "blast_deliveries_failed_total", "is_archived") == 1
+    assert metric(slack_gw, "blast_delivery_fallbacks_total", "is_archived") == 1
+    # the page links the incident's web page; the thread and edits follow it where it landed
+    assert f"<{PUBLIC}/ui/incidents/{incident_id}|" in root["text"]
+    fire(slack_gw, status="resolved")
+    slack_gw.drain()
+    (root,) = api.roots("C0PLATFORM")
+    assert root.get("edited") and "Resolved at " in status_block(root)
+    assert "refused it (is_archived)" in status_block(root)  # the restated page still says so
+    notes = [m["text"] for m in api.replies(root["ts"]) if m["text"].startswith("Resolved")]
+    assert len(notes) == 1 and f"{PUBLIC}/ui/incidents/{incident_id}" in notes[0]
+    assert api.roots("C0CHECKOUT") == []
+
+
+def test_every_channel_refusing_keeps_the_page_in_the_outbox_and_says_so(slack_gw, api):
+    for channel in ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT"):
+        api.refuse(channel, "not_in_channel")
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    assert [
+        r for r in api.roots() if r["channel"] in ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT")
+    ] == []
+    outcomes = [(d["channel"], d["outcome"]) for d in detail(slack_gw, incident_id)["deliveries"]]
+    assert outcomes == [("#checkout-oncall", "refused"), ("#platform-oncall", "refused"),
+                        ("C0DEFAULT", "refused"), ("outbox", "delivered")]  # fmt: skip
+    (copy,) = [e for e in slack_gw.outbox if e["intent_id"].endswith(":fallback")]
+    assert "C0DEFAULT refused it (not_in_channel)" in copy["text"]
+    assert "Not delivered through slack" in copy["text"]
+    assert metric(slack_gw, "blast_deliveries_failed_total", "not_in_channel") == 3
+
+
+def test_acknowledge_from_the_button_and_the_api(slack_gw, api):
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    (root,) = api.roots()
+    assert "blast_ack" in json.dumps(root["blocks"])
+    assert click(slack_gw, root, "blast_ack", incident_id).status_code == 200
+    slack_gw.drain()
+    (root,) = api.roots()
+    found = detail(slack_gw, incident_id)
+    assert found["acknowledged_by"] == "alice" and found["acknowledged_at"] > 0
+    assert status_block(root).startswith("Acknowledged by alice at ")
+    assert "blast_ack" not in json.dumps(root["blocks"])  # nothing left to acknowledge
+    again = slack_gw.http.post(f"/api/v1/incidents/{incident_id}/ack", json={"by": "Cy Example"})
+    assert again.status_code == 200
+    assert again.json() | {"acknowledged_at": 0} == {
+        "id": incident_id,
+        "acknowledged_by": "alice",
+        "acknowledged_at": 0,
+        "repeat": True,
+    }
+    assert slack_gw.http.post("/api/v1/incidents/nope/ack", json={"by": "x"}).status_code == 404
+    assert slack_gw.http.post(f"/api/v1/incidents/{incident_id}/ack", json={}).status_code == 422
+    done = slack_gw.http.post(f"/api/v1/incidents/{incident_id}/resolve", json={"by": "Cy"})
+    assert done.status_code == 200 and done.json()["status"] == "resolved"
+    assert done.json()["resolved_by"] == "Cy" and not done.json()["repeat"]
+    late = slack_gw.http.post(f"/api/v1/incidents/{incident_id}/ack", json={"by": "Di"})
+    assert late.status_code == 409 and "resolved" in late.json()["detail"]
+
+
+def test_resolving_many_alerts_sends_one_notice_per_incident(slack_gw, api):
+    incident_id = fire(slack_gw, "cartFailure")  # several alerts in one incident
+    slack_gw.drain()
+    alerts = detail(slack_gw, incident_id)["alerts"]
+    assert len(alerts) > 1
+    fire(slack_gw, "cartFailure", status="resolved")
+    slack_gw.drain()
+    (root,) = api.roots()
+    said = [m["text"] for m in api.replies(root["ts"]) if "alert in this incident" not in m["text"]]
+    assert len(said) == 1 and said[0].startswith(f"Resolved: incident {incident_id} at ")
+    assert all(a["alertname"] in said[0] or a["component"] in said[0] for a in alerts)
+    assert root.get("edited") and "blast_resolved" not in json.dumps(root["blocks"])
+
+
+def signed_form(payload: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+    raw = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+    headers = {"Content-Type": "application/x-www-form-urlencoded"} | signed_headers(raw)
+    return raw, headers
+
+
+@pytest.mark.parametrize(
+    ("team", "app", "status"),
+    [("T0OTHER", "A0BLAST", 403), ("T0TEST", "A0OTHER", 403), ("T0TEST", "A0BLAST", 200)],
+)
+def test_slack_requests_from_another_workspace_or_app_are_refused(slack_gw, team, app, status):
+    click = {"type": "block_actions", "team": {"id": team}, "api_app_id": app,
+             "user": {"id": "U0ALICE"}, "actions": []}  # fmt: skip
+    raw, headers = signed_form(click)
+    answer = slack_gw.http.post("/api/v1/slack/interactions", content=raw, headers=headers)
+    assert answer.status_code == status, answer.text
+    event = json.dumps({"type": "event_callback", "team_id": team, "api_app_id": app,
+                        "event_id": "Ev1", "event": {"type": "reaction_added"}})  # fmt: skip
+    answer = slack_gw.http.post(
+        "/api/v1/slack/events", content=event.encode(),
+        headers={"Content-Type": "application/json"} | signed_headers(event.encode()),
+    )  # fmt: skip
+    assert answer.status_code == status, answer.text
