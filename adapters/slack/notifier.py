@@ -334,6 +334,52 @@ class SlackNotifier:
             retryable=False,
         )
 
+    def channel_problem(self, channel: str) -> str | None:
+        """Why a page to `channel` (an id or `#name`) would be refused, or None when the bot can
+        post there: not found, archived, or the bot not a member (`conversations.list`, with
+        archived channels, so an archived one is told apart from a missing one). Raises
+        `AdapterError` when Slack cannot be asked."""
+        name = channel.lstrip("#")
+        pages = self._call(
+            "conversations.list",
+            lambda: list(
+                self._client.conversations_list(
+                    types="public_channel,private_channel", exclude_archived=False, limit=200
+                )
+            ),
+        )
+        for page in pages:
+            for found in page.get("channels") or []:
+                if found.get("id") == channel or found.get("name") == name:
+                    if found.get("is_archived"):
+                        return "is_archived"
+                    if found.get("is_member") is False:
+                        return "not_in_channel: invite the bot (/invite)"
+                    return None
+        return "channel_not_found"
+
+    def person_problem(self, slack_user_id: str | None, email: str | None) -> str | None:
+        """Why a page could not mention this person, or None: a `slack_user_id` Slack does not
+        know (`users.info`), or, without one, an email no Slack user has
+        (`users.lookupByEmail`). Raises `AdapterError` when Slack cannot be asked."""
+        try:
+            if slack_user_id:
+                if not mention(slack_user_id):
+                    return f"slack_user_id {slack_user_id!r} is not a Slack user id (U…)"
+                answer = self._client.users_info(user=slack_user_id)
+                return "the Slack user is deactivated" if answer["user"].get("deleted") else None
+            if email:
+                self._client.users_lookupByEmail(email=email)
+                return None
+        except SlackApiError as exc:
+            code = str(exc.response.get("error"))
+            if code in ("user_not_found", "users_not_found"):
+                return f"{code}: Slack knows no user {'id' if slack_user_id else 'with that email'}"
+            raise _to_adapter_error("users.info", exc) from None
+        except (SlackClientError, OSError, http.client.HTTPException) as exc:
+            raise _to_adapter_error("users.info", exc) from None
+        return "no slack_user_id and no email: pages cannot mention them"
+
     def _mention_for(self, person: Person | None) -> str | None:
         """`<@U…>` for the person: the id from the graph, else `users.lookupByEmail`.
 

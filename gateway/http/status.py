@@ -152,12 +152,15 @@ async def live() -> dict[str, str]:
 
 
 @router.api_route("/health/ready", methods=["GET", "HEAD"], response_model=None)
-async def ready(request: Request) -> dict[str, str] | JSONResponse:
-    """200 when the graph answers and the schema is in place; 503 otherwise."""
+async def ready(request: Request) -> dict[str, Any] | JSONResponse:
+    """200 when the graph answers and the schema is in place; 503 otherwise. Alert intake
+    needs nothing else: `detail` lists what serve noticed that delays pages but not intake
+    (Slack unreachable at start: pages wait in the graph until it answers)."""
     ok = request.app.state.schema_ready and await run_in_threadpool(request.app.state.store.ping)
     if not ok:
         return JSONResponse({"status": "not ready"}, status_code=503)
-    return {"status": "ready"}
+    notes = list(getattr(request.app.state, "notes", []))
+    return {"status": "ready", "detail": notes} if notes else {"status": "ready"}
 
 
 class VerdictIn(BaseModel):

@@ -6,20 +6,27 @@ workspace or app are refused."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
+from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
+from gateway.cli.doctor import check_slack_world
 from gateway.ops.runtime import Runtime
-from tests.conftest import Gateway, make_settings
-from tests.slack_api import SlackAPI, signed_headers
+from tests.conftest import Gateway, alert_body, clean_env, make_settings
+from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, signed_headers
 from tests.test_slack_routes import click, detail, fire, slack_settings, status_block
 
 PUBLIC = "https://blast.example.com"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -159,3 +166,62 @@ def test_slack_requests_from_another_workspace_or_app_are_refused(slack_gw, team
         headers={"Content-Type": "application/json"} | signed_headers(event.encode()),
     )  # fmt: skip
     assert answer.status_code == status, answer.text
+
+
+def test_doctor_names_every_refusing_channel_and_unknown_person(slack_gw, api):
+    api.refuse("C0CHECKOUT", "is_archived")
+    api.refuse("C0CATALOG", "not_in_channel")
+    api.refuse("C0DATA", "channel_not_found")
+    runtime = slack_gw.runtime
+    assert runtime.slack is not None and runtime.store is not None
+    found = check_slack_world(runtime.settings, runtime.store, runtime.slack)
+    problems = sorted(f.what.split(": ", 1)[1] for f in found if not f.ok)
+    assert problems == [
+        "team catalog: Ed Example: users_not_found: Slack knows no user with that email",
+        "team catalog: channel #catalog-oncall: not_in_channel: invite the bot (/invite)",
+        "team checkout: channel #checkout-oncall: is_archived",
+        "team data-platform: Flo Example: users_not_found: Slack knows no user with that email",
+        "team data-platform: Gus Example: users_not_found: Slack knows no user with that email",
+        "team data-platform: channel #data-platform-oncall: channel_not_found",
+        "team platform: Hal Example: users_not_found: Slack knows no user with that email",
+        "team storefront: Bo Example: users_not_found: Slack knows no user with that email",
+    ]
+
+
+def test_serve_takes_alerts_while_slack_is_unreachable_and_survives_sighup(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    port, nobody = free_port(), free_port()  # nothing listens on `nobody`: Slack unreachable
+    log = tmp_path / "serve.log"
+    env = clean_env(("BLAST_", "FALKORDB_", "PROMETHEUS_", "SLACK_")) | {
+        "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
+        "BLAST_DATA_DIR": str(tmp_path), "BLAST_PORT": str(port), "BLAST_WORKERS": "0",
+        "BLAST_DEV": "true", "SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": f"http://127.0.0.1:{nobody}/api/",
+    }  # fmt: skip
+    with log.open("w") as out:
+        serve = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT,
+                                 env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        ready = None
+        deadline = time.monotonic() + 90
+        while ready is None and time.monotonic() < deadline and serve.poll() is None:
+            try:
+                ready = httpx.get(f"{url}/health/ready", timeout=2)
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        assert ready is not None and ready.status_code == 200, log.read_text()
+        (note,) = ready.json()["detail"]
+        assert "Slack unreachable" in note and "pages wait until Slack answers" in note
+        answer = httpx.post(f"{url}/api/v1/alerts", content=alert_body("payment"), timeout=30)
+        assert answer.status_code == 200 and answer.json()["incidents"]
+        serve.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        assert serve.poll() is None and httpx.get(f"{url}/health/live").status_code == 200
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(60)
+    text = log.read_text()
+    assert "SIGHUP received and ignored" in text, text
+    assert serve.returncode == 0, text
