@@ -20,6 +20,7 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
 from gateway.cli.doctor import check_slack_world
+from gateway.cli.incident_text import incident_report
 from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, alert_body, clean_env, make_settings
 from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, signed_headers
@@ -69,6 +70,9 @@ def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw
         (page, "#checkout-oncall", "refused", "is_archived", None),
         (page, "#platform-oncall", "delivered", None, "#checkout-oncall"),
     ]  # fmt: skip
+    report = incident_report(found)  # `blast-radius incident ID`
+    assert "refused   #checkout-oncall (is_archived) at " in report
+    assert "delivered #platform-oncall, after #checkout-oncall refused at " in report
     assert metric(slack_gw, "blast_deliveries_failed_total", "is_archived") == 1
     assert metric(slack_gw, "blast_delivery_fallbacks_total", "is_archived") == 1
     # the page links the incident's web page; the thread and edits follow it where it landed
