@@ -17,13 +17,19 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 
-from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port
+from adapters.outbox import Outbox
+from agents.respond.responder import Responder
+from agents.tasks.coordination import TaskRun, claim
+from agents.tasks.kinds import ROLE_KINDS
 from gateway.cli.doctor import check_slack_world
 from gateway.cli.incident_text import incident_report
 from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, alert_body, clean_env, make_settings
 from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, signed_headers
+from tests.tasks.test_coordination import investigated
 from tests.test_slack_routes import click, detail, fire, slack_settings, status_block
 
 PUBLIC = "https://blast.example.com"
@@ -229,3 +235,40 @@ def test_serve_takes_alerts_while_slack_is_unreachable_and_survives_sighup(
     text = log.read_text()
     assert "SIGHUP received and ignored" in text, text
     assert serve.returncode == 0, text
+
+
+class MergedMidQuery:
+    """The tenant graph, except that the first `respond_context` read finds the incident being
+    merged into another: the merge commits, and that read fails as FalkorDB failed on it."""
+
+    def __init__(self, graph: TenantGraph, into: str) -> None:
+        self._graph, self.into, self.failed = graph, into, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
+
+    def one(self, query: str, params: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        if query == "respond_context" and not self.failed:
+            self.failed = True
+            assert params is not None
+            self._graph._graph.query(
+                "MATCH (i:Incident {id: $id}) SET i.status = 'merged', i.merged_into = $into",
+                {"id": params["incident_id"], "into": self.into},
+            )
+            raise redis.ResponseError("the incident's alerts moved while it was read")
+        return self._graph.one(query, params)
+
+
+def test_a_respond_task_whose_incident_was_merged_meanwhile_finishes_cleanly(
+    store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    incident = investigated(store, graph, tenant)
+    taken = claim(graph, list(ROLE_KINDS["responder"]), "w", 30_000, 5)
+    assert taken is not None and taken.incident_id == incident
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    run = TaskRun(MergedMidQuery(graph, "inc-survivor"), taken, 30_000)  # type: ignore[arg-type]
+    Responder(outbox, outbox).run(run)
+    (row,) = [t for t in graph.rows("incident_tasks", {"incident_id": incident})
+              if t["id"] == taken.task_id]  # fmt: skip
+    assert row["status"] == "done" and row["last_error"] is None
+    assert outbox.entries() == []  # nobody paged for an incident that no longer exists as such
