@@ -26,7 +26,7 @@ from typing import Any
 
 import redis
 
-from adapters.notices import Refusal
+from adapters.notices import FollowUp, Refusal
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
@@ -315,6 +315,18 @@ class Responder:
                     {"incident_id": page.incident_id, "deliveries": deliveries},
                 )
 
+    def _say(self, task: TaskRun, message: OutboundMessage) -> str:
+        """`task.act(messenger, message)` for a follow-up, linked to the incident's web page
+        when `BLAST_PUBLIC_URL` is set."""
+        notice = message.notice
+        if isinstance(notice, FollowUp) and notice.incident_url is None:
+            url = messages.incident_url(self.public_url, message.incident_id)
+            if url:
+                message = message.model_copy(
+                    update={"notice": notice.model_copy(update={"incident_url": url})}
+                )
+        return task.act(self.messenger, message)
+
     def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
         """Read a stated preference back in the incident's thread, with Approve / Discard; once
         its author answered (task `readback-answer:<fact id>`), say in the thread what was done."""
@@ -337,7 +349,7 @@ class Responder:
                 intent(incident["id"], f"readback-answer:{fact_id}"), incident, understood,
                 saved, root,
             )  # fmt: skip
-        task.act(self.messenger, message)
+        self._say(task, message)
         task.complete("read back" if answer == "readback" else "answered")
 
     def _update(
@@ -353,7 +365,7 @@ class Responder:
                 intent(incident["id"], f"update:{task.claim.task_id}"), incident,
                 incident["notified_root_cause"], root,
             )  # fmt: skip
-            task.act(self.messenger, update)
+            self._say(task, update)
             if incident["root_cause"]:
                 self._page_new_cause(task, incident, alerts, root)
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
@@ -390,7 +402,7 @@ class Responder:
             message = messages.new_cause_page(
                 intent(incident["id"], f"repage:{task.claim.task_id}"), incident, who, root
             )
-            task.act(self.messenger, message)
+            self._say(task, message)
         self._tell_teams(task, incident, alerts, who)
 
     def _tell_teams(
@@ -415,7 +427,7 @@ class Responder:
             message = messages.team_told(
                 intent(incident["id"], f"told:{team['team']}"), incident, team, who, root
             )
-            task.act(self.messenger, message)
+            self._say(task, message)
             if self.records is not None:
                 copy = message.model_copy(update={"intent_id": f"{message.intent_id}:record"})
                 task.act(self.records, copy)
@@ -471,7 +483,7 @@ class Responder:
             note = messages.cleared(
                 intent(incident["id"], f"cleared:{alert['key']}"), incident, alert, root
             )
-            task.act(self.messenger, note)
+            self._say(task, note)
         task.complete("cleared")
 
     def _state(self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]) -> None:
@@ -497,7 +509,7 @@ class Responder:
             note = messages.resolved_notice(
                 intent(incident["id"], "resolve-notice"), incident, alerts, root, self.public_url
             )
-            task.act(self.messenger, note)
+            self._say(task, note)
         issue = refs.get(intent(incident["id"], "ticket"))
         closing = messages.ticket_resolved(
             intent(incident["id"], "ticket-resolved"), incident, alerts, issue

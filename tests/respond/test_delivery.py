@@ -89,7 +89,9 @@ def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw
     assert root.get("edited") and "Resolved at " in status_block(root)
     assert "refused it (is_archived)" in status_block(root)  # the restated page still says so
     notes = [m["text"] for m in api.replies(root["ts"]) if m["text"].startswith("Resolved")]
-    assert len(notes) == 1 and f"{PUBLIC}/ui/incidents/{incident_id}" in notes[0]
+    assert len(notes) == 1
+    link = f"<{PUBLIC}/ui/incidents/{incident_id}|Incident page>"
+    assert all(link in m["text"] for m in api.replies(root["ts"]))  # every thread reply links it
     assert api.roots("C0CHECKOUT") == []
 
 
