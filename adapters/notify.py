@@ -9,9 +9,11 @@ reconciliation after a crash (docs/architecture.md, protocols, "Act once per int
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict
+
+from adapters.notices import Notice
 
 log = logging.getLogger(__name__)
 
@@ -23,66 +25,48 @@ class AdapterError(RuntimeError):
 
     `retry_after_s`: when the outside system said how long to wait (HTTP `Retry-After`, a rate
     limit's reset), in seconds; None when it did not say.
+    `refused`: the destination itself refused the message (a channel that does not exist, is
+    archived or does not have the bot, an unknown user): another destination may take it.
+    `reason`: the outside system's short error code (e.g. `channel_not_found`), or None.
     The message never contains a secret (tokens are `SecretStr` and never formatted).
     """
 
     def __init__(
-        self, message: str, *, retryable: bool, retry_after_s: float | None = None
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        retry_after_s: float | None = None,
+        refused: bool = False,
+        reason: str | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after_s = retry_after_s
-
-
-class Button(BaseModel):
-    """An interactive button (Slack Block Kit `button`): what it says and what it sends back."""
-
-    action_id: str
-    text: str
-    value: str
-    style: Literal["primary", "danger"] | None = None
+        self.refused = refused
+        self.reason = reason
 
 
 class OutboundMessage(BaseModel):
-    """One notification, follow-up or ticket, built by the responder from the graph.
+    """One delivery of a notice: the envelope (what intent, which incident, what kind of
+    message, where it goes and what it answers) around what the responder says (`notice`).
 
-    `text` is the human-readable body (Slack mrkdwn for messages, Markdown for tickets) built
-    with escaping, never by formatting raw alert text into a template. `evidence` keeps the
-    raw alert data verbatim for tickets.
+    `kind`: `notification` (the page), `update` (the page restated: `reply_to` is the page's
+    ref, and Slack edits it in place), `followup` (in the page's thread, `reply_to`), `ticket`,
+    `ticket-update` (a comment on the ticket named by `reply_to`). `channel`: the chat channel
+    the responder chose (None: the notifier's default). `opened_at_ms`: the earliest a delivery
+    of this intent can have happened (ms UTC), where `find` starts looking.
     """
+
+    model_config = ConfigDict(frozen=True)
 
     intent_id: str
     incident_id: str
     kind: MessageKind
-    title: str
-    text: str
-    severity: str = "unknown"
     channel: str | None = None
-    mention: str | None = None
-    root_cause: str | None = None
-    reply_to: str | None = None  # external ref of the message this one follows up
-    evidence: list[dict[str, Any]] = Field(default_factory=list)
-    close: bool = False
-    buttons: list[Button] = Field(default_factory=list)  # extra buttons (e.g. approve a preference)
-    labels: list[str] = Field(default_factory=list)  # ticket labels, e.g. "severity:critical"
-    # Structured parts of a page, raw (unescaped) values for renderings such as Slack blocks;
-    # an adapter escapes them for its own markup. A kind "update" message restates the page
-    # (`reply_to` = the page's ref) with its current state: Slack edits it in place.
-    opened_at_ms: int | None = (
-        None  # ms UTC, the incident's opening: the earliest a delivery can be
-    )
-    confidence: float | None = None
-    candidates: list[str] = Field(default_factory=list)
-    summary: str | None = None
-    paths: list[list[str]] = Field(default_factory=list)
-    alert_lines: list[str] = Field(default_factory=list)  # the evidence in short, one per alert
-    change_lines: list[str] = Field(default_factory=list)  # recent changes the finding cites
-    paged: str | None = None  # who is paged and why
-    person: str | None = None  # the on-call person paged
-    email: str | None = None
-    slack_user_id: str | None = None
-    ticket_ref: str | None = None
-    status_lines: list[str] = Field(default_factory=list)  # mrkdwn like `text`: resolved, verdicts
+    reply_to: str | None = None
+    opened_at_ms: int | None = None
+    notice: Notice
 
 
 class Notifier(Protocol):

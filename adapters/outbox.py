@@ -21,11 +21,32 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from adapters.github import markdown
+from adapters.notices import FollowUp, Page, Ticket
 from adapters.notify import AdapterError, OutboundMessage
+from adapters.slack.mrkdwn import followup_text, page_text
+
+
+def rendered(message: OutboundMessage) -> dict[str, Any]:
+    """What a reader of the outbox sees first: the `title` and `text` the notice would have in
+    its own system (Slack mrkdwn for pages and follow-ups, GitHub Markdown for tickets), and
+    `person`, the name of whom it is addressed to (None: a channel or a ticket)."""
+    notice = message.notice
+    person = getattr(notice, "person", None)
+    if isinstance(notice, Page):
+        text = page_text(notice)
+    elif isinstance(notice, FollowUp):
+        text = followup_text(notice)
+    elif isinstance(notice, Ticket):
+        return {"title": markdown.title(notice), "text": markdown.body(notice), "person": None}
+    else:
+        text = markdown.update_body(notice)
+    return {"title": notice.title, "text": text, "person": person.name if person else None}
 
 
 class Outbox:
-    """Append-only JSONL file; each line is an `OutboundMessage` plus `adapter`, `ref`, `sent_at`.
+    """Append-only JSONL file; each line is an `OutboundMessage` (the envelope and its `notice`
+    as JSON) plus `rendered` fields (`title`, `text`, `person`) and `adapter`, `ref`, `sent_at`.
 
     Lines are written with one `write()` on an `O_APPEND` descriptor under an exclusive `flock`,
     then fsynced, so several worker processes can share one file. Each instance keeps an index
@@ -47,11 +68,15 @@ class Outbox:
         Raises a retryable `AdapterError` on I/O errors.
         """
         ref = f"outbox:{message.intent_id}"
-        record = message.model_dump(mode="json") | {
-            "adapter": self.name,
-            "ref": ref,
-            "sent_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
-        }
+        record = (
+            message.model_dump(mode="json")
+            | rendered(message)
+            | {
+                "adapter": self.name,
+                "ref": ref,
+                "sent_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            }
+        )
         line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,9 @@ Series (all counters end in `_total`; durations are seconds, Prometheus' base un
 - `blast_webhook_duration_seconds`: time to answer `POST /api/v1/alerts`, any answer.
 - `blast_tasks_claimed_total{kind}`, `blast_tasks_taken_over_total{kind}` (the previous
   owner's lease had expired), `blast_tasks_failed_total{kind}` (used up `BLAST_MAX_ATTEMPTS`).
+- `blast_deliveries_failed_total{reason}`: page deliveries a destination refused or that failed
+  for good (`channel_not_found`, `not_in_channel`, …); `blast_delivery_fallbacks_total{reason}`:
+  pages that landed in a later channel of the root route because an earlier one refused them.
 - `blast_actions_sent_total{kind, adapter}`: external actions delivered by `TaskRun.act`;
   `blast_actions_duplicates_suppressed_total{kind, adapter}`: not sent again because the intent
   was already delivered (recorded in the graph, or found by the adapter after a crash).
@@ -131,6 +134,16 @@ class Metrics:
         self.actions_sent = Counter(
             "blast_actions_sent", "External actions delivered (page, ticket, follow-up).",
             ["kind", "adapter"], registry=r,
+        )  # fmt: skip
+        self.deliveries_failed = Counter(
+            "blast_deliveries_failed",
+            "Page deliveries refused by their destination or failed for good, by reason.",
+            ["reason"], registry=r,
+        )  # fmt: skip
+        self.delivery_fallbacks = Counter(
+            "blast_delivery_fallbacks",
+            "Pages delivered to a fallback channel after an earlier one refused, by reason.",
+            ["reason"], registry=r,
         )  # fmt: skip
         self.actions_suppressed = Counter(
             "blast_actions_duplicates_suppressed",

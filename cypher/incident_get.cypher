@@ -3,7 +3,9 @@ MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.received_at AS received_at, i.root_cause AS root_cause,
-       i.conclusive AS conclusive, i.notified_root_cause AS notified_root_cause, i.merged_into AS merged_into, f.summary AS summary, f.confidence AS confidence,
+       i.conclusive AS conclusive, i.notified_root_cause AS notified_root_cause, i.merged_into AS merged_into,
+       i.acknowledged_at AS acknowledged_at, i.acknowledged_by AS acknowledged_by,
+       i.resolved_by AS resolved_by, f.summary AS summary, f.confidence AS confidence,
        f.candidates AS candidates, f.paths_json AS paths_json,
        f.ruled_out_json AS ruled_out_json, f.planner AS planner,
        f.model AS model, f.second_opinion_json AS second_opinion_json,

@@ -11,7 +11,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from adapters.falkordb import GraphStore, GraphUnavailable, UnsafeKey
 from agents.metrics import Metrics
 from gateway import __version__
-from gateway.http import changes, incident_views, playbooks, slack_routes, status, webhook
+from gateway.http import (
+    changes,
+    incident_actions,
+    incident_views,
+    playbooks,
+    slack_routes,
+    status,
+    webhook,
+)
 from gateway.http.limits import (
     BodyError,
     RequestGuard,
@@ -76,6 +84,7 @@ def create_app(
     app.include_router(changes.router)
     app.include_router(playbooks.router)
     app.include_router(slack_routes.router)
+    app.include_router(incident_actions.router)
     app.include_router(incident_views.router)
     pages.mount(app)  # mission control: `/` and `/ui/…`
     return app

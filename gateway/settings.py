@@ -112,6 +112,13 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = Field(None, alias="SLACK_SIGNING_SECRET")
     slack_api_url: str = Field("https://slack.com/api/", alias="SLACK_API_URL")
     slack_default_channel: str | None = Field(None, alias="SLACK_DEFAULT_CHANNEL")
+    #: The Slack workspace (team id `T…`) and app (`A…`) whose requests are accepted; a signed
+    #: request from another workspace or app is refused (403). Unset: not checked.
+    slack_team_id: str | None = Field(None, alias="SLACK_TEAM_ID", pattern=r"^T[A-Z0-9]{2,30}$")
+    slack_app_id: str | None = Field(None, alias="SLACK_APP_ID", pattern=r"^A[A-Z0-9]{2,30}$")
+    #: The gateway's address as people reach it (e.g. `https://blast.example.com`): pages,
+    #: their thread replies and tickets link to the incident's web page under it. Unset: no link.
+    public_url: str | None = Field(None, alias="BLAST_PUBLIC_URL")
     notify: Literal["slack", "slack+outbox", "outbox"] | None = Field(None, alias="BLAST_NOTIFY")
     dev: bool = Field(False, alias="BLAST_DEV")
     log_format: Literal["text", "json"] = Field("text", alias="BLAST_LOG_FORMAT")
@@ -202,7 +209,7 @@ class Settings(BaseSettings):
         return value
 
     @field_validator("prometheus_url", "github_api_url", "slack_api_url", "anthropic_base_url",
-                     "openai_base_url")  # fmt: skip
+                     "openai_base_url", "public_url")  # fmt: skip
     @classmethod
     def _http_url(cls, value: str | None, info: ValidationInfo) -> str | None:
         """An http(s) URL with a host, and a port if any from 0 to 65535: else the setting
@@ -274,6 +281,7 @@ class Settings(BaseSettings):
     @field_validator(
         "falkordb_url", "prometheus_url", "github_token", "github_repo", "slack_bot_token",
         "slack_signing_secret", "slack_default_channel", "notify", "anthropic_api_key",
+        "slack_team_id", "slack_app_id", "public_url",
         "anthropic_base_url", "openai_base_url", "openai_model", "openai_api_key", "planner",
         mode="before",
     )  # fmt: skip

@@ -2,14 +2,16 @@
 request signing the way Slack signs what it sends us.
 
 Methods: `auth.test`, `chat.postMessage`, `chat.update`, `conversations.history`,
-`conversations.replies`, `conversations.list`, `users.lookupByEmail`. Like Slack, it takes POST
-(JSON or form-encoded body) and GET (query string), checks `Authorization: Bearer <token>`
-(`invalid_auth` otherwise), answers errors as HTTP 200 `{"ok": false, "error": …}`, returns
-message `metadata` from history and replies only when `include_all_metadata` is set, and
-knows channels by id (the read methods take ids only, as Slack's do; `chat.postMessage` also
-takes `#name`). `fail()` scripts failures per method: an `ok: false` error, an HTTP status
+`conversations.replies`, `conversations.list`, `users.lookupByEmail`, `users.info`. Like Slack,
+it takes POST (JSON or form-encoded body) and GET (query string), checks `Authorization: Bearer
+<token>` (`invalid_auth` otherwise), answers errors as HTTP 200 `{"ok": false, "error": …}`,
+returns message `metadata` from history and replies only when `include_all_metadata` is set,
+and knows channels by id (the read methods take ids only, as Slack's do; `chat.postMessage`
+also takes `#name`). `fail()` scripts failures per method: an `ok: false` error, an HTTP status
 (429 with `Retry-After`, 5xx), or a hook that runs after a message is stored and before the
-answer (to kill the caller between Slack's accept and its record).
+answer (to kill the caller between Slack's accept and its record). `refuse(channel, error)`
+makes a channel refuse every post as Slack does (`channel_not_found`, `not_in_channel`,
+`is_archived`), and `conversations.list` shows it archived or without the bot.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ class SlackAPI:
         self.calls: list[tuple[str, str, dict[str, Any]]] = []
         self.body_kinds: list[str] = []  # per call: json | form | none
         self._failures: dict[str, list[Failure]] = {}
+        #: channel id -> the error every post to it gets (`refuse`)
+        self.refusing: dict[str, str] = {}
         self._lock = threading.Lock()
         self._clock = int(time.time() * 1_000_000)
         api = self
@@ -108,6 +112,13 @@ class SlackAPI:
         """Answer the next `times` calls of `method` with `failure`."""
         with self._lock:
             self._failures.setdefault(method, []).extend([failure] * times)
+
+    def refuse(self, channel: str, error: str = "channel_not_found") -> None:
+        """Make `channel` (an id) refuse posts with `error`, as Slack does for a channel that
+        is gone (`channel_not_found`), archived (`is_archived`) or lacks the bot
+        (`not_in_channel`)."""
+        with self._lock:
+            self.refusing[channel] = error
 
     def roots(self, channel: str | None = None) -> list[dict[str, Any]]:
         """Messages that are not thread replies, oldest first."""
@@ -205,6 +216,8 @@ class SlackAPI:
         channel = self._channel(p.get("channel"))
         if channel is None:
             return {"ok": False, "error": "channel_not_found"}
+        if channel in self.refusing:
+            return {"ok": False, "error": self.refusing[channel]}
         if not p.get("text") and not p.get("blocks"):
             return {"ok": False, "error": "no_text"}
         ts = self._next_ts()
@@ -250,8 +263,10 @@ class SlackAPI:
 
     def _conversations_history(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = str(p.get("channel") or "")
-        if channel not in CHANNELS:
+        if channel not in CHANNELS or self.refusing.get(channel) == "channel_not_found":
             return {"ok": False, "error": "channel_not_found"}
+        if self.refusing.get(channel) == "not_in_channel":
+            return {"ok": False, "error": "not_in_channel"}
         oldest = float(p.get("oldest") or 0)
         found = [
             self._public(m, _truthy(p.get("include_all_metadata")))
@@ -272,9 +287,20 @@ class SlackAPI:
 
     def _conversations_list(self, p: dict[str, Any]) -> dict[str, Any]:
         channels = [
-            {"id": cid, "name": name, "is_private": False} for cid, name in CHANNELS.items()
-        ]
+            {"id": cid, "name": name, "is_private": False,
+             "is_archived": self.refusing.get(cid) == "is_archived",
+             "is_member": self.refusing.get(cid) != "not_in_channel"}
+            for cid, name in CHANNELS.items()
+            if self.refusing.get(cid) != "channel_not_found"
+            and not (_truthy(p.get("exclude_archived")) and self.refusing.get(cid) == "is_archived")
+        ]  # fmt: skip
         return self._page(channels, p, "channels")
+
+    def _users_info(self, p: dict[str, Any]) -> dict[str, Any]:
+        user = str(p.get("user") or "")
+        if user not in USERS.values():
+            return {"ok": False, "error": "user_not_found"}
+        return {"ok": True, "user": {"id": user, "deleted": False}}
 
     def _users_lookupByEmail(self, p: dict[str, Any]) -> dict[str, Any]:
         user = USERS.get(str(p.get("email")))

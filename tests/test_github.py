@@ -24,7 +24,9 @@ import yaml
 from pydantic import SecretStr, ValidationError
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
+from adapters.github import markdown
 from adapters.github.notifier import GitHubIssues, intent_marker, parse_ref
+from adapters.notices import ClearedNote, Ticket, TicketUpdate
 from adapters.notify import AdapterError, OutboundMessage
 from agents.respond import messages
 from gateway.cli.demo import demo_faults_path, scenario_bodies
@@ -59,22 +61,26 @@ def issues(github_api: FakeGitHub) -> GitHubIssues:
     return adapter(github_api)
 
 
-def ticket_message(
-    intent_id: str = "incident:inc-1:ticket", text: str = "Root cause: payment"
-) -> OutboundMessage:
+def ticket_message(intent_id: str = "incident:inc-1:ticket", **notice: Any) -> OutboundMessage:
+    ticket = Ticket(
+        incident_id="inc-1", severity="critical", title="ServiceHighErrorRate",
+        root_cause="payment", confidence=0.9, alert_names=["ServiceHighErrorRate"],
+        where=["checkout"], summary="payment fails",
+    ).model_copy(update=notice)  # fmt: skip
     return OutboundMessage(
-        intent_id=intent_id, incident_id="inc-1", kind="ticket",
-        title="[critical] ServiceHighErrorRate on checkout, caused by payment", text=text,
-        severity="critical", labels=["severity:critical", "component:payment"],
+        intent_id=intent_id, incident_id="inc-1", kind="ticket", notice=ticket,
         opened_at_ms=int(datetime.now(UTC).timestamp() * 1000),
     )  # fmt: skip
 
 
 def closing_message(ref: str) -> OutboundMessage:
+    update = TicketUpdate(
+        incident_id="inc-1", title="t", resolved_at=1_767_225_600_000,
+        cleared=[ClearedNote(title="X", component="payment", ends_at=1_767_225_600_000)],
+    )  # fmt: skip
     return OutboundMessage(
         intent_id="incident:inc-1:ticket-resolved", incident_id="inc-1", kind="ticket-update",
-        title="t", text="Resolved at 2026-01-01 00:00:00 UTC. Alerts that cleared:\n- `X`",
-        reply_to=ref, close=True,
+        reply_to=ref, notice=update,
     )  # fmt: skip
 
 
@@ -86,7 +92,7 @@ def test_ticket_opens_one_labelled_issue_with_the_intent_marker(github_api, issu
     assert ref == "github:o/r#1" and parse_ref(ref) == ("o/r", 1)
     (issue,) = github_api.issues
     assert issue["body"].startswith(intent_marker("incident:inc-1:ticket"))
-    assert issue["title"] == "[critical] ServiceHighErrorRate on checkout, caused by payment"
+    assert issue["title"] == "[critical] ServiceHighErrorRate on checkout — root cause: payment"
     assert issue["labels"] == ["blast-radius", "severity:critical", "component:payment"]
     # every label was missing: each was looked up (404) and created with our colour
     for name, color in [("blast-radius", "5319e7"), ("severity:critical", "b60205"),
@@ -154,13 +160,10 @@ def test_a_label_created_meanwhile_by_another_worker_is_fine(github_api, issues)
 
 
 def test_long_titles_and_label_names_are_cut_to_githubs_limits(github_api, issues):
-    message = ticket_message().model_copy(
-        update={"title": "x" * 300, "labels": ["component:" + "c" * 60, "a,b"]}
-    )
-    issues.send(message)
+    issues.send(ticket_message(alert_names=["x" * 300], root_cause="c" * 60, severity="a,b"))
     (issue,) = github_api.issues
     assert len(issue["title"]) == 256 and issue["title"].endswith("…")
-    assert issue["labels"] == ["blast-radius", "component:" + "c" * 40, "a b"]
+    assert issue["labels"] == ["blast-radius", "severity:a b", "component:" + "c" * 40]
 
 
 # ---------------------------------------------------------------- errors
@@ -374,19 +377,20 @@ def alert_row(n: int, annotation: str = "", component: str = "payment") -> dict[
 )
 def test_70000_characters_of_evidence_are_cut_with_a_note(github_api, issues, alerts, partial):
     message = messages.ticket("incident:inc-abc:ticket", incident_row(), alerts, None)
-    assert len(message.text) <= messages.TICKET_BODY_LIMIT
+    assert isinstance(message.notice, Ticket)
+    assert len(markdown.body(message.notice)) <= markdown.TICKET_BODY_LIMIT
     issues.send(message)  # the stand-in answers 422 above 65,536 characters, as GitHub does
     body = github_api.issues[0]["body"]
     assert len(body) <= 65_536
     note = re.search(r"evidence cut .*?: ([\d,]+) of ([\d,]+) characters left out", body)
     assert note, "the cut must say how much was left out"
     left, total = (int(g.replace(",", "")) for g in note.groups())
-    full = sum(len(messages.verbatim(raw)) for raw in message.evidence)
+    full = sum(len(markdown.verbatim(raw)) for raw in message.notice.evidence)
     assert total == full and 0 < left < total
     blocks = re.findall(r"```\n(.*?)\n```", body, re.S)
     shown = sum(len(b.removesuffix("\n…")) for b in blocks)
     assert shown == total - left
-    assert len(message.evidence) == len(alerts)  # the outbox copy keeps everything
+    assert len(message.notice.evidence) == len(alerts)  # the outbox copy keeps everything
 
 
 def test_the_ticket_tells_what_the_investigator_saw():
@@ -414,8 +418,10 @@ def test_the_ticket_tells_what_the_investigator_saw():
         steps=steps,
         previous=previous,
     )
-    text = message.text
-    assert message.title == (
+    ticket = message.notice
+    assert isinstance(ticket, Ticket)
+    text = markdown.body(ticket)
+    assert markdown.title(ticket) == (
         "[critical] ServiceHighErrorRate on payment, checkout — root cause: payment"
     )
     assert "**Root cause:** payment (confidence 0.90)" in text
@@ -430,22 +436,46 @@ def test_the_ticket_tells_what_the_investigator_saw():
     assert "### Paged\nAda (on call for payments, owner of payment)" in text
     assert "````\nfingerprint: 0000000000000001\nlabels:" in text  # fence outgrows the ``` inside
     assert "generatorURL: http://prom/graph?g0.expr=2" in text and 'values: {"B": 0.42}' in text
-    assert message.labels == ["severity:critical", "component:payment"]
+    assert markdown.labels(ticket) == ["severity:critical", "component:payment"]
     assert message.opened_at_ms == 1_767_000_000_000
+
+
+HOSTILE = "<img src=x onerror=alert(1)> **@everyone** [x](https://evil.example) #1 `|`"
+
+
+def test_every_field_of_a_ticket_is_escaped_for_markdown_and_html(github_api, issues):
+    incident = incident_row(
+        severity=HOSTILE, summary=HOSTILE, root_cause=HOSTILE, candidates=[HOSTILE],
+        paths_json=json.dumps([[HOSTILE, "payment"]]),
+        ruled_out_json=json.dumps({HOSTILE: HOSTILE}),
+    )  # fmt: skip
+    who = {"person": "@mallory", "team": HOSTILE, "component": "payment"}
+    message = messages.ticket("incident:inc-abc:ticket", incident, [alert_row(1)], who,
+                              note=HOSTILE)  # fmt: skip
+    issues.send(message)
+    body = github_api.issues[0]["body"]
+    outside_code = re.sub(r"(`+)[^`]*?\1|```.*?```", "", body, flags=re.S)
+    assert "<img" not in body and "&lt;img src=x onerror=alert(1)&gt;" in body
+    assert "@everyone" not in outside_code and "@mallory" not in outside_code
+    assert "@&#8203;everyone" in body and "@&#8203;mallory" in body
+    assert not re.search(r"(?<!\\)\]\(https://evil", body) and "\\[x\\]" in body
+    assert "## Incident inc-abc: open, severity &lt;img" in body  # the heading, escaped
+    assert "\\*\\*@&#8203;everyone\\*\\*" in body
 
 
 def test_an_inconclusive_ticket_names_its_candidates():
     incident = incident_row(root_cause=None, candidates=["load-generator", "frontend-web"])
-    message = messages.ticket("i", incident, [alert_row(1)], None)
-    assert message.title == (
+    ticket = messages.ticket("i", incident, [alert_row(1)], None).notice
+    assert isinstance(ticket, Ticket)
+    assert markdown.title(ticket) == (
         "[critical] ServiceHighErrorRate on payment — root cause unclear: load-generator or "
         "frontend-web"
     )
     assert (
         "**Root cause:** inconclusive; check in this order: load-generator, frontend-web"
-        in message.text
+        in markdown.body(ticket)
     )
-    assert message.labels == ["severity:critical", "component:load-generator",
+    assert markdown.labels(ticket) == ["severity:critical", "component:load-generator",
                               "component:frontend-web"]  # fmt: skip
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from adapters.github import markdown
+from adapters.notices import Ticket
 from agents.respond.messages import alert_line, ticket
 from gateway.cli.demo import table
 from gateway.cli.incident_text import incident_report, incident_table
@@ -83,7 +85,9 @@ def test_a_ticket_with_no_candidates_says_why_its_list_is_empty() -> None:
         "candidates": [],
         "summary": "No alert matched a known component",
     }
-    body = ticket("incident:inc-1:ticket", found, [], None).text
+    notice = ticket("incident:inc-1:ticket", found, [], None).notice
+    assert isinstance(notice, Ticket)
+    body = markdown.body(notice)
     assert "### Candidates considered\n- none: no alert matched a known component\n" in body
 
 

@@ -15,6 +15,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
+from adapters.notices import Page
 from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
 from agents.metrics import Metrics
@@ -133,7 +134,7 @@ def test_takeover_and_suppressed_duplicate_are_counted(
         runtime.outbox.send(
             OutboundMessage(
                 intent_id=page, incident_id=ghost.incident_id, kind="notification",
-                title="sent before the crash", text="-",
+                notice=Page(incident_id=ghost.incident_id, title="sent before the crash"),
             )
         )  # fmt: skip
         time.sleep(0.35)  # the ghost's lease is over

@@ -93,6 +93,7 @@ def test_page_is_one_root_message_with_blocks_buttons_metadata_and_mention(api, 
     assert [(b["action_id"], b["value"], b["text"]["text"]) for b in buttons] == [
         ("blast_confirm", "inc-1", "Confirm cause"),
         ("blast_reject", "inc-1", "Wrong cause"),
+        ("blast_ack", "inc-1", "Acknowledge"),
         ("blast_resolved", "inc-1", "Resolved"),
     ]
     params = root["params"]

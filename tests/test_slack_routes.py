@@ -105,7 +105,7 @@ LABELS = {"blast_confirm": "Confirm cause", "blast_reject": "Wrong cause",
 def click(gw: Gateway, root: dict[str, Any], action_id: str, value: str, user: str = "U0ALICE",
           action_ts: str = "1790000000.123456") -> Any:  # fmt: skip
     payload = {
-        "type": "block_actions", "team": {"id": TEAM},
+        "type": "block_actions", "team": {"id": TEAM}, "api_app_id": "A0BLAST",
         "user": {"id": user, "username": USERNAMES.get(user, "someone"), "team_id": TEAM},
         "container": {"type": "message", "message_ts": root["ts"], "channel_id": root["channel"]},
         "channel": {"id": root["channel"]}, "message": {"ts": root["ts"]},
@@ -304,13 +304,15 @@ def test_resolved_incident_edits_the_page_and_threads_the_clearing(
     slack_gw.drain()
     (root,) = api.roots()
     assert detail(slack_gw, incident_id)["status"] == "resolved"
+    assert detail(slack_gw, incident_id)["resolved_by"] == "alice"  # the button resolved it
     lines = status_block(root).split("\n")
-    assert lines[0].startswith("Resolved at ") and lines[1].startswith(
+    assert lines[0].startswith("Resolved by alice at ") and lines[1].startswith(
         "Marked resolved by <@U0ALICE>"
     )
-    # every reply but the other alerting team told is an alert clearing
-    cleared = [m for m in api.replies(root["ts"]) if "alert in this incident" not in m["text"]]
-    assert cleared and all(m["text"].startswith("Cleared: ") for m in cleared)
+    assert "blast_resolved" not in json.dumps(root["blocks"])  # nothing left to resolve
+    # one resolve notice in the thread, however many alerts cleared afterwards
+    said = [m for m in api.replies(root["ts"]) if "alert in this incident" not in m["text"]]
+    assert [m["text"].split(":")[0] for m in said] == ["Resolved by alice"]
     assert parse_ref(detail(slack_gw, incident_id)["actions"][0]["external_ref"]) == (
         root["channel"], root["ts"])  # fmt: skip
 

@@ -44,6 +44,6 @@ def test_compose_and_backstage_then_an_alert_pages_the_owner(
     assert len(pages) == 1
     page = pages[0]
     assert page["channel"] == "#payments-oncall"
-    assert page["mention"] == "Pia Payments"
-    assert page["root_cause"] == "payment"
+    assert page["person"] == page["notice"]["person"]["name"] == "Pia Payments"
+    assert page["notice"]["root_cause"] == "payment"
     assert "Pia Payments" in page["text"]

@@ -1,5 +1,7 @@
 """GitHub issues as tickets (PyGithub): one issue per incident, closed with a comment on resolve.
 
+The ticket notice is rendered by `adapters.github.markdown` (every field escaped).
+
 Rules, from GitHub's REST reference and PyGithub's behaviour:
 - PyGithub retries GET only (`GithubRetry(total=3, allowed_methods={"GET"})`): its default also
   retries POST on 5xx, and a 502 answered after GitHub stored the issue would open a duplicate.
@@ -40,6 +42,8 @@ from github.Issue import Issue
 from github.Repository import Repository
 from pydantic import SecretStr
 
+from adapters.github import markdown
+from adapters.notices import Ticket, TicketUpdate
 from adapters.notify import AdapterError, OutboundMessage
 
 log = logging.getLogger(__name__)
@@ -229,10 +233,11 @@ class GitHubIssues:
         message kind this adapter does not send, or a `ticket-update` whose `reply_to` is not
         a GitHub issue ref.
         """
-        if message.kind == "ticket":
+        notice = message.notice
+        if message.kind == "ticket" and isinstance(notice, Ticket):
             with self._calling(f"create issue in {self.repo_name}"):
-                return self._open(message)
-        if message.kind == "ticket-update":
+                return self._open(message, notice)
+        if message.kind == "ticket-update" and isinstance(notice, TicketUpdate):
             target = parse_ref(message.reply_to)
             if target is None:
                 raise AdapterError(
@@ -241,7 +246,7 @@ class GitHubIssues:
                     retryable=False,
                 )
             with self._calling(f"update issue {target[0]}#{target[1]}"):
-                return self._update(message, *target)
+                return self._update(message, notice, *target)
         raise AdapterError(
             f"GitHub adapter sends tickets and ticket updates, not {message.kind!r}",
             retryable=False,
@@ -290,18 +295,18 @@ class GitHubIssues:
         )
 
     # ------------------------------------------------------------------ details
-    def _open(self, message: OutboundMessage) -> str:
+    def _open(self, message: OutboundMessage, ticket: Ticket) -> str:
         repo = self._repo()
         labels = [self.label] + [
-            name for name in (self._label_name(raw) for raw in message.labels)
+            name for name in (self._label_name(raw) for raw in markdown.labels(ticket))
             if name and name != self.label
         ]  # fmt: skip
         labels = list(dict.fromkeys(labels))
         for name in labels:
             self._ensure_label(repo, name)
         body = intent_marker(message.intent_id) + "\n"
-        body += cut(message.text, BODY_LIMIT - len(body))
-        title = " ".join(message.title.split()) or message.intent_id
+        body += cut(markdown.body(ticket), BODY_LIMIT - len(body))
+        title = " ".join(markdown.title(ticket).split()) or message.intent_id
         if len(title) > TITLE_LIMIT:
             title = title[: TITLE_LIMIT - 1] + "…"
         issue = repo.create_issue(title=title, body=body, labels=labels)
@@ -315,14 +320,17 @@ class GitHubIssues:
                  message.intent_id)  # fmt: skip
         return issue_ref(self.repo_name, issue.number)
 
-    def _update(self, message: OutboundMessage, repo_name: str, number: int) -> str:
+    def _update(
+        self, message: OutboundMessage, update: TicketUpdate, repo_name: str, number: int
+    ) -> str:
         issue: Issue = self._repo(repo_name).get_issue(number)
         marker = intent_marker(message.intent_id)
         comment = next((c for c in issue.get_comments() if marker in (c.body or "")), None)
         if comment is None:
             body = marker + "\n"
-            comment = issue.create_comment(body + cut(message.text, BODY_LIMIT - len(body)))
-        if message.close and issue.state != "closed":
+            text = markdown.update_body(update)
+            comment = issue.create_comment(body + cut(text, BODY_LIMIT - len(body)))
+        if update.close and issue.state != "closed":
             issue.edit(state="closed", state_reason="completed")
             log.info("closed GitHub issue %s#%d (%s)", repo_name, number, message.intent_id)
         return f"{issue_ref(repo_name, number)}/comments/{comment.id}"

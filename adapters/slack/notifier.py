@@ -9,10 +9,12 @@
   "event_payload": {"intent_id", "incident_id"}}`; `find` looks a message up by it
   (`conversations.history` of the channel since the incident opened, or `conversations.replies`
   of the thread), because `chat.postMessage` has no idempotency key (Slack's API reference).
-- Nothing from an alert becomes markup: every value is escaped (`& < >`, Slack's rule) and every
-  mrkdwn text object is `verbatim` (no auto-linked URLs, channels or mentions); messages are
-  posted with `link_names=false` and no unfurling. The only mention is the on-call person's,
-  by Slack user id (from the graph, else `users.lookupByEmail`, cached).
+- The notice (`adapters.notices`) is rendered here: mrkdwn text (`adapters.slack.mrkdwn`) and
+  Block Kit blocks (`adapters.slack.blocks`). Nothing from an alert becomes markup: every value
+  is escaped (`& < >`, Slack's rule) and every mrkdwn text object is `verbatim` (no auto-linked
+  URLs, channels or mentions); messages are posted with `link_names=false` and no unfurling.
+  The only mention is the person's the notice names, by Slack user id (from the graph, else
+  `users.lookupByEmail`, cached).
 - Errors become `AdapterError`: retryable for HTTP 429/5xx, `ratelimited`/`internal_error`-like
   codes, timeouts and connection errors; not for `invalid_auth`, `channel_not_found` and the
   like. The token is never formatted into an error or a log line.
@@ -24,7 +26,7 @@ import http.client
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import SecretStr
@@ -39,44 +41,29 @@ from slack_sdk.http_retry.handler import RetryHandler
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
-from slack_sdk.models.blocks import (
-    ActionsBlock,
-    Block,
-    ButtonElement,
-    ContextBlock,
-    MarkdownTextObject,
-    SectionBlock,
-)
+from slack_sdk.models.blocks import Block
 
+from adapters.notices import FollowUp, Page, Person
 from adapters.notify import AdapterError, OutboundMessage
+from adapters.slack.blocks import followup_blocks, page_blocks
+from adapters.slack.mrkdwn import followup_text, mention, page_text
 
 log = logging.getLogger(__name__)
 
 #: `metadata.event_type` of every message we post.
 EVENT_TYPE = "blast_radius_incident"
-#: Button `action_id` -> the verdict it records (the button's `value` is the incident id).
-ACTIONS = {"blast_confirm": "confirmed", "blast_reject": "rejected", "blast_resolved": "resolved"}
 #: Slack error codes that a later retry may get past (https://docs.slack.dev/reference/methods).
 RETRYABLE_ERRORS = frozenset(
     {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 )
-USER_ID = re.compile(r"^[UW][A-Z0-9]{2,30}$")
+#: Slack error codes by which a destination refuses a message: another channel may take it.
+REFUSALS = frozenset({
+    "channel_not_found", "not_in_channel", "is_archived", "user_not_found", "users_not_found",
+    "cannot_dm_bot", "user_disabled", "restricted_action", "team_access_not_granted",
+})  # fmt: skip
 CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,30}$")
-#: Block Kit limits: section text 3,000 characters, a field 2,000, a context element 2,000.
-SECTION_LIMIT, FIELD_LIMIT = 3000, 2000
 #: `find` starts this long before the incident opened (Slack's clock vs. ours).
 FIND_MARGIN_S = 300
-
-
-def escape_mrkdwn(text: str) -> str:
-    """Escape text for Slack mrkdwn: `&` -> `&amp;`, `<` -> `&lt;`, `>` -> `&gt;` (Slack's rule,
-    https://docs.slack.dev/messaging/formatting-message-text#escaping)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def mention(user_id: str | None) -> str | None:
-    """`<@U…>` for a well-formed Slack user id, else None (nothing else becomes a mention)."""
-    return f"<@{user_id}>" if user_id and USER_ID.match(user_id) else None
 
 
 def make_ref(channel_id: str, ts: str) -> str:
@@ -90,15 +77,6 @@ def parse_ref(ref: str | None) -> tuple[str, str] | None:
         return None
     _, channel, ts = [*ref.split(":", 2), "", ""][:3]
     return (channel, ts) if channel and ts else None
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _mrkdwn(text: str) -> MarkdownTextObject:
-    """A mrkdwn text object Slack will not auto-link (`verbatim`); `text` is already escaped."""
-    return MarkdownTextObject(text=text, verbatim=True)
 
 
 class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
@@ -137,7 +115,10 @@ def _to_adapter_error(method: str, exc: Exception) -> AdapterError:
         status = int(exc.response.status_code)
         code = str(exc.response.get("error") or f"HTTP {status}")
         retryable = status == 429 or status >= 500 or code in RETRYABLE_ERRORS
-        return AdapterError(f"slack {method} failed: {code}", retryable=retryable)
+        return AdapterError(
+            f"slack {method} failed: {code}", retryable=retryable, refused=code in REFUSALS,
+            reason=code,
+        )  # fmt: skip
     if isinstance(exc, OSError | http.client.HTTPException):  # timeouts, refused, reset
         reason = getattr(exc, "reason", None) or type(exc).__name__
         return AdapterError(f"slack {method} failed: {reason}", retryable=True)
@@ -209,19 +190,7 @@ class SlackNotifier:
         }
         thread = parse_ref(message.reply_to)
         channel, thread_ts = thread if thread else (self._channel_for(message), None)
-        if message.kind == "notification":
-            who = self._mention_for(message)
-            text = f"{who} {message.text}" if who else message.text
-            blocks = page_blocks(message, who)
-        else:  # a follow-up: into the page's thread (in the channel when there is no page)
-            who = self._mention_for(message) if message.person else None  # e.g. a team told
-            text = f"{who} {message.text}" if who else message.text
-            blocks = [SectionBlock(text=_mrkdwn(_cut(text, SECTION_LIMIT)))]
-            if message.buttons:  # e.g. Approve / Discard a preference read back
-                blocks.append(ActionsBlock(block_id="followup", elements=[
-                    ButtonElement(text=b.text, action_id=b.action_id, value=b.value, style=b.style)
-                    for b in message.buttons
-                ]))  # fmt: skip
+        text, blocks = self._render(message)
         answer = self._call(
             "chat.postMessage",
             lambda: self._post.chat_postMessage(
@@ -243,9 +212,7 @@ class SlackNotifier:
                 retryable=False,
             )
         channel, ts = target
-        who = self._mention_for(message)
-        blocks = page_blocks(message, who)
-        text = f"{who} {message.text}" if who else message.text
+        text, blocks = self._render(message)
         # No `metadata` argument: chat.update then leaves the page's metadata (its intent id)
         # as it is, so `find` still recognises the page.
         self._call(
@@ -343,17 +310,87 @@ class SlackNotifier:
                     with self._lock:
                         self._channel_ids[name] = str(found["id"])
                     return str(found["id"])
-        raise AdapterError(f"Slack channel {channel!r} not found", retryable=False)
+        raise AdapterError(
+            f"Slack channel {channel!r} not found", retryable=False, refused=True,
+            reason="channel_not_found",
+        )  # fmt: skip
 
-    def _mention_for(self, message: OutboundMessage) -> str | None:
-        """`<@U…>` for the on-call person: the id from the graph, else `users.lookupByEmail`.
+    def _render(self, message: OutboundMessage) -> tuple[str, list[Block]]:
+        """The fallback text and the blocks of a page (or its restatement) or a follow-up; a
+        follow-up naming a person mentions them first. Raises a non-retryable `AdapterError`
+        for a notice Slack does not carry (a ticket)."""
+        notice = message.notice
+        if isinstance(notice, Page):
+            who = self._mention_for(notice.person)
+            text = page_text(notice)
+            return (f"{who} {text}" if who else text), page_blocks(notice, who)
+        if isinstance(notice, FollowUp):
+            named = notice.person is not None and notice.person.name
+            who = self._mention_for(notice.person) if named else None  # e.g. a team told
+            text = followup_text(notice)
+            return (f"{who} {text}" if who else text), followup_blocks(notice, who)
+        raise AdapterError(
+            f"{message.intent_id}: Slack carries pages and follow-ups, not a {notice.type}",
+            retryable=False,
+        )
+
+    def channel_problem(self, channel: str) -> str | None:
+        """Why a page to `channel` (an id or `#name`) would be refused, or None when the bot can
+        post there: not found, archived, or the bot not a member (`conversations.list`, with
+        archived channels, so an archived one is told apart from a missing one). Raises
+        `AdapterError` when Slack cannot be asked."""
+        name = channel.lstrip("#")
+        pages = self._call(
+            "conversations.list",
+            lambda: list(
+                self._client.conversations_list(
+                    types="public_channel,private_channel", exclude_archived=False, limit=200
+                )
+            ),
+        )
+        for page in pages:
+            for found in page.get("channels") or []:
+                if found.get("id") == channel or found.get("name") == name:
+                    if found.get("is_archived"):
+                        return "is_archived"
+                    if found.get("is_member") is False:
+                        return "not_in_channel: invite the bot (/invite)"
+                    return None
+        return "channel_not_found"
+
+    def person_problem(self, slack_user_id: str | None, email: str | None) -> str | None:
+        """Why a page could not mention this person, or None: a `slack_user_id` Slack does not
+        know (`users.info`), or, without one, an email no Slack user has
+        (`users.lookupByEmail`). Raises `AdapterError` when Slack cannot be asked."""
+        try:
+            if slack_user_id:
+                if not mention(slack_user_id):
+                    return f"slack_user_id {slack_user_id!r} is not a Slack user id (U…)"
+                answer = self._client.users_info(user=slack_user_id)
+                return "the Slack user is deactivated" if answer["user"].get("deleted") else None
+            if email:
+                self._client.users_lookupByEmail(email=email)
+                return None
+        except SlackApiError as exc:
+            code = str(exc.response.get("error"))
+            if code in ("user_not_found", "users_not_found"):
+                return f"{code}: Slack knows no user {'id' if slack_user_id else 'with that email'}"
+            raise _to_adapter_error("users.info", exc) from None
+        except (SlackClientError, OSError, http.client.HTTPException) as exc:
+            raise _to_adapter_error("users.info", exc) from None
+        return "no slack_user_id and no email: pages cannot mention them"
+
+    def _mention_for(self, person: Person | None) -> str | None:
+        """`<@U…>` for the person: the id from the graph, else `users.lookupByEmail`.
 
         An unknown email (`users_not_found`) means no mention; other errors raise.
         """
-        direct = mention(message.slack_user_id)
-        if direct or not message.email:
+        if person is None:
+            return None
+        direct = mention(person.slack_user_id)
+        if direct or not person.email:
             return direct
-        email = message.email
+        email = person.email
         with self._lock:
             cached = self._user_ids.get(email)
         if cached:
@@ -371,68 +408,3 @@ class SlackNotifier:
         with self._lock:
             self._user_ids[email] = user_id
         return mention(user_id)
-
-
-def _lines(items: Iterable[str], limit: int) -> str:
-    return _cut("\n".join(escape_mrkdwn(item) for item in items), limit)
-
-
-def _ticket(ref: str) -> str:
-    """A link for an http(s) ticket URL (our own adapter's), else the reference as text."""
-    if ref.startswith(("https://", "http://")):
-        return f"<{escape_mrkdwn(ref).replace('|', '%7C')}|{escape_mrkdwn(ref)}>"
-    return escape_mrkdwn(ref)
-
-
-def page_blocks(message: OutboundMessage, who: str | None) -> list[Block]:
-    """The Block Kit blocks of a page from the structured fields of `message`.
-
-    Every raw value is escaped; `status_lines` are mrkdwn already (built escaped). `who` is
-    the `<@U…>` mention of the on-call person or None.
-    """
-    severity = escape_mrkdwn(message.severity.upper())
-    title = escape_mrkdwn(message.title)
-    head = f"*[{severity}] {title}*\nIncident {escape_mrkdwn(message.incident_id)}"
-    blocks: list[Block] = [SectionBlock(block_id="title", text=_mrkdwn(_cut(head, SECTION_LIMIT)))]
-    if message.root_cause:
-        cause = f"*{escape_mrkdwn(message.root_cause)}*"
-        if message.confidence is not None:
-            cause += f" (confidence {message.confidence:.2f})"
-    else:
-        order = escape_mrkdwn(", ".join(message.candidates))
-        cause = f"inconclusive; check in this order: {order}" if order else "inconclusive"
-    paged = escape_mrkdwn(message.paged or "nobody")
-    fields = [
-        _mrkdwn(_cut(f"*Root cause*\n{cause}", FIELD_LIMIT)),
-        _mrkdwn(_cut(f"*Paged*\n{who + ' ' if who else ''}{paged}", FIELD_LIMIT)),
-    ]
-    if message.ticket_ref:
-        fields.append(_mrkdwn(_cut(f"*Ticket*\n{_ticket(message.ticket_ref)}", FIELD_LIMIT)))
-    blocks.append(SectionBlock(block_id="cause", fields=fields))
-    if message.summary:
-        blocks.append(
-            SectionBlock(block_id="summary", text=_mrkdwn(_lines([message.summary], SECTION_LIMIT)))
-        )
-    if message.paths:
-        paths = _lines((" → ".join(p) for p in message.paths[:5]), SECTION_LIMIT - 20)
-        blocks.append(SectionBlock(block_id="paths", text=_mrkdwn(f"*Graph path*\n{paths}")))
-    evidence = list(message.alert_lines) + [f"change: {c}" for c in message.change_lines]
-    if evidence:
-        text = _lines(evidence, FIELD_LIMIT - 20)
-        blocks.append(ContextBlock(block_id="evidence", elements=[_mrkdwn(f"*Evidence*\n{text}")]))
-    if message.status_lines:
-        status = _cut("\n".join(message.status_lines), FIELD_LIMIT)
-        blocks.append(ContextBlock(block_id="status", elements=[_mrkdwn(status)]))
-    buttons = [
-        ButtonElement(text="Wrong cause", action_id="blast_reject", value=message.incident_id,
-                      style="danger"),
-        ButtonElement(text="Resolved", action_id="blast_resolved", value=message.incident_id),
-    ]  # fmt: skip
-    if message.root_cause:
-        buttons.insert(
-            0,
-            ButtonElement(text="Confirm cause", action_id="blast_confirm",
-                          value=message.incident_id, style="primary"),
-        )  # fmt: skip
-    blocks.append(ActionsBlock(block_id="verdict", elements=buttons))
-    return blocks

@@ -58,6 +58,8 @@ class EventEnvelope(_SlackModel):
 
     type: str
     challenge: str | None = Field(None, max_length=1024)
+    team_id: SlackId | None = None
+    api_app_id: SlackId | None = None
     event_id: SlackId | None = None
     event: dict[str, Any] | None = None
     authorizations: list[Authorization] = Field(default_factory=list)
@@ -112,10 +114,18 @@ class Action(_SlackModel):
     text: ActionText | None = None
 
 
+class Team(_SlackModel):
+    """The workspace a click came from."""
+
+    id: SlackId | None = None
+
+
 class Interaction(_SlackModel):
     """The JSON `payload` of `POST /api/v1/slack/interactions`."""
 
     type: str
+    team: Team | None = None
+    api_app_id: SlackId | None = None
     user: User = Field(default_factory=User)
     channel: Channel | None = None
     container: Container | None = None

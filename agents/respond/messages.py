@@ -1,34 +1,37 @@
-"""What the responder says: notification, ticket and follow-up texts built from the graph.
+"""What the responder says: the page, its follow-ups and the ticket, as notices built from the
+graph (`adapters.notices`).
 
-Alert text is data, never markup: every value that came from an alert is escaped for Slack
-mrkdwn (`&`, `<`, `>`; so nothing can become `<!channel>`, a mention or a link) or put in a
-Markdown code block for tickets. Bodies are serialised by the adapters (JSON), never templated.
+A notice holds raw values and no markup: alert text stays exactly as received, and each
+notifier escapes it for its own format when rendering (Slack mrkdwn, GitHub Markdown). This
+module decides what is said, never how it looks.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from datetime import UTC, datetime
+import urllib.parse
 from typing import Any
 
-from adapters.notify import Button, OutboundMessage
-from adapters.slack.notifier import (
-    escape_mrkdwn as escape_mrkdwn,
-)  # Slack's rule, for every mrkdwn text
-from adapters.slack.notifier import mention
+from adapters.notices import (
+    ChangeNote,
+    ClearedNote,
+    FollowUp,
+    FollowUpAbout,
+    Page,
+    Person,
+    PreviousNote,
+    Span,
+    StepNote,
+    Ticket,
+    TicketUpdate,
+    VerdictNote,
+    fmt_ms,
+)
+from adapters.notify import OutboundMessage
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.triage.triage import component_candidates
 
-#: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
-TICKET_BODY_LIMIT = 60_000
-
-
-def fmt_ms(ms: int | None) -> str:
-    """An ms-since-epoch time as `YYYY-MM-DD HH:MM:SS UTC`, or `-`."""
-    if ms is None:
-        return "-"
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+__all__ = ["fmt_ms"]  # the responder formats times with the renderers' format
 
 
 def paged_line(who: dict[str, Any] | None) -> str:
@@ -47,28 +50,6 @@ def paged_line(who: dict[str, Any] | None) -> str:
     if who.get("escalation"):
         where.append(f"escalation {who['escalation']}")
     return f"NO ONE ON CALL ({reason}); fallback: {', '.join(where)}"
-
-
-def verbatim(raw: dict[str, Any]) -> str:
-    """An alert's raw fields as indented `name: value` lines, values exactly as received."""
-    lines = [f"fingerprint: {raw['fingerprint']}"] if raw.get("fingerprint") else []
-    for section in ("labels", "annotations"):
-        lines.append(f"{section}:")
-        for name, value in sorted(raw[section].items()):
-            text = str(value).replace("\n", "\n    ")
-            lines.append(f"  {name}: {text}")
-    if raw.get("values") is not None:
-        lines.append(f"values: {json.dumps(raw['values'], sort_keys=True)}")
-    lines += [f"startsAt: {raw['startsAt']}", f"status: {raw['status']}",
-              f"generatorURL: {raw['generatorURL']}"]  # fmt: skip
-    return "\n".join(lines)
-
-
-def code_block(text: str) -> str:
-    """A Markdown fenced code block whose fence is longer than any backtick run in `text`."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}\n{fence}"
 
 
 def since(incident: dict[str, Any]) -> int:
@@ -97,24 +78,89 @@ def alert_line(alert: dict[str, Any]) -> str:
     return f"{line}: {summary}" if summary else line
 
 
-def status_lines(incident: dict[str, Any], verdicts: list[dict[str, Any]]) -> list[str]:
-    """What happened to a page since it went out, as mrkdwn lines: the incident's resolution and
-    each verdict (`Cause confirmed by <@U…> at …`). Only a well-formed Slack user id becomes a
-    mention; anything else is escaped text."""
-    lines = []
-    if incident["status"] == "resolved":
-        lines.append(f"Resolved at {fmt_ms(incident['resolved_at'])}.")
-    what = {"confirmed": "Cause confirmed", "rejected": "Cause rejected",
-            "resolved": "Marked resolved"}  # fmt: skip
-    for v in verdicts:
-        who = mention(v["by"]) or escape_mrkdwn(v.get("by_name") or v["by"] or "someone")
-        line = (
-            f"{what.get(v['verdict'], escape_mrkdwn(v['verdict']))} by {who} at {fmt_ms(v['at'])}"
-        )
-        if v["verdict"] == "rejected" and v.get("actual_cause"):
-            line += f"; actual cause: *{escape_mrkdwn(v['actual_cause'])}*"
-        lines.append(line + ".")
-    return lines
+#: At most this many runbook links on a page or ticket.
+RUNBOOKS_SHOWN = 5
+
+
+def incident_url(public_url: str | None, incident_id: str) -> str | None:
+    """The incident's web page, `<BLAST_PUBLIC_URL>/ui/incidents/<id>`, or None when the public
+    URL is not configured."""
+    if not public_url:
+        return None
+    return f"{public_url.rstrip('/')}/ui/incidents/{urllib.parse.quote(incident_id, safe='')}"
+
+
+def runbooks(alerts: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(alert title, runbook URL) of each alert whose `runbook_url` annotation (Prometheus'
+    and Grafana's convention) is an http(s) URL, once per URL, at most `RUNBOOKS_SHOWN`."""
+    found: dict[str, str] = {}
+    for alert in alerts:
+        url = json.loads(alert.get("annotations_json") or "{}").get("runbook_url")
+        if isinstance(url, str) and url.startswith(("https://", "http://")) and len(url) < 2000:
+            found.setdefault(url, alert["title"])
+    return [(title, url) for url, title in found.items()][:RUNBOOKS_SHOWN]
+
+
+def _person(row: dict[str, Any] | None) -> Person | None:
+    """The person a route or a row of `response_context.cypher` names, or None."""
+    if not row or not (row.get("person") or row.get("email") or row.get("slack_user_id")):
+        return None
+    return Person(name=row.get("person"), email=row.get("email"),
+                  slack_user_id=row.get("slack_user_id"))  # fmt: skip
+
+
+def page(
+    incident: dict[str, Any],
+    alerts: list[dict[str, Any]],
+    who: dict[str, Any] | None,
+    changes: list[dict[str, Any]] | None = None,
+    verdicts: list[dict[str, Any]] | None = None,
+    ticket_link: str | None = None,
+    public_url: str | None = None,
+) -> Page:
+    """The page for an incident: severity, title, cause and confidence, paths, evidence
+    (alerts and the recent `changes` the finding cites), who is paged and why, the ticket
+    link, the incident's web page (under `public_url`), each alert's runbook, and what
+    happened since (acknowledgement, resolution, `verdicts`)."""
+    cause = incident.get("root_cause")
+    paths = json.loads(incident.get("paths_json") or "[]")
+    return Page(
+        incident_id=incident["id"],
+        severity=incident["severity"],
+        title=incident["title"],
+        status=incident["status"],
+        root_cause=cause,
+        confidence=incident.get("confidence") if cause else None,
+        candidates=incident.get("candidates") or [],
+        summary=incident.get("summary"),
+        similar=similar_line(incident) or None,
+        paths=paths[:5],
+        alerts=[alert_line(a) for a in alerts[:10]],
+        more_alerts=max(0, len(alerts) - 10),
+        changes=[
+            f"{c['kind']} {c['ref']} on {c['component']} at {fmt_ms(c['at'])}"
+            for c in changes or []
+        ],
+        paged=paged_line(who),
+        person=_person(who),
+        ticket_link=ticket_link,
+        resolved_at=incident.get("resolved_at") if incident["status"] == "resolved" else None,
+        resolved_by=incident.get("resolved_by"),
+        acknowledged_at=incident.get("acknowledged_at"),
+        acknowledged_by=incident.get("acknowledged_by"),
+        incident_url=incident_url(public_url, incident["id"]),
+        runbooks=runbooks(alerts),
+        verdicts=[
+            VerdictNote(
+                verdict=v["verdict"],
+                by=v.get("by"),
+                by_name=v.get("by_name"),
+                at=v.get("at"),
+                actual_cause=v.get("actual_cause"),
+            )
+            for v in verdicts or []
+        ],
+    )
 
 
 def similar_line(incident: dict[str, Any]) -> str:
@@ -145,198 +191,29 @@ def notification(
     changes: list[dict[str, Any]] | None = None,
     verdicts: list[dict[str, Any]] | None = None,
     ticket_link: str | None = None,
+    public_url: str | None = None,
 ) -> OutboundMessage:
-    """The page for an incident: severity, title, cause and confidence, path, evidence (alerts
-    and the recent `changes` the finding cites), who is paged and why, the ticket link, and
-    what happened since (resolution, `verdicts`). The same fields come structured (raw) for
-    Slack's blocks; `text` is the mrkdwn fallback."""
-    cause = incident.get("root_cause")
-    paths = json.loads(incident.get("paths_json") or "[]")
-    lines = [
-        f"*[{escape_mrkdwn(incident['severity'].upper())}] {escape_mrkdwn(incident['title'])}*"
-        f" (incident {incident['id']}, {incident['status']})",
-    ]
-    if cause:
-        lines.append(
-            f"Root cause: *{escape_mrkdwn(cause)}* (confidence {incident['confidence']:.2f})"
-        )
-    else:
-        candidates = ", ".join(incident.get("candidates") or [])
-        lines.append(
-            f"Root cause: inconclusive; check in this order: {escape_mrkdwn(candidates)}"
-            if candidates
-            else "Root cause: inconclusive; no known component to check first"
-        )
-    lines.append(escape_mrkdwn(incident.get("summary") or ""))
-    if similar := similar_line(incident):
-        lines.append(escape_mrkdwn(similar))
-    for path in paths[:5]:
-        lines.append("Path: " + escape_mrkdwn(" → ".join(path)))
-    lines.append("Evidence:")
-    for alert in alerts[:10]:
-        lines.append("• " + escape_mrkdwn(alert_line(alert)))
-    if len(alerts) > 10:
-        lines.append(f"• … and {len(alerts) - 10} more alerts")
-    change_lines = [
-        f"{c['kind']} {c['ref']} on {c['component']} at {fmt_ms(c['at'])}" for c in changes or []
-    ]
-    lines += ["• change: " + escape_mrkdwn(c) for c in change_lines]
-    lines.append("Paged: " + escape_mrkdwn(paged_line(who)))
-    if ticket_link:
-        lines.append("Ticket: " + escape_mrkdwn(ticket_link))
-    status = status_lines(incident, verdicts or [])
-    lines += status
+    """The page (`page`) to the route's channel (`who`'s; None: the notifier's default)."""
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],
         kind="notification",
-        title=incident["title"],
-        text="\n".join(lines),
-        severity=incident["severity"],
         channel=(who or {}).get("channel"),
-        mention=(who or {}).get("slack_user_id") or (who or {}).get("person"),
-        root_cause=cause,
         opened_at_ms=since(incident),
-        confidence=incident.get("confidence") if cause else None,
-        candidates=incident.get("candidates") or [],
-        summary=incident.get("summary"),
-        paths=paths[:5],
-        alert_lines=[alert_line(a) for a in alerts[:10]]
-        + ([f"… and {len(alerts) - 10} more alerts"] if len(alerts) > 10 else []),
-        change_lines=change_lines,
-        paged=paged_line(who),
-        person=(who or {}).get("person"),
-        email=(who or {}).get("email"),
-        slack_user_id=(who or {}).get("slack_user_id"),
-        ticket_ref=ticket_link,
-        status_lines=status,
+        notice=page(incident, alerts, who, changes, verdicts, ticket_link, public_url),
     )
 
 
-def inline_code(text: str) -> str:
-    """A Markdown code span for untrusted text: no markup, link or @mention can form in it.
-
-    Newlines become spaces; the fence is longer than any backtick run inside (CommonMark).
-    """
-    flat = " ".join(str(text).split("\n"))
-    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
-    return f"{fence}{pad}{flat}{pad}{fence}"
-
-
-def ticket_link(ref: str) -> str:
-    """How a ticket body names another ticket: `owner/repo#12` for a GitHub issue ref
-    (`github:owner/repo#12`; GitHub links it), else the ref as a code span."""
-    if ref.startswith("github:") and "#" in ref:
-        return ref.removeprefix("github:").split("/comments/")[0]
-    return inline_code(ref)
-
-
-def _names(items: list[str], shown: int) -> str:
-    """`a, b, c +2 more` for a list of names."""
-    head = ", ".join(items[:shown])
-    return head + (f" +{len(items) - shown} more" if len(items) > shown else "")
-
-
-def ticket_title(incident: dict[str, Any], alerts: list[dict[str, Any]]) -> str:
-    """The issue title: severity, the symptom (alert names and where), and the root cause,
-    e.g. `[critical] ServiceHighErrorRate on payment, checkout, frontend +1 more — root cause:
-    payment`, or `… — root cause unclear: load-generator or frontend-web`."""
-    names = list(dict.fromkeys(a["title"] for a in alerts)) or [incident["title"]]
-    where = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
-    symptom = _names(names, 2) + (f" on {_names(where, 3)}" if where else "")
-    cause = incident.get("root_cause")
-    if cause:
-        why = f"root cause: {cause}"
-    elif incident.get("candidates"):
-        why = "root cause unclear: " + " or ".join(incident["candidates"][:3])
-    else:
-        why = "root cause unknown"
-    return f"[{incident['severity']}] {symptom} — {why}"
-
-
-def steps_section(steps: list[dict[str, Any]], limit: int = 60) -> list[str]:
-    """The investigator's checkpointed steps (`respond_context.cypher`'s `steps`) as Markdown
-    lines, one numbered list per task: tool, arguments (cut at 200 characters), result size."""
-    lines: list[str] = []
-    task = None
-    for shown, step in enumerate(steps):
-        if shown == limit:
-            lines.append(f"- … and {len(steps) - limit} more steps")
-            break
-        if step["task_id"] != task:
-            task = step["task_id"]
-            lines += ["", f"**{step['kind']}** (task {inline_code(task)}):"]
-        args = step["args"] or ""
-        args = args if len(args) <= 200 else args[:199] + "…"
-        lines.append(
-            f"{step['n']}. {inline_code(step['tool'])} {inline_code(args)} → "
-            f"{_step_result(step['result'])}"
-        )
-    return lines or ["- none recorded"]
-
-
-def _capped(lines: list[str], limit: int, what: str) -> list[str]:
-    if len(lines) <= limit:
-        return lines
-    return [*lines[:limit], f"- … and {len(lines) - limit} more {what}"]
-
-
-def _step_result(result: str | None) -> str:
-    """A short account of a stored step result (JSON): `3 rows`, `2 fields`, or the value."""
-    try:
-        value = json.loads(result or "null")
-    except json.JSONDecodeError:
-        return "unreadable result"
-    if isinstance(value, list):
-        return f"{len(value)} row{'' if len(value) == 1 else 's'}"
-    if isinstance(value, dict):
-        return f"{len(value)} field{'' if len(value) == 1 else 's'}"
-    return "no result" if value is None else inline_code(json.dumps(value)[:80])
-
-
-def evidence_section(raws: list[dict[str, Any]], budget: int, incident_id: str) -> str:
-    """Each alert's raw fields (`verbatim`) in its own code block, within `budget` characters.
-
-    When they do not fit, the last alert that fits in part is cut inside its block, later ones
-    are left out, and a closing line says how many alerts and characters were left out.
-    """
-    texts = [verbatim(raw) for raw in raws]
-    total = sum(len(t) for t in texts)
-    note_room = 400
-    out: list[str] = []
-    used = shown = 0
-    for index, text in enumerate(texts):
-        block = "\n" + code_block(text)
-        last = index == len(texts) - 1  # the last block needs no room for the note
-        if used + len(block) <= budget - (0 if last else note_room):
-            out.append(block)
-            used += len(block)
-            shown += len(text)
-            continue
-        room = budget - note_room - used
-        head = text[: max(0, room - 40)]
-        while head and len(block := "\n" + code_block(head + "\n…")) > room:
-            head = head[: len(head) - (len(block) - room)]
-        partial = 0
-        if len(head) >= 200:
-            out.append(block)
-            shown += len(head)
-            partial = 1
-        left_alerts = len(texts) - index - partial
-        parts = []
-        if partial:
-            parts.append(f"alert {index + 1} shown in part")
-        if left_alerts:
-            parts.append(f"{left_alerts} of {len(texts)} alerts not shown")
-        out.append(
-            f"\n\n_(evidence cut to stay under GitHub's 65,536-character limit: "
-            f"{total - shown:,} of {total:,} characters left out; {', '.join(parts)}. "
-            f"Every alert is in full at `GET /api/v1/incidents/{incident_id}`.)_"
-        )
-        break
-    return "".join(out)
+def page_channels(
+    who: dict[str, Any] | None, default_team: dict[str, Any] | None, default_channel: str | None
+) -> list[str | None]:
+    """Where a page may go, in order, along the root route: the route's channel (the owner's,
+    or the default team's when the route fell back to it), the default team's channel, then
+    `SLACK_DEFAULT_CHANNEL`. Each channel once; `[None]` (the notifier's own default) when none
+    is known."""
+    chain = [(who or {}).get("channel"), (default_team or {}).get("channel"), default_channel]
+    found = [c for c in dict.fromkeys(chain) if c]
+    return list(found) or [None]
 
 
 def page_update(
@@ -348,11 +225,14 @@ def page_update(
     changes: list[dict[str, Any]],
     verdicts: list[dict[str, Any]],
     ticket_link: str | None,
+    public_url: str | None = None,
 ) -> OutboundMessage:
     """The page restated with the incident's current state (kind `update`, `reply_to` = the
     page's ref): Slack edits the page in place."""
-    page = notification(intent_id, incident, alerts, who, changes, verdicts, ticket_link)
-    return page.model_copy(update={"kind": "update", "reply_to": page_ref})
+    message = notification(
+        intent_id, incident, alerts, who, changes, verdicts, ticket_link, public_url
+    )
+    return message.model_copy(update={"kind": "update", "reply_to": page_ref})
 
 
 def ticket(
@@ -364,75 +244,14 @@ def ticket(
     changes: list[dict[str, Any]] | None = None,
     steps: list[dict[str, Any]] | None = None,
     previous: dict[str, Any] | None = None,
+    public_url: str | None = None,
 ) -> OutboundMessage:
-    """The ticket: what the investigator saw, in Markdown, under `TICKET_BODY_LIMIT` characters.
-
-    Sections: `note` first (e.g. why nobody was paged: a stated preference), incident and
-    previous occurrence (`previous`: `respond_context.cypher`'s), root cause and
-    confidence, graph paths, recent changes near the cause (`changes`: rows of
-    `recent_changes.cypher`), candidates considered and why each was ruled out, the
-    investigator's steps (`steps`: `respond_context.cypher`'s), who was paged, and each
-    alert's raw fields verbatim in code blocks (cut with a note when too long).
-    Untrusted text (alert fields, change refs) only appears in code blocks or code spans.
-    """
+    """The ticket: what the investigator saw. `note` first (e.g. why nobody was paged: a
+    stated preference), the previous occurrence (`previous`: `respond_context.cypher`'s),
+    root cause and confidence, graph paths, recent changes near the cause (`changes`: rows of
+    `recent_changes.cypher`), candidates and why each was ruled out, the investigator's steps
+    (`steps`: `respond_context.cypher`'s), who was paged, and each alert's raw fields."""
     cause = incident.get("root_cause")
-    candidates = list(incident.get("candidates") or [])
-    ruled_out: dict[str, str] = json.loads(incident.get("ruled_out_json") or "{}")
-    parts = [
-        *([f"> {note}", ""] if note else []),
-        f"## Incident {incident['id']}: {incident['status']}, severity {incident['severity']}",
-        f"Opened {fmt_ms(incident.get('opened_at'))}"
-        + (f", resolved {fmt_ms(incident['resolved_at'])}" if incident.get("resolved_at") else ""),
-    ]
-    if previous:
-        ref = previous.get("ticket_ref")
-        where = ticket_link(ref) if ref else f"incident {previous['id']} (no ticket)"
-        ended = (
-            f"resolved {fmt_ms(previous['resolved_at'])}" if previous.get("resolved_at")
-            else previous["status"]
-        )  # fmt: skip
-        parts.append(
-            f"**Previous occurrence:** {where} (incident {previous['id']}, opened "
-            f"{fmt_ms(previous['opened_at'])}, {ended})"
-        )
-    parts += [
-        "",
-        f"**Root cause:** {cause} (confidence {incident['confidence']:.2f})" if cause
-        else "**Root cause:** inconclusive"
-        + (f"; check in this order: {', '.join(candidates)}" if candidates else ""),
-        "",
-        incident.get("summary") or "",
-        "",
-        "### Graph path",
-        *(_capped([f"- {' → '.join(p)}" for p in json.loads(incident.get("paths_json") or "[]")],
-                  10, "paths") or ["- none: no path from an alerting component"]),
-        "",
-        "### Recent changes near the cause",
-        *(_capped([
-            f"- {fmt_ms(c['at'])}: {c['kind']} {inline_code(c['ref'] or '')} on {c['component']}"
-            + (f" by {inline_code(c['author'])}" if c.get("author") else "")
-            for c in changes or []
-        ], 20, "changes") or [f"- none in the {CHANGE_LOOKBACK_MS // 3_600_000} h before the "
-                              "incident opened"]),
-        "",
-        "### Candidates considered",
-        *(_capped(
-            [f"- {name}: {'the root cause' if name == cause else 'not ruled out'}"
-             for name in candidates]
-            + [f"- {name}: ruled out, {why}" for name, why in ruled_out.items()],
-            40, "candidates",
-        ) or ["- none" + ("" if cause else ": no alert matched a known component")]),
-        "",
-        "### Steps the investigator took",
-        *steps_section(steps or []),
-        "",
-        f"### Paged\n{paged_line(who)}",
-        "",
-        f"### Raw evidence ({len(alerts)} alert{'' if len(alerts) == 1 else 's'})",
-    ]  # fmt: skip
-    head = "\n".join(parts)
-    if len(head) > TICKET_BODY_LIMIT // 3:
-        head = head[: TICKET_BODY_LIMIT // 3] + "\n\n_(summary cut)_\n"
     evidence = [
         {
             "fingerprint": alert["fingerprint"],
@@ -445,38 +264,93 @@ def ticket(
         }
         for alert in alerts
     ]
-    body = head + evidence_section(evidence, TICKET_BODY_LIMIT - len(head), incident["id"])
-    labels = [f"severity:{incident['severity']}"]
-    labels += [f"component:{name}" for name in ([cause] if cause else candidates[:3])]
+    notice = Ticket(
+        incident_id=incident["id"],
+        severity=incident["severity"],
+        title=incident["title"],
+        status=incident["status"],
+        opened_at=incident.get("opened_at"),
+        resolved_at=incident.get("resolved_at"),
+        note=note,
+        previous=PreviousNote(
+            id=previous["id"],
+            status=previous["status"],
+            opened_at=previous.get("opened_at"),
+            resolved_at=previous.get("resolved_at"),
+            ticket_ref=previous.get("ticket_ref"),
+        )
+        if previous
+        else None,
+        root_cause=cause,
+        confidence=incident.get("confidence") if cause else None,
+        candidates=list(incident.get("candidates") or []),
+        ruled_out=json.loads(incident.get("ruled_out_json") or "{}"),
+        summary=incident.get("summary"),
+        paths=json.loads(incident.get("paths_json") or "[]"),
+        changes=[
+            ChangeNote(
+                at=c["at"],
+                kind=c["kind"],
+                ref=c.get("ref"),
+                component=c.get("component"),
+                author=c.get("author"),
+            )
+            for c in changes or []
+        ],
+        lookback_h=CHANGE_LOOKBACK_MS // 3_600_000,
+        steps=[
+            StepNote(
+                task_id=s["task_id"],
+                kind=s["kind"],
+                n=s["n"],
+                tool=s["tool"],
+                args=s.get("args"),
+                result=s.get("result"),
+            )
+            for s in steps or []
+        ],
+        paged=paged_line(who),
+        alert_names=list(dict.fromkeys(a["title"] for a in alerts)),
+        where=list(dict.fromkeys(a["component"] for a in alerts if a["component"])),
+        evidence=evidence,
+        incident_url=incident_url(public_url, incident["id"]),
+        runbooks=runbooks(alerts),
+    )
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],
         kind="ticket",
-        title=ticket_title(incident, alerts),
-        text=body,
-        severity=incident["severity"],
-        root_cause=cause,
-        evidence=evidence,
-        labels=labels,
         opened_at_ms=incident.get("opened_at"),
+        notice=notice,
     )
 
 
 def followup(
-    intent_id: str, incident: dict[str, Any], text: str, reply_to: str | None, **extra: Any
+    intent_id: str,
+    incident: dict[str, Any],
+    about: FollowUpAbout,
+    text: list[Span],
+    reply_to: str | None,
+    channel: str | None = None,
+    **extra: Any,
 ) -> OutboundMessage:
-    """A message in the page's thread (`reply_to` = the page's ref); `extra` sets other fields
-    of `OutboundMessage` (e.g. `buttons`, `root_cause`)."""
+    """A message in the page's thread (`reply_to` = the page's ref) about `about`; `extra`
+    sets other fields of the `FollowUp` (e.g. `person`, `root_cause`, `fact_id`)."""
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],
         kind="followup",
-        title=incident["title"],
-        text=text,
-        severity=incident["severity"],
+        channel=channel,
         reply_to=reply_to,
         opened_at_ms=since(incident),
-        **extra,
+        notice=FollowUp(
+            about=about,
+            incident_id=incident["id"],
+            title=incident["title"],
+            severity=incident["severity"],
+            text=text,
+            **extra,
+        ),
     )
 
 
@@ -485,12 +359,36 @@ def cleared(
 ) -> OutboundMessage:
     """The follow-up when one alert clears (and, when it was the last, the incident resolves)."""
     text = (
-        f"Cleared: {escape_mrkdwn(alert['title'])} on "
-        f"{escape_mrkdwn(alert['component'] or 'unknown')} at {fmt_ms(alert['ends_at_ms'])}."
+        f"Cleared: {alert['title']} on {alert['component'] or 'unknown'} at "
+        f"{fmt_ms(alert['ends_at_ms'])}."
     )
     if incident["status"] == "resolved":
         text += f" Incident {incident['id']} resolved at {fmt_ms(incident['resolved_at'])}."
-    return followup(intent_id, incident, text, reply_to)
+    return followup(intent_id, incident, "cleared", [Span(text=text)], reply_to)
+
+
+def resolved_notice(
+    intent_id: str,
+    incident: dict[str, Any],
+    alerts: list[dict[str, Any]],
+    reply_to: str | None,
+    public_url: str | None = None,
+) -> OutboundMessage:
+    """The one follow-up when the incident resolves, however many alerts cleared at once: who
+    resolved it (by hand) and when, and the alerts that cleared."""
+    by = f" by {incident['resolved_by']}" if incident.get("resolved_by") else ""
+    done = [a for a in alerts if a["status"] == "resolved"]
+    shown = ", ".join(f"{a['title']} on {a['component'] or 'unknown'}" for a in done[:10])
+    more = f" and {len(done) - 10} more" if len(done) > 10 else ""
+    text = f"Resolved{by}: incident {incident['id']} at {fmt_ms(incident.get('resolved_at'))}."
+    if done:
+        text += f" Cleared: {shown}{more}."
+    if len(done) < len(alerts):
+        text += f" {len(alerts) - len(done)} alert(s) still firing."
+    return followup(
+        intent_id, incident, "resolved", [Span(text=text)], reply_to,
+        incident_url=incident_url(public_url, incident["id"]),
+    )  # fmt: skip
 
 
 def diagnosis_update(
@@ -501,19 +399,14 @@ def diagnosis_update(
         incident["root_cause"]
         or "inconclusive (" + ", ".join(incident.get("candidates") or []) + ")"
     )
-    text = (
-        f"Diagnosis update: root cause is now *{escape_mrkdwn(now)}* "
-        f"(was {escape_mrkdwn(previous or 'inconclusive')}). "
-        f"{escape_mrkdwn(incident.get('summary') or '')}"
+    text = [
+        Span(text="Diagnosis update: root cause is now "),
+        Span(text=now, strong=True),
+        Span(text=f" (was {previous or 'inconclusive'}). {incident.get('summary') or ''}"),
+    ]
+    return followup(
+        intent_id, incident, "diagnosis", text, reply_to, root_cause=incident["root_cause"]
     )
-    return followup(intent_id, incident, text, reply_to, root_cause=incident["root_cause"])
-
-
-def _person(row: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a follow-up that name a person (so Slack mentions them, and the outbox
-    record names them), from a route or a row of `response_context.cypher`."""
-    return {"person": row.get("person"), "email": row.get("email"),
-            "slack_user_id": row.get("slack_user_id"), "channel": row.get("channel")}  # fmt: skip
 
 
 def team_told(
@@ -523,16 +416,20 @@ def team_told(
     who: dict[str, Any],
     reply_to: str | None,
 ) -> OutboundMessage:
-    """Tell the on-call of another alerting team (a row of `agents.respond.routing.told`) about the
-    incident in its thread: their components alert, what the cause is and who was paged."""
+    """Tell the on-call of another alerting team (a row of `agents.respond.routing.told`) about
+    the incident in its thread: their components alert, what the cause is and who was paged."""
     cause = incident.get("root_cause") or "inconclusive"
     person = team.get("person") or f"nobody on call for {team['team']}"
-    text = (
-        f"{escape_mrkdwn(person)} ({escape_mrkdwn(team['team'])}): your components "
-        f"{escape_mrkdwn(', '.join(team['components']))} alert in this incident. Root cause: "
-        f"*{escape_mrkdwn(cause)}*; paged: {escape_mrkdwn(paged_line(who))}."
-    )
-    return followup(intent_id, incident, text, reply_to, **_person(team))
+    text = [
+        Span(text=f"{person} ({team['team']}): your components "
+                  f"{', '.join(team['components'])} alert in this incident. Root cause: "),
+        Span(text=cause, strong=True),
+        Span(text=f"; paged: {paged_line(who)}."),
+    ]  # fmt: skip
+    return followup(
+        intent_id, incident, "team-told", text, reply_to, channel=team.get("channel"),
+        person=_person(team),
+    )  # fmt: skip
 
 
 def new_cause_page(
@@ -540,13 +437,15 @@ def new_cause_page(
 ) -> OutboundMessage:
     """Page the on-call of the new root cause's route in the thread, after a re-investigation
     changed the cause (the first page named someone else)."""
-    text = (
-        f"Paging for the new root cause *{escape_mrkdwn(incident['root_cause'])}*: "
-        f"{escape_mrkdwn(paged_line(who))}."
-    )
+    text = [
+        Span(text="Paging for the new root cause "),
+        Span(text=incident["root_cause"], strong=True),
+        Span(text=f": {paged_line(who)}."),
+    ]
     return followup(
-        intent_id, incident, text, reply_to, root_cause=incident["root_cause"], **_person(who)
-    )
+        intent_id, incident, "new-cause", text, reply_to, channel=who.get("channel"),
+        root_cause=incident["root_cause"], person=_person(who),
+    )  # fmt: skip
 
 
 def readback(
@@ -556,14 +455,12 @@ def readback(
     understood: str,
     reply_to: str | None,
 ) -> OutboundMessage:
-    """Read a stated preference back to its author, with Approve / Discard buttons."""
-    who = mention(fact["person"]) or escape_mrkdwn(fact["person_name"] or "")
-    text = f"{who} I understood: {escape_mrkdwn(understood)} Save this preference?"
-    buttons = [
-        Button(action_id="approve_preference", text="Approve", value=fact["id"], style="primary"),
-        Button(action_id="discard_preference", text="Discard", value=fact["id"]),
+    """Read a stated preference back to its author, who may approve or discard it."""
+    text = [
+        Span(text=fact["person_name"] or "", user_id=fact["person"]),
+        Span(text=f" I understood: {understood} Save this preference?"),
     ]
-    return followup(intent_id, incident, text, reply_to, buttons=buttons)
+    return followup(intent_id, incident, "readback", text, reply_to, fact_id=fact["id"])
 
 
 def readback_answer(
@@ -571,27 +468,29 @@ def readback_answer(
 ) -> OutboundMessage:
     """Confirm in the thread that a preference was saved (approved) or discarded."""
     text = (
-        f"Saved: {escape_mrkdwn(understood)} I will follow it from now on."
+        f"Saved: {understood} I will follow it from now on."
         if saved
-        else f"Discarded: {escape_mrkdwn(understood)} Nothing changes."
+        else f"Discarded: {understood} Nothing changes."
     )
-    return followup(intent_id, incident, text, reply_to)
+    return followup(intent_id, incident, "readback-answer", [Span(text=text)], reply_to)
 
 
 def ticket_resolved(
     intent_id: str, incident: dict[str, Any], alerts: list[dict[str, Any]], reply_to: str | None
 ) -> OutboundMessage:
     """The closing comment of a ticket: resolution time and the alerts that cleared."""
-    lines = [f"Resolved at {fmt_ms(incident['resolved_at'])}. Alerts that cleared:"]
-    lines += [f"- {inline_code(a['title'])} on {a['component'] or 'unknown'} "
-              f"at {fmt_ms(a['ends_at_ms'])}" for a in alerts]  # fmt: skip
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],
         kind="ticket-update",
-        title=incident["title"],
-        text="\n".join(lines),
-        severity=incident["severity"],
         reply_to=reply_to,
-        close=True,
+        notice=TicketUpdate(
+            incident_id=incident["id"],
+            title=incident["title"],
+            resolved_at=incident.get("resolved_at"),
+            cleared=[
+                ClearedNote(title=a["title"], component=a["component"], ends_at=a.get("ends_at_ms"))
+                for a in alerts
+            ],
+        ),
     )

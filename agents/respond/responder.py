@@ -24,6 +24,9 @@ import logging
 import time
 from typing import Any
 
+import redis
+
+from adapters.notices import FollowUp, Refusal
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
@@ -48,9 +51,24 @@ def said(message: OutboundMessage, via: str, ref: str) -> None:
     """The operator's INFO line for a page or a ticket that went out: `paged Priya via slack`,
     `ticket acme/ops#12 opened` (GitHub) or `ticket outbox:… opened`."""
     if message.kind == "notification":
-        log.info("paged %s via %s", message.person or "nobody by name (see the page)", via)
+        person = getattr(message.notice, "person", None)
+        name = person.name if person is not None else None
+        log.info("paged %s via %s", name or "nobody by name (see the page)", via)
     elif message.kind == "ticket":
         log.info("ticket %s opened", ref.removeprefix("github:"))
+
+
+def delivery(
+    intent_id: str, channel: str, exc: AdapterError, refused: list[Refusal]
+) -> dict[str, Any]:
+    """A failed delivery attempt as a `record_deliveries.cypher` row: `refused` when the
+    destination refused it, else `error`, with the system's reason."""
+    return {
+        "intent_id": intent_id, "channel": channel,
+        "outcome": "refused" if exc.refused else "error",
+        "reason": exc.reason or str(exc)[:200],
+        "fallback_from": refused[-1].channel if refused else None,
+    }  # fmt: skip
 
 
 class Responder:
@@ -68,17 +86,37 @@ class Responder:
         tickets: Notifier,
         records: Notifier | None = None,
         fallback: Notifier | None = None,
+        default_channel: str | None = None,
+        public_url: str | None = None,
     ) -> None:
         self.messenger = messenger
         self.tickets = tickets
         self.records = records
         #: Where a page or ticket goes when its own adapter cannot take it (the outbox).
         self.fallback = fallback
+        #: The last channel of the root route (`SLACK_DEFAULT_CHANNEL`).
+        self.default_channel = default_channel
+        #: `BLAST_PUBLIC_URL`: pages and tickets link to the incident's web page under it.
+        self.public_url = public_url
 
     def run(self, task: TaskRun) -> None:
-        """Handle one claimed `respond`, `notify_cleared`, `notify_update` or `notify_verdict`
-        task. Raises `LeaseLost`, `GraphUnavailable` or `AdapterError` (the worker releases the
-        task for a retry)."""
+        """Handle one claimed `respond`, `notify_cleared`, `notify_update`, `notify_verdict`,
+        `notify_state` or `readback` task. Raises `LeaseLost`, `GraphUnavailable` or
+        `AdapterError` (the worker releases the task for a retry).
+
+        An incident merged into another meanwhile (triage moves its alerts while this task
+        waits or runs) ends the task cleanly, even when a query of this run failed on it."""
+        try:
+            self._run(task)
+        except redis.ResponseError:
+            row = task.graph.one("incident_get", {"incident_id": task.claim.incident_id})
+            if row is None or row["status"] != "merged":
+                raise
+            log.info("incident %s was merged into %s while its %s task ran", row["id"],
+                     row["merged_into"], task.claim.kind)  # fmt: skip
+            task.complete(f"merged into {row['merged_into']}")
+
+    def _run(self, task: TaskRun) -> None:
         graph, incident_id = task.graph, task.claim.incident_id
         if task.claim.kind == "respond":  # the page: everything it needs in one round trip
             incident = graph.one(
@@ -108,6 +146,8 @@ class Responder:
         elif task.claim.kind == "notify_verdict":
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
             task.complete("page updated")
+        elif task.claim.kind == "notify_state":
+            self._state(task, incident, alerts)
         else:
             self._cleared(task, incident, alerts)
 
@@ -146,15 +186,19 @@ class Responder:
             note = f"Not paged on Slack, as {(who or {}).get('person')} asked on {when}"
             note += f" ({pref['detail']} below)." if pref["detail"] else "."
         else:
-            page = messages.notification(page_intent, incident, alerts, who, changes)
-            self._deliver(task, self.messenger, page, refs)
+            page = messages.notification(
+                page_intent, incident, alerts, who, changes, public_url=self.public_url
+            )
+            fallback = incident["fallback"][0] if incident["fallback"] else None
+            chain = messages.page_channels(who, fallback, self.default_channel)
+            self._page(task, page, chain, refs)
         self._tell_teams(task, incident, alerts, who, refs, teams)
         previous = incident["previous"]
         issue = messages.ticket(
             intent(incident["id"], "ticket"), incident, alerts, who, note,
             changes=sorted(incident["recent"], key=lambda c: c["at"], reverse=True),
             steps=sorted(incident["steps"], key=lambda s: (s["created_at"], s["task_id"], s["n"])),
-            previous=previous[0] if previous else None,
+            previous=previous[0] if previous else None, public_url=self.public_url,
         )  # fmt: skip
         if link(self._deliver(task, self.tickets, issue)):
             self._restate(task, incident, alerts, "ticket-link")
@@ -167,35 +211,121 @@ class Responder:
         message: OutboundMessage,
         refs: dict[str, str | None] | None = None,
     ) -> str:
-        """`task.act(notifier, message)`; when that fails for good (a retry cannot help, or
-        this is the task's last attempt), a copy goes through `fallback` instead, saying why
-        (intent `<intent>:fallback`), so the page or ticket is not lost. Returns the ref of
-        whichever delivery went out, and notes it in `refs` (intent id -> ref) under the intent
-        that delivered it. Raises `AdapterError` when there is no other way."""
+        """`task.act(notifier, message)`; when that fails for good, `_fall_back`. Returns the
+        ref of whichever delivery went out, and notes it in `refs` (intent id -> ref) under the
+        intent that delivered it. Raises `AdapterError` when there is no other way."""
         try:
             ref = task.act(notifier, message)
-            said(message, notifier.name, ref)
-            if refs is not None:
-                refs[message.intent_id] = ref
-            return ref
         except AdapterError as exc:
-            other = self.fallback
-            if other is None or other is notifier or (exc.retryable and not task.last_attempt):
-                raise
-            log.error("%s not delivered through %s (%s); copying it to %s", message.intent_id,
-                      notifier.name, exc, other.name)  # fmt: skip
-            copy = message.model_copy(
-                update={
-                    "intent_id": f"{message.intent_id}:fallback",
-                    "text": f"{message.text}\n\n(Not delivered through {notifier.name}: {exc}. "
-                    f"Copied to {other.name} instead.)",
-                }
-            )
-            ref = task.act(other, copy)
-            said(copy, other.name, ref)
-            if refs is not None:
-                refs[copy.intent_id] = ref
-            return ref
+            return self._fall_back(task, notifier, message, exc, refs)
+        said(message, notifier.name, ref)
+        if refs is not None:
+            refs[message.intent_id] = ref
+        return ref
+
+    def _fall_back(
+        self,
+        task: TaskRun,
+        notifier: Notifier,
+        message: OutboundMessage,
+        exc: AdapterError,
+        refs: dict[str, str | None] | None,
+    ) -> str:
+        """After `notifier` failed with `exc`: when that is for good (a retry cannot help, or
+        this is the task's last attempt), a copy goes through `fallback` instead, saying why
+        (intent `<intent>:fallback`), so the page or ticket is not lost. Returns its ref;
+        re-raises `exc` when a retry may still help or there is no fallback."""
+        other = self.fallback
+        if other is None or other is notifier or (exc.retryable and not task.last_attempt):
+            raise exc
+        log.error("%s not delivered through %s (%s); copying it to %s", message.intent_id,
+                  notifier.name, exc, other.name)  # fmt: skip
+        why = f"Not delivered through {notifier.name}: {exc}. Copied to {other.name} instead."
+        copy = message.model_copy(
+            update={
+                "intent_id": f"{message.intent_id}:fallback",
+                "notice": message.notice.model_copy(update={"undelivered": why}),
+            }
+        )
+        ref = task.act(other, copy)
+        said(copy, other.name, ref)
+        if refs is not None:
+            refs[copy.intent_id] = ref
+        return ref
+
+    def _page(
+        self,
+        task: TaskRun,
+        page: OutboundMessage,
+        chain: list[str | None],
+        refs: dict[str, str | None],
+    ) -> str:
+        """Deliver the page to the first channel of `chain` that accepts it (Slack returned a
+        `ts`): a channel that refuses it (`AdapterError.refused`: not found, archived, the bot
+        not in it, an unknown user) passes it to the next, and each later attempt says which
+        channels refused and why. One intent for all attempts, so a crash between them neither
+        repeats nor loses the page (`TaskRun.act` reconciles). Every attempt is recorded as a
+        Delivery of the incident. When the last channel refuses too, `_deliver`'s fallback
+        (the outbox) keeps the page. Returns the ref of the delivery that went out."""
+        refused: list[Refusal] = []
+        deliveries: list[dict[str, Any]] = []
+        try:
+            for n, channel in enumerate(chain):
+                where = channel or "the default channel"
+                notice = page.notice.model_copy(update={"refused": list(refused)})
+                attempt = page.model_copy(update={"channel": channel, "notice": notice})
+                try:
+                    ref = task.act(self.messenger, attempt)
+                except AdapterError as exc:
+                    reason = exc.reason or ("unreachable" if exc.retryable else "error")
+                    deliveries.append(delivery(page.intent_id, where, exc, refused))
+                    task.metrics.deliveries_failed.labels(reason=reason).inc()
+                    if exc.refused and n < len(chain) - 1:
+                        log.warning("page %s refused by %s (%s); trying %s", page.intent_id,
+                                    where, reason, chain[n + 1])  # fmt: skip
+                        refused.append(Refusal(channel=where, reason=reason))
+                        continue
+                    if exc.refused:  # the copy says that this channel refused it too
+                        refused.append(Refusal(channel=where, reason=reason))
+                        notice = page.notice.model_copy(update={"refused": list(refused)})
+                        attempt = attempt.model_copy(update={"notice": notice})
+                    ref = self._fall_back(task, self.messenger, attempt, exc, refs)
+                    assert self.fallback is not None  # _fall_back raised otherwise
+                    deliveries.append(
+                        {"intent_id": page.intent_id, "channel": self.fallback.name,
+                         "outcome": "delivered", "reason": None, "fallback_from": where}
+                    )  # fmt: skip
+                    return ref
+                said(attempt, f"{self.messenger.name} in {where}", ref)
+                refs[page.intent_id] = ref
+                # the outbox alone reaches no channel: say so rather than name one
+                landed = "outbox" if self.messenger.name == "outbox" else where
+                deliveries.append({
+                    "intent_id": page.intent_id, "channel": landed, "outcome": "delivered",
+                    "reason": None, "fallback_from": refused[-1].channel if refused else None,
+                })  # fmt: skip
+                for r in refused:
+                    task.metrics.delivery_fallbacks.labels(reason=r.reason).inc()
+                return ref
+            raise AssertionError("a page chain is never empty")
+        finally:
+            if deliveries:
+                task.graph.rows(
+                    "record_deliveries",
+                    {"incident_id": page.incident_id, "deliveries": deliveries},
+                )
+
+    def _say(self, task: TaskRun, message: OutboundMessage) -> str:
+        """`task.act(messenger, message)` for a follow-up, linked to the incident's web page
+        when `BLAST_PUBLIC_URL` is set."""
+        notice = message.notice
+        if isinstance(notice, FollowUp) and notice.incident_url is None:
+            url = messages.incident_url(self.public_url, message.incident_id)
+            if url:
+                message = message.model_copy(
+                    update={"notice": notice.model_copy(update={"incident_url": url})}
+                )
+        return task.act(self.messenger, message)
 
     def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
         """Read a stated preference back in the incident's thread, with Approve / Discard; once
@@ -219,7 +349,7 @@ class Responder:
                 intent(incident["id"], f"readback-answer:{fact_id}"), incident, understood,
                 saved, root,
             )  # fmt: skip
-        task.act(self.messenger, message)
+        self._say(task, message)
         task.complete("read back" if answer == "readback" else "answered")
 
     def _update(
@@ -235,7 +365,7 @@ class Responder:
                 intent(incident["id"], f"update:{task.claim.task_id}"), incident,
                 incident["notified_root_cause"], root,
             )  # fmt: skip
-            task.act(self.messenger, update)
+            self._say(task, update)
             if incident["root_cause"]:
                 self._page_new_cause(task, incident, alerts, root)
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
@@ -272,7 +402,7 @@ class Responder:
             message = messages.new_cause_page(
                 intent(incident["id"], f"repage:{task.claim.task_id}"), incident, who, root
             )
-            task.act(self.messenger, message)
+            self._say(task, message)
         self._tell_teams(task, incident, alerts, who)
 
     def _tell_teams(
@@ -297,7 +427,7 @@ class Responder:
             message = messages.team_told(
                 intent(incident["id"], f"told:{team['team']}"), incident, team, who, root
             )
-            task.act(self.messenger, message)
+            self._say(task, message)
             if self.records is not None:
                 copy = message.model_copy(update={"intent_id": f"{message.intent_id}:record"})
                 task.act(self.records, copy)
@@ -337,9 +467,15 @@ class Responder:
     def _cleared(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
     ) -> None:
+        """An alert cleared: a follow-up in the thread while the incident stays open; once it
+        is resolved, the one resolve notice (`_resolved`), however many alerts cleared."""
         alert = next((a for a in alerts if a["key"] == task.claim.alert_key), None)
         if alert is None:
             task.complete("alert missing")
+            return
+        if incident["status"] == "resolved":
+            self._resolved(task, incident, alerts)
+            task.complete("resolved")
             return
         refs = self._refs(task, incident["id"])
         root = refs.get(intent(incident["id"], "initial-notification"))
@@ -347,15 +483,39 @@ class Responder:
             note = messages.cleared(
                 intent(incident["id"], f"cleared:{alert['key']}"), incident, alert, root
             )
-            task.act(self.messenger, note)
-        if incident["status"] == "resolved":
-            issue = refs.get(intent(incident["id"], "ticket"))
-            closing = messages.ticket_resolved(
-                intent(incident["id"], "ticket-resolved"), incident, alerts, issue
-            )
-            task.act(self.tickets, closing)
-            self._restate(task, incident, alerts, "resolved")
+            self._say(task, note)
         task.complete("cleared")
+
+    def _state(self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]) -> None:
+        """Someone acknowledged (`notify_state:ack:<id>`) or resolved (`…:resolve:<id>`) the
+        incident: restate the page, and for a resolution send the resolve notice."""
+        what = task.claim.task_id.split(":")[1]
+        if what == "resolve":
+            self._resolved(task, incident, alerts)
+            task.complete("resolved")
+            return
+        self._restate(task, incident, alerts, "acknowledged")
+        task.complete("page updated")
+
+    def _resolved(
+        self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
+    ) -> None:
+        """The incident resolved: one notice in the thread (intent `…:resolve-notice`, so
+        however many alerts or clicks resolve it, it is said once), the ticket closed
+        (`…:ticket-resolved`) and the page restated (`…:resolved`)."""
+        refs = self._refs(task, incident["id"])
+        root = refs.get(intent(incident["id"], "initial-notification"))
+        if root is not None:
+            note = messages.resolved_notice(
+                intent(incident["id"], "resolve-notice"), incident, alerts, root, self.public_url
+            )
+            self._say(task, note)
+        issue = refs.get(intent(incident["id"], "ticket"))
+        closing = messages.ticket_resolved(
+            intent(incident["id"], "ticket-resolved"), incident, alerts, issue
+        )
+        task.act(self.tickets, closing)
+        self._restate(task, incident, alerts, "resolved")
 
     def _restate(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], what: str
@@ -374,6 +534,15 @@ class Responder:
             json.loads(paged["result"]) if paged else None,
             task.graph.rows("incident_changes", {"incident_id": incident_id}),
             task.graph.rows("incident_verdicts", {"incident_id": incident_id}),
-            link(refs.get(intent(incident_id, "ticket"))),
+            link(refs.get(intent(incident_id, "ticket"))), self.public_url,
         )  # fmt: skip
+        page_intent = intent(incident_id, "initial-notification")
+        refused = [
+            Refusal(channel=d["channel"], reason=d["reason"] or "refused")
+            for d in task.graph.rows("incident_deliveries", {"incident_id": incident_id})
+            if d["intent_id"] == page_intent and d["outcome"] == "refused"
+        ]
+        if refused:  # the page keeps saying why it landed where it did
+            notice = update.notice.model_copy(update={"refused": refused})
+            update = update.model_copy(update={"notice": notice})
         task.act(self.messenger, update)

@@ -41,6 +41,7 @@ TASK_KINDS: tuple[TaskKind, ...] = (
     TaskKind("notify_cleared", "responder", after_page=True),
     TaskKind("notify_update", "responder", after_page=True),
     TaskKind("notify_verdict", "responder", after_page=True),
+    TaskKind("notify_state", "responder", after_page=True),
     TaskKind("readback", "responder"),
     TaskKind("learn", "learner"),
 )

@@ -228,12 +228,17 @@ def serve(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGHUP, hangup_ignored)
     try:
         with Runtime(settings) as runtime:
             assert runtime.store is not None and runtime.url is not None
             routing = check_default_route(settings, runtime.store, runtime.slack)
-            if any(not f.ok for f in routing):
+            if any(not f.ok and not f.transient for f in routing):
                 raise ConfigError("; ".join(f.what for f in routing if not f.ok))
+            for finding in (f for f in routing if not f.ok):  # Slack unreachable: start anyway
+                note = f"{finding.what}; alerts are accepted and pages wait until Slack answers"
+                typer.echo(f"blast-radius: warning: {note}", err=True)
+                runtime.notes.append(note)
             bound = runtime.serve_http()
             runtime.start_upkeep()  # on-call shifts kept ahead; discovery
             assert runtime.url is not None
@@ -308,6 +313,7 @@ def worker(
     configure_logging(settings, verbose)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGHUP, hangup_ignored)
     try:
         with Runtime(settings) as runtime:
             loop = runtime.make_worker(role)
@@ -318,6 +324,15 @@ def worker(
     except (GraphUnavailable, SchemaFailed) as exc:
         typer.echo(f"blast-radius worker: {exc}", err=True)
         raise typer.Exit(1) from exc
+
+
+def hangup_ignored(signum: int, frame: object) -> None:
+    """SIGHUP (a closed terminal, `kill -HUP`) is logged and ignored: settings are read once
+    at start, so a reload would change nothing, and the default action (exit) would stop alert
+    intake silently. Restart the service to apply new settings."""
+    logging.getLogger("gateway.cli").warning(
+        "SIGHUP received and ignored: settings are read at start; restart to apply changes"
+    )
 
 
 def refuse_placeholder_secrets(settings: Settings) -> None:

@@ -4,7 +4,8 @@ Checks, in order: the settings (no placeholder secrets outside dev mode), the Fa
 connection (in a cluster: every hash slot served, every shard's replicas) and every tenant
 graph's unique constraints (OPERATIONAL) and on-call coverage (someone on call for every team now
 and for the next 14 days), the default route (in Slack mode the default team's `slack_channel`,
-else `SLACK_DEFAULT_CHANNEL`, exists), every outbound notifier (`Notifier.check()`: the outbox is
+else `SLACK_DEFAULT_CHANNEL`, exists), every team's Slack channel and every person's Slack
+identity (in Slack mode), every outbound notifier (`Notifier.check()`: the outbox is
 writable; Slack and GitHub adapters check their token and access), the planner's models
 (`ChatModel.check()`: key and model name, no tokens spent), that the webhook answers
 `GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`, that
@@ -41,11 +42,14 @@ TOKEN_FILE = "/etc/alertmanager/blast-radius-{tenant}.token"  # noqa: S105 (a pa
 
 @dataclass(frozen=True)
 class Finding:
-    """One checked thing: `ok` False means a problem the operator must fix; `what` says which."""
+    """One checked thing: `ok` False means a problem the operator must fix; `what` says which.
+    `transient`: the problem is an outside system not answering now (a retry may pass), which
+    must not keep `serve` from accepting alerts."""
 
     ok: bool
     area: str
     what: str
+    transient: bool = False
 
     def line(self) -> str:
         """`ok       area: what` or `PROBLEM  area: what`."""
@@ -182,9 +186,47 @@ def check_default_route(
         try:
             slack.channel_id(channel)
         except AdapterError as exc:
-            found.append(Finding(False, "routing", f"{tenant}: {named}, channel {channel}: {exc}"))
+            what = f"{tenant}: {named}, channel {channel}: {exc}"
+            if exc.retryable:  # Slack unreachable: pages queue, intake goes on
+                what += " (Slack unreachable: serve still accepts alerts; pages wait for it)"
+            found.append(Finding(False, "routing", what, transient=exc.retryable))
             continue
         found.append(Finding(True, "routing", f"{tenant}: {named} pages in {channel}"))
+    return found
+
+
+def check_slack_world(settings: Settings, store: GraphStore, slack: SlackNotifier) -> list[Finding]:
+    """In Slack mode, every team's `slack_channel` takes a page (exists, not archived, the bot
+    in it) and every member can be mentioned (their `slack_user_id`, else email, is a Slack
+    user). A refused channel still pages along the root route, but late and elsewhere: each
+    one is a problem to fix."""
+    found: list[Finding] = []
+    for tenant in settings.tenants:
+        try:
+            rows = store.graph(graph_name(tenant)).rows("slack_identities")
+        except GraphUnavailable as exc:
+            found.append(Finding(False, "slack", f"{tenant}: {exc}"))
+            continue
+        bad_channels, bad_people, people = [], [], 0
+        try:
+            for row in rows:
+                if row["channel"] and (why := slack.channel_problem(row["channel"])):
+                    bad_channels.append(f"team {row['team']}: channel {row['channel']}: {why}")
+                for person in row["people"]:
+                    people += 1
+                    why = slack.person_problem(person["slack_user_id"], person["email"])
+                    if why:
+                        bad_people.append(f"team {row['team']}: {person['name']}: {why}")
+        except AdapterError as exc:
+            found.append(Finding(False, "slack", f"{tenant}: Slack could not be asked: {exc}"))
+            continue
+        found += [Finding(False, "slack", f"{tenant}: {line}") for line in bad_channels]
+        found += [Finding(False, "slack", f"{tenant}: {line}") for line in bad_people]
+        if not bad_channels and not bad_people:
+            found.append(Finding(True, "slack", (
+                f"{tenant}: {sum(1 for r in rows if r['channel'])} team channels take pages; "
+                f"{people} people have a Slack identity"
+            )))  # fmt: skip
     return found
 
 
@@ -196,14 +238,16 @@ def database_url(settings: Settings) -> str | None:
 
 
 def check_routing(settings: Settings, runtime: Runtime) -> list[Finding]:
-    """`check_default_route` on a connection of its own (nothing when the database is down:
-    `check_falkordb` says so)."""
+    """`check_default_route` and `check_slack_world` on a connection of its own (nothing when
+    the database is down: `check_falkordb` says so)."""
     url = database_url(settings)
     if runtime.slack is None or url is None or not answers_ping(url):
         return []
     store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
     try:
-        return check_default_route(settings, store, runtime.slack)
+        return check_default_route(settings, store, runtime.slack) + check_slack_world(
+            settings, store, runtime.slack
+        )
     finally:
         store.close()
 

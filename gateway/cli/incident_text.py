@@ -73,6 +73,12 @@ def incident_report(found: dict[str, Any], paged: dict[str, Any] | None = None) 
     if paged:
         where = ", ".join(str(p) for p in (paged.get("team"), paged.get("channel")) if p)
         lines.append(f"paged: {paged.get('person') or 'nobody on call'} ({where})")
+    if found.get("acknowledged_at"):
+        lines.append(
+            f"acknowledged by {found['acknowledged_by']} at {when(found['acknowledged_at'])}"
+        )
+    if found.get("resolved_by"):
+        lines.append(f"resolved by {found['resolved_by']}")
     lines.append(f"\nalerts ({len(found['alerts'])}):")
     lines += [
         f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or unknown_component(a)}"
@@ -84,6 +90,15 @@ def incident_report(found: dict[str, Any], paged: dict[str, Any] | None = None) 
         lines += [
             f"  {a['kind']:<12} {a['status']:<8} {a['external_ref'] or '-'}"
             for a in found["actions"]
+        ]
+    if found.get("deliveries"):
+        lines.append("\ndeliveries:")
+        lines += [
+            f"  {d['outcome']:<9} {d['channel']}"
+            + (f" ({d['reason']})" if d["reason"] else "")
+            + (f", after {d['fallback_from']} refused" if d["fallback_from"] else "")
+            + f" at {when(d['at'])}"
+            for d in found["deliveries"]
         ]
     if found["verdicts"]:
         lines.append("\nverdicts:")

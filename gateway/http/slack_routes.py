@@ -20,16 +20,17 @@ action_ts): the verdict id is made from these, so a repeat changes nothing.
   subtypes (edits, deletions, joins; `thread_broadcast` is a reply and counts), top-level
   messages, threads that are not ours.
 - interactions: `application/x-www-form-urlencoded` with one field `payload` (JSON);
-  `block_actions` from our buttons (`adapters/slack/notifier.py` ACTIONS, value = incident id) on
-  one of
-  our pages, and Approve / Discard of a preference read back (value = the fact id; only its
-  author's click counts). Answer: an empty 200.
+  `block_actions` from our buttons (ids in `adapters/slack/actions.py`, dispatched from one
+  table, `HANDLERS`): a verdict on one of our pages (value = incident id), and Approve /
+  Discard of a preference read back (value = the fact id; only its author's click counts).
+  Answer: an empty 200.
 
 Bodies are parsed into the models of `adapters/slack/payloads.py`; a field of the wrong type or
 size is a 400 with the reason. Ids made from Slack's values pass through `safe_key`.
 
 Status codes: 400 body not JSON / not a form with a JSON payload / wrong or missing fields,
-401 bad signature, 404 Slack not configured, 413 body over 1 MiB, 503 graph unavailable
+401 bad signature, 403 from another workspace or app than `SLACK_TEAM_ID` / `SLACK_APP_ID`,
+404 Slack not configured, 413 body over 1 MiB, 503 graph unavailable
 (Slack retries events).
 """
 
@@ -38,6 +39,7 @@ from __future__ import annotations
 import logging
 import re
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
@@ -46,7 +48,8 @@ from slack_sdk.signature import SignatureVerifier
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import GraphStore, TenantGraph, graph_name, key_problem, safe_key
-from adapters.slack.notifier import ACTIONS, make_ref
+from adapters.slack import actions
+from adapters.slack.notifier import make_ref
 from adapters.slack.payloads import (
     Action,
     EventEnvelope,
@@ -55,15 +58,13 @@ from adapters.slack.payloads import (
     reasons,
 )
 from agents.learn import verdicts
-from agents.respond import preferences
+from agents.respond import lifecycle, preferences
 from gateway.http.limits import BodyError, load_json
 from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
 router = APIRouter()
 
-#: Buttons of a preference read back (`agents/respond/messages.py` readback).
-PREFERENCE_ACTIONS = ("approve_preference", "discard_preference")
 #: The shapes Slack's signing headers have (api.slack.com, "Verifying requests from Slack"):
 #: Unix seconds, and "v0=" with a hex SHA-256 HMAC. Anything else is refused before the SDK.
 SLACK_TIMESTAMP = re.compile(r"[0-9]{1,12}")
@@ -94,6 +95,16 @@ async def verified_body(request: Request) -> bytes:
             "X-Slack-Request-Timestamp within 5 minutes)",
         )
     return raw
+
+
+def check_origin(settings: Settings, team_id: str | None, app_id: str | None) -> None:
+    """Refuse (403) a signed request from another workspace or app than `SLACK_TEAM_ID` and
+    `SLACK_APP_ID` (each checked only when set): a signing secret leaked from, or shared with,
+    another installation must not reach our pages."""
+    if settings.slack_team_id and team_id != settings.slack_team_id:
+        raise HTTPException(403, f"request from workspace {team_id!r}, not SLACK_TEAM_ID")
+    if settings.slack_app_id and app_id != settings.slack_app_id:
+        raise HTTPException(403, f"request for app {app_id!r}, not SLACK_APP_ID")
 
 
 def slack_ms(ts: object) -> int:
@@ -194,6 +205,8 @@ async def slack_events(request: Request) -> dict[str, Any]:
         event = body.message()
     except ValidationError as exc:
         raise HTTPException(400, f"not a Slack event: {reasons(exc)}") from None
+    if body.type != "url_verification":  # Slack's URL check carries no team or app
+        check_origin(request.app.state.settings, body.team_id, body.api_app_id)
     if body.type == "url_verification":
         if body.challenge is None:
             raise HTTPException(400, "url_verification without a challenge")
@@ -224,7 +237,7 @@ def record_click(state: Any, payload: Interaction, action: Action) -> dict[str, 
         return {"ignored": "not one of our pages"}
     if action.value != page["incident_id"]:
         return {"ignored": "the button names another incident"}
-    said = ACTIONS[action.action_id]
+    said = actions.VERDICTS[action.action_id]
     # (user, action_id, action_ts) identifies a click: Slack's retry of it changes nothing
     key = safe_key(f"{user.id}:{action.action_id}:{action.action_ts}")
     verdict = verdicts.Verdict(
@@ -236,11 +249,40 @@ def record_click(state: Any, payload: Interaction, action: Action) -> dict[str, 
     )  # fmt: skip
     try:
         row = verdicts.record(graph, verdict)
+        if said == "resolved":  # the Resolved button resolves the incident, not only says so
+            lifecycle.resolve(graph, page["incident_id"], lifecycle.slack_name(
+                graph, user.id, verdict.by_name))  # fmt: skip
     except LookupError:
         return {"ignored": "the page's incident is gone"}
     if row["fresh"]:  # its learn and notify tasks: wake an idle worker
         state.store.wake()
     return {"verdict": row["verdict"], "verdict_id": row["id"], "repeat": not row["fresh"]}
+
+
+def acknowledge_click(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
+    """The Acknowledge button: the incident is acknowledged by the clicker (by name: the
+    world's person with that Slack user id, else the name Slack sent). A repeat, or a click
+    after someone else acknowledged, changes nothing."""
+    user = payload.user
+    channel, message_ts = payload.channel_id(), payload.message_ts()
+    if not user.id or not channel or not message_ts:
+        raise HTTPException(400, "block_actions payload lacks user.id, channel or message ts")
+    try:
+        graph, page = find_page(state.store, state.settings, make_ref(channel, message_ts))
+    except LookupError:
+        return {"ignored": "not one of our pages"}
+    if action.value != page["incident_id"]:
+        return {"ignored": "the button names another incident"}
+    name = lifecycle.slack_name(graph, user.id, user.username or user.name)
+    try:
+        row = lifecycle.acknowledge(graph, page["incident_id"], name)
+    except LookupError:
+        return {"ignored": "the page's incident is gone"}
+    except lifecycle.NotOpen as exc:
+        return {"ignored": str(exc)}
+    if row["fresh"]:  # its notify_state task edits the page
+        state.store.wake()
+    return {"acknowledged_by": row["acknowledged_by"], "repeat": not row["fresh"]}
 
 
 def answer_readback(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
@@ -253,13 +295,25 @@ def answer_readback(state: Any, payload: Interaction, action: Action) -> dict[st
     if key_problem(fact_id) is not None:  # not one of our fact ids: nothing to look up
         return {"ignored": "no such proposed preference of this user"}
     decide = (
-        preferences.approve if action.action_id == "approve_preference" else preferences.discard
-    )
+        preferences.approve if action.action_id == actions.APPROVE_PREFERENCE
+        else preferences.discard
+    )  # fmt: skip
     for tenant in state.settings.tenants:
         row = decide(state.store.graph(graph_name(tenant)), fact_id, user)
         if row is not None:
             return {action.action_id: row["id"]}
     return {"ignored": "no such proposed preference of this user"}
+
+
+#: A button's `action_id` -> what a click on it does: `(app state, payload, action) -> outcome`.
+HANDLERS: dict[str, Callable[[Any, Interaction, Action], dict[str, Any]]] = {
+    actions.CONFIRM: record_click,
+    actions.REJECT: record_click,
+    actions.RESOLVED: record_click,
+    actions.ACKNOWLEDGE: acknowledge_click,
+    actions.APPROVE_PREFERENCE: answer_readback,
+    actions.DISCARD_PREFERENCE: answer_readback,
+}
 
 
 @router.post("/api/v1/slack/interactions")
@@ -273,13 +327,13 @@ async def slack_interactions(request: Request) -> Response:
         raise HTTPException(400, "body must be form-encoded with a JSON `payload` field") from None
     except ValidationError as exc:
         raise HTTPException(400, f"not a Slack block_actions payload: {reasons(exc)}") from None
-    actions = [a for a in payload.actions if a.action_id in (*ACTIONS, *PREFERENCE_ACTIONS)]
-    if payload.type != "block_actions" or not actions:
+    check_origin(
+        request.app.state.settings, payload.team.id if payload.team else None, payload.api_app_id
+    )
+    clicked = [a for a in payload.actions if a.action_id in HANDLERS]
+    if payload.type != "block_actions" or not clicked:
         return Response(status_code=200)
-    if actions[0].action_id in PREFERENCE_ACTIONS:
-        done = await run_in_threadpool(answer_readback, request.app.state, payload, actions[0])
-        log.info("slack preference action by %s: %s", payload.user.id, done)
-        return Response(status_code=200)
-    outcome = await run_in_threadpool(record_click, request.app.state, payload, actions[0])
-    log.info("slack action by %s: %s", payload.user.id, outcome)
+    handler = HANDLERS[clicked[0].action_id]
+    outcome = await run_in_threadpool(handler, request.app.state, payload, clicked[0])
+    log.info("slack action %s by %s: %s", clicked[0].action_id, payload.user.id, outcome)
     return Response(status_code=200)

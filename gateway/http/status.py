@@ -20,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
 from agents.learn import verdicts
+from agents.respond import lifecycle
 from gateway.http.auth import tenant_for
 from gateway.http.limits import MAX_NAME_CHARS, MAX_TEXT_CHARS, Key
 
@@ -36,13 +37,17 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     """The whole incident as the API shows it, or None when there is no such incident.
 
     Shape: id, status (open | resolved | merged), title, severity, opened_at/resolved_at (ms,
-    UTC), root_cause (component name or null), merged_into (the incident that took its alerts,
-    or null), finding {summary, confidence, candidates, paths, ruled_out, planner, model (the
-    planner model, or null), second_opinion (the graph's check of a model's answer)},
+    UTC), resolved_by (a person's name when resolved by hand), acknowledged_at (ms UTC) and
+    acknowledged_by (a person's name), root_cause (component name or null), merged_into (the
+    incident that took its alerts, or null), finding {summary, confidence, candidates, paths,
+    ruled_out, planner, model (the planner model, or null), second_opinion (the graph's check
+    of a model's answer)},
     alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
     starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana),
     joined_via (the dependency path that joined it, `a → b`, or null for the first alert)}],
-    actions [{intent_id, kind, status, adapter, external_ref}], verdicts [{id, verdict,
+    actions [{intent_id, kind, status, adapter, external_ref}], deliveries [{intent_id, at,
+    channel, outcome (delivered | refused | error), reason, fallback_from}] (every attempt to
+    deliver a page, oldest first), verdicts [{id, verdict,
     actual_cause, by, by_name, at, text, source, event_id}] (engineers' answers in Slack,
     oldest first), tasks [{id, kind, status, epoch, attempts, taken_over, last_error,
     created_at}] (the agents' work on it; epoch counts claims), similar [{id, at, root_cause,
@@ -90,11 +95,15 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "severity": row["severity"],
         "opened_at": row["opened_at"],
         "resolved_at": row["resolved_at"],
+        "resolved_by": row["resolved_by"],
+        "acknowledged_at": row["acknowledged_at"],
+        "acknowledged_by": row["acknowledged_by"],
         "root_cause": row["root_cause"],
         "merged_into": row["merged_into"],
         "finding": finding,
         "alerts": alerts,
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
+        "deliveries": graph.rows("incident_deliveries", {"incident_id": incident_id}),
         "verdicts": graph.rows("incident_verdicts", {"incident_id": incident_id}),
         "tasks": graph.rows("incident_tasks", {"incident_id": incident_id}),
     } | memory_of(graph, incident_id)
@@ -143,12 +152,15 @@ async def live() -> dict[str, str]:
 
 
 @router.api_route("/health/ready", methods=["GET", "HEAD"], response_model=None)
-async def ready(request: Request) -> dict[str, str] | JSONResponse:
-    """200 when the graph answers and the schema is in place; 503 otherwise."""
+async def ready(request: Request) -> dict[str, Any] | JSONResponse:
+    """200 when the graph answers and the schema is in place; 503 otherwise. Alert intake
+    needs nothing else: `detail` lists what serve noticed that delays pages but not intake
+    (Slack unreachable at start: pages wait in the graph until it answers)."""
     ok = request.app.state.schema_ready and await run_in_threadpool(request.app.state.store.ping)
     if not ok:
         return JSONResponse({"status": "not ready"}, status_code=503)
-    return {"status": "ready"}
+    notes = list(getattr(request.app.state, "notes", []))
+    return {"status": "ready", "detail": notes} if notes else {"status": "ready"}
 
 
 class VerdictIn(BaseModel):
@@ -194,9 +206,12 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
             source="api", event_id=key,
         )  # fmt: skip
         try:
-            return verdicts.record(graph, verdict)
+            row = verdicts.record(graph, verdict)
         except verdicts.IdTaken as exc:
             raise HTTPException(422, f"{exc}: use a new id for a new verdict") from None
+        if given.verdict == "resolved":  # a `resolved` verdict resolves the incident
+            lifecycle.resolve(graph, incident_id, given.by)
+        return row
 
     row = await run_in_threadpool(store)
     if row is None:

@@ -209,6 +209,9 @@ class Runtime:
                 write_interval_s=settings.github_write_interval_s,
             )  # fmt: skip
         self.slack, self.messenger = messengers(settings, self.outbox)
+        #: What `serve` noticed at start that does not stop intake (e.g. Slack unreachable);
+        #: `/health/ready` lists it as its `detail`.
+        self.notes: list[str] = []
         if settings.metrics_dir is not None:
             use_multiprocess_dir(settings.metrics_dir)
         #: This process's metrics, shared by the app and every worker it runs.
@@ -338,6 +341,7 @@ class Runtime:
         from gateway.http.slow_clients import with_read_timeouts
 
         app = create_app(self.settings, self.store, metrics=self.metrics)
+        app.state.notes = self.notes  # shared: `/health/ready` shows what serve noticed
         config = uvicorn.Config(
             app,
             log_level="warning",
@@ -373,6 +377,8 @@ class Runtime:
                 self.tickets,
                 records=self.outbox if s.notify_mode == "slack" else None,
                 fallback=self.outbox,
+                default_channel=s.slack_default_channel if self.slack is not None else None,
+                public_url=s.public_url,
             ),
             Learner(),
         ]

@@ -153,7 +153,7 @@ def test_unknown_component_critical_alert_pages_the_default_teams_on_call(gw: Ga
     gw.drain()
     (page,) = sent(gw, report["incidents"][0], "notification")
     assert page["person"] == "Ada Example" and page["channel"] == "#platform-oncall"
-    assert page["paged"] == (
+    assert page["notice"]["paged"] == (
         "Ada Example (on call for platform, the default team: no alert names a known component)"
     )
     assert "nobody" not in page["text"].lower()
@@ -177,7 +177,7 @@ def test_owner_with_nobody_on_call_falls_back_to_the_default_team_saying_why(
     gw.drain()
     (page,) = sent(gw, report["incidents"][0], "notification")
     assert page["person"] == "Ada Example"
-    assert page["paged"] == (
+    assert page["notice"]["paged"] == (
         "Ada Example (on call for platform, the default team: batch, owner of batch-job, "
         "has nobody on call now)"
     )
@@ -284,9 +284,10 @@ def test_two_independent_failures_sharing_callers_end_as_two_incidents(gw: Gatew
     # each paged to its own owner, once; neither cause lost
     (orders_page,) = sent(gw, orders_id, "notification")
     (payments_page,) = sent(gw, payments["id"], "notification")
-    assert orders_page["person"] == "Dee Example" and orders_page["root_cause"] == "orders-db"
+    assert orders_page["person"] == "Dee Example"
+    assert orders_page["notice"]["root_cause"] == "orders-db"
     assert payments_page["person"] == "Pat Example"
-    assert payments_page["root_cause"] == "payments-db"
+    assert payments_page["notice"]["root_cause"] == "payments-db"
     assert len(sent(gw, payments["id"], "ticket")) == 1
     assert not [f for f in sent(gw, orders_id, "followup") if "Diagnosis update" in f["text"]]
 
@@ -311,7 +312,7 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     assert "Dee Example (on call for orders-data, owner of orders-db)" in texts["repage"]["text"]
     # the page, restated, names the person paged now
     (restated,) = [e for e in gw.outbox if e["kind"] == "update" and ":page:" in e["intent_id"]]
-    assert restated["person"] == "Dee Example" and restated["root_cause"] == "orders-db"
+    assert restated["person"] == "Dee Example" and restated["notice"]["root_cause"] == "orders-db"
     assert len(incidents(gw)) == 1
     # and so do the web pages (`web_paged`), not the first person paged
     page = gw.http.get(f"/ui/incidents/{incident_id}").text
@@ -437,7 +438,7 @@ def test_a_held_page_goes_out_when_no_linking_alert_comes(
         time.sleep(0.4)  # the hold is over
         gateway.drain()
         (page,) = sent(gateway, shop, "notification")
-        assert page["root_cause"] == "shop"
+        assert page["notice"]["root_cause"] == "shop"
     finally:
         gateway.http.close()
         gateway.runtime.close()
@@ -473,7 +474,7 @@ def test_teams_told_leave_a_followup_naming_the_person(gw: Gateway) -> None:
     gw.drain()
     (told,) = [f for f in sent(gw, incident_id, "followup") if ":told:" in f["intent_id"]]
     assert told["intent_id"] == f"incident:{incident_id}:told:platform"
-    assert told["person"] == "Ada Example" and told["slack_user_id"] == "U0ADA"
+    assert told["person"] == "Ada Example" and told["notice"]["person"]["slack_user_id"] == "U0ADA"
 
 
 # --- 4. Grafana no-data / error alerts ------------------------------------------------------------

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from adapters.falkordb import GraphStore, TenantGraph
+from adapters.notices import Page
 from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
 from agents.investigate.investigator import Investigator
@@ -46,8 +47,9 @@ def investigated(store: GraphStore, graph: TenantGraph, tenant: str) -> str:
 
 def message(incident: str, intent: str) -> OutboundMessage:
     return OutboundMessage(
-        intent_id=intent, incident_id=incident, kind="notification", title="t", text="x"
-    )
+        intent_id=intent, incident_id=incident, kind="notification",
+        notice=Page(incident_id=incident, title="t"),
+    )  # fmt: skip
 
 
 def test_claim_takes_the_oldest_open_task_once(graph):

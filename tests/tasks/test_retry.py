@@ -43,7 +43,9 @@ def test_a_permanent_error_is_not_retried_and_the_page_is_copied_to_the_outbox(
     outbox = Outbox(tmp_path / "outbox.jsonl")
     worker = Worker(store, [tenant], [slack_responder(api, outbox)], role="responder")
     worker.run(threading.Event(), burst=True)
-    assert api.called("chat.postMessage") == 1  # not five attempts at a channel that is not there
+    # once per channel of the root route (the owner's, the default team's), not five attempts
+    # at a channel that is not there
+    assert api.called("chat.postMessage") == 2
     (page,) = [e for e in outbox.entries() if e["kind"] == "notification"]
     assert page["intent_id"] == f"incident:{incident}:initial-notification:fallback"
     assert (

@@ -1,0 +1,286 @@
+"""Tickets as GitHub-flavoured Markdown: the issue's title, body and labels, and the closing
+comment, rendered from the responder's notices.
+
+Every field is data, never markup. Raw alert text and change refs appear only in code blocks or
+code spans (CommonMark: nothing inside them is markup); every other field (severity, names,
+summary, reasons) goes through `text()`, which escapes Markdown punctuation with backslashes,
+writes `&`, `<`, `>` as HTML entities (GitHub renders raw HTML), and breaks @-mentions with a
+zero-width space (`@&#8203;name`, as Renovate and Dependabot do) so no field pings anyone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from adapters.notices import StepNote, Ticket, TicketUpdate, fmt_ms
+
+#: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
+TICKET_BODY_LIMIT = 60_000
+#: Markdown punctuation that can start emphasis, a link, a heading, a table cell or code.
+_PUNCTUATION = re.compile(r"([\\`*_\[\]#|~])")
+#: A list item or block quote when at the start of a line.
+_LINE_START = re.compile(r"^(\s*)([-+>]|\d+[.)])")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
+
+
+def text(value: object) -> str:
+    """Untrusted text for a Markdown line: newlines become spaces, HTML special characters
+    become entities, Markdown punctuation is backslash-escaped, `@name` cannot mention."""
+    flat = " ".join(str(value).splitlines())
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    flat = _PUNCTUATION.sub(r"\\\1", flat)
+    flat = _LINE_START.sub(r"\1\\\2", flat)
+    return _MENTION.sub("@&#8203;", flat)
+
+
+def inline_code(value: str) -> str:
+    """A Markdown code span for untrusted text: no markup, link or @mention can form in it.
+
+    Newlines become spaces; the fence is longer than any backtick run inside (CommonMark).
+    """
+    flat = " ".join(str(value).split("\n"))
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def code_block(value: str) -> str:
+    """A Markdown fenced code block whose fence is longer than any backtick run in `value`."""
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{value}\n{fence}"
+
+
+def url(value: str, label: str) -> str:
+    """A Markdown link to an http(s) URL (its `<`, `>`, spaces and `)` percent-encoded), else
+    the value as a code span."""
+    if not value.startswith(("https://", "http://")):
+        return inline_code(value)
+    safe = value.replace(" ", "%20").replace("<", "%3C").replace(">", "%3E").replace(")", "%29")
+    return f"[{text(label)}](<{safe}>)"
+
+
+def verbatim(raw: dict[str, Any]) -> str:
+    """An alert's raw fields as indented `name: value` lines, values exactly as received."""
+    lines = [f"fingerprint: {raw['fingerprint']}"] if raw.get("fingerprint") else []
+    for section in ("labels", "annotations"):
+        lines.append(f"{section}:")
+        for name, value in sorted(raw[section].items()):
+            shown = str(value).replace("\n", "\n    ")
+            lines.append(f"  {name}: {shown}")
+    if raw.get("values") is not None:
+        lines.append(f"values: {json.dumps(raw['values'], sort_keys=True)}")
+    lines += [f"startsAt: {raw['startsAt']}", f"status: {raw['status']}",
+              f"generatorURL: {raw['generatorURL']}"]  # fmt: skip
+    return "\n".join(lines)
+
+
+def ticket_ref(ref: str) -> str:
+    """How a ticket body names another ticket: `owner/repo#12` for a GitHub issue ref
+    (`github:owner/repo#12`; GitHub links it), else the ref as a code span."""
+    if ref.startswith("github:") and "#" in ref:
+        return ref.removeprefix("github:").split("/comments/")[0]
+    return inline_code(ref)
+
+
+def _names(items: list[str], shown: int) -> str:
+    """`a, b, c +2 more` for a list of names."""
+    head = ", ".join(items[:shown])
+    return head + (f" +{len(items) - shown} more" if len(items) > shown else "")
+
+
+def title(ticket: Ticket) -> str:
+    """The issue title (plain text: GitHub renders no markup in titles): severity, the symptom
+    (alert names and where), and the root cause, e.g. `[critical] ServiceHighErrorRate on
+    payment, checkout, frontend +1 more — root cause: payment`, or `… — root cause unclear:
+    load-generator or frontend-web`."""
+    names = ticket.alert_names or [ticket.title]
+    symptom = _names(names, 2) + (f" on {_names(ticket.where, 3)}" if ticket.where else "")
+    if ticket.root_cause:
+        why = f"root cause: {ticket.root_cause}"
+    elif ticket.candidates:
+        why = "root cause unclear: " + " or ".join(ticket.candidates[:3])
+    else:
+        why = "root cause unknown"
+    return f"[{ticket.severity}] {symptom} — {why}"
+
+
+def labels(ticket: Ticket) -> list[str]:
+    """`severity:<s>` and `component:<name>` for the cause (else the first three candidates)."""
+    names = [ticket.root_cause] if ticket.root_cause else ticket.candidates[:3]
+    return [f"severity:{ticket.severity}"] + [f"component:{name}" for name in names]
+
+
+def _step_result(result: str | None) -> str:
+    """A short account of a stored step result (JSON): `3 rows`, `2 fields`, or the value."""
+    try:
+        value = json.loads(result or "null")
+    except json.JSONDecodeError:
+        return "unreadable result"
+    if isinstance(value, list):
+        return f"{len(value)} row{'' if len(value) == 1 else 's'}"
+    if isinstance(value, dict):
+        return f"{len(value)} field{'' if len(value) == 1 else 's'}"
+    return "no result" if value is None else inline_code(json.dumps(value)[:80])
+
+
+def steps_section(steps: list[StepNote], limit: int = 60) -> list[str]:
+    """The investigator's checkpointed steps as Markdown lines, one numbered list per task:
+    tool, arguments (cut at 200 characters), result size."""
+    lines: list[str] = []
+    task = None
+    for shown, step in enumerate(steps):
+        if shown == limit:
+            lines.append(f"- … and {len(steps) - limit} more steps")
+            break
+        if step.task_id != task:
+            task = step.task_id
+            lines += ["", f"**{text(step.kind)}** (task {inline_code(task)}):"]
+        args = step.args or ""
+        args = args if len(args) <= 200 else args[:199] + "…"
+        lines.append(
+            f"{step.n}. {inline_code(step.tool)} {inline_code(args)} → {_step_result(step.result)}"
+        )
+    return lines or ["- none recorded"]
+
+
+def _capped(lines: list[str], limit: int, what: str) -> list[str]:
+    if len(lines) <= limit:
+        return lines
+    return [*lines[:limit], f"- … and {len(lines) - limit} more {what}"]
+
+
+def evidence_section(raws: list[dict[str, Any]], budget: int, incident_id: str) -> str:
+    """Each alert's raw fields (`verbatim`) in its own code block, within `budget` characters.
+
+    When they do not fit, the last alert that fits in part is cut inside its block, later ones
+    are left out, and a closing line says how many alerts and characters were left out.
+    """
+    texts = [verbatim(raw) for raw in raws]
+    total = sum(len(t) for t in texts)
+    note_room = 400
+    out: list[str] = []
+    used = shown = 0
+    for index, body in enumerate(texts):
+        block = "\n" + code_block(body)
+        last = index == len(texts) - 1  # the last block needs no room for the note
+        if used + len(block) <= budget - (0 if last else note_room):
+            out.append(block)
+            used += len(block)
+            shown += len(body)
+            continue
+        room = budget - note_room - used
+        head = body[: max(0, room - 40)]
+        while head and len(block := "\n" + code_block(head + "\n…")) > room:
+            head = head[: len(head) - (len(block) - room)]
+        partial = 0
+        if len(head) >= 200:
+            out.append(block)
+            shown += len(head)
+            partial = 1
+        left_alerts = len(texts) - index - partial
+        parts = []
+        if partial:
+            parts.append(f"alert {index + 1} shown in part")
+        if left_alerts:
+            parts.append(f"{left_alerts} of {len(texts)} alerts not shown")
+        out.append(
+            f"\n\n_(evidence cut to stay under GitHub's 65,536-character limit: "
+            f"{total - shown:,} of {total:,} characters left out; {', '.join(parts)}. "
+            f"Every alert is in full at `GET /api/v1/incidents/{text(incident_id)}`.)_"
+        )
+        break
+    return "".join(out)
+
+
+def body(ticket: Ticket) -> str:
+    """The issue body, under `TICKET_BODY_LIMIT` characters. Sections: the note first (e.g.
+    why nobody was paged), incident and previous occurrence, root cause and confidence, graph
+    paths, recent changes near the cause, candidates considered and why each was ruled out, the
+    investigator's steps, who was paged, and each alert's raw fields verbatim in code blocks
+    (cut with a note when too long)."""
+    cause = ticket.root_cause
+    candidates = ticket.candidates
+    parts = [
+        *([f"> {text(ticket.note)}", ""] if ticket.note else []),
+        f"## Incident {text(ticket.incident_id)}: {text(ticket.status)}, "
+        f"severity {text(ticket.severity)}",
+        f"Opened {fmt_ms(ticket.opened_at)}"
+        + (f", resolved {fmt_ms(ticket.resolved_at)}" if ticket.resolved_at else ""),
+    ]
+    if ticket.incident_url:
+        parts.append(f"Incident page: {url(ticket.incident_url, ticket.incident_url)}")
+    previous = ticket.previous
+    if previous:
+        where = (
+            ticket_ref(previous.ticket_ref) if previous.ticket_ref
+            else f"incident {text(previous.id)} (no ticket)"
+        )  # fmt: skip
+        ended = (
+            f"resolved {fmt_ms(previous.resolved_at)}" if previous.resolved_at
+            else text(previous.status)
+        )  # fmt: skip
+        parts.append(
+            f"**Previous occurrence:** {where} (incident {text(previous.id)}, opened "
+            f"{fmt_ms(previous.opened_at)}, {ended})"
+        )
+    parts += [
+        "",
+        f"**Root cause:** {text(cause)} (confidence {ticket.confidence or 0:.2f})" if cause
+        else "**Root cause:** inconclusive"
+        + (f"; check in this order: {text(', '.join(candidates))}" if candidates else ""),
+        "",
+        text(ticket.summary or ""),
+        "",
+        "### Graph path",
+        *(_capped([f"- {text(' → '.join(p))}" for p in ticket.paths], 10, "paths")
+          or ["- none: no path from an alerting component"]),
+        "",
+        "### Recent changes near the cause",
+        *(_capped([
+            f"- {fmt_ms(c.at)}: {text(c.kind)} {inline_code(c.ref or '')} on {text(c.component)}"
+            + (f" by {inline_code(c.author)}" if c.author else "")
+            for c in ticket.changes
+        ], 20, "changes") or [f"- none in the {ticket.lookback_h} h before the incident opened"]),
+        "",
+        "### Candidates considered",
+        *(_capped(
+            [f"- {text(name)}: {'the root cause' if name == cause else 'not ruled out'}"
+             for name in candidates]
+            + [f"- {text(name)}: ruled out, {text(why)}" for name, why in ticket.ruled_out.items()],
+            40, "candidates",
+        ) or ["- none" + ("" if cause else ": no alert matched a known component")]),
+        "",
+        "### Steps the investigator took",
+        *steps_section(ticket.steps),
+        "",
+        f"### Paged\n{text(ticket.paged)}",
+    ]  # fmt: skip
+    if ticket.runbooks:
+        parts += ["", "### Runbooks"]
+        parts += [f"- {text(name)}: {url(link, link)}" for name, link in ticket.runbooks]
+    n = len(ticket.evidence)
+    parts += ["", f"### Raw evidence ({n} alert{'' if n == 1 else 's'})"]
+    if ticket.undelivered:
+        parts = [f"> {text(ticket.undelivered)}", "", *parts]
+    head = "\n".join(parts)
+    if len(head) > TICKET_BODY_LIMIT // 3:
+        head = head[: TICKET_BODY_LIMIT // 3] + "\n\n_(summary cut)_\n"
+    return head + evidence_section(
+        ticket.evidence, TICKET_BODY_LIMIT - len(head), ticket.incident_id
+    )
+
+
+def update_body(update: TicketUpdate) -> str:
+    """The closing comment: resolution time (and who resolved it) and the alerts that
+    cleared."""
+    by = f" by {text(update.resolved_by)}" if update.resolved_by else ""
+    lines = [f"Resolved{by} at {fmt_ms(update.resolved_at)}. Alerts that cleared:"]
+    lines += [f"- {inline_code(a.title)} on {text(a.component or 'unknown')} "
+              f"at {fmt_ms(a.ends_at)}" for a in update.cleared]  # fmt: skip
+    if update.undelivered:
+        lines += ["", f"_({text(update.undelivered)})_"]
+    return "\n".join(lines)

@@ -1,0 +1,231 @@
+"""What the responder says, as data: a page, a follow-up of a kind, a ticket and its update.
+
+Notices carry raw values only (alert text exactly as received, names, ms times) and no markup:
+each notifier renders them in its own format and escapes every value for it (Slack mrkdwn and
+Block Kit in `adapters.slack`, Markdown in `adapters.github`), as Alertmanager's notifiers build
+their message from template data. They live in the adapter layer because the responder
+(`agents.respond`) builds them and every notifier reads them; they are frozen pydantic models so
+the outbox stores them as JSON and reads them back unchanged.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def fmt_ms(ms: int | None) -> str:
+    """An ms-since-epoch time as `YYYY-MM-DD HH:MM:SS UTC`, or `-`."""
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Span(_Value):
+    """A run of plain text in a sentence. `strong`: emphasised (the cause a follow-up is about);
+    `user_id`: the text names a chat user, whom a renderer may mention by this id (only a
+    well-formed id becomes a mention, else the text is shown)."""
+
+    text: str
+    strong: bool = False
+    user_id: str | None = None
+
+
+class Person(_Value):
+    """The person a notice is for (the on-call paged, a team's on-call told): by name, with the
+    email and chat user id the world gives (either may be missing)."""
+
+    name: str | None = None
+    email: str | None = None
+    slack_user_id: str | None = None
+
+
+class VerdictNote(_Value):
+    """An engineer's verdict on the page: `verdict` confirmed|rejected|resolved, `by` a chat
+    user id (or another source's id), `by_name` their name, `at` ms UTC, and the actual cause
+    named with a rejection."""
+
+    verdict: str
+    by: str | None = None
+    by_name: str | None = None
+    at: int | None = None
+    actual_cause: str | None = None
+
+
+class Refusal(_Value):
+    """A destination that refused a page before it landed elsewhere: `channel` as given, and
+    the system's reason (e.g. `channel_not_found`)."""
+
+    channel: str
+    reason: str
+
+
+class Page(_Value):
+    """The page for an incident and, restated (envelope kind `update`), its current state.
+
+    `similar`: the most similar earlier incident, one sentence; `alerts`: the first alerts in
+    short, one line each (`more_alerts` not shown); `changes`:
+    recent changes the finding cites, one line each; `paged`: who is paged and why, a sentence;
+    `ticket_link`: the ticket's web address; `resolved_at` ms UTC; `verdicts` since the page;
+    `acknowledged_by`/`acknowledged_at` and `resolved_by`: who took it and who resolved it;
+    `incident_url`: the incident's web page; `runbooks`: (alert title, runbook URL) pairs;
+    `refused`: destinations that refused this page first; `undelivered`: why this copy went
+    through another notifier than the intended one.
+    """
+
+    type: Literal["page"] = "page"
+    incident_id: str
+    severity: str = "unknown"
+    title: str
+    status: str = "open"
+    root_cause: str | None = None
+    confidence: float | None = None
+    candidates: list[str] = Field(default_factory=list)
+    summary: str | None = None
+    similar: str | None = None
+    paths: list[list[str]] = Field(default_factory=list)
+    alerts: list[str] = Field(default_factory=list)
+    more_alerts: int = 0
+    changes: list[str] = Field(default_factory=list)
+    paged: str = ""
+    person: Person | None = None
+    ticket_link: str | None = None
+    resolved_at: int | None = None
+    resolved_by: str | None = None
+    acknowledged_at: int | None = None
+    acknowledged_by: str | None = None
+    verdicts: list[VerdictNote] = Field(default_factory=list)
+    incident_url: str | None = None
+    runbooks: list[tuple[str, str]] = Field(default_factory=list)
+    refused: list[Refusal] = Field(default_factory=list)
+    undelivered: str | None = None
+
+
+#: What a follow-up is about; renderers may treat kinds differently (buttons for `readback`).
+FollowUpAbout = Literal[
+    "cleared", "resolved", "acknowledged", "diagnosis", "team-told", "new-cause", "readback",
+    "readback-answer",
+]  # fmt: skip
+
+
+class FollowUp(_Value):
+    """A message in the page's thread: `text` is a sentence of spans; `person` is mentioned at
+    its start (a team's on-call told, the new cause's on-call); `fact_id`, for `readback`, is
+    the stated preference its author may approve or discard; `incident_url` links the incident's
+    web page."""
+
+    type: Literal["followup"] = "followup"
+    about: FollowUpAbout
+    incident_id: str
+    title: str
+    severity: str = "unknown"
+    text: list[Span]
+    person: Person | None = None
+    root_cause: str | None = None
+    fact_id: str | None = None
+    incident_url: str | None = None
+    undelivered: str | None = None
+
+    def plain(self) -> str:
+        """The sentence as plain text, no markup."""
+        return "".join(span.text for span in self.text)
+
+
+class ChangeNote(_Value):
+    """A recent change near the cause: `at` ms UTC, `kind` deploy|pr, `ref`, `component`,
+    `author` (all raw)."""
+
+    at: int
+    kind: str
+    ref: str | None = None
+    component: str | None = None
+    author: str | None = None
+
+
+class StepNote(_Value):
+    """One checkpointed investigator step: its task, the task's kind, step number, tool, the
+    arguments (JSON text) and the stored result (JSON text)."""
+
+    task_id: str
+    kind: str
+    n: int
+    tool: str
+    args: str | None = None
+    result: str | None = None
+
+
+class PreviousNote(_Value):
+    """The previous occurrence of the incident's symptom: its id, status, times (ms UTC) and
+    ticket ref."""
+
+    id: str
+    status: str
+    opened_at: int | None = None
+    resolved_at: int | None = None
+    ticket_ref: str | None = None
+
+
+class Ticket(_Value):
+    """The ticket: what the investigator saw. `note` comes first (e.g. why nobody was paged);
+    `alert_names` and `where` (the alerting components) make the title; `ruled_out` maps a
+    candidate to why it was ruled out; `lookback_h` is how far back changes were looked for;
+    `evidence` holds each alert's raw fields verbatim (`fingerprint`, `labels`, `annotations`,
+    `values`, `startsAt`, `status`, `generatorURL`)."""
+
+    type: Literal["ticket"] = "ticket"
+    incident_id: str
+    severity: str = "unknown"
+    title: str
+    status: str = "open"
+    opened_at: int | None = None
+    resolved_at: int | None = None
+    note: str | None = None
+    previous: PreviousNote | None = None
+    root_cause: str | None = None
+    confidence: float | None = None
+    candidates: list[str] = Field(default_factory=list)
+    ruled_out: dict[str, str] = Field(default_factory=dict)
+    summary: str | None = None
+    paths: list[list[str]] = Field(default_factory=list)
+    changes: list[ChangeNote] = Field(default_factory=list)
+    lookback_h: int = 0
+    steps: list[StepNote] = Field(default_factory=list)
+    paged: str = ""
+    alert_names: list[str] = Field(default_factory=list)
+    where: list[str] = Field(default_factory=list)
+    evidence: list[dict[str, Any]] = Field(default_factory=list)
+    incident_url: str | None = None
+    runbooks: list[tuple[str, str]] = Field(default_factory=list)
+    undelivered: str | None = None
+
+
+class ClearedNote(_Value):
+    """An alert that cleared: its title, component (None: unknown) and end (ms UTC)."""
+
+    title: str
+    component: str | None = None
+    ends_at: int | None = None
+
+
+class TicketUpdate(_Value):
+    """A comment on the ticket; with `close`, the incident resolved at `resolved_at` (ms UTC)
+    and `cleared` lists its alerts."""
+
+    type: Literal["ticket-update"] = "ticket-update"
+    incident_id: str
+    title: str
+    resolved_at: int | None = None
+    resolved_by: str | None = None
+    cleared: list[ClearedNote] = Field(default_factory=list)
+    close: bool = True
+    undelivered: str | None = None
+
+
+#: Any notice; `type` tells them apart in JSON.
+Notice = Annotated[Page | FollowUp | Ticket | TicketUpdate, Field(discriminator="type")]

@@ -1,0 +1,132 @@
+"""Notices as Slack Block Kit blocks (slack-sdk's block models).
+
+Every raw value is escaped (`adapters.slack.mrkdwn`) and every mrkdwn text object is `verbatim`
+(Slack auto-links no URL, channel or mention in it). Block Kit limits: section text 3,000
+characters, a field 2,000, a context element 2,000 (Slack's Block Kit reference).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+
+from adapters.notices import FollowUp, Page
+from adapters.slack import actions
+from adapters.slack.mrkdwn import (
+    escape_mrkdwn,
+    followup_text,
+    link,
+    refused_line,
+    status_lines,
+)
+
+SECTION_LIMIT, FIELD_LIMIT = 3000, 2000
+
+
+def cut(text: str, limit: int) -> str:
+    """`text`, or its head and `…` when longer than `limit` characters."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _mrkdwn(text: str) -> MarkdownTextObject:
+    """A mrkdwn text object Slack will not auto-link (`verbatim`); `text` is already escaped."""
+    return MarkdownTextObject(text=text, verbatim=True)
+
+
+def _lines(items: Iterable[str], limit: int) -> str:
+    return cut("\n".join(escape_mrkdwn(item) for item in items), limit)
+
+
+def page_blocks(page: Page, who: str | None) -> list[Block]:
+    """The Block Kit blocks of a page. `who` is the `<@U…>` mention of the on-call person or
+    None. Buttons: Confirm cause (when there is a cause), Wrong cause, Acknowledge (until
+    someone has), Resolved (until resolved)."""
+    severity = escape_mrkdwn(page.severity.upper())
+    head = f"*[{severity}] {escape_mrkdwn(page.title)}*\nIncident {escape_mrkdwn(page.incident_id)}"
+    if page.incident_url:
+        head += f" · {link(page.incident_url, 'incident page')}"
+    blocks: list[Block] = [SectionBlock(block_id="title", text=_mrkdwn(cut(head, SECTION_LIMIT)))]
+    if page.root_cause:
+        cause = f"*{escape_mrkdwn(page.root_cause)}*"
+        if page.confidence is not None:
+            cause += f" (confidence {page.confidence:.2f})"
+    else:
+        order = escape_mrkdwn(", ".join(page.candidates))
+        cause = f"inconclusive; check in this order: {order}" if order else "inconclusive"
+    paged = escape_mrkdwn(page.paged or "nobody")
+    fields = [
+        _mrkdwn(cut(f"*Root cause*\n{cause}", FIELD_LIMIT)),
+        _mrkdwn(cut(f"*Paged*\n{who + ' ' if who else ''}{paged}", FIELD_LIMIT)),
+    ]
+    if page.ticket_link:
+        fields.append(_mrkdwn(cut(f"*Ticket*\n{link(page.ticket_link)}", FIELD_LIMIT)))
+    blocks.append(SectionBlock(block_id="cause", fields=fields))
+    if page.summary:
+        said = [page.summary] + ([page.similar] if page.similar else [])
+        blocks.append(SectionBlock(block_id="summary", text=_mrkdwn(_lines(said, SECTION_LIMIT))))
+    if page.paths:
+        paths = _lines((" → ".join(p) for p in page.paths[:5]), SECTION_LIMIT - 20)
+        blocks.append(SectionBlock(block_id="paths", text=_mrkdwn(f"*Graph path*\n{paths}")))
+    evidence = list(page.alerts)
+    if page.more_alerts:
+        evidence.append(f"… and {page.more_alerts} more alerts")
+    evidence += [f"change: {c}" for c in page.changes]
+    if evidence:
+        text = _lines(evidence, FIELD_LIMIT - 20)
+        blocks.append(ContextBlock(block_id="evidence", elements=[_mrkdwn(f"*Evidence*\n{text}")]))
+    if page.runbooks:
+        books = "\n".join(f"{escape_mrkdwn(t)}: {link(u)}" for t, u in page.runbooks)
+        books = cut(f"*Runbooks*\n{books}", FIELD_LIMIT)
+        blocks.append(ContextBlock(block_id="runbooks", elements=[_mrkdwn(books)]))
+    status = [line for line in (refused_line(page),) if line] + status_lines(page)
+    if page.undelivered:
+        status.append(f"({escape_mrkdwn(page.undelivered)})")
+    if status:
+        blocks.append(
+            ContextBlock(block_id="status", elements=[_mrkdwn(cut("\n".join(status), FIELD_LIMIT))])
+        )
+    blocks.append(ActionsBlock(block_id="verdict", elements=page_buttons(page)))
+    return blocks
+
+
+def page_buttons(page: Page) -> list[ButtonElement]:
+    """The page's buttons, `value` = the incident id."""
+    value = page.incident_id
+    buttons = []
+    if page.root_cause:
+        buttons.append(ButtonElement(text="Confirm cause", action_id=actions.CONFIRM, value=value,
+                                     style="primary"))  # fmt: skip
+    buttons.append(
+        ButtonElement(text="Wrong cause", action_id=actions.REJECT, value=value, style="danger")
+    )
+    if page.acknowledged_at is None and page.status != "resolved":
+        buttons.append(
+            ButtonElement(text="Acknowledge", action_id=actions.ACKNOWLEDGE, value=value)
+        )
+    if page.status != "resolved":
+        buttons.append(ButtonElement(text="Resolved", action_id=actions.RESOLVED, value=value))
+    return buttons
+
+
+def followup_blocks(followup: FollowUp, who: str | None) -> list[Block]:
+    """A follow-up's blocks: its text (after `who`, a mention, when given) and, for a
+    preference read back, Approve / Discard buttons whose value is the fact id."""
+    text = followup_text(followup)
+    text = f"{who} {text}" if who else text
+    blocks: list[Block] = [SectionBlock(text=_mrkdwn(cut(text, SECTION_LIMIT)))]
+    if followup.about == "readback" and followup.fact_id:
+        blocks.append(ActionsBlock(block_id="followup", elements=[
+            ButtonElement(text="Approve", action_id=actions.APPROVE_PREFERENCE,
+                          value=followup.fact_id, style="primary"),
+            ButtonElement(text="Discard", action_id=actions.DISCARD_PREFERENCE,
+                          value=followup.fact_id),
+        ]))  # fmt: skip
+    return blocks

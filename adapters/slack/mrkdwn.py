@@ -1,0 +1,136 @@
+"""Notices as Slack mrkdwn text: the escaping rule, mentions, and the text of each notice.
+
+Nothing from an alert becomes markup: every value is escaped (`&`, `<`, `>`; Slack's rule), so
+no alert text can become `<!channel>`, a mention or a link. The only mentions are of Slack user
+ids the graph gives (well-formed `U…`/`W…` ids). Pure functions, no Slack SDK: the outbox keeps
+the same text a Slack page would show.
+"""
+
+from __future__ import annotations
+
+import re
+
+from adapters.notices import FollowUp, Page, Span, fmt_ms
+
+USER_ID = re.compile(r"^[UW][A-Z0-9]{2,30}$")
+#: What each verdict reads as on a page.
+VERDICT_WORDS = {
+    "confirmed": "Cause confirmed", "rejected": "Cause rejected", "resolved": "Marked resolved",
+}  # fmt: skip
+
+
+def escape_mrkdwn(text: str) -> str:
+    """Escape text for Slack mrkdwn: `&` -> `&amp;`, `<` -> `&lt;`, `>` -> `&gt;` (Slack's rule,
+    https://docs.slack.dev/messaging/formatting-message-text#escaping)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def mention(user_id: str | None) -> str | None:
+    """`<@U…>` for a well-formed Slack user id, else None (nothing else becomes a mention)."""
+    return f"<@{user_id}>" if user_id and USER_ID.match(user_id) else None
+
+
+def link(url: str, label: str | None = None) -> str:
+    """A mrkdwn link `<url|label>` for an http(s) URL we built or the graph holds (escaped, `|`
+    percent-encoded so it cannot end the URL early); any other text is escaped text."""
+    if not url.startswith(("https://", "http://")):
+        return escape_mrkdwn(url)
+    return f"<{escape_mrkdwn(url).replace('|', '%7C')}|{escape_mrkdwn(label or url)}>"
+
+
+def spans(text: list[Span]) -> str:
+    """A sentence of spans as mrkdwn: escaped, `*strong*`, a span naming a Slack user as its
+    mention when the id is well-formed."""
+    out = []
+    for span in text:
+        who = mention(span.user_id)
+        if who:
+            out.append(who)
+            continue
+        part = escape_mrkdwn(span.text)
+        out.append(f"*{part}*" if span.strong and part else part)
+    return "".join(out)
+
+
+def status_lines(page: Page) -> list[str]:
+    """What happened to a page since it went out, as mrkdwn lines: acknowledgement,
+    resolution and each verdict (`Cause confirmed by <@U…> at …`)."""
+    lines = []
+    if page.acknowledged_at is not None:
+        lines.append(
+            f"Acknowledged by {escape_mrkdwn(page.acknowledged_by or 'someone')} at "
+            f"{fmt_ms(page.acknowledged_at)}."
+        )
+    if page.status == "resolved":
+        by = f" by {escape_mrkdwn(page.resolved_by)}" if page.resolved_by else ""
+        lines.append(f"Resolved{by} at {fmt_ms(page.resolved_at)}.")
+    for v in page.verdicts:
+        who = mention(v.by) or escape_mrkdwn(v.by_name or v.by or "someone")
+        what = VERDICT_WORDS.get(v.verdict, escape_mrkdwn(v.verdict))
+        line = f"{what} by {who} at {fmt_ms(v.at)}"
+        if v.verdict == "rejected" and v.actual_cause:
+            line += f"; actual cause: *{escape_mrkdwn(v.actual_cause)}*"
+        lines.append(line + ".")
+    return lines
+
+
+def cause_line(page: Page) -> str:
+    """`Root cause: *x* (confidence 0.90)`, or what to check first when inconclusive."""
+    if page.root_cause:
+        confidence = f" (confidence {page.confidence:.2f})" if page.confidence is not None else ""
+        return f"Root cause: *{escape_mrkdwn(page.root_cause)}*{confidence}"
+    if page.candidates:
+        return "Root cause: inconclusive; check in this order: " + escape_mrkdwn(
+            ", ".join(page.candidates)
+        )
+    return "Root cause: inconclusive; no known component to check first"
+
+
+def refused_line(page: Page) -> str | None:
+    """Which destinations refused the page and why, or None."""
+    if not page.refused:
+        return None
+    said = "; ".join(f"{escape_mrkdwn(r.channel)} refused it ({escape_mrkdwn(r.reason)})"
+                     for r in page.refused)  # fmt: skip
+    return f"Delivered here because {said}."
+
+
+def page_text(page: Page) -> str:
+    """The page as one mrkdwn text (Slack's notification fallback, and the outbox's copy)."""
+    lines = [
+        f"*[{escape_mrkdwn(page.severity.upper())}] {escape_mrkdwn(page.title)}*"
+        f" (incident {escape_mrkdwn(page.incident_id)}, {escape_mrkdwn(page.status)})",
+        cause_line(page),
+        escape_mrkdwn(page.summary or ""),
+    ]
+    if page.similar:
+        lines.append(escape_mrkdwn(page.similar))
+    lines += ["Path: " + escape_mrkdwn(" → ".join(path)) for path in page.paths[:5]]
+    lines.append("Evidence:")
+    lines += ["• " + escape_mrkdwn(line) for line in page.alerts]
+    if page.more_alerts:
+        lines.append(f"• … and {page.more_alerts} more alerts")
+    lines += ["• change: " + escape_mrkdwn(c) for c in page.changes]
+    lines += [f"• runbook for {escape_mrkdwn(title)}: {link(url)}" for title, url in page.runbooks]
+    lines.append("Paged: " + escape_mrkdwn(page.paged))
+    if page.ticket_link:
+        lines.append("Ticket: " + escape_mrkdwn(page.ticket_link))
+    if page.incident_url:
+        lines.append("Incident: " + link(page.incident_url))
+    refused = refused_line(page)
+    if refused:
+        lines.append(refused)
+    lines += status_lines(page)
+    if page.undelivered:
+        lines += ["", f"({escape_mrkdwn(page.undelivered)})"]
+    return "\n".join(lines)
+
+
+def followup_text(followup: FollowUp) -> str:
+    """A follow-up as mrkdwn (without the mention of `followup.person`, which needs a lookup)."""
+    text = spans(followup.text)
+    if followup.incident_url:
+        text += f" {link(followup.incident_url, 'Incident page')}"
+    if followup.undelivered:
+        text += f"\n\n({escape_mrkdwn(followup.undelivered)})"
+    return text

@@ -1,0 +1,7 @@
+// Every delivery attempt of an incident's notices, oldest first: intent id, time (ms UTC),
+// channel, outcome (delivered | refused | error), the refusal's reason, and the channel that
+// refused before this one (fallback_from).
+MATCH (i:Incident {id: $incident_id})-[:HAS_DELIVERY]->(d:Delivery)
+RETURN d.intent_id AS intent_id, d.at AS at, d.channel AS channel, d.outcome AS outcome,
+       d.reason AS reason, d.fallback_from AS fallback_from
+ORDER BY d.at, d.intent_id

@@ -1,0 +1,276 @@
+"""After the page, against the real gateway, graph and slack-sdk on the local Slack API: a page a
+channel refuses lands further along the root route and says why; acknowledge and resolve from
+Slack and the API; one resolve notice however many alerts clear; Slack requests from another
+workspace or app are refused."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port
+from adapters.outbox import Outbox
+from agents.respond.responder import Responder
+from agents.tasks.coordination import TaskRun, claim
+from agents.tasks.kinds import ROLE_KINDS
+from gateway.cli.doctor import check_slack_world
+from gateway.cli.incident_text import incident_report
+from gateway.ops.runtime import Runtime
+from tests.conftest import Gateway, alert_body, clean_env, make_settings
+from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, signed_headers
+from tests.tasks.test_coordination import investigated
+from tests.test_slack_routes import click, detail, fire, slack_settings, status_block
+
+PUBLIC = "https://blast.example.com"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def slack_gw(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path: Path, tenant: str, api: SlackAPI
+) -> Iterator[Gateway]:
+    """The gateway with Slack on, `BLAST_PUBLIC_URL` set and the workspace and app pinned."""
+    settings = slack_settings(
+        api, public_url=PUBLIC, slack_team_id="T0TEST", slack_app_id="A0BLAST"
+    )
+    runtime = Runtime(make_settings(falkordb, tmp_path, tenant, **settings))
+    runtime.open()
+    gw = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
+    yield gw
+    gw.http.close()
+    runtime.close()
+
+
+def metric(gw: Gateway, name: str, reason: str) -> float:
+    """The value of `name{reason="…"}` on /metrics (0 when absent)."""
+    text = gw.http.get("/metrics").text
+    for line in text.splitlines():
+        if line.startswith(f'{name}{{reason="{reason}"}}'):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw, api):
+    api.refuse("C0CHECKOUT", "is_archived")  # the owner's channel (payment: checkout)
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    assert api.roots("C0CHECKOUT") == []
+    (root,) = api.roots("C0PLATFORM")  # the default team's channel took it
+    assert "#checkout-oncall refused it (is_archived)" in root["text"]
+    assert "#checkout-oncall refused it (is_archived)" in status_block(root)
+    found = detail(slack_gw, incident_id)
+    page = f"incident:{incident_id}:initial-notification"
+    assert [(d["intent_id"], d["channel"], d["outcome"], d["reason"], d["fallback_from"])
+            for d in found["deliveries"]] == [
+        (page, "#checkout-oncall", "refused", "is_archived", None),
+        (page, "#platform-oncall", "delivered", None, "#checkout-oncall"),
+    ]  # fmt: skip
+    report = incident_report(found)  # `blast-radius incident ID`
+    assert "refused   #checkout-oncall (is_archived) at " in report
+    assert "delivered #platform-oncall, after #checkout-oncall refused at " in report
+    assert metric(slack_gw, "blast_deliveries_failed_total", "is_archived") == 1
+    assert metric(slack_gw, "blast_delivery_fallbacks_total", "is_archived") == 1
+    # the page links the incident's web page; the thread and edits follow it where it landed
+    assert f"<{PUBLIC}/ui/incidents/{incident_id}|" in root["text"]
+    fire(slack_gw, status="resolved")
+    slack_gw.drain()
+    (root,) = api.roots("C0PLATFORM")
+    assert root.get("edited") and "Resolved at " in status_block(root)
+    assert "refused it (is_archived)" in status_block(root)  # the restated page still says so
+    notes = [m["text"] for m in api.replies(root["ts"]) if m["text"].startswith("Resolved")]
+    assert len(notes) == 1
+    link = f"<{PUBLIC}/ui/incidents/{incident_id}|Incident page>"
+    assert all(link in m["text"] for m in api.replies(root["ts"]))  # every thread reply links it
+    assert api.roots("C0CHECKOUT") == []
+
+
+def test_every_channel_refusing_keeps_the_page_in_the_outbox_and_says_so(slack_gw, api):
+    for channel in ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT"):
+        api.refuse(channel, "not_in_channel")
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    assert [
+        r for r in api.roots() if r["channel"] in ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT")
+    ] == []
+    outcomes = [(d["channel"], d["outcome"]) for d in detail(slack_gw, incident_id)["deliveries"]]
+    assert outcomes == [("#checkout-oncall", "refused"), ("#platform-oncall", "refused"),
+                        ("C0DEFAULT", "refused"), ("outbox", "delivered")]  # fmt: skip
+    (copy,) = [e for e in slack_gw.outbox if e["intent_id"].endswith(":fallback")]
+    assert "C0DEFAULT refused it (not_in_channel)" in copy["text"]
+    assert "Not delivered through slack" in copy["text"]
+    assert metric(slack_gw, "blast_deliveries_failed_total", "not_in_channel") == 3
+
+
+def test_acknowledge_from_the_button_and_the_api(slack_gw, api):
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    (root,) = api.roots()
+    assert "blast_ack" in json.dumps(root["blocks"])
+    assert click(slack_gw, root, "blast_ack", incident_id).status_code == 200
+    slack_gw.drain()
+    (root,) = api.roots()
+    found = detail(slack_gw, incident_id)
+    assert found["acknowledged_by"] == "alice" and found["acknowledged_at"] > 0
+    assert status_block(root).startswith("Acknowledged by alice at ")
+    assert "blast_ack" not in json.dumps(root["blocks"])  # nothing left to acknowledge
+    again = slack_gw.http.post(f"/api/v1/incidents/{incident_id}/ack", json={"by": "Cy Example"})
+    assert again.status_code == 200
+    assert again.json() | {"acknowledged_at": 0} == {
+        "id": incident_id,
+        "acknowledged_by": "alice",
+        "acknowledged_at": 0,
+        "repeat": True,
+    }
+    assert slack_gw.http.post("/api/v1/incidents/nope/ack", json={"by": "x"}).status_code == 404
+    assert slack_gw.http.post(f"/api/v1/incidents/{incident_id}/ack", json={}).status_code == 422
+    done = slack_gw.http.post(f"/api/v1/incidents/{incident_id}/resolve", json={"by": "Cy"})
+    assert done.status_code == 200 and done.json()["status"] == "resolved"
+    assert done.json()["resolved_by"] == "Cy" and not done.json()["repeat"]
+    late = slack_gw.http.post(f"/api/v1/incidents/{incident_id}/ack", json={"by": "Di"})
+    assert late.status_code == 409 and "resolved" in late.json()["detail"]
+
+
+def test_resolving_many_alerts_sends_one_notice_per_incident(slack_gw, api):
+    incident_id = fire(slack_gw, "cartFailure")  # several alerts in one incident
+    slack_gw.drain()
+    alerts = detail(slack_gw, incident_id)["alerts"]
+    assert len(alerts) > 1
+    fire(slack_gw, "cartFailure", status="resolved")
+    slack_gw.drain()
+    (root,) = api.roots()
+    said = [m["text"] for m in api.replies(root["ts"]) if "alert in this incident" not in m["text"]]
+    assert len(said) == 1 and said[0].startswith(f"Resolved: incident {incident_id} at ")
+    assert all(a["alertname"] in said[0] or a["component"] in said[0] for a in alerts)
+    assert root.get("edited") and "blast_resolved" not in json.dumps(root["blocks"])
+
+
+def signed_form(payload: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+    raw = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+    headers = {"Content-Type": "application/x-www-form-urlencoded"} | signed_headers(raw)
+    return raw, headers
+
+
+@pytest.mark.parametrize(
+    ("team", "app", "status"),
+    [("T0OTHER", "A0BLAST", 403), ("T0TEST", "A0OTHER", 403), ("T0TEST", "A0BLAST", 200)],
+)
+def test_slack_requests_from_another_workspace_or_app_are_refused(slack_gw, team, app, status):
+    click = {"type": "block_actions", "team": {"id": team}, "api_app_id": app,
+             "user": {"id": "U0ALICE"}, "actions": []}  # fmt: skip
+    raw, headers = signed_form(click)
+    answer = slack_gw.http.post("/api/v1/slack/interactions", content=raw, headers=headers)
+    assert answer.status_code == status, answer.text
+    event = json.dumps({"type": "event_callback", "team_id": team, "api_app_id": app,
+                        "event_id": "Ev1", "event": {"type": "reaction_added"}})  # fmt: skip
+    answer = slack_gw.http.post(
+        "/api/v1/slack/events", content=event.encode(),
+        headers={"Content-Type": "application/json"} | signed_headers(event.encode()),
+    )  # fmt: skip
+    assert answer.status_code == status, answer.text
+
+
+def test_doctor_names_every_refusing_channel_and_unknown_person(slack_gw, api):
+    api.refuse("C0CHECKOUT", "is_archived")
+    api.refuse("C0CATALOG", "not_in_channel")
+    api.refuse("C0DATA", "channel_not_found")
+    runtime = slack_gw.runtime
+    assert runtime.slack is not None and runtime.store is not None
+    found = check_slack_world(runtime.settings, runtime.store, runtime.slack)
+    problems = sorted(f.what.split(": ", 1)[1] for f in found if not f.ok)
+    assert problems == [
+        "team catalog: Ed Example: users_not_found: Slack knows no user with that email",
+        "team catalog: channel #catalog-oncall: not_in_channel: invite the bot (/invite)",
+        "team checkout: channel #checkout-oncall: is_archived",
+        "team data-platform: Flo Example: users_not_found: Slack knows no user with that email",
+        "team data-platform: Gus Example: users_not_found: Slack knows no user with that email",
+        "team data-platform: channel #data-platform-oncall: channel_not_found",
+        "team platform: Hal Example: users_not_found: Slack knows no user with that email",
+        "team storefront: Bo Example: users_not_found: Slack knows no user with that email",
+    ]
+
+
+def test_serve_takes_alerts_while_slack_is_unreachable_and_survives_sighup(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    port, nobody = free_port(), free_port()  # nothing listens on `nobody`: Slack unreachable
+    log = tmp_path / "serve.log"
+    env = clean_env(("BLAST_", "FALKORDB_", "PROMETHEUS_", "SLACK_")) | {
+        "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
+        "BLAST_DATA_DIR": str(tmp_path), "BLAST_PORT": str(port), "BLAST_WORKERS": "0",
+        "BLAST_DEV": "true", "SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": f"http://127.0.0.1:{nobody}/api/",
+    }  # fmt: skip
+    with log.open("w") as out:
+        serve = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT,
+                                 env=env, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        ready = None
+        deadline = time.monotonic() + 90
+        while ready is None and time.monotonic() < deadline and serve.poll() is None:
+            try:
+                ready = httpx.get(f"{url}/health/ready", timeout=2)
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        assert ready is not None and ready.status_code == 200, log.read_text()
+        (note,) = ready.json()["detail"]
+        assert "Slack unreachable" in note and "pages wait until Slack answers" in note
+        answer = httpx.post(f"{url}/api/v1/alerts", content=alert_body("payment"), timeout=30)
+        assert answer.status_code == 200 and answer.json()["incidents"]
+        serve.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        assert serve.poll() is None and httpx.get(f"{url}/health/live").status_code == 200
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(60)
+    text = log.read_text()
+    assert "SIGHUP received and ignored" in text, text
+    assert serve.returncode == 0, text
+
+
+class MergedMidQuery:
+    """The tenant graph, except that the first `respond_context` read finds the incident being
+    merged into another: the merge commits, and that read fails as FalkorDB failed on it."""
+
+    def __init__(self, graph: TenantGraph, into: str) -> None:
+        self._graph, self.into, self.failed = graph, into, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
+
+    def one(self, query: str, params: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        if query == "respond_context" and not self.failed:
+            self.failed = True
+            assert params is not None
+            self._graph._graph.query(
+                "MATCH (i:Incident {id: $id}) SET i.status = 'merged', i.merged_into = $into",
+                {"id": params["incident_id"], "into": self.into},
+            )
+            raise redis.ResponseError("the incident's alerts moved while it was read")
+        return self._graph.one(query, params)
+
+
+def test_a_respond_task_whose_incident_was_merged_meanwhile_finishes_cleanly(
+    store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    incident = investigated(store, graph, tenant)
+    taken = claim(graph, list(ROLE_KINDS["responder"]), "w", 30_000, 5)
+    assert taken is not None and taken.incident_id == incident
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    run = TaskRun(MergedMidQuery(graph, "inc-survivor"), taken, 30_000)  # type: ignore[arg-type]
+    Responder(outbox, outbox).run(run)
+    (row,) = [t for t in graph.rows("incident_tasks", {"incident_id": incident})
+              if t["id"] == taken.task_id]  # fmt: skip
+    assert row["status"] == "done" and row["last_error"] is None
+    assert outbox.entries() == []  # nobody paged for an incident that no longer exists as such
