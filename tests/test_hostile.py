@@ -26,6 +26,7 @@ from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, signed_headers
 #: Values FalkorDB 4.16.3 crashed on as a unique property (signal 11, every tenant down).
 CRASHING = ["x ", " x", "", "a\x01b", "tab\there", "x" * 5000, "nl\n"]
 BEARER = "hostile-test-token-0123456789"
+VIEWER = "hostile-viewer-token-0123456789"
 
 
 @pytest.fixture
@@ -37,6 +38,7 @@ def hostile(
         falkordb, tmp_path, tenant, webhook_tokens={tenant: SecretStr(BEARER)},
         slack_bot_token=SecretStr(TOKEN), slack_signing_secret=SecretStr(SIGNING_SECRET),
         slack_api_url=api.base_url, slack_default_channel="C0DEFAULT", max_body_bytes=65536,
+        viewer_tokens={f"{tenant}:Vi Example": SecretStr(VIEWER)},
     )  # fmt: skip
     runtime = Runtime(settings)
     runtime.open()
@@ -294,9 +296,9 @@ def test_source_links_are_http_only(hostile: Gateway):
 
 
 def sign_in(gw: Gateway) -> None:
-    """Sign `gw.http` in to the web page (the viewer token is the webhook token here); the
-    client keeps the session cookie."""
-    answer = gw.http.post("/ui/login", data={"token": BEARER}, follow_redirects=False)
+    """Sign `gw.http` in to the web page as the fixture's one viewer; the client keeps the
+    session cookie."""
+    answer = gw.http.post("/ui/login", data={"token": VIEWER}, follow_redirects=False)
     assert answer.status_code == 303, answer.text
 
 

@@ -576,7 +576,7 @@ def test_acknowledge_and_resolve_are_the_signed_in_persons(site: Site, store: Gr
         )
         assert done.status_code == 303
         again = http.post(f"/ui/incidents/{incident}/acknowledge", data={"csrf": csrf})
-        assert again.status_code == 409 and "not open" in again.text
+        assert again.status_code == 409 and "nothing to acknowledge" in again.text
         page = http.get(f"/ui/incidents/{incident}").text
     graph = store.graph(graph_name(site.a))
     row = graph.one("web_incident_people", {"incident_id": incident})

@@ -31,6 +31,7 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
 from agents.learn import verdicts
+from agents.respond import lifecycle
 from gateway.http import incident_views
 from gateway.http.limits import read_limited
 from gateway.http.payloads import http_link
@@ -346,17 +347,24 @@ async def _act(request: Request, incident_id: str, what: str) -> Response:
 def _change_state(
     graph: TenantGraph, session: Session, incident_id: str, what: str, form: dict[str, str]
 ) -> None:
-    """Acknowledge or resolve as `session.person` (`web_acknowledge` / `web_resolve`): the
-    incident's `acknowledged_at/_by` or `status, resolved_at/_by`. Resolving also records a
-    `resolved` verdict, as Slack's Resolved button does (the learner and the page's thread
-    hear of it). Raises HTTPException 404 (no such incident), 409 (not open)."""
-    if graph.one("incident_get", {"incident_id": incident_id}) is None:
-        raise HTTPException(404, f"no incident {incident_id!r}")
-    query = "web_acknowledge" if what == "acknowledge" else "web_resolve"
-    if graph.one(query, {"incident_id": incident_id, "by": session.person}) is None:
-        raise HTTPException(409, f"incident {incident_id!r} is not open: nothing to {what}")
+    """Acknowledge or resolve as `session.person`, exactly as the page's Slack buttons do
+    (`agents.respond.lifecycle`: the incident's `acknowledged_at/_by` or `status,
+    resolved_at/_by`, and the page edited to say so). Resolving also records a `resolved`
+    verdict, as Slack's Resolved button does (the learner hears of it). Raises HTTPException
+    404 (no such incident), 409 (not open), 422 (a malformed intent id)."""
+    intent = _intent(form) if what == "resolve" else ""
+    try:
+        if what == "acknowledge":
+            lifecycle.acknowledge(graph, incident_id, session.person)
+        else:
+            row = lifecycle.resolve(graph, incident_id, session.person)
+            if not row["fresh"]:
+                raise HTTPException(409, f"incident {incident_id!r} is resolved already")
+    except LookupError as exc:
+        raise HTTPException(404, f"no incident {incident_id!r}") from exc
+    except lifecycle.NotOpen as exc:
+        raise HTTPException(409, str(exc)) from exc
     if what == "resolve":
-        intent = _intent(form)
         verdicts.record(graph, verdicts.Verdict(
             id=f"web:{intent}", incident_id=incident_id, verdict="resolved", actual_cause=None,
             by=session.person, by_name=session.person, at=_now_ms(), text=VERDICTS["resolved"],

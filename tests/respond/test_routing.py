@@ -316,7 +316,7 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     assert len(incidents(gw)) == 1
     # and so do the web pages (`web_paged`), not the first person paged
     page = gw.http.get(f"/ui/incidents/{incident_id}").text
-    assert '<dd id="paged">Dee Example (orders-data' in page
+    assert '<dd id="paged"><strong>Dee Example</strong> (orders-data' in page
     overview = gw.http.get("/").text
     assert "Dee Example" in overview and "Cy Example" not in overview
 
