@@ -50,6 +50,7 @@ from agents.failure_kinds import classify
 from agents.investigate import similar
 from agents.investigate.checks import Evidence, about_candidate, evaluate
 from agents.investigate.decision import Candidate, Decision
+from agents.investigate.measure import from_alerts, from_changes, span, window
 from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.investigate.recall import cited, gated
 from agents.investigate.split import split_unexplained
@@ -61,6 +62,10 @@ from agents.tasks.coordination import TaskRun
 from agents.tasks.kinds import BY_NAME, ROLE_KINDS
 
 log = logging.getLogger(__name__)
+
+#: Confidence of a cause named only because it is the one alerting component (alerts only):
+#: below the 0.8 band, where findings must be right 9 times in 10.
+ONLY_ALERTING = 0.6
 
 
 def surge(alertnames: list[str]) -> bool:
@@ -88,6 +93,7 @@ def decide(
     if not candidates:
         return Decision(None, [], 0.0, "The walk reached no component from the alerting ones.")
     ruled: dict[str, str] = {}
+    measured: dict[str, dict[str, Any]] = {}
     best = max(len(c.covers) for c in candidates)
     top = [c for c in candidates if len(c.covers) == best]
     for c in candidates:
@@ -117,6 +123,7 @@ def decide(
         for n in names:
             if n != only:
                 ruled[n] = f"no recent change, while {only} changed"
+                measured[n] = from_changes(ruled[n], CHANGE_LOOKBACK_MS, 0)
         names = [only]
     if len(names) == 1:
         cause = next(c for c in candidates if c.name == names[0])
@@ -125,10 +132,13 @@ def decide(
             ruled[cause.name] = (
                 f"its symptoms follow a recent change on {upstream[0]}, which depends on it"
             )
+            measured[cause.name] = from_changes(
+                f"{upstream[0]} changed, {cause.name} did not", CHANGE_LOOKBACK_MS, 1
+            )
             return Decision(
                 upstream[0], upstream, round(0.7 * len(cause.covers) / len(alerting), 2),
                 f"{upstream[0]} changed shortly before the incident and depends on {cause.name}, "
-                f"which alerts: the change is the likely cause.", ruled,
+                f"which alerts: the change is the likely cause.", ruled, measured=measured,
             )  # fmt: skip
     coverage = best / len(alerting)
     if len(names) == 1 and surge(alertnames.get(names[0], [])):
@@ -153,12 +163,20 @@ def decide(
             )  # fmt: skip
     if len(names) == 1:
         silent = names[0] not in alerting
+        if len(alerting) == 1 and not silent:
+            # Explaining itself is not evidence: the alerts say where it hurts, not why.
+            return Decision(
+                names[0], names, ONLY_ALERTING,
+                f"{names[0]} is the only alerting component; nothing the world knows behind it "
+                "alerts. One alert says where it hurts, not why (live evidence would).", ruled,
+                measured=measured,
+            )  # fmt: skip
         confidence = round(coverage * (0.6 if silent else 0.9), 2)
         how = "does not alert itself but " if silent else ""
         return Decision(
             names[0], names, confidence,
             f"{names[0]} {how}explains {best} of {len(alerting)} alerting components "
-            f"({', '.join(alerting)}).", ruled,
+            f"({', '.join(alerting)}).", ruled, measured=measured,
         )  # fmt: skip
     return Decision(
         None, names, round(coverage * 0.5 / len(names), 2),
@@ -280,6 +298,9 @@ class Investigator:
                 ),
                 "separated_by": decision.separated_by,
                 "evidence_json": json.dumps(decision.evidence, ensure_ascii=False),
+                "measured_json": json.dumps(
+                    measurements(decision), sort_keys=True, ensure_ascii=False
+                ),
                 "impacted": alerting,
                 "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
                 "alerts_seen": len(alerts),
@@ -476,6 +497,7 @@ class Investigator:
         decision = doubt(
             first, alerting, ev.alerts, candidates, hard, peers, dependents, sources, config
         )  # fmt: skip
+        decision = self._unknown_behind(task, ev, decision, candidates)
         if note:
             decision.summary = f"{note} {decision.summary}"
         return decision, candidates, changes
@@ -501,12 +523,13 @@ class Investigator:
         down = call(task, ev, "targets_down", {"components": near})
         clients = {e["client"] for e in edges.data or [] if e.get("client_is_source")}
         reach = self._reach(task, ev, suspects(edges.data or [], services.data or [], peers))
+        win = window(edges.raw) or window(services.raw)
         decision = weigh(
             ev.alerting, candidates, edges.data or [], services.data or [], down.data or [],
-            peers, clients, changed, reach,
+            peers, clients, changed, reach, win,
         )  # fmt: skip
         if decision is None:
-            return None, "The live evidence shows no failing or slow calls near the incident."
+            return None, no_blame_note(edges.data or [], services.data or [], near, win)
         x = decision.root_cause
         if (
             x is not None
@@ -561,6 +584,41 @@ class Investigator:
                 if origin != row["name"] and row["name"] in names:
                     reach.setdefault(origin, set()).add(row["name"])
         return reach
+
+    def _unknown_behind(
+        self, task: TaskRun, ev: Evidence, decision: Decision, candidates: list[Candidate]
+    ) -> Decision:
+        """Alerts only: an alerting cause X whose dependencies the world does not know (none at
+        all, or only compose `depends_on` ones, which say start order, not calls) cannot be
+        named from the alerts: whatever X calls that nobody recorded fails it the same way. The
+        finding is inconclusive, naming X first, then what it is started after. A datastore is
+        exempt: it calls nothing on the request path, so its own alerts are about itself."""
+        x = decision.root_cause
+        mine = next((c for c in candidates if c.name == x), None)
+        if x is None or x not in ev.alerting or decision.surge_paths or mine is None:
+            return decision
+        if mine.kind == "datastore":
+            return decision
+        started: list[str] = []
+        if any(x in c.covers for c in candidates if c.name != x):
+            rows = call(task, ev, "neighbours", {"component": x}).data or []
+            out = [r for r in rows if r["direction"] == "out" and r["purpose"] == "business"]
+            if any(r.get("basis") != "depends_on" for r in out):
+                return decision
+            started = sorted(r["name"] for r in out)
+        known = (
+            f"only `depends_on` (start order) edges to {', '.join(started)}" if started
+            else "no dependency of it"
+        )  # fmt: skip
+        names = [x, *started]
+        ruled = {k: v for k, v in decision.ruled_out.items() if k not in names}
+        return Decision(
+            None, names, round(0.5 / len(names), 2),
+            f"Inconclusive (alerts only): {x} alerts, but the world knows {known}, so the alerts "
+            f"cannot tell {x}'s own fault from a dependency nobody recorded. Check {x} first; "
+            "`topology discover` (service-graph metrics) or a world file adds its edges.",
+            ruled, measured={k: v for k, v in decision.measured.items() if k in ruled},
+        )  # fmt: skip
 
     def _behind(
         self, task: TaskRun, ev: Evidence, first: Decision, candidates: list[Candidate]
@@ -620,10 +678,44 @@ class Investigator:
         return paths
 
 
+def measurements(decision: Decision) -> dict[str, dict[str, Any]]:
+    """Every ruled-out component's measurement: the decision's own, else the alerts and the
+    dependency graph its reason rests on (`measure.from_alerts`)."""
+    return {
+        name: decision.measured.get(name) or from_alerts(why)
+        for name, why in decision.ruled_out.items()
+    }
+
+
 def _hard(row: dict[str, Any], direction: str) -> bool:
     """A `neighbours` row: a business dependency in `direction` (`out`: X depends on it; `in`:
-    it depends on X) whose failure fails the requests (hard or partial propagation)."""
+    it depends on X) whose failure may fail the requests: hard or partial propagation, or
+    propagation nobody stated (no importer knows it; assuming `soft` would clear what may be
+    the cause). Only an explicit `soft` (or `none`) edge is known not to carry the failure."""
     return (
         row["direction"] == direction and row["purpose"] == "business"
-        and row["propagation"] in ("hard", "partial")
+        and row["propagation"] in ("hard", "partial", None)
     )  # fmt: skip
+
+
+def no_blame_note(
+    edges: list[dict[str, Any]], services: list[dict[str, Any]], near: list[str], win: str
+) -> str:
+    """Why the evidence decides nothing, saying what was measured: no series at all for the
+    window is `no data`, never "no failing calls"."""
+    when = f" ({span(win)})" if win else ""
+    seen = sorted(
+        {e["server"] for e in edges if e["calls"] > 0 and e["server"] in near}
+        | {r["component"] for r in services if r["calls"] and r["component"] in near}
+    )  # fmt: skip
+    if not seen:
+        return (
+            f"No live evidence near the incident{when}: Prometheus has no service-graph or "
+            "span-metric series for these components (no data, not healthy); alerts only."
+        )
+    unseen = len(set(near) - set(seen))
+    rest = f"; {unseen} of {len(near)} nearby components have no series (not measured)" if unseen else ""
+    return (
+        f"The live evidence{when} shows no failing or slow calls into {len(seen)} measured "
+        f"component{'' if len(seen) == 1 else 's'} near the incident{rest}."
+    )

@@ -7,7 +7,8 @@ What it reads (the compose specification):
   file beside the first file (or `env_file` given), itself interpolated top to bottom; a bare
   `- VAR` in `environment` takes its value from there too; each service's `env_file`s add
   variables to that service;
-- `depends_on` in list and map forms; hostnames named in environment values (`host:port`,
+- `depends_on` in list and map forms (start order, not calls: such edges get basis
+  `depends_on`, weaker than a hostname in the environment, basis `environment`); hostnames named in environment values (`host:port`,
   URLs, `Host=db;...` connection strings) matched against service names, `container_name`,
   `hostname` and network `aliases`.
 
@@ -260,5 +261,6 @@ def _edge(
     kind = "READS_WRITES" if callee.kind == "datastore" else "CALLS"
     return EdgeSpec.model_validate(
         {"from": caller, "to": callee.id, "type": kind, "purpose": purpose,
-         "protocol": PROTOCOL.get(callee.tech or ""), "origin": source}
+         "protocol": PROTOCOL.get(callee.tech or ""), "origin": source,
+         "basis": "depends_on" if var == "depends_on" else "environment"}
     )  # fmt: skip
