@@ -57,7 +57,15 @@ from agents.investigate.split import split_unexplained
 from agents.investigate.tools import call, prefetch
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
 from agents.investigate.tools.graph import MAX_HOPS, PEER_LABELS
-from agents.investigate.weigh import cpu_only, doubt, suspects, suspects_behind, unmeasured, weigh
+from agents.investigate.weigh import (
+    cpu_only,
+    doubt,
+    self_inflicted,
+    suspects,
+    suspects_behind,
+    unmeasured,
+    weigh,
+)
 from agents.tasks.coordination import TaskRun
 from agents.tasks.kinds import BY_NAME, ROLE_KINDS
 
@@ -66,6 +74,8 @@ log = logging.getLogger(__name__)
 #: Confidence of a cause named only because it is the one alerting component (alerts only):
 #: below the 0.8 band, where findings must be right 9 times in 10.
 ONLY_ALERTING = 0.6
+#: Confidence of an alerting leaf a world file states (no dependency listed, none measured).
+LEAF_CONFIDENCE = 0.45
 
 
 def surge(alertnames: list[str]) -> bool:
@@ -497,7 +507,7 @@ class Investigator:
         decision = doubt(
             first, alerting, ev.alerts, candidates, hard, peers, dependents, sources, config
         )  # fmt: skip
-        decision = self._unknown_behind(task, ev, decision, candidates)
+        decision = self._unknown_behind(task, ev, decision, candidates, changed)
         if note:
             decision.summary = f"{note} {decision.summary}"
         return decision, candidates, changes
@@ -586,26 +596,42 @@ class Investigator:
         return reach
 
     def _unknown_behind(
-        self, task: TaskRun, ev: Evidence, decision: Decision, candidates: list[Candidate]
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        decision: Decision,
+        candidates: list[Candidate],
+        changed: set[str],
     ) -> Decision:
         """Alerts only: an alerting cause X whose dependencies the world does not know (none at
-        all, or only compose `depends_on` ones, which say start order, not calls) cannot be
-        named from the alerts: whatever X calls that nobody recorded fails it the same way. The
-        finding is inconclusive, naming X first, then what it is started after. A datastore is
-        exempt: it calls nothing on the request path, so its own alerts are about itself."""
+        all, or only compose `depends_on` ones, which say start order, not calls) is not named
+        from the alerts alone: whatever X calls that nobody recorded fails it the same way.
+
+        - Kept as it is: X is a datastore (it calls nothing on the request path, so its own
+          alerts are about itself), an alert on X is about its own process (memory, GC,
+          disk), or X changed recently (the change separates it).
+        - Kept with confidence `LEAF_CONFIDENCE` when a person declared X's edges (a world
+          file lists edges into X and none out of it: a leaf it states).
+        - Otherwise inconclusive, naming X first, then what it is started after.
+        """
         x = decision.root_cause
         mine = next((c for c in candidates if c.name == x), None)
         if x is None or x not in ev.alerting or decision.surge_paths or mine is None:
             return decision
-        if mine.kind == "datastore":
+        if mine.kind == "datastore" or x in changed or self_inflicted(ev.alerts, x):
             return decision
-        started: list[str] = []
-        if any(x in c.covers for c in candidates if c.name != x):
-            rows = call(task, ev, "neighbours", {"component": x}).data or []
-            out = [r for r in rows if r["direction"] == "out" and r["purpose"] == "business"]
-            if any(r.get("basis") != "depends_on" for r in out):
-                return decision
-            started = sorted(r["name"] for r in out)
+        rows = call(task, ev, "neighbours", {"component": x}).data or []
+        out = [r for r in rows if r["direction"] == "out" and r["purpose"] == "business"]
+        if any(r.get("basis") != "depends_on" for r in out):
+            return decision
+        started = sorted(r["name"] for r in out)
+        if not started and any(r.get("basis") == "declared" for r in rows):
+            return Decision(
+                x, decision.candidates, min(decision.confidence, LEAF_CONFIDENCE),
+                f"{decision.summary} The world file lists no dependency of {x}, and nothing "
+                "measured its calls: low confidence.", decision.ruled_out,
+                separated_by=decision.separated_by, measured=decision.measured,
+            )  # fmt: skip
         known = (
             f"only `depends_on` (start order) edges to {', '.join(started)}" if started
             else "no dependency of it"
