@@ -50,7 +50,7 @@ from agents.failure_kinds import classify
 from agents.investigate import similar
 from agents.investigate.checks import Evidence, about_candidate, evaluate
 from agents.investigate.decision import Candidate, Decision
-from agents.investigate.measure import from_alerts, from_changes, span, window
+from agents.investigate.measure import calls_into, from_alerts, from_changes, healthy, span, window
 from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.investigate.recall import cited, gated
 from agents.investigate.split import split_unexplained
@@ -490,8 +490,9 @@ class Investigator:
         if any(set(a.get("labels") or {}) & set(PEER_LABELS) for a in ev.alerts):
             peers = call(task, ev, "alert_peers", {}).data or []
         note = ""
+        fine: dict[str, dict[str, Any]] = {}
         if self.prometheus is not None:
-            weighed, note = self._evidence(task, ev, candidates, peers, changed)
+            weighed, note, fine = self._evidence(task, ev, candidates, peers, changed)
             if weighed is not None:
                 return weighed, candidates, changes
         named = self._named_by_peers(task, ev, candidates, peers, changed, first)
@@ -500,6 +501,11 @@ class Investigator:
             named.summary = f"{note} {named.summary}".strip()
             return named, candidates, changes
         hard, dependents, config = self._behind(task, ev, first, candidates)
+        cleared = sorted(set(hard) & set(fine))
+        if cleared:  # measured healthy in the window: not what fails the alerting cause
+            hard = [h for h in hard if h not in cleared]
+            first.ruled_out |= {n: f"healthy: {fine[n]['text']}" for n in cleared}
+            first.measured |= {n: fine[n] for n in cleared}
         x = first.root_cause
         if x in alerting and not first.surge_paths and cpu_only(ev.alerts, x):
             # A CPU alert may be load arriving: `doubt` keeps the sources in front in doubt.
@@ -519,19 +525,21 @@ class Investigator:
         candidates: list[Candidate],
         peers: list[dict[str, Any]],
         changed: set[str],
-    ) -> tuple[Decision | None, str]:
+    ) -> tuple[Decision | None, str, dict[str, dict[str, Any]]]:
         """Read the call graph's health near the incident (`edge_health`, `service_errors`,
         `targets_down`) and weigh it (`weigh`). Returns the decision, or None with a
-        note saying why the walk decides instead (evidence unavailable, or it blames nothing).
+        note saying why the walk decides instead (evidence unavailable, or it blames nothing)
+        and the components near the incident measured healthy then (name -> measurement),
+        which the walk need not doubt.
         """
         near = sorted({c.name for c in candidates} | set(ev.alerting))
         edges = call(task, ev, "edge_health", {"components": near})
         if edges.status == "error":
             # Prometheus is down or refuses us: do not wait on it twice more.
-            return None, f"Live evidence unavailable ({edges.detail}); alerts only."
+            return None, f"Live evidence unavailable ({edges.detail}); alerts only.", {}
         services = call(task, ev, "service_errors", {"components": near})
         down = call(task, ev, "targets_down", {"components": near})
-        clients = {e["client"] for e in edges.data or [] if e.get("client_is_source")}
+        clients = traffic_clients(edges.data or [])
         reach = self._reach(task, ev, suspects(edges.data or [], services.data or [], peers))
         win = window(edges.raw) or window(services.raw)
         decision = weigh(
@@ -539,7 +547,12 @@ class Investigator:
             peers, clients, changed, reach, win,
         )  # fmt: skip
         if decision is None:
-            return None, no_blame_note(edges.data or [], services.data or [], near, win)
+            measured = {
+                name: m for name in near
+                if healthy(m := calls_into(name, edges.data or [], services.data or [],
+                                           down.data or [], win))
+            }  # fmt: skip
+            return None, no_blame_note(edges.data or [], services.data or [], near, win), measured
         x = decision.root_cause
         if (
             x is not None
@@ -552,7 +565,7 @@ class Investigator:
                 decision, ev.alerting, ev.alerts, candidates, hard, edges.data or [],
                 services.data or [], down.data or [],
             )  # fmt: skip
-        return decision, ""
+        return decision, "", {}
 
     def _named_by_peers(
         self,
@@ -609,7 +622,8 @@ class Investigator:
 
         - Kept as it is: X is a datastore (it calls nothing on the request path, so its own
           alerts are about itself), an alert on X is about its own process (memory, GC,
-          disk), or X changed recently (the change separates it).
+          disk; not CPU, which load from unrecorded callers raises too), or X changed
+          recently (the change separates it).
         - Kept with confidence `LEAF_CONFIDENCE` when a person declared X's edges (a world
           file lists edges into X and none out of it: a leaf it states).
         - Otherwise inconclusive, naming X first, then what it is started after.
@@ -618,7 +632,9 @@ class Investigator:
         mine = next((c for c in candidates if c.name == x), None)
         if x is None or x not in ev.alerting or decision.surge_paths or mine is None:
             return decision
-        if mine.kind == "datastore" or x in changed or self_inflicted(ev.alerts, x):
+        # CPU is its own process or load arriving from callers nobody recorded: not enough.
+        own = self_inflicted([a for a in ev.alerts if classify(a["alertname"]) != "cpu"], x)
+        if mine.kind == "datastore" or x in changed or own:
             return decision
         rows = call(task, ev, "neighbours", {"component": x}).data or []
         out = [r for r in rows if r["direction"] == "out" and r["purpose"] == "business"]
@@ -641,7 +657,7 @@ class Investigator:
         return Decision(
             None, names, round(0.5 / len(names), 2),
             f"Inconclusive (alerts only): {x} alerts, but the world knows {known}, so the alerts "
-            f"cannot tell {x}'s own fault from a dependency nobody recorded. Check {x} first; "
+            f"cannot tell a fault in {x} itself from a dependency nobody recorded. Check {x} first; "
             "`topology discover` (service-graph metrics) or a world file adds its edges.",
             ruled, measured={k: v for k, v in decision.measured.items() if k in ruled},
         )  # fmt: skip
@@ -722,6 +738,17 @@ def _hard(row: dict[str, Any], direction: str) -> bool:
         row["direction"] == direction and row["purpose"] == "business"
         and row["propagation"] in ("hard", "partial", None)
     )  # fmt: skip
+
+
+def traffic_clients(edges: list[dict[str, Any]]) -> set[str]:
+    """Clients whose request-rate jump may be the cause (`weigh.traffic_sources`): those the
+    world marks as traffic sources, and callers that nothing calls in the measured edges (a
+    load generator or an edge client a compose file or discovery cannot mark)."""
+    servers = {e["server"] for e in edges}
+    return {
+        e["client"] for e in edges
+        if e.get("client_is_source") or (e["known"] and e["client"] not in servers)
+    }  # fmt: skip
 
 
 def no_blame_note(
