@@ -25,7 +25,7 @@ CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:
   ticket: 0, title: 0, to: 0, tool: 0, trust: 0, trust_at_use: 0, type: 0, updated_at: 0,
   model: 0, pauses: 0, resume_at: 0, second_opinion_json: 0,
   values_json: 0, verdict: 0, verdict_id: 0, weight: 0,
-  declared: 0, basis: 0, last_seen: 0, oncall_json: 0, origin: 0, paths: 0, rate: 0,
+  declared: 0, basis: 0, not_before: 0, reinvestigate_at: 0, last_seen: 0, oncall_json: 0, origin: 0, paths: 0, rate: 0,
   retired_at: 0, sources: 0,
   via: 0, split_from: 0, merged_into: 0,
   confirmed_by: 0, learned_at: 0, text_vec: 0, resolved_by: 0, similar_json: 0,
