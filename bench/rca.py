@@ -140,7 +140,9 @@ def investigate(
         alerts = normalize(parse_body(json.dumps(b).encode()), "warning")
         incidents += triage(graph, alerts, 900_000).incidents
     runs: dict[str, int] = {}
-    while (claimed := claim(graph, ["investigate", "reinvestigate"], "bench", 60_000, 3)) is not None:
+    while (
+        claimed := claim(graph, ["investigate", "reinvestigate"], "bench", 60_000, 3)
+    ) is not None:
         Investigator(6, prometheus).run(TaskRun(graph, claimed, 60_000))
         runs[claimed.incident_id] = runs.get(claimed.incident_id, 0) + 1
     rows = []

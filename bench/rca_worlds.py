@@ -41,7 +41,9 @@ CASES = Path(__file__).with_name("rca_worlds.yaml")
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def true_graph(calls: list[str], clients: set[str], changes: dict[str, dict[str, Any]]) -> list[Edge]:
+def true_graph(
+    calls: list[str], clients: set[str], changes: dict[str, dict[str, Any]]
+) -> list[Edge]:
     """The healthy series of `calls` (`client>server`, `client>server:database` for a
     datastore connection) with one fault's `changes` (`client>server` -> `fail_after`,
     `latency_after_ms`, `rate_after`) applied."""

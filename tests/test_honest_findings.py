@@ -52,7 +52,9 @@ def world_of(path: Path) -> WorldSpec:
     return world
 
 
-def fire(graph: TenantGraph, alerts: list[tuple[str, str, dict[str, str]]], ago_s: int = 300) -> list[str]:
+def fire(
+    graph: TenantGraph, alerts: list[tuple[str, str, dict[str, str]]], ago_s: int = 300
+) -> list[str]:
     """One Alertmanager delivery of `alerts` (alertname, service, labels); the incidents."""
     starts = rfc3339_s(time.time() - ago_s)
     body = {
@@ -65,7 +67,9 @@ def fire(graph: TenantGraph, alerts: list[tuple[str, str, dict[str, str]]], ago_
             for name, service, extra in alerts
         ],
     }  # fmt: skip
-    return triage(graph, normalize(parse_body(json.dumps(body).encode()), "warning"), 900_000).incidents
+    return triage(
+        graph, normalize(parse_body(json.dumps(body).encode()), "warning"), 900_000
+    ).incidents
 
 
 def rfc3339_s(epoch_s: float) -> str:
@@ -95,7 +99,9 @@ def finding(graph: TenantGraph, incident_id: str) -> dict[str, Any]:
 def test_a_compose_only_world_with_no_traces_is_inconclusive_never_wrong(bare: TenantGraph) -> None:
     import_world(bare, world_of(SOCK_SHOP))
     # carts-db fails: carts, front-end and orders alert; the compose file knows none of it
-    incidents = fire(bare, [("ServiceHighErrorRate", s, {}) for s in ("carts", "front-end", "orders")])
+    incidents = fire(
+        bare, [("ServiceHighErrorRate", s, {}) for s in ("carts", "front-end", "orders")]
+    )
     investigate_all(bare)
     for incident_id in dict.fromkeys(incidents):
         got = finding(bare, incident_id)
@@ -141,7 +147,9 @@ def test_a_hand_written_world_without_propagation_is_never_confidently_wrong(
     import_world(bare, world_of(COMPANY))
     # orders-db fails under orders; orders, api and web alert. Before, the unstated edge
     # orders -> orders-db counted as soft and orders was named at 0.9.
-    (incident_id,) = set(fire(bare, [("ServiceHighErrorRate", s, {}) for s in ("orders", "api", "web")]))
+    (incident_id,) = set(
+        fire(bare, [("ServiceHighErrorRate", s, {}) for s in ("orders", "api", "web")])
+    )
     investigate_all(bare)
     got = finding(bare, incident_id)
     assert got["root_cause"] is None
@@ -165,8 +173,9 @@ def test_an_alerting_leaf_the_world_file_states_is_named_with_low_confidence(
     got = finding(bare, incident_id)
     assert got["root_cause"] == "psp-gateway"
     assert got["finding"]["confidence"] < 0.5  # one alert on a leaf: not evidence
-    assert "lists no dependency of psp-gateway, and nothing measured its calls" in (
-        got["finding"]["summary"]
+    assert (
+        "lists no dependency of psp-gateway, and nothing measured its calls"
+        in (got["finding"]["summary"])
     )
 
 
@@ -241,7 +250,8 @@ def test_alert_peer_labels_alone_never_read_healthy() -> None:
 def test_two_consumers_of_one_topic_in_one_delivery_share_a_link() -> None:
     linked = {
         "notifier": Links(["notifier", "order-events", "kafka"], [0, 1, 2],
-                          ["notifier", "notifier → order-events", "notifier → order-events → kafka"],
+                          ["notifier", "notifier → order-events",
+                           "notifier → order-events → kafka"],
                           ["notifier", "order-events", "kafka"]),
         "billing": Links(["billing", "order-events", "kafka"], [0, 1, 2],
                          ["billing", "billing → order-events", "billing → order-events → kafka"],
@@ -265,13 +275,16 @@ def test_the_kafka_group_is_one_incident_and_one_investigation(bare: TenantGraph
     assert got["finding"]["candidates"][0] == "order-events"  # the topic between them
     (joined,) = [a for a in got["alerts"] if a["joined_via"]]
     assert joined["joined_via"] in (
-        "notifier → order-events ← billing", "billing → order-events ← notifier"
+        "notifier → order-events ← billing",
+        "billing → order-events ← notifier",
     )
 
 
 def test_one_delivery_is_investigated_once_and_later_alerts_wait(bare: TenantGraph) -> None:
     import_world(bare, world_of(COMPANY))
-    (incident_id,) = set(fire(bare, [("ServiceHighErrorRate", s, {}) for s in ("orders", "api", "web")]))
+    (incident_id,) = set(
+        fire(bare, [("ServiceHighErrorRate", s, {}) for s in ("orders", "api", "web")])
+    )
     tasks = bare.rows("incident_tasks", {"incident_id": incident_id})
     assert sorted(t["kind"] for t in tasks) == ["investigate"]  # not one per component
     assert investigate_all(bare) == {incident_id: 1}

@@ -657,8 +657,8 @@ class Investigator:
         return Decision(
             None, names, round(0.5 / len(names), 2),
             f"Inconclusive (alerts only): {x} alerts, but the world knows {known}, so the alerts "
-            f"cannot tell a fault in {x} itself from a dependency nobody recorded. Check {x} first; "
-            "`topology discover` (service-graph metrics) or a world file adds its edges.",
+            f"cannot tell a fault in {x} itself from a dependency nobody recorded. Check {x} "
+            "first; `topology discover` (service-graph metrics) or a world file adds its edges.",
             ruled, measured={k: v for k, v in decision.measured.items() if k in ruled},
         )  # fmt: skip
 
@@ -767,7 +767,11 @@ def no_blame_note(
             "span-metric series for these components (no data, not healthy); alerts only."
         )
     unseen = len(set(near) - set(seen))
-    rest = f"; {unseen} of {len(near)} nearby components have no series (not measured)" if unseen else ""
+    rest = (
+        f"; {unseen} of {len(near)} nearby components have no series (not measured)"
+        if unseen
+        else ""
+    )
     return (
         f"The live evidence{when} shows no failing or slow calls into {len(seen)} measured "
         f"component{'' if len(seen) == 1 else 's'} near the incident{rest}."

@@ -38,7 +38,6 @@ from agents.investigate.measure import (
     SPAN_QUERY,
     UP_QUERY,
     calls_into,
-    from_alerts,
     healthy,
     measurement,
     span,
@@ -284,8 +283,9 @@ CLIENT_FAULT_SERVERS = 2
 def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decision | None:
     """One client's calls into several servers fail (`CLIENT_FAULT_SERVERS` or more, each with
     `EDGE_MIN_CALLS` calls) while every other client's calls into the same servers are measured
-    and healthy (a server failing for several clients is failing itself): the failures follow the client (packet loss on its host, a bad client setting, a
-    saturated caller), not the servers. Summing failures per server would blame the servers;
+    and healthy (a server failing for several clients is failing itself): the failures follow
+    the client (packet loss on its host, a bad client setting, a saturated caller), not the
+    servers. Summing failures per server would blame the servers;
     comparing a server's clients tells them apart. None when no client fits (or several do)."""
     by_server: dict[str, list[dict[str, Any]]] = {}
     for e in edges:
@@ -294,13 +294,14 @@ def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decis
     found: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for rows in by_server.values():
         fine = [e for e in rows if not edge_degraded(e)]
-        bad = [e for e in rows if failing(e["fail_ratio"], e["baseline_fail_ratio"])]
-        if len(bad) == 1 and fine:  # one client fails here, every other one is healthy
+        worse = [e for e in rows if failing(e["fail_ratio"], e["baseline_fail_ratio"])]
+        if len(worse) == 1 and fine:  # one client fails here, every other one is healthy
             other = max(fine, key=lambda f: f["calls"])
-            found.setdefault(bad[0]["client"], []).append((bad[0], other))
+            found.setdefault(worse[0]["client"], []).append((worse[0], other))
     culprits = [
         c for c, pairs in found.items()
-        if len(pairs) >= CLIENT_FAULT_SERVERS and (c in near or {p[0]["server"] for p in pairs} & near)
+        if len(pairs) >= CLIENT_FAULT_SERVERS
+        and (c in near or {p[0]["server"] for p in pairs} & near)
     ]  # fmt: skip
     if len(culprits) != 1:
         return None

@@ -498,11 +498,14 @@ def triage(
     return report
 
 
-def settle_reinvestigations(graph: TenantGraph, report: TriageReport, reinvestigate_ms: int) -> None:
+def settle_reinvestigations(
+    graph: TenantGraph, report: TriageReport, reinvestigate_ms: int
+) -> None:
     """One delivery, one investigation: the `reinvestigate` tasks its alerts enqueued (one per
     component new to an incident) are dropped while the incident's first investigation has not
     started (it will read every alert), and otherwise collapse into one, which waits until
-    `reinvestigate_ms` after the incident's last re-investigation (`settle_reinvestigations.cypher`).
+    `reinvestigate_ms` after the incident's last re-investigation
+    (`settle_reinvestigations.cypher`).
     A storm of alerts joining one incident re-investigates it at most once per
     `reinvestigate_ms`, each time over every alert that arrived."""
     if report.incidents:

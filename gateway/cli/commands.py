@@ -737,8 +737,6 @@ def topology_diff(
         typer.echo(line)
     for line in loaded.unmapped:
         typer.echo(f"not mapped (never guessed): {line}")
-    for line in of_world(world).lines():
-        typer.echo(f"incomplete: {line}")
 
 
 @app.command(

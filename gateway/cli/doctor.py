@@ -8,8 +8,7 @@ else `SLACK_DEFAULT_CHANNEL`, exists), every team's Slack channel and every pers
 identity (in Slack mode), how complete each tenant's world is (components with no known
 dependency, edges with no stated propagation), every outbound notifier (`Notifier.check()`:
 the outbox is writable; Slack and GitHub adapters check their token and access), the planner's
-models
-(`ChatModel.check()`: key and model name, no tokens spent), that the webhook answers
+models (`ChatModel.check()`: key and model name, no tokens spent), that the webhook answers
 `GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`, that
 Prometheus answers and holds service-graph metrics. Nothing is written to a graph and nothing is
 sent.

@@ -8,9 +8,9 @@ What it reads (the compose specification):
   `- VAR` in `environment` takes its value from there too; each service's `env_file`s add
   variables to that service;
 - `depends_on` in list and map forms (start order, not calls: such edges get basis
-  `depends_on`, weaker than a hostname in the environment, basis `environment`); hostnames named in environment values (`host:port`,
-  URLs, `Host=db;...` connection strings) matched against service names, `container_name`,
-  `hostname` and network `aliases`.
+  `depends_on`, weaker than a hostname in the environment, basis `environment`); hostnames
+  named in environment values (`host:port`, URLs, `Host=db;...` connection strings) matched
+  against service names, `container_name`, `hostname` and network `aliases`.
 
 What it makes: a component per service (kind and `tech` from the image: postgres, redis,
 valkey, kafka, ... are datastores), and an edge per dependency: READS_WRITES to a datastore,

@@ -56,7 +56,8 @@ def discovered_world(
             ends.append(canonical)
         caller, callee = ends
         edge = EdgeSpec.model_validate(
-            {"from": caller, "to": callee, "origin": source, "rate": call["rate"], "basis": "traced",
+            {"from": caller, "to": callee, "origin": source, "rate": call["rate"],
+             "basis": "traced",
              "type": "READS_WRITES" if components[callee].kind == "datastore" else "CALLS"}
         )  # fmt: skip
         edges[edge.key()] = edge

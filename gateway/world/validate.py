@@ -30,7 +30,9 @@ from gateway.world.model import (
 
 #: Fields importers set, never a file: where a component was found, and an edge's origin.
 _SET_BY: list[tuple[type[BaseModel], str]] = [
-    (ComponentSpec, "source"), (EdgeSpec, "origin"), (EdgeSpec, "basis")
+    (ComponentSpec, "source"),
+    (EdgeSpec, "origin"),
+    (EdgeSpec, "basis"),
 ]
 _SET_BY += [(TeamSpec, name) for name in ("source", "sources", "owns_from", "members_from")]
 SET_BY = frozenset(_SET_BY)
