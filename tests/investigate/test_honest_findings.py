@@ -27,7 +27,7 @@ from gateway.world.completeness import from_rows, of_world
 from gateway.world.compose import load_compose
 from gateway.world.model import MemberSpec, TeamSpec, WorldSpec
 from gateway.world.sources import load_sources
-from tests.test_weigh import edge
+from tests.investigate.test_weigh import edge
 
 DATA = Path(__file__).with_name("data")
 SOCK_SHOP = DATA / "sock-shop" / "docker-compose.yml"
