@@ -29,7 +29,7 @@ from gateway.world.model import MemberSpec, TeamSpec, WorldSpec
 from gateway.world.sources import load_sources
 from tests.investigate.test_weigh import edge
 
-DATA = Path(__file__).with_name("data")
+DATA = Path(__file__).parent.parent / "data"
 SOCK_SHOP = DATA / "sock-shop" / "docker-compose.yml"
 COMPANY = DATA / "company-world.yaml"
 
