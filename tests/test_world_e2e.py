@@ -48,7 +48,8 @@ def test_compose_and_backstage_then_an_alert_pages_the_owner(
     # the compose file knows no business dependency of payment (flagd is configuration): one
     # alert on it cannot name it with confidence, so the page says check payment first
     assert page["notice"]["root_cause"] is None
-    assert "Inconclusive (alerts only): payment alerts, but the world knows no dependency" in (
-        page["text"]
+    assert (
+        "Inconclusive (alerts only): payment alerts, but the world knows no dependency"
+        in (page["text"])
     )
     assert "Pia Payments" in page["text"]
