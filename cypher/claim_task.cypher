@@ -5,11 +5,13 @@
 // `t.status IN [...]` comes first so the Task.status index is used: `status = 'open' OR ...`
 // scanned the kind index instead, 11.5 ms per claim with 100k finished tasks (bench/claim.py).
 // Select first, then SET (LIMIT does not limit an eager write). Lease uses the database clock.
-// A paused task (pause_task: every model cooling down) keeps its resume time in lease_until.
+// A paused task (pause_task: every model cooling down) keeps its resume time in lease_until;
+// a re-investigation waits until `not_before` (settle_reinvestigations: one per incident per
+// BLAST_REINVESTIGATE_S).
 WITH timestamp() AS now
 MATCH (t:Task)
 WHERE t.status IN ['open', 'claimed', 'paused'] AND t.kind IN $kinds AND t.attempts < $max_attempts
-  AND (t.status = 'open' OR t.lease_until < now)
+  AND (t.status = 'open' OR t.lease_until < now) AND coalesce(t.not_before, 0) <= now
 OPTIONAL MATCH (t)-[:FOR]->(i:Incident)
 WITH t, now, i WHERE NOT t.kind IN $after_page OR i.notified = true
   OR i.status = 'merged'

@@ -1,6 +1,8 @@
 // Create or update typed dependency edges, caller -> callee (dependent -> dependency), with
 // provenance: `sources` (every source reporting it), `last_seen` (ms), `rate` (calls/s, when
-// discovered). Seeing an edge again un-retires it. Attributes a world file declared win over
+// discovered), `basis` (what the source saw: declared, environment, depends_on, catalog, traced;
+// compose `depends_on` is start order, the weakest, and never replaces a stronger basis).
+// Seeing an edge again un-retires it. Attributes a world file declared win over
 // other sources' (the explicit world file wins).
 UNWIND $edges AS e
 MATCH (a:Component {name: e.from}), (b:Component {name: e.to})
@@ -10,6 +12,7 @@ FOREACH (_ IN CASE WHEN e.type = 'CALLS' THEN [1] ELSE [] END |
       r.purpose = CASE WHEN r.declared AND NOT e.declared THEN r.purpose ELSE e.purpose END,
       r.propagation = CASE WHEN r.declared AND NOT e.declared THEN r.propagation ELSE coalesce(e.propagation, r.propagation) END,
       r.rate = coalesce(e.rate, r.rate),
+      r.basis = CASE WHEN e.basis = 'depends_on' AND coalesce(r.basis, 'depends_on') <> 'depends_on' THEN r.basis ELSE e.basis END,
       r.sources = CASE WHEN e.origin IN coalesce(r.sources, []) THEN r.sources ELSE coalesce(r.sources, []) + [e.origin] END,
       r.declared = coalesce(r.declared, false) OR e.declared,
       r.last_seen = $now, r.retired_at = null)
@@ -19,6 +22,7 @@ FOREACH (_ IN CASE WHEN e.type = 'READS_WRITES' THEN [1] ELSE [] END |
       r.purpose = CASE WHEN r.declared AND NOT e.declared THEN r.purpose ELSE e.purpose END,
       r.propagation = CASE WHEN r.declared AND NOT e.declared THEN r.propagation ELSE coalesce(e.propagation, r.propagation) END,
       r.rate = coalesce(e.rate, r.rate),
+      r.basis = CASE WHEN e.basis = 'depends_on' AND coalesce(r.basis, 'depends_on') <> 'depends_on' THEN r.basis ELSE e.basis END,
       r.sources = CASE WHEN e.origin IN coalesce(r.sources, []) THEN r.sources ELSE coalesce(r.sources, []) + [e.origin] END,
       r.declared = coalesce(r.declared, false) OR e.declared,
       r.last_seen = $now, r.retired_at = null)
@@ -28,6 +32,7 @@ FOREACH (_ IN CASE WHEN e.type = 'PUBLISHES' THEN [1] ELSE [] END |
       r.purpose = CASE WHEN r.declared AND NOT e.declared THEN r.purpose ELSE e.purpose END,
       r.propagation = CASE WHEN r.declared AND NOT e.declared THEN r.propagation ELSE coalesce(e.propagation, r.propagation) END,
       r.rate = coalesce(e.rate, r.rate),
+      r.basis = CASE WHEN e.basis = 'depends_on' AND coalesce(r.basis, 'depends_on') <> 'depends_on' THEN r.basis ELSE e.basis END,
       r.sources = CASE WHEN e.origin IN coalesce(r.sources, []) THEN r.sources ELSE coalesce(r.sources, []) + [e.origin] END,
       r.declared = coalesce(r.declared, false) OR e.declared,
       r.last_seen = $now, r.retired_at = null)
@@ -37,6 +42,7 @@ FOREACH (_ IN CASE WHEN e.type = 'CONSUMES' THEN [1] ELSE [] END |
       r.purpose = CASE WHEN r.declared AND NOT e.declared THEN r.purpose ELSE e.purpose END,
       r.propagation = CASE WHEN r.declared AND NOT e.declared THEN r.propagation ELSE coalesce(e.propagation, r.propagation) END,
       r.rate = coalesce(e.rate, r.rate),
+      r.basis = CASE WHEN e.basis = 'depends_on' AND coalesce(r.basis, 'depends_on') <> 'depends_on' THEN r.basis ELSE e.basis END,
       r.sources = CASE WHEN e.origin IN coalesce(r.sources, []) THEN r.sources ELSE coalesce(r.sources, []) + [e.origin] END,
       r.declared = coalesce(r.declared, false) OR e.declared,
       r.last_seen = $now, r.retired_at = null)
@@ -46,6 +52,7 @@ FOREACH (_ IN CASE WHEN e.type = 'HOSTED_ON' THEN [1] ELSE [] END |
       r.purpose = CASE WHEN r.declared AND NOT e.declared THEN r.purpose ELSE e.purpose END,
       r.propagation = CASE WHEN r.declared AND NOT e.declared THEN r.propagation ELSE coalesce(e.propagation, r.propagation) END,
       r.rate = coalesce(e.rate, r.rate),
+      r.basis = CASE WHEN e.basis = 'depends_on' AND coalesce(r.basis, 'depends_on') <> 'depends_on' THEN r.basis ELSE e.basis END,
       r.sources = CASE WHEN e.origin IN coalesce(r.sources, []) THEN r.sources ELSE coalesce(r.sources, []) + [e.origin] END,
       r.declared = coalesce(r.declared, false) OR e.declared,
       r.last_seen = $now, r.retired_at = null)

@@ -145,7 +145,7 @@ CALL {
     MATCH (c:Component {name: alerting_name})-[r:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON]->(n:Component)
     RETURN c.name AS of, n.name AS name, n.kind AS kind, coalesce(n.client, false) AS client,
            type(r) AS edge, 'out' AS direction, r.purpose AS purpose, r.protocol AS protocol,
-           r.propagation AS propagation
+           r.propagation AS propagation, r.basis AS basis
     UNION ALL
     WITH alerting
     UNWIND alerting AS alerting_name
@@ -153,10 +153,10 @@ CALL {
     MATCH (n:Component)-[r:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON]->(c)
     RETURN c.name AS of, n.name AS name, n.kind AS kind, coalesce(n.client, false) AS client,
            type(r) AS edge, 'in' AS direction, r.purpose AS purpose, r.protocol AS protocol,
-           r.propagation AS propagation
+           r.propagation AS propagation, r.basis AS basis
   }
   RETURN collect({of: of, name: name, kind: kind, client: client, edge: edge,
                   direction: direction, purpose: purpose, protocol: protocol,
-                  propagation: propagation}) AS near
+                  propagation: propagation, basis: basis}) AS near
 }
 RETURN alerts, alerting, opened, walk, links, beyond, changes, recalled, near

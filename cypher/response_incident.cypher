@@ -17,6 +17,6 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.acknowledged_at AS acknowledged_at, i.acknowledged_by AS acknowledged_by,
        i.resolved_by AS resolved_by,
        f.summary AS summary, f.confidence AS confidence, f.candidates AS candidates,
-       f.paths_json AS paths_json, f.ruled_out_json AS ruled_out_json, f.planner AS planner,
+       f.paths_json AS paths_json, f.ruled_out_json AS ruled_out_json, f.measured_json AS measured_json, f.planner AS planner,
        f.model AS model, f.second_opinion_json AS second_opinion_json,
        f.separated_by AS separated_by, f.evidence_json AS evidence_json, alerts

@@ -3,6 +3,7 @@
 // re-investigation finishing late): then `fresh` is false and nothing changes.
 // $root_cause is null when the finding is inconclusive. $model: the planner model that decided
 // (null for memory and rules); $second_opinion_json: the graph's check of the model's answer.
+// $measured_json: ruled-out component -> the measurement its reason rests on.
 // With $outcome set, the task is completed in the same query and the follow-up task $next_kind
 // ($next_id) enqueued, as complete_task.cypher does (one round trip fewer); with
 // $outcome null the task stays claimed (a split may follow).
@@ -29,6 +30,7 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
       f.ruled_out_json = $ruled_out_json, f.planner = $planner, f.model = $model,
       f.second_opinion_json = $second_opinion_json,
       f.separated_by = $separated_by, f.evidence_json = $evidence_json,
+      f.measured_json = $measured_json,
       i.root_cause = $root_cause, i.conclusive = $conclusive,
       i.text_vec = CASE WHEN $text_vec IS NULL THEN null ELSE vecf32($text_vec) END,
       i.similar_json = $similar_json)

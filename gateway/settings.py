@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     incident_window_s: int = Field(900, alias="BLAST_INCIDENT_WINDOW_S", gt=0)
     correlation_hops: int = Field(2, alias="BLAST_CORRELATION_HOPS", ge=0, le=6)
     page_hold_ms: int = Field(5_000, alias="BLAST_PAGE_HOLD_MS", ge=0, le=600_000)
+    #: At most one re-investigation per incident this often (s): alerts joining an incident
+    #: meanwhile wait for it, and one delivery gets one investigation whatever its size.
+    reinvestigate_s: int = Field(10, alias="BLAST_REINVESTIGATE_S", ge=0, le=3600)
     walk_hops: int = Field(6, alias="BLAST_WALK_HOPS", ge=1, le=6)
     #: What memory the investigator uses: graph (recalled playbooks checked against the
     #: incident, past and similar incidents), text (similar incidents only, for the model

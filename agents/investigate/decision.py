@@ -27,7 +27,9 @@ class Decision:
     `candidates`: the remaining ones, best first; `confidence` in [0, 1], explained by
     `summary`; `ruled_out`: component -> why not; `surge_paths`: graph paths of a traffic
     surge; `separated_by`: what separated the winner from the runner-up (empty when nothing
-    did); `evidence`: the live evidence the decision rests on (signals per component).
+    did); `evidence`: the live evidence the decision rests on (signals per component);
+    `measured`: component -> the measurement its `ruled_out` reason rests on
+    (`agents.investigate.measure`; a reason without one rests on the alerts and the graph).
     """
 
     root_cause: str | None
@@ -38,3 +40,4 @@ class Decision:
     surge_paths: list[list[str]] = field(default_factory=list)
     separated_by: str = ""
     evidence: list[dict[str, Any]] = field(default_factory=list)
+    measured: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -50,17 +50,32 @@ from agents.failure_kinds import classify
 from agents.investigate import similar
 from agents.investigate.checks import Evidence, about_candidate, evaluate
 from agents.investigate.decision import Candidate, Decision
+from agents.investigate.measure import calls_into, from_alerts, from_changes, healthy, span, window
 from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.investigate.recall import cited, gated
 from agents.investigate.split import split_unexplained
 from agents.investigate.tools import call, prefetch
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
 from agents.investigate.tools.graph import MAX_HOPS, PEER_LABELS
-from agents.investigate.weigh import cpu_only, doubt, suspects, suspects_behind, unmeasured, weigh
+from agents.investigate.weigh import (
+    cpu_only,
+    doubt,
+    self_inflicted,
+    suspects,
+    suspects_behind,
+    unmeasured,
+    weigh,
+)
 from agents.tasks.coordination import TaskRun
 from agents.tasks.kinds import BY_NAME, ROLE_KINDS
 
 log = logging.getLogger(__name__)
+
+#: Confidence of a cause named only because it is the one alerting component (alerts only):
+#: below the 0.8 band, where findings must be right 9 times in 10.
+ONLY_ALERTING = 0.6
+#: Confidence of an alerting leaf a world file states (no dependency listed, none measured).
+LEAF_CONFIDENCE = 0.45
 
 
 def surge(alertnames: list[str]) -> bool:
@@ -88,6 +103,7 @@ def decide(
     if not candidates:
         return Decision(None, [], 0.0, "The walk reached no component from the alerting ones.")
     ruled: dict[str, str] = {}
+    measured: dict[str, dict[str, Any]] = {}
     best = max(len(c.covers) for c in candidates)
     top = [c for c in candidates if len(c.covers) == best]
     for c in candidates:
@@ -117,6 +133,7 @@ def decide(
         for n in names:
             if n != only:
                 ruled[n] = f"no recent change, while {only} changed"
+                measured[n] = from_changes(ruled[n], CHANGE_LOOKBACK_MS, 0)
         names = [only]
     if len(names) == 1:
         cause = next(c for c in candidates if c.name == names[0])
@@ -125,10 +142,13 @@ def decide(
             ruled[cause.name] = (
                 f"its symptoms follow a recent change on {upstream[0]}, which depends on it"
             )
+            measured[cause.name] = from_changes(
+                f"{upstream[0]} changed, {cause.name} did not", CHANGE_LOOKBACK_MS, 1
+            )
             return Decision(
                 upstream[0], upstream, round(0.7 * len(cause.covers) / len(alerting), 2),
                 f"{upstream[0]} changed shortly before the incident and depends on {cause.name}, "
-                f"which alerts: the change is the likely cause.", ruled,
+                f"which alerts: the change is the likely cause.", ruled, measured=measured,
             )  # fmt: skip
     coverage = best / len(alerting)
     if len(names) == 1 and surge(alertnames.get(names[0], [])):
@@ -153,12 +173,20 @@ def decide(
             )  # fmt: skip
     if len(names) == 1:
         silent = names[0] not in alerting
+        if len(alerting) == 1 and not silent:
+            # Explaining itself is not evidence: the alerts say where it hurts, not why.
+            return Decision(
+                names[0], names, ONLY_ALERTING,
+                f"{names[0]} is the only alerting component; nothing the world knows behind it "
+                "alerts. One alert says where it hurts, not why (live evidence would).", ruled,
+                measured=measured,
+            )  # fmt: skip
         confidence = round(coverage * (0.6 if silent else 0.9), 2)
         how = "does not alert itself but " if silent else ""
         return Decision(
             names[0], names, confidence,
             f"{names[0]} {how}explains {best} of {len(alerting)} alerting components "
-            f"({', '.join(alerting)}).", ruled,
+            f"({', '.join(alerting)}).", ruled, measured=measured,
         )  # fmt: skip
     return Decision(
         None, names, round(coverage * 0.5 / len(names), 2),
@@ -280,6 +308,9 @@ class Investigator:
                 ),
                 "separated_by": decision.separated_by,
                 "evidence_json": json.dumps(decision.evidence, ensure_ascii=False),
+                "measured_json": json.dumps(
+                    measurements(decision), sort_keys=True, ensure_ascii=False
+                ),
                 "impacted": alerting,
                 "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
                 "alerts_seen": len(alerts),
@@ -459,8 +490,9 @@ class Investigator:
         if any(set(a.get("labels") or {}) & set(PEER_LABELS) for a in ev.alerts):
             peers = call(task, ev, "alert_peers", {}).data or []
         note = ""
+        fine: dict[str, dict[str, Any]] = {}
         if self.prometheus is not None:
-            weighed, note = self._evidence(task, ev, candidates, peers, changed)
+            weighed, note, fine = self._evidence(task, ev, candidates, peers, changed)
             if weighed is not None:
                 return weighed, candidates, changes
         named = self._named_by_peers(task, ev, candidates, peers, changed, first)
@@ -469,6 +501,11 @@ class Investigator:
             named.summary = f"{note} {named.summary}".strip()
             return named, candidates, changes
         hard, dependents, config = self._behind(task, ev, first, candidates)
+        cleared = sorted(set(hard) & set(fine))
+        if cleared:  # measured healthy in the window: not what fails the alerting cause
+            hard = [h for h in hard if h not in cleared]
+            first.ruled_out |= {n: f"healthy: {fine[n]['text']}" for n in cleared}
+            first.measured |= {n: fine[n] for n in cleared}
         x = first.root_cause
         if x in alerting and not first.surge_paths and cpu_only(ev.alerts, x):
             # A CPU alert may be load arriving: `doubt` keeps the sources in front in doubt.
@@ -476,6 +513,7 @@ class Investigator:
         decision = doubt(
             first, alerting, ev.alerts, candidates, hard, peers, dependents, sources, config
         )  # fmt: skip
+        decision = self._unknown_behind(task, ev, decision, candidates, changed)
         if note:
             decision.summary = f"{note} {decision.summary}"
         return decision, candidates, changes
@@ -487,26 +525,34 @@ class Investigator:
         candidates: list[Candidate],
         peers: list[dict[str, Any]],
         changed: set[str],
-    ) -> tuple[Decision | None, str]:
+    ) -> tuple[Decision | None, str, dict[str, dict[str, Any]]]:
         """Read the call graph's health near the incident (`edge_health`, `service_errors`,
         `targets_down`) and weigh it (`weigh`). Returns the decision, or None with a
-        note saying why the walk decides instead (evidence unavailable, or it blames nothing).
+        note saying why the walk decides instead (evidence unavailable, or it blames nothing)
+        and the components near the incident measured healthy then (name -> measurement),
+        which the walk need not doubt.
         """
         near = sorted({c.name for c in candidates} | set(ev.alerting))
         edges = call(task, ev, "edge_health", {"components": near})
         if edges.status == "error":
             # Prometheus is down or refuses us: do not wait on it twice more.
-            return None, f"Live evidence unavailable ({edges.detail}); alerts only."
+            return None, f"Live evidence unavailable ({edges.detail}); alerts only.", {}
         services = call(task, ev, "service_errors", {"components": near})
         down = call(task, ev, "targets_down", {"components": near})
-        clients = {e["client"] for e in edges.data or [] if e.get("client_is_source")}
+        clients = traffic_clients(edges.data or [])
         reach = self._reach(task, ev, suspects(edges.data or [], services.data or [], peers))
+        win = window(edges.raw) or window(services.raw)
         decision = weigh(
             ev.alerting, candidates, edges.data or [], services.data or [], down.data or [],
-            peers, clients, changed, reach,
+            peers, clients, changed, reach, win,
         )  # fmt: skip
         if decision is None:
-            return None, "The live evidence shows no failing or slow calls near the incident."
+            measured = {
+                name: m for name in near
+                if healthy(m := calls_into(name, edges.data or [], services.data or [],
+                                           down.data or [], win))
+            }  # fmt: skip
+            return None, no_blame_note(edges.data or [], services.data or [], near, win), measured
         x = decision.root_cause
         if (
             x is not None
@@ -519,7 +565,7 @@ class Investigator:
                 decision, ev.alerting, ev.alerts, candidates, hard, edges.data or [],
                 services.data or [], down.data or [],
             )  # fmt: skip
-        return decision, ""
+        return decision, "", {}
 
     def _named_by_peers(
         self,
@@ -561,6 +607,60 @@ class Investigator:
                 if origin != row["name"] and row["name"] in names:
                     reach.setdefault(origin, set()).add(row["name"])
         return reach
+
+    def _unknown_behind(
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        decision: Decision,
+        candidates: list[Candidate],
+        changed: set[str],
+    ) -> Decision:
+        """Alerts only: an alerting cause X whose dependencies the world does not know (none at
+        all, or only compose `depends_on` ones, which say start order, not calls) is not named
+        from the alerts alone: whatever X calls that nobody recorded fails it the same way.
+
+        - Kept as it is: X is a datastore (it calls nothing on the request path, so its own
+          alerts are about itself), an alert on X is about its own process (memory, GC,
+          disk; not CPU, which load from unrecorded callers raises too), or X changed
+          recently (the change separates it).
+        - Kept with confidence `LEAF_CONFIDENCE` when a person declared X's edges (a world
+          file lists edges into X and none out of it: a leaf it states).
+        - Otherwise inconclusive, naming X first, then what it is started after.
+        """
+        x = decision.root_cause
+        mine = next((c for c in candidates if c.name == x), None)
+        if x is None or x not in ev.alerting or decision.surge_paths or mine is None:
+            return decision
+        # CPU is its own process or load arriving from callers nobody recorded: not enough.
+        own = self_inflicted([a for a in ev.alerts if classify(a["alertname"]) != "cpu"], x)
+        if mine.kind == "datastore" or x in changed or own:
+            return decision
+        rows = call(task, ev, "neighbours", {"component": x}).data or []
+        out = [r for r in rows if r["direction"] == "out" and r["purpose"] == "business"]
+        if any(r.get("basis") != "depends_on" for r in out):
+            return decision
+        started = sorted(r["name"] for r in out)
+        if not started and any(r.get("basis") == "declared" for r in rows):
+            return Decision(
+                x, decision.candidates, min(decision.confidence, LEAF_CONFIDENCE),
+                f"{decision.summary} The world file lists no dependency of {x}, and nothing "
+                "measured its calls: low confidence.", decision.ruled_out,
+                separated_by=decision.separated_by, measured=decision.measured,
+            )  # fmt: skip
+        known = (
+            f"only `depends_on` (start order) edges to {', '.join(started)}" if started
+            else "no dependency of it"
+        )  # fmt: skip
+        names = [x, *started]
+        ruled = {k: v for k, v in decision.ruled_out.items() if k not in names}
+        return Decision(
+            None, names, round(0.5 / len(names), 2),
+            f"Inconclusive (alerts only): {x} alerts, but the world knows {known}, so the alerts "
+            f"cannot tell a fault in {x} itself from a dependency nobody recorded. Check {x} "
+            "first; `topology discover` (service-graph metrics) or a world file adds its edges.",
+            ruled, measured={k: v for k, v in decision.measured.items() if k in ruled},
+        )  # fmt: skip
 
     def _behind(
         self, task: TaskRun, ev: Evidence, first: Decision, candidates: list[Candidate]
@@ -620,10 +720,59 @@ class Investigator:
         return paths
 
 
+def measurements(decision: Decision) -> dict[str, dict[str, Any]]:
+    """Every ruled-out component's measurement: the decision's own, else the alerts and the
+    dependency graph its reason rests on (`measure.from_alerts`)."""
+    return {
+        name: decision.measured.get(name) or from_alerts(why)
+        for name, why in decision.ruled_out.items()
+    }
+
+
 def _hard(row: dict[str, Any], direction: str) -> bool:
     """A `neighbours` row: a business dependency in `direction` (`out`: X depends on it; `in`:
-    it depends on X) whose failure fails the requests (hard or partial propagation)."""
+    it depends on X) whose failure may fail the requests: hard or partial propagation, or
+    propagation nobody stated (no importer knows it; assuming `soft` would clear what may be
+    the cause). Only an explicit `soft` (or `none`) edge is known not to carry the failure."""
     return (
         row["direction"] == direction and row["purpose"] == "business"
-        and row["propagation"] in ("hard", "partial")
+        and row["propagation"] in ("hard", "partial", None)
     )  # fmt: skip
+
+
+def traffic_clients(edges: list[dict[str, Any]]) -> set[str]:
+    """Clients whose request-rate jump may be the cause (`weigh.traffic_sources`): those the
+    world marks as traffic sources, and callers that nothing calls in the measured edges (a
+    load generator or an edge client a compose file or discovery cannot mark)."""
+    servers = {e["server"] for e in edges}
+    return {
+        e["client"] for e in edges
+        if e.get("client_is_source") or (e["known"] and e["client"] not in servers)
+    }  # fmt: skip
+
+
+def no_blame_note(
+    edges: list[dict[str, Any]], services: list[dict[str, Any]], near: list[str], win: str
+) -> str:
+    """Why the evidence decides nothing, saying what was measured: no series at all for the
+    window is `no data`, never "no failing calls"."""
+    when = f" ({span(win)})" if win else ""
+    seen = sorted(
+        {e["server"] for e in edges if e["calls"] > 0 and e["server"] in near}
+        | {r["component"] for r in services if r["calls"] and r["component"] in near}
+    )  # fmt: skip
+    if not seen:
+        return (
+            f"No live evidence near the incident{when}: Prometheus has no service-graph or "
+            "span-metric series for these components (no data, not healthy); alerts only."
+        )
+    unseen = len(set(near) - set(seen))
+    rest = (
+        f"; {unseen} of {len(near)} nearby components have no series (not measured)"
+        if unseen
+        else ""
+    )
+    return (
+        f"The live evidence{when} shows no failing or slow calls into {len(seen)} measured "
+        f"component{'' if len(seen) == 1 else 's'} near the incident{rest}."
+    )

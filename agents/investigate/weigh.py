@@ -33,6 +33,15 @@ from typing import Any
 
 from agents.failure_kinds import classify, words
 from agents.investigate.decision import Candidate, Decision
+from agents.investigate.measure import (
+    SERVICE_GRAPH_QUERY,
+    SPAN_QUERY,
+    UP_QUERY,
+    calls_into,
+    healthy,
+    measurement,
+    span,
+)
 
 #: Calls into a component fail at least this often, and this much more than in the baseline.
 FAIL_RATIO = 0.05
@@ -75,9 +84,10 @@ class Signal:
 
 
 def pct(ratio: float | None) -> str:
-    """0.4123 -> `41 %`; small non-zero ratios keep a decimal (`0.4 %`)."""
+    """0.4123 -> `41 %`; small non-zero ratios keep a decimal (`0.4 %`); None (too few calls,
+    or no series) -> `no data`, never a healthy-looking number."""
     if ratio is None:
-        return "n/a"
+        return "no data"
     value = 100 * ratio
     return f"{value:.0f} %" if value >= 10 or value == 0 else f"{value:.1f} %"
 
@@ -245,6 +255,95 @@ def magnitude(sigs: list[Signal]) -> float:
     return max((g.magnitude for g in sigs), default=0.0)
 
 
+#: Signal sources -> (measurement source, the selector read).
+_SIGNAL_SOURCES = {
+    "calls": ("service graph", SERVICE_GRAPH_QUERY),
+    "latency": ("service graph", 'traces_service_graph_request_server_seconds{{server="{name}"}}'),
+    "spans": ("span metrics", SPAN_QUERY),
+    "down": ("up", UP_QUERY),
+    "alert": ("alerts", "alert_peers"),
+}
+
+
+def signal_measurement(g: Signal, win: str | None) -> dict[str, Any]:
+    """The measurement (`agents.investigate.measure`) a signal rests on."""
+    source, query = _SIGNAL_SOURCES.get(g.source, (g.source, ""))
+    when = f" ({span(win)})" if win and source != "alerts" else ""
+    return measurement(
+        source, query.format(name=g.component), g.value, g.text + when,
+        "" if source == "alerts" else win or "",
+    )  # fmt: skip
+
+
+#: A client whose calls fail into at least this many servers that answer others normally is
+#: the cause (its own network, configuration or saturation), not those servers.
+CLIENT_FAULT_SERVERS = 2
+
+
+def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decision | None:
+    """One client's calls into several servers fail (`CLIENT_FAULT_SERVERS` or more, each with
+    `EDGE_MIN_CALLS` calls) while every other client's calls into the same servers are measured
+    and healthy (a server failing for several clients is failing itself): the failures follow
+    the client (packet loss on its host, a bad client setting, a saturated caller), not the
+    servers. Summing failures per server would blame the servers;
+    comparing a server's clients tells them apart. None when no client fits (or several do)."""
+    by_server: dict[str, list[dict[str, Any]]] = {}
+    for e in edges:
+        if e["known"] and e["calls"] >= EDGE_MIN_CALLS:
+            by_server.setdefault(e["server"], []).append(e)
+    found: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for rows in by_server.values():
+        fine = [e for e in rows if not edge_degraded(e)]
+        worse = [e for e in rows if failing(e["fail_ratio"], e["baseline_fail_ratio"])]
+        if len(worse) == 1 and fine:  # one client fails here, every other one is healthy
+            other = max(fine, key=lambda f: f["calls"])
+            found.setdefault(worse[0]["client"], []).append((worse[0], other))
+    culprits = [
+        c for c, pairs in found.items()
+        if len(pairs) >= CLIENT_FAULT_SERVERS
+        and (c in near or {p[0]["server"] for p in pairs} & near)
+    ]  # fmt: skip
+    if len(culprits) != 1:
+        return None
+    (client,) = culprits
+    pairs = sorted(found[client], key=lambda p: p[0]["server"])
+    when = f" ({span(win)})" if win else ""
+
+    def bad(e: dict[str, Any]) -> str:
+        return f"{e['server']} {pct(e['fail_ratio'])} of {e['calls']:,.0f}"
+
+    def good(e: dict[str, Any]) -> str:
+        return (
+            f"{e['client']}'s calls into {e['server']} fail {pct(e['fail_ratio'])} of "
+            f"{e['calls']:,.0f}{when}"
+        )
+
+    line = f"calls from {client} fail into {', '.join(bad(e) for e, _ in pairs)}"
+    ruled = {e["server"]: f"answers other clients normally: {good(o)}" for e, o in pairs}
+    measured = {
+        e["server"]: measurement(
+            "service graph", SERVICE_GRAPH_QUERY.format(name=e["server"]), o["fail_ratio"],
+            good(o), win,
+        )
+        for e, o in pairs
+    }  # fmt: skip
+    evidence = [
+        {"component": client, "source": "calls", "magnitude": _rise(e["fail_ratio"],
+         e["baseline_fail_ratio"]), "text": f"calls from {client} into {e['server']} fail "
+         f"{pct(e['fail_ratio'])} (the hour before: {pct(e['baseline_fail_ratio'])})",
+         "value": e["fail_ratio"], "window": win}
+        for e, _ in pairs
+    ]  # fmt: skip
+    separated = "; ".join(good(o) for _, o in pairs)
+    return Decision(
+        client, [client], 0.85,
+        f"{client}: {line}{when}, while the same servers answer other clients normally "
+        f"({separated}). The failures follow the client (its network, its settings or its "
+        "load), not the servers.", ruled, separated_by=separated, evidence=evidence,
+        measured=measured,
+    )  # fmt: skip
+
+
 def weigh(
     alerting: list[str],
     candidates: list[Candidate],
@@ -255,9 +354,13 @@ def weigh(
     clients: Iterable[str],
     changed: set[str],
     reach: dict[str, set[str]] | None = None,
+    win: str | None = "",
 ) -> Decision | None:
     """Apply rules 2-4 (module docstring). None when the evidence blames nothing (no degraded
     component near the incident and no traffic jump): the caller falls back to the walk.
+
+    `win`: the incident window the evidence covers (`measure.window`), None when no evidence
+    source was asked (alerts only: peer labels stand in for edges), so nothing reads "healthy".
 
     `reach`: component -> the components it depends on (business walk), for the components
     the evidence may blame (`suspects`); a degraded component that depends on another degraded
@@ -273,6 +376,9 @@ def weigh(
     traffic = traffic_sources(edges, clients, near)
     if traffic:
         return traffic
+    own = client_fault(edges, near, win or "")
+    if own:
+        return own
     sigs = {name: found for name, found in signals(edges, services, down, peers).items()
             if name in near}  # fmt: skip
     if not sigs:
@@ -291,10 +397,10 @@ def weigh(
             victim_of.setdefault(p["component"], p["peer"])
     # A measured call edge between two degraded components has spoken (above); the walk's
     # reach decides only between components with no such edge (indirect, or unmeasured).
-    measured = {(e["client"], e["server"]) for e in edges if e["calls"] >= EDGE_MIN_CALLS}
+    spoken = {(e["client"], e["server"]) for e in edges if e["calls"] >= EDGE_MIN_CALLS}
     for name in sigs:
         for other in sorted(sigs):
-            if other == name or (name, other) in measured:
+            if other == name or (name, other) in spoken:
                 continue
             walked = name in alerting and other in walk and name in walk[other].covers
             if walked or other in (reach or {}).get(name, set()):
@@ -302,19 +408,24 @@ def weigh(
     roots = [n for n in sigs if n not in victim_of] or list(sigs)  # a cycle: keep them all
     roots.sort(key=lambda n: (-len(cover.get(n, ())), -magnitude(sigs[n]), n))
     ruled: dict[str, str] = {}
+    measured: dict[str, dict[str, Any]] = {}
     for name, dep in sorted(victim_of.items()):
         if name not in roots:
             ruled[name] = f"a victim of {dep}, which it depends on: {sigs[dep][0].text}"
+            measured[name] = signal_measurement(sigs[dep][0], win)
+    best = max((len(x.covers) for x in candidates), default=0)
     for c in candidates:
-        if (
-            c.name not in sigs
-            and c.name not in ruled
-            and len(c.covers) == max((len(x.covers) for x in candidates), default=0)
-        ):
-            ruled[c.name] = "calls into it are healthy"
+        if c.name in sigs or c.name in ruled or len(c.covers) != best:
+            continue
+        m = calls_into(c.name, edges, services, down, win)
+        measured[c.name] = m
+        ruled[c.name] = (
+            f"healthy: {m['text']}" if healthy(m)
+            else f"{m['text']}; set aside because the measured evidence blames {roots[0]}"
+        )  # fmt: skip
     evidence = [
         {"component": n, "source": g.source, "magnitude": g.magnitude, "text": g.text,
-         "value": g.value}
+         "value": g.value, "window": win or ""}
         for n in roots for g in sigs[n]
     ]  # fmt: skip
     top = roots[0]
@@ -335,7 +446,7 @@ def weigh(
         return Decision(
             top, [top], round(top_cover / n_alerting * (0.95 if strong else 0.7), 2),
             f"{top}: {sigs[top][0].text}; {explains}.{silent}{why_victims}",
-            ruled, separated_by=separated, evidence=evidence,
+            ruled, separated_by=separated, evidence=evidence, measured=measured,
         )  # fmt: skip
     second = roots[1]
     second_cover = len(cover.get(second, ()))
@@ -353,20 +464,22 @@ def weigh(
         roots.insert(0, only)
     if separated:
         for other in roots[1:]:
-            ruled.setdefault(other, f"degraded too, but less: {sigs[other][0].text}")
+            if other not in ruled:
+                ruled[other] = f"degraded too, but less: {sigs[other][0].text}"
+                measured[other] = signal_measurement(sigs[other][0], win)
         top_cover = len(cover.get(top, ()))
         silent = "" if top in alerting else " It raises no alert of its own."
         return Decision(
             top, [top], round(top_cover / n_alerting * 0.8, 2),
             f"{top}: {sigs[top][0].text}; {top_cover} of {len(alerting)} alerting components "
             f"reach it. Separated from {roots[1]} by: {separated}.{silent}",
-            ruled, separated_by=separated, evidence=evidence,
+            ruled, separated_by=separated, evidence=evidence, measured=measured,
         )  # fmt: skip
     named = roots[:5]
     return Decision(
         None, named, round(0.5 / len(named), 2),
         f"Inconclusive: the evidence blames {', '.join(named)} about equally ({versus}); "
-        "nothing separates them.", ruled, evidence=evidence,
+        "nothing separates them.", ruled, evidence=evidence, measured=measured,
     )  # fmt: skip
 
 
@@ -505,6 +618,7 @@ def doubt(
             return Decision(
                 x, [x], first.confidence, first.summary, ruled, first.surge_paths,
                 separated_by="; ".join(ruled[d.name] for d in behind), evidence=first.evidence,
+                measured=first.measured,
             )  # fmt: skip
         names = [x, *upstream]
         return Decision(
@@ -581,7 +695,7 @@ def unmeasured(
                                          for d in behind}  # fmt: skip
         return Decision(
             x, first.candidates, first.confidence, first.summary, ruled, first.surge_paths,
-            first.separated_by, first.evidence,
+            first.separated_by, first.evidence, first.measured,
         )  # fmt: skip
     names = [x, *behind]
     ruled = {k: v for k, v in first.ruled_out.items() if k not in names}
@@ -592,6 +706,7 @@ def unmeasured(
         "no span metrics, no scrape target), and "
         f"{'its' if len(behind) == 1 else 'their'} failure would look the same.",
         ruled, evidence=first.evidence,
+        measured={k: v for k, v in first.measured.items() if k in ruled},
     )  # fmt: skip
 
 
@@ -626,6 +741,7 @@ def _producers_in_doubt(
         return Decision(
             first.root_cause, first.candidates, first.confidence, first.summary, ruled,
             first.surge_paths, separated_by=first.separated_by, evidence=first.evidence,
+            measured=first.measured,
         )  # fmt: skip
     names = [topic.name, *producers]
     return Decision(

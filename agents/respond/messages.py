@@ -235,6 +235,23 @@ def page_update(
     return message.model_copy(update={"kind": "update", "reply_to": page_ref})
 
 
+def ruled_out_lines(incident: dict[str, Any]) -> dict[str, str]:
+    """Each ruled-out component's reason, with what it rests on when the reason does not say
+    it (`measured_by`)."""
+    ruled: dict[str, str] = json.loads(incident.get("ruled_out_json") or "{}")
+    measured: dict[str, dict[str, Any]] = json.loads(incident.get("measured_json") or "{}")
+    return {name: why + measured_by(measured.get(name), why) for name, why in ruled.items()}
+
+
+def measured_by(m: dict[str, Any] | None, why: str) -> str:
+    """` (source: alerts)`: what a ruled-out reason rests on, when its text does not say it
+    (`agents.investigate.measure`); nothing for a finding written before measurements."""
+    if not m or m["source"] in why:
+        return ""
+    status = "" if m["status"] == "ok" else f", {m['status'].replace('_', ' ')}"
+    return f" (source: {m['source']}{status})"
+
+
 def ticket(
     intent_id: str,
     incident: dict[str, Any],
@@ -284,7 +301,7 @@ def ticket(
         root_cause=cause,
         confidence=incident.get("confidence") if cause else None,
         candidates=list(incident.get("candidates") or []),
-        ruled_out=json.loads(incident.get("ruled_out_json") or "{}"),
+        ruled_out=ruled_out_lines(incident),
         summary=incident.get("summary"),
         paths=json.loads(incident.get("paths_json") or "[]"),
         changes=[

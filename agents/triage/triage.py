@@ -115,6 +115,35 @@ def component_links(
     return found
 
 
+def shared_dependencies(linked: dict[str, Links]) -> dict[str, Links]:
+    """Link the components of one delivery (one Alertmanager group) that depend on one
+    component within the reach: the two consumers of a silent topic, the callers of one
+    database. Alertmanager grouped their alerts and they arrived together, so they are one
+    failure until the investigation says otherwise (it splits independent causes); across
+    deliveries a shared neighbour still links nothing. Each gets the other as a link, with the
+    path through the shared dependency (`a → topic ← b`, hops summed), after its own links.
+    `linked`: `component_links` of the delivery's components, in delivery order; changed in
+    place and returned. Linear in links: each dependency links its dependents to the first."""
+    first: dict[str, tuple[str, str, int]] = {}  # dependency -> (component, its path, hops)
+    for name, links in linked.items():
+        for dep, path, hops in zip(links.names, links.paths, links.hops, strict=True):
+            if dep == name or dep not in links.down:
+                continue
+            other, other_path, other_hops = first.setdefault(dep, (name, path, hops))
+            if other == name or other in links.names:
+                continue
+            back = " ← ".join(reversed(other_path.split(" → ")[:-1]))
+            forth = " ← ".join(reversed(path.split(" → ")[:-1]))
+            links.names.append(other)
+            links.hops.append(hops + other_hops)
+            links.paths.append(f"{path} ← {back}")
+            mine = linked[other]
+            mine.names.append(name)
+            mine.hops.append(hops + other_hops)
+            mine.paths.append(f"{other_path} ← {forth}")
+    return linked
+
+
 @dataclass
 class TriageReport:
     """What one delivery did: alerts accepted, which matched no component, incidents touched,
@@ -435,6 +464,7 @@ def triage(
     hops: int = 2,
     batch: bool = True,
     hold_ms: int = 0,
+    reinvestigate_ms: int = 10_000,
 ) -> TriageReport:
     """Write every alert of one delivery to the graph and attach it to an incident.
 
@@ -442,7 +472,10 @@ def triage(
     join; `hops`: correlation reach along dependency edges (0-6); `batch`: False writes alert by
     alert (`triage_alert` only: the reference the batched writes are tested against);
     `hold_ms`: how long a new incident's page waits when an open incident lies past the reach
-    but within twice it (`BLAST_PAGE_HOLD_MS`: an alert between them may still merge them).
+    but within twice it (`BLAST_PAGE_HOLD_MS`: an alert between them may still merge them);
+    `reinvestigate_ms`: at most one re-investigation per incident this often
+    (`BLAST_REINVESTIGATE_S`; `settle_reinvestigations`). Components of the delivery that
+    share a dependency within the reach are linked (`shared_dependencies`).
     Queries: one to resolve components, find their links and the stored alerts
     (`triage_context.cypher`), then `Triage`'s (one write per batch of a few hundred alerts
     in a storm, per alert otherwise).
@@ -457,10 +490,29 @@ def triage(
     assert read is not None  # every part collects: always one row
     components = resolve_components(alerts, read["matched"])
     named = [c for c in dict.fromkeys(components[a.key] for a in alerts) if c is not None]
-    linked = component_links(read["links"], named, hops)
+    linked = shared_dependencies(component_links(read["links"], named, hops))
     known = set(read["known"])
     ordered = dependency_order(alerts, components, linked)
-    return Triage(graph, components, linked, window_ms, batch, hold_ms).run(ordered, known)
+    report = Triage(graph, components, linked, window_ms, batch, hold_ms).run(ordered, known)
+    settle_reinvestigations(graph, report, reinvestigate_ms)
+    return report
+
+
+def settle_reinvestigations(
+    graph: TenantGraph, report: TriageReport, reinvestigate_ms: int
+) -> None:
+    """One delivery, one investigation: the `reinvestigate` tasks its alerts enqueued (one per
+    component new to an incident) are dropped while the incident's first investigation has not
+    started (it will read every alert), and otherwise collapse into one, which waits until
+    `reinvestigate_ms` after the incident's last re-investigation
+    (`settle_reinvestigations.cypher`).
+    A storm of alerts joining one incident re-investigates it at most once per
+    `reinvestigate_ms`, each time over every alert that arrived."""
+    if report.incidents:
+        graph.rows(
+            "settle_reinvestigations",
+            {"incident_ids": report.incidents, "reinvestigate_ms": reinvestigate_ms},
+        )
 
 
 def merge_bridged(

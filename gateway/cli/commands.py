@@ -51,6 +51,7 @@ from gateway.ops.sdnotify import notify
 from gateway.ops.supervisor import WorkerPool, worker_env
 from gateway.settings import DURATION_RE, Settings, unknown_settings
 from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
+from gateway.world.completeness import from_rows, of_world
 from gateway.world.sources import FORMATS, load_sources
 
 #: What `blast-radius --help` says (the module docstring is for developers).
@@ -541,6 +542,7 @@ def topology_import(
                 graph, loaded.world, loaded.sources, explicit=loaded.explicit, codeowners=rules
             )
             totals = world_counts(graph)
+            complete = from_rows(graph.rows("world_dependencies"))
     except TopologyError as exc:
         fail_topology("topology import", exc)
     except (GraphUnavailable, SchemaFailed) as exc:
@@ -552,6 +554,8 @@ def topology_import(
     for line in report.lines():
         typer.echo(line)
     typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+    for line in complete.lines():
+        typer.echo(f"incomplete: {line}")
 
 
 @topology_app.command(
@@ -585,6 +589,8 @@ def topology_validate(
     )
     for line in loaded.unmapped:
         typer.echo(f"not mapped (never guessed): {line}")
+    for line in of_world(world).lines():
+        typer.echo(f"incomplete: {line}")
 
 
 @topology_app.command(

@@ -5,9 +5,10 @@ connection (in a cluster: every hash slot served, every shard's replicas) and ev
 graph's unique constraints (OPERATIONAL) and on-call coverage (someone on call for every team now
 and for the next 14 days), the default route (in Slack mode the default team's `slack_channel`,
 else `SLACK_DEFAULT_CHANNEL`, exists), every team's Slack channel and every person's Slack
-identity (in Slack mode), every outbound notifier (`Notifier.check()`: the outbox is
-writable; Slack and GitHub adapters check their token and access), the planner's models
-(`ChatModel.check()`: key and model name, no tokens spent), that the webhook answers
+identity (in Slack mode), how complete each tenant's world is (components with no known
+dependency, edges with no stated propagation), every outbound notifier (`Notifier.check()`:
+the outbox is writable; Slack and GitHub adapters check their token and access), the planner's
+models (`ChatModel.check()`: key and model name, no tokens spent), that the webhook answers
 `GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`, that
 Prometheus answers and holds service-graph metrics. Nothing is written to a graph and nothing is
 sent.
@@ -34,6 +35,7 @@ from adapters.notify import AdapterError
 from adapters.slack.notifier import SlackNotifier
 from gateway.ops.runtime import Runtime, prometheus_client, running_embedded_url
 from gateway.settings import Settings, unknown_settings
+from gateway.world.completeness import from_rows
 from gateway.world.oncall import coverage, coverage_problems
 
 #: Where `deploy/README.md` tells Alertmanager to keep each tenant's token.
@@ -230,6 +232,35 @@ def check_slack_world(settings: Settings, store: GraphStore, slack: SlackNotifie
     return found
 
 
+def check_world(settings: Settings) -> list[Finding]:
+    """Per tenant, how complete its world is for the investigator
+    (`gateway.world.completeness`): components with no known dependency stay inconclusive with
+    alerts only. Reported, not a problem: a world grows by discovery (nothing when the
+    database is down: `check_falkordb` says so)."""
+    url = database_url(settings)
+    if url is None or not answers_ping(url):
+        return []
+    store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
+    found = []
+    try:
+        for tenant in settings.tenants:
+            try:
+                rows = store.graph(graph_name(tenant)).rows("world_dependencies")
+            except GraphUnavailable as exc:
+                found.append(Finding(False, "world", f"{tenant}: {exc}"))
+                continue
+            if not rows:
+                continue  # no world yet: `check_oncall` and the routing checks say so
+            lines = from_rows(rows).lines()
+            if not lines:
+                found.append(Finding(True, "world", f"{tenant}: every component has a known "
+                                     "dependency"))  # fmt: skip
+            found += [Finding(True, "world", f"{tenant}: {line}") for line in lines]
+    finally:
+        store.close()
+    return found
+
+
 def database_url(settings: Settings) -> str | None:
     """FALKORDB_URL, else the embedded server running for the data folder, else None."""
     if settings.falkordb_url is not None:
@@ -326,6 +357,7 @@ def run_checks(
         check_settings(settings, env_file)
         + check_falkordb(settings)
         + check_routing(settings, runtime)
+        + check_world(settings)
         + check_notifiers(runtime)
         + check_planner(runtime)
         + check_webhook(webhook_base(settings, url))

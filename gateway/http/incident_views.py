@@ -95,7 +95,7 @@ def incident_graph(graph: TenantGraph, detail: dict[str, Any]) -> dict[str, Any]
     """
     finding = detail["finding"] or {}
     paths: list[list[str]] = [list(p) for p in finding.get("paths") or []]
-    ruled_out: dict[str, str] = finding.get("ruled_out") or {}
+    ruled_out = {r["component"]: r["reason"] for r in finding.get("ruled_out") or []}
     root = detail["root_cause"]
     alerting: dict[str, list[int]] = {}
     for alert in detail["alerts"]:

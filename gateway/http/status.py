@@ -33,6 +33,18 @@ def _graph(request: Request) -> TenantGraph:
     return graph
 
 
+def ruled_out_rows(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """A finding's ruled-out candidates as the API shows them: `[{component, reason,
+    evidence: {source, query, value, window, status, text}}]` by name; `evidence` is null for
+    a finding written before measurements were recorded."""
+    ruled: dict[str, str] = json.loads(row["ruled_out_json"] or "{}")
+    measured: dict[str, Any] = json.loads(row.get("measured_json") or "{}")
+    return [
+        {"component": name, "reason": why, "evidence": measured.get(name)}
+        for name, why in sorted(ruled.items())
+    ]
+
+
 def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | None:
     """The whole incident as the API shows it, or None when there is no such incident.
 
@@ -40,8 +52,9 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     UTC), resolved_by (a person's name when resolved by hand), acknowledged_at (ms UTC) and
     acknowledged_by (a person's name), root_cause (component name or null), merged_into (the
     incident that took its alerts, or null), finding {summary, confidence, candidates, paths,
-    ruled_out, planner, model (the planner model, or null), second_opinion (the graph's check
-    of a model's answer)},
+    ruled_out [{component, reason, evidence (the measurement the reason rests on: source,
+    query, value, window, status ok|no_data|not_measured, text)}], planner, model (the planner
+    model, or null), second_opinion (the graph's check of a model's answer)},
     alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
     starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana),
     joined_via (the dependency path that joined it, `a → b`, or null for the first alert)}],
@@ -81,7 +94,7 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
             "confidence": row["confidence"],
             "candidates": row["candidates"],
             "paths": json.loads(row["paths_json"] or "[]"),
-            "ruled_out": json.loads(row["ruled_out_json"] or "{}"),
+            "ruled_out": ruled_out_rows(row),
             "planner": row["planner"],
             "model": row["model"],
             "second_opinion": json.loads(row["second_opinion_json"] or "null"),

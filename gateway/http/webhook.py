@@ -89,7 +89,7 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     graph = request.app.state.store.graph(graph_name(tenant))
     report = await run_in_threadpool(
         triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops,
-        hold_ms=settings.page_hold_ms,
+        hold_ms=settings.page_hold_ms, reinvestigate_ms=settings.reinvestigate_s * 1000,
     )  # fmt: skip
     await _replicated(request.app.state.store, graph.name, settings)
     if report.accepted:  # new tasks wake the idle workers (one per incident opened)

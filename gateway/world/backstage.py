@@ -124,7 +124,14 @@ def load_backstage(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
         if components[callee].kind == "topic":
             kind = "PUBLISHES"
         edge = EdgeSpec.model_validate(
-            {"from": caller, "to": callee, "type": kind, "origin": origin, "protocol": None}
+            {
+                "from": caller,
+                "to": callee,
+                "type": kind,
+                "origin": origin,
+                "protocol": None,
+                "basis": "catalog",
+            }
         )
         edges.setdefault(edge.key(), edge)
 

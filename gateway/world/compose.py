@@ -7,9 +7,10 @@ What it reads (the compose specification):
   file beside the first file (or `env_file` given), itself interpolated top to bottom; a bare
   `- VAR` in `environment` takes its value from there too; each service's `env_file`s add
   variables to that service;
-- `depends_on` in list and map forms; hostnames named in environment values (`host:port`,
-  URLs, `Host=db;...` connection strings) matched against service names, `container_name`,
-  `hostname` and network `aliases`.
+- `depends_on` in list and map forms (start order, not calls: such edges get basis
+  `depends_on`, weaker than a hostname in the environment, basis `environment`); hostnames
+  named in environment values (`host:port`, URLs, `Host=db;...` connection strings) matched
+  against service names, `container_name`, `hostname` and network `aliases`.
 
 What it makes: a component per service (kind and `tech` from the image: postgres, redis,
 valkey, kafka, ... are datastores), and an edge per dependency: READS_WRITES to a datastore,
@@ -260,5 +261,6 @@ def _edge(
     kind = "READS_WRITES" if callee.kind == "datastore" else "CALLS"
     return EdgeSpec.model_validate(
         {"from": caller, "to": callee.id, "type": kind, "purpose": purpose,
-         "protocol": PROTOCOL.get(callee.tech or ""), "origin": source}
+         "protocol": PROTOCOL.get(callee.tech or ""), "origin": source,
+         "basis": "depends_on" if var == "depends_on" else "environment"}
     )  # fmt: skip

@@ -57,6 +57,7 @@ def discovered_world(
         caller, callee = ends
         edge = EdgeSpec.model_validate(
             {"from": caller, "to": callee, "origin": source, "rate": call["rate"],
+             "basis": "traced",
              "type": "READS_WRITES" if components[callee].kind == "datastore" else "CALLS"}
         )  # fmt: skip
         edges[edge.key()] = edge

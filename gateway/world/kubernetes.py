@@ -135,6 +135,7 @@ def load_kubernetes(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
                     if callee and callee != name:
                         edge = EdgeSpec.model_validate(
                             {"from": name, "to": callee, "origin": components[name].source,
+                             "basis": "environment",
                              "type": "READS_WRITES" if components[callee].kind == "datastore"
                              else "CALLS"}
                         )  # fmt: skip

@@ -76,8 +76,17 @@ class ComponentSpec(BaseModel):
         return sorted(set((self.hostnames or {}).values()) - {self.id})
 
 
+#: What a source saw of an edge, strongest first: a person declared it (world file), a
+#: hostname in the caller's environment or manifest names the callee, a catalog says so
+#: (Backstage), traces measured the calls (discovery), or compose `depends_on` orders start-up
+#: (start order, not calls: the weakest; a component with only such edges has no known
+#: dependency for the investigator).
+EdgeBasis = Literal["declared", "environment", "catalog", "traced", "depends_on"]
+
+
 class EdgeSpec(BaseModel):
-    """One dependency edge, caller -> callee; `rate` is calls per second when discovered."""
+    """One dependency edge, caller -> callee; `rate` is calls per second when discovered;
+    `origin` (the source) and `basis` (`EdgeBasis`) are set by importers, never by a file."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
     source: str = Field(alias="from")
@@ -89,6 +98,7 @@ class EdgeSpec(BaseModel):
     present_in: list[str] | None = None
     rate: float | None = None
     origin: str | None = None
+    basis: EdgeBasis | None = None
 
     def key(self) -> tuple[str, str, str]:
         """(caller, type, callee): an edge's identity across sources."""

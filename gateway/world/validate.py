@@ -29,7 +29,11 @@ from gateway.world.model import (
 )
 
 #: Fields importers set, never a file: where a component was found, and an edge's origin.
-_SET_BY: list[tuple[type[BaseModel], str]] = [(ComponentSpec, "source"), (EdgeSpec, "origin")]
+_SET_BY: list[tuple[type[BaseModel], str]] = [
+    (ComponentSpec, "source"),
+    (EdgeSpec, "origin"),
+    (EdgeSpec, "basis"),
+]
 _SET_BY += [(TeamSpec, name) for name in ("source", "sources", "owns_from", "members_from")]
 SET_BY = frozenset(_SET_BY)
 #: A path into the source document, as pydantic reports it: ("teams", 0, "owns", 1).

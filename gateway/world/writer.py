@@ -198,13 +198,15 @@ def apply_world(
     edges: list[dict[str, Any]] = [
         {"from": e.source, "to": e.target, "type": e.type, "protocol": e.protocol,
          "purpose": e.purpose, "propagation": e.propagation, "rate": e.rate,
-         "origin": e.origin or sources[0], "declared": declared(e.origin or sources[0])}
+         "origin": e.origin or sources[0], "declared": declared(e.origin or sources[0]),
+         "basis": e.basis or ("declared" if declared(e.origin or sources[0]) else None)}
         for e in world.edges
     ]  # fmt: skip
     edges += [
         {"from": c.id, "to": c.hosted_on, "type": "HOSTED_ON", "protocol": None,
          "purpose": "business", "propagation": "hard", "rate": None,
-         "origin": c.source or sources[0], "declared": declared(c.source or sources[0])}
+         "origin": c.source or sources[0], "declared": declared(c.source or sources[0]),
+         "basis": "declared"}
         for c in world.components
         if c.hosted_on
     ]  # fmt: skip

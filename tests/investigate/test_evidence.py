@@ -188,7 +188,10 @@ def test_no_evidence_at_all_falls_back_to_the_walk_and_says_so(prometheus, run) 
     server = prometheus([])
     got = run(server.url, CART_ALERTS)
     assert got["root_cause"] is None and got["candidates"] == ["cart", "valkey-cart", "flagd"]
-    assert got["summary"].startswith("The live evidence shows no failing or slow calls")
+    # A window with no series is no data, never "no failing calls" (healthy).
+    assert got["summary"].startswith("No live evidence near the incident (")
+    assert "(no data, not healthy)" in got["summary"]
+    assert "shows no failing" not in got["summary"]
 
 
 def test_prometheus_down_tools_say_error_and_the_walk_decides(run) -> None:

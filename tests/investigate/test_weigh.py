@@ -54,6 +54,7 @@ def test_the_silent_dependency_whose_incoming_calls_fail_beats_its_alerting_call
         "magnitude": 0.5,
         "value": 0.5,
         "text": "",
+        "window": "",
     }
 
 

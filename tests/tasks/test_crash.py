@@ -108,7 +108,9 @@ def test_worker_killed_after_step_3_is_replaced_and_resumes_at_step_4(graph, spa
     steps = graph.rows("task_steps", {"task_id": task_id})
     assert [(s["n"], s["tool"], s["epoch"]) for s in steps] == [
         (1, "incident_alerts", 1), (2, "recall_playbooks", 1), (3, "similar_incidents", 1),
-        (4, "coverage_walk", 2), (5, "recent_changes", 2), (6, "walk_path", 2),
+        # neighbours: does the world know what payment, the one alerting component, calls?
+        (4, "coverage_walk", 2), (5, "recent_changes", 2), (6, "neighbours", 2),
+        (7, "walk_path", 2),
     ]  # fmt: skip
     assert {s["n"]: s["result"] for s in steps if s["n"] <= 3} == first  # not re-run
     assert graph.one("incident_get", {"incident_id": incident_id})["root_cause"] == "payment"

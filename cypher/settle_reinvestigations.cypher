@@ -1,0 +1,24 @@
+// After one delivery's triage: one investigation per delivery, at most one re-investigation per
+// incident per $reinvestigate_ms. For each incident of $incident_ids with `reinvestigate` tasks
+// not yet claimed: while its `investigate` task is still open (it will read every alert), they
+// are deleted; otherwise the oldest stays and waits (`not_before`, ms, database clock) until
+// $reinvestigate_ms after the last one scheduled (`reinvestigate_at` on the incident), and the
+// others are deleted: the one left reads every alert that came meanwhile.
+UNWIND $incident_ids AS incident_id
+MATCH (i:Incident {id: incident_id})
+MATCH (r:Task)-[:FOR]->(i)
+WHERE r.status = 'open' AND r.kind = 'reinvestigate' AND r.epoch = 0
+WITH i, r ORDER BY r.created_at, r.id
+WITH i, collect(r) AS pending
+OPTIONAL MATCH (first:Task)-[:FOR]->(i)
+WHERE first.kind = 'investigate' AND first.status = 'open' AND first.epoch = 0
+WITH i, pending, count(first) > 0 AS unread
+WITH i, pending, unread, head(pending) AS keep,
+     NOT unread AND coalesce(head(pending).not_before, 0) = 0 AS schedule,
+     CASE WHEN coalesce(i.reinvestigate_at, 0) + $reinvestigate_ms > timestamp()
+          THEN coalesce(i.reinvestigate_at, 0) + $reinvestigate_ms ELSE timestamp() END AS at
+FOREACH (_ IN CASE WHEN schedule THEN [1] ELSE [] END |
+  SET keep.not_before = at, i.reinvestigate_at = at)
+WITH i, pending, unread
+FOREACH (t IN CASE WHEN unread THEN pending ELSE tail(pending) END | DETACH DELETE t)
+RETURN i.id AS incident_id, unread
