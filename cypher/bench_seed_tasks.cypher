@@ -1,5 +1,6 @@
-// bench/claim.py only: $n tasks with ids $prefix<k>, kinds cycling through $kinds, in $status
-// ('done' = history the claim must not scan), oldest first by created_at.
+// bench/claim.py and tests/test_coordination.py only: $n tasks with ids $prefix<k>, kinds
+// cycling through $kinds, in $status ('done' = history the claim must not scan), oldest first
+// by created_at.
 UNWIND range(1, $n) AS k
 CREATE (:Task {id: $prefix + toString(k), kind: $kinds[k % size($kinds)], status: $status,
   owner: '', attempt_id: '', epoch: 0, attempts: 0, lease_until: 0,

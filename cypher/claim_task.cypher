@@ -1,5 +1,7 @@
-// Claim the oldest claimable task of the given kinds: open, or claimed with an expired lease
+// Claim the most urgent claimable task of the given kinds: open, or claimed with an expired lease
 // and attempts left (the reaper fails the others). Attempts are counted here, at claim time.
+// Most urgent: the lowest $priority[kind] (agents/tasks/kinds.py; a kind missing there last),
+// then the oldest, so a burst of new incidents is paged before a backlog of other work.
 // A follow-up ($after_page: agents/tasks/kinds.py) waits until the incident's first notification is out,
 // unless the incident was merged into another (the responder then just finishes it).
 // `t.status IN [...]` comes first so the Task.status index is used: `status = 'open' OR ...`
@@ -13,7 +15,7 @@ WHERE t.status IN ['open', 'claimed', 'paused'] AND t.kind IN $kinds AND t.attem
 OPTIONAL MATCH (t)-[:FOR]->(i:Incident)
 WITH t, now, i WHERE NOT t.kind IN $after_page OR i.notified = true
   OR i.status = 'merged'
-WITH t, now ORDER BY t.created_at LIMIT 1
+WITH t, now ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT 1
 SET t.status = 'claimed', t.owner = $owner, t.attempt_id = $attempt_id, t.epoch = t.epoch + 1,
     t.lease_until = now + $lease_ms, t.attempts = t.attempts + 1,
     t.taken_over = t.status = 'claimed'
