@@ -228,7 +228,7 @@ def main() -> int:
         product = {} if args.skip_product else product_cpu(args, scratch)
     floor_ms, product_ms = sum(floor.values()), sum(product.values())
     parts = lambda d: " / ".join(f"{k} {v:.1f}" for k, v in d.items())  # noqa: E731
-    print(f"| incidents per phase | floor ms/incident | product ms/incident | product / floor |")
+    print("| incidents per phase | floor ms/incident | product ms/incident | product / floor |")
     print("|---|---|---|---|")
     ratio = f"{product_ms / floor_ms:.1f}" if product else "-"
     print(f"| {args.incidents} | {floor_ms:.1f} ({parts(floor)}) "

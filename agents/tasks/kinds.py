@@ -47,8 +47,9 @@ class TaskKind:
 PAGE, DIAGNOSIS, FOLLOW_UP, BACKGROUND = 0, 1, 2, 3
 
 TASK_KINDS: tuple[TaskKind, ...] = (
-    TaskKind("investigate", "investigator", then="respond", pages_on_failure=True,
-             priority=DIAGNOSIS),  # fmt: skip
+    TaskKind(
+        "investigate", "investigator", then="respond", pages_on_failure=True, priority=DIAGNOSIS
+    ),
     TaskKind("reinvestigate", "investigator", then="notify_update", priority=BACKGROUND),
     TaskKind("respond", "responder", chained=True, priority=PAGE),
     TaskKind("notify_cleared", "responder", after_page=True, priority=FOLLOW_UP),
