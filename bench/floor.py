@@ -15,7 +15,11 @@ and the same world (the bundled OpenTelemetry Demo world, `import_world`):
 6. `floor_complete`: a fenced completion writing the finding and the Action's outcome.
 
 There is no HTTP, no ticket, no routing, no memory: what the product does beyond this is
-what the ratio measures.
+what the ratio measures. With `--batch K` (> 1) the floor's worker takes up to K tasks per
+query instead (`floor_*_batch`: one claim, one walk, one step write and one completion for the
+lot, the writes fenced per task, so a lost lease drops only that task's rows): what batching
+across tasks would buy at the floor. The incidents are then accepted K at a time too (one
+`floor_task` each), as a burst would bring them.
 
 **The product** is `blast-radius serve` (as `bench/chaos.py` starts it: `--workers` worker
 processes, the embedded FalkorDB, one tenant, the demo world) with no chaos: calm incidents of
@@ -75,6 +79,7 @@ def options() -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--timeout-s", type=float, default=600.0)
+    p.add_argument("--batch", type=int, default=1, help="the floor's tasks per query")
     p.add_argument("--skip-product", action="store_true", help="measure the floor only")
     return p.parse_args()
 
@@ -137,6 +142,58 @@ class Floor:
         )  # fmt: skip
         return True
 
+    def work_batch(self, k: int) -> int:
+        """`work` for up to `k` tasks, one query per stage for all of them (`floor_*_batch`);
+        returns how many were claimed."""
+        attempt_id = uuid.uuid4().hex
+        claimed = self.graph.rows(
+            "floor_claim_batch",
+            {"k": k, "owner": self.owner, "attempt_id": attempt_id, "lease_ms": LEASE_MS},
+        )
+        if not claimed:
+            return 0
+        starts = sorted({str(c["component"]) for c in claimed})
+        walks: dict[str, list[str]] = {}
+        for row in self.graph.rows("floor_walk_batch", {"components": starts, "hops": self.hops}):
+            walks.setdefault(str(row["start"]), []).append(str(row["name"]))
+        tasks = {}
+        for c in claimed:
+            component, incident_id = str(c["component"]), str(c["incident_id"])
+            walked = walks.get(component, [])
+            tasks[str(c["id"])] = {
+                "task_id": c["id"], "epoch": c["epoch"], "args": component,
+                "result": ",".join(walked), "cause": walked[-1] if walked else component,
+                "component": component, "incident_id": incident_id,
+                "intent_id": f"incident:{incident_id}:initial-notification",
+            }  # fmt: skip
+        reserved = self.graph.rows(
+            "floor_step_batch",
+            {"tasks": [{key: t[key] for key in ("task_id", "epoch", "args", "result",
+                                                "intent_id")} for t in tasks.values()],
+             "owner": self.owner, "attempt_id": attempt_id, "lease_ms": LEASE_MS},
+        )  # fmt: skip
+        done = []
+        for row in reserved:  # a task missing here lost its lease: another worker has it
+            t = tasks[str(row["task_id"])]
+            message = OutboundMessage(
+                intent_id=t["intent_id"], incident_id=t["incident_id"], kind="notification",
+                title=f"ChaosHighErrorRate on {t['component']}",
+                text=f"Probable cause: {t['cause']}", root_cause=t["cause"],
+            )  # fmt: skip
+            ref = row["external_ref"]
+            if row["status"] != "sent":
+                found = None if row["mine"] else self.outbox.find(t["intent_id"], message)
+                ref = found or self.outbox.send(message)
+            done.append({
+                "task_id": t["task_id"], "epoch": t["epoch"],
+                "id": f"finding-{t['incident_id']}", "root_cause": t["cause"],
+                "summary": f"{t['cause']} explains {t['component']}",
+                "intent_id": t["intent_id"], "external_ref": ref,
+            })  # fmt: skip
+        if done:
+            self.graph.rows("floor_complete_batch", {"tasks": done, "owner": self.owner})
+        return len(claimed)
+
 
 def floor_cpu(args: argparse.Namespace, scratch: Path) -> dict[str, float]:
     """The floor's marginal CPU per incident, ms: {"client": .., "falkordb": ..}."""
@@ -156,9 +213,15 @@ def floor_cpu(args: argparse.Namespace, scratch: Path) -> dict[str, float]:
         floor = Floor(graph, Outbox(scratch / "floor" / "outbox.jsonl"), owned, settings.walk_hops)
         marks = []
         for phase in range(3):
-            if phase:
-                for n in range((phase - 1) * args.incidents, phase * args.incidents):
+            first = (phase - 1) * args.incidents
+            for start in range(first, phase * args.incidents, args.batch) if phase else ():
+                end = min(start + args.batch, phase * args.incidents)
+                for n in range(start, end):
                     floor.accept(n)
+                if args.batch > 1:
+                    while floor.work_batch(args.batch):
+                        pass
+                else:
                     floor.work()
             marks.append((time.process_time(), cpu_seconds(server.process.pid)))
         lines = len(floor.outbox.entries())
@@ -228,11 +291,13 @@ def main() -> int:
         product = {} if args.skip_product else product_cpu(args, scratch)
     floor_ms, product_ms = sum(floor.values()), sum(product.values())
     parts = lambda d: " / ".join(f"{k} {v:.1f}" for k, v in d.items())  # noqa: E731
-    print("| incidents per phase | floor ms/incident | product ms/incident | product / floor |")
-    print("|---|---|---|---|")
+    print("| incidents per phase | floor batch | floor ms/incident | product ms/incident "
+          "| product / floor |")  # fmt: skip
+    print("|---|---|---|---|---|")
     ratio = f"{product_ms / floor_ms:.1f}" if product else "-"
-    print(f"| {args.incidents} | {floor_ms:.1f} ({parts(floor)}) "
-          f"| {product_ms:.1f} ({parts(product)}) | {ratio} |")  # fmt: skip
+    shown = f"{product_ms:.1f} ({parts(product)})" if product else "-"
+    print(f"| {args.incidents} | {args.batch} | {floor_ms:.1f} ({parts(floor)}) | {shown} "
+          f"| {ratio} |")  # fmt: skip
     return 0
 
 
