@@ -148,7 +148,7 @@ class Floor:
         attempt_id = uuid.uuid4().hex
         claimed = self.graph.rows(
             "floor_claim_batch",
-            {"k": k, "owner": self.owner, "attempt_id": attempt_id, "lease_ms": LEASE_MS},
+            {"limit": k, "owner": self.owner, "attempt_id": attempt_id, "lease_ms": LEASE_MS},
         )
         if not claimed:
             return 0
