@@ -56,7 +56,12 @@ def main() -> None:
                          "kinds": KINDS, "status": status},
                     )  # fmt: skip
             graph.ensure_schema()  # waits until the indexes are OPERATIONAL again
-            params = {"kinds": [], "after_page": AFTER_PAGE, "priority": PRIORITY, "max_attempts": 5}
+            params = {
+                "kinds": [],
+                "after_page": AFTER_PAGE,
+                "priority": PRIORITY,
+                "max_attempts": 5,
+            }
             print(graph.explain("claim_task", params))
             kinds = list(ROLE_KINDS["investigator"])
             latencies = []

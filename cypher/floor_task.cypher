@@ -7,6 +7,7 @@ MERGE (a:Alert {key: $key})
 MERGE (a)-[:ON]->(c)
 WITH a, c
 CREATE (i:Incident {id: $incident_id, status: 'open', opened_at: timestamp()})-[:HAS_ALERT]->(a)
-CREATE (t:Task {id: $task_id, kind: 'investigate', status: 'open', owner: '', attempt_id: '',
-  epoch: 0, attempts: 0, lease_until: 0, created_at: timestamp(), incident_id: $incident_id})-[:FOR]->(i)
+CREATE (t:Task {id: $task_id, kind: 'investigate', incident_id: $incident_id,
+// @include _fresh_task
+})-[:FOR]->(i)
 RETURN t.id AS id
