@@ -50,6 +50,7 @@ from pathlib import Path
 import httpx
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port, graph_name
+from adapters.notices import Page
 from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
 from adapters.processes import stop_process
@@ -82,6 +83,15 @@ def options() -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=1, help="the floor's tasks per query")
     p.add_argument("--skip-product", action="store_true", help="measure the floor only")
     return p.parse_args()
+
+
+def page(intent_id: str, incident_id: str, component: str, cause: str) -> OutboundMessage:
+    """The floor's page: what a person needs first (which incident, where, the cause)."""
+    notice = Page(incident_id=incident_id, title=f"ChaosHighErrorRate on {component}",
+                  root_cause=cause, summary=f"{cause} explains {component}")  # fmt: skip
+    return OutboundMessage(
+        intent_id=intent_id, incident_id=incident_id, kind="notification", notice=notice
+    )
 
 
 @dataclass
@@ -125,11 +135,7 @@ class Floor:
         )  # fmt: skip
         if reserved is None:
             return True  # the lease was lost: another worker has the task now
-        message = OutboundMessage(
-            intent_id=intent_id, incident_id=incident_id, kind="notification",
-            title=f"ChaosHighErrorRate on {component}", text=f"Probable cause: {cause}",
-            root_cause=cause,
-        )  # fmt: skip
+        message = page(intent_id, incident_id, component, cause)
         ref = reserved["external_ref"]
         if reserved["status"] != "sent":
             found = None if reserved["mine"] else self.outbox.find(intent_id, message)
@@ -175,11 +181,7 @@ class Floor:
         done = []
         for row in reserved:  # a task missing here lost its lease: another worker has it
             t = tasks[str(row["task_id"])]
-            message = OutboundMessage(
-                intent_id=t["intent_id"], incident_id=t["incident_id"], kind="notification",
-                title=f"ChaosHighErrorRate on {t['component']}",
-                text=f"Probable cause: {t['cause']}", root_cause=t["cause"],
-            )  # fmt: skip
+            message = page(t["intent_id"], t["incident_id"], t["component"], t["cause"])
             ref = row["external_ref"]
             if row["status"] != "sent":
                 found = None if row["mine"] else self.outbox.find(t["intent_id"], message)
