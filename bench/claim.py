@@ -1,9 +1,10 @@
 """Claim latency with a long history: `python -m bench.claim [--finished 100000] [--open 2000]`.
 
 Starts an embedded FalkorDB in a temporary folder, creates `--finished` done tasks and `--open`
-open ones in one graph (schema and indexes as in production), then claims `--claims` tasks one
-after another with `agents.tasks.coordination.claim` (the shipped `claim_task` query) and prints the
-plan and p50/p95/p99 latency in ms (client round trip) and claims/s.
+open ones in one graph, each for an incident of its own not paged yet (schema and indexes as in
+production), then claims `--claims` tasks one after another with
+`agents.tasks.coordination.claim` (the shipped `claim_task` query) and prints the plan and
+p50/p95/p99 latency in ms (client round trip) and claims/s.
 
 Measured here (2 cores, shared), 100k finished and 2,000 open tasks: the selection of the first
 version (`t.kind IN $kinds AND (t.status = 'open' OR …)`) took 11.5 ms p50 and the same selection
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore
 from agents.tasks.coordination import claim
-from agents.tasks.kinds import AFTER_PAGE, ROLE_KINDS
+from agents.tasks.kinds import AFTER_PAGE, PRIORITY, ROLE_KINDS
 
 BATCH = 5_000
 KINDS = ["investigate", "respond", "notify_cleared"]
@@ -55,11 +56,13 @@ def main() -> None:
                          "kinds": KINDS, "status": status},
                     )  # fmt: skip
             graph.ensure_schema()  # waits until the indexes are OPERATIONAL again
-            print(
-                graph.explain(
-                    "claim_task", {"kinds": [], "after_page": AFTER_PAGE, "max_attempts": 5}
-                )
-            )
+            params = {
+                "kinds": [],
+                "after_page": AFTER_PAGE,
+                "priority": PRIORITY,
+                "max_attempts": 5,
+            }
+            print(graph.explain("claim_task", params))
             kinds = list(ROLE_KINDS["investigator"])
             latencies = []
             began = time.perf_counter()

@@ -9,7 +9,12 @@ embedded FalkorDB, one tenant per token, the demo world) but with no chaos at al
   `--days` (the history retention keeps in the graph), so the phases below run against a graph
   the size of a month in production rather than an empty one;
 - `idle`: `--idle` incidents posted one at a time, each after the previous one was paged;
-- `burst`: `--burst` incidents posted `--concurrency` at a time, as fast as the webhook takes them.
+- `burst`: `--burst` incidents posted `--concurrency` at a time, as fast as the webhook takes them;
+  with `--followups K`, each burst incident also gets K more alerts, each on a component its
+  own one has a business edge with (either way), starting 5 s after it, each its own delivery
+  posted `FOLLOWUP_LAG` deliveries later: every one joins the open incident and enqueues a
+  re-investigation, so new incidents' first pages compete with a backlog of re-investigations
+  (and the diagnosis updates they send).
 
 Alert-to-page of an incident is measured in the graph, on the server's clock: from the
 incident's `received_at` (written by the webhook) to the `updated_at` of the first notification
@@ -26,7 +31,9 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import redis
@@ -45,9 +52,13 @@ from bench.chaos import (
     wait_ready,
 )
 from bench.memory import SEED_BATCH, seed_params
+from gateway.cli.demo import rfc3339
+from gateway.http.payloads import label_fingerprint
 from gateway.ops.upkeep import NODE_ID_HEADROOM
 from gateway.world import demo_world_path, import_world, load_world
 
+#: A follow-up alert is posted this many deliveries after its incident's first alert.
+FOLLOWUP_LAG = 16
 HISTORY_PREFIX = "inc-bench-"  # the ids `seed_params` gives the stored history
 TENANT = "chaos0"  # `deliveries()` names tenants chaos0..; one tenant here
 
@@ -63,6 +74,7 @@ def options() -> argparse.Namespace:
     p.add_argument("--history", type=int, default=0, help="resolved incidents stored first")
     p.add_argument("--history-components", type=int, default=1_000)
     p.add_argument("--days", type=int, default=30, help="days the history is spread over")
+    p.add_argument("--followups", type=int, default=0, help="more alerts per burst incident")
     return p.parse_args()
 
 
@@ -86,6 +98,38 @@ def seed_history(graph: TenantGraph, args: argparse.Namespace) -> None:
     # what serve's upkeep does within HEADROOM_EVERY_S of such growth, done now so the
     # measured phases do not depend on where its 10 s tick falls
     graph.free_node_ids(NODE_ID_HEADROOM)
+
+
+def with_followups(
+    plan: list[tuple[str, dict[str, Any]]], per_incident: int
+) -> list[tuple[str, dict[str, Any]]]:
+    """`plan` with `per_incident` follow-up deliveries per incident (see the module docstring):
+    alerts on the demo world's business neighbours of the incident's component, 5 s later,
+    each posted `FOLLOWUP_LAG` deliveries after the incident's own."""
+    if per_incident <= 0:
+        return plan
+    world = load_world(demo_world_path())
+    near: dict[str, list[str]] = {}
+    for edge in world.edges:
+        if edge.purpose == "business" and edge.source != edge.target:
+            near.setdefault(edge.source, []).append(edge.target)
+            near.setdefault(edge.target, []).append(edge.source)
+    out: list[tuple[str, dict[str, Any]]] = []
+    due: dict[int, list[tuple[str, dict[str, Any]]]] = {}
+    for index, (tenant, body) in enumerate(plan):
+        out += due.pop(index, [])
+        out.append((tenant, body))
+        first = body["alerts"][0]
+        starts = datetime.fromisoformat(first["startsAt"].replace("Z", "+00:00"))
+        for n, component in enumerate(sorted(near.get(first["labels"]["service"], []))):
+            if n == per_incident:
+                break
+            labels = first["labels"] | {"service": component, "followup": str(n)}
+            alert = first | {"labels": labels, "fingerprint": label_fingerprint(labels),
+                             "startsAt": rfc3339(starts + timedelta(seconds=5))}  # fmt: skip
+            later = body | {"alerts": [alert], "commonLabels": labels}
+            due.setdefault(index + FOLLOWUP_LAG, []).append((tenant, later))
+    return out + [d for k in sorted(due) for d in due[k]]
 
 
 def latencies(store: GraphStore) -> dict[str, float]:
@@ -156,14 +200,16 @@ def main() -> int:
             lines.append(row(f"idle{stored}", list(idle.values()),
                              calls(db_port) - start - mine - 1))  # fmt: skip
             start = calls(db_port)
+            burst_plan = with_followups(plan[args.idle :], args.followups)
             with ThreadPoolExecutor(args.concurrency) as senders:
                 list(senders.map(lambda d: post(http, run, TENANT, d[1], deadline),
-                                 plan[args.idle :]))  # fmt: skip
+                                 burst_plan))  # fmt: skip
             mine = settle(store, deadline)
             burst = {k: v for k, v in latencies(store).items() if k not in idle}
-            lines.append(row(f"burst of {args.burst}{stored}", list(burst.values()),
+            more = f" + {args.followups} follow-up alerts each" if args.followups else ""
+            lines.append(row(f"burst of {args.burst}{more}{stored}", list(burst.values()),
                              calls(db_port) - start - mine - 1))  # fmt: skip
-            missing = args.idle + args.burst - len(idle) - len(burst)
+            missing = max(0, args.idle + args.burst - len(idle) - len(burst))
         store.close()
     finally:
         stop_process(serve, 30)

@@ -19,7 +19,7 @@ from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
 from agents.respond import preferences
-from agents.tasks.kinds import AFTER_PAGE
+from agents.tasks.kinds import AFTER_PAGE, PRIORITY
 from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from gateway.web import live, overview
@@ -482,8 +482,9 @@ def test_health_shows_workers_by_their_leases_and_the_queue(site: Site, store: G
     site.post_alert(site.a, "cart", hour=3)
     graph = store.graph(graph_name(site.a))
     for owner, lease_ms in (("worker-live", 60_000), ("worker-dead", -1)):
-        claim = {"kinds": ["investigate"], "after_page": AFTER_PAGE, "max_attempts": 5,
-                 "owner": owner, "attempt_id": owner, "lease_ms": lease_ms}  # fmt: skip
+        claim = {"kinds": ["investigate"], "after_page": AFTER_PAGE, "priority": PRIORITY,
+                 "max_attempts": 5, "owner": owner, "attempt_id": owner,
+                 "lease_ms": lease_ms}  # fmt: skip
         assert graph.one("claim_task", claim) is not None
     found = overview.health(store, graph, schema_ready=True)
     workers = {w["owner"]: w for w in found["workers"]}

@@ -19,7 +19,7 @@ from typing import Any
 from adapters.falkordb import TenantGraph
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents.metrics import Metrics
-from agents.tasks.kinds import AFTER_PAGE
+from agents.tasks.kinds import AFTER_PAGE, PRIORITY
 
 log = logging.getLogger(__name__)
 
@@ -71,14 +71,16 @@ class Claim:
 def claim(
     graph: TenantGraph, kinds: list[str], owner: str, lease_ms: int, max_attempts: int
 ) -> Claim | None:
-    """Claim the oldest claimable task of `kinds` (open, or with an expired lease, and fewer
-    than `max_attempts` attempts), or None. The attempt is counted now, at claim time."""
+    """Claim the most urgent claimable task of `kinds` (open, or with an expired lease, and
+    fewer than `max_attempts` attempts): lowest `TaskKind.priority` first, then the oldest;
+    or None. The attempt is counted now, at claim time."""
     attempt_id = uuid.uuid4().hex
     row = graph.one(
         "claim_task",
         {
             "kinds": kinds,
             "after_page": AFTER_PAGE,
+            "priority": PRIORITY,
             "owner": owner,
             "attempt_id": attempt_id,
             "lease_ms": lease_ms,

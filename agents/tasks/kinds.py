@@ -1,10 +1,12 @@
 """Task kinds, declared once: which role claims each kind, what its completion enqueues next,
-whether it waits for the incident's first page, and whether its failure must still page.
+whether it waits for the incident's first page, whether its failure must still page, and how
+urgent it is.
 
 Everything else is derived from this table: the worker roles (`ROLE_KINDS`), the kinds a
 completion may claim on the spot (`CHAINED`), the kinds a failure pages for
-(`DIAGNOSIS_KINDS`), the claim query's `$after_page` parameter (`AFTER_PAGE`) and each agent's
-`kinds`. The idea is arq's: a job kind is declared once, with its options beside it.
+(`DIAGNOSIS_KINDS`), the claim query's `$after_page` and `$priority` parameters (`AFTER_PAGE`,
+`PRIORITY`) and each agent's `kinds`. The idea is arq's: a job kind is declared once, with its
+options beside it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ class TaskKind:
     query (one claim round trip fewer), which is safe only for kinds claimable at once.
     `pages_on_failure`: when it fails for good, the incident still gets an inconclusive
     finding and its page (a failed diagnosis must not leave the on-call unpaged).
+    `priority`: the claim order across kinds, lowest first (oldest first within one value).
+    A page, and the diagnosis a page waits for, come before what follows up on a page, and
+    that before re-investigation and learning, so a burst of new incidents is paged before
+    any backlog of other work is worked off (Celery's and Sidekiq's priority queues do the
+    same for the same reason). Lower kinds wait under a sustained overload; none is dropped.
     """
 
     name: str
@@ -32,18 +39,25 @@ class TaskKind:
     after_page: bool = False
     chained: bool = False
     pages_on_failure: bool = False
+    priority: int = 2
 
+
+#: `priority` values: the first page, the diagnosis it waits for, follow-ups to people,
+#: background work.
+PAGE, DIAGNOSIS, FOLLOW_UP, BACKGROUND = 0, 1, 2, 3
 
 TASK_KINDS: tuple[TaskKind, ...] = (
-    TaskKind("investigate", "investigator", then="respond", pages_on_failure=True),
-    TaskKind("reinvestigate", "investigator", then="notify_update"),
-    TaskKind("respond", "responder", chained=True),
-    TaskKind("notify_cleared", "responder", after_page=True),
-    TaskKind("notify_update", "responder", after_page=True),
-    TaskKind("notify_verdict", "responder", after_page=True),
-    TaskKind("notify_state", "responder", after_page=True),
-    TaskKind("readback", "responder"),
-    TaskKind("learn", "learner"),
+    TaskKind(
+        "investigate", "investigator", then="respond", pages_on_failure=True, priority=DIAGNOSIS
+    ),
+    TaskKind("reinvestigate", "investigator", then="notify_update", priority=BACKGROUND),
+    TaskKind("respond", "responder", chained=True, priority=PAGE),
+    TaskKind("notify_cleared", "responder", after_page=True, priority=FOLLOW_UP),
+    TaskKind("notify_update", "responder", after_page=True, priority=FOLLOW_UP),
+    TaskKind("notify_verdict", "responder", after_page=True, priority=FOLLOW_UP),
+    TaskKind("notify_state", "responder", after_page=True, priority=FOLLOW_UP),
+    TaskKind("readback", "responder", priority=FOLLOW_UP),
+    TaskKind("learn", "learner", priority=BACKGROUND),
 )
 
 #: Kind name -> its declaration.
@@ -61,3 +75,5 @@ CHAINED: tuple[str, ...] = tuple(kind.name for kind in TASK_KINDS if kind.chaine
 DIAGNOSIS_KINDS: tuple[str, ...] = tuple(k.name for k in TASK_KINDS if k.pages_on_failure)
 #: Kinds that wait for the incident's first page (the claim query's `$after_page`).
 AFTER_PAGE: list[str] = [kind.name for kind in TASK_KINDS if kind.after_page]
+#: Kind name -> its claim priority, lowest claimed first (the claim query's `$priority`).
+PRIORITY: dict[str, int] = {kind.name: kind.priority for kind in TASK_KINDS}

@@ -61,6 +61,17 @@ def test_claim_takes_the_oldest_open_task_once(graph):
     assert claim(graph, INVESTIGATE, "c", 30_000, 5) is None
 
 
+def test_claim_takes_pages_first_then_diagnoses_then_follow_ups_then_background_work(graph):
+    """Priority across kinds (agents/tasks/kinds.py), age within one: created oldest first as
+    learn, reinvestigate, readback, investigate, respond, they are claimed page first."""
+    seeded = ["respond", "learn", "reinvestigate", "readback", "investigate"]  # made 1,2,3,4,0
+    graph.one("bench_seed_tasks", {"n": 5, "prefix": "prio-", "kinds": seeded, "status": "open"})
+    order = []
+    while (taken := claim(graph, list(ROLE_KINDS["any"]), "w", 30_000, 5)) is not None:
+        order.append(taken.kind)
+    assert order == ["respond", "investigate", "readback", "learn", "reinvestigate"]
+
+
 def test_expired_lease_next_write_gets_zero_rows_and_writes_nothing(graph):
     open_incident(graph)
     held = claim(graph, INVESTIGATE, "slow", SHORT_MS, 5)
