@@ -25,6 +25,7 @@ from gateway.http.limits import (
     RequestGuard,
     SafeJSONResponse,
     http_failed,
+    parse_once,
     validation_failed,
 )
 from gateway.settings import Settings
@@ -87,4 +88,5 @@ def create_app(
     app.include_router(incident_actions.router)
     app.include_router(incident_views.router)
     pages.mount(app)  # mission control: `/` and `/ui/…`
+    parse_once(app)  # every route reads the body RequestGuard parsed, never the bytes again
     return app

@@ -72,7 +72,16 @@ class Settings(BaseSettings):
         default_factory=dict, alias="BLAST_WEBHOOK_TOKENS"
     )
     default_tenant: str = Field("demo", alias="BLAST_DEFAULT_TENANT")
+    #: The webhook's body limit (bytes): a storm's notification is large.
     max_body_bytes: int = Field(16 * 1024 * 1024, alias="BLAST_MAX_BODY_BYTES", gt=0)
+    #: The body limit of every other route (bytes; Slack's is 1 MiB): a playbook, a change or a
+    #: verdict is a few KiB, and a large body to any route would cost every client time.
+    max_api_body_bytes: int = Field(256 * 1024, alias="BLAST_MAX_API_BODY_BYTES", gt=0)
+    #: Most header fields in one request (431 beyond); browsers and Alertmanager send under 30.
+    max_headers: int = Field(100, alias="BLAST_MAX_HEADERS", ge=10, le=10_000)
+    #: Most bytes of one request's head (request line and header fields; 431 beyond), however
+    #: the bytes arrive: in one piece or a byte at a time.
+    max_header_bytes: int = Field(16 * 1024, alias="BLAST_MAX_HEADER_BYTES", ge=1024, le=1 << 20)
     default_severity: str = Field("unknown", alias="BLAST_DEFAULT_SEVERITY")
     incident_window_s: int = Field(900, alias="BLAST_INCIDENT_WINDOW_S", gt=0)
     correlation_hops: int = Field(2, alias="BLAST_CORRELATION_HOPS", ge=0, le=6)

@@ -1,20 +1,34 @@
 """Limits on every request, before any route sees it (no 5xx, no crash a sender
-can cause): credentials first, then a bounded body, then bounded JSON.
+can cause, and nothing one sender does stalls the others): headers, credentials and the route
+first, then a body bounded for that route, then JSON parsed once, off the event loop, within
+depth and count limits.
 
 `RequestGuard` is a pure ASGI middleware, so every route gets it, present and future:
 
+0. Headers: more than `BLAST_MAX_HEADERS` header fields, or more than `BLAST_MAX_HEADER_BYTES`
+   of them, is 431. The server's protocol (`gateway/http/slow_clients.py`) refuses such a head
+   before h11 parses it, whether it trickles in or arrives in one piece; this check holds
+   under any other ASGI server too.
 1. Credentials before the body: a request under `/api/` (except `/api/v1/slack/`, which
    checks Slack's signature over the body itself) with no valid credential (a webhook token,
    `gateway/http/auth.py`, or a web session's cookie) gets 401 before one byte of its body is read.
-2. A size limit on every request: `Content-Length` over the limit is refused at once, a body
-   that grows over it while it arrives is refused when it does: 413 with the limit. The limit
-   is `BLAST_MAX_BODY_BYTES`; Slack's routes take at most `SLACK_BODY_LIMIT` (1 MiB).
+2. A size limit per route: `Content-Length` over the limit is refused at once, a body
+   that grows over it while it arrives is refused when it does: 413 with the limit. The
+   webhook (`/api/v1/alerts`) takes `BLAST_MAX_BODY_BYTES` (a storm's notification is large);
+   Slack's routes at most `SLACK_BODY_LIMIT` (1 MiB); every other route (and any path that is
+   no route) at most `BLAST_MAX_API_BODY_BYTES`, small: a playbook or a verdict is a few KiB.
 3. A body in a `Content-Encoding` other than identity (gzip, …) is 415: it is not decoded.
-4. JSON with limits (`load_json`): a JSON body (content type `…json`, or none; Slack's routes
-   call it themselves once the signature holds) nested deeper
-   than `MAX_JSON_DEPTH`, with an integer of more than `MAX_INT_DIGITS` digits, with `NaN` or
-   `Infinity`, or that is not JSON at all, is 400 with the reason. Python's own limits would
-   otherwise surface as a 500 (RecursionError at ~1000 levels; ValueError over 4300 digits).
+4. JSON with limits (`load_json`), in a worker thread (`starlette.concurrency.
+   run_in_threadpool`), so a large body never holds the event loop that answers every other
+   client: a JSON body (content type `…json`, or none; Slack's routes call it themselves once
+   the signature holds) with more than `MAX_JSON_VALUES` values, nested deeper than
+   `MAX_JSON_DEPTH`, with an integer of more than `MAX_INT_DIGITS` digits, with `NaN` or
+   `Infinity`, or that is not JSON at all, is 400 with the reason. Count and depth are read off
+   the body's skeleton (its bytes without its strings) before `json` builds one object, at the
+   speed of `bytes` methods. Python's own limits would otherwise surface as a 500
+   (RecursionError at ~1000 levels; ValueError over 4300 digits). The parsed value is handed
+   to the route (`parse_once`): FastAPI's body models and the webhook read it, never the bytes
+   again.
 
 Error bodies are `{"detail": …}` rendered as ASCII JSON (`SafeJSONResponse`), so a reason that
 quotes a lone surrogate from the request still renders (`validation_failed`).
@@ -25,13 +39,19 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import HTTPException, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from pydantic import AfterValidator
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+from starlette.routing import request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.falkordb import key_problem
@@ -43,6 +63,13 @@ log = logging.getLogger(__name__)
 
 #: Deepest JSON nesting accepted (Alertmanager's body is 4 deep, Slack's payloads about 10).
 MAX_JSON_DEPTH = 64
+#: Most values (objects, arrays and their members) in one JSON body: a 16 MiB notification of
+#: real alerts holds about 500,000; parsing a million takes about 0.3 s on this machine.
+MAX_JSON_VALUES = 1_000_000
+#: The route whose body may be large (`BLAST_MAX_BODY_BYTES`): the webhook.
+WEBHOOK_PATH = "/api/v1/alerts"
+#: Where `RequestGuard` leaves the parsed body for the route (`scope["state"][PARSED]`).
+PARSED = "blast_json"
 #: Most digits in a JSON integer (int64 has 19): longer ones are no time, count or id we use.
 MAX_INT_DIGITS = 20
 #: Slack's requests are small; anything bigger is not from Slack.
@@ -101,41 +128,59 @@ def _no_constant(name: str) -> float:
     raise BodyError(f"{name} is not JSON (RFC 8259 has no NaN or Infinity)")
 
 
-def depth(value: Any) -> int:
-    """How deeply `value` (parsed JSON) nests: 0 for a scalar, 1 for `[]` or `{}`, … ."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if not isinstance(item, dict | list):
-            continue
-        deepest = max(deepest, level)
-        if level <= MAX_JSON_DEPTH:  # deeper than that is refused anyway: stop walking
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children)
-    return deepest
+#: A JSON string, quotes and escapes included (the unrolled form: linear, no backtracking).
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+#: Every byte but the four brackets, for `bytes.translate(None, …)`.
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+#: An innermost (empty, once strings and scalars are gone) array or object.
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+
+
+def skeleton_problem(raw: bytes) -> str | None:
+    """Why `raw` (a JSON body) holds too many values or nests too deeply, or None.
+
+    Read off the skeleton, without building a Python object: strings are cut out, values are
+    counted as the arrays, objects and commas left (`MAX_JSON_VALUES`), and the depth is how
+    many rounds of removing innermost `[]`/`{}` it takes to empty the brackets
+    (`MAX_JSON_DEPTH`). Bytes that are no JSON pass: `json` says what is wrong with them.
+    """
+    bare = _JSON_STRING.sub(b"", raw)
+    values = bare.count(b"[") + bare.count(b"{") + bare.count(b",")
+    if values > MAX_JSON_VALUES:
+        return f"JSON with more than {MAX_JSON_VALUES} values"
+    brackets = bare.translate(None, _NOT_BRACKETS)
+    for _ in range(MAX_JSON_DEPTH):
+        if not brackets:
+            return None
+        brackets, removed = _INNERMOST.subn(b"", brackets)
+        if not removed:
+            return None  # unbalanced: not JSON, and json.loads says where
+    return f"JSON nested deeper than {MAX_JSON_DEPTH} levels" if brackets else None
 
 
 def load_json(raw: bytes | str) -> Any:
-    """Parse a JSON body within the limits of the module docstring.
+    """Parse a JSON body within the limits of the module docstring (blocking: call it in a
+    worker thread for a large body).
 
-    Raises `BodyError` (400) with the reason: not UTF-8, not JSON, too deep, an integer too
-    long, NaN/Infinity.
+    Raises `BodyError` (400) with the reason: not UTF-8, not JSON, too many values, too deep,
+    an integer too long, NaN/Infinity.
     """
+    data = raw.encode("utf-8", errors="surrogatepass") if isinstance(raw, str) else raw
+    problem = skeleton_problem(data)
+    if problem is not None:
+        raise BodyError(problem)
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as exc:
         raise BodyError(f"body is not UTF-8: {exc}") from None
     try:
-        data = json.loads(
+        return json.loads(
             text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant
         )
-    except RecursionError:
+    except RecursionError:  # cannot happen within MAX_JSON_DEPTH; kept as a 400, never a 500
         raise BodyError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
     except json.JSONDecodeError as exc:
         raise BodyError(f"body is not JSON: {exc}") from None
-    if depth(data) > MAX_JSON_DEPTH:
-        raise BodyError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    return data
 
 
 class SafeJSONResponse(JSONResponse):
@@ -164,9 +209,31 @@ async def http_failed(request: Request, exc: HTTPException) -> SafeJSONResponse:
     return SafeJSONResponse({"detail": exc.detail}, exc.status_code, headers=exc.headers)
 
 
+def header_problem(headers: list[tuple[bytes, bytes]], most: int, most_bytes: int) -> str | None:
+    """Why a request's header fields are too many (over `most`) or too large (their names and
+    values over `most_bytes` bytes in all), or None."""
+    if len(headers) > most:
+        return f"{len(headers)} header fields, over the limit of {most} (BLAST_MAX_HEADERS)"
+    size = sum(len(name) + len(value) + 4 for name, value in headers)  # ": " and CRLF
+    if size > most_bytes:
+        return (
+            f"{size} bytes of header fields, over the limit of {most_bytes} bytes "
+            "(BLAST_MAX_HEADER_BYTES)"
+        )
+    return None
+
+
+def body_limit(path: str, settings: Settings) -> int:
+    """The most bytes a request to `path` may carry (module docstring, 2)."""
+    if path == WEBHOOK_PATH:
+        return int(settings.max_body_bytes)
+    small = min(int(settings.max_api_body_bytes), int(settings.max_body_bytes))
+    return min(SLACK_BODY_LIMIT, settings.max_body_bytes) if path.startswith(SIGNED_PREFIX) else small
+
+
 class RequestGuard:
     """The ASGI middleware of the module docstring. `app.state.settings` gives the tokens and
-    `BLAST_MAX_BODY_BYTES`; it is read per request, so tests may swap settings."""
+    the limits; it is read per request, so tests may swap settings."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -176,10 +243,15 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request = Request(scope)
         settings = scope["app"].state.settings
         path: str = scope["path"]
         try:
+            problem = header_problem(
+                scope["headers"], settings.max_headers, settings.max_header_bytes
+            )
+            if problem is not None:
+                raise BodyError(problem, 431)
+            request = Request(scope)
             if path.startswith("/api/") and not path.startswith(SIGNED_PREFIX):
                 require_credential(request, settings)  # 401 here, before the body
             encoding = request.headers.get("content-encoding", "identity").strip().lower()
@@ -188,13 +260,13 @@ class RequestGuard:
                     f"Content-Encoding {encoding!r} is not supported: send the body uncompressed",
                     415,
                 )
-            limit = SLACK_BODY_LIMIT if path.startswith(SIGNED_PREFIX) else settings.max_body_bytes
-            body = await read_body(request, receive, limit)
+            body = await read_body(request, receive, body_limit(path, settings))
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
             signed = path.startswith(SIGNED_PREFIX)  # parsed by the route, after the signature
-            sent = scope["method"] in ("POST", "PUT", "PATCH")  # a GET's body means nothing
+            sent = scope["method"] in ("POST", "PUT", "PATCH", "DELETE")  # a GET's means nothing
             if body.strip() and sent and not signed and (not kind or kind.endswith("json")):
-                load_json(body)
+                # off the event loop: a large body must not hold every other client's answer
+                scope.setdefault("state", {})[PARSED] = await run_in_threadpool(load_json, body)
         except HTTPException as exc:
             await SafeJSONResponse({"detail": exc.detail}, exc.status_code, exc.headers)(
                 scope, receive, send
@@ -202,9 +274,38 @@ class RequestGuard:
             return
         except BodyError as exc:
             log.info("refused %s %s: %s", scope["method"], path, exc)
-            await SafeJSONResponse({"detail": str(exc)}, exc.status)(scope, receive, send)
+            headers = {"Connection": "close"} if exc.status == 431 else None
+            await SafeJSONResponse({"detail": str(exc)}, exc.status, headers)(scope, receive, send)
             return
         await self.app(scope, replay(body, receive), send)
+
+
+def parsed_body(request: Request) -> Any:
+    """The JSON `RequestGuard` parsed for this request (None when the body was empty or no
+    JSON was sent)."""
+    return request.scope.get("state", {}).get(PARSED)
+
+
+def parse_once(app: FastAPI) -> None:
+    """Make every API route of `app` read the body `RequestGuard` parsed instead of parsing the
+    bytes again on the event loop: FastAPI's body models call Starlette's `Request.json()`,
+    which keeps its first answer in `Request._json`; that is filled in before the route runs.
+    Call after every router is included."""
+    for route in app.router.routes:
+        if isinstance(route, APIRoute):
+            route.app = request_response(_with_parsed(route.get_route_handler()))
+
+
+def _with_parsed(
+    handler: Callable[[Request], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    async def run(request: Request) -> Response:
+        state = request.scope.get("state", {})
+        if PARSED in state:
+            request._json = state[PARSED]  # Starlette's cache of `Request.json()`
+        return await handler(request)
+
+    return run
 
 
 async def read_limited(request: Request, limit: int) -> bytes:

@@ -142,16 +142,23 @@ class WebhookBody(BaseModel):
 
 
 def parse_body(raw: bytes) -> WebhookBody:
-    """Parse and validate a webhook body (bytes as received).
+    """Parse and validate a webhook body (bytes as received; `validate_body` for JSON the
+    request guard already parsed).
 
     Raises `PayloadError` 400 for bytes that are not JSON or over the JSON limits of
-    `gateway/http/limits.py` (depth, integer size), and 422 for JSON of the wrong shape,
-    including the legacy (pre-unified) Grafana body, with a reason a sender can act on.
+    `gateway/http/limits.py` (depth, count, integer size), and 422 as `validate_body`.
     """
     try:
         data: Any = load_json(raw)
     except BodyError as exc:
         raise PayloadError(str(exc), exc.status) from exc
+    return validate_body(data)
+
+
+def validate_body(data: Any) -> WebhookBody:
+    """Validate parsed JSON as a webhook body. Raises `PayloadError` 422 for JSON of the wrong
+    shape, including the legacy (pre-unified) Grafana body, with a reason a sender can act on.
+    """
     if not isinstance(data, dict):
         raise PayloadError("body must be a JSON object with an 'alerts' array", 422)
     if "alerts" not in data and any(f in data for f in LEGACY_GRAFANA_FIELDS):

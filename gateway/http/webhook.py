@@ -19,7 +19,8 @@ from adapters.falkordb import GraphStore, graph_name
 from agents.metrics import Metrics
 from agents.triage.triage import TriageReport, triage
 from gateway.http.auth import tenant_for
-from gateway.http.payloads import PayloadError, normalize, parse_body
+from gateway.http.limits import parsed_body
+from gateway.http.payloads import PayloadError, normalize, parse_body, validate_body
 from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -73,10 +74,17 @@ async def receive_alerts(request: Request) -> dict[str, Any]:
 async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     settings: Settings = request.app.state.settings
     tenant = tenant_for(request, settings)
-    raw = await request.body()  # bounded by gateway.http.limits.RequestGuard, after the credential
+    # parsed once by gateway.http.limits.RequestGuard (bounded, off the event loop); a body
+    # sent with a content type other than JSON was not, and is parsed here, off the loop too
+    data = parsed_body(request)
     try:
-        body = parse_body(raw)
-        alerts = normalize(body, settings.default_severity, int(time.time() * 1000))
+        if data is None:
+            body = await run_in_threadpool(parse_body, await request.body())
+        else:
+            body = await run_in_threadpool(validate_body, data)
+        alerts = await run_in_threadpool(
+            normalize, body, settings.default_severity, int(time.time() * 1000)
+        )
     except PayloadError as exc:
         log.warning("tenant %s: rejected webhook body (%s): %s", tenant, exc.status, exc)
         raise HTTPException(exc.status, str(exc)) from exc

@@ -349,7 +349,12 @@ class Runtime:
             log_config=None,
             # the app applies X-Forwarded-* after noting the real peer (gateway/web/proxies.py)
             proxy_headers=False,
-            http=with_read_timeouts(self.settings.header_timeout_s, self.settings.body_timeout_s),
+            http=with_read_timeouts(
+                self.settings.header_timeout_s, self.settings.body_timeout_s,
+                self.settings.max_headers, self.settings.max_header_bytes,
+            ),
+            # h11's own bound on a head still incomplete; the protocol bounds a whole one
+            h11_max_incomplete_event_size=self.settings.max_header_bytes,
         )  # log_config=None: uvicorn's lines go through our handler (JSON, redacted)
         self._server = uvicorn.Server(config)
         thread = threading.Thread(
