@@ -4,10 +4,16 @@ A playbook learned from `PostgresTooManyConnections` on one database must be rec
 another database fires `PgConnectionPoolExhausted`: both are *saturation*. The mapping is a
 keyword table over the alert name and its summary (no model), checked in order, first match
 wins. Engineers use the same words in preferences ("for database saturation, …").
+
+The patterns read a bounded text (`MAX_KIND_CHARS` of the name and of the summary: a kind's
+keyword is in the first words, and a 4 MB summary must not cost every worker minutes), and an
+alert is classified once per process (`kind_text` and `classify` remember their last
+`MEMO` answers), however many checks and rules ask.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -38,14 +44,38 @@ def words(text: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", text).replace("_", " ")
 
 
+#: Characters of an alert's name, and of its summary, the keyword patterns read.
+MAX_KIND_CHARS = 1024
+#: Alerts whose kind text and kind a process remembers (each entry at most ~4 KiB).
+MEMO = 4096
+
+
+def kind_text(alertname: str, summary: str = "") -> str:
+    """The text the keyword patterns read for one alert: the first `MAX_KIND_CHARS` of its
+    name with CamelCase split (`words`), then the first `MAX_KIND_CHARS` of its summary."""
+    return _kind_text(alertname[:MAX_KIND_CHARS], summary[:MAX_KIND_CHARS])
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _kind_text(alertname: str, summary: str) -> str:
+    return f"{words(alertname)} {summary}"
+
+
 def classify(alertname: str, summary: str = "") -> str | None:
     """The failure kind of one alert, or None when no keyword matches."""
-    text = f"{words(alertname)} {summary}"
+    return _classify(alertname[:MAX_KIND_CHARS], summary[:MAX_KIND_CHARS])
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _classify(alertname: str, summary: str) -> str | None:
+    text = _kind_text(alertname, summary)
     return next((kind for kind, pattern in KINDS if pattern.search(text)), None)
 
 
 def kind_in(text: str) -> str | None:
-    """The failure kind named in free text ("for database saturation, …"), or None."""
+    """The failure kind named in free text ("for database saturation, …"; its first
+    `MAX_KIND_CHARS` characters), or None."""
+    text = text[:MAX_KIND_CHARS]
     return next(
         (kind for kind, pattern in KINDS if pattern.search(text) or kind in text.lower()), None
     )

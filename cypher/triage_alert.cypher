@@ -43,7 +43,9 @@ WITH a, prev, resolving, cur, cand,
           ELSE $near_paths[hits[0]] END AS via,
      CASE WHEN cand IS NOT NULL AND cand.root_cause IN $down THEN 0 ELSE 1 END AS unexplained,
      CASE WHEN size(hits) = 0 THEN 0 ELSE $near_hops[hits[0]] END AS distance
-WITH a, prev, resolving, cur, cand, via ORDER BY unexplained, distance, cand.opened_at LIMIT 1
+// ties (incidents opened in the same ms) go to the lowest id, as `triage_join` and
+// `triage_join_group` rank them: else no batch could ever be sure where an alert goes
+WITH a, prev, resolving, cur, cand, via ORDER BY unexplained, distance, cand.opened_at, cand.id LIMIT 1
 // A new incident with an open one past the reach but within twice it ($beyond) holds its
 // page until `hold_until` (ms): an alert between the two may still come and merge them.
 OPTIONAL MATCH (far:Incident {status: 'open'})

@@ -3,7 +3,7 @@
 // opened (`triage_alert`), in one write. Written: the longest first part of the batch in which
 // every alert goes where `triage_alert` would have put it: not stored yet, the incident opened
 // within its window, and no other open incident in its window ranks at least as high for it
-// (explained by its root cause first, then nearest, then oldest; this incident already holds
+// (explained by its root cause first, then nearest, then oldest, then lowest id; this incident already holds
 // $component, at distance 0). The first alert that does not fit goes through `triage_alert`
 // on its own (it may open an incident the alerts after it must see), then the rest are batched
 // again. $alerts: [{key, rank, props}] (rank: severity rank; props: the Alert's properties),
@@ -11,6 +11,7 @@
 // The incident's firing count, group keys and severity move once for the whole batch (per-row
 // SETs on one node read stale values, FalkorDB 4.16). No reinvestigation: the component is
 // already among the incident's. Returns how many alerts were written (none: no row).
+// (a CASE, not `… OR o.id < i.id`: FalkorDB 4.16 answers that from the id index wrongly)
 MATCH (i:Incident {id: $incident_id})
 WHERE i.status = 'open' AND $component IN i.components
 MATCH (c:Component {name: $component})
@@ -27,7 +28,9 @@ WHERE fits AND o.id <> i.id
   AND any(m IN $near WHERE m IN o.components)
   AND (CASE WHEN o.root_cause IN $down THEN 0 ELSE 1 END < mine
     OR (CASE WHEN o.root_cause IN $down THEN 0 ELSE 1 END = mine
-        AND $component IN o.components AND o.opened_at <= i.opened_at))
+        AND $component IN o.components
+        AND CASE WHEN o.opened_at = i.opened_at THEN o.id < i.id
+           ELSE o.opened_at < i.opened_at END))
 WITH i, c, n, fits, count(o) AS better
 WITH i, c, min(CASE WHEN fits AND better = 0 THEN null ELSE n END) AS cut
 WITH i, c, coalesce(cut, size($alerts)) AS cut

@@ -3,9 +3,10 @@
 // the same delivery joined or opened, in one write. Written: the longest first part of the batch
 // in which every alert goes where `triage_alert` would have put it: not stored yet, the incident
 // opened within its window and holds the group, and no older open incident in its window holds
-// the group. The first alert that does not fit goes through `triage_alert` on its own.
+// the group (of two opened in the same ms, the lower id counts as older, as in `triage_alert`). The first alert that does not fit goes through `triage_alert` on its own.
 // $alerts: [{key, rank, props}] as for `triage_join`; every alert has group key $group_key.
 // Returns how many alerts were written (none: no row).
+// (a CASE, not `… OR o.id < i.id`: FalkorDB 4.16 answers that from the id index wrongly)
 MATCH (i:Incident {id: $incident_id})
 WHERE i.status = 'open' AND $group_key <> '' AND $group_key IN i.group_keys
 UNWIND range(0, size($alerts) - 1) AS n
@@ -17,7 +18,9 @@ OPTIONAL MATCH (o:Incident {status: 'open'})
 WHERE fits AND o.id <> i.id
   AND o.opened_at >= x.props.starts_at_ms - $window_ms
   AND o.opened_at <= x.props.starts_at_ms + $window_ms
-  AND $group_key IN o.group_keys AND o.opened_at <= i.opened_at
+  AND $group_key IN o.group_keys
+  AND CASE WHEN o.opened_at = i.opened_at THEN o.id < i.id
+           ELSE o.opened_at < i.opened_at END
 WITH i, n, fits, count(o) AS better
 WITH i, min(CASE WHEN fits AND better = 0 THEN null ELSE n END) AS cut
 WITH i, coalesce(cut, size($alerts)) AS cut

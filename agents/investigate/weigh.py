@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agents.failure_kinds import classify, words
+from agents.failure_kinds import classify, kind_text, words
 from agents.investigate.decision import Candidate, Decision
 from agents.investigate.measure import (
     SERVICE_GRAPH_QUERY,
@@ -543,9 +543,9 @@ def self_inflicted(alerts: list[dict[str, Any]], component: str) -> str | None:
     for a in alerts:
         if a["component"] != component:
             continue
-        text = f"{a['alertname']} {a.get('summary', '')}"
-        if classify(a["alertname"], a.get("summary", "")) in SELF_KINDS or SELF_WORDS.search(
-            words(text)
+        name, summary = a["alertname"], a.get("summary", "")
+        if classify(name, summary) in SELF_KINDS or SELF_WORDS.search(
+            words(kind_text(name, summary))
         ):
             return str(a["alertname"])
     return None

@@ -12,6 +12,25 @@ from pydantic import BaseModel
 
 #: Alert names Grafana gives a rule in NoData / Error state (the rule's name moves to `rulename`).
 GRAFANA_STATE_ALERTS = frozenset({"DatasourceNoData", "DatasourceError"})
+#: Most characters kept of one label or annotation name or value (alert names and summaries
+#: included) and of a body's receiver, group key and URLs: Prometheus and Alertmanager set no
+#: limit, and one 4 MB value would otherwise travel into every page, prompt and pattern.
+MAX_VALUE_CHARS = 16 * 1024
+
+
+def cut(text: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """`text` as sent when it has at most `limit` characters, else its first `limit` characters
+    and a marker saying how many were cut (`…[cut 4177920 characters]`)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…[cut {len(text) - limit} characters]"
+
+
+def cut_values(values: dict[str, str]) -> dict[str, str]:
+    """Labels or annotations with every name and value `cut`."""
+    if all(len(k) <= MAX_VALUE_CHARS and len(v) <= MAX_VALUE_CHARS for k, v in values.items()):
+        return values
+    return {cut(k): cut(v) for k, v in values.items()}
 
 
 class NormalizedAlert(BaseModel):

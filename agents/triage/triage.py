@@ -49,6 +49,8 @@ POD_SUFFIXES = (
     re.compile(r"^(?P<base>.+)-[a-z0-9]{5}$"),
     re.compile(r"^(?P<base>.+)-\d+$"),
 )
+#: Longest Kubernetes pod name (a DNS subdomain, RFC 1123).
+MAX_POD_CHARS = 253
 SEVERITY_RANK = {
     "critical": 4,
     "page": 4,
@@ -69,7 +71,7 @@ def component_candidates(labels: dict[str, str]) -> list[str]:
     """Names an alert's labels may give its component, most specific label first."""
     names = [labels[key] for key in COMPONENT_LABELS if labels.get(key)]
     pod = labels.get("pod") or labels.get("pod_name")
-    if pod:
+    if pod and len(pod) <= MAX_POD_CHARS:  # longer is no pod name: no pattern runs on it
         names += [m.group("base") for rx in POD_SUFFIXES if (m := rx.match(pod))]
     return list(dict.fromkeys(names))
 

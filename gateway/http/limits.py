@@ -228,7 +228,9 @@ def body_limit(path: str, settings: Settings) -> int:
     if path == WEBHOOK_PATH:
         return int(settings.max_body_bytes)
     small = min(int(settings.max_api_body_bytes), int(settings.max_body_bytes))
-    return min(SLACK_BODY_LIMIT, settings.max_body_bytes) if path.startswith(SIGNED_PREFIX) else small
+    return (
+        min(SLACK_BODY_LIMIT, settings.max_body_bytes) if path.startswith(SIGNED_PREFIX) else small
+    )
 
 
 class RequestGuard:

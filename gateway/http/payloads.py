@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agents.triage.alerts import NormalizedAlert
+from agents.triage.alerts import MAX_VALUE_CHARS, NormalizedAlert, cut, cut_values
 from gateway.http.limits import BodyError, load_json
 
 GO_ZERO_TIME_PREFIX = "0001-01-01"
@@ -205,6 +205,9 @@ def normalize(
 
     Missing labels get defaults (severity from settings, title falls back to the summary);
     nothing is taken from `commonLabels`. A missing fingerprint is computed from the labels.
+    Text is bounded (`agents.triage.alerts.cut`: every label and annotation name and value, the
+    receiver, group key and source URL; a link longer than that is none); the fingerprint is
+    computed from the labels as sent.
     Times (ms since the epoch, UTC) a sender's clock got wrong are bounded, so that no alert
     sorts first for ever or resolves before it started: with `now_ms` (the time of receipt),
     a `startsAt` or `endsAt` more than `MAX_CLOCK_SKEW_MS` ahead of it counts as `now_ms`;
@@ -215,8 +218,11 @@ def normalize(
         "grafana" if body.version == "1" or body.orgId is not None else "alertmanager"
     )
     out: list[NormalizedAlert] = []
+    group_key, receiver = cut(body.groupKey), cut(body.receiver)
     for alert in body.alerts:
         fingerprint = alert.fingerprint or label_fingerprint(alert.labels)
+        labels = cut_values(alert.labels)
+        link = _link(alert.generatorURL, body.externalURL)
         starts_ms = rfc3339_ms(alert.startsAt)
         if starts_ms is None:
             raise PayloadError(f"alert {fingerprint}: startsAt {alert.startsAt!r} is not a time")
@@ -232,17 +238,19 @@ def normalize(
                 key=f"{fingerprint}@{alert.startsAt}",
                 fingerprint=fingerprint,
                 status=alert.status,
-                alertname=alert.labels.get("alertname", ""),
-                severity=alert.labels.get("severity", default_severity),
+                alertname=labels.get("alertname", ""),
+                severity=labels.get("severity", default_severity),
                 starts_at=alert.startsAt,
                 starts_at_ms=starts_ms,
                 ends_at_ms=ends_ms,
-                labels=alert.labels,
-                annotations=alert.annotations,
-                generator_url=alert.generatorURL,
-                link=_link(alert.generatorURL, body.externalURL),
-                group_key=body.groupKey,
-                receiver=body.receiver,
+                labels=labels,
+                annotations=cut_values(alert.annotations),
+                generator_url=cut(alert.generatorURL),
+                link=link
+                if len(link := _link(alert.generatorURL, body.externalURL)) <= MAX_VALUE_CHARS
+                else "",
+                group_key=group_key,
+                receiver=receiver,
                 source=source,
                 values_json=json.dumps(alert.values, sort_keys=True),
             )
