@@ -77,6 +77,16 @@ class Settings(BaseSettings):
     #: The body limit of every other route (bytes; Slack's is 1 MiB): a playbook, a change or a
     #: verdict is a few KiB, and a large body to any route would cost every client time.
     max_api_body_bytes: int = Field(256 * 1024, alias="BLAST_MAX_API_BODY_BYTES", gt=0)
+    #: Playbooks one tenant may keep, not counting retired ones (422 beyond: retire one first);
+    #: each is recalled and checked on incidents near it, so their number is work per incident.
+    max_playbooks: int = Field(200, alias="BLAST_MAX_PLAYBOOKS", ge=1, le=100_000)
+    #: Checks one playbook may carry (422 beyond); at most 20.
+    max_playbook_checks: int = Field(20, alias="BLAST_MAX_PLAYBOOK_CHECKS", ge=1, le=20)
+    #: Most bytes of one playbook's checks as stored (JSON; 422 beyond): pages list them.
+    max_playbook_bytes: int = Field(16 * 1024, alias="BLAST_MAX_PLAYBOOK_BYTES", ge=1024)
+    #: Recalled playbooks whose checks one investigation runs, best first (the rest are not
+    #: checked): bounds the check steps of one incident.
+    max_recalled_playbooks: int = Field(10, alias="BLAST_MAX_RECALLED_PLAYBOOKS", ge=1, le=50)
     #: Most header fields in one request (431 beyond); browsers and Alertmanager send under 30.
     max_headers: int = Field(100, alias="BLAST_MAX_HEADERS", ge=10, le=10_000)
     #: Most bytes of one request's head (request line and header fields; 431 beyond), however
@@ -193,6 +203,18 @@ class Settings(BaseSettings):
     prometheus_username: str | None = Field(None, alias="PROMETHEUS_USERNAME")
     prometheus_password: SecretStr | None = Field(None, alias="PROMETHEUS_PASSWORD")
     prometheus_timeout_s: float = Field(5.0, alias="PROMETHEUS_TIMEOUT_S", gt=0, le=60)
+    #: Each tenant's own Prometheus, `tenant=url,…` (a URL may carry `user:password@`); a
+    #: tenant not named uses PROMETHEUS_URL with its auth. Raw samples of PromQL checks are
+    #: shown only from a tenant's own Prometheus (PROMETHEUS_URL counts as its own when one
+    #: tenant is configured): a shared one holds other tenants' series too.
+    prometheus_urls: Annotated[dict[str, SecretStr], NoDecode] = Field(
+        default_factory=dict, alias="BLAST_PROMETHEUS_URLS"
+    )
+    #: PromQL queries one tenant may run at once, per process (more wait, then fail the check).
+    prometheus_concurrency: int = Field(2, alias="BLAST_PROMETHEUS_CONCURRENCY", ge=1, le=64)
+    #: Seconds of PromQL query time one tenant may spend per minute, per process; past it its
+    #: checks answer `error` (not held) until the minute moves on.
+    prometheus_budget_s: float = Field(30.0, alias="BLAST_PROMETHEUS_BUDGET_S", gt=0)
     #: A request's headers must arrive within this many seconds (a slow client is closed, 408).
     header_timeout_s: float = Field(10.0, alias="BLAST_HEADER_TIMEOUT_S", gt=0)
     #: A request's body must arrive within this many seconds after its headers (408 after).
@@ -245,6 +267,33 @@ class Settings(BaseSettings):
     def _parse_tokens(cls, value: object) -> object:
         """Parse `tenant=token,tenant2=token2` into a mapping; reject malformed pairs."""
         return token_pairs(value, "BLAST_WEBHOOK_TOKENS")
+
+    @field_validator("prometheus_urls", mode="before")
+    @classmethod
+    def _parse_prometheus_urls(cls, value: object) -> object:
+        """Parse `tenant=url,…`; each URL http(s) with a host (never echoed: it may hold a
+        password)."""
+        if not isinstance(value, str):
+            return value
+        urls: dict[str, str] = {}
+        for n, pair in enumerate(filter(None, (p.strip() for p in value.split(","))), start=1):
+            tenant, sep, url = (part.strip() for part in pair.partition("="))
+            if not sep or not TENANT_RE.match(tenant):
+                raise ValueError(f"BLAST_PROMETHEUS_URLS entry {n}: write tenant=url, …")
+            if tenant in urls:
+                raise ValueError(f"BLAST_PROMETHEUS_URLS names tenant {tenant!r} twice")
+            try:
+                parts = urlsplit(url)
+                ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+                parts.port  # noqa: B018 - raises ValueError for a bad port
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(
+                    f"BLAST_PROMETHEUS_URLS entry for {tenant!r} is no http(s) URL with a host"
+                )
+            urls[tenant] = url
+        return urls
 
     @field_validator("viewer_tokens", mode="before")
     @classmethod
@@ -357,6 +406,17 @@ class Settings(BaseSettings):
                 "serve: "
                 f"{', '.join(unknown)} (list each in BLAST_WEBHOOK_TOKENS; with none there, only "
                 "BLAST_DEFAULT_TENANT)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _prometheus_tenants_known(self) -> Settings:
+        """A tenant's own Prometheus must belong to a tenant the gateway serves."""
+        unknown = sorted(set(self.prometheus_urls) - set(self.tenants))
+        if unknown:
+            raise ValueError(
+                "BLAST_PROMETHEUS_URLS names tenants the gateway does not serve: "
+                f"{', '.join(unknown)} (list each in BLAST_WEBHOOK_TOKENS)"
             )
         return self
 

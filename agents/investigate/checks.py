@@ -48,6 +48,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from adapters.notify import AdapterError
+from adapters.promql import BoundedPromQL
 from agents.failure_kinds import KINDS, classify
 from agents.investigate.tools.base import ToolContext
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
@@ -168,7 +169,7 @@ class PromQLCheck(_Check):
     """An instant PromQL query whose first sample compares true against `threshold`."""
 
     type: Literal["prometheus"]
-    query: str = Field(min_length=1, max_length=4000)
+    query: BoundedPromQL = Field(min_length=1, max_length=4000)
     op: Literal[">", ">=", "<", "<=", "=="] = ">"
     threshold: float
 
@@ -359,7 +360,11 @@ def _promql(check: PromQLCheck, candidate: str, ev: Evidence) -> dict[str, Any]:
     query = check.query.replace("$component", promql_string(candidate))
     samples = ev.prometheus.instant(query, ev.opened_ms / 1000)
     held = bool(samples) and OPERATORS[check.op](samples[0]["value"], check.threshold)
-    return _result(held, samples[:5], f"{query} -> {samples[:1]}", "ok" if samples else "no_data")
+    status = "ok" if samples else "no_data"
+    if not ev.prometheus.own:  # a shared Prometheus holds other tenants' series: no samples
+        return _result(held, None, f"{query}: {len(samples)} samples (shown only from this "
+                       "tenant's own Prometheus, BLAST_PROMETHEUS_URLS)", status)  # fmt: skip
+    return _result(held, samples[:5], f"{query} -> {samples[:1]}", status)
 
 
 def about_candidate(check: dict[str, Any]) -> bool:

@@ -204,17 +204,27 @@ class Investigator:
     def __init__(
         self,
         walk_hops: int = 6,
-        prometheus: Prometheus | None = None,
+        prometheus: Prometheus | dict[str, Prometheus] | None = None,
         model: ModelPlanner | None = None,
         memory: Literal["graph", "text", "none"] = "graph",
+        max_recalled: int = 10,
     ) -> None:
         self.walk_hops = walk_hops
         #: What memory it uses (`BLAST_MEMORY`): `graph` recalls playbooks and keeps similar
         #: incidents; `text` only keeps similar incidents (a model may read them); `none`.
         self.memory = memory
         self.prometheus = prometheus
+        #: Recalled playbooks checked per run, best first (`BLAST_MAX_RECALLED_PLAYBOOKS`).
+        self.max_recalled = max_recalled
         #: The optional model planner (`BLAST_PLANNER`), asked when the rules are unsure.
         self.model = model
+
+    def source(self, graph: str) -> Prometheus | None:
+        """The evidence source of the tenant whose graph is `graph`: one client for all, or
+        each tenant's own (`gateway.ops.runtime.prometheus_clients`), or None."""
+        if isinstance(self.prometheus, dict):
+            return self.prometheus.get(graph)
+        return self.prometheus
 
     def run(self, task: TaskRun) -> None:
         """Investigate, write the Finding, complete the task and enqueue `respond` (or, after a
@@ -244,7 +254,7 @@ class Investigator:
         alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
         evidence = Evidence(
             graph, alerts, alerting, min((a["starts_at_ms"] for a in alerts), default=0),
-            self.prometheus,
+            self.source(graph.name),
         )  # fmt: skip
         if known is not None and known.opened_ms == evidence.opened_ms:
             evidence.prefetched = known
@@ -415,7 +425,7 @@ class Investigator:
         """
         if not ev.alerting:
             return [], None
-        recalled = call(task, ev, "recall_playbooks", {}).data or []
+        recalled = (call(task, ev, "recall_playbooks", {}).data or [])[: self.max_recalled]
         used: list[dict[str, Any]] = []
         for playbook in recalled:
             results: list[dict[str, Any]] = []

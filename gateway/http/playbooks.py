@@ -6,7 +6,10 @@ reason, and never recalled again.
 Body: `{"title", "component", "failure_kind"?, "checks": [{"type": …}, …], "author"?, "id"?}`;
 checks are the typed union of `agents/investigate/checks.py`. 404 for an unknown component or
 playbook,
-422 for a check of unknown type or missing a field (the detail names it).
+422 for a check of unknown type or missing a field (the detail names it), and 422 naming the
+setting for a playbook over a tenant quota: `BLAST_MAX_PLAYBOOKS` kept (retired ones not
+counted; a repeat of an idempotent POST passes), `BLAST_MAX_PLAYBOOK_CHECKS` checks,
+`BLAST_MAX_PLAYBOOK_BYTES` of checks.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from agents.failure_kinds import KINDS
 from agents.investigate.checks import Check
 from gateway.http.auth import tenant_for
 from gateway.http.limits import MAX_CHECKS, MAX_NAME_CHARS, MAX_TITLE_CHARS, Key
+from gateway.settings import Settings
 
 router = APIRouter()
 
@@ -60,14 +64,34 @@ def _graph(request: Request) -> TenantGraph:
 async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]:
     """Store the playbook (active, trust 0.5); answer `{id, trust, status}`."""
     graph = _graph(request)
+    settings: Settings = request.app.state.settings
+    checks_json = json.dumps([c.model_dump() for c in playbook.checks])
     params = {
         "id": playbook.id or f"playbook:{uuid.uuid4().hex[:12]}",
         "component": playbook.component,
         "title": playbook.title,
         "failure_kind": playbook.failure_kind,
-        "checks_json": json.dumps([c.model_dump() for c in playbook.checks]),
+        "checks_json": checks_json,
         "author": playbook.author,
     }
+    if len(playbook.checks) > settings.max_playbook_checks:
+        raise HTTPException(
+            422, f"{len(playbook.checks)} checks, over the limit of "
+            f"{settings.max_playbook_checks} per playbook (BLAST_MAX_PLAYBOOK_CHECKS)",
+        )  # fmt: skip
+    size = len(checks_json.encode())
+    if size > settings.max_playbook_bytes:
+        raise HTTPException(
+            422, f"checks of {size} bytes, over the limit of {settings.max_playbook_bytes} "
+            "bytes per playbook (BLAST_MAX_PLAYBOOK_BYTES)",
+        )  # fmt: skip
+    quota = await run_in_threadpool(graph.one, "count_playbooks", {"id": params["id"]})
+    if quota is not None and not quota["exists"] and quota["kept"] >= settings.max_playbooks:
+        raise HTTPException(
+            422, f"this tenant keeps {quota['kept']} playbooks, the limit "
+            f"(BLAST_MAX_PLAYBOOKS={settings.max_playbooks}): retire one first "
+            "(DELETE /api/v1/playbooks/{id})",
+        )  # fmt: skip
     row = await run_in_threadpool(graph.one, "plant_playbook", params)
     taken = (
         row is None and await run_in_threadpool(graph.one, "playbook_exists", params) is not None

@@ -34,7 +34,7 @@ from adapters.notify import Mirrored, Notifier
 from adapters.openai_compat import OpenAICompatModel
 from adapters.outbox import Outbox
 from adapters.processes import running
-from adapters.prometheus import Prometheus
+from adapters.prometheus import Budget, Prometheus
 from agents.investigate.investigator import Investigator
 from agents.investigate.model_planner import ModelPlanner
 from agents.learn.learner import Learner
@@ -350,8 +350,10 @@ class Runtime:
             # the app applies X-Forwarded-* after noting the real peer (gateway/web/proxies.py)
             proxy_headers=False,
             http=with_read_timeouts(
-                self.settings.header_timeout_s, self.settings.body_timeout_s,
-                self.settings.max_headers, self.settings.max_header_bytes,
+                self.settings.header_timeout_s,
+                self.settings.body_timeout_s,
+                self.settings.max_headers,
+                self.settings.max_header_bytes,
             ),
             # h11's own bound on a head still incomplete; the protocol bounds a whole one
             h11_max_incomplete_event_size=self.settings.max_header_bytes,
@@ -373,9 +375,11 @@ class Runtime:
         when `BLAST_PLANNER` asks for it), responder, learner."""
         assert self.store is not None
         s = self.settings
-        prometheus = prometheus_client(s)
+        prometheus = prometheus_clients(s)
         agents: list[Any] = [
-            Investigator(s.walk_hops, prometheus, self.model_planner, s.memory),
+            Investigator(
+                s.walk_hops, prometheus, self.model_planner, s.memory, s.max_recalled_playbooks
+            ),
             # Slack alone keeps no record of who was told: copy those follow-ups to the outbox
             Responder(
                 self.messenger,
@@ -468,8 +472,10 @@ class Runtime:
                     path.unlink()
 
 
-def prometheus_client(settings: Settings) -> Prometheus | None:
-    """The evidence source of `PROMETHEUS_URL` with its timeout and auth, or None when unset."""
+def prometheus_client(settings: Settings, own: bool = True) -> Prometheus | None:
+    """The evidence source of `PROMETHEUS_URL` with its timeout, auth and a fresh per-tenant
+    budget (`BLAST_PROMETHEUS_CONCURRENCY`, `BLAST_PROMETHEUS_BUDGET_S`), or None when unset.
+    `own`: whether it holds one tenant's series only (`adapters.prometheus.Prometheus`)."""
     if not settings.prometheus_url:
         return None
     basic = (
@@ -482,4 +488,33 @@ def prometheus_client(settings: Settings) -> Prometheus | None:
         settings.prometheus_timeout_s,
         settings.prometheus_bearer_token,
         basic,
+        budget=_budget(settings),
+        own=own,
     )
+
+
+def _budget(settings: Settings) -> Budget:
+    return Budget(
+        settings.prometheus_concurrency,
+        settings.prometheus_budget_s,
+        wait_s=settings.prometheus_timeout_s,
+    )
+
+
+def prometheus_clients(settings: Settings) -> dict[str, Prometheus]:
+    """One evidence source per tenant, by graph name: the tenant's own Prometheus
+    (`BLAST_PROMETHEUS_URLS`, no shared auth sent to it), else `PROMETHEUS_URL` (its own when
+    it is the only tenant), each with its own budget; a tenant with neither has none."""
+    clients: dict[str, Prometheus] = {}
+    for tenant in settings.tenants:
+        own_url = settings.prometheus_urls.get(tenant)
+        if own_url is not None:
+            clients[graph_name(tenant)] = Prometheus(
+                own_url.get_secret_value(), settings.prometheus_timeout_s,
+                budget=_budget(settings), own=True,
+            )  # fmt: skip
+            continue
+        shared = prometheus_client(settings, own=len(settings.tenants) == 1)
+        if shared is not None:
+            clients[graph_name(tenant)] = shared
+    return clients

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import Field
 
+from adapters.promql import BoundedPromQL
 from agents.investigate.tools.base import (
     Tool,
     ToolContext,
@@ -240,16 +241,23 @@ def targets_down(ctx: ToolContext, args: ServicesInput) -> ToolResult:
 class PromQLInput(ToolInput):
     """One PromQL expression, evaluated at the end of the incident window."""
 
-    query: str = Field(min_length=1, max_length=4000, description="a PromQL expression")
+    query: BoundedPromQL = Field(
+        min_length=1, max_length=4000,
+        description="a PromQL expression (no subqueries; range selectors of at most 1d)",
+    )  # fmt: skip
 
 
 def promql(ctx: ToolContext, args: PromQLInput) -> ToolResult:
     """Any instant PromQL query, evaluated at the end of the incident window.
 
-    `data`: rows `{metric: {labels}, value}`. A bad query is an `error` result with the reason.
+    `data`: rows `{metric: {labels}, value}`. A bad query is an `error` result with the reason;
+    so is any query to a Prometheus shared with other tenants (its series are theirs too).
     """
     if ctx.prometheus is None:
         return _no_source()
+    if not ctx.prometheus.own:  # a shared Prometheus holds other tenants' series too
+        return ToolResult(status="error", detail="free PromQL needs this tenant's own "
+                          "Prometheus (BLAST_PROMETHEUS_URLS)")  # fmt: skip
     at = windows(ctx)["at"]
     rows = ctx.prometheus.instant(args.query, at)
     return rows_result(rows, "samples", raw={"query": args.query, "at": at})
