@@ -25,7 +25,6 @@ from gateway.http.limits import (
     RequestGuard,
     SafeJSONResponse,
     http_failed,
-    parse_once,
     validation_failed,
 )
 from gateway.settings import Settings
@@ -88,5 +87,4 @@ def create_app(
     app.include_router(incident_actions.router)
     app.include_router(incident_views.router)
     pages.mount(app)  # mission control: `/` and `/ui/…`
-    parse_once(app)  # every route reads the body RequestGuard parsed, never the bytes again
     return app

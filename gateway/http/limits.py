@@ -26,9 +26,9 @@ depth and count limits.
    `Infinity`, or that is not JSON at all, is 400 with the reason. Count and depth are read off
    the body's skeleton (its bytes without its strings) before `json` builds one object, at the
    speed of `bytes` methods. Python's own limits would otherwise surface as a 500
-   (RecursionError at ~1000 levels; ValueError over 4300 digits). The parsed value is handed
-   to the route (`parse_once`): FastAPI's body models and the webhook read it, never the bytes
-   again.
+   (RecursionError at ~1000 levels; ValueError over 4300 digits). The webhook reads the parsed
+   value (`parsed_body`), never the bytes again; a route with a FastAPI body model parses its
+   small body (at most `BLAST_MAX_API_BODY_BYTES`) once more, as FastAPI does.
 
 Error bodies are `{"detail": …}` rendered as ASCII JSON (`SafeJSONResponse`), so a reason that
 quotes a lone surrogate from the request still renders (`validation_failed`).
@@ -40,18 +40,14 @@ import json
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import HTTPException, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import Response
-from starlette.routing import request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.falkordb import key_problem
@@ -286,28 +282,6 @@ def parsed_body(request: Request) -> Any:
     """The JSON `RequestGuard` parsed for this request (None when the body was empty or no
     JSON was sent)."""
     return request.scope.get("state", {}).get(PARSED)
-
-
-def parse_once(app: FastAPI) -> None:
-    """Make every API route of `app` read the body `RequestGuard` parsed instead of parsing the
-    bytes again on the event loop: FastAPI's body models call Starlette's `Request.json()`,
-    which keeps its first answer in `Request._json`; that is filled in before the route runs.
-    Call after every router is included."""
-    for route in app.router.routes:
-        if isinstance(route, APIRoute):
-            route.app = request_response(_with_parsed(route.get_route_handler()))
-
-
-def _with_parsed(
-    handler: Callable[[Request], Awaitable[Response]],
-) -> Callable[[Request], Awaitable[Response]]:
-    async def run(request: Request) -> Response:
-        state = request.scope.get("state", {})
-        if PARSED in state:
-            request._json = state[PARSED]  # Starlette's cache of `Request.json()`
-        return await handler(request)
-
-    return run
 
 
 async def read_limited(request: Request, limit: int) -> bytes:
