@@ -501,7 +501,7 @@ class Investigator:
             peers = call(task, ev, "alert_peers", {}).data or []
         note = ""
         fine: dict[str, dict[str, Any]] = {}
-        if self.prometheus is not None:
+        if ev.prometheus is not None:
             weighed, note, fine = self._evidence(task, ev, candidates, peers, changed)
             if weighed is not None:
                 return weighed, candidates, changes
