@@ -1,13 +1,16 @@
 // Create or update teams (their ownership: import_owners; members: import_people). A value a
 // source does not give (null) keeps the stored one: `is_default` is only set by a source that
 // names a default team, `oncall_json` (the rotation or calendar on-call shifts are expanded
-// from) only by one that gives on-call. Provenance: `sources` gains every source that said the
-// team (`t.sources`); drop_teams removes a source and, with none left, the team.
+// from) only by one that gives on-call; `escalation_policy_json` (levels and repeat, ms) is ''
+// from a world file without a policy (cleared), null from other sources (kept). Provenance:
+// `sources` gains every source that said the team (`t.sources`); drop_teams removes a source
+// and, with none left, the team.
 UNWIND $teams AS t
 MERGE (tm:Team {name: t.name})
 SET tm.slack_channel = coalesce(t.slack_channel, tm.slack_channel),
     tm.escalation = coalesce(t.escalation, tm.escalation),
     tm.is_default = coalesce(t.is_default, tm.is_default, false),
     tm.oncall_json = coalesce(t.oncall_json, tm.oncall_json),
+    tm.escalation_policy_json = coalesce(t.escalation_policy_json, tm.escalation_policy_json),
     tm.sources = coalesce(tm.sources, []) + [s IN t.sources WHERE NOT s IN coalesce(tm.sources, [])]
 RETURN count(DISTINCT tm) AS teams

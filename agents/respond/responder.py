@@ -30,7 +30,7 @@ from adapters.notices import FollowUp, Refusal
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
-from agents.respond import messages, preferences, routing
+from agents.respond import escalation, messages, preferences, routing
 from agents.tasks.coordination import TaskRun
 from agents.tasks.kinds import ROLE_KINDS
 
@@ -78,7 +78,8 @@ class Responder:
     of its own (Slack alone: the outbox), so the people told can be listed afterwards.
     """
 
-    kinds = ROLE_KINDS["responder"]
+    #: The responder role's kinds but those with an agent of their own (escalation.Escalator).
+    kinds = tuple(k for k in ROLE_KINDS["responder"] if k != escalation.KIND)
 
     def __init__(
         self,
@@ -202,7 +203,10 @@ class Responder:
         )  # fmt: skip
         if link(self._deliver(task, self.tickets, issue)):
             self._restate(task, incident, alerts, "ticket-link")
-        task.complete("notified", mark_notified=True, root_cause=incident["root_cause"])
+        task.complete(
+            "notified", mark_notified=True, root_cause=incident["root_cause"],
+            **escalation.follow_up(task.graph, incident["id"], who if note is None else None),
+        )  # fmt: skip
 
     def _deliver(
         self,

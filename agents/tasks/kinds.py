@@ -57,6 +57,8 @@ TASK_KINDS: tuple[TaskKind, ...] = (
     TaskKind("notify_verdict", "responder", after_page=True, priority=FOLLOW_UP),
     TaskKind("notify_state", "responder", after_page=True, priority=FOLLOW_UP),
     TaskKind("readback", "responder", priority=FOLLOW_UP),
+    # an escalation policy's levels, paused between them (agents/respond/escalation.py): pages
+    TaskKind("escalate", "responder", priority=PAGE),
     TaskKind("learn", "learner", priority=BACKGROUND),
 )
 

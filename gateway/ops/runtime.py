@@ -39,6 +39,7 @@ from agents.investigate.investigator import Investigator
 from agents.investigate.model_planner import ModelPlanner
 from agents.learn.learner import Learner
 from agents.metrics import Metrics, use_multiprocess_dir
+from agents.respond.escalation import Escalator
 from agents.respond.responder import Responder
 from agents.tasks.coordination import StepHooks
 from agents.tasks.worker import Worker
@@ -390,6 +391,7 @@ class Runtime:
                 public_url=s.public_url,
             ),
             Learner(),
+            Escalator(self.messenger),
         ]
         hooks = StepHooks(s.chaos_step_delay_ms, s.chaos_slow_steps, s.chaos_halt_after_step)
         return Worker(

@@ -11,6 +11,8 @@ dependency). A topic's `hosted_on` becomes a HOSTED_ON edge. An edge's `purpose`
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -149,6 +151,64 @@ OnCallSpec = Annotated[
 ]
 
 
+#: A Prometheus duration (`model.ParseDuration` in prometheus/common: units y w d h m s ms, each
+#: at most once, largest first, e.g. `90s`, `1h30m`), as escalation policies give `after`.
+PROM_DURATION = re.compile(
+    r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$"
+)
+#: ms per unit of `PROM_DURATION`'s groups, in order (a year is 365 days, as in Prometheus).
+PROM_UNITS_MS = (365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1_000, 1)
+#: The channel-wide mention an escalation level may notify (everyone in the paged channel).
+CHANNEL_TARGET = "@channel"
+
+
+def duration_ms(text: str) -> int:
+    """Milliseconds of a Prometheus-style duration (`30s`, `5m`, `1h30m`, `1d`). Raises
+    `ValueError` for anything else, and for zero (Prometheus' own syntax, prometheus/common
+    `model.ParseDuration`)."""
+    found = PROM_DURATION.match(text.strip()) if text else None
+    if found is None or not text.strip():
+        raise ValueError(f"{text!r} is not a duration like 30s, 5m, 1h or 1h30m")
+    total = sum(int(n) * unit for n, unit in zip(found.groups(), PROM_UNITS_MS, strict=True) if n)
+    if total <= 0:
+        raise ValueError(f"{text!r} is zero: give a positive duration")
+    return total
+
+
+class TeamTarget(BaseModel):
+    """`{team: NAME}` in an escalation level: that team's on-call at the time of the level."""
+
+    model_config = ConfigDict(extra="forbid")
+    team: str
+
+    @field_validator("team")
+    @classmethod
+    def _plain_team(cls, value: str) -> str:
+        return plain_name(value)
+
+
+class EscalationLevelSpec(BaseModel):
+    """One level of a team's escalation policy: who is notified (`notify`: people by name,
+    `{team: X}` for X's on-call then, `"@channel"` for everyone in the paged channel) when
+    nobody acknowledged the page `after` (a Prometheus duration) since the first page."""
+
+    model_config = ConfigDict(extra="forbid")
+    after: str
+    notify: list[str | TeamTarget] = Field(min_length=1)
+
+    @field_validator("after", mode="before")
+    @classmethod
+    def _duration(cls, value: object) -> object:
+        if isinstance(value, str):
+            duration_ms(value)  # raises ValueError with the reason
+        return value
+
+    @property
+    def after_ms(self) -> int:
+        """`after` in ms."""
+        return duration_ms(self.after)
+
+
 class TeamSpec(BaseModel):
     """A team, its paging channel, what it owns, its members and its on-call.
 
@@ -166,6 +226,10 @@ class TeamSpec(BaseModel):
     owns: list[str] = Field(default_factory=list)
     members: list[MemberSpec] = Field(default_factory=list)
     oncall: OnCallSpec | None = None
+    #: Who is notified, level by level, while nobody acknowledged a page of this team;
+    #: `repeat`: how many more times the levels run after the last one.
+    escalation_policy: list[EscalationLevelSpec] | None = None
+    repeat: int = Field(0, ge=0, le=10)
     source: str | None = Field(None, exclude=True)
     sources: list[str] = Field(default_factory=list, exclude=True)
     owns_from: dict[str, list[str]] = Field(default_factory=dict, exclude=True)
@@ -183,6 +247,26 @@ class TeamSpec(BaseModel):
     @classmethod
     def _plain_name(cls, value: str) -> str:
         return plain_name(value)
+
+    def policy_json(self) -> str | None:
+        """The escalation policy as stored on `Team.escalation_policy_json`, None when the team
+        has none: `{"levels": [{"after_ms", "notify": [{"person"} | {"team"} | {"channel":
+        true}]}], "repeat"}` (what the escalation agent reads; ms, counted from the first page)."""
+        if not self.escalation_policy:
+            return None
+        levels = [
+            {
+                "after_ms": level.after_ms,
+                "notify": [
+                    {"team": n.team} if isinstance(n, TeamTarget)
+                    else {"channel": True} if n == CHANNEL_TARGET
+                    else {"person": n}
+                    for n in level.notify
+                ],
+            }
+            for level in self.escalation_policy
+        ]  # fmt: skip
+        return json.dumps({"levels": levels, "repeat": self.repeat}, sort_keys=True)
 
 
 class WorldSpec(BaseModel):

@@ -4,7 +4,8 @@ Shared by every importer and the writer: unknown components named by an
 edge, a `hosted_on` or a team's `owns`; duplicate component or team ids; a team without
 members; a person listed twice in a team, or with two emails or Slack ids across teams (one
 Person node keeps one of each: the other would be lost silently); a rotation naming someone
-who is not a member; no default team, or one that is not a team. Item-level problems (a bad
+who is not a member; no default team, or one that is not a team; an escalation policy that
+names nobody known, or whose levels are not in order. Item-level problems (a bad
 `kind`, a missing field) come from pydantic, per item, so one bad item does not hide the
 problems of the others.
 """
@@ -20,11 +21,13 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from gateway.world.model import (
+    CHANNEL_TARGET,
     ComponentSpec,
     EdgeSpec,
     MemberSpec,
     RotationSpec,
     TeamSpec,
+    TeamTarget,
     WorldSpec,
 )
 
@@ -183,6 +186,7 @@ def check_world(
                     f"unknown component {end!r}"
                 )
     names = Counter(t.name for t in world.teams)
+    everyone = {m.name for t in world.teams for m in t.members}
     listed: dict[tuple[str, Loc], Loc] = {}  # (person, team) -> first listing
     details: dict[tuple[str, str], tuple[str, Loc]] = {}  # (person, field) -> first value
     for index, team in enumerate(world.teams):
@@ -208,6 +212,7 @@ def check_world(
                         f"{team.name!r} names {person!r}, who is not a member "
                         f"(members: {', '.join(sorted(members)) or 'none'})"
                     )
+        problems += _policy_problems(team, where, everyone, set(names) | set(also_teams), locate)
     if world.default_team is None:
         if require_default_team:
             problems.append(
@@ -218,6 +223,45 @@ def check_world(
         problems.append(
             f"{locate(('default_team',))}: {world.default_team!r} is not a team in `teams`"
         )
+    return problems
+
+
+def _policy_problems(
+    team: TeamSpec, where: Loc, people: set[str], teams: set[str], locate: Locator
+) -> list[str]:
+    """An escalation policy's problems: a person who is no member of any team (nobody to
+    reach), a team that is not one, levels whose `after` does not grow (a level due before or
+    with the one above it would run out of order), and `repeat` without a policy."""
+    problems: list[str] = []
+    if not team.escalation_policy:
+        if team.repeat:
+            problems.append(
+                f"{locate((*where, 'repeat'))}: team {team.name!r} has `repeat` but no "
+                "`escalation_policy` to repeat"
+            )
+        return problems
+    previous: tuple[int, str] | None = None
+    for pos, level in enumerate(team.escalation_policy):
+        at: Loc = (*where, "escalation_policy", pos)
+        if previous is not None and level.after_ms <= previous[0]:
+            problems.append(
+                f"{locate((*at, 'after'))}: level {pos + 1} of {team.name!r} is due after "
+                f"{level.after}, not later than level {pos} ({previous[1]}): list levels in "
+                "the order they run, each `after` larger than the one before"
+            )
+        previous = (level.after_ms, level.after)
+        for index, target in enumerate(level.notify):
+            spot = locate((*at, "notify", index))
+            if isinstance(target, TeamTarget):
+                if target.team not in teams:
+                    problems.append(f"{spot}: {target.team!r} is not a team in `teams`")
+            elif target != CHANNEL_TARGET and target not in people:
+                close = difflib.get_close_matches(target, sorted(people), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                problems.append(
+                    f"{spot}: {target!r} is no member of any team{hint}; give a person's "
+                    f"name, {{team: NAME}} or {CHANNEL_TARGET!r}"
+                )
     return problems
 
 

@@ -230,6 +230,9 @@ def apply_world(
     teams = [
         {"name": t.name, "slack_channel": t.slack_channel, "escalation": t.escalation,
          "oncall_json": definition_json(t), "sources": t.said_by(sources[0])[0],
+         # a world file without a policy clears the stored one; other sources never say one
+         "escalation_policy_json": t.policy_json()
+         or ("" if declared(t.source or sources[0]) else None),
          "is_default": (t.name == world.default_team) if world.default_team else None}
         for t in world.teams
     ]  # fmt: skip

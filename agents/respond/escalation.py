@@ -1,0 +1,245 @@
+"""Escalation: while nobody acknowledges a page, the paged team's escalation policy notifies
+more people, level by level, on the database's clock, each level exactly once.
+
+Scheduling is driven from the graph, by one task per paged incident (kind `escalate`, id
+`escalate:<incident id>`), enqueued by the page's own completion when the paged team has a
+policy. A worker claims it, sends every level that is due and gives it back `paused` until
+the next level is due (`TaskRun.pause`: `claim_task` hands a paused task out once its
+`lease_until` has passed, by the database's clock). So no process keeps a timer: a worker that
+dies, restarts or is SIGKILLed leaves the task in the graph, and whichever worker claims it next
+goes on from the levels already sent. No other loop is needed (workers alone escalate, with or
+without `serve`), and a level's due time is the database's, like every lease.
+
+A level is one intent, `incident:<id>:escalate:<n>` (an `Action` of kind `escalate`), reserved
+by `cypher/escalation_reserve.cypher` only while the incident is open and unacknowledged: that
+check and an acknowledgement are serialised by the graph's write lock, so no level is
+reserved after an acknowledgement or a resolve, and a level reserved before one is delivered
+once (`TaskRun.act`, which reconciles a reservation whose outcome a dead worker left unknown).
+After an acknowledgement or resolve, the policy stops: a reserved level of a dead worker is
+not sent then.
+
+Levels: `after` counts from the first page (the reservation time of the page's Action, on the
+database's clock). `repeat: r` runs the levels r more times, each round shifted by the last
+level's `after` (5m, 15m, 30m with `repeat: 1`: 5m, 15m, 30m, 35m, 45m, 60m), as PagerDuty
+and Grafana OnCall repeat a policy from its first step.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from adapters.falkordb import TenantGraph
+from adapters.notify import Notifier, OutboundMessage
+from adapters.slack.notifier import escape_mrkdwn, mention
+from agents.respond import messages
+from agents.tasks.coordination import TaskRun
+
+log = logging.getLogger(__name__)
+
+#: The task kind that runs a policy, and its id per incident (one policy run per incident).
+KIND = "escalate"
+
+
+def task_id(incident_id: str) -> str:
+    """The id of an incident's escalation task: `escalate:<incident id>`."""
+    return f"{KIND}:{incident_id}"
+
+
+def level_intent(incident_id: str, n: int) -> str:
+    """The intent id of level `n` (from 1) of an incident's escalation."""
+    return f"incident:{incident_id}:escalate:{n}"
+
+
+def team_policy(graph: TenantGraph, team: str | None) -> dict[str, Any] | None:
+    """A team's stored policy `{levels: [{after_ms, notify}], repeat}` and `team`, `channel`;
+    None when the team has none (or is not a team). Raises `GraphUnavailable`."""
+    if not team:
+        return None
+    row = graph.one("escalation_policy", {"team": team})
+    if row is None or not row["policy"]:
+        return None
+    policy: dict[str, Any] = json.loads(row["policy"])
+    if not policy.get("levels"):
+        return None
+    return policy | {"team": row["team"], "channel": row["channel"]}
+
+
+def follow_up(graph: TenantGraph, incident_id: str, who: dict[str, Any] | None) -> dict[str, Any]:
+    """The `TaskRun.complete` arguments that enqueue the incident's escalation after its first
+    page (`next_kind`, `next_id`), when the team paged (`who`, a route) has a policy; else
+    none. Raises `GraphUnavailable`."""
+    if team_policy(graph, (who or {}).get("team")) is None:
+        return {}
+    return {"next_kind": KIND, "next_id": task_id(incident_id)}
+
+
+def schedule(policy: dict[str, Any]) -> list[tuple[int, int, list[dict[str, Any]]]]:
+    """Every level of a policy in the order it runs: `(n, after_ms, notify)`, n from 1, each
+    round of `repeat` shifted by the last level's `after_ms`. Pure."""
+    levels = policy["levels"]
+    period = int(levels[-1]["after_ms"])
+    return [
+        (round_ * len(levels) + pos + 1, round_ * period + int(level["after_ms"]), level["notify"])
+        for round_ in range(1 + int(policy.get("repeat") or 0))
+        for pos, level in enumerate(levels)
+    ]
+
+
+def first_page(actions: list[dict[str, Any]], incident_id: str) -> dict[str, Any] | None:
+    """The incident's first page that went out (its `initial-notification` Action, or that
+    page's copy through the fallback adapter): `{at, ref}` (ms, database clock), or None."""
+    page = f"incident:{incident_id}:initial-notification"
+    pages = (page, f"{page}:fallback")
+    sent = [a for a in actions if a["status"] == "sent" and a["intent_id"] in pages]
+    if not sent:
+        return None
+    first = min(sent, key=lambda a: int(a["reserved_at"]))
+    return {"at": int(first["reserved_at"]), "ref": first["external_ref"]}
+
+
+def fmt_after(ms: int) -> str:
+    """A level's wait as people say it: `90 s`, `15 min`, `1 h 30 min`."""
+    if ms < 60_000:
+        return f"{ms // 1000} s" if ms % 1000 == 0 else f"{ms} ms"
+    hours, minutes = divmod(ms // 60_000, 60)
+    if not hours:
+        return f"{minutes} min"
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+def notice(
+    intent_id: str,
+    incident: dict[str, Any],
+    policy: dict[str, Any],
+    level: tuple[int, int, list[dict[str, Any]]],
+    targets: dict[str, Any],
+    page_ref: str | None,
+) -> OutboundMessage:
+    """The message of one level: in the page's thread, naming everyone it notifies (a Slack
+    mention for each known Slack id; the first person's email lets Slack find theirs), and at
+    the top of the paged team's channel when the level notifies `@channel` (a channel-wide
+    mention in a thread reaches only the thread's followers)."""
+    n, after_ms, notify = level
+    total = len(policy["levels"]) * (1 + int(policy.get("repeat") or 0))
+    people = {p["person"]: p for p in targets["people"]}
+    teams = {t["team"]: t for t in targets["teams"]}
+    named: list[str] = []
+    first: dict[str, Any] | None = None
+    channel_wide = False
+    for target in notify:
+        if target.get("channel"):
+            channel_wide = True
+            named.append("<!channel>")
+            continue
+        if "team" in target:
+            row = teams.get(target["team"]) or {"team": target["team"], "person": None}
+            if row.get("person"):
+                first = first or row
+                who = mention(row.get("slack_user_id")) or escape_mrkdwn(row["person"])
+                named.append(f"{who} (on call for {escape_mrkdwn(row['team'])})")
+            else:
+                named.append(f"{escape_mrkdwn(row['team'])} (nobody on call now)")
+            continue
+        row = people.get(target["person"]) or {"person": target["person"]}
+        first = first or row
+        named.append(mention(row.get("slack_user_id")) or escape_mrkdwn(row["person"]))
+    text = (
+        f"Escalation level {n} of {total}: nobody acknowledged incident {incident['id']} "
+        f"(*{escape_mrkdwn(incident['title'])}*) within {fmt_after(after_ms)} of the page. "
+        f"Notifying {', '.join(named)}."
+    )
+    person = {key: (first or {}).get(key) for key in ("person", "email", "slack_user_id")}
+    if channel_wide:  # the top of the channel, not the thread
+        return messages.followup(
+            intent_id, incident, text, None, channel=policy.get("channel"), **person
+        )
+    return messages.followup(intent_id, incident, text, page_ref, **person)
+
+
+class Escalator:
+    """Runs `escalate` tasks: the policy of the team a page went to, level by level (see the
+    module docstring). Sends through `messenger` (a `Notifier`: Slack or the outbox)."""
+
+    kinds = (KIND,)
+
+    def __init__(self, messenger: Notifier) -> None:
+        self.messenger = messenger
+
+    def run(self, task: TaskRun) -> None:
+        """Send the levels that are due, then pause until the next one (or complete: no
+        level left, acknowledged, resolved, nobody paged). Raises `LeaseLost`,
+        `GraphUnavailable` or `AdapterError` (the worker gives the task back for a retry)."""
+        graph, incident_id = task.graph, task.claim.incident_id
+        state = graph.one("escalation_state", {"incident_id": incident_id})
+        if state is None:
+            task.complete("incident missing")
+            return
+        policy = task.step(
+            "escalation_policy", {"incident_id": incident_id},
+            lambda: team_policy(graph, self._paged_team(graph, incident_id)), deferred=True,
+        )  # fmt: skip
+        page = first_page(state["actions"], incident_id)
+        if policy is None or page is None:
+            task.complete("no escalation policy" if policy is None else "nobody was paged")
+            return
+        sent = {a["intent_id"] for a in state["actions"] if a["status"] == "sent"}
+        for level in schedule(policy):
+            n, after_ms, notify = level
+            intent_id = level_intent(incident_id, n)
+            if intent_id in sent:
+                self._targets(task, n, notify)  # its stored step: later steps keep their place
+                continue
+            stopped = self._stopped(state)
+            if stopped:
+                task.complete(stopped)
+                return
+            due = page["at"] + after_ms
+            if state["now"] < due:
+                task.pause(due, f"escalation level {n} due at {messages.fmt_ms(due)}")
+                return
+            targets = self._targets(task, n, notify)
+            row = task.fenced(
+                "escalation_reserve",
+                {"intent_id": intent_id, "level": n, "attempt_id": task.claim.attempt_id,
+                 "adapter": self.messenger.name, "lease_ms": task.lease_ms},
+            )  # fmt: skip
+            if not row["live"] and row["prior"] != "sent":
+                task.complete(self._stopped(row) or "stopped")
+                return
+            if row["prior"] != "sent":
+                message = notice(intent_id, state, policy, level, targets, page["ref"])
+                ref = task.act(self.messenger, message)
+                log.info("incident %s escalated to level %d via %s (%s)", incident_id, n,
+                         self.messenger.name, ref)  # fmt: skip
+        task.complete("escalated through the last level")
+
+    @staticmethod
+    def _stopped(state: dict[str, Any]) -> str | None:
+        """Why the policy stops (acknowledged, resolved, merged), or None while it runs."""
+        if state.get("acknowledged_at") is not None:
+            by = state.get("acknowledged_by") or "someone"
+            return f"acknowledged by {by} at {messages.fmt_ms(state['acknowledged_at'])}"
+        if state["status"] != "open":
+            return f"incident {state['status']}"
+        return None
+
+    @staticmethod
+    def _paged_team(graph: TenantGraph, incident_id: str) -> str | None:
+        """The team the page went to (the latest route of `incident_paged.cypher`)."""
+        paged = graph.one("incident_paged", {"incident_id": incident_id})
+        return json.loads(paged["result"]).get("team") if paged else None
+
+    @staticmethod
+    def _targets(task: TaskRun, n: int, notify: list[dict[str, Any]]) -> dict[str, Any]:
+        """Whom level `n` reaches (a step, so a crash between it and the send keeps them):
+        `{people, teams}` rows of `escalation_targets.cypher`."""
+        people = [t["person"] for t in notify if "person" in t]
+        teams = [t["team"] for t in notify if "team" in t]
+        result: dict[str, Any] = task.step(
+            f"escalation_level_{n}", {"people": people, "teams": teams},
+            lambda: task.graph.one("escalation_targets", {"people": people, "teams": teams}),
+            deferred=True,
+        )  # fmt: skip
+        return result
