@@ -22,6 +22,9 @@ Series (all counters end in `_total`; durations are seconds, Prometheus' base un
 - `blast_oncall_uncovered{tenant, team, window}`: 1 when the team has nobody on call now
   (`window="now"`) or a gap within the next 14 days (`window="14d"`), else 0; set by `serve`
   after each on-call refresh (`BLAST_ONCALL_REFRESH_S`).
+- `blast_heartbeat_last_seen_seconds{tenant, alertname}`: when the heartbeat alert
+  (`BLAST_HEARTBEAT_ALERTNAME`) last arrived (unix s), set on receipt and by `serve`'s upkeep;
+  `time() - blast_heartbeat_last_seen_seconds > 600` is the silence the gateway pages for.
 - `blast_model_calls_total{model, outcome}`: calls to a planner model (outcome `ok` or the
   error kind: rate_limited, overloaded, bad_request, bad_key, unknown_model, provider_down);
   `blast_model_tokens_total{model, direction}`: tokens in (`input`) and out (`output`);
@@ -162,6 +165,11 @@ class Metrics:
             "blast_oncall_uncovered",
             "1 when a team has nobody on call (window=now) or a gap within 14 days (window=14d).",
             ["tenant", "team", "window"], registry=r, multiprocess_mode="mostrecent",
+        )  # fmt: skip
+        self.heartbeat_last_seen = Gauge(
+            "blast_heartbeat_last_seen_seconds",
+            "When the heartbeat alert (Watchdog) last arrived, unix time in seconds.",
+            ["tenant", "alertname"], registry=r, multiprocess_mode="max",
         )  # fmt: skip
         self.model_calls = Counter(
             "blast_model_calls", "Calls to a planner model, by model and outcome.",

@@ -85,8 +85,10 @@ CALL {
   WITH i
   OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
   // Two clauses, so the planner starts from the fingerprint index: in one, it scanned every
-  // earlier incident on the opened_at index instead.
-  OPTIONAL MATCH (same:Alert {fingerprint: coalesce(a.fingerprint, '')})
+  // earlier incident on the opened_at index instead. The fingerprint is projected first: an
+  // incident with no alert (a silent heartbeat's) made the lookup fail on the null `a`.
+  WITH i, coalesce(a.fingerprint, '') AS fingerprint
+  OPTIONAL MATCH (same:Alert {fingerprint: fingerprint})
   OPTIONAL MATCH (same)<-[:HAS_ALERT]-(p:Incident)
   WHERE p.id <> i.id AND p.opened_at <= i.opened_at
   WITH DISTINCT p

@@ -6,7 +6,7 @@
 // kill -9 the replayed graph had properties under other names (README, "Crash safety";
 // tests/test_crash.py reproduces it). With every name registered first, no write adds one.
 // tests/test_cypher.py fails when a query uses a name missing here: add it.
-CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:Finding:Incident:Maintenance:OnCallShift:Person:Playbook:Remediation:Step:Task:Team:Verdict:Verification:WebSession {
+CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:Finding:Heartbeat:Incident:Maintenance:OnCallShift:Person:Playbook:Remediation:Step:Task:Team:Verdict:Verification:WebSession {
   actual_cause: 0, adapter: 0, alert_key: 0, alertname: 0, alerts_seen: 0, aliases: 0,
   annotations_json: 0, applicable: 0, approved_at: 0, args: 0, at: 0, attempt_id: 0, attempts:
   0, author: 0, by: 0, by_name: 0, by_world_file: 0, candidate: 0, candidates: 0, checks_json: 0, client: 0,
@@ -31,6 +31,9 @@ CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:
   confirmed_by: 0, learned_at: 0, text_vec: 0, resolved_by: 0, similar_json: 0,
   evidence_json: 0, measured_json: 0, separated_by: 0, retired_reason: 0, retired_by: 0,
   props: 0, rank: 0, trimmed_at: 0,
+  acknowledged_at: 0, acknowledged_by: 0, escalation_level: 0, escalation_policy_json: 0,
+  heartbeat: 0, last_at: 0, paged_at: 0, received: 0, maintenance_until: 0, reason: 0,
+  teams: 0, silence_url: 0, reopened_at: 0, reopens: 0,
   channel: 0, covers: 0, depths: 0, hops: 0, pinned_to: 0, producer: 0, shift_ends_at: 0,
   ticket_ref: 0, topic: 0, touched: 0, way: 0, direction: 0, edge: 0, of: 0,
   acknowledged_at: 0, acknowledged_by: 0, resolved_by: 0, escalation_level: 0,

@@ -25,6 +25,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from adapters.falkordb import TENANT_RE, graph_name
+from gateway.world.model import duration_ms
 
 #: `BLAST_MODELS` by default: a fast model first, a stronger one when it is unavailable.
 DEFAULT_MODELS = ("claude-haiku-5-5", "claude-sonnet-5-5")
@@ -178,6 +179,15 @@ class Settings(BaseSettings):
     oncall_refresh_s: float = Field(3600.0, alias="BLAST_ONCALL_REFRESH_S", gt=0)
     discovery_interval_s: float = Field(300.0, alias="BLAST_DISCOVERY_INTERVAL_S", gt=0)
     discovery_window: str = Field("1h", alias="BLAST_DISCOVERY_WINDOW", pattern=DURATION_RE.pattern)
+    #: The always-firing alert that proves the alerting pipeline works (kube-prometheus'
+    #: `Watchdog`): it opens no incident, and its silence pages the default team once; "" off.
+    heartbeat_alertname: str = Field("Watchdog", alias="BLAST_HEARTBEAT_ALERTNAME", max_length=256)
+    #: How long the heartbeat may be silent before that page (a Prometheus duration: 30s, 10m,
+    #: 1h); the check is armed by the first heartbeat, so a tenant without one is never paged.
+    heartbeat_timeout: str = Field("10m", alias="BLAST_HEARTBEAT_TIMEOUT")
+    #: Alerts of a resolved incident that fire again within this long of its resolve (a
+    #: Prometheus duration; "0" off) reopen it, in the same thread, without a new page.
+    reopen_window: str = Field("10m", alias="BLAST_REOPEN_WINDOW")
     pr_authors: Literal["pseudonym", "login"] = Field("pseudonym", alias="BLAST_PR_AUTHORS")
     anthropic_api_key: SecretStr | None = Field(None, alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str | None = Field(
@@ -332,6 +342,25 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [m.strip() for m in value.split(",") if m.strip()]
         return value
+
+    @field_validator("heartbeat_timeout", "reopen_window")
+    @classmethod
+    def _check_duration(cls, value: str, info: ValidationInfo) -> str:
+        """A Prometheus duration (`10m`); the reopen window may be "0" (off)."""
+        if info.field_name == "reopen_window" and value.strip() in ("0", "0s"):
+            return "0"
+        duration_ms(value)  # raises ValueError with the reason
+        return value.strip()
+
+    @property
+    def heartbeat_timeout_ms(self) -> int:
+        """`BLAST_HEARTBEAT_TIMEOUT` in ms."""
+        return duration_ms(self.heartbeat_timeout)
+
+    @property
+    def reopen_window_ms(self) -> int:
+        """`BLAST_REOPEN_WINDOW` in ms (0: a resolved incident never reopens)."""
+        return 0 if self.reopen_window == "0" else duration_ms(self.reopen_window)
 
     @field_validator("default_tenant")
     @classmethod

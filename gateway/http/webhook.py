@@ -1,6 +1,8 @@
 """`POST /api/v1/alerts`: Alertmanager v4 and Grafana unified alerting bodies on one URL.
 
 Answers 200 only after every accepted alert is in the graph. Status codes a sender sees:
+The heartbeat alert (`BLAST_HEARTBEAT_ALERTNAME`) is taken out before triage: it only stamps
+the tenant's heartbeat (agents/triage/heartbeat.py) and is counted in `heartbeats`.
 400 not JSON, 401 bad credential, 413 body over `BLAST_MAX_BODY_BYTES`, 422 wrong shape
 (including legacy Grafana bodies), 503 graph unavailable (Alertmanager retries). Nothing a
 sender can put in a body leads to a 500.
@@ -17,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import GraphStore, graph_name
 from agents.metrics import Metrics
+from agents.triage import heartbeat
 from agents.triage.triage import TriageReport, triage
 from gateway.http.auth import tenant_for
 from gateway.http.limits import parsed_body
@@ -95,6 +98,16 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
             tenant, body.truncatedAlerts, body.groupKey,
         )  # fmt: skip
     graph = request.app.state.store.graph(graph_name(tenant))
+    beats, alerts = heartbeat.split(alerts, settings.heartbeat_alertname)
+    if beats:  # proof of life, never an incident
+        beat = await run_in_threadpool(heartbeat.seen, graph, settings.heartbeat_alertname, beats)
+        if beat is not None:
+            metrics.heartbeat_last_seen.labels(tenant, settings.heartbeat_alertname).set(
+                beat["last_at"] / 1000
+            )
+            if beat["recovered"]:
+                log.warning("tenant %s: %s is back; incident %s resolved", tenant,
+                            settings.heartbeat_alertname, beat["recovered"])  # fmt: skip
     report = await run_in_threadpool(
         triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops,
         hold_ms=settings.page_hold_ms, reinvestigate_ms=settings.reinvestigate_s * 1000,
@@ -117,4 +130,5 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         "resolved": report.resolved,
         "unmatched": report.unmatched,
         "truncated": body.truncatedAlerts,
+        "heartbeats": len(beats),
     }

@@ -4,7 +4,9 @@ gauges updated every minute, and, with `PROMETHEUS_URL` set, dependency edges di
 the service-graph metrics (`BLAST_DISCOVERY_INTERVAL_S`), and, with `BLAST_RETENTION_DAYS` set,
 old incidents trimmed every `RETENTION_EVERY_S` (agents/learn/retention.py), and with
 `BLAST_ARCHIVE_DAYS` set, older ones moved to the archive file (gateway/ops/archive.py); and every
-graph kept with free node ids, so writes stay cheap as it grows (`keep_headroom`).
+graph kept with free node ids, so writes stay cheap as it grows (`keep_headroom`); and, with
+`BLAST_HEARTBEAT_ALERTNAME` set, a heartbeat silent for `BLAST_HEARTBEAT_TIMEOUT` paged once
+(`check_heartbeats`).
 
 Each round covers every tenant graph; a failure in one round is logged and tried again at the
 next, never fatal (the gateway keeps accepting alerts).
@@ -17,11 +19,13 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph, graph_name
 from adapters.notify import AdapterError
 from agents.learn.retention import trim_old_incidents
 from agents.metrics import Metrics
+from agents.triage import heartbeat
 from gateway.ops.archive import archive_old_incidents, archive_path
 from gateway.settings import Settings
 from gateway.world import TopologyError
@@ -41,6 +45,9 @@ NODE_ID_HEADROOM = 20_000
 NODE_ID_TOPUP_MAX = 3 * NODE_ID_HEADROOM
 #: Seconds between headroom checks (a constant-time node count per tenant).
 HEADROOM_EVERY_S = 10.0
+#: Seconds between heartbeat silence checks (one small query per tenant): a silence is paged
+#: at most this long after `BLAST_HEARTBEAT_TIMEOUT`.
+HEARTBEAT_EVERY_S = 15.0
 
 
 class Upkeep:
@@ -91,7 +98,8 @@ class Upkeep:
 
     def _run(self, stop: threading.Event) -> None:
         s = self.settings
-        due = {"oncall": 0.0, "coverage": 0.0, "discovery": 0.0, "retention": 0.0, "headroom": 0.0}
+        due = {"oncall": 0.0, "coverage": 0.0, "discovery": 0.0, "retention": 0.0,
+               "headroom": 0.0, "heartbeat": 0.0}  # fmt: skip
         while not stop.is_set():
             now = time.monotonic()
             for job, every, run in (
@@ -100,10 +108,13 @@ class Upkeep:
                 ("discovery", s.discovery_interval_s, self._discover_all),
                 ("retention", RETENTION_EVERY_S, self.trim),
                 ("headroom", HEADROOM_EVERY_S, self.keep_headroom),
+                ("heartbeat", HEARTBEAT_EVERY_S, self.check_heartbeats),
             ):
                 if now < due[job] or (job == "discovery" and self.discover is None):
                     continue
                 if job == "retention" and s.retention_days == 0 and s.archive_days == 0:
+                    continue
+                if job == "heartbeat" and not s.heartbeat_alertname:
                     continue
                 due[job] = now + every
                 try:
@@ -150,6 +161,28 @@ class Upkeep:
             self._headroom[tenant] = (nodes, size)
             log.debug("headroom: %d node ids freed in %s (%d nodes)", size, graph.name, nodes)
         return freed
+
+    def check_heartbeats(self) -> list[dict[str, Any]]:
+        """Page every tenant whose heartbeat has been silent for `BLAST_HEARTBEAT_TIMEOUT`
+        (agents/triage/heartbeat.py: one incident per silence, paged once to the default
+        team) and set `blast_heartbeat_last_seen_seconds` from the graph. Returns the rows of
+        the incidents opened now (`{alertname, last_at, incident_id}`, plus `tenant`)."""
+        opened: list[dict[str, Any]] = []
+        for tenant in self.settings.tenants:
+            graph = self.store.graph(graph_name(tenant))
+            for row in heartbeat.overdue(graph, self.settings.heartbeat_timeout_ms):
+                log.error("tenant %s: no %s heartbeat since %s: the alerting pipeline may be "
+                          "down; paging the default team (incident %s)", tenant,
+                          row["alertname"], datetime.fromtimestamp(row["last_at"] / 1000, UTC),
+                          row["incident_id"])  # fmt: skip
+                opened.append(row | {"tenant": tenant})
+            for beat in heartbeat.heartbeats(graph):
+                if beat["last_at"] is not None:
+                    gauge = self.metrics.heartbeat_last_seen.labels(tenant, beat["alertname"])
+                    gauge.set(beat["last_at"] / 1000)
+        if opened:
+            self.store.wake(len(opened))
+        return opened
 
     def _discover_all(self) -> None:
         assert self.discover is not None

@@ -1,0 +1,109 @@
+"""The heartbeat: kube-prometheus' always-firing `Watchdog` opens no incident; its silence pages
+the default team once per silence, and /metrics shows when it last arrived."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from adapters.falkordb import TenantGraph
+from gateway.ops.runtime import Runtime
+from gateway.ops.upkeep import Upkeep
+from tests.conftest import make_settings
+
+
+def watchdog(status: str = "firing") -> dict[str, object]:
+    """An Alertmanager v4 delivery of kube-prometheus' Watchdog (its rule: `vector(1)`)."""
+    labels = {"alertname": "Watchdog", "severity": "none", "prometheus": "monitoring/k8s"}
+    return {
+        "version": "4", "groupKey": '{}:{alertname="Watchdog"}', "status": status,
+        "receiver": "deadman", "externalURL": "http://alertmanager:9093",
+        "alerts": [{"status": status, "labels": labels, "annotations": {
+            "summary": "An alert that should always be firing to certify that Alertmanager "
+                       "is working properly."},
+            "startsAt": "2026-11-01T00:00:00Z", "endsAt": "0001-01-01T00:00:00Z",
+            "fingerprint": "e3b0c44298fc1c14"}],
+    }  # fmt: skip
+
+
+@pytest.fixture
+def served(falkordb, tmp_path, tenant, graph) -> Iterator[tuple[Runtime, httpx.Client]]:
+    """A gateway whose heartbeat times out after 1 s, and a client of it."""
+    runtime = Runtime(make_settings(falkordb, tmp_path, tenant, heartbeat_timeout="1s"))
+    runtime.open()
+    port = runtime.serve_http("127.0.0.1", 0)
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+        yield runtime, client
+    runtime.close()
+
+
+def incidents(graph: TenantGraph) -> list[dict[str, object]]:
+    return graph.rows("list_incidents", {"limit": 50, "status": None})
+
+
+def test_watchdog_opens_no_incident_and_shows_in_metrics(served, graph, tenant):
+    runtime, client = served
+    before = time.time()
+    answer = client.post("/api/v1/alerts", json=watchdog())
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["heartbeats"], answer.json()["accepted"]) == (1, 0)
+    assert answer.json()["opened"] == []
+    assert incidents(graph) == []
+    (beat,) = graph.rows("heartbeats")
+    assert beat["alertname"] == "Watchdog" and beat["paged_at"] is None
+    metrics = client.get("/metrics").text
+    line = next(
+        x for x in metrics.splitlines()
+        if x.startswith("blast_heartbeat_last_seen_seconds{") and f'tenant="{tenant}"' in x
+    )  # fmt: skip
+    assert before - 5 <= float(line.split()[-1]) <= time.time() + 5
+
+
+def test_a_silent_watchdog_pages_the_default_team_once_per_silence(served, graph, tenant):
+    runtime, client = served
+    upkeep = Upkeep(runtime.store, runtime.settings, runtime.metrics)
+    assert upkeep.check_heartbeats() == []  # never armed: no page
+    assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
+    assert upkeep.check_heartbeats() == []  # just arrived
+    time.sleep(1.3)
+    (opened,) = upkeep.check_heartbeats()
+    assert upkeep.check_heartbeats() == []  # paged once for this silence
+    incident_id = opened["incident_id"]
+    runtime.make_worker().run(threading.Event(), burst=True)
+    pages = [e for e in runtime.outbox.entries() if e["kind"] == "notification"]
+    assert [p["incident_id"] for p in pages] == [incident_id]
+    page = pages[0]
+    assert page["title"].startswith("No Watchdog heartbeat for ")
+    assert page["title"].endswith("min: the alerting pipeline may be down")
+    assert page["person"] == "Hal Example"  # on call for platform, the default team
+    assert "the default team" in page["paged"]
+    # it comes back: the silence's incident resolves, and the check is armed again
+    assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
+    got = graph.one("incident_get", {"incident_id": incident_id})
+    assert got["status"] == "resolved"
+    time.sleep(1.3)
+    (again,) = upkeep.check_heartbeats()
+    assert again["incident_id"] != incident_id
+
+
+def test_a_resolved_watchdog_is_no_proof_of_life(served, graph):
+    runtime, client = served
+    assert client.post("/api/v1/alerts", json=watchdog("resolved")).status_code == 200
+    assert incidents(graph) == [] and graph.rows("heartbeats") == []
+
+
+def test_the_heartbeat_off_triages_watchdog_like_any_alert(falkordb, tmp_path, tenant, graph):
+    runtime = Runtime(make_settings(falkordb, tmp_path, tenant, heartbeat_alertname=""))
+    runtime.open()
+    try:
+        port = runtime.serve_http("127.0.0.1", 0)
+        answer = httpx.post(f"http://127.0.0.1:{port}/api/v1/alerts", json=watchdog())
+        assert answer.json()["heartbeats"] == 0 and len(answer.json()["opened"]) == 1
+    finally:
+        runtime.close()
+    assert json.loads(json.dumps(incidents(graph)))[0]["title"] == "Watchdog"
