@@ -29,15 +29,23 @@ OPTIONAL MATCH (c:Component {name: coalesce($component, '')})  // null: an unkno
 FOREACH (_ IN CASE WHEN prev IS NULL AND c IS NOT NULL THEN [1] ELSE [] END | MERGE (a)-[:ON]->(c))
 WITH a, prev, resolving
 OPTIONAL MATCH (a)<-[:HAS_ALERT]-(cur:Incident)
+// Flapping: a new firing episode of an alert (same fingerprint) of an incident that resolved at
+// most $reopen_ms before it started reopens that incident (the latest such), before any other
+// choice: the same alert, the same incident, the same thread, no new page. 0: never.
+OPTIONAL MATCH (:Alert {fingerprint: $fingerprint})<-[:HAS_ALERT]-(flap:Incident {status: 'resolved'})
+  WHERE cur IS NULL AND prev IS NULL AND $status = 'firing' AND $reopen_ms > 0
+    AND flap.resolved_at IS NOT NULL AND $starts_at_ms >= flap.opened_at
+    AND $starts_at_ms <= flap.resolved_at + $reopen_ms
+WITH a, prev, resolving, cur, flap ORDER BY flap.resolved_at DESC LIMIT 1
 OPTIONAL MATCH (cand:Incident {status: 'open'})
-  WHERE cur IS NULL
+  WHERE cur IS NULL AND flap IS NULL
     AND cand.opened_at >= $starts_at_ms - $window_ms AND cand.opened_at <= $starts_at_ms + $window_ms
     AND ((size($near) > 0 AND any(x IN cand.components WHERE x IN $near))
       OR (size($near) = 0 AND $group_key <> '' AND $group_key IN cand.group_keys))
-WITH a, prev, resolving, cur, cand,
+WITH a, prev, resolving, cur, flap, cand,
      CASE WHEN cand IS NULL OR size($near) = 0 THEN [] ELSE
        [n IN range(0, size($near) - 1) WHERE $near[n] IN cand.components] END AS hits
-WITH a, prev, resolving, cur, cand,
+WITH a, prev, resolving, cur, flap, cand,
      CASE WHEN cand IS NULL THEN ''
           WHEN size(hits) = 0 THEN 'same Alertmanager group ' + $group_key
           ELSE $near_paths[hits[0]] END AS via,
@@ -45,15 +53,25 @@ WITH a, prev, resolving, cur, cand,
      CASE WHEN size(hits) = 0 THEN 0 ELSE $near_hops[hits[0]] END AS distance
 // ties (incidents opened in the same ms) go to the lowest id, as `triage_join` and
 // `triage_join_group` rank them: else no batch could ever be sure where an alert goes
-WITH a, prev, resolving, cur, cand, via ORDER BY unexplained, distance, cand.opened_at, cand.id LIMIT 1
+WITH a, prev, resolving, cur, flap, cand, via ORDER BY unexplained, distance, cand.opened_at, cand.id LIMIT 1
 // A new incident with an open one past the reach but within twice it ($beyond) holds its
 // page until `hold_until` (ms): an alert between the two may still come and merge them.
 OPTIONAL MATCH (far:Incident {status: 'open'})
-  WHERE cur IS NULL AND cand IS NULL AND $hold_ms > 0 AND size($beyond) > 0
+  WHERE cur IS NULL AND cand IS NULL AND flap IS NULL AND $hold_ms > 0 AND size($beyond) > 0
     AND far.opened_at >= $starts_at_ms - $window_ms AND far.opened_at <= $starts_at_ms + $window_ms
     AND any(x IN far.components WHERE x IN $beyond)
-WITH a, prev, resolving, cur, cand, via, count(far) > 0 AS held
-FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NULL THEN [1] ELSE [] END |
+WITH a, prev, resolving, cur, flap, cand, via, count(far) > 0 AS held
+FOREACH (_ IN CASE WHEN cur IS NULL AND flap IS NOT NULL THEN [1] ELSE [] END |
+  CREATE (flap)-[:HAS_ALERT {via: 'fired again within the reopen window'}]->(a)
+  SET flap.status = 'open', flap.firing = coalesce(flap.firing, 0) + 1,
+      flap.resolved_at = null, flap.reopened_at = timestamp(),
+      flap.reopens = coalesce(flap.reopens, 0) + 1
+  MERGE (r:Task {id: 'reopened:' + a.key})
+    ON CREATE SET r += {kind: 'notify_reopened', incident_id: flap.id, alert_key: a.key,
+// @include _fresh_task
+}
+  MERGE (r)-[:FOR]->(flap))
+FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NULL AND flap IS NULL THEN [1] ELSE [] END |
   CREATE (i:Incident {id: $new_incident_id, status: 'open', severity: $severity,
     severity_rank: $severity_rank, title: $title, opened_at: $starts_at_ms, received_at: timestamp(),
     group_keys: [$group_key], firing: CASE WHEN $status = 'firing' THEN 1 ELSE 0 END,
@@ -79,11 +97,12 @@ FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL THEN [1] ELSE [] END |
       cand.severity = CASE WHEN $severity_rank > cand.severity_rank THEN $severity ELSE cand.severity END,
       cand.severity_rank = CASE WHEN $severity_rank > cand.severity_rank THEN $severity_rank
                                 ELSE cand.severity_rank END)
-WITH a, prev, resolving, cur IS NULL AND cand IS NULL AS opened
+WITH a, prev, resolving, cur IS NULL AND cand IS NULL AND flap IS NULL AS opened,
+     cur IS NULL AND flap IS NOT NULL AS reopened
 MATCH (inc:Incident)-[:HAS_ALERT]->(a)
 SET inc.firing = coalesce(inc.firing, 0) - CASE WHEN resolving THEN 1 ELSE 0 END
-WITH a, prev, resolving, opened, inc
-WITH a, prev, resolving, opened, inc,
+WITH a, prev, resolving, opened, reopened, inc
+WITH a, prev, resolving, opened, reopened, inc,
      (a.status = 'resolved' AND inc.firing <= 0 AND inc.status <> 'resolved') AS closing,
      (resolving OR (prev IS NULL AND a.status = 'resolved')) AS cleared
 SET inc.status = CASE WHEN closing THEN 'resolved' ELSE inc.status END,
@@ -94,4 +113,5 @@ FOREACH (_ IN CASE WHEN cleared THEN [1] ELSE [] END |
 // @include _fresh_task
 }
   MERGE (t)-[:FOR]->(inc))
-RETURN a.key AS key, prev, a.status AS status, inc.id AS incident_id, opened, closing, cleared
+RETURN a.key AS key, prev, a.status AS status, inc.id AS incident_id, opened, reopened, closing,
+       cleared

@@ -47,7 +47,7 @@ def incidents(graph: TenantGraph) -> list[dict[str, object]]:
 
 
 def test_watchdog_opens_no_incident_and_shows_in_metrics(served, graph, tenant):
-    runtime, client = served
+    _, client = served
     before = time.time()
     answer = client.post("/api/v1/alerts", json=watchdog())
     assert answer.status_code == 200, answer.text
@@ -92,7 +92,7 @@ def test_a_silent_watchdog_pages_the_default_team_once_per_silence(served, graph
 
 
 def test_a_resolved_watchdog_is_no_proof_of_life(served, graph):
-    runtime, client = served
+    _, client = served
     assert client.post("/api/v1/alerts", json=watchdog("resolved")).status_code == 200
     assert incidents(graph) == [] and graph.rows("heartbeats") == []
 

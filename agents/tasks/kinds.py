@@ -59,6 +59,9 @@ TASK_KINDS: tuple[TaskKind, ...] = (
     TaskKind("readback", "responder", priority=FOLLOW_UP),
     # an escalation policy's levels, paused between them (agents/respond/escalation.py): pages
     TaskKind("escalate", "responder", priority=PAGE),
+    # an alert that fired again reopened its incident: told in the page's thread
+    # (agents/respond/flapping.py); no page of its own to wait for
+    TaskKind("notify_reopened", "responder", priority=FOLLOW_UP),
     TaskKind("learn", "learner", priority=BACKGROUND),
 )
 

@@ -17,7 +17,9 @@ it joined while nobody has been paged for the other, else the one it joined into
 while nobody has been paged for that one; two paged incidents stay apart. So the grouping of
 a cascade does not depend on the order its alerts arrive in, and a new incident with an open
 incident just past the reach holds its page for `BLAST_PAGE_HOLD_MS`, for the alert between
-them that Alertmanager may flush a moment later.
+them that Alertmanager may flush a moment later. Flapping: an alert that fires again (same
+fingerprint, a new episode) within `BLAST_REOPEN_WINDOW` of its incident's resolve reopens that
+incident first of all, with a `notify_reopened` task for its thread and no new page.
 """
 
 from __future__ import annotations
@@ -155,6 +157,7 @@ class TriageReport:
     unmatched: list[str] = field(default_factory=list)
     incidents: list[str] = field(default_factory=list)
     opened: list[str] = field(default_factory=list)
+    reopened: list[str] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
 
@@ -261,8 +264,10 @@ class Triage:
         window_ms: int,
         batch: bool = True,
         hold_ms: int = 0,
+        reopen_ms: int = 0,
     ) -> None:
         self.batch = batch
+        self.reopen_ms = reopen_ms
         self.graph = graph
         self.components = components
         self.linked = linked
@@ -430,6 +435,7 @@ class Triage:
                 "down": links.down,
                 "beyond": links.beyond,
                 "hold_ms": self.hold_ms,
+                "reopen_ms": self.reopen_ms,
                 "window_ms": self.window_ms,
                 "new_incident_id": f"inc-{uuid.uuid4().hex[:12]}",
                 "new_task_id": f"task-{uuid.uuid4().hex}",
@@ -455,6 +461,8 @@ class Triage:
         self.touched(row["incident_id"])
         if row["opened"]:
             report.opened.append(row["incident_id"])
+        if row["reopened"] and row["incident_id"] not in report.reopened:
+            report.reopened.append(row["incident_id"])
         if row["closing"]:
             report.resolved.append(row["incident_id"])
 
@@ -467,6 +475,7 @@ def triage(
     batch: bool = True,
     hold_ms: int = 0,
     reinvestigate_ms: int = 10_000,
+    reopen_ms: int = 0,
 ) -> TriageReport:
     """Write every alert of one delivery to the graph and attach it to an incident.
 
@@ -478,6 +487,8 @@ def triage(
     `reinvestigate_ms`: at most one re-investigation per incident this often
     (`BLAST_REINVESTIGATE_S`; `settle_reinvestigations`). Components of the delivery that
     share a dependency within the reach are linked (`shared_dependencies`).
+    `reopen_ms`: a new firing episode of an alert of an incident resolved at most this long
+    before it started reopens that incident (`BLAST_REOPEN_WINDOW`; 0: never), no new page.
     Queries: one to resolve components, find their links and the stored alerts
     (`triage_context.cypher`), then `Triage`'s (one write per batch of a few hundred alerts
     in a storm, per alert otherwise).
@@ -515,6 +526,9 @@ def settle_reinvestigations(
             "settle_reinvestigations",
             {"incident_ids": report.incidents, "reinvestigate_ms": reinvestigate_ms},
         )
+    return Triage(graph, components, linked, window_ms, batch, hold_ms, reopen_ms).run(
+        ordered, known
+    )
 
 
 def merge_bridged(

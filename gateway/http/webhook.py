@@ -39,6 +39,8 @@ def summary(tenant: str, report: TriageReport) -> str:
 
     parts = [f"webhook: {count(report.accepted, 'alert')} for {tenant}"]
     parts.append(f"{count(len(report.opened), 'new incident')}")
+    if report.reopened:
+        parts.append(f"{count(len(report.reopened), 'incident')} reopened (flapping)")
     if report.resolved:
         parts.append(f"{count(len(report.resolved), 'incident')} resolved")
     if report.unmatched:
@@ -111,10 +113,13 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     report = await run_in_threadpool(
         triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops,
         hold_ms=settings.page_hold_ms, reinvestigate_ms=settings.reinvestigate_s * 1000,
+        reopen_ms=settings.reopen_window_ms,
     )  # fmt: skip
     await _replicated(request.app.state.store, graph.name, settings)
     if report.accepted:  # new tasks wake the idle workers (one per incident opened)
-        await run_in_threadpool(request.app.state.store.wake, len(report.opened))
+        await run_in_threadpool(
+            request.app.state.store.wake, len(report.opened) + len(report.reopened)
+        )
     log.info("%s", summary(tenant, report))
     for alert in alerts:
         metrics.alerts_received.labels(tenant=tenant, status=alert.status).inc()
@@ -127,6 +132,7 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         "accepted": report.accepted,
         "incidents": report.incidents,
         "opened": report.opened,
+        "reopened": report.reopened,
         "resolved": report.resolved,
         "unmatched": report.unmatched,
         "truncated": body.truncatedAlerts,

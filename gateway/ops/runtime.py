@@ -40,6 +40,7 @@ from agents.investigate.model_planner import ModelPlanner
 from agents.learn.learner import Learner
 from agents.metrics import Metrics, use_multiprocess_dir
 from agents.respond.escalation import Escalator
+from agents.respond.flapping import Reopener
 from agents.respond.responder import Responder
 from agents.tasks.coordination import StepHooks
 from agents.tasks.worker import Worker
@@ -392,6 +393,7 @@ class Runtime:
             ),
             Learner(),
             Escalator(self.messenger),
+            Reopener(self.messenger),
         ]
         hooks = StepHooks(s.chaos_step_delay_ms, s.chaos_slow_steps, s.chaos_halt_after_step)
         return Worker(
