@@ -1,6 +1,7 @@
 // Reserve escalation level $level (Action `incident:<id>:escalate:<n>`, kind 'escalate') while
 // the task's lease is held (fenced, and renewed for the send that follows), but only while
-// nobody has acknowledged the incident and it is still open: the acknowledgement and this check
+// nobody has acknowledged the incident, it is still open and no quiet window (a snooze) holds
+// it: the acknowledgement and this check
 // are serialised by the graph's write lock, so a level reserved after an acknowledgement
 // cannot exist. `live`: the incident still escalates; `prior`: the status of an Action an earlier
 // attempt reserved (null: none); `mine`: this attempt holds the reservation. The incident's
@@ -9,7 +10,8 @@ WITH timestamp() AS now
 MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= now
 SET t.lease_until = now + $lease_ms
-WITH t, i, i.acknowledged_at IS NULL AND i.status = 'open' AS live
+WITH t, i, i.acknowledged_at IS NULL AND i.status = 'open'
+  AND coalesce(i.maintenance_until, 0) <= now AS live
 OPTIONAL MATCH (old:Action {intent_id: $intent_id})
 WITH t, i, live, old.status AS prior
 FOREACH (_ IN CASE WHEN live AND prior IS NULL THEN [1] ELSE [] END |

@@ -1,4 +1,5 @@
-// One incident with its finding (if any).
+// One incident with its finding (if any), its quiet window's end (`maintenance_until`, ms),
+// the escalation level reached and how often it reopened (flapping).
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
@@ -10,4 +11,6 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        f.ruled_out_json AS ruled_out_json, f.planner AS planner,
        f.model AS model, f.second_opinion_json AS second_opinion_json,
        f.separated_by AS separated_by, f.evidence_json AS evidence_json,
-       f.measured_json AS measured_json
+       f.measured_json AS measured_json,
+       i.maintenance_until AS maintenance_until, i.escalation_level AS escalation_level,
+       i.reopens AS reopens

@@ -23,7 +23,8 @@ CALL {
        severity: a.severity, starts_at: a.starts_at, starts_at_ms: a.starts_at_ms,
        ends_at_ms: a.ends_at_ms, labels_json: a.labels_json, annotations_json: a.annotations_json,
        values_json: a.values_json, generator_url: a.generator_url, link: a.link, title: a.title,
-       source: a.source, group_key: a.group_key, component: c.name, via: h.via} END) AS alerts,
+       source: a.source, group_key: a.group_key, component: c.name, via: h.via,
+       silence_url: a.silence_url} END) AS alerts,
        collect(DISTINCT c.name) AS alerting
 }
 WITH i, f, alerts,

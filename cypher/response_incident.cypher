@@ -9,7 +9,8 @@ WITH i, f, collect(CASE WHEN a IS NULL THEN null ELSE {
        severity: a.severity, starts_at: a.starts_at, starts_at_ms: a.starts_at_ms,
        ends_at_ms: a.ends_at_ms, labels_json: a.labels_json, annotations_json: a.annotations_json,
        values_json: a.values_json, generator_url: a.generator_url, link: a.link, title: a.title,
-       source: a.source, group_key: a.group_key, component: c.name, via: h.via} END) AS alerts
+       source: a.source, group_key: a.group_key, component: c.name, via: h.via,
+       silence_url: a.silence_url} END) AS alerts
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.received_at AS received_at,
        i.root_cause AS root_cause, i.conclusive AS conclusive,

@@ -18,7 +18,7 @@ MERGE (a:Alert {key: $key})
     a.ends_at_ms = $ends_at_ms, a.labels_json = $labels_json,
     a.annotations_json = $annotations_json, a.values_json = $values_json,
     a.generator_url = $generator_url, a.link = $link, a.group_key = $group_key,
-    a.receiver = $receiver, a.source = $source, a.title = $title,
+    a.receiver = $receiver, a.source = $source, a.title = $title, a.silence_url = $silence_url,
     a.received_at = timestamp(), a.component = $component
 WITH a, prev, (prev = 'firing' AND $status = 'resolved') AS resolving
 SET a.status = CASE WHEN resolving THEN 'resolved' ELSE a.status END,

@@ -15,6 +15,7 @@ from gateway.http import (
     changes,
     incident_actions,
     incident_views,
+    maintenance,
     playbooks,
     slack_routes,
     status,
@@ -82,6 +83,7 @@ def create_app(
     app.include_router(webhook.router)
     app.include_router(status.router)
     app.include_router(changes.router)
+    app.include_router(maintenance.router)
     app.include_router(playbooks.router)
     app.include_router(slack_routes.router)
     app.include_router(incident_actions.router)

@@ -571,8 +571,9 @@ def test_end_to_end_one_issue_per_incident_closed_on_resolve(github_runtime, git
     drain(runtime)
     assert len(github_api.comments[1]) == 1
 
-    # a refire: same fingerprints, new startsAt -> a new incident and a new issue
-    (again,) = post(http, fault, first + timedelta(minutes=40), "firing")
+    # a refire past BLAST_REOPEN_WINDOW (10 min after the resolve at +30 min): same
+    # fingerprints, new startsAt -> a new incident and a new issue
+    (again,) = post(http, fault, first + timedelta(minutes=45), "firing")
     drain(runtime)
     assert again != incident and len(github_api.issues) == 2
     body = github_api.issues[1]["body"]

@@ -95,6 +95,7 @@ def test_page_is_one_root_message_with_blocks_buttons_metadata_and_mention(api, 
         ("blast_reject", "inc-1", "Wrong cause"),
         ("blast_ack", "inc-1", "Acknowledge"),
         ("blast_resolved", "inc-1", "Resolved"),
+        ("blast_snooze", "inc-1", "Snooze 1 h"),
     ]
     params = root["params"]
     assert params["link_names"] is False and params["unfurl_links"] is False

@@ -16,7 +16,8 @@ check and an acknowledgement are serialised by the graph's write lock, so no lev
 reserved after an acknowledgement or a resolve, and a level reserved before one is delivered
 once (`TaskRun.act`, which reconciles a reservation whose outcome a dead worker left unknown).
 After an acknowledgement or resolve, the policy stops: a reserved level of a dead worker is
-not sent then.
+not sent then. While a quiet window holds the incident (a snooze: `maintenance_until`), levels
+wait for its end, then run if still due.
 
 Levels: `after` counts from the first page (the reservation time of the page's Action, on the
 database's clock). `repeat: r` runs the levels r more times, each round shifted by the last
@@ -196,6 +197,10 @@ class Escalator:
                 task.complete(stopped)
                 return
             due = page["at"] + after_ms
+            quiet = int(state.get("maintenance_until") or 0)
+            if quiet > state["now"] and quiet > due:  # snoozed: the level waits for the end
+                task.pause(quiet, f"escalation level {n} held by a quiet window (snooze)")
+                return
             if state["now"] < due:
                 task.pause(due, f"escalation level {n} due at {messages.fmt_ms(due)}")
                 return
@@ -206,6 +211,9 @@ class Escalator:
                  "adapter": self.messenger.name, "lease_ms": task.lease_ms},
             )  # fmt: skip
             if not row["live"] and row["prior"] != "sent":
+                if self._stopped(row) is None:  # a quiet window began meanwhile: wait for it
+                    task.pause(int(state["now"]) + 1000, f"escalation level {n} held")
+                    return
                 task.complete(self._stopped(row) or "stopped")
                 return
             if row["prior"] != "sent":

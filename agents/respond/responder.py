@@ -30,7 +30,7 @@ from adapters.notices import FollowUp, Refusal
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
-from agents.respond import escalation, messages, preferences, routing
+from agents.respond import escalation, maintenance, messages, preferences, routing
 from agents.tasks.coordination import TaskRun
 from agents.tasks.kinds import ROLE_KINDS
 
@@ -138,6 +138,8 @@ class Responder:
             held = int(incident["hold_ms"])
             task.pause(int(time.time() * 1000) + held, f"page held {held} ms for a linking alert")
             return
+        if task.claim.kind == "respond" and maintenance.hold(task, incident, alerts):
+            return  # a quiet window: paged when it ends, if still open
         if task.claim.kind == "respond":
             self._respond(task, incident, alerts)
         elif task.claim.kind == "notify_update":
@@ -518,7 +520,8 @@ class Responder:
         closing = messages.ticket_resolved(
             intent(incident["id"], "ticket-resolved"), incident, alerts, issue
         )
-        task.act(self.tickets, closing)
+        if issue is not None:  # none opened (resolved in a quiet window): none to close
+            task.act(self.tickets, closing)
         self._restate(task, incident, alerts, "resolved")
 
     def _restate(

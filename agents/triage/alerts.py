@@ -58,6 +58,9 @@ class NormalizedAlert(BaseModel):
     receiver: str
     source: Literal["alertmanager", "grafana"]
     values_json: str
+    #: Where a person silences this alert: Grafana's `silenceURL`, else a new Alertmanager
+    #: silence matching its labels (`<externalURL>/#/silences/new?filter=…`); "" when neither.
+    silence_url: str = ""
 
     def title(self) -> str:
         """alertname, else the summary annotation, else the fingerprint.

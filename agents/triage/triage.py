@@ -233,6 +233,7 @@ def alert_props(alert: NormalizedAlert, component: str | None) -> dict[str, obje
         "group_key": alert.group_key,
         "receiver": alert.receiver,
         "source": alert.source,
+        "silence_url": alert.silence_url,
         "title": alert.title(),
         "component": component,
     }

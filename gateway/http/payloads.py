@@ -11,6 +11,7 @@ are ignored.
 from __future__ import annotations
 
 import json
+import urllib.parse
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -198,6 +199,31 @@ def _link(generator_url: str, external_url: str) -> str:
     return http_link(base + generator_url.lstrip("/"))
 
 
+#: The longest silence link kept (characters): Slack caps a button's or a block's text at
+#: 2,000-3,000, and an alert with that many labels is better silenced by hand.
+MAX_SILENCE_URL_CHARS = 2_000
+
+
+def promql_string(value: str) -> str:
+    """A label value as a double-quoted PromQL string (`\\` and `"` escaped, newlines as
+    `\\n`), as Alertmanager's matchers take it."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def silence_link(external_url: str, labels: dict[str, str]) -> str:
+    """A link to Alertmanager's "new silence" form, prefilled with matchers for every label of
+    the alert (`{a="1",b="2"}`, the filter Alertmanager's UI puts in its own links), from the
+    body's `externalURL`; "" when that is no http(s) URL, there is no label, or the link would
+    be longer than `MAX_SILENCE_URL_CHARS`."""
+    base = http_link(external_url).rstrip("/")
+    if not base or not labels:
+        return ""
+    matchers = ",".join(f"{name}={promql_string(labels[name])}" for name in sorted(labels))
+    link = f"{base}/#/silences/new?filter={urllib.parse.quote('{' + matchers + '}', safe='')}"
+    return link if len(link) <= MAX_SILENCE_URL_CHARS else ""
+
+
 def normalize(
     body: WebhookBody, default_severity: str, now_ms: int | None = None
 ) -> list[NormalizedAlert]:
@@ -253,6 +279,16 @@ def normalize(
                 receiver=receiver,
                 source=source,
                 values_json=json.dumps(alert.values, sort_keys=True),
+                silence_url=_silence(alert, body, source),
             )
         )
     return out
+
+
+def _silence(alert: WebhookAlert, body: WebhookBody, source: str) -> str:
+    """Grafana's `silenceURL` when it is an http(s) link of sane length, else (Alertmanager)
+    a new silence for the alert's labels; "" when neither can be made."""
+    grafana = http_link(alert.silenceURL)
+    if grafana and len(grafana) <= MAX_SILENCE_URL_CHARS:
+        return grafana
+    return silence_link(body.externalURL, alert.labels) if source == "alertmanager" else ""

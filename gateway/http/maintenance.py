@@ -1,0 +1,123 @@
+"""Quiet windows: `POST /api/v1/maintenance` opens one, `GET /api/v1/maintenance` lists them,
+`DELETE /api/v1/maintenance/{id}` ends one now (agents/respond/maintenance.py says what they do).
+
+Body of the POST: `{"components": [...]}` and/or `{"teams": [...]}` (at least one name), then
+`"minutes"` (1 to 10,080: a week) or `"until"` (RFC 3339, at most a week ahead), `"reason"` and
+`"by"` (who asked; shown on the incidents it holds). Answers 201 with the window. Errors: 422
+for a body of the wrong shape, both or neither of minutes/until, an `until` in the past or over
+a week ahead, names the tenant's world does not know (each named); 404 for a DELETE of an
+unknown id. `GET ?all=true` lists past windows too. `DELETE ?by=NAME` records who ended it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from starlette.concurrency import run_in_threadpool
+
+from adapters.falkordb import TenantGraph, graph_name
+from agents.respond import maintenance
+from gateway.http.auth import tenant_for
+from gateway.http.limits import MAX_NAME_CHARS, MAX_TITLE_CHARS
+from gateway.http.payloads import rfc3339_ms
+
+router = APIRouter()
+
+#: The longest window in minutes (a week: `agents.respond.maintenance.MAX_WINDOW_MS`).
+MAX_MINUTES = maintenance.MAX_WINDOW_MS // 60_000
+#: Names one window may cover (components and teams each).
+MAX_NAMES = 200
+#: A component or team name as the world file allows one (1-256 characters).
+Name = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class WindowIn(BaseModel):
+    """A quiet window as posted (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+    components: list[Name] = Field(default_factory=list, max_length=MAX_NAMES)
+    teams: list[Name] = Field(default_factory=list, max_length=MAX_NAMES)
+    minutes: StrictInt | None = Field(None, ge=1, le=MAX_MINUTES)
+    until: str | None = Field(None, max_length=64)
+    reason: str = Field(min_length=1, max_length=MAX_TITLE_CHARS)
+    by: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+
+    @field_validator("until")
+    @classmethod
+    def _a_time(cls, value: str | None) -> str | None:
+        if value is not None and rfc3339_ms(value) is None:
+            raise ValueError("'until' must be an RFC 3339 time")
+        return value
+
+    @model_validator(mode="after")
+    def _complete(self) -> WindowIn:
+        if not self.components and not self.teams:
+            raise ValueError("name at least one of 'components' or 'teams'")
+        if (self.minutes is None) == (self.until is None):
+            raise ValueError("give exactly one of 'minutes' or 'until'")
+        return self
+
+    def ends_at(self) -> int | None:
+        """`until` in ms UTC (None when the window is given in minutes). Raises `ValueError`."""
+        return None if self.until is None else rfc3339_ms(self.until)
+
+
+def _graph(request: Request) -> TenantGraph:
+    tenant = tenant_for(request, request.app.state.settings)
+    graph: TenantGraph = request.app.state.store.graph(graph_name(tenant))
+    return graph
+
+
+@router.post("/api/v1/maintenance", status_code=201)
+async def open_window(request: Request, window: WindowIn) -> dict[str, Any]:
+    """Open a quiet window; answer the window `{id, components, teams, starts_at, ends_at,
+    reason, by}` (ms UTC)."""
+    graph = _graph(request)
+    ends_at = window.ends_at()
+    if ends_at is not None and ends_at > time.time() * 1000 + maintenance.MAX_WINDOW_MS:
+        raise HTTPException(422, "'until' is more than a week ahead; a longer quiet is a change "
+                                 "of the world")  # fmt: skip
+    known = await run_in_threadpool(
+        graph.one, "maintenance_known", {"components": window.components, "teams": window.teams}
+    )
+    assert known is not None  # both parts collect: always one row
+    unknown = [f"component {c!r}" for c in window.components if c not in known["components"]]
+    unknown += [f"team {t!r}" for t in window.teams if t not in known["teams"]]
+    if unknown:
+        raise HTTPException(422, f"not in this tenant's world: {', '.join(unknown)}")
+    row = await run_in_threadpool(
+        maintenance.start, graph, window.components, window.teams, window.reason, window.by,
+        window.minutes, ends_at,
+    )  # fmt: skip
+    if row is None:
+        raise HTTPException(422, f"'until' {window.until} is not in the future")
+    return row
+
+
+@router.get("/api/v1/maintenance")
+async def list_windows(
+    request: Request, all: bool = False, limit: int = Query(100, ge=1, le=1000)
+) -> dict[str, Any]:
+    """Windows not over yet, newest first (`all=true`: every one), each with `active` and the
+    incidents it held (`held`)."""
+    graph = _graph(request)
+    rows = await run_in_threadpool(maintenance.windows, graph, all, limit)
+    return {"windows": rows}
+
+
+@router.delete("/api/v1/maintenance/{window_id}")
+async def end_window(
+    request: Request, window_id: str, by: str = Query("api", min_length=1, max_length=200)
+) -> dict[str, Any]:
+    """End a window now; answer `{id, ends_at, released}` (incidents' tasks it held, now
+    claimable: they page if no other window covers them)."""
+    graph = _graph(request)
+    row = await run_in_threadpool(maintenance.end, graph, window_id, by)
+    if row is None:
+        raise HTTPException(404, f"no maintenance window {window_id!r}")
+    if row["released"]:
+        request.app.state.store.wake(int(row["released"]))
+    return row
