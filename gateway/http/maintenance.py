@@ -48,8 +48,15 @@ class WindowIn(BaseModel):
     @field_validator("until")
     @classmethod
     def _a_time(cls, value: str | None) -> str | None:
-        if value is not None and rfc3339_ms(value) is None:
-            raise ValueError("'until' must be an RFC 3339 time")
+        if value is None:
+            return None
+        try:
+            ms = rfc3339_ms(value)
+        except ValueError:
+            ms = None
+        if ms is None:
+            raise ValueError(f"'until' must be an RFC 3339 time such as 2026-12-01T18:00:00Z, "
+                             f"not {value[:40]!r}")  # fmt: skip
         return value
 
     @model_validator(mode="after")

@@ -1,0 +1,187 @@
+"""Quiet windows: the API and its errors, incidents recorded but not paged inside a window,
+paged when it ends (or is ended) while still firing, never when they resolved inside it; silence
+links on the page and the ticket; "Snooze 1 h" from Slack, which also holds escalation."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.parse
+from datetime import UTC, datetime
+
+from agents.respond import maintenance
+from gateway.http.payloads import normalize, parse_body
+from tests.conftest import Gateway, alert_body
+from tests.test_crash import task, wait_for
+from tests.test_escalation import levels_sent, with_policy
+from tests.test_slack_routes import click, detail, paged, slack_gw
+
+__all__ = ["slack_gw"]  # the fixture, used by name
+
+
+def rfc3339(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+
+def quiet(gw: Gateway, **body: object) -> dict[str, object]:
+    answer = gw.http.post(
+        "/api/v1/maintenance", json={"reason": "db upgrade", "by": "Ed Example"} | body,
+        headers=gw.auth,
+    )  # fmt: skip
+    assert answer.status_code == 201, answer.text
+    return dict(answer.json())
+
+
+def fire(gw: Gateway, status: str = "firing") -> str:
+    """The demo's payment alert; the incident id."""
+    body = json.loads(alert_body("payment"))
+    if status == "resolved":
+        body["alerts"][0] |= {"status": "resolved", "endsAt": "2026-11-01T00:05:00Z"}
+    answer = gw.http.post("/api/v1/alerts", json=body, headers=gw.auth)
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["incidents"][0])
+
+
+def pages(gw: Gateway, incident_id: str) -> list[dict[str, object]]:
+    return [e for e in gw.outbox if e["kind"] == "notification" and e["incident_id"] == incident_id]
+
+
+def test_the_api_refuses_what_it_cannot_honour(gateway):
+    def post(**body: object) -> tuple[int, str]:
+        answer = gateway.http.post("/api/v1/maintenance", json=body, headers=gateway.auth)
+        return answer.status_code, answer.text
+
+    base = {"reason": "db upgrade", "by": "Ed Example"}
+    assert post(**base, minutes=30)[1].count("name at least one of 'components' or 'teams'") == 1
+    code, text = post(**base, components=["payment"], minutes=30, until="2030-01-01T00:00:00Z")
+    assert code == 422 and "exactly one of 'minutes' or 'until'" in text
+    code, text = post(**base, components=["payment", "paymnt"], teams=["chekout"], minutes=30)
+    assert (code, json.loads(text)["detail"]) == (
+        422, "not in this tenant's world: component 'paymnt', team 'chekout'",
+    )  # fmt: skip
+    code, text = post(**base, components=["payment"], until="2020-01-01T00:00:00Z")
+    assert code == 422 and "is not in the future" in text
+    code, text = post(**base, components=["payment"], minutes=60 * 24 * 8)
+    assert code == 422
+    code, text = post(**base, components=["payment"], until="soon")
+    assert code == 422 and "RFC 3339" in text
+    assert post(components=["payment"], minutes=5)[0] == 422  # reason and by are required
+    gone = gateway.http.delete("/api/v1/maintenance/mw-nope", headers=gateway.auth)
+    assert gone.status_code == 404 and "no maintenance window 'mw-nope'" in gone.text
+
+
+def test_an_incident_in_a_window_is_recorded_not_paged_and_paged_when_it_is_ended(gateway, graph):
+    window = quiet(gateway, teams=["checkout"], minutes=60)  # checkout owns payment
+    assert window["ends_at"] - window["starts_at"] == 3_600_000
+    listed = gateway.http.get("/api/v1/maintenance", headers=gateway.auth).json()["windows"]
+    assert [w["id"] for w in listed] == [window["id"]] and listed[0]["active"] is True
+    incident_id = fire(gateway)
+    gateway.drain()
+    assert pages(gateway, incident_id) == []
+    shown = detail(gateway, incident_id)
+    assert shown["maintenance_until"] == window["ends_at"]
+    assert shown["finding"] is not None  # investigated all the same
+    respond = task(graph, incident_id, "respond")
+    assert (respond["status"], respond["resume_at"]) == ("paused", window["ends_at"])
+    assert respond["last_error"].startswith("in maintenance until ")
+    held = gateway.http.get("/api/v1/maintenance", headers=gateway.auth).json()["windows"]
+    assert held[0]["held"] == [incident_id]
+    ended = gateway.http.delete(
+        f"/api/v1/maintenance/{window['id']}", params={"by": "Ed Example"}, headers=gateway.auth
+    )
+    assert ended.status_code == 200 and ended.json()["released"] == 1
+    gateway.drain()
+    assert len(pages(gateway, incident_id)) == 1  # still firing when the window ended
+
+
+def test_a_window_that_ends_mid_incident_pages_then(gateway):
+    now_ms = int(time.time() * 1000)
+    quiet(gateway, components=["payment"], until=rfc3339(now_ms + 1500))
+    incident_id = fire(gateway)
+    gateway.drain()
+    assert pages(gateway, incident_id) == []
+    time.sleep(1.6)
+    gateway.drain()
+    (page,) = pages(gateway, incident_id)
+    assert page["person"] in ("Cy Example", "Di Example")  # checkout's on-call
+
+
+def test_an_incident_resolved_inside_the_window_is_never_paged_nor_ticketed(gateway):
+    now_ms = int(time.time() * 1000)
+    quiet(gateway, components=["payment"], until=rfc3339(now_ms + 1500))
+    incident_id = fire(gateway)
+    gateway.drain()
+    assert fire(gateway, "resolved") == incident_id
+    time.sleep(1.6)
+    gateway.drain()
+    assert [e for e in gateway.outbox if e["incident_id"] == incident_id] == []
+    shown = detail(gateway, incident_id)
+    assert shown["status"] == "resolved" and shown["maintenance_until"] is not None
+    tasks = {t["kind"]: t for t in shown["tasks"]}
+    assert tasks["respond"]["outcome"] == "resolved during maintenance: not paged"
+    assert tasks["notify_cleared"]["status"] == "done"  # nothing left waiting
+
+
+def test_the_page_and_the_ticket_link_a_new_alertmanager_silence(gateway):
+    incident_id = fire(gateway)
+    gateway.drain()
+    (page,) = pages(gateway, incident_id)
+    filter_ = urllib.parse.quote(
+        '{alertname="HighErrorRate",instance="payment-0",service="payment",severity="critical"}',
+        safe="",
+    )
+    link = f"http://alertmanager:9093/#/silences/new?filter={filter_}"
+    assert page["silence_urls"] == [link]
+    assert f"Silence: {link}" in str(page["text"])
+    (ticket,) = [e for e in gateway.outbox if e["kind"] == "ticket"]
+    assert f"### Silence\n- <{link}>" in str(ticket["text"])
+
+
+def test_grafana_silence_url_is_kept_on_the_alert():
+    body = {
+        "receiver": "blast", "status": "firing", "orgId": 1, "version": "1",
+        "externalURL": "https://grafana.example/", "groupKey": "{}:{}", "alerts": [{
+            "status": "firing", "labels": {"alertname": "HighLatency", "service": "cart"},
+            "startsAt": "2026-11-01T00:00:00Z",
+            "silenceURL": "https://grafana.example/alerting/silence/new?matcher=service%3Dcart",
+        }],
+    }  # fmt: skip
+    (alert,) = normalize(parse_body(json.dumps(body).encode()), "unknown")
+    assert alert.silence_url == body["alerts"][0]["silenceURL"]  # type: ignore[index]
+    body["alerts"][0]["silenceURL"] = "javascript:alert(1)"  # type: ignore[index]
+    (alert,) = normalize(parse_body(json.dumps(body).encode()), "unknown")
+    assert alert.silence_url == ""  # never a link of another scheme, nor one built for Grafana
+
+
+def test_snooze_1h_from_slack_holds_the_incidents_escalation(slack_gw, api, graph):
+    with_policy(graph, [("1s", ["Di Example"])])
+    incident_id, root = paged(slack_gw, api)
+    buttons = [b["action_id"] for b in root["blocks"][-1]["elements"]]
+    assert "blast_snooze" in buttons
+    before = int(time.time() * 1000)
+    answer = click(slack_gw, root, "blast_snooze", incident_id)
+    assert answer.status_code == 200
+    assert click(slack_gw, root, "blast_snooze", incident_id).status_code == 200  # a retry
+    (window,) = maintenance.windows(graph)
+    assert window["reason"] == f"incident {incident_id} snoozed for 60 min"
+    assert window["by"] == "alice" and "payment" in window["components"]
+    assert before + 3_590_000 <= window["ends_at"] <= before + 3_610_000
+    assert detail(slack_gw, incident_id)["maintenance_until"] == window["ends_at"]
+    worker = slack_gw.runtime.make_worker("responder")
+    stop = threading.Event()
+
+    def held() -> bool:
+        worker.run_once(stop)
+        row = task(graph, incident_id, "escalate")
+        return bool(row["status"] == "paused" and row["resume_at"] == window["ends_at"])
+
+    wait_for("the escalation held until the snooze ends", held, 10)
+    assert levels_sent(slack_gw.runtime.outbox, incident_id) == []
+    # a new incident on the snoozed components is held too
+    later = json.loads(alert_body("payment", 3))
+    answer = slack_gw.http.post("/api/v1/alerts", json=later)
+    (other,) = answer.json()["opened"]
+    slack_gw.drain()
+    assert detail(slack_gw, other)["maintenance_until"] == window["ends_at"]
+    assert len(api.roots()) == 1  # not paged
