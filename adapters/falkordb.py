@@ -54,6 +54,8 @@ INDEXES: tuple[tuple[str, str], ...] = (
     ("Change", "id"),
     ("Fact", "person"),
     ("Component", "aliases"),  # an array: `name IN c.aliases` looks up the index
+    ("Maintenance", "ends_at"),  # the windows not over yet, before every page
+    ("Maintenance", "id"),
 )
 #: (label, property, dimension) of the cosine vector indexes: an incident's hashed bag of words
 #: (`agents.investigate.similar`, 128 float32 buckets) for similar-incident recall.

@@ -7,7 +7,9 @@
 // earlier incident with an alert of the same fingerprint, and its ticket; or empty) and
 // `preferences` (the approved, current preferences of every person in `owners` and `fallback`,
 // any failure kind); `hold_ms`, how much longer the page is held (triage_alert), <= 0 when
-// not. Lists come unordered: the caller sorts.
+// not; `quiet_until`, the end of the latest maintenance window covering it now (null: none)
+// and `maintenance_until`, what the incident recorded (null: never held); each team row has its
+// `escalation_policy_json`. Lists come unordered: the caller sorts.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 // Every lookup starts from an index (a name, a fingerprint, a person), never from a scan of a
 // label that grows with history or the world (`tests/test_query_plans.py`); a lookup value that
@@ -40,7 +42,7 @@ CALL {
   RETURN collect(CASE WHEN tm IS NULL THEN null ELSE {
        component: c.name, team: tm.name, channel: tm.slack_channel, escalation: tm.escalation,
        person: p.name, email: p.email, slack_user_id: p.slack_user_id,
-       shift_ends_at: s.ends_at,
+       shift_ends_at: s.ends_at, escalation_policy_json: tm.escalation_policy_json,
        by_world_file: any(x IN coalesce(o.sources, []) WHERE x STARTS WITH 'world:')} END) AS owners
 }
 CALL {
@@ -51,7 +53,8 @@ CALL {
   WITH tm, s, p ORDER BY p IS NULL, p.name LIMIT 1
   RETURN collect(CASE WHEN tm IS NULL THEN null ELSE {
        team: tm.name, channel: tm.slack_channel, escalation: tm.escalation, person: p.name,
-       email: p.email, slack_user_id: p.slack_user_id, shift_ends_at: s.ends_at} END) AS fallback
+       email: p.email, slack_user_id: p.slack_user_id, shift_ends_at: s.ends_at,
+       escalation_policy_json: tm.escalation_policy_json} END) AS fallback
 }
 CALL {
   WITH i
@@ -100,7 +103,14 @@ CALL {
        id: p.id, status: p.status, opened_at: p.opened_at, resolved_at: p.resolved_at,
        root_cause: p.root_cause, ticket_ref: ticket_ref} END) AS previous
 }
-WITH i, f, alerts, owners, fallback, cited, recent, actions, steps, previous,
+CALL {
+  WITH components, owners
+  OPTIONAL MATCH (m:Maintenance) WHERE m.ends_at > timestamp() AND m.starts_at <= timestamp()
+    AND (any(c IN m.components WHERE c IN components)
+      OR any(t IN m.teams WHERE t IN [o IN owners | o.team]))
+  RETURN max(m.ends_at) AS quiet_until
+}
+WITH i, f, alerts, owners, fallback, cited, recent, actions, steps, previous, quiet_until,
      [o IN owners + fallback WHERE o.person IS NOT NULL | o.person]
        + [o IN owners + fallback WHERE o.slack_user_id IS NOT NULL | o.slack_user_id] AS people
 CALL {
@@ -120,6 +130,7 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.acknowledged_at AS acknowledged_at, i.acknowledged_by AS acknowledged_by,
        i.resolved_by AS resolved_by,
        coalesce(i.hold_until, 0) - timestamp() AS hold_ms,
+       quiet_until, i.maintenance_until AS maintenance_until,
        f.summary AS summary, f.confidence AS confidence, f.candidates AS candidates,
        f.paths_json AS paths_json, f.ruled_out_json AS ruled_out_json, f.measured_json AS measured_json, f.planner AS planner,
        f.model AS model, f.second_opinion_json AS second_opinion_json,

@@ -70,8 +70,13 @@ def team_policy(graph: TenantGraph, team: str | None) -> dict[str, Any] | None:
 def follow_up(graph: TenantGraph, incident_id: str, who: dict[str, Any] | None) -> dict[str, Any]:
     """The `TaskRun.complete` arguments that enqueue the incident's escalation after its first
     page (`next_kind`, `next_id`), when the team paged (`who`, a route) has a policy; else
-    none. Raises `GraphUnavailable`."""
-    if team_policy(graph, (who or {}).get("team")) is None:
+    none. A route of `respond_context.cypher` carries the team's policy; another is looked up.
+    Raises `GraphUnavailable`."""
+    route = who or {}
+    if "escalation_policy_json" in route:
+        if not route["escalation_policy_json"]:
+            return {}
+    elif team_policy(graph, route.get("team")) is None:
         return {}
     return {"next_kind": KIND, "next_id": task_id(incident_id)}
 
