@@ -80,9 +80,9 @@ def snooze(
 
 def hold(task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]) -> bool:
     """Before the page of `incident` (a `respond_context.cypher` row, whose `quiet_until` and
-    `maintenance_until` say whether to look further): True when it must not page now, the task then paused until the covering window ends or completed (resolved
-    inside a window: recorded, never paged); False: page now. Raises `LeaseLost`,
-    `GraphUnavailable`."""
+    `maintenance_until` say whether to look further): True when it must not page now, the
+    task then paused until the covering window ends, or completed (resolved inside a window:
+    recorded, never paged); False: page now. Raises `LeaseLost`, `GraphUnavailable`."""
     if incident.get("quiet_until") is None and incident.get("maintenance_until") is None:
         return False  # no window covers it, nor ever did: the common case, no query
     components = [incident["root_cause"]] if incident.get("root_cause") else []
