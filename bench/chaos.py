@@ -17,7 +17,8 @@ a 503 or a refused connection, as Alertmanager does. Meanwhile:
 
 When every task is finished (or `--timeout-s` passed) it checks the graph and the outbox and
 prints one table row. Exit code 0 only when duplicate actions, lost alerts, unfinished tasks and
-unpaged incidents are all 0.
+unpaged incidents (and, with `--escalation N`, incidents missing one of the N escalation
+levels: every team gets a policy of N levels 1 s apart, and nobody acknowledges) are all 0.
 
 Columns: `incidents/min` counts from the first post to the last finished task; `write p50/p95`
 is FalkorDB's own latency histogram of GRAPH.QUERY (Redis `LATENCY HISTOGRAM`, power-of-two
@@ -58,6 +59,7 @@ from adapters.processes import stop_process
 from gateway.cli.demo import rfc3339
 from gateway.http.payloads import label_fingerprint
 from gateway.world import demo_world_path, import_world, load_world
+from gateway.world.model import EscalationLevelSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Alert start times of consecutive incidents are this far apart (> the correlation window).
@@ -96,6 +98,12 @@ def options() -> argparse.Namespace:
     p.add_argument("--db-restarts", type=int, default=2)
     p.add_argument("--timeout-s", type=float, default=600.0)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument(
+        "--escalation",
+        type=int,
+        default=0,
+        help="give every team an escalation policy of this many levels, 1 s apart",
+    )
     p.add_argument("--keep", type=Path, help="use this data folder and keep it (logs, outbox)")
     return p.parse_args()
 
@@ -300,8 +308,11 @@ def pending(store: GraphStore, tenants: list[str]) -> int | None:
         return None
 
 
-def check(store: GraphStore, run: Run, outbox: Outbox, tenants: list[str]) -> dict[str, int]:
-    """Lost alerts, unfinished tasks, takeovers, incidents, duplicate and missing pages."""
+def check(
+    store: GraphStore, run: Run, outbox: Outbox, tenants: list[str], levels: int = 0
+) -> dict[str, int]:
+    """Lost alerts, unfinished tasks, takeovers, incidents, duplicate and missing pages, and
+    incidents that missed an escalation level (`levels` each: none acknowledges them)."""
     lost = run.never_accepted
     incidents: set[str] = set()
     unfinished = takeovers = 0
@@ -319,7 +330,12 @@ def check(store: GraphStore, run: Run, outbox: Outbox, tenants: list[str]) -> di
     intents = Counter(str(e["intent_id"]) for e in lines)
     pages = ("initial-notification", "ticket")
     unpaged = sum(1 for i in incidents if any(intents[f"incident:{i}:{p}"] != 1 for p in pages))
+    skipped = sum(
+        1 for i in incidents
+        if any(intents[f"incident:{i}:escalate:{n}"] != 1 for n in range(1, levels + 1))
+    )  # fmt: skip
     return {
+        "skipped": skipped,
         "incidents": len(incidents),
         "lost": lost,
         "unfinished": unfinished,
@@ -389,6 +405,11 @@ def main() -> int:
         _, db_port = database(data_dir)
         store = GraphStore(f"redis://127.0.0.1:{db_port}", timeout_ms=5_000)
         world = load_world(demo_world_path())
+        for team in world.teams if args.escalation else []:  # nobody acknowledges: every level
+            team.escalation_policy = [
+                EscalationLevelSpec(after=f"{n}s", notify=[team.members[0].name])
+                for n in range(1, args.escalation + 1)
+            ]
         for tenant in tenants:
             import_world(store.graph(graph_name(tenant)), world)
         with redis.Redis(port=db_port) as client:
@@ -415,7 +436,7 @@ def main() -> int:
         print(cpu_report(serve, data_dir), file=sys.stderr)
         _, db_port = database(data_dir)
         run.histograms.append(histogram(db_port))
-        result = check(store, run, Outbox(data_dir / "outbox.jsonl"), tenants)
+        result = check(store, run, Outbox(data_dir / "outbox.jsonl"), tenants, args.escalation)
     finally:
         stop.set()
         if store is not None:
@@ -427,13 +448,14 @@ def main() -> int:
     web = sorted(run.webhook_ms)
     minutes = (finished - began) / 60
     head = ["incidents", "incidents/min", "write p50/p95 ms", "takeovers", "duplicate actions",
-            "lost alerts", "unfinished tasks", "unpaged", "webhook p50/p95 ms", "worker kills",
+            "lost alerts", "unfinished tasks", "unpaged", "skipped levels", "webhook p50/p95 ms",
+            "worker kills",
             "db restarts", "503/retries", "serve exit"]  # fmt: skip
     row = [
         str(result["incidents"]), f"{args.incidents / minutes:,.0f}",
         f"{quantile_ms(run.histograms, 0.5):.2f} / {quantile_ms(run.histograms, 0.95):.2f}",
         str(result["takeovers"]), str(result["duplicates"]), str(result["lost"]),
-        str(result["unfinished"]), str(result["unpaged"]),
+        str(result["unfinished"]), str(result["unpaged"]), str(result["skipped"]),
         f"{web[len(web) // 2]:.1f} / {web[int(len(web) * 0.95)]:.1f}" if web else "-",
         str(run.kills), "+".join(run.db_restarts) or "0", str(run.refused), str(code),
     ]  # fmt: skip
@@ -443,6 +465,7 @@ def main() -> int:
     print(f"posting took {posted - began:.1f} s, all tasks finished after {finished - began:.1f} s",
           file=sys.stderr)  # fmt: skip
     bad = result["duplicates"] + result["lost"] + result["unfinished"] + result["unpaged"]
+    bad += result["skipped"]
     return 1 if bad or result["incidents"] != args.incidents else 0
 
 
