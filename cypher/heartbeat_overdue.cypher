@@ -24,7 +24,8 @@ MERGE (f:Finding {id: 'finding:' + id})
       + 'gateway: other alerts may be firing unseen.'
 MERGE (i)-[:HAS_FINDING]->(f)
 MERGE (n:Task {id: 'respond:' + id})
-  ON CREATE SET n.kind = 'respond', n.status = 'open', n.owner = '', n.attempt_id = '',
-    n.epoch = 0, n.attempts = 0, n.lease_until = 0, n.created_at = timestamp(), n.incident_id = id
+  ON CREATE SET n += {kind: 'respond', incident_id: id,
+// @include _fresh_task
+}
 MERGE (n)-[:FOR]->(i)
 RETURN h.alertname AS alertname, h.last_at AS last_at, id AS incident_id

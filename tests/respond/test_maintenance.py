@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from agents.respond import maintenance
 from gateway.http.payloads import normalize, parse_body
 from tests.conftest import Gateway, alert_body
-from tests.test_crash import task, wait_for
-from tests.test_escalation import levels_sent, with_policy
+from tests.respond.test_escalation import levels_sent, with_policy
+from tests.tasks.test_crash import task, wait_for
 from tests.test_slack_routes import click, detail, paged, slack_gw
 
 __all__ = ["slack_gw"]  # the fixture, used by name

@@ -20,7 +20,7 @@ from gateway.ops.runtime import Runtime
 from gateway.world import TopologyError, demo_world_path, import_world, load_world
 from gateway.world.model import EscalationLevelSpec, TeamTarget, duration_ms
 from tests.conftest import alert_body, make_settings
-from tests.test_crash import incident, spawn, task, wait_for
+from tests.tasks.test_crash import incident, spawn, task, wait_for
 
 __all__ = ["spawn"]  # the fixture, used by name
 
