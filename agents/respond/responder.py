@@ -30,7 +30,7 @@ from adapters.notices import FollowUp, Refusal
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
-from agents.respond import escalation, maintenance, messages, preferences, routing
+from agents.respond import escalation, flapping, maintenance, messages, preferences, routing
 from agents.tasks.coordination import TaskRun
 from agents.tasks.kinds import ROLE_KINDS
 
@@ -78,8 +78,9 @@ class Responder:
     of its own (Slack alone: the outbox), so the people told can be listed afterwards.
     """
 
-    #: The responder role's kinds but those with an agent of their own (escalation.Escalator).
-    kinds = tuple(k for k in ROLE_KINDS["responder"] if k != escalation.KIND)
+    #: The responder role's kinds but those with an agent of their own (`escalation.Escalator`,
+    #: `flapping.Reopener`).
+    kinds = tuple(k for k in ROLE_KINDS["responder"] if k not in (escalation.KIND, flapping.KIND))
 
     def __init__(
         self,

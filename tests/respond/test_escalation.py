@@ -282,3 +282,11 @@ def test_a_resolve_stops_the_policy(runtime, graph):
     wait_for("the policy stopped", stopped)
     assert levels_sent(runtime.outbox, incident_id) == []
     assert task(graph, incident_id, "escalate")["outcome"] == "incident resolved"
+
+
+def test_each_kind_has_one_agent(runtime):
+    worker = runtime.make_worker()
+    assert type(worker.by_kind["escalate"]).__name__ == "Escalator"
+    assert type(worker.by_kind["notify_reopened"]).__name__ == "Reopener"
+    assert type(worker.by_kind["respond"]).__name__ == "Responder"
+    assert "escalate" in runtime.make_worker("responder").kinds
