@@ -124,7 +124,7 @@ def notice(
     page_ref: str | None,
 ) -> OutboundMessage:
     """The message of one level: in the page's thread, naming everyone it notifies (a Slack
-    mention for each known Slack id; the first person's email lets Slack find theirs), and at
+    mention for each known Slack id; else the first person's email lets Slack find theirs), and at
     the top of the paged team's channel when the level notifies `@channel` (a channel-wide
     mention in a thread reaches only the thread's followers)."""
     n, after_ms, notify = level
@@ -156,7 +156,11 @@ def notice(
         f"(*{escape_mrkdwn(incident['title'])}*) within {fmt_after(after_ms)} of the page. "
         f"Notifying {', '.join(named)}."
     )
-    person = {key: (first or {}).get(key) for key in ("person", "email", "slack_user_id")}
+    # the first person without a known Slack id: the adapter finds theirs by email and
+    # mentions them (one with a known id is mentioned in the text already)
+    person = {key: (first or {}).get(key) for key in ("person", "email")}
+    if (first or {}).get("slack_user_id"):
+        person = {"person": None, "email": None}
     if channel_wide:  # the top of the channel, not the thread
         return messages.followup(
             intent_id, incident, text, None, channel=policy.get("channel"), **person
