@@ -30,13 +30,15 @@ FOREACH (_ IN CASE WHEN prev IS NULL AND c IS NOT NULL THEN [1] ELSE [] END | ME
 WITH a, prev, resolving
 OPTIONAL MATCH (a)<-[:HAS_ALERT]-(cur:Incident)
 // Flapping: a new firing episode of an alert (same fingerprint) of an incident that resolved at
-// most $reopen_ms before it started reopens that incident (the latest such), before any other
-// choice: the same alert, the same incident, the same thread, no new page. 0: never.
-OPTIONAL MATCH (:Alert {fingerprint: $fingerprint})<-[:HAS_ALERT]-(flap:Incident {status: 'resolved'})
+// most $reopen_ms before it started reopens that incident, and one of an incident still open
+// (or reopened a moment ago by another alert of the group) joins it, before any other choice:
+// the same alert, the same incident, the same thread, no new page. $reopen_ms 0: never.
+OPTIONAL MATCH (:Alert {fingerprint: $fingerprint})<-[:HAS_ALERT]-(flap:Incident)
   WHERE cur IS NULL AND prev IS NULL AND $status = 'firing' AND $reopen_ms > 0
-    AND flap.resolved_at IS NOT NULL AND $starts_at_ms >= flap.opened_at
-    AND $starts_at_ms <= flap.resolved_at + $reopen_ms
-WITH a, prev, resolving, cur, flap ORDER BY flap.resolved_at DESC LIMIT 1
+    AND $starts_at_ms >= flap.opened_at
+    AND (flap.status = 'open' OR (flap.status = 'resolved' AND flap.resolved_at IS NOT NULL
+         AND $starts_at_ms <= flap.resolved_at + $reopen_ms))
+WITH a, prev, resolving, cur, flap ORDER BY flap.status = 'open' DESC, flap.opened_at DESC LIMIT 1
 OPTIONAL MATCH (cand:Incident {status: 'open'})
   WHERE cur IS NULL AND flap IS NULL
     AND cand.opened_at >= $starts_at_ms - $window_ms AND cand.opened_at <= $starts_at_ms + $window_ms
@@ -60,11 +62,14 @@ OPTIONAL MATCH (far:Incident {status: 'open'})
   WHERE cur IS NULL AND cand IS NULL AND flap IS NULL AND $hold_ms > 0 AND size($beyond) > 0
     AND far.opened_at >= $starts_at_ms - $window_ms AND far.opened_at <= $starts_at_ms + $window_ms
     AND any(x IN far.components WHERE x IN $beyond)
-WITH a, prev, resolving, cur, flap, cand, via, count(far) > 0 AS held
+WITH a, prev, resolving, cur, flap, cand, via, count(far) > 0 AS held,
+     flap IS NOT NULL AND flap.status = 'resolved' AS reopening
 FOREACH (_ IN CASE WHEN cur IS NULL AND flap IS NOT NULL THEN [1] ELSE [] END |
-  CREATE (flap)-[:HAS_ALERT {via: 'fired again within the reopen window'}]->(a)
-  SET flap.status = 'open', flap.firing = coalesce(flap.firing, 0) + 1,
-      flap.resolved_at = null, flap.reopened_at = timestamp(),
+  CREATE (flap)-[:HAS_ALERT {via: CASE WHEN reopening THEN 'fired again within the reopen window'
+                                       ELSE 'the same alert fired again' END}]->(a)
+  SET flap.firing = coalesce(flap.firing, 0) + 1)
+FOREACH (_ IN CASE WHEN cur IS NULL AND reopening THEN [1] ELSE [] END |
+  SET flap.status = 'open', flap.resolved_at = null, flap.reopened_at = timestamp(),
       flap.reopens = coalesce(flap.reopens, 0) + 1
   MERGE (r:Task {id: 'reopened:' + a.key})
     ON CREATE SET r += {kind: 'notify_reopened', incident_id: flap.id, alert_key: a.key,
@@ -98,7 +103,7 @@ FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL THEN [1] ELSE [] END |
       cand.severity_rank = CASE WHEN $severity_rank > cand.severity_rank THEN $severity_rank
                                 ELSE cand.severity_rank END)
 WITH a, prev, resolving, cur IS NULL AND cand IS NULL AND flap IS NULL AS opened,
-     cur IS NULL AND flap IS NOT NULL AS reopened
+     cur IS NULL AND reopening AS reopened
 MATCH (inc:Incident)-[:HAS_ALERT]->(a)
 SET inc.firing = coalesce(inc.firing, 0) - CASE WHEN resolving THEN 1 ELSE 0 END
 WITH a, prev, resolving, opened, reopened, inc

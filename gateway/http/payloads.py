@@ -215,12 +215,14 @@ def silence_link(external_url: str, labels: dict[str, str]) -> str:
     """A link to Alertmanager's "new silence" form, prefilled with matchers for every label of
     the alert (`{a="1",b="2"}`, the filter Alertmanager's UI puts in its own links), from the
     body's `externalURL`; "" when that is no http(s) URL, there is no label, or the link would
-    be longer than `MAX_SILENCE_URL_CHARS`."""
+    be longer than `MAX_SILENCE_URL_CHARS`. A character UTF-8 cannot encode (a lone surrogate
+    from JSON) becomes `?` in the link."""
     base = http_link(external_url).rstrip("/")
     if not base or not labels:
         return ""
     matchers = ",".join(f"{name}={promql_string(labels[name])}" for name in sorted(labels))
-    link = f"{base}/#/silences/new?filter={urllib.parse.quote('{' + matchers + '}', safe='')}"
+    query = urllib.parse.quote("{" + matchers + "}", safe="", errors="replace")
+    link = f"{base}/#/silences/new?filter={query}"
     return link if len(link) <= MAX_SILENCE_URL_CHARS else ""
 
 
