@@ -30,14 +30,17 @@ FOREACH (_ IN CASE WHEN prev IS NULL AND c IS NOT NULL THEN [1] ELSE [] END | ME
 WITH a, prev, resolving
 OPTIONAL MATCH (a)<-[:HAS_ALERT]-(cur:Incident)
 // Flapping: a new firing episode of an alert (same fingerprint) of an incident that resolved at
-// most $reopen_ms before it started reopens that incident, and one of an incident still open
-// (or reopened a moment ago by another alert of the group) joins it, before any other choice:
-// the same alert, the same incident, the same thread, no new page. $reopen_ms 0: never.
+// most $reopen_ms before it started reopens that incident, and one of an incident another
+// alert of its group reopened at most $reopen_ms ago (database clock) joins it, before any
+// other choice: the same alert, the same incident, the same thread, no new page. An incident
+// that simply stayed open keeps the usual rules (a week-old one must not absorb a new episode).
+// $reopen_ms 0: never.
 OPTIONAL MATCH (:Alert {fingerprint: $fingerprint})<-[:HAS_ALERT]-(flap:Incident)
   WHERE cur IS NULL AND prev IS NULL AND $status = 'firing' AND $reopen_ms > 0
     AND $starts_at_ms >= flap.opened_at
-    AND (flap.status = 'open' OR (flap.status = 'resolved' AND flap.resolved_at IS NOT NULL
-         AND $starts_at_ms <= flap.resolved_at + $reopen_ms))
+    AND ((flap.status = 'open' AND flap.reopened_at >= timestamp() - $reopen_ms)
+      OR (flap.status = 'resolved' AND flap.resolved_at IS NOT NULL
+          AND $starts_at_ms <= flap.resolved_at + $reopen_ms))
 WITH a, prev, resolving, cur, flap ORDER BY flap.status = 'open' DESC, flap.opened_at DESC LIMIT 1
 OPTIONAL MATCH (cand:Incident {status: 'open'})
   WHERE cur IS NULL AND flap IS NULL
