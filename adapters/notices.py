@@ -35,6 +35,9 @@ class Span(_Value):
     text: str
     strong: bool = False
     user_id: str | None = None
+    #: The text calls everyone in the channel (an escalation level's `@channel`): a renderer
+    #: may make it its channel-wide mention; else the text is shown.
+    channel_wide: bool = False
 
 
 class Person(_Value):
@@ -103,6 +106,8 @@ class Page(_Value):
     verdicts: list[VerdictNote] = Field(default_factory=list)
     incident_url: str | None = None
     runbooks: list[tuple[str, str]] = Field(default_factory=list)
+    #: Links to silence the alerts (a new Alertmanager silence each, or Grafana's silenceURL).
+    silences: list[str] = Field(default_factory=list)
     refused: list[Refusal] = Field(default_factory=list)
     undelivered: str | None = None
 
@@ -110,7 +115,7 @@ class Page(_Value):
 #: What a follow-up is about; renderers may treat kinds differently (buttons for `readback`).
 FollowUpAbout = Literal[
     "cleared", "resolved", "acknowledged", "diagnosis", "team-told", "new-cause", "readback",
-    "readback-answer",
+    "readback-answer", "escalation", "reopened",
 ]  # fmt: skip
 
 
@@ -202,6 +207,8 @@ class Ticket(_Value):
     evidence: list[dict[str, Any]] = Field(default_factory=list)
     incident_url: str | None = None
     runbooks: list[tuple[str, str]] = Field(default_factory=list)
+    #: Links to silence the alerts (a new Alertmanager silence each, or Grafana's silenceURL).
+    silences: list[str] = Field(default_factory=list)
     undelivered: str | None = None
 
 

@@ -262,6 +262,9 @@ def body(ticket: Ticket) -> str:
     if ticket.runbooks:
         parts += ["", "### Runbooks"]
         parts += [f"- {text(name)}: {url(link, link)}" for name, link in ticket.runbooks]
+    if ticket.silences:
+        parts += ["", "### Silence"]
+        parts += [f"- {url(link, link)}" for link in ticket.silences]
     n = len(ticket.evidence)
     parts += ["", f"### Raw evidence ({n} alert{'' if n == 1 else 's'})"]
     if ticket.undelivered:

@@ -10,6 +10,8 @@ CONFIRM = "blast_confirm"
 REJECT = "blast_reject"
 RESOLVED = "blast_resolved"
 ACKNOWLEDGE = "blast_ack"
+#: "Snooze 1 h": a quiet window over the incident's components (not a verdict).
+SNOOZE = "blast_snooze"
 APPROVE_PREFERENCE = "approve_preference"
 DISCARD_PREFERENCE = "discard_preference"
 

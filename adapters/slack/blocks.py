@@ -86,6 +86,9 @@ def page_blocks(page: Page, who: str | None) -> list[Block]:
         books = "\n".join(f"{escape_mrkdwn(t)}: {link(u)}" for t, u in page.runbooks)
         books = cut(f"*Runbooks*\n{books}", FIELD_LIMIT)
         blocks.append(ContextBlock(block_id="runbooks", elements=[_mrkdwn(books)]))
+    if page.silences:  # http(s) links built at intake (or Grafana's): escaped by `link`
+        quiet = " ".join(link(u, f"silence {n}") for n, u in enumerate(page.silences, 1))
+        blocks.append(ContextBlock(block_id="silence", elements=[_mrkdwn(cut(quiet, FIELD_LIMIT))]))
     status = [line for line in (refused_line(page),) if line] + status_lines(page)
     if page.undelivered:
         status.append(f"({escape_mrkdwn(page.undelivered)})")
@@ -113,6 +116,7 @@ def page_buttons(page: Page) -> list[ButtonElement]:
         )
     if page.status != "resolved":
         buttons.append(ButtonElement(text="Resolved", action_id=actions.RESOLVED, value=value))
+        buttons.append(ButtonElement(text="Snooze 1 h", action_id=actions.SNOOZE, value=value))
     return buttons
 
 

@@ -43,6 +43,9 @@ def spans(text: list[Span]) -> str:
     mention when the id is well-formed."""
     out = []
     for span in text:
+        if span.channel_wide:  # only ever set by us (an escalation level), never alert text
+            out.append("<!channel>")
+            continue
         who = mention(span.user_id)
         if who:
             out.append(who)

@@ -32,8 +32,8 @@ import logging
 from typing import Any
 
 from adapters.falkordb import TenantGraph
+from adapters.notices import Person, Span
 from adapters.notify import Notifier, OutboundMessage
-from adapters.slack.notifier import escape_mrkdwn, mention
 from agents.respond import messages
 from agents.tasks.coordination import TaskRun
 
@@ -131,41 +131,46 @@ def notice(
     total = len(policy["levels"]) * (1 + int(policy.get("repeat") or 0))
     people = {p["person"]: p for p in targets["people"]}
     teams = {t["team"]: t for t in targets["teams"]}
-    named: list[str] = []
+    named: list[list[Span]] = []
     first: dict[str, Any] | None = None
     channel_wide = False
     for target in notify:
         if target.get("channel"):
             channel_wide = True
-            named.append("<!channel>")
+            named.append([Span(text="@channel", channel_wide=True)])
             continue
         if "team" in target:
             row = teams.get(target["team"]) or {"team": target["team"], "person": None}
             if row.get("person"):
                 first = first or row
-                who = mention(row.get("slack_user_id")) or escape_mrkdwn(row["person"])
-                named.append(f"{who} (on call for {escape_mrkdwn(row['team'])})")
+                named.append([Span(text=row["person"], user_id=row.get("slack_user_id")),
+                              Span(text=f" (on call for {row['team']})")])  # fmt: skip
             else:
-                named.append(f"{escape_mrkdwn(row['team'])} (nobody on call now)")
+                named.append([Span(text=f"{row['team']} (nobody on call now)")])
             continue
         row = people.get(target["person"]) or {"person": target["person"]}
         first = first or row
-        named.append(mention(row.get("slack_user_id")) or escape_mrkdwn(row["person"]))
-    text = (
-        f"Escalation level {n} of {total}: nobody acknowledged incident {incident['id']} "
-        f"(*{escape_mrkdwn(incident['title'])}*) within {fmt_after(after_ms)} of the page. "
-        f"Notifying {', '.join(named)}."
-    )
+        named.append([Span(text=row["person"], user_id=row.get("slack_user_id"))])
+    text = [
+        Span(text=f"Escalation level {n} of {total}: nobody acknowledged incident "
+                  f"{incident['id']} ("),
+        Span(text=incident["title"], strong=True),
+        Span(text=f") within {fmt_after(after_ms)} of the page. Notifying "),
+    ]  # fmt: skip
+    for pos, parts in enumerate(named):
+        text += ([Span(text=", ")] if pos else []) + parts
+    text.append(Span(text="."))
     # the first person without a known Slack id: the adapter finds theirs by email and
     # mentions them (one with a known id is mentioned in the text already)
-    person = {key: (first or {}).get(key) for key in ("person", "email")}
-    if (first or {}).get("slack_user_id"):
-        person = {"person": None, "email": None}
+    person = None
+    if first is not None and not first.get("slack_user_id"):
+        person = Person(name=first.get("person"), email=first.get("email"))
     if channel_wide:  # the top of the channel, not the thread
         return messages.followup(
-            intent_id, incident, text, None, channel=policy.get("channel"), **person
-        )
-    return messages.followup(intent_id, incident, text, page_ref, **person)
+            intent_id, incident, "escalation", text, None, channel=policy.get("channel"),
+            person=person,
+        )  # fmt: skip
+    return messages.followup(intent_id, incident, "escalation", text, page_ref, person=person)
 
 
 class Escalator:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from adapters.notices import Span
 from adapters.notify import Notifier
-from adapters.slack.notifier import escape_mrkdwn
 from agents.respond import messages
 from agents.tasks.coordination import TaskRun
 
@@ -22,13 +22,14 @@ from agents.tasks.coordination import TaskRun
 KIND = "notify_reopened"
 
 
-def reopened_text(incident: dict[str, Any], alert: dict[str, Any]) -> str:
+def reopened_text(incident: dict[str, Any], alert: dict[str, Any]) -> list[Span]:
     """The thread notice: which alert fired again, when, and that nobody is paged again."""
-    return (
-        f"Firing again: {escape_mrkdwn(messages.alert_line(alert))}. Incident {incident['id']} "
-        "reopened in this thread (it had resolved within the reopen window); nobody is paged "
-        "again for the same alert."
-    )
+    return [
+        Span(text="Firing again: "),
+        Span(text=messages.alert_line(alert), strong=True),
+        Span(text=f". Incident {incident['id']} reopened in this thread (it had resolved within "
+                  "the reopen window); nobody is paged again for the same alert."),
+    ]  # fmt: skip
 
 
 class Reopener:
@@ -61,8 +62,9 @@ class Reopener:
             return
         key = task.claim.alert_key
         notice = messages.followup(
-            f"incident:{incident_id}:reopened:{key}", incident, reopened_text(incident, alert), page
-        )
+            f"incident:{incident_id}:reopened:{key}", incident, "reopened",
+            reopened_text(incident, alert), page,
+        )  # fmt: skip
         task.act(self.messenger, notice)
         paged = graph.one("incident_paged", {"incident_id": incident_id})
         ticket = refs.get(f"incident:{incident_id}:ticket")

@@ -90,6 +90,19 @@ def incident_url(public_url: str | None, incident_id: str) -> str | None:
     return f"{public_url.rstrip('/')}/ui/incidents/{urllib.parse.quote(incident_id, safe='')}"
 
 
+#: Silence links a page or a ticket shows at most (one per alert, distinct).
+MAX_SILENCE_LINKS = 5
+
+
+def silence_links(alerts: list[dict[str, Any]]) -> list[str]:
+    """The alerts' silence links (Grafana's `silenceURL`, else a new Alertmanager silence for
+    the alert's labels, built at intake), distinct, firing alerts first, at most
+    `MAX_SILENCE_LINKS`."""
+    ordered = sorted(alerts, key=lambda a: a.get("status") != "firing")
+    links = dict.fromkeys(a["silence_url"] for a in ordered if a.get("silence_url"))
+    return list(links)[:MAX_SILENCE_LINKS]
+
+
 def runbooks(alerts: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """(alert title, runbook URL) of each alert whose `runbook_url` annotation (Prometheus'
     and Grafana's convention) is an http(s) URL, once per URL, at most `RUNBOOKS_SHOWN`."""
@@ -150,6 +163,7 @@ def page(
         acknowledged_by=incident.get("acknowledged_by"),
         incident_url=incident_url(public_url, incident["id"]),
         runbooks=runbooks(alerts),
+        silences=silence_links(alerts),
         verdicts=[
             VerdictNote(
                 verdict=v["verdict"],
@@ -332,6 +346,7 @@ def ticket(
         evidence=evidence,
         incident_url=incident_url(public_url, incident["id"]),
         runbooks=runbooks(alerts),
+        silences=silence_links(alerts),
     )
     return OutboundMessage(
         intent_id=intent_id,

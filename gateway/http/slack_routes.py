@@ -58,7 +58,7 @@ from adapters.slack.payloads import (
     reasons,
 )
 from agents.learn import verdicts
-from agents.respond import lifecycle, preferences
+from agents.respond import lifecycle, maintenance, preferences
 from gateway.http.limits import BodyError, load_json
 from gateway.settings import Settings
 
@@ -306,11 +306,36 @@ def answer_readback(state: Any, payload: Interaction, action: Action) -> dict[st
 
 
 #: A button's `action_id` -> what a click on it does: `(app state, payload, action) -> outcome`.
+def snooze_click(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
+    """ "Snooze 1 h" on one of our pages: a quiet window over its incident's components for an
+    hour (agents/respond/maintenance.py), by the clicking user; a retry of the click (same
+    user, action and action_ts) changes nothing."""
+    user = payload.user
+    channel, message_ts = payload.channel_id(), payload.message_ts()
+    if not user.id or not channel or not message_ts or not action.action_ts:
+        raise HTTPException(
+            400, "block_actions payload lacks user.id, channel, message ts or action_ts"
+        )
+    try:
+        graph, page = find_page(state.store, state.settings, make_ref(channel, message_ts))
+    except LookupError:
+        return {"ignored": "not one of our pages"}
+    if action.value != page["incident_id"]:
+        return {"ignored": "the button names another incident"}
+    click = safe_key(f"{user.id}:{action.action_id}:{action.action_ts}")
+    by = user.username or user.name or user.id
+    row = maintenance.snooze(graph, page["incident_id"], by, click)
+    if row is None:
+        return {"ignored": "the page's incident is gone"}
+    return {"snoozed": row["incident_id"], "window": row["id"], "until": row["ends_at"]}
+
+
 HANDLERS: dict[str, Callable[[Any, Interaction, Action], dict[str, Any]]] = {
     actions.CONFIRM: record_click,
     actions.REJECT: record_click,
     actions.RESOLVED: record_click,
     actions.ACKNOWLEDGE: acknowledge_click,
+    actions.SNOOZE: snooze_click,
     actions.APPROVE_PREFERENCE: answer_readback,
     actions.DISCARD_PREFERENCE: answer_readback,
 }

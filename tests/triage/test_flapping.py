@@ -50,7 +50,7 @@ def test_a_flap_reopens_the_incident_in_its_thread_without_a_page(gateway, graph
         e for e in out if str(e["intent_id"]).startswith(f"incident:{incident_id}:reopened:")
     ]
     assert notice["reply_to"] == page_ref and notice["kind"] == "followup"
-    assert notice["text"].startswith("Firing again: HighErrorRate on payment (firing, since ")
+    assert notice["text"].startswith("Firing again: *HighErrorRate on payment (firing, since ")
     (restated,) = [e for e in out if ":page:reopened:" in str(e["intent_id"])]
     assert restated["kind"] == "update" and f"incident {incident_id}, open)" in restated["text"]
     # it resolves again: the same incident resolves, still one incident
