@@ -507,7 +507,9 @@ def triage(
     linked = shared_dependencies(component_links(read["links"], named, hops))
     known = set(read["known"])
     ordered = dependency_order(alerts, components, linked)
-    report = Triage(graph, components, linked, window_ms, batch, hold_ms).run(ordered, known)
+    report = Triage(graph, components, linked, window_ms, batch, hold_ms, reopen_ms).run(
+        ordered, known
+    )
     settle_reinvestigations(graph, report, reinvestigate_ms)
     return report
 
@@ -527,9 +529,6 @@ def settle_reinvestigations(
             "settle_reinvestigations",
             {"incident_ids": report.incidents, "reinvestigate_ms": reinvestigate_ms},
         )
-    return Triage(graph, components, linked, window_ms, batch, hold_ms, reopen_ms).run(
-        ordered, known
-    )
 
 
 def merge_bridged(
