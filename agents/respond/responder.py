@@ -509,21 +509,28 @@ class Responder:
     ) -> None:
         """The incident resolved: one notice in the thread (intent `…:resolve-notice`, so
         however many alerts or clicks resolve it, it is said once), the ticket closed
-        (`…:ticket-resolved`) and the page restated (`…:resolved`)."""
+        (`…:ticket-resolved`) and the page restated (`…:resolved`). An incident that flapped
+        (reopened N times) resolves again under `…:resolve-notice:N` and so on: each episode is
+        said once, the first keeps the plain ids."""
+        episode = f":{incident['reopens']}" if incident.get("reopens") else ""
         refs = self._refs(task, incident["id"])
         root = refs.get(intent(incident["id"], "initial-notification"))
         if root is not None:
             note = messages.resolved_notice(
-                intent(incident["id"], "resolve-notice"), incident, alerts, root, self.public_url
+                intent(incident["id"], f"resolve-notice{episode}"),
+                incident,
+                alerts,
+                root,
+                self.public_url,
             )
             self._say(task, note)
         issue = refs.get(intent(incident["id"], "ticket"))
         closing = messages.ticket_resolved(
-            intent(incident["id"], "ticket-resolved"), incident, alerts, issue
+            intent(incident["id"], f"ticket-resolved{episode}"), incident, alerts, issue
         )
         if issue is not None:  # none opened (resolved in a quiet window): none to close
             task.act(self.tickets, closing)
-        self._restate(task, incident, alerts, "resolved")
+        self._restate(task, incident, alerts, f"resolved{episode}")
 
     def _restate(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], what: str

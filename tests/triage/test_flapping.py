@@ -57,6 +57,14 @@ def test_a_flap_reopens_the_incident_in_its_thread_without_a_page(gateway, graph
     again = send(graph, episode("resolved", "00:12", "00:14"))
     assert again.resolved == [incident_id]
     assert graph.one("incident_get", {"incident_id": incident_id})["status"] == "resolved"
+    # and says so once more: each episode gets its own resolve notice, in the same thread
+    gateway.drain()
+    notices = [e for e in gateway.outbox if ":resolve-notice" in str(e["intent_id"])]
+    assert [n["intent_id"] for n in notices] == [
+        f"incident:{incident_id}:resolve-notice",
+        f"incident:{incident_id}:resolve-notice:1",
+    ]
+    assert {n["reply_to"] for n in notices} == {page_ref}
 
 
 def test_a_refire_after_the_window_is_a_new_incident(gateway, graph):
