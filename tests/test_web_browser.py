@@ -125,8 +125,9 @@ def story(driver: WebDriver) -> list[tuple[int, str]]:
 
 
 def click_and_wait(driver: WebDriver, button_id: str, line: str) -> list[tuple[int, str]]:
-    """Press a button of the incident page and wait for `line` in its timeline."""
-    driver.find_element(By.ID, button_id).click()
+    """Press a button of the incident page and wait for `line` in its timeline. A live update
+    may replace the button between finding and clicking it: then it is found again."""
+    read(driver, lambda d: d.find_element(By.ID, button_id).click())
     wait(driver, lambda d: any(line in t for _, t in story(d)), f"{line!r} in the timeline")
     return story(driver)
 
