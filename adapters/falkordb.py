@@ -69,6 +69,7 @@ UNIQUE: tuple[tuple[str, str], ...] = (
     ("Action", "intent_id"),
     ("Verdict", "id"),
     ("WebSession", "id"),
+    ("Remediation", "id"),
 )
 
 

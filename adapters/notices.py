@@ -115,7 +115,7 @@ class Page(_Value):
 #: What a follow-up is about; renderers may treat kinds differently (buttons for `readback`).
 FollowUpAbout = Literal[
     "cleared", "resolved", "acknowledged", "diagnosis", "team-told", "new-cause", "readback",
-    "readback-answer", "escalation", "reopened",
+    "readback-answer", "escalation", "reopened", "remediation",
 ]  # fmt: skip
 
 
@@ -134,6 +134,9 @@ class FollowUp(_Value):
     person: Person | None = None
     root_cause: str | None = None
     fact_id: str | None = None
+    #: For `remediation`: the proposed remediation a member of the owning team may approve or
+    #: reject (renderers with buttons show Approve / Reject); None: nothing to decide.
+    remediation_id: str | None = None
     incident_url: str | None = None
     undelivered: str | None = None
 
@@ -230,6 +233,9 @@ class TicketUpdate(_Value):
     resolved_at: int | None = None
     resolved_by: str | None = None
     cleared: list[ClearedNote] = Field(default_factory=list)
+    #: A comment that is not the resolution (a remediation's verification): plain text, said
+    #: instead of the resolution lines.
+    note: str | None = None
     close: bool = True
     undelivered: str | None = None
 

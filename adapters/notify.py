@@ -17,7 +17,10 @@ from adapters.notices import Notice
 
 log = logging.getLogger(__name__)
 
-MessageKind = Literal["notification", "ticket", "followup", "ticket-update", "update"]
+#: `remediation`: an approved remediation's one run (adapters of `agents.act`), not a message.
+MessageKind = Literal[
+    "notification", "ticket", "followup", "ticket-update", "update", "remediation"
+]
 
 
 class AdapterError(RuntimeError):

@@ -2,7 +2,8 @@
 // failure kind and the checks that held, linked to the incident, finding and verdict it came
 // from, and who gave that verdict (`confirmed_by`: their name, else their Slack id; cited when memory names the cause again).
 // Memory is never edited in place: a new version SUPERSEDES the old, which stops being
-// recalled (status 'superseded'); both stay.
+// recalled (status 'superseded'); both stay. The new version keeps the remediation of the
+// one it supersedes (what to run is a person's choice; the learner only learns checks).
 MATCH (t:Task {id: $task_id})
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
 MATCH (c:Component {name: $component})
@@ -24,5 +25,6 @@ WITH pb
 OPTIONAL MATCH (old:Playbook {id: $supersedes})
 FOREACH (_ IN CASE WHEN old IS NULL THEN [] ELSE [1] END |
   MERGE (pb)-[:SUPERSEDES]->(old)
-  SET old.status = 'superseded')
+  SET old.status = 'superseded', pb.remediation_json = coalesce(pb.remediation_json, old.remediation_json),
+    pb.remediation_type = coalesce(pb.remediation_type, old.remediation_type))
 RETURN pb.id AS id, pb.trust AS trust

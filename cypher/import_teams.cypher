@@ -5,6 +5,8 @@
 // from a world file without a policy (cleared), null from other sources (kept). Provenance:
 // `sources` gains every source that said the team (`t.sources`); drop_teams removes a source
 // and, with none left, the team.
+// `approvers`: people (by name) who may approve a remediation of the team's components besides
+// its members.
 UNWIND $teams AS t
 MERGE (tm:Team {name: t.name})
 SET tm.slack_channel = coalesce(t.slack_channel, tm.slack_channel),
@@ -12,5 +14,6 @@ SET tm.slack_channel = coalesce(t.slack_channel, tm.slack_channel),
     tm.is_default = coalesce(t.is_default, tm.is_default, false),
     tm.oncall_json = coalesce(t.oncall_json, tm.oncall_json),
     tm.escalation_policy_json = coalesce(t.escalation_policy_json, tm.escalation_policy_json),
+    tm.approvers = coalesce(t.approvers, tm.approvers),
     tm.sources = coalesce(tm.sources, []) + [s IN t.sources WHERE NOT s IN coalesce(tm.sources, [])]
 RETURN count(DISTINCT tm) AS teams

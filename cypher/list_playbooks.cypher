@@ -1,8 +1,11 @@
-// Every playbook with where it is pinned, its trust and status (newest first).
+// Every playbook with where it is pinned, its trust and status (newest first), and its
+// remediation with the trust its verified runs earned (remediation_trust, null before any).
 MATCH (pb:Playbook)-[:PINNED_TO]->(c:Component)
 OPTIONAL MATCH (pb)-[:SUPERSEDES]->(old:Playbook)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, c.name AS component,
        pb.checks_json AS checks_json, pb.helped AS helped, pb.misled AS misled,
        pb.trust AS trust, pb.status AS status, old.id AS supersedes, pb.created_at AS created_at,
-       pb.retired_reason AS retired_reason
+       pb.retired_reason AS retired_reason, pb.remediation_json AS remediation_json,
+       pb.remediation_verified AS remediation_verified,
+       pb.remediation_failed AS remediation_failed, pb.remediation_trust AS remediation_trust
 ORDER BY created_at DESC, id

@@ -1,15 +1,17 @@
 // A playbook written by a person (POST /api/v1/playbooks): pinned to a component, with its
-// checks, starting at trust 0.5 like a learned one. Idempotent by id: a repeat with the same
-// title, checks and component changes nothing; an id that already names another playbook
+// checks and its remediation (JSON or null), starting at trust 0.5 like a learned one.
+// Idempotent by id: a repeat with the same title, checks, remediation and component changes nothing; an id that already names another playbook
 // matches no row (so it is never pinned to a second component), and the route answers 422.
 MATCH (c:Component {name: $component})
 OPTIONAL MATCH (old:Playbook {id: $id})
 WITH c, old
 WHERE old IS NULL OR (old.title = $title AND old.checks_json = $checks_json
-  AND coalesce(old.failure_kind, '') = coalesce($failure_kind, '') AND (old)-[:PINNED_TO]->(c))
+  AND coalesce(old.failure_kind, '') = coalesce($failure_kind, '')
+  AND coalesce(old.remediation_json, '') = coalesce($remediation_json, '') AND (old)-[:PINNED_TO]->(c))
 MERGE (pb:Playbook {id: $id})
   ON CREATE SET pb.title = $title, pb.failure_kind = $failure_kind, pb.tech = c.tech,
     pb.checks_json = $checks_json, pb.helped = 0, pb.misled = 0, pb.trust = 0.5,
-    pb.status = 'active', pb.created_at = timestamp(), pb.author = $author
+    pb.status = 'active', pb.created_at = timestamp(), pb.author = $author,
+    pb.remediation_json = $remediation_json, pb.remediation_type = $remediation_type
 MERGE (pb)-[:PINNED_TO]->(c)
 RETURN pb.id AS id, pb.trust AS trust, pb.status AS status

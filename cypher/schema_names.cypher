@@ -6,7 +6,7 @@
 // kill -9 the replayed graph had properties under other names (README, "Crash safety";
 // tests/test_crash.py reproduces it). With every name registered first, no write adds one.
 // tests/test_cypher.py fails when a query uses a name missing here: add it.
-CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:Finding:Heartbeat:Incident:Maintenance:OnCallShift:Person:Playbook:Remediation:Step:Task:Team:Verdict:Verification:WebSession {
+CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:Finding:Heartbeat:Incident:Maintenance:OnCallShift:Person:Playbook:Rejection:Remediation:Step:Task:Team:Verdict:Verification:WebSession {
   actual_cause: 0, adapter: 0, alert_key: 0, alertname: 0, alerts_seen: 0, aliases: 0,
   annotations_json: 0, applicable: 0, approved_at: 0, args: 0, at: 0, attempt_id: 0, attempts:
   0, author: 0, by: 0, by_name: 0, by_world_file: 0, candidate: 0, candidates: 0, checks_json: 0, client: 0,
@@ -38,7 +38,11 @@ CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:
   ticket_ref: 0, topic: 0, touched: 0, way: 0, direction: 0, edge: 0, of: 0,
   acknowledged_at: 0, acknowledged_by: 0, resolved_by: 0, escalation_level: 0,
   maintenance_until: 0, fallback_from: 0, reason: 0, playbook_id: 0, proposed_at: 0,
-  expires_at: 0, approved_by: 0, verified: 0})
+  expires_at: 0, approved_by: 0, verified: 0,
+  approvers: 0, decided_at: 0, identity: 0, members: 0,
+  ran_at: 0, remediation_failed: 0, remediation_id: 0, remediation_json: 0,
+  remediation_trust: 0, remediation_type: 0, remediation_verified: 0, spec_json: 0,
+  task_attempt: 0})
 CREATE (s)-[:APPROVED_BY]->(s),
        (s)-[:CALLS]->(s),
        (s)-[:CONSUMES]->(s),
@@ -72,6 +76,7 @@ CREATE (s)-[:APPROVED_BY]->(s),
        (s)-[:SUPPORTED_BY]->(s),
        (s)-[:TOUCHED]->(s),
        (s)-[:USED]->(s),
+       (s)-[:REJECTED_BY]->(s),
        (s)-[:VERIFIED]->(s)
 WITH s
 DETACH DELETE s

@@ -17,6 +17,7 @@ from gateway.http import (
     incident_views,
     maintenance,
     playbooks,
+    remediations,
     slack_routes,
     status,
     webhook,
@@ -88,5 +89,6 @@ def create_app(
     app.include_router(slack_routes.router)
     app.include_router(incident_actions.router)
     app.include_router(incident_views.router)
+    app.include_router(remediations.router)
     pages.mount(app)  # mission control: `/` and `/ui/…`
     return app

@@ -237,6 +237,13 @@ class Settings(BaseSettings):
     #: Days after which `serve` moves a resolved incident from the graph to
     #: `<data>/archive/<tenant>.jsonl.gz` (gateway/ops/archive.py; 0 = never).
     archive_days: int = Field(30, alias="BLAST_ARCHIVE_DAYS", ge=0)
+    #: Run approved remediations (GitHub Actions workflow dispatch, flagd pull request, runbook
+    #: webhook; docs/remediation.md). Off: a proposal only says what would run, with no button,
+    #: and approvals are refused (409). Off by default: acting on the world is opt-in.
+    actions_enabled: bool = Field(False, alias="BLAST_ACTIONS_ENABLED")
+    #: The shared secret that signs runbook webhook requests (HMAC-SHA256 over
+    #: `v0:<timestamp>:<body>`, headers `X-Blast-Signature` / `X-Blast-Request-Timestamp`).
+    runbook_webhook_secret: SecretStr | None = Field(None, alias="BLAST_RUNBOOK_WEBHOOK_SECRET")
 
     @field_validator("falkordb_url")
     @classmethod
@@ -373,7 +380,7 @@ class Settings(BaseSettings):
         "slack_signing_secret", "slack_default_channel", "notify", "anthropic_api_key",
         "slack_team_id", "slack_app_id", "public_url",
         "anthropic_base_url", "openai_base_url", "openai_model", "openai_api_key", "planner",
-        mode="before",
+        "runbook_webhook_secret", mode="before",
     )  # fmt: skip
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:

@@ -5,7 +5,13 @@ Speaks, for one repository `o/r`: `GET /repos/o/r`; `GET /repos/o/r/pulls` (`sta
 and `GET /repos/o/r/pulls/{n}/files`; `POST`/`GET /repos/o/r/issues` (with the
 `labels`, `state`, `since`, `per_page`, `page` filters and a `Link` header when paging);
 `GET`/`PATCH /repos/o/r/issues/{n}`; `POST`/`GET /repos/o/r/issues/{n}/comments`;
-`GET /repos/o/r/labels/{name}` and `POST /repos/o/r/labels`. Every answer carries the
+`GET /repos/o/r/labels/{name}` and `POST /repos/o/r/labels`; the Actions subset
+(`GET /repos/o/r/actions/workflows/{id}`, `POST …/dispatches` answering 204, `GET …/runs`
+newest first, each run's `display_title` being its `blast_intent` input as a workflow with
+`run-name: ${{ inputs.blast_intent }}` names it); and what a pull request needs
+(`GET /repos/o/r/branches/{b}`, `POST /repos/o/r/git/refs` (422 when the ref exists),
+`GET`/`PUT /repos/o/r/contents/{path}` with `ref`/`branch`, `POST /repos/o/r/pulls`, and
+`GET /repos/o/r/pulls?head=o:<branch>`). Every answer carries the
 `X-RateLimit-*` headers. Shapes follow the reference fixtures' GitHub's REST API reference and
 GitHub's
 REST reference; limits enforced as GitHub does: body <= 65,536 characters and title <= 256
@@ -19,6 +25,8 @@ is stored, then a 502 is answered: GitHub's "created but answered 5xx").
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import threading
@@ -71,6 +79,16 @@ class FakeGitHub:
     #: (Unix s), "files": [paths]}; listed newest update first, like GitHub.
     pulls: list[dict[str, Any]] = field(default_factory=list)
     per_page_max: int = 100
+    #: Workflows by file name: {"id", "name", "path", "state"}.
+    workflows: dict[str, dict[str, Any]] = field(
+        default_factory=lambda: {"rollback.yml": {"id": 42, "name": "Rollback", "state": "active",
+                                                  "path": ".github/workflows/rollback.yml"}}
+    )  # fmt: skip
+    #: Workflow runs, in dispatch order: {"id", "workflow", "ref", "inputs", "created"}.
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    #: Branch -> head commit sha; (branch, path) -> file text.
+    branches: dict[str, str] = field(default_factory=lambda: {"main": "a" * 40})
+    files: dict[tuple[str, str], str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
     _server: ThreadingHTTPServer | None = None
@@ -171,9 +189,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_PATCH(self) -> None:
         self._route("PATCH")
 
+    def do_PUT(self) -> None:
+        self._route("PUT")
+
     # ------------------------------------------------------------------ plumbing
     def _send(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
-        body = json.dumps(obj).encode()
+        body = b"" if status == 204 else json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -223,6 +244,7 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "GET" and path == base:
             return 200, {"id": 1, "name": "r", "full_name": REPO, "private": True,
                          "url": f"{st.url}{base}", "html_url": f"https://github.example/{REPO}",
+                         "default_branch": "main",
                          "owner": {"login": "o", "id": 1}, "has_issues": True,
                          "permissions": st.permissions}, {}  # fmt: skip
         if path == f"{base}/issues" and method == "POST":
@@ -270,6 +292,16 @@ class _Handler(BaseHTTPRequestHandler):
                                          "field": "name"}]}, {}  # fmt: skip
             st.labels[name] = st.label_json(name, b["color"], b.get("description", ""), False)
             return 201, st.labels[name], {}
+        if path.startswith(f"{base}/actions/workflows/"):
+            return self._actions(method, path.removeprefix(f"{base}/actions/workflows/"), q, b)
+        if path.startswith((f"{base}/branches/", f"{base}/git/refs", f"{base}/contents/")):
+            return self._git(method, path.removeprefix(base), q, b)
+        if method == "POST" and path == f"{base}/pulls":
+            return self._create_pull(b)
+        if method == "GET" and path == f"{base}/pulls" and "head" in q:
+            branch = q["head"].partition(":")[2]
+            found = [self._pull_json(p) for p in st.pulls if p.get("head") == branch]
+            return self._page(found, q, f"{base}/pulls")
         if method == "GET" and path == f"{base}/pulls":
             state = q.get("state", "open")
             found = [
@@ -285,6 +317,118 @@ class _Handler(BaseHTTPRequestHandler):
                       "deletions": 0, "changes": 1} for f in pull["files"]]  # fmt: skip
             return self._page(files, q, f"{base}/pulls/{pull['number']}/files")
         return not_found
+
+    def _actions(
+        self, method: str, rest: str, q: dict[str, str], b: dict[str, Any]
+    ) -> tuple[int, Any, dict[str, str]]:
+        st, base = self.state, f"/repos/{REPO}/actions"
+        ident, _, tail = rest.partition("/")
+        wf = next((w | {"file": f} for f, w in st.workflows.items()
+                   if ident in (f, str(w["id"]))), None)  # fmt: skip
+        if wf is None:
+            return 404, {"message": "Not Found"}, {}
+        if method == "GET" and not tail:
+            return 200, {"id": wf["id"], "node_id": f"W_{wf['id']}", "name": wf["name"],
+                         "path": wf["path"], "state": wf["state"],
+                         "url": f"{st.url}{base}/workflows/{wf['id']}",
+                         "html_url": f"https://github.example/{REPO}/actions/{wf['file']}",
+                         "created_at": _iso(0), "updated_at": _iso(0)}, {}  # fmt: skip
+        if method == "POST" and tail == "dispatches":
+            if b.get("ref") not in st.branches:
+                return 422, {"message": f"No ref found for: {b.get('ref')}"}, {}
+            inputs = b.get("inputs") or {}
+            if len(inputs) > 10 or not all(isinstance(v, str) for v in inputs.values()):
+                return 422, {"message": "inputs are too many or not strings"}, {}
+            st.runs.append({"id": 7000 + len(st.runs), "workflow": wf["id"], "ref": b["ref"],
+                            "inputs": inputs, "created": time.time()})  # fmt: skip
+            return 204, None, {}
+        if method == "GET" and tail == "runs":
+            runs = [r for r in reversed(st.runs) if r["workflow"] == wf["id"]
+                    and q.get("event", "workflow_dispatch") == "workflow_dispatch"]  # fmt: skip
+            shaped = [{"id": r["id"], "name": wf["name"], "event": "workflow_dispatch",
+                       "display_title": r["inputs"].get("blast_intent", wf["name"]),
+                       "status": "queued", "conclusion": None, "head_branch": r["ref"],
+                       "workflow_id": wf["id"], "run_number": r["id"] - 6999,
+                       "url": f"{st.url}{base}/runs/{r['id']}",
+                       "html_url": f"https://github.example/{REPO}/actions/runs/{r['id']}",
+                       "created_at": _iso(r["created"]), "updated_at": _iso(r["created"])}
+                      for r in runs]  # fmt: skip
+            per_page = min(int(q.get("per_page", 30)), st.per_page_max)
+            page = int(q.get("page", 1))
+            chunk = shaped[(page - 1) * per_page : page * per_page]
+            return 200, {"total_count": len(shaped), "workflow_runs": chunk}, {}
+        return 404, {"message": "Not Found"}, {}
+
+    def _git(
+        self, method: str, rest: str, q: dict[str, str], b: dict[str, Any]
+    ) -> tuple[int, Any, dict[str, str]]:
+        st = self.state
+        if method == "GET" and rest.startswith("/branches/"):
+            name = urllib.parse.unquote(rest.removeprefix("/branches/"))
+            if name not in st.branches:
+                return 404, {"message": "Branch not found"}, {}
+            return 200, {"name": name, "commit": {"sha": st.branches[name]}}, {}
+        if method == "POST" and rest == "/git/refs":
+            name = b["ref"].removeprefix("refs/heads/")
+            if name in st.branches:
+                return 422, {"message": "Reference already exists"}, {}
+            st.branches[name] = b["sha"]
+            for (branch, path), text in list(st.files.items()):
+                if branch == "main":  # a new branch starts with main's files
+                    st.files[(name, path)] = text
+            return 201, {"ref": b["ref"], "object": {"sha": b["sha"], "type": "commit"},
+                         "url": f"{st.url}/repos/{REPO}/git/refs/heads/{name}"}, {}  # fmt: skip
+        path = urllib.parse.unquote(rest.removeprefix("/contents/"))
+        if method == "GET":
+            branch = q.get("ref", "main")
+            text = st.files.get((branch, path))
+            if text is None:
+                return 404, {"message": "Not Found"}, {}
+            return 200, self._content_json(branch, path, text), {}
+        if method == "PUT":
+            branch = b.get("branch", "main")
+            old = st.files.get((branch, path))
+            if old is None or b.get("sha") != self._sha(old):
+                return 409, {"message": f"{path} does not match {b.get('sha')}"}, {}
+            text = base64.b64decode(b["content"]).decode()
+            st.files[(branch, path)] = text
+            st.branches[branch] = hashlib.sha1(text.encode()).hexdigest()
+            return (
+                200,
+                {
+                    "content": self._content_json(branch, path, text),
+                    "commit": {"sha": st.branches[branch], "message": b["message"]},
+                },
+                {},
+            )
+        return 404, {"message": "Not Found"}, {}
+
+    @staticmethod
+    def _sha(text: str) -> str:
+        return hashlib.sha1(text.encode()).hexdigest()
+
+    def _content_json(self, branch: str, path: str, text: str) -> dict[str, Any]:
+        url = f"{self.state.url}/repos/{REPO}/contents/{path}?ref={branch}"
+        return {"type": "file", "encoding": "base64", "path": path, "name": path.split("/")[-1],
+                "sha": self._sha(text), "size": len(text), "url": url,
+                "content": base64.b64encode(text.encode()).decode()}  # fmt: skip
+
+    def _create_pull(self, b: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+        st = self.state
+        if b.get("head") not in st.branches or b.get("base") not in st.branches:
+            return (
+                422,
+                {"message": "Validation Failed", "errors": [{"field": "head", "code": "invalid"}]},
+                {},
+            )
+        if any(p.get("head") == b["head"] for p in st.pulls):
+            return 422, {"message": f"A pull request already exists for o:{b['head']}."}, {}
+        number = 100 + len(st.pulls)
+        pull = {"number": number, "title": b["title"], "user": "blast-radius-bot",
+                "merged_at": None, "updated": time.time(), "files": [], "head": b["head"],
+                "base": b["base"], "body": b.get("body") or ""}  # fmt: skip
+        st.pulls.append(pull)
+        return 201, self._pull_json(pull), {}
 
     def _pull_json(self, pull: dict[str, Any]) -> dict[str, Any]:
         st, number = self.state, pull["number"]

@@ -279,7 +279,9 @@ def body(ticket: Ticket) -> str:
 
 def update_body(update: TicketUpdate) -> str:
     """The closing comment: resolution time (and who resolved it) and the alerts that
-    cleared."""
+    cleared; or its `note` (a remediation's verification), as plain text."""
+    if update.note is not None:
+        return text(update.note)
     by = f" by {text(update.resolved_by)}" if update.resolved_by else ""
     lines = [f"Resolved{by} at {fmt_ms(update.resolved_at)}. Alerts that cleared:"]
     lines += [f"- {inline_code(a.title)} on {text(a.component or 'unknown')} "

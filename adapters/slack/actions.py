@@ -14,6 +14,9 @@ ACKNOWLEDGE = "blast_ack"
 SNOOZE = "blast_snooze"
 APPROVE_PREFERENCE = "approve_preference"
 DISCARD_PREFERENCE = "discard_preference"
+#: A proposed remediation's buttons (value = the remediation id).
+APPROVE_REMEDIATION = "remediation_approve"
+REJECT_REMEDIATION = "remediation_reject"
 
 #: A page's verdict button -> the verdict it records.
 VERDICTS = {CONFIRM: "confirmed", REJECT: "rejected", RESOLVED: "resolved"}

@@ -122,7 +122,8 @@ def page_buttons(page: Page) -> list[ButtonElement]:
 
 def followup_blocks(followup: FollowUp, who: str | None) -> list[Block]:
     """A follow-up's blocks: its text (after `who`, a mention, when given) and, for a
-    preference read back, Approve / Discard buttons whose value is the fact id."""
+    preference read back, Approve / Discard buttons whose value is the fact id; for a proposed
+    remediation, Approve / Reject whose value is the remediation id."""
     text = followup_text(followup)
     text = f"{who} {text}" if who else text
     blocks: list[Block] = [SectionBlock(text=_mrkdwn(cut(text, SECTION_LIMIT)))]
@@ -132,5 +133,12 @@ def followup_blocks(followup: FollowUp, who: str | None) -> list[Block]:
                           value=followup.fact_id, style="primary"),
             ButtonElement(text="Discard", action_id=actions.DISCARD_PREFERENCE,
                           value=followup.fact_id),
+        ]))  # fmt: skip
+    if followup.about == "remediation" and followup.remediation_id:
+        blocks.append(ActionsBlock(block_id="remediation", elements=[
+            ButtonElement(text="Approve", action_id=actions.APPROVE_REMEDIATION,
+                          value=followup.remediation_id, style="primary"),
+            ButtonElement(text="Reject", action_id=actions.REJECT_REMEDIATION,
+                          value=followup.remediation_id, style="danger"),
         ]))  # fmt: skip
     return blocks

@@ -131,6 +131,8 @@ class Interaction(_SlackModel):
     container: Container | None = None
     message: MessageRef | None = None
     actions: list[Action] = Field(default_factory=list)
+    #: Where to answer the clicker (an ephemeral message), valid for 30 minutes.
+    response_url: str | None = Field(None, max_length=2000)
 
     def channel_id(self) -> str | None:
         """The channel of the clicked message."""

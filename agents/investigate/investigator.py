@@ -278,10 +278,15 @@ class Investigator:
         decision, planner, model_used = asked
         task.metrics.planner_calls.labels(planner=planner).inc()
         if used:
+            # the steering playbook's remediation (if it has one) is proposed only while memory
+            # still decides: a model that overruled it named another cause
+            kept = steered is not None and planner == "memory"
             task.fenced(
                 "record_decision",
-                {"decision_id": f"decision:{task.claim.task_id}", "planner": planner, "used": used},
-            )
+                {"decision_id": f"decision:{task.claim.task_id}", "planner": planner, "used": used,
+                 "propose": steered["id"] if kept and steered else None,
+                 "candidate": decision.root_cause if kept else None},
+            )  # fmt: skip
         paths = self._paths(task, evidence, decision, candidates)
         outcome = "conclusive" if decision.root_cause else "inconclusive"
         initial = task.claim.kind == "investigate"

@@ -32,7 +32,7 @@ from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.respond import escalation, flapping, maintenance, messages, preferences, routing
 from agents.tasks.coordination import TaskRun
-from agents.tasks.kinds import ROLE_KINDS
+from agents.tasks.kinds import handled_by
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +79,8 @@ class Responder:
     """
 
     #: The responder role's kinds but those with an agent of their own (`escalation.Escalator`,
-    #: `flapping.Reopener`).
-    kinds = tuple(k for k in ROLE_KINDS["responder"] if k not in (escalation.KIND, flapping.KIND))
+    #: `flapping.Reopener`, `agents.act.actor.Actor`).
+    kinds = tuple(k for k in handled_by("respond") if k not in (escalation.KIND, flapping.KIND))
 
     def __init__(
         self,

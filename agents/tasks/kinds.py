@@ -31,6 +31,8 @@ class TaskKind:
     that before re-investigation and learning, so a burst of new incidents is paged before
     any backlog of other work is worked off (Celery's and Sidekiq's priority queues do the
     same for the same reason). Lower kinds wait under a sustained overload; none is dropped.
+    `agent`: the agent package that handles it (`act`), when not its role's own agent
+    (`AGENT_OF_ROLE`): a role may run kinds of several agents.
     """
 
     name: str
@@ -40,6 +42,7 @@ class TaskKind:
     chained: bool = False
     pages_on_failure: bool = False
     priority: int = 2
+    agent: str | None = None
 
 
 #: `priority` values: the first page, the diagnosis it waits for, follow-ups to people,
@@ -63,6 +66,12 @@ TASK_KINDS: tuple[TaskKind, ...] = (
     # (agents/respond/flapping.py); no page of its own to wait for
     TaskKind("notify_reopened", "responder", priority=FOLLOW_UP),
     TaskKind("learn", "learner", priority=BACKGROUND),
+    # acting on the world (agents/act): the proposal and the verification speak in the
+    # page's thread; `remediate` is enqueued by an approval and enqueues the verification.
+    # A person waits on a remediation they approved: follow-up priority.
+    TaskKind("propose_remediation", "responder", after_page=True, agent="act", priority=FOLLOW_UP),
+    TaskKind("remediate", "responder", then="verify_remediation", agent="act", priority=FOLLOW_UP),
+    TaskKind("verify_remediation", "responder", after_page=True, agent="act", priority=FOLLOW_UP),
 )
 
 #: Kind name -> its declaration.
@@ -82,3 +91,12 @@ DIAGNOSIS_KINDS: tuple[str, ...] = tuple(k.name for k in TASK_KINDS if k.pages_o
 AFTER_PAGE: list[str] = [kind.name for kind in TASK_KINDS if kind.after_page]
 #: Kind name -> its claim priority, lowest claimed first (the claim query's `$priority`).
 PRIORITY: dict[str, int] = {kind.name: kind.priority for kind in TASK_KINDS}
+#: Role -> the agent package that handles its kinds unless a kind names another (`agent`).
+AGENT_OF_ROLE: dict[str, str] = {
+    "investigator": "investigate", "responder": "respond", "learner": "learn",
+}  # fmt: skip
+
+
+def handled_by(agent: str) -> tuple[str, ...]:
+    """The kinds the agent of package `agent` (`respond`, `act`, …) handles: an `Agent.kinds`."""
+    return tuple(k.name for k in TASK_KINDS if (k.agent or AGENT_OF_ROLE.get(k.role)) == agent)

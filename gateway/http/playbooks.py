@@ -3,8 +3,10 @@
 `DELETE /api/v1/playbooks/{id}` retires one (body `{"reason", "by"?}`): it is kept, with the
 reason, and never recalled again.
 
-Body: `{"title", "component", "failure_kind"?, "checks": [{"type": …}, …], "author"?, "id"?}`;
-checks are the typed union of `agents/investigate/checks.py`. 404 for an unknown component or
+Body: `{"title", "component", "failure_kind"?, "checks": [{"type": …}, …], "remediation"?,
+"author"?, "id"?}`; checks are the typed union of `agents/investigate/checks.py`, a remediation
+the one of `agents/act/spec.py`. An unknown field in the playbook, a check or the remediation
+is a 422 naming it. 404 for an unknown component or
 playbook,
 422 for a check of unknown type or missing a field (the detail names it), and 422 naming the
 setting for a playbook over a tenant quota: `BLAST_MAX_PLAYBOOKS` kept (retired ones not
@@ -23,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
+from agents.act import spec
 from agents.failure_kinds import KINDS
 from agents.investigate.checks import Check
 from gateway.http.auth import tenant_for
@@ -35,10 +38,12 @@ router = APIRouter()
 class PlaybookIn(BaseModel):
     """A playbook as posted by a person."""
 
+    model_config = ConfigDict(extra="forbid")
     title: str = Field(min_length=1, max_length=MAX_TITLE_CHARS)
     component: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     failure_kind: str | None = None
     checks: list[Check] = Field(min_length=1, max_length=MAX_CHECKS)
+    remediation: spec.Remediation | None = None
 
     @field_validator("failure_kind")
     @classmethod
@@ -73,6 +78,8 @@ async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]
         "failure_kind": playbook.failure_kind,
         "checks_json": checks_json,
         "author": playbook.author,
+        "remediation_json": spec.dump(playbook.remediation) if playbook.remediation else None,
+        "remediation_type": playbook.remediation.type if playbook.remediation else None,
     }
     if len(playbook.checks) > settings.max_playbook_checks:
         raise HTTPException(
@@ -106,11 +113,14 @@ async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]
 
 @router.get("/api/v1/playbooks")
 async def list_playbooks(request: Request) -> dict[str, Any]:
-    """Every playbook: id, title, failure_kind, component, checks, helped, misled, trust, status."""
+    """Every playbook: id, title, failure_kind, component, checks, remediation (or null, with
+    the trust its verified runs earned), helped, misled, trust, status."""
     graph = _graph(request)
     rows = await run_in_threadpool(graph.rows, "list_playbooks", {})
     for row in rows:
         row["checks"] = json.loads(row.pop("checks_json"))
+        stored = row.pop("remediation_json", None)
+        row["remediation"] = json.loads(stored) if stored else None
     return {"playbooks": rows}
 
 

@@ -22,8 +22,10 @@ action_ts): the verdict id is made from these, so a repeat changes nothing.
 - interactions: `application/x-www-form-urlencoded` with one field `payload` (JSON);
   `block_actions` from our buttons (ids in `adapters/slack/actions.py`, dispatched from one
   table, `HANDLERS`): a verdict on one of our pages (value = incident id), and Approve /
-  Discard of a preference read back (value = the fact id; only its author's click counts).
-  Answer: an empty 200.
+  Discard of a preference read back (value = the fact id; only its author's click counts), and
+  Approve / Reject of a proposed remediation (value = its id; `gateway/http/remediations.py`:
+  only a member or approver of the owning team counts, anyone else is told why in an
+  ephemeral reply). Answer: an empty 200.
 
 Bodies are parsed into the models of `adapters/slack/payloads.py`; a field of the wrong type or
 size is a 400 with the reason. Ids made from Slack's values pass through `safe_key`.
@@ -60,6 +62,7 @@ from adapters.slack.payloads import (
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance, preferences
 from gateway.http.limits import BodyError, load_json
+from gateway.http.remediations import remediation_click
 from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -338,6 +341,8 @@ HANDLERS: dict[str, Callable[[Any, Interaction, Action], dict[str, Any]]] = {
     actions.SNOOZE: snooze_click,
     actions.APPROVE_PREFERENCE: answer_readback,
     actions.DISCARD_PREFERENCE: answer_readback,
+    actions.APPROVE_REMEDIATION: remediation_click,
+    actions.REJECT_REMEDIATION: remediation_click,
 }
 
 

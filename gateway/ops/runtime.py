@@ -35,6 +35,8 @@ from adapters.openai_compat import OpenAICompatModel
 from adapters.outbox import Outbox
 from adapters.processes import running
 from adapters.prometheus import Budget, Prometheus
+from agents.act.actor import Actor
+from agents.act.run import Credentials
 from agents.investigate.investigator import Investigator
 from agents.investigate.model_planner import ModelPlanner
 from agents.learn.learner import Learner
@@ -374,7 +376,7 @@ class Runtime:
 
     def make_worker(self, role: str = "any", name: str | None = None) -> Worker:
         """A worker with every agent: investigator (memory, then rules, then the model planner
-        when `BLAST_PLANNER` asks for it), responder, learner."""
+        when `BLAST_PLANNER` asks for it), responder, learner, and the actor (remediations)."""
         assert self.store is not None
         s = self.settings
         prometheus = prometheus_clients(s)
@@ -394,6 +396,19 @@ class Runtime:
             Learner(),
             Escalator(self.messenger),
             Reopener(self.messenger),
+            Actor(
+                self.messenger,
+                self.tickets,
+                s.actions_enabled,
+                Credentials(
+                    s.github_token,
+                    s.github_api_url,
+                    s.runbook_webhook_secret,
+                    s.github_request_interval_s,
+                    s.github_write_interval_s,
+                ),
+                prometheus,
+            ),
         ]
         hooks = StepHooks(s.chaos_step_delay_ms, s.chaos_slow_steps, s.chaos_halt_after_step)
         return Worker(

@@ -35,6 +35,7 @@ from agents.respond import lifecycle
 from gateway.http import incident_views
 from gateway.http.limits import read_limited
 from gateway.http.payloads import http_link
+from gateway.http.remediations import remediation_rows
 from gateway.http.status import incident_detail
 from gateway.web import drawing, live, overview, timeline
 from gateway.web.live import LiveFeed
@@ -298,6 +299,7 @@ async def incident_page(request: Request, incident_id: str) -> Response:
             "steps": incident_views.steps(graph, incident_id),
             "decisions": incident_views.decisions(graph, incident_id),
             "graph": drawn, "graph_svg": drawing.svg(drawn),
+            "remediations": remediation_rows(graph, incident_id),
             "cause": overview.cause({
                 "verdict": _last_verdict(detail), "root_cause": detail["root_cause"],
                 "investigated": detail["finding"] is not None,
@@ -314,7 +316,10 @@ async def incident_page(request: Request, incident_id: str) -> Response:
         )  # fmt: skip
     return await render(
         request, "incident.html", session, cookie, intent=uuid.uuid4().hex,
-        page_alerts=PAGE_ALERTS, links=links(request, found["incident"]), **found,
+        page_alerts=PAGE_ALERTS, links=links(request, found["incident"]),
+        actions_enabled=request.app.state.settings.actions_enabled,
+        web_person=None if session.via == "open" else session.person,
+        remediation_notice=request.query_params.get("remediation", "")[:500], **found,
     )  # fmt: skip
 
 

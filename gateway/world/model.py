@@ -210,7 +210,8 @@ class EscalationLevelSpec(BaseModel):
 
 
 class TeamSpec(BaseModel):
-    """A team, its paging channel, what it owns, its members and its on-call.
+    """A team, its paging channel, what it owns, its members, its on-call and who else may
+    approve a remediation of what it owns (`approvers`).
 
     Provenance, set by importers and `gateway.world.sources.merge`, never read from a file:
     `source` is where the team was found (`world:<file>`, `backstage:<file>`); `sources`,
@@ -230,6 +231,9 @@ class TeamSpec(BaseModel):
     #: `repeat`: how many more times the levels run after the last one.
     escalation_policy: list[EscalationLevelSpec] | None = None
     repeat: int = Field(0, ge=0, le=10)
+    #: People (by name, as in some team's `members`) who may approve a remediation of this
+    #: team's components besides its members; None: the source says nothing (keep the stored).
+    approvers: list[str] | None = None
     source: str | None = Field(None, exclude=True)
     sources: list[str] = Field(default_factory=list, exclude=True)
     owns_from: dict[str, list[str]] = Field(default_factory=dict, exclude=True)

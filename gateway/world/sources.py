@@ -157,6 +157,10 @@ def merge(worlds: list[WorldSpec]) -> WorldSpec:
                     known.email = known.email or m.email
                     known.slack_user_id = known.slack_user_id or m.slack_user_id
             into.oncall = into.oncall or team.oncall
+            if team.approvers is not None:
+                into.approvers = (into.approvers or []) + [
+                    a for a in team.approvers if a not in (into.approvers or [])
+                ]
             # provenance: each source that said the team, an ownership or a membership
             into.sources += [s for s in said if s not in into.sources]
             for key, got in (*owns.items(), *members.items()):

@@ -213,6 +213,14 @@ def check_world(
                         f"(members: {', '.join(sorted(members)) or 'none'})"
                     )
         problems += _policy_problems(team, where, everyone, set(names) | set(also_teams), locate)
+    people = {m.name for t in world.teams for m in t.members}
+    for index, team in enumerate(world.teams):
+        for pos, person in enumerate(team.approvers or []):
+            if person not in people:  # an approver is checked against a Person node
+                problems.append(
+                    f"{locate(('teams', index, 'approvers', pos))}: approver {person!r} of "
+                    f"{team.name!r} is not a member of any team (approvers are people by name)"
+                )
     if world.default_team is None:
         if require_default_team:
             problems.append(

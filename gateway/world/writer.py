@@ -229,6 +229,7 @@ def apply_world(
                 )
     teams = [
         {"name": t.name, "slack_channel": t.slack_channel, "escalation": t.escalation,
+         "approvers": t.approvers,
          "oncall_json": definition_json(t), "sources": t.said_by(sources[0])[0],
          # a world file without a policy clears the stored one; other sources never say one
          "escalation_policy_json": t.policy_json()

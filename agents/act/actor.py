@@ -1,0 +1,160 @@
+"""The acting agent: runs `propose_remediation`, `remediate` and `verify_remediation` tasks
+(see `agents.act`). Messages go through `messenger` (the page's thread) and `tickets` (a
+comment on the incident's ticket), each once per intent through `TaskRun.act`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from adapters.notify import AdapterError, Notifier
+from adapters.prometheus import Prometheus
+from agents.act import notices, run, spec, verify
+from agents.tasks.coordination import TaskRun
+from agents.tasks.kinds import handled_by
+
+log = logging.getLogger(__name__)
+
+
+def page_refs(task: TaskRun, incident_id: str) -> tuple[str | None, str | None]:
+    """(the page's ref: the thread to reply in, the ticket's ref), None where none went out."""
+    task.flush_records()
+    refs = {r["intent_id"]: r["external_ref"]
+            for r in task.graph.rows("incident_actions", {"incident_id": incident_id})}  # fmt: skip
+    return (refs.get(f"incident:{incident_id}:initial-notification"),
+            refs.get(f"incident:{incident_id}:ticket"))  # fmt: skip
+
+
+class Actor:
+    """Proposes, runs and verifies remediations. `enabled`: `BLAST_ACTIONS_ENABLED` (off:
+    proposals only say what would run; nothing runs); `creds`: what the remediation adapters
+    need; `prometheus`: the verifier's evidence, one for all tenants or one per graph name
+    (None: only alerts can verify)."""
+
+    kinds = handled_by("act")
+
+    def __init__(
+        self, messenger: Notifier, tickets: Notifier, enabled: bool, creds: run.Credentials,
+        prometheus: Prometheus | dict[str, Prometheus] | None = None,
+    ) -> None:  # fmt: skip
+        self.messenger = messenger
+        self.tickets = tickets
+        self.enabled = enabled
+        self.creds = creds
+        self.prometheus = prometheus
+
+    def run(self, task: TaskRun) -> None:
+        """Handle one claimed task. Raises `LeaseLost`, `GraphUnavailable` or a retryable
+        `AdapterError` (the worker retries after reconciling)."""
+        kind = task.claim.kind
+        remediation_id = task.claim.task_id.partition(":")[2]
+        row = task.graph.one("remediation_get", {"remediation_id": remediation_id})
+        if row is None:
+            task.complete("remediation missing")
+            return
+        if kind == "propose_remediation":
+            self._propose(task, row)
+        elif kind == "remediate":
+            self._remediate(task, row)
+        else:
+            self._verify(task, row)
+
+    def _propose(self, task: TaskRun, row: dict[str, Any]) -> None:
+        """Say in the page's thread what is proposed (Approve / Reject when actions are on)."""
+        page, _ = page_refs(task, row["incident_id"])
+        if page is None:  # nobody was paged (a preference): the web page still shows it
+            task.complete("no thread to propose in")
+            return
+        what = spec.describe(run.stored_spec(row))
+        task.act(self.messenger, notices.proposed(row, what, self.enabled, page))
+        task.complete("proposed" if self.enabled else "shown (actions off)")
+
+    def _remediate(self, task: TaskRun, row: dict[str, Any]) -> None:
+        """Run the approved remediation once (`agents.act.run`), then enqueue its check."""
+        rem = row["remediation"]
+        if not self.enabled:
+            log.warning("remediation %s approved but actions are off; not running it", rem["id"])
+            task.complete("actions are off")
+            return
+        if rem["status"] not in ("approved", "running"):
+            task.complete(f"remediation is {rem['status']}")
+            return
+        remediation = run.stored_spec(row)
+        what = spec.describe(remediation)
+        tried = task.fenced(
+            "begin_attempt",
+            {"remediation_id": rem["id"], "task_attempt": task.claim.attempts},
+        )
+        ends = {"remediation_id": rem["id"], "n": tried["n"]}
+        page, _ = page_refs(task, row["incident_id"])
+        try:
+            adapter = run.Tracked(run.adapter_for(remediation, self.creds))
+            ref = task.act(adapter, run.message(row, what))
+        except AdapterError as exc:
+            gives_up = not exc.retryable or task.last_attempt
+            task.flush_records()
+            task.graph.one("end_attempt", ends | {
+                "outcome": f"error: {exc}"[:500], "external_ref": None,
+                "status": "failed" if gives_up else "running",
+            })  # fmt: skip
+            if not gives_up:
+                raise
+            if page is not None:
+                task.act(self.messenger, notices.run_failed(row, what, str(exc)[:300], page))
+            task.complete("failed")
+            return
+        # the run's checkpoint (its ref in the task's steps); this try's own outcome is the
+        # Attempt's: a resumed try reconciles, whatever the first one did
+        task.step("ran", {"intent_id": rem["intent_id"]},
+                  lambda: {"ref": ref, "outcome": adapter.outcome})  # fmt: skip
+        task.flush_records()
+        task.graph.one("end_attempt", ends | {
+            "outcome": adapter.outcome, "external_ref": ref, "status": "running",
+        })  # fmt: skip
+        log.info("remediation %s: %s (%s)", rem["id"], adapter.outcome, ref)
+        if page is not None:
+            task.act(self.messenger, notices.started(row, what, ref, adapter.outcome, page))
+        task.complete("ran", next_kind="verify_remediation", next_id=f"verify:{rem['id']}")
+
+    def _verify(self, task: TaskRun, row: dict[str, Any]) -> None:
+        """Look at the evidence until it verifies or `verify_within` is over (pausing in
+        between), then record the outcome, say it, and move the remediation's trust."""
+        rem = row["remediation"]
+        if row["verification"] is not None:  # a retry after the outcome was written
+            outcome, detail = row["verification"]["outcome"], row["verification"]["detail"]
+        else:
+            within_s = run.stored_spec(row).verify_within.total_seconds()
+            deadline_ms = int(rem["ran_at"]) + int(within_s * 1000)
+            seen: dict[str, Any] = {}
+            n = 0
+            source = (self.prometheus.get(task.graph.name) if isinstance(self.prometheus, dict)
+                      else self.prometheus)  # fmt: skip
+            while True:  # stored looks are replayed; the first new one is taken now
+                stored = task.next_stored() is not None
+                seen = task.step("verify_look", {"look": n},
+                                 lambda: verify.look(task.graph, source, row))  # fmt: skip
+                n += 1
+                if seen["verdict"] is not None or not stored:
+                    break
+            now_ms = int(time.time() * 1000)
+            if seen["verdict"] is None and now_ms < deadline_ms:
+                wait_ms = int(verify.poll_s(within_s) * 1000)
+                task.pause(min(now_ms + wait_ms, deadline_ms), f"verifying: {seen['detail']}")
+                return
+            outcome = seen["verdict"] or verify.final(seen)
+            detail = seen["detail"]
+            task.fenced("record_verification", {"remediation_id": rem["id"], "outcome": outcome,
+                                                "detail": detail[:1000]})  # fmt: skip
+        log.info("remediation %s verification: %s (%s)", rem["id"], outcome, detail)
+        page, ticket = page_refs(task, row["incident_id"])
+        paged = task.graph.one("incident_paged", {"incident_id": row["incident_id"]})
+        who = json.loads(paged["result"]) if paged else None
+        if page is not None:
+            task.act(self.messenger, notices.verification(row, outcome, detail, page, who))
+        if ticket is not None:
+            what = spec.describe(run.stored_spec(row))
+            task.act(self.tickets, notices.verification_ticket(row, what, outcome, detail, ticket))
+        task.complete(f"verification {outcome}")

@@ -1,0 +1,116 @@
+"""What the acting agent says in the page's thread and on the ticket: the proposal (with
+Approve / Reject when actions are on), the run, and the verification's outcome.
+
+Notices are data (`adapters.notices`): raw values, escaped by each adapter's renderer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.notices import FollowUp, Person, Span, TicketUpdate
+from adapters.notify import OutboundMessage
+from adapters.slack import actions
+
+#: Slack action ids of the proposal's buttons (button value = the remediation id).
+APPROVE, REJECT = actions.APPROVE_REMEDIATION, actions.REJECT_REMEDIATION
+
+
+def intent(remediation: dict[str, Any], what: str) -> str:
+    """An intent id of a message about a remediation, e.g.
+    `incident:inc-1:remediation:pb-1:proposed`."""
+    return f"incident:{remediation['incident_id']}:remediation:{remediation['playbook_id']}:{what}"
+
+
+def _thread(
+    intent_id: str, row: dict[str, Any], spans: list[Span], reply_to: str | None, **extra: Any
+) -> OutboundMessage:
+    notice = FollowUp(
+        about="remediation", incident_id=row["incident_id"],
+        title=row["title"] or row["incident_id"], severity=row["severity"] or "unknown",
+        text=spans, **extra,
+    )  # fmt: skip
+    return OutboundMessage(
+        intent_id=intent_id, incident_id=row["incident_id"], kind="followup",
+        reply_to=reply_to, opened_at_ms=row["opened_at"], notice=notice,
+    )  # fmt: skip
+
+
+def proposed(
+    row: dict[str, Any], what: str, enabled: bool, reply_to: str | None
+) -> OutboundMessage:
+    """The proposal in the thread. `row`: a `remediation_get` row; `what`: `spec.describe`.
+    With actions off it says what would be proposed and has no button."""
+    rem = row["remediation"]
+    teams = ", ".join(t["team"] for t in row["teams"]) or "the owning team"
+    head = [Span(text="Playbook "), Span(text=row["playbook_title"] or rem["playbook_id"],
+            strong=True), Span(text=": its checks held for "),
+            Span(text=rem["component"], strong=True), Span(text=". ")]  # fmt: skip
+    if not enabled:
+        tail = f"It would propose: {what}. Actions are off (BLAST_ACTIONS_ENABLED=false): " \
+            "nothing will run."  # fmt: skip
+        return _thread(intent(rem, "proposed"), row, [*head, Span(text=tail)], reply_to)
+    tail = (
+        f"Proposed remediation: {what}. It runs once, after a member or approver of {teams} "
+        "approves it, and is verified afterwards."
+    )
+    return _thread(intent(rem, "proposed"), row, [*head, Span(text=tail)], reply_to,
+                   remediation_id=rem["id"])  # fmt: skip
+
+
+def started(
+    row: dict[str, Any], what: str, ref: str, outcome: str, reply_to: str | None
+) -> OutboundMessage:
+    """The run, in the thread: what ran, who approved it, and the outside reference."""
+    rem, approval = row["remediation"], row["approval"] or {}
+    how = "was already done by an earlier try" if outcome != "dispatched" else "ran"
+    text = (
+        f"Remediation {how}: {what} (approved by {approval.get('by') or 'unknown'} via "
+        f"{approval.get('source') or '?'}). {ref}. Verifying it now."
+    )
+    return _thread(intent(rem, "started"), row, [Span(text=text)], reply_to)
+
+
+def run_failed(
+    row: dict[str, Any], what: str, reason: str, reply_to: str | None
+) -> OutboundMessage:
+    """A run that a retry cannot help, in the thread."""
+    text = f"Remediation failed to run: {what}: {reason}"
+    return _thread(intent(row["remediation"], "run-failed"), row, [Span(text=text)], reply_to)
+
+
+def verification(
+    row: dict[str, Any], outcome: str, detail: str, reply_to: str | None,
+    paged: dict[str, Any] | None = None,
+) -> OutboundMessage:  # fmt: skip
+    """The verifier's outcome in the thread; a failed one names the on-call again (`paged`:
+    who the page named), so Slack mentions them in the thread."""
+    words = {"verified": "Remediation verified", "failed": "Remediation did NOT work",
+             "unknown": "Remediation outcome unknown"}  # fmt: skip
+    text = f"{words[outcome]}: {detail}"
+    extra: dict[str, Any] = {}
+    if outcome == "failed":
+        text += " Paging the on-call again."
+        if paged:
+            extra["person"] = Person(name=paged.get("person"), email=paged.get("email"),
+                                     slack_user_id=paged.get("slack_user_id"))  # fmt: skip
+    spans = [Span(text=text)]
+    return _thread(intent(row["remediation"], f"verified-{outcome}"), row, spans, reply_to,
+                   **extra)  # fmt: skip
+
+
+def verification_ticket(
+    row: dict[str, Any], what: str, outcome: str, detail: str, ticket: str | None
+) -> OutboundMessage:
+    """The verifier's outcome as a ticket comment (`ticket`: the issue's ref)."""
+    approval = row["approval"] or {}
+    note = (
+        f"Remediation ({what}) approved by {approval.get('by') or 'unknown'}: verification "
+        f"{outcome}. {detail}"
+    )
+    notice = TicketUpdate(incident_id=row["incident_id"], title=row["title"] or
+                          row["incident_id"], note=note, close=False)  # fmt: skip
+    return OutboundMessage(
+        intent_id=intent(row["remediation"], "verification-ticket"),
+        incident_id=row["incident_id"], kind="ticket-update", reply_to=ticket, notice=notice,
+    )  # fmt: skip

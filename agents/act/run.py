@@ -1,0 +1,130 @@
+"""Run an approved remediation once (task `remediate`, enqueued by the approval).
+
+The outside call goes through `TaskRun.act` under the remediation's one intent id
+(`incident:<id>:remediate:<playbook id>`): the Action is reserved in the graph, then the
+adapter is called, then its reference recorded. An Action an earlier attempt left `reserved`
+(its worker killed during or after the call) is reconciled first: the workflow run found by
+its `blast_intent` input, the pull request by its branch; only when nothing is found does it run.
+So double clicks (one task per remediation), retries and a SIGKILL anywhere between approval
+and dispatch never run it twice.
+
+Every try is an Attempt node: written `started` before the call, then given its outcome
+(`dispatched`, `reconciled`, `recorded`, or `error: …`) and the outside reference.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import SecretStr, ValidationError
+
+from adapters.github.actions import FlagdPullRequest, WorkflowDispatch, client
+from adapters.notices import FollowUp, Span
+from adapters.notify import AdapterError, Notifier, OutboundMessage
+from adapters.runbook_webhook import RunbookWebhook
+from agents.act import spec
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What the adapters of remediations need: the GitHub token and API (`GITHUB_TOKEN`,
+    `GITHUB_API_URL`) and the runbook webhook's signing secret
+    (`BLAST_RUNBOOK_WEBHOOK_SECRET`); None where not configured."""
+
+    github_token: SecretStr | None = None
+    github_api_url: str = "https://api.github.com"
+    webhook_secret: SecretStr | None = None
+    github_request_interval_s: float = 0.25
+    github_write_interval_s: float = 1.0
+
+
+def adapter_for(remediation: spec.GitHubWorkflow | spec.FlagdFlag | spec.Webhook,
+                creds: Credentials) -> Notifier:  # fmt: skip
+    """The adapter that runs `remediation`. Raises a non-retryable `AdapterError` when its
+    credentials are not configured."""
+    if isinstance(remediation, spec.Webhook):
+        if creds.webhook_secret is None:
+            raise AdapterError(
+                "a webhook remediation needs BLAST_RUNBOOK_WEBHOOK_SECRET (requests are signed)",
+                retryable=False,
+            )
+        return RunbookWebhook(str(remediation.url), remediation.body, creds.webhook_secret)
+    if creds.github_token is None:
+        raise AdapterError(f"a {remediation.type} remediation needs GITHUB_TOKEN", retryable=False)
+    gh = client(creds.github_token, creds.github_api_url, creds.github_request_interval_s,
+                creds.github_write_interval_s)  # fmt: skip
+    if isinstance(remediation, spec.GitHubWorkflow):
+        return WorkflowDispatch(
+            gh, creds.github_token, remediation.repo, remediation.workflow, remediation.ref,
+            remediation.inputs,
+        )  # fmt: skip
+    return FlagdPullRequest(
+        gh, creds.github_token, remediation.repo, remediation.path, remediation.flag,
+        remediation.variant,
+    )  # fmt: skip
+
+
+class Tracked:
+    """A `Notifier` that notes whether the call was made (`sent`) or found done (`found`), so
+    the Attempt says which (`TaskRun.act` returns the reference either way)."""
+
+    def __init__(self, inner: Notifier) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.sent = False
+        self.found = False
+
+    def send(self, message: OutboundMessage) -> str:
+        """The inner adapter's `send`."""
+        ref = self.inner.send(message)
+        self.sent = True
+        return ref
+
+    def find(self, intent_id: str, message: OutboundMessage | None = None) -> str | None:
+        """The inner adapter's `find`."""
+        ref = self.inner.find(intent_id, message)
+        self.found = ref is not None
+        return ref
+
+    def check(self) -> str:
+        """The inner adapter's `check`."""
+        return self.inner.check()
+
+    @property
+    def outcome(self) -> str:
+        """`dispatched` (this try called out), `reconciled` (found an earlier try's result) or
+        `recorded` (the graph already had the outcome)."""
+        return "dispatched" if self.sent else "reconciled" if self.found else "recorded"
+
+
+def stored_spec(row: dict[str, Any]) -> spec.GitHubWorkflow | spec.FlagdFlag | spec.Webhook:
+    """The remediation of a `remediation_get` row. Raises a non-retryable `AdapterError` for
+    a stored one that is no longer valid."""
+    try:
+        return spec.load(row["remediation"]["spec_json"])
+    except ValidationError as exc:
+        raise AdapterError(f"stored remediation is invalid: {exc}"[:500], retryable=False) from None
+
+
+def message(row: dict[str, Any], what: str) -> OutboundMessage:
+    """The run as an `OutboundMessage` (kind `remediation`) under the remediation's intent."""
+    rem = row["remediation"]
+    approval = row["approval"] or {}
+    text = (
+        f"{what}; approved by {approval.get('by')} via {approval.get('source')} for incident "
+        f"{row['incident_id']} (root cause {rem['component']})."
+    )
+    notice = FollowUp(about="remediation", incident_id=row["incident_id"],
+                      title=f"Remediation for {row['incident_id']}", text=[Span(text=text)],
+                      remediation_id=rem["id"])  # fmt: skip
+    return OutboundMessage(
+        intent_id=rem["intent_id"],
+        incident_id=row["incident_id"],
+        kind="remediation",
+        opened_at_ms=row["opened_at"],
+        notice=notice,
+    )

@@ -1,0 +1,201 @@
+"""Remediations over HTTP: what an incident may run, and the web's Approve / Reject.
+
+- `GET /api/v1/incidents/{id}/remediations`: `{incident_id, actions_enabled, remediations:
+  [{remediation, attempts, approval, rejection, verification}]}` (API credentials, or a
+  signed-in web session's cookie, as the other incident routes).
+- `POST /api/v1/incidents/{id}/remediations/{rid}/approve` and `…/reject`: decide as the
+  web's signed-in person: the session's person (their own viewer token, or the authenticating
+  proxy's email), never the body; a bearer token names a tenant, not a person, and open mode
+  names nobody, so neither can approve. CSRF: the session's
+  token as form field `csrf` or header `X-CSRF-Token`. Answer: the decision as JSON
+  (`{id, status, fresh, by, at, source}`), or, for the page's form, 303 back to the incident
+  with what happened.
+
+Status codes: 401 no web session; 403 bad CSRF token, an open-mode session, or a person who is
+neither a member nor an approver of the owning team (the detail says which teams may); 404 no
+such incident or remediation; 409 actions are off (`BLAST_ACTIONS_ENABLED=false`), the incident
+is no longer open, or it was decided the other way."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import urllib.parse
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi.responses import JSONResponse, RedirectResponse
+from pydantic import ValidationError
+from slack_sdk.webhook import WebhookClient
+from starlette.concurrency import run_in_threadpool
+
+from adapters.falkordb import TenantGraph, graph_name, key_problem
+from adapters.slack.payloads import Action, Interaction
+from agents.act import spec
+from agents.act.approval import Approver, Refused, decide
+from agents.act.notices import APPROVE
+from gateway.http.incident_views import api_tenant
+from gateway.http.limits import read_limited
+from gateway.http.status import incident_detail
+from gateway.settings import Settings
+from gateway.web.session import COOKIE, Sessions, check_csrf
+
+router = APIRouter()
+log = logging.getLogger(__name__)
+
+
+#: The largest form the page posts (a CSRF token).
+FORM_LIMIT = 4 * 1024
+
+
+@router.get("/api/v1/incidents/{incident_id}/remediations")
+async def list_remediations(request: Request, incident_id: str) -> dict[str, Any]:
+    """The incident's remediations, newest first (see the module docstring); 404 when the
+    incident is not in the caller's tenant."""
+    graph = request.app.state.store.graph(graph_name(api_tenant(request)))
+
+    def read() -> list[dict[str, Any]] | None:
+        if incident_detail(graph, incident_id) is None:
+            return None
+        rows: list[dict[str, Any]] = graph.rows(
+            "incident_remediations", {"incident_id": incident_id}
+        )
+        return rows
+
+    rows = await run_in_threadpool(read)
+    if rows is None:
+        raise HTTPException(404, f"no incident {incident_id!r}")
+    return {"incident_id": incident_id, "remediations": rows,
+            "actions_enabled": request.app.state.settings.actions_enabled}  # fmt: skip
+
+
+def remediation_rows(graph: TenantGraph, incident_id: str) -> list[dict[str, Any]]:
+    """The incident's remediations (`incident_remediations.cypher` rows), each with `what`:
+    what it runs, in words (`agents.act.spec.describe`)."""
+    rows: list[dict[str, Any]] = graph.rows("incident_remediations", {"incident_id": incident_id})
+    for row in rows:
+        try:
+            row["what"] = spec.describe(spec.load(row["remediation"]["spec_json"]))
+        except ValidationError:
+            row["what"] = "a remediation stored by another version (no longer valid)"
+    return rows
+
+
+async def _decide(
+    request: Request, incident_id: str, remediation_id: str, verb: Literal["approve", "reject"]
+) -> Response:
+    settings: Settings = request.app.state.settings
+    sessions: Sessions = request.app.state.sessions
+    session = await run_in_threadpool(sessions.read, request.cookies.get(COOKIE))
+    if session is None:
+        raise HTTPException(401, "sign in on the web UI first (/ui/login)")
+    form_post = request.headers.get("content-type", "").startswith(
+        "application/x-www-form-urlencoded"
+    )
+    token = request.headers.get("x-csrf-token")
+    if form_post:
+        fields = urllib.parse.parse_qs((await read_limited(request, FORM_LIMIT)).decode(
+            "utf-8", "replace"))  # fmt: skip
+        token = (fields.get("csrf") or [token or ""])[0]
+    check_csrf(session, token)
+    if session.via == "open":
+        raise HTTPException(
+            403, "the web UI names no person in open mode: sign in with your own viewer token "
+            "or through the authenticating proxy, or approve in Slack",
+        )  # fmt: skip
+    who = Approver(session.person, "web")
+    if key_problem(remediation_id) is not None:
+        raise HTTPException(404, f"no remediation {remediation_id[:200]!r} on this incident")
+    graph = request.app.state.store.graph(graph_name(session.tenant))
+    back = f"/ui/incidents/{urllib.parse.quote(incident_id, safe='')}"
+    try:
+        done = await run_in_threadpool(
+            decide, graph, remediation_id, who, verb == "approve", settings.actions_enabled,
+            incident_id,
+        )  # fmt: skip
+    except Refused as exc:
+        if form_post:
+            said = urllib.parse.urlencode({"remediation": f"Not done: {exc.reason}"})
+            return RedirectResponse(f"{back}?{said}#remediations", status_code=303)
+        raise HTTPException(exc.status, exc.reason) from None
+    if done["fresh"] and done["status"] == "approved":
+        request.app.state.store.wake()  # its remediate task: wake an idle worker
+    if form_post:
+        said = urllib.parse.urlencode(
+            {"remediation": f"{done['status'].capitalize()} by {done['by']}."}
+        )
+        return RedirectResponse(f"{back}?{said}#remediations", status_code=303)
+    return JSONResponse(done)
+
+
+@router.post("/api/v1/incidents/{incident_id}/remediations/{remediation_id}/approve")
+async def approve(request: Request, incident_id: str, remediation_id: str) -> Response:
+    """Approve as the web's signed-in person (see the module docstring)."""
+    return await _decide(request, incident_id, remediation_id, "approve")
+
+
+@router.post("/api/v1/incidents/{incident_id}/remediations/{remediation_id}/reject")
+async def reject(request: Request, incident_id: str, remediation_id: str) -> Response:
+    """Reject as the web's signed-in person (see the module docstring)."""
+    return await _decide(request, incident_id, remediation_id, "reject")
+
+
+def _slack_decide(state: Any, user_id: str, action: Action) -> str:
+    """Decide the remediation named by a Slack button as the Slack user `user_id` (from the
+    verified request); returns what to tell them."""
+    remediation_id = action.value or ""
+    if key_problem(remediation_id) is not None:
+        return "That button names no remediation."
+    settings: Settings = state.settings
+    for tenant in settings.tenants:
+        graph = state.store.graph(graph_name(tenant))
+        if graph.one("remediation_get", {"remediation_id": remediation_id}) is None:
+            continue
+        try:
+            done = decide(graph, remediation_id, Approver(user_id, "slack"),
+                          action.action_id == APPROVE, settings.actions_enabled)  # fmt: skip
+        except Refused as exc:
+            return f"Not done: {exc.reason}."
+        if done["fresh"] and done["status"] == "approved":
+            state.store.wake()
+        return f"{done['status'].capitalize()} by {done['by']}" + (
+            "." if done["fresh"] else " (already)."
+        )
+    return "That remediation is gone."
+
+
+def _slack_reply_url(url: str | None, settings: Settings) -> str | None:
+    """`url` when it is Slack's (`https://hooks.slack.com/…`) or on `SLACK_API_URL`'s host
+    (a test's stand-in), else None: the reply goes nowhere else."""
+    if not url:
+        return None
+    parts, api = urllib.parse.urlsplit(url), urllib.parse.urlsplit(settings.slack_api_url)
+    ok = (parts.scheme == "https" and parts.hostname == "hooks.slack.com") or (
+        parts.scheme == api.scheme and parts.netloc == api.netloc
+    )
+    return url if ok else None
+
+
+def _tell(url: str, text: str) -> None:
+    """Answer the clicker only (an ephemeral message through `response_url`); logged, never
+    raised: the decision is recorded either way."""
+    try:
+        WebhookClient(url, timeout=5).send(
+            text=text, response_type="ephemeral", replace_original=False
+        )
+    except Exception as exc:
+        log.warning("could not answer the Slack click: %s", type(exc).__name__)
+
+
+def remediation_click(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
+    """Approve / Reject clicked in Slack (the request's signature was verified): the approver
+    is the clicking Slack user. The clicker is told the outcome, or why not, in an ephemeral
+    reply sent from a thread, so Slack's answer is not held up. Returns what happened."""
+    user = payload.user.id
+    if not user:
+        raise HTTPException(400, "block_actions payload lacks user.id")
+    said = _slack_decide(state, user, action)
+    url = _slack_reply_url(payload.response_url, state.settings)
+    if url is not None:
+        threading.Thread(target=_tell, args=(url, said), daemon=True).start()
+    return {"remediation": action.value, "said": said}

@@ -1,0 +1,605 @@
+"""Acting only with approval, then verifying: a playbook's remediation is proposed when its
+checks hold, approved by a verified person of the owning team (web or Slack), run once through
+double clicks, 5xx answers and SIGKILL, recorded as attempts, and verified independently.
+
+The real gateway, worker and FalkorDB; PyGithub against tests/github_api.py (Actions, pull
+requests, contents); the runbook webhook against tests/runbook_receiver.py, which checks the
+signature itself; Slack against tests/slack_api.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from falkordb import FalkorDB
+from pydantic import SecretStr
+
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
+from adapters.github.actions import FlagdPullRequest, branch_name, client
+from adapters.notices import FollowUp, Span
+from adapters.notify import AdapterError, OutboundMessage
+from gateway.cli.demo import rfc3339
+from gateway.cli.demo_evidence import Edge, PrometheusServer, Window, available
+from gateway.ops.runtime import Runtime
+from gateway.world import TopologyError, demo_world_path, import_world, load_world
+from gateway.world.sources import load_sources
+from tests.conftest import Gateway, clean_env, make_settings
+from tests.github_api import TOKEN as GITHUB_TOKEN
+from tests.github_api import FakeGitHub
+from tests.runbook_receiver import SECRET, Receiver
+from tests.slack_api import SIGNING_SECRET, TEAM, SlackAPI, signed_headers
+from tests.slack_api import TOKEN as SLACK_TOKEN
+
+ROOT = Path(__file__).resolve().parents[2]
+#: People with their own viewer token (`BLAST_VIEWER_TOKENS=tenant:person=token`).
+PEOPLE = ["cy@example.com", "hal@example.com", "mallory@evil.example"]
+#: Members of checkout (which owns payment in the demo world) and of platform.
+MEMBER, OUTSIDER = "cy@example.com", "hal@example.com"
+WORKFLOW = {"type": "github_workflow", "repo": "o/r", "workflow": "rollback.yml", "ref": "main",
+            "inputs": {"service": "payment"}}  # fmt: skip
+#: A flagd flags file as the OpenTelemetry demo ships it (src/flagd/demo.flagd.json, shortened).
+FLAGS = {"$schema": "https://flagd.dev/schema/v0/flags.json", "flags": {
+    "paymentFailure": {"description": "Fail payment service charge requests n%",
+                       "state": "ENABLED", "variants": {"100%": 1, "50%": 0.5, "off": 0},
+                       "defaultVariant": "50%"}}}  # fmt: skip
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    fake = FakeGitHub().start()
+    fake.files[("main", "src/flagd/demo.flagd.json")] = json.dumps(FLAGS, indent=2)
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    server = Receiver().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def shop(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, github: FakeGitHub
+) -> Iterator[Callable[..., Gateway]]:
+    """A gateway on the demo world, tickets on the local GitHub, with settings as given."""
+    opened: list[Gateway] = []
+
+    def start(**extra: Any) -> Gateway:
+        tenant = f"r{uuid.uuid4().hex[:10]}"
+        values = {
+            "github_token": SecretStr(GITHUB_TOKEN), "github_repo": "o/r",
+            "github_api_url": github.url, "github_request_interval_s": 0,
+            "github_write_interval_s": 0, "viewer_tokens": ",".join(
+                f"{tenant}:{person}=tok-{n}" for n, person in enumerate(PEOPLE)),
+            "runbook_webhook_secret": SecretStr(SECRET), "actions_enabled": True,
+        } | extra  # fmt: skip
+        runtime = Runtime(make_settings(falkordb, tmp_path / tenant, tenant, **values))
+        store = runtime.open()
+        import_world(store.graph(graph_name(tenant)), load_world(demo_world_path()))
+        gw = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
+        gw.graph = store.graph(graph_name(tenant))  # type: ignore[attr-defined]
+        gw.tenant = tenant  # type: ignore[attr-defined]
+        opened.append(gw)
+        return gw
+
+    yield start
+    for gw in opened:
+        gw.http.close()
+        gw.runtime.close()
+
+
+def graph_of(gw: Gateway) -> TenantGraph:
+    found: TenantGraph = gw.graph  # type: ignore[attr-defined]
+    return found
+
+
+def plant(gw: Gateway, remediation: dict[str, Any] | None, pb_id: str = "pb-rollback",
+          extra_checks: list[dict[str, Any]] | None = None) -> None:  # fmt: skip
+    """A playbook on payment whose check holds for a payment error alert."""
+    body: dict[str, Any] = {
+        "id": pb_id, "title": "Roll back payment", "component": "payment",
+        "checks": [{"type": "alert_kind", "kind": "errors"}, *(extra_checks or [])],
+    }  # fmt: skip
+    if remediation is not None:
+        body["remediation"] = remediation
+    answer = gw.http.post("/api/v1/playbooks", json=body)
+    assert answer.status_code == 201, answer.text
+
+
+def alert(status: str, at: datetime) -> dict[str, Any]:
+    return {
+        "status": status, "labels": {"alertname": "ServiceHighErrorRate", "service": "payment",
+                                     "severity": "critical"},
+        "annotations": {"summary": "errors on payment"}, "startsAt": rfc3339(at),
+        "endsAt": rfc3339(datetime.now(UTC)) if status == "resolved" else "0001-01-01T00:00:00Z",
+    }  # fmt: skip
+
+
+def fire(gw: Gateway, at: datetime) -> str:
+    """A payment error alert; the agents run (diagnosis, page, proposal); the incident id."""
+    answer = gw.http.post("/api/v1/alerts", json={"alerts": [alert("firing", at)]})
+    assert answer.status_code == 200, answer.text
+    (incident,) = answer.json()["incidents"]
+    gw.drain()
+    return str(incident)
+
+
+def remediations(gw: Gateway, incident: str) -> list[dict[str, Any]]:
+    answer = gw.http.get(f"/api/v1/incidents/{incident}/remediations")
+    assert answer.status_code == 200, answer.text
+    rows: list[dict[str, Any]] = answer.json()["remediations"]
+    return rows
+
+
+def decide(gw: Gateway, incident: str, verb: str, person: str | None,
+           remediation_id: str | None = None) -> Any:  # fmt: skip
+    """Approve or reject on the web as `person` (signed in with their own viewer token), with
+    the page's CSRF token; `person` None: no session at all."""
+    rid = remediation_id or f"remediation:{incident}:pb-rollback"
+    headers = {}
+    gw.http.cookies.clear()
+    if person is not None:
+        headers = {"X-CSRF-Token": sign_in(gw, incident, person)}
+    return gw.http.post(
+        f"/api/v1/incidents/{incident}/remediations/{urllib.parse.quote(rid, safe='')}/{verb}",
+        headers=headers,
+    )
+
+
+def sign_in(gw: Gateway, incident: str, person: str) -> str:
+    """Sign in as `person` with their viewer token; the incident page's CSRF token."""
+    gw.http.cookies.clear()
+    answer = gw.http.post("/ui/login", data={"token": f"tok-{PEOPLE.index(person)}", "next": "/"})
+    assert answer.status_code == 303, answer.text
+    page = gw.http.get(f"/ui/incidents/{incident}")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert csrf is not None, page.text[:500]
+    return csrf.group(1)
+
+
+def page_as(gw: Gateway, incident: str, person: str) -> str:
+    sign_in(gw, incident, person)
+    return gw.http.get(f"/ui/incidents/{incident}").text
+
+
+def thread(gw: Gateway, incident: str) -> list[dict[str, Any]]:
+    """The outbox's follow-ups about the incident's remediations, in order, each with `text`
+    (its notice's sentence) beside the record."""
+    return [e | {"text": "".join(s["text"] for s in e["notice"]["text"])} for e in gw.outbox
+            if e["incident_id"] == incident and ":remediation:" in str(e["intent_id"])]  # fmt: skip
+
+
+def test_a_playbook_field_nobody_knows_is_a_422_naming_it(shop) -> None:
+    gw = shop()
+    base = {"title": "t", "component": "payment", "checks": [{"type": "named_by_alert"}]}
+    cases = [
+        (base | {"remediaton": WORKFLOW}, "remediaton"),
+        (base | {"checks": [{"type": "named_by_alert", "scope": "x", "treshold": 1}]}, "treshold"),
+        (base | {"remediation": WORKFLOW | {"input": {}}}, "input"),
+        (base | {"remediation": {"type": "webhook", "url": "http://127.0.0.1:1/", "bdy": {}}},
+         "bdy"),
+        (base | {"remediation": {"type": "flagd_flag", "repo": "o/r", "path": "f.json",
+                                 "flag": "x"}}, "variant"),
+        (base | {"remediation": {"type": "restart_pod"}}, "type"),
+        (base | {"remediation": WORKFLOW | {"inputs": {"blast_intent": "mine"}}}, "blast_intent"),
+    ]  # fmt: skip
+    for body, name in cases:
+        answer = gw.http.post("/api/v1/playbooks", json=body)
+        assert answer.status_code == 422, (name, answer.text)
+        assert name in json.dumps(answer.json()["detail"]), (name, answer.text)
+    plant(gw, WORKFLOW | {"verify_within": 120})
+    (listed,) = [p for p in gw.http.get("/api/v1/playbooks").json()["playbooks"]]
+    assert listed["remediation"]["inputs"] == {"service": "payment"}
+    assert listed["remediation"]["verify_within"] == "PT2M"
+
+
+def test_with_actions_off_the_page_says_what_would_run_and_nothing_runs(
+    shop, github: FakeGitHub
+) -> None:
+    gw = shop(actions_enabled=False)
+    plant(gw, WORKFLOW)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    (said,) = thread(gw, incident)
+    assert "It would propose: run GitHub Actions workflow rollback.yml" in said["text"]
+    assert "BLAST_ACTIONS_ENABLED=false" in said["text"]
+    assert said["notice"]["remediation_id"] is None  # no buttons
+    page = page_as(gw, incident, MEMBER)
+    assert "Would be proposed for approval; actions are off" in page and "Approve as" not in page
+    refused = decide(gw, incident, "approve", MEMBER)
+    assert refused.status_code == 409 and "actions are off" in refused.json()["detail"]
+    gw.drain()
+    assert github.runs == [] and remediations(gw, incident)[0]["remediation"]["status"] == (
+        "proposed"
+    )
+
+
+def test_only_the_owning_team_or_its_approvers_approve_and_a_double_click_runs_once(
+    shop, github: FakeGitHub
+) -> None:
+    gw = shop()
+    plant(gw, WORKFLOW)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    (said,) = thread(gw, incident)
+    assert said["notice"]["remediation_id"] == f"remediation:{incident}:pb-rollback"
+    assert "Approve as cy@example.com" in page_as(gw, incident, MEMBER)
+    # a stranger, a member of another team, and nobody named are refused; nothing is queued
+    for person, status in (("mallory@evil.example", 403), (OUTSIDER, 403), (None, 401)):
+        answer = decide(gw, incident, "approve", person)
+        assert answer.status_code == status, answer.text
+    assert "only members of checkout" in decide(gw, incident, "approve", OUTSIDER).json()["detail"]
+    # the page's own form, as a browser posts it: back to the page, which says why not
+    page = page_as(gw, incident, OUTSIDER)
+    action = re.search(r'<form method="post" action="([^"]+/approve)"', page)
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert action is not None and csrf is not None
+    posted = gw.http.post(action.group(1).replace("&amp;", "&"), data={"csrf": csrf.group(1)})
+    assert posted.status_code == 303 and "#remediations" in posted.headers["location"]
+    shown = gw.http.get(posted.headers["location"]).text
+    assert "Not done: signed-in person &#39;hal@example.com&#39; may not decide" in shown
+    forged = gw.http.post(  # a body naming the approver counts for nothing: no session, no CSRF
+        f"/api/v1/incidents/{incident}/remediations/remediation:{incident}:pb-rollback/approve",
+        json={"by": MEMBER, "approved": True},
+    )
+    assert forged.status_code in (401, 403)
+    gw.drain()
+    assert github.runs == []
+    # the platform on-call is on checkout's approvers list: now they may
+    graph_of(gw).rows("import_teams", {"teams": [{
+        "name": "checkout", "slack_channel": None, "escalation": None, "oncall_json": None,
+        "is_default": None, "approvers": ["Hal Example"], "sources": ["test"]}]})  # fmt: skip
+    first = decide(gw, incident, "approve", OUTSIDER)
+    assert first.status_code == 200, first.text
+    assert first.json() | {"at": 0} == {
+        "id": f"remediation:{incident}:pb-rollback",
+        "status": "approved",
+        "fresh": True,
+        "by": "Hal Example",
+        "at": 0,
+        "source": "web",
+    }
+    again = decide(gw, incident, "approve", MEMBER)  # the double click, by someone else
+    assert again.status_code == 200 and again.json()["fresh"] is False
+    assert decide(gw, incident, "reject", MEMBER).status_code == 409
+    gw.drain()
+    gw.drain()
+    assert len(github.runs) == 1
+    (run,) = github.runs
+    assert run["inputs"] == {
+        "service": "payment",
+        "blast_intent": f"incident:{incident}:remediate:pb-rollback",
+    }
+    (row,) = remediations(gw, incident)
+    assert row["approval"]["by"] == "Hal Example" and row["approval"]["source"] == "web"
+    assert [(a["n"], a["outcome"]) for a in row["attempts"]] == [(1, "dispatched")]
+    assert row["attempts"][0]["external_ref"].endswith(f"/actions/runs/{run['id']}")
+    assert any("Remediation ran: run GitHub Actions workflow" in e["text"]
+               for e in thread(gw, incident))  # fmt: skip
+
+
+def test_a_dispatch_answered_502_is_reconciled_never_sent_twice(shop, github: FakeGitHub) -> None:
+    gw = shop()
+    plant(gw, WORKFLOW)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    github.fail("POST", r"/repos/o/r/actions/workflows/rollback.yml/dispatches", 502, after=True)
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    for _ in range(3):  # the retry waits out its backoff
+        gw.drain()
+        if remediations(gw, incident)[0]["remediation"]["status"] != "approved":
+            time.sleep(0.5)
+    deadline = time.monotonic() + 15
+    while len(remediations(gw, incident)[0]["attempts"]) < 2 and time.monotonic() < deadline:
+        time.sleep(0.3)
+        gw.drain()
+    assert len(github.runs) == 1
+    outcomes = [a["outcome"] for a in remediations(gw, incident)[0]["attempts"]]
+    assert outcomes[0].startswith("error: GitHub dispatch workflow") and "502" in outcomes[0]
+    assert outcomes[1:] == ["reconciled"]
+
+
+def test_a_worker_killed_after_dispatch_is_reconciled_by_the_next(
+    shop, github: FakeGitHub, falkordb: EmbeddedFalkorDB, tmp_path: Path
+) -> None:
+    gw = shop()
+    plant(gw, WORKFLOW)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    env = clean_env(("BLAST_", "GITHUB_")) | {
+        "PYTHONPATH": str(ROOT), "FALKORDB_URL": falkordb.url, "BLAST_DATA_DIR": str(tmp_path),
+        "BLAST_DEFAULT_TENANT": gw.tenant, "GITHUB_TOKEN": GITHUB_TOKEN, "GITHUB_REPO": "o/r",  # type: ignore[attr-defined]
+        "GITHUB_API_URL": github.url, "GITHUB_WRITE_INTERVAL_S": "0",
+        "GITHUB_REQUEST_INTERVAL_S": "0", "BLAST_ACTIONS_ENABLED": "true",
+        "BLAST_LEASE_MS": "1500", "BLAST_CHAOS_HALT_AFTER_STEP": "1", "BLAST_DEV": "true",
+    }  # fmt: skip
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "worker", "--role", "responder"], cwd=ROOT, env=env
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not github.runs and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(github.runs) == 1
+        time.sleep(0.5)  # it halts after checkpointing the run's step: kill it there
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(10)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    time.sleep(1.6)  # its lease runs out
+    gw.drain()
+    assert len(github.runs) == 1
+    (row,) = remediations(gw, incident)
+    assert [a["outcome"] for a in row["attempts"]] == ["started", "reconciled"]
+    assert row["remediation"]["status"] == "running"  # now verifying
+
+
+def wait_verified(gw: Gateway, incident: str, timeout_s: float = 20) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        gw.drain()
+        (row,) = remediations(gw, incident)
+        if row["verification"] is not None:
+            gw.drain()
+            return row
+        time.sleep(0.5)
+    pytest.fail("no verification recorded")
+
+
+def test_a_remediation_that_did_not_work_fails_verification_and_pages_again(
+    shop, github: FakeGitHub
+) -> None:
+    gw = shop()
+    plant(gw, WORKFLOW | {"verify_within": 2})
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    row = wait_verified(gw, incident)
+    assert row["verification"]["outcome"] == "failed"
+    assert "1 of 1 alerts still firing" in row["verification"]["detail"]
+    assert row["remediation"]["status"] == "failed"
+    said = [e for e in thread(gw, incident) if "did NOT work" in e["text"]]
+    assert len(said) == 1 and "Paging the on-call again" in said[0]["text"]
+    assert said[0]["notice"]["person"]["name"] in (
+        "Cy Example",
+        "Di Example",
+    )  # checkout's on-call, named
+    (issue,) = github.issues
+    comments = [c["body"] for c in github.comments.get(issue["number"], [])]
+    assert any("verification failed" in c for c in comments), comments
+    (pb,) = gw.http.get("/api/v1/playbooks").json()["playbooks"]
+    assert (pb["remediation_failed"], pb["remediation_trust"]) == (1, pytest.approx(1 / 3))
+
+
+def test_alerts_that_resolve_verify_the_remediation(shop, github: FakeGitHub) -> None:
+    gw = shop()
+    plant(gw, WORKFLOW | {"verify_within": 30})
+    started = datetime.now(UTC) - timedelta(minutes=5)
+    incident = fire(gw, started)
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    gw.drain()
+    (row,) = remediations(gw, incident)
+    assert row["verification"] is None and row["remediation"]["status"] == "running"
+    answer = gw.http.post("/api/v1/alerts", json={"alerts": [alert("resolved", started)]})
+    assert answer.status_code == 200
+    row = wait_verified(gw, incident)
+    assert row["verification"]["outcome"] == "verified"
+    assert row["verification"]["detail"] == "all 1 alerts of the incident resolved"
+    assert row["remediation"]["status"] == "succeeded"
+    (pb,) = gw.http.get("/api/v1/playbooks").json()["playbooks"]
+    assert pb["remediation_trust"] == pytest.approx(2 / 3)
+
+
+@pytest.mark.skipif(not available(), reason="needs prometheus and promtool (Debian prometheus)")
+def test_calls_back_under_the_threshold_verify_while_alerts_still_fire(
+    shop, tmp_path: Path
+) -> None:
+    now = int(time.time())
+    # checkout -> payment fails half its calls for 38 minutes, then recovers (series go on
+    # into the next 10 minutes, so the verifier's window since the run has samples)
+    edge = Edge("checkout", "payment", rate=5.0, fail=0.0,
+                windows=[Window(now - 40 * 60, now - 120, fail=0.5)])  # fmt: skip
+    server = PrometheusServer(
+        tmp_path / "prometheus", [edge], None, times=list(range(now - 7200, now + 600, 15))
+    )
+    try:
+        gw = shop(prometheus_url=server.url)
+        plant(gw, WORKFLOW | {"verify_within": 60},
+              extra_checks=[{"type": "calls_failing", "threshold": 0.1}])  # fmt: skip
+        incident = fire(gw, datetime.now(UTC) - timedelta(minutes=35))
+        assert decide(gw, incident, "approve", MEMBER).status_code == 200
+        row = wait_verified(gw, incident)
+    finally:
+        server.stop()
+    assert row["verification"]["outcome"] == "verified", row["verification"]
+    detail = row["verification"]["detail"]
+    assert detail.startswith("0 of ") and "calls into payment failed since the run" in detail
+    assert "under the playbook's threshold 10.00%" in detail
+
+
+def test_a_runbook_webhook_is_signed_and_posted_once(shop, receiver: Receiver) -> None:
+    gw = shop()
+    plant(gw, {"type": "webhook", "url": receiver.url, "body": {"runbook": "restart-payment"}})
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    gw.drain()
+    assert receiver.refused == 0
+    assert receiver.accepted == [
+        {
+            "runbook": "restart-payment",
+            "incident_id": incident,
+            "intent_id": f"incident:{incident}:remediate:pb-rollback",
+        }
+    ]
+    (row,) = remediations(gw, incident)
+    assert [a["outcome"] for a in row["attempts"]] == ["dispatched"]
+    assert row["attempts"][0]["external_ref"].endswith("(run-1)")
+
+
+def test_a_runbook_webhook_with_the_wrong_secret_is_refused_and_fails(
+    shop, receiver: Receiver
+) -> None:
+    gw = shop(runbook_webhook_secret=SecretStr("not-the-runners-secret"))
+    plant(gw, {"type": "webhook", "url": receiver.url, "body": {}})
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    gw.drain()
+    assert receiver.refused == 1 and receiver.accepted == []
+    (row,) = remediations(gw, incident)
+    assert row["remediation"]["status"] == "failed"
+    assert row["attempts"][0]["outcome"].endswith("answered HTTP 401")
+    assert any("Remediation failed to run" in e["text"] for e in thread(gw, incident))
+
+
+NOTE = FollowUp(about="remediation", incident_id="i", title="t", text=[Span(text="x")])
+
+
+def test_a_flagd_flag_becomes_one_pull_request(shop, github: FakeGitHub) -> None:
+    gw = shop()
+    plant(gw, {"type": "flagd_flag", "repo": "o/r", "path": "src/flagd/demo.flagd.json",
+               "flag": "paymentFailure", "variant": "off"})  # fmt: skip
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    gw.drain()
+    (pull,) = [p for p in github.pulls if p.get("head")]
+    assert pull["base"] == "main" and pull["head"].startswith("blast-radius/incident-")
+    changed = json.loads(github.files[(pull["head"], "src/flagd/demo.flagd.json")])
+    assert changed["flags"]["paymentFailure"]["defaultVariant"] == "off"
+    assert json.loads(github.files[("main", "src/flagd/demo.flagd.json")]) == FLAGS
+    (row,) = remediations(gw, incident)
+    assert [a["outcome"] for a in row["attempts"]] == ["dispatched"]
+    assert row["attempts"][0]["external_ref"].endswith(f"/pull/{pull['number']}")
+    # what a retry asks first: the pull request is found by its branch, so none is opened again
+    adapter = FlagdPullRequest(client(SecretStr(GITHUB_TOKEN), github.url, 0, 0),
+                               SecretStr(GITHUB_TOKEN), "o/r", "src/flagd/demo.flagd.json",
+                               "paymentFailure", "off")  # fmt: skip
+    intent = f"incident:{incident}:remediate:pb-rollback"
+    assert adapter.find(intent) == row["attempts"][0]["external_ref"]
+    # a try killed after making its branch: the next one reuses the branch (422 expected)
+    other = f"incident:{incident}:remediate:pb-other"
+    github.branches[branch_name(other)] = github.branches["main"]
+    github.files[(branch_name(other), "src/flagd/demo.flagd.json")] = json.dumps(FLAGS)
+    assert adapter.find(other) is None
+    ref = adapter.send(OutboundMessage(intent_id=other, incident_id=incident, kind="remediation",
+                                       notice=NOTE))  # fmt: skip
+    assert adapter.find(other) == ref and len([p for p in github.pulls if p.get("head")]) == 2
+    # a flag the file does not define is refused, never written
+    wrong = FlagdPullRequest(client(SecretStr(GITHUB_TOKEN), github.url, 0, 0),
+                             SecretStr(GITHUB_TOKEN), "o/r", "src/flagd/demo.flagd.json",
+                             "paymentFailure", "25%")  # fmt: skip
+    with pytest.raises(AdapterError, match="has no variant '25%'") as refused:
+        wrong.send(OutboundMessage(intent_id="i-3", incident_id=incident, kind="remediation",
+                                   notice=NOTE))  # fmt: skip
+    assert refused.value.retryable is False
+
+
+@pytest.fixture
+def slack_shop(shop, api: SlackAPI) -> Gateway:
+    """Slack on, with checkout's members known by Slack user id."""
+    gw: Gateway = shop(
+        slack_bot_token=SecretStr(SLACK_TOKEN), slack_signing_secret=SecretStr(SIGNING_SECRET),
+        slack_api_url=api.base_url, slack_default_channel="C0DEFAULT",
+    )  # fmt: skip
+    graph_of(gw).rows("import_people", {"people": [
+        {"name": "Cy Example", "email": "cy@example.com", "slack_user_id": "U0CY",
+         "team": "checkout", "sources": ["test"]},
+        {"name": "Hal Example", "email": "hal@example.com", "slack_user_id": "U0HAL",
+         "team": "platform", "sources": ["test"]}]})  # fmt: skip
+    return gw
+
+
+def slack_click(gw: Gateway, api: SlackAPI, action_id: str, value: str, user: str) -> Any:
+    payload = {
+        "type": "block_actions", "team": {"id": TEAM}, "user": {"id": user, "team_id": TEAM},
+        "response_url": f"{api.base_url}response-{user}",
+        "actions": [{"type": "button", "action_id": action_id, "value": value,
+                     "action_ts": f"{time.time():.6f}"}],
+    }  # fmt: skip
+    raw = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+    return gw.http.post(
+        "/api/v1/slack/interactions", content=raw,
+        headers={"Content-Type": "application/x-www-form-urlencoded"} | signed_headers(raw),
+    )  # fmt: skip
+
+
+def told(api: SlackAPI, user: str) -> list[str]:
+    """What the clicker `user` was told (ephemeral replies to their `response_url`)."""
+    return [str(p.get("text")) for _, method, p in api.calls if method == f"response-{user}"]
+
+
+def test_in_slack_a_stranger_is_told_why_and_a_member_approves(
+    slack_shop: Gateway, api: SlackAPI, github: FakeGitHub
+) -> None:
+    gw = slack_shop
+    plant(gw, WORKFLOW)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    rid = f"remediation:{incident}:pb-rollback"
+    proposal = [m for m in api.calls if m[1] == "chat.postMessage" and "Proposed remediation"
+                in str(m[2].get("text"))]  # fmt: skip
+    assert len(proposal) == 1 and "remediation_approve" in json.dumps(proposal[0][2])
+    assert slack_click(gw, api, "remediation_approve", rid, "U0HAL").status_code == 200
+    assert slack_click(gw, api, "remediation_approve", rid, "U0NOBODY").status_code == 200
+    deadline = time.monotonic() + 5
+    while len(told(api, "U0NOBODY")) < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "may not decide this remediation: only members of checkout" in told(api, "U0HAL")[0]
+    assert "Slack user 'U0NOBODY' may not" in told(api, "U0NOBODY")[0]
+    gw.drain()
+    assert github.runs == []
+    assert slack_click(gw, api, "remediation_approve", rid, "U0CY").status_code == 200
+    assert slack_click(gw, api, "remediation_approve", rid, "U0CY").status_code == 200
+    gw.drain()
+    assert len(github.runs) == 1
+    (row,) = remediations(gw, incident)
+    assert (row["approval"]["by"], row["approval"]["identity"], row["approval"]["source"]) == (
+        "Cy Example",
+        "U0CY",
+        "slack",
+    )
+
+
+APPROVERS = """\
+components:
+  - {id: payment, kind: service}
+teams:
+  - name: checkout
+    owns: [payment]
+    members: [{name: Cy Park, email: cy@acme.test}]
+    approvers: [Hal Lee, Nobody Known]
+  - name: platform
+    members: [{name: Hal Lee}]
+default_team: platform
+"""
+
+
+def test_approvers_in_a_world_file_are_people_of_some_team(
+    tmp_path: Path, store: GraphStore, tenant: str, falkordb: EmbeddedFalkorDB
+) -> None:
+    path = tmp_path / "world.yaml"
+    path.write_text(APPROVERS, encoding="utf-8")
+    with pytest.raises(TopologyError) as caught:
+        load_sources([path])
+    assert caught.value.problems == [
+        f"{path}:7: teams.0.approvers.1: approver 'Nobody Known' of 'checkout' is not a member "
+        "of any team (approvers are people by name)"
+    ]
+    path.write_text(APPROVERS.replace(", Nobody Known", ""), encoding="utf-8")
+    loaded = load_sources([path])
+    assert loaded.world.teams[0].approvers == ["Hal Lee"]
+    graph = store.graph(graph_name(tenant))
+    graph.ensure_schema()
+    import_world(graph, loaded.world)
+    inspect = FalkorDB.from_url(falkordb.url).select_graph(graph_name(tenant))  # read-only look
+    rows = inspect.ro_query("MATCH (t:Team) RETURN t.name, t.approvers ORDER BY t.name")
+    assert rows.result_set == [["checkout", ["Hal Lee"]], ["platform", None]]
