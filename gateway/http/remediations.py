@@ -74,10 +74,13 @@ def remediation_rows(graph: TenantGraph, incident_id: str) -> list[dict[str, Any
     what it runs, in words (`agents.act.spec.describe`)."""
     rows: list[dict[str, Any]] = graph.rows("incident_remediations", {"incident_id": incident_id})
     for row in rows:
+        stored = row["remediation"].get("spec_json")
         try:
-            row["what"] = spec.describe(spec.load(row["remediation"]["spec_json"]))
+            row["what"] = spec.describe(spec.load(stored)) if stored else None
         except ValidationError:
-            row["what"] = "a remediation stored by another version (no longer valid)"
+            row["what"] = None
+        if row["what"] is None:  # written by another version, or by hand
+            row["what"] = f"remediation {row['remediation'].get('type') or 'of unknown type'}"
     return rows
 
 
