@@ -99,5 +99,28 @@ def test_the_incident_list_tells_inconclusive_from_not_investigated() -> None:
         row | {"id": "inc-2", "root_cause": None, "investigated": False},
         row | {"id": "inc-3", "root_cause": "cart", "investigated": True},
     ])  # fmt: skip
-    causes = [line.split()[-2] for line in text.splitlines()[1:]]
+    causes = [line.split()[-3] for line in text.splitlines()[1:]]
     assert causes == ["inconclusive", "-", "cart"]
+
+
+def test_the_incident_list_says_who_acknowledged_and_how_far_it_escalated() -> None:
+    row = {
+        "id": "inc-1",
+        "status": "open",
+        "severity": "critical",
+        "opened_at": 0,
+        "firing": 1,
+        "alerts": 1,
+        "title": "T",
+        "root_cause": "cart",
+        "investigated": True,
+    }
+    text = incident_table([
+        row | {"acknowledged_by": "Di Example", "escalation_level": 1},
+        row | {"id": "inc-2", "escalation_level": 2},
+        row | {"id": "inc-3", "maintenance_until": 1_700_000_000_000},
+        row | {"id": "inc-4"},
+    ])  # fmt: skip
+    assert "ROOT CAUSE  ON CALL" in text.splitlines()[0]
+    states = [line.split("cart", 1)[1].rsplit("T", 1)[0].strip() for line in text.splitlines()[1:]]
+    assert states == ["ack Di Example, esc 1", "esc 2", "quiet", "-"]

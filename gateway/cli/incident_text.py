@@ -19,16 +19,16 @@ def when(ms: int | None) -> str:
 def incident_table(rows: list[dict[str, Any]]) -> str:
     """One line per incident (rows of `list_incidents`): id, status, severity, opened, firing
     of all alerts, root cause (`inconclusive` when the finding names none, `-` before there is
-    a finding), title; newest first, as given."""
+    a finding), on call (`on-call` below), title; newest first, as given."""
     if not rows:
         return "no incidents"
-    head = ("ID", "STATUS", "SEVERITY", "OPENED", "FIRING", "ROOT CAUSE", "TITLE")
+    head = ("ID", "STATUS", "SEVERITY", "OPENED", "FIRING", "ROOT CAUSE", "ON CALL", "TITLE")
     lines = [head] + [
         (
             str(r["id"]), str(r["status"]), str(r["severity"]), when(r["opened_at"]),
             f"{int(r['firing'])}/{int(r['alerts'])}",
             str(r["root_cause"] or ("inconclusive" if r.get("investigated") else "-")),
-            str(r["title"]),
+            on_call(r), str(r["title"]),
         )
         for r in rows
     ]  # fmt: skip
@@ -38,6 +38,20 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
         + "  " + line[-1]
         for line in lines
     )  # fmt: skip
+
+
+def on_call(row: dict[str, Any]) -> str:
+    """The on-call state of a `list_incidents` row in a word or two: `ack <person>`, `esc <n>`
+    (escalation level reached while nobody acknowledged), `quiet` (a maintenance window holds
+    its page), `-` for none of these; `, `-joined when several hold."""
+    said = []
+    if row.get("acknowledged_by"):
+        said.append(f"ack {row['acknowledged_by']}")
+    if row.get("escalation_level"):
+        said.append(f"esc {int(row['escalation_level'])}")
+    if row.get("maintenance_until"):
+        said.append("quiet")
+    return ", ".join(said) or "-"
 
 
 def _cause(root_cause: str | None, finding: dict[str, Any]) -> str:
