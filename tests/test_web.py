@@ -18,7 +18,7 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
-from agents.respond import preferences
+from agents.respond import maintenance, preferences
 from agents.tasks.kinds import AFTER_PAGE, PRIORITY
 from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
@@ -592,6 +592,28 @@ def test_acknowledge_and_resolve_are_the_signed_in_persons(site: Site, store: Gr
     assert not any(t.startswith("Marked resolved") for t in texts)  # one line for one act
     ats = [int(a) for a in re.findall(r'data-at="(\d+)"', story)]
     assert ats == sorted(ats)
+
+
+def test_snooze_opens_a_quiet_window_as_the_signed_in_person(site: Site, store: GraphStore) -> None:
+    incident = site.post_alert(site.a, "payment")
+    site.drain()
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        page = http.get(f"/ui/incidents/{incident}").text
+        intent = re.search(r'name="intent" value="([0-9a-f]+s)"', page)
+        assert intent and 'id="snooze"' in page
+        form = {"csrf": csrf_of(page), "intent": intent.group(1)}
+        assert http.post(f"/ui/incidents/{incident}/snooze", data=form).status_code == 303
+        assert http.post(f"/ui/incidents/{incident}/snooze", data=form).status_code == 303
+        bad = http.post("/ui/incidents/inc-none/snooze", data=form)
+        assert bad.status_code == 404
+        page = http.get(f"/ui/incidents/{incident}").text
+    graph = store.graph(graph_name(site.a))
+    (window,) = maintenance.windows(graph)  # one window: the repeated click changed nothing
+    assert window["by"] == PERSON_A and "payment" in window["components"]
+    hour = window["ends_at"] - window["starts_at"]
+    assert 59 * 60_000 <= hour <= 61 * 60_000
+    assert "⏸ until" in page  # the header says the page is held
 
 
 def test_deliveries_escalation_and_remediation_read_in_order(site: Site, store: GraphStore) -> None:

@@ -31,7 +31,7 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
 from agents.learn import verdicts
-from agents.respond import lifecycle
+from agents.respond import lifecycle, maintenance
 from gateway.http import incident_views
 from gateway.http.limits import read_limited
 from gateway.http.payloads import http_link
@@ -352,15 +352,18 @@ async def _act(request: Request, incident_id: str, what: str) -> Response:
 def _change_state(
     graph: TenantGraph, session: Session, incident_id: str, what: str, form: dict[str, str]
 ) -> None:
-    """Acknowledge or resolve as `session.person`, exactly as the page's Slack buttons do
+    """Acknowledge, resolve or snooze as `session.person`, exactly as the page's Slack buttons do
     (`agents.respond.lifecycle`: the incident's `acknowledged_at/_by` or `status,
     resolved_at/_by`, and the page edited to say so). Resolving also records a `resolved`
     verdict, as Slack's Resolved button does (the learner hears of it). Raises HTTPException
     404 (no such incident), 409 (not open), 422 (a malformed intent id)."""
-    intent = _intent(form) if what == "resolve" else ""
+    intent = _intent(form) if what in ("resolve", "snooze") else ""
     try:
         if what == "acknowledge":
             lifecycle.acknowledge(graph, incident_id, session.person)
+        elif what == "snooze":  # as the page's Snooze 1 h button: a window over its components
+            if maintenance.snooze(graph, incident_id, session.person, f"web:{intent}") is None:
+                raise LookupError(incident_id)
         else:
             row = lifecycle.resolve(graph, incident_id, session.person)
             if not row["fresh"]:
@@ -389,6 +392,14 @@ async def acknowledge(request: Request, incident_id: str) -> Response:
     """Acknowledge as the signed-in person (form: `csrf`). 303 to the timeline; 403 bad CSRF;
     404 no such incident; 409 not open. The first acknowledgement stands."""
     return await _act(request, incident_id, "acknowledge")
+
+
+@router.post("/ui/incidents/{incident_id}/snooze")
+async def snooze(request: Request, incident_id: str) -> Response:
+    """Snooze for an hour as the signed-in person (form: `csrf`, `intent`): a quiet window
+    over the incident's components, as Slack's Snooze 1 h does. 303 to the timeline; 403 bad
+    CSRF; 404 no such incident; 422 malformed intent."""
+    return await _act(request, incident_id, "snooze")
 
 
 @router.post("/ui/incidents/{incident_id}/resolve")
