@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import operator
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -69,10 +70,21 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 }  # fmt: skip
 
 
-class _Check(BaseModel):
-    """Base of every check: stored as JSON in `Playbook.checks_json`."""
+class _Check(BaseModel, ABC):
+    """Base of every check: stored as JSON in `Playbook.checks_json`. Each check type answers
+    for itself (`answer`) and says what it is about (`about_candidate`), so a new type is one
+    class and one entry in `Check`."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # "NaN", "inf" are no threshold
+
+    @abstractmethod
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        """`{held, status, raw, detail}` for `candidate` (see `evaluate`)."""
+
+    def about_candidate(self) -> bool:
+        """Whether the check looks at the candidate itself, not only at the incident's context
+        (a playbook whose checks are all context cannot single out its candidate)."""
+        return True
 
 
 class NoRecentChange(_Check):
@@ -81,12 +93,21 @@ class NoRecentChange(_Check):
     type: Literal["no_recent_change"]
     scope: Literal["alerting"] = "alerting"
 
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _changes(self, candidate, ev)
+
+    def about_candidate(self) -> bool:
+        return False  # a change anywhere upstream explains the symptoms as well
+
 
 class RecentChange(_Check):
     """A change on the candidate in the 2 h before the incident."""
 
     type: Literal["recent_change"]
     scope: Literal["candidate"] = "candidate"
+
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _changes(self, candidate, ev)
 
 
 class AlertKind(_Check):
@@ -104,6 +125,12 @@ class AlertKind(_Check):
             raise ValueError(f"unknown failure kind {value!r}; use one of {', '.join(known)}")
         return value
 
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _alerts(self, candidate, ev)
+
+    def about_candidate(self) -> bool:
+        return self.scope == "candidate"
+
 
 class AlertFiring(_Check):
     """An alert named `alertname` on the candidate, or on any alerting component."""
@@ -112,11 +139,22 @@ class AlertFiring(_Check):
     alertname: str = Field(min_length=1)
     scope: Literal["candidate", "alerting"] = "candidate"
 
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _alerts(self, candidate, ev)
+
+    def about_candidate(self) -> bool:
+        return self.scope == "candidate"
+
 
 class NamedByAlert(_Check):
     """An alert's peer label names the candidate (a caller blames it)."""
 
     type: Literal["named_by_alert"]
+
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        peers = alert_peers(ev, NoInput()).data or []
+        hits = [p for p in peers if p["peer"] == candidate]
+        return _result(bool(hits), hits, f"alerts naming {candidate} as a peer: {len(hits)}")
 
 
 class CallsFailing(_Check):
@@ -125,12 +163,18 @@ class CallsFailing(_Check):
     type: Literal["calls_failing"]
     threshold: float = Field(gt=0, le=1)
 
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _calls(self, candidate, ev)
+
 
 class CallsSlow(_Check):
     """Calls into the candidate take at least `factor` x their mean of the hour before."""
 
     type: Literal["calls_slow"]
     factor: float = Field(gt=1)
+
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _calls(self, candidate, ev)
 
 
 class RequestsRising(_Check):
@@ -139,11 +183,20 @@ class RequestsRising(_Check):
     type: Literal["requests_rising"]
     factor: float = Field(gt=1)
 
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _calls(self, candidate, ev)
+
 
 class ExplainsAlerting(_Check):
     """Most alerting components reach the candidate (or are reached by it, a traffic source)."""
 
     type: Literal["explains_alerting"]
+
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _explains(candidate, ev)
+
+    def about_candidate(self) -> bool:
+        return False  # any cause upstream of the alerting components explains them
 
 
 class SignatureAlert(BaseModel):
@@ -164,6 +217,9 @@ class Signature(_Check):
     alerts: list[SignatureAlert] = Field(min_length=1, max_length=50)
     overlap: float = Field(0.6, gt=0, le=1)
 
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _signature(self, candidate, ev)
+
 
 class PromQLCheck(_Check):
     """An instant PromQL query whose first sample compares true against `threshold`."""
@@ -172,6 +228,9 @@ class PromQLCheck(_Check):
     query: BoundedPromQL = Field(min_length=1, max_length=4000)
     op: Literal[">", ">=", "<", "<=", "=="] = ">"
     threshold: float
+
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _promql(self, candidate, ev)
 
 
 #: One check of a playbook, by its `type`.
@@ -209,28 +268,10 @@ def evaluate(check: dict[str, Any], candidate: str, ev: Evidence) -> dict[str, A
         why = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         return _error(f"invalid check {check!r}: {why}")
     try:
-        return _answer(parsed, candidate, ev)
+        answered: dict[str, Any] = parsed.answer(candidate, ev)
+        return answered
     except AdapterError as exc:
         return _error(f"{parsed.type}: {exc}")
-
-
-def _answer(check: Any, candidate: str, ev: Evidence) -> dict[str, Any]:
-    """`evaluate` for a validated check."""
-    if isinstance(check, NoRecentChange | RecentChange):
-        return _changes(check, candidate, ev)
-    if isinstance(check, AlertKind | AlertFiring):
-        return _alerts(check, candidate, ev)
-    if isinstance(check, NamedByAlert):
-        peers = alert_peers(ev, NoInput()).data or []
-        hits = [p for p in peers if p["peer"] == candidate]
-        return _result(bool(hits), hits, f"alerts naming {candidate} as a peer: {len(hits)}")
-    if isinstance(check, CallsFailing | CallsSlow | RequestsRising):
-        return _calls(check, candidate, ev)
-    if isinstance(check, ExplainsAlerting):
-        return _explains(candidate, ev)
-    if isinstance(check, Signature):
-        return _signature(check, candidate, ev)
-    return _promql(check, candidate, ev)
 
 
 def alert_signature(alerts: list[dict[str, Any]]) -> set[tuple[str, str]]:
@@ -368,13 +409,14 @@ def _promql(check: PromQLCheck, candidate: str, ev: Evidence) -> dict[str, Any]:
 
 
 def about_candidate(check: dict[str, Any]) -> bool:
-    """Whether a check looks at the candidate itself (its alerts, changes, calls, a query about
-    it), not only at the incident's context (`no_recent_change`, symptoms on any alerting
-    component). A playbook whose checks are all context cannot single out its candidate."""
-    kind = check.get("type")
-    if kind in ("no_recent_change", "explains_alerting"):  # any cause upstream explains them
-        return False
-    return not (kind in ("alert_kind", "alert_firing") and check.get("scope") == "alerting")
+    """Whether a stored check looks at the candidate itself (`_Check.about_candidate`); an
+    invalid one counts as about the candidate (it never holds, so it cannot steer)."""
+    try:
+        parsed = CHECK.validate_python(check)
+    except ValidationError:
+        return True
+    about: bool = parsed.about_candidate()
+    return about
 
 
 def evidence_checks(evidence: list[dict[str, Any]], cause: str) -> list[dict[str, Any]]:

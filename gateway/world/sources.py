@@ -8,6 +8,7 @@ layered as `docker compose -f a -f b` would), `backstage` (catalog-info.yaml), `
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,6 @@ from gateway.world.kubernetes import load_kubernetes
 from gateway.world.model import ComponentSpec, EdgeSpec, TeamSpec, TopologyError, WorldSpec
 from gateway.world.worldfile import load_world
 from gateway.world.yamlfile import load_documents
-
-FORMATS: tuple[str, ...] = ("auto", "world", "compose", "backstage", "kubernetes")
 
 
 @dataclass
@@ -37,6 +36,55 @@ def _documents(path: Path) -> list[Any]:
     return [d for d in load_documents(path) if d is not None]
 
 
+#: What an importer returns: the worlds it read, each with its source ids (`importer:path`),
+#: and the names it could not map to a component (reported, never guessed).
+Imported = tuple[list[tuple[WorldSpec, list[str]]], list[str]]
+
+
+@dataclass(frozen=True)
+class Importer:
+    """One source format: `name` (`--format`), `recognises(first YAML document)` for
+    detection, and `load(files, env_file, known component ids)`. A new format is one entry
+    in `IMPORTERS`; detection tries them in order."""
+
+    name: str
+    recognises: Callable[[dict[str, Any]], bool]
+    load: Callable[[list[Path], Path | None, list[str]], Imported]
+
+
+def _world(files: list[Path], env_file: Path | None, known: list[str]) -> Imported:
+    return [(load_world(f, known), [f"world:{f}"]) for f in files], []
+
+
+def _backstage(files: list[Path], env_file: Path | None, known: list[str]) -> Imported:
+    world, refs = load_backstage(files)
+    return [(world, [f"backstage:{f}" for f in _files(files)])], refs
+
+
+def _kubernetes(files: list[Path], env_file: Path | None, known: list[str]) -> Imported:
+    world, hosts = load_kubernetes(files)
+    return [(world, [f"kubernetes:{f}" for f in _files(files)])], hosts
+
+
+def _compose(files: list[Path], env_file: Path | None, known: list[str]) -> Imported:
+    world, hosts = load_compose(files, env_file)  # layered, as `docker compose -f a -f b`
+    return [(world, [f"compose:{files[0]}"])], hosts
+
+
+IMPORTERS: tuple[Importer, ...] = (
+    # a world file may lack its components and is still reported as one
+    Importer("world", lambda d: bool({"components", "edges", "teams", "default_team"} & set(d)),
+             _world),
+    Importer("compose", lambda d: isinstance(d.get("services"), dict), _compose),
+    Importer("backstage", lambda d: str(d.get("apiVersion", "")).startswith("backstage.io/"),
+             _backstage),
+    Importer("kubernetes", lambda d: bool(d.get("apiVersion")) and "kind" in d, _kubernetes),
+)  # fmt: skip
+BY_NAME: dict[str, Importer] = {importer.name: importer for importer in IMPORTERS}
+#: What `--format` accepts.
+FORMATS: tuple[str, ...] = ("auto", *BY_NAME)
+
+
 def detect(path: Path) -> str:
     """The format of a file by its content: a world file has `components:` (or `teams:`,
     `edges:`, `default_team:`, so a world missing its components is reported as such); compose has
@@ -50,15 +98,9 @@ def detect(path: Path) -> str:
         raise TopologyError(f"{path}: a folder of {', '.join(sorted(kinds)) or 'no YAML'} files")
     docs = _documents(path)
     first = docs[0] if docs and isinstance(docs[0], dict) else {}
-    if {"components", "edges", "teams", "default_team"} & set(first):
-        return "world"
-    if isinstance(first.get("services"), dict):
-        return "compose"
-    api = str(first.get("apiVersion", ""))
-    if api.startswith("backstage.io/"):
-        return "backstage"
-    if api and "kind" in first:
-        return "kubernetes"
+    for importer in IMPORTERS:
+        if importer.recognises(first):
+            return importer.name
     raise TopologyError(
         f"{path}: not a world file (no `components:`), compose file, Backstage catalog or "
         "Kubernetes manifest (use --format to say which)"
@@ -88,23 +130,13 @@ def load_sources(paths: list[Path], fmt: str = "auto", env_file: Path | None = N
     # world files last: they may own or connect components the other sources define
     for kind, files in sorted(by_format.items(), key=lambda item: item[0] == "world"):
         try:
-            if kind == "world":
-                known = [c.id for world, _ in parts for c in world.components]
-                parts += [(load_world(f, known), [f"world:{f}"]) for f in files]
-            elif kind == "backstage":
-                world, refs = load_backstage(files)
-                parts.append((world, [f"backstage:{f}" for f in _files(files)]))
-                unmapped += refs
-            elif kind == "kubernetes":
-                world, hosts = load_kubernetes(files)
-                parts.append((world, [f"kubernetes:{f}" for f in _files(files)]))
-                unmapped += hosts
-            elif kind == "compose":
-                world, hosts = load_compose(files, env_file)
-                parts.append((world, [f"compose:{files[0]}"]))
-                unmapped += hosts
-            else:
+            importer = BY_NAME.get(kind)
+            if importer is None:
                 raise TopologyError(f"{', '.join(map(str, files))}: format {kind} is not known")
+            known = [c.id for world, _ in parts for c in world.components]
+            made, found = importer.load(files, env_file, known)
+            parts += made
+            unmapped += found
         except TopologyError as exc:
             problems += exc.problems
     if problems:
