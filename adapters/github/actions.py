@@ -35,15 +35,10 @@ import time
 from collections.abc import Iterator
 
 import requests
-from github import Auth, Github, GithubException
-from github.GithubRetry import GithubRetry
+from github import Github, GithubException
 from pydantic import SecretStr
 
-from adapters.github.notifier import (
-    MAX_RATE_LIMIT_WAIT_S,
-    SECONDARY_RATE_WAIT_S,
-    adapter_error,
-)
+from adapters.github.notifier import adapter_error
 from adapters.notices import FollowUp
 from adapters.notify import AdapterError, OutboundMessage
 
@@ -52,30 +47,6 @@ INTENT_INPUT = "blast_intent"
 #: How many times, 1 s apart, `send` looks for the run it just dispatched (GitHub lists it
 #: within seconds); not found then, the ref says "dispatched" and the next `find` links it.
 RUN_LOOKUPS = 3
-
-
-def client(
-    token: SecretStr, api_url: str, request_interval_s: float = 0.25,
-    write_interval_s: float = 1.0, timeout_s: int = 15,
-) -> Github:  # fmt: skip
-    """A PyGithub client that retries GETs only (a repeated POST could act twice)."""
-    return Github(
-        auth=Auth.Token(token.get_secret_value()),
-        base_url=api_url.rstrip("/"),
-        timeout=timeout_s,
-        per_page=100,
-        retry=GithubRetry(
-            total=3,
-            allowed_methods=frozenset({"GET"}),
-            backoff_factor=0.25,
-            secondary_rate_wait=SECONDARY_RATE_WAIT_S,
-            max_rate_limit_wait=MAX_RATE_LIMIT_WAIT_S,
-            retry_after_max=MAX_RATE_LIMIT_WAIT_S,
-        ),
-        seconds_between_requests=request_interval_s,
-        seconds_between_writes=write_interval_s,
-        lazy=True,
-    )
 
 
 def branch_name(intent_id: str) -> str:

@@ -163,6 +163,30 @@ def adapter_error(what: str, exc: Exception, secret: str) -> AdapterError:
     return AdapterError(text, retryable=retryable, retry_after_s=retry_after)
 
 
+def client(
+    token: SecretStr, api_url: str, request_interval_s: float = 0.25,
+    write_interval_s: float = 1.0, timeout_s: int = 15,
+) -> Github:  # fmt: skip
+    """A PyGithub client that retries GETs only (a repeated POST could act twice)."""
+    return Github(
+        auth=Auth.Token(token.get_secret_value()),
+        base_url=api_url.rstrip("/"),
+        timeout=timeout_s,
+        per_page=100,
+        retry=GithubRetry(
+            total=3,
+            allowed_methods=frozenset({"GET"}),
+            backoff_factor=0.25,
+            secondary_rate_wait=SECONDARY_RATE_WAIT_S,
+            max_rate_limit_wait=MAX_RATE_LIMIT_WAIT_S,
+            retry_after_max=MAX_RATE_LIMIT_WAIT_S,
+        ),
+        seconds_between_requests=request_interval_s,
+        seconds_between_writes=write_interval_s,
+        lazy=True,  # objects fetch on first attribute read: no GET before each write
+    )
+
+
 class GitHubIssues:
     """The ticket `Notifier` on GitHub issues of one repository (see the module docstring).
 
@@ -189,23 +213,7 @@ class GitHubIssues:
         self.api_url = api_url.rstrip("/")
         self.label = label
         self._token = token
-        self._gh = Github(
-            auth=Auth.Token(token.get_secret_value()),
-            base_url=self.api_url,
-            timeout=timeout_s,
-            per_page=100,
-            retry=GithubRetry(
-                total=3,
-                allowed_methods=frozenset({"GET"}),
-                backoff_factor=0.25,
-                secondary_rate_wait=SECONDARY_RATE_WAIT_S,
-                max_rate_limit_wait=MAX_RATE_LIMIT_WAIT_S,
-                retry_after_max=MAX_RATE_LIMIT_WAIT_S,
-            ),
-            seconds_between_requests=request_interval_s,
-            seconds_between_writes=write_interval_s,
-            lazy=True,  # objects fetch on first attribute read: no GET before each write
-        )
+        self._gh = client(token, self.api_url, request_interval_s, write_interval_s, timeout_s)
         self._lock = threading.Lock()
         self._labels_ready: set[str] = set()
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from pydantic import SecretStr, ValidationError
 
-from adapters.github.actions import FlagdPullRequest, WorkflowDispatch, client
+from adapters.github.actions import FlagdPullRequest, WorkflowDispatch
+from adapters.github.notifier import client
 from adapters.notices import FollowUp, Span
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from adapters.runbook_webhook import RunbookWebhook

@@ -27,7 +27,8 @@ from falkordb import FalkorDB
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
-from adapters.github.actions import FlagdPullRequest, branch_name, client
+from adapters.github.actions import FlagdPullRequest, branch_name
+from adapters.github.notifier import client
 from adapters.notices import FollowUp, Span
 from adapters.notify import AdapterError, OutboundMessage
 from gateway.cli.demo import rfc3339
