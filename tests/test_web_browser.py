@@ -199,8 +199,15 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
 
     # each verdict button acts, as this person, and the timeline keeps its order
     click_and_wait(driver, "confirm", f"Cause confirmed (payment) by {PERSON_A}")
-    driver.find_element(By.ID, "actual-cause").send_keys("postgres")
-    events = click_and_wait(driver, "reject", f"Cause corrected to postgres by {PERSON_A}")
+    # type and press in one go: a live update (the confirmation's own notices) may redraw the
+    # form between the two, and a redrawn form has lost what was typed
+    driver.execute_script(
+        "document.getElementById('actual-cause').value = 'postgres';"
+        "document.getElementById('reject').click();"
+    )
+    line = f"Cause corrected to postgres by {PERSON_A}"
+    wait(driver, lambda d: any(line in t for _, t in story(d)), f"{line!r} in the timeline")
+    events = story(driver)
     assert (
         read(driver, lambda d: d.find_element(By.ID, "headline").text) == "✎ corrected to postgres"
     )
