@@ -225,21 +225,38 @@ async def slack_events(request: Request) -> dict[str, Any]:
     return {"ok": True, **outcome}
 
 
-def record_click(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
-    """Turn a click on one of our buttons into a verdict. Returns what happened."""
+class Ignored(Exception):
+    """A click that changes nothing, with the reason (logged; Slack gets its empty 200)."""
+
+
+def clicked_page(
+    state: Any, payload: Interaction, action: Action, needs_ts: bool = True
+) -> tuple[TenantGraph, dict[str, Any]]:
+    """The tenant graph and page record of the message a button was clicked on. Raises
+    HTTPException 400 when the payload lacks the user, channel, message ts (or, with
+    `needs_ts`, the action's ts, which identifies the click for Slack's retries), and
+    `Ignored` when the message is not one of our pages or the button names another incident.
+    """
     user = payload.user
     channel, message_ts = payload.channel_id(), payload.message_ts()
-    if not user.id or not channel or not message_ts or not action.action_ts:
+    if not user.id or not channel or not message_ts or (needs_ts and not action.action_ts):
         raise HTTPException(
             400, "block_actions payload lacks user.id, channel, message ts or action_ts"
         )
-    at = slack_ms(action.action_ts)
     try:
         graph, page = find_page(state.store, state.settings, make_ref(channel, message_ts))
-    except LookupError:
-        return {"ignored": "not one of our pages"}
+    except LookupError as exc:
+        raise Ignored("not one of our pages") from exc
     if action.value != page["incident_id"]:
-        return {"ignored": "the button names another incident"}
+        raise Ignored("the button names another incident")
+    return graph, page
+
+
+def record_click(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
+    """Turn a click on one of our buttons into a verdict. Returns what happened."""
+    user = payload.user
+    graph, page = clicked_page(state, payload, action)
+    at = slack_ms(action.action_ts)
     said = actions.VERDICTS[action.action_id]
     # (user, action_id, action_ts) identifies a click: Slack's retry of it changes nothing
     key = safe_key(f"{user.id}:{action.action_id}:{action.action_ts}")
@@ -267,15 +284,7 @@ def acknowledge_click(state: Any, payload: Interaction, action: Action) -> dict[
     world's person with that Slack user id, else the name Slack sent). A repeat, or a click
     after someone else acknowledged, changes nothing."""
     user = payload.user
-    channel, message_ts = payload.channel_id(), payload.message_ts()
-    if not user.id or not channel or not message_ts:
-        raise HTTPException(400, "block_actions payload lacks user.id, channel or message ts")
-    try:
-        graph, page = find_page(state.store, state.settings, make_ref(channel, message_ts))
-    except LookupError:
-        return {"ignored": "not one of our pages"}
-    if action.value != page["incident_id"]:
-        return {"ignored": "the button names another incident"}
+    graph, page = clicked_page(state, payload, action, needs_ts=False)
     name = lifecycle.slack_name(graph, user.id, user.username or user.name)
     try:
         row = lifecycle.acknowledge(graph, page["incident_id"], name)
@@ -308,31 +317,21 @@ def answer_readback(state: Any, payload: Interaction, action: Action) -> dict[st
     return {"ignored": "no such proposed preference of this user"}
 
 
-#: A button's `action_id` -> what a click on it does: `(app state, payload, action) -> outcome`.
 def snooze_click(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
     """ "Snooze 1 h" on one of our pages: a quiet window over its incident's components for an
     hour (agents/respond/maintenance.py), by the clicking user; a retry of the click (same
     user, action and action_ts) changes nothing."""
     user = payload.user
-    channel, message_ts = payload.channel_id(), payload.message_ts()
-    if not user.id or not channel or not message_ts or not action.action_ts:
-        raise HTTPException(
-            400, "block_actions payload lacks user.id, channel, message ts or action_ts"
-        )
-    try:
-        graph, page = find_page(state.store, state.settings, make_ref(channel, message_ts))
-    except LookupError:
-        return {"ignored": "not one of our pages"}
-    if action.value != page["incident_id"]:
-        return {"ignored": "the button names another incident"}
+    graph, page = clicked_page(state, payload, action)
     click = safe_key(f"{user.id}:{action.action_id}:{action.action_ts}")
-    by = user.username or user.name or user.id
+    by = user.username or user.name or str(user.id)  # clicked_page checked it is there
     row = maintenance.snooze(graph, page["incident_id"], by, click)
     if row is None:
         return {"ignored": "the page's incident is gone"}
     return {"snoozed": row["incident_id"], "window": row["id"], "until": row["ends_at"]}
 
 
+#: A button's `action_id` -> what a click on it does: `(app state, payload, action) -> outcome`.
 HANDLERS: dict[str, Callable[[Any, Interaction, Action], dict[str, Any]]] = {
     actions.CONFIRM: record_click,
     actions.REJECT: record_click,
@@ -364,6 +363,9 @@ async def slack_interactions(request: Request) -> Response:
     if payload.type != "block_actions" or not clicked:
         return Response(status_code=200)
     handler = HANDLERS[clicked[0].action_id]
-    outcome = await run_in_threadpool(handler, request.app.state, payload, clicked[0])
+    try:
+        outcome = await run_in_threadpool(handler, request.app.state, payload, clicked[0])
+    except Ignored as exc:
+        outcome = {"ignored": str(exc)}
     log.info("slack action %s by %s: %s", clicked[0].action_id, payload.user.id, outcome)
     return Response(status_code=200)
