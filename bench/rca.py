@@ -181,6 +181,17 @@ def score(case: Case, rows: list[dict[str, Any]]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def verdict(row: dict[str, Any]) -> str:
+    """A scored row's verdict: `ok` (the right cause), `WRONG` (a wrong one), else
+    `inconclusive`."""
+    return "ok" if row["top1"] else "WRONG" if row["wrong"] else "inconclusive"
+
+
+def named(row: dict[str, Any]) -> str:
+    """What a scored row's finding named: its cause, else its candidates joined by `/`."""
+    return str(row["cause"] or "/".join(row["candidates"]))
+
+
 def summary(rows: list[dict[str, Any]]) -> str:
     """The summary table: per source (bundled, extra, all) and mode."""
     lines = ["| mode | cases | top-1 | top-3 | inconclusive | of which naming the cause | "
@@ -318,11 +329,7 @@ def main() -> None:
                     for mode, source in (("alerts only", None), ("with evidence", client)):
                         row = score(case, investigate(store, case, source)) | {"mode": mode}
                         rows.append(row)
-                        verdict = (
-                            "ok" if row["top1"] else "WRONG" if row["wrong"] else "inconclusive"
-                        )
-                        named = row["cause"] or "/".join(row["candidates"])
-                        print(f"{case.name:48} {mode:13} {verdict:12} {named}")
+                        print(f"{case.name:48} {mode:13} {verdict(row):12} {named(row)}")
                         if args.verbose:
                             print(f"    {row['confidence']}: {row['summary']}")
                 finally:

@@ -32,7 +32,17 @@ import yaml
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore
 from adapters.prometheus import Prometheus
-from bench.rca import FAULT_AGO_S, Case, body, investigate, reliability, score, summary
+from bench.rca import (
+    FAULT_AGO_S,
+    Case,
+    body,
+    investigate,
+    named,
+    reliability,
+    score,
+    summary,
+    verdict,
+)  # fmt: skip
 from gateway.cli.demo_evidence import Edge, PrometheusServer
 from gateway.world.model import MemberSpec, TeamSpec
 from gateway.world.sources import load_sources
@@ -103,13 +113,9 @@ def main() -> None:
                             got = investigate(store, case, source, world, found)
                             row = score(case, got) | {"mode": mode}
                             rows.append(row)
-                            verdict = (
-                                "ok" if row["top1"] else "WRONG" if row["wrong"]
-                                else "inconclusive"
-                            )  # fmt: skip
-                            named = row["cause"] or "/".join(row["candidates"])
-                            print(f"{world_name:10} {case.name:36} {mode:13} {verdict:12} "
-                                  f"{named} (incidents {row['incidents']}, busiest "
+                            print(f"{world_name:10} {case.name:36} {mode:13} "
+                                  f"{verdict(row):12} {named(row)} "
+                                  f"(incidents {row['incidents']}, busiest "
                                   f"investigated {row['investigations']}x)")  # fmt: skip
                             if args.verbose:
                                 print(f"    {row['confidence']}: {row['summary']}")
