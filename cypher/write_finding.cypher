@@ -59,14 +59,9 @@ FOREACH (_ IN CASE WHEN $outcome IS NULL THEN [] ELSE [1] END |
   SET t.status = 'done', t.finished_at = timestamp(), t.outcome = $outcome)
 FOREACH (_ IN CASE WHEN $outcome IS NULL OR $next_kind IS NULL THEN [] ELSE [1] END |
   MERGE (n:Task {id: $next_id})
-    ON CREATE SET n.kind = $next_kind, n.created_at = timestamp(), n.incident_id = i.id,
-      n.status = CASE WHEN $claim_next THEN 'claimed' ELSE 'open' END,
-      n.owner = CASE WHEN $claim_next THEN $owner ELSE '' END,
-      n.attempt_id = CASE WHEN $claim_next THEN $next_attempt_id ELSE '' END,
-      n.epoch = CASE WHEN $claim_next THEN 1 ELSE 0 END,
-      n.attempts = CASE WHEN $claim_next THEN 1 ELSE 0 END,
-      n.lease_until = CASE WHEN $claim_next THEN timestamp() + $lease_ms ELSE 0 END,
-      n.taken_over = false
+    ON CREATE SET n += {kind: $next_kind, incident_id: i.id,
+// @include _chained_task
+}
   MERGE (n)-[:FOR]->(i))
 WITH t, i, f, fresh
 OPTIONAL MATCH (n:Task {id: $next_id})
