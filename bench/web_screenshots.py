@@ -9,10 +9,9 @@ incident with the page's button, then captures:
 
 - `web-incidents.png`: the list;
 - `web-incident-conclusive.png` and `web-incident-inconclusive.png`: one incident of each;
-- `web-incident-escalated.png`: an incident with delivery, escalation and remediation records
-  (`incident.escalation_level`, an `escalate` Action, `:Delivery`, `:Remediation` with its
-  approval, attempt and verification); where this gateway has no worker writing those, the
-  script writes the shapes itself (`cypher/bench_web_records.cypher`) and says so;
+- `web-incident-escalated.png`: an incident nobody acknowledged, escalated by its team's policy
+  (every team gets one level, `ESCALATE_AFTER` after the first page, to the default team's
+  on-call) by the workers, as in production;
 - `web-memory.png` (the playbook the learner wrote from another incident a person confirmed
   with the page's button), `web-world.png`.
 
@@ -46,12 +45,16 @@ from gateway.cli.demo_evidence import DEMO_STEP_S, PrometheusServer, demo_timeli
 from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
+from gateway.world.model import EscalationLevelSpec, TeamTarget
 
 #: Window width of the pictures (px); each is as tall as its page, up to `MAX_HEIGHT`.
 WIDTH, MAX_HEIGHT = 1400, 2600
 TENANT, PERSON = "demo", "priya@example.com"
 #: Server round trips timed per page after the pictures (one person, workers idle).
 TIMED_RUNS = 20
+#: The one escalation level every team gets here: long enough for the script to acknowledge
+#: the conclusive incident first, short enough to wait for.
+ESCALATE_AFTER = "40s"
 #: Random per run: the gateway lives only while the script runs.
 TOKENS = {"hook": "hook-" + "7f3a9c2e5b1d4086" * 2, "viewer": "view-" + "c4e8a1f6b3d29057" * 2}
 
@@ -104,7 +107,13 @@ def main() -> None:
         with Runtime(settings) as runtime:
             assert runtime.store is not None
             graph = runtime.store.graph(graph_name(TENANT))
-            import_world(graph, load_world(demo_world_path()))
+            world = load_world(demo_world_path())
+            for team in world.teams:
+                level = EscalationLevelSpec(
+                    after=ESCALATE_AFTER, notify=[TeamTarget(team=world.default_team)]
+                )
+                team.escalation_policy = [level]
+            import_world(graph, world)
             url = f"http://127.0.0.1:{runtime.serve_http('127.0.0.1', 0)}"
             runtime.start_workers()
             driver = chromium(work / "profile")
@@ -173,11 +182,15 @@ def run(
         driver.find_element(By.ID, "confirm").click()
         wait.until(lambda d: "Cause confirmed" in d.find_element(By.ID, "events").text)
         runtime.wait_idle()
-    if escalated:
-        level = graph.one("web_incident_people", {"incident_id": escalated})
-        if not level or not level["escalation_level"]:
-            print(f"{escalated}: no escalation worker here; its records written by the script")
-            graph.rows("bench_web_records", {"incident_id": escalated, "by": "hal@example.com"})
+    if escalated:  # nobody acknowledges it: the workers escalate it after ESCALATE_AFTER
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            people = graph.one("web_incident_people", {"incident_id": escalated})
+            if people and people["escalation_level"]:
+                break
+            time.sleep(1)
+        else:
+            print(f"{escalated}: not escalated within 120 s")
     driver.get(url + "/")
     time.sleep(1.5)  # the feed shows the last events
     shot(driver, out / "web-incidents.png")

@@ -617,13 +617,13 @@ def test_snooze_opens_a_quiet_window_as_the_signed_in_person(site: Site, store: 
 
 
 def test_deliveries_escalation_and_remediation_read_in_order(site: Site, store: GraphStore) -> None:
-    """The shared records other agents write (`cypher/bench_web_records.cypher` writes them
+    """The shared records other agents write (`cypher/web_seed_records.cypher` writes them
     here): a refused delivery and its fallback, escalation level 1, a remediation proposed,
     approved, run and verified; the list and the page say each, in order."""
     incident = site.post_alert(site.a, "payment")
     site.drain()
     graph = store.graph(graph_name(site.a))
-    graph.rows("bench_web_records", {"incident_id": incident, "by": "hal@example.com"})
+    graph.rows("web_seed_records", {"incident_id": incident, "by": "hal@example.com"})
     with site.client() as http:
         sign_in(http, VIEWER_A)
         listing = http.get("/").text

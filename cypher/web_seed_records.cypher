@@ -1,6 +1,6 @@
-// bench/web_screenshots.py and tests/test_web.py, where no escalation or remediation worker
-// runs: the records those leave on an unacknowledged incident, in the shared shapes the web
-// page reads (so the picture and the test show how they read): the page's first delivery
+// tests/test_web.py, where no escalation or remediation worker runs: the records those leave
+// on an unacknowledged incident, in the shared shapes the web page reads (so the test shows
+// how they read): the page's first delivery
 // refused and fallen back to the default channel, escalation level 1 five minutes after the
 // page, and a restart remediation proposed, approved by $by, run once and verified.
 MATCH (i:Incident {id: $incident_id})
