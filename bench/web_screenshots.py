@@ -9,9 +9,9 @@ incident with the page's button, then captures:
 
 - `web-incidents.png`: the list;
 - `web-incident-conclusive.png` and `web-incident-inconclusive.png`: one incident of each;
-- `web-incident-escalated.png`: an incident nobody acknowledged, escalated by its team's policy
-  (every team gets one level, `ESCALATE_AFTER` after the first page, to the default team's
-  on-call) by the workers, as in production;
+- `web-incident-escalated.png`: one more fault, posted after the world is imported again with
+  an escalation policy on every team (one level, `ESCALATE_AFTER` after the first page, to the
+  default team's on-call): nobody acknowledges it, and the workers escalate it;
 - `web-memory.png` (the playbook the learner wrote from another incident a person confirmed
   with the page's button), `web-world.png`.
 
@@ -52,9 +52,8 @@ WIDTH, MAX_HEIGHT = 1400, 2600
 TENANT, PERSON = "demo", "priya@example.com"
 #: Server round trips timed per page after the pictures (one person, workers idle).
 TIMED_RUNS = 20
-#: The one escalation level every team gets here: long enough for the script to acknowledge
-#: the conclusive incident first, short enough to wait for.
-ESCALATE_AFTER = "40s"
+#: The one escalation level every team gets before the last fault (short: the script waits).
+ESCALATE_AFTER = "5s"
 #: Random per run: the gateway lives only while the script runs.
 TOKENS = {"hook": "hook-" + "7f3a9c2e5b1d4086" * 2, "viewer": "view-" + "c4e8a1f6b3d29057" * 2}
 
@@ -91,7 +90,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="blast-shots-"))
     faults = yaml.safe_load(demo_faults_path().read_text(encoding="utf-8"))["faults"]
-    faults = faults[: args.scenarios]
+    faults = faults[: args.scenarios + 1]  # the last one is the escalated incident's
     base = datetime.now(UTC).replace(microsecond=0) - SCENARIO_SPACING * (len(faults) + 1)
     starts = {f["flag"]: base + SCENARIO_SPACING * i for i, f in enumerate(faults)}
     edges, times = demo_timeline({k: int(v.timestamp()) for k, v in starts.items()})
@@ -107,13 +106,7 @@ def main() -> None:
         with Runtime(settings) as runtime:
             assert runtime.store is not None
             graph = runtime.store.graph(graph_name(TENANT))
-            world = load_world(demo_world_path())
-            for team in world.teams:
-                level = EscalationLevelSpec(
-                    after=ESCALATE_AFTER, notify=[TeamTarget(team=world.default_team)]
-                )
-                team.escalation_policy = [level]
-            import_world(graph, world)
+            import_world(graph, load_world(demo_world_path()))
             url = f"http://127.0.0.1:{runtime.serve_http('127.0.0.1', 0)}"
             runtime.start_workers()
             driver = chromium(work / "profile")
@@ -145,6 +138,27 @@ def lone_alert(before: datetime) -> dict[str, Any]:
             "externalURL": "http://alertmanager.demo:9093", "alerts": [alert]}  # fmt: skip
 
 
+def escalate_one(
+    url: str, runtime: Runtime, graph: Any, fault: dict[str, Any],
+    starts: dict[str, datetime], seen: set[str],
+) -> str | None:  # fmt: skip
+    """Import the world again with a one-level escalation policy on every team, post `fault`
+    and return its new incident's id (None if it opened none). Incidents paged before have no
+    escalation: a policy applies to pages sent while it is in the world."""
+    world = load_world(demo_world_path())
+    for team in world.teams:
+        target = TeamTarget(team=world.default_team)
+        team.escalation_policy = [EscalationLevelSpec(after=ESCALATE_AFTER, notify=[target])]
+    import_world(graph, world)
+    bearer = {"Authorization": f"Bearer {TOKENS['hook']}"}
+    with httpx.Client(base_url=url, timeout=30, headers=bearer) as http:
+        for body in scenario_bodies(fault, starts[fault["flag"]], "firing"):
+            http.post("/api/v1/alerts", json=body).raise_for_status()
+    runtime.wait_idle()
+    rows = graph.rows("web_incidents", {"status": None, "limit": 50, "now": 0})
+    return next((r["id"] for r in rows if r["id"] not in seen), None)
+
+
 def run(
     driver: webdriver.Chrome, url: str, runtime: Runtime, graph: Any,
     faults: list[dict[str, Any]], starts: dict[str, datetime], out: Path,
@@ -158,7 +172,7 @@ def run(
     wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-live") == "open")
     bearer = {"Authorization": f"Bearer {TOKENS['hook']}"}
     with httpx.Client(base_url=url, timeout=30, headers=bearer) as http:
-        for fault in faults:
+        for fault in faults[:-1]:
             for body in scenario_bodies(fault, starts[fault["flag"]], "firing"):
                 http.post("/api/v1/alerts", json=body).raise_for_status()
             runtime.wait_idle()
@@ -167,21 +181,18 @@ def run(
     rows = graph.rows("web_incidents", {"status": None, "limit": 50, "now": 0})
     conclusive = next((r["id"] for r in rows if r["root_cause"]), None)
     inconclusive = next((r["id"] for r in rows if not r["root_cause"]), None)
-    escalated = next(
-        (r["id"] for r in rows if r["root_cause"] and r["id"] not in (conclusive, inconclusive)),
-        None,
-    )
     if conclusive:  # a person acknowledges it with the page's button
         driver.get(f"{url}/ui/incidents/{conclusive}")
         driver.find_element(By.ID, "acknowledge").click()
         wait.until(lambda d: "✓" in d.find_element(By.ID, "acked").text)
     confirmed = next((r["id"] for r in rows if r["root_cause"]
-                      and r["id"] not in (conclusive, escalated)), None)  # fmt: skip
+                      and r["id"] != conclusive), None)  # fmt: skip
     if confirmed:  # a person confirms one with the page's button: the learner writes a playbook
         driver.get(f"{url}/ui/incidents/{confirmed}")
         driver.find_element(By.ID, "confirm").click()
         wait.until(lambda d: "Cause confirmed" in d.find_element(By.ID, "events").text)
         runtime.wait_idle()
+    escalated = escalate_one(url, runtime, graph, faults[-1], starts, {r["id"] for r in rows})
     if escalated:  # nobody acknowledges it: the workers escalate it after ESCALATE_AFTER
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

@@ -270,8 +270,8 @@ def test_a_producer_failing_explains_its_consumers_behind_a_silent_topic(prometh
         ("KafkaConsumerGroupLag", "fraud-detection", {"topic": "orders", "consumer_group": "fd"}),
     ]
     alerts_only = run(None, alerts)
-    # the two consumers share only the topic, so each lag opens an incident of its own (issue
-    # #10); alerts only, the lag alert's `topic` label names the topic as the peer that fails,
+    # the two consumers share only the topic, so each lag opens an incident of its own (they
+    # arrive in separate deliveries here); alerts only, the lag alert's `topic` label names the topic as the peer that fails,
     # and nothing separates the topic from its producer that stopped writing
     assert alerts_only["root_cause"] is None, alerts_only["summary"]
     assert alerts_only["candidates"] == ["orders", "checkout"]
