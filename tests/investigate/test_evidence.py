@@ -271,8 +271,9 @@ def test_a_producer_failing_explains_its_consumers_behind_a_silent_topic(prometh
     ]
     alerts_only = run(None, alerts)
     # the two consumers share only the topic, so each lag opens an incident of its own (they
-    # arrive in separate deliveries here); alerts only, the lag alert's `topic` label names the topic as the peer that fails,
-    # and nothing separates the topic from its producer that stopped writing
+    # arrive in separate deliveries here); alerts only, the lag alert's `topic` label names
+    # the topic as the peer that fails, and nothing separates the topic from its producer
+    # that stopped writing
     assert alerts_only["root_cause"] is None, alerts_only["summary"]
     assert alerts_only["candidates"] == ["orders", "checkout"]
     got = run(server.url, alerts)
