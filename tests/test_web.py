@@ -613,7 +613,64 @@ def test_snooze_opens_a_quiet_window_as_the_signed_in_person(site: Site, store: 
     assert window["by"] == PERSON_A and "payment" in window["components"]
     hour = window["ends_at"] - window["starts_at"]
     assert 59 * 60_000 <= hour <= 61 * 60_000
-    assert "⏸ until" in page  # the header says the page is held
+    assert ">in maintenance</a> until" in page  # the header says the page is held
+
+
+def test_the_maintenance_page_opens_lists_and_ends_windows_of_any_length(
+    site: Site, store: GraphStore
+) -> None:
+    graph = store.graph(graph_name(site.a))
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        page = http.get("/ui/maintenance").text
+        assert 'id="no-windows"' in page and '<option value="payment">' in page
+        csrf = csrf_of(page)
+
+        def open_one(**fields: str) -> httpx.Response:
+            return http.post("/ui/maintenance", data={"csrf": csrf, **fields})
+
+        opened = open_one(components="payment, ", length="2.5", unit="hours", reason="pg 16")
+        assert opened.status_code == 303
+        until = time.strftime("%Y-%m-%dT%H:%M", time.gmtime(time.time() + 3 * 86400))
+        assert open_one(teams="checkout", until=until, reason="freeze").status_code == 303
+        refused = {
+            "unknown": open_one(components="paymnt", length="1", unit="hours", reason="x"),
+            "both": open_one(components="payment", length="1", until=until, reason="x"),
+            "long": open_one(components="payment", length="8", unit="days", reason="x"),
+            "nan": open_one(components="payment", length="soon", reason="x"),
+            "nothing": open_one(length="5", reason="x"),
+            "csrf": http.post("/ui/maintenance", data={"csrf": "0" * 32, "length": "5"}),
+        }
+        assert {k: r.status_code for k, r in refused.items()} == {
+            "unknown": 422, "both": 422, "long": 422, "nan": 422, "nothing": 422, "csrf": 403,
+        }  # fmt: skip
+        assert "component &#39;paymnt&#39;" in refused["unknown"].text
+        assert "not both" in refused["both"].text
+        assert "name at least one of" in refused["nothing"].text
+        windows = {tuple(w["components"] or w["teams"]): w for w in maintenance.windows(graph)}
+        assert set(windows) == {("payment",), ("checkout",)}  # the refused ones opened nothing
+        payment, freeze = windows[("payment",)], windows[("checkout",)]
+        assert payment["ends_at"] - payment["starts_at"] == 150 * 60_000
+        assert payment["by"] == freeze["by"] == PERSON_A
+        assert time.strftime("%Y-%m-%dT%H:%M", time.gmtime(freeze["ends_at"] / 1000)) == until
+
+        incident = site.post_alert(site.a, "payment")  # held: checkout owns payment
+        site.drain()
+        respond = [t for t in graph.rows("incident_tasks", {"incident_id": incident})
+                   if t["kind"] == "respond"]  # fmt: skip
+        assert [t["status"] for t in respond] == ["paused"]
+        listed = http.get("/ui/maintenance").text
+        assert listed.count('class="end-window"') == 2 and f"/ui/incidents/{incident}" in listed
+        for window in (payment, freeze):
+            ended = http.post(f"/ui/maintenance/{window['id']}/end", data={"csrf": csrf})
+            assert ended.status_code == 303
+        assert http.post("/ui/maintenance/mw-none/end", data={"csrf": csrf}).status_code == 404
+        assert 'id="no-windows"' in http.get("/ui/maintenance").text
+        assert f"/ui/incidents/{incident}" in http.get("/ui/maintenance?all=true").text
+    site.drain()  # no window covers it any more: paged now
+    respond = [t for t in graph.rows("incident_tasks", {"incident_id": incident})
+               if t["kind"] == "respond"]  # fmt: skip
+    assert [t["status"] for t in respond] == ["done"]
 
 
 def test_deliveries_escalation_and_remediation_read_in_order(site: Site, store: GraphStore) -> None:

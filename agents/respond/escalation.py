@@ -15,6 +15,13 @@ by `cypher/escalation_reserve.cypher` only while the incident is open and unackn
 check and an acknowledgement are serialised by the graph's write lock, so no level is
 reserved after an acknowledgement or a resolve, and a level reserved before one is delivered
 once (`TaskRun.act`, which reconciles a reservation whose outcome a dead worker left unknown).
+A flap re-arms the policy: an incident nobody acknowledged that resolved and fired again
+within the reopen window (`flapping.py`) is not paged again, but its policy runs once more,
+counted from the reopen (task `escalate:<id>:reopen:<k>`, levels `incident:<id>:reopen:<k>:
+escalate:<n>`), so a page nobody answered before the flap still reaches someone; an earlier
+round still waiting stops. An acknowledged incident stays with whoever acknowledged it (the
+first acknowledgement stands): they are told in the thread, and nothing escalates.
+
 After an acknowledgement or resolve, the policy stops: a reserved level of a dead worker is
 not sent then. While a quiet window holds the incident (a snooze: `maintenance_until`), levels
 wait for its end, then run if still due.
@@ -43,14 +50,28 @@ log = logging.getLogger(__name__)
 KIND = "escalate"
 
 
-def task_id(incident_id: str) -> str:
-    """The id of an incident's escalation task: `escalate:<incident id>`."""
-    return f"{KIND}:{incident_id}"
+#: How a reopen's round of the policy is told apart in its task id.
+REOPEN_MARK = ":reopen:"
 
 
-def level_intent(incident_id: str, n: int) -> str:
-    """The intent id of level `n` (from 1) of an incident's escalation."""
-    return f"incident:{incident_id}:escalate:{n}"
+def task_id(incident_id: str, reopen: int = 0) -> str:
+    """The id of an incident's escalation task: `escalate:<incident id>` after the first page,
+    `escalate:<incident id>:reopen:<k>` after its k-th reopen (from 1)."""
+    return f"{KIND}:{incident_id}" + (f"{REOPEN_MARK}{reopen}" if reopen else "")
+
+
+def round_of(escalation_task_id: str) -> int:
+    """Which reopen a `task_id` runs the policy for: 0 for the first page, k for the k-th."""
+    _, mark, k = escalation_task_id.rpartition(REOPEN_MARK)
+    return int(k) if mark and k.isdigit() else 0
+
+
+def level_intent(incident_id: str, n: int, reopen: int = 0) -> str:
+    """The intent id of level `n` (from 1) of an incident's escalation:
+    `incident:<id>:escalate:<n>`, or `incident:<id>:reopen:<k>:escalate:<n>` in the round
+    after its k-th reopen."""
+    again = f"reopen:{reopen}:" if reopen else ""
+    return f"incident:{incident_id}:{again}escalate:{n}"
 
 
 def team_policy(graph: TenantGraph, team: str | None) -> dict[str, Any] | None:
@@ -67,18 +88,20 @@ def team_policy(graph: TenantGraph, team: str | None) -> dict[str, Any] | None:
     return policy | {"team": row["team"], "channel": row["channel"]}
 
 
-def follow_up(graph: TenantGraph, incident_id: str, who: dict[str, Any] | None) -> dict[str, Any]:
+def follow_up(
+    graph: TenantGraph, incident_id: str, who: dict[str, Any] | None, reopen: int = 0
+) -> dict[str, Any]:
     """The `TaskRun.complete` arguments that enqueue the incident's escalation after its first
-    page (`next_kind`, `next_id`), when the team paged (`who`, a route) has a policy; else
-    none. A route of `respond_context.cypher` carries the team's policy; another is looked up.
-    Raises `GraphUnavailable`."""
+    page, or after its `reopen`-th reopen (`next_kind`, `next_id`), when the team paged
+    (`who`, a route) has a policy; else none. A route of `respond_context.cypher` carries the
+    team's policy; another is looked up. Raises `GraphUnavailable`."""
     route = who or {}
     if "escalation_policy_json" in route:
         if not route["escalation_policy_json"]:
             return {}
     elif team_policy(graph, route.get("team")) is None:
         return {}
-    return {"next_kind": KIND, "next_id": task_id(incident_id)}
+    return {"next_kind": KIND, "next_id": task_id(incident_id, reopen)}
 
 
 def schedule(policy: dict[str, Any]) -> list[tuple[int, int, list[dict[str, Any]]]]:
@@ -105,6 +128,16 @@ def first_page(actions: list[dict[str, Any]], incident_id: str) -> dict[str, Any
     return {"at": int(first["reserved_at"]), "ref": first["external_ref"]}
 
 
+def active_round(state: dict[str, Any], page_at: int) -> int:
+    """The round of the policy that runs now (an `escalation_state.cypher` row; `page_at`: the
+    first page, ms): that of the latest reopen when the page went out before it, else 0 (the
+    page's own: an incident that reopened before anyone was paged escalates from its page)."""
+    reopened_at = state.get("reopened_at")
+    if state["reopens"] and reopened_at is not None and page_at < int(reopened_at):
+        return int(state["reopens"])
+    return 0
+
+
 def fmt_after(ms: int) -> str:
     """A level's wait as people say it: `90 s`, `15 min`, `1 h 30 min`."""
     if ms < 60_000:
@@ -122,11 +155,13 @@ def notice(
     level: tuple[int, int, list[dict[str, Any]]],
     targets: dict[str, Any],
     page_ref: str | None,
+    since: str = "the page",
 ) -> OutboundMessage:
     """The message of one level: in the page's thread, naming everyone it notifies (a Slack
-    mention for each known Slack id; else the first person's email lets Slack find theirs), and at
-    the top of the paged team's channel when the level notifies `@channel` (a channel-wide
-    mention in a thread reaches only the thread's followers)."""
+    mention for each known Slack id; else the first person's email lets Slack find theirs), and
+    at the top of the paged team's channel when the level notifies `@channel` (a channel-wide
+    mention in a thread reaches only the thread's followers). `since`: what the wait counts
+    from ("the page", "its reopen")."""
     n, after_ms, notify = level
     total = len(policy["levels"]) * (1 + int(policy.get("repeat") or 0))
     people = {p["person"]: p for p in targets["people"]}
@@ -155,7 +190,7 @@ def notice(
         Span(text=f"Escalation level {n} of {total}: nobody acknowledged incident "
                   f"{incident['id']} ("),
         Span(text=incident["title"], strong=True),
-        Span(text=f") within {fmt_after(after_ms)} of the page. Notifying "),
+        Span(text=f") within {fmt_after(after_ms)} of {since}. Notifying "),
     ]  # fmt: skip
     for pos, parts in enumerate(named):
         text += ([Span(text=", ")] if pos else []) + parts
@@ -199,10 +234,17 @@ class Escalator:
         if policy is None or page is None:
             task.complete("no escalation policy" if policy is None else "nobody was paged")
             return
+        reopen = round_of(task.claim.task_id)
+        current = active_round(state, page["at"])
+        if reopen != current:  # one round runs at a time: the latest reopen's, or the page's
+            task.complete(f"superseded by the round after reopen {current}" if current
+                          else "superseded: the first page came after the reopen")  # fmt: skip
+            return
+        start = page["at"] if reopen == 0 else int(state["reopened_at"])
         sent = {a["intent_id"] for a in state["actions"] if a["status"] == "sent"}
         for level in schedule(policy):
             n, after_ms, notify = level
-            intent_id = level_intent(incident_id, n)
+            intent_id = level_intent(incident_id, n, reopen)
             if intent_id in sent:
                 self._targets(task, n, notify)  # its stored step: later steps keep their place
                 continue
@@ -210,7 +252,7 @@ class Escalator:
             if stopped:
                 task.complete(stopped)
                 return
-            due = page["at"] + after_ms
+            due = start + after_ms
             quiet = int(state.get("maintenance_until") or 0)
             if quiet > state["now"] and quiet > due:  # snoozed: the level waits for the end
                 task.pause(quiet, f"escalation level {n} held by a quiet window (snooze)")
@@ -231,7 +273,8 @@ class Escalator:
                 task.complete(self._stopped(row) or "stopped")
                 return
             if row["prior"] != "sent":
-                message = notice(intent_id, state, policy, level, targets, page["ref"])
+                message = notice(intent_id, state, policy, level, targets, page["ref"],
+                                 "the page" if reopen == 0 else "its reopen")  # fmt: skip
                 ref = task.act(self.messenger, message)
                 log.info("incident %s escalated to level %d via %s (%s)", incident_id, n,
                          self.messenger.name, ref)  # fmt: skip

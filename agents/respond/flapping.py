@@ -2,6 +2,8 @@
 (triage, `BLAST_REOPEN_WINDOW`) and is told in the page's thread, never paged again: the same
 alert has the same cause, and the people paged for it are the ones to tell. A cause that
 changes after that (new alerts on other components) re-pages as any re-investigation does.
+When nobody acknowledged the incident, its team's escalation policy runs again from the reopen
+(`escalation.py`): a page nobody answered must not go quiet because the alert flapped.
 
 Task `notify_reopened` (id `reopened:<alert key>`), one per alert that fired again; its notice
 is intent `incident:<id>:reopened:<alert key>` in the thread, and the page is restated
@@ -15,20 +17,25 @@ from typing import Any
 
 from adapters.notices import Span
 from adapters.notify import Notifier
-from agents.respond import messages
+from agents.respond import escalation, messages
 from agents.tasks.coordination import TaskRun
 
 #: The task kind triage enqueues for an alert that reopened its incident.
 KIND = "notify_reopened"
 
 
-def reopened_text(incident: dict[str, Any], alert: dict[str, Any]) -> list[Span]:
-    """The thread notice: which alert fired again, when, and that nobody is paged again."""
+def reopened_text(
+    incident: dict[str, Any], alert: dict[str, Any], escalates: bool = False
+) -> list[Span]:
+    """The thread notice: which alert fired again, when, that nobody is paged again, and
+    whether the escalation policy runs again (`escalates`)."""
+    then = (" Nobody acknowledged it: acknowledge it now, or its escalation policy runs again "
+            "from this reopen." if escalates else "")  # fmt: skip
     return [
         Span(text="Firing again: "),
         Span(text=messages.alert_line(alert), strong=True),
         Span(text=f". Incident {incident['id']} reopened in this thread (it had resolved within "
-                  "the reopen window); nobody is paged again for the same alert."),
+                  f"the reopen window); nobody is paged again for the same alert.{then}"),
     ]  # fmt: skip
 
 
@@ -41,9 +48,10 @@ class Reopener:
         self.messenger = messenger
 
     def run(self, task: TaskRun) -> None:
-        """Say in the page's thread that the incident reopened, then restate the page. No page
-        yet (the incident was never paged): nothing to say; its page, when it goes out, shows
-        it open. Raises `LeaseLost`, `GraphUnavailable` or `AdapterError`."""
+        """Say in the page's thread that the incident reopened, then restate the page, and run
+        the escalation policy again when nobody acknowledged it. No page yet (the incident was
+        never paged): nothing to say; its page, when it goes out, shows it open and escalates.
+        Raises `LeaseLost`, `GraphUnavailable` or `AdapterError`."""
         graph, incident_id = task.graph, task.claim.incident_id
         incident = graph.one("response_incident", {"incident_id": incident_id})
         if incident is None:
@@ -61,12 +69,20 @@ class Reopener:
             task.complete("alert missing" if alert is None else "not paged")
             return
         key = task.claim.alert_key
+        paged = graph.one("incident_paged", {"incident_id": incident_id})
+        unanswered = incident["acknowledged_at"] is None and incident["status"] == "open"
+        route = json.loads(paged["result"]) if paged else None
+        again: dict[str, Any] = task.step(  # a step: a retry tells the thread the same
+            "escalation_again", {"reopens": incident["reopens"]},
+            lambda: escalation.follow_up(graph, incident_id, route, incident["reopens"])
+            if unanswered else {},
+            deferred=True,
+        )  # fmt: skip
         notice = messages.followup(
             f"incident:{incident_id}:reopened:{key}", incident, "reopened",
-            reopened_text(incident, alert), page,
+            reopened_text(incident, alert, bool(again)), page,
         )  # fmt: skip
         task.act(self.messenger, notice)
-        paged = graph.one("incident_paged", {"incident_id": incident_id})
         ticket = refs.get(f"incident:{incident_id}:ticket")
         update = messages.page_update(
             f"incident:{incident_id}:page:reopened:{key}", page, incident, alerts,
@@ -76,4 +92,4 @@ class Reopener:
             ticket if ticket and ticket.startswith(("https://", "http://")) else None,
         )  # fmt: skip
         task.act(self.messenger, update)
-        task.complete("reopened")
+        task.complete("reopened" + (", escalation policy again" if again else ""), **again)

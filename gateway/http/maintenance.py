@@ -18,7 +18,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import TenantGraph, graph_name
+from adapters.falkordb import GraphStore, TenantGraph, graph_name
 from agents.respond import maintenance
 from gateway.http.auth import tenant_for
 from gateway.http.limits import MAX_NAME_CHARS, MAX_TITLE_CHARS
@@ -78,11 +78,11 @@ def _graph(request: Request) -> TenantGraph:
     return graph
 
 
-@router.post("/api/v1/maintenance", status_code=201)
-async def open_window(request: Request, window: WindowIn) -> dict[str, Any]:
-    """Open a quiet window; answer the window `{id, components, teams, starts_at, ends_at,
-    reason, by}` (ms UTC)."""
-    graph = _graph(request)
+async def open_checked(graph: TenantGraph, window: WindowIn) -> dict[str, Any]:
+    """Open `window` in `graph` once its names are known there; the window's row (ms UTC).
+    The API and the web page's form both open windows through here. Raises HTTPException 422
+    (an `until` over a week ahead or not in the future, names the world does not know: each
+    named), `GraphUnavailable`."""
     ends_at = window.ends_at()
     if ends_at is not None and ends_at > time.time() * 1000 + maintenance.MAX_WINDOW_MS:
         raise HTTPException(422, "'until' is more than a week ahead; a longer quiet is a change "
@@ -104,6 +104,13 @@ async def open_window(request: Request, window: WindowIn) -> dict[str, Any]:
     return row
 
 
+@router.post("/api/v1/maintenance", status_code=201)
+async def open_window(request: Request, window: WindowIn) -> dict[str, Any]:
+    """Open a quiet window; answer the window `{id, components, teams, starts_at, ends_at,
+    reason, by}` (ms UTC)."""
+    return await open_checked(_graph(request), window)
+
+
 @router.get("/api/v1/maintenance")
 async def list_windows(
     request: Request, all: bool = False, limit: int = Query(100, ge=1, le=1000)
@@ -121,10 +128,16 @@ async def end_window(
 ) -> dict[str, Any]:
     """End a window now; answer `{id, ends_at, released}` (incidents' tasks it held, now
     claimable: they page if no other window covers them)."""
-    graph = _graph(request)
+    return await end_now(request.app.state.store, _graph(request), window_id, by)
+
+
+async def end_now(store: GraphStore, graph: TenantGraph, window_id: str, by: str) -> dict[str, Any]:
+    """End window `window_id` of `graph` now as `by` and wake the workers for the tasks it
+    held; `{id, ends_at, released}`. Raises HTTPException 404 for an unknown id,
+    `GraphUnavailable`."""
     row = await run_in_threadpool(maintenance.end, graph, window_id, by)
     if row is None:
         raise HTTPException(404, f"no maintenance window {window_id!r}")
     if row["released"]:
-        request.app.state.store.wake(int(row["released"]))
+        store.wake(int(row["released"]))
     return row

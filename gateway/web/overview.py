@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from adapters.falkordb import GraphStore, TenantGraph
+from agents.respond import maintenance as quiet_windows
 from gateway.http.incident_views import loads
 
 #: Severities in the order the list sorts them (anything else sorts last).
@@ -203,6 +204,18 @@ def world(graph: TenantGraph, now_ms: int) -> dict[str, Any]:
         gaps.append(f"{len(unowned)} component(s) no team owns, routed to {route}: "
                     + ", ".join(unowned))  # fmt: skip
     return {"components": components, "teams": teams, "gaps": gaps, "default_team": default}
+
+
+def maintenance(graph: TenantGraph, everything: bool) -> dict[str, Any]:
+    """The maintenance page: `{windows: [{id, components, teams, starts_at, ends_at, reason,
+    by, active, held}], components: [name], teams: [name]}`; windows not over yet (or every
+    one with `everything`), newest first; names sorted, for the form's suggestions."""
+    names = graph.one("web_names", {"limit": WORLD_LIMIT}) or {"components": [], "teams": []}
+    return {
+        "windows": quiet_windows.windows(graph, everything, limit=200),
+        "components": sorted(names["components"]),
+        "teams": sorted(names["teams"]),
+    }
 
 
 def health(store: GraphStore, graph: TenantGraph, schema_ready: bool) -> dict[str, Any]:

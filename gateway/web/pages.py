@@ -5,7 +5,8 @@ versions, sources, licences). Graphs are server-rendered SVG (`drawing.py`).
 Routes: `/` incidents (filters `state`, `team`, `service`, `severity`, `q`: GET parameters),
 `/ui/incidents/{id}`, `/ui/memory`, `/ui/world`, `/ui/health`, `/ui/login` (GET form, POST
 token), `/ui/logout` (POST), and the incident's actions (POST forms): `…/acknowledge`,
-`…/resolve`, `…/verdict` (Confirm cause / Wrong cause), `/ui/events` (Server-Sent Events,
+`…/resolve`, `…/snooze`, `…/verdict` (Confirm cause / Wrong cause), `/ui/maintenance` (quiet
+windows: GET list and form, POST open, POST `…/{id}/end`), `/ui/events` (Server-Sent Events,
 `live.py`), `/ui/static/…`. Everything a person sees comes from their session's tenant graph
 only (`session.py` for sign-in, people and CSRF); what they do is recorded as them.
 
@@ -33,11 +34,12 @@ from adapters.falkordb import TenantGraph, graph_name
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance
 from gateway.http import incident_views
+from gateway.http import maintenance as maintenance_api
 from gateway.http.limits import read_limited
 from gateway.http.payloads import http_link
 from gateway.http.remediations import remediation_rows
 from gateway.http.status import incident_detail
-from gateway.web import drawing, live, overview, timeline
+from gateway.web import drawing, live, maintenance_form, overview, timeline
 from gateway.web.live import LiveFeed
 from gateway.web.proxies import ForwardedFrom, forwarding_hosts
 from gateway.web.session import (
@@ -454,6 +456,50 @@ async def _record_verdict(
 
     if not await run_in_threadpool(store):
         raise HTTPException(404, f"no incident {incident_id!r}")
+
+
+@router.get("/ui/maintenance", response_class=HTMLResponse)
+async def maintenance_page(request: Request, all: bool = False) -> Response:
+    """Quiet windows not over yet (`?all=true`: past ones too) with what each held, a form to
+    open one of any length up to a week, and an End now button on each."""
+    session, cookie = await _session(request)
+    data = await run_in_threadpool(overview.maintenance, _graph(request, session), all)
+    return await render(request, "maintenance.html", session, cookie, everything=all, **data)
+
+
+@router.post("/ui/maintenance")
+async def open_maintenance(request: Request) -> Response:
+    """Open a window as the signed-in person (form: `csrf` and `maintenance_form.py`'s
+    fields), checked as `POST /api/v1/maintenance` checks one. 303 to the list; 403 bad CSRF;
+    422 with the reasons (unknown names, a bad length or end time)."""
+    return await _quiet(request, None)
+
+
+@router.post("/ui/maintenance/{window_id}/end")
+async def end_maintenance(request: Request, window_id: str) -> Response:
+    """End a window now as the signed-in person (form: `csrf`); incidents it held page now
+    unless another window covers them. 303 to the list; 403 bad CSRF; 404 no such window."""
+    return await _quiet(request, window_id)
+
+
+async def _quiet(request: Request, window_id: str | None) -> Response:
+    """Open a window (`window_id` None) or end one; a refusal is a page with the reason."""
+    session, _ = await _session(request)
+    try:
+        form = await _form(request)
+        check_csrf(session, form.get("csrf"))
+        graph = _graph(request, session)
+        if window_id is None:
+            await maintenance_api.open_checked(graph, maintenance_form.window(form, session.person))
+        else:
+            await maintenance_api.end_now(request.app.state.store, graph, window_id, session.person)
+    except HTTPException as exc:
+        return await render(
+            request, "error.html", session, None, status_code=exc.status_code,
+            title="Window not opened" if window_id is None else "Window not ended",
+            message=str(exc.detail), back="/ui/maintenance", back_label="Back to maintenance",
+        )  # fmt: skip
+    return RedirectResponse("/ui/maintenance", status_code=303)
 
 
 @router.get("/ui/memory", response_class=HTMLResponse)

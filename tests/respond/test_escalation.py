@@ -284,6 +284,72 @@ def test_a_resolve_stops_the_policy(runtime, graph):
     assert task(graph, incident_id, "escalate")["outcome"] == "incident resolved"
 
 
+def flap(graph: TenantGraph, worker: Any, incident_id: str) -> None:
+    """Resolve the payment alert at 00:05, let the policy stop, fire it again at 00:07 (inside
+    the 10-minute reopen window) and let the reopen notice go out."""
+    for status, starts, ends in (("resolved", "00:00", "2026-11-01T00:05:00Z"),
+                                 ("firing", "00:07", "0001-01-01T00:00:00Z")):  # fmt: skip
+        body = json.loads(alert_body("payment"))
+        body["alerts"][0] |= {"status": status, "startsAt": f"2026-11-01T{starts}:00Z",
+                              "endsAt": ends}  # fmt: skip
+        alerts = normalize(parse_body(json.dumps(body).encode()), "unknown")
+        report = triage(graph, alerts, 900_000, reopen_ms=600_000)
+        if status == "firing":
+            assert report.reopened == [incident_id]
+
+    def told() -> bool:
+        worker.run_once()
+        return bool(task(graph, incident_id, "notify_reopened")["status"] == "done")
+
+    wait_for("the reopen notice", told)
+
+
+def test_a_flap_nobody_acknowledged_runs_the_policy_again_from_the_reopen(runtime, graph):
+    with_policy(graph, [("1s", ["Di Example"])])
+    incident_id = page(runtime, graph)
+    worker = runtime.make_worker("responder")
+    flap(graph, worker, incident_id)
+    rounds = {t["id"]: t for t in graph.rows("incident_tasks", {"incident_id": incident_id})
+              if t["kind"] == "escalate"}  # fmt: skip
+    again = f"escalate:{incident_id}:reopen:1"
+    assert set(rounds) == {f"escalate:{incident_id}", again}
+    assert rounds[f"escalate:{incident_id}"]["outcome"] in ("incident resolved", None)
+
+    def round_done() -> bool:
+        worker.run_once()
+        rows = graph.rows("incident_tasks", {"incident_id": incident_id})
+        return all(t["status"] == "done" for t in rows if t["kind"] == "escalate")
+
+    wait_for("both rounds to finish", round_done)
+    entries = {e["intent_id"]: e for e in runtime.outbox.entries()}
+    assert levels_sent(runtime.outbox, incident_id) == []  # nothing of the first round
+    level = entries[f"incident:{incident_id}:reopen:1:escalate:1"]
+    assert level["person"] == "Di Example" and "within 1 s of its reopen" in level["text"]
+    reopened = next(e for e in entries.values() if ":reopened:" in str(e["intent_id"]))
+    assert "its escalation policy runs again from this reopen" in reopened["text"]
+    rows = {t["id"]: t for t in graph.rows("incident_tasks", {"incident_id": incident_id})}
+    assert rows[again]["outcome"] == "escalated through the last level"
+    actions = {
+        a["intent_id"]: a for a in graph.rows("incident_actions", {"incident_id": incident_id})
+    }
+    state = graph.one("escalation_state", {"incident_id": incident_id})
+    sent_at = actions[f"incident:{incident_id}:reopen:1:escalate:1"]["reserved_at"]
+    assert sent_at >= state["reopened_at"] + 1000  # counted from the reopen, database clock
+
+
+def test_a_flap_someone_acknowledged_stays_with_them(runtime, graph):
+    with_policy(graph, [("1s", ["Di Example"])])
+    incident_id = page(runtime, graph)
+    acknowledge(graph, incident_id, "Bo Example")
+    worker = runtime.make_worker("responder")
+    flap(graph, worker, incident_id)
+    kinds = [t["id"] for t in graph.rows("incident_tasks", {"incident_id": incident_id})
+             if t["kind"] == "escalate"]  # fmt: skip
+    assert kinds == [f"escalate:{incident_id}"]  # no second round
+    reopened = next(e for e in runtime.outbox.entries() if ":reopened:" in str(e["intent_id"]))
+    assert "escalation policy" not in reopened["text"]
+
+
 def test_each_kind_has_one_agent(runtime):
     worker = runtime.make_worker()
     assert type(worker.by_kind["escalate"]).__name__ == "Escalator"
