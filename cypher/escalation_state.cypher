@@ -1,6 +1,6 @@
 // What an escalation level needs to know of its incident, read at each claim: its status,
 // acknowledgement and quiet window (`maintenance_until`, ms: a snooze), how often it reopened
-// and when last (ms), the database's clock now (ms: levels run on it), and its actions (the
+// or was retriggered (a failed remediation) and when last (ms), the database's clock now (ms: levels run on it), and its actions (the
 // first page's reservation time and ref, and the levels already sent). Read only.
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (a:Action)-[:FOR]->(i)
@@ -12,4 +12,5 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.acknowledged_at AS acknowledged_at, i.acknowledged_by AS acknowledged_by,
        coalesce(i.escalation_level, 0) AS escalation_level,
        i.maintenance_until AS maintenance_until, coalesce(i.reopens, 0) AS reopens,
-       i.reopened_at AS reopened_at, timestamp() AS now, actions
+       i.reopened_at AS reopened_at, coalesce(i.retriggers, 0) AS retriggers,
+       i.retriggered_at AS retriggered_at, timestamp() AS now, actions

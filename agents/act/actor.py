@@ -13,6 +13,7 @@ from typing import Any
 from adapters.notify import AdapterError, Notifier
 from adapters.prometheus import Prometheus
 from agents.act import notices, run, spec, verify
+from agents.respond import escalation
 from agents.tasks.coordination import TaskRun
 from agents.tasks.kinds import handled_by
 
@@ -152,9 +153,24 @@ class Actor:
         page, ticket = page_refs(task, row["incident_id"])
         paged = task.graph.one("incident_paged", {"incident_id": row["incident_id"]})
         who = json.loads(paged["result"]) if paged else None
+        again = self._escalation_again(task, row["incident_id"], who) if outcome == "failed" else {}
         if page is not None:
-            task.act(self.messenger, notices.verification(row, outcome, detail, page, who))
+            said = notices.verification(row, outcome, detail, page, who, bool(again))
+            task.act(self.messenger, said)
         if ticket is not None:
             what = spec.describe(run.stored_spec(row))
             task.act(self.tickets, notices.verification_ticket(row, what, outcome, detail, ticket))
-        task.complete(f"verification {outcome}")
+        task.complete(f"verification {outcome}", **again)
+
+    @staticmethod
+    def _escalation_again(
+        task: TaskRun, incident_id: str, who: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """After a failed verification retriggered the incident (`record_verification.cypher`
+        clears its acknowledgement): the `TaskRun.complete` arguments that run the paged team's
+        escalation policy again from now, or none (no page, no policy, not open)."""
+        state = task.graph.one("escalation_state", {"incident_id": incident_id})
+        if state is None or state["status"] != "open" or not state["retriggers"]:
+            return {}
+        return escalation.follow_up(task.graph, incident_id, who,
+                                    f"retrigger:{state['retriggers']}")  # fmt: skip

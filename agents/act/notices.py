@@ -81,16 +81,19 @@ def run_failed(
 
 def verification(
     row: dict[str, Any], outcome: str, detail: str, reply_to: str | None,
-    paged: dict[str, Any] | None = None,
+    paged: dict[str, Any] | None = None, escalates: bool = False,
 ) -> OutboundMessage:  # fmt: skip
     """The verifier's outcome in the thread; a failed one names the on-call again (`paged`:
-    who the page named), so Slack mentions them in the thread."""
+    who the page named), so Slack mentions them in the thread, and says the incident is
+    unacknowledged again and, when `escalates`, that its escalation policy runs again."""
     words = {"verified": "Remediation verified", "failed": "Remediation did NOT work",
              "unknown": "Remediation outcome unknown"}  # fmt: skip
     text = f"{words[outcome]}: {detail}"
     extra: dict[str, Any] = {}
     if outcome == "failed":
-        text += " Paging the on-call again."
+        text += " Paging the on-call again: the incident is unacknowledged again"
+        text += (", and its escalation policy runs again from now until someone acknowledges it."
+                 if escalates else ".")  # fmt: skip
         if paged:
             extra["person"] = Person(name=paged.get("person"), email=paged.get("email"),
                                      slack_user_id=paged.get("slack_user_id"))  # fmt: skip

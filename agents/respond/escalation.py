@@ -20,7 +20,9 @@ within the reopen window (`flapping.py`) is not paged again, but its policy runs
 counted from the reopen (task `escalate:<id>:reopen:<k>`, levels `incident:<id>:reopen:<k>:
 escalate:<n>`), so a page nobody answered before the flap still reaches someone; an earlier
 round still waiting stops. An acknowledged incident stays with whoever acknowledged it (the
-first acknowledgement stands): they are told in the thread, and nothing escalates.
+first acknowledgement stands): they are told in the thread, and nothing escalates. A failed
+remediation verification retriggers the incident (`record_verification.cypher` clears its
+acknowledgement) and runs the policy again from then (`escalate:<id>:retrigger:<k>`).
 
 After an acknowledgement or resolve, the policy stops: a reserved level of a dead worker is
 not sent then. While a quiet window holds the incident (a snooze: `maintenance_until`), levels
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from adapters.falkordb import TenantGraph
@@ -50,27 +53,33 @@ log = logging.getLogger(__name__)
 KIND = "escalate"
 
 
-#: How a reopen's round of the policy is told apart in its task id.
-REOPEN_MARK = ":reopen:"
+#: What starts a round of the policy after the page's own, and what its waits count from:
+#: a flap nobody acknowledged (`flapping.py`) and a failed remediation verification
+#: (`agents.act`, which retriggers the incident). Each is counted on the incident (`reopens`,
+#: `retriggers`) with the time of the latest (`reopened_at`, `retriggered_at`, ms).
+ROUNDS = {"reopen": "its reopen", "retrigger": "the failed remediation"}
+_ROUND = re.compile(r":((?:reopen|retrigger):\d+)$")
 
 
-def task_id(incident_id: str, reopen: int = 0) -> str:
+def task_id(incident_id: str, round_: str = "") -> str:
     """The id of an incident's escalation task: `escalate:<incident id>` after the first page,
-    `escalate:<incident id>:reopen:<k>` after its k-th reopen (from 1)."""
-    return f"{KIND}:{incident_id}" + (f"{REOPEN_MARK}{reopen}" if reopen else "")
+    `escalate:<incident id>:<round>` for a later round (`reopen:<k>`, `retrigger:<k>`, k
+    from 1)."""
+    return f"{KIND}:{incident_id}" + (f":{round_}" if round_ else "")
 
 
-def round_of(escalation_task_id: str) -> int:
-    """Which reopen a `task_id` runs the policy for: 0 for the first page, k for the k-th."""
-    _, mark, k = escalation_task_id.rpartition(REOPEN_MARK)
-    return int(k) if mark and k.isdigit() else 0
+def round_of(escalation_task_id: str) -> str:
+    """Which round a `task_id` runs: "" for the first page's, else `reopen:<k>` or
+    `retrigger:<k>`."""
+    found = _ROUND.search(escalation_task_id)
+    return found.group(1) if found else ""
 
 
-def level_intent(incident_id: str, n: int, reopen: int = 0) -> str:
+def level_intent(incident_id: str, n: int, round_: str = "") -> str:
     """The intent id of level `n` (from 1) of an incident's escalation:
-    `incident:<id>:escalate:<n>`, or `incident:<id>:reopen:<k>:escalate:<n>` in the round
-    after its k-th reopen."""
-    again = f"reopen:{reopen}:" if reopen else ""
+    `incident:<id>:escalate:<n>`, or `incident:<id>:<round>:escalate:<n>` in a later round
+    (`incident:<id>:reopen:1:escalate:2`)."""
+    again = f"{round_}:" if round_ else ""
     return f"incident:{incident_id}:{again}escalate:{n}"
 
 
@@ -89,10 +98,10 @@ def team_policy(graph: TenantGraph, team: str | None) -> dict[str, Any] | None:
 
 
 def follow_up(
-    graph: TenantGraph, incident_id: str, who: dict[str, Any] | None, reopen: int = 0
+    graph: TenantGraph, incident_id: str, who: dict[str, Any] | None, round_: str = ""
 ) -> dict[str, Any]:
     """The `TaskRun.complete` arguments that enqueue the incident's escalation after its first
-    page, or after its `reopen`-th reopen (`next_kind`, `next_id`), when the team paged
+    page, or its later `round_` (`next_kind`, `next_id`), when the team paged
     (`who`, a route) has a policy; else none. A route of `respond_context.cypher` carries the
     team's policy; another is looked up. Raises `GraphUnavailable`."""
     route = who or {}
@@ -101,7 +110,7 @@ def follow_up(
             return {}
     elif team_policy(graph, route.get("team")) is None:
         return {}
-    return {"next_kind": KIND, "next_id": task_id(incident_id, reopen)}
+    return {"next_kind": KIND, "next_id": task_id(incident_id, round_)}
 
 
 def schedule(policy: dict[str, Any]) -> list[tuple[int, int, list[dict[str, Any]]]]:
@@ -128,14 +137,17 @@ def first_page(actions: list[dict[str, Any]], incident_id: str) -> dict[str, Any
     return {"at": int(first["reserved_at"]), "ref": first["external_ref"]}
 
 
-def active_round(state: dict[str, Any], page_at: int) -> int:
-    """The round of the policy that runs now (an `escalation_state.cypher` row; `page_at`: the
-    first page, ms): that of the latest reopen when the page went out before it, else 0 (the
-    page's own: an incident that reopened before anyone was paged escalates from its page)."""
-    reopened_at = state.get("reopened_at")
-    if state["reopens"] and reopened_at is not None and page_at < int(reopened_at):
-        return int(state["reopens"])
-    return 0
+def active_round(state: dict[str, Any], page_at: int) -> tuple[str, int]:
+    """The round of the policy that runs now and the time its waits count from (ms), from an
+    `escalation_state.cypher` row (`page_at`: the first page, ms): the latest reopen or
+    retrigger after the page, else the page's own ("", `page_at`). An incident that reopened
+    before anyone was paged escalates from its page."""
+    latest = ("", page_at)
+    for kind in ROUNDS:
+        k, at = int(state.get(f"{kind}s") or 0), state.get(f"{kind}ed_at")
+        if k and at is not None and int(at) > latest[1]:
+            latest = (f"{kind}:{k}", int(at))
+    return latest
 
 
 def fmt_after(ms: int) -> str:
@@ -161,7 +173,7 @@ def notice(
     mention for each known Slack id; else the first person's email lets Slack find theirs), and
     at the top of the paged team's channel when the level notifies `@channel` (a channel-wide
     mention in a thread reaches only the thread's followers). `since`: what the wait counts
-    from ("the page", "its reopen")."""
+    from ("the page", or a `ROUNDS` value)."""
     n, after_ms, notify = level
     total = len(policy["levels"]) * (1 + int(policy.get("repeat") or 0))
     people = {p["person"]: p for p in targets["people"]}
@@ -234,17 +246,15 @@ class Escalator:
         if policy is None or page is None:
             task.complete("no escalation policy" if policy is None else "nobody was paged")
             return
-        reopen = round_of(task.claim.task_id)
-        current = active_round(state, page["at"])
-        if reopen != current:  # one round runs at a time: the latest reopen's, or the page's
-            task.complete(f"superseded by the round after reopen {current}" if current
-                          else "superseded: the first page came after the reopen")  # fmt: skip
+        round_ = round_of(task.claim.task_id)
+        current, start = active_round(state, page["at"])
+        if round_ != current:  # one round runs at a time: the latest one's
+            task.complete(f"superseded by round {current or 'of the page'}")
             return
-        start = page["at"] if reopen == 0 else int(state["reopened_at"])
         sent = {a["intent_id"] for a in state["actions"] if a["status"] == "sent"}
         for level in schedule(policy):
             n, after_ms, notify = level
-            intent_id = level_intent(incident_id, n, reopen)
+            intent_id = level_intent(incident_id, n, round_)
             if intent_id in sent:
                 self._targets(task, n, notify)  # its stored step: later steps keep their place
                 continue
@@ -273,8 +283,8 @@ class Escalator:
                 task.complete(self._stopped(row) or "stopped")
                 return
             if row["prior"] != "sent":
-                message = notice(intent_id, state, policy, level, targets, page["ref"],
-                                 "the page" if reopen == 0 else "its reopen")  # fmt: skip
+                since = ROUNDS[round_.partition(":")[0]] if round_ else "the page"
+                message = notice(intent_id, state, policy, level, targets, page["ref"], since)
                 ref = task.act(self.messenger, message)
                 log.info("incident %s escalated to level %d via %s (%s)", incident_id, n,
                          self.messenger.name, ref)  # fmt: skip

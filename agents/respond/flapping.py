@@ -74,7 +74,7 @@ class Reopener:
         route = json.loads(paged["result"]) if paged else None
         again: dict[str, Any] = task.step(  # a step: a retry tells the thread the same
             "escalation_again", {"reopens": incident["reopens"]},
-            lambda: escalation.follow_up(graph, incident_id, route, incident["reopens"])
+            lambda: escalation.follow_up(graph, incident_id, route, f"reopen:{incident['reopens']}")
             if unanswered else {},
             deferred=True,
         )  # fmt: skip

@@ -39,6 +39,7 @@ from gateway.world.sources import load_sources
 from tests.conftest import Gateway, clean_env, make_settings
 from tests.github_api import TOKEN as GITHUB_TOKEN
 from tests.github_api import FakeGitHub
+from tests.respond.test_escalation import with_policy
 from tests.runbook_receiver import SECRET, Receiver
 from tests.slack_api import SIGNING_SECRET, TEAM, SlackAPI, signed_headers
 from tests.slack_api import TOKEN as SLACK_TOKEN
@@ -381,6 +382,39 @@ def test_a_remediation_that_did_not_work_fails_verification_and_pages_again(
     assert any("verification failed" in c for c in comments), comments
     (pb,) = gw.http.get("/api/v1/playbooks").json()["playbooks"]
     assert (pb["remediation_failed"], pb["remediation_trust"]) == (1, pytest.approx(1 / 3))
+
+
+def test_a_failed_verification_retriggers_the_incident_and_its_escalation_policy(
+    shop, github: FakeGitHub
+) -> None:
+    """The fix the acknowledger approved did not work: their acknowledgement is cleared and
+    the paged team's policy runs again, counted from the failed verification, until someone
+    acknowledges again."""
+    gw = shop()
+    graph = graph_of(gw)
+    with_policy(graph, [("1s", ["Di Example"])])
+    plant(gw, WORKFLOW | {"verify_within": 2})
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    acked = gw.http.post(f"/api/v1/incidents/{incident}/ack", json={"by": "Cy Example"})
+    assert acked.status_code == 200 and acked.json()["repeat"] is False
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    assert wait_verified(gw, incident)["verification"]["outcome"] == "failed"
+    state = graph.one("escalation_state", {"incident_id": incident})
+    assert (state["acknowledged_at"], state["retriggers"]) == (None, 1)
+    level_id = f"incident:{incident}:retrigger:1:escalate:1"
+    deadline = time.monotonic() + 20
+    while level_id not in {e["intent_id"] for e in gw.outbox} and time.monotonic() < deadline:
+        time.sleep(0.3)
+        gw.drain()
+    (level,) = [e for e in gw.outbox if e["intent_id"] == level_id]
+    text = "".join(s["text"] for s in level["notice"]["text"])  # type: ignore[index, union-attr]
+    assert "within 1 s of the failed remediation" in text and "Di Example" in text
+    said = [e for e in thread(gw, incident) if "did NOT work" in e["text"]]
+    assert "escalation policy runs again" in said[0]["text"]
+    actions = {a["intent_id"]: a for a in graph.rows("incident_actions", {"incident_id": incident})}
+    assert actions[level_id]["reserved_at"] >= state["retriggered_at"] + 1000
+    again = gw.http.post(f"/api/v1/incidents/{incident}/ack", json={"by": "Cy Example"})
+    assert again.status_code == 200 and again.json()["repeat"] is False  # a fresh ack counts
 
 
 def test_alerts_that_resolve_verify_the_remediation(shop, github: FakeGitHub) -> None:
