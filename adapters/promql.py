@@ -1,4 +1,6 @@
-"""The cost bound of a PromQL expression, read from its text before it reaches Prometheus.
+"""The cost bound of a PromQL expression, read from its text before it reaches Prometheus, and
+Prometheus-style durations (`duration_ms`: `5m`, `1h30m`) as escalation policies and settings
+give them.
 
 Prometheus evaluates a subquery (`expr[3h:1ms]`) at every step of its range: one
 `count_over_time(vector(1)[3h:1ms])` is 10.8 million evaluations, and ten of them grew a
@@ -37,6 +39,29 @@ def duration_s(text: str) -> float | None:
     if not text or "".join(n + u for n, u in parts) != text:
         return None
     return sum(int(n) * _UNIT_S[u] for n, u in parts)
+
+
+#: A Prometheus duration (`model.ParseDuration` in prometheus/common: units y w d h m s ms, each
+#: at most once, largest first, e.g. `90s`, `1h30m`), as escalation policies give `after`
+#: and settings give durations (`BLAST_REOPEN_WINDOW`).
+PROM_DURATION = re.compile(
+    r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$"
+)
+#: ms per unit of `PROM_DURATION`'s groups, in order (a year is 365 days, as in Prometheus).
+PROM_UNITS_MS = (365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1_000, 1)
+
+
+def duration_ms(text: str) -> int:
+    """Milliseconds of a Prometheus-style duration (`30s`, `5m`, `1h30m`, `1d`). Raises
+    `ValueError` for anything else, and for zero (Prometheus' own syntax, prometheus/common
+    `model.ParseDuration`)."""
+    found = PROM_DURATION.match(text.strip()) if text else None
+    if found is None or not text.strip():
+        raise ValueError(f"{text!r} is not a duration like 30s, 5m, 1h or 1h30m")
+    total = sum(int(n) * unit for n, unit in zip(found.groups(), PROM_UNITS_MS, strict=True) if n)
+    if total <= 0:
+        raise ValueError(f"{text!r} is zero: give a positive duration")
+    return total
 
 
 def cost_problem(query: str) -> str | None:

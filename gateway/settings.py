@@ -25,7 +25,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from adapters.falkordb import TENANT_RE, graph_name
-from gateway.world.model import duration_ms
+from adapters.promql import duration_ms
 
 #: `BLAST_MODELS` by default: a fast model first, a stronger one when it is unavailable.
 DEFAULT_MODELS = ("claude-haiku-5-5", "claude-sonnet-5-5")

@@ -586,7 +586,9 @@ def topology_validate(
         f"({hosted} of them hosted_on), "
         f"{len(world.teams)} team{'' if len(world.teams) == 1 else 's'}, default team "
         f"{world.default_team or '(none: alerts on unowned components page nobody)'}"
-    )
+        + (f", {len(world.playbooks)} playbook{'' if len(world.playbooks) == 1 else 's'}"
+           if world.playbooks else "")
+    )  # fmt: skip
     for line in loaded.unmapped:
         typer.echo(f"not mapped (never guessed): {line}")
     for line in of_world(world).lines():

@@ -12,13 +12,15 @@ dependency). A topic's `hosted_on` becomes a HOSTED_ON edge. An edge's `purpose`
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+
+from adapters.promql import duration_ms
+from gateway.world.playbooks import WorldPlaybook
 
 EDGE_TYPES = ("CALLS", "READS_WRITES", "PUBLISHES", "CONSUMES", "HOSTED_ON")
 EdgeType = Literal["CALLS", "READS_WRITES", "PUBLISHES", "CONSUMES", "HOSTED_ON"]
@@ -151,28 +153,8 @@ OnCallSpec = Annotated[
 ]
 
 
-#: A Prometheus duration (`model.ParseDuration` in prometheus/common: units y w d h m s ms, each
-#: at most once, largest first, e.g. `90s`, `1h30m`), as escalation policies give `after`.
-PROM_DURATION = re.compile(
-    r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$"
-)
-#: ms per unit of `PROM_DURATION`'s groups, in order (a year is 365 days, as in Prometheus).
-PROM_UNITS_MS = (365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1_000, 1)
 #: The channel-wide mention an escalation level may notify (everyone in the paged channel).
 CHANNEL_TARGET = "@channel"
-
-
-def duration_ms(text: str) -> int:
-    """Milliseconds of a Prometheus-style duration (`30s`, `5m`, `1h30m`, `1d`). Raises
-    `ValueError` for anything else, and for zero (Prometheus' own syntax, prometheus/common
-    `model.ParseDuration`)."""
-    found = PROM_DURATION.match(text.strip()) if text else None
-    if found is None or not text.strip():
-        raise ValueError(f"{text!r} is not a duration like 30s, 5m, 1h or 1h30m")
-    total = sum(int(n) * unit for n, unit in zip(found.groups(), PROM_UNITS_MS, strict=True) if n)
-    if total <= 0:
-        raise ValueError(f"{text!r} is zero: give a positive duration")
-    return total
 
 
 class TeamTarget(BaseModel):
@@ -288,6 +270,8 @@ class WorldSpec(BaseModel):
     edges: list[EdgeSpec] = Field(default_factory=list)
     teams: list[TeamSpec] = Field(default_factory=list)
     default_team: str | None = None
+    #: Runbooks the team keeps with its world (`gateway.world.playbooks`).
+    playbooks: list[WorldPlaybook] = Field(default_factory=list)
 
 
 def demo_world_path() -> Path:

@@ -17,6 +17,7 @@ from gateway.world.backstage import load_backstage
 from gateway.world.compose import load_compose
 from gateway.world.kubernetes import load_kubernetes
 from gateway.world.model import ComponentSpec, EdgeSpec, TeamSpec, TopologyError, WorldSpec
+from gateway.world.playbooks import WorldPlaybook
 from gateway.world.worldfile import load_world
 from gateway.world.yamlfile import load_documents
 
@@ -159,12 +160,16 @@ def _files(paths: list[Path]) -> list[Path]:
 def merge(worlds: list[WorldSpec]) -> WorldSpec:
     """One model from several: components, edges and teams by identity, first one wins;
     teams' `owns` and members are unioned, with the sources that said each (`TeamSpec.said_by`);
-    the first default team named wins."""
+    the first default team named wins, and the first playbook of each id (world files only
+    carry playbooks)."""
     components: dict[str, ComponentSpec] = {}
     edges: dict[tuple[str, str, str], EdgeSpec] = {}
     teams: dict[str, TeamSpec] = {}
+    playbooks: dict[str, WorldPlaybook] = {}
     default = None
     for world in worlds:
+        for playbook in world.playbooks:
+            playbooks.setdefault(playbook.id, playbook)
         for comp in world.components:
             first = components.setdefault(comp.id, comp)
             first.paths = first.paths or comp.paths  # e.g. a compose build context
@@ -203,5 +208,5 @@ def merge(worlds: list[WorldSpec]) -> WorldSpec:
         default = default or world.default_team
     return WorldSpec(
         components=list(components.values()), edges=list(edges.values()),
-        teams=list(teams.values()), default_team=default,
+        teams=list(teams.values()), default_team=default, playbooks=list(playbooks.values()),
     )  # fmt: skip

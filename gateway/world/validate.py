@@ -30,6 +30,7 @@ from gateway.world.model import (
     TeamTarget,
     WorldSpec,
 )
+from gateway.world.playbooks import WorldPlaybook
 
 #: Fields importers set, never a file: where a component was found, and an edge's origin.
 _SET_BY: list[tuple[type[BaseModel], str]] = [
@@ -38,6 +39,7 @@ _SET_BY: list[tuple[type[BaseModel], str]] = [
     (EdgeSpec, "basis"),
 ]
 _SET_BY += [(TeamSpec, name) for name in ("source", "sources", "owns_from", "members_from")]
+_SET_BY.append((WorldPlaybook, "source"))
 SET_BY = frozenset(_SET_BY)
 #: A path into the source document, as pydantic reports it: ("teams", 0, "owns", 1).
 Loc = tuple[str | int, ...]
@@ -65,6 +67,7 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
     kept: dict[str, list[int]] = {}  # per list: the file's index of each valid item
     models: dict[str, type[BaseModel]] = {
         "components": ComponentSpec, "edges": EdgeSpec, "teams": TeamSpec,
+        "playbooks": WorldPlaybook,
     }  # fmt: skip
     for key, model in models.items():
         items = data.get(key, [] if key != "components" else None)
@@ -77,7 +80,8 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
         adapter = TypeAdapter(model)
         parts[key], kept[key] = [], []
         for index, item in enumerate(items):
-            problems += unknown_keys(item, model, (key, index), locate)
+            if key != "playbooks":  # a playbook forbids unknown keys: pydantic names them
+                problems += unknown_keys(item, model, (key, index), locate)
             if key == "teams" and isinstance(item, dict) and isinstance(item.get("members"), list):
                 for pos, member in enumerate(item["members"]):
                     problems += unknown_keys(
@@ -88,8 +92,7 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
                 kept[key].append(index)
             except ValidationError as exc:
                 for err in exc.errors():
-                    tags = ("RotationSpec", "IcalSpec")  # union tags, not fields
-                    loc: Loc = (key, index, *(p for p in err["loc"] if p not in tags))
+                    loc: Loc = (key, index, *_fields_only(err["loc"]))
                     got = f" (got {err['input']!r})" if err["type"] == "literal_error" else ""
                     problems.append(f"{locate(loc)}: {err['msg']}{got}")
     default = data.get("default_team")
@@ -107,8 +110,30 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
     world = WorldSpec(
         components=parts["components"], edges=parts.get("edges", []),
         teams=parts.get("teams", []), default_team=default,
+        playbooks=parts.get("playbooks", []),
     )  # fmt: skip
     return world, problems, in_file
+
+
+#: Tagged unions whose tag pydantic puts in an error's path: on-call kinds by tag name, and a
+#: playbook's checks and remediation by their `type` (the part after `checks.<n>` or
+#: `remediation`).
+_UNION_TAGS = ("RotationSpec", "IcalSpec")
+
+
+def _fields_only(loc: Loc) -> Loc:
+    """An error path with union tags left out, so it is a path in the file:
+    `remediation.github_workflow.workflw` -> `remediation.workflw`."""
+    kept: list[str | int] = []
+    for pos, part in enumerate(loc):
+        after = loc[pos - 1] if pos else None
+        tag = part in _UNION_TAGS or (
+            isinstance(part, str) and (after == "remediation" or (
+                isinstance(after, int) and pos >= 2 and loc[pos - 2] == "checks"))
+        )  # fmt: skip
+        if not tag:
+            kept.append(part)
+    return tuple(kept)
 
 
 @functools.cache
@@ -221,6 +246,18 @@ def check_world(
                     f"{locate(('teams', index, 'approvers', pos))}: approver {person!r} of "
                     f"{team.name!r} is not a member of any team (approvers are people by name)"
                 )
+    playbook_ids = Counter(p.id for p in world.playbooks)
+    for index, playbook in enumerate(world.playbooks):
+        where = ("playbooks", index)
+        if playbook_ids[playbook.id] > 1 and index != next(
+            n for n, p in enumerate(world.playbooks) if p.id == playbook.id
+        ):
+            problems.append(f"{locate((*where, 'id'))}: duplicate playbook id {playbook.id!r}")
+        if playbook.component not in known:
+            problems.append(
+                f"{locate((*where, 'component'))}: playbook {playbook.id!r} is pinned to "
+                f"unknown component {playbook.component!r}"
+            )
     if world.default_team is None:
         if require_default_team:
             problems.append(

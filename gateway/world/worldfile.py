@@ -96,4 +96,6 @@ def load_world(path: Path, also_known: list[str] | None = None) -> WorldSpec:
         edge.origin = source
     for team in world.teams:
         team.source = source
+    for playbook in world.playbooks:
+        playbook.source = source
     return world

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from adapters.falkordb import TenantGraph
+from gateway.world import playbooks
 from gateway.world.codeowners import Rule, ownership
 from gateway.world.model import ComponentSpec, EdgeSpec, TopologyError, WorldSpec
 from gateway.world.oncall import Refresh, definition_json, ms, refresh_oncall
@@ -247,6 +248,11 @@ def apply_world(
         _drop_unsaid(graph, source, teams, owners, people, report)
     if world.default_team:
         graph.rows("set_default_team", {"team": world.default_team})
+    if explicit:  # only world files carry playbooks; an import of other sources leaves them
+        new, changed, retired = playbooks.write(graph, world.playbooks, sources, stamp)
+        report.new += new
+        report.changed += changed
+        report.retired += retired
     refreshed: Refresh = refresh_oncall(graph, now)
     for team, names in refreshed.unmatched.items():
         report.unmapped += [f"on-call of {team}: {name!r} matches no member" for name in names]
@@ -257,6 +263,7 @@ def apply_world(
         "edges": len(edges),
         "teams": len(teams),
         "people": len(people),
+        "playbooks": len(world.playbooks),
         "shifts": sum(n for t, n in refreshed.shifts.items() if t in {x.name for x in world.teams}),
     }
     return report

@@ -34,7 +34,7 @@ from adapters.notify import AdapterError, OutboundMessage
 from gateway.cli.demo import rfc3339
 from gateway.cli.demo_evidence import Edge, PrometheusServer, Window, available
 from gateway.ops.runtime import Runtime
-from gateway.world import TopologyError, demo_world_path, import_world, load_world
+from gateway.world import TopologyError, apply_world, demo_world_path, import_world, load_world
 from gateway.world.sources import load_sources
 from tests.conftest import Gateway, clean_env, make_settings
 from tests.github_api import TOKEN as GITHUB_TOKEN
@@ -227,6 +227,37 @@ def test_with_actions_off_the_page_says_what_would_run_and_nothing_runs(
     assert github.runs == [] and remediations(gw, incident)[0]["remediation"]["status"] == (
         "proposed"
     )
+
+
+def test_a_world_file_playbook_proposes_its_remediation_and_runs_once_approved(
+    shop, github: FakeGitHub, tmp_path: Path
+) -> None:
+    """A team keeps its runbook in the world file: imported with the world, recalled for an
+    alert it fits, its remediation proposed, run once on an owner's approval."""
+    gw = shop()
+    path = tmp_path / "world.yaml"
+    path.write_text(demo_world_path().read_text(encoding="utf-8") + """
+playbooks:
+  - id: payment-rollback
+    title: Roll back payment after a bad release
+    component: payment
+    checks: [{type: alert_kind, kind: errors}]
+    remediation: {type: github_workflow, repo: o/r, workflow: rollback.yml, ref: main,
+                  inputs: {service: payment}}
+""", encoding="utf-8")  # fmt: skip
+    loaded = load_sources([path])
+    report = apply_world(graph_of(gw), loaded.world, loaded.sources, explicit=loaded.explicit)
+    assert any(line.startswith("playbook payment-rollback on payment") for line in report.new)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    rid = f"remediation:{incident}:payment-rollback"
+    (said,) = thread(gw, incident)
+    assert said["notice"]["remediation_id"] == rid
+    assert decide(gw, incident, "approve", MEMBER, rid).status_code == 200
+    assert decide(gw, incident, "approve", MEMBER, rid).status_code == 200  # a double click
+    gw.drain()
+    assert [r["inputs"] for r in github.runs] == [
+        {"service": "payment", "blast_intent": f"incident:{incident}:remediate:payment-rollback"}
+    ]
 
 
 def test_only_the_owning_team_or_its_approvers_approve_and_a_double_click_runs_once(

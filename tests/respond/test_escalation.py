@@ -13,12 +13,13 @@ import pytest
 
 from adapters.falkordb import TenantGraph
 from adapters.outbox import Outbox
+from adapters.promql import duration_ms
 from agents.respond.escalation import fmt_after, schedule
 from agents.triage.triage import triage
 from gateway.http.payloads import normalize, parse_body
 from gateway.ops.runtime import Runtime
 from gateway.world import TopologyError, demo_world_path, import_world, load_world
-from gateway.world.model import EscalationLevelSpec, TeamTarget, duration_ms
+from gateway.world.model import EscalationLevelSpec, TeamTarget
 from tests.conftest import alert_body, make_settings
 from tests.tasks.test_crash import incident, spawn, task, wait_for
 
