@@ -300,7 +300,8 @@ class SlackAPI:
         user = str(p.get("user") or "")
         if user not in USERS.values():
             return {"ok": False, "error": "user_not_found"}
-        return {"ok": True, "user": {"id": user, "deleted": False}}
+        email = next(e for e, u in USERS.items() if u == user)
+        return {"ok": True, "user": {"id": user, "deleted": False, "profile": {"email": email}}}
 
     def _users_lookupByEmail(self, p: dict[str, Any]) -> dict[str, Any]:
         user = USERS.get(str(p.get("email")))

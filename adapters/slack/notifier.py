@@ -380,6 +380,24 @@ class SlackNotifier:
             raise _to_adapter_error("users.info", exc) from None
         return "no slack_user_id and no email: pages cannot mention them"
 
+    def user_email(self, slack_user_id: str) -> str | None:
+        """The email Slack holds for a user (`users.info`, `user.profile.email`; needs the
+        `users:read.email` scope), or None when Slack has none for them or does not know the
+        user. Raises `AdapterError` when Slack cannot be asked."""
+        try:
+            answer = self._client.users_info(user=slack_user_id)
+        except SlackApiError as exc:
+            if exc.response.get("error") == "user_not_found":
+                return None
+            raise _to_adapter_error("users.info", exc) from None
+        except (SlackClientError, OSError, http.client.HTTPException) as exc:
+            raise _to_adapter_error("users.info", exc) from None
+        user = answer["user"] or {}
+        if user.get("deleted"):
+            return None
+        email = (user.get("profile") or {}).get("email")
+        return str(email) if email else None
+
     def _mention_for(self, person: Person | None) -> str | None:
         """`<@U…>` for the person: the id from the graph, else `users.lookupByEmail`.
 

@@ -2,7 +2,8 @@
 
 The approver is a verified identity, never a field of a request body or anything a model
 wrote: the Slack user of a click whose signature checked out (`source='slack'`, identity =
-the Slack user id), or the web's signed-in person (`source='web'`, identity = the email or
+the Slack user id; for a person the world file gives an email and no Slack id, the email Slack
+holds for that user), or the web's signed-in person (`source='web'`, identity = the email or
 name the authenticating proxy vouched for). They must be a member of a team owning the
 remediation's component (the default team when none owns it: the root route), or on one of
 those teams' `approvers:` list in the world file. Anyone else is refused with the reason, and
@@ -25,10 +26,13 @@ Source = Literal["slack", "web"]
 
 @dataclass(frozen=True)
 class Approver:
-    """A verified identity: a Slack user id (`slack`), or an email or name (`web`)."""
+    """A verified identity: a Slack user id (`slack`), or an email or name (`web`). `email`:
+    for a Slack user, the email Slack holds for them (`users.info`), when asked: it matches a
+    person the world file gives an email and no `slack_user_id`."""
 
     identity: str
     source: Source
+    email: str | None = None
 
 
 class Refused(Exception):
@@ -43,7 +47,10 @@ class Refused(Exception):
 
 def _matches(person: dict[str, Any], who: Approver) -> bool:
     if who.source == "slack":
-        return bool(person.get("slack_user_id")) and person["slack_user_id"] == who.identity
+        if person.get("slack_user_id"):
+            return bool(person["slack_user_id"] == who.identity)
+        email = (person.get("email") or "").casefold()
+        return bool(who.email) and bool(email) and email == (who.email or "").casefold()
     wanted = who.identity.strip().casefold()
     email = (person.get("email") or "").casefold()
     return wanted in (email, str(person.get("name") or "").casefold()) and bool(wanted)

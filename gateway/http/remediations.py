@@ -30,6 +30,7 @@ from slack_sdk.webhook import WebhookClient
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name, key_problem
+from adapters.notify import AdapterError
 from adapters.slack.payloads import Action, Interaction
 from agents.act import spec
 from agents.act.approval import Approver, Refused, decide
@@ -154,9 +155,17 @@ def _slack_decide(state: Any, user_id: str, action: Action) -> str:
         graph = state.store.graph(graph_name(tenant))
         if graph.one("remediation_get", {"remediation_id": remediation_id}) is None:
             continue
+        approve = action.action_id == APPROVE
         try:
-            done = decide(graph, remediation_id, Approver(user_id, "slack"),
-                          action.action_id == APPROVE, settings.actions_enabled)  # fmt: skip
+            try:
+                done = decide(graph, remediation_id, Approver(user_id, "slack"), approve,
+                              settings.actions_enabled)  # fmt: skip
+            except Refused as exc:
+                email = _slack_email(state, user_id) if exc.status == 403 else None
+                if email is None:
+                    raise
+                done = decide(graph, remediation_id, Approver(user_id, "slack", email), approve,
+                              settings.actions_enabled)  # fmt: skip
         except Refused as exc:
             return f"Not done: {exc.reason}."
         if done["fresh"] and done["status"] == "approved":
@@ -165,6 +174,27 @@ def _slack_decide(state: Any, user_id: str, action: Action) -> str:
             "." if done["fresh"] else " (already)."
         )
     return "That remediation is gone."
+
+
+def _slack_email(state: Any, user_id: str) -> str | None:
+    """The email Slack holds for the clicking user, to match a person the world file knows by
+    email only; None when Slack is off, has none, or cannot be asked (logged: the click is
+    refused with the reason, never a 5xx). One Slack client per app, made on first use."""
+    settings: Settings = state.settings
+    if settings.slack_bot_token is None:
+        return None
+    directory = getattr(state, "slack_directory", None)
+    if directory is None:
+        from adapters.slack.notifier import SlackNotifier
+
+        directory = SlackNotifier(settings.slack_bot_token, settings.slack_api_url)
+        state.slack_directory = directory
+    try:
+        email: str | None = directory.user_email(user_id)
+    except AdapterError as exc:
+        log.warning("could not ask Slack for the approver's email: %s", exc)
+        return None
+    return email
 
 
 def _slack_reply_url(url: str | None, settings: Settings) -> str | None:

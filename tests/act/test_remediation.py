@@ -635,6 +635,32 @@ def test_in_slack_a_stranger_is_told_why_and_a_member_approves(
     )
 
 
+def test_in_slack_a_member_known_by_email_only_approves_as_slack_names_them(
+    shop, api: SlackAPI, github: FakeGitHub
+) -> None:
+    """The world file gives checkout's members an email and no Slack id: a click is matched
+    through the email Slack holds for the clicking user (`users.info`)."""
+    gw = shop(
+        slack_bot_token=SecretStr(SLACK_TOKEN), slack_signing_secret=SecretStr(SIGNING_SECRET),
+        slack_api_url=api.base_url, slack_default_channel="C0DEFAULT",
+    )  # fmt: skip
+    plant(gw, WORKFLOW)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    rid = f"remediation:{incident}:pb-rollback"
+    # U0ADA is ada@example.com in Slack: a member of another team (frontend), refused
+    assert slack_click(gw, api, "remediation_approve", rid, "U0ADA").status_code == 200
+    assert slack_click(gw, api, "remediation_approve", rid, "U0DI").status_code == 200
+    deadline = time.monotonic() + 5
+    while len(told(api, "U0DI")) + len(told(api, "U0ADA")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "Slack user 'U0ADA' may not decide" in told(api, "U0ADA")[0]
+    assert told(api, "U0DI") == ["Approved by Di Example."]
+    gw.drain()
+    assert len(github.runs) == 1
+    (row,) = remediations(gw, incident)
+    assert (row["approval"]["by"], row["approval"]["identity"]) == ("Di Example", "U0DI")
+
+
 APPROVERS = """\
 components:
   - {id: payment, kind: service}
