@@ -5,7 +5,9 @@
 // are serialised by the graph's write lock, so a level reserved after an acknowledgement
 // cannot exist. `live`: the incident still escalates; `prior`: the status of an Action an earlier
 // attempt reserved (null: none); `mine`: this attempt holds the reservation. The incident's
-// `escalation_level` becomes $level when the level is reserved.
+// `escalation_level` becomes $level when the level is reserved (the highest reached: a later
+// round starts from level 1 again). `notified`: whom the level reaches, in words, for the
+// incident's timeline.
 WITH timestamp() AS now
 MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= now
@@ -17,7 +19,8 @@ WITH t, i, live, old.status AS prior
 FOREACH (_ IN CASE WHEN live AND prior IS NULL THEN [1] ELSE [] END |
   MERGE (a:Action {intent_id: $intent_id})
     ON CREATE SET a.kind = 'escalate', a.status = 'reserved', a.attempt_id = $attempt_id,
-      a.adapter = $adapter, a.reserved_at = timestamp(), a.incident_id = i.id
+      a.adapter = $adapter, a.reserved_at = timestamp(), a.incident_id = i.id,
+      a.notified = $notified
   MERGE (a)-[:FOR]->(i)
   SET i.escalation_level = CASE WHEN coalesce(i.escalation_level, 0) < $level THEN $level
                                 ELSE i.escalation_level END)

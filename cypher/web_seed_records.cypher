@@ -10,7 +10,7 @@ SET i.escalation_level = 1
 MERGE (x:Action {intent_id: 'incident:' + i.id + ':escalate:1'})
   ON CREATE SET x.kind = 'escalate', x.status = 'sent', x.adapter = 'outbox',
     x.reserved_at = paged + 300000, x.updated_at = paged + 300000,
-    x.external_ref = 'outbox:escalate-1'
+    x.external_ref = 'outbox:escalate-1', x.notified = 'Hal Example (on call for platform)'
 MERGE (x)-[:FOR]->(i)
 CREATE (i)-[:HAS_DELIVERY]->(:Delivery {intent_id: 'incident:' + i.id + ':initial-notification',
          at: paged + 1000, channel: '#checkout-oncall', outcome: 'refused',

@@ -21,7 +21,7 @@ RETURN coalesce(f.updated_at, f.created_at) AS at, 'finding' AS event, f.root_ca
 UNION ALL
 MATCH (x:Action)-[:FOR]->(:Incident {id: $incident_id})
 RETURN coalesce(x.updated_at, x.reserved_at) AS at, 'action' AS event, x.intent_id AS detail,
-       x.status AS who, [x.kind, x.adapter, x.external_ref] AS ref
+       x.status AS who, [x.kind, x.adapter, x.external_ref, x.notified] AS ref
 UNION ALL
 MATCH (:Incident {id: $incident_id})-[:HAS_DELIVERY]->(d:Delivery)
 RETURN d.at AS at, 'delivery' AS event, d.outcome AS detail, d.channel AS who,

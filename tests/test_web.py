@@ -696,7 +696,7 @@ def test_deliveries_escalation_and_remediation_read_in_order(site: Site, store: 
     wanted = [
         "Not delivered to #checkout-oncall: refused (channel_not_found)",
         "Delivered to #platform-oncall (fell back from #checkout-oncall)",
-        "Escalated to level 1 via outbox",
+        "Escalated to level 1: Hal Example (on call for platform) via outbox",
         "Remediation proposed: restart from playbook pb:restart",
         "Remediation restart approved by hal@example.com",
         "Remediation restart run (attempt 1): succeeded",

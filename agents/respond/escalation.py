@@ -160,22 +160,13 @@ def fmt_after(ms: int) -> str:
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
 
 
-def notice(
-    intent_id: str,
-    incident: dict[str, Any],
-    policy: dict[str, Any],
-    level: tuple[int, int, list[dict[str, Any]]],
-    targets: dict[str, Any],
-    page_ref: str | None,
-    since: str = "the page",
-) -> OutboundMessage:
-    """The message of one level: in the page's thread, naming everyone it notifies (a Slack
-    mention for each known Slack id; else the first person's email lets Slack find theirs), and
-    at the top of the paged team's channel when the level notifies `@channel` (a channel-wide
-    mention in a thread reaches only the thread's followers). `since`: what the wait counts
-    from ("the page", or a `ROUNDS` value)."""
-    n, after_ms, notify = level
-    total = len(policy["levels"]) * (1 + int(policy.get("repeat") or 0))
+def whom(
+    notify: list[dict[str, Any]], targets: dict[str, Any]
+) -> tuple[list[list[Span]], dict[str, Any] | None, bool]:
+    """Whom a level's `notify` reaches, with `targets` (`escalation_targets.cypher`):
+    `(named, first, channel_wide)`: the spans naming each (a person, a team's on-call now,
+    `@channel`), the first person (a row with `person`, `email`, `slack_user_id`) or None, and
+    whether it notifies the whole channel."""
     people = {p["person"]: p for p in targets["people"]}
     teams = {t["team"]: t for t in targets["teams"]}
     named: list[list[Span]] = []
@@ -198,6 +189,32 @@ def notice(
         row = people.get(target["person"]) or {"person": target["person"]}
         first = first or row
         named.append([Span(text=row["person"], user_id=row.get("slack_user_id"))])
+    return named, first, channel_wide
+
+
+def notified_text(notify: list[dict[str, Any]], targets: dict[str, Any]) -> str:
+    """Whom a level reaches in plain words (`Di Example, Hal Example (on call for platform)`),
+    as the incident's timeline shows it."""
+    return ", ".join("".join(span.text for span in parts) for parts in whom(notify, targets)[0])
+
+
+def notice(
+    intent_id: str,
+    incident: dict[str, Any],
+    policy: dict[str, Any],
+    level: tuple[int, int, list[dict[str, Any]]],
+    targets: dict[str, Any],
+    page_ref: str | None,
+    since: str = "the page",
+) -> OutboundMessage:
+    """The message of one level: in the page's thread, naming everyone it notifies (a Slack
+    mention for each known Slack id; else the first person's email lets Slack find theirs), and
+    at the top of the paged team's channel when the level notifies `@channel` (a channel-wide
+    mention in a thread reaches only the thread's followers). `since`: what the wait counts
+    from ("the page", or a `ROUNDS` value)."""
+    n, after_ms, notify = level
+    total = len(policy["levels"]) * (1 + int(policy.get("repeat") or 0))
+    named, first, channel_wide = whom(notify, targets)
     text = [
         Span(text=f"Escalation level {n} of {total}: nobody acknowledged incident "
                   f"{incident['id']} ("),
@@ -274,7 +291,8 @@ class Escalator:
             row = task.fenced(
                 "escalation_reserve",
                 {"intent_id": intent_id, "level": n, "attempt_id": task.claim.attempt_id,
-                 "adapter": self.messenger.name, "lease_ms": task.lease_ms},
+                 "adapter": self.messenger.name, "lease_ms": task.lease_ms,
+                 "notified": notified_text(notify, targets)[:500]},
             )  # fmt: skip
             if not row["live"] and row["prior"] != "sent":
                 if self._stopped(row) is None:  # a quiet window began meanwhile: wait for it

@@ -49,7 +49,7 @@ def ticket_link(ref: str | None, github_api_url: str) -> str | None:
 def _action(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> dict[str, Any]:
     """Words for one Action (`intent_id` says what it was for: `incident:<id>:<what>`)."""
     intent, status = row["detail"] or "", row["who"] or ""
-    kind, adapter, ref = ([*list(row["ref"] or []), None, None, None])[:3]
+    kind, adapter, ref, notified = ([*list(row["ref"] or []), None, None, None, None])[:4]
     what = intent.split(":", 2)[2] if intent.count(":") >= 2 else intent
     done = {"sent": "", "reserved": " (being sent)", "unknown": " (outcome unknown: checking)",
             "failed": " (failed)"}.get(status, f" ({status})")  # fmt: skip
@@ -72,9 +72,13 @@ def _action(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> 
         return {"kind": "ticket", "text": f"Ticket opened{shown}{done}", "who": None,
                 "link": link}  # fmt: skip
     if kind == "escalate" or what.startswith("escalate:"):
-        level = what.partition(":")[2] or "?"
-        return {"kind": "escalation", "text": f"Escalated to level {level}{via}{done}",
-                "who": None, "link": None}  # fmt: skip
+        # `escalate:<n>`, or `reopen:<k>:escalate:<n>` / `retrigger:<k>:escalate:<n>`
+        round_, _, level = what.rpartition("escalate:")
+        again = {"reopen": " (after a reopen)", "retrigger": " (after a failed remediation)"}
+        after = again.get(round_.partition(":")[0], "")
+        to = f": {notified}" if notified else ""
+        return {"kind": "escalation", "text": f"Escalated to level {level or '?'}{after}{to}"
+                f"{via}{done}", "who": notified, "link": None}  # fmt: skip
     if what.startswith("update:"):
         return {"kind": "cause", "text": f"Cause changed: the page's thread was told{done}",
                 "who": None, "link": None}  # fmt: skip

@@ -34,6 +34,7 @@ from adapters.notify import AdapterError, OutboundMessage
 from gateway.cli.demo import rfc3339
 from gateway.cli.demo_evidence import Edge, PrometheusServer, Window, available
 from gateway.ops.runtime import Runtime
+from gateway.web.timeline import events
 from gateway.world import TopologyError, apply_world, demo_world_path, import_world, load_world
 from gateway.world.sources import load_sources
 from tests.conftest import Gateway, clean_env, make_settings
@@ -444,6 +445,8 @@ def test_a_failed_verification_retriggers_the_incident_and_its_escalation_policy
     assert "escalation policy runs again" in said[0]["text"]
     actions = {a["intent_id"]: a for a in graph.rows("incident_actions", {"incident_id": incident})}
     assert actions[level_id]["reserved_at"] >= state["retriggered_at"] + 1000
+    story = [e["text"] for e in events(graph, incident, None, "https://api.github.com")]
+    assert "Escalated to level 1 (after a failed remediation): Di Example via outbox" in story
     again = gw.http.post(f"/api/v1/incidents/{incident}/ack", json={"by": "Cy Example"})
     assert again.status_code == 200 and again.json()["repeat"] is False  # a fresh ack counts
 

@@ -18,6 +18,7 @@ from agents.respond.escalation import fmt_after, schedule
 from agents.triage.triage import triage
 from gateway.http.payloads import normalize, parse_body
 from gateway.ops.runtime import Runtime
+from gateway.web.timeline import events
 from gateway.world import TopologyError, demo_world_path, import_world, load_world
 from gateway.world.model import EscalationLevelSpec, TeamTarget
 from tests.conftest import alert_body, make_settings
@@ -336,6 +337,8 @@ def test_a_flap_nobody_acknowledged_runs_the_policy_again_from_the_reopen(runtim
     state = graph.one("escalation_state", {"incident_id": incident_id})
     sent_at = actions[f"incident:{incident_id}:reopen:1:escalate:1"]["reserved_at"]
     assert sent_at >= state["reopened_at"] + 1000  # counted from the reopen, database clock
+    story = [e["text"] for e in events(graph, incident_id, None, "https://api.github.com")]
+    assert "Escalated to level 1 (after a reopen): Di Example via outbox" in story
 
 
 def test_a_flap_someone_acknowledged_stays_with_them(runtime, graph):
