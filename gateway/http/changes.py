@@ -18,10 +18,10 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import graph_name, safe_key
 from gateway.http.auth import tenant_for
-from gateway.http.limits import EPOCH_MS_MAX, MAX_NAME_CHARS, MAX_TITLE_CHARS, Key
+from gateway.http.limits import EPOCH_MS_MAX, MAX_NAME_CHARS, MAX_TITLE_CHARS, Key, ParsedOnceRoute
 from gateway.http.payloads import rfc3339_ms
 
-router = APIRouter()
+router = APIRouter(route_class=ParsedOnceRoute)
 
 
 class ChangeIn(BaseModel):

@@ -19,9 +19,9 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import TenantGraph, graph_name
 from agents.respond import lifecycle
 from gateway.http.auth import tenant_for
-from gateway.http.limits import MAX_NAME_CHARS
+from gateway.http.limits import MAX_NAME_CHARS, ParsedOnceRoute
 
-router = APIRouter()
+router = APIRouter(route_class=ParsedOnceRoute)
 
 
 class ByIn(BaseModel):

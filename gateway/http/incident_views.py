@@ -22,10 +22,11 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
 from gateway.http.auth import tenant_for
+from gateway.http.limits import ParsedOnceRoute
 from gateway.http.status import incident_detail
 from gateway.web.session import COOKIE, Sessions
 
-router = APIRouter()
+router = APIRouter(route_class=ParsedOnceRoute)
 
 #: The most components drawn around one incident (focus first, then neighbours).
 MAX_GRAPH_NODES = 150

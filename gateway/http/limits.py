@@ -27,8 +27,8 @@ depth and count limits.
    the body's skeleton (its bytes without its strings) before `json` builds one object, at the
    speed of `bytes` methods. Python's own limits would otherwise surface as a 500
    (RecursionError at ~1000 levels; ValueError over 4300 digits). The webhook reads the parsed
-   value (`parsed_body`), never the bytes again; a route with a FastAPI body model parses its
-   small body (at most `BLAST_MAX_API_BODY_BYTES`) once more, as FastAPI does.
+   value (`parsed_body`), never the bytes again; a route with a FastAPI body model gets the
+   same value (`ParsedOnceRoute`), so no body is parsed twice.
 
 Error bodies are `{"detail": …}` rendered as ASCII JSON (`SafeJSONResponse`), so a reason that
 quotes a lone surrogate from the request still renders (`validation_failed`).
@@ -40,12 +40,14 @@ import json
 import logging
 import math
 import re
+from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
-from fastapi import HTTPException, Request
+from fastapi import HTTPException, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -282,6 +284,24 @@ def parsed_body(request: Request) -> Any:
     """The JSON `RequestGuard` parsed for this request (None when the body was empty or no
     JSON was sent)."""
     return request.scope.get("state", {}).get(PARSED)
+
+
+class ParsedOnceRoute(APIRoute):
+    """An `APIRoute` whose body model is validated from the JSON `RequestGuard` parsed (off the
+    event loop, within the depth and count limits), not from a second `json.loads` of the
+    bytes: FastAPI reads a JSON body through Starlette's `Request.json()`, which returns
+    `Request._json` when it is set. Routers that take bodies use it (`APIRouter(route_class=…)`)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            state = request.scope.get("state", {})
+            if PARSED in state:
+                request._json = state[PARSED]
+            return await handler(request)
+
+        return route
 
 
 async def read_limited(request: Request, limit: int) -> bytes:

@@ -21,10 +21,10 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import GraphStore, TenantGraph, graph_name
 from agents.respond import maintenance
 from gateway.http.auth import tenant_for
-from gateway.http.limits import MAX_NAME_CHARS, MAX_TITLE_CHARS
+from gateway.http.limits import MAX_NAME_CHARS, MAX_TITLE_CHARS, ParsedOnceRoute
 from gateway.http.payloads import rfc3339_ms
 
-router = APIRouter()
+router = APIRouter(route_class=ParsedOnceRoute)
 
 #: The longest window in minutes (a week: `agents.respond.maintenance.MAX_WINDOW_MS`).
 MAX_MINUTES = maintenance.MAX_WINDOW_MS // 60_000

@@ -29,10 +29,10 @@ from agents.act import spec
 from agents.failure_kinds import KINDS
 from agents.investigate.checks import Check
 from gateway.http.auth import tenant_for
-from gateway.http.limits import MAX_CHECKS, MAX_NAME_CHARS, MAX_TITLE_CHARS, Key
+from gateway.http.limits import MAX_CHECKS, MAX_NAME_CHARS, MAX_TITLE_CHARS, Key, ParsedOnceRoute
 from gateway.settings import Settings
 
-router = APIRouter()
+router = APIRouter(route_class=ParsedOnceRoute)
 
 
 class PlaybookIn(BaseModel):

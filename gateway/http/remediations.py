@@ -36,12 +36,12 @@ from agents.act import spec
 from agents.act.approval import Approver, Refused, decide
 from agents.act.notices import APPROVE
 from gateway.http.incident_views import api_tenant
-from gateway.http.limits import read_limited
+from gateway.http.limits import ParsedOnceRoute, read_limited
 from gateway.http.status import incident_detail
 from gateway.settings import Settings
 from gateway.web.session import COOKIE, Sessions, check_csrf
 
-router = APIRouter()
+router = APIRouter(route_class=ParsedOnceRoute)
 log = logging.getLogger(__name__)
 
 

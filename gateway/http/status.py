@@ -22,9 +22,9 @@ from adapters.falkordb import TenantGraph, graph_name
 from agents.learn import verdicts
 from agents.respond import lifecycle
 from gateway.http.auth import tenant_for
-from gateway.http.limits import MAX_NAME_CHARS, MAX_TEXT_CHARS, Key
+from gateway.http.limits import MAX_NAME_CHARS, MAX_TEXT_CHARS, Key, ParsedOnceRoute
 
-router = APIRouter()
+router = APIRouter(route_class=ParsedOnceRoute)
 
 
 def _graph(request: Request) -> TenantGraph:
