@@ -6,6 +6,9 @@
 // per component, and only the origins it picks). A shared neighbour is not a link: two callers
 // of one database are not linked. Telemetry, config and retired edges are skipped. `known`:
 // which of $keys are stored alerts already (a resend, a resolve: written in batches).
+// `grouped`: the components of open incidents that hold one of $group_keys (an Alertmanager
+// group an earlier delivery started), walked like the matched ones, so a later alert of the
+// group is linked to them through a shared dependency as if it had come in the same delivery.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 // Lookups go through the Component name and aliases indexes and the walks start from the
 // matched components: a scan of every component cost 45 ms per delivery in a 1,000-component
@@ -23,17 +26,23 @@ CALL {
   RETURN collect({name: c.name, aliases: c.aliases}) AS matched
 }
 CALL {
-  WITH matched
+  UNWIND $group_keys AS g
+  MATCH (i:Incident {status: 'open'}) WHERE g IN i.group_keys
+  MATCH (i)-[:HAS_ALERT]->(a:Alert) WHERE a.component IS NOT NULL
+  RETURN collect(DISTINCT a.component) AS grouped
+}
+CALL {
+  WITH matched, grouped
   CALL {
-    WITH matched
-    UNWIND [m IN matched | m.name] AS origin
+    WITH matched, grouped
+    UNWIND [m IN matched | m.name] + grouped AS origin
     MATCH (c:Component {name: origin})
     MATCH p = (c)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..6]->(d:Component)
     WHERE length(p) <= $hops AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
     RETURN origin, d.name AS name, [n IN nodes(p) | n.name] AS path, length(p) AS hops, 'down' AS way
     UNION ALL
-    WITH matched
-    UNWIND [m IN matched | m.name] AS origin
+    WITH matched, grouped
+    UNWIND [m IN matched | m.name] + grouped AS origin
     MATCH (c:Component {name: origin})
     WITH origin, c  // else the planner walks from every component towards c
     MATCH p = (c)<-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*1..6]-(d:Component)
@@ -47,4 +56,4 @@ CALL {
   MATCH (a:Alert {key: k})
   RETURN collect(a.key) AS known
 }
-RETURN matched, links, known
+RETURN matched, grouped, links, known

@@ -122,9 +122,10 @@ def component_links(
 def shared_dependencies(linked: dict[str, Links]) -> dict[str, Links]:
     """Link the components of one delivery (one Alertmanager group) that depend on one
     component within the reach: the two consumers of a silent topic, the callers of one
-    database. Alertmanager grouped their alerts and they arrived together, so they are one
-    failure until the investigation says otherwise (it splits independent causes); across
-    deliveries a shared neighbour still links nothing. Each gets the other as a link, with the
+    database. Alertmanager grouped their alerts, so they are one failure until the
+    investigation says otherwise (it splits independent causes); a later delivery of the same
+    group is linked to the components its open incidents hold (`triage`), and otherwise a
+    shared neighbour links nothing. Each gets the other as a link, with the
     path through the shared dependency (`a → topic ← b`, hops summed), after its own links.
     `linked`: `component_links` of the delivery's components, in delivery order; changed in
     place and returned. Linear in links: each dependency links its dependents to the first."""
@@ -487,7 +488,8 @@ def triage(
     but within twice it (`BLAST_PAGE_HOLD_MS`: an alert between them may still merge them);
     `reinvestigate_ms`: at most one re-investigation per incident this often
     (`BLAST_REINVESTIGATE_S`; `settle_reinvestigations`). Components of the delivery that
-    share a dependency within the reach are linked (`shared_dependencies`).
+    share a dependency within the reach are linked (`shared_dependencies`), and so are they
+    with the components of open incidents of their Alertmanager group (a later delivery).
     `reopen_ms`: a new firing episode of an alert of an incident resolved at most this long
     before it started reopens that incident (`BLAST_REOPEN_WINDOW`; 0: never), no new page.
     Queries: one to resolve components, find their links and the stored alerts
@@ -497,14 +499,20 @@ def triage(
     written, and the sender's retry is harmless.
     """
     keys = sorted({a.key for a in alerts})
+    groups = sorted({a.group_key for a in alerts if a.group_key})
     read = graph.one(  # links up to twice the reach: the farther ones are `Links.beyond`
         "triage_context",
-        {"candidates": candidate_names(alerts), "keys": keys, "hops": min(6, 2 * hops)},
-    )
+        {"candidates": candidate_names(alerts), "keys": keys, "hops": min(6, 2 * hops),
+         "group_keys": groups},
+    )  # fmt: skip
     assert read is not None  # every part collects: always one row
     components = resolve_components(alerts, read["matched"])
     named = [c for c in dict.fromkeys(components[a.key] for a in alerts) if c is not None]
-    linked = shared_dependencies(component_links(read["links"], named, hops))
+    # the group's components from earlier deliveries come first: new ones link to them
+    earlier = [c for c in sorted(read["grouped"]) if c not in named]
+    linked = shared_dependencies(component_links(read["links"], earlier + named, hops))
+    for name in earlier:  # they only lend their links; this delivery has no alert on them
+        del linked[name]
     known = set(read["known"])
     ordered = dependency_order(alerts, components, linked)
     report = Triage(graph, components, linked, window_ms, batch, hold_ms, reopen_ms).run(

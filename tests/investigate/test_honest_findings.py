@@ -53,12 +53,16 @@ def world_of(path: Path) -> WorldSpec:
 
 
 def fire(
-    graph: TenantGraph, alerts: list[tuple[str, str, dict[str, str]]], ago_s: int = 300
+    graph: TenantGraph,
+    alerts: list[tuple[str, str, dict[str, str]]],
+    ago_s: int = 300,
+    group_key: str = "{}:{}",
 ) -> list[str]:
-    """One Alertmanager delivery of `alerts` (alertname, service, labels); the incidents."""
+    """One Alertmanager delivery of `alerts` (alertname, service, labels) in the group
+    `group_key`; the incidents."""
     starts = rfc3339_s(time.time() - ago_s)
     body = {
-        "version": "4", "status": "firing", "receiver": "blast-radius", "groupKey": "{}:{}",
+        "version": "4", "status": "firing", "receiver": "blast-radius", "groupKey": group_key,
         "alerts": [
             {"status": "firing",
              "labels": {"alertname": name, "service": service, "severity": "warning"} | extra,
@@ -278,6 +282,24 @@ def test_the_kafka_group_is_one_incident_and_one_investigation(bare: TenantGraph
         "notifier → order-events ← billing",
         "billing → order-events ← notifier",
     )
+
+
+def test_a_later_delivery_of_the_kafka_group_joins_its_incident(bare: TenantGraph) -> None:
+    """Alertmanager sends the second consumer's lag in a later notification of the same
+    group (its group_interval): it joins the first one's incident through the topic. The
+    topic's publisher alerting in another group shares the topic only as a neighbour: its own
+    incident."""
+    import_world(bare, world_of(COMPANY))
+    group = '{}:{alertname="KafkaConsumerGroupLag"}'
+    topic = {"topic": "order-events"}
+    (first,) = fire(bare, [("KafkaConsumerGroupLag", "notifier", topic)], group_key=group)
+    (other,) = fire(bare, [("ServiceHighErrorRate", "orders", {})], 295, '{}:{alertname="X"}')
+    assert other != first
+    assert fire(bare, [("KafkaConsumerGroupLag", "billing", topic)], 290, group) == [first]
+    detail = incident_detail(bare, first)
+    assert detail is not None
+    joined = {a["component"]: a["joined_via"] for a in detail["alerts"]}
+    assert joined["billing"] == "billing → order-events ← notifier"
 
 
 def test_one_delivery_is_investigated_once_and_later_alerts_wait(bare: TenantGraph) -> None:
