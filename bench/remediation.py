@@ -37,7 +37,8 @@ PLAYBOOK = {"id": "pb-rollback", "component": "payment", "title": "Roll back pay
             "author": "bench", "remediation_type": "github_workflow",
             "remediation_json": json.dumps({"type": "github_workflow", "repo": "o/r",
                                             "workflow": "rollback.yml", "ref": "main",
-                                            "inputs": {"service": "payment"}})}  # fmt: skip
+                                            "inputs": {"service": "payment"}}),
+            "max_playbooks": 200}  # fmt: skip
 
 
 def main() -> None:

@@ -252,6 +252,31 @@ def playbook(n: int, checks: int = 1) -> dict[str, Any]:
     return {"title": f"p{n}", "component": "checkout", "id": f"pb-{n}", "checks": fired}
 
 
+def test_concurrent_posts_never_pass_the_playbook_quota_together(bounded: Gateway):
+    """12 posts of distinct playbooks at once, each on its own connection, against a quota of
+    3: the count and the create are one write, so exactly 3 are created and 9 refused."""
+    start = threading.Barrier(12)
+    answers: dict[int, httpx.Response] = {}
+
+    def post(n: int) -> None:
+        with httpx.Client(base_url=bounded.url, headers=bounded.auth, timeout=60) as client:
+            start.wait()
+            answers[n] = client.post("/api/v1/playbooks", json=playbook(n))
+
+    threads = [threading.Thread(target=post, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    codes = Counter(answer.status_code for answer in answers.values())
+    assert codes == {201: 3, 422: 9}, codes
+    created = sorted(f"pb-{n}" for n, answer in answers.items() if answer.status_code == 201)
+    listed = bounded.http.get("/api/v1/playbooks", headers=bounded.auth).json()["playbooks"]
+    assert sorted(p["id"] for p in listed) == created
+    refused = [a.json()["detail"] for a in answers.values() if a.status_code == 422]
+    assert all("keeps 3 playbooks" in d and "BLAST_MAX_PLAYBOOKS=3" in d for d in refused)
+
+
 def test_playbook_quotas_answer_422_naming_the_limit(bounded: Gateway):
     post = lambda body: bounded.http.post("/api/v1/playbooks", json=body, headers=bounded.auth)  # noqa: E731
     for n in range(3):

@@ -134,7 +134,7 @@ def test_prometheus_down_or_a_stored_invalid_check_never_fails_the_investigation
     gw.graph.one("plant_playbook", {  # type: ignore[attr-defined]
         "id": "old", "component": "email", "title": "old", "failure_kind": None,
         "checks_json": json.dumps([{"type": "alert_firing"}]), "author": None,
-        "remediation_json": None, "remediation_type": None,
+        "remediation_json": None, "remediation_type": None, "max_playbooks": 200,
     })  # fmt: skip
     second = fire(gw, "email", datetime.now(UTC) - timedelta(hours=3))
     _, result = used_checks(gw, second)

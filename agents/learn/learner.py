@@ -18,6 +18,10 @@ gets the
    any, otherwise the incident's `signature` (which components alerted with which failure
    kinds, and their dependency paths to the cause), so a repeat of a silent cause is
    recognised from alerts alone.
+4. Learned playbooks count against the tenant's playbook quota (`BLAST_MAX_PLAYBOOKS`, with
+   the ones people write; retired ones not counted), checked in the same write that would
+   create one: when it is full, trust still moves and the verdict stays recorded, but no
+   playbook is learned; the task's outcome and a warning say so.
 """
 
 from __future__ import annotations
@@ -94,6 +98,11 @@ class Learner:
 
     kinds = ROLE_KINDS["learner"]
 
+    def __init__(self, max_playbooks: int = 200) -> None:
+        #: Playbooks a tenant keeps, learned or written, retired ones not counted
+        #: (`BLAST_MAX_PLAYBOOKS`): past it nothing new is learned.
+        self.max_playbooks = max_playbooks
+
     def run(self, task: TaskRun) -> None:
         """Apply the verdict to trust, learn a playbook if one is due, complete the task.
 
@@ -126,14 +135,14 @@ class Learner:
                      outcome["trust"], outcome["status"])  # fmt: skip
         steered = any(row["steered"] for row in used)
         lesson = lesson_of(verdict, steered)
-        if lesson:
-            self._learn(task, verdict, lesson, used)
-        task.complete(f"learned from {verdict['verdict']}")
+        refused = self._learn(task, verdict, lesson, used) if lesson else None
+        task.complete(f"learned from {verdict['verdict']}" + (f"; {refused}" if refused else ""))
 
     def _learn(
         self, task: TaskRun, verdict: dict[str, Any], cause: str, used: list[dict[str, Any]]
-    ) -> None:
-        """Create the playbook for a confirmed cause (or its next version)."""
+    ) -> str | None:
+        """Create the playbook for a confirmed cause (or its next version). Returns None, or
+        why none was created when the tenant's playbook quota is full."""
         graph, incident_id = task.graph, verdict["incident_id"]
         alerts = [
             {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms")}
@@ -149,7 +158,7 @@ class Learner:
         }
         supersedes = next((p["id"] for p in same if p["id"] in not_applicable), None)
         if same and supersedes is None:
-            return  # memory already has this lesson and it was not contradicted
+            return None  # memory already has this lesson and it was not contradicted
         alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
         evidence = Evidence(graph, alerts, alerting, min(a["starts_at_ms"] for a in alerts))
         held = task.step(
@@ -173,7 +182,7 @@ class Learner:
                 touched=[cause], deferred=True,
             ))  # fmt: skip
         title = f"{kind or on_cause[0]['alertname']} on {cause}"
-        task.fenced(
+        row = task.fenced(
             "create_playbook",
             {
                 "id": f"playbook:{incident_id}:{cause}",
@@ -184,6 +193,15 @@ class Learner:
                 "failure_kind": kind,
                 "checks_json": json.dumps(held),
                 "supersedes": supersedes,
+                "max_playbooks": self.max_playbooks,
             },
         )
+        if row["refused"]:
+            refused = (
+                f"no playbook learned: this tenant keeps {row['kept']} playbooks, the limit "
+                f"(BLAST_MAX_PLAYBOOKS={self.max_playbooks})"
+            )
+            log.warning("%r from incident %s: %s", title, incident_id, refused)
+            return refused
         log.info("learned playbook %r from incident %s", title, incident_id)
+        return None

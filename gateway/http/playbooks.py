@@ -9,8 +9,9 @@ the one of `agents/act/spec.py`. An unknown field in the playbook, a check or th
 is a 422 naming it. 404 for an unknown component or
 playbook,
 422 for a check of unknown type or missing a field (the detail names it), and 422 naming the
-setting for a playbook over a tenant quota: `BLAST_MAX_PLAYBOOKS` kept (retired ones not
-counted; a repeat of an idempotent POST passes), `BLAST_MAX_PLAYBOOK_CHECKS` checks,
+setting for a playbook over a tenant quota: `BLAST_MAX_PLAYBOOKS` kept (learned ones
+counted, retired ones not; checked in the same write as the create, so concurrent posts
+cannot pass it together; a repeat of an idempotent POST passes), `BLAST_MAX_PLAYBOOK_CHECKS` checks,
 `BLAST_MAX_PLAYBOOK_BYTES` of checks.
 """
 
@@ -92,14 +93,16 @@ async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]
             422, f"checks of {size} bytes, over the limit of {settings.max_playbook_bytes} "
             "bytes per playbook (BLAST_MAX_PLAYBOOK_BYTES)",
         )  # fmt: skip
-    quota = await run_in_threadpool(graph.one, "count_playbooks", {"id": params["id"]})
-    if quota is not None and not quota["exists"] and quota["kept"] >= settings.max_playbooks:
+    # the quota is checked in the write itself, so concurrent posts cannot all pass it
+    row = await run_in_threadpool(
+        graph.one, "plant_playbook", params | {"max_playbooks": settings.max_playbooks}
+    )
+    if row is not None and row["refused"]:
         raise HTTPException(
-            422, f"this tenant keeps {quota['kept']} playbooks, the limit "
+            422, f"this tenant keeps {row['kept']} playbooks, the limit "
             f"(BLAST_MAX_PLAYBOOKS={settings.max_playbooks}): retire one first "
             "(DELETE /api/v1/playbooks/{id})",
         )  # fmt: skip
-    row = await run_in_threadpool(graph.one, "plant_playbook", params)
     taken = (
         row is None and await run_in_threadpool(graph.one, "playbook_exists", params) is not None
     )
@@ -108,7 +111,7 @@ async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]
         raise HTTPException(422, f"id {params['id']!r} already names another playbook")
     if row is None:
         raise HTTPException(404, f"unknown component {playbook.component!r}")
-    return row
+    return {k: row[k] for k in ("id", "trust", "status")}
 
 
 @router.get("/api/v1/playbooks")

@@ -393,7 +393,7 @@ class Runtime:
                 default_channel=s.slack_default_channel if self.slack is not None else None,
                 public_url=s.public_url,
             ),
-            Learner(),
+            Learner(s.max_playbooks),
             Escalator(self.messenger),
             Reopener(self.messenger),
             Actor(

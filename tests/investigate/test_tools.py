@@ -103,7 +103,7 @@ def test_recall_reaches_config_services_and_traffic_sources_too(graph) -> None:
     for comp in ("load-generator", "flagd", "valkey-cart"):
         planted = {"id": f"pb-{comp}", "component": comp, "title": comp, "failure_kind": None,
                    "checks_json": "[]", "author": None, "remediation_json": None,
-                   "remediation_type": None}  # fmt: skip
+                   "remediation_type": None, "max_playbooks": 200}  # fmt: skip
         graph.one("plant_playbook", planted)
     task = run(graph)
     got = call(task, context(graph, ["frontend"]), "recall_playbooks", {})

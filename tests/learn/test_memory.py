@@ -25,18 +25,39 @@ WORLD = Path(__file__).resolve().parents[1] / "data" / "two-postgres-world.yaml"
 WEEK1 = datetime(2026, 11, 2, 3, 12, tzinfo=UTC)
 
 
-@pytest.fixture
-def shop(falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI) -> Iterator[Gateway]:
-    """A gateway on the two-postgres world, paging through the local Slack API."""
+def open_shop(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI, **extra: object
+) -> Gateway:
+    """A gateway on the two-postgres world, paging through the local Slack API; `extra`
+    settings on top (close it with `close_shop`)."""
     tenant = f"m{uuid.uuid4().hex[:10]}"
-    runtime = Runtime(make_settings(falkordb, tmp_path, tenant, **slack_settings(api)))
+    runtime = Runtime(make_settings(falkordb, tmp_path, tenant, **slack_settings(api) | extra))
     store = runtime.open()
     import_world(store.graph(graph_name(tenant)), load_world(WORLD))
     gw = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
     gw.graph = store.graph(graph_name(tenant))  # type: ignore[attr-defined]
-    yield gw
+    return gw
+
+
+def close_shop(gw: Gateway) -> None:
     gw.http.close()
-    runtime.close()
+    gw.runtime.close()
+
+
+@pytest.fixture
+def shop(falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI) -> Iterator[Gateway]:
+    """A gateway on the two-postgres world, paging through the local Slack API."""
+    gw = open_shop(falkordb, tmp_path, api)
+    yield gw
+    close_shop(gw)
+
+
+@pytest.fixture
+def full_shop(falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI) -> Iterator[Gateway]:
+    """The same with a quota of 2 playbooks (`BLAST_MAX_PLAYBOOKS`)."""
+    gw = open_shop(falkordb, tmp_path, api, max_playbooks=2)
+    yield gw
+    close_shop(gw)
 
 
 def fire(gw: Gateway, at: datetime, alerts: list[tuple[str, str, str]]) -> str:
@@ -265,3 +286,33 @@ def test_confirming_an_inconclusive_finding_naming_the_cause_teaches(shop: Gatew
     verdict(shop, both, "confirmed", cause="orders-db")
     (learned,) = playbooks(shop).values()
     assert (learned["component"], learned["failure_kind"]) == ("orders-db", "saturation")
+
+
+def test_a_full_quota_keeps_the_verdict_but_learns_no_playbook(full_shop: Gateway):
+    """Learned playbooks count against BLAST_MAX_PLAYBOOKS: with 2 kept (written by a person,
+    never applicable here), a confirmed diagnosis is recorded but teaches nothing, and the
+    learn task says why; once one is retired, the next confirmation is learned."""
+    for n, component in enumerate(("shop", "payments-db")):
+        written = {"id": f"kept-{n}", "title": f"kept {n}", "component": component,
+                   "checks": [{"type": "alert_firing", "alertname": "NeverFires"}]}  # fmt: skip
+        assert full_shop.http.post("/api/v1/playbooks", json=written).status_code == 201
+    first = fire(full_shop, WEEK1, saturation("orders-db", "orders-api", 1))
+    assert incident(full_shop, first)["root_cause"] == "orders-db"
+    verdict(full_shop, first, "confirmed")
+    assert sorted(playbooks(full_shop)) == ["kept-0", "kept-1"]
+    found = incident(full_shop, first)
+    assert [v["verdict"] for v in found["verdicts"]] == ["confirmed"]
+    (learn,) = [t for t in found["tasks"] if t["kind"] == "learn"]
+    assert learn["status"] == "done"
+    assert learn["outcome"] == (
+        "learned from confirmed; no playbook learned: this tenant keeps 2 playbooks, "
+        "the limit (BLAST_MAX_PLAYBOOKS=2)"
+    )
+    retired = full_shop.http.request(
+        "DELETE", "/api/v1/playbooks/kept-0", json={"reason": "room for a lesson"}
+    )
+    assert retired.status_code == 200
+    second = fire(full_shop, WEEK1 + timedelta(days=7), saturation("orders-db", "orders-api", 1))
+    verdict(full_shop, second, "confirmed")
+    learned = [p for p in playbooks(full_shop).values() if p["component"] == "orders-db"]
+    assert [p["status"] for p in learned] == ["active"]
