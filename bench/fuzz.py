@@ -19,6 +19,7 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 import sys
 import tempfile
 import time
@@ -40,6 +41,8 @@ from gateway.world import demo_world_path, import_world, load_world
 
 TOKENS = {"acme": "fuzz-token-acme-0123456789", "globex": "fuzz-token-globex-0123456789"}
 SIGNING_SECRET = "fuzz-signing-secret-0123456789abcdef"
+#: A web viewer's own token (`BLAST_VIEWER_TOKENS`): the person page actions are recorded as.
+VIEWER = ("acme:hal@example.com", "fuzz-viewer-hal-0123456789")
 
 #: Text with what breaks parsers and databases: surrogates, NUL, \x01, spaces at the ends.
 hostile_text = st.one_of(
@@ -221,11 +224,12 @@ class Fuzzer:
 
 
 def web_fuzz(f: Fuzzer, ids: st.SearchStrategy[str]) -> None:
-    """The web page's routes: sign-in with hostile forms (same origin or not), pages and the
-    verdict form with or without a signed-in session (the event stream is left out: it never
+    """The web page's routes: sign-in with hostile forms (same origin or not), pages and every
+    form (verdict, acknowledge, snooze, resolve, maintenance, approve, sign-out) with or without
+    a signed-in viewer's session and its CSRF token (the event stream is left out: it never
     ends)."""
     origin = {"Origin": str(f.http.base_url).rstrip("/")}
-    signed_in = f.http.post("/ui/login", data={"token": TOKENS["acme"]}, headers=origin)
+    signed_in = f.http.post("/ui/login", data={"token": VIEWER[1]}, headers=origin)
     session = dict(signed_in.cookies)
     f.http.cookies.clear()
     form_type = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -233,11 +237,18 @@ def web_fuzz(f: Fuzzer, ids: st.SearchStrategy[str]) -> None:
     def form(fields: dict[str, str]) -> bytes:
         return urllib.parse.urlencode(fields, errors="surrogatepass").encode()
 
+    page = f.http.get("/ui/maintenance", headers={"Cookie": cookie(session)}).text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+    real_csrf = [csrf.group(1)] if csrf else []
     fields = st.dictionaries(
-        st.sampled_from(["token", "next", "csrf", "verdict", "intent", "actual_cause", "name"]),
-        st.one_of(hostile_text, st.sampled_from([TOKENS["acme"], "confirmed", "//evil.example"])),
-        max_size=5,
-    )
+        st.sampled_from(["token", "next", "csrf", "verdict", "intent", "actual_cause", "name",
+                         "minutes", "length", "unit", "until", "components", "teams",
+                         "reason"]),
+        st.one_of(hostile_text, st.sampled_from([
+            TOKENS["acme"], VIEWER[1], "confirmed", "//evil.example", "checkout", "30", "hours",
+            *real_csrf])),
+        max_size=7,
+    )  # fmt: skip
     f.run("POST /ui/login", st.tuples(st.one_of(fields.map(form), st.binary(max_size=100)),
                                       st.booleans()),
           lambda e: ("POST", "/ui/login", e[0], form_type | (origin if e[1] else {})))  # fmt: skip
@@ -245,8 +256,37 @@ def web_fuzz(f: Fuzzer, ids: st.SearchStrategy[str]) -> None:
     f.run("POST /ui/incidents/{id}/verdict", st.tuples(ids, fields.map(form), with_session),
           lambda e: ("POST", f"/ui/incidents/{quoted(e[0])}/verdict", e[1],
                      form_type | origin | e[2]))  # fmt: skip
+    for action in ("acknowledge", "snooze", "resolve"):
+        f.run(f"POST /ui/incidents/{{id}}/{action}", st.tuples(ids, fields.map(form),
+                                                              with_session),
+              lambda e, a=action: ("POST", f"/ui/incidents/{quoted(e[0])}/{a}", e[1],
+                                   form_type | origin | e[2]))  # fmt: skip
+    f.run("POST /ui/maintenance", st.tuples(fields.map(form), with_session),
+          lambda e: ("POST", "/ui/maintenance", e[0], form_type | origin | e[1]))  # fmt: skip
+    f.run("POST /ui/maintenance/{id}/end", st.tuples(hostile_text, fields.map(form),
+                                                     with_session),
+          lambda e: ("POST", f"/ui/maintenance/{quoted(e[0])}/end", e[1],
+                     form_type | origin | e[2]))  # fmt: skip
+    for verb in ("approve", "reject"):
+        f.run(f"POST /api/v1/incidents/{{id}}/remediations/{{id}}/{verb}, as a web form",
+              st.tuples(ids, hostile_text, fields.map(form), with_session),
+              lambda e, v=verb: ("POST", f"/api/v1/incidents/{quoted(e[0])}/remediations/"
+                                 f"{quoted(e[1])}/{v}", e[2],
+                                 form_type | origin | e[3]))  # fmt: skip
+    f.run("POST /ui/logout", st.tuples(fields.map(form), with_session),
+          lambda e: ("POST", "/ui/logout", e[0], form_type | origin | e[1]))  # fmt: skip
     pages = st.one_of(
-        st.sampled_from(["/", "/ui/memory", "/ui/world", "/ui/health", "/ui/login"]),
+        st.sampled_from(
+            [
+                "/",
+                "/ui/memory",
+                "/ui/world",
+                "/ui/health",
+                "/ui/login",
+                "/ui/maintenance",
+                "/ui/maintenance?all=true",
+            ]
+        ),
         ids.map(lambda i: f"/ui/incidents/{quoted(i)}"),
         hostile_text.map(lambda t: f"/ui/login?next={quoted(t)}"),
     )
@@ -266,6 +306,7 @@ def fuzz(n: int) -> tuple[dict[str, Counter[str]], list[str], bool]:
         config = Settings.model_validate({
             "data_dir": Path(scratch), "port": 0, "workers": 0,
             "webhook_tokens": {t: SecretStr(v) for t, v in TOKENS.items()},
+            "viewer_tokens": {VIEWER[0]: SecretStr(VIEWER[1])},
             "default_tenant": "acme", "slack_signing_secret": SecretStr(SIGNING_SECRET),
             "slack_bot_token": SecretStr("xoxb-fuzz-not-used-0123456789"),
             "slack_api_url": "http://127.0.0.1:9/", "notify": "outbox",
@@ -348,6 +389,38 @@ def fuzz(n: int) -> tuple[dict[str, Counter[str]], list[str], bool]:
                 f.run(f"GET /api/v1/incidents/{{id}}/{view}", st.tuples(ids, auth),
                       lambda e, v=view: ("GET", f"/api/v1/incidents/{quoted(e[0])}/{v}", None,
                                          e[1]))  # fmt: skip
+            window = st.fixed_dictionaries(
+                {"reason": hostile_text, "by": hostile_text},
+                optional={"components": st.lists(st.one_of(st.just("checkout"), hostile_text),
+                                                 max_size=3),
+                          "teams": st.lists(hostile_text, max_size=2),
+                          "minutes": scalars, "until": times},
+            )  # fmt: skip
+            f.run("POST /api/v1/maintenance", st.tuples(body_of(window), auth),
+                  lambda e: ("POST", "/api/v1/maintenance", e[0], json_type | e[1]))  # fmt: skip
+            f.run("GET /api/v1/maintenance", st.tuples(
+                st.dictionaries(st.sampled_from(["all", "limit", "x"]), hostile_text), auth),
+                lambda e: ("GET", "/api/v1/maintenance?" + urllib.parse.urlencode(
+                    {k: v.encode("utf-8", "surrogatepass") for k, v in e[0].items()}), None,
+                    e[1]))  # fmt: skip
+            f.run("DELETE /api/v1/maintenance/{id}", st.tuples(hostile_text, hostile_text, auth),
+                  lambda e: ("DELETE", f"/api/v1/maintenance/{quoted(e[0])}?by="
+                             f"{quoted(e[1])}", None, e[2]))  # fmt: skip
+            by = st.one_of(st.fixed_dictionaries({"by": hostile_text}), any_json)
+            for action in ("ack", "resolve"):
+                f.run(f"POST /api/v1/incidents/{{id}}/{action}",
+                      st.tuples(ids, body_of(by), auth),
+                      lambda e, a=action: ("POST", f"/api/v1/incidents/{quoted(e[0])}/{a}",
+                                           e[1], json_type | e[2]))  # fmt: skip
+            f.run("GET /api/v1/incidents/{id}/remediations", st.tuples(ids, auth),
+                  lambda e: ("GET", f"/api/v1/incidents/{quoted(e[0])}/remediations", None,
+                             e[1]))  # fmt: skip
+            for verb in ("approve", "reject"):
+                f.run(f"POST /api/v1/incidents/{{id}}/remediations/{{id}}/{verb}",
+                      st.tuples(ids, hostile_text, body_of(any_json), auth),
+                      lambda e, v=verb: ("POST", f"/api/v1/incidents/{quoted(e[0])}"
+                                         f"/remediations/{quoted(e[1])}/{v}", e[2],
+                                         json_type | e[3]))  # fmt: skip
             web_fuzz(f, ids)
             f.http.close()
             alive = runtime.embedded.process.poll() is None and runtime.embedded.process.pid == pid
