@@ -172,6 +172,15 @@ def quoted(text: str) -> str:
     return urllib.parse.quote(text, safe="", errors="surrogatepass")
 
 
+def with_query(path: str, params: dict[str, str]) -> str:
+    """`path?params`; a lone surrogate goes as its (invalid) UTF-8 bytes."""
+    return (
+        path
+        + "?"
+        + urllib.parse.urlencode({k: v.encode("utf-8", "surrogatepass") for k, v in params.items()})
+    )
+
+
 def signed(raw: bytes, sign: bool) -> dict[str, str]:
     """Slack's signature headers over `raw` (or none)."""
     if not sign:
@@ -253,40 +262,28 @@ def web_fuzz(f: Fuzzer, ids: st.SearchStrategy[str]) -> None:
                                       st.booleans()),
           lambda e: ("POST", "/ui/login", e[0], form_type | (origin if e[1] else {})))  # fmt: skip
     with_session = st.booleans().map(lambda yes: {"Cookie": cookie(session)} if yes else {})
-    f.run("POST /ui/incidents/{id}/verdict", st.tuples(ids, fields.map(form), with_session),
-          lambda e: ("POST", f"/ui/incidents/{quoted(e[0])}/verdict", e[1],
-                     form_type | origin | e[2]))  # fmt: skip
-    for action in ("acknowledge", "snooze", "resolve"):
-        f.run(f"POST /ui/incidents/{{id}}/{action}", st.tuples(ids, fields.map(form),
-                                                              with_session),
-              lambda e, a=action: ("POST", f"/ui/incidents/{quoted(e[0])}/{a}", e[1],
-                                   form_type | origin | e[2]))  # fmt: skip
-    f.run("POST /ui/maintenance", st.tuples(fields.map(form), with_session),
-          lambda e: ("POST", "/ui/maintenance", e[0], form_type | origin | e[1]))  # fmt: skip
-    f.run("POST /ui/maintenance/{id}/end", st.tuples(hostile_text, fields.map(form),
-                                                     with_session),
-          lambda e: ("POST", f"/ui/maintenance/{quoted(e[0])}/end", e[1],
-                     form_type | origin | e[2]))  # fmt: skip
+
+    def post_form(name: str, paths: st.SearchStrategy[str]) -> None:
+        """A same-origin form of hostile `fields` to a drawn path, signed in or not."""
+        f.run(name, st.tuples(paths, fields.map(form), with_session),
+              lambda e: ("POST", e[0], e[1], form_type | origin | e[2]))  # fmt: skip
+
+    for action in ("verdict", "acknowledge", "snooze", "resolve"):
+        post_form(f"POST /ui/incidents/{{id}}/{action}",
+                  ids.map(lambda i, a=action: f"/ui/incidents/{quoted(i)}/{a}"))  # fmt: skip
+    post_form("POST /ui/maintenance", st.just("/ui/maintenance"))
+    post_form("POST /ui/maintenance/{id}/end",
+              hostile_text.map(lambda w: f"/ui/maintenance/{quoted(w)}/end"))  # fmt: skip
     for verb in ("approve", "reject"):
-        f.run(f"POST /api/v1/incidents/{{id}}/remediations/{{id}}/{verb}, as a web form",
-              st.tuples(ids, hostile_text, fields.map(form), with_session),
-              lambda e, v=verb: ("POST", f"/api/v1/incidents/{quoted(e[0])}/remediations/"
-                                 f"{quoted(e[1])}/{v}", e[2],
-                                 form_type | origin | e[3]))  # fmt: skip
-    f.run("POST /ui/logout", st.tuples(fields.map(form), with_session),
-          lambda e: ("POST", "/ui/logout", e[0], form_type | origin | e[1]))  # fmt: skip
+        post_form(f"POST /api/v1/incidents/{{id}}/remediations/{{id}}/{verb}, as a web form",
+                  st.tuples(ids, hostile_text).map(
+                      lambda p, v=verb: f"/api/v1/incidents/{quoted(p[0])}/remediations/"
+                                        f"{quoted(p[1])}/{v}"))  # fmt: skip
+    post_form("POST /ui/logout", st.just("/ui/logout"))
+    listed = ["/", "/ui/memory", "/ui/world", "/ui/health", "/ui/login", "/ui/maintenance",
+              "/ui/maintenance?all=true"]  # fmt: skip
     pages = st.one_of(
-        st.sampled_from(
-            [
-                "/",
-                "/ui/memory",
-                "/ui/world",
-                "/ui/health",
-                "/ui/login",
-                "/ui/maintenance",
-                "/ui/maintenance?all=true",
-            ]
-        ),
+        st.sampled_from(listed),
         ids.map(lambda i: f"/ui/incidents/{quoted(i)}"),
         hostile_text.map(lambda t: f"/ui/login?next={quoted(t)}"),
     )
@@ -347,9 +344,7 @@ def fuzz(n: int) -> tuple[dict[str, Counter[str]], list[str], bool]:
                              "/verdicts", e[1], json_type | e[2]))  # fmt: skip
             f.run("GET /api/v1/incidents", st.tuples(
                 st.dictionaries(st.sampled_from(["status", "limit", "x"]), hostile_text), auth),
-                lambda e: ("GET", "/api/v1/incidents?" + urllib.parse.urlencode(
-                    {k: v.encode("utf-8", "surrogatepass") for k, v in e[0].items()}), None,
-                    e[1]))  # fmt: skip
+                lambda e: ("GET", with_query("/api/v1/incidents", e[0]), None, e[1]))  # fmt: skip
             f.run("GET /api/v1/incidents/{id}", st.tuples(ids, auth),
                   lambda e: ("GET", f"/api/v1/incidents/{quoted(e[0])}",
                              None, e[1]))  # fmt: skip
@@ -400,9 +395,7 @@ def fuzz(n: int) -> tuple[dict[str, Counter[str]], list[str], bool]:
                   lambda e: ("POST", "/api/v1/maintenance", e[0], json_type | e[1]))  # fmt: skip
             f.run("GET /api/v1/maintenance", st.tuples(
                 st.dictionaries(st.sampled_from(["all", "limit", "x"]), hostile_text), auth),
-                lambda e: ("GET", "/api/v1/maintenance?" + urllib.parse.urlencode(
-                    {k: v.encode("utf-8", "surrogatepass") for k, v in e[0].items()}), None,
-                    e[1]))  # fmt: skip
+                lambda e: ("GET", with_query("/api/v1/maintenance", e[0]), None, e[1]))  # fmt: skip
             f.run("DELETE /api/v1/maintenance/{id}", st.tuples(hostile_text, hostile_text, auth),
                   lambda e: ("DELETE", f"/api/v1/maintenance/{quoted(e[0])}?by="
                              f"{quoted(e[1])}", None, e[2]))  # fmt: skip
