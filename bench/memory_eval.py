@@ -322,7 +322,7 @@ def main() -> None:
                     "id": planted["id"], "component": planted["component"],
                     "title": planted["title"], "failure_kind": planted["failure_kind"],
                     "checks_json": json.dumps(planted["checks"]), "author": "bench",
-                    "max_playbooks": 200,
+                    "remediation_json": None, "remediation_type": None, "max_playbooks": 200,
                 })  # fmt: skip
                 planner: ModelPlanner | None = model_planner(settings, Metrics())
                 setups.append(Setup(name, graph, Investigator(6, None, planner, name)))  # type: ignore[arg-type]

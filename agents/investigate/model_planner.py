@@ -34,7 +34,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from adapters.models import AllModelsCooling, ModelChain, ModelError, ModelReply
-from agents.investigate import prompts, tools
+from agents.investigate import prompts, tools, weigh
 from agents.investigate.model_results import for_model, relative
 from agents.investigate.tools import ToolContext
 from agents.tasks.coordination import TaskRun
@@ -45,6 +45,10 @@ log = logging.getLogger(__name__)
 EDGE_TOOL = "edge_health"
 #: How much larger (0-1) another candidate's incoming failure ratio must be to be stronger.
 EDGE_MARGIN = 0.1
+#: The most confidence a model's cause keeps when no measurement separates it from another
+#: candidate that explains as many alerting components: under 0.5, so a guess is never a
+#: confident finding (issue "say only what was measured"; docs/architecture.md, evidence).
+UNSEPARATED_CONFIDENCE = 0.4
 #: The final-answer tool's name (not one of `agents.investigate.tools.TOOLS`: it ends the loop).
 SUBMIT = "submit_finding"
 PlannerMode = Literal["rules", "model-when-unsure", "model"]
@@ -295,7 +299,7 @@ class ModelPlanner:
             outcome = "model took the graph's answer"
         else:
             outcome = "model changed its answer"
-        sides = first | {"final": opinion["model"], "outcome": outcome}
+        sides = first | {"final": opinion["model"], "outcome": outcome, "rivals": opinion["rivals"]}
         return "accepted", self._finding(state, answer, sides), ""
 
     def _second_opinion(self, task: TaskRun, ctx: ToolContext, cause: str) -> dict[str, Any]:
@@ -313,7 +317,7 @@ class ModelPlanner:
         by_name = {r["name"]: sorted(r["covers"]) for r in rows}
         mine = by_name.get(cause, [])
         top = [r for r in rows if len(r["covers"]) == len(rows[0]["covers"])] if rows else []
-        failing = self._incoming_failures(task, ctx, [cause, *(r["name"] for r in top)])
+        failing, calls = self._incoming_failures(task, ctx, [cause, *(r["name"] for r in top)])
         best: dict[str, Any] = max(
             top, key=lambda r: failing.get(r["name"], 0.0), default={"name": cause, "covers": mine}
         )  # the walk's order breaks ties: max keeps the first of equals
@@ -322,25 +326,62 @@ class ModelPlanner:
         other: str = cause if agrees else best["name"]
         return {
             "agrees": agrees, "alerting": list(ctx.alerting),
+            "rivals": self._unseparated(task, ctx, cause, [r["name"] for r in top], failing, calls),
             "model": {"cause": cause, "covers": mine, "fail_ratio": failing.get(cause)},
             "graph": {"cause": other, "covers": sorted(by_name.get(other, mine)),
                       "fail_ratio": failing.get(other)},
         }  # fmt: skip
 
     @staticmethod
-    def _incoming_failures(task: TaskRun, ctx: ToolContext, names: list[str]) -> dict[str, float]:
-        """Component -> the worst failure ratio (0-1) of calls into it in the incident window,
-        from the `edge_health` tool (a Step); empty without Prometheus or that tool."""
+    def _unseparated(
+        task: TaskRun,
+        ctx: ToolContext,
+        cause: str,
+        top: list[str],
+        failing: dict[str, float],
+        calls: set[tuple[str, str]],
+    ) -> list[str]:
+        """The candidates of top coverage that no measurement separates from `cause`, in the
+        walk's order. Separated, as the rules separate (agents.investigate.weigh): calls into
+        `cause` fail `EDGE_MARGIN` more than into the other; the other's own calls into
+        `cause` fail (its trouble is `cause`'s doing); or `cause` changed shortly before the
+        incident and the other did not (the `recent_changes` tool, a Step, asked only when a
+        rival is left). `failing` and `calls`: `_incoming_failures`."""
+        mine = failing.get(cause, 0.0)
+        rivals = [
+            n for n in top
+            if n != cause and mine <= failing.get(n, 0.0) + EDGE_MARGIN and (n, cause) not in calls
+        ]  # fmt: skip
+        if not rivals:
+            return []
+        found = tools.call(task, ctx, "recent_changes", {"components": [cause, *rivals]})
+        changed = (
+            {r.get("component") for r in found.data if isinstance(r, dict)}
+            if isinstance(found.data, list)
+            else set()
+        )
+        return [n for n in rivals if n in changed or cause not in changed]
+
+    @staticmethod
+    def _incoming_failures(
+        task: TaskRun, ctx: ToolContext, names: list[str]
+    ) -> tuple[dict[str, float], set[tuple[str, str]]]:
+        """`(component -> the worst failure ratio (0-1) of calls into it in the incident
+        window, the (client, server) calls failing against their baseline (weigh.failing))`,
+        from the `edge_health` tool (a Step); both empty without Prometheus or that tool."""
         if ctx.prometheus is None or EDGE_TOOL not in tools.TOOLS:
-            return {}
+            return {}, set()
         wanted = list(dict.fromkeys(names))
         health = tools.call(task, ctx, EDGE_TOOL, {"components": wanted})
         worst: dict[str, float] = {}
+        calls: set[tuple[str, str]] = set()
         for edge in health.data if isinstance(health.data, list) else []:
             server, ratio = edge.get("server"), edge.get("fail_ratio")
             if server in wanted and isinstance(ratio, int | float):
                 worst[server] = max(worst.get(server, 0.0), float(ratio))
-        return worst
+                if weigh.failing(float(ratio), edge.get("baseline_fail_ratio")):
+                    calls.add((str(edge.get("client")), str(server)))
+        return worst, calls
 
     @staticmethod
     def _pushback(ctx: ToolContext, opinion: dict[str, Any]) -> str:
@@ -374,6 +415,10 @@ class ModelPlanner:
         confidence = answer.confidence
         if outcome == "model overrode the graph":
             confidence = min(confidence, 0.5)
+        rivals = (opinion or {}).get("rivals") or []
+        if answer.root_cause and rivals:
+            confidence = min(confidence, UNSEPARATED_CONFIDENCE)
+            outcome += f"; no measurement separates it from {', '.join(rivals[:3])}"
         candidates = list(dict.fromkeys(
             ([answer.root_cause] if answer.root_cause else []) + answer.candidates
         ))  # fmt: skip

@@ -175,14 +175,19 @@ def test_a_model_blaming_the_loudest_service_is_sent_back_once_with_numbers(
     if insists:
         assert found["root_cause"] == "checkout"
         assert opinion["outcome"] == "model overrode the graph"
-        assert finding["confidence"] == 0.5  # an override keeps at most 0.5
-        assert "model overrode the graph" in finding["summary"]
+        # an override keeps at most 0.5; with nothing measured (no Prometheus here) the
+        # candidates of more coverage are not separated from it: a guess, under 0.5
+        assert opinion["rivals"] and opinion["rivals"][0] in GRAPH_CAUSES
+        assert finding["confidence"] == 0.4
+        assert "model overrode the graph; no measurement separates it from" in finding["summary"]
         # checkout calls both: a dependency path explains their alerts, nothing splits
         assert split_off(gw, incident_id) == []
     else:
         assert found["root_cause"] == "payment"
         assert opinion["outcome"] in ("model took the graph's answer", "model changed its answer")
-        assert finding["confidence"] == 0.7
+        # payment and currency explain as much, and nothing measured separates them
+        assert opinion["rivals"] == ["currency"]
+        assert finding["confidence"] == 0.4
         # no dependency path from currency to payment: its alert left for its own incident,
         # which the rules settle
         (moved,) = split_off(gw, incident_id)
@@ -217,12 +222,13 @@ def test_an_answer_the_graph_agrees_with_is_accepted_at_once(
     assert len(about_main(claude.answered())) == 1
     # currency's alert left (no dependency path to payment); with the rest, the rules alone
     # would now be sure of payment (0.9), but only because the model's answer sent currency
-    # away: the model's finding stands, and so does the page saying so
-    assert (finding["planner"], finding["confidence"]) == ("model", 0.8)
+    # away: the model's finding stands, and so does the page saying so. Nothing was measured
+    # (no Prometheus, no change): currency explains as much, so the answer is a guess, 0.4
+    assert (finding["planner"], finding["confidence"]) == ("model", 0.4)
     (moved,) = split_off(gw, incident_id)
     assert [a["component"] for a in moved["alerts"]] == ["currency"]
     (page,) = sent(gw, incident_id)
-    assert "[model haiku; second opinion: agreed]" in page["text"]
+    assert "second opinion: agreed; no measurement separates it from currency]" in page["text"]
 
 
 def test_stronger_edge_evidence_on_an_equally_covering_candidate_sends_the_answer_back(
@@ -263,6 +269,28 @@ def test_stronger_edge_evidence_on_an_equally_covering_candidate_sends_the_answe
     assert "currency explains 2 of 3 alerting components" in pushback
     graph_side = "payment explains 2 of 3 alerting components (checkout, payment)"
     assert f"{graph_side}; calls into it fail {ratio:.0%}" in pushback
+    # the measured failures separate payment from currency: the model's confidence stands
+    assert opinion["rivals"] == [] and found["finding"]["confidence"] == 0.8
+
+
+def test_a_recent_change_on_the_cause_alone_separates_it_and_the_confidence_stands(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    claude.brain = lambda body: submit("payment", 0.8, "payment was deployed just before")
+    gw = start(planner="model")  # the change settles the rules too: ask the model anyway
+    at = rfc3339(datetime.now(UTC) - timedelta(minutes=40))
+    deploy = {"component": "payment", "kind": "deploy", "ref": "v9.1.0", "at": at,
+              "author": "Cy Example"}  # fmt: skip
+    assert gw.http.post("/api/v1/changes", json=deploy).status_code == 201
+    incident_id = fire(gw, minutes_ago=30)
+    gw.drain()
+    finding = detail(gw, incident_id)["finding"]
+    assert finding["second_opinion"]["outcome"] == "agreed"
+    assert finding["second_opinion"]["rivals"] == []  # currency did not change; payment did
+    assert (finding["planner"], finding["confidence"]) == ("model", 0.8)
+    recalled = [s for s in steps(gw, incident_id) if s["tool"] == "recent_changes"]
+    # the rules asked about their candidates first; the second opinion about the two it weighs
+    assert json.loads(recalled[-1]["args"])["components"] == ["payment", "currency"]
 
 
 # --- fallback chain and pause ---------------------------------------------------------------------
@@ -329,8 +357,9 @@ def test_429_on_every_model_pauses_and_resumes_without_repeating_a_tool_call(
     after = steps(gw, incident_id)
     assert after[: len(before)] == before  # the stored steps, untouched
     resumed = [s for s in after[len(before) :]]
-    # the resumed attempt ran one model call and the second opinion, no earlier tool again
-    assert [s["tool"] for s in resumed] == ["model", "coverage_walk", "walk_path"]
+    # the resumed attempt ran one model call and the second opinion (its walk, and the changes
+    # on the candidates nothing measured separates), no earlier tool again
+    assert [s["tool"] for s in resumed] == ["model", "coverage_walk", "recent_changes", "walk_path"]
     calls = [(c.model, c.status) for c in claude.calls]
     # paused re-investigations: no HTTP call while both models cooled down
     assert calls[:5] == [("haiku", 200), ("haiku", 200), ("haiku", 429), ("sonnet", 429),
