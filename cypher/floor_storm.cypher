@@ -1,0 +1,19 @@
+// bench/storm.py only: the least one notification's alerts must leave in the graph before the
+// 200, one chunk per query: each alert (MERGE on its key, so a resend changes nothing) on its
+// component, in the delivery's one open incident, which has the task that will diagnose and
+// page it (both MERGEd, so every chunk may come first).
+MERGE (i:Incident {id: $incident_id})
+  ON CREATE SET i.status = 'open', i.opened_at = timestamp()
+MERGE (t:Task {id: $task_id})
+  ON CREATE SET t += {kind: 'investigate', incident_id: $incident_id,
+// @include _fresh_task
+}
+MERGE (t)-[:FOR]->(i)
+WITH i
+UNWIND $alerts AS row
+MATCH (c:Component {name: row.component})
+MERGE (a:Alert {key: row.key})
+  ON CREATE SET a += row.props, a.received_at = timestamp()
+MERGE (a)-[:ON]->(c)
+MERGE (i)-[:HAS_ALERT]->(a)
+RETURN count(a) AS written
