@@ -75,6 +75,11 @@ def main() -> None:
         finally:
             store.close()
             server.stop()
+    if not latencies:  # every seeded open task is of a kind the investigator does not take
+        raise SystemExit(
+            f"no task was claimable among {args.open} open tasks: the investigator takes only "
+            f"the seeded investigations (about one in {len(KINDS)}); seed more with --open"
+        )
     print(
         f"finished={args.finished} open={args.open} claims={len(latencies)} "
         f"p50={percentile(latencies, 0.5):.2f}ms p95={percentile(latencies, 0.95):.2f}ms "
