@@ -153,9 +153,10 @@ class Actor:
         page, ticket = page_refs(task, row["incident_id"])
         paged = task.graph.one("incident_paged", {"incident_id": row["incident_id"]})
         who = json.loads(paged["result"]) if paged else None
-        again = self._escalation_again(task, row["incident_id"], who) if outcome == "failed" else {}
+        again, escalates = (self._retriggered(task, row["incident_id"], who)
+                            if outcome == "failed" else ({}, False))  # fmt: skip
         if page is not None:
-            said = notices.verification(row, outcome, detail, page, who, bool(again))
+            said = notices.verification(row, outcome, detail, page, who, escalates)
             task.act(self.messenger, said)
         if ticket is not None:
             what = spec.describe(run.stored_spec(row))
@@ -163,14 +164,20 @@ class Actor:
         task.complete(f"verification {outcome}", **again)
 
     @staticmethod
-    def _escalation_again(
+    def _retriggered(
         task: TaskRun, incident_id: str, who: dict[str, Any] | None
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], bool]:
         """After a failed verification retriggered the incident (`record_verification.cypher`
-        clears its acknowledgement): the `TaskRun.complete` arguments that run the paged team's
-        escalation policy again from now, or none (no page, no policy, not open)."""
+        clears its acknowledgement): `(the TaskRun.complete arguments, whether the paged team's
+        escalation policy runs again)`. The follow-up is `notify_state:retrigger:<k>:<id>`: the
+        responder restates the page (no longer "acknowledged by …") and then enqueues the
+        policy's round `retrigger:<k>`. None when the incident is not open or was not
+        retriggered."""
         state = task.graph.one("escalation_state", {"incident_id": incident_id})
         if state is None or state["status"] != "open" or not state["retriggers"]:
-            return {}
-        return escalation.follow_up(task.graph, incident_id, who,
-                                    f"retrigger:{state['retriggers']}")  # fmt: skip
+            return {}, False
+        round_ = f"retrigger:{state['retriggers']}"
+        escalates = bool(escalation.follow_up(task.graph, incident_id, who, round_))
+        return {"next_kind": "notify_state", "next_id": f"notify_state:{round_}:{incident_id}"}, (
+            escalates
+        )

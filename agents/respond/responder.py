@@ -495,11 +495,21 @@ class Responder:
 
     def _state(self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]) -> None:
         """Someone acknowledged (`notify_state:ack:<id>`) or resolved (`…:resolve:<id>`) the
-        incident: restate the page, and for a resolution send the resolve notice."""
+        incident, or a failed remediation retriggered it (`…:retrigger:<k>:<id>`): restate the
+        page; for a resolution send the resolve notice, for a retrigger run the escalation
+        policy's round `retrigger:<k>` next."""
         what = task.claim.task_id.split(":")[1]
         if what == "resolve":
             self._resolved(task, incident, alerts)
             task.complete("resolved")
+            return
+        if what == "retrigger":  # notify_state:retrigger:<k>:<id>, from agents.act
+            round_ = ":".join(task.claim.task_id.split(":")[1:3])
+            self._restate(task, incident, alerts, f"page:{round_}")
+            paged = task.graph.one("incident_paged", {"incident_id": incident["id"]})
+            who = json.loads(paged["result"]) if paged else None
+            again = escalation.follow_up(task.graph, incident["id"], who, round_)
+            task.complete("page updated" + (", escalation policy again" if again else ""), **again)
             return
         self._restate(task, incident, alerts, "acknowledged")
         task.complete("page updated")

@@ -434,6 +434,15 @@ def test_a_failed_verification_retriggers_the_incident_and_its_escalation_policy
     state = graph.one("escalation_state", {"incident_id": incident})
     assert (state["acknowledged_at"], state["retriggers"]) == (None, 1)
     level_id = f"incident:{incident}:retrigger:1:escalate:1"
+    gw.drain()
+    # the page itself is restated: it no longer says who acknowledged it
+    acked_page = [e for e in gw.outbox if e["intent_id"] == f"incident:{incident}:acknowledged"]
+    assert acked_page[0]["notice"]["acknowledged_by"] == "Cy Example"  # type: ignore[index]
+    (restated,) = [
+        e for e in gw.outbox if e["intent_id"] == f"incident:{incident}:page:retrigger:1"
+    ]
+    assert restated["kind"] == "update"
+    assert restated["notice"]["acknowledged_by"] is None  # type: ignore[index]
     deadline = time.monotonic() + 20
     while level_id not in {e["intent_id"] for e in gw.outbox} and time.monotonic() < deadline:
         time.sleep(0.3)
