@@ -19,8 +19,9 @@ after each incident the engineer's verdict (confirmed when right, else rejected 
 true cause, given by the cause's on-call) goes through the learner. The planted playbook is in
 every graph (only `graph` recalls it).
 
-The scripted model works like a careful investigator with what it is offered: it asks
-`similar_incidents` first when offered and, if the best earlier incident scores at least
+The scripted model works like a careful investigator with what it is offered: it reads the
+similar incidents its brief lists (or asks `similar_incidents` first when offered and the
+brief lists none) and, if the best earlier incident scores at least
 `TRUSTED_SIMILAR` with a cause an engineer confirmed, names that cause; otherwise it walks
 the coverage from the alerting components, looks for recent changes on the best candidates,
 and names the one that explains the most alerting components and lies nearest (inconclusive
@@ -103,12 +104,31 @@ def _results(body: dict[str, Any]) -> dict[str, list[Any]]:
     return found
 
 
+def _briefed_similar(body: dict[str, Any]) -> list[Any] | None:
+    """The similar incidents the first user turn lists (one JSON row a line after its
+    "Similar earlier incidents" line), or None when the brief has no such section."""
+    first = body["messages"][0]["content"]
+    lines = first.splitlines() if isinstance(first, str) else []
+    start = next((i for i, line in enumerate(lines) if line.startswith("Similar earlier")), None)
+    if start is None:
+        return None
+    rows = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("{"):
+            break
+        rows.append(json.loads(line))
+    return rows
+
+
 def brain(body: dict[str, Any]) -> Reply | Error:
     """The scripted model (module docstring)."""
     turns = model_turns(body)
     offered = {t["name"] for t in body.get("tools", [])}
     forced = body.get("tool_choice", {}).get("type") == "tool"
     seen = _results(body)
+    briefed = _briefed_similar(body)
+    if briefed is not None and "similar_incidents" not in seen:
+        seen["similar_incidents"] = briefed
     if "similar_incidents" in offered and "similar_incidents" not in seen and not forced:
         return tool_use("similar_incidents", {}, turns)
     best_past = next(iter(seen.get("similar_incidents") or []), None)

@@ -469,6 +469,7 @@ class Investigator:
         if self.memory == "none" or not ev.alerts:
             return {"text_vec": None, "similar_json": None}
         found = call(task, ev, "similar_incidents", {})
+        ev.similar = found.data or []
         return {
             "text_vec": similar.text_vector(similar.incident_text(ev.alerts)),
             "similar_json": json.dumps(found.data or [], ensure_ascii=False),

@@ -74,6 +74,9 @@ class ToolContext:
     #: What memory the planners may use (`BLAST_MEMORY`): `graph` (playbooks, past incidents
     #: and similar incidents), `text` (similar incidents only), `none`.
     memory: Literal["graph", "text", "none"] = "graph"
+    #: The similar incidents this run already found (`similar_incidents` rows), None when it
+    #: did not look (`BLAST_MEMORY=none`): the model planner gets them in its first turn.
+    similar: list[dict[str, Any]] | None = None
 
 
 def component_names(ctx: ToolContext, values: list[str]) -> dict[str, str | None]:
