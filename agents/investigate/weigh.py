@@ -13,6 +13,8 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
    are the *roots*. So a silent dependency whose incoming calls fail beats its alerting caller.
 3. A client (traffic source) whose request rate into the incident's components jumped at least
    `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists).
+   With nothing degraded, a client whose calls into every server it uses fell while those
+   servers serve others as usual is the cause (`stopped_client`: a consumer that stopped).
 4. Roots rank by how many alerting components they explain, then by magnitude. The winner is
    conclusive when it explains more than the runner-up, or its magnitude is `SEPARATION` x
    the runner-up's, or it alone changed recently; otherwise the finding is inconclusive and
@@ -344,6 +346,85 @@ def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decis
     )  # fmt: skip
 
 
+#: A call rate at most this share of its baseline counts as stopped: the incident window opens
+#: before the onset, so calls that stopped at the onset still show part of the window's rate.
+STOPPED = 0.5
+
+
+def stopped_client(edges: list[dict[str, Any]], near: set[str], win: str) -> Decision | None:
+    """Nothing near the incident fails or slowed, but one client's calls into every server it
+    called in the baseline (`CLIENT_FAULT_SERVERS` or more) stopped or fell (to at most
+    `STOPPED` of the baseline rate), while each of those servers still answers another client
+    at its usual rate, and nothing that calls the client stopped (then its traffic stopped
+    arriving, and the cause is in front of it): the client stopped working (crashed, hung, a
+    consumer that no longer reads), not the servers. Calls that stop raise no error for a fail
+    ratio to show. None when no client fits (or several do)."""
+    known = [e for e in edges if e["known"]]
+
+    def stopped(e: dict[str, Any]) -> bool:
+        return e["rate_change"] is not None and e["rate_change"] <= STOPPED
+
+    def served(e: dict[str, Any]) -> bool:
+        return e["calls"] >= EDGE_MIN_CALLS and not stopped(e) and not edge_degraded(e)
+
+    found: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for client in sorted({e["client"] for e in known} & near):
+        out = [e for e in known if e["client"] == client and e["baseline_calls"] >= EDGE_MIN_CALLS]
+        if not out or not all(stopped(e) for e in out):
+            continue
+        if any(stopped(e) for e in known if e["server"] == client):
+            continue
+        pairs = []
+        for e in out:
+            others = [o for o in known if o["server"] == e["server"] and o["client"] != client]
+            fine = [o for o in others if served(o)]
+            if not fine:
+                break
+            pairs.append((e, max(fine, key=lambda o: o["calls"])))
+        else:
+            if len(pairs) >= CLIENT_FAULT_SERVERS:
+                found[client] = pairs
+    if len(found) != 1:
+        return None
+    ((client, pairs),) = found.items()
+    when = f" ({span(win)})" if win else ""
+
+    def good(o: dict[str, Any]) -> str:
+        return (
+            f"{o['client']}'s calls into {o['server']}: {o['rate_per_s']:.2f}/s, "
+            f"{pct(o['fail_ratio'])} failing{when}"
+        )
+
+    line = ", ".join(
+        f"{e['server']} ({e['baseline_rate_per_s']:.2f}/s -> {e['rate_per_s']:.2f}/s)"
+        for e, _ in pairs
+    )
+    separated = "; ".join(good(o) for _, o in pairs)
+    ruled = {e["server"]: f"answers other clients normally: {good(o)}" for e, o in pairs}
+    measured = {
+        e["server"]: measurement(
+            "service graph", SERVICE_GRAPH_QUERY.format(name=e["server"]), o["fail_ratio"],
+            good(o), win,
+        )
+        for e, o in pairs
+    }  # fmt: skip
+    evidence = [
+        {"component": client, "source": "calls", "magnitude": 1.0 - (e["rate_change"] or 0.0),
+         "text": f"calls from {client} into {e['server']} fell: {e['baseline_rate_per_s']:.2f}"
+         f"/s the hour before, {e['rate_per_s']:.2f}/s now", "value": e["rate_change"],
+         "window": win}
+        for e, _ in pairs
+    ]  # fmt: skip
+    return Decision(
+        client, [client], 0.85,
+        f"{client}: its calls into every server it uses stopped or fell{when}: {line}, while the "
+        "same "
+        f"servers answer other clients normally ({separated}). The client stopped working "
+        "(crashed, hung, no longer reading), not the servers.", ruled, separated_by=separated,
+        evidence=evidence, measured=measured,
+    )  # fmt: skip
+
+
 def weigh(
     alerting: list[str],
     candidates: list[Candidate],
@@ -382,7 +463,7 @@ def weigh(
     sigs = {name: found for name, found in signals(edges, services, down, peers).items()
             if name in near}  # fmt: skip
     if not sigs:
-        return None
+        return stopped_client(edges, near, win or "")
     cover = coverage(alerting, walk, edges)
     victim_of: dict[str, str] = {}
     totals = inbound(edges)
@@ -595,13 +676,17 @@ def doubt(
       stay candidates after X.
 
     A silent topic chosen as the cause is doubted against its producers
-    (`_producers_in_doubt`). Returns `first` unchanged when nothing is in doubt.
+    (`_producers_in_doubt`), an alerting cause whose only alerts are a backlog against its
+    alerting readers (`_readers_in_doubt`). Returns `first` unchanged when nothing is in doubt.
     """
     x = first.root_cause
     if x is not None and x not in alerting:
         return _producers_in_doubt(first, candidates, peers)
     if x is None or first.surge_paths:
         return first
+    readers = _readers_in_doubt(first, alerts, candidates)
+    if readers is not None:
+        return readers
     behind = [c for c in suspects_behind(x, candidates, alerting) if c.name in hard_deps]
     cpu = cpu_only(alerts, x)
     own = cpu or self_inflicted(_not_cpu(alerts), x)
@@ -707,6 +792,34 @@ def unmeasured(
         f"{'its' if len(behind) == 1 else 'their'} failure would look the same.",
         ruled, evidence=first.evidence,
         measured={k: v for k, v in first.measured.items() if k in ruled},
+    )  # fmt: skip
+
+
+def _readers_in_doubt(
+    first: Decision, alerts: list[dict[str, Any]], candidates: list[Candidate]
+) -> Decision | None:
+    """An alerting cause X whose every alert is a backlog (failure kind `lag`: queue depth,
+    ready messages, consumer lag) with alerting components that depend on it: a backlog says
+    X's readers fall behind, which a reader that stopped or slowed causes as well as X, so X's
+    alerting dependents are not its victims but suspects, named first (a stalled reader is
+    the usual cause of a growing queue). None when X raises any other kind of alert."""
+    x = first.root_cause
+    mine = next((c for c in candidates if c.name == x), None)
+    kinds = {classify(a["alertname"], a.get("summary", "")) for a in alerts if a["component"] == x}
+    if mine is None or kinds != {"lag"}:
+        return None
+    readers = sorted(set(mine.covers) - {x})
+    if not readers:
+        return None
+    names = [*readers, mine.name]
+    ruled = {k: v for k, v in first.ruled_out.items() if k not in names}
+    return Decision(
+        None, names, round(0.5 / len(names), 2),
+        f"Inconclusive (alerts only): {x} alerts only about a backlog, which its readers "
+        f"{', '.join(readers)} falling behind cause as well as {x} itself; "
+        f"{'it alerts' if len(readers) == 1 else 'they alert'} too, and the alerts do not "
+        "separate them (the readers' call rates in service-graph metrics would). Check "
+        f"{'it' if len(readers) == 1 else 'them'} first.", ruled,
     )  # fmt: skip
 
 

@@ -193,11 +193,60 @@ def test_alerts_only_a_producer_whose_alert_names_the_broker_is_a_victim() -> No
     assert doubted.root_cause is None and doubted.candidates == ["orders", "checkout"]
 
 
+def test_alerts_only_a_backlog_on_the_cause_puts_its_alerting_readers_first() -> None:
+    """A queue's backlog grows when its consumer stops reading as much as when the queue
+    fails: the consumer that alerts (restarting) is not the broker's victim."""
+    walk = [
+        Candidate("rabbitmq", ["rabbitmq", "consumer"], 0, kind="datastore"),
+        Candidate("consumer", ["consumer"], 0),
+    ]
+    first = Decision("rabbitmq", ["rabbitmq"], 0.9, "rabbitmq explains 2 of 2")
+    alerts = [
+        {"component": "rabbitmq", "alertname": "RabbitmqTooManyReadyMessages", "summary": ""},
+        {"component": "consumer", "alertname": "ContainerRestarting", "summary": ""},
+    ]
+    decision = doubt(first, ["rabbitmq", "consumer"], alerts, walk, [], [], {})
+    assert decision.root_cause is None and decision.candidates == ["consumer", "rabbitmq"]
+    assert "only about a backlog" in decision.summary
+    # any other kind of alert on the broker says more than a backlog: the walk stands
+    down = [*alerts, {"component": "rabbitmq", "alertname": "RabbitmqDown", "summary": ""}]
+    assert doubt(first, ["rabbitmq", "consumer"], down, walk, [], [], {}) is first
+
+
+def test_a_client_whose_calls_into_every_server_stopped_is_the_cause() -> None:
+    """Nothing fails or slowed; the consumer's calls into all three servers fell to a fifth
+    while those servers answer their other clients at the usual rate."""
+    fell = {"calls": 120.0, "rate_per_s": 0.4, "rate_change": 0.2}
+    edges = [
+        edge("consumer", "rabbitmq", **fell), edge("consumer", "graph", **fell),
+        edge("consumer", "redis", **fell), edge("producer", "rabbitmq"),
+        edge("web", "graph"), edge("reader", "redis"),
+    ]  # fmt: skip
+    walk = [Candidate("rabbitmq", ["rabbitmq", "consumer"], 0, kind="datastore"),
+            Candidate("consumer", ["consumer"], 0)]  # fmt: skip
+    decision = weigh(["rabbitmq", "consumer"], walk, edges, [], [], [], (), set(), win="w")
+    assert decision is not None and decision.root_cause == "consumer"
+    assert decision.confidence == 0.85
+    assert decision.ruled_out["rabbitmq"].startswith(
+        "answers other clients normally: producer's calls into rabbitmq: 2.00/s, 0 % failing"
+    )
+    # a server nobody else calls cannot be compared: the stop may be the server's
+    alone = [e for e in edges if e["client"] != "reader"]
+    assert weigh(["rabbitmq", "consumer"], walk, alone, [], [], [], (), set()) is None
+    # traffic into the client fell too: it stopped arriving, the cause is in front of it
+    fed = [*edges, edge("api", "consumer", **fell)]
+    assert weigh(["rabbitmq", "consumer"], walk, fed, [], [], [], (), set()) is None
+
+
 def test_camel_case_acronyms_are_words_so_alerts_classify() -> None:
     assert words("ContainerCPUHigh") == "Container CPU High"
     assert classify("ContainerCPUHigh") == "cpu"
     assert classify("JVMHeapHigh") == "memory"
     assert classify("HTTP5xxRatio") == "errors"
+    # a queue's backlog in RabbitMQ's words is the same kind as a consumer group's lag
+    assert classify("RabbitmqTooManyMessagesInQueue") == "lag"
+    assert classify("RabbitmqQueueMessagesReady") == "lag"
+    assert classify("QueueDepthHigh") == "lag"
 
 
 def test_a_dependency_slightly_slower_does_not_take_the_blame_for_a_much_slower_caller() -> None:
