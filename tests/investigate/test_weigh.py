@@ -247,6 +247,8 @@ def test_camel_case_acronyms_are_words_so_alerts_classify() -> None:
     assert classify("RabbitmqTooManyMessagesInQueue") == "lag"
     assert classify("RabbitmqQueueMessagesReady") == "lag"
     assert classify("QueueDepthHigh") == "lag"
+    assert classify("RabbitmqTooManyUnackMessages") == "lag"
+    assert classify("IncidentUnacknowledged") is None
 
 
 def test_a_dependency_slightly_slower_does_not_take_the_blame_for_a_much_slower_caller() -> None:
