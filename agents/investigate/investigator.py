@@ -698,6 +698,8 @@ class Investigator:
         mine = next((c for c in candidates if c.name == x), None)
         if x is None or mine is None or mine.via_topic or decision.surge_paths:
             return decision
+        if not set(mine.covers) - {x}:
+            return decision  # it explains only itself: no link to doubt (and no query)
         calling = {r["name"] for r in call(task, ev, "call_reach", {"component": x}).data or []}
         started = [a for a in mine.covers if a not in calling]
         if not started:
