@@ -1,4 +1,5 @@
-"""Memory against no memory: `python -m bench.memory_eval [--evidence] [--short] [-v]`.
+"""Memory against no memory: `python -m bench.memory_eval [--evidence] [--short] [-v]
+[--world PATH --stream PATH]`.
 
 Replays a stream of incidents in time order (`bench/memory_stream.yaml` on
 `bench/memory_world.yaml`, a parcel-delivery company no test or demo uses: families of repeats
@@ -35,7 +36,8 @@ existed (an earlier incident with this cause, confirmed or named: among the 5 si
 incidents for `text`; among the 5 first recalled playbooks or the 5 similar incidents for
 `graph`). `--evidence` runs each incident with a real Prometheus (Debian's, series written by
 promtool) holding its service-graph evidence; `--short` runs the first 8 incidents only (three
-families, five repeats).
+families, five repeats). `--world` and `--stream` replay another story in the same formats
+(the stream's optional `namespace` is the alerts' namespace label, `parcel` when absent).
 """
 
 from __future__ import annotations
@@ -177,7 +179,11 @@ def world_edges(world: dict[str, Any], changes: dict[str, dict[str, Any]]) -> li
 
 
 def body(
-    alerts: list[list[str]], starts: datetime, n: int, status: str = "firing"
+    alerts: list[list[str]],
+    starts: datetime,
+    n: int,
+    status: str = "firing",
+    namespace: str = "parcel",
 ) -> dict[str, Any]:
     """One Alertmanager v4 body of `[alertname, service, summary]` alerts of incident `n`."""
     return {
@@ -185,7 +191,7 @@ def body(
         "alerts": [
             {"status": status,
              "labels": {"alertname": name, "service": service, "severity": "critical",
-                        "namespace": "parcel", "pod": f"{service}-{n}"},
+                        "namespace": namespace, "pod": f"{service}-{n}"},
              "annotations": {"summary": summary}, "startsAt": rfc3339(starts),
              "endsAt": rfc3339(starts + timedelta(seconds=1)) if status == "resolved"
              else "0001-01-01T00:00:00Z"}
@@ -234,12 +240,13 @@ def run_one(
     prometheus: Prometheus | None,
     repeat: bool,
     oncall: dict[str, str],
+    namespace: str = "parcel",
 ) -> dict[str, Any]:
     """One incident through one setup: triage, investigate, verdict, learn, resolve.
     `oncall`: component -> the Slack id of who answers for it (its owning team's member)."""
     graph, cause = setup.graph, spec["cause"]
-    firing = normalize(parse_body(json.dumps(body(spec["alerts"], starts, index)).encode()),
-                       "warning")  # fmt: skip
+    fired = body(spec["alerts"], starts, index, namespace=namespace)
+    firing = normalize(parse_body(json.dumps(fired).encode()), "warning")
     report = triage(graph, firing, 5_000)
     claimed = claim(graph, ["investigate"], "bench", 60_000, 3)
     assert claimed is not None, f"incident {index + 1}: no investigation"
@@ -277,7 +284,7 @@ def run_one(
     record(graph, verdict)
     while (learn := claim(graph, ["learn"], "bench", 60_000, 3)) is not None:
         Learner().run(TaskRun(graph, learn, 60_000))
-    resolved = body(spec["alerts"], starts, index, "resolved")
+    resolved = body(spec["alerts"], starts, index, "resolved", namespace)
     triage(graph, normalize(parse_body(json.dumps(resolved).encode()), "warning"), 5_000)
     # the investigation's follow-ups (page, ticket) are not what this bench measures
     while (rest := claim(graph, ["respond", "notify_verdict", "notify_update"], "bench",
@@ -314,10 +321,13 @@ def main() -> None:
         help="BLAST_PLANNER",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="one row per incident")
+    parser.add_argument("--world", type=Path, default=WORLD, help="the world file")
+    parser.add_argument("--stream", type=Path, default=STREAM, help="the incident stream")
     args = parser.parse_args()
-    stream = yaml.safe_load(STREAM.read_text(encoding="utf-8"))
+    stream = yaml.safe_load(args.stream.read_text(encoding="utf-8"))
+    namespace = str(stream.get("namespace", "parcel"))
     incidents = stream["incidents"][:8] if args.short else stream["incidents"]
-    world_spec = yaml.safe_load(WORLD.read_text(encoding="utf-8"))
+    world_spec = yaml.safe_load(args.world.read_text(encoding="utf-8"))
     oncall = {
         c: team["members"][0]["slack_user_id"] for team in world_spec["teams"] for c in team["owns"]
     }
@@ -336,7 +346,7 @@ def main() -> None:
             for name in SETUPS:
                 graph = store.graph(graph_name(f"memeval-{name}-{uuid.uuid4().hex[:6]}"))
                 graph.ensure_schema()
-                import_world(graph, load_world(WORLD))
+                import_world(graph, load_world(args.world))
                 planted = stream["planted"]
                 graph.one("plant_playbook", {
                     "id": planted["id"], "component": planted["component"],
@@ -364,7 +374,9 @@ def main() -> None:
                     starts = FIRST_DAY + timedelta(days=index)
                 try:
                     for setup in setups:
-                        row = run_one(setup, api, spec, index, starts, client, repeat, oncall)
+                        row = run_one(
+                            setup, api, spec, index, starts, client, repeat, oncall, namespace
+                        )
                         setup.rows.append(row)
                         if args.verbose:
                             outcome = "ok" if row["right"] else "WRONG"
