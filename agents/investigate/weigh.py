@@ -288,13 +288,19 @@ def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decis
     and healthy (a server failing for several clients is failing itself): the failures follow
     the client (packet loss on its host, a bad client setting, a saturated caller), not the
     servers. Summing failures per server would blame the servers;
-    comparing a server's clients tells them apart. None when no client fits (or several do)."""
+    comparing a server's clients tells them apart. A server whose own calls into a dependency
+    fail or slowed does not count: only some of its operations reach that dependency (reads, not
+    writes), so one client failing there while another is served is that dependency's doing.
+    None when no client fits (or several do)."""
     by_server: dict[str, list[dict[str, Any]]] = {}
     for e in edges:
         if e["known"] and e["calls"] >= EDGE_MIN_CALLS:
             by_server.setdefault(e["server"], []).append(e)
+    troubled = {e["client"] for rows in by_server.values() for e in rows if edge_degraded(e)}
     found: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
-    for rows in by_server.values():
+    for server, rows in by_server.items():
+        if server in troubled:
+            continue
         fine = [e for e in rows if not edge_degraded(e)]
         worse = [e for e in rows if failing(e["fail_ratio"], e["baseline_fail_ratio"])]
         if len(worse) == 1 and fine:  # one client fails here, every other one is healthy

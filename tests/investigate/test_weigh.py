@@ -268,3 +268,23 @@ def test_a_dependency_slightly_slower_does_not_take_the_blame_for_a_much_slower_
         set(),
     )  # fmt: skip
     assert blamed is not None and blamed.root_cause == "product-catalog", blamed.summary
+
+
+def test_a_client_failing_into_servers_that_answer_another_client_is_the_cause() -> None:
+    """The edge's calls into two timelines fail; the writer's into the same timelines do not."""
+    walk = [Candidate("edge", ["edge"], 0), Candidate("home", ["edge"], 1),
+            Candidate("user-tl", ["edge"], 1), Candidate("posts", ["edge"], 2)]  # fmt: skip
+    edges = [
+        edge("edge", "home", fail_ratio=0.35), edge("edge", "user-tl", fail_ratio=0.35),
+        edge("writer", "home"), edge("writer", "user-tl"),
+        edge("home", "posts"), edge("user-tl", "posts"),
+    ]  # fmt: skip
+    decision = weigh(["edge"], walk, edges, [], [], [], (), set(), win="w")
+    assert decision is not None and decision.root_cause == "edge"
+    assert decision.confidence == 0.85
+    # the timelines' own calls into the post store fail: reads reach it, the writer's writes do
+    # not, so the failures follow the operation, not the client
+    reads = [*edges[:4], edge("home", "posts", fail_ratio=0.6),
+             edge("user-tl", "posts", fail_ratio=0.6)]  # fmt: skip
+    behind = weigh(["edge"], walk, reads, [], [], [], (), set(), win="w")
+    assert behind is not None and behind.root_cause == "posts", behind.summary
