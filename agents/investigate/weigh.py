@@ -431,6 +431,70 @@ def stopped_client(edges: list[dict[str, Any]], near: set[str], win: str) -> Dec
     )  # fmt: skip
 
 
+#: Confidence at most of a cause left once a slowed sibling is set aside as loaded by it.
+FALLBACK_CONFIDENCE = 0.75
+
+
+def fallbacks(
+    edges: list[dict[str, Any]],
+    sigs: dict[str, list[Signal]],
+    spoken: set[tuple[str, str]],
+    reach: dict[str, set[str]],
+) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """Slowed dependencies that a failing sibling explains: slowed sibling -> (the failing
+    edge, the slowed edge) of one client. Between two dependencies of the same client, neither
+    calling nor reaching the other, the one whose calls fail explains the other's slowness (a
+    cache whose calls fail sends every read to the database behind it; failed calls are
+    retried and fall back onto the other dependencies), while a slowdown fails no other
+    dependency's calls: the slowed one is set aside when its only signals are latency (a
+    dependency that fails too is a suspect of its own). The rule is the usual cache-aside
+    reading of a failing cache in front of a slower database (a miss goes to the database)."""
+    out: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    by_client: dict[str, list[dict[str, Any]]] = {}
+    for e in edges:
+        if e["known"] and e["calls"] >= EDGE_MIN_CALLS and e["server"] in sigs:
+            by_client.setdefault(e["client"], []).append(e)
+    for rows in by_client.values():
+        bad = [e for e in rows if failing(e["fail_ratio"], e["baseline_fail_ratio"])]
+        for slow in rows:
+            s = slow["server"]
+            if (
+                failing(slow["fail_ratio"], slow["baseline_fail_ratio"])
+                or not slowed(slow["latency_ms"], slow["baseline_latency_ms"])
+                or any(g.source != "latency" for g in sigs[s])
+            ):  # fmt: skip
+                continue
+            for f in sorted(bad, key=lambda e: -e["fail_ratio"]):
+                other = f["server"]
+                apart = (s, other) not in spoken and (other, s) not in spoken
+                if apart and other not in reach.get(s, ()) and s not in reach.get(other, ()):
+                    out.setdefault(s, (f, slow))
+    return out
+
+
+def _loaded_sibling(
+    bad: dict[str, Any], slow: dict[str, Any], win: str | None
+) -> tuple[str, dict[str, Any]]:
+    """The ruled-out reason of a slowed sibling (`fallbacks`) and the measurement it rests on:
+    the client's failing calls into the other dependency, beside its own slowdown."""
+    when = f" ({span(win)})" if span(win or "") else ""
+    before = slow["baseline_latency_ms"]
+    text = (
+        f"{bad['client']}'s calls into {bad['server']} fail {pct(bad['fail_ratio'])} of "
+        f"{bad['calls']:,.0f}, while its calls into {slow['server']} only slowed "
+        f"({slow['latency_ms']:.0f} ms, the hour before: "
+        f"{f'{before:.0f} ms' if before else 'no data'}){when}"
+    )
+    reason = (
+        f"slowed, not failing: {text}; a failing dependency's misses, retries and fallbacks "
+        f"load its sibling, and a slowdown fails no other dependency's calls"
+    )
+    return reason, measurement(
+        "service graph", SERVICE_GRAPH_QUERY.format(name=bad["server"]), bad["fail_ratio"],
+        text, win or "",
+    )  # fmt: skip
+
+
 def weigh(
     alerting: list[str],
     candidates: list[Candidate],
@@ -492,7 +556,10 @@ def weigh(
             walked = name in alerting and other in walk and name in walk[other].covers
             if walked or other in (reach or {}).get(name, set()):
                 victim_of.setdefault(name, other)
-    roots = [n for n in sigs if n not in victim_of] or list(sigs)  # a cycle: keep them all
+    loaded = {s: f for s, f in fallbacks(edges, sigs, spoken, reach or {}).items()
+              if s not in victim_of}  # fmt: skip
+    set_aside = victim_of.keys() | loaded.keys()
+    roots = [n for n in sigs if n not in set_aside] or list(sigs)  # a cycle: keep them all
     roots.sort(key=lambda n: (-len(cover.get(n, ())), -magnitude(sigs[n]), n))
     ruled: dict[str, str] = {}
     measured: dict[str, dict[str, Any]] = {}
@@ -500,6 +567,12 @@ def weigh(
         if name not in roots:
             ruled[name] = f"a victim of {dep}, which it depends on: {sigs[dep][0].text}"
             measured[name] = signal_measurement(sigs[dep][0], win)
+    for name, (bad, slow) in sorted(loaded.items()):
+        if name not in roots:
+            ruled[name], measured[name] = _loaded_sibling(bad, slow, win)
+    # Setting a slowed sibling aside is an inference from the kind of degradation, not a
+    # measured call between them: the winner it leaves is held below the top band.
+    cap = FALLBACK_CONFIDENCE if any(n not in roots for n in loaded) else 1.0
     best = max((len(x.covers) for x in candidates), default=0)
     for c in candidates:
         if c.name in sigs or c.name in ruled or len(c.covers) != best:
@@ -527,11 +600,15 @@ def weigh(
         else ""
     )
     silent = "" if top in alerting else " It raises no alert of its own."
+    why_victims += "".join(
+        f" {n} is set aside as {ruled[n]}." for n in sorted(loaded) if n in ruled
+    )
     if len(roots) == 1:
         strong = any(g.source != "alert" for g in sigs[top])
         separated = f"the only degraded component whose own calls are healthy: {sigs[top][0].text}"
+        separated += "".join(f"; {n} {ruled[n]}" for n in sorted(loaded) if n in ruled)
         return Decision(
-            top, [top], round(top_cover / n_alerting * (0.95 if strong else 0.7), 2),
+            top, [top], round(min(cap, top_cover / n_alerting * (0.95 if strong else 0.7)), 2),
             f"{top}: {sigs[top][0].text}; {explains}.{silent}{why_victims}",
             ruled, separated_by=separated, evidence=evidence, measured=measured,
         )  # fmt: skip
@@ -557,7 +634,7 @@ def weigh(
         top_cover = len(cover.get(top, ()))
         silent = "" if top in alerting else " It raises no alert of its own."
         return Decision(
-            top, [top], round(top_cover / n_alerting * 0.8, 2),
+            top, [top], round(min(cap, top_cover / n_alerting * 0.8), 2),
             f"{top}: {sigs[top][0].text}; {top_cover} of {len(alerting)} alerting components "
             f"reach it. Separated from {roots[1]} by: {separated}.{silent}",
             ruled, separated_by=separated, evidence=evidence, measured=measured,

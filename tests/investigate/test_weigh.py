@@ -288,3 +288,54 @@ def test_a_client_failing_into_servers_that_answer_another_client_is_the_cause()
              edge("user-tl", "posts", fail_ratio=0.6)]  # fmt: skip
     behind = weigh(["edge"], walk, reads, [], [], [], (), set(), win="w")
     assert behind is not None and behind.root_cause == "posts", behind.summary
+
+
+CACHED = [
+    Candidate("posts", ["posts"], 0),
+    Candidate("posts-cache", ["posts"], 1, kind="datastore"),
+    Candidate("posts-db", ["posts"], 1, kind="datastore"),
+]
+
+
+def test_a_failing_cache_explains_the_slowness_of_the_database_beside_it() -> None:
+    """posts' calls into its cache fail 71 %, its calls into its database slowed 9x (the misses
+    land there): the slowdown weighs more (capped at 5x) yet the failing sibling is the cause."""
+    edges = [
+        edge("front", "posts", latency_ms=200.0),
+        edge("posts", "posts-cache", fail_ratio=0.71),
+        edge("posts", "posts-db", latency_ms=180.0),
+    ]  # fmt: skip
+    win = "2026-12-01T23:05:00Z/2026-12-01T23:15:00Z"
+    decision = weigh(["posts"], CACHED, edges, [], [], [], (), set(), win=win)
+    assert decision is not None and decision.root_cause == "posts-cache", decision.summary
+    assert decision.confidence == 0.75
+    assert decision.ruled_out["posts-db"] == (
+        "slowed, not failing: posts's calls into posts-cache fail 71 % of 600, while its calls "
+        "into posts-db only slowed (180 ms, the hour before: 20 ms) (23:05-23:15 UTC); a "
+        "failing dependency's misses, retries and fallbacks load its sibling, and a slowdown "
+        "fails no other dependency's calls"
+    )
+    assert decision.measured["posts-db"]["value"] == 0.71
+    assert decision.measured["posts-db"]["source"] == "service graph"
+    assert "posts-cache" in decision.measured["posts-db"]["query"]
+
+
+def test_a_slowdown_does_not_set_aside_a_sibling_it_cannot_be_loaded_by() -> None:
+    """Where the failing and the slowed dependency are not siblings of one client, or the
+    slowed one fails too, or the failing one calls the slowed one (its failures may be its
+    timeouts waiting on it), nothing says which came first: no rule sets either aside."""
+    base = [edge("front", "posts", latency_ms=200.0)]
+    cases = {
+        "other clients": [edge("posts", "posts-db", latency_ms=180.0),
+                          edge("reports", "posts-cache", fail_ratio=0.71)],
+        "slowed and failing": [edge("posts", "posts-cache", fail_ratio=0.71),
+                               edge("posts", "posts-db", latency_ms=180.0, fail_ratio=0.3)],
+        "one calls the other": [edge("posts", "posts-cache", fail_ratio=0.71),
+                                edge("posts", "posts-db", latency_ms=180.0),
+                                edge("posts-cache", "posts-db", latency_ms=180.0)],
+    }  # fmt: skip
+    for why, more in cases.items():
+        decision = weigh(["posts"], CACHED, base + more, [], [], [], (), set(), win="w")
+        assert decision is not None, why
+        assert decision.root_cause != "posts-cache" or decision.confidence != 0.75, why
+        assert not any(r.startswith("slowed, not failing") for r in decision.ruled_out.values())
