@@ -352,6 +352,93 @@ def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decis
     )  # fmt: skip
 
 
+#: Confidence of a client named because every server it calls fails for it while working for
+#: itself: a coincidence argued against, not a comparison with another client (0.85).
+LONE_CLIENT_CONFIDENCE = 0.6
+
+
+def lone_client(
+    edges: list[dict[str, Any]], near: set[str], win: str, reach: dict[str, set[str]]
+) -> Decision | None:
+    """One client's calls into every server it calls (`CLIENT_FAULT_SERVERS` or more, each
+    with `EDGE_MIN_CALLS` calls) fail, where `client_fault` has no other client to compare:
+    each server is called by nobody else (or by others measured healthy), its own calls into
+    its dependencies are measured healthy at their usual rate (it is up and doing its work),
+    and no two of the servers share a dependency or depend on each other (measured edges and
+    `reach`, the world's). One fault on the client's side (packet loss on its host, a bad
+    client setting) then explains every failure, where the servers would need as many
+    independent faults at once: the client is named, at `LONE_CLIENT_CONFIDENCE`. A server
+    with no measured calls of its own (a leaf) could be failing by itself: no decision. None
+    when no client fits (or several do)."""
+    known = [e for e in edges if e["known"] and e["calls"] >= EDGE_MIN_CALLS]
+
+    def usual(e: dict[str, Any]) -> bool:
+        low = e["rate_change"] is not None and e["rate_change"] <= STOPPED
+        return not low and not edge_degraded(e)
+
+    found: dict[str, list[tuple[dict[str, Any], list[dict[str, Any]]]]] = {}
+    for client in sorted({e["client"] for e in known}):
+        out = [e for e in known if e["client"] == client]
+        servers = {e["server"] for e in out}
+        if len(out) < CLIENT_FAULT_SERVERS or not (({client} | servers) & near):
+            continue
+        if not all(failing(e["fail_ratio"], e["baseline_fail_ratio"]) for e in out):
+            continue
+        rows, deps = [], []
+        for e in out:
+            own = [o for o in known if o["client"] == e["server"]]
+            others = [o for o in known if o["server"] == e["server"] and o["client"] != client]
+            if not own or not all(usual(o) for o in own) or any(map(edge_degraded, others)):
+                break
+            rows.append((e, own))
+            deps.append({o["server"] for o in own} | reach.get(e["server"], set()))
+        else:
+            pairs = [(a, b) for i, a in enumerate(deps) for b in deps[i + 1 :]]
+            if not any(a & b for a, b in pairs) and not any(servers & d for d in deps):
+                found[client] = rows
+    if len(found) != 1:
+        return None
+    ((client, rows),) = found.items()
+    rows.sort(key=lambda r: r[0]["server"])
+    when = f" ({span(win)})" if span(win) else ""
+
+    def works(server: str, own: list[dict[str, Any]]) -> str:
+        calls = ", ".join(f"{o['server']} fail {pct(o['fail_ratio'])} of {o['calls']:,.0f}"
+                          for o in own)  # fmt: skip
+        return f"{server}'s own calls into {calls}{when}"
+
+    line = ", ".join(f"{e['server']} {pct(e['fail_ratio'])} of {e['calls']:,.0f}" for e, _ in rows)
+    ruled = {
+        e["server"]: f"fails only for {client}, while it works for itself: {works(e['server'], o)}"
+        for e, o in rows
+    }
+    measured = {
+        e["server"]: measurement(
+            "service graph",
+            f'traces_service_graph_request_failed_total{{client="{e["server"]}"}} / _total',
+            max(x["fail_ratio"] for x in o), works(e["server"], o), win,
+        )
+        for e, o in rows
+    }  # fmt: skip
+    evidence = [
+        {"component": client, "source": "calls", "magnitude": _rise(e["fail_ratio"],
+         e["baseline_fail_ratio"]), "text": f"calls from {client} into {e['server']} fail "
+         f"{pct(e['fail_ratio'])} (the hour before: {pct(e['baseline_fail_ratio'])})",
+         "value": e["fail_ratio"], "window": win}
+        for e, _ in rows
+    ]  # fmt: skip
+    separated = "; ".join(works(e["server"], o) for e, o in rows)
+    return Decision(
+        client, [client], LONE_CLIENT_CONFIDENCE,
+        f"{client}: its calls into every server it uses fail{when}: {line}; no other client's "
+        f"calls into them fail, each works for itself ({separated}) and they share no "
+        "dependency. One fault "
+        f"on {client}'s side (its network, its settings) explains all of them; the servers "
+        "would need as many independent faults at once.", ruled, separated_by=separated,
+        evidence=evidence, measured=measured,
+    )  # fmt: skip
+
+
 #: A call rate at most this share of its baseline counts as stopped: the incident window opens
 #: before the onset, so calls that stopped at the onset still show part of the window's rate.
 STOPPED = 0.5
@@ -477,7 +564,8 @@ def _loaded_sibling(
 ) -> tuple[str, dict[str, Any]]:
     """The ruled-out reason of a slowed sibling (`fallbacks`) and the measurement it rests on:
     the client's failing calls into the other dependency, beside its own slowdown."""
-    when = f" ({span(win)})" if span(win or "") else ""
+    window = span(win or "")
+    when = f" ({window})" if window else ""
     before = slow["baseline_latency_ms"]
     text = (
         f"{bad['client']}'s calls into {bad['server']} fail {pct(bad['fail_ratio'])} of "
@@ -527,7 +615,7 @@ def weigh(
     traffic = traffic_sources(edges, clients, near)
     if traffic:
         return traffic
-    own = client_fault(edges, near, win or "")
+    own = client_fault(edges, near, win or "") or lone_client(edges, near, win or "", reach or {})
     if own:
         return own
     sigs = {name: found for name, found in signals(edges, services, down, peers).items()

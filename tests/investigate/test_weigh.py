@@ -339,3 +339,52 @@ def test_a_slowdown_does_not_set_aside_a_sibling_it_cannot_be_loaded_by() -> Non
         assert decision is not None, why
         assert decision.root_cause != "posts-cache" or decision.confidence != 0.75, why
         assert not any(r.startswith("slowed, not failing") for r in decision.ruled_out.values())
+
+
+LONE = [Candidate("text", ["text"], 0), Candidate("urls", ["text"], 1),
+        Candidate("mentions", ["text"], 1), Candidate("tags", ["text"], 1)]  # fmt: skip
+
+
+def lone_edges(**changes: dict[str, Any]) -> list[dict[str, Any]]:
+    """text calls urls, mentions and tags, nobody else does; each calls its own store."""
+    rows = {
+        "text>urls": {"fail_ratio": 0.25}, "text>mentions": {"fail_ratio": 0.25},
+        "text>tags": {"fail_ratio": 0.25}, "urls>urls-db": {}, "mentions>mentions-db": {},
+        "tags>tags-db": {},
+    }  # fmt: skip
+    rows |= changes
+    return [edge(*k.split(">"), **v) for k, v in rows.items()]
+
+
+def test_a_client_whose_every_server_fails_for_it_while_working_for_itself_is_the_cause() -> None:
+    """No other client to compare: three servers that share nothing and whose own calls are
+    healthy all fail for their one caller at once; one fault on its side explains it."""
+    win = "2026-12-01T23:05:00Z/2026-12-01T23:15:00Z"
+    decision = weigh(["text"], LONE, lone_edges(), [], [], [], (), set(), win=win)
+    assert decision is not None and decision.root_cause == "text", decision.summary
+    assert decision.confidence == 0.6
+    assert decision.ruled_out["urls"] == (
+        "fails only for text, while it works for itself: urls's own calls into urls-db fail "
+        "0 % of 600 (23:05-23:15 UTC)"
+    )
+    assert decision.measured["urls"]["query"] == (
+        'traces_service_graph_request_failed_total{client="urls"} / _total'
+    )
+
+
+def test_no_lone_client_where_the_servers_could_fail_by_themselves_or_together() -> None:
+    """A shared dependency, a server with no measured calls of its own (a leaf may fail by
+    itself), a server whose own calls fail, a server of the client that still answers it, or
+    a server another client fails into: the client is not named."""
+    cases = {
+        "shared store": {"tags>urls-db": {}},
+        "shared in the world": {},
+        "a leaf": {"tags>tags-db": {"calls": 0.0}},
+        "own calls fail": {"urls>urls-db": {"fail_ratio": 0.5}},
+        "one server answers": {"text>tags": {}},
+        "another client fails": {"api>mentions": {"fail_ratio": 0.25}},
+    }
+    for why, change in cases.items():
+        reach = {"urls": {"cache"}, "tags": {"cache"}} if why == "shared in the world" else {}
+        decision = weigh(["text"], LONE, lone_edges(**change), [], [], [], (), set(), reach)
+        assert decision is None or decision.root_cause != "text", why
