@@ -11,10 +11,14 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
    least half the time it lost itself (`accounts_for`), or whose walk reaches a degraded
    dependency, is a *victim*; degraded components that are not victims
    are the *roots*. So a silent dependency whose incoming calls fail beats its alerting caller.
+   A dependency that only slowed beside a failing sibling of the same client is set aside
+   (`fallbacks`: the failing one's misses and retries load it).
 3. A client (traffic source) whose request rate into the incident's components jumped at least
    `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists).
    With nothing degraded, a client whose calls into every server it uses fell while those
    servers serve others as usual is the cause (`stopped_client`: a consumer that stopped).
+   A client whose calls fail into servers that answer others normally (`client_fault`), or
+   into every server it uses while each works for itself (`lone_client`), is the cause.
 4. Roots rank by how many alerting components they explain, then by magnitude. The winner is
    conclusive when it explains more than the runner-up, or its magnitude is `SEPARATION` x
    the runner-up's, or it alone changed recently; otherwise the finding is inconclusive and
