@@ -357,7 +357,7 @@ def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decis
 
 
 #: Confidence of a client named because every server it calls fails for it while working for
-#: itself: a coincidence argued against, not a comparison with another client (0.85).
+#: itself: a coincidence argued against, below `client_fault`'s comparison with another client.
 LONE_CLIENT_CONFIDENCE = 0.6
 
 
@@ -436,9 +436,9 @@ def lone_client(
         client, [client], LONE_CLIENT_CONFIDENCE,
         f"{client}: its calls into every server it uses fail{when}: {line}; no other client's "
         f"calls into them fail, each works for itself ({separated}) and they share no "
-        "dependency. One fault "
-        f"on {client}'s side (its network, its settings) explains all of them; the servers "
-        "would need as many independent faults at once.", ruled, separated_by=separated,
+        f"dependency. One fault on {client}'s side (its network, its settings) explains all of "
+        "them; the servers would need as many independent faults at once.", ruled,
+        separated_by=separated,
         evidence=evidence, measured=measured,
     )  # fmt: skip
 
@@ -535,7 +535,7 @@ def fallbacks(
     """Slowed dependencies that a failing sibling explains: slowed sibling -> (the failing
     edge, the slowed edge) of one client. Between two dependencies of the same client, neither
     calling nor reaching the other, the one whose calls fail explains the other's slowness (a
-    cache whose calls fail sends every read to the database behind it; failed calls are
+    cache whose calls fail sends every read to the database beside it; failed calls are
     retried and fall back onto the other dependencies), while a slowdown fails no other
     dependency's calls: the slowed one is set aside when its only signals are latency (a
     dependency that fails too is a suspect of its own). The rule is the usual cache-aside
