@@ -61,7 +61,7 @@ def said(message: OutboundMessage, via: str, ref: str) -> None:
 def delivery(
     intent_id: str, channel: str, exc: AdapterError, refused: list[Refusal]
 ) -> dict[str, Any]:
-    """A failed delivery attempt as a `record_deliveries.cypher` row: `refused` when the
+    """A failed delivery attempt as a `TaskRun.deliveries` row: `refused` when the
     destination refused it, else `error`, with the system's reason."""
     return {
         "intent_id": intent_id, "channel": channel,
@@ -316,11 +316,7 @@ class Responder:
                 return ref
             raise AssertionError("a page chain is never empty")
         finally:
-            if deliveries:
-                task.graph.rows(
-                    "record_deliveries",
-                    {"incident_id": page.incident_id, "deliveries": deliveries},
-                )
+            task.deliveries(page.incident_id, deliveries)
 
     def _say(self, task: TaskRun, message: OutboundMessage) -> str:
         """`task.act(messenger, message)` for a follow-up, linked to the incident's web page

@@ -144,6 +144,8 @@ class TaskRun:
         #: Outcomes of outside calls not written yet (`_record`): they go with the next
         #: reservation or completion (`reserve_action`, `complete_task`), or `flush_records`.
         self._records: list[dict[str, Any]] = []
+        #: Delivery attempts not written yet (`deliveries`), written with the outcomes.
+        self._deliveries: list[dict[str, Any]] = []
         #: When this worker last extended the lease (monotonic s): the claim, a step write, a
         #: heartbeat or a reservation.
         self._renewed = time.monotonic()
@@ -254,8 +256,7 @@ class TaskRun:
         else:
             self.flush()
         if query in ("reserve_action", "complete_task"):
-            records, self._records = self._records, []
-            params = params | {"records": records}
+            params = params | self._take_records()
         else:
             self.flush_records()
         row = self.graph.one(query, self.fence | params)
@@ -411,9 +412,22 @@ class TaskRun:
             {"intent_id": intent_id, "status": status, "external_ref": ref, "detail": detail}
         )
 
+    def deliveries(self, incident_id: str, attempts: list[dict[str, Any]]) -> None:
+        """Note delivery attempts of the incident's notices (`cypher/_records_call.cypher`'s
+        `$deliveries` rows without `incident_id`); they are written with the outcomes `_record`
+        notes, so a worker that dies first loses them as it leaves its Action `reserved`."""
+        self._deliveries += [d | {"incident_id": incident_id} for d in attempts]
+
+    def _take_records(self) -> dict[str, Any]:
+        """The noted outcomes and delivery attempts as `_records_call` parameters; no longer
+        pending."""
+        taken = {"records": self._records, "deliveries": self._deliveries}
+        self._records, self._deliveries = [], []
+        return taken
+
     def flush_records(self) -> None:
-        """Write the outcomes `_record` noted (`cypher/record_actions.cypher`, not fenced: the
-        calls happened). Call before reading the incident's actions."""
-        if self._records:
-            records, self._records = self._records, []
-            self.graph.rows("record_actions", {"records": records})
+        """Write the outcomes `_record` noted and the attempts `deliveries` noted
+        (`cypher/record_actions.cypher`, not fenced: the calls happened). Call before reading
+        the incident's actions or deliveries."""
+        if self._records or self._deliveries:
+            self.graph.rows("record_actions", self._take_records())

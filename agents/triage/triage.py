@@ -161,6 +161,9 @@ class TriageReport:
     reopened: list[str] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
+    #: False while every write of the delivery opened a new incident: only a join, a merge, a
+    #: stored alert or a batch can leave `reinvestigate` tasks for `settle_reinvestigations`.
+    unsettled: bool = False
 
 
 def candidate_names(alerts: list[NormalizedAlert]) -> list[str]:
@@ -366,6 +369,7 @@ class Triage:
             for a in batch
         ]  # fmt: skip
         done: set[str] = set()
+        self.report.unsettled = True
         for row in self.graph.rows("triage_known", {"alerts": params}):
             done.update(row["keys"])
             self.report.accepted += len(row["keys"])
@@ -388,6 +392,7 @@ class Triage:
             "alerts": [{"key": a.key, "rank": severity_rank(a.severity),
                         "props": alert_props(a, component)} for a in batch],
         }  # fmt: skip
+        self.report.unsettled = True
         row = self.graph.one("triage_join", params)
         written = int(row["written"]) if row else 0
         if written:
@@ -403,6 +408,7 @@ class Triage:
             "alerts": [{"key": a.key, "rank": severity_rank(a.severity),
                         "props": alert_props(a, None)} for a in batch],
         }  # fmt: skip
+        self.report.unsettled = True
         row = self.graph.one("triage_join_group", params)
         written = int(row["written"]) if row else 0
         self.report.unmatched += [a.key for a in batch[:written]]
@@ -446,6 +452,7 @@ class Triage:
         if row is None:  # the MATCH of the incident found nothing: cannot happen after the MERGE
             raise RuntimeError(f"triage of alert {alert.key} returned no incident")
         report.accepted += 1
+        report.unsettled |= not row["opened"]
         bridge = (component, row["incident_id"])
         if (component and row["prev"] is None and not row["opened"]
                 and alert.status == "firing" and bridge not in self.bridged):  # fmt: skip
@@ -531,8 +538,9 @@ def settle_reinvestigations(
     `reinvestigate_ms` after the incident's last re-investigation
     (`settle_reinvestigations.cypher`).
     A storm of alerts joining one incident re-investigates it at most once per
-    `reinvestigate_ms`, each time over every alert that arrived."""
-    if report.incidents:
+    `reinvestigate_ms`, each time over every alert that arrived. A delivery that only opened
+    incidents enqueued none: no query."""
+    if report.incidents and report.unsettled:
         graph.rows(
             "settle_reinvestigations",
             {"incident_ids": report.incidents, "reinvestigate_ms": reinvestigate_ms},
