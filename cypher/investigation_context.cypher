@@ -4,11 +4,12 @@
 // one shortest path from each component it covers, as walk_path.cypher finds), `links`
 // (`topic_producers` of the topics that walk reaches), `beyond` (`coverage_walk` rows from
 // those producers), `changes` (`recent_changes` of every component alerting or reached, in
-// [opened - $lookback_ms, opened], `opened` being the first alert's start) and `recalled`
-// (`recall` rows: the same four sources as recall.cypher; keep the two in step) and `near`
+// [opened - $lookback_ms, opened], `opened` being the first alert's start), `remembered`
+// (whether memory holds an active playbook: only then is `recall` asked, in a query of its
+// own, so an investigation with nothing to recall does not carry its four walks) and `near`
 // (`neighbours` rows of every alerting component, `of` naming it). The tools read
 // these instead of asking the graph again (agents/investigate/tools/prefetch.py). Lists come unordered.
-// Read only; every part is a subquery that returns one row (collect), so an empty part is [].
+// Read only; every part is a subquery that returns one row, so an empty part is [].
 // Every walk starts from components looked up by name (UNWIND, then the name index): a
 // `WHERE a.name IN list` scanned the whole world (tests/test_query_plans.py).
 MATCH (i:Incident {id: $incident_id})
@@ -80,62 +81,9 @@ CALL {
          AS changes
 }
 CALL {
-  WITH alerting
-  CALL {
-    WITH alerting
-    UNWIND alerting AS alerting_name
-    MATCH (a:Component {name: alerting_name})
-    WITH a  // walk from it: else the planner may walk from every component
-    MATCH p = (a)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..2]->(c:Component)
-    WHERE all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
-    MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
-    RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
-           pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.learned_at AS learned_at, c.name AS candidate, c.name AS pinned_to,
-           [n IN nodes(p) | n.name] AS path, length(p) AS hops, 0 AS source
-    UNION ALL
-    WITH alerting
-    UNWIND alerting AS alerting_name
-    MATCH (a:Component {name: alerting_name})
-    WITH a  // walk from it: else the planner may walk from every component
-    MATCH p = (a)-[r:CALLS|READS_WRITES]->(c:Component)
-    WHERE r.purpose = 'config'
-    MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
-    RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
-           pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.learned_at AS learned_at, c.name AS candidate, c.name AS pinned_to,
-           [n IN nodes(p) | n.name] AS path, length(p) AS hops, 1 AS source
-    UNION ALL
-    WITH alerting
-    UNWIND alerting AS alerting_name
-    MATCH (a:Component {name: alerting_name})
-    WITH a  // walk from it: else the planner may walk from every component
-    MATCH p = (c:Component {client: true})-[:CALLS*1..3]->(a)
-    WHERE all(r IN relationships(p) WHERE r.purpose = 'business')
-    MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
-    RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
-           pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.learned_at AS learned_at, c.name AS candidate, c.name AS pinned_to,
-           [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 1 AS source
-    UNION ALL
-    WITH alerting
-    UNWIND alerting AS alerting_name
-    MATCH (a:Component {name: alerting_name})
-    WITH a  // walk from it: else the planner may walk from every component
-    MATCH p = (a)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..2]->(c:Component)
-    WHERE c.tech IS NOT NULL AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
-    MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(o:Component)
-    WHERE o.tech = c.tech AND o <> c
-    RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
-           pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.learned_at AS learned_at, c.name AS candidate, o.name AS pinned_to,
-           [n IN nodes(p) | n.name] AS path, length(p) AS hops, 2 AS source
-  }
-  RETURN collect({id: id, title: title, failure_kind: failure_kind, trust: trust,
-                  checks_json: checks_json, learned_from: learned_from,
-                  confirmed_by: confirmed_by, learned_at: learned_at,
-                  candidate: candidate, pinned_to: pinned_to,
-                  path: path, hops: hops, source: source}) AS recalled
+  MATCH (pb:Playbook {status: 'active'})
+  WITH pb LIMIT 1
+  RETURN count(pb) > 0 AS remembered
 }
 CALL {
   WITH alerting
@@ -159,4 +107,4 @@ CALL {
                   direction: direction, purpose: purpose, protocol: protocol,
                   propagation: propagation, basis: basis}) AS near
 }
-RETURN alerts, alerting, opened, walk, links, beyond, changes, recalled, near
+RETURN alerts, alerting, opened, walk, links, beyond, changes, remembered, near

@@ -7,8 +7,6 @@
 //    within 1-3 calls (weight 1);
 // 2. learned on another component of the same tech as one within the 0-2 hop reach (weight 1/2,
 //    "kind transfer"). Only active playbooks: a retired one is never recalled.
-// investigation_context.cypher reads the same four sources for a whole investigation: keep
-// the two in step.
 MATCH (a:Component) WHERE a.name IN $alerting
 MATCH p = (a)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..2]->(c:Component)
 WHERE all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)

@@ -34,7 +34,8 @@ WITH i, f, alerts,
        + alerting AS components
 CALL {
   WITH components
-  UNWIND components AS name
+  UNWIND components AS each
+  WITH DISTINCT each AS name  // the root cause is usually a candidate and alerting too
   OPTIONAL MATCH (tm:Team)-[o:OWNS]->(c:Component {name: name})
   OPTIONAL MATCH (s:OnCallShift)-[:FOR_TEAM]->(tm)
     WHERE s.starts_at <= timestamp() AND timestamp() < s.ends_at
@@ -115,7 +116,8 @@ WITH i, f, alerts, owners, fallback, cited, recent, actions, steps, previous, qu
        + [o IN owners + fallback WHERE o.slack_user_id IS NOT NULL | o.slack_user_id] AS people
 CALL {
   WITH people
-  UNWIND people AS who
+  UNWIND people AS each
+  WITH DISTINCT each AS who
   OPTIONAL MATCH (fa:Fact {person: who})
   WHERE fa.kind = 'preference' AND fa.status = 'approved' AND NOT (fa)<-[:SUPERSEDES]-(:Fact)
   RETURN collect(CASE WHEN fa IS NULL THEN null ELSE {

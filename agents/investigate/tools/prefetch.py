@@ -2,9 +2,11 @@
 
 `cypher/investigation_context.cypher` returns the incident's alerts, the coverage walk from its
 alerting components (and from the producers of the topics it reaches), the recent changes of
-every component reached and the recalled playbooks. A tool called with arguments these cover
-answers from them (the same rows its own query would give, filtered); any other call asks the
-graph as before (fewer round trips per incident, the same tool results).
+every component reached, the neighbours of the alerting components, and whether memory holds
+any playbook to recall (none: recall is answered without a query). A tool called with
+arguments these cover answers from them (the same rows its own query would give, filtered);
+any other call asks the graph as before (fewer round trips per incident, the same tool
+results).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ class Prefetched:
     `coverage_walk` rows as `{name, kind, client, covers, depths}`); `topics`: the topics whose
     producers `links` lists (`{topic, producer}`); `changed`: the components `changes` covers
     (`recent_changes` rows in [`opened_ms` - `lookback_ms`, `opened_ms`], ms UTC); `recalled`:
-    `recall.cypher` rows for the start components of the first walk; `paths`: (alerting
+    `recall.cypher` rows for the start components of the first walk, known to be none when
+    memory holds no active playbook, else None (not read ahead); `paths`: (alerting
     component, component it reaches) -> one shortest path within the first walk's hops."""
 
     alerts: list[dict[str, Any]]
@@ -32,7 +35,7 @@ class Prefetched:
     links: list[dict[str, Any]]
     changed: frozenset[str]
     changes: list[dict[str, Any]]
-    recalled: list[dict[str, Any]]
+    recalled: list[dict[str, Any]] | None
     paths: dict[tuple[str, str], list[str]]
     #: `neighbours.cypher` rows by the component they are next to (every alerting one).
     near: dict[str, list[dict[str, Any]]]
@@ -59,7 +62,7 @@ def read(graph: TenantGraph, incident_id: str, hops: int, lookback_ms: int) -> P
         links=row["links"],
         changed=alerting | {w["name"] for w in walk} | {w["name"] for w in beyond},
         changes=row["changes"],
-        recalled=row["recalled"],
+        recalled=None if row["remembered"] else [],
         near=neighbours_of(alerting, row["near"]),
         paths={
             (origin, w["name"]): list(path)
