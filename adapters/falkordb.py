@@ -297,8 +297,8 @@ KEY_PARAMS = frozenset(
     }
 )  # fmt: skip
 #: List parameters of dicts whose field becomes a unique property (Component.name on import,
-#: Alert.key in batched triage).
-KEY_FIELDS = {"components": "name", "alerts": "key"}
+#: Alert.key in batched triage, Action.intent_id of actions reserved ahead).
+KEY_FIELDS = {"components": "name", "alerts": "key", "ahead": "intent_id"}
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 

@@ -117,7 +117,8 @@ def test_deferred_steps_are_written_in_one_query_linked_in_order(
         task.fenced(
             "reserve_action",
             {"intent_id": f"incident:{claimed.incident_id}:test", "kind": "notification",
-             "attempt_id": claimed.attempt_id, "adapter": "outbox", "lease_ms": 60_000},
+             "attempt_id": claimed.attempt_id, "adapter": "outbox", "lease_ms": 60_000,
+             "ahead": []},
         )  # fmt: skip
     assert dict(by_name) == {"reserve_action": 1}
     chain = db.ro_query(

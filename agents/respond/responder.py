@@ -195,6 +195,8 @@ class Responder:
             )
             fallback = incident["fallback"][0] if incident["fallback"] else None
             chain = messages.page_channels(who, fallback, self.default_channel)
+            # the ticket comes next: reserved with the page, one write fewer
+            task.reserve_ahead(self.tickets, intent(incident["id"], "ticket"), "ticket")
             self._page(task, page, chain, refs)
         self._tell_teams(task, incident, alerts, who, refs, teams)
         previous = incident["previous"]

@@ -19,6 +19,7 @@ from agents.tasks.coordination import Claim, LeaseLost, TaskRun, claim, reap
 from agents.tasks.kinds import ROLE_KINDS
 from agents.tasks.worker import Worker
 from agents.triage.triage import triage
+from bench.round_trips import counting
 from gateway.http.payloads import normalize, parse_body
 from tests.conftest import alert_body
 
@@ -161,7 +162,7 @@ def test_an_action_left_reserved_is_reconciled_not_resent(
     reserved = crashed.fenced(
         "reserve_action",
         {"intent_id": intent, "kind": "notification", "attempt_id": crashed.claim.attempt_id,
-         "adapter": outbox.name, "lease_ms": SHORT_MS},
+         "adapter": outbox.name, "lease_ms": SHORT_MS, "ahead": []},
     )  # fmt: skip
     assert (reserved["status"], reserved["mine"]) == ("reserved", True)
     if sent_before_crash:  # the call went out, then the worker died before recording it
@@ -175,6 +176,44 @@ def test_an_action_left_reserved_is_reconciled_not_resent(
     actions = {a["intent_id"]: a for a in graph.rows("incident_actions", {"incident_id": incident})}
     assert actions[intent]["status"] == "sent"
     assert actions[intent]["external_ref"] == f"outbox:{intent}"
+
+
+def test_an_action_reserved_ahead_is_sent_without_a_reservation_of_its_own(
+    store, graph, tenant, tmp_path
+):
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    incident = investigated(store, graph, tenant)
+    task = TaskRun(graph, claim(graph, RESPOND, "w", 30_000, 5), 30_000)
+    page, ticket = (f"incident:{incident}:{what}" for what in ("initial-notification", "ticket"))
+    task.reserve_ahead(outbox, ticket, "ticket")
+    with counting() as by_name:
+        task.act(outbox, message(incident, page))
+        task.act(outbox, message(incident, ticket))
+    assert dict(by_name) == {"reserve_action": 1}
+    task.flush_records()
+    actions = {a["intent_id"]: a for a in graph.rows("incident_actions", {"incident_id": incident})}
+    assert [actions[i]["status"] for i in (page, ticket)] == ["sent", "sent"]
+
+
+@pytest.mark.parametrize("stale_retries_ticket", [False, True])
+def test_an_action_reserved_ahead_by_a_dead_attempt_is_reconciled_not_resent(
+    store, graph, tenant, tmp_path, stale_retries_ticket
+):
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    incident = investigated(store, graph, tenant)
+    page, ticket = (f"incident:{incident}:{what}" for what in ("initial-notification", "ticket"))
+    stale = TaskRun(graph, claim(graph, RESPOND, "stale", SHORT_MS, 5), SHORT_MS)
+    stale.reserve_ahead(outbox, ticket, "ticket")
+    stale.act(outbox, message(incident, page))  # then it stalls or dies before the ticket
+    time.sleep(EXPIRED_S)
+    Worker(store, [tenant], [Responder(outbox, outbox)], role="responder").run(
+        threading.Event(), burst=True
+    )
+    if stale_retries_ticket:  # its lease is long gone: it reserves again, and is fenced off
+        with pytest.raises(LeaseLost):
+            stale.act(outbox, message(incident, ticket))
+    intents = [e["intent_id"] for e in outbox.entries()]
+    assert (intents.count(page), intents.count(ticket)) == (1, 1)
 
 
 class SlowOutbox(Outbox):
