@@ -24,10 +24,12 @@ incident first of all, with a `notify_reopened` task for its thread and no new p
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import uuid
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -214,6 +216,65 @@ def dependency_order(
 #: write lock, so a few hundred keep every other writer's wait short (docs/architecture.md,
 #: FalkorDB facts).
 BATCH = 250
+#: Alerts per `triage_batch` write: it holds the lock longer than `BATCH` joins would, but one
+#: write per thousand alerts is what keeps a storm near its floor (docs/hot-path.md).
+FAST_BATCH = 1000
+#: Firing alerts a delivery needs before `Triage.fast` reads the open incidents to group them.
+FAST_MIN = 2
+
+
+@dataclass(eq=False)
+class OpenIncident:
+    """An open incident as `Triage.fast` sees it: a row of `triage_context`'s `open`
+    (`[id, opened_at ms, components, group_keys, root cause or '']`), then as its writes
+    leave it. `firing`, `rank` and `severity`: what this delivery adds (alerts, and the highest
+    severity among them, the first such); `new`: opened by this delivery and not written yet."""
+
+    id: str
+    opened_at: int
+    components: list[str]
+    group_keys: list[str]
+    root_cause: str
+    firing: int = 0
+    rank: int = -1
+    severity: str = ""
+    #: the title of an incident opened by this delivery and not written yet, else None
+    new: str | None = None
+    held: bool = False
+
+    def row(self) -> list[Any]:
+        """As `triage_context` reads it (and `triage_batch` checks it)."""
+        return [self.id, self.opened_at, self.components, self.group_keys, self.root_cause]
+
+
+class Index:
+    """Open incidents by component and by Alertmanager group key, for `Triage.decide`: a storm
+    of 5,000 alerts looks up the few incidents near each alert rather than all of them."""
+
+    def __init__(self, incidents: Iterable[OpenIncident]) -> None:
+        self.by_component: dict[str, list[OpenIncident]] = {}
+        self.grouped: dict[str, list[OpenIncident]] = {}
+        for incident in incidents:
+            self.add(incident)
+
+    def add(self, incident: OpenIncident) -> None:
+        """Index `incident` under its components and group keys (again after they grew)."""
+        for name in incident.components:
+            found = self.by_component.setdefault(name, [])
+            if incident not in found:  # by identity (eq=False)
+                found.append(incident)
+        for group in incident.group_keys:
+            found = self.grouped.setdefault(group, [])
+            if incident not in found:
+                found.append(incident)
+
+    def holding(self, names: list[str]) -> list[OpenIncident]:
+        """The incidents holding any of `names`, each once."""
+        found: dict[str, OpenIncident] = {}
+        for name in names:
+            for incident in self.by_component.get(name, ()):
+                found.setdefault(incident.id, incident)
+        return list(found.values())
 
 
 def alert_props(alert: NormalizedAlert, component: str | None) -> dict[str, object]:
@@ -301,14 +362,26 @@ class Triage:
             return ("join", component, incident)
         return ()
 
-    def run(self, ordered: list[NormalizedAlert], known: set[str]) -> TriageReport:
-        """Triage `ordered` (dependency order); `known`: keys stored before this delivery."""
+    def run(
+        self,
+        ordered: list[NormalizedAlert],
+        known: set[str],
+        open_rows: list[list[Any]] | None = None,
+        refired: set[str] | None = None,
+        span: tuple[int, int] = (1, 0),
+    ) -> TriageReport:
+        """Triage `ordered` (dependency order); `known`: keys stored before this delivery.
+        `open_rows`, `refired`, `span`: `triage_context`'s `open` and `refired` and the range
+        of `opened_at` (ms) it read them for; given, `fast` writes what it can first."""
         self.known_keys = known
         items, seen = [], set()
         for n, alert in enumerate(ordered):
             items.append((n, alert, alert.key not in seen))
             seen.add(alert.key)
-        self.feed(items)
+        done = 0
+        if open_rows is not None and self.batch:
+            done = self.fast(items, open_rows, refired or set(), span)
+        self.feed(items[done:])
         self.flush_all()
         report = self.report
         report.incidents = [i for i in report.incidents if i not in report.merged]
@@ -411,6 +484,135 @@ class Triage:
             self.touched(incident)
         return written
 
+    def fast(
+        self,
+        items: list[tuple[int, NormalizedAlert, bool]],
+        open_rows: list[list[Any]],
+        refired: set[str],
+        span: tuple[int, int],
+    ) -> int:
+        """Write the longest first part of `items` that needs no merge, flapping or resolve,
+        `FAST_BATCH` alerts per `triage_batch` write, each alert going where `triage_alert`
+        would put it (decided here, from the open incidents `open_rows` of `span`, as the
+        writes change them); how many items were written. A write that finds the graph changed
+        since (a concurrent delivery, an investigation, a merge) writes nothing, and the rest
+        go through `feed`. Each alert joined to an incident counts as bridged, as in `one`:
+        there was no other open incident in its reach for `merge_bridged` to merge."""
+        state = {row[0]: OpenIncident(*row) for row in open_rows}
+        done, seen = 0, set[str]()
+        while done < len(items):
+            saved = copy.deepcopy((state, self.anchor, self.bridged, self.report, seen))
+            expected = [state[k].row() for k in sorted(state)]
+            index = Index(state.values())
+            rows: list[dict[str, Any]] = []
+            reinvestigate: list[dict[str, str]] = []
+            for _, alert, first in items[done : done + FAST_BATCH]:
+                if not first or alert.key in self.known_keys or alert.status != "firing":
+                    break
+                if self.reopen_ms and (alert.fingerprint in refired or alert.fingerprint in seen):
+                    break  # flapping: `triage_alert` reads the earlier episode
+                row = self.decide(alert, state, index, reinvestigate)
+                if row is None:
+                    break
+                seen.add(alert.fingerprint)
+                rows.append(row)
+            if not rows:
+                break
+            params = {
+                "lo": span[0], "hi": span[1], "expected": expected, "hold_ms": self.hold_ms,
+                "fingerprints": [a.fingerprint for _, a, _ in items[done : done + len(rows)]]
+                if self.reopen_ms else [],
+                "opened": [
+                    {"id": i.id, "task_id": f"task-{uuid.uuid4().hex}", "held": i.held,
+                     "props": {"status": "open", "title": i.new, "opened_at": i.opened_at,
+                               "firing": i.firing, "components": i.components,
+                               "group_keys": i.group_keys, "severity": i.severity,
+                               "severity_rank": i.rank}}
+                    for i in state.values() if i.new is not None
+                ],
+                "updates": [
+                    {"id": i.id, "firing": i.firing, "components": i.components,
+                     "group_keys": i.group_keys, "rank": i.rank, "severity": i.severity}
+                    for i in state.values() if i.new is None and i.firing
+                ],
+                "reinvestigate": reinvestigate, "alerts": rows,
+            }  # fmt: skip
+            row = self.graph.one("triage_batch", params)
+            if not row or int(row["written"]) != len(rows):
+                state, self.anchor, self.bridged, self.report, seen = saved
+                break
+            for incident in state.values():
+                incident.new, incident.firing, incident.rank, incident.severity = None, 0, -1, ""
+            done += len(rows)
+        return done
+
+    def decide(
+        self,
+        alert: NormalizedAlert,
+        state: dict[str, OpenIncident],
+        index: Index,
+        reinvestigate: list[dict[str, str]],
+    ) -> dict[str, Any] | None:
+        """Where `triage_alert` would put the new firing `alert` given the open incidents
+        `state` (changed in place, with `index`: the alert joins or opens one), as a
+        `triage_batch` alert row; None when it may merge two incidents (`merge_bridged`
+        decides that in the graph)."""
+        component = self.components[alert.key]
+        links = self.linked[component] if component else Links()
+        near, start, window = links.names, alert.starts_at_ms, self.window_ms
+        group = alert.group_key
+        found = index.holding(near) if near else index.grouped.get(group, []) if group else []
+        best: tuple[tuple[int, int, int, str], OpenIncident, str] | None = None
+        reached = 0  # candidates: another one in the reach may be merged with the chosen one
+        for incident in found:
+            if not start - window <= incident.opened_at <= start + window:
+                continue
+            reached += 1
+            hits = [n for n, name in enumerate(near) if name in incident.components]
+            unexplained = 0 if incident.root_cause and incident.root_cause in links.down else 1
+            rank = (unexplained, links.hops[hits[0]] if hits else 0, incident.opened_at,
+                    incident.id)  # fmt: skip
+            if best is None or rank < best[0]:
+                via = links.paths[hits[0]] if hits else f"same Alertmanager group {group}"
+                best = (rank, incident, via)
+        severity = severity_rank(alert.severity)
+        via_: str | None = None
+        if best is None:
+            held = bool(self.hold_ms) and any(
+                start - window <= i.opened_at <= start + window for i in index.holding(links.beyond)
+            )
+            incident = OpenIncident(
+                f"inc-{uuid.uuid4().hex[:12]}", start, [component] if component else [],
+                [group], "", 0, severity, alert.severity, alert.title(), held,
+            )  # fmt: skip
+            state[incident.id] = incident
+            index.add(incident)
+            self.report.opened.append(incident.id)
+        else:
+            _, incident, via_ = best
+            bridge = (component, incident.id)
+            if component and bridge not in self.bridged:
+                if reached > 1:
+                    return None
+                self.bridged.add(bridge)
+            if component and component not in incident.components:
+                reinvestigate.append({"incident_id": incident.id, "component": component})
+                incident.components = [*incident.components, component]
+                index.add(incident)
+            if group not in incident.group_keys:
+                incident.group_keys = [*incident.group_keys, group]
+                index.add(incident)
+            if severity > incident.rank:
+                incident.rank, incident.severity = severity, alert.severity
+        incident.firing += 1
+        self.anchor[component if component is not None else f"group:{group}"] = incident.id
+        self.report.accepted += 1
+        if component is None:
+            self.report.unmatched.append(alert.key)
+        self.touched(incident.id)
+        return {"key": alert.key, "incident_id": incident.id, "component": component,
+                "via": via_, "props": alert_props(alert, component)}  # fmt: skip
+
     def touched(self, incident: str) -> None:
         """Note an incident this delivery touched (once)."""
         if incident not in self.report.incidents:
@@ -500,10 +702,16 @@ def triage(
     """
     keys = sorted({a.key for a in alerts})
     groups = sorted({a.group_key for a in alerts if a.group_key})
+    # a storm's new alerts are grouped here from the open incidents of their time (`fast`); a
+    # lone alert is one `triage_alert`, which needs no more
+    starts = [a.starts_at_ms for a in alerts if a.status == "firing"]
+    fast = batch and len(starts) >= FAST_MIN
+    span = (min(starts) - window_ms, max(starts) + window_ms) if fast else (1, 0)
     read = graph.one(  # links up to twice the reach: the farther ones are `Links.beyond`
         "triage_context",
         {"candidates": candidate_names(alerts), "keys": keys, "hops": min(6, 2 * hops),
-         "group_keys": groups},
+         "group_keys": groups, "lo": span[0], "hi": span[1],
+         "fingerprints": sorted({a.fingerprint for a in alerts}) if fast and reopen_ms else []},
     )  # fmt: skip
     assert read is not None  # every part collects: always one row
     components = resolve_components(alerts, read["matched"])
@@ -516,7 +724,7 @@ def triage(
     known = set(read["known"])
     ordered = dependency_order(alerts, components, linked)
     report = Triage(graph, components, linked, window_ms, batch, hold_ms, reopen_ms).run(
-        ordered, known
+        ordered, known, read["open"] if fast else None, set(read["refired"]), span
     )
     settle_reinvestigations(graph, report, reinvestigate_ms)
     return report

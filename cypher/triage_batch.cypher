@@ -1,0 +1,70 @@
+// New firing alerts of one delivery, grouped by `Triage.fast` exactly as `triage_alert` would
+// group them one by one, written in one query. Python decided from `triage_context`'s `open`
+// (the open incidents opened within [$lo, $hi]); the write happens only while that is still
+// true: the same open incidents in the range with the same components, group keys and root
+// causes ($expected, as `open` reads them), none of the alerts stored yet, and (with flapping
+// on) no stored alert with one of $fingerprints. Else it writes nothing and triage goes on
+// alert by alert. Writes to one graph are serialised, so the check and the write are atomic.
+// $opened: [{id, task_id, props, held}] new incidents with their `investigate` tasks (props:
+// as `triage_alert` creates one, with every alert of this write counted); $updates: [{id,
+// firing, components, group_keys, rank, severity}] one row per open incident joined (firing:
+// alerts added; components and group keys: the new lists; rank and severity: the highest of
+// the alerts added, the first such); $reinvestigate: [{incident_id, component}] a component
+// new to an open incident; $alerts: [{key, incident_id, component, via, props}] (via null on
+// the alert that opened its incident). Returns how many alerts were written (0: none).
+OPTIONAL MATCH (o:Incident {status: 'open'}) WHERE o.opened_at >= $lo AND o.opened_at <= $hi
+WITH o ORDER BY o.id
+WITH collect(CASE WHEN o IS NULL THEN null ELSE
+  [o.id, o.opened_at, o.components, o.group_keys, coalesce(o.root_cause, '')] END) = $expected AS same
+CALL {
+  UNWIND $alerts AS x
+  OPTIONAL MATCH (old:Alert {key: x.key})
+  RETURN count(old) AS stored
+}
+CALL {
+  UNWIND $fingerprints AS f
+  OPTIONAL MATCH (old:Alert {fingerprint: f})
+  RETURN count(old) AS refired
+}
+WITH same AND stored = 0 AND refired = 0 AS ok
+CALL {
+  WITH ok
+  UNWIND CASE WHEN ok THEN $opened ELSE [] END AS n
+  CREATE (i:Incident {id: n.id})
+  SET i += n.props, i.received_at = timestamp(),
+      i.hold_until = CASE WHEN n.held THEN timestamp() + $hold_ms ELSE 0 END
+  CREATE (:Task {id: n.task_id, kind: 'investigate', incident_id: n.id,
+// @include _fresh_task
+})-[:FOR]->(i)
+}
+CALL {
+  WITH ok
+  UNWIND CASE WHEN ok THEN $updates ELSE [] END AS u
+  MATCH (i:Incident {id: u.id})
+  SET i.firing = coalesce(i.firing, 0) + u.firing, i.components = u.components,
+      i.group_keys = u.group_keys,
+      i.severity = CASE WHEN u.rank > i.severity_rank THEN u.severity ELSE i.severity END,
+      i.severity_rank = CASE WHEN u.rank > i.severity_rank THEN u.rank ELSE i.severity_rank END
+}
+CALL {
+  WITH ok
+  UNWIND CASE WHEN ok THEN $reinvestigate ELSE [] END AS r
+  MATCH (i:Incident {id: r.incident_id})
+  MERGE (t:Task {id: 'reinvestigate:' + i.id + ':' + r.component})
+    ON CREATE SET t += {kind: 'reinvestigate', incident_id: i.id,
+// @include _fresh_task
+}
+  MERGE (t)-[:FOR]->(i)
+}
+CALL {
+  WITH ok
+  UNWIND CASE WHEN ok THEN $alerts ELSE [] END AS x
+  MATCH (i:Incident {id: x.incident_id})
+  CREATE (a:Alert {key: x.key})
+  SET a += x.props, a.received_at = timestamp()
+  CREATE (i)-[:HAS_ALERT {via: x.via}]->(a)
+  WITH a, x
+  MATCH (c:Component {name: coalesce(x.component, '')})
+  CREATE (a)-[:ON]->(c)
+}
+RETURN CASE WHEN ok THEN size($alerts) ELSE 0 END AS written
