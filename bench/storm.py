@@ -114,11 +114,9 @@ def floor_write(graph: TenantGraph, payload: bytes) -> tuple[float, int]:
     began = time.perf_counter()
     alerts = json.loads(payload)["alerts"]
     rows = [
-        {"key": a["fingerprint"], "component": a["labels"]["service"],
-         "props": {"fingerprint": a["fingerprint"], "status": a["status"],
-                   "alertname": a["labels"]["alertname"], "starts_at": a["startsAt"],
-                   "labels_json": json.dumps(a["labels"], sort_keys=True),
-                   "annotations_json": json.dumps(a["annotations"], sort_keys=True)}}
+        [a["fingerprint"], a["labels"]["service"], a["fingerprint"], a["status"],
+         a["labels"]["alertname"], a["startsAt"], json.dumps(a["labels"], sort_keys=True),
+         json.dumps(a["annotations"], sort_keys=True)]
         for a in alerts
     ]  # fmt: skip
     ids = {"incident_id": f"inc-{uuid.uuid4().hex[:12]}", "task_id": f"task-{uuid.uuid4().hex}"}
