@@ -1,6 +1,6 @@
-// Tests only: every incident holding alerts as triage left it, comparable across graphs
-// (incident and task ids differ): its fields, each alert with the path it joined by, its
-// component and properties, and its tasks' kinds.
+// tests/triage/test_triage_fast.py only: every incident holding alerts as triage left it,
+// comparable across graphs (incident and task ids differ): its fields, each alert with the path
+// it joined by, its component and properties, and its tasks' kinds.
 MATCH (i:Incident)-[h:HAS_ALERT]->(a:Alert)
 OPTIONAL MATCH (a)-[:ON]->(c:Component)
 WITH i, a, h, c ORDER BY a.key
