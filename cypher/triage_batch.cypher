@@ -18,8 +18,8 @@ OPTIONAL MATCH (o:Incident {status: 'open'}) WHERE o.opened_at >= $lo AND o.open
 WITH o ORDER BY o.id
 WITH collect(CASE WHEN o IS NULL THEN null ELSE
   [o.id, o.opened_at, o.components, o.group_keys, coalesce(o.root_cause, '')] END) = $expected AS same
-CALL {
-  UNWIND $alert_rows AS x
+CALL {  // with $fingerprints, their check below covers the keys (fingerprint@startsAt)
+  UNWIND CASE WHEN size($fingerprints) = 0 THEN $alert_rows ELSE [] END AS x
   OPTIONAL MATCH (old:Alert {key: x[0]})
   RETURN count(old) AS stored
 }

@@ -33,6 +33,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from adapters.falkordb import TenantGraph
 from agents.triage.alerts import NormalizedAlert
 
@@ -277,6 +279,15 @@ class Index:
         return list(found.values())
 
 
+def sorted_json(values: dict[str, str]) -> str:
+    """`values` as compact JSON, keys sorted, non-ASCII as is (orjson; `json` for a lone
+    surrogate, which orjson refuses and the graph adapter stores as U+FFFD)."""
+    try:
+        return orjson.dumps(values, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return json.dumps(values, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
 #: The properties an Alert node is created with, in the order of `alert_values`.
 ALERT_PROPS = (
     "fingerprint", "alertname", "severity", "status", "starts_at", "starts_at_ms", "ends_at_ms",
@@ -290,9 +301,8 @@ def alert_values(alert: NormalizedAlert) -> list[object]:
     position: a list is cheaper to send than a map, `adapters.falkordb.params_header`)."""
     return [
         alert.fingerprint, alert.alertname, alert.severity, alert.status, alert.starts_at,
-        alert.starts_at_ms, alert.ends_at_ms,
-        json.dumps(alert.labels, sort_keys=True, ensure_ascii=False),
-        json.dumps(alert.annotations, sort_keys=True, ensure_ascii=False),
+        alert.starts_at_ms, alert.ends_at_ms, sorted_json(alert.labels),
+        sorted_json(alert.annotations),
         alert.values_json, alert.generator_url, alert.link, alert.group_key, alert.receiver,
         alert.source, alert.silence_url, alert.title(),
     ]  # fmt: skip
@@ -437,7 +447,7 @@ class Triage:
         """`triage_known` on alerts already stored; the keys it wrote."""
         params = [
             {"key": a.key, "status": a.status, "ends_at_ms": a.ends_at_ms,
-             "annotations_json": json.dumps(a.annotations, sort_keys=True, ensure_ascii=False)}
+             "annotations_json": sorted_json(a.annotations)}
             for a in batch
         ]  # fmt: skip
         done: set[str] = set()

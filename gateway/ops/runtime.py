@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import gc
 import ipaddress
 import json
 import logging
@@ -373,9 +372,6 @@ class Runtime:
             if not thread.is_alive():
                 raise ConfigError(f"the gateway could not start on {host}:{port}")
             time.sleep(0.01)
-        # what start-up built (modules, the app) lives as long as the process: out of the
-        # collector's full passes, which a storm's allocations trigger (100+ ms each over it all)
-        gc.freeze()
         return int(listener.getsockname()[1])
 
     def make_worker(self, role: str = "any", name: str | None = None) -> Worker:
