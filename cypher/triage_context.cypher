@@ -10,9 +10,10 @@
 // group an earlier delivery started), walked like the matched ones, so a later alert of the
 // group is linked to them through a shared dependency as if it had come in the same delivery.
 // `open`: the open incidents opened within [$lo, $hi] (ms), ordered by id, each as [id, opened_at,
-// components, group_keys, root cause or ''], and `refired`: which of $fingerprints some stored
-// alert has (an earlier episode: flapping): what `Triage.fast` decides a storm's new alerts
-// from (an empty range and list when it will not try).
+// components, group_keys, root cause or ''], `refired`: which of $fingerprints some stored
+// alert has (an earlier episode: flapping), and `episodes`: those alerts' keys (triage passes
+// no $keys with $fingerprints: a stored key is among them): what `Triage.fast` decides a
+// storm's new alerts from (an empty range and lists when it will not try).
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 // Lookups go through the Component name and aliases indexes and the walks start from the
 // matched components: a scan of every component cost 45 ms per delivery in a 1,000-component
@@ -69,6 +70,6 @@ CALL {
 CALL {
   UNWIND $fingerprints AS f
   MATCH (a:Alert {fingerprint: f})
-  RETURN collect(DISTINCT f) AS refired
+  RETURN collect(DISTINCT f) AS refired, collect(a.key) AS episodes
 }
-RETURN matched, grouped, links, known, open, refired
+RETURN matched, grouped, links, known, open, refired, episodes

@@ -718,11 +718,12 @@ def triage(
     starts = [a.starts_at_ms for a in alerts if a.status == "firing"]
     fast = batch and len(starts) >= FAST_MIN
     span = (min(starts) - window_ms, max(starts) + window_ms) if fast else (1, 0)
+    fingerprints = sorted({a.fingerprint for a in alerts}) if fast and reopen_ms else []
     read = graph.one(  # links up to twice the reach: the farther ones are `Links.beyond`
         "triage_context",
-        {"candidates": candidate_names(alerts), "keys": keys, "hops": min(6, 2 * hops),
-         "group_keys": groups, "lo": span[0], "hi": span[1],
-         "fingerprints": sorted({a.fingerprint for a in alerts}) if fast and reopen_ms else []},
+        {"candidates": candidate_names(alerts), "keys": [] if fingerprints else keys,
+         "hops": min(6, 2 * hops), "group_keys": groups, "lo": span[0], "hi": span[1],
+         "fingerprints": fingerprints},
     )  # fmt: skip
     assert read is not None  # every part collects: always one row
     components = resolve_components(alerts, read["matched"])
@@ -732,7 +733,7 @@ def triage(
     linked = shared_dependencies(component_links(read["links"], earlier + named, hops))
     for name in earlier:  # they only lend their links; this delivery has no alert on them
         del linked[name]
-    known = set(read["known"])
+    known = set(read["known"]) | (set(read["episodes"]) & set(keys))
     ordered = dependency_order(alerts, components, linked)
     report = Triage(graph, components, linked, window_ms, batch, hold_ms, reopen_ms).run(
         ordered, known, read["open"] if fast else None, set(read["refired"]), span
