@@ -1,9 +1,10 @@
 """Triage (no model): accepted alerts become Alert nodes, incidents and `investigate` tasks.
 
 Runs inside the webhook request, before it answers, so every accepted alert is in the graph
-first. Each alert is one atomic query (`cypher/triage_alert.cypher`): a repeated or concurrent
-delivery changes nothing, a refire (same fingerprint, new startsAt) is a new episode, and an
-incident resolves when all its alerts have resolved.
+first. The rules are those of one atomic query per alert (`cypher/triage_alert.cypher`): a
+repeated or concurrent delivery changes nothing, a refire (same fingerprint, new startsAt) is a
+new episode, and an incident resolves when all its alerts have resolved. A storm is written in
+far fewer queries that keep those outcomes (`Triage`).
 
 Correlation rule: an alert joins an open incident opened within the window only along a
 dependency path: its component reaches a component of the incident, or is reached by one,
@@ -317,6 +318,10 @@ class Triage:
     """One delivery's triage: the alerts in dependency order, written in as few queries as the
     rules allow, with the outcome of `triage_alert` alert by alert:
 
+    - first (`fast`), the new firing alerts up to the first that could merge two incidents,
+      flap or resolve: where each goes is decided here from the open incidents read with the
+      delivery's context, and they are written 1,000 per `triage_batch` write, which checks
+      first that those incidents did not change meanwhile (else the rest go on as below);
     - alerts already stored go in one `triage_known` write per batch;
     - new firing alerts go in one `triage_join` write per batch (per component, or per
       Alertmanager group for alerts on no component: `triage_join_group`) once an earlier alert
@@ -705,9 +710,9 @@ def triage(
     with the components of open incidents of their Alertmanager group (a later delivery).
     `reopen_ms`: a new firing episode of an alert of an incident resolved at most this long
     before it started reopens that incident (`BLAST_REOPEN_WINDOW`; 0: never), no new page.
-    Queries: one to resolve components, find their links and the stored alerts
-    (`triage_context.cypher`), then `Triage`'s (one write per batch of a few hundred alerts
-    in a storm, per alert otherwise).
+    Queries: one to resolve components, find their links, the stored alerts and the open
+    incidents (`triage_context.cypher`), then `Triage`'s (a storm of new alerts: one
+    `triage_batch` per 1,000; otherwise one write per batch of a few hundred, or per alert).
     Raises `GraphUnavailable` if the database cannot answer; alerts written before that stay
     written, and the sender's retry is harmless.
     """
