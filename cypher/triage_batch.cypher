@@ -12,8 +12,9 @@
 // the alerts added, the first such); $reinvestigate: [{incident_id, component}] a component
 // new to an open incident; $alert_rows: [[key, incident_id, component, via, then the values of
 // `ALERT_PROPS` in agents/triage/triage.py, in its order]] (via null on the alert that opened
-// its incident: a list, not a map, is what makes 5,000 of them cheap to send). Returns how
-// many alerts were written (0: none).
+// its incident: a list, not a map, is what makes 5,000 of them cheap to send), grouped by
+// incident and component; $runs: [[incident_id, component, first, end]], one per group (its
+// rows are alert_rows[first..end-1]). Returns how many alerts were written (0: none).
 OPTIONAL MATCH (o:Incident {status: 'open'}) WHERE o.opened_at >= $lo AND o.opened_at <= $hi
 WITH o ORDER BY o.id
 WITH collect(CASE WHEN o IS NULL THEN null ELSE
@@ -60,16 +61,17 @@ CALL {
 }
 CALL {
   WITH ok
-  UNWIND CASE WHEN ok THEN $alert_rows ELSE [] END AS x
-  MATCH (i:Incident {id: x[1]})
+  UNWIND CASE WHEN ok THEN $runs ELSE [] END AS run
+  MATCH (i:Incident {id: run[0]})
+  OPTIONAL MATCH (c:Component {name: coalesce(run[1], '')})
+  UNWIND range(run[2], run[3] - 1) AS n
+  WITH i, c, $alert_rows[n] AS x
   CREATE (a:Alert {key: x[0], component: x[2], fingerprint: x[4], alertname: x[5],
     severity: x[6], status: x[7], starts_at: x[8], starts_at_ms: x[9], ends_at_ms: x[10],
     labels_json: x[11], annotations_json: x[12], values_json: x[13], generator_url: x[14],
     link: x[15], group_key: x[16], receiver: x[17], source: x[18], silence_url: x[19],
     title: x[20], received_at: timestamp()})
   CREATE (i)-[:HAS_ALERT {via: x[3]}]->(a)
-  WITH a, x
-  MATCH (c:Component {name: coalesce(x[2], '')})
-  CREATE (a)-[:ON]->(c)
+  FOREACH (_ IN CASE WHEN c IS NULL THEN [] ELSE [1] END | CREATE (a)-[:ON]->(c))
 }
 RETURN CASE WHEN ok THEN size($alert_rows) ELSE 0 END AS written

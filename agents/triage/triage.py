@@ -250,6 +250,20 @@ class OpenIncident:
         return [self.id, self.opened_at, self.components, self.group_keys, self.root_cause]
 
 
+def runs(rows: list[list[Any]]) -> dict[str, list[list[Any]]]:
+    """`triage_batch`'s `alert_rows` (`rows` grouped by incident and component, in delivery
+    order within a group) and `runs`, `[incident_id, component, first, end]` per group: the
+    write looks each incident and component up once per group, not once per alert."""
+    ordered = sorted(rows, key=lambda row: (row[1], row[2] or ""))  # stable
+    found: list[list[Any]] = []
+    for n, row in enumerate(ordered):
+        if found and (found[-1][0], found[-1][1]) == (row[1], row[2]):
+            found[-1][3] = n + 1
+        else:
+            found.append([row[1], row[2], n, n + 1])
+    return {"alert_rows": ordered, "runs": found}
+
+
 class Index:
     """Open incidents by component and by Alertmanager group key, for `Triage.decide`: a storm
     of 5,000 alerts looks up the few incidents near each alert rather than all of them."""
@@ -552,7 +566,7 @@ class Triage:
                      "group_keys": i.group_keys, "rank": i.rank, "severity": i.severity}
                     for i in state.values() if i.new is None and i.firing
                 ],
-                "reinvestigate": reinvestigate, "alert_rows": rows,
+                "reinvestigate": reinvestigate, **runs(rows),
             }  # fmt: skip
             answer = self.graph.one("triage_batch", params)
             if not answer or int(answer["written"]) != len(rows):
