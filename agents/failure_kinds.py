@@ -28,7 +28,8 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                        r"pool exhaust|max.?conn|conn(ection)? pool|exhaust"),
         ("memory", r"memory|\boom\b|heap|out of mem"),
         ("restarts", r"restart|crash ?loop|oomkilled|not ready"),
-        ("lag", r"\blag\b|backlog|consumer group"),
+        ("lag", r"\blag\b|backlog|consumer group|queue (depth|size|length)|"
+                r"messages? (ready|in queue)|ready messages|\bunack(ed)? messages"),
         ("traffic", r"rate spike|request rate|traffic|surge|flood"),
         ("latency", r"latency|slow|duration|p9\d|timeout|gc pause"),
         ("errors", r"error|5xx|fail|exception|unavailable"),

@@ -1,4 +1,5 @@
-"""Memory against no memory: `python -m bench.memory_eval [--evidence] [--short] [-v]`.
+"""Memory against no memory: `python -m bench.memory_eval [--evidence] [--short] [-v]
+[--world PATH --stream PATH]`.
 
 Replays a stream of incidents in time order (`bench/memory_stream.yaml` on
 `bench/memory_world.yaml`, a parcel-delivery company no test or demo uses: families of repeats
@@ -19,8 +20,9 @@ after each incident the engineer's verdict (confirmed when right, else rejected 
 true cause, given by the cause's on-call) goes through the learner. The planted playbook is in
 every graph (only `graph` recalls it).
 
-The scripted model works like a careful investigator with what it is offered: it asks
-`similar_incidents` first when offered and, if the best earlier incident scores at least
+The scripted model works like a careful investigator with what it is offered: it reads the
+similar incidents its brief lists (or asks `similar_incidents` first when offered and the
+brief lists none) and, if the best earlier incident scores at least
 `TRUSTED_SIMILAR` with a cause an engineer confirmed, names that cause; otherwise it walks
 the coverage from the alerting components, looks for recent changes on the best candidates,
 and names the one that explains the most alerting components and lies nearest (inconclusive
@@ -34,7 +36,8 @@ existed (an earlier incident with this cause, confirmed or named: among the 5 si
 incidents for `text`; among the 5 first recalled playbooks or the 5 similar incidents for
 `graph`). `--evidence` runs each incident with a real Prometheus (Debian's, series written by
 promtool) holding its service-graph evidence; `--short` runs the first 8 incidents only (three
-families, five repeats).
+families, five repeats). `--world` and `--stream` replay another story in the same formats
+(the stream's optional `namespace` is the alerts' namespace label, `parcel` when absent).
 """
 
 from __future__ import annotations
@@ -103,12 +106,31 @@ def _results(body: dict[str, Any]) -> dict[str, list[Any]]:
     return found
 
 
+def _briefed_similar(body: dict[str, Any]) -> list[Any] | None:
+    """The similar incidents the first user turn lists (one JSON row a line after its
+    "Similar earlier incidents" line), or None when the brief has no such section."""
+    first = body["messages"][0]["content"]
+    lines = first.splitlines() if isinstance(first, str) else []
+    start = next((i for i, line in enumerate(lines) if line.startswith("Similar earlier")), None)
+    if start is None:
+        return None
+    rows = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("{"):
+            break
+        rows.append(json.loads(line))
+    return rows
+
+
 def brain(body: dict[str, Any]) -> Reply | Error:
     """The scripted model (module docstring)."""
     turns = model_turns(body)
     offered = {t["name"] for t in body.get("tools", [])}
     forced = body.get("tool_choice", {}).get("type") == "tool"
     seen = _results(body)
+    briefed = _briefed_similar(body)
+    if briefed is not None and "similar_incidents" not in seen:
+        seen["similar_incidents"] = briefed
     if "similar_incidents" in offered and "similar_incidents" not in seen and not forced:
         return tool_use("similar_incidents", {}, turns)
     best_past = next(iter(seen.get("similar_incidents") or []), None)
@@ -157,7 +179,11 @@ def world_edges(world: dict[str, Any], changes: dict[str, dict[str, Any]]) -> li
 
 
 def body(
-    alerts: list[list[str]], starts: datetime, n: int, status: str = "firing"
+    alerts: list[list[str]],
+    starts: datetime,
+    n: int,
+    status: str = "firing",
+    namespace: str = "parcel",
 ) -> dict[str, Any]:
     """One Alertmanager v4 body of `[alertname, service, summary]` alerts of incident `n`."""
     return {
@@ -165,7 +191,7 @@ def body(
         "alerts": [
             {"status": status,
              "labels": {"alertname": name, "service": service, "severity": "critical",
-                        "namespace": "parcel", "pod": f"{service}-{n}"},
+                        "namespace": namespace, "pod": f"{service}-{n}"},
              "annotations": {"summary": summary}, "startsAt": rfc3339(starts),
              "endsAt": rfc3339(starts + timedelta(seconds=1)) if status == "resolved"
              else "0001-01-01T00:00:00Z"}
@@ -214,12 +240,13 @@ def run_one(
     prometheus: Prometheus | None,
     repeat: bool,
     oncall: dict[str, str],
+    namespace: str = "parcel",
 ) -> dict[str, Any]:
     """One incident through one setup: triage, investigate, verdict, learn, resolve.
     `oncall`: component -> the Slack id of who answers for it (its owning team's member)."""
     graph, cause = setup.graph, spec["cause"]
-    firing = normalize(parse_body(json.dumps(body(spec["alerts"], starts, index)).encode()),
-                       "warning")  # fmt: skip
+    fired = body(spec["alerts"], starts, index, namespace=namespace)
+    firing = normalize(parse_body(json.dumps(fired).encode()), "warning")
     report = triage(graph, firing, 5_000)
     claimed = claim(graph, ["investigate"], "bench", 60_000, 3)
     assert claimed is not None, f"incident {index + 1}: no investigation"
@@ -257,7 +284,7 @@ def run_one(
     record(graph, verdict)
     while (learn := claim(graph, ["learn"], "bench", 60_000, 3)) is not None:
         Learner().run(TaskRun(graph, learn, 60_000))
-    resolved = body(spec["alerts"], starts, index, "resolved")
+    resolved = body(spec["alerts"], starts, index, "resolved", namespace)
     triage(graph, normalize(parse_body(json.dumps(resolved).encode()), "warning"), 5_000)
     # the investigation's follow-ups (page, ticket) are not what this bench measures
     while (rest := claim(graph, ["respond", "notify_verdict", "notify_update"], "bench",
@@ -294,10 +321,13 @@ def main() -> None:
         help="BLAST_PLANNER",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="one row per incident")
+    parser.add_argument("--world", type=Path, default=WORLD, help="the world file")
+    parser.add_argument("--stream", type=Path, default=STREAM, help="the incident stream")
     args = parser.parse_args()
-    stream = yaml.safe_load(STREAM.read_text(encoding="utf-8"))
+    stream = yaml.safe_load(args.stream.read_text(encoding="utf-8"))
+    namespace = str(stream.get("namespace", "parcel"))
     incidents = stream["incidents"][:8] if args.short else stream["incidents"]
-    world_spec = yaml.safe_load(WORLD.read_text(encoding="utf-8"))
+    world_spec = yaml.safe_load(args.world.read_text(encoding="utf-8"))
     oncall = {
         c: team["members"][0]["slack_user_id"] for team in world_spec["teams"] for c in team["owns"]
     }
@@ -316,7 +346,7 @@ def main() -> None:
             for name in SETUPS:
                 graph = store.graph(graph_name(f"memeval-{name}-{uuid.uuid4().hex[:6]}"))
                 graph.ensure_schema()
-                import_world(graph, load_world(WORLD))
+                import_world(graph, load_world(args.world))
                 planted = stream["planted"]
                 graph.one("plant_playbook", {
                     "id": planted["id"], "component": planted["component"],
@@ -344,7 +374,9 @@ def main() -> None:
                     starts = FIRST_DAY + timedelta(days=index)
                 try:
                     for setup in setups:
-                        row = run_one(setup, api, spec, index, starts, client, repeat, oncall)
+                        row = run_one(
+                            setup, api, spec, index, starts, client, repeat, oncall, namespace
+                        )
                         setup.rows.append(row)
                         if args.verbose:
                             outcome = "ok" if row["right"] else "WRONG"

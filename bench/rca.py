@@ -13,8 +13,10 @@ investigator (no model), then the finding is scored against the case's accepted 
 
 Cases: the ten bundled faults (`gateway/data/otel-demo/faults.yaml`, alerts as `blast-radius
 demo` fires them, evidence from `gateway/data/otel-demo/evidence.yaml`) and our own extra ones
-(`bench/rca_cases.yaml`, which also holds the evidence each case leaves). Prints one row per
-case, a summary table per mode, and a reliability table over every root cause named
+(`bench/rca_cases.yaml`, which also holds the evidence each case leaves). `--cases
+bench/rca_itbench.yaml` runs the published ITBench SRE scenarios on the same world instead
+(mapped onto its components by the rule in that file's header; no bundled faults). Prints one
+row per case, a summary table per mode, and a reliability table over every root cause named
 (confidence band -> share right; a finding at 0.8 or above must be right 9 times in 10).
 Every incident a case opens is investigated (re-investigations included) and scored: one
 wrong root cause among them makes the case wrong. `bench/rca_worlds.py` runs the same scoring
@@ -77,43 +79,53 @@ class Case:
 
 
 def body(alerts: list[list[Any]], starts: datetime) -> dict[str, Any]:
-    """One Alertmanager v4 body of `[alertname, service, {labels}]` alerts."""
+    """One Alertmanager v4 body of `[alertname, service, {labels}]` alerts; a null service
+    leaves the `service` label out (a pod or node alert names its object in `labels`)."""
     return {
         "version": "4", "status": "firing", "receiver": "blast-radius", "groupKey": "{}:{}",
         "alerts": [
             {"status": "firing",
-             "labels": {"alertname": name, "service": service, "severity": "warning"}
+             "labels": {"alertname": name, "severity": "warning"}
+             | ({"service": service} if service else {})
              | {k: str(v) for k, v in (extra or {}).items()},
-             "annotations": {"summary": f"{name} on {service}"},
+             "annotations": {"summary": f"{name} on {service}" if service else name},
              "startsAt": rfc3339(starts), "endsAt": "0001-01-01T00:00:00Z"}
             for name, service, extra in alerts
         ],
     }  # fmt: skip
 
 
+#: Top-level keys of a cases file that are not a list of cases.
+NOT_CASES = ("bundled", "story")
+
+
 def load_cases(path: Path, starts: datetime) -> list[Case]:
-    """The bundled faults (with their evidence from `gateway/data/otel-demo/evidence.yaml`) and
-    the extra cases of `path`."""
+    """The bundled faults (with their evidence from `gateway/data/otel-demo/evidence.yaml`;
+    left out when the file says `bundled: false`) and the cases of every other list in `path`
+    (`extra`, `itbench`, …), each list's name its cases' source in the summary."""
     spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-    faults = yaml.safe_load(demo_faults_path().read_text(encoding="utf-8"))["faults"]
-    evidence = demo_evidence()
-    cases = [
-        Case(
-            f["flag"],
-            f["root_cause"].get("accept") or [f["root_cause"]["component"]],
-            scenario_bodies(f, starts, "firing"),
-            evidence.get(f["flag"], {}),
-            "bundled",
-        )
-        for f in faults
-    ]
+    cases = []
+    if spec.get("bundled", True):
+        faults = yaml.safe_load(demo_faults_path().read_text(encoding="utf-8"))["faults"]
+        evidence = demo_evidence()
+        cases += [
+            Case(
+                f["flag"],
+                f["root_cause"].get("accept") or [f["root_cause"]["component"]],
+                scenario_bodies(f, starts, "firing"),
+                evidence.get(f["flag"], {}),
+                "bundled",
+            )
+            for f in faults
+        ]
     cases += [
         Case(
             c["name"], c["accept"], [body(c["alerts"], starts)], c.get("evidence", {}),
-            prefix=c.get("metric_prefix", ""), spans=bool(c.get("span_metrics")),
-            service_graph=c.get("service_graph", True),
+            source, c.get("metric_prefix", ""), bool(c.get("span_metrics")),
+            c.get("service_graph", True),
         )
-        for c in spec["extra"]
+        for source, section in spec.items() if source not in NOT_CASES
+        for c in section
     ]  # fmt: skip
     return cases
 

@@ -124,12 +124,29 @@ def story(driver: WebDriver) -> list[tuple[int, str]]:
     )
 
 
-def click_and_wait(driver: WebDriver, button_id: str, line: str) -> list[tuple[int, str]]:
-    """Press a button of the incident page and wait for `line` in its timeline. A live update
-    may replace the button between finding and clicking it: then it is found again."""
-    read(driver, lambda d: d.find_element(By.ID, button_id).click())
+def submit_and_wait(
+    driver: WebDriver, act: Callable[[WebDriver], object], line: str
+) -> list[tuple[int, str]]:
+    """Submit one of the incident page's forms with `act`, wait for the page its 303 leads to,
+    then for `line` in that page's timeline. Waiting for the new page matters: a live update
+    can show `line` on the old page while the submission's own navigation is still under way,
+    and a form pressed then is dropped when that navigation replaces the page."""
+    driver.execute_script("window.beforeSubmit = true")
+    read(driver, act)  # a live update may replace the button between finding and clicking it
+    wait(
+        driver,
+        lambda d: d.execute_script(
+            "return window.beforeSubmit === undefined && document.readyState === 'complete'"
+        ),
+        "the page the form leads to",
+    )
     wait(driver, lambda d: any(line in t for _, t in story(d)), f"{line!r} in the timeline")
     return story(driver)
+
+
+def click_and_wait(driver: WebDriver, button_id: str, line: str) -> list[tuple[int, str]]:
+    """Press a submit button of the incident page; see `submit_and_wait`."""
+    return submit_and_wait(driver, lambda d: d.find_element(By.ID, button_id).click(), line)
 
 
 def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
@@ -191,9 +208,7 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     ack = driver.find_element(By.ID, "acknowledge")
     driver.execute_script("arguments[0].focus()", ack)
     assert driver.switch_to.active_element == ack
-    ack.send_keys(Keys.ENTER)
-    wait(driver, lambda d: any(f"Acknowledged by {PERSON_A}" == t for _, t in story(d)),
-         "the acknowledgement is in the timeline")  # fmt: skip
+    submit_and_wait(driver, lambda d: ack.send_keys(Keys.ENTER), f"Acknowledged by {PERSON_A}")
     assert read(driver, lambda d: d.find_element(By.ID, "acked").text).startswith(f"✓ {PERSON_A}")
     assert not driver.find_elements(By.ID, "acknowledge")  # done: the button goes
 
@@ -201,13 +216,14 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     click_and_wait(driver, "confirm", f"Cause confirmed (payment) by {PERSON_A}")
     # type and press in one go: a live update (the confirmation's own notices) may redraw the
     # form between the two, and a redrawn form has lost what was typed
-    driver.execute_script(
-        "document.getElementById('actual-cause').value = 'postgres';"
-        "document.getElementById('reject').click();"
+    submit_and_wait(
+        driver,
+        lambda d: d.execute_script(
+            "document.getElementById('actual-cause').value = 'postgres';"
+            "document.getElementById('reject').click();"
+        ),
+        f"Cause corrected to postgres by {PERSON_A}",
     )
-    line = f"Cause corrected to postgres by {PERSON_A}"
-    wait(driver, lambda d: any(line in t for _, t in story(d)), f"{line!r} in the timeline")
-    events = story(driver)
     assert (
         read(driver, lambda d: d.find_element(By.ID, "headline").text) == "✎ corrected to postgres"
     )

@@ -469,6 +469,7 @@ class Investigator:
         if self.memory == "none" or not ev.alerts:
             return {"text_vec": None, "similar_json": None}
         found = call(task, ev, "similar_incidents", {})
+        ev.similar = found.data or []
         return {
             "text_vec": similar.text_vector(similar.incident_text(ev.alerts)),
             "similar_json": json.dumps(found.data or [], ensure_ascii=False),
@@ -529,6 +530,7 @@ class Investigator:
             first, alerting, ev.alerts, candidates, hard, peers, dependents, sources, config
         )  # fmt: skip
         decision = self._unknown_behind(task, ev, decision, candidates, changed)
+        decision = self._start_order_only(task, ev, decision, candidates)
         if note:
             decision.summary = f"{note} {decision.summary}"
         return decision, candidates, changes
@@ -552,6 +554,9 @@ class Investigator:
         if edges.status == "error":
             # Prometheus is down or refuses us: do not wait on it twice more.
             return None, f"Live evidence unavailable ({edges.detail}); alerts only.", {}
+        ev.calling = {
+            e["client"] for e in edges.data or [] if e["calls"] or e.get("baseline_calls")
+        }
         services = call(task, ev, "service_errors", {"components": near})
         down = call(task, ev, "targets_down", {"components": near})
         clients = traffic_clients(edges.data or [])
@@ -575,7 +580,7 @@ class Investigator:
             and suspects_behind(x, candidates, ev.alerting)
         ):
             mine = call(task, ev, "neighbours", {"component": x}).data or []
-            hard = [r["name"] for r in mine if _hard(r, "out")]
+            hard = [r["name"] for r in mine if _hard(r, "out") and not start_order_edge(r, x, ev)]
             decision = unmeasured(
                 decision, ev.alerting, ev.alerts, candidates, hard, edges.data or [],
                 services.data or [], down.data or [],
@@ -677,6 +682,40 @@ class Investigator:
             ruled, measured={k: v for k, v in decision.measured.items() if k in ruled},
         )  # fmt: skip
 
+    def _start_order_only(
+        self, task: TaskRun, ev: Evidence, decision: Decision, candidates: list[Candidate]
+    ) -> Decision:
+        """The walk's cause X "explains" alerting components that reach it only through compose
+        `depends_on` edges: that is start order, not calls (`gateway.world.compose`), so it
+        does not say X's failure fails their requests. A service every container starts after
+        (service discovery, a config server) would otherwise explain every alert of such a
+        world. Then the finding is inconclusive, naming X first and then the walk's other
+        candidates; a world file, Kubernetes environment or `topology discover` adds the calls.
+        Unchanged when every alerting component X covers calls into it (`call_reach`), or X
+        is reached through a topic (the walk's producer hop, which this reach does not follow).
+        """
+        x = decision.root_cause
+        mine = next((c for c in candidates if c.name == x), None)
+        if x is None or mine is None or mine.via_topic or decision.surge_paths:
+            return decision
+        if not set(mine.covers) - {x}:
+            return decision  # it explains only itself: no link to doubt (and no query)
+        calling = {r["name"] for r in call(task, ev, "call_reach", {"component": x}).data or []}
+        started = [a for a in mine.covers if a not in calling]
+        if not started:
+            return decision
+        rest = [c.name for c in candidates if c.name != x and not c.client]
+        names = [x, *rest[:4]]
+        ruled = {k: v for k, v in decision.ruled_out.items() if k not in names}
+        return Decision(
+            None, names, round(0.5 / len(names), 2),
+            f"Inconclusive (alerts only): {x} is linked to {', '.join(started)} only by compose "
+            f"`depends_on` (start order, not calls), so the world does not say its failure "
+            f"fails their requests. Check {x} first, then {', '.join(rest[:4]) or 'nothing else'}"
+            "; `topology discover` (service-graph metrics) or a world file adds the calls.",
+            ruled, measured={k: v for k, v in decision.measured.items() if k in ruled},
+        )  # fmt: skip
+
     def _behind(
         self, task: TaskRun, ev: Evidence, first: Decision, candidates: list[Candidate]
     ) -> tuple[list[str], dict[str, list[str]], list[str]]:
@@ -696,7 +735,8 @@ class Investigator:
             return sorted(r["name"] for r in rows if _hard(r, direction))
 
         mine = call(task, ev, "neighbours", {"component": x}).data or []
-        hard = hard_edges(mine, "out")
+        started = {r["name"] for r in mine if start_order_edge(r, x, ev)}
+        hard = [h for h in hard_edges(mine, "out") if h not in started]
         config = sorted(
             r["name"] for r in mine if r["direction"] == "out" and r["purpose"] == "config"
         )  # fmt: skip
@@ -753,6 +793,14 @@ def _hard(row: dict[str, Any], direction: str) -> bool:
         row["direction"] == direction and row["purpose"] == "business"
         and row["propagation"] in ("hard", "partial", None)
     )  # fmt: skip
+
+
+def start_order_edge(row: dict[str, Any], x: str, ev: Evidence) -> bool:
+    """A `neighbours` row of X's known only as compose `depends_on` (start order, not calls)
+    while the service graph traces X's own calls (`ev.calling`): none of them follows it
+    (else it would be measured), so it is not a call dependency that could fail X's requests
+    unseen. Without evidence nothing is traced, and start order stays a suspect."""
+    return row.get("basis") == "depends_on" and x in ev.calling
 
 
 def traffic_clients(edges: list[dict[str, Any]]) -> set[str]:

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from adapters.models import AllModelsCooling, ModelChain, ModelError, ModelReply
 from agents.investigate import prompts, tools, weigh
-from agents.investigate.model_results import for_model, relative
+from agents.investigate.model_results import for_model, relative, with_relative_times
 from agents.investigate.tools import ToolContext
 from agents.tasks.coordination import TaskRun
 
@@ -199,7 +199,9 @@ class ModelPlanner:
         return None
 
     def _brief(self, ctx: ToolContext, rules: dict[str, Any]) -> str:
-        """The first user turn: the alerts (times relative to the opening) and the rules' view."""
+        """The first user turn: the alerts (times relative to the opening), the similar
+        incidents memory already found (so the model need not spend a call asking) and the
+        rules' view."""
         lines = [
             f"- {a.get('component') or '(no known component)'}: {a['alertname']}, "
             f"{a.get('status', 'firing')}, {relative(int(a['starts_at_ms']), ctx.opened_ms)}"
@@ -209,6 +211,7 @@ class ModelPlanner:
         ruled = rules.get("ruled_out") or {}
         return prompts.load(
             "incident",
+            similar=_similar_section(ctx),
             alert_count=len(ctx.alerts),
             component_count=len(ctx.alerting),
             alert_lines="\n".join(lines) or "(none)",
@@ -429,3 +432,20 @@ class ModelPlanner:
             second_opinion=opinion, calls=state.calls, input_tokens=state.input_tokens,
             output_tokens=state.output_tokens, reasoning=answer.summary,
         )  # fmt: skip
+
+
+def _similar_section(ctx: ToolContext) -> str:
+    """The brief's similar-incident lines: the rows `similar_incidents` answered this run (at
+    most 5), as JSON one row a line with times relative to this incident's opening, or an
+    empty string when memory did not look (`BLAST_MEMORY=none`)."""
+    if ctx.similar is None:
+        return ""
+    rows = [
+        json.dumps(with_relative_times(row, ctx.opened_ms), ensure_ascii=False, sort_keys=True)
+        for row in ctx.similar
+    ]
+    listed = "\n".join(rows) if rows else "(none)"
+    return (
+        "Similar earlier incidents (alert text and graph, best first; root_cause is the cause "
+        f"an engineer confirmed or named, if any):\n{listed}\n\n"
+    )

@@ -11,8 +11,14 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
    least half the time it lost itself (`accounts_for`), or whose walk reaches a degraded
    dependency, is a *victim*; degraded components that are not victims
    are the *roots*. So a silent dependency whose incoming calls fail beats its alerting caller.
+   A dependency that only slowed beside a failing sibling of the same client is set aside
+   (`fallbacks`: the failing one's misses and retries load it).
 3. A client (traffic source) whose request rate into the incident's components jumped at least
    `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists).
+   With nothing degraded, a client whose calls into every server it uses fell while those
+   servers serve others as usual is the cause (`stopped_client`: a consumer that stopped).
+   A client whose calls fail into servers that answer others normally (`client_fault`), or
+   into every server it uses while each works for itself (`lone_client`), is the cause.
 4. Roots rank by how many alerting components they explain, then by magnitude. The winner is
    conclusive when it explains more than the runner-up, or its magnitude is `SEPARATION` x
    the runner-up's, or it alone changed recently; otherwise the finding is inconclusive and
@@ -286,13 +292,19 @@ def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decis
     and healthy (a server failing for several clients is failing itself): the failures follow
     the client (packet loss on its host, a bad client setting, a saturated caller), not the
     servers. Summing failures per server would blame the servers;
-    comparing a server's clients tells them apart. None when no client fits (or several do)."""
+    comparing a server's clients tells them apart. A server whose own calls into a dependency
+    fail or slowed does not count: only some of its operations reach that dependency (reads, not
+    writes), so one client failing there while another is served is that dependency's doing.
+    None when no client fits (or several do)."""
     by_server: dict[str, list[dict[str, Any]]] = {}
     for e in edges:
         if e["known"] and e["calls"] >= EDGE_MIN_CALLS:
             by_server.setdefault(e["server"], []).append(e)
+    troubled = {e["client"] for rows in by_server.values() for e in rows if edge_degraded(e)}
     found: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
-    for rows in by_server.values():
+    for server, rows in by_server.items():
+        if server in troubled:
+            continue
         fine = [e for e in rows if not edge_degraded(e)]
         worse = [e for e in rows if failing(e["fail_ratio"], e["baseline_fail_ratio"])]
         if len(worse) == 1 and fine:  # one client fails here, every other one is healthy
@@ -344,6 +356,237 @@ def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decis
     )  # fmt: skip
 
 
+#: Confidence of a client named because every server it calls fails for it while working for
+#: itself: a coincidence argued against, below `client_fault`'s comparison with another client.
+LONE_CLIENT_CONFIDENCE = 0.6
+
+
+def lone_client(
+    edges: list[dict[str, Any]], near: set[str], win: str, reach: dict[str, set[str]]
+) -> Decision | None:
+    """One client's calls into every server it calls (`CLIENT_FAULT_SERVERS` or more, each
+    with `EDGE_MIN_CALLS` calls) fail, where `client_fault` has no other client to compare:
+    each server is called by nobody else (or by others measured healthy), its own calls into
+    its dependencies are measured healthy at their usual rate (it is up and doing its work),
+    and no two of the servers share a dependency or depend on each other (measured edges and
+    `reach`, the world's). One fault on the client's side (packet loss on its host, a bad
+    client setting) then explains every failure, where the servers would need as many
+    independent faults at once: the client is named, at `LONE_CLIENT_CONFIDENCE`. A server
+    with no measured calls of its own (a leaf) could be failing by itself: no decision. None
+    when no client fits (or several do)."""
+    known = [e for e in edges if e["known"] and e["calls"] >= EDGE_MIN_CALLS]
+
+    def usual(e: dict[str, Any]) -> bool:
+        low = e["rate_change"] is not None and e["rate_change"] <= STOPPED
+        return not low and not edge_degraded(e)
+
+    found: dict[str, list[tuple[dict[str, Any], list[dict[str, Any]]]]] = {}
+    for client in sorted({e["client"] for e in known}):
+        out = [e for e in known if e["client"] == client]
+        servers = {e["server"] for e in out}
+        if len(out) < CLIENT_FAULT_SERVERS or not (({client} | servers) & near):
+            continue
+        if not all(failing(e["fail_ratio"], e["baseline_fail_ratio"]) for e in out):
+            continue
+        rows, deps = [], []
+        for e in out:
+            own = [o for o in known if o["client"] == e["server"]]
+            others = [o for o in known if o["server"] == e["server"] and o["client"] != client]
+            if not own or not all(usual(o) for o in own) or any(map(edge_degraded, others)):
+                break
+            rows.append((e, own))
+            deps.append({o["server"] for o in own} | reach.get(e["server"], set()))
+        else:
+            pairs = [(a, b) for i, a in enumerate(deps) for b in deps[i + 1 :]]
+            if not any(a & b for a, b in pairs) and not any(servers & d for d in deps):
+                found[client] = rows
+    if len(found) != 1:
+        return None
+    ((client, rows),) = found.items()
+    rows.sort(key=lambda r: r[0]["server"])
+    when = f" ({span(win)})" if span(win) else ""
+
+    def works(server: str, own: list[dict[str, Any]]) -> str:
+        calls = ", ".join(f"{o['server']} fail {pct(o['fail_ratio'])} of {o['calls']:,.0f}"
+                          for o in own)  # fmt: skip
+        return f"{server}'s own calls into {calls}{when}"
+
+    line = ", ".join(f"{e['server']} {pct(e['fail_ratio'])} of {e['calls']:,.0f}" for e, _ in rows)
+    ruled = {
+        e["server"]: f"fails only for {client}, while it works for itself: {works(e['server'], o)}"
+        for e, o in rows
+    }
+    measured = {
+        e["server"]: measurement(
+            "service graph",
+            f'traces_service_graph_request_failed_total{{client="{e["server"]}"}} / _total',
+            max(x["fail_ratio"] for x in o), works(e["server"], o), win,
+        )
+        for e, o in rows
+    }  # fmt: skip
+    evidence = [
+        {"component": client, "source": "calls", "magnitude": _rise(e["fail_ratio"],
+         e["baseline_fail_ratio"]), "text": f"calls from {client} into {e['server']} fail "
+         f"{pct(e['fail_ratio'])} (the hour before: {pct(e['baseline_fail_ratio'])})",
+         "value": e["fail_ratio"], "window": win}
+        for e, _ in rows
+    ]  # fmt: skip
+    separated = "; ".join(works(e["server"], o) for e, o in rows)
+    return Decision(
+        client, [client], LONE_CLIENT_CONFIDENCE,
+        f"{client}: its calls into every server it uses fail{when}: {line}; no other client's "
+        f"calls into them fail, each works for itself ({separated}) and they share no "
+        f"dependency. One fault on {client}'s side (its network, its settings) explains all of "
+        "them; the servers would need as many independent faults at once.", ruled,
+        separated_by=separated,
+        evidence=evidence, measured=measured,
+    )  # fmt: skip
+
+
+#: A call rate at most this share of its baseline counts as stopped: the incident window opens
+#: before the onset, so calls that stopped at the onset still show part of the window's rate.
+STOPPED = 0.5
+
+
+def stopped_client(edges: list[dict[str, Any]], near: set[str], win: str) -> Decision | None:
+    """Nothing near the incident fails or slowed, but one client's calls into every server it
+    called in the baseline (`CLIENT_FAULT_SERVERS` or more) stopped or fell (to at most
+    `STOPPED` of the baseline rate), while each of those servers still answers another client
+    at its usual rate, and nothing that calls the client stopped (then its traffic stopped
+    arriving, and the cause is in front of it): the client stopped working (crashed, hung, a
+    consumer that no longer reads), not the servers. Calls that stop raise no error for a fail
+    ratio to show. None when no client fits (or several do)."""
+    known = [e for e in edges if e["known"]]
+
+    def stopped(e: dict[str, Any]) -> bool:
+        return e["rate_change"] is not None and e["rate_change"] <= STOPPED
+
+    def served(e: dict[str, Any]) -> bool:
+        return e["calls"] >= EDGE_MIN_CALLS and not stopped(e) and not edge_degraded(e)
+
+    found: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for client in sorted({e["client"] for e in known} & near):
+        out = [e for e in known if e["client"] == client and e["baseline_calls"] >= EDGE_MIN_CALLS]
+        if not out or not all(stopped(e) for e in out):
+            continue
+        if any(stopped(e) for e in known if e["server"] == client):
+            continue
+        pairs = []
+        for e in out:
+            others = [o for o in known if o["server"] == e["server"] and o["client"] != client]
+            fine = [o for o in others if served(o)]
+            if not fine:
+                break
+            pairs.append((e, max(fine, key=lambda o: o["calls"])))
+        else:
+            if len(pairs) >= CLIENT_FAULT_SERVERS:
+                found[client] = pairs
+    if len(found) != 1:
+        return None
+    ((client, pairs),) = found.items()
+    when = f" ({span(win)})" if win else ""
+
+    def good(o: dict[str, Any]) -> str:
+        return (
+            f"{o['client']}'s calls into {o['server']}: {o['rate_per_s']:.2f}/s, "
+            f"{pct(o['fail_ratio'])} failing{when}"
+        )
+
+    line = ", ".join(
+        f"{e['server']} ({e['baseline_rate_per_s']:.2f}/s -> {e['rate_per_s']:.2f}/s)"
+        for e, _ in pairs
+    )
+    separated = "; ".join(good(o) for _, o in pairs)
+    ruled = {e["server"]: f"answers other clients normally: {good(o)}" for e, o in pairs}
+    measured = {
+        e["server"]: measurement(
+            "service graph", SERVICE_GRAPH_QUERY.format(name=e["server"]), o["fail_ratio"],
+            good(o), win,
+        )
+        for e, o in pairs
+    }  # fmt: skip
+    evidence = [
+        {"component": client, "source": "calls", "magnitude": 1.0 - (e["rate_change"] or 0.0),
+         "text": f"calls from {client} into {e['server']} fell: {e['baseline_rate_per_s']:.2f}"
+         f"/s the hour before, {e['rate_per_s']:.2f}/s now", "value": e["rate_change"],
+         "window": win}
+        for e, _ in pairs
+    ]  # fmt: skip
+    return Decision(
+        client, [client], 0.85,
+        f"{client}: its calls into every server it uses stopped or fell{when}: {line}, while the "
+        "same "
+        f"servers answer other clients normally ({separated}). The client stopped working "
+        "(crashed, hung, no longer reading), not the servers.", ruled, separated_by=separated,
+        evidence=evidence, measured=measured,
+    )  # fmt: skip
+
+
+#: Confidence at most of a cause left once a slowed sibling is set aside as loaded by it.
+FALLBACK_CONFIDENCE = 0.75
+
+
+def fallbacks(
+    edges: list[dict[str, Any]],
+    sigs: dict[str, list[Signal]],
+    spoken: set[tuple[str, str]],
+    reach: dict[str, set[str]],
+) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """Slowed dependencies that a failing sibling explains: slowed sibling -> (the failing
+    edge, the slowed edge) of one client. Between two dependencies of the same client, neither
+    calling nor reaching the other, the one whose calls fail explains the other's slowness (a
+    cache whose calls fail sends every read to the database beside it; failed calls are
+    retried and fall back onto the other dependencies), while a slowdown fails no other
+    dependency's calls: the slowed one is set aside when its only signals are latency (a
+    dependency that fails too is a suspect of its own). The rule is the usual cache-aside
+    reading of a failing cache in front of a slower database (a miss goes to the database)."""
+    out: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    by_client: dict[str, list[dict[str, Any]]] = {}
+    for e in edges:
+        if e["known"] and e["calls"] >= EDGE_MIN_CALLS and e["server"] in sigs:
+            by_client.setdefault(e["client"], []).append(e)
+    for rows in by_client.values():
+        bad = [e for e in rows if failing(e["fail_ratio"], e["baseline_fail_ratio"])]
+        for slow in rows:
+            s = slow["server"]
+            if (
+                failing(slow["fail_ratio"], slow["baseline_fail_ratio"])
+                or not slowed(slow["latency_ms"], slow["baseline_latency_ms"])
+                or any(g.source != "latency" for g in sigs[s])
+            ):  # fmt: skip
+                continue
+            for f in sorted(bad, key=lambda e: -e["fail_ratio"]):
+                other = f["server"]
+                apart = (s, other) not in spoken and (other, s) not in spoken
+                if apart and other not in reach.get(s, ()) and s not in reach.get(other, ()):
+                    out.setdefault(s, (f, slow))
+    return out
+
+
+def _loaded_sibling(
+    bad: dict[str, Any], slow: dict[str, Any], win: str | None
+) -> tuple[str, dict[str, Any]]:
+    """The ruled-out reason of a slowed sibling (`fallbacks`) and the measurement it rests on:
+    the client's failing calls into the other dependency, beside its own slowdown."""
+    window = span(win or "")
+    when = f" ({window})" if window else ""
+    before = slow["baseline_latency_ms"]
+    text = (
+        f"{bad['client']}'s calls into {bad['server']} fail {pct(bad['fail_ratio'])} of "
+        f"{bad['calls']:,.0f}, while its calls into {slow['server']} only slowed "
+        f"({slow['latency_ms']:.0f} ms, the hour before: "
+        f"{f'{before:.0f} ms' if before else 'no data'}){when}"
+    )
+    reason = (
+        f"slowed, not failing: {text}; a failing dependency's misses, retries and fallbacks "
+        f"load its sibling, and a slowdown fails no other dependency's calls"
+    )
+    return reason, measurement(
+        "service graph", SERVICE_GRAPH_QUERY.format(name=bad["server"]), bad["fail_ratio"],
+        text, win or "",
+    )  # fmt: skip
+
+
 def weigh(
     alerting: list[str],
     candidates: list[Candidate],
@@ -376,13 +619,13 @@ def weigh(
     traffic = traffic_sources(edges, clients, near)
     if traffic:
         return traffic
-    own = client_fault(edges, near, win or "")
+    own = client_fault(edges, near, win or "") or lone_client(edges, near, win or "", reach or {})
     if own:
         return own
     sigs = {name: found for name, found in signals(edges, services, down, peers).items()
             if name in near}  # fmt: skip
     if not sigs:
-        return None
+        return stopped_client(edges, near, win or "")
     cover = coverage(alerting, walk, edges)
     victim_of: dict[str, str] = {}
     totals = inbound(edges)
@@ -405,7 +648,10 @@ def weigh(
             walked = name in alerting and other in walk and name in walk[other].covers
             if walked or other in (reach or {}).get(name, set()):
                 victim_of.setdefault(name, other)
-    roots = [n for n in sigs if n not in victim_of] or list(sigs)  # a cycle: keep them all
+    loaded = {s: f for s, f in fallbacks(edges, sigs, spoken, reach or {}).items()
+              if s not in victim_of}  # fmt: skip
+    set_aside = victim_of.keys() | loaded.keys()
+    roots = [n for n in sigs if n not in set_aside] or list(sigs)  # a cycle: keep them all
     roots.sort(key=lambda n: (-len(cover.get(n, ())), -magnitude(sigs[n]), n))
     ruled: dict[str, str] = {}
     measured: dict[str, dict[str, Any]] = {}
@@ -413,6 +659,12 @@ def weigh(
         if name not in roots:
             ruled[name] = f"a victim of {dep}, which it depends on: {sigs[dep][0].text}"
             measured[name] = signal_measurement(sigs[dep][0], win)
+    for name, (bad, slow) in sorted(loaded.items()):
+        if name not in roots:
+            ruled[name], measured[name] = _loaded_sibling(bad, slow, win)
+    # Setting a slowed sibling aside is an inference from the kind of degradation, not a
+    # measured call between them: the winner it leaves is held below the top band.
+    cap = FALLBACK_CONFIDENCE if any(n not in roots for n in loaded) else 1.0
     best = max((len(x.covers) for x in candidates), default=0)
     for c in candidates:
         if c.name in sigs or c.name in ruled or len(c.covers) != best:
@@ -440,11 +692,15 @@ def weigh(
         else ""
     )
     silent = "" if top in alerting else " It raises no alert of its own."
+    why_victims += "".join(
+        f" {n} is set aside as {ruled[n]}." for n in sorted(loaded) if n in ruled
+    )
     if len(roots) == 1:
         strong = any(g.source != "alert" for g in sigs[top])
         separated = f"the only degraded component whose own calls are healthy: {sigs[top][0].text}"
+        separated += "".join(f"; {n} {ruled[n]}" for n in sorted(loaded) if n in ruled)
         return Decision(
-            top, [top], round(top_cover / n_alerting * (0.95 if strong else 0.7), 2),
+            top, [top], round(min(cap, top_cover / n_alerting * (0.95 if strong else 0.7)), 2),
             f"{top}: {sigs[top][0].text}; {explains}.{silent}{why_victims}",
             ruled, separated_by=separated, evidence=evidence, measured=measured,
         )  # fmt: skip
@@ -470,7 +726,7 @@ def weigh(
         top_cover = len(cover.get(top, ()))
         silent = "" if top in alerting else " It raises no alert of its own."
         return Decision(
-            top, [top], round(top_cover / n_alerting * 0.8, 2),
+            top, [top], round(min(cap, top_cover / n_alerting * 0.8), 2),
             f"{top}: {sigs[top][0].text}; {top_cover} of {len(alerting)} alerting components "
             f"reach it. Separated from {roots[1]} by: {separated}.{silent}",
             ruled, separated_by=separated, evidence=evidence, measured=measured,
@@ -595,13 +851,17 @@ def doubt(
       stay candidates after X.
 
     A silent topic chosen as the cause is doubted against its producers
-    (`_producers_in_doubt`). Returns `first` unchanged when nothing is in doubt.
+    (`_producers_in_doubt`), an alerting cause whose only alerts are a backlog against its
+    alerting readers (`_readers_in_doubt`). Returns `first` unchanged when nothing is in doubt.
     """
     x = first.root_cause
     if x is not None and x not in alerting:
         return _producers_in_doubt(first, candidates, peers)
     if x is None or first.surge_paths:
         return first
+    readers = _readers_in_doubt(first, alerts, candidates)
+    if readers is not None:
+        return readers
     behind = [c for c in suspects_behind(x, candidates, alerting) if c.name in hard_deps]
     cpu = cpu_only(alerts, x)
     own = cpu or self_inflicted(_not_cpu(alerts), x)
@@ -707,6 +967,34 @@ def unmeasured(
         f"{'its' if len(behind) == 1 else 'their'} failure would look the same.",
         ruled, evidence=first.evidence,
         measured={k: v for k, v in first.measured.items() if k in ruled},
+    )  # fmt: skip
+
+
+def _readers_in_doubt(
+    first: Decision, alerts: list[dict[str, Any]], candidates: list[Candidate]
+) -> Decision | None:
+    """An alerting cause X whose every alert is a backlog (failure kind `lag`: queue depth,
+    ready messages, consumer lag) with alerting components that depend on it: a backlog says
+    X's readers fall behind, which a reader that stopped or slowed causes as well as X, so X's
+    alerting dependents are not its victims but suspects, named first (a stalled reader is
+    the usual cause of a growing queue). None when X raises any other kind of alert."""
+    x = first.root_cause
+    mine = next((c for c in candidates if c.name == x), None)
+    kinds = {classify(a["alertname"], a.get("summary", "")) for a in alerts if a["component"] == x}
+    if mine is None or kinds != {"lag"}:
+        return None
+    readers = sorted(set(mine.covers) - {x})
+    if not readers:
+        return None
+    names = [*readers, mine.name]
+    ruled = {k: v for k, v in first.ruled_out.items() if k not in names}
+    return Decision(
+        None, names, round(0.5 / len(names), 2),
+        f"Inconclusive (alerts only): {x} alerts only about a backlog, which its readers "
+        f"{', '.join(readers)} falling behind cause as well as {x} itself; "
+        f"{'it alerts' if len(readers) == 1 else 'they alert'} too, and the alerts do not "
+        "separate them (the readers' call rates in service-graph metrics would). Check "
+        f"{'it' if len(readers) == 1 else 'them'} first.", ruled,
     )  # fmt: skip
 
 

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from adapters.falkordb import GraphStore, TenantGraph, graph_name
+from agents.investigate.checks import Evidence
 from agents.investigate.decision import Candidate
-from agents.investigate.investigator import Investigator
+from agents.investigate.investigator import Investigator, start_order_edge
 from agents.investigate.weigh import weigh
 from agents.tasks.coordination import TaskRun, claim
 from agents.triage.triage import Links, shared_dependencies, triage
@@ -32,6 +33,7 @@ from tests.investigate.test_weigh import edge
 DATA = Path(__file__).parent.parent / "data"
 SOCK_SHOP = DATA / "sock-shop" / "docker-compose.yml"
 COMPANY = DATA / "company-world.yaml"
+HOTEL = DATA / "hotel-reservation" / "docker-compose.yml"
 
 
 @pytest.fixture
@@ -112,6 +114,34 @@ def test_a_compose_only_world_with_no_traces_is_inconclusive_never_wrong(bare: T
         assert got["root_cause"] is None, got["finding"]["summary"]
         assert got["finding"]["summary"].startswith("Inconclusive (alerts only): ")
         assert "the world knows no dependency of it" in got["finding"]["summary"]
+
+
+def test_a_service_every_container_starts_after_explains_no_alert(bare: TenantGraph) -> None:
+    """Hotel Reservation's compose file starts every service after consul (`depends_on`) and
+    names no call: consul is the one silent component all alerting services reach, by start
+    order only. It is not named; the finding says why and puts it first to check."""
+    import_world(bare, world_of(HOTEL))
+    alerts = [("ServiceHighErrorRate", s, {}) for s in ("rate", "search", "frontend")]
+    (incident_id,) = set(fire(bare, alerts))
+    investigate_all(bare)
+    got = finding(bare, incident_id)
+    assert got["root_cause"] is None, got["finding"]["summary"]
+    assert got["finding"]["candidates"][0] == "consul"
+    assert "only by compose `depends_on` (start order, not calls)" in got["finding"]["summary"]
+    assert got["finding"]["confidence"] < 0.5
+
+
+def test_start_order_clears_a_dependency_only_where_the_service_graph_traces_the_caller(
+    bare: TenantGraph,
+) -> None:
+    ctx = Evidence(bare, [], ["search"], 0)
+    started = {"name": "consul", "direction": "out", "purpose": "business", "basis": "depends_on"}
+    named = started | {"basis": "environment"}
+    assert not start_order_edge(started, "search", ctx)  # nothing traced: still a suspect
+    ctx.calling = {"search"}
+    assert start_order_edge(started, "search", ctx)  # its calls are traced, none goes there
+    assert not start_order_edge(named, "search", ctx)  # a hostname it is configured with: a call
+    assert not start_order_edge(started, "geo", ctx)  # geo's own calls are not traced
 
 
 def test_compose_depends_on_is_start_order_weaker_than_a_hostname(tmp_path: Path) -> None:

@@ -70,15 +70,17 @@ def start(
         runtime.close()
 
 
-def fire(gw: Gateway, minutes_ago: int = 30) -> str:
-    """The loud-checkout incident (module docstring); returns its id, agents not run yet."""
+def fire(gw: Gateway, minutes_ago: int = 30, **labels: str) -> str:
+    """The loud-checkout incident (module docstring), `labels` added to each alert's (another
+    fingerprint: another incident once the first is resolved); returns its id, agents not run
+    yet."""
     at = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=minutes_ago)
     named = [("ServiceLatencySLOBreach", "checkout"), ("HighErrorRate", "checkout"),
              ("HighLatencyP99", "checkout"), ("ErrorLogRateHigh", "currency"),
              ("HighErrorRate", "payment")]  # fmt: skip
     alerts = [
         {"status": "firing", "labels": {"alertname": name, "service": service,
-                                        "severity": "critical"},
+                                        "severity": "critical"} | labels,
          "annotations": {"summary": f"{name} on {service}"},
          "startsAt": rfc3339(at + timedelta(seconds=30 * i)), "endsAt": "0001-01-01T00:00:00Z"}
         for i, (name, service) in enumerate(named)
@@ -480,7 +482,8 @@ def test_memory_that_settles_the_incident_makes_no_model_call(
     assert (moved["root_cause"], moved["finding"]["planner"]) == ("currency", "model")
     briefs = [c.body["messages"][0]["content"] for c in claude.calls]
     assert len(briefs) == 1 and "- currency: ErrorLogRateHigh" in briefs[0]
-    assert "checkout" not in briefs[0] and "payment" not in briefs[0]
+    about = briefs[0].split("Similar earlier incidents")[0]  # the incident it came from is one
+    assert "checkout" not in about and "payment" not in about
 
 
 def test_a_confident_rules_finding_asks_no_model_unless_told_to(
@@ -527,3 +530,27 @@ def test_an_oversized_result_becomes_an_error_asking_to_narrow() -> None:
     assert is_error and f"{MAX_BYTES} bytes" in text
     text, is_error = for_model({"status": "ok", "data": rows[:3], "raw": "MATCH (n)"}, 0)
     assert not is_error and "MATCH" not in text  # raw (queries, addresses) never shown
+
+
+# --- what the first turn carries --------------------------------------------------------------
+
+
+def test_the_brief_lists_the_similar_incidents_memory_found(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    claude.brain = lambda body: submit(None, 0.3, "cannot separate them")
+    gw = start(planner="model")
+    first = fire(gw, minutes_ago=90)
+    gw.drain()
+    assert gw.http.post(f"/api/v1/incidents/{first}/resolve", json={"by": "Ada"}).is_success
+    brief = about_main(claude.calls)[0].body["messages"][0]["content"]
+    assert "Similar earlier incidents" in brief and "\n(none)\n" in brief  # nothing earlier
+    second = fire(gw, minutes_ago=20, cluster="eu-2")
+    assert second != first
+    gw.drain()
+    brief = about_main(claude.calls)[-1].body["messages"][0]["content"]
+    lines = brief.split("Similar earlier incidents", 1)[1].splitlines()[1:]
+    rows = [json.loads(line) for line in lines if line.startswith("{")]
+    assert rows[0]["id"] == first  # the same five alerts: the nearest earlier incident
+    assert rows[0]["at"].endswith("before it opened")  # relative, as tool results are
+    assert 0.5 < rows[0]["score"] <= 1.0

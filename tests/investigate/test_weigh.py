@@ -193,11 +193,62 @@ def test_alerts_only_a_producer_whose_alert_names_the_broker_is_a_victim() -> No
     assert doubted.root_cause is None and doubted.candidates == ["orders", "checkout"]
 
 
+def test_alerts_only_a_backlog_on_the_cause_puts_its_alerting_readers_first() -> None:
+    """A queue's backlog grows when its consumer stops reading as much as when the queue
+    fails: the consumer that alerts (restarting) is not the broker's victim."""
+    walk = [
+        Candidate("rabbitmq", ["rabbitmq", "consumer"], 0, kind="datastore"),
+        Candidate("consumer", ["consumer"], 0),
+    ]
+    first = Decision("rabbitmq", ["rabbitmq"], 0.9, "rabbitmq explains 2 of 2")
+    alerts = [
+        {"component": "rabbitmq", "alertname": "RabbitmqTooManyReadyMessages", "summary": ""},
+        {"component": "consumer", "alertname": "ContainerRestarting", "summary": ""},
+    ]
+    decision = doubt(first, ["rabbitmq", "consumer"], alerts, walk, [], [], {})
+    assert decision.root_cause is None and decision.candidates == ["consumer", "rabbitmq"]
+    assert "only about a backlog" in decision.summary
+    # any other kind of alert on the broker says more than a backlog: the walk stands
+    down = [*alerts, {"component": "rabbitmq", "alertname": "RabbitmqDown", "summary": ""}]
+    assert doubt(first, ["rabbitmq", "consumer"], down, walk, [], [], {}) is first
+
+
+def test_a_client_whose_calls_into_every_server_stopped_is_the_cause() -> None:
+    """Nothing fails or slowed; the consumer's calls into all three servers fell to a fifth
+    while those servers answer their other clients at the usual rate."""
+    fell = {"calls": 120.0, "rate_per_s": 0.4, "rate_change": 0.2}
+    edges = [
+        edge("consumer", "rabbitmq", **fell), edge("consumer", "graph", **fell),
+        edge("consumer", "redis", **fell), edge("producer", "rabbitmq"),
+        edge("web", "graph"), edge("reader", "redis"),
+    ]  # fmt: skip
+    walk = [Candidate("rabbitmq", ["rabbitmq", "consumer"], 0, kind="datastore"),
+            Candidate("consumer", ["consumer"], 0)]  # fmt: skip
+    decision = weigh(["rabbitmq", "consumer"], walk, edges, [], [], [], (), set(), win="w")
+    assert decision is not None and decision.root_cause == "consumer"
+    assert decision.confidence == 0.85
+    assert decision.ruled_out["rabbitmq"].startswith(
+        "answers other clients normally: producer's calls into rabbitmq: 2.00/s, 0 % failing"
+    )
+    # a server nobody else calls cannot be compared: the stop may be the server's
+    alone = [e for e in edges if e["client"] != "reader"]
+    assert weigh(["rabbitmq", "consumer"], walk, alone, [], [], [], (), set()) is None
+    # traffic into the client fell too: it stopped arriving, the cause is in front of it
+    fed = [*edges, edge("api", "consumer", **fell)]
+    assert weigh(["rabbitmq", "consumer"], walk, fed, [], [], [], (), set()) is None
+
+
 def test_camel_case_acronyms_are_words_so_alerts_classify() -> None:
     assert words("ContainerCPUHigh") == "Container CPU High"
     assert classify("ContainerCPUHigh") == "cpu"
     assert classify("JVMHeapHigh") == "memory"
     assert classify("HTTP5xxRatio") == "errors"
+    # a queue's backlog in RabbitMQ's words is the same kind as a consumer group's lag
+    assert classify("RabbitmqTooManyMessagesInQueue") == "lag"
+    assert classify("RabbitmqQueueMessagesReady") == "lag"
+    assert classify("QueueDepthHigh") == "lag"
+    assert classify("RabbitmqTooManyUnackMessages") == "lag"
+    assert classify("IncidentUnacknowledged") is None
 
 
 def test_a_dependency_slightly_slower_does_not_take_the_blame_for_a_much_slower_caller() -> None:
@@ -217,3 +268,123 @@ def test_a_dependency_slightly_slower_does_not_take_the_blame_for_a_much_slower_
         set(),
     )  # fmt: skip
     assert blamed is not None and blamed.root_cause == "product-catalog", blamed.summary
+
+
+def test_a_client_failing_into_servers_that_answer_another_client_is_the_cause() -> None:
+    """The edge's calls into two timelines fail; the writer's into the same timelines do not."""
+    walk = [Candidate("edge", ["edge"], 0), Candidate("home", ["edge"], 1),
+            Candidate("user-tl", ["edge"], 1), Candidate("posts", ["edge"], 2)]  # fmt: skip
+    edges = [
+        edge("edge", "home", fail_ratio=0.35), edge("edge", "user-tl", fail_ratio=0.35),
+        edge("writer", "home"), edge("writer", "user-tl"),
+        edge("home", "posts"), edge("user-tl", "posts"),
+    ]  # fmt: skip
+    decision = weigh(["edge"], walk, edges, [], [], [], (), set(), win="w")
+    assert decision is not None and decision.root_cause == "edge"
+    assert decision.confidence == 0.85
+    # the timelines' own calls into the post store fail: reads reach it, the writer's writes do
+    # not, so the failures follow the operation, not the client
+    reads = [*edges[:4], edge("home", "posts", fail_ratio=0.6),
+             edge("user-tl", "posts", fail_ratio=0.6)]  # fmt: skip
+    behind = weigh(["edge"], walk, reads, [], [], [], (), set(), win="w")
+    assert behind is not None and behind.root_cause == "posts", behind.summary
+
+
+CACHED = [
+    Candidate("posts", ["posts"], 0),
+    Candidate("posts-cache", ["posts"], 1, kind="datastore"),
+    Candidate("posts-db", ["posts"], 1, kind="datastore"),
+]
+
+
+def test_a_failing_cache_explains_the_slowness_of_the_database_beside_it() -> None:
+    """posts' calls into its cache fail 71 %, its calls into its database slowed 9x (the misses
+    land there): the slowdown weighs more (capped at 5x) yet the failing sibling is the cause."""
+    edges = [
+        edge("front", "posts", latency_ms=200.0),
+        edge("posts", "posts-cache", fail_ratio=0.71),
+        edge("posts", "posts-db", latency_ms=180.0),
+    ]  # fmt: skip
+    win = "2026-12-01T23:05:00Z/2026-12-01T23:15:00Z"
+    decision = weigh(["posts"], CACHED, edges, [], [], [], (), set(), win=win)
+    assert decision is not None and decision.root_cause == "posts-cache", decision.summary
+    assert decision.confidence == 0.75
+    assert decision.ruled_out["posts-db"] == (
+        "slowed, not failing: posts's calls into posts-cache fail 71 % of 600, while its calls "
+        "into posts-db only slowed (180 ms, the hour before: 20 ms) (23:05-23:15 UTC); a "
+        "failing dependency's misses, retries and fallbacks load its sibling, and a slowdown "
+        "fails no other dependency's calls"
+    )
+    assert decision.measured["posts-db"]["value"] == 0.71
+    assert decision.measured["posts-db"]["source"] == "service graph"
+    assert "posts-cache" in decision.measured["posts-db"]["query"]
+
+
+def test_a_slowdown_does_not_set_aside_a_sibling_it_cannot_be_loaded_by() -> None:
+    """Where the failing and the slowed dependency are not siblings of one client, or the
+    slowed one fails too, or the failing one calls the slowed one (its failures may be its
+    timeouts waiting on it), nothing says which came first: no rule sets either aside."""
+    base = [edge("front", "posts", latency_ms=200.0)]
+    cases = {
+        "other clients": [edge("posts", "posts-db", latency_ms=180.0),
+                          edge("reports", "posts-cache", fail_ratio=0.71)],
+        "slowed and failing": [edge("posts", "posts-cache", fail_ratio=0.71),
+                               edge("posts", "posts-db", latency_ms=180.0, fail_ratio=0.3)],
+        "one calls the other": [edge("posts", "posts-cache", fail_ratio=0.71),
+                                edge("posts", "posts-db", latency_ms=180.0),
+                                edge("posts-cache", "posts-db", latency_ms=180.0)],
+    }  # fmt: skip
+    for why, more in cases.items():
+        decision = weigh(["posts"], CACHED, base + more, [], [], [], (), set(), win="w")
+        assert decision is not None, why
+        assert decision.root_cause != "posts-cache" or decision.confidence != 0.75, why
+        assert not any(r.startswith("slowed, not failing") for r in decision.ruled_out.values())
+
+
+LONE = [Candidate("text", ["text"], 0), Candidate("urls", ["text"], 1),
+        Candidate("mentions", ["text"], 1), Candidate("tags", ["text"], 1)]  # fmt: skip
+
+
+def lone_edges(**changes: dict[str, Any]) -> list[dict[str, Any]]:
+    """text calls urls, mentions and tags, nobody else does; each calls its own store."""
+    rows = {
+        "text>urls": {"fail_ratio": 0.25}, "text>mentions": {"fail_ratio": 0.25},
+        "text>tags": {"fail_ratio": 0.25}, "urls>urls-db": {}, "mentions>mentions-db": {},
+        "tags>tags-db": {},
+    }  # fmt: skip
+    rows |= changes
+    return [edge(*k.split(">"), **v) for k, v in rows.items()]
+
+
+def test_a_client_whose_every_server_fails_for_it_while_working_for_itself_is_the_cause() -> None:
+    """No other client to compare: three servers that share nothing and whose own calls are
+    healthy all fail for their one caller at once; one fault on its side explains it."""
+    win = "2026-12-01T23:05:00Z/2026-12-01T23:15:00Z"
+    decision = weigh(["text"], LONE, lone_edges(), [], [], [], (), set(), win=win)
+    assert decision is not None and decision.root_cause == "text", decision.summary
+    assert decision.confidence == 0.6
+    assert decision.ruled_out["urls"] == (
+        "fails only for text, while it works for itself: urls's own calls into urls-db fail "
+        "0 % of 600 (23:05-23:15 UTC)"
+    )
+    assert decision.measured["urls"]["query"] == (
+        'traces_service_graph_request_failed_total{client="urls"} / _total'
+    )
+
+
+def test_no_lone_client_where_the_servers_could_fail_by_themselves_or_together() -> None:
+    """A shared dependency, a server with no measured calls of its own (a leaf may fail by
+    itself), a server whose own calls fail, a server of the client that still answers it, or
+    a server another client fails into: the client is not named."""
+    cases = {
+        "shared store": {"tags>urls-db": {}},
+        "shared in the world": {},
+        "a leaf": {"tags>tags-db": {"calls": 0.0}},
+        "own calls fail": {"urls>urls-db": {"fail_ratio": 0.5}},
+        "one server answers": {"text>tags": {}},
+        "another client fails": {"api>mentions": {"fail_ratio": 0.25}},
+    }
+    for why, change in cases.items():
+        reach = {"urls": {"cache"}, "tags": {"cache"}} if why == "shared in the world" else {}
+        decision = weigh(["text"], LONE, lone_edges(**change), [], [], [], (), set(), reach)
+        assert decision is None or decision.root_cause != "text", why

@@ -74,6 +74,13 @@ class ToolContext:
     #: What memory the planners may use (`BLAST_MEMORY`): `graph` (playbooks, past incidents
     #: and similar incidents), `text` (similar incidents only), `none`.
     memory: Literal["graph", "text", "none"] = "graph"
+    #: The similar incidents this run already found (`similar_incidents` rows), None when it
+    #: did not look (`BLAST_MEMORY=none`): the model planner gets them in its first turn.
+    similar: list[dict[str, Any]] | None = None
+    #: Components whose own calls the service graph measured in this run (`edge_health`,
+    #: window or baseline): what they call is traced, so an edge of theirs known only as
+    #: compose start order (`depends_on`) that no measured call follows is no call.
+    calling: set[str] = field(default_factory=set)
 
 
 def component_names(ctx: ToolContext, values: list[str]) -> dict[str, str | None]:

@@ -135,6 +135,18 @@ def dependency_path(ctx: ToolContext, args: PathInput) -> ToolResult:
     return ToolResult(status="ok", data=data, detail=" → ".join(path))
 
 
+def call_reach(ctx: ToolContext, args: ComponentInput) -> ToolResult:
+    """Which alerting components reach `component` along business edges of which none is only
+    a compose `depends_on` (start order, not calls: `gateway.world.compose`), within 6 hops.
+
+    `data`: rows `{name}`, sorted by name; an alerting component reaches itself.
+    """
+    rows = ctx.graph.rows(
+        "call_reach", {"alerting": ctx.alerting, "cause": args.component, "hops": MAX_HOPS}
+    )
+    return rows_result(sorted(rows, key=lambda r: str(r["name"])), f"callers of {args.component}")
+
+
 #: Alert labels that name the other end of a call (the usual peer labels, plus `topic`, which a
 #: consumer-lag alert uses for the topic it reads).
 PEER_LABELS = (
@@ -213,6 +225,14 @@ TOOLS = (
         "if this component failed, or what it depends on.",
         ComponentInput,
         neighbours,
+        lambda ctx, a: [a.component],
+    ),
+    Tool(
+        "call_reach",
+        "Which alerting components the world knows call into this component (directly or "
+        "through others), leaving out edges known only as start order (compose depends_on).",
+        ComponentInput,
+        call_reach,
         lambda ctx, a: [a.component],
     ),
     Tool(
