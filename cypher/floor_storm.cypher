@@ -10,10 +10,15 @@ MERGE (t:Task {id: $task_id})
 }
 MERGE (t)-[:FOR]->(i)
 WITH i
-UNWIND $alerts AS row
-MATCH (c:Component {name: row.component})
-MERGE (a:Alert {key: row.key})
-  ON CREATE SET a += row.props, a.received_at = timestamp()
+UNWIND $runs AS run  // [component, first, end]: alerts[first..end-1] are on that component
+MATCH (c:Component {name: run[0]})
+UNWIND range(run[1], run[2] - 1) AS n
+WITH i, c, $alerts[n] AS row  // [key, component, fingerprint, status, alertname, starts_at,
+                              // labels_json, annotations_json]: lists, as the product sends
+MERGE (a:Alert {key: row[0]})
+  ON CREATE SET a.fingerprint = row[2], a.status = row[3], a.alertname = row[4],
+    a.starts_at = row[5], a.labels_json = row[6], a.annotations_json = row[7],
+    a.received_at = timestamp()
 MERGE (a)-[:ON]->(c)
 MERGE (i)-[:HAS_ALERT]->(a)
 RETURN count(a) AS written

@@ -9,6 +9,11 @@
 // `grouped`: the components of open incidents that hold one of $group_keys (an Alertmanager
 // group an earlier delivery started), walked like the matched ones, so a later alert of the
 // group is linked to them through a shared dependency as if it had come in the same delivery.
+// `open`: the open incidents opened within [$lo, $hi] (ms), ordered by id, each as [id, opened_at,
+// components, group_keys, root cause or ''], `refired`: which of $fingerprints some stored
+// alert has (an earlier episode: flapping), and `episodes`: those alerts' keys (triage passes
+// no $keys with $fingerprints: a stored key is among them): what `Triage.fast` decides a
+// storm's new alerts from (an empty range and lists when it will not try).
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 // Lookups go through the Component name and aliases indexes and the walks start from the
 // matched components: a scan of every component cost 45 ms per delivery in a 1,000-component
@@ -56,4 +61,15 @@ CALL {
   MATCH (a:Alert {key: k})
   RETURN collect(a.key) AS known
 }
-RETURN matched, grouped, links, known
+CALL {
+  OPTIONAL MATCH (i:Incident {status: 'open'}) WHERE i.opened_at >= $lo AND i.opened_at <= $hi
+  WITH i ORDER BY i.id
+  RETURN collect(CASE WHEN i IS NULL THEN null ELSE
+    [i.id, i.opened_at, i.components, i.group_keys, coalesce(i.root_cause, '')] END) AS open
+}
+CALL {
+  UNWIND $fingerprints AS f
+  MATCH (a:Alert {fingerprint: f})
+  RETURN collect(DISTINCT f) AS refired, collect(a.key) AS episodes
+}
+RETURN matched, grouped, links, known, open, refired, episodes

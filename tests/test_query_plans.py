@@ -103,7 +103,8 @@ def test_alert_to_page_queries_never_scan_a_growing_label(
         runtime.close()
     assert len(pages) == 4  # the scenario ran: four incidents paged
     names = {query for query, _ in found}
-    for hot in ("triage_context", "triage_alert", "claim_task", "investigation_context",
+    for hot in ("triage_context", "triage_alert", "triage_batch", "claim_task",
+                "investigation_context",
                 "write_finding", "respond_context", "reserve_action", "complete_task"):  # fmt: skip
         assert hot in names, hot
     assert {key: labels for key, labels in found.items() if labels} == {}

@@ -6,9 +6,8 @@ triage writes it to the graph.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
-
-from pydantic import BaseModel
 
 #: Alert names Grafana gives a rule in NoData / Error state (the rule's name moves to `rulename`).
 GRAFANA_STATE_ALERTS = frozenset({"DatasourceNoData", "DatasourceError"})
@@ -34,12 +33,14 @@ def cut_values(values: dict[str, str]) -> dict[str, str]:
     return {cut(k): cut(v) for k, v in values.items()}
 
 
-class NormalizedAlert(BaseModel):
+@dataclass(slots=True)
+class NormalizedAlert:
     """One alert episode as triage sees it, whatever the sender.
 
     `key` = `fingerprint@startsAt` (startsAt as sent). Times are ms since the epoch, UTC;
     `ends_at_ms` is None while firing. `link` is generatorURL, resolved against externalURL
-    when it is relative (for people to click; never fetched).
+    when it is relative (for people to click; never fetched). A plain dataclass: the webhook
+    body was validated already (gateway/http/payloads.py), and a storm makes thousands.
     """
 
     key: str

@@ -1,9 +1,10 @@
 """Triage (no model): accepted alerts become Alert nodes, incidents and `investigate` tasks.
 
 Runs inside the webhook request, before it answers, so every accepted alert is in the graph
-first. Each alert is one atomic query (`cypher/triage_alert.cypher`): a repeated or concurrent
-delivery changes nothing, a refire (same fingerprint, new startsAt) is a new episode, and an
-incident resolves when all its alerts have resolved.
+first. The rules are those of one atomic query per alert (`cypher/triage_alert.cypher`): a
+repeated or concurrent delivery changes nothing, a refire (same fingerprint, new startsAt) is a
+new episode, and an incident resolves when all its alerts have resolved. A storm is written in
+far fewer queries that keep those outcomes (`Triage`).
 
 Correlation rule: an alert joins an open incident opened within the window only along a
 dependency path: its component reaches a component of the incident, or is reached by one,
@@ -24,12 +25,16 @@ incident first of all, with a `notify_reopened` task for its thread and no new p
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import uuid
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from adapters.falkordb import TenantGraph
 from agents.triage.alerts import NormalizedAlert
@@ -217,36 +222,123 @@ def dependency_order(
 #: write lock, so a few hundred keep every other writer's wait short (docs/architecture.md,
 #: FalkorDB facts).
 BATCH = 250
+#: Alerts per `triage_batch` write: it holds the lock longer than `BATCH` joins would, but one
+#: write per thousand alerts is what keeps a storm near its floor (docs/hot-path.md).
+FAST_BATCH = 1000
+#: Firing alerts a delivery needs before `Triage.fast` reads the open incidents to group them.
+FAST_MIN = 2
+
+
+@dataclass(eq=False)
+class OpenIncident:
+    """An open incident as `Triage.fast` sees it: a row of `triage_context`'s `open`
+    (`[id, opened_at ms, components, group_keys, root cause or '']`), then as its writes
+    leave it. `firing`, `rank` and `severity`: what this delivery adds (alerts, and the highest
+    severity among them, the first such); `new`: opened by this delivery and not written yet."""
+
+    id: str
+    opened_at: int
+    components: list[str]
+    group_keys: list[str]
+    root_cause: str
+    firing: int = 0
+    rank: int = -1
+    severity: str = ""
+    #: the title of an incident opened by this delivery and not written yet, else None
+    new: str | None = None
+    held: bool = False
+
+    def row(self) -> list[Any]:
+        """As `triage_context` reads it (and `triage_batch` checks it)."""
+        return [self.id, self.opened_at, self.components, self.group_keys, self.root_cause]
+
+
+def runs(rows: list[list[Any]]) -> dict[str, list[list[Any]]]:
+    """`triage_batch`'s `alert_rows` (`rows` grouped by incident and component, in delivery
+    order within a group) and `runs`, `[incident_id, component, first, end]` per group: the
+    write looks each incident and component up once per group, not once per alert."""
+    ordered = sorted(rows, key=lambda row: (row[1], row[2] or ""))  # stable
+    found: list[list[Any]] = []
+    for n, row in enumerate(ordered):
+        if found and (found[-1][0], found[-1][1]) == (row[1], row[2]):
+            found[-1][3] = n + 1
+        else:
+            found.append([row[1], row[2], n, n + 1])
+    return {"alert_rows": ordered, "runs": found}
+
+
+class Index:
+    """Open incidents by component and by Alertmanager group key, for `Triage.decide`: a storm
+    of 5,000 alerts looks up the few incidents near each alert rather than all of them."""
+
+    def __init__(self, incidents: Iterable[OpenIncident]) -> None:
+        self.by_component: dict[str, list[OpenIncident]] = {}
+        self.grouped: dict[str, list[OpenIncident]] = {}
+        for incident in incidents:
+            self.add(incident)
+
+    def add(self, incident: OpenIncident) -> None:
+        """Index `incident` under its components and group keys (again after they grew)."""
+        for name in incident.components:
+            found = self.by_component.setdefault(name, [])
+            if incident not in found:  # by identity (eq=False)
+                found.append(incident)
+        for group in incident.group_keys:
+            found = self.grouped.setdefault(group, [])
+            if incident not in found:
+                found.append(incident)
+
+    def holding(self, names: list[str]) -> list[OpenIncident]:
+        """The incidents holding any of `names`, each once."""
+        found: dict[str, OpenIncident] = {}
+        for name in names:
+            for incident in self.by_component.get(name, ()):
+                found.setdefault(incident.id, incident)
+        return list(found.values())
+
+
+def sorted_json(values: dict[str, str]) -> str:
+    """`values` as compact JSON, keys sorted, non-ASCII as is (orjson; `json` for a lone
+    surrogate, which orjson refuses and the graph adapter stores as U+FFFD)."""
+    try:
+        return orjson.dumps(values, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return json.dumps(values, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+#: The properties an Alert node is created with, in the order of `alert_values`.
+ALERT_PROPS = (
+    "fingerprint", "alertname", "severity", "status", "starts_at", "starts_at_ms", "ends_at_ms",
+    "labels_json", "annotations_json", "values_json", "generator_url", "link", "group_key",
+    "receiver", "source", "silence_url", "title",
+)  # fmt: skip
+
+
+def alert_values(alert: NormalizedAlert) -> list[object]:
+    """The values of `ALERT_PROPS` for `alert`, in that order (`triage_batch` takes them by
+    position: a list is cheaper to send than a map, `adapters.falkordb.params_header`)."""
+    return [
+        alert.fingerprint, alert.alertname, alert.severity, alert.status, alert.starts_at,
+        alert.starts_at_ms, alert.ends_at_ms, sorted_json(alert.labels),
+        sorted_json(alert.annotations),
+        alert.values_json, alert.generator_url, alert.link, alert.group_key, alert.receiver,
+        alert.source, alert.silence_url, alert.title(),
+    ]  # fmt: skip
 
 
 def alert_props(alert: NormalizedAlert, component: str | None) -> dict[str, object]:
     """The properties an Alert node is created with (`received_at` is the server's clock)."""
-    return {
-        "fingerprint": alert.fingerprint,
-        "alertname": alert.alertname,
-        "severity": alert.severity,
-        "status": alert.status,
-        "starts_at": alert.starts_at,
-        "starts_at_ms": alert.starts_at_ms,
-        "ends_at_ms": alert.ends_at_ms,
-        "labels_json": json.dumps(alert.labels, sort_keys=True, ensure_ascii=False),
-        "annotations_json": json.dumps(alert.annotations, sort_keys=True, ensure_ascii=False),
-        "values_json": alert.values_json,
-        "generator_url": alert.generator_url,
-        "link": alert.link,
-        "group_key": alert.group_key,
-        "receiver": alert.receiver,
-        "source": alert.source,
-        "silence_url": alert.silence_url,
-        "title": alert.title(),
-        "component": component,
-    }
+    return dict(zip(ALERT_PROPS, alert_values(alert), strict=True)) | {"component": component}
 
 
 class Triage:
     """One delivery's triage: the alerts in dependency order, written in as few queries as the
     rules allow, with the outcome of `triage_alert` alert by alert:
 
+    - first (`fast`), the new firing alerts up to the first that could merge two incidents,
+      flap or resolve: where each goes is decided here from the open incidents read with the
+      delivery's context, and they are written 1,000 per `triage_batch` write, which checks
+      first that those incidents did not change meanwhile (else the rest go on as below);
     - alerts already stored go in one `triage_known` write per batch;
     - new firing alerts go in one `triage_join` write per batch (per component, or per
       Alertmanager group for alerts on no component: `triage_join_group`) once an earlier alert
@@ -304,14 +396,26 @@ class Triage:
             return ("join", component, incident)
         return ()
 
-    def run(self, ordered: list[NormalizedAlert], known: set[str]) -> TriageReport:
-        """Triage `ordered` (dependency order); `known`: keys stored before this delivery."""
+    def run(
+        self,
+        ordered: list[NormalizedAlert],
+        known: set[str],
+        open_rows: list[list[Any]] | None = None,
+        refired: set[str] | None = None,
+        span: tuple[int, int] = (1, 0),
+    ) -> TriageReport:
+        """Triage `ordered` (dependency order); `known`: keys stored before this delivery.
+        `open_rows`, `refired`, `span`: `triage_context`'s `open` and `refired` and the range
+        of `opened_at` (ms) it read them for; given, `fast` writes what it can first."""
         self.known_keys = known
         items, seen = [], set()
         for n, alert in enumerate(ordered):
             items.append((n, alert, alert.key not in seen))
             seen.add(alert.key)
-        self.feed(items)
+        done = 0
+        if open_rows is not None and self.batch:
+            done = self.fast(items, open_rows, refired or set(), span)
+        self.feed(items[done:])
         self.flush_all()
         report = self.report
         report.incidents = [i for i in report.incidents if i not in report.merged]
@@ -365,7 +469,7 @@ class Triage:
         """`triage_known` on alerts already stored; the keys it wrote."""
         params = [
             {"key": a.key, "status": a.status, "ends_at_ms": a.ends_at_ms,
-             "annotations_json": json.dumps(a.annotations, sort_keys=True, ensure_ascii=False)}
+             "annotations_json": sorted_json(a.annotations)}
             for a in batch
         ]  # fmt: skip
         done: set[str] = set()
@@ -416,6 +520,134 @@ class Triage:
             self.report.accepted += written
             self.touched(incident)
         return written
+
+    def fast(
+        self,
+        items: list[tuple[int, NormalizedAlert, bool]],
+        open_rows: list[list[Any]],
+        refired: set[str],
+        span: tuple[int, int],
+    ) -> int:
+        """Write the longest first part of `items` that needs no merge, flapping or resolve,
+        `FAST_BATCH` alerts per `triage_batch` write, each alert going where `triage_alert`
+        would put it (decided here, from the open incidents `open_rows` of `span`, as the
+        writes change them); how many items were written. A write that finds the graph changed
+        since (a concurrent delivery, an investigation, a merge) writes nothing, and the rest
+        go through `feed`. Each alert joined to an incident counts as bridged, as in `one`:
+        there was no other open incident in its reach for `merge_bridged` to merge."""
+        state = {row[0]: OpenIncident(*row) for row in open_rows}
+        done, seen = 0, set[str]()
+        while done < len(items):
+            saved = copy.deepcopy((state, self.anchor, self.bridged, self.report, seen))
+            expected = [state[k].row() for k in sorted(state)]
+            index = Index(state.values())
+            rows: list[list[object]] = []
+            reinvestigate: list[dict[str, str]] = []
+            for _, alert, first in items[done : done + FAST_BATCH]:
+                if not first or alert.key in self.known_keys or alert.status != "firing":
+                    break
+                if self.reopen_ms and (alert.fingerprint in refired or alert.fingerprint in seen):
+                    break  # flapping: `triage_alert` reads the earlier episode
+                row = self.decide(alert, state, index, reinvestigate)
+                if row is None:
+                    break
+                seen.add(alert.fingerprint)
+                rows.append(row)
+            if not rows:
+                break
+            params = {
+                "lo": span[0], "hi": span[1], "expected": expected, "hold_ms": self.hold_ms,
+                "fingerprints": [a.fingerprint for _, a, _ in items[done : done + len(rows)]]
+                if self.reopen_ms else [],
+                "opened": [
+                    {"id": i.id, "task_id": f"task-{uuid.uuid4().hex}", "held": i.held,
+                     "props": {"status": "open", "title": i.new, "opened_at": i.opened_at,
+                               "firing": i.firing, "components": i.components,
+                               "group_keys": i.group_keys, "severity": i.severity,
+                               "severity_rank": i.rank}}
+                    for i in state.values() if i.new is not None
+                ],
+                "updates": [
+                    {"id": i.id, "firing": i.firing, "components": i.components,
+                     "group_keys": i.group_keys, "rank": i.rank, "severity": i.severity}
+                    for i in state.values() if i.new is None and i.firing
+                ],
+                "reinvestigate": reinvestigate, **runs(rows),
+            }  # fmt: skip
+            answer = self.graph.one("triage_batch", params)
+            if not answer or int(answer["written"]) != len(rows):
+                state, self.anchor, self.bridged, self.report, seen = saved
+                break
+            for incident in state.values():
+                incident.new, incident.firing, incident.rank, incident.severity = None, 0, -1, ""
+            done += len(rows)
+        return done
+
+    def decide(
+        self,
+        alert: NormalizedAlert,
+        state: dict[str, OpenIncident],
+        index: Index,
+        reinvestigate: list[dict[str, str]],
+    ) -> list[object] | None:
+        """Where `triage_alert` would put the new firing `alert` given the open incidents
+        `state` (changed in place, with `index`: the alert joins or opens one), as a
+        `triage_batch` alert row; None when it may merge two incidents (`merge_bridged`
+        decides that in the graph)."""
+        component = self.components[alert.key]
+        links = self.linked[component] if component else Links()
+        near, start, window = links.names, alert.starts_at_ms, self.window_ms
+        group = alert.group_key
+        found = index.holding(near) if near else index.grouped.get(group, []) if group else []
+        best: tuple[tuple[int, int, int, str], OpenIncident, str] | None = None
+        reached = 0  # candidates: another one in the reach may be merged with the chosen one
+        for incident in found:
+            if not start - window <= incident.opened_at <= start + window:
+                continue
+            reached += 1
+            hits = [n for n, name in enumerate(near) if name in incident.components]
+            unexplained = 0 if incident.root_cause and incident.root_cause in links.down else 1
+            rank = (unexplained, links.hops[hits[0]] if hits else 0, incident.opened_at,
+                    incident.id)  # fmt: skip
+            if best is None or rank < best[0]:
+                via = links.paths[hits[0]] if hits else f"same Alertmanager group {group}"
+                best = (rank, incident, via)
+        severity = severity_rank(alert.severity)
+        via_: str | None = None
+        if best is None:
+            held = bool(self.hold_ms) and any(
+                start - window <= i.opened_at <= start + window for i in index.holding(links.beyond)
+            )
+            incident = OpenIncident(
+                f"inc-{uuid.uuid4().hex[:12]}", start, [component] if component else [],
+                [group], "", 0, severity, alert.severity, alert.title(), held,
+            )  # fmt: skip
+            state[incident.id] = incident
+            index.add(incident)
+            self.report.opened.append(incident.id)
+        else:
+            _, incident, via_ = best
+            bridge = (component, incident.id)
+            if component and bridge not in self.bridged:
+                if reached > 1:
+                    return None
+                self.bridged.add(bridge)
+            if component and component not in incident.components:
+                reinvestigate.append({"incident_id": incident.id, "component": component})
+                incident.components = [*incident.components, component]
+                index.add(incident)
+            if group not in incident.group_keys:
+                incident.group_keys = [*incident.group_keys, group]
+                index.add(incident)
+            if severity > incident.rank:
+                incident.rank, incident.severity = severity, alert.severity
+        incident.firing += 1
+        self.anchor[component if component is not None else f"group:{group}"] = incident.id
+        self.report.accepted += 1
+        if component is None:
+            self.report.unmatched.append(alert.key)
+        self.touched(incident.id)
+        return [alert.key, incident.id, component, via_, *alert_values(alert)]
 
     def touched(self, incident: str) -> None:
         """Note an incident this delivery touched (once)."""
@@ -499,18 +731,25 @@ def triage(
     with the components of open incidents of their Alertmanager group (a later delivery).
     `reopen_ms`: a new firing episode of an alert of an incident resolved at most this long
     before it started reopens that incident (`BLAST_REOPEN_WINDOW`; 0: never), no new page.
-    Queries: one to resolve components, find their links and the stored alerts
-    (`triage_context.cypher`), then `Triage`'s (one write per batch of a few hundred alerts
-    in a storm, per alert otherwise).
+    Queries: one to resolve components, find their links, the stored alerts and the open
+    incidents (`triage_context.cypher`), then `Triage`'s (a storm of new alerts: one
+    `triage_batch` per 1,000; otherwise one write per batch of a few hundred, or per alert).
     Raises `GraphUnavailable` if the database cannot answer; alerts written before that stay
     written, and the sender's retry is harmless.
     """
     keys = sorted({a.key for a in alerts})
     groups = sorted({a.group_key for a in alerts if a.group_key})
+    # a storm's new alerts are grouped here from the open incidents of their time (`fast`); a
+    # lone alert is one `triage_alert`, which needs no more
+    starts = [a.starts_at_ms for a in alerts if a.status == "firing"]
+    fast = batch and len(starts) >= FAST_MIN
+    span = (min(starts) - window_ms, max(starts) + window_ms) if fast else (1, 0)
+    fingerprints = sorted({a.fingerprint for a in alerts}) if fast and reopen_ms else []
     read = graph.one(  # links up to twice the reach: the farther ones are `Links.beyond`
         "triage_context",
-        {"candidates": candidate_names(alerts), "keys": keys, "hops": min(6, 2 * hops),
-         "group_keys": groups},
+        {"candidates": candidate_names(alerts), "keys": [] if fingerprints else keys,
+         "hops": min(6, 2 * hops), "group_keys": groups, "lo": span[0], "hi": span[1],
+         "fingerprints": fingerprints},
     )  # fmt: skip
     assert read is not None  # every part collects: always one row
     components = resolve_components(alerts, read["matched"])
@@ -520,10 +759,10 @@ def triage(
     linked = shared_dependencies(component_links(read["links"], earlier + named, hops))
     for name in earlier:  # they only lend their links; this delivery has no alert on them
         del linked[name]
-    known = set(read["known"])
+    known = set(read["known"]) | (set(read["episodes"]) & set(keys))
     ordered = dependency_order(alerts, components, linked)
     report = Triage(graph, components, linked, window_ms, batch, hold_ms, reopen_ms).run(
-        ordered, known
+        ordered, known, read["open"] if fast else None, set(read["refired"]), span
     )
     settle_reinvestigations(graph, report, reinvestigate_ms)
     return report

@@ -10,6 +10,7 @@ traceback.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -254,6 +255,9 @@ def serve(
                 err=True,
             )
             warn_empty_worlds(settings, runtime)
+            # what start-up built (modules, the app) lives as long as the process: out of the
+            # collector's full passes, which a storm's allocations trigger (100+ ms each over it)
+            gc.freeze()
             notify("READY=1", f"STATUS=listening on {settings.host}:{bound}")
             try:
                 while not stop.wait(0.2):

@@ -10,6 +10,7 @@ are ignored.
 
 from __future__ import annotations
 
+import functools
 import json
 import urllib.parse
 from datetime import UTC, datetime
@@ -113,7 +114,7 @@ class WebhookAlert(BaseModel):
     @field_validator("fingerprint")
     @classmethod
     def _plain_fingerprint(cls, value: str) -> str:
-        plain = value.isprintable() and not any(c.isspace() for c in value)
+        plain = value.isprintable() and " " not in value  # the one printable space
         if len(value) > MAX_FINGERPRINT_CHARS or not plain:
             raise ValueError(
                 f"fingerprint must be at most {MAX_FINGERPRINT_CHARS} printable characters "
@@ -211,6 +212,24 @@ def promql_string(value: str) -> str:
     return f'"{escaped}"'
 
 
+#: Label pairs up to this many characters have their quoted matcher remembered (`_quoted_matcher`).
+MAX_REMEMBERED_MATCHER_CHARS = 256
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered_matcher(name: str, value: str) -> str:
+    return urllib.parse.quote(f"{name}={promql_string(value)}", safe="", errors="replace")
+
+
+def _quoted_matcher(name: str, value: str) -> str:
+    """`name="value"` percent-encoded for a URL query (every byte but letters, digits and
+    `_.-~`; a lone surrogate as `?`). Quoting is per byte, so the matchers can be quoted one by
+    one and joined by `%2C`; a storm repeats most label pairs, so short ones are remembered."""
+    if len(name) + len(value) <= MAX_REMEMBERED_MATCHER_CHARS:
+        return _remembered_matcher(name, value)
+    return urllib.parse.quote(f"{name}={promql_string(value)}", safe="", errors="replace")
+
+
 def silence_link(external_url: str, labels: dict[str, str]) -> str:
     """A link to Alertmanager's "new silence" form, prefilled with matchers for every label of
     the alert (`{a="1",b="2"}`, the filter Alertmanager's UI puts in its own links), from the
@@ -220,9 +239,8 @@ def silence_link(external_url: str, labels: dict[str, str]) -> str:
     base = http_link(external_url).rstrip("/")
     if not base or not labels:
         return ""
-    matchers = ",".join(f"{name}={promql_string(labels[name])}" for name in sorted(labels))
-    query = urllib.parse.quote("{" + matchers + "}", safe="", errors="replace")
-    link = f"{base}/#/silences/new?filter={query}"
+    query = "%2C".join(_quoted_matcher(name, labels[name]) for name in sorted(labels))
+    link = f"{base}/#/silences/new?filter=%7B{query}%7D"
     return link if len(link) <= MAX_SILENCE_URL_CHARS else ""
 
 
@@ -274,13 +292,13 @@ def normalize(
                 labels=labels,
                 annotations=cut_values(alert.annotations),
                 generator_url=cut(alert.generatorURL),
-                link=link
-                if len(link := _link(alert.generatorURL, body.externalURL)) <= MAX_VALUE_CHARS
-                else "",
+                link=link if len(link) <= MAX_VALUE_CHARS else "",
                 group_key=group_key,
                 receiver=receiver,
                 source=source,
-                values_json=json.dumps(alert.values, sort_keys=True),
+                values_json="null"
+                if alert.values is None
+                else json.dumps(alert.values, sort_keys=True),
                 silence_url=_silence(alert, body, source),
             )
         )

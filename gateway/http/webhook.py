@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -121,8 +122,8 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
             request.app.state.store.wake, len(report.opened) + len(report.reopened)
         )
     log.info("%s", summary(tenant, report))
-    for alert in alerts:
-        metrics.alerts_received.labels(tenant=tenant, status=alert.status).inc()
+    for status, n in Counter(alert.status for alert in alerts).items():
+        metrics.alerts_received.labels(tenant=tenant, status=status).inc(n)
     metrics.alerts_unmatched.labels(tenant=tenant).inc(len(report.unmatched))
     metrics.incidents_opened.labels(tenant=tenant).inc(len(report.opened))
     metrics.incidents_resolved.labels(tenant=tenant).inc(len(report.resolved))

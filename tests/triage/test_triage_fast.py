@@ -1,0 +1,107 @@
+"""`Triage.fast`: a storm's new firing alerts grouped in Python from one read of the open
+incidents and written 1,000 per `triage_batch` query, exactly as alert-by-alert triage
+(`triage_alert`) groups them, and alert by alert again when the graph changed in between."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from adapters.falkordb import GraphStore, TenantGraph
+from agents.triage import triage as triage_module
+from agents.triage.triage import triage
+from tests.conftest import demo_graph
+from tests.triage.test_triage_batches import WINDOW_MS, graph_queries, storm
+
+HOLD_MS = 5_000
+
+
+def shape(graph: TenantGraph) -> list[Any]:
+    """Every incident with its alerts (how each joined) and its tasks, ids left out (a merge's
+    `via` names the incident merged)."""
+    return sorted(
+        [r["status"], r["severity"], r["severity_rank"], r["firing"], r["components"],
+         r["group_keys"], r["opened_at"], r["held"],
+         [[re.sub(r"inc-[0-9a-f]{12}", "inc", str(v)) for v in a] for a in r["alerts"]],
+         r["tasks"]]
+        for r in graph.rows("bench_incident_shape")
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("seed", "spread_s"), [(11, 0), (12, 1800), (13, 3600)])
+def test_a_storm_onto_open_incidents_is_grouped_as_alert_by_alert_triage_does(
+    store: GraphStore, seed: int, spread_s: int
+) -> None:
+    # an earlier delivery left open incidents (one per component) the storm may join, bridge
+    # (a merge: alert by alert from there) or lie beyond (a held page)
+    earlier = storm(12, seed=seed + 100, spread_s=spread_s)
+    alerts = storm(1500, seed=seed, spread_s=spread_s)
+    for alert in alerts:
+        alert.key, alert.fingerprint = f"s{alert.key}", f"s{alert.fingerprint}"
+    fast = demo_graph(store, f"fast{seed}")
+    single = demo_graph(store, f"single{seed}")
+    for graph, batch in ((fast, True), (single, False)):
+        triage(graph, earlier, WINDOW_MS, batch=False, hold_ms=HOLD_MS)
+        report = triage(graph, alerts, WINDOW_MS, batch=batch, hold_ms=HOLD_MS)
+        assert report.accepted == 1500
+    assert shape(fast) == shape(single)
+
+
+def test_a_storm_is_a_few_writes(store: GraphStore, falkordb: Any) -> None:
+    graph = demo_graph(store, "fastwrites")
+    before = graph_queries(falkordb)
+    report = triage(graph, storm(3000, seed=21), WINDOW_MS)
+    # triage_context, then 3 triage_batch writes (unless a merge sends a few alone), settling
+    assert report.accepted == 3000 and graph_queries(falkordb) - before < 12
+
+
+def test_a_graph_changed_since_the_read_sends_the_storm_alert_by_alert(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another delivery opens incidents between the storm's read and its first write: the write
+    # sees the open incidents differ and writes nothing; the storm then goes alert by alert,
+    # and ends grouped as if that delivery had come first
+    other = storm(6, seed=31)
+    for alert in other:
+        alert.key, alert.fingerprint = f"o{alert.key}", f"o{alert.fingerprint}"
+    alerts = storm(800, seed=32)
+    changed = demo_graph(store, "fastchanged")
+    reference = demo_graph(store, "fastreference")
+    triage(reference, other, WINDOW_MS, batch=False)
+    triage(reference, alerts, WINDOW_MS, batch=False)
+    original = TenantGraph.one
+    written: list[int] = []
+
+    def interfering(self: TenantGraph, query: str, params: dict[str, Any] | None = None) -> Any:
+        if query == "triage_batch" and not written:
+            monkeypatch.setattr(TenantGraph, "one", original)
+            triage(self, other, WINDOW_MS, batch=False)
+            monkeypatch.setattr(TenantGraph, "one", interfering)
+        row = original(self, query, params)
+        if query == "triage_batch":
+            written.append(int(row["written"]) if row else 0)
+        return row
+
+    monkeypatch.setattr(TenantGraph, "one", interfering)
+    report = triage(changed, alerts, WINDOW_MS)
+    monkeypatch.setattr(TenantGraph, "one", original)
+    assert written[0] == 0 and report.accepted == 800
+    assert [g[:1] + g[3:6] + g[8:] for g in map(list, shape(changed))] == [
+        g[:1] + g[3:6] + g[8:] for g in map(list, shape(reference))
+    ]
+
+
+def test_a_lone_alert_is_one_triage_alert(graph: TenantGraph, monkeypatch: Any) -> None:
+    seen: list[str] = []
+    original = TenantGraph.one
+
+    def recording(self: TenantGraph, query: str, params: dict[str, Any] | None = None) -> Any:
+        seen.append(query)
+        return original(self, query, params)
+
+    monkeypatch.setattr(TenantGraph, "one", recording)
+    triage(graph, storm(1, seed=41), WINDOW_MS)
+    assert "triage_alert" in seen and "triage_batch" not in seen
+    assert triage_module.FAST_MIN == 2
