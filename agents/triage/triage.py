@@ -578,6 +578,8 @@ class Triage:
             if not answer or int(answer["written"]) != len(rows):
                 state, self.anchor, self.bridged, self.report, seen = saved
                 break
+            # the re-investigations this write enqueued are settled with the delivery's others
+            self.report.unsettled |= bool(reinvestigate)
             for incident in state.values():
                 incident.new, incident.firing, incident.rank, incident.severity = None, 0, -1, ""
             done += len(rows)
