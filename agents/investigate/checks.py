@@ -372,13 +372,14 @@ def _explains(candidate: str, ev: Evidence) -> dict[str, Any]:
     return _result(2 * explained > len(ev.alerting), found, detail)
 
 
+#: The failure kinds; a signature's kind outside them is an alert name no keyword classified.
+KNOWN_KINDS = frozenset(k for k, _ in KINDS)
+
+
 def _same(a: tuple[str, str], b: tuple[str, str], unclassified: bool) -> bool:
     """Two (component, kind) pairs alike: same component and kind, or, with `unclassified`,
     same component and either kind an alert name no keyword classified."""
-    known = {k for k, _ in KINDS}
-    return a[0] == b[0] and (
-        a[1] == b[1] or (unclassified and (a[1] not in known or b[1] not in known))
-    )
+    return a[0] == b[0] and (a[1] == b[1] or (unclassified and not {a[1], b[1]} <= KNOWN_KINDS))
 
 
 def _signature(check: Signature, candidate: str, ev: Evidence) -> dict[str, Any]:
