@@ -11,11 +11,23 @@ is refused with the reason, so `POST /api/v1/playbooks` answers 422):
   whatever its wording, on the candidate (`scope: candidate`, the default) or on any alerting
   component of the incident (`scope: alerting`: a silent root's symptoms show on its callers).
 - `alert_firing` `{alertname, scope}` — an alert of exactly this name, same scopes.
+- `alert_any` `{scope, components}` — an alert of any kind or wording on the candidate
+  (`scope: candidate`, the default), or on one of `components` (`scope: components`: the
+  components a silent root's fault showed on when it was learned). What a learned playbook
+  asks when the alert it came from had no failure kind, or its cause raised none: the same
+  fault is worded and classified differently next time (lock waits, then deadlocks), but it
+  still alerts in the same places.
 - `named_by_alert` — an alert's peer label (`upstream`, `peer_service`, …) names the candidate.
 - `calls_failing` `{threshold}` — calls into the candidate fail at least this often (0-1) in
   the incident window (service-graph metrics, `agents.investigate.tools.evidence.edge_health`).
 - `calls_slow` `{factor}` — calls into the candidate take at least `factor` x their mean of
   the hour before.
+- `calls_degraded` `{how: [failing, slowed]}` — calls into the candidate are degraded in one
+  of the listed ways by the rules' own definitions (`agents.investigate.weigh`: `failing`,
+  `slowed`; all callers together or one caller's edge), whatever the magnitude. What a learned
+  playbook asks of measured evidence: the same fault fails 40 % of calls one time and 15 % the
+  next. Only the ways it was seen: a dependency slowed by a traffic surge upstream does not
+  fail its calls, so slow calls do not recognise a fault that made them fail.
 - `requests_rising` `{factor}` — the candidate's requests rose at least `factor` x (a traffic
   source).
 - `explains_alerting` — most alerting components (more than half) reach the candidate by a
@@ -26,9 +38,14 @@ is refused with the reason, so `POST /api/v1/playbooks` answers 422):
 - `signature` `{alerts: [{component, kind, path}], overlap}` — the incident a playbook was
   learned from, as it can be observed again when nothing was measured: which components
   alerted with which failure kinds (`agents.failure_kinds`; the alert name when none
-  classifies) and their dependency paths to the cause. Holds when the (component, kind) pairs
-  alerting now overlap the remembered ones by at least `overlap` (Jaccard, 0-1) and every
-  remembered component that had a path to the cause alerting now still has one.
+  classifies) and their dependency paths to the cause. Holds when what alerts now overlaps
+  what alerted then by at least `overlap` (Jaccard, 0-1) and every remembered component that
+  had a path to the cause alerting now still has one, comparing (component, kind) pairs.
+  `unclassified`: whether an alert no keyword classifies `differs` from every other kind (the
+  default, as stored before the field existed) or `matches` any kind on the same component
+  (what the learner writes): a name that classifies as nothing says nothing about the kind.
+  Kinds that both classify must still agree: two silent causes behind the same callers (a
+  cache, a configuration service) are told apart by the callers' kinds alone.
 - `prometheus` `{query, op, threshold}` — an instant query (at the incident's opening time)
   whose first sample compares true against the threshold; `$component` in the query is replaced
   by the candidate's name, quoted as a PromQL string.
@@ -46,7 +63,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from adapters.notify import AdapterError
 from adapters.promql import BoundedPromQL
@@ -55,11 +80,11 @@ from agents.investigate.tools.base import ToolContext
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
 from agents.investigate.tools.evidence import EdgeInput, edge_health
 from agents.investigate.tools.graph import NoInput, alert_peers
-from agents.investigate.weigh import EDGE_MIN_CALLS
+from agents.investigate.weigh import EDGE_MIN_CALLS, signals
 
 __all__ = [
-    "CHANGE_LOOKBACK_MS", "CHECK", "Check", "Evidence", "about_candidate", "alert_signature",
-    "evaluate", "evidence_checks", "paths_to",
+    "CHANGE_LOOKBACK_MS", "CHECK", "Check", "Evidence", "about_candidate", "about_incident",
+    "alert_signature", "evaluate", "evidence_checks", "paths_to",
 ]  # fmt: skip
 
 #: What checks may look at: the incident's alerts, its alerting components, when it opened
@@ -85,6 +110,11 @@ class _Check(BaseModel, ABC):
         """Whether the check looks at the candidate itself, not only at the incident's context
         (a playbook whose checks are all context cannot single out its candidate)."""
         return True
+
+    def about_incident(self) -> bool:
+        """Whether the check names components of the incident it was learned from (they
+        mean nothing for another component recalled by kind transfer, `recall.gated`)."""
+        return False
 
 
 class NoRecentChange(_Check):
@@ -146,6 +176,31 @@ class AlertFiring(_Check):
         return self.scope == "candidate"
 
 
+class AlertAny(_Check):
+    """An alert of any kind on the candidate, or on one of the listed `components`."""
+
+    type: Literal["alert_any"]
+    scope: Literal["candidate", "components"] = "candidate"
+    components: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=50
+    )
+
+    @model_validator(mode="after")
+    def _listed(self) -> AlertAny:
+        if (self.scope == "components") != bool(self.components):
+            raise ValueError("components are listed exactly when scope is components")
+        return self
+
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _alerts(self, candidate, ev)
+
+    def about_candidate(self) -> bool:
+        return self.scope == "candidate"
+
+    def about_incident(self) -> bool:
+        return self.scope == "components"
+
+
 class NamedByAlert(_Check):
     """An alert's peer label names the candidate (a caller blames it)."""
 
@@ -175,6 +230,16 @@ class CallsSlow(_Check):
 
     def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
         return _calls(self, candidate, ev)
+
+
+class CallsDegraded(_Check):
+    """Calls into the candidate fail or got slow (`how`), as the rules define it."""
+
+    type: Literal["calls_degraded"]
+    how: list[Literal["failing", "slowed"]] = Field(min_length=1, max_length=2)
+
+    def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
+        return _degraded(self, candidate, ev)
 
 
 class RequestsRising(_Check):
@@ -216,9 +281,13 @@ class Signature(_Check):
     type: Literal["signature"]
     alerts: list[SignatureAlert] = Field(min_length=1, max_length=50)
     overlap: float = Field(0.6, gt=0, le=1)
+    unclassified: Literal["differs", "matches"] = "differs"
 
     def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
         return _signature(self, candidate, ev)
+
+    def about_incident(self) -> bool:
+        return True
 
 
 class PromQLCheck(_Check):
@@ -235,8 +304,9 @@ class PromQLCheck(_Check):
 
 #: One check of a playbook, by its `type`.
 Check = Annotated[
-    NoRecentChange | RecentChange | AlertKind | AlertFiring | NamedByAlert | CallsFailing
-    | CallsSlow | RequestsRising | ExplainsAlerting | Signature | PromQLCheck,
+    NoRecentChange | RecentChange | AlertKind | AlertFiring | AlertAny | NamedByAlert
+    | CallsFailing | CallsSlow | CallsDegraded | RequestsRising | ExplainsAlerting | Signature
+    | PromQLCheck,
     Field(discriminator="type"),
 ]  # fmt: skip
 CHECK: TypeAdapter[Any] = TypeAdapter(Check)
@@ -302,19 +372,35 @@ def _explains(candidate: str, ev: Evidence) -> dict[str, Any]:
     return _result(2 * explained > len(ev.alerting), found, detail)
 
 
+#: The failure kinds; a signature's kind outside them is an alert name no keyword classified.
+KNOWN_KINDS = frozenset(k for k, _ in KINDS)
+
+
+def _same(a: tuple[str, str], b: tuple[str, str], unclassified: bool) -> bool:
+    """Two (component, kind) pairs alike: same component and kind, or, with `unclassified`,
+    same component and either kind an alert name no keyword classified."""
+    return a[0] == b[0] and (a[1] == b[1] or (unclassified and not {a[1], b[1]} <= KNOWN_KINDS))
+
+
 def _signature(check: Signature, candidate: str, ev: Evidence) -> dict[str, Any]:
     then = {(a.component, a.kind) for a in check.alerts}
     now = alert_signature(ev.alerts)
-    overlap = len(then & now) / len(then | now)
+    loose = check.unclassified == "matches"
+    matched = {t for t in then if any(_same(t, n, loose) for n in now)}
+    # the pairs alerting now that some remembered one matches; the Jaccard of pairs counts
+    # each match once (with exact kinds both sets are `then & now`)
+    again = {n for n in now if any(_same(t, n, loose) for t in then)}
+    common = min(len(matched), len(again))
+    overlap = common / (len(then) + len(now) - common)
     had_path = sorted({a.component for a in check.alerts if a.path} & {c for c, _ in now})
     found = paths_to(ev, had_path, candidate)
     lost = [c for c in had_path if not found.get(c)]
     held = overlap >= check.overlap and not lost
-    shown = ", ".join(f"{k} on {c}" for c, k in sorted(then & now)) or "nothing"
+    shown = ", ".join(f"{k} on {c}" for c, k in sorted(matched)) or "nothing"
     detail = (f"signature overlap {overlap:.2f} (want {check.overlap:.2f}): {shown} alert again"
               + (f"; no path to {candidate} from {', '.join(lost)}" if lost else ""))  # fmt: skip
-    raw = {"overlap": round(overlap, 3), "matched": sorted(map(list, then & now)),
-           "new": sorted(map(list, now - then)), "missing": sorted(map(list, then - now)),
+    raw = {"overlap": round(overlap, 3), "matched": sorted(map(list, matched)),
+           "new": sorted(map(list, now - again)), "missing": sorted(map(list, then - matched)),
            "paths": found}  # fmt: skip
     return _result(held, raw, detail)
 
@@ -333,13 +419,20 @@ def _changes(check: NoRecentChange | RecentChange, candidate: str, ev: Evidence)
     return _result(held, raw, f"changes in the last 2 h: {what}")
 
 
-def _alerts(check: AlertKind | AlertFiring, candidate: str, ev: Evidence) -> dict[str, Any]:
-    where = candidate if check.scope == "candidate" else "an alerting component"
-    mine = [
-        a for a in ev.alerts
-        if (a["component"] == candidate if check.scope == "candidate" else a["component"])
-    ]  # fmt: skip
-    if isinstance(check, AlertKind):
+def _alerts(
+    check: AlertKind | AlertFiring | AlertAny, candidate: str, ev: Evidence
+) -> dict[str, Any]:
+    if check.scope == "candidate":
+        where, mine = candidate, [a for a in ev.alerts if a["component"] == candidate]
+    elif check.scope == "components":
+        listed = set(check.components)
+        where = "one of " + ", ".join(sorted(listed))
+        mine = [a for a in ev.alerts if a["component"] in listed]
+    else:
+        where, mine = "an alerting component", [a for a in ev.alerts if a["component"]]
+    if isinstance(check, AlertAny):
+        hits, want = mine, "an alert of any kind"
+    elif isinstance(check, AlertKind):
         hits = [a for a in mine if classify(a["alertname"], a.get("summary", "")) == check.kind]
         want = f"a {check.kind} alert"
     else:
@@ -391,6 +484,33 @@ def _calls(
     return _result(factor >= check.factor, into[:5], detail)
 
 
+#: The `weigh.signals` source of each way calls can be degraded.
+DEGRADED_SOURCE = {"failing": "calls", "slowed": "latency"}
+
+
+def _degraded(check: CallsDegraded, candidate: str, ev: Evidence) -> dict[str, Any]:
+    """`calls_degraded`: the rules' own signals (`weigh.signals`) over the edges into the
+    candidate, so a learned playbook asks what a finding would count as a degraded
+    dependency, not a magnitude seen once."""
+    answer = edge_health(ev, EdgeInput(components=[candidate]))
+    if answer.status == "error":
+        return _error(answer.detail)
+    into = [e for e in answer.data or [] if e["server"] == candidate]
+    if not into:
+        return _result(False, [], f"no calls into {candidate}", "no_data")
+    seen = signals(into, [], [], []).get(candidate, [])
+    wanted = {DEGRADED_SOURCE[h] for h in check.how}
+    found = [g for g in seen if g.source in wanted]
+    if not found:
+        calls, failed = sum(e["calls"] for e in into), sum(e["failed"] for e in into)
+        ratio = failed / calls if calls else None
+        other = "; ".join(g.text for g in seen if g.source in DEGRADED_SOURCE.values())
+        detail = (f"calls into {candidate} are not {' or '.join(check.how)} "
+                  f"(fail {_pct(ratio)}){': ' + other if other else ''}")  # fmt: skip
+        return _result(False, into[:5], detail)
+    return _result(True, into[:5], "; ".join(g.text for g in found))
+
+
 def _pct(ratio: float | None) -> str:
     return "n/a" if ratio is None else f"{100 * ratio:.1f} %"
 
@@ -419,24 +539,40 @@ def about_candidate(check: dict[str, Any]) -> bool:
     return about
 
 
-def evidence_checks(evidence: list[dict[str, Any]], cause: str) -> list[dict[str, Any]]:
-    """Checks that carry the evidence that held when a playbook is learned:
-    from the finding's evidence rows on `cause` (`weigh`), a threshold at half what
-    was seen (at least the rules' own threshold), so a repeat with a silent root is recognised.
+def about_incident(check: dict[str, Any]) -> bool:
+    """Whether a stored check names components of the incident it was learned from
+    (`_Check.about_incident`); an invalid one does not (it never holds either way)."""
+    try:
+        parsed = CHECK.validate_python(check)
+    except ValidationError:
+        return False
+    about: bool = parsed.about_incident()
+    return about
 
-    Returns check dicts (`calls_failing`, `calls_slow`, `requests_rising`), strongest first.
+
+def evidence_checks(evidence: list[dict[str, Any]], cause: str) -> list[dict[str, Any]]:
+    """Checks that carry the evidence that held when a playbook is learned, from the finding's
+    evidence rows on `cause` (`weigh`), so a repeat with a silent root is recognised:
+
+    - failing calls or spans, slow calls: `calls_degraded` in the ways seen (`failing`,
+      `slowed`), by the rules' own definitions, not at a share of the ratio or slowdown seen
+      once (the same fault fails 40 % of calls one time and 15 % the next);
+    - a traffic jump: `requests_rising` at half the jump seen (at least 1.5 x).
+
+    Returns check dicts, strongest first.
     """
     out: list[dict[str, Any]] = []
     for row in evidence:
         if row.get("component") != cause or row.get("value") is None:
             continue
         value = float(row["value"])
-        if row["source"] in ("calls", "spans") and not any(
-            c["type"] == "calls_failing" for c in out
-        ):
-            out.append({"type": "calls_failing", "threshold": round(max(0.05, value / 2), 2)})
-        elif row["source"] == "latency" and not any(c["type"] == "calls_slow" for c in out):
-            out.append({"type": "calls_slow", "factor": round(max(1.5, 1 + (value - 1) / 2), 1)})
+        if row["source"] in ("calls", "spans", "latency"):
+            how = "slowed" if row["source"] == "latency" else "failing"
+            degraded = next((c for c in out if c["type"] == "calls_degraded"), None)
+            if degraded is None:
+                out.append({"type": "calls_degraded", "how": [how]})
+            elif how not in degraded["how"]:
+                degraded["how"] = sorted([*degraded["how"], how])
         elif row["source"] == "traffic" and not any(c["type"] == "requests_rising" for c in out):
             out.append({"type": "requests_rising", "factor": round(max(1.5, value / 2), 1)})
     return out

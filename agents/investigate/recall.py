@@ -60,12 +60,24 @@ def gated(playbook: dict[str, Any]) -> list[dict[str, Any]]:
     """A recalled playbook's checks as the investigator runs them: `explains_alerting` first (a
     remembered cause that cannot explain most of this incident's alerting components is not
     its cause, however its own checks read), then the playbook's own. Recalled for another
-    component of the same tech (kind transfer), its `signature` checks are left out: they
-    name the components of the incident it came from; only the failure kind carries over.
-    `playbook`: a `recall` entry."""
+    component of the same tech (kind transfer), its checks that name the components of the
+    incident it came from (`signature`, `alert_any` on listed components: `about_incident`)
+    are left out; only the failure kind carries over: a silent cause's symptom on listed
+    components becomes an alert of the playbook's kind on an alerting component (as it was
+    written before `alert_any`). `playbook`: a `recall` entry."""
+    # here, not at the top: checks imports the tools, whose memory tool imports this module
+    from agents.investigate.checks import about_incident
+
     checks: list[dict[str, Any]] = playbook["checks"]
     if playbook["candidate"] != playbook["pinned_to"]:
-        checks = [c for c in checks if c.get("type") != "signature"]
+        kind = playbook.get("failure_kind")
+        checks = [
+            {"type": "alert_kind", "kind": kind, "scope": "alerting"}
+            if about_incident(c) and c.get("type") == "alert_any" and kind
+            else c
+            for c in checks
+            if not about_incident(c) or (c.get("type") == "alert_any" and kind)
+        ]
     if any(c.get("type") == "explains_alerting" for c in checks):
         return checks
     return [{"type": "explains_alerting"}, *checks]

@@ -13,11 +13,12 @@ gets the
    cause, or a confirmation of an inconclusive finding naming it (`lesson_of`).
    If an active playbook of that kind on that component was recalled but not applicable, the
    new one is its next version and SUPERSEDES it.
-3. Its checks are what can be observed on that cause next time: the symptom checks that held,
-   plus the live evidence that held on it (service graph, `up`, a PromQL value) when there was
-   any, otherwise the incident's `signature` (which components alerted with which failure
-   kinds, and their dependency paths to the cause), so a repeat of a silent cause is
-   recognised from alerts alone.
+3. Its checks are what can be observed on that cause next time, however the repeat is worded
+   or presents: the symptom checks that held (`proposed_checks`), plus the live evidence that
+   held on it when there was any (calls into it degraded, its requests rising:
+   `checks.evidence_checks`), otherwise the incident's `signature` (which components alerted,
+   and their dependency paths to the cause), so a repeat of a silent cause is recognised from
+   alerts alone.
 4. Learned playbooks count against the tenant's playbook quota (`BLAST_MAX_PLAYBOOKS`, with
    the ones people write; retired ones not counted), checked in the same write that would
    create one: when it is full, trust still moves and the verdict stays recorded, but no
@@ -48,18 +49,26 @@ SIGNATURE_OVERLAP = 0.5
 
 
 def proposed_checks(
-    kind: str | None, alertnames: list[str], silent: bool = False
+    kind: str | None, alerting: list[str], silent: bool = False
 ) -> list[dict[str, Any]]:
     """The checks a new playbook starts from, in order: nothing changed upstream, then the
-    symptom (by failure kind, so differently worded alerts still match) on the candidate, or,
-    for a `silent` cause that raised no alert of its own, on the alerting components and an
-    alert naming it as a peer (kept only if it held)."""
-    scope = "alerting" if silent else "candidate"
-    symptom: dict[str, Any] = (
-        {"type": "alert_kind", "kind": kind, "scope": scope}
-        if kind
-        else {"type": "alert_firing", "alertname": alertnames[0], "scope": scope}
-    )
+    symptom, kept only if it held. The rule, one line each:
+
+    - a cause that alerted with a failure kind: an alert of that kind on it (`alert_kind`), so
+      differently worded alerts still match;
+    - a cause that alerted with no kind (lock waits, deadlocks): any alert on it
+      (`alert_any`), since the next wording may classify differently or not at all;
+    - a `silent` cause, which raised no alert of its own: any alert on one of the components
+      that alerted (`alert_any` on `alerting`), since the same callers raise latency alerts
+      one time and error alerts the next; and an alert naming it as a peer.
+    """
+    symptom: dict[str, Any]
+    if silent:
+        symptom = {"type": "alert_any", "scope": "components", "components": sorted(alerting)[:50]}
+    elif kind:
+        symptom = {"type": "alert_kind", "kind": kind, "scope": "candidate"}
+    else:
+        symptom = {"type": "alert_any", "scope": "candidate"}
     named: list[dict[str, Any]] = [{"type": "named_by_alert"}] if silent else []
     return [{"type": "no_recent_change", "scope": "alerting"}, symptom, *named]
 
@@ -67,11 +76,16 @@ def proposed_checks(
 def signature_check(ev: Evidence, cause: str) -> dict[str, Any]:
     """The `signature` check of an incident for `cause`: each alerting component with its
     failure kind (`alert_signature`) and its dependency path to the cause (empty when it has
-    none). What a repeat can be recognised by when nothing was measured."""
+    none). An alert no keyword classified matches any kind on its component next time
+    (`unclassified: matches`): its name says nothing about the kind. What a repeat can be
+    recognised by when nothing was measured."""
     pairs = sorted(alert_signature(ev.alerts))
     found = paths_to(ev, sorted({c for c, _ in pairs}), cause)
     alerts = [{"component": c, "kind": k, "path": found.get(c) or []} for c, k in pairs]
-    return {"type": "signature", "alerts": alerts[:50], "overlap": SIGNATURE_OVERLAP}
+    return {
+        "type": "signature", "alerts": alerts[:50], "overlap": SIGNATURE_OVERLAP,
+        "unclassified": "matches",
+    }  # fmt: skip
 
 
 def lesson_of(verdict: dict[str, Any], steered: bool) -> str | None:
@@ -165,8 +179,7 @@ class Learner:
             "playbook_checks", {"cause": cause, "kind": kind},
             lambda: [
                 check for check in proposed_checks(
-                    kind, [a["alertname"] for a in on_cause],
-                    silent=not any(a["component"] == cause for a in alerts),
+                    kind, alerting, silent=not any(a["component"] == cause for a in alerts)
                 )
                 if evaluate(check, cause, evidence)["held"]
             ],

@@ -15,7 +15,7 @@ from pydantic import SecretStr
 
 from adapters.notify import AdapterError
 from adapters.prometheus import Prometheus
-from agents.investigate.checks import Evidence, evaluate
+from agents.investigate.checks import Evidence, evaluate, evidence_checks
 
 OPENED = 1_790_000_000_000
 SEEN: list[dict[str, list[str]]] = []
@@ -151,3 +151,24 @@ def test_a_check_missing_a_field_is_an_error_result_not_an_exception(graph):
     assert result["status"] == "error" and not result["held"]
     assert "alertname" in result["detail"]
     assert evaluate({"type": "named_by_alert"}, "postgres", evidence(graph))["status"] == "ok"
+
+
+def test_evidence_checks_keep_the_ways_calls_were_degraded():
+    """Failing calls or spans and slow calls on the cause become one `calls_degraded` with the
+    ways seen, not thresholds at half the first magnitude; a traffic jump keeps its factor;
+    evidence on other components teaches nothing."""
+    rows = [
+        {"component": "ledger-db", "source": "calls", "value": 0.37},
+        {"component": "ledger-db", "source": "latency", "value": 60.0},
+        {"component": "ledger-db", "source": "spans", "value": 0.3},
+        {"component": "billing-api", "source": "calls", "value": 0.3},
+    ]
+    assert evidence_checks(rows, "ledger-db") == [
+        {"type": "calls_degraded", "how": ["failing", "slowed"]}
+    ]
+    assert evidence_checks(rows[1:2], "ledger-db") == [
+        {"type": "calls_degraded", "how": ["slowed"]}
+    ]
+    surge = [{"component": "partner", "source": "traffic", "value": 8.0}]
+    assert evidence_checks(surge, "partner") == [{"type": "requests_rising", "factor": 4.0}]
+    assert evidence_checks(rows, "storefront") == []
