@@ -41,3 +41,15 @@ class Decision:
     separated_by: str = ""
     evidence: list[dict[str, Any]] = field(default_factory=list)
     measured: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def in_doubt(self, names: list[str], summary: str, keep_evidence: bool = False) -> Decision:
+        """This decision made inconclusive between `names` (best first, what to check in that
+        order) with `summary`: the ruled-out reasons (and their measurements) of the
+        components not named stay; confidence 0.5 / len(names), as every inconclusive
+        finding's; `keep_evidence` keeps the live evidence it rested on."""
+        ruled = {k: v for k, v in self.ruled_out.items() if k not in names}
+        return Decision(
+            None, names, round(0.5 / len(names), 2), summary, ruled,
+            evidence=self.evidence if keep_evidence else [],
+            measured={k: v for k, v in self.measured.items() if k in ruled},
+        )  # fmt: skip

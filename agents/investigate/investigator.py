@@ -672,15 +672,12 @@ class Investigator:
             f"only `depends_on` (start order) edges to {', '.join(started)}" if started
             else "no dependency of it"
         )  # fmt: skip
-        names = [x, *started]
-        ruled = {k: v for k, v in decision.ruled_out.items() if k not in names}
-        return Decision(
-            None, names, round(0.5 / len(names), 2),
+        return decision.in_doubt(
+            [x, *started],
             f"Inconclusive (alerts only): {x} alerts, but the world knows {known}, so the alerts "
             f"cannot tell a fault in {x} itself from a dependency nobody recorded. Check {x} "
             "first; `topology discover` (service-graph metrics) or a world file adds its edges.",
-            ruled, measured={k: v for k, v in decision.measured.items() if k in ruled},
-        )  # fmt: skip
+        )
 
     def _start_order_only(
         self, task: TaskRun, ev: Evidence, decision: Decision, candidates: list[Candidate]
@@ -704,17 +701,14 @@ class Investigator:
         started = [a for a in mine.covers if a not in calling]
         if not started:
             return decision
-        rest = [c.name for c in candidates if c.name != x and not c.client]
-        names = [x, *rest[:4]]
-        ruled = {k: v for k, v in decision.ruled_out.items() if k not in names}
-        return Decision(
-            None, names, round(0.5 / len(names), 2),
+        rest = [c.name for c in candidates if c.name != x and not c.client][:4]
+        return decision.in_doubt(
+            [x, *rest],
             f"Inconclusive (alerts only): {x} is linked to {', '.join(started)} only by compose "
             f"`depends_on` (start order, not calls), so the world does not say its failure "
-            f"fails their requests. Check {x} first, then {', '.join(rest[:4]) or 'nothing else'}"
+            f"fails their requests. Check {x} first, then {', '.join(rest) or 'nothing else'}"
             "; `topology discover` (service-graph metrics) or a world file adds the calls.",
-            ruled, measured={k: v for k, v in decision.measured.items() if k in ruled},
-        )  # fmt: skip
+        )
 
     def _behind(
         self, task: TaskRun, ev: Evidence, first: Decision, candidates: list[Candidate]

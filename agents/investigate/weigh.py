@@ -33,7 +33,7 @@ them, and a CPU alert leaves the traffic sources in front of it in doubt.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -286,6 +286,37 @@ def signal_measurement(g: Signal, win: str | None) -> dict[str, Any]:
 CLIENT_FAULT_SERVERS = 2
 
 
+def _client_calls(client: str, edges: list[dict[str, Any]], win: str) -> list[dict[str, Any]]:
+    """The evidence rows of a client-side fault: one per failing edge out of `client`
+    (`edge_health` rows), its fail ratio against the hour before, in window `win`."""
+    return [
+        {"component": client, "source": "calls", "magnitude": _rise(e["fail_ratio"],
+         e["baseline_fail_ratio"]), "text": f"calls from {client} into {e['server']} fail "
+         f"{pct(e['fail_ratio'])} (the hour before: {pct(e['baseline_fail_ratio'])})",
+         "value": e["fail_ratio"], "window": win}
+        for e in edges
+    ]  # fmt: skip
+
+
+def _served_others(
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]],
+    good: Callable[[dict[str, Any]], str],
+    win: str,
+) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    """Servers ruled out because they answer another client normally: per (edge from the
+    faulty client, edge from another client) pair, the reason and its service-graph
+    measurement (`good` words the other client's edge)."""
+    ruled = {e["server"]: f"answers other clients normally: {good(o)}" for e, o in pairs}
+    measured = {
+        e["server"]: measurement(
+            "service graph", SERVICE_GRAPH_QUERY.format(name=e["server"]), o["fail_ratio"],
+            good(o), win,
+        )
+        for e, o in pairs
+    }  # fmt: skip
+    return ruled, measured
+
+
 def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decision | None:
     """One client's calls into several servers fail (`CLIENT_FAULT_SERVERS` or more, each with
     `EDGE_MIN_CALLS` calls) while every other client's calls into the same servers are measured
@@ -331,21 +362,8 @@ def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decis
         )
 
     line = f"calls from {client} fail into {', '.join(bad(e) for e, _ in pairs)}"
-    ruled = {e["server"]: f"answers other clients normally: {good(o)}" for e, o in pairs}
-    measured = {
-        e["server"]: measurement(
-            "service graph", SERVICE_GRAPH_QUERY.format(name=e["server"]), o["fail_ratio"],
-            good(o), win,
-        )
-        for e, o in pairs
-    }  # fmt: skip
-    evidence = [
-        {"component": client, "source": "calls", "magnitude": _rise(e["fail_ratio"],
-         e["baseline_fail_ratio"]), "text": f"calls from {client} into {e['server']} fail "
-         f"{pct(e['fail_ratio'])} (the hour before: {pct(e['baseline_fail_ratio'])})",
-         "value": e["fail_ratio"], "window": win}
-        for e, _ in pairs
-    ]  # fmt: skip
+    ruled, measured = _served_others(pairs, good, win)
+    evidence = _client_calls(client, [e for e, _ in pairs], win)
     separated = "; ".join(good(o) for _, o in pairs)
     return Decision(
         client, [client], 0.85,
@@ -424,13 +442,7 @@ def lone_client(
         )
         for e, o in rows
     }  # fmt: skip
-    evidence = [
-        {"component": client, "source": "calls", "magnitude": _rise(e["fail_ratio"],
-         e["baseline_fail_ratio"]), "text": f"calls from {client} into {e['server']} fail "
-         f"{pct(e['fail_ratio'])} (the hour before: {pct(e['baseline_fail_ratio'])})",
-         "value": e["fail_ratio"], "window": win}
-        for e, _ in rows
-    ]  # fmt: skip
+    evidence = _client_calls(client, [e for e, _ in rows], win)
     separated = "; ".join(works(e["server"], o) for e, o in rows)
     return Decision(
         client, [client], LONE_CLIENT_CONFIDENCE,
@@ -497,14 +509,7 @@ def stopped_client(edges: list[dict[str, Any]], near: set[str], win: str) -> Dec
         for e, _ in pairs
     )
     separated = "; ".join(good(o) for _, o in pairs)
-    ruled = {e["server"]: f"answers other clients normally: {good(o)}" for e, o in pairs}
-    measured = {
-        e["server"]: measurement(
-            "service graph", SERVICE_GRAPH_QUERY.format(name=e["server"]), o["fail_ratio"],
-            good(o), win,
-        )
-        for e, o in pairs
-    }  # fmt: skip
+    ruled, measured = _served_others(pairs, good, win)
     evidence = [
         {"component": client, "source": "calls", "magnitude": 1.0 - (e["rate_change"] or 0.0),
          "text": f"calls from {client} into {e['server']} fell: {e['baseline_rate_per_s']:.2f}"
@@ -957,17 +962,14 @@ def unmeasured(
             x, first.candidates, first.confidence, first.summary, ruled, first.surge_paths,
             first.separated_by, first.evidence, first.measured,
         )  # fmt: skip
-    names = [x, *behind]
-    ruled = {k: v for k, v in first.ruled_out.items() if k not in names}
-    return Decision(
-        None, names, round(0.5 / len(names), 2),
+    return first.in_doubt(
+        [x, *behind],
         f"Inconclusive: the evidence blames {x} ({first.summary}), but nothing measures "
         f"{', '.join(behind)} behind it (no call edge into {'it' if len(behind) == 1 else 'them'}, "
         "no span metrics, no scrape target), and "
         f"{'its' if len(behind) == 1 else 'their'} failure would look the same.",
-        ruled, evidence=first.evidence,
-        measured={k: v for k, v in first.measured.items() if k in ruled},
-    )  # fmt: skip
+        keep_evidence=True,
+    )
 
 
 def _readers_in_doubt(
@@ -986,16 +988,14 @@ def _readers_in_doubt(
     readers = sorted(set(mine.covers) - {x})
     if not readers:
         return None
-    names = [*readers, mine.name]
-    ruled = {k: v for k, v in first.ruled_out.items() if k not in names}
-    return Decision(
-        None, names, round(0.5 / len(names), 2),
+    return first.in_doubt(
+        [*readers, mine.name],
         f"Inconclusive (alerts only): {x} alerts only about a backlog, which its readers "
         f"{', '.join(readers)} falling behind cause as well as {x} itself; "
         f"{'it alerts' if len(readers) == 1 else 'they alert'} too, and the alerts do not "
         "separate them (the readers' call rates in service-graph metrics would). Check "
-        f"{'it' if len(readers) == 1 else 'them'} first.", ruled,
-    )  # fmt: skip
+        f"{'it' if len(readers) == 1 else 'them'} first.",
+    )
 
 
 def _producers_in_doubt(
