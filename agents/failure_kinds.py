@@ -30,6 +30,12 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("restarts", r"restart|crash ?loop|oomkilled|not ready"),
         ("lag", r"\blag\b|backlog|consumer group|queue (depth|size|length)|"
                 r"messages? (ready|in queue)|ready messages|\bunack(ed)? messages"),
+        # fewer requests arrive than usual: before `traffic`, which "request rate" and
+        # "traffic" would otherwise read as a surge
+        ("starved", r"\bno (requests?|traffic)\b|\bzero (requests|traffic)\b|"
+                    r"(requests?|traffic|request rate|throughput) "
+                    r"(drop|dropped|fell|low|stopped|absent|missing)|"
+                    r"\b(low|dropped) (request rate|traffic|throughput)"),
         ("traffic", r"rate spike|request rate|traffic|surge|flood"),
         ("latency", r"latency|slow|duration|p9\d|timeout|gc pause"),
         ("errors", r"error|5xx|fail|exception|unavailable"),
@@ -95,3 +101,14 @@ def dominant(alerts: list[dict[str, Any]], cause: str | None) -> str | None:
     on_cause = [a for a in alerts if a["component"] == cause] or alerts
     kinds = Counter(k for a in on_cause if (k := classify(a["alertname"], summary_of(a))))
     return kinds.most_common(1)[0][0] if kinds else None
+
+
+def starved(alerts: list[dict[str, Any]]) -> set[str]:
+    """The components every one of whose firing `alerts` (rows with `component`, `alertname`,
+    `status`) says fewer requests arrive than usual (kind `starved`): a symptom of their
+    callers, which stopped sending, not of their own dependencies."""
+    kinds: dict[str, set[str | None]] = {}
+    for a in alerts:
+        if a.get("component") and a.get("status", "firing") == "firing":
+            kinds.setdefault(a["component"], set()).add(classify(a["alertname"]))
+    return {c for c, k in kinds.items() if k == {"starved"}}

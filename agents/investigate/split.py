@@ -3,7 +3,11 @@ leave the incident for a new one with its own investigation, page and ticket.
 
 "Explains" (`cypher/explained_by.cypher`): a business dependency path within the walk's reach
 joins the alert's component and the cause, either way. An alert on no known component stays
-(it joined by groupKey, with no path to judge by).
+(it joined by groupKey, with no path to judge by). A component whose firing alerts all say it
+receives fewer requests than usual (failure kind `starved`: `NoRequestsDetected`,
+`TrafficDrop`) is explained when a component sending it requests or messages is
+(`cypher/senders.cypher`): a traffic drop points at the callers, which stopped calling because
+of the cause, not along the component's own dependencies.
 
 Which cause the incident keeps (the anchor):
 1. the new root cause, when nothing was paged yet, or it is the cause that was paged, or it
@@ -22,7 +26,9 @@ from __future__ import annotations
 
 import logging
 import uuid
+from typing import Any
 
+from agents.failure_kinds import starved
 from agents.tasks.coordination import TaskRun
 from agents.triage.triage import severity_rank
 
@@ -35,6 +41,22 @@ def explained(task: TaskRun, components: list[str], cause: str, hops: int) -> se
         return set()
     params = {"components": components, "cause": cause, "hops": hops}
     return {row["name"] for row in task.graph.rows("explained_by", params)}
+
+
+def starved_explained(
+    task: TaskRun, alerts: list[dict[str, Any]], ok: set[str], cause: str, hops: int
+) -> set[str]:
+    """The components not in `ok` whose firing alerts are all of kind `starved` and one of
+    whose senders (`senders.cypher`) `cause` explains (module docstring)."""
+    waiting = sorted(starved(alerts) - ok)
+    if not waiting:
+        return set()
+    senders: dict[str, set[str]] = {}
+    for row in task.graph.rows("senders", {"components": waiting}):
+        senders.setdefault(row["component"], set()).add(row["sender"])
+    upstream = sorted(set().union(*senders.values())) if senders else []
+    fine = explained(task, upstream, cause, hops)
+    return {c for c in waiting if senders.get(c, set()) & fine}
 
 
 def anchor(
@@ -67,6 +89,7 @@ def split_unexplained(task: TaskRun, root_cause: str | None, hops: int) -> str |
         return None
     components = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
     ok = explained(task, components, cause, hops)
+    ok |= starved_explained(task, alerts, ok, cause, hops)
     moved = [a for a in alerts if a["status"] == "firing" and a["component"]
              and a["component"] not in ok]  # fmt: skip
     kept = [a for a in alerts if a not in moved]

@@ -9,14 +9,17 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from adapters.falkordb import GraphStore, TenantGraph, graph_name
+from agents.failure_kinds import classify
 from agents.investigate.checks import Evidence
 from agents.investigate.decision import Candidate
 from agents.investigate.investigator import Investigator, start_order_edge
+from agents.investigate.split import starved_explained
 from agents.investigate.weigh import weigh
 from agents.tasks.coordination import TaskRun, claim
 from agents.triage.triage import Links, shared_dependencies, triage
@@ -330,6 +333,31 @@ def test_a_later_delivery_of_the_kafka_group_joins_its_incident(bare: TenantGrap
     assert detail is not None
     joined = {a["component"]: a["joined_via"] for a in detail["alerts"]}
     assert joined["billing"] == "billing → order-events ← notifier"
+
+
+@pytest.mark.parametrize(
+    ("alertname", "kept"), [("NoRequestsDetected", {"payments"}), ("ServiceHighErrorRate", set())]
+)
+def test_a_service_its_callers_stopped_calling_stays_with_their_cause(
+    bare: TenantGraph, alertname: str, kept: set[str]
+) -> None:
+    """search is the cause and explains api; payments, which only api calls, has no path to
+    search. Receiving no requests, it is api's symptom and stays in the incident (one page);
+    failing, it is a failure of its own and splits off."""
+    import_world(bare, world_of(COMPANY))
+    alerts = [{"component": "search", "alertname": "ContainerOOMKilled", "status": "firing"},
+              {"component": "api", "alertname": "ServiceHighErrorRate", "status": "firing"},
+              {"component": "payments", "alertname": alertname, "status": "firing"}]  # fmt: skip
+    run = SimpleNamespace(graph=bare)
+    assert starved_explained(run, alerts, {"search", "api"}, "search", 6) == kept  # type: ignore[arg-type]
+
+
+def test_fewer_requests_is_its_own_kind_not_a_surge() -> None:
+    for name in ("NoRequestsDetected", "RequestRateLow", "TrafficDrop", "LowThroughput"):
+        assert classify(name) == "starved", name
+    for name in ("RequestRateSpike", "TrafficSurge", "HighRequestRate"):
+        assert classify(name) == "traffic", name
+    assert classify("RequestErrorRate") == "errors"
 
 
 def test_one_delivery_is_investigated_once_and_later_alerts_wait(bare: TenantGraph) -> None:
