@@ -1,5 +1,6 @@
-"""Root-cause quality on worlds other than the bundled one: `python -m bench.rca_worlds
-[--cases bench/rca_worlds.yaml] [--world NAME] [--only CASE] [-v]`.
+"""Root-cause quality on worlds other than the bundled one, alerts only and with evidence.
+
+`python -m bench.rca_worlds [--cases bench/rca_worlds.yaml] [--world NAME] [--only CASE] [-v]`.
 
 Each world of the cases file is imported the way a user would import it (`world:` a compose
 file or a world file, read by `gateway.world.sources.load_sources`, paths relative to the

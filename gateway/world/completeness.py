@@ -50,16 +50,18 @@ class Completeness:
                 else ""
             )
             out.append(
-                f"{len(missing)} of {self.services} components have no known dependency{order}: "
+                f"{len(missing)} of {self.services} components that call others (datastores and "
+                f"topics left out) have no known dependency{order}: "
                 f"{names}{more}. With alerts only, a finding naming one stays inconclusive "
                 "(low confidence when a world file states it is a leaf) until "
                 "`topology discover` or a world file adds edges."
             )
         if self.unstated:
             out.append(
-                f"{self.unstated} of {self.edges} dependency edges state no propagation; the "
-                "investigator counts them as edges that may carry a failure (a world file's "
-                "`propagation: soft` clears one)."
+                f"{self.unstated} of {self.edges} dependency edges (business edges and "
+                "`hosted_on`) state no propagation; the investigator counts them as edges that "
+                "may carry a failure (a world file's `propagation: soft` on an edge clears it; "
+                "docs/world.md)."
             )
         return out
 

@@ -159,7 +159,10 @@ def test_compose_depends_on_is_start_order_weaker_than_a_hostname(tmp_path: Path
     assert bases == {("web", "api"): "environment", ("web", "cache"): "depends_on"}
     report = of_world(world)
     assert report.unknown == ["api"] and report.start_order == []
-    assert report.lines()[0].startswith("1 of 2 components have no known dependency: api.")
+    assert report.lines()[0].startswith(
+        "1 of 2 components that call others (datastores and topics left out) have no known "
+        "dependency: api."
+    )
 
 
 def test_the_sock_shop_compose_file_reports_what_it_does_not_know() -> None:
@@ -167,8 +170,9 @@ def test_the_sock_shop_compose_file_reports_what_it_does_not_know() -> None:
     assert (report.services, len(report.unknown)) == (12, 11)  # only user -> user-db is named
     assert "user" not in report.unknown and "front-end" in report.unknown
     assert report.lines()[1] == (
-        "1 of 1 dependency edges state no propagation; the investigator counts them as edges "
-        "that may carry a failure (a world file's `propagation: soft` clears one)."
+        "1 of 1 dependency edges (business edges and `hosted_on`) state no propagation; the "
+        "investigator counts them as edges that may carry a failure (a world file's "
+        "`propagation: soft` on an edge clears it; docs/world.md)."
     )
 
 
