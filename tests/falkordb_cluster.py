@@ -3,7 +3,10 @@
 
 Built with plain cluster commands (CLUSTER MEET / ADDSLOTSRANGE / REPLICATE), as
 `redis-cli --cluster create` would, since the wheel ships no `redis-cli`. A short
-`cluster-node-timeout` makes a replica take over about a second after its primary dies.
+`cluster-node-timeout` (3 s) makes a replica take over a few seconds after its primary dies.
+Not shorter: FalkorDB commits a write holding the server's lock, so a node busy with a large
+write (a world import) on a loaded machine misses the cluster bus's pings for a second and is
+failed over while alive.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from adapters.falkordb import SLOTS, free_port
 class LocalCluster:
     """`primaries` shards, each a primary and one replica, data under `root`."""
 
-    def __init__(self, root: Path, primaries: int = 3, node_timeout_ms: int = 1_000) -> None:
+    def __init__(self, root: Path, primaries: int = 3, node_timeout_ms: int = 3_000) -> None:
         self.root = root
         self.primaries = primaries
         self.node_timeout_ms = node_timeout_ms
