@@ -113,7 +113,7 @@ class _Check(BaseModel, ABC):
 
     def about_incident(self) -> bool:
         """Whether the check names components of the incident it was learned from (they
-        mean nothing for another component recalled by kind transfer, `recall.gated`)."""
+        mean nothing for another component recalled by kind transfer, `gated`)."""
         return False
 
 
@@ -528,26 +528,51 @@ def _promql(check: PromQLCheck, candidate: str, ev: Evidence) -> dict[str, Any]:
     return _result(held, samples[:5], f"{query} -> {samples[:1]}", status)
 
 
+def _parsed(check: dict[str, Any]) -> _Check | None:
+    """A stored check as its type, or None when it is invalid (it never holds)."""
+    try:
+        parsed: _Check = CHECK.validate_python(check)
+    except ValidationError:
+        return None
+    return parsed
+
+
 def about_candidate(check: dict[str, Any]) -> bool:
     """Whether a stored check looks at the candidate itself (`_Check.about_candidate`); an
     invalid one counts as about the candidate (it never holds, so it cannot steer)."""
-    try:
-        parsed = CHECK.validate_python(check)
-    except ValidationError:
-        return True
-    about: bool = parsed.about_candidate()
-    return about
+    parsed = _parsed(check)
+    return parsed is None or parsed.about_candidate()
 
 
 def about_incident(check: dict[str, Any]) -> bool:
     """Whether a stored check names components of the incident it was learned from
     (`_Check.about_incident`); an invalid one does not (it never holds either way)."""
-    try:
-        parsed = CHECK.validate_python(check)
-    except ValidationError:
-        return False
-    about: bool = parsed.about_incident()
-    return about
+    parsed = _parsed(check)
+    return parsed is not None and parsed.about_incident()
+
+
+def gated(playbook: dict[str, Any]) -> list[dict[str, Any]]:
+    """A recalled playbook's checks as the investigator runs them: `explains_alerting` first (a
+    remembered cause that cannot explain most of this incident's alerting components is not
+    its cause, however its own checks read), then the playbook's own. Recalled for another
+    component of the same tech (kind transfer), its checks that name the components of the
+    incident it came from (`signature`, `alert_any` on listed components: `about_incident`)
+    are left out; only the failure kind carries over: a silent cause's symptom on listed
+    components becomes an alert of the playbook's kind on an alerting component (as it was
+    written before `alert_any`). `playbook`: a `recall` entry."""
+    checks: list[dict[str, Any]] = playbook["checks"]
+    if playbook["candidate"] != playbook["pinned_to"]:
+        kind = playbook.get("failure_kind")
+        checks = [
+            {"type": "alert_kind", "kind": kind, "scope": "alerting"}
+            if about_incident(c) and c.get("type") == "alert_any" and kind
+            else c
+            for c in checks
+            if not about_incident(c) or (c.get("type") == "alert_any" and kind)
+        ]
+    if any(c.get("type") == "explains_alerting" for c in checks):
+        return checks
+    return [{"type": "explains_alerting"}, *checks]
 
 
 def evidence_checks(evidence: list[dict[str, Any]], cause: str) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ call a
 checkpointed step, so a new owner resumes where the last one stopped), like a model planner.
 
 Memory (`BLAST_MEMORY`) comes before all of it: with `graph`, recalled playbooks are checked
-(first whether their cause explains the alerting components, `recall.gated`) and one whose checks
+(first whether their cause explains the alerting components, `checks.gated`) and one whose checks
 all hold names the cause at its trust, citing where it was learned (`recall.cited`); with
 `graph` or `text`, the incidents whose alerts read alike are looked up and kept with the finding
 (`agents/investigate/similar.py`).
@@ -48,11 +48,11 @@ from typing import Any, Literal
 from adapters.prometheus import Prometheus
 from agents.failure_kinds import classify
 from agents.investigate import similar
-from agents.investigate.checks import Evidence, about_candidate, evaluate
+from agents.investigate.checks import Evidence, about_candidate, evaluate, gated
 from agents.investigate.decision import Candidate, Decision
 from agents.investigate.measure import calls_into, from_alerts, from_changes, healthy, span, window
 from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
-from agents.investigate.recall import cited, gated
+from agents.investigate.recall import cited
 from agents.investigate.split import split_unexplained
 from agents.investigate.tools import call, prefetch
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS

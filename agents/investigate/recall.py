@@ -56,33 +56,6 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(found.values(), key=lambda e: (-e["score"], e["hops"], e["id"], e["candidate"]))
 
 
-def gated(playbook: dict[str, Any]) -> list[dict[str, Any]]:
-    """A recalled playbook's checks as the investigator runs them: `explains_alerting` first (a
-    remembered cause that cannot explain most of this incident's alerting components is not
-    its cause, however its own checks read), then the playbook's own. Recalled for another
-    component of the same tech (kind transfer), its checks that name the components of the
-    incident it came from (`signature`, `alert_any` on listed components: `about_incident`)
-    are left out; only the failure kind carries over: a silent cause's symptom on listed
-    components becomes an alert of the playbook's kind on an alerting component (as it was
-    written before `alert_any`). `playbook`: a `recall` entry."""
-    # here, not at the top: checks imports the tools, whose memory tool imports this module
-    from agents.investigate.checks import about_incident
-
-    checks: list[dict[str, Any]] = playbook["checks"]
-    if playbook["candidate"] != playbook["pinned_to"]:
-        kind = playbook.get("failure_kind")
-        checks = [
-            {"type": "alert_kind", "kind": kind, "scope": "alerting"}
-            if about_incident(c) and c.get("type") == "alert_any" and kind
-            else c
-            for c in checks
-            if not about_incident(c) or (c.get("type") == "alert_any" and kind)
-        ]
-    if any(c.get("type") == "explains_alerting" for c in checks):
-        return checks
-    return [{"type": "explains_alerting"}, *checks]
-
-
 def cited(playbook: dict[str, Any], held: int) -> str:
     """The summary of a finding memory made: the playbook, its trust, where it was learned and
     who confirmed it, the recall path and how many checks held. `playbook`: a `recall` entry."""

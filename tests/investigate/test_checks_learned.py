@@ -7,8 +7,7 @@ from __future__ import annotations
 import time
 
 from adapters.prometheus import Prometheus
-from agents.investigate.checks import Evidence, about_candidate, about_incident, evaluate
-from agents.investigate.recall import gated
+from agents.investigate.checks import Evidence, about_candidate, about_incident, evaluate, gated
 from agents.learn.learner import proposed_checks, signature_check
 from tests.investigate.test_evidence import FAULT_AGO_S, prometheus, scenario
 
