@@ -216,18 +216,22 @@ def promql_string(value: str) -> str:
 MAX_REMEMBERED_MATCHER_CHARS = 256
 
 
-@functools.lru_cache(maxsize=4096)
-def _remembered_matcher(name: str, value: str) -> str:
+def _matcher(name: str, value: str) -> str:
+    """`name="value"` percent-encoded for a URL query (every byte but letters, digits and
+    `_.-~`; a lone surrogate as `?`). Quoting is per byte, so the matchers can be quoted one by
+    one and joined by `%2C`."""
     return urllib.parse.quote(f"{name}={promql_string(value)}", safe="", errors="replace")
+
+
+#: `_matcher` remembered: a storm repeats most label pairs.
+_remembered_matcher = functools.lru_cache(maxsize=4096)(_matcher)
 
 
 def _quoted_matcher(name: str, value: str) -> str:
-    """`name="value"` percent-encoded for a URL query (every byte but letters, digits and
-    `_.-~`; a lone surrogate as `?`). Quoting is per byte, so the matchers can be quoted one by
-    one and joined by `%2C`; a storm repeats most label pairs, so short ones are remembered."""
+    """`_matcher`, remembered for the short pairs a storm repeats."""
     if len(name) + len(value) <= MAX_REMEMBERED_MATCHER_CHARS:
         return _remembered_matcher(name, value)
-    return urllib.parse.quote(f"{name}={promql_string(value)}", safe="", errors="replace")
+    return _matcher(name, value)
 
 
 def silence_link(external_url: str, labels: dict[str, str]) -> str:
@@ -296,9 +300,7 @@ def normalize(
                 group_key=group_key,
                 receiver=receiver,
                 source=source,
-                values_json="null"
-                if alert.values is None
-                else json.dumps(alert.values, sort_keys=True),
+                values_json=json.dumps(alert.values, sort_keys=True),
                 silence_url=_silence(alert, body, source),
             )
         )
