@@ -50,7 +50,15 @@ from agents.failure_kinds import classify
 from agents.investigate import similar
 from agents.investigate.checks import Evidence, about_candidate, evaluate, gated
 from agents.investigate.decision import Candidate, Decision
-from agents.investigate.measure import calls_into, from_alerts, from_changes, healthy, span, window
+from agents.investigate.measure import (
+    calls_into,
+    from_alerts,
+    from_changes,
+    healthy,
+    measurement,
+    span,
+    window,
+)
 from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.investigate.recall import cited
 from agents.investigate.split import split_unexplained
@@ -58,6 +66,7 @@ from agents.investigate.tools import call, prefetch
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
 from agents.investigate.tools.graph import MAX_HOPS, PEER_LABELS
 from agents.investigate.weigh import (
+    FALLBACK_CONFIDENCE,
     cpu_only,
     doubt,
     self_inflicted,
@@ -557,6 +566,7 @@ class Investigator:
         ev.calling = {
             e["client"] for e in edges.data or [] if e["calls"] or e.get("baseline_calls")
         }
+        ev.serving_only = serving_only(edges.data or [], ev.calling)
         services = call(task, ev, "service_errors", {"components": near})
         down = call(task, ev, "targets_down", {"components": near})
         clients = traffic_clients(edges.data or [])
@@ -585,6 +595,7 @@ class Investigator:
                 decision, ev.alerting, ev.alerts, candidates, hard, edges.data or [],
                 services.data or [], down.data or [],
             )  # fmt: skip
+            decision = read_at_start_up(decision, mine, edges.data or [], ev, win)
         return decision, "", {}
 
     def _named_by_peers(
@@ -793,8 +804,90 @@ def start_order_edge(row: dict[str, Any], x: str, ev: Evidence) -> bool:
     """A `neighbours` row of X's known only as compose `depends_on` (start order, not calls)
     while the service graph traces X's own calls (`ev.calling`): none of them follows it
     (else it would be measured), so it is not a call dependency that could fail X's requests
-    unseen. Without evidence nothing is traced, and start order stays a suspect."""
-    return row.get("basis") == "depends_on" and x in ev.calling
+    unseen. The same when X serves measured calls but makes none (`ev.serving_only`: it
+    reads what it started after at start-up only), unless an alert says X restarts: start-up
+    is when it reads them, so one failing keeps it from coming up. Without evidence nothing is
+    traced, and start order stays a suspect."""
+    if row.get("basis") != "depends_on":
+        return False
+    if x in ev.calling:
+        return True
+    restarts = any(
+        a["component"] == x and classify(a["alertname"], a.get("summary", "")) == "restarts"
+        for a in ev.alerts
+    )  # fmt: skip
+    return x in ev.serving_only and not restarts
+
+
+def read_at_start_up(
+    decision: Decision,
+    mine: list[dict[str, Any]],
+    edges: list[dict[str, Any]],
+    ev: Evidence,
+    win: str,
+) -> Decision:
+    """The cause X the evidence blames serves calls but makes none (`ev.serving_only`): what
+    it is started after (`mine`, its `neighbours` rows; compose `depends_on`) is ruled out,
+    the reason naming X's measured calls and a traced datastore call near the incident, and X
+    is held at `FALLBACK_CONFIDENCE` at most (an inference from what tracing covers, not a
+    measured call); an alert about X's own process (`self_inflicted`) rules them out
+    instead, confidence kept, as in `unmeasured`. Unchanged when X makes traced calls (the
+    edges are measured clear) or nothing of X's is only started after."""
+    x = decision.root_cause
+    if x is None or x in ev.calling or x not in ev.serving_only:
+        return decision
+    started = sorted(r["name"] for r in mine if _hard(r, "out") and start_order_edge(r, x, ev))
+    if not started:
+        return decision
+    own = self_inflicted(ev.alerts, x)
+    if own is not None:  # an alert about its own process rules them out, as `unmeasured`
+        ruled = dict.fromkeys(started, f"{x} alerts about its own process ({own})")
+        return Decision(
+            x, decision.candidates, decision.confidence, decision.summary,
+            decision.ruled_out | ruled, decision.surge_paths, decision.separated_by,
+            decision.evidence, decision.measured,
+        )  # fmt: skip
+    served = sum(e["calls"] for e in edges if e["server"] == x)
+    base = sum(e.get("baseline_calls") or 0.0 for e in edges if e["server"] == x)
+    db = next(
+        e for e in edges
+        if e.get("connection_type") == "database" and (e["calls"] or e.get("baseline_calls"))
+    )  # fmt: skip
+    when = f" ({span(win)})" if span(win) else ""
+    text = (
+        f"{x} served {served:,.0f} calls{when} ({base:,.0f} the hour before) and made no traced "
+        f"call, while datastore calls are traced ({db['client']} -> {db['server']})"
+    )
+    why = f"{x} is started after it (compose `depends_on`) but calls it on no request: {text}"
+    query = f'traces_service_graph_request_total{{client="{x}"}}'
+    return Decision(
+        x, decision.candidates, min(decision.confidence, FALLBACK_CONFIDENCE),
+        f"{decision.summary} {x} makes no traced call while serving, so what it is started "
+        f"after ({', '.join(started)}) is read at start-up only: confidence held below the top "
+        "band.", decision.ruled_out | dict.fromkeys(started, why), decision.surge_paths,
+        decision.separated_by, decision.evidence,
+        decision.measured | {n: measurement("service graph", query, 0.0, text, win)
+                             for n in started},
+    )  # fmt: skip
+
+
+def serving_only(edges: list[dict[str, Any]], calling: set[str]) -> set[str]:
+    """Servers of `edges` (`edge_health` rows) measured serving calls, window or baseline, that
+    made no traced call of their own (not in `calling`), when the service graph traces
+    datastore calls near the incident (an edge of connection type `database` with calls):
+    where a client library's datastore calls are traced, a server that makes none calls
+    nothing on its request path (it loads its data at start-up). Empty when no datastore call
+    is traced: the servers' own calls may simply not be instrumented."""
+    if not any(
+        e.get("connection_type") == "database" and (e["calls"] or e.get("baseline_calls"))
+        for e in edges
+    ):
+        return set()
+    return {
+        e["server"] for e in edges
+        if e["known"] and (e["calls"] or e.get("baseline_calls")) and e["server"] not in calling
+        and e.get("connection_type") != "database"
+    }  # fmt: skip
 
 
 def traffic_clients(edges: list[dict[str, Any]]) -> set[str]:

@@ -17,8 +17,13 @@ import pytest
 from adapters.falkordb import GraphStore, TenantGraph, graph_name
 from agents.failure_kinds import classify
 from agents.investigate.checks import Evidence
-from agents.investigate.decision import Candidate
-from agents.investigate.investigator import Investigator, start_order_edge
+from agents.investigate.decision import Candidate, Decision
+from agents.investigate.investigator import (
+    Investigator,
+    read_at_start_up,
+    serving_only,
+    start_order_edge,
+)
 from agents.investigate.split import starved_explained
 from agents.investigate.weigh import weigh
 from agents.tasks.coordination import TaskRun, claim
@@ -145,6 +150,65 @@ def test_start_order_clears_a_dependency_only_where_the_service_graph_traces_the
     assert start_order_edge(started, "search", ctx)  # its calls are traced, none goes there
     assert not start_order_edge(named, "search", ctx)  # a hostname it is configured with: a call
     assert not start_order_edge(started, "geo", ctx)  # geo's own calls are not traced
+
+
+def start_up_edges(**changes: dict[str, Any]) -> list[dict[str, Any]]:
+    """Hotel Reservation's search path: search calls geo and rate; rate reads its MongoDB
+    (traced, a datastore call); geo reads its MongoDB at start-up only, so it calls nothing."""
+    rows = {"search>geo": {"fail_ratio": 0.5}, "search>rate": {},
+            "rate>mongodb-rate": {"connection_type": "database"}} | changes  # fmt: skip
+    return [edge(*k.split(">"), **v) for k, v in rows.items()]
+
+
+def started_after(*names: str) -> list[dict[str, Any]]:
+    """`neighbours` rows: what geo is started after (compose `depends_on`)."""
+    return [{"name": n, "direction": "out", "purpose": "business", "basis": "depends_on",
+             "propagation": None} for n in names]  # fmt: skip
+
+
+def test_a_server_that_calls_nothing_while_serving_reads_its_start_order_at_start_up(
+    bare: TenantGraph,
+) -> None:
+    """geo serves search's calls and makes none, where datastore calls are traced (rate's):
+    what it is started after is no request-path call, so geo's failing calls are its own,
+    named below the top band with the measurement that clears them."""
+    edges = start_up_edges()
+    calling = {"search", "rate"}
+    assert serving_only(edges, calling) == {"geo"}  # rate calls; a datastore is no service
+    ctx = Evidence(bare, [], ["search"], 0)
+    ctx.calling, ctx.serving_only = calling, serving_only(edges, calling)
+    (consul, mongo) = started_after("consul", "mongodb-geo")
+    assert start_order_edge(mongo, "geo", ctx)
+    blamed = Decision("geo", ["geo"], 0.95, "geo: calls into geo fail 50 %.")
+    got = read_at_start_up(blamed, [consul, mongo], edges, ctx, WINDOW)
+    assert (got.root_cause, got.confidence) == ("geo", 0.75)
+    assert got.ruled_out["mongodb-geo"] == (
+        "geo is started after it (compose `depends_on`) but calls it on no request: geo served "
+        "600 calls (23:05-23:15 UTC) (2,400 the hour before) and made no traced call, while "
+        "datastore calls are traced (rate -> mongodb-rate)"
+    )
+    assert got.measured["consul"]["source"] == "service graph"
+    assert got.measured["consul"]["value"] == 0.0
+    # an alert about geo's own process rules them out as before, at the confidence it had
+    ctx.alerts = [{"component": "geo", "alertname": "ContainerOOMKilled", "summary": ""}]
+    kept = read_at_start_up(blamed, [consul, mongo], edges, ctx, WINDOW)
+    assert kept.confidence == 0.95
+    assert kept.ruled_out["consul"] == "geo alerts about its own process (ContainerOOMKilled)"
+
+
+def test_start_order_stays_a_suspect_where_nothing_shows_it_is_not_read(bare: TenantGraph) -> None:
+    """No datastore call traced anywhere near (the servers' own calls may just not be
+    instrumented), or an alert saying geo restarts (start-up is when it reads what it is
+    started after; one failing keeps it from coming up): geo's start order stays in doubt."""
+    (mongo,) = started_after("mongodb-geo")
+    untraced = start_up_edges(**{"rate>mongodb-rate": {"calls": 0.0, "baseline_calls": 0.0}})
+    assert serving_only(untraced, {"search"}) == set()
+    ctx = Evidence(bare, [], ["search"], 0)
+    ctx.calling, ctx.serving_only = {"search", "rate"}, {"geo"}
+    ctx.alerts = [{"component": "geo", "alertname": "ContainerRestarting", "summary": ""}]
+    assert not start_order_edge(mongo, "geo", ctx)
+    blamed = Decision("geo", ["geo"], 0.95, "geo: calls into geo fail 50 %.")
+    assert read_at_start_up(blamed, [mongo], start_up_edges(), ctx, WINDOW) is blamed
 
 
 def test_compose_depends_on_is_start_order_weaker_than_a_hostname(tmp_path: Path) -> None:

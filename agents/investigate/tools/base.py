@@ -81,6 +81,10 @@ class ToolContext:
     #: window or baseline): what they call is traced, so an edge of theirs known only as
     #: compose start order (`depends_on`) that no measured call follows is no call.
     calling: set[str] = field(default_factory=set)
+    #: Components the service graph measured serving calls (window or baseline) that made no
+    #: traced call of their own, where it traces datastore calls near the incident: they call
+    #: nothing on their request path (`investigator.start_order_edge`).
+    serving_only: set[str] = field(default_factory=set)
 
 
 def component_names(ctx: ToolContext, values: list[str]) -> dict[str, str | None]:
