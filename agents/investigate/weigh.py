@@ -390,15 +390,19 @@ def lone_client(
     `reach`, the world's). One fault on the client's side (packet loss on its host, a bad
     client setting) then explains every failure, where the servers would need as many
     independent faults at once: the client is named, at `LONE_CLIENT_CONFIDENCE`. A server
-    with no measured calls of its own (a leaf) could be failing by itself: no decision. None
-    when no client fits (or several do)."""
+    with no measured calls of its own (a leaf) could be failing by itself: it neither makes
+    nor breaks the case. At least `CLIENT_FAULT_SERVERS` servers must be shown working for
+    themselves; a leaf among the failing ones is then explained by the same client fault
+    (the alternative is an independent fault in the leaf at the same moment). None when no
+    client fits (or several do)."""
     known = [e for e in edges if e["known"] and e["calls"] >= EDGE_MIN_CALLS]
 
     def usual(e: dict[str, Any]) -> bool:
         low = e["rate_change"] is not None and e["rate_change"] <= STOPPED
         return not low and not edge_degraded(e)
 
-    found: dict[str, list[tuple[dict[str, Any], list[dict[str, Any]]]]] = {}
+    found: dict[str, tuple[list[tuple[dict[str, Any], list[dict[str, Any]]]],
+                           list[dict[str, Any]]]] = {}  # fmt: skip
     for client in sorted({e["client"] for e in known}):
         out = [e for e in known if e["client"] == client]
         servers = {e["server"] for e in out}
@@ -406,21 +410,28 @@ def lone_client(
             continue
         if not all(failing(e["fail_ratio"], e["baseline_fail_ratio"]) for e in out):
             continue
-        rows, deps = [], []
+        rows, leaves, deps = [], [], []
         for e in out:
             own = [o for o in known if o["client"] == e["server"]]
             others = [o for o in known if o["server"] == e["server"] and o["client"] != client]
-            if not own or not all(usual(o) for o in own) or any(map(edge_degraded, others)):
+            if not all(usual(o) for o in own) or any(map(edge_degraded, others)):
                 break
-            rows.append((e, own))
+            if own:
+                rows.append((e, own))
+            else:
+                leaves.append(e)
             deps.append({o["server"] for o in own} | reach.get(e["server"], set()))
         else:
             pairs = [(a, b) for i, a in enumerate(deps) for b in deps[i + 1 :]]
-            if not any(a & b for a, b in pairs) and not any(servers & d for d in deps):
-                found[client] = rows
+            if (
+                len(rows) >= CLIENT_FAULT_SERVERS
+                and not any(a & b for a, b in pairs)
+                and not any(servers & d for d in deps)
+            ):  # fmt: skip
+                found[client] = (rows, leaves)
     if len(found) != 1:
         return None
-    ((client, rows),) = found.items()
+    ((client, (rows, leaves)),) = found.items()
     rows.sort(key=lambda r: r[0]["server"])
     when = f" ({span(win)})" if span(win) else ""
 
@@ -442,14 +453,33 @@ def lone_client(
         )
         for e, o in rows
     }  # fmt: skip
-    evidence = _client_calls(client, [e for e, _ in rows], win)
+    leaves.sort(key=lambda e: e["server"])
+    for e in leaves:
+        text = f"calls from {client} into {e['server']} fail {pct(e['fail_ratio'])} of " \
+               f"{e['calls']:,.0f}{when}"  # fmt: skip
+        ruled[e["server"]] = (
+            f"fails only for {client}, as the servers that work for themselves do; it makes no "
+            f"measured call of its own, so nothing shows it working: {text}"
+        )
+        measured[e["server"]] = measurement(
+            "service graph",
+            f'traces_service_graph_request_failed_total{{client="{client}", '
+            f'server="{e["server"]}"}} / _total', e["fail_ratio"], text, win,
+        )  # fmt: skip
+    evidence = _client_calls(client, [e for e, _ in rows] + leaves, win)
     separated = "; ".join(works(e["server"], o) for e, o in rows)
+    also = (
+        f" Its calls into {', '.join(e['server'] for e in leaves)}, which make no measured call "
+        "of their own, fail too: the same fault explains them."
+        if leaves
+        else ""
+    )
     return Decision(
         client, [client], LONE_CLIENT_CONFIDENCE,
         f"{client}: its calls into every server it uses fail{when}: {line}; no other client's "
         f"calls into them fail, each works for itself ({separated}) and they share no "
         f"dependency. One fault on {client}'s side (its network, its settings) explains all of "
-        "them; the servers would need as many independent faults at once.", ruled,
+        f"them; the servers would need as many independent faults at once.{also}", ruled,
         separated_by=separated,
         evidence=evidence, measured=measured,
     )  # fmt: skip

@@ -345,6 +345,9 @@ LONE = [Candidate("text", ["text"], 0), Candidate("urls", ["text"], 1),
         Candidate("mentions", ["text"], 1), Candidate("tags", ["text"], 1)]  # fmt: skip
 
 
+WIN = "2026-12-01T23:05:00Z/2026-12-01T23:15:00Z"
+
+
 def lone_edges(**changes: dict[str, Any]) -> list[dict[str, Any]]:
     """text calls urls, mentions and tags, nobody else does; each calls its own store."""
     rows = {
@@ -359,8 +362,7 @@ def lone_edges(**changes: dict[str, Any]) -> list[dict[str, Any]]:
 def test_a_client_whose_every_server_fails_for_it_while_working_for_itself_is_the_cause() -> None:
     """No other client to compare: three servers that share nothing and whose own calls are
     healthy all fail for their one caller at once; one fault on its side explains it."""
-    win = "2026-12-01T23:05:00Z/2026-12-01T23:15:00Z"
-    decision = weigh(["text"], LONE, lone_edges(), [], [], [], (), set(), win=win)
+    decision = weigh(["text"], LONE, lone_edges(), [], [], [], (), set(), win=WIN)
     assert decision is not None and decision.root_cause == "text", decision.summary
     assert decision.confidence == 0.6
     assert decision.ruled_out["urls"] == (
@@ -372,14 +374,41 @@ def test_a_client_whose_every_server_fails_for_it_while_working_for_itself_is_th
     )
 
 
+def test_a_leaf_failing_beside_servers_that_work_for_themselves_is_the_clients_doing() -> None:
+    """tags makes no measured call (a leaf: nothing shows it working), but urls and mentions
+    work for themselves and fail only for text: one fault on text's side explains the three,
+    the leaf's reason saying it was not shown working."""
+    edges = lone_edges(**{"tags>tags-db": {"calls": 0.0, "baseline_calls": 0.0}})
+    decision = weigh(["text"], LONE, edges, [], [], [], (), set(), win=WIN)
+    assert decision is not None and decision.root_cause == "text", decision.summary
+    assert decision.confidence == 0.6
+    assert decision.ruled_out["tags"] == (
+        "fails only for text, as the servers that work for themselves do; it makes no measured "
+        "call of its own, so nothing shows it working: calls from text into tags fail 25 % of "
+        "600 (23:05-23:15 UTC)"
+    )
+    assert decision.measured["tags"]["value"] == 0.25
+    assert {e["text"] for e in decision.evidence} >= {
+        "calls from text into tags fail 25 % (the hour before: 0 %)"
+    }
+    assert decision.summary.endswith(
+        "Its calls into tags, which make no measured call of their own, fail too: the same "
+        "fault explains them."
+    )
+
+
 def test_no_lone_client_where_the_servers_could_fail_by_themselves_or_together() -> None:
-    """A shared dependency, a server with no measured calls of its own (a leaf may fail by
-    itself), a server whose own calls fail, a server of the client that still answers it, or
-    a server another client fails into: the client is not named."""
+    """A shared dependency, fewer than two servers shown working for themselves (a leaf, with
+    no measured calls of its own, may fail by itself), a server whose own calls fail, a
+    server of the client that still answers it, or a server another client fails into: the
+    client is not named."""
     cases = {
         "shared store": {"tags>urls-db": {}},
         "shared in the world": {},
-        "a leaf": {"tags>tags-db": {"calls": 0.0}},
+        "a leaf beside one working server": {
+            "tags>tags-db": {"calls": 0.0},
+            "mentions>mentions-db": {"calls": 0.0},
+        },
         "own calls fail": {"urls>urls-db": {"fail_ratio": 0.5}},
         "one server answers": {"text>tags": {}},
         "another client fails": {"api>mentions": {"fail_ratio": 0.25}},
