@@ -67,6 +67,7 @@ from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
 from agents.investigate.tools.graph import MAX_HOPS, PEER_LABELS
 from agents.investigate.weigh import (
     FALLBACK_CONFIDENCE,
+    backlog_only,
     cpu_only,
     doubt,
     self_inflicted,
@@ -540,6 +541,7 @@ class Investigator:
         )  # fmt: skip
         decision = self._unknown_behind(task, ev, decision, candidates, changed)
         decision = self._start_order_only(task, ev, decision, candidates)
+        decision = self._silent_readers(task, ev, decision)
         if note:
             decision.summary = f"{note} {decision.summary}"
         return decision, candidates, changes
@@ -572,9 +574,10 @@ class Investigator:
         clients = traffic_clients(edges.data or [])
         reach = self._reach(task, ev, suspects(edges.data or [], services.data or [], peers))
         win = window(edges.raw) or window(services.raw)
+        backlog = [a for a in ev.alerting if backlog_only(ev.alerts, a)]
         decision = weigh(
             ev.alerting, candidates, edges.data or [], services.data or [], down.data or [],
-            peers, clients, changed, reach, win,
+            peers, clients, changed, reach, win, backlog,
         )  # fmt: skip
         if decision is None:
             measured = {
@@ -719,6 +722,32 @@ class Investigator:
             f"`depends_on` (start order, not calls), so the world does not say its failure "
             f"fails their requests. Check {x} first, then {', '.join(rest) or 'nothing else'}"
             "; `topology discover` (service-graph metrics) or a world file adds the calls.",
+        )
+
+    def _silent_readers(self, task: TaskRun, ev: Evidence, decision: Decision) -> Decision:
+        """The cause X alerts only about a backlog (`backlog_only`) and none of its readers
+        alerts (alerting readers: `weigh.doubt`): a backlog says X's readers fall behind, and a
+        reader that stopped or hung raises no alert of its own, so the components that read X
+        (`neighbours` in: they consume it or call into it; a producer's `PUBLISHES` does not
+        drain it) are named first, then X. Unchanged when X has no such reader."""
+        x = decision.root_cause
+        if x is None or x not in ev.alerting or not backlog_only(ev.alerts, x):
+            return decision
+        rows = call(task, ev, "neighbours", {"component": x}).data or []
+        readers = sorted({
+            r["name"] for r in rows
+            if r["direction"] == "in" and r["purpose"] == "business"
+            and r["edge"] not in ("PUBLISHES", "HOSTED_ON")
+        })  # fmt: skip
+        if not readers:
+            return decision
+        return decision.in_doubt(
+            [*readers, x],
+            f"Inconclusive: {x} alerts only about a backlog, which its readers "
+            f"{', '.join(readers)} falling behind cause as well as {x} itself; a reader that "
+            "stopped raises no alert of its own (its call rate into "
+            f"{x} in service-graph metrics would show it). Check "
+            f"{'it' if len(readers) == 1 else 'them'} first.",
         )
 
     def _behind(

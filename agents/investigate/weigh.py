@@ -490,14 +490,20 @@ def lone_client(
 STOPPED = 0.5
 
 
-def stopped_client(edges: list[dict[str, Any]], near: set[str], win: str) -> Decision | None:
+def stopped_client(
+    edges: list[dict[str, Any]], near: set[str], win: str, backlog: Iterable[str] = ()
+) -> Decision | None:
     """Nothing near the incident fails or slowed, but one client's calls into every server it
     called in the baseline (`CLIENT_FAULT_SERVERS` or more) stopped or fell (to at most
     `STOPPED` of the baseline rate), while each of those servers still answers another client
     at its usual rate, and nothing that calls the client stopped (then its traffic stopped
     arriving, and the cause is in front of it): the client stopped working (crashed, hung, a
     consumer that no longer reads), not the servers. Calls that stop raise no error for a fail
-    ratio to show. None when no client fits (or several do)."""
+    ratio to show. One server is enough when it alerts only about a backlog (`backlog`:
+    `backlog_only`): a queue still taking another client's calls as usual, whose messages pile
+    up while this reader's calls stopped, says the reader stopped reading. None when no client
+    fits (or several do)."""
+    backlog = set(backlog)
     known = [e for e in edges if e["known"]]
 
     def stopped(e: dict[str, Any]) -> bool:
@@ -521,12 +527,20 @@ def stopped_client(edges: list[dict[str, Any]], near: set[str], win: str) -> Dec
                 break
             pairs.append((e, max(fine, key=lambda o: o["calls"])))
         else:
-            if len(pairs) >= CLIENT_FAULT_SERVERS:
+            piled = bool(pairs) and all(e["server"] in backlog for e, _ in pairs)
+            if len(pairs) >= CLIENT_FAULT_SERVERS or piled:
                 found[client] = pairs
     if len(found) != 1:
         return None
     ((client, pairs),) = found.items()
     when = f" ({span(win)})" if win else ""
+    queues = sorted(e["server"] for e, _ in pairs if e["server"] in backlog)
+    piles = (
+        f" {', '.join(queues)} alert{'s' if len(queues) == 1 else ''} only about a backlog, "
+        "which a reader that stopped leaves."
+        if queues
+        else ""
+    )
 
     def good(o: dict[str, Any]) -> str:
         return (
@@ -551,8 +565,9 @@ def stopped_client(edges: list[dict[str, Any]], near: set[str], win: str) -> Dec
         client, [client], 0.85,
         f"{client}: its calls into every server it uses stopped or fell{when}: {line}, while the "
         "same "
-        f"servers answer other clients normally ({separated}). The client stopped working "
-        "(crashed, hung, no longer reading), not the servers.", ruled, separated_by=separated,
+        f"servers answer other clients normally ({separated}).{piles} The client stopped "
+        "working (crashed, hung, no longer reading), not the servers.", ruled,
+        separated_by=separated,
         evidence=evidence, measured=measured,
     )  # fmt: skip
 
@@ -633,12 +648,16 @@ def weigh(
     changed: set[str],
     reach: dict[str, set[str]] | None = None,
     win: str | None = "",
+    backlog: Iterable[str] = (),
 ) -> Decision | None:
     """Apply rules 2-4 (module docstring). None when the evidence blames nothing (no degraded
     component near the incident and no traffic jump): the caller falls back to the walk.
 
     `win`: the incident window the evidence covers (`measure.window`), None when no evidence
     source was asked (alerts only: peer labels stand in for edges), so nothing reads "healthy".
+
+    `backlog`: the alerting components whose every alert is a backlog (`backlog_only`), for
+    `stopped_client`.
 
     `reach`: component -> the components it depends on (business walk), for the components
     the evidence may blame (`suspects`); a degraded component that depends on another degraded
@@ -660,7 +679,9 @@ def weigh(
     sigs = {name: found for name, found in signals(edges, services, down, peers).items()
             if name in near}  # fmt: skip
     if not sigs:
-        return stopped_client(edges, near, win or "")
+        # a queue's readers are near its backlog, though the walk goes only to dependencies
+        readers = {e["client"] for e in edges if e["known"] and e["server"] in set(backlog)}
+        return stopped_client(edges, near | readers, win or "", backlog)
     cover = coverage(alerting, walk, edges)
     victim_of: dict[str, str] = {}
     totals = inbound(edges)
@@ -1002,6 +1023,14 @@ def unmeasured(
     )
 
 
+def backlog_only(alerts: list[dict[str, Any]], component: str) -> bool:
+    """Every alert on `component` is a backlog (failure kind `lag`: queue depth, ready
+    messages, consumer lag), and there is at least one: it says the readers fall behind."""
+    kinds = {classify(a["alertname"], a.get("summary", "")) for a in alerts
+             if a["component"] == component}  # fmt: skip
+    return kinds == {"lag"}
+
+
 def _readers_in_doubt(
     first: Decision, alerts: list[dict[str, Any]], candidates: list[Candidate]
 ) -> Decision | None:
@@ -1012,8 +1041,7 @@ def _readers_in_doubt(
     the usual cause of a growing queue). None when X raises any other kind of alert."""
     x = first.root_cause
     mine = next((c for c in candidates if c.name == x), None)
-    kinds = {classify(a["alertname"], a.get("summary", "")) for a in alerts if a["component"] == x}
-    if mine is None or kinds != {"lag"}:
+    if mine is None or x is None or not backlog_only(alerts, x):
         return None
     readers = sorted(set(mine.covers) - {x})
     if not readers:

@@ -42,6 +42,7 @@ DATA = Path(__file__).parent.parent / "data"
 SOCK_SHOP = DATA / "sock-shop" / "docker-compose.yml"
 COMPANY = DATA / "company-world.yaml"
 HOTEL = DATA / "hotel-reservation" / "docker-compose.yml"
+ROBOT_SHOP = DATA / "robot-shop" / "docker-compose.yml"
 
 
 @pytest.fixture
@@ -137,6 +138,37 @@ def test_a_service_every_container_starts_after_explains_no_alert(bare: TenantGr
     assert got["finding"]["candidates"][0] == "consul"
     assert "only by compose `depends_on` (start order, not calls)" in got["finding"]["summary"]
     assert got["finding"]["confidence"] < 0.5
+
+
+def test_a_queue_alerting_only_about_its_backlog_names_its_silent_readers_first(
+    bare: TenantGraph,
+) -> None:
+    """Robot Shop: only RabbitMQ alerts, about ready messages; dispatch (and payment: a compose
+    file does not say who reads and who writes) start after it. A reader that stopped raises
+    no alert, so the queue is not named: inconclusive, its users first."""
+    import_world(bare, world_of(ROBOT_SHOP))
+    alerts = [("RabbitMQQueueMessagesReady", "rabbitmq", {"queue": "orders"})]
+    (incident_id,) = set(fire(bare, alerts))
+    investigate_all(bare)
+    got = finding(bare, incident_id)
+    assert got["root_cause"] is None, got["finding"]["summary"]
+    assert got["finding"]["candidates"] == ["dispatch", "payment", "rabbitmq"]
+    assert got["finding"]["summary"].startswith(
+        "Inconclusive: rabbitmq alerts only about a backlog, which its readers dispatch, payment "
+        "falling behind cause as well as rabbitmq itself"
+    )
+
+
+def test_a_queue_alerting_about_more_than_a_backlog_keeps_its_finding(bare: TenantGraph) -> None:
+    """The same queue also alerting about its own process (memory): not only a backlog, so
+    its readers are not put in front of it."""
+    import_world(bare, world_of(ROBOT_SHOP))
+    alerts = [("RabbitMQQueueMessagesReady", "rabbitmq", {"queue": "orders"}),
+              ("RabbitMQMemoryHigh", "rabbitmq", {})]  # fmt: skip
+    (incident_id,) = set(fire(bare, alerts))
+    investigate_all(bare)
+    got = finding(bare, incident_id)
+    assert got["root_cause"] == "rabbitmq", got["finding"]["summary"]
 
 
 def test_start_order_clears_a_dependency_only_where_the_service_graph_traces_the_caller(

@@ -238,6 +238,38 @@ def test_a_client_whose_calls_into_every_server_stopped_is_the_cause() -> None:
     assert weigh(["rabbitmq", "consumer"], walk, fed, [], [], [], (), set()) is None
 
 
+def test_a_reader_whose_calls_into_a_queue_with_a_backlog_stopped_is_the_cause() -> None:
+    """Only the queue alerts, about a backlog; the one server its reader calls still takes the
+    producer's calls as usual, while the reader's calls fell to a fifth: the reader stopped
+    reading. The walk from the queue never reaches the reader (it depends on the queue)."""
+    fell = {"calls": 120.0, "rate_per_s": 0.4, "rate_change": 0.2}
+    edges = [edge("dispatch", "rabbitmq", **fell), edge("payment", "rabbitmq")]
+    walk = [Candidate("rabbitmq", ["rabbitmq"], 0, kind="datastore")]
+    decision = weigh(["rabbitmq"], walk, edges, [], [], [], (), set(), win=WIN,
+                     backlog=["rabbitmq"])  # fmt: skip
+    assert decision is not None and decision.root_cause == "dispatch", decision
+    assert decision.confidence == 0.85
+    assert "rabbitmq alerts only about a backlog, which a reader that stopped leaves." in (
+        decision.summary
+    )
+    assert decision.ruled_out["rabbitmq"] == (
+        "answers other clients normally: payment's calls into rabbitmq: 2.00/s, 0 % failing "
+        "(23:05-23:15 UTC)"
+    )
+
+
+def test_one_server_that_stopped_answering_a_client_is_no_backlog_reader() -> None:
+    """The same edges without a backlog alert on the queue (one server: the stop may be the
+    server's, refusing that client), or with the producer's calls stopped too (the queue
+    itself stopped): nobody is named from the rates."""
+    fell = {"calls": 120.0, "rate_per_s": 0.4, "rate_change": 0.2}
+    walk = [Candidate("rabbitmq", ["rabbitmq"], 0, kind="datastore")]
+    edges = [edge("dispatch", "rabbitmq", **fell), edge("payment", "rabbitmq")]
+    assert weigh(["rabbitmq"], walk, edges, [], [], [], (), set(), win=WIN) is None
+    both = [edge("dispatch", "rabbitmq", **fell), edge("payment", "rabbitmq", **fell)]
+    assert weigh(["rabbitmq"], walk, both, [], [], [], (), set(), backlog=["rabbitmq"]) is None
+
+
 def test_camel_case_acronyms_are_words_so_alerts_classify() -> None:
     assert words("ContainerCPUHigh") == "Container CPU High"
     assert classify("ContainerCPUHigh") == "cpu"
