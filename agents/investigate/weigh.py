@@ -16,9 +16,10 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
 3. A client (traffic source) whose request rate into the incident's components jumped at least
    `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists).
    With nothing degraded, a client whose calls into every server it uses fell while those
-   servers serve others as usual is the cause (`stopped_client`: a consumer that stopped).
-   A client whose calls fail into servers that answer others normally (`client_fault`), or
-   into every server it uses while each works for itself (`lone_client`), is the cause.
+   servers serve others as usual is the cause (`stopped_client`: a consumer that stopped; one
+   server is enough when it alerts only about a backlog). A client whose calls fail into
+   servers that answer others normally (`client_fault`), or into every server it uses while
+   at least two of them work for themselves (`lone_client`), is the cause.
 4. Roots rank by how many alerting components they explain, then by magnitude. The winner is
    conclusive when it explains more than the runner-up, or its magnitude is `SEPARATION` x
    the runner-up's, or it alone changed recently; otherwise the finding is inconclusive and
@@ -455,8 +456,10 @@ def lone_client(
     }  # fmt: skip
     leaves.sort(key=lambda e: e["server"])
     for e in leaves:
-        text = f"calls from {client} into {e['server']} fail {pct(e['fail_ratio'])} of " \
-               f"{e['calls']:,.0f}{when}"  # fmt: skip
+        text = (
+            f"calls from {client} into {e['server']} fail {pct(e['fail_ratio'])} of "
+            f"{e['calls']:,.0f}{when}"
+        )
         ruled[e["server"]] = (
             f"fails only for {client}, as the servers that work for themselves do; it makes no "
             f"measured call of its own, so nothing shows it working: {text}"
@@ -680,8 +683,9 @@ def weigh(
             if name in near}  # fmt: skip
     if not sigs:
         # a queue's readers are near its backlog, though the walk goes only to dependencies
-        readers = {e["client"] for e in edges if e["known"] and e["server"] in set(backlog)}
-        return stopped_client(edges, near | readers, win or "", backlog)
+        piled = set(backlog)
+        readers = {e["client"] for e in edges if e["known"] and e["server"] in piled}
+        return stopped_client(edges, near | readers, win or "", piled)
     cover = coverage(alerting, walk, edges)
     victim_of: dict[str, str] = {}
     totals = inbound(edges)
