@@ -45,7 +45,12 @@ is refused with the reason, so `POST /api/v1/playbooks` answers 422):
   default, as stored before the field existed) or `matches` any kind on the same component
   (what the learner writes): a name that classifies as nothing says nothing about the kind.
   Kinds that both classify must still agree: two silent causes behind the same callers (a
-  cache, a configuration service) are told apart by the callers' kinds alone.
+  cache, a configuration service) are told apart by the callers' kinds alone. Components that
+  reach the cause through one component it hosts (the consumers and producers of a topic on
+  a broker: the path's last hop is HOSTED_ON) count as one group: a stalled broker lags
+  whichever consumers read at the time. A group's kind matches when at least
+  `GROUP_QUORUM` (2) of its components alert with it again, or as many as did then if fewer:
+  one consumer behind alone is as likely its own fault.
 - `prometheus` `{query, op, threshold}` — an instant query (at the incident's opening time)
   whose first sample compares true against the threshold; `$component` in the query is replaced
   by the candidate's name, quoted as a PromQL string.
@@ -356,10 +361,23 @@ def alert_signature(alerts: list[dict[str, Any]]) -> set[tuple[str, str]]:
 def paths_to(ev: Evidence, sources: list[str], candidate: str) -> dict[str, list[str] | None]:
     """Each source's shortest dependency path to `candidate` (`cypher/paths_to.cypher`), or
     None when it has none."""
+    return {source: path for source, (path, _) in _walks(ev, sources, candidate).items()}
+
+
+def _walks(
+    ev: Evidence, sources: list[str], candidate: str
+) -> dict[str, tuple[list[str] | None, str | None]]:
+    """Each source's shortest dependency path to `candidate` (None when it has none) and, when
+    that path's last hop is HOSTED_ON, the hosted component it comes through (a topic on the
+    candidate broker), else None."""
     if not sources:
         return {}
     rows = ev.graph.rows("paths_to", {"sources": sources, "candidate": candidate})
-    return {r["source"]: (list(r["path"]) if r["path"] else None) for r in rows}
+    out: dict[str, tuple[list[str] | None, str | None]] = {}
+    for r in rows:
+        path = list(r["path"]) if r["path"] else None
+        out[r["source"]] = (path, path[-2] if path and r["hosted"] and len(path) > 1 else None)
+    return out
 
 
 def _explains(candidate: str, ev: Evidence) -> dict[str, Any]:
@@ -382,27 +400,54 @@ def _same(a: tuple[str, str], b: tuple[str, str], unclassified: bool) -> bool:
     return a[0] == b[0] and (a[1] == b[1] or (unclassified and not {a[1], b[1]} <= KNOWN_KINDS))
 
 
+#: A remembered group of components reaching the cause through one hosted component matches
+#: when at least this many of its members alert again (fewer when fewer alerted then).
+GROUP_QUORUM = 2
+
+
 def _signature(check: Signature, candidate: str, ev: Evidence) -> dict[str, Any]:
-    then = {(a.component, a.kind) for a in check.alerts}
-    now = alert_signature(ev.alerts)
+    then_pairs = {(a.component, a.kind) for a in check.alerts}
+    now_pairs = alert_signature(ev.alerts)
+    walks = _walks(ev, sorted({c for c, _ in then_pairs | now_pairs}), candidate)
+    # Components that reach the cause through one component it hosts (the consumers and
+    # producers of a topic on a broker) count as one: a stalled broker lags whichever of
+    # them read or write at the time, so which ones alert changes from one time to the next.
+    group = {c: hosted or c for c, (_, hosted) in walks.items()}
+    then = _grouped(then_pairs, group)
+    now = _grouped(now_pairs, group)
     loose = check.unclassified == "matches"
-    matched = {t for t in then if any(_same(t, n, loose) for n in now)}
+
+    def alike(t: tuple[str, str], n: tuple[str, str]) -> bool:
+        quorum = min(GROUP_QUORUM, len(then[t]))
+        grouped = then[t] != {t[0]} or now[n] != {n[0]}
+        return _same(t, n, loose) and (not grouped or len(now[n]) >= quorum)
+
+    matched = {t for t in then if any(alike(t, n) for n in now)}
     # the pairs alerting now that some remembered one matches; the Jaccard of pairs counts
     # each match once (with exact kinds both sets are `then & now`)
-    again = {n for n in now if any(_same(t, n, loose) for t in then)}
+    again = {n for n in now if any(alike(t, n) for t in then)}
     common = min(len(matched), len(again))
     overlap = common / (len(then) + len(now) - common)
-    had_path = sorted({a.component for a in check.alerts if a.path} & {c for c, _ in now})
-    found = paths_to(ev, had_path, candidate)
+    had_path = sorted({a.component for a in check.alerts if a.path} & {c for c, _ in now_pairs})
+    found = {c: walks.get(c, (None, None))[0] for c in had_path}
     lost = [c for c in had_path if not found.get(c)]
     held = overlap >= check.overlap and not lost
-    shown = ", ".join(f"{k} on {c}" for c, k in sorted(matched)) or "nothing"
-    detail = (f"signature overlap {overlap:.2f} (want {check.overlap:.2f}): {shown} alert again"
+    shown = ", ".join(f"{k} on {', '.join(sorted(now[(g, k)]))}" for g, k in sorted(again))
+    detail = (f"signature overlap {overlap:.2f} (want {check.overlap:.2f}): {shown or 'nothing'}"
+              " alert again"
               + (f"; no path to {candidate} from {', '.join(lost)}" if lost else ""))  # fmt: skip
     raw = {"overlap": round(overlap, 3), "matched": sorted(map(list, matched)),
-           "new": sorted(map(list, now - again)), "missing": sorted(map(list, then - matched)),
-           "paths": found}  # fmt: skip
+           "new": sorted(map(list, set(now) - again)),
+           "missing": sorted(map(list, set(then) - matched)), "paths": found}  # fmt: skip
     return _result(held, raw, detail)
+
+
+def _grouped(pairs: set[tuple[str, str]], group: dict[str, str]) -> dict[tuple[str, str], set[str]]:
+    """(group, kind) -> the components of `pairs` in it; a component in no group is its own."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for component, kind in pairs:
+        out.setdefault((group.get(component, component), kind), set()).add(component)
+    return out
 
 
 def _changes(check: NoRecentChange | RecentChange, candidate: str, ev: Evidence) -> dict[str, Any]:

@@ -20,12 +20,13 @@ The coverage walk (from the seed design):
 Then the evidence (`agents/investigate/weigh.py`): with `PROMETHEUS_URL`, the health of the
 calls near the incident (`edge_health`, `service_errors`, `targets_down`) decides — a silent
 dependency whose incoming calls fail is the cause, a client whose requests jumped is the traffic
-source — and the finding says what separated the winner from the runner-up. Without evidence
-(or when it blames nothing, or Prometheus fails: the summary says which), alerts that name a
-peer count as edge evidence, and `weigh.doubt` keeps the walk honest about silent components
-behind an alerting cause. The rules use only the typed tools of `agents/investigate/tools/` (each
-call a
-checkpointed step, so a new owner resumes where the last one stopped), like a model planner.
+source, a broker whose topic's messages stopped from live producers is the cause
+(`weigh.stalled_topic`) — and the finding says what separated the winner from the runner-up.
+Without evidence (or when it blames nothing, or Prometheus fails: the summary says which),
+alerts that name a peer count as edge evidence, and `weigh.doubt` keeps the walk honest about
+silent components behind an alerting cause. The rules use only the typed tools of
+`agents/investigate/tools/` (each call a checkpointed step, so a new owner resumes where the
+last one stopped), like a model planner.
 
 Memory (`BLAST_MEMORY`) comes before all of it: with `graph`, recalled playbooks are checked
 (first whether their cause explains the alerting components, `checks.gated`) and one whose checks
@@ -71,6 +72,7 @@ from agents.investigate.weigh import (
     cpu_only,
     doubt,
     self_inflicted,
+    stalled_topic,
     suspects,
     suspects_behind,
     unmeasured,
@@ -86,6 +88,8 @@ log = logging.getLogger(__name__)
 ONLY_ALERTING = 0.6
 #: Confidence of an alerting leaf a world file states (no dependency listed, none measured).
 LEAF_CONFIDENCE = 0.45
+#: Topics among the walk's best candidates whose message flow is looked at (`_stalled_topic`).
+MAX_TOPICS = 3
 
 
 def surge(alertnames: list[str]) -> bool:
@@ -580,6 +584,8 @@ class Investigator:
             peers, clients, changed, reach, win, backlog,
         )  # fmt: skip
         if decision is None:
+            decision = self._stalled_topic(task, ev, candidates, edges.data or [], win)
+        if decision is None:
             measured = {
                 name: m for name in near
                 if healthy(m := calls_into(name, edges.data or [], services.data or [],
@@ -600,6 +606,38 @@ class Investigator:
             )  # fmt: skip
             decision = read_at_start_up(decision, mine, edges.data or [], ev, win)
         return decision, "", {}
+
+    def _stalled_topic(
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        candidates: list[Candidate],
+        edges: list[dict[str, Any]],
+        win: str,
+    ) -> Decision | None:
+        """When the evidence blames nothing: the topics among the walk's best candidates (at
+        most `MAX_TOPICS`, each's producers, consumers and host from `neighbours`), asked
+        whether their messages stalled (`weigh.stalled_topic`). Only one stalled topic names
+        a cause; none, or several, leave it to the walk. Asked only when messaging edges were
+        measured."""
+        if not any(e.get("connection_type") == "messaging_system" for e in edges):
+            return None
+        best = max((len(c.covers) for c in candidates), default=0)
+        topics = [c for c in candidates if c.kind == "topic" and len(c.covers) == best]
+        found: list[Decision] = []
+        for topic in topics[:MAX_TOPICS]:
+            rows = call(task, ev, "neighbours", {"component": topic.name}).data or []
+            ins = [r for r in rows if r["direction"] == "in"]
+            host = next((r["name"] for r in rows if r["edge"] == "HOSTED_ON"), None)
+            covers = next((len(c.covers) for c in candidates if c.name == host), len(topic.covers))
+            stalled = stalled_topic(
+                edges, topic.name, {r["name"] for r in ins if r["edge"] == "PUBLISHES"},
+                {r["name"] for r in ins if r["edge"] == "CONSUMES"}, host, covers,
+                len(ev.alerting), win,
+            )  # fmt: skip
+            if stalled is not None:
+                found.append(stalled)
+        return found[0] if len(found) == 1 else None
 
     def _named_by_peers(
         self,

@@ -20,6 +20,9 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
    server is enough when it alerts only about a backlog). A client whose calls fail into
    servers that answer others normally (`client_fault`), or into every server it uses while
    at least two of them work for themselves (`lone_client`), is the cause.
+   With nothing degraded, messages over a topic that stopped on every producer -> consumer
+   edge, to two consumers or more, from producers that are alive blame the topic's broker
+   (`stalled_topic`; the investigator asks it of the walk's topics).
 4. Roots rank by how many alerting components they explain, then by magnitude. The winner is
    conclusive when it explains more than the runner-up, or its magnitude is `SEPARATION` x
    the runner-up's, or it alone changed recently; otherwise the finding is inconclusive and
@@ -572,6 +575,93 @@ def stopped_client(
         "working (crashed, hung, no longer reading), not the servers.", ruled,
         separated_by=separated,
         evidence=evidence, measured=measured,
+    )  # fmt: skip
+
+
+#: A stalled topic's confidence when two producers or more stopped getting messages through
+#: (neither one's own writes explain it); with one producer, which may have stopped
+#: publishing itself, it stays under 0.5.
+STALLED_CONFIDENCE = 0.8
+ONE_PRODUCER_CONFIDENCE = 0.45
+
+
+def stalled_topic(
+    edges: list[dict[str, Any]],
+    topic: str,
+    producers: set[str],
+    consumers: set[str],
+    host: str | None,
+    covered: int,
+    alerting: int,
+    win: str,
+) -> Decision | None:
+    """Nothing near the incident fails or slowed, but the messages over `topic` stopped or fell
+    (to at most `STOPPED` of the baseline) on every producer -> consumer edge measured
+    (messaging edges of the service graph with `EDGE_MIN_CALLS` in the baseline), to two
+    consumers or more, while every one of those producers is alive (its other measured calls,
+    in or out, are served as usual): not one consumer that stopped reading (`stopped_client`)
+    nor a producer that crashed. The topic's host (the broker) is the cause, or the topic when
+    it has none. `covered`: how many of the `alerting` components reach it. Confidence
+    `STALLED_CONFIDENCE` x coverage with two producers or more, else at most
+    `ONE_PRODUCER_CONFIDENCE` (one producer may have stopped publishing itself). None when the
+    flow does not fit."""
+    known = [e for e in edges if e["known"]]
+    flow = [
+        e for e in known
+        if e.get("connection_type") == "messaging_system" and e["client"] in producers
+        and e["server"] in consumers and e["baseline_calls"] >= EDGE_MIN_CALLS
+    ]  # fmt: skip
+    if not flow or not all(e["rate_change"] is not None and e["rate_change"] <= STOPPED
+                           for e in flow):  # fmt: skip
+        return None
+    writers = sorted({e["client"] for e in flow})
+    readers = sorted({e["server"] for e in flow})
+    if len(readers) < 2:
+        return None
+    alive: dict[str, dict[str, Any]] = {}
+    for p in writers:
+        other = [
+            e for e in known
+            if p in (e["client"], e["server"]) and e not in flow
+            and e.get("connection_type") != "messaging_system"
+            and e["baseline_calls"] >= EDGE_MIN_CALLS
+        ]  # fmt: skip
+        served = [e for e in other if not edge_degraded(e) and (e["rate_change"] or 0) > STOPPED]
+        if not other or len(served) < len(other):
+            return None
+        alive[p] = max(served, key=lambda e: e["calls"])
+    cause = host or topic
+    when = f" ({span(win)})" if win else ""
+    line = ", ".join(
+        f"{e['client']} -> {e['server']} {e['baseline_rate_per_s']:.2f}/s -> "
+        f"{e['rate_per_s']:.2f}/s" for e in flow
+    )  # fmt: skip
+    separated = "; ".join(
+        f"{p} is alive: {e['client']} -> {e['server']} {e['rate_per_s']:.2f}/s, "
+        f"{pct(e['fail_ratio'])} failing{when}" for p, e in alive.items()
+    )  # fmt: skip
+    evidence = [
+        {"component": cause, "source": "messages", "magnitude": 1.0 - (e["rate_change"] or 0.0),
+         "text": f"messages from {e['client']} to {e['server']} over {topic} fell: "
+         f"{e['baseline_rate_per_s']:.2f}/s the hour before, {e['rate_per_s']:.2f}/s now",
+         "value": e["rate_change"], "window": win}
+        for e in flow
+    ]  # fmt: skip
+    ruled = {
+        r: f"one of {len(readers)} consumers of {topic} whose messages all fell" for r in readers
+    }
+    ruled |= {p: f"alive and its messages to {topic} fell with every other producer's"
+              for p in writers if len(writers) > 1}  # fmt: skip
+    share = covered / max(1, alerting)
+    confidence = STALLED_CONFIDENCE * share if len(writers) > 1 else ONE_PRODUCER_CONFIDENCE
+    on = f"{topic} on {host}" if host else topic
+    return Decision(
+        cause, [cause] + (writers if len(writers) == 1 else []), round(min(confidence, share), 2),
+        f"{cause}: the messages over {on} stopped or fell on every measured edge{when}: {line}, "
+        f"while {'its producers are' if len(writers) > 1 else 'its producer is'} alive "
+        f"({separated}). {covered} of {alerting} alerting components reach it."
+        + ("" if len(writers) > 1 else f" {writers[0]} may have stopped publishing itself."),
+        ruled, separated_by=separated, evidence=evidence,
     )  # fmt: skip
 
 

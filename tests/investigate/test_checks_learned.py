@@ -154,3 +154,50 @@ def test_a_kind_transfer_keeps_the_kind_not_the_components():
         "no_recent_change",
         "calls_degraded",
     ]
+
+
+#: A broker stall learned on the demo world: both consumers of `orders` fell behind and
+#: checkout's publishes to it slowed (each reaches kafka through the topic it hosts).
+BROKER_STALL = {"type": "signature", "overlap": 0.5, "unclassified": "matches", "alerts": [
+    {"component": "accounting", "kind": "lag", "path": ["accounting", "orders", "kafka"]},
+    {"component": "checkout", "kind": "latency", "path": ["checkout", "orders", "kafka"]},
+    {"component": "fraud-detection", "kind": "lag",
+     "path": ["fraud-detection", "orders", "kafka"]},
+]}  # fmt: skip
+
+
+def test_a_signature_counts_the_components_behind_one_hosted_topic_as_one(graph):
+    """A stalled broker lags whichever consumers read at the time: the same stall comes back
+    with other consumers behind and no publisher alerting. Components that reach the cause
+    through one component it hosts (a topic on the broker) count as one group, so the repeat
+    holds where comparing components one by one (1 of 3) would not."""
+    repeat = alerts_on(graph, ("KafkaConsumerLagHigh", "accounting"),
+                       ("FraudConsumerBacklog", "fraud-detection"))  # fmt: skip
+    held = evaluate(BROKER_STALL, "kafka", repeat)
+    assert (held["held"], held["raw"]["overlap"]) == (True, 0.5), held
+    assert held["raw"]["matched"] == [["orders", "lag"]]
+    assert held["detail"].startswith(
+        "signature overlap 0.50 (want 0.50): lag on accounting, fraud-detection alert again"
+    )
+
+
+def test_one_consumer_behind_alone_is_not_the_stall_that_lagged_two(graph):
+    """Counter-case: a group that had two consumers behind matches only when two are behind
+    again (`GROUP_QUORUM`): one consumer lagging alone is as likely its own fault. Kinds
+    within a group must still agree: the consumers failing is not them lagging."""
+    alone = evaluate(BROKER_STALL, "kafka", alerts_on(graph, ("ConsumerLag", "accounting")))
+    assert (alone["held"], alone["raw"]["overlap"]) == (False, 0.0), alone
+    # with the publisher slow too, only the publisher's kind alerts again
+    one = alerts_on(graph, ("OrdersConsumerLag", "fraud-detection"), ("CheckoutSlow", "checkout"))
+    assert evaluate(BROKER_STALL, "kafka", one)["raw"]["overlap"] == 0.333
+    failing = alerts_on(graph, ("AccountingErrors", "accounting"),
+                        ("FraudDetectionErrors", "fraud-detection"))  # fmt: skip
+    assert not evaluate(BROKER_STALL, "kafka", failing)["held"]
+    # components reaching the cause by calls, not through a hosted topic, stay one by one
+    cache = {"type": "signature", "overlap": 0.5, "unclassified": "matches", "alerts": [
+        {"component": "cart", "kind": "latency", "path": ["cart", "valkey-cart"]},
+        {"component": "frontend", "kind": "errors", "path": ["frontend", "cart", "valkey-cart"]},
+    ]}  # fmt: skip
+    swapped = evaluate(cache, "valkey-cart", alerts_on(graph, ("CartErrors", "cart"),
+                                                       ("FrontendSlow", "frontend")))  # fmt: skip
+    assert (swapped["held"], swapped["raw"]["overlap"]) == (False, 0.0), swapped

@@ -281,6 +281,29 @@ def test_a_producer_failing_explains_its_consumers_behind_a_silent_topic(prometh
     assert "separated from orders" in got["summary"].lower()
 
 
+def test_messages_that_stopped_reaching_every_consumer_blame_the_broker(prometheus, run) -> None:
+    """Nothing fails or slowed, but checkout's messages over `orders` stopped reaching both of
+    its consumers while checkout itself serves frontend as usual: the broker that hosts the
+    topic (`weigh.stalled_topic`), named under 0.5 with checkout kept as a candidate (one
+    producer may have stopped publishing itself). Counter-case: when checkout's own calls
+    fail too, the failing producer explains it and the broker is not named."""
+    flow = [Edge("checkout", c, rate=1, connection_type="messaging_system")
+            for c in ("accounting", "fraud-detection")]  # fmt: skip
+    fell = {f"checkout>{c}": {"rate_after": 0.05} for c in ("accounting", "fraud-detection")}
+    lag = [("KafkaConsumerGroupLag", "accounting", {"consumer_group": "acc"})]
+    stalled = [Edge(**(e.__dict__ | fell.get(f"{e.client}>{e.server}", {})))
+               for e in scenario() + flow]  # fmt: skip
+    got = run(prometheus(stalled).url, lag)
+    assert (got["root_cause"], got["confidence"]) == ("kafka", 0.45), got["summary"]
+    assert got["candidates"] == ["kafka", "checkout"]
+    assert "the messages over orders on kafka stopped or fell" in got["summary"]
+    assert "neighbours" in got["steps"]
+    failing = [e if e.client != "frontend" or e.server != "checkout"
+               else Edge(**(e.__dict__ | {"fail_after": 0.5})) for e in stalled]  # fmt: skip
+    producer = run(prometheus(failing).url, lag)
+    assert producer["root_cause"] == "checkout", producer["summary"]
+
+
 def test_memory_learns_the_evidence_and_settles_a_repeat_with_a_silent_root(
     prometheus, falkordb, store, tmp_path
 ) -> None:

@@ -486,6 +486,60 @@ def test_memory_that_settles_the_incident_makes_no_model_call(
     assert "checkout" not in about and "payment" not in about
 
 
+def post_alerts(gw: Gateway, named: list[tuple[str, str]], status: str = "firing") -> str:
+    """Post (alertname, service) alerts that opened 20 min ago (`resolved`: a minute later);
+    returns the incident's id."""
+    at = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20)
+    ends = rfc3339(at + timedelta(minutes=1)) if status == "resolved" else "0001-01-01T00:00:00Z"
+    alerts = [
+        {"status": status, "labels": {"alertname": name, "service": service},
+         "annotations": {"summary": name}, "startsAt": rfc3339(at + timedelta(seconds=i)),
+         "endsAt": ends}
+        for i, (name, service) in enumerate(named)
+    ]  # fmt: skip
+    (incident_id,) = gw.http.post("/api/v1/alerts", json={"alerts": alerts}).json()["incidents"]
+    return str(incident_id)
+
+
+def test_a_broker_stall_repeat_is_named_by_memory_with_no_model_call(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    """A playbook on kafka as the learner writes it after a stall (both consumers of `orders`
+    behind, checkout's publishes slow). The stall again, with other alerts (the consumers
+    behind, no publisher alerting): memory names kafka at the playbook's trust and no model is
+    asked. Counter-case: one consumer behind alone does not meet the signature (two were
+    behind), memory names nothing and the rules' unsure finding goes to the model."""
+    claude.brain = lambda body: submit(None, 0.3, "cannot separate them")
+    gw = start()
+    signature = {"type": "signature", "overlap": 0.5, "unclassified": "matches", "alerts": [
+        {"component": c, "kind": k, "path": [c, "orders", "kafka"]}
+        for c, k in (("accounting", "lag"), ("checkout", "latency"), ("fraud-detection", "lag"))
+    ]}  # fmt: skip
+    components = ["accounting", "checkout", "fraud-detection"]
+    playbook = {"id": "stall", "title": "kafka stalls", "component": "kafka", "checks": [
+        {"type": "no_recent_change"},
+        {"type": "alert_any", "scope": "components", "components": components}, signature,
+    ]}  # fmt: skip
+    assert gw.http.post("/api/v1/playbooks", json=playbook).status_code == 201
+    stall = [("AccountingConsumerLag", "accounting"), ("FraudDetectionBacklog", "fraud-detection")]
+    again = post_alerts(gw, stall)
+    gw.drain()
+    found = detail(gw, again)
+    assert (found["root_cause"], found["finding"]["planner"]) == ("kafka", "memory")
+    assert found["finding"]["confidence"] == pytest.approx(0.5)
+    assert claude.calls == []
+    assert post_alerts(gw, stall, "resolved") == again
+    gw.drain()
+    alone = post_alerts(gw, [("AccountingLagHigh", "accounting")])
+    gw.drain()
+    assert alone != again
+    found = detail(gw, alone)
+    assert found["root_cause"] != "kafka" and found["finding"]["planner"] == "model"
+    (used,) = [u for u in found["memory"] if u["playbook"] == "stall"]
+    assert not used["applicable"] and used["checks"][-1]["raw"]["overlap"] == 0.0
+    assert len(claude.calls) == 1
+
+
 def test_a_confident_rules_finding_asks_no_model_unless_told_to(
     start: Callable[..., Gateway], claude: AnthropicAPI
 ) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from agents.failure_kinds import classify, words
 from agents.investigate.decision import Candidate, Decision
-from agents.investigate.weigh import doubt, failing, signals, slowed, weigh
+from agents.investigate.weigh import doubt, failing, signals, slowed, stalled_topic, weigh
 
 
 def edge(client: str, server: str, **figures: Any) -> dict[str, Any]:
@@ -449,3 +449,51 @@ def test_no_lone_client_where_the_servers_could_fail_by_themselves_or_together()
         reach = {"urls": {"cache"}, "tags": {"cache"}} if why == "shared in the world" else {}
         decision = weigh(["text"], LONE, lone_edges(**change), [], [], [], (), set(), reach)
         assert decision is None or decision.root_cause != "text", why
+
+
+def stall(*keep: str, **figures: Any) -> list[dict[str, Any]]:
+    """The payments broker of a stall: two producers publish over `events` to three consumers
+    (messaging edges fallen to a quarter but those in `keep`, `producer>consumer`), and the
+    producers' own calls served as usual (`figures` changes them)."""
+    flow = [
+        edge(p, c, connection_type="messaging_system", calls=300.0, rate_per_s=0.5,
+             baseline_rate_per_s=2.0, rate_change=1.0 if f"{p}>{c}" in keep else 0.25)
+        for p in ("payments", "cards") for c in ("clearing", "statements", "screening")
+    ]  # fmt: skip
+    own = [edge("gateway", "payments"), edge("terminals", "cards"), edge("cards", "ledger")]
+    return flow + [e | figures.get(f"{e['client']}>{e['server']}", {}) for e in own]
+
+
+def stalled(edges: list[dict[str, Any]], consumers: tuple[str, ...] = ()) -> Decision | None:
+    readers = set(consumers or ("clearing", "statements", "screening"))
+    return stalled_topic(edges, "events", {"payments", "cards"}, readers, "broker", 3, 3, "")
+
+
+def test_messages_that_stopped_from_every_live_producer_blame_the_broker() -> None:
+    """Nothing fails or slowed; the messages over one topic fell on every producer -> consumer
+    edge, from two producers that are alive (their other calls served): the broker that hosts
+    the topic, not one consumer that stopped reading nor one producer that stopped writing."""
+    found = stalled(stall())
+    assert found is not None and (found.root_cause, found.confidence) == ("broker", 0.8)
+    assert found.candidates == ["broker"]
+    assert "payments is alive: gateway -> payments 2.00/s" in found.separated_by
+    assert found.ruled_out["clearing"] == "one of 3 consumers of events whose messages all fell"
+    assert {e["source"] for e in found.evidence} == {"messages"}
+    assert len(found.evidence) == 6 and found.evidence[0]["value"] == 0.25
+
+
+def test_a_stall_is_not_named_when_the_flow_says_otherwise() -> None:
+    """Counter-cases: a consumer still getting messages from a producer (the broker delivers);
+    one consumer only (`stopped_client`'s case: it stopped reading); a producer whose own calls
+    stopped (it crashed: its messages stop with it). One producer alive: named, but under 0.5
+    (it may have stopped publishing itself), the producer kept as a candidate."""
+    assert stalled(stall("payments>statements")) is None
+    assert stalled(stall(), consumers=("clearing",)) is None
+    crashed = stall(**{"gateway>payments": {"rate_change": 0.1, "rate_per_s": 0.2}})
+    assert stalled(crashed) is None
+    one = [e for e in stall() if e["client"] != "cards" and e["server"] != "cards"]
+    alone = stalled_topic(one, "events", {"payments"}, {"clearing", "statements", "screening"},
+                          "broker", 3, 3, "")  # fmt: skip
+    assert alone is not None and (alone.root_cause, alone.confidence) == ("broker", 0.45)
+    assert alone.candidates == ["broker", "payments"]
+    assert "payments may have stopped publishing itself" in alone.summary
