@@ -56,6 +56,12 @@ MAX_RETRY_AFTER_S = 15 * 60.0
 #: at once (a blip), then after `BACKOFF_BASE_MS`, doubling per attempt, at most
 #: `BACKOFF_MAX_MS`, with +-20 % jitter so workers that failed together do not retry together.
 #: With 5 attempts an outage is tried over about 7 s, not burned through in milliseconds.
+#: A batch holds at most one task per this much of the lease (ms): a task takes 5-20 ms of
+#: a worker on an idle machine and up to about 50 ms on a loaded one, so a batch that size
+#: ends within half the lease, where a task's own writes would renew it. With the chaos
+#: harness's 50 ms leases, batches of 8 outlived them: each late task was taken over and run
+#: again (4,773 takeovers in `python -m bench.chaos`, against 777 claiming one at a time).
+LEASE_MS_PER_BATCHED = 100
 BACKOFF_BASE_MS = 1_000
 BACKOFF_MAX_MS = 60_000
 
@@ -137,8 +143,9 @@ class Worker:
         #: True after a wake-up token until the next claim: that claim passes one token on, so
         #: a delivery that opened several incidents wakes the idle workers one after another.
         self.woken = False
-        #: The most ready tasks of one kind claimed at once (`BLAST_CLAIM_BATCH`).
-        self.claim_batch = claim_batch
+        #: The most ready tasks of one kind claimed at once (`BLAST_CLAIM_BATCH`), and at most
+        #: one per `LEASE_MS_PER_BATCHED` of the lease, so a batch usually ends well within it.
+        self.claim_batch = max(1, min(claim_batch, lease_ms // LEASE_MS_PER_BATCHED))
         self.reap_every_s = max(lease_ms / 1000, 1.0)
         self.done = 0
         #: Claims, takeovers, failures; passed to each `TaskRun` for steps and actions.

@@ -118,3 +118,10 @@ def test_a_turn_late_in_a_batch_renews_the_lease_before_it_starts(graph: TenantG
     assert task.lease_half_gone
     task.heartbeat()
     assert not task.lease_half_gone
+
+
+def test_a_batch_is_at_most_one_task_per_100_ms_of_the_lease(store: GraphStore) -> None:
+    sized = {lease: Worker(store, [], [], lease_ms=lease, claim_batch=8).claim_batch
+             for lease in (50, 100, 350, 30_000)}  # fmt: skip
+    assert sized == {50: 1, 100: 1, 350: 3, 30_000: 8}
+    assert Worker(store, [], [], lease_ms=30_000, claim_batch=1).claim_batch == 1
