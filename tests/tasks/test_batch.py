@@ -125,3 +125,19 @@ def test_a_batch_is_at_most_one_task_per_100_ms_of_the_lease(store: GraphStore) 
              for lease in (50, 100, 350, 30_000)}  # fmt: skip
     assert sized == {50: 1, 100: 1, 350: 3, 30_000: 8}
     assert Worker(store, [], [], lease_ms=30_000, claim_batch=1).claim_batch == 1
+
+
+def test_a_second_task_of_one_incident_in_a_batch_reads_its_own_context(
+    graph: TenantGraph,
+) -> None:
+    incident, other = open_incident(graph, "payment", 0), open_incident(graph, "cart", 1)
+
+    def held(task_id: str, incident_id: str) -> Claim:
+        return Claim(task_id, "reinvestigate", 1, 1, incident_id, None, False, "a", task_id)
+
+    claims = [held("t1", incident), held("t2", other), held("t3", incident), held("t4", "gone")]
+    ahead = Investigator().read_ahead(graph, claims)
+    # the first of each incident; none for the second of `incident` nor for one that is gone
+    assert sorted(ahead) == ["t1", "t2"]
+    assert [a["component"] for a in ahead["t1"].alerts] == ["payment"]
+    assert [a["component"] for a in ahead["t2"].alerts] == ["cart"]
