@@ -4,7 +4,7 @@
 // agent and one read of their contexts for all: agents/tasks/worker.py), but at most half of
 // those claimable (rounded up), so an idle worker woken with this one finds the other half.
 // One row per task claimed, most urgent first; each gets its attempt id from $attempt_ids.
-// $scan: twice size($attempt_ids) (LIMIT takes no expression).
+// $limit: twice size($attempt_ids), the candidates each selection keeps (LIMIT takes no expression).
 // Most urgent: the lowest $priority[kind] (agents/tasks/kinds.py; a kind missing there last),
 // then the oldest, so a burst of new incidents is paged before a backlog of other work.
 // A follow-up ($after_page: agents/tasks/kinds.py) waits until the incident's first notification is out,
@@ -26,7 +26,7 @@ CALL {
   WHERE t.status IN ['open', 'claimed', 'paused'] AND t.kind IN $kinds AND t.attempts < $max_attempts
     AND (t.status = 'open' OR t.lease_until < now) AND coalesce(t.not_before, 0) <= now
     AND NOT t.kind IN $after_page
-  RETURN t ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT $scan
+  RETURN t ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT $limit
   UNION
   WITH now
   MATCH (t:Task)
@@ -34,7 +34,7 @@ CALL {
     AND (t.status = 'open' OR t.lease_until < now) AND coalesce(t.not_before, 0) <= now
     AND t.kind IN $after_page
   MATCH (t)-[:FOR]->(i:Incident) WHERE i.notified = true OR i.status = 'merged'
-  RETURN t ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT $scan
+  RETURN t ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT $limit
 }
 WITH t, now ORDER BY coalesce($priority[t.kind], 99), t.created_at
 WITH collect(t) AS found, now

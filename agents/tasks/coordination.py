@@ -98,7 +98,7 @@ def claim_batch(
             "priority": PRIORITY,
             "owner": owner,
             "attempt_ids": attempt_ids,
-            "scan": 2 * len(attempt_ids),
+            "limit": 2 * len(attempt_ids),
             "lease_ms": lease_ms,
             "max_attempts": max_attempts,
         },
