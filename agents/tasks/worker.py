@@ -16,8 +16,9 @@ intent-keyed actions, so a lease lost on one task stops that task only (its writ
 row) and the others go on. A task whose lease is half gone by its turn extends it first
 (`heartbeat`); one lost by then is not started. The follow-ups their completions claimed for
 this worker (`respond` after `investigate`) run next as a batch of their own, with one read.
-Reading ahead saved a query per task (and the claim one per batch): at the floor (`bench/
-floor.py --batch`), a context read for 1 / 4 / 16 incidents cost 4.6 / 2.6 / 1.9 ms each.
+With 20 incidents waiting, that took an incident from 9.20 GRAPH.QUERY calls to 6.95
+(`python -m bench.round_trips`) and a calm one's CPU from 23.2 ms to 17.5 (`python -m
+bench.floor`, docs/hot-path.md).
 """
 
 from __future__ import annotations
@@ -56,14 +57,14 @@ MAX_RETRY_AFTER_S = 15 * 60.0
 #: at once (a blip), then after `BACKOFF_BASE_MS`, doubling per attempt, at most
 #: `BACKOFF_MAX_MS`, with +-20 % jitter so workers that failed together do not retry together.
 #: With 5 attempts an outage is tried over about 7 s, not burned through in milliseconds.
+BACKOFF_BASE_MS = 1_000
+BACKOFF_MAX_MS = 60_000
 #: A batch holds at most one task per this much of the lease (ms): a task takes 5-20 ms of
 #: a worker on an idle machine and up to about 50 ms on a loaded one, so a batch that size
 #: ends within half the lease, where a task's own writes would renew it. With the chaos
 #: harness's 50 ms leases, batches of 8 outlived them: each late task was taken over and run
 #: again (4,773 takeovers in `python -m bench.chaos`, against 777 claiming one at a time).
 LEASE_MS_PER_BATCHED = 100
-BACKOFF_BASE_MS = 1_000
-BACKOFF_MAX_MS = 60_000
 
 
 def backoff_ms(claimed: Claim) -> int:
@@ -196,12 +197,13 @@ class Worker:
             read: Callable[..., dict[str, Any]] | None = getattr(
                 self.by_kind.get(kind), "read_ahead", None
             )
+            of_kind = [c for c in batch if c.kind == kind]
             if read is not None:
                 try:
-                    ahead |= read(graph, [c for c in batch if c.kind == kind])
+                    ahead |= read(graph, of_kind)
                 except GraphUnavailable as exc:  # each task reads its own, as without a batch
                     log.warning("%s: could not read ahead for %d %s tasks: %s", self.name,
-                                len(batch), kind, exc)  # fmt: skip
+                                len(of_kind), kind, exc)  # fmt: skip
         follow_ups: list[Claim] = []
         for n, claimed in enumerate(batch):
             if stop is not None and stop.is_set():

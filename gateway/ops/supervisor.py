@@ -12,7 +12,7 @@ Each worker says when it starts claiming: the pool hands it a `NOTIFY_SOCKET` of
 abstract Unix datagram socket, sd_notify(3)'s protocol, which the worker already speaks to
 systemd), and `ready_note()` names workers that have not said `READY=1` yet. Why: a worker
 process takes about a second to import and connect, so an alert posted just after `serve`
-started (or after a worker died) waited for it: 640 ms for the first page against 15 ms for
+started (or after a worker died) waited for it: 669 ms for the first page against 14-20 ms for
 the next ones (`python -m bench.latency`); `/health/ready` now says so while it lasts.
 """
 
