@@ -367,14 +367,17 @@ def start_serve(
 
 
 def wait_ready(url: str, serve: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
-    """Wait until serve answers /health/ready with 200; raise if it exits or times out."""
+    """Wait until serve answers /health/ready with 200 and no `detail` (nothing that delays
+    pages: its workers are claiming tasks, so the first incident measured does not wait for a
+    worker process to start); raise if it exits or times out."""
     deadline = time.monotonic() + timeout_s
     with httpx.Client(base_url=url, timeout=2) as http:
         while time.monotonic() < deadline:
             if serve.poll() is not None:
                 raise RuntimeError(f"serve exited with code {serve.returncode}")
             try:
-                if http.get("/health/ready").status_code == 200:
+                answer = http.get("/health/ready")
+                if answer.status_code == 200 and not answer.json().get("detail"):
                     return
             except httpx.TransportError:
                 pass

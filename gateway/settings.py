@@ -231,6 +231,10 @@ class Settings(BaseSettings):
     body_timeout_s: float = Field(60.0, alias="BLAST_BODY_TIMEOUT_S", gt=0)
     #: An idle worker waits for a wake-up (the webhook's) this long before it asks the graph.
     idle_poll_ms: int = Field(1_000, alias="BLAST_IDLE_POLL_MS", ge=10, le=60_000)
+    #: A worker claims up to this many ready tasks of one kind at once and reads their
+    #: contexts in one query (agents/tasks/worker.py), at most one per 100 ms of the lease;
+    #: 1 claims one at a time.
+    claim_batch: int = Field(8, alias="BLAST_CLAIM_BATCH", ge=1, le=64)
     #: Days after which `serve` trims a resolved incident's bulky fields (0 = never). On by
     #: default so the database stays small from the start (README "Memory").
     retention_days: int = Field(7, alias="BLAST_RETENTION_DAYS", ge=0)

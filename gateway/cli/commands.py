@@ -241,12 +241,12 @@ def serve(
                 note = f"{finding.what}; alerts are accepted and pages wait until Slack answers"
                 typer.echo(f"blast-radius: warning: {note}", err=True)
                 runtime.notes.append(note)
-            bound = runtime.serve_http()
-            runtime.start_upkeep()  # on-call shifts kept ahead; discovery
-            assert runtime.url is not None
             pool = WorkerPool(
                 settings.workers, worker_env(settings, runtime.url), settings.shutdown_grace_s
             )
+            workers_note(runtime.notes, pool.ready_note())  # from the first request on
+            bound = runtime.serve_http()
+            runtime.start_upkeep()  # on-call shifts kept ahead; discovery
             pool.start()
             typer.echo(
                 f"blast-radius: listening on http://{settings.host}:{bound} "
@@ -264,6 +264,7 @@ def serve(
                     with contextlib.suppress(GraphUnavailable):  # tried again next round
                         runtime.revive_database()
                     pool.check()
+                    workers_note(runtime.notes, pool.ready_note())
             finally:
                 notify("STOPPING=1")
                 pool.stop()
@@ -271,6 +272,14 @@ def serve(
         typer.echo(f"blast-radius: {exc}", err=True)
         raise typer.Exit(1) from exc
     typer.echo("blast-radius: stopped", err=True)
+
+
+def workers_note(notes: list[str], note: str | None) -> None:
+    """Keep `notes` (`/health/ready`'s `detail`) saying which workers are still starting:
+    drop the previous such line, add `note` (`WorkerPool.ready_note`) when there is one."""
+    notes[:] = [n for n in notes if not n.startswith("workers starting")]
+    if note is not None:
+        notes.append(note)
 
 
 def warn_empty_worlds(settings: Settings, runtime: Runtime) -> None:
@@ -322,6 +331,7 @@ def worker(
     try:
         with Runtime(settings) as runtime:
             loop = runtime.make_worker(role)
+            gc.freeze()  # as serve does: what start-up built stays out of full collections
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: loop.terminate(stop))
             notify("READY=1", f"STATUS=claiming {role} tasks as {loop.name}")
