@@ -105,6 +105,9 @@ def options() -> argparse.Namespace:
         help="give every team an escalation policy of this many levels, 1 s apart",
     )
     p.add_argument("--keep", type=Path, help="use this data folder and keep it (logs, outbox)")
+    p.add_argument(
+        "--fsync", choices=["always", "everysec"], help="BLAST_FALKORDB_FSYNC (default: serve's)"
+    )
     return p.parse_args()
 
 
@@ -399,7 +402,7 @@ def main() -> int:
         "BLAST_CHAOS_SLOW_STEPS": str(args.slow_steps),
         "BLAST_CHAOS_STEP_DELAY_MS": str(args.step_delay_ms),
         "BLAST_INCIDENT_WINDOW_S": str(WINDOW_S), "BLAST_SHUTDOWN_GRACE_S": "5",
-    })  # fmt: skip
+    } | ({"BLAST_FALKORDB_FSYNC": args.fsync} if args.fsync else {}))  # fmt: skip
     run, stop = Run(), threading.Event()
     store: GraphStore | None = None
     try:

@@ -113,6 +113,11 @@ class Settings(BaseSettings):
         default_factory=lambda: max(1, (os.cpu_count() or 2) - 1),
         alias="BLAST_FALKORDB_THREADS", ge=1, le=64,
     )  # fmt: skip
+    #: The embedded FalkorDB's AOF `appendfsync`: everysec = fsync once a second (a kill -9
+    #: while the disk is slow, or a power loss, can lose up to about 2 s of answered writes);
+    #: always = an answered write is on disk, at 40-45 % of the throughput (docs/operations.md
+    #: "Persistence").
+    falkordb_fsync: Literal["always", "everysec"] = Field("everysec", alias="BLAST_FALKORDB_FSYNC")
     prometheus_url: str | None = Field(None, alias="PROMETHEUS_URL")
     query_timeout_max_ms: int = Field(5_000, alias="BLAST_QUERY_TIMEOUT_MAX_MS", gt=0)
     #: Replicas that must hold a webhook's writes before it answers 200 (Redis WAIT); None =

@@ -430,7 +430,7 @@ def falkordb_server(
     server = EmbeddedFalkorDB(
         settings.data_dir, port=target.port, timeout_default_ms=settings.query_timeout_ms,
         timeout_max_ms=settings.query_timeout_max_ms,
-        threads=settings.falkordb_threads,
+        threads=settings.falkordb_threads, fsync=settings.falkordb_fsync,
     )  # fmt: skip
     if wait:
         deadline = time.monotonic() + wait_s
