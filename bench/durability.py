@@ -32,15 +32,15 @@ CHUNK = 1 << 20  # 1 MiB
 SYNC_EVERY = 1024  # chunks between fsyncs of the pressure file: one per GiB, as `dd conv=fsync`
 
 
-def writer(url: str, k: int, acked: list[tuple[int, int]], stop: threading.Event) -> None:
-    """Write node (k, n) for n = 0, 1, ... until `stop` or the server dies; record each answer."""
+def writer(url: str, k: int, acked: list[str], stop: threading.Event) -> None:
+    """Write key `k-n` for n = 0, 1, ... until `stop` or the server dies; record each answer."""
     store = GraphStore(url, timeout_ms=5_000)
     graph = store.graph("org_durability")
     n = 0
     try:
         while not stop.is_set():
-            graph.rows("durability_write", {"writer": k, "n": n})
-            acked.append((k, n))
+            graph.rows("durability_write", {"key": f"{k}-{n}"})
+            acked.append(f"{k}-{n}")
             n += 1
     except (GraphUnavailable, OSError):
         return  # the kill: whatever was not answered is not counted
@@ -68,7 +68,7 @@ def one_round(mode: str, args: argparse.Namespace, scratch: Path) -> tuple[int, 
     """Writes answered and answered writes missing after a kill -9 and restart."""
     server = EmbeddedFalkorDB(scratch / mode, fsync=mode)  # type: ignore[arg-type]
     url = server.start()
-    acked: list[tuple[int, int]] = []
+    acked: list[str] = []
     stop = threading.Event()
     threads = [
         threading.Thread(target=writer, args=(url, k, acked, stop)) for k in range(args.writers)
@@ -83,9 +83,7 @@ def one_round(mode: str, args: argparse.Namespace, scratch: Path) -> tuple[int, 
     again = EmbeddedFalkorDB(scratch / mode, port=server.port, fsync=mode)  # type: ignore[arg-type]
     store = GraphStore(again.start(), timeout_ms=5_000)
     try:
-        found = {
-            (r["writer"], r["n"]) for r in store.graph("org_durability").rows("durability_found")
-        }
+        found = {r["key"] for r in store.graph("org_durability").rows("durability_found")}
     finally:
         store.close()
         again.stop()

@@ -1,2 +1,2 @@
-// bench/durability.py: one acknowledged write per call (writer k's n-th), as an accepted alert is.
-CREATE (:DurabilityProbe {writer: $writer, n: $n})
+// bench/durability.py: one answered write per call, keyed as an accepted alert is (its own graph).
+CREATE (:Alert {key: $key})
