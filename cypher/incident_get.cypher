@@ -1,6 +1,9 @@
 // One incident with its finding (if any), its quiet window's end (`maintenance_until`, ms),
-// the escalation level reached and how often it reopened (flapping).
+// the escalation level reached, how often it reopened (flapping), and its splits: the incident
+// it was split from (`split_from`, or null) and those split from it (`split_into`, by id).
 MATCH (i:Incident {id: $incident_id})
+OPTIONAL MATCH (s:Incident)-[:SPLIT_FROM]->(i)
+WITH i, collect(s.id) AS split_into
 OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.received_at AS received_at, i.root_cause AS root_cause,
@@ -13,4 +16,4 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        f.separated_by AS separated_by, f.evidence_json AS evidence_json,
        f.measured_json AS measured_json,
        i.maintenance_until AS maintenance_until, i.escalation_level AS escalation_level,
-       i.reopens AS reopens
+       i.reopens AS reopens, i.split_from AS split_from, split_into

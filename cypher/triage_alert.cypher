@@ -1,6 +1,9 @@
 // Upsert one alert episode (key = fingerprint@startsAt) and attach it to an incident, atomically.
 // Writes to one graph are serialised, so concurrent or repeated deliveries of the same alert
 // cannot create two alerts or two incidents. A stale 'firing' after 'resolved' changes nothing.
+// A resolved alert only closes what fired: one never stored firing (a new key arriving
+// resolved) is recorded in no incident (`incident_id` null): it joins, opens and clears
+// nothing, and a resend or a stale 'firing' of it later changes nothing either.
 // An alert on a component new to an open incident enqueues a `reinvestigate` task.
 // Per-alert cost stays flat in an alert storm: the new alert's edge is created (not merged: it
 // has no incident yet), and the incident keeps a count of its firing alerts (`firing`: +1 when
@@ -29,6 +32,7 @@ OPTIONAL MATCH (c:Component {name: coalesce($component, '')})  // null: an unkno
 FOREACH (_ IN CASE WHEN prev IS NULL AND c IS NOT NULL THEN [1] ELSE [] END | MERGE (a)-[:ON]->(c))
 WITH a, prev, resolving
 OPTIONAL MATCH (a)<-[:HAS_ALERT]-(cur:Incident)
+WITH a, prev, resolving, cur, cur IS NULL AND a.status = 'resolved' AS unfired
 // Flapping: a new firing episode of an alert (same fingerprint) of an incident that resolved at
 // most $reopen_ms before it started reopens that incident, and one of an incident another
 // alert of its group reopened at most $reopen_ms ago (database clock) joins it, before any
@@ -41,16 +45,16 @@ OPTIONAL MATCH (:Alert {fingerprint: $fingerprint})<-[:HAS_ALERT]-(flap:Incident
     AND ((flap.status = 'open' AND flap.reopened_at >= timestamp() - $reopen_ms)
       OR (flap.status = 'resolved' AND flap.resolved_at IS NOT NULL
           AND $starts_at_ms <= flap.resolved_at + $reopen_ms))
-WITH a, prev, resolving, cur, flap ORDER BY flap.status = 'open' DESC, flap.opened_at DESC LIMIT 1
+WITH a, prev, resolving, cur, unfired, flap ORDER BY flap.status = 'open' DESC, flap.opened_at DESC LIMIT 1
 OPTIONAL MATCH (cand:Incident {status: 'open'})
-  WHERE cur IS NULL AND flap IS NULL
+  WHERE cur IS NULL AND NOT unfired AND flap IS NULL
     AND cand.opened_at >= $starts_at_ms - $window_ms AND cand.opened_at <= $starts_at_ms + $window_ms
     AND ((size($near) > 0 AND any(x IN cand.components WHERE x IN $near))
       OR (size($near) = 0 AND $group_key <> '' AND $group_key IN cand.group_keys))
-WITH a, prev, resolving, cur, flap, cand,
+WITH a, prev, resolving, cur, unfired, flap, cand,
      CASE WHEN cand IS NULL OR size($near) = 0 THEN [] ELSE
        [n IN range(0, size($near) - 1) WHERE $near[n] IN cand.components] END AS hits
-WITH a, prev, resolving, cur, flap, cand,
+WITH a, prev, resolving, cur, unfired, flap, cand,
      CASE WHEN cand IS NULL THEN ''
           WHEN size(hits) = 0 THEN 'same Alertmanager group ' + $group_key
           ELSE $near_paths[hits[0]] END AS via,
@@ -58,14 +62,14 @@ WITH a, prev, resolving, cur, flap, cand,
      CASE WHEN size(hits) = 0 THEN 0 ELSE $near_hops[hits[0]] END AS distance
 // ties (incidents opened in the same ms) go to the lowest id, as `triage_join` and
 // `triage_join_group` rank them: else no batch could ever be sure where an alert goes
-WITH a, prev, resolving, cur, flap, cand, via ORDER BY unexplained, distance, cand.opened_at, cand.id LIMIT 1
+WITH a, prev, resolving, cur, unfired, flap, cand, via ORDER BY unexplained, distance, cand.opened_at, cand.id LIMIT 1
 // A new incident with an open one past the reach but within twice it ($beyond) holds its
 // page until `hold_until` (ms): an alert between the two may still come and merge them.
 OPTIONAL MATCH (far:Incident {status: 'open'})
-  WHERE cur IS NULL AND cand IS NULL AND flap IS NULL AND $hold_ms > 0 AND size($beyond) > 0
+  WHERE cur IS NULL AND NOT unfired AND cand IS NULL AND flap IS NULL AND $hold_ms > 0 AND size($beyond) > 0
     AND far.opened_at >= $starts_at_ms - $window_ms AND far.opened_at <= $starts_at_ms + $window_ms
     AND any(x IN far.components WHERE x IN $beyond)
-WITH a, prev, resolving, cur, flap, cand, via, count(far) > 0 AS held,
+WITH a, prev, resolving, cur, unfired, flap, cand, via, count(far) > 0 AS held,
      flap IS NOT NULL AND flap.status = 'resolved' AS reopening
 FOREACH (_ IN CASE WHEN cur IS NULL AND flap IS NOT NULL THEN [1] ELSE [] END |
   CREATE (flap)-[:HAS_ALERT {via: CASE WHEN reopening THEN 'fired again within the reopen window'
@@ -79,7 +83,8 @@ FOREACH (_ IN CASE WHEN cur IS NULL AND reopening THEN [1] ELSE [] END |
 // @include _fresh_task
 }
   MERGE (r)-[:FOR]->(flap))
-FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NULL AND flap IS NULL THEN [1] ELSE [] END |
+FOREACH (_ IN CASE WHEN cur IS NULL AND NOT unfired AND cand IS NULL AND flap IS NULL THEN [1]
+                    ELSE [] END |
   CREATE (i:Incident {id: $new_incident_id, status: 'open', severity: $severity,
     severity_rank: $severity_rank, title: $title, opened_at: $starts_at_ms, received_at: timestamp(),
     group_keys: [$group_key], firing: CASE WHEN $status = 'firing' THEN 1 ELSE 0 END,
@@ -105,16 +110,18 @@ FOREACH (_ IN CASE WHEN cur IS NULL AND cand IS NOT NULL THEN [1] ELSE [] END |
       cand.severity = CASE WHEN $severity_rank > cand.severity_rank THEN $severity ELSE cand.severity END,
       cand.severity_rank = CASE WHEN $severity_rank > cand.severity_rank THEN $severity_rank
                                 ELSE cand.severity_rank END)
-WITH a, prev, resolving, cur IS NULL AND cand IS NULL AND flap IS NULL AS opened,
+WITH a, prev, resolving, cur IS NULL AND NOT unfired AND cand IS NULL AND flap IS NULL AS opened,
      cur IS NULL AND reopening AS reopened
-MATCH (inc:Incident)-[:HAS_ALERT]->(a)
-SET inc.firing = coalesce(inc.firing, 0) - CASE WHEN resolving THEN 1 ELSE 0 END
-WITH a, prev, resolving, opened, reopened, inc
+OPTIONAL MATCH (inc:Incident)-[:HAS_ALERT]->(a)
+// FOREACH over [inc]: a SET on the null `inc` of an unfired alert is an error (FalkorDB 4.16)
+FOREACH (i IN CASE WHEN resolving AND inc IS NOT NULL THEN [inc] ELSE [] END |
+  SET i.firing = coalesce(i.firing, 0) - 1)
 WITH a, prev, resolving, opened, reopened, inc,
-     (a.status = 'resolved' AND inc.firing <= 0 AND inc.status <> 'resolved') AS closing,
-     (resolving OR (prev IS NULL AND a.status = 'resolved')) AS cleared
-SET inc.status = CASE WHEN closing THEN 'resolved' ELSE inc.status END,
-    inc.resolved_at = CASE WHEN closing THEN coalesce(a.ends_at_ms, timestamp()) ELSE inc.resolved_at END
+     (inc IS NOT NULL AND a.status = 'resolved' AND inc.firing <= 0 AND inc.status <> 'resolved')
+       AS closing,
+     (resolving AND inc IS NOT NULL) AS cleared
+FOREACH (i IN CASE WHEN closing THEN [inc] ELSE [] END |
+  SET i.status = 'resolved', i.resolved_at = coalesce(a.ends_at_ms, timestamp()))
 FOREACH (_ IN CASE WHEN cleared THEN [1] ELSE [] END |
   MERGE (t:Task {id: 'cleared:' + a.key})
     ON CREATE SET t += {kind: 'notify_cleared', incident_id: inc.id, alert_key: a.key,

@@ -270,6 +270,29 @@ def test_incident_json_for_scripts(site: Site) -> None:
     assert isinstance(decision["decisions"], list)
 
 
+def test_an_incident_page_links_the_incident_split_off_it_and_back(site: Site) -> None:
+    """The webhook names the incident at triage time; the investigation then splits currency
+    (no path to the deployed cause, payment) off it: both pages say where the alert went."""
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    deploy = {"component": "payment", "kind": "deploy", "ref": "v9", "at": "2026-11-01T00:45:00Z"}
+    with site.client() as http:
+        assert http.post("/api/v1/changes", json=deploy, headers=bearer).status_code == 201
+    incident = site.post_alert(site.a, "checkout", 1)
+    assert site.post_alert(site.a, "currency", 1) == incident
+    assert site.post_alert(site.a, "payment", 1) == incident
+    site.drain()
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        detail = http.get(f"/api/v1/incidents/{incident}", headers=bearer).json()
+        (split,) = detail["split_into"]
+        text = http.get(f"/ui/incidents/{incident}").text
+        other = http.get(f"/ui/incidents/{split}").text
+    moved = text.split('<dd id="moved">')[1].split("</dd>")[0]
+    assert moved == f'alerts split into <a class="mono" href="/ui/incidents/{split}">{split}</a>'
+    back = other.split('<dd id="moved">')[1].split("</dd>")[0]
+    assert back == f'split from <a class="mono" href="/ui/incidents/{incident}">{incident}</a>'
+
+
 def test_event_stream_reports_what_lands_in_the_graph(site: Site) -> None:
     seen: list[str] = []
     with site.client() as http:

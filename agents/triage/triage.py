@@ -3,8 +3,11 @@
 Runs inside the webhook request, before it answers, so every accepted alert is in the graph
 first. The rules are those of one atomic query per alert (`cypher/triage_alert.cypher`): a
 repeated or concurrent delivery changes nothing, a refire (same fingerprint, new startsAt) is a
-new episode, and an incident resolves when all its alerts have resolved. A storm is written in
-far fewer queries that keep those outcomes (`Triage`).
+new episode, and an incident resolves when all its alerts have resolved. A resolve only closes
+what fired (Alertmanager semantics): an alert that arrives resolved without a firing the
+gateway received (`TriageReport.unfired`; e.g. it fired and resolved while the gateway was
+down) is recorded in no incident and opens, joins, re-investigates and clears nothing. A storm
+is written in far fewer queries that keep those outcomes (`Triage`).
 
 Correlation rule: an alert joins an open incident opened within the window only along a
 dependency path: its component reaches a component of the incident, or is reached by one,
@@ -12,7 +15,9 @@ within `correlation_hops` business edges (a shared neighbour is not enough: two 
 database are not linked). The joining path is stored on the alert's `HAS_ALERT` edge (`via`,
 e.g. `checkout-api → orders-api`). Among several such incidents the alert joins the one whose
 root cause its component reaches, then the nearest, then the oldest. An alert that matches no
-component joins an open incident of the same Alertmanager groupKey (`via` says so).
+component joins an open incident of the same Alertmanager groupKey (`via` says so) as context:
+it is never one of the incident's components, so never a candidate; it counts among its
+firing alerts. With no such incident it opens one of its own.
 An alert that links two open incidents merges them (`merge_bridged`): the other into the one
 it joined while nobody has been paged for the other, else the one it joined into the other
 while nobody has been paged for that one; two paged incidents stay apart. So the grouping of
@@ -156,11 +161,15 @@ def shared_dependencies(linked: dict[str, Links]) -> dict[str, Links]:
 
 @dataclass
 class TriageReport:
-    """What one delivery did: alerts accepted, which matched no component, incidents touched,
-    and incidents merged into another (`merge_bridged`)."""
+    """What one delivery did: alerts accepted, which matched no component, which arrived
+    resolved without a firing the gateway received (`unfired`: recorded in no incident),
+    incidents touched, and incidents merged into another (`merge_bridged`)."""
 
     accepted: int = 0
     unmatched: list[str] = field(default_factory=list)
+    #: keys of alerts resolved that never fired here (Alertmanager semantics: a resolve only
+    #: closes what fired): stored, but they join, open and clear nothing
+    unfired: list[str] = field(default_factory=list)
     incidents: list[str] = field(default_factory=list)
     opened: list[str] = field(default_factory=list)
     reopened: list[str] = field(default_factory=list)
@@ -477,6 +486,9 @@ class Triage:
         for row in self.graph.rows("triage_known", {"alerts": params}):
             done.update(row["keys"])
             self.report.accepted += len(row["keys"])
+            if row["incident_id"] is None:  # resolved without a firing: in no incident
+                self.report.unfired += row["keys"]
+                continue
             self.touched(row["incident_id"])
             if row["closing"]:
                 self.report.resolved.append(row["incident_id"])
@@ -683,9 +695,14 @@ class Triage:
                 "new_task_id": f"task-{uuid.uuid4().hex}",
             },
         )
-        if row is None:  # the MATCH of the incident found nothing: cannot happen after the MERGE
-            raise RuntimeError(f"triage of alert {alert.key} returned no incident")
+        if row is None:  # every MATCH after the MERGE is optional: cannot happen
+            raise RuntimeError(f"triage of alert {alert.key} returned no row")
         report.accepted += 1
+        anchor = component if component is not None else f"group:{alert.group_key}"
+        if row["incident_id"] is None:  # resolved without a firing: recorded, nothing else
+            report.unfired.append(alert.key)
+            self.anchor.pop(anchor, None)
+            return
         report.unsettled |= not row["opened"]
         bridge = (component, row["incident_id"])
         if (component and row["prev"] is None and not row["opened"]
@@ -696,7 +713,6 @@ class Triage:
                 report.merged.append(merged)
                 if merged == row["incident_id"]:  # it went into the paged one: follow it
                     row["incident_id"] = into
-        anchor = component if component is not None else f"group:{alert.group_key}"
         if row["status"] == "firing" and row["prev"] is None:
             self.anchor[anchor] = row["incident_id"]
         else:

@@ -51,7 +51,9 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     Shape: id, status (open | resolved | merged), title, severity, opened_at/resolved_at (ms,
     UTC), resolved_by (a person's name when resolved by hand), acknowledged_at (ms UTC) and
     acknowledged_by (a person's name), root_cause (component name or null), merged_into (the
-    incident that took its alerts, or null), finding {summary, confidence, candidates, paths,
+    incident that took its alerts, or null), split_from (the incident whose investigation split
+    this one off, or null), split_into (the incidents its investigations split off it: where
+    its alerts with another cause went, by id), finding {summary, confidence, candidates, paths,
     ruled_out [{component, reason, evidence (the measurement the reason rests on: source,
     query, value, window, status ok|no_data|not_measured, text)}], planner, model (the planner
     model, or null), second_opinion (the graph's check of a model's answer)},
@@ -113,6 +115,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "acknowledged_by": row["acknowledged_by"],
         "root_cause": row["root_cause"],
         "merged_into": row["merged_into"],
+        "split_from": row["split_from"],
+        "split_into": sorted(row["split_into"]),
         "maintenance_until": row["maintenance_until"],
         "escalation_level": row["escalation_level"] or 0,
         "reopens": row["reopens"] or 0,

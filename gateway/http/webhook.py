@@ -33,7 +33,8 @@ router = APIRouter()
 
 def summary(tenant: str, report: TriageReport) -> str:
     """The operator's line for one delivery, e.g. `webhook: 3 alerts for acme, 1 new incident`
-    (then resolved incidents and alerts that matched no component, when there are any)."""
+    (then reopened and resolved incidents, alerts that matched no component and alerts
+    resolved without a firing, when there are any)."""
 
     def count(n: int, what: str) -> str:
         return f"{n} {what}{'' if n == 1 else 's'}"
@@ -46,6 +47,8 @@ def summary(tenant: str, report: TriageReport) -> str:
         parts.append(f"{count(len(report.resolved), 'incident')} resolved")
     if report.unmatched:
         parts.append(f"{len(report.unmatched)} matched no component")
+    if report.unfired:
+        parts.append(f"{len(report.unfired)} resolved without a firing (recorded, no incident)")
     return ", ".join(parts)
 
 
@@ -122,6 +125,10 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
             request.app.state.store.wake, len(report.opened) + len(report.reopened)
         )
     log.info("%s", summary(tenant, report))
+    if report.unfired:  # by key, so an operator can find them (Alert nodes in no incident)
+        more = f" and {len(report.unfired) - 10} more" if len(report.unfired) > 10 else ""
+        log.info("tenant %s: resolved without a firing, recorded in no incident: %s%s",
+                 tenant, ", ".join(report.unfired[:10]), more)  # fmt: skip
     for status, n in Counter(alert.status for alert in alerts).items():
         metrics.alerts_received.labels(tenant=tenant, status=status).inc(n)
     metrics.alerts_unmatched.labels(tenant=tenant).inc(len(report.unmatched))
@@ -136,6 +143,7 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         "reopened": report.reopened,
         "resolved": report.resolved,
         "unmatched": report.unmatched,
+        "unfired": report.unfired,
         "truncated": body.truncatedAlerts,
         "heartbeats": len(beats),
     }

@@ -298,6 +298,9 @@ def test_recent_deploy_posted_to_the_changes_api_breaks_a_tie(gateway: Gateway) 
         f"split from {after['id']}: no dependency path from currency to the root cause payment"
     )
     assert moved["root_cause"] == "currency"
+    # the incident the webhook named at triage time says where its alert went, and back
+    assert (after["split_into"], moved["split_from"]) == ([split["id"]], after["id"])
+    assert (after["split_from"], moved["split_into"]) == (None, [])
     # the deploy happened after the first incident: that one stays inconclusive
     again = gateway.http.get(f"/api/v1/incidents/{before['id']}", headers=gateway.auth).json()
     assert again["root_cause"] is None
