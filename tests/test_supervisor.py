@@ -55,7 +55,10 @@ def test_a_worker_is_ready_once_it_says_so_and_again_after_a_restart() -> None:
         assert wait_for(pool, 2) == 2
     finally:
         pool.stop()
-    assert pool.ready == 0
+    assert (
+        pool.pids == []
+        and pool.ready_note() == "workers starting: 0 of 2 ready; pages wait for them"
+    )
 
 
 def test_a_worker_that_never_says_ready_keeps_the_note() -> None:

@@ -201,9 +201,11 @@ class Worker:
             if read is not None:
                 try:
                     ahead |= read(graph, of_kind)
-                except GraphUnavailable as exc:  # each task reads its own, as without a batch
-                    log.warning("%s: could not read ahead for %d %s tasks: %s", self.name,
-                                len(of_kind), kind, exc)  # fmt: skip
+                except Exception:  # each task reads its own, as without a batch
+                    # (an incident merged meanwhile makes respond_context fail for the batch;
+                    # each task's own read handles that, and any other error, as it always did)
+                    log.warning("%s: could not read ahead for %d %s tasks", self.name,
+                                len(of_kind), kind, exc_info=True)  # fmt: skip
         follow_ups: list[Claim] = []
         for n, claimed in enumerate(batch):
             if stop is not None and stop.is_set():

@@ -274,3 +274,24 @@ def test_a_respond_task_whose_incident_was_merged_meanwhile_finishes_cleanly(
               if t["id"] == taken.task_id]  # fmt: skip
     assert row["status"] == "done" and row["last_error"] is None
     assert outbox.entries() == []  # nobody paged for an incident that no longer exists as such
+
+
+def test_a_batch_whose_read_ahead_fails_leaves_each_task_to_read_its_own(
+    store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    """The same merge, met by the batch's read-ahead (`Worker.run_batch`): the worker does not
+    die with its batch claimed; the task reads its own context, as without a batch, and ends."""
+    from agents.tasks.worker import Worker
+
+    incident = investigated(store, graph, tenant)
+    taken = claim(graph, list(ROLE_KINDS["responder"]), "w", 30_000, 5)
+    assert taken is not None and taken.incident_id == incident
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    worker = Worker(store, [tenant], [Responder(outbox, outbox)], claim_batch=8)
+    merging = MergedMidQuery(graph, "inc-survivor")
+    assert worker.run_batch(merging, tenant, [taken], None) == []  # type: ignore[arg-type]
+    assert merging.failed  # the read-ahead met the merge
+    (row,) = [t for t in graph.rows("incident_tasks", {"incident_id": incident})
+              if t["id"] == taken.task_id]  # fmt: skip
+    assert row["status"] == "done" and row["last_error"] is None
+    assert outbox.entries() == []
