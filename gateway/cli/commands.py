@@ -612,7 +612,11 @@ def topology_discover(
         str, typer.Option(help="Range of the call rates (a PromQL duration: 30m, 1h, 2d).")
     ] = "1h",
     at: Annotated[
-        str | None, typer.Option(help="End of the window (RFC 3339; default now).")
+        str | None,
+        typer.Option(
+            help="End of the window (RFC 3339; default now). A past time adds what it shows and "
+            "retires no edge seen after it."
+        ),
     ] = None,
     tenant: Annotated[
         str | None, typer.Option(help="Tenant (default: the only configured one).")
