@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -111,6 +112,18 @@ def test_oncall_prints_the_time_asked_in_utc_to_the_minute(
     done = cli("oncall", "--at", "2099-12-24T03:00:07.25+01:00", FALKORDB_URL=falkordb.url,
                BLAST_DEFAULT_TENANT=tenant, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
     assert done.stdout.splitlines()[0] == f"org_{tenant} at 2099-12-24 02:00 UTC:", done.stdout
+    # beyond the shifts kept: unknown, said per team, not NOBODY nor a PROBLEM (exit 0)
+    assert done.returncode == 0, done
+    assert "NOBODY" not in done.stdout and "PROBLEM" not in done.stdout, done.stdout
+    until = (datetime.now(UTC) + timedelta(days=90)).strftime("%Y-%m-%d")
+    assert f"  checkout: unknown: shifts are known until {until} " in done.stdout, done.stdout
+    assert done.stdout.count(": unknown: shifts are known") == done.stdout.count("\n") - 1
+    # 85 days ahead: the 14 days checked stop where the shifts kept stop, so no gap shows there
+    soon = (datetime.now(UTC) + timedelta(days=85)).isoformat()
+    near = cli("oncall", "--at", soon, FALKORDB_URL=falkordb.url,
+               BLAST_DEFAULT_TENANT=tenant, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
+    assert near.returncode == 0 and "PROBLEM" not in near.stdout, near.stdout
+    assert "unknown" not in near.stdout and "NOBODY" not in near.stdout, near.stdout
     typo = cli("oncall", "--tenant", "nosuch", FALKORDB_URL=falkordb.url,
                BLAST_DEFAULT_TENANT=tenant, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
     # a misspelt tenant is refused, and no empty graph is made for it

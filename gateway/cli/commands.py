@@ -751,7 +751,8 @@ def topology_diff(
 
 @app.command(
     help="Print who is on call for each team at a time, and any team with nobody on call then or a "
-    "gap within the next 14 days (exit 1 if so)."
+    "gap within the next 14 days (exit 1 if so); a time beyond the shifts kept (7 days back, 90 "
+    "ahead) is unknown."
 )
 def oncall(
     at: Annotated[
@@ -764,20 +765,33 @@ def oncall(
     data_dir: DataDir = None,
 ) -> None:
     """Print who is on call for each team at a time, and any team with nobody on call then or
-    a gap within the next 14 days (exit 1 if so)."""
-    from gateway.world.oncall import SHIFTS_AHEAD, SHIFTS_BACK, coverage, coverage_problems
+    a gap within the next 14 days (exit 1 if so).
+
+    Shifts are kept from 7 days back to 90 ahead of the clock (`SHIFTS_BACK`, `SHIFTS_AHEAD`;
+    serve re-expands them): at a time outside that, each team is "unknown", which is no
+    problem (exit 0); the 14 days checked stop where the shifts kept stop, so their end is no gap.
+    """
+    from gateway.world.oncall import (
+        COVERAGE_HORIZON,
+        SHIFTS_AHEAD,
+        SHIFTS_BACK,
+        coverage,
+        coverage_problems,
+    )
 
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
     when = parse_time("oncall", at)
     now = datetime.now(UTC)
-    if not now - SHIFTS_BACK <= when < now + SHIFTS_AHEAD:  # else "NOBODY" would look true
-        typer.echo(
-            f"oncall: note: {when.astimezone(UTC):%Y-%m-%d %H:%M} UTC is outside the shifts kept "
-            f"({SHIFTS_BACK.days} days back to {SHIFTS_AHEAD.days} days ahead), so no shift "
-            "shows there whatever the rotation says",
-            err=True,
-        )
+    known = now - SHIFTS_BACK <= when < now + SHIFTS_AHEAD  # else "NOBODY" would look true
+    unknown = (
+        f"unknown: shifts are known until {now + SHIFTS_AHEAD:%Y-%m-%d %H:%M} UTC "
+        f"(kept {SHIFTS_AHEAD.days} days ahead)"
+        if when >= now
+        else f"unknown: shifts are known from {now - SHIFTS_BACK:%Y-%m-%d %H:%M} UTC "
+        f"(kept {SHIFTS_BACK.days} days back)"
+    )
+    horizon = min(COVERAGE_HORIZON, now + SHIFTS_AHEAD - when)
     if tenant:
         valid_tenant("oncall", tenant)
     problems = []
@@ -796,13 +810,14 @@ def oncall(
                 raise typer.Exit(2)
             for name in [tenant] if tenant else settings.tenants:
                 graph = runtime.store.graph(graph_name(name))
-                found = coverage(graph, when)
+                found = coverage(graph, when, horizon if known else COVERAGE_HORIZON)
                 typer.echo(f"{graph_name(name)} at {when.astimezone(UTC):%Y-%m-%d %H:%M UTC}:")
                 for team in found:
                     mark = " (default team)" if team.is_default else ""
                     who = ", ".join(team.on_call) or "NOBODY"
-                    typer.echo(f"  {team.team}{mark}: {who}")
-                problems += [f"{name}: {p}" for p in coverage_problems(found, when)]
+                    typer.echo(f"  {team.team}{mark}: {who if known else unknown}")
+                if known:
+                    problems += [f"{name}: {p}" for p in coverage_problems(found, when)]
                 if not found:  # e.g. a misspelt --tenant, or another data folder
                     problems.append(
                         f"{name}: {graph_name(name)} has no teams (load a world with "
