@@ -18,12 +18,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port
 from agents.triage.triage import triage
 from gateway import __version__
 from gateway.http.payloads import normalize, parse_body
 from gateway.world import demo_world_path
-from tests.conftest import alert_body, clean_env
+from tests.conftest import alert_body, clean_env, demo_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 WORLD = ROOT / "gateway/data/otel-demo/topology.yaml"
@@ -175,6 +175,42 @@ def test_incidents_and_incident_read_the_graph(
     assert json.loads(cli("incident", opened, "--json", **env).stdout)["id"] == opened
     missing = cli("incident", "inc-nope", **env)
     assert missing.returncode == 1 and "no incident 'inc-nope'" in missing.stderr
+
+
+def test_read_commands_find_a_tenant_only_serve_s_environment_names(tmp_path: Path) -> None:
+    """A world and incidents of `acme` in a database whose shell configures no tenant (so
+    `demo`): the read commands find acme's graph, say it is not configured, and ask which
+    when the database holds several."""
+    server = EmbeddedFalkorDB(tmp_path / "db")
+    server.start()
+    store = GraphStore(server.url)
+    try:
+        graph = demo_graph(store, "acme")
+        (opened,) = triage(graph, normalize(parse_body(alert_body("payment")), "u"), 900_000).opened
+        env = {"FALKORDB_URL": server.url, "BLAST_DATA_DIR": str(tmp_path)}
+        listed = cli("incidents", **env)
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.splitlines()[1].startswith(opened), listed.stdout
+        assert "reading tenant 'acme', the only one here, which is not configured" in listed.stderr
+        named = cli("incidents", "--tenant", "acme", **env)
+        assert named.returncode == 0 and opened in named.stdout, named.stderr
+        assert "tenant 'acme' has a graph here but is not configured" in named.stderr
+        shown = cli("incident", opened, **env)
+        assert shown.returncode == 0 and shown.stdout.startswith(opened), shown.stderr
+        oncall = cli("oncall", **env)
+        assert oncall.stdout.startswith("org_acme at "), oncall.stdout
+        assert "  checkout: " in oncall.stdout and "has no teams" not in oncall.stdout
+        demo_graph(store, "other")
+        several = cli("incidents", **env)
+        assert several.returncode == 2, several
+        assert several.stderr == (
+            "incidents: no graph of demo here; tenants with a graph here: acme, other: say "
+            "which with --tenant\n"
+        )
+        assert store.tenants() == ["acme", "demo", "other"]  # demo: configured, empty
+    finally:
+        store.close()
+        server.stop()
 
 
 def test_serve_sums_its_workers_metrics_and_stops_at_info(

@@ -760,7 +760,8 @@ def oncall(
         typer.Option(help="When (RFC 3339, e.g. 2026-12-24T03:00:00Z; default now)."),
     ] = None,
     tenant: Annotated[
-        str | None, typer.Option(help="Tenant (default: every configured one).")
+        str | None,
+        typer.Option(help="Tenant (default: every configured one, else the only graph here)."),
     ] = None,
     data_dir: DataDir = None,
 ) -> None:
@@ -800,15 +801,7 @@ def oncall(
             assert runtime.store is not None
             # a misspelt tenant: refused, before a read makes an empty graph of that name (a
             # world may be loaded, and checked here, before its token is configured)
-            if (
-                tenant is not None
-                and tenant not in settings.tenants
-                and not runtime.store.has_graph(graph_name(tenant))
-            ):
-                typer.echo(f"oncall: unknown tenant {tenant!r}: no graph {graph_name(tenant)}; "
-                           f"configured: {', '.join(settings.tenants)}", err=True)  # fmt: skip
-                raise typer.Exit(2)
-            for name in [tenant] if tenant else settings.tenants:
+            for name in read_tenants(runtime, tenant, "oncall", every=True):
                 graph = runtime.store.graph(graph_name(name))
                 found = coverage(graph, when, horizon if known else COVERAGE_HORIZON)
                 typer.echo(f"{graph_name(name)} at {when.astimezone(UTC):%Y-%m-%d %H:%M UTC}:")
@@ -832,23 +825,63 @@ def oncall(
         raise typer.Exit(1)
 
 
-def _tenant_graph(runtime: Runtime, tenant: str | None) -> str:
-    """The graph a reading command uses: `--tenant`, else the only configured tenant, else
-    `BLAST_DEFAULT_TENANT` when it is configured; exits 2 naming the configured ones."""
-    configured = runtime.settings.tenants
-    name = tenant or (configured[0] if len(configured) == 1 else runtime.settings.default_tenant)
-    if name not in configured:
-        typer.echo(
-            f"unknown tenant {name!r}; configured: {', '.join(runtime.settings.tenants)}", err=True
-        )
+def read_tenants(
+    runtime: Runtime, tenant: str | None, command: str, every: bool = False
+) -> list[str]:
+    """The tenants a reading command reads (`oncall`, `incidents`, `incident`).
+
+    `--tenant`: that one, when it is configured or its graph exists here (a world imported, or
+    incidents kept, before serve's environment reaches this shell: a note says it is not
+    configured); else exit 2 (no graph is made for a misspelt name). Without it: every
+    configured tenant (`every`), or the only one, else `BLAST_DEFAULT_TENANT` when it is
+    configured (exit 2 naming the configured ones when not). When those graphs hold nothing
+    and exactly one other tenant's graph here holds data, that one, with a note; several: exit
+    2 naming them."""
+    settings = runtime.settings
+    store = runtime.store
+    assert store is not None
+    configured = ", ".join(settings.tenants)
+    unset = "serve uses it once BLAST_WEBHOOK_TOKENS names it"
+    if tenant:
+        valid_tenant(command, tenant)
+        if tenant in settings.tenants:
+            return [tenant]
+        if not store.has_graph(graph_name(tenant)):
+            typer.echo(f"{command}: unknown tenant {tenant!r}: no graph {graph_name(tenant)}; "
+                       f"configured: {configured}", err=True)  # fmt: skip
+            raise typer.Exit(2)
+        typer.echo(f"{command}: note: tenant {tenant!r} has a graph here but is not configured "
+                   f"(configured: {configured}); {unset}", err=True)  # fmt: skip
+        return [tenant]
+    if every:
+        chosen = settings.tenants
+    else:
+        one = settings.tenants[0] if len(settings.tenants) == 1 else settings.default_tenant
+        if one not in settings.tenants:
+            typer.echo(f"{command}: unknown tenant {one!r}; configured: {configured}; say which "
+                       "with --tenant", err=True)  # fmt: skip
+            raise typer.Exit(2)
+        chosen = [one]
+    if any(store.graph(graph_name(t)).node_count() for t in chosen):
+        return chosen
+    # the configured graphs are empty (Runtime made their schema): any other that holds data?
+    here = [t for t in store.tenants() if store.graph(graph_name(t)).node_count()]
+    if len(here) == 1:
+        typer.echo(f"{command}: note: no graph of {configured} here; reading tenant {here[0]!r}, "
+                   f"the only one here, which is not configured: {unset}", err=True)  # fmt: skip
+        return here
+    if here:
+        typer.echo(f"{command}: no graph of {configured} here; tenants with a graph here: "
+                   f"{', '.join(here)}: say which with --tenant", err=True)  # fmt: skip
         raise typer.Exit(2)
-    return graph_name(name)
+    return chosen
 
 
 TenantOption = Annotated[
     str | None,
     typer.Option(
-        help="Tenant (default: the only configured one, else BLAST_DEFAULT_TENANT).",
+        help="Tenant (default: the only configured one, else BLAST_DEFAULT_TENANT; else the "
+        "only graph here).",
         show_default=False,
     ),
 ]
@@ -875,7 +908,8 @@ def incidents(
     settings = load_settings(data_dir=data_dir)
     with Runtime(settings) as runtime:
         assert runtime.store is not None
-        graph = runtime.store.graph(_tenant_graph(runtime, tenant))
+        (name,) = read_tenants(runtime, tenant, "incidents")
+        graph = runtime.store.graph(graph_name(name))
         rows = graph.rows("list_incidents", {"status": status, "limit": limit})
     for row in rows:
         row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
@@ -899,11 +933,12 @@ def incident(
     settings = load_settings(data_dir=data_dir)
     with Runtime(settings) as runtime:
         assert runtime.store is not None
-        graph = runtime.store.graph(_tenant_graph(runtime, tenant))
+        (name,) = read_tenants(runtime, tenant, "incident")
+        graph = runtime.store.graph(graph_name(name))
         found = incident_detail(graph, incident_id)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
     if found is None:
-        path = archive_path(settings.data_dir, tenant or settings.default_tenant)
+        path = archive_path(settings.data_dir, name)
         archived = find_archived(path, incident_id)
         if archived is not None:
             typer.echo(f"{incident_id} was archived (BLAST_ARCHIVE_DAYS) to {path}", err=True)
