@@ -625,10 +625,11 @@ class GraphStore:
         answer."""
         with unavailable_as_retryable():
             if self._cluster is not None:
-                found = self._cluster.execute_command(  # type: ignore[no-untyped-call]
-                    "GRAPH.LIST", target_nodes=RedisCluster.PRIMARIES
-                )
-                names = [n for node in dict(found).values() for n in node]
+                names = [
+                    n
+                    for node in self._cluster.get_primaries()  # type: ignore[no-untyped-call]
+                    for n in node.redis_connection.execute_command("GRAPH.LIST")
+                ]
             else:
                 names = list(self._db.connection.execute_command("GRAPH.LIST"))
         return sorted(
