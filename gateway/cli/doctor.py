@@ -1,18 +1,18 @@
 """`blast-radius doctor`: check a deployment from the outside in, one line per finding.
 
 Checks, in order: the settings (no placeholder secrets outside dev mode), that the data folder
-exists (never created here), the FalkorDB
-connection (in a cluster: every hash slot served, every shard's replicas) and every tenant
-graph's unique constraints (OPERATIONAL) and on-call coverage (someone on call for every team now
-and for the next 14 days), the default route (in Slack mode the default team's `slack_channel`,
-else `SLACK_DEFAULT_CHANNEL`, exists), every team's Slack channel and every person's Slack
-identity (in Slack mode), how complete each tenant's world is (components with no known
-dependency, edges with no stated propagation), every outbound notifier (`Notifier.check()`:
-the outbox is writable or can be created; Slack and GitHub adapters check their token and access), the planner's
-models (`ChatModel.check()`: key and model name, no tokens spent), that the webhook answers
-`GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`, that
-Prometheus answers and holds service-graph metrics. Nothing is written to a graph and nothing is
-sent.
+exists (never created here), the FalkorDB connection (in a cluster: every hash slot served,
+every shard's replicas) and every tenant graph (one line when it does not exist yet), its unique
+constraints (OPERATIONAL) and on-call coverage (someone on call for every team now and for the
+next 14 days), the default route (in Slack mode the default team's `slack_channel`, else
+`SLACK_DEFAULT_CHANNEL`, exists), every team's Slack channel and every person's Slack identity
+(in Slack mode), how complete each tenant's world is (components with no known dependency, edges
+with no stated propagation), every outbound notifier (`Notifier.check()`: the outbox is
+writable or can be created; Slack and GitHub adapters check their token and access), the
+planner's models (`ChatModel.check()`: key and model name, no tokens spent), that the webhook
+answers `GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`,
+that Prometheus answers and holds service-graph metrics. Nothing is written to a graph and
+nothing is sent.
 """
 
 from __future__ import annotations
