@@ -547,6 +547,7 @@ def topology_import(
             )
             totals = world_counts(graph)
             complete = from_rows(graph.rows("world_dependencies"))
+            routed = graph.one("default_route") is not None
     except TopologyError as exc:
         fail_topology("topology import", exc)
     except (GraphUnavailable, SchemaFailed) as exc:
@@ -560,6 +561,22 @@ def topology_import(
     typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
     for line in complete.lines():
         typer.echo(f"incomplete: {line}")
+    if report.merged:
+        n, names = len(report.merged), ", ".join(sorted(report.merged))
+        typer.echo(
+            f"warning: {n} component{'' if n == 1 else 's'} already existed from another source "
+            f"and {'was' if n == 1 else 'were'} merged: {names} (another app? give it a "
+            "--tenant or --data-dir of its own)"
+        )
+    if not routed:
+        typer.echo(f"warning: {NO_DEFAULT_TEAM}")
+
+
+#: Said by `topology import` and `validate` when no default team is known.
+NO_DEFAULT_TEAM = (
+    "no default team: an alert on a component no team owns pages nobody; name one with "
+    "`default_team:` in a world file (docs/world.md)"
+)
 
 
 @topology_app.command(
@@ -589,7 +606,7 @@ def topology_validate(
         f"ok: {len(world.components)} components, {len(world.edges) + hosted} edges "
         f"({hosted} of them hosted_on), "
         f"{len(world.teams)} team{'' if len(world.teams) == 1 else 's'}, default team "
-        f"{world.default_team or '(none: alerts on unowned components page nobody)'}"
+        f"{world.default_team or 'none'}"
         + (f", {len(world.playbooks)} playbook{'' if len(world.playbooks) == 1 else 's'}"
            if world.playbooks else "")
     )  # fmt: skip
@@ -597,6 +614,11 @@ def topology_validate(
         typer.echo(f"not mapped (never guessed): {line}")
     for line in of_world(world).lines():
         typer.echo(f"incomplete: {line}")
+    if not world.default_team:
+        typer.echo(
+            "warning: these files name no default team (fine when a world file imported into "
+            f"the same graph names one), else {NO_DEFAULT_TEAM}"
+        )
 
 
 @topology_app.command(

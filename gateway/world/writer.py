@@ -33,7 +33,9 @@ class ImportReport:
     (`component x`, `edge a -CALLS-> b`), `removed` ownership, memberships and teams a source
     said before and no longer says (`owner payments of billing: no longer reported by ...`),
     `world_wins` (a source disagreed with the world file),
-    `unmapped` names no importer could map (never guessed) and `notes`."""
+    `unmapped` names no importer could map (never guessed), `notes`, and `merged`: components
+    this import reported that the graph already held from other sources only (two worlds'
+    `cart` become one component: `topology import` warns)."""
 
     counts: dict[str, int] = field(default_factory=dict)
     new: list[str] = field(default_factory=list)
@@ -43,6 +45,7 @@ class ImportReport:
     world_wins: list[str] = field(default_factory=list)
     unmapped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """Human-readable report lines (counts first, then each list that is not empty)."""
@@ -180,6 +183,8 @@ def apply_world(
         owners += _codeowners(graph, world, *codeowners, said_here, report)
     for comp in world.components:
         old = existing.get(comp.id)
+        if old is not None and old["sources"] and not set(old["sources"]) & set(sources):
+            report.merged.append(comp.id)
         if old is None:
             report.new.append(f"component {comp.id} ({comp.kind}, from {comp.source})")
         elif (
