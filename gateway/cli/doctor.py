@@ -6,7 +6,7 @@ every shard's replicas) and every tenant graph (one line when it does not exist 
 constraints (OPERATIONAL) and on-call coverage (someone on call for every team now and for the
 next 14 days), the default route (in Slack mode the default team's `slack_channel`, else
 `SLACK_DEFAULT_CHANNEL`, exists), every team's Slack channel and every person's Slack identity
-(in Slack mode), how complete each tenant's world is (components with no known dependency, edges
+(in Slack mode), how complete each tenant's world is (components with no business call out, edges
 with no stated propagation), every outbound notifier (`Notifier.check()`: the outbox is
 writable or can be created; Slack and GitHub adapters check their token and access), the
 planner's models (`ChatModel.check()`: key and model name, no tokens spent), that the webhook
@@ -263,9 +263,9 @@ def check_slack_world(settings: Settings, store: GraphStore, slack: SlackNotifie
 
 def check_world(settings: Settings) -> list[Finding]:
     """Per tenant, how complete its world is for the investigator
-    (`gateway.world.completeness`): components with no known dependency stay inconclusive with
-    alerts only. Reported, not a problem: a world grows by discovery (nothing when the
-    database is down: `check_falkordb` says so)."""
+    (`gateway.world.completeness`): components with no known business call out stay
+    inconclusive with alerts only. Reported, not a problem: a world grows by discovery
+    (nothing when the database is down: `check_falkordb` says so)."""
     url = database_url(settings)
     if url is None or not answers_ping(url):
         return []
