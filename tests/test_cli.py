@@ -213,6 +213,59 @@ def test_read_commands_find_a_tenant_only_serve_s_environment_names(tmp_path: Pa
         server.stop()
 
 
+def test_serve_says_an_ipv6_url_no_workers_and_an_empty_host_plainly(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = clean_env(("BLAST_", "FALKORDB_", "PROMETHEUS_")) | {
+        "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
+        "BLAST_DATA_DIR": str(tmp_path), "BLAST_WORKERS": "0",
+    }  # fmt: skip
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve", "--host", "::1", "--port", str(port)],
+        cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert serve.stderr is not None
+        lines = []
+        deadline = time.monotonic() + 60
+        while not any("warning: BLAST_WORKERS=0" in line for line in lines):
+            assert time.monotonic() < deadline and serve.poll() is None, lines
+            lines.append(serve.stderr.readline())
+        (listening,) = [line for line in lines if "listening on" in line]
+        assert f"listening on http://[::1]:{port} (" in listening
+        assert ", 0 workers, " in listening
+        assert lines[-1].strip() == (
+            "blast-radius: warning: BLAST_WORKERS=0: no worker process runs here, so alerts are "
+            "accepted but nobody is investigated or paged unless `blast-radius worker` runs "
+            "against the same database elsewhere"
+        )
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=30)
+    empty = cli("serve", "--host", "", FALKORDB_URL=falkordb.url, BLAST_DATA_DIR=str(tmp_path))
+    assert empty.returncode == 2, empty
+    assert empty.stderr.startswith(
+        "configuration error: refusing to listen on an empty host (BLAST_HOST='': every address) "
+        "with no BLAST_WEBHOOK_TOKENS"
+    ), empty.stderr
+
+
+def test_import_counts_say_one_team_not_one_teams(tmp_path: Path) -> None:
+    world = tmp_path / "world.yaml"
+    world.write_text(
+        "components:\n  - {id: api, kind: service}\n  - {id: db, kind: datastore}\n"
+        "edges:\n  - {from: api, to: db, type: READS_WRITES}\n"
+        "teams:\n  - {name: core, owns: [api, db], members: [{name: Al Smith}]}\n"
+        "default_team: core\n"
+    )
+    done = cli("topology", "import", str(world), "--data-dir", str(tmp_path / "data"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        "imported into org_demo: 2 components, 1 edge, 1 team, 1 person, 0 playbooks, 0 shifts"
+    )
+
+
 def test_serve_sums_its_workers_metrics_and_stops_at_info(
     falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
 ) -> None:

@@ -211,8 +211,9 @@ def serve(
     settings = load_settings(port=port, host=host, data_dir=data_dir, workers=workers)
     refuse_placeholder_secrets(settings)
     if not settings.auth_required and not is_loopback(settings.host):
+        where = settings.host or "an empty host (BLAST_HOST='': every address)"
         typer.echo(
-            f"configuration error: refusing to listen on {settings.host} with no "
+            f"configuration error: refusing to listen on {where} with no "
             "BLAST_WEBHOOK_TOKENS set (anyone could post alerts); set tokens or bind 127.0.0.1",
             err=True,
         )
@@ -248,12 +249,17 @@ def serve(
                 settings.workers, worker_env(settings, runtime.url), settings.shutdown_grace_s
             )
             pool.start()
+            host = f"[{settings.host}]" if ":" in settings.host else settings.host
+            n = settings.workers
             typer.echo(
-                f"blast-radius: listening on http://{settings.host}:{bound} "
+                f"blast-radius: listening on http://{host}:{bound} "
                 f"(webhook /api/v1/alerts, tenants: {', '.join(settings.tenants)}, "
-                f"{settings.workers} workers, outbox: {runtime.outbox.path})",
+                f"{n} worker{'' if n == 1 else 's'}, outbox: {runtime.outbox.path})",
                 err=True,
             )
+            if n == 0:
+                typer.echo(f"blast-radius: warning: {NO_WORKERS}", err=True)
+                runtime.notes.append(NO_WORKERS)
             warn_empty_worlds(settings, runtime)
             # what start-up built (modules, the app) lives as long as the process: out of the
             # collector's full passes, which a storm's allocations trigger (100+ ms each over it)
@@ -271,6 +277,13 @@ def serve(
         typer.echo(f"blast-radius: {exc}", err=True)
         raise typer.Exit(1) from exc
     typer.echo("blast-radius: stopped", err=True)
+
+
+#: What `serve` says loudly with `BLAST_WORKERS=0` (allowed: workers may run on other hosts).
+NO_WORKERS = (
+    "BLAST_WORKERS=0: no worker process runs here, so alerts are accepted but nobody is "
+    "investigated or paged unless `blast-radius worker` runs against the same database elsewhere"
+)
 
 
 def warn_empty_worlds(settings: Settings, runtime: Runtime) -> None:
@@ -555,10 +568,10 @@ def topology_import(
         raise typer.Exit(1) from exc
     report.unmapped = loaded.unmapped + report.unmapped
     counts = report.counts
-    typer.echo(f"imported into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    typer.echo(f"imported into {name}: {counted(counts)}")
     for line in report.lines():
         typer.echo(line)
-    typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+    typer.echo(f"{name} now holds: {counted(totals)}")
     for line in complete.lines():
         typer.echo(f"incomplete: {line}")
     if report.merged:
@@ -677,12 +690,19 @@ def topology_discover(
         raise typer.Exit(1) from exc
     finally:
         client.close()
-    typer.echo(
-        f"discovered into {name}: " + ", ".join(f"{v} {k}" for k, v in report.counts.items())
-    )
+    typer.echo(f"discovered into {name}: {counted(report.counts)}")
     for line in report.lines():
         typer.echo(line)
-    typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+    typer.echo(f"{name} now holds: {counted(totals)}")
+
+
+def counted(counts: dict[str, int]) -> str:
+    """`{"teams": 1, "people": 3}` -> `1 team, 3 people` (keys are plural nouns)."""
+    one = {"people": "person"}
+    return ", ".join(
+        f"{n} {noun if n != 1 else one.get(noun, noun.removesuffix('s'))}"
+        for noun, n in counts.items()
+    )
 
 
 def parse_time(command: str, text: str | None) -> datetime:
@@ -737,7 +757,7 @@ def topology_changes(
     except (AdapterError, GraphUnavailable, SchemaFailed) as exc:
         typer.echo(f"topology changes: {exc}", err=True)
         raise typer.Exit(1) from exc
-    typer.echo(f"recorded into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    typer.echo(f"recorded into {name}: {counted(counts)}")
     for line in unmapped:
         typer.echo(f"not mapped (never guessed): {line}")
 
