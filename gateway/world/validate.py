@@ -146,9 +146,14 @@ def _salvage(item: Any, key: str, exc: ValidationError, adapter: TypeAdapter[Any
         return None
 
 
+#: How close a name must be to be suggested (difflib ratio): `Bobby` to `Bo` is 0.57, a name
+#: with nothing in common (`Nobody Known`, `Cy Park`) under 0.3.
+CLOSE_ENOUGH = 0.5
+
+
 def closest(name: str, names: Sequence[str]) -> str | None:
     """The name of `names` closest to `name` (difflib ratio, on the whole name or on the
-    first words, so `Bobby` finds `Bo Chen`); None when nothing shares a character."""
+    first words, so `Bobby` finds `Bo Chen`); None when none reaches `CLOSE_ENOUGH`."""
 
     def score(other: str) -> float:
         whole = difflib.SequenceMatcher(None, name.casefold(), other.casefold()).ratio()
@@ -158,11 +163,11 @@ def closest(name: str, names: Sequence[str]) -> str | None:
         return max(whole, first)
 
     best = max(sorted(n for n in names if n.strip()), key=score, default=None)
-    return best if best is not None and name.strip() and score(best) > 0 else None
+    return best if best is not None and name.strip() and score(best) >= CLOSE_ENOUGH else None
 
 
 def _hint(name: str, names: Sequence[str]) -> str:
-    """` (did you mean 'X'?)` with the closest name, or nothing when none shares a character."""
+    """` (did you mean 'X'?)` with the closest name, or nothing when none is close enough."""
     near = closest(name, names)
     return f" (did you mean {near!r}?)" if near else ""
 
