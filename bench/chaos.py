@@ -105,6 +105,9 @@ def options() -> argparse.Namespace:
         help="give every team an escalation policy of this many levels, 1 s apart",
     )
     p.add_argument("--keep", type=Path, help="use this data folder and keep it (logs, outbox)")
+    p.add_argument(
+        "--fsync", choices=["always", "everysec"], help="BLAST_FALKORDB_FSYNC (default: serve's)"
+    )
     return p.parse_args()
 
 
@@ -367,14 +370,17 @@ def start_serve(
 
 
 def wait_ready(url: str, serve: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
-    """Wait until serve answers /health/ready with 200; raise if it exits or times out."""
+    """Wait until serve answers /health/ready with 200 and no `detail` (nothing that delays
+    pages: its workers are claiming tasks, so the first incident measured does not wait for a
+    worker process to start); raise if it exits or times out."""
     deadline = time.monotonic() + timeout_s
     with httpx.Client(base_url=url, timeout=2) as http:
         while time.monotonic() < deadline:
             if serve.poll() is not None:
                 raise RuntimeError(f"serve exited with code {serve.returncode}")
             try:
-                if http.get("/health/ready").status_code == 200:
+                answer = http.get("/health/ready")
+                if answer.status_code == 200 and not answer.json().get("detail"):
                     return
             except httpx.TransportError:
                 pass
@@ -396,7 +402,7 @@ def main() -> int:
         "BLAST_CHAOS_SLOW_STEPS": str(args.slow_steps),
         "BLAST_CHAOS_STEP_DELAY_MS": str(args.step_delay_ms),
         "BLAST_INCIDENT_WINDOW_S": str(WINDOW_S), "BLAST_SHUTDOWN_GRACE_S": "5",
-    })  # fmt: skip
+    } | ({"BLAST_FALKORDB_FSYNC": args.fsync} if args.fsync else {}))  # fmt: skip
     run, stop = Run(), threading.Event()
     store: GraphStore | None = None
     try:

@@ -61,6 +61,8 @@ def main() -> None:
                 "after_page": AFTER_PAGE,
                 "priority": PRIORITY,
                 "max_attempts": 5,
+                "attempt_ids": ["bench"],
+                "limit": 2,
             }
             print(graph.explain("claim_task", params))
             kinds = list(ROLE_KINDS["investigator"])

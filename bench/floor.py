@@ -203,6 +203,7 @@ def floor_cpu(args: argparse.Namespace, scratch: Path) -> dict[str, float]:
     server = EmbeddedFalkorDB(
         scratch / "floor", timeout_default_ms=settings.query_timeout_ms,
         timeout_max_ms=settings.query_timeout_max_ms, threads=settings.falkordb_threads,
+        fsync=settings.falkordb_fsync,
     )  # fmt: skip
     store = GraphStore(server.start(), timeout_ms=settings.query_timeout_max_ms)
     try:

@@ -1,5 +1,10 @@
 // Claim the most urgent claimable task of the given kinds: open, or claimed with an expired lease
 // and attempts left (the reaper fails the others). Attempts are counted here, at claim time.
+// A batch: with it, up to size($attempt_ids) more of the same kind, next in the same order (one
+// agent and one read of their contexts for all: agents/tasks/worker.py), but at most half of
+// those claimable (rounded up), so an idle worker woken with this one finds the other half.
+// One row per task claimed, most urgent first; each gets its attempt id from $attempt_ids.
+// $limit: twice size($attempt_ids), the candidates each selection keeps (LIMIT takes no expression).
 // Most urgent: the lowest $priority[kind] (agents/tasks/kinds.py; a kind missing there last),
 // then the oldest, so a burst of new incidents is paged before a backlog of other work.
 // A follow-up ($after_page: agents/tasks/kinds.py) waits until the incident's first notification is out,
@@ -21,7 +26,7 @@ CALL {
   WHERE t.status IN ['open', 'claimed', 'paused'] AND t.kind IN $kinds AND t.attempts < $max_attempts
     AND (t.status = 'open' OR t.lease_until < now) AND coalesce(t.not_before, 0) <= now
     AND NOT t.kind IN $after_page
-  RETURN t ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT 1
+  RETURN t ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT $limit
   UNION
   WITH now
   MATCH (t:Task)
@@ -29,12 +34,18 @@ CALL {
     AND (t.status = 'open' OR t.lease_until < now) AND coalesce(t.not_before, 0) <= now
     AND t.kind IN $after_page
   MATCH (t)-[:FOR]->(i:Incident) WHERE i.notified = true OR i.status = 'merged'
-  RETURN t ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT 1
+  RETURN t ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT $limit
 }
-WITH t, now ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT 1
-SET t.status = 'claimed', t.owner = $owner, t.attempt_id = $attempt_id, t.epoch = t.epoch + 1,
+WITH t, now ORDER BY coalesce($priority[t.kind], 99), t.created_at
+WITH collect(t) AS found, now
+WITH [x IN found WHERE x.kind = found[0].kind] AS same, now
+WITH same[0 .. (size(same) + 1) / 2] AS batch, now
+UNWIND range(0, size(batch) - 1) AS k
+WITH batch[k] AS t, $attempt_ids[k] AS attempt_id, now
+SET t.status = 'claimed', t.owner = $owner, t.attempt_id = attempt_id, t.epoch = t.epoch + 1,
     t.lease_until = now + $lease_ms, t.attempts = t.attempts + 1,
     t.taken_over = t.status = 'claimed'
 WITH t
 RETURN t.id AS id, t.kind AS kind, t.epoch AS epoch, t.attempts AS attempts,
-       t.incident_id AS incident_id, t.alert_key AS alert_key, t.taken_over AS taken_over
+       t.incident_id AS incident_id, t.alert_key AS alert_key, t.taken_over AS taken_over,
+       t.attempt_id AS attempt_id

@@ -1,5 +1,6 @@
-// What an investigation reads before it decides, in one round trip, as lists of
-// maps: `alerts` (the incident's alerts, `incident_alerts`' columns the investigator uses),
+// What an investigation reads before it decides, in one round trip, for each incident of
+// $incident_ids (a worker's batch: agents/tasks/worker.py), one row each with its `incident_id`
+// (none for an incident that is gone), as lists of maps: `alerts` (the incident's alerts, `incident_alerts`' columns the investigator uses),
 // `walk` (`coverage_walk` rows from the alerting components within $hops, each with `paths`:
 // one shortest path from each component it covers, as walk_path.cypher finds), `links`
 // (`topic_producers` of the topics that walk reaches), `beyond` (`coverage_walk` rows from
@@ -12,7 +13,8 @@
 // Read only; every part is a subquery that returns one row, so an empty part is [].
 // Every walk starts from components looked up by name (UNWIND, then the name index): a
 // `WHERE a.name IN list` scanned the whole world (tests/test_query_plans.py).
-MATCH (i:Incident {id: $incident_id})
+UNWIND $incident_ids AS incident_id
+MATCH (i:Incident {id: incident_id})
 CALL {
   WITH i
   OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
@@ -107,4 +109,5 @@ CALL {
                   direction: direction, purpose: purpose, protocol: protocol,
                   propagation: propagation, basis: basis}) AS near
 }
-RETURN alerts, alerting, opened, walk, links, beyond, changes, remembered, near
+RETURN i.id AS incident_id, alerts, alerting, opened, walk, links, beyond, changes, remembered,
+       near

@@ -1,4 +1,6 @@
-// Everything the responder needs to page for an incident, in one round trip: the
+// Everything the responder needs to page for an incident, in one round trip, for each incident
+// of $incident_ids (a worker's batch: agents/tasks/worker.py; one row each, none for an
+// incident that is gone): the
 // columns of `response_incident` (incident, finding, `alerts`), and as lists of maps:
 // `owners` (rows of `response_context` for the root cause, the candidates and the alerting
 // components), `fallback` (the `default_route` row, or empty), `cited` (`incident_changes`),
@@ -14,7 +16,8 @@
 // Every lookup starts from an index (a name, a fingerprint, a person), never from a scan of a
 // label that grows with history or the world (`tests/test_query_plans.py`); a lookup value that
 // may be null is coalesced to '' (an index lookup of null scans the whole label).
-MATCH (i:Incident {id: $incident_id})
+UNWIND $incident_ids AS incident_id
+MATCH (i:Incident {id: incident_id})
 OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
 CALL {
   WITH i

@@ -113,6 +113,11 @@ class Settings(BaseSettings):
         default_factory=lambda: max(1, (os.cpu_count() or 2) - 1),
         alias="BLAST_FALKORDB_THREADS", ge=1, le=64,
     )  # fmt: skip
+    #: The embedded FalkorDB's AOF `appendfsync`: everysec = fsync once a second (a kill -9
+    #: while the disk is slow, or a power loss, can lose up to about 2 s of answered writes);
+    #: always = an answered write is on disk, at 40-45 % of the throughput (docs/operations.md
+    #: "Persistence").
+    falkordb_fsync: Literal["always", "everysec"] = Field("everysec", alias="BLAST_FALKORDB_FSYNC")
     prometheus_url: str | None = Field(None, alias="PROMETHEUS_URL")
     query_timeout_max_ms: int = Field(5_000, alias="BLAST_QUERY_TIMEOUT_MAX_MS", gt=0)
     #: Replicas that must hold a webhook's writes before it answers 200 (Redis WAIT); None =
@@ -231,6 +236,10 @@ class Settings(BaseSettings):
     body_timeout_s: float = Field(60.0, alias="BLAST_BODY_TIMEOUT_S", gt=0)
     #: An idle worker waits for a wake-up (the webhook's) this long before it asks the graph.
     idle_poll_ms: int = Field(1_000, alias="BLAST_IDLE_POLL_MS", ge=10, le=60_000)
+    #: A worker claims up to this many ready tasks of one kind at once and reads their
+    #: contexts in one query (agents/tasks/worker.py), at most one per 100 ms of the lease;
+    #: 1 claims one at a time.
+    claim_batch: int = Field(8, alias="BLAST_CLAIM_BATCH", ge=1, le=64)
     #: Days after which `serve` trims a resolved incident's bulky fields (0 = never). On by
     #: default so the database stays small from the start (README "Memory").
     retention_days: int = Field(7, alias="BLAST_RETENTION_DAYS", ge=0)

@@ -312,3 +312,19 @@ def test_config_file_has_the_embedded_servers_flags(tmp_path) -> None:
     assert text.splitlines()[-1].endswith(
         "falkordb.so TIMEOUT_DEFAULT 1000 TIMEOUT_MAX 7000 DELTA_MAX_PENDING_CHANGES 1000"
     )
+
+
+def test_fsync_setting_reaches_the_servers_flags(tmp_path, monkeypatch) -> None:
+    """BLAST_FALKORDB_FSYNC picks the AOF policy of the embedded server and of its config file
+    (`blast-radius falkordb --print-config`); anything but always/everysec is refused."""
+    from gateway.settings import Settings
+
+    monkeypatch.setenv("BLAST_FALKORDB_FSYNC", "always")
+    settings = Settings()
+    server = EmbeddedFalkorDB(tmp_path, port=6391, fsync=settings.falkordb_fsync)
+    flags = server.command()
+    assert flags[flags.index("--appendfsync") + 1] == "always"
+    assert "appendfsync always\n" in server.config_text()
+    monkeypatch.setenv("BLAST_FALKORDB_FSYNC", "no")
+    with pytest.raises(ValueError, match="BLAST_FALKORDB_FSYNC"):
+        Settings()

@@ -43,9 +43,11 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from functools import partial
 from typing import Any, Literal
 
+from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
 from agents.failure_kinds import classify
 from agents.investigate import similar
@@ -66,6 +68,7 @@ from agents.investigate.split import split_unexplained
 from agents.investigate.tools import call, prefetch
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
 from agents.investigate.tools.graph import MAX_HOPS, PEER_LABELS
+from agents.investigate.tools.prefetch import Prefetched
 from agents.investigate.weigh import (
     FALLBACK_CONFIDENCE,
     backlog_only,
@@ -78,7 +81,7 @@ from agents.investigate.weigh import (
     unmeasured,
     weigh,
 )
-from agents.tasks.coordination import TaskRun
+from agents.tasks.coordination import Claim, TaskRun
 from agents.tasks.kinds import BY_NAME, ROLE_KINDS
 
 log = logging.getLogger(__name__)
@@ -240,6 +243,17 @@ class Investigator:
             return self.prometheus.get(graph)
         return self.prometheus
 
+    def read_ahead(self, graph: TenantGraph, claims: list[Claim]) -> dict[str, Prefetched]:
+        """The investigation contexts of a batch of claimed tasks (`prefetch.read_many`, one
+        query), by task id, for the first task of each incident only: a second task on the
+        same incident runs after the first wrote its finding (or split it), so it reads its own
+        then. A task with stored steps does not use it (`run`)."""
+        first: dict[str, str] = {}
+        for claimed in claims:
+            first.setdefault(claimed.incident_id, claimed.task_id)
+        read = prefetch.read_many(graph, list(first), self.walk_hops, CHANGE_LOOKBACK_MS)
+        return {first[incident]: known for incident, known in read.items()}
+
     def run(self, task: TaskRun) -> None:
         """Investigate, write the Finding, complete the task and enqueue `respond` (or, after a
         re-investigation, `notify_update`).
@@ -253,7 +267,9 @@ class Investigator:
         graph, incident_id = task.graph, task.claim.incident_id
         known = None
         if task.next_stored() is None:  # a fresh start: what the tools read, in one round trip
-            known = prefetch.read(graph, incident_id, self.walk_hops, CHANGE_LOOKBACK_MS)
+            known = task.ahead
+            if known is None:  # not read with its batch's (`read_ahead`)
+                known = prefetch.read(graph, incident_id, self.walk_hops, CHANGE_LOOKBACK_MS)
         alerts = task.step(
             "incident_alerts", {"incident_id": incident_id},
             lambda: [
@@ -317,6 +333,7 @@ class Investigator:
             finishing = dict.fromkeys(follow_up) | task.chained(None)
         else:
             finishing = follow_up | task.chained(follow_up["next_kind"])
+        sent = time.monotonic()
         written = task.fenced(
             "write_finding",
             {
@@ -348,7 +365,7 @@ class Investigator:
             | finishing,
         )
         if not may_split:
-            task.took(written, follow_up["next_id"])
+            task.took(written, follow_up["next_id"], sent)
         task.metrics.findings.labels(planner=planner, outcome=outcome).inc()
         log.info("incident %s: %s", incident_id, decision.summary)
         if may_split:

@@ -26,12 +26,13 @@ from typing import Any
 
 import redis
 
+from adapters.falkordb import TenantGraph
 from adapters.notices import FollowUp, Refusal
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.respond import escalation, flapping, maintenance, messages, preferences, routing
-from agents.tasks.coordination import TaskRun
+from agents.tasks.coordination import Claim, TaskRun
 from agents.tasks.kinds import handled_by
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,14 @@ def delivery(
     }  # fmt: skip
 
 
+def respond_contexts(graph: TenantGraph, incident_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """`cypher/respond_context.cypher` rows by incident id (an incident that is gone has none)."""
+    rows = graph.rows(
+        "respond_context", {"incident_ids": incident_ids, "lookback_ms": CHANGE_LOOKBACK_MS}
+    )
+    return {str(row["id"]): row for row in rows}
+
+
 class Responder:
     """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s).
 
@@ -101,6 +110,14 @@ class Responder:
         #: `BLAST_PUBLIC_URL`: pages and tickets link to the incident's web page under it.
         self.public_url = public_url
 
+    def read_ahead(self, graph: TenantGraph, claims: list[Claim]) -> dict[str, dict[str, Any]]:
+        """The `respond_context` rows of a batch of claimed `respond` tasks (one query), by
+        task id; other kinds read their own."""
+        pages = {c.incident_id: c.task_id for c in claims if c.kind == "respond"}
+        if not pages:
+            return {}
+        return {pages[k]: row for k, row in respond_contexts(graph, list(pages)).items()}
+
     def run(self, task: TaskRun) -> None:
         """Handle one claimed `respond`, `notify_cleared`, `notify_update`, `notify_verdict`,
         `notify_state` or `readback` task. Raises `LeaseLost`, `GraphUnavailable` or
@@ -121,9 +138,7 @@ class Responder:
     def _run(self, task: TaskRun) -> None:
         graph, incident_id = task.graph, task.claim.incident_id
         if task.claim.kind == "respond":  # the page: everything it needs in one round trip
-            incident = graph.one(
-                "respond_context", {"incident_id": incident_id, "lookback_ms": CHANGE_LOOKBACK_MS}
-            )
+            incident = task.ahead or respond_contexts(graph, [incident_id]).get(incident_id)
         else:
             incident = graph.one("response_incident", {"incident_id": incident_id})
         if incident is None:

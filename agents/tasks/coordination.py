@@ -55,7 +55,9 @@ class StepHooks:
 
 @dataclass(frozen=True)
 class Claim:
-    """A task this worker holds: `epoch` fences its writes; `attempt_id` names this attempt."""
+    """A task this worker holds: `epoch` fences its writes; `attempt_id` names this attempt;
+    `claimed_at` (monotonic s) is taken just before the query that gave the lease, so the lease
+    is known to run at least until `claimed_at` + the lease."""
 
     task_id: str
     kind: str
@@ -66,6 +68,7 @@ class Claim:
     taken_over: bool
     owner: str
     attempt_id: str
+    claimed_at: float = 0.0
 
 
 def claim(
@@ -74,32 +77,47 @@ def claim(
     """Claim the most urgent claimable task of `kinds` (open, or with an expired lease, and
     fewer than `max_attempts` attempts): lowest `TaskKind.priority` first, then the oldest;
     or None. The attempt is counted now, at claim time."""
-    attempt_id = uuid.uuid4().hex
-    row = graph.one(
+    claimed = claim_batch(graph, kinds, owner, lease_ms, max_attempts, 1)
+    return claimed[0] if claimed else None
+
+
+def claim_batch(
+    graph: TenantGraph, kinds: list[str], owner: str, lease_ms: int, max_attempts: int, most: int
+) -> list[Claim]:
+    """Claim the most urgent claimable task of `kinds` as `claim` does, and with it up to
+    `most` - 1 more of its kind, next in the same order, but at most half of those claimable
+    (rounded up: one of one, one of two, two of three), so another idle worker finds the rest
+    (`cypher/claim_task.cypher`). Most urgent first; [] when none is claimable. One query."""
+    attempt_ids = [uuid.uuid4().hex for _ in range(max(1, most))]
+    claimed_at = time.monotonic()
+    rows = graph.rows(
         "claim_task",
         {
             "kinds": kinds,
             "after_page": AFTER_PAGE,
             "priority": PRIORITY,
             "owner": owner,
-            "attempt_id": attempt_id,
+            "attempt_ids": attempt_ids,
+            "limit": 2 * len(attempt_ids),
             "lease_ms": lease_ms,
             "max_attempts": max_attempts,
         },
     )
-    if row is None:
-        return None
-    return Claim(
-        task_id=row["id"],
-        kind=row["kind"],
-        epoch=int(row["epoch"]),
-        attempts=int(row["attempts"]),
-        incident_id=row["incident_id"],
-        alert_key=row["alert_key"],
-        taken_over=bool(row["taken_over"]),
-        owner=owner,
-        attempt_id=attempt_id,
-    )
+    return [
+        Claim(
+            task_id=row["id"],
+            kind=row["kind"],
+            epoch=int(row["epoch"]),
+            attempts=int(row["attempts"]),
+            incident_id=row["incident_id"],
+            alert_key=row["alert_key"],
+            taken_over=bool(row["taken_over"]),
+            owner=owner,
+            attempt_id=row["attempt_id"],
+            claimed_at=claimed_at,
+        )
+        for row in rows
+    ]
 
 
 def reap(graph: TenantGraph, max_attempts: int) -> list[dict[str, Any]]:
@@ -137,6 +155,9 @@ class TaskRun:
         self.chain: Callable[[], Collection[str]] = tuple
         #: The follow-up task this run's completion claimed for this worker, or None.
         self.next_claim: Claim | None = None
+        #: The task's context read with its batch's (`Worker.run_batch`, the agent's
+        #: `read_ahead`), or None: the agent reads it itself.
+        self.ahead: Any = None
         self._next_attempt_id = uuid.uuid4().hex
         self._n = 0
         #: Steps run but not written yet (`step(deferred=True)`), written by `flush`.
@@ -152,12 +173,18 @@ class TaskRun:
         self._reserved: dict[str, dict[str, Any]] = {}
         #: When this worker last extended the lease (monotonic s): the claim, a step write, a
         #: heartbeat or a reservation.
-        self._renewed = time.monotonic()
+        self._renewed = claimed.claimed_at or time.monotonic()
         first_claim = claimed.epoch == 1  # never claimed before: no stored steps to read
         self._stored = {} if first_claim else {
             int(row["n"]): row for row in graph.rows("task_steps", {"task_id": claimed.task_id})
         }  # fmt: skip
         self.resumed_steps = len(self._stored)
+
+    @property
+    def lease_half_gone(self) -> bool:
+        """Over half the lease has passed since this worker last extended it (a task whose
+        turn in a batch came late): `heartbeat` before going on."""
+        return time.monotonic() - self._renewed > self.lease_ms / 2000
 
     def next_stored(self) -> str | None:
         """The tool of the stored step the next `step` call would return (an earlier attempt
@@ -211,8 +238,7 @@ class TaskRun:
         )
         # Half the lease gone since it was last extended: write now, which extends it again (and
         # finds out at once if it was lost, rather than at the end of the run).
-        late = time.monotonic() - self._renewed > self.lease_ms / 2000
-        if not deferred or late or self._n == hooks.halt_after:
+        if not deferred or self.lease_half_gone or self._n == hooks.halt_after:
             self.flush()
         self.metrics.step_seconds.labels(tool=tool).observe(time.perf_counter() - clock)
         if self._n == hooks.halt_after:
@@ -293,6 +319,7 @@ class TaskRun:
 
         `mark_notified`: the incident's people were told, and `root_cause` is what they were told.
         """
+        sent = time.monotonic()
         row = self.fenced(
             "complete_task",
             {
@@ -304,7 +331,7 @@ class TaskRun:
             }
             | self.chained(next_kind),
         )
-        self.took(row, next_id)
+        self.took(row, next_id, sent)
 
     def chained(self, next_kind: str | None) -> dict[str, Any]:
         """Parameters of a completing query (`complete_task`, `write_finding`) that claim the
@@ -316,14 +343,14 @@ class TaskRun:
             "lease_ms": self.lease_ms,
         }
 
-    def took(self, row: dict[str, Any], next_id: str | None) -> None:
-        """After a completing query with `chained` parameters: note the follow-up task it
-        claimed for this worker (`next_claim`), if it did."""
+    def took(self, row: dict[str, Any], next_id: str | None, sent: float) -> None:
+        """After a completing query with `chained` parameters, sent at `sent` (monotonic s):
+        note the follow-up task it claimed for this worker (`next_claim`), if it did."""
         if next_id is not None and row.get("next_claimed"):
             self.next_claim = Claim(
                 task_id=next_id, kind=str(row["next_kind"]), epoch=1, attempts=1,
                 incident_id=str(row["incident_id"]), alert_key=None, taken_over=False,
-                owner=self.claim.owner, attempt_id=self._next_attempt_id,
+                owner=self.claim.owner, attempt_id=self._next_attempt_id, claimed_at=sent,
             )  # fmt: skip
 
     def release(

@@ -242,12 +242,12 @@ def serve(
                 note = f"{finding.what}; alerts are accepted and pages wait until Slack answers"
                 typer.echo(f"blast-radius: warning: {note}", err=True)
                 runtime.notes.append(note)
-            bound = runtime.serve_http()
-            runtime.start_upkeep()  # on-call shifts kept ahead; discovery
-            assert runtime.url is not None
             pool = WorkerPool(
                 settings.workers, worker_env(settings, runtime.url), settings.shutdown_grace_s
             )
+            workers_note(runtime.notes, pool.ready_note())  # from the first request on
+            bound = runtime.serve_http()
+            runtime.start_upkeep()  # on-call shifts kept ahead; discovery
             pool.start()
             host = f"[{settings.host}]" if ":" in settings.host else settings.host
             n = settings.workers
@@ -270,6 +270,7 @@ def serve(
                     with contextlib.suppress(GraphUnavailable):  # tried again next round
                         runtime.revive_database()
                     pool.check()
+                    workers_note(runtime.notes, pool.ready_note())
             finally:
                 notify("STOPPING=1")
                 pool.stop()
@@ -284,6 +285,14 @@ NO_WORKERS = (
     "BLAST_WORKERS=0: no worker process runs here, so alerts are accepted but nobody is "
     "investigated or paged unless `blast-radius worker` runs against the same database elsewhere"
 )
+
+
+def workers_note(notes: list[str], note: str | None) -> None:
+    """Keep `notes` (`/health/ready`'s `detail`) saying which workers are still starting:
+    drop the previous such line, add `note` (`WorkerPool.ready_note`) when there is one."""
+    notes[:] = [n for n in notes if not n.startswith("workers starting")]
+    if note is not None:
+        notes.append(note)
 
 
 def warn_empty_worlds(settings: Settings, runtime: Runtime) -> None:
@@ -335,6 +344,7 @@ def worker(
     try:
         with Runtime(settings) as runtime:
             loop = runtime.make_worker(role)
+            gc.freeze()  # as serve does: what start-up built stays out of full collections
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: loop.terminate(stop))
             notify("READY=1", f"STATUS=claiming {role} tasks as {loop.name}")
@@ -433,7 +443,7 @@ def falkordb_server(
     server = EmbeddedFalkorDB(
         settings.data_dir, port=target.port, timeout_default_ms=settings.query_timeout_ms,
         timeout_max_ms=settings.query_timeout_max_ms,
-        threads=settings.falkordb_threads,
+        threads=settings.falkordb_threads, fsync=settings.falkordb_fsync,
     )  # fmt: skip
     if wait:
         deadline = time.monotonic() + wait_s

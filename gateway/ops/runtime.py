@@ -272,6 +272,7 @@ class Runtime:
             self.embedded = EmbeddedFalkorDB(
                 s.data_dir, timeout_default_ms=s.query_timeout_ms,
                 timeout_max_ms=s.query_timeout_max_ms, threads=s.falkordb_threads,
+                fsync=s.falkordb_fsync,
             )  # fmt: skip
             url = self.embedded.start()
             assert self.embedded.process is not None
@@ -301,6 +302,7 @@ class Runtime:
                 self.embedded = EmbeddedFalkorDB(
                     s.data_dir, port=self.borrowed_port, timeout_default_ms=s.query_timeout_ms,
                     timeout_max_ms=s.query_timeout_max_ms, threads=s.falkordb_threads,
+                    fsync=s.falkordb_fsync,
                 )  # fmt: skip
                 self.borrowed_port = None
             db = self.embedded
@@ -415,6 +417,7 @@ class Runtime:
             self.store, s.tenants, agents, role=role, lease_ms=s.lease_ms,
             max_attempts=s.max_attempts, name=name, metrics=self.metrics, hooks=hooks,
             shutdown_grace_s=s.shutdown_grace_s, idle_poll_s=s.idle_poll_ms / 1000,
+            claim_batch=s.claim_batch,
         )  # fmt: skip
 
     def notifiers(self) -> list[Notifier]:

@@ -43,6 +43,7 @@ SOCK_SHOP = DATA / "sock-shop" / "docker-compose.yml"
 COMPANY = DATA / "company-world.yaml"
 HOTEL = DATA / "hotel-reservation" / "docker-compose.yml"
 ROBOT_SHOP = DATA / "robot-shop" / "docker-compose.yml"
+TRAIN_TICKET = DATA / "train-ticket" / "docker-compose.yml"
 
 
 @pytest.fixture
@@ -289,6 +290,28 @@ def test_the_sock_shop_compose_file_reports_what_it_does_not_know() -> None:
         "investigator counts them as edges that may carry a failure (a world file's "
         "`propagation: soft` on an edge clears it; docs/world.md)."
     )
+
+
+def test_train_tickets_compose_file_knows_one_start_order_edge_of_its_154_calls(
+    bare: TenantGraph,
+) -> None:
+    """TrainTicket's services find each other by hostnames in their own application.yml, so
+    its compose file names no call: a voucher failure with its MySQL silent is inconclusive,
+    the service first and then the database it starts after; the dashboard's own alert is
+    inconclusive too (nothing known behind it), never a root cause."""
+    world = world_of(TRAIN_TICKET)
+    report = of_world(world)
+    assert (len(world.components), report.services, len(report.unknown)) == (68, 42, 41)
+    assert report.start_order == ["ts-voucher-service"]
+    import_world(bare, world)
+    alerts = [("ServiceHighErrorRate", "ts-voucher-service", {}),
+              ("Http5xxRateHigh", "ts-ui-dashboard", {})]  # fmt: skip
+    incidents = list(dict.fromkeys(fire(bare, alerts)))
+    investigate_all(bare)
+    found = [finding(bare, i) for i in incidents]
+    assert [f["root_cause"] for f in found] == [None, None]
+    assert sorted(f["finding"]["candidates"][:2] for f in found) == [
+        ["ts-ui-dashboard"], ["ts-voucher-service", "ts-voucher-mysql"]]  # fmt: skip
 
 
 def test_completeness_from_the_graph_matches_the_files(bare: TenantGraph) -> None:

@@ -249,16 +249,16 @@ class MergedMidQuery:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._graph, name)
 
-    def one(self, query: str, params: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    def rows(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         if query == "respond_context" and not self.failed:
             self.failed = True
             assert params is not None
             self._graph._graph.query(
                 "MATCH (i:Incident {id: $id}) SET i.status = 'merged', i.merged_into = $into",
-                {"id": params["incident_id"], "into": self.into},
+                {"id": params["incident_ids"][0], "into": self.into},
             )
             raise redis.ResponseError("the incident's alerts moved while it was read")
-        return self._graph.one(query, params)
+        return self._graph.rows(query, params)
 
 
 def test_a_respond_task_whose_incident_was_merged_meanwhile_finishes_cleanly(

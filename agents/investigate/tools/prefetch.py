@@ -1,6 +1,7 @@
 """What an investigation's tools would read from the graph, read ahead in one round trip.
 
-`cypher/investigation_context.cypher` returns the incident's alerts, the coverage walk from its
+`cypher/investigation_context.cypher` returns, for each incident asked (a worker's batch reads
+several in one query), the incident's alerts, the coverage walk from its
 alerting components (and from the producers of the topics it reaches), the recent changes of
 every component reached, the neighbours of the alerting components, and whether memory holds
 any playbook to recall (none: recall is answered without a query). A tool called with
@@ -44,12 +45,23 @@ class Prefetched:
 def read(graph: TenantGraph, incident_id: str, hops: int, lookback_ms: int) -> Prefetched | None:
     """Read the incident's investigation context (one query); None when the incident is gone.
     `hops`: the walk's reach (1-6); `lookback_ms`: how far back a change counts as recent."""
-    row = graph.one(
+    return read_many(graph, [incident_id], hops, lookback_ms).get(incident_id)
+
+
+def read_many(
+    graph: TenantGraph, incident_ids: list[str], hops: int, lookback_ms: int
+) -> dict[str, Prefetched]:
+    """`read` for several incidents in one query (a worker's batch), by incident id; an
+    incident that is gone is left out."""
+    rows = graph.rows(
         "investigation_context",
-        {"incident_id": incident_id, "hops": hops, "lookback_ms": lookback_ms},
+        {"incident_ids": incident_ids, "hops": hops, "lookback_ms": lookback_ms},
     )
-    if row is None:
-        return None
+    return {str(row["incident_id"]): prefetched(row, hops, lookback_ms) for row in rows}
+
+
+def prefetched(row: dict[str, Any], hops: int, lookback_ms: int) -> Prefetched:
+    """One `investigation_context` row as `Prefetched`."""
     alerting = frozenset(row["alerting"])
     walk, beyond = row["walk"], row["beyond"]
     producers = frozenset(link["producer"] for link in row["links"])

@@ -1,0 +1,3 @@
+// bench/durability.py: the key of every write the server holds after its restart.
+MATCH (a:Alert)
+RETURN a.key AS key
