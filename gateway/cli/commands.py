@@ -246,6 +246,8 @@ def serve(
                 settings.workers, worker_env(settings, runtime.url), settings.shutdown_grace_s
             )
             workers_note(runtime.notes, pool.ready_note())  # from the first request on
+            if settings.workers == 0:
+                runtime.notes.append(NO_WORKERS)
             bound = runtime.serve_http()
             runtime.start_upkeep()  # on-call shifts kept ahead; discovery
             pool.start()
@@ -259,7 +261,6 @@ def serve(
             )
             if n == 0:
                 typer.echo(f"blast-radius: warning: {NO_WORKERS}", err=True)
-                runtime.notes.append(NO_WORKERS)
             warn_empty_worlds(settings, runtime)
             # what start-up built (modules, the app) lives as long as the process: out of the
             # collector's full passes, which a storm's allocations trigger (100+ ms each over it)
