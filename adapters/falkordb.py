@@ -625,6 +625,27 @@ class GraphStore:
         with unavailable_as_retryable():
             return bool(self._db.connection.exists(name))
 
+    def tenants(self) -> list[str]:
+        """The tenants whose graphs (`org_<tenant>`) the server holds, sorted (`GRAPH.LIST`; in
+        a cluster, of every primary). Raises `GraphUnavailable` when the database cannot
+        answer."""
+        with unavailable_as_retryable():
+            if self._cluster is not None:
+                names = [
+                    n
+                    for node in self._cluster.get_primaries()  # type: ignore[no-untyped-call]
+                    for n in node.redis_connection.execute_command("GRAPH.LIST")
+                ]
+            else:
+                names = list(self._db.connection.execute_command("GRAPH.LIST"))
+        return sorted(
+            {
+                n.removeprefix("org_")
+                for n in names
+                if n.startswith("org_") and TENANT_RE.match(n[4:])
+            }
+        )
+
     def wake(self, tokens: int = 1) -> None:
         """Tell idle workers there may be work: push `tokens` (at most `WAKE_BACKLOG`) onto the
         wake-up list (`WAKE_KEY`), which keeps its newest `WAKE_BACKLOG` entries. A token says

@@ -98,17 +98,22 @@ class Outbox:
         return ref
 
     def check(self) -> str:
-        """The outbox file can be appended to (its folder is created if missing); nothing is
-        written. Raises a non-retryable `AdapterError` naming the path and the OS error."""
+        """The outbox file can be appended to, or (missing) created by the first write: its
+        nearest existing folder is writable. Nothing is created or written (a check must not
+        make a misspelt data folder). Raises a non-retryable `AdapterError` naming the path and
+        the OS error."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
-            os.close(fd)
+            if self.path.exists():
+                os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND))
+                return f"outbox {self.path} is writable"
+            folder = next(p for p in self.path.parents if p.exists())
+            if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+                raise OSError(13, f"{folder} cannot be written", str(folder))
         except OSError as exc:
             raise AdapterError(
                 f"outbox {self.path} is not writable: {exc.strerror}", retryable=False
             ) from exc
-        return f"outbox {self.path} is writable"
+        return f"outbox {self.path} can be created (it does not exist yet)"
 
     def find(self, intent_id: str, message: OutboundMessage | None = None) -> str | None:
         """The ref of the line carrying this intent id, or None (exact: `message` not needed).

@@ -5,13 +5,15 @@
 // (the incident id is the silence's: `inc-heartbeat-<last_at>`; the page is its intent).
 MATCH (h:Heartbeat)
 WHERE h.last_at IS NOT NULL AND h.last_at < timestamp() - $timeout_ms AND h.paged_at IS NULL
-WITH h, 'inc-heartbeat-' + toString(h.last_at) AS id,
-     (timestamp() - h.last_at) / 60000 AS minutes
+WITH h, 'inc-heartbeat-' + toString(h.last_at) AS id, timestamp() - h.last_at AS silent_ms
+// under two minutes in seconds ("for 1 s", not "for 0 min": a timeout may be seconds long)
+WITH h, id, CASE WHEN silent_ms < 120000 THEN toString(silent_ms / 1000) + ' s'
+                 ELSE toString(silent_ms / 60000) + ' min' END AS silence
 SET h.paged_at = timestamp(), h.incident_id = id
 MERGE (i:Incident {id: id})
   ON CREATE SET i.status = 'open', i.severity = 'critical', i.severity_rank = 4,
-    i.title = 'No ' + h.alertname + ' heartbeat for ' + toString(minutes)
-      + ' min: the alerting pipeline may be down',
+    i.title = 'No ' + h.alertname + ' heartbeat for ' + silence
+      + ': the alerting pipeline may be down',
     i.opened_at = timestamp(), i.received_at = timestamp(), i.group_keys = [], i.firing = 0,
     i.components = [], i.hold_until = 0, i.heartbeat = h.alertname, i.conclusive = false
 MERGE (f:Finding {id: 'finding:' + id})
@@ -19,7 +21,7 @@ MERGE (f:Finding {id: 'finding:' + id})
     f.candidates = [], f.confidence = 0.0, f.conclusive = false, f.paths_json = '[]',
     f.ruled_out_json = '{}', f.planner = 'heartbeat',
     f.summary = 'The ' + h.alertname + ' alert fires all the time while Prometheus and '
-      + 'Alertmanager work, and none arrived for ' + toString(minutes) + ' min. Check that '
+      + 'Alertmanager work, and none arrived for ' + silence + '. Check that '
       + 'Prometheus evaluates rules, that Alertmanager runs and that its webhook reaches this '
       + 'gateway: other alerts may be firing unseen.'
 MERGE (i)-[:HAS_FINDING]->(f)

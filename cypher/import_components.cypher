@@ -1,5 +1,5 @@
 // Create or update components (topology import); never deletes. Provenance: every source that
-// reported a component is in `sources`, `last_seen` is the import time (ms). A component an
+// reported a component is in `sources`, `last_seen` is the latest import time (ms). A component an
 // explicit world file declared keeps the world file's kind, tech, client flag, criticality and
 // aliases when another source reports it (the world file wins; the import report says so).
 UNWIND $components AS row
@@ -16,5 +16,5 @@ SET c.kind = CASE WHEN keep THEN c.kind ELSE row.kind END,
     c.sources = CASE WHEN row.source IN coalesce(c.sources, []) THEN c.sources
                      ELSE coalesce(c.sources, []) + [row.source] END,
     c.declared = coalesce(c.declared, false) OR row.declared,
-    c.last_seen = $now
+    c.last_seen = CASE WHEN c.last_seen > $now THEN c.last_seen ELSE $now END
 RETURN count(c) AS components

@@ -12,17 +12,18 @@ import socket
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
 
-from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port
 from agents.triage.triage import triage
 from gateway import __version__
 from gateway.http.payloads import normalize, parse_body
 from gateway.world import demo_world_path
-from tests.conftest import alert_body, clean_env
+from tests.conftest import alert_body, clean_env, demo_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 WORLD = ROOT / "gateway/data/otel-demo/topology.yaml"
@@ -111,6 +112,18 @@ def test_oncall_prints_the_time_asked_in_utc_to_the_minute(
     done = cli("oncall", "--at", "2099-12-24T03:00:07.25+01:00", FALKORDB_URL=falkordb.url,
                BLAST_DEFAULT_TENANT=tenant, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
     assert done.stdout.splitlines()[0] == f"org_{tenant} at 2099-12-24 02:00 UTC:", done.stdout
+    # beyond the shifts kept: unknown, said per team, not NOBODY nor a PROBLEM (exit 0)
+    assert done.returncode == 0, done
+    assert "NOBODY" not in done.stdout and "PROBLEM" not in done.stdout, done.stdout
+    until = (datetime.now(UTC) + timedelta(days=90)).strftime("%Y-%m-%d")
+    assert f"  checkout: unknown: shifts are known until {until} " in done.stdout, done.stdout
+    assert done.stdout.count(": unknown: shifts are known") == done.stdout.count("\n") - 1
+    # 85 days ahead: the 14 days checked stop where the shifts kept stop, so no gap shows there
+    soon = (datetime.now(UTC) + timedelta(days=85)).isoformat()
+    near = cli("oncall", "--at", soon, FALKORDB_URL=falkordb.url,
+               BLAST_DEFAULT_TENANT=tenant, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
+    assert near.returncode == 0 and "PROBLEM" not in near.stdout, near.stdout
+    assert "unknown" not in near.stdout and "NOBODY" not in near.stdout, near.stdout
     typo = cli("oncall", "--tenant", "nosuch", FALKORDB_URL=falkordb.url,
                BLAST_DEFAULT_TENANT=tenant, BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
     # a misspelt tenant is refused, and no empty graph is made for it
@@ -162,6 +175,95 @@ def test_incidents_and_incident_read_the_graph(
     assert json.loads(cli("incident", opened, "--json", **env).stdout)["id"] == opened
     missing = cli("incident", "inc-nope", **env)
     assert missing.returncode == 1 and "no incident 'inc-nope'" in missing.stderr
+
+
+def test_read_commands_find_a_tenant_only_serve_s_environment_names(tmp_path: Path) -> None:
+    """A world and incidents of `acme` in a database whose shell configures no tenant (so
+    `demo`): the read commands find acme's graph, say it is not configured, and ask which
+    when the database holds several."""
+    server = EmbeddedFalkorDB(tmp_path / "db")
+    server.start()
+    store = GraphStore(server.url)
+    try:
+        graph = demo_graph(store, "acme")
+        (opened,) = triage(graph, normalize(parse_body(alert_body("payment")), "u"), 900_000).opened
+        env = {"FALKORDB_URL": server.url, "BLAST_DATA_DIR": str(tmp_path)}
+        listed = cli("incidents", **env)
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.splitlines()[1].startswith(opened), listed.stdout
+        assert "reading tenant 'acme', the only one here, which is not configured" in listed.stderr
+        named = cli("incidents", "--tenant", "acme", **env)
+        assert named.returncode == 0 and opened in named.stdout, named.stderr
+        assert "tenant 'acme' has a graph here but is not configured" in named.stderr
+        shown = cli("incident", opened, **env)
+        assert shown.returncode == 0 and shown.stdout.startswith(opened), shown.stderr
+        oncall = cli("oncall", **env)
+        assert oncall.stdout.startswith("org_acme at "), oncall.stdout
+        assert "  checkout: " in oncall.stdout and "has no teams" not in oncall.stdout
+        demo_graph(store, "other")
+        several = cli("incidents", **env)
+        assert several.returncode == 2, several
+        assert several.stderr == (
+            "incidents: no graph of demo here; tenants with a graph here: acme, other: say "
+            "which with --tenant\n"
+        )
+        assert store.tenants() == ["acme", "demo", "other"]  # demo: configured, empty
+    finally:
+        store.close()
+        server.stop()
+
+
+def test_serve_says_an_ipv6_url_no_workers_and_an_empty_host_plainly(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = clean_env(("BLAST_", "FALKORDB_", "PROMETHEUS_")) | {
+        "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
+        "BLAST_DATA_DIR": str(tmp_path), "BLAST_WORKERS": "0",
+    }  # fmt: skip
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve", "--host", "::1", "--port", str(port)],
+        cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert serve.stderr is not None
+        lines = []
+        deadline = time.monotonic() + 60
+        while not any("warning: BLAST_WORKERS=0" in line for line in lines):
+            assert time.monotonic() < deadline and serve.poll() is None, lines
+            lines.append(serve.stderr.readline())
+        (listening,) = [line for line in lines if "listening on" in line]
+        assert f"listening on http://[::1]:{port} (" in listening
+        assert ", 0 workers, " in listening
+        assert lines[-1].strip() == (
+            "blast-radius: warning: BLAST_WORKERS=0: no worker process runs here, so alerts are "
+            "accepted but nobody is investigated or paged unless `blast-radius worker` runs "
+            "against the same database elsewhere"
+        )
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=30)
+    empty = cli("serve", "--host", "", FALKORDB_URL=falkordb.url, BLAST_DATA_DIR=str(tmp_path))
+    assert empty.returncode == 2, empty
+    assert empty.stderr.startswith(
+        "configuration error: refusing to listen on an empty host (BLAST_HOST='': every address) "
+        "with no BLAST_WEBHOOK_TOKENS"
+    ), empty.stderr
+
+
+def test_import_counts_say_one_team_not_one_teams(tmp_path: Path) -> None:
+    world = tmp_path / "world.yaml"
+    world.write_text(
+        "components:\n  - {id: api, kind: service}\n  - {id: db, kind: datastore}\n"
+        "edges:\n  - {from: api, to: db, type: READS_WRITES}\n"
+        "teams:\n  - {name: core, owns: [api, db], members: [{name: Al Smith}]}\n"
+        "default_team: core\n"
+    )
+    done = cli("topology", "import", str(world), "--data-dir", str(tmp_path / "data"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        "imported into org_demo: 2 components, 1 edge, 1 team, 1 person, 0 playbooks, 0 shifts"
+    )
 
 
 def test_serve_sums_its_workers_metrics_and_stops_at_info(

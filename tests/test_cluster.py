@@ -63,6 +63,7 @@ def test_graphs_live_on_the_shard_of_their_key(cluster: LocalCluster) -> None:
             assert store.replicate(graph.name, 1, 2_000) == 1
         owners = {cluster.primary_port_of(graph_name(t)) for t in tenants}
         assert len(owners) == 3  # one tenant per shard
+        assert store.tenants() == sorted(tenants)  # GRAPH.LIST of every primary
         for port in owners:  # the graph key is on its own primary, nowhere else
             client = cluster.client(port)
             assert len([k for k in client.keys("org_*") if not k.startswith("{")]) == 1

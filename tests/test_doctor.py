@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from adapters.falkordb import UNIQUE, EmbeddedFalkorDB, TenantGraph, free_port
+from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
 from adapters.outbox import Outbox
 from gateway.cli.demo_evidence import Edge, PrometheusServer
 from gateway.cli.doctor import (
@@ -38,7 +38,12 @@ def test_healthy_deployment(falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_
     lines = [f.line() for f in found]
     assert all(f.ok for f in found), lines
     assert f"ok       falkordb: org_{tenant}: constraints OPERATIONAL" in lines
-    assert f"ok       notifier outbox: outbox {tmp_path / 'outbox.jsonl'} is writable" in lines
+    outbox = tmp_path / "outbox.jsonl"
+    assert f"ok       notifier outbox: outbox {outbox} can be created (it does not exist yet)" in (
+        lines
+    )
+    outbox.write_text("")
+    assert check_notifiers(Runtime(settings))[0].what == f"outbox {outbox} is writable"
     assert f"ok       webhook: http://127.0.0.1:{port}/health/ready answered 200" in lines
 
 
@@ -54,10 +59,10 @@ def test_every_problem_is_one_line(
     assert problems == [
         f"PROBLEM  settings: BLAST_WEBHOOK_TOKENS[{tenant}] looks like a placeholder "
         "(it contains 'changeme')",
-        *[
-            f"PROBLEM  falkordb: org_{fresh}: unique constraint {label}.{prop} is missing"
-            for label, prop in UNIQUE
-        ],
+        f"PROBLEM  falkordb: org_{fresh}: tenant {fresh} has no graph here yet: no world "
+        "imported for it and the serve using this database does not serve it (start serve with "
+        f"BLAST_WEBHOOK_TOKENS naming {fresh}; load its world with `blast-radius topology "
+        f"import --tenant {fresh} FILE`)",
         f"PROBLEM  webhook: http://127.0.0.1:{closed}/health/ready cannot be reached: ConnectError"
         " (is `serve` running there? If it listens elsewhere, pass --url or set BLAST_PORT)",
     ]
@@ -97,10 +102,28 @@ def test_cli_exits_1_with_the_problems(falkordb: EmbeddedFalkorDB, tmp_path, ten
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     problems = [line for line in done.stdout.splitlines() if line.startswith("PROBLEM")]
-    assert len(problems) == 2 + len(UNIQUE), done.stdout  # placeholder, constraints, webhook
+    assert len(problems) == 3, done.stdout  # placeholder, no graph (one line), webhook
+    assert f"org_{tenant}: tenant {tenant} has no graph here yet" in problems[1]
     assert f"BLAST_WEBHOOK_TOKENS[{tenant}] looks like a placeholder" in problems[0]
     assert "test-bearer-token-123" not in done.stdout + done.stderr
     assert f"credentials_file: /etc/alertmanager/blast-radius-{tenant}.token" in done.stdout
+
+
+def test_a_data_folder_that_does_not_exist_is_said_not_made(falkordb, tmp_path, tenant):
+    typo = tmp_path / "dta"
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "doctor", "--data-dir", str(typo)],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
+             "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert (
+        f"PROBLEM  data folder: {typo} does not exist (BLAST_DATA_DIR or --data-dir: a typo? "
+        "serve and topology import create it)"
+    ) in done.stdout.splitlines(), done.stdout
+    assert f"ok       notifier outbox: outbox {typo / 'outbox.jsonl'} can be created" in done.stdout
+    assert not typo.exists(), "doctor made the folder"
 
 
 def test_database_down_is_one_problem(falkordb: EmbeddedFalkorDB, tmp_path, tenant):

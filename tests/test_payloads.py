@@ -48,6 +48,13 @@ def test_missing_fingerprint_is_computed_from_labels():
     assert alert.severity == "unknown"
 
 
+def test_an_alert_without_alertname_or_summary_is_titled_so():
+    body = {"alerts": [{"status": "firing", "labels": {}, "startsAt": "2026-01-01T00:00:00Z"}]}
+    (alert,) = normalize(parse_body(json.dumps(body).encode()), "unknown")
+    assert alert.title() == f"alert without alertname (fingerprint {alert.fingerprint})"
+    assert alert.fingerprint == "cbf29ce484222325"  # the trial's bare hash: no labels at all
+
+
 @pytest.mark.parametrize(
     ("raw", "status", "reason"),
     [

@@ -92,6 +92,31 @@ def test_topology_import_loads_the_world_and_a_second_import_changes_nothing(
     assert holds(second.stdout) == totals
 
 
+def test_a_second_app_merged_into_a_world_and_no_default_team_are_warned(tmp_path: Path) -> None:
+    compose = ROOT / "tests/data/robot-shop/docker-compose.yml"
+    alone = cli("topology", "import", str(compose), "--data-dir", str(tmp_path / "alone"))
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout.splitlines()[-1] == (
+        "warning: no default team: an alert on a component no team owns pages nobody; name one "
+        "with `default_team:` in a world file (docs/world.md)"
+    ), alone.stdout
+    assert "merged" not in alone.stdout
+    checked = cli("topology", "validate", str(compose))
+    assert checked.returncode == 0 and "default team none" in checked.stdout, checked
+    assert "warning: these files name no default team" in checked.stdout
+    data = str(tmp_path / "both")
+    world = ROOT / "gateway/data/otel-demo/topology.yaml"
+    assert cli("topology", "import", str(world), "--data-dir", data).returncode == 0
+    both = cli("topology", "import", str(compose), "--data-dir", data)
+    assert both.returncode == 0, both.stderr
+    assert both.stdout.splitlines()[-1] == (
+        "warning: 3 components already existed from another source and were merged: cart, "
+        "payment, shipping (another app? give it a --tenant or --data-dir of its own)"
+    ), both.stdout
+    again = cli("topology", "import", str(compose), "--data-dir", data)
+    assert "merged" not in again.stdout, "its own components, imported again, are no merge"
+
+
 @pytest.mark.parametrize(
     ("change", "names"),
     [

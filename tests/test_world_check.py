@@ -112,6 +112,48 @@ def test_problems_after_an_invalid_item_name_the_file_s_item_and_line(tmp_path: 
     )
 
 
+#: Two item-level mistakes (a channel that is no string, `repeat` over 10) in a team whose
+#: rotation, escalation people, level order and team target are wrong too.
+LAYERED = """\
+components:
+  - {id: api, kind: service}
+teams:
+  - name: core
+    slack_channel: 7
+    repeat: 99
+    owns: [api]
+    members: [{name: Bo Chen}, {name: Al Smith}]
+    oncall: {rotation: [Bo Chen, Cy Nobody], start: "2026-01-05T09:00:00Z"}
+    escalation_policy:
+      - {after: 10m, notify: [Bobby]}
+      - {after: 5m, notify: [{team: cor}]}
+default_team: core
+"""
+
+
+def test_validate_lists_item_and_reference_problems_in_one_pass(tmp_path: Path) -> None:
+    path = write(tmp_path, LAYERED)
+    done = cli("topology", "validate", str(path))
+    assert done.returncode == 2, done
+    lines = [line.strip() for line in done.stderr.splitlines()[1:]]
+    assert done.stderr.splitlines()[0] == "topology validate: 6 problems:", done.stderr
+    assert lines[:2] == [
+        f"{path}:5: teams.0.slack_channel: Input should be a valid string",
+        f"{path}:6: teams.0.repeat: Input should be less than or equal to 10",
+    ]
+    assert sorted(lines[2:]) == sorted([
+        f"{path}:9: teams.0.oncall.rotation.1: rotation of 'core' names 'Cy Nobody', who is "
+        "not a member (members: Al Smith, Bo Chen)",
+        f"{path}:11: teams.0.escalation_policy.0.notify.0: 'Bobby' is no member of any team "
+        "(did you mean 'Bo Chen'?); give a person's name, {team: NAME} or '@channel'",
+        f"{path}:12: teams.0.escalation_policy.1.after: level 2 of 'core' is due after 5m, not "
+        "later than level 1 (10m): list levels in the order they run, each `after` larger than "
+        "the one before",
+        f"{path}:12: teams.0.escalation_policy.1.notify.0: 'cor' is not a team in `teams` "
+        "(did you mean 'core'?)",
+    ])  # fmt: skip
+
+
 def test_duplicates_and_a_missing_or_unknown_default_team_are_problems(tmp_path: Path) -> None:
     world = copy.deepcopy(WORLD)
     world["components"].append({"id": "shop", "kind": "service"})

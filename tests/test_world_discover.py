@@ -122,6 +122,30 @@ def test_discovery_adds_edges_and_retires_one_whose_calls_stopped(
     client.close()
 
 
+def test_a_discovery_at_a_past_time_keeps_shifts_and_newer_edges(
+    graph: TenantGraph, prometheus_server: PromServer
+) -> None:
+    """A backfill (`--at` long ago, no calls then) leaves on-call shifts alone, retires no
+    edge seen since, and keeps the newer rates (the trial's "15 shifts" became "0 shifts")."""
+    client = Prometheus(prometheus_server.url)
+    source = f"prometheus:{prometheus_server.url}"
+    discover(
+        graph, client, prometheus_server.url, "30m", prometheus_server.end - timedelta(hours=1)
+    )
+    shifts = world_counts(graph)["shifts"]
+    assert shifts > 0
+    before = rates(graph)
+    past = discover(graph, client, prometheus_server.url, "20m", datetime(2020, 1, 1, tzinfo=UTC))
+    client.close()
+    assert world_counts(graph)["shifts"] == shifts
+    assert past.retired == []
+    assert "shifts" not in past.counts
+    after = rates(graph)
+    assert after[("mystery-svc", "frontend")] == before[("mystery-svc", "frontend")]
+    assert source in after[("frontend", "cart")][1]
+    assert after[("frontend", "cart")][2] == pytest.approx(5.0)
+
+
 def test_topology_discover_on_the_command_line(
     prometheus_server: PromServer, tmp_path: Path
 ) -> None:

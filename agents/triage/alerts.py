@@ -64,7 +64,8 @@ class NormalizedAlert:
     silence_url: str = ""
 
     def title(self) -> str:
-        """alertname, else the summary annotation, else the fingerprint.
+        """alertname, else the summary annotation, else `alert without alertname (fingerprint
+        <fingerprint>)` (a bare hash as a page title says nothing of what it is).
 
         Grafana's no-data and error alerts (`DatasourceNoData`, `DatasourceError`) carry the
         rule that went silent in label `rulename` (Grafana moves the rule's name there): they
@@ -73,4 +74,8 @@ class NormalizedAlert:
         rule = self.labels.get("rulename", "").strip()
         if self.alertname in GRAFANA_STATE_ALERTS and rule:
             return f"{rule} ({self.alertname})"
-        return self.alertname or self.annotations.get("summary", "") or self.fingerprint
+        return (
+            self.alertname
+            or self.annotations.get("summary", "")
+            or f"alert without alertname (fingerprint {self.fingerprint})"
+        )

@@ -211,8 +211,9 @@ def serve(
     settings = load_settings(port=port, host=host, data_dir=data_dir, workers=workers)
     refuse_placeholder_secrets(settings)
     if not settings.auth_required and not is_loopback(settings.host):
+        where = settings.host or "an empty host (BLAST_HOST='': every address)"
         typer.echo(
-            f"configuration error: refusing to listen on {settings.host} with no "
+            f"configuration error: refusing to listen on {where} with no "
             "BLAST_WEBHOOK_TOKENS set (anyone could post alerts); set tokens or bind 127.0.0.1",
             err=True,
         )
@@ -245,15 +246,21 @@ def serve(
                 settings.workers, worker_env(settings, runtime.url), settings.shutdown_grace_s
             )
             workers_note(runtime.notes, pool.ready_note())  # from the first request on
+            if settings.workers == 0:
+                runtime.notes.append(NO_WORKERS)
             bound = runtime.serve_http()
             runtime.start_upkeep()  # on-call shifts kept ahead; discovery
             pool.start()
+            host = f"[{settings.host}]" if ":" in settings.host else settings.host
+            n = settings.workers
             typer.echo(
-                f"blast-radius: listening on http://{settings.host}:{bound} "
+                f"blast-radius: listening on http://{host}:{bound} "
                 f"(webhook /api/v1/alerts, tenants: {', '.join(settings.tenants)}, "
-                f"{settings.workers} workers, outbox: {runtime.outbox.path})",
+                f"{n} worker{'' if n == 1 else 's'}, outbox: {runtime.outbox.path})",
                 err=True,
             )
+            if n == 0:
+                typer.echo(f"blast-radius: warning: {NO_WORKERS}", err=True)
             warn_empty_worlds(settings, runtime)
             # what start-up built (modules, the app) lives as long as the process: out of the
             # collector's full passes, which a storm's allocations trigger (100+ ms each over it)
@@ -272,6 +279,13 @@ def serve(
         typer.echo(f"blast-radius: {exc}", err=True)
         raise typer.Exit(1) from exc
     typer.echo("blast-radius: stopped", err=True)
+
+
+#: What `serve` says loudly with `BLAST_WORKERS=0` (allowed: workers may run on other hosts).
+NO_WORKERS = (
+    "BLAST_WORKERS=0: no worker process runs here, so alerts are accepted but nobody is "
+    "investigated or paged unless `blast-radius worker` runs against the same database elsewhere"
+)
 
 
 def workers_note(notes: list[str], note: str | None) -> None:
@@ -557,6 +571,7 @@ def topology_import(
             )
             totals = world_counts(graph)
             complete = from_rows(graph.rows("world_dependencies"))
+            routed = graph.one("default_route") is not None
     except TopologyError as exc:
         fail_topology("topology import", exc)
     except (GraphUnavailable, SchemaFailed) as exc:
@@ -564,12 +579,28 @@ def topology_import(
         raise typer.Exit(1) from exc
     report.unmapped = loaded.unmapped + report.unmapped
     counts = report.counts
-    typer.echo(f"imported into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    typer.echo(f"imported into {name}: {counted(counts)}")
     for line in report.lines():
         typer.echo(line)
-    typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+    typer.echo(f"{name} now holds: {counted(totals)}")
     for line in complete.lines():
         typer.echo(f"incomplete: {line}")
+    if report.merged:
+        n, names = len(report.merged), ", ".join(sorted(report.merged))
+        typer.echo(
+            f"warning: {n} component{'' if n == 1 else 's'} already existed from another source "
+            f"and {'was' if n == 1 else 'were'} merged: {names} (another app? give it a "
+            "--tenant or --data-dir of its own)"
+        )
+    if not routed:
+        typer.echo(f"warning: {NO_DEFAULT_TEAM}")
+
+
+#: Said by `topology import` and `validate` when no default team is known.
+NO_DEFAULT_TEAM = (
+    "no default team: an alert on a component no team owns pages nobody; name one with "
+    "`default_team:` in a world file (docs/world.md)"
+)
 
 
 @topology_app.command(
@@ -599,7 +630,7 @@ def topology_validate(
         f"ok: {len(world.components)} components, {len(world.edges) + hosted} edges "
         f"({hosted} of them hosted_on), "
         f"{len(world.teams)} team{'' if len(world.teams) == 1 else 's'}, default team "
-        f"{world.default_team or '(none: alerts on unowned components page nobody)'}"
+        f"{world.default_team or 'none'}"
         + (f", {len(world.playbooks)} playbook{'' if len(world.playbooks) == 1 else 's'}"
            if world.playbooks else "")
     )  # fmt: skip
@@ -607,6 +638,11 @@ def topology_validate(
         typer.echo(f"not mapped (never guessed): {line}")
     for line in of_world(world).lines():
         typer.echo(f"incomplete: {line}")
+    if not world.default_team:
+        typer.echo(
+            "warning: these files name no default team (fine when a world file imported into "
+            f"the same graph names one), else {NO_DEFAULT_TEAM}"
+        )
 
 
 @topology_app.command(
@@ -622,7 +658,11 @@ def topology_discover(
         str, typer.Option(help="Range of the call rates (a PromQL duration: 30m, 1h, 2d).")
     ] = "1h",
     at: Annotated[
-        str | None, typer.Option(help="End of the window (RFC 3339; default now).")
+        str | None,
+        typer.Option(
+            help="End of the window (RFC 3339; default now). A past time adds what it shows and "
+            "retires no edge seen after it."
+        ),
     ] = None,
     tenant: Annotated[
         str | None, typer.Option(help="Tenant (default: the only configured one).")
@@ -661,12 +701,19 @@ def topology_discover(
         raise typer.Exit(1) from exc
     finally:
         client.close()
-    typer.echo(
-        f"discovered into {name}: " + ", ".join(f"{v} {k}" for k, v in report.counts.items())
-    )
+    typer.echo(f"discovered into {name}: {counted(report.counts)}")
     for line in report.lines():
         typer.echo(line)
-    typer.echo(f"{name} now holds: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+    typer.echo(f"{name} now holds: {counted(totals)}")
+
+
+def counted(counts: dict[str, int]) -> str:
+    """`{"teams": 1, "people": 3}` -> `1 team, 3 people` (keys are plural nouns)."""
+    one = {"people": "person"}
+    return ", ".join(
+        f"{n} {noun if n != 1 else one.get(noun, noun.removesuffix('s'))}"
+        for noun, n in counts.items()
+    )
 
 
 def parse_time(command: str, text: str | None) -> datetime:
@@ -721,7 +768,7 @@ def topology_changes(
     except (AdapterError, GraphUnavailable, SchemaFailed) as exc:
         typer.echo(f"topology changes: {exc}", err=True)
         raise typer.Exit(1) from exc
-    typer.echo(f"recorded into {name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    typer.echo(f"recorded into {name}: {counted(counts)}")
     for line in unmapped:
         typer.echo(f"not mapped (never guessed): {line}")
 
@@ -757,7 +804,8 @@ def topology_diff(
 
 @app.command(
     help="Print who is on call for each team at a time, and any team with nobody on call then or a "
-    "gap within the next 14 days (exit 1 if so)."
+    "gap within the next 14 days (exit 1 if so); a time beyond the shifts kept (7 days back, 90 "
+    "ahead) is unknown."
 )
 def oncall(
     at: Annotated[
@@ -765,25 +813,39 @@ def oncall(
         typer.Option(help="When (RFC 3339, e.g. 2026-12-24T03:00:00Z; default now)."),
     ] = None,
     tenant: Annotated[
-        str | None, typer.Option(help="Tenant (default: every configured one).")
+        str | None,
+        typer.Option(help="Tenant (default: every configured one, else the only graph here)."),
     ] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Print who is on call for each team at a time, and any team with nobody on call then or
-    a gap within the next 14 days (exit 1 if so)."""
-    from gateway.world.oncall import SHIFTS_AHEAD, SHIFTS_BACK, coverage, coverage_problems
+    a gap within the next 14 days (exit 1 if so).
+
+    Shifts are kept from 7 days back to 90 ahead of the clock (`SHIFTS_BACK`, `SHIFTS_AHEAD`;
+    serve re-expands them): at a time outside that, each team is "unknown", which is no
+    problem (exit 0); the 14 days checked stop where the shifts kept stop, so their end is no gap.
+    """
+    from gateway.world.oncall import (
+        COVERAGE_HORIZON,
+        SHIFTS_AHEAD,
+        SHIFTS_BACK,
+        coverage,
+        coverage_problems,
+    )
 
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
     when = parse_time("oncall", at)
     now = datetime.now(UTC)
-    if not now - SHIFTS_BACK <= when < now + SHIFTS_AHEAD:  # else "NOBODY" would look true
-        typer.echo(
-            f"oncall: note: {when.astimezone(UTC):%Y-%m-%d %H:%M} UTC is outside the shifts kept "
-            f"({SHIFTS_BACK.days} days back to {SHIFTS_AHEAD.days} days ahead), so no shift "
-            "shows there whatever the rotation says",
-            err=True,
-        )
+    known = now - SHIFTS_BACK <= when < now + SHIFTS_AHEAD  # else "NOBODY" would look true
+    unknown = (
+        f"unknown: shifts are known until {now + SHIFTS_AHEAD:%Y-%m-%d %H:%M} UTC "
+        f"(kept {SHIFTS_AHEAD.days} days ahead)"
+        if when >= now
+        else f"unknown: shifts are known from {now - SHIFTS_BACK:%Y-%m-%d %H:%M} UTC "
+        f"(kept {SHIFTS_BACK.days} days back)"
+    )
+    horizon = min(COVERAGE_HORIZON, now + SHIFTS_AHEAD - when)
     if tenant:
         valid_tenant("oncall", tenant)
     problems = []
@@ -792,23 +854,16 @@ def oncall(
             assert runtime.store is not None
             # a misspelt tenant: refused, before a read makes an empty graph of that name (a
             # world may be loaded, and checked here, before its token is configured)
-            if (
-                tenant is not None
-                and tenant not in settings.tenants
-                and not runtime.store.has_graph(graph_name(tenant))
-            ):
-                typer.echo(f"oncall: unknown tenant {tenant!r}: no graph {graph_name(tenant)}; "
-                           f"configured: {', '.join(settings.tenants)}", err=True)  # fmt: skip
-                raise typer.Exit(2)
-            for name in [tenant] if tenant else settings.tenants:
+            for name in read_tenants(runtime, tenant, "oncall", every=True):
                 graph = runtime.store.graph(graph_name(name))
-                found = coverage(graph, when)
+                found = coverage(graph, when, horizon if known else COVERAGE_HORIZON)
                 typer.echo(f"{graph_name(name)} at {when.astimezone(UTC):%Y-%m-%d %H:%M UTC}:")
                 for team in found:
                     mark = " (default team)" if team.is_default else ""
                     who = ", ".join(team.on_call) or "NOBODY"
-                    typer.echo(f"  {team.team}{mark}: {who}")
-                problems += [f"{name}: {p}" for p in coverage_problems(found, when)]
+                    typer.echo(f"  {team.team}{mark}: {who if known else unknown}")
+                if known:
+                    problems += [f"{name}: {p}" for p in coverage_problems(found, when)]
                 if not found:  # e.g. a misspelt --tenant, or another data folder
                     problems.append(
                         f"{name}: {graph_name(name)} has no teams (load a world with "
@@ -823,23 +878,63 @@ def oncall(
         raise typer.Exit(1)
 
 
-def _tenant_graph(runtime: Runtime, tenant: str | None) -> str:
-    """The graph a reading command uses: `--tenant`, else the only configured tenant, else
-    `BLAST_DEFAULT_TENANT` when it is configured; exits 2 naming the configured ones."""
-    configured = runtime.settings.tenants
-    name = tenant or (configured[0] if len(configured) == 1 else runtime.settings.default_tenant)
-    if name not in configured:
-        typer.echo(
-            f"unknown tenant {name!r}; configured: {', '.join(runtime.settings.tenants)}", err=True
-        )
+def read_tenants(
+    runtime: Runtime, tenant: str | None, command: str, every: bool = False
+) -> list[str]:
+    """The tenants a reading command reads (`oncall`, `incidents`, `incident`).
+
+    `--tenant`: that one, when it is configured or its graph exists here (a world imported, or
+    incidents kept, before serve's environment reaches this shell: a note says it is not
+    configured); else exit 2 (no graph is made for a misspelt name). Without it: every
+    configured tenant (`every`), or the only one, else `BLAST_DEFAULT_TENANT` when it is
+    configured (exit 2 naming the configured ones when not). When those graphs hold nothing
+    and exactly one other tenant's graph here holds data, that one, with a note; several: exit
+    2 naming them."""
+    settings = runtime.settings
+    store = runtime.store
+    assert store is not None
+    configured = ", ".join(settings.tenants)
+    unset = "serve uses it once BLAST_WEBHOOK_TOKENS names it"
+    if tenant:
+        valid_tenant(command, tenant)
+        if tenant in settings.tenants:
+            return [tenant]
+        if not store.has_graph(graph_name(tenant)):
+            typer.echo(f"{command}: unknown tenant {tenant!r}: no graph {graph_name(tenant)}; "
+                       f"configured: {configured}", err=True)  # fmt: skip
+            raise typer.Exit(2)
+        typer.echo(f"{command}: note: tenant {tenant!r} has a graph here but is not configured "
+                   f"(configured: {configured}); {unset}", err=True)  # fmt: skip
+        return [tenant]
+    if every:
+        chosen = settings.tenants
+    else:
+        one = settings.tenants[0] if len(settings.tenants) == 1 else settings.default_tenant
+        if one not in settings.tenants:
+            typer.echo(f"{command}: unknown tenant {one!r}; configured: {configured}; say which "
+                       "with --tenant", err=True)  # fmt: skip
+            raise typer.Exit(2)
+        chosen = [one]
+    if any(store.graph(graph_name(t)).node_count() for t in chosen):
+        return chosen
+    # the configured graphs are empty (Runtime made their schema): any other that holds data?
+    here = [t for t in store.tenants() if store.graph(graph_name(t)).node_count()]
+    if len(here) == 1:
+        typer.echo(f"{command}: note: no graph of {configured} here; reading tenant {here[0]!r}, "
+                   f"the only one here, which is not configured: {unset}", err=True)  # fmt: skip
+        return here
+    if here:
+        typer.echo(f"{command}: no graph of {configured} here; tenants with a graph here: "
+                   f"{', '.join(here)}: say which with --tenant", err=True)  # fmt: skip
         raise typer.Exit(2)
-    return graph_name(name)
+    return chosen
 
 
 TenantOption = Annotated[
     str | None,
     typer.Option(
-        help="Tenant (default: the only configured one, else BLAST_DEFAULT_TENANT).",
+        help="Tenant (default: the only configured one, else BLAST_DEFAULT_TENANT; else the "
+        "only graph here).",
         show_default=False,
     ),
 ]
@@ -866,7 +961,8 @@ def incidents(
     settings = load_settings(data_dir=data_dir)
     with Runtime(settings) as runtime:
         assert runtime.store is not None
-        graph = runtime.store.graph(_tenant_graph(runtime, tenant))
+        (name,) = read_tenants(runtime, tenant, "incidents")
+        graph = runtime.store.graph(graph_name(name))
         rows = graph.rows("list_incidents", {"status": status, "limit": limit})
     for row in rows:
         row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
@@ -890,11 +986,12 @@ def incident(
     settings = load_settings(data_dir=data_dir)
     with Runtime(settings) as runtime:
         assert runtime.store is not None
-        graph = runtime.store.graph(_tenant_graph(runtime, tenant))
+        (name,) = read_tenants(runtime, tenant, "incident")
+        graph = runtime.store.graph(graph_name(name))
         found = incident_detail(graph, incident_id)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
     if found is None:
-        path = archive_path(settings.data_dir, tenant or settings.default_tenant)
+        path = archive_path(settings.data_dir, name)
         archived = find_archived(path, incident_id)
         if archived is not None:
             typer.echo(f"{incident_id} was archived (BLAST_ARCHIVE_DAYS) to {path}", err=True)

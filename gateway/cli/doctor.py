@@ -1,17 +1,18 @@
 """`blast-radius doctor`: check a deployment from the outside in, one line per finding.
 
-Checks, in order: the settings (no placeholder secrets outside dev mode), the FalkorDB
-connection (in a cluster: every hash slot served, every shard's replicas) and every tenant
-graph's unique constraints (OPERATIONAL) and on-call coverage (someone on call for every team now
-and for the next 14 days), the default route (in Slack mode the default team's `slack_channel`,
-else `SLACK_DEFAULT_CHANNEL`, exists), every team's Slack channel and every person's Slack
-identity (in Slack mode), how complete each tenant's world is (components with no known
-dependency, edges with no stated propagation), every outbound notifier (`Notifier.check()`:
-the outbox is writable; Slack and GitHub adapters check their token and access), the planner's
-models (`ChatModel.check()`: key and model name, no tokens spent), that the webhook answers
-`GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`, that
-Prometheus answers and holds service-graph metrics. Nothing is written to a graph and nothing is
-sent.
+Checks, in order: the settings (no placeholder secrets outside dev mode), that the data folder
+exists (never created here), the FalkorDB connection (in a cluster: every hash slot served,
+every shard's replicas) and every tenant graph (one line when it does not exist yet), its unique
+constraints (OPERATIONAL) and on-call coverage (someone on call for every team now and for the
+next 14 days), the default route (in Slack mode the default team's `slack_channel`, else
+`SLACK_DEFAULT_CHANNEL`, exists), every team's Slack channel and every person's Slack identity
+(in Slack mode), how complete each tenant's world is (components with no business call out, edges
+with no stated propagation), every outbound notifier (`Notifier.check()`: the outbox is
+writable or can be created; Slack and GitHub adapters check their token and access), the
+planner's models (`ChatModel.check()`: key and model name, no tokens spent), that the webhook
+answers `GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`,
+that Prometheus answers and holds service-graph metrics. Nothing is written to a graph and
+nothing is sent.
 """
 
 from __future__ import annotations
@@ -102,6 +103,9 @@ def check_falkordb(settings: Settings) -> list[Finding]:
         for tenant in settings.tenants:
             name = graph_name(tenant)
             try:
+                if not store.has_graph(name):  # one line, not one per missing constraint
+                    found.append(Finding(False, "falkordb", no_graph(tenant)))
+                    continue
                 problems = store.graph(name).schema_problems()
             except GraphUnavailable as exc:
                 problems = [f"{name}: {exc}"]
@@ -112,6 +116,31 @@ def check_falkordb(settings: Settings) -> list[Finding]:
         return found
     finally:
         store.close()
+
+
+def check_data_dir(settings: Settings) -> list[Finding]:
+    """The data folder exists (doctor reads; it never creates one, so a misspelt `--data-dir`
+    is said, not made)."""
+    if settings.data_dir.is_dir():
+        return [Finding(True, "data folder", f"{settings.data_dir} exists")]
+    return [
+        Finding(
+            False, "data folder",
+            f"{settings.data_dir} does not exist (BLAST_DATA_DIR or --data-dir: a typo? serve "
+            "and topology import create it)",
+        )
+    ]  # fmt: skip
+
+
+def no_graph(tenant: str) -> str:
+    """What a configured tenant without a graph means: no serve on this database serves it yet
+    (serve makes each of its tenants' graphs at start) and no world was imported for it."""
+    return (
+        f"{graph_name(tenant)}: tenant {tenant} has no graph here yet: no world imported for it "
+        f"and the serve using this database does not serve it (start serve with "
+        f"BLAST_WEBHOOK_TOKENS naming {tenant}; load its world with `blast-radius topology "
+        f"import --tenant {tenant} FILE`)"
+    )
 
 
 def check_replication(store: GraphStore, settings: Settings) -> list[Finding]:
@@ -234,9 +263,9 @@ def check_slack_world(settings: Settings, store: GraphStore, slack: SlackNotifie
 
 def check_world(settings: Settings) -> list[Finding]:
     """Per tenant, how complete its world is for the investigator
-    (`gateway.world.completeness`): components with no known dependency stay inconclusive with
-    alerts only. Reported, not a problem: a world grows by discovery (nothing when the
-    database is down: `check_falkordb` says so)."""
+    (`gateway.world.completeness`): components with no known business call out stay
+    inconclusive with alerts only. Reported, not a problem: a world grows by discovery
+    (nothing when the database is down: `check_falkordb` says so)."""
     url = database_url(settings)
     if url is None or not answers_ping(url):
         return []
@@ -355,6 +384,7 @@ def run_checks(
     runtime = Runtime(settings)
     return (
         check_settings(settings, env_file)
+        + check_data_dir(settings)
         + check_falkordb(settings)
         + check_routing(settings, runtime)
         + check_world(settings)

@@ -1,4 +1,6 @@
-"""How complete a world is for the investigator: which components have no known dependency.
+"""How complete a world is for the investigator: which components have no known business call
+out (a config or telemetry edge, or compose `depends_on` alone, tells nothing of what fails a
+request).
 
 With alerts only, the investigator does not name a cause whose dependencies nobody recorded
 (whatever it calls unseen fails it the same way): a service with no business edge out of it,
@@ -44,14 +46,16 @@ class Completeness:
             names = ", ".join(sorted(missing)[:NAMES_SHOWN])
             more = f" and {len(missing) - NAMES_SHOWN} more" if len(missing) > NAMES_SHOWN else ""
             order = (
-                f" ({len(self.start_order)} of them only compose depends_on, which is start "
-                "order, not calls)"
+                f"; {len(self.start_order)} of them "
+                f"{'has' if len(self.start_order) == 1 else 'have'} only compose depends_on, "
+                "which is start order, not calls"
                 if self.start_order
                 else ""
             )
             out.append(
                 f"{len(missing)} of {self.services} components that call others (datastores and "
-                f"topics left out) have no known dependency{order}: "
+                f"topics left out) have no known business call out (edges with `purpose: config` "
+                f"or `telemetry` do not count{order}): "
                 f"{names}{more}. With alerts only, a finding naming one stays inconclusive "
                 "(low confidence when a world file states it is a leaf) until "
                 "`topology discover` or a world file adds edges."

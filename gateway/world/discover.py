@@ -8,7 +8,8 @@ added as a service, or a datastore when it is the server of a `database` connect
 traces name it); each pair with calls in the window is an edge (CALLS, or READS_WRITES to a
 datastore) with its rate in calls/s. `messaging_system` pairs are producer -> consumer, not a
 dependency: they are reported, not added. Applied with source `prometheus:<url>`, an edge
-with no calls in a later window is retired by the writer.
+with no calls in a later window is retired by the writer. Discovery never touches teams or
+on-call shifts, and a window ending in the past (a backfill) retires no edge seen after it.
 """
 
 from __future__ import annotations
@@ -78,6 +79,6 @@ def discover(
     calls = service_graph_calls(prometheus, window, at.timestamp())
     source = f"prometheus:{url.rstrip('/')}"  # one identity with or without the slash
     world, notes = discovered_world(calls, graph.rows("world_components"), source)
-    report = apply_world(graph, world, [source], at)
+    report = apply_world(graph, world, [source], at, oncall=False)
     report.notes += notes
     return report

@@ -7,7 +7,9 @@ Person node keeps one of each: the other would be lost silently); a rotation nam
 who is not a member; no default team, or one that is not a team; an escalation policy that
 names nobody known, or whose levels are not in order. Item-level problems (a bad
 `kind`, a missing field) come from pydantic, per item, so one bad item does not hide the
-problems of the others.
+problems of the others; a team or edge with a bad field is still checked for references with
+that field left out (one pass lists everything). An unknown person or team is named with the
+closest known one.
 """
 
 from __future__ import annotations
@@ -95,6 +97,10 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
                     loc: Loc = (key, index, *_fields_only(err["loc"]))
                     got = f" (got {err['input']!r})" if err["type"] == "literal_error" else ""
                     problems.append(f"{locate(loc)}: {err['msg']}{got}")
+                salvaged = _salvage(item, key, exc, adapter)
+                if salvaged is not None:
+                    parts[key].append(salvaged)
+                    kept[key].append(index)
     default = data.get("default_team")
     if default is not None and not isinstance(default, str):
         problems.append(f"{locate(('default_team',))}: must be a team name")
@@ -113,6 +119,57 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
         playbooks=parts.get("playbooks", []),
     )  # fmt: skip
     return world, problems, in_file
+
+
+#: Per list: the fields without which an item's references cannot be checked.
+_VITAL = {"teams": {"name", "members"}, "edges": {"from", "to"}}
+#: Fields checked against another one: left out with it (`repeat` without its policy would be
+#: a problem of its own).
+_WITH = {"escalation_policy": {"repeat"}}
+
+
+def _salvage(item: Any, key: str, exc: ValidationError, adapter: TypeAdapter[Any]) -> Any:
+    """A team or edge with its invalid fields left out, so its references (rotation,
+    escalation people and teams, level order, edge ends) are checked in the same pass as its
+    item problems, not after they are fixed; None when a vital field (`_VITAL`) is invalid or
+    the rest does not validate either. The world it joins is never written: its item
+    problems refuse it."""
+    if key not in _VITAL or not isinstance(item, dict):
+        return None
+    bad = {err["loc"][0] for err in exc.errors() if err["loc"]}
+    bad |= {field for key_ in list(bad) for field in _WITH.get(str(key_), set())}
+    if not bad or bad & _VITAL[key]:
+        return None
+    try:
+        return adapter.validate_python({k: v for k, v in item.items() if k not in bad})
+    except ValidationError:
+        return None
+
+
+#: How close a name must be to be suggested (difflib ratio): `Bobby` to `Bo` is 0.57, a name
+#: with nothing in common (`Nobody Known`, `Cy Park`) under 0.3.
+CLOSE_ENOUGH = 0.5
+
+
+def closest(name: str, names: Sequence[str]) -> str | None:
+    """The name of `names` closest to `name` (difflib ratio, on the whole name or on the
+    first words, so `Bobby` finds `Bo Chen`); None when none reaches `CLOSE_ENOUGH`."""
+
+    def score(other: str) -> float:
+        whole = difflib.SequenceMatcher(None, name.casefold(), other.casefold()).ratio()
+        first = difflib.SequenceMatcher(
+            None, name.split()[0].casefold(), other.split()[0].casefold()
+        ).ratio()
+        return max(whole, first)
+
+    best = max(sorted(n for n in names if n.strip()), key=score, default=None)
+    return best if best is not None and name.strip() and score(best) >= CLOSE_ENOUGH else None
+
+
+def _hint(name: str, names: Sequence[str]) -> str:
+    """` (did you mean 'X'?)` with the closest name, or nothing when none is close enough."""
+    near = closest(name, names)
+    return f" (did you mean {near!r}?)" if near else ""
 
 
 #: Tagged unions whose tag pydantic puts in an error's path: on-call kinds by tag name, and a
@@ -244,7 +301,8 @@ def check_world(
             if person not in people:  # an approver is checked against a Person node
                 problems.append(
                     f"{locate(('teams', index, 'approvers', pos))}: approver {person!r} of "
-                    f"{team.name!r} is not a member of any team (approvers are people by name)"
+                    f"{team.name!r} is not a member of any team{_hint(person, sorted(people))} "
+                    "(approvers are people by name)"
                 )
     playbook_ids = Counter(p.id for p in world.playbooks)
     for index, playbook in enumerate(world.playbooks):
@@ -267,6 +325,7 @@ def check_world(
     elif world.default_team not in names and world.default_team not in also_teams:
         problems.append(
             f"{locate(('default_team',))}: {world.default_team!r} is not a team in `teams`"
+            f"{_hint(world.default_team, sorted(set(names) | set(also_teams)))}"
         )
     return problems
 
@@ -299,13 +358,14 @@ def _policy_problems(
             spot = locate((*at, "notify", index))
             if isinstance(target, TeamTarget):
                 if target.team not in teams:
-                    problems.append(f"{spot}: {target.team!r} is not a team in `teams`")
+                    problems.append(
+                        f"{spot}: {target.team!r} is not a team in `teams`"
+                        f"{_hint(target.team, sorted(teams))}"
+                    )
             elif target != CHANNEL_TARGET and target not in people:
-                close = difflib.get_close_matches(target, sorted(people), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
                 problems.append(
-                    f"{spot}: {target!r} is no member of any team{hint}; give a person's "
-                    f"name, {{team: NAME}} or {CHANNEL_TARGET!r}"
+                    f"{spot}: {target!r} is no member of any team{_hint(target, sorted(people))}"
+                    f"; give a person's name, {{team: NAME}} or {CHANNEL_TARGET!r}"
                 )
     return problems
 

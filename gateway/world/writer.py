@@ -33,7 +33,9 @@ class ImportReport:
     (`component x`, `edge a -CALLS-> b`), `removed` ownership, memberships and teams a source
     said before and no longer says (`owner payments of billing: no longer reported by ...`),
     `world_wins` (a source disagreed with the world file),
-    `unmapped` names no importer could map (never guessed) and `notes`."""
+    `unmapped` names no importer could map (never guessed), `notes`, and `merged`: components
+    this import reported that the graph already held from other sources only (two worlds'
+    `cart` become one component: `topology import` warns)."""
 
     counts: dict[str, int] = field(default_factory=dict)
     new: list[str] = field(default_factory=list)
@@ -43,6 +45,7 @@ class ImportReport:
     world_wins: list[str] = field(default_factory=list)
     unmapped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """Human-readable report lines (counts first, then each list that is not empty)."""
@@ -138,6 +141,7 @@ def apply_world(
     *,
     explicit: bool = False,
     codeowners: tuple[list[Rule], str] | None = None,
+    oncall: bool = True,
 ) -> ImportReport:
     """Validate `world` against itself and the graph, then write it.
 
@@ -149,9 +153,14 @@ def apply_world(
     rules and their file name (source `codeowners:<name>`); each component with `paths` is
     owned by the team the last matching rule names, unless another source gives it another
     owner (that owner is kept and reported); what the file gave before and no longer gives is
-    removed like any source's.
+    removed like any source's. `oncall`: expand every team's shifts around `now` afterwards;
+    False for a source that says nothing of teams (discovery, whose `now` may be a backfill's
+    past time: shifts expanded around it would replace today's).
+    `now` (default: the current time) stamps `last_seen`; an edge seen after `now` keeps its
+    newer rate and is never retired by this import (a backfill cannot undo newer evidence).
     Raises `TopologyError` listing every problem; nothing is written then.
-    Returns the `ImportReport`; `counts` has components, edges, teams, people, shifts.
+    Returns the `ImportReport`; `counts` has components and edges, then (with `oncall`) teams,
+    people, playbooks and shifts.
     """
     now = now or datetime.now(UTC)
     stamp = ms(now)
@@ -174,6 +183,8 @@ def apply_world(
         owners += _codeowners(graph, world, *codeowners, said_here, report)
     for comp in world.components:
         old = existing.get(comp.id)
+        if old is not None and old["sources"] and not set(old["sources"]) & set(sources):
+            report.merged.append(comp.id)
         if old is None:
             report.new.append(f"component {comp.id} ({comp.kind}, from {comp.source})")
         elif (
@@ -253,14 +264,15 @@ def apply_world(
         report.new += new
         report.changed += changed
         report.retired += retired
+    report.counts = {"components": len(components), "edges": len(edges)}
+    if not oncall:
+        return report
     refreshed: Refresh = refresh_oncall(graph, now)
     for team, names in refreshed.unmatched.items():
         report.unmapped += [f"on-call of {team}: {name!r} matches no member" for name in names]
     for team, error in refreshed.errors.items():
         report.notes.append(f"on-call of {team} not expanded: {error}")
-    report.counts = {
-        "components": len(components),
-        "edges": len(edges),
+    report.counts |= {
         "teams": len(teams),
         "people": len(people),
         "playbooks": len(world.playbooks),

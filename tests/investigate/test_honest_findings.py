@@ -258,7 +258,26 @@ def test_compose_depends_on_is_start_order_weaker_than_a_hostname(tmp_path: Path
     assert report.unknown == ["api"] and report.start_order == []
     assert report.lines()[0].startswith(
         "1 of 2 components that call others (datastores and topics left out) have no known "
-        "dependency: api."
+        "business call out (edges with `purpose: config` or `telemetry` do not count): api."
+    )
+
+
+def test_a_component_with_only_a_config_edge_is_listed_saying_why() -> None:
+    """The trial's `ad -CALLS-> flagd` (purpose config): the file states an edge, and the
+    report says config edges do not count rather than "no known dependency"."""
+    world = WorldSpec.model_validate({
+        "components": [{"id": "ad", "kind": "service"}, {"id": "flagd", "kind": "service"},
+                       {"id": "web", "kind": "service"}, {"id": "api", "kind": "service"}],
+        "edges": [{"from": "ad", "to": "flagd", "type": "CALLS", "purpose": "config"},
+                  {"from": "web", "to": "api", "type": "CALLS", "basis": "depends_on"},
+                  {"from": "api", "to": "ad", "type": "CALLS"}],
+    })  # fmt: skip
+    report = of_world(world)
+    assert (report.unknown, report.start_order) == (["ad", "flagd"], ["web"])
+    assert report.lines()[0].startswith(
+        "3 of 4 components that call others (datastores and topics left out) have no known "
+        "business call out (edges with `purpose: config` or `telemetry` do not count; 1 of them "
+        "has only compose depends_on, which is start order, not calls): ad, flagd, web."
     )
 
 

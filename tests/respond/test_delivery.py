@@ -224,8 +224,9 @@ def test_serve_takes_alerts_while_slack_is_unreachable_and_survives_sighup(
             except httpx.HTTPError:
                 time.sleep(0.2)
         assert ready is not None and ready.status_code == 200, log.read_text()
-        (note,) = ready.json()["detail"]
+        note, workers = ready.json()["detail"]
         assert "Slack unreachable" in note and "pages wait until Slack answers" in note
+        assert workers.startswith("BLAST_WORKERS=0: no worker process runs here")
         answer = httpx.post(f"{url}/api/v1/alerts", content=alert_body("payment"), timeout=30)
         assert answer.status_code == 200 and answer.json()["incidents"]
         serve.send_signal(signal.SIGHUP)
