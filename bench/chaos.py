@@ -27,7 +27,8 @@ GRAPH.QUERY, most of them writes), summed over the server's lives; `webhook p50/
 sender's round trip of accepted posts; `takeovers` is claims minus tasks (re-claims after a
 lost lease, a killed worker or a released attempt); `duplicate actions` is outbox lines minus
 distinct intent ids; `lost alerts` is accepted alerts missing from the graph (plus deliveries
-never accepted); `unpaged` is incidents without exactly one page and one ticket in the outbox.
+never accepted; standard error splits the two when any is lost); `unpaged` is incidents
+without exactly one page and one ticket in the outbox.
 """
 
 from __future__ import annotations
@@ -470,6 +471,11 @@ def main() -> int:
     print("| " + " | ".join(row) + " |")
     print(f"posting took {posted - began:.1f} s, all tasks finished after {finished - began:.1f} s",
           file=sys.stderr)  # fmt: skip
+    if result["lost"]:  # which of the two it was decides where to look
+        print(f"lost alerts: {result['lost'] - run.never_accepted} answered 200 and missing from "
+              f"the graph (appendfsync everysec's window, docs/operations.md), "
+              f"{run.never_accepted} deliveries never accepted before the deadline",
+              file=sys.stderr)  # fmt: skip
     bad = result["duplicates"] + result["lost"] + result["unfinished"] + result["unpaged"]
     bad += result["skipped"]
     return 1 if bad or result["incidents"] != args.incidents else 0
