@@ -4,13 +4,14 @@ table, for an inconclusive finding and an alert on a component the world does no
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from adapters.github import markdown
 from adapters.notices import Ticket
 from agents.respond.messages import alert_line, ticket
 from gateway.cli.demo import table
-from gateway.cli.incident_text import incident_report, incident_table
+from gateway.cli.incident_text import incident_report, incident_table, on_call
 
 
 def incident(**changes: Any) -> dict[str, Any]:
@@ -118,9 +119,17 @@ def test_the_incident_list_says_who_acknowledged_and_how_far_it_escalated() -> N
     text = incident_table([
         row | {"acknowledged_by": "Di Example", "escalation_level": 1},
         row | {"id": "inc-2", "escalation_level": 2},
-        row | {"id": "inc-3", "maintenance_until": 1_700_000_000_000},
+        row | {"id": "inc-3", "maintenance_until": int(time.time() * 1000) + 3_600_000},
         row | {"id": "inc-4"},
     ])  # fmt: skip
     assert "ROOT CAUSE  ON CALL" in text.splitlines()[0]
     states = [line.split("cart", 1)[1].rsplit("T", 1)[0].strip() for line in text.splitlines()[1:]]
     assert states == ["ack Di Example, esc 1", "esc 2", "quiet", "-"]
+
+
+def test_the_on_call_column_says_quiet_only_while_the_window_lasts() -> None:
+    """A maintenance window that ended (its page went out) no longer reads `quiet`."""
+    row = {"acknowledged_by": None, "escalation_level": 2, "maintenance_until": 1_000_000}
+    assert on_call(row, now_ms=999_999) == "esc 2, quiet"
+    assert on_call(row, now_ms=1_000_000) == "esc 2"
+    assert on_call({"acknowledged_by": "Ann"}, now_ms=0) == "ack Ann"

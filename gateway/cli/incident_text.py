@@ -3,6 +3,7 @@ the same data as `GET /api/v1/incidents[/{id}]` (`gateway/http/status.py`), with
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,16 +41,18 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
     )  # fmt: skip
 
 
-def on_call(row: dict[str, Any]) -> str:
+def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
     """The on-call state of a `list_incidents` row in a word or two: `ack <person>`, `esc <n>`
     (escalation level reached while nobody acknowledged), `quiet` (a maintenance window holds
-    its page), `-` for none of these; `, `-joined when several hold."""
+    its page until `maintenance_until`, ms since the epoch, later than `now_ms`; default: now),
+    `-` for none of these; `, `-joined when several hold."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
     said = []
     if row.get("acknowledged_by"):
         said.append(f"ack {row['acknowledged_by']}")
     if row.get("escalation_level"):
         said.append(f"esc {int(row['escalation_level'])}")
-    if row.get("maintenance_until"):
+    if (row.get("maintenance_until") or 0) > now:  # a window that ended holds nothing
         said.append("quiet")
     return ", ".join(said) or "-"
 
