@@ -60,7 +60,7 @@ def test_three_mistakes_are_named_with_their_lines_and_nothing_is_written(
     assert problems == [
         f"{path}:6: teams.0.owns.1: team 'core' owns unknown component 'databse'",
         f"{path}:9: teams.0.oncall.rotation.0: rotation of 'core' names 'Al Smyth', who is not "
-        "a member (members: Al Smith)",
+        "a member (did you mean 'Al Smith'?) (members: Al Smith)",
         f"{path}:10: teams.1.members: team 'ghosts' has no members",
     ]
     # The writer checks too (a model built in code is not trusted either): nothing is written.
@@ -337,3 +337,13 @@ def test_a_listing_without_details_does_not_erase_them(store, tenant: str) -> No
     assert [(r["person"], r["email"], r["slack_user_id"]) for r in paged] == [
         ("Bo Chen", "bo@acme.test", "U999")
     ]
+
+
+def test_a_misspelt_rotation_member_gets_the_closest_member(tmp_path: Path) -> None:
+    path = write(tmp_path, LAYERED.replace("Cy Nobody", "Bo Chn"))
+    done = cli("topology", "validate", str(path))
+    assert done.returncode == 2, done
+    assert (
+        "rotation of 'core' names 'Bo Chn', who is not a member (did you mean 'Bo Chen'?) "
+        "(members: Al Smith, Bo Chen)" in done.stderr
+    ), done.stderr

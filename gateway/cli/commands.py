@@ -894,7 +894,7 @@ def read_tenants(
     store = runtime.store
     assert store is not None
     configured = ", ".join(settings.tenants)
-    unset = "serve uses it once BLAST_WEBHOOK_TOKENS names it"
+    unset = "this shell's BLAST_WEBHOOK_TOKENS does not name it (serve's may): reading it anyway"
     if tenant:
         valid_tenant(command, tenant)
         if tenant in settings.tenants:

@@ -291,7 +291,8 @@ def check_world(
                 if person not in members:
                     problems.append(
                         f"{locate((*where, 'oncall', 'rotation', pos))}: rotation of "
-                        f"{team.name!r} names {person!r}, who is not a member "
+                        f"{team.name!r} names {person!r}, who is not a member"
+                        f"{_hint(person, sorted(members))} "
                         f"(members: {', '.join(sorted(members)) or 'none'})"
                     )
         problems += _policy_problems(team, where, everyone, set(names) | set(also_teams), locate)
