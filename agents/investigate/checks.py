@@ -608,13 +608,13 @@ def gated(playbook: dict[str, Any]) -> list[dict[str, Any]]:
     checks: list[dict[str, Any]] = playbook["checks"]
     if playbook["candidate"] != playbook["pinned_to"]:
         kind = playbook.get("failure_kind")
-        checks = [
-            {"type": "alert_kind", "kind": kind, "scope": "alerting"}
-            if about_incident(c) and c.get("type") == "alert_any" and kind
-            else c
-            for c in checks
-            if not about_incident(c) or (c.get("type") == "alert_any" and kind)
-        ]
+        carried = []
+        for c in checks:  # each check parsed once
+            if not about_incident(c):
+                carried.append(c)
+            elif c.get("type") == "alert_any" and kind:
+                carried.append({"type": "alert_kind", "kind": kind, "scope": "alerting"})
+        checks = carried
     if any(c.get("type") == "explains_alerting" for c in checks):
         return checks
     return [{"type": "explains_alerting"}, *checks]

@@ -150,6 +150,17 @@ def edge_degraded(e: dict[str, Any]) -> bool:
     )
 
 
+def stopped(e: dict[str, Any]) -> bool:
+    """One edge's calls fell to `STOPPED` of their rate the hour before, or lower (an edge
+    with no earlier rate, `rate_change` None, has not stopped)."""
+    return e["rate_change"] is not None and e["rate_change"] <= STOPPED
+
+
+def as_usual(e: dict[str, Any]) -> bool:
+    """One edge carries its calls as usual: not stopped, not failing, not slowed."""
+    return not stopped(e) and not edge_degraded(e)
+
+
 def signals(
     edges: list[dict[str, Any]],
     services: list[dict[str, Any]],
@@ -400,11 +411,6 @@ def lone_client(
     (the alternative is an independent fault in the leaf at the same moment). None when no
     client fits (or several do)."""
     known = [e for e in edges if e["known"] and e["calls"] >= EDGE_MIN_CALLS]
-
-    def usual(e: dict[str, Any]) -> bool:
-        low = e["rate_change"] is not None and e["rate_change"] <= STOPPED
-        return not low and not edge_degraded(e)
-
     found: dict[str, tuple[list[tuple[dict[str, Any], list[dict[str, Any]]]],
                            list[dict[str, Any]]]] = {}  # fmt: skip
     for client in sorted({e["client"] for e in known}):
@@ -418,7 +424,7 @@ def lone_client(
         for e in out:
             own = [o for o in known if o["client"] == e["server"]]
             others = [o for o in known if o["server"] == e["server"] and o["client"] != client]
-            if not all(usual(o) for o in own) or any(map(edge_degraded, others)):
+            if not all(as_usual(o) for o in own) or any(map(edge_degraded, others)):
                 break
             if own:
                 rows.append((e, own))
@@ -512,11 +518,8 @@ def stopped_client(
     backlog = set(backlog)
     known = [e for e in edges if e["known"]]
 
-    def stopped(e: dict[str, Any]) -> bool:
-        return e["rate_change"] is not None and e["rate_change"] <= STOPPED
-
     def served(e: dict[str, Any]) -> bool:
-        return e["calls"] >= EDGE_MIN_CALLS and not stopped(e) and not edge_degraded(e)
+        return e["calls"] >= EDGE_MIN_CALLS and as_usual(e)
 
     found: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for client in sorted({e["client"] for e in known} & near):
@@ -611,8 +614,7 @@ def stalled_topic(
         if e.get("connection_type") == "messaging_system" and e["client"] in producers
         and e["server"] in consumers and e["baseline_calls"] >= EDGE_MIN_CALLS
     ]  # fmt: skip
-    if not flow or not all(e["rate_change"] is not None and e["rate_change"] <= STOPPED
-                           for e in flow):  # fmt: skip
+    if not flow or not all(map(stopped, flow)):
         return None
     writers = sorted({e["client"] for e in flow})
     readers = sorted({e["server"] for e in flow})

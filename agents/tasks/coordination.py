@@ -405,7 +405,7 @@ class TaskRun:
         # call, and over half the lease left: as held as a reservation now would make it.
         if row is None or not (
             row["mine"] and row["status"] == "reserved" and not self._pending
-            and time.monotonic() - self._renewed < self.lease_ms / 2000
+            and not self.lease_half_gone
         ):  # fmt: skip
             ahead, self._ahead = self._ahead, []
             row = self.fenced(
