@@ -49,7 +49,7 @@ from pathlib import Path
 
 import httpx
 
-from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port, graph_name
+from adapters.falkordb import GraphStore, TenantGraph, free_port, graph_name
 from adapters.notices import Page
 from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
@@ -66,6 +66,7 @@ from bench.chaos import (
     wait_ready,
     worker_pids,
 )
+from gateway.ops.runtime import embedded_server
 from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
 
@@ -200,11 +201,7 @@ class Floor:
 def floor_cpu(args: argparse.Namespace, scratch: Path) -> dict[str, float]:
     """The floor's marginal CPU per incident, ms: {"client": .., "falkordb": ..}."""
     settings = Settings()
-    server = EmbeddedFalkorDB(
-        scratch / "floor", timeout_default_ms=settings.query_timeout_ms,
-        timeout_max_ms=settings.query_timeout_max_ms, threads=settings.falkordb_threads,
-        fsync=settings.falkordb_fsync,
-    )  # fmt: skip
+    server = embedded_server(settings, scratch / "floor")
     store = GraphStore(server.start(), timeout_ms=settings.query_timeout_max_ms)
     try:
         assert server.process is not None

@@ -31,7 +31,6 @@ from pydantic import ValidationError
 
 from adapters.falkordb import (
     TENANT_RE,
-    EmbeddedFalkorDB,
     GraphUnavailable,
     SchemaFailed,
     answers_ping,
@@ -47,9 +46,15 @@ from agents.tasks.kinds import ROLE_KINDS
 from gateway import __version__
 from gateway.logs import configure_logging
 from gateway.ops.archive import archive_path, find_archived
-from gateway.ops.runtime import ConfigError, Runtime, is_loopback, writable_folder
+from gateway.ops.runtime import (
+    ConfigError,
+    Runtime,
+    embedded_server,
+    is_loopback,
+    writable_folder,
+)
 from gateway.ops.sdnotify import notify
-from gateway.ops.supervisor import WorkerPool, worker_env
+from gateway.ops.supervisor import WORKERS_STARTING, WorkerPool, worker_env
 from gateway.settings import DURATION_RE, Settings, unknown_settings
 from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
 from gateway.world.completeness import from_rows, of_world
@@ -291,7 +296,7 @@ NO_WORKERS = (
 def workers_note(notes: list[str], note: str | None) -> None:
     """Keep `notes` (`/health/ready`'s `detail`) saying which workers are still starting:
     drop the previous such line, add `note` (`WorkerPool.ready_note`) when there is one."""
-    notes[:] = [n for n in notes if not n.startswith("workers starting")]
+    notes[:] = [n for n in notes if not n.startswith(WORKERS_STARTING)]
     if note is not None:
         notes.append(note)
 
@@ -426,8 +431,9 @@ def falkordb_server(
     """Run the FalkorDB server that FALKORDB_URL names (a 127.0.0.1 port) in the foreground.
 
     The systemd unit's command: writes `<data dir>/falkordb/falkordb.conf` from the same flags
-    as the embedded server (`EmbeddedFalkorDB.command()`: AOF everysec with the RDB preamble,
-    TIMEOUT_DEFAULT/TIMEOUT_MAX from the settings, bound to 127.0.0.1), logging to stdout, then
+    as the embedded server (`EmbeddedFalkorDB.command()`: AOF with `BLAST_FALKORDB_FSYNC` and the
+    RDB preamble, TIMEOUT_DEFAULT/TIMEOUT_MAX from the settings, bound to 127.0.0.1), logging to
+    stdout, then
     replaces this process with `redis-server <that file>`. `--wait` is the unit's readiness
     check (ExecStartPost): this redis-server cannot send sd_notify's READY=1 itself.
     """
@@ -441,11 +447,7 @@ def falkordb_server(
             err=True,
         )
         raise typer.Exit(2)
-    server = EmbeddedFalkorDB(
-        settings.data_dir, port=target.port, timeout_default_ms=settings.query_timeout_ms,
-        timeout_max_ms=settings.query_timeout_max_ms,
-        threads=settings.falkordb_threads, fsync=settings.falkordb_fsync,
-    )  # fmt: skip
+    server = embedded_server(settings, port=target.port)
     if wait:
         deadline = time.monotonic() + wait_s
         while not answers_ping(server.url):

@@ -142,6 +142,18 @@ def running_embedded_url(settings: Settings) -> str | None:
         store.close()
 
 
+def embedded_server(
+    settings: Settings, data_dir: Path | None = None, port: int | None = None
+) -> EmbeddedFalkorDB:
+    """The embedded FalkorDB the settings describe (query timeouts, threads, AOF fsync), its
+    files under `data_dir` (default: `BLAST_DATA_DIR`), on `port` (default: a free one)."""
+    return EmbeddedFalkorDB(
+        settings.data_dir if data_dir is None else data_dir, port=port,
+        timeout_default_ms=settings.query_timeout_ms, timeout_max_ms=settings.query_timeout_max_ms,
+        threads=settings.falkordb_threads, fsync=settings.falkordb_fsync,
+    )  # fmt: skip
+
+
 def messengers(settings: Settings, outbox: Outbox) -> tuple[SlackNotifier | None, Notifier]:
     """The Slack notifier (None when Slack is off) and the notifier pages go through, as
     `BLAST_NOTIFY` says: Slack, Slack with a copy in the outbox, or the outbox."""
@@ -269,11 +281,7 @@ class Runtime:
                 self.borrowed_port = int(running.rsplit(":", 1)[1])
                 log.info("using the embedded FalkorDB already running for %s", s.data_dir)
                 return running
-            self.embedded = EmbeddedFalkorDB(
-                s.data_dir, timeout_default_ms=s.query_timeout_ms,
-                timeout_max_ms=s.query_timeout_max_ms, threads=s.falkordb_threads,
-                fsync=s.falkordb_fsync,
-            )  # fmt: skip
+            self.embedded = embedded_server(s)
             url = self.embedded.start()
             assert self.embedded.process is not None
             record_server(s, self.embedded.process.pid, self.embedded.port)
@@ -299,11 +307,7 @@ class Runtime:
                     return False  # its owner still runs it (or another process took it over)
                 log.warning("the embedded FalkorDB another process ran for this folder is gone")
                 s = self.settings
-                self.embedded = EmbeddedFalkorDB(
-                    s.data_dir, port=self.borrowed_port, timeout_default_ms=s.query_timeout_ms,
-                    timeout_max_ms=s.query_timeout_max_ms, threads=s.falkordb_threads,
-                    fsync=s.falkordb_fsync,
-                )  # fmt: skip
+                self.embedded = embedded_server(s, port=self.borrowed_port)
                 self.borrowed_port = None
             db = self.embedded
             if db is None or (db.process is not None and db.process.poll() is None):

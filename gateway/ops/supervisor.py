@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 #: A worker that dies sooner than this after its start doubles the restart delay.
 QUICK_DEATH_S = 3.0
 MAX_RESTART_DELAY_S = 30.0
+#: How `/health/ready`'s note on workers not claiming yet begins (`WorkerPool.ready_note`);
+#: serve replaces an older note of this kind by it.
+WORKERS_STARTING = "workers starting"
 
 
 def worker_env(settings: Settings, database_url: str) -> dict[str, str]:
@@ -143,7 +146,7 @@ class WorkerPool:
         ready = self.ready
         if ready >= self.count:
             return None
-        return f"workers starting: {ready} of {self.count} ready; pages wait for them"
+        return f"{WORKERS_STARTING}: {ready} of {self.count} ready; pages wait for them"
 
     def _heard(self) -> None:
         """Take every `READY=1` the workers sent since the last call (never blocks)."""
