@@ -9,7 +9,10 @@ UNION ALL
 MATCH (i:Incident)-[:HAS_FINDING]->(f:Finding) WHERE i.opened_at > $since
 WITH i, f ORDER BY f.updated_at DESC LIMIT $limit
 RETURN f.updated_at AS at, 'finding' AS event, i.id AS incident_id,
-       CASE WHEN f.root_cause IS NULL THEN 'inconclusive' ELSE 'cause found: ' + f.root_cause END
+       CASE WHEN f.root_cause IS NULL THEN 'inconclusive'
+            WHEN coalesce(f.confidence, 0) < $low_confidence
+            THEN 'named, low confidence: ' + f.root_cause
+            ELSE 'cause found: ' + f.root_cause END
        AS text
 UNION ALL
 MATCH (i:Incident)<-[:FOR]-(x:Action) WHERE i.opened_at > $since

@@ -17,7 +17,7 @@ RETURN a.ends_at_ms AS at, 'alert_resolved' AS event, a.alertname AS detail, c.n
 UNION ALL
 MATCH (:Incident {id: $incident_id})-[:HAS_FINDING]->(f:Finding)
 RETURN coalesce(f.updated_at, f.created_at) AS at, 'finding' AS event, f.root_cause AS detail,
-       null AS who, f.candidates AS ref
+       null AS who, {candidates: f.candidates, confidence: f.confidence} AS ref
 UNION ALL
 MATCH (x:Action)-[:FOR]->(:Incident {id: $incident_id})
 RETURN coalesce(x.updated_at, x.reserved_at) AS at, 'action' AS event, x.intent_id AS detail,

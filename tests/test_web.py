@@ -114,6 +114,20 @@ def test_tampered_foreign_and_signed_out_sessions_are_refused(site: Site, store)
     assert sessions.read(value) is None  # signed out: dead at once
 
 
+def test_the_feed_words_a_low_confidence_cause_as_such(site: Site, store) -> None:
+    """The feed's first lines say "named, low confidence" for a cause under 0.5, as the page's
+    badge does, and "cause found" only at 0.5 or more."""
+    body = json.loads(alert_body("payment"))  # a stated leaf nothing measured: named at 0.45
+    body["alerts"][0]["startsAt"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())  # the
+    # feed reads incidents opened in the last 24 h
+    with site.client() as hook:
+        hook.post("/api/v1/alerts", json=body, headers={"Authorization": f"Bearer {HOOK_A}"})
+    site.drain()
+    rows = live.recent(store.graph(graph_name(site.a)), int(time.time() * 1000))
+    findings = [r["text"] for r in rows if r["event"] == "finding"]
+    assert findings == ["named, low confidence: payment"]
+
+
 def test_sign_out_revokes_the_cookie_server_side(site: Site) -> None:
     with site.client() as http:
         sign_in(http, VIEWER_A)
@@ -139,6 +153,7 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
         # this world states payment as a leaf and nothing measured it: named at 0.45, under 0.5,
         # so the badge does not say "conclusive"
         assert '<span class="badge" id="finding-outcome">named, low confidence</span>' in text
+        assert "Cause named, low confidence: payment" in text and "Cause found" not in text
         assert "HighErrorRate" in text and "opened the incident" in text
         assert "Your name" not in text  # who answers is the signed-in person, not a text field
         assert '<strong class="tool">coverage_walk</strong>' in text  # a step, rendered generically

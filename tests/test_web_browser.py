@@ -191,7 +191,8 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     assert events[0][1] == "Incident opened"
     assert [at for at, _ in events] == sorted(at for at, _ in events)
     assert any(t.startswith("Paged ") for _, t in events)
-    assert any(t == "Cause found: payment" for _, t in events)
+    # named at 0.45 (a leaf nothing measured): the timeline says so, as the badge does
+    assert any(t == "Cause named, low confidence: payment" for _, t in events)
     shown, title = read(
         driver,
         lambda d: (

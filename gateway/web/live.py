@@ -31,6 +31,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph, graph_name
+from gateway.web.timeline import LOW_CONFIDENCE
 
 #: Longest life of one stream (s); the browser reconnects, re-reading its session cookie.
 STREAM_S = 300.0
@@ -111,7 +112,10 @@ def recent(graph: TenantGraph, now_ms: int) -> list[dict[str, Any]]:
     """The feed's first lines: the tenant's latest events (`web_recent.cypher`: incidents
     opened in the last `RECENT_MS`, and what happened to them), newest first, at most
     `RECENT_EACH` of each kind. Row: `{at (ms UTC), event, incident_id, text}`."""
-    rows = graph.rows("web_recent", {"since": now_ms - RECENT_MS, "limit": RECENT_EACH})
+    rows = graph.rows(
+        "web_recent",
+        {"since": now_ms - RECENT_MS, "limit": RECENT_EACH, "low_confidence": LOW_CONFIDENCE},
+    )
     rows = [r for r in rows if r["at"] is not None]
     rows.sort(key=lambda r: r["at"], reverse=True)
     return rows[: RECENT_EACH * 2]

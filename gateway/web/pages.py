@@ -123,7 +123,13 @@ def age(ms: int | None, now_ms: int) -> str:
     return f"{seconds} s"
 
 
-templates.env.globals.update(when=when, age=age, pretty=overview.pretty, VERDICTS=VERDICTS)
+templates.env.globals.update(
+    when=when,
+    age=age,
+    pretty=overview.pretty,
+    VERDICTS=VERDICTS,
+    LOW_CONFIDENCE=timeline.LOW_CONFIDENCE,
+)
 
 
 async def _session(request: Request) -> tuple[Session, str | None]:

@@ -24,6 +24,10 @@ ORDER = ("opened", "alert", "finding", "cause", "action", "page", "ticket", "del
          "remediation_approved", "remediation_run", "remediation_verified", "remediation",
          "alert_resolved", "resolved")  # fmt: skip
 
+#: A finding that names a cause under this confidence is shown as "named, low confidence", not
+#: as found (the investigator's own line: it pages under 0.5 as a lead, not a conclusion).
+LOW_CONFIDENCE = 0.5
+
 
 def ticket_link(ref: str | None, github_api_url: str) -> str | None:
     """The web URL of a ticket ref: `github:owner/repo#12` -> `https://github.com/owner/repo/
@@ -105,9 +109,12 @@ def _words(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> d
         on = f" on {who}" if who else ""
         return {"kind": "alert_resolved", "text": f"✓ {detail}{on} resolved", **plain}
     if event == "finding":
+        found = ref or {}
         if detail:
-            return {"kind": "cause", "text": f"Cause found: {detail}", "who": None, "link": None}
-        names = " or ".join((ref or [])[:3]) or "no known component"
+            low = (found.get("confidence") or 0) < LOW_CONFIDENCE
+            text = f"Cause named, low confidence: {detail}" if low else f"Cause found: {detail}"
+            return {"kind": "cause", "text": text, "who": None, "link": None}
+        names = " or ".join((found.get("candidates") or [])[:3]) or "no known component"
         return {"kind": "cause", "text": f"Inconclusive: {names}", "who": None, "link": None}
     if event == "action":
         return _action(row, paged, api_url)
