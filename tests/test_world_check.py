@@ -58,7 +58,8 @@ def test_three_mistakes_are_named_with_their_lines_and_nothing_is_written(
         load_world(path)
     problems = caught.value.problems
     assert problems == [
-        f"{path}:6: teams.0.owns.1: team 'core' owns unknown component 'databse'",
+        f"{path}:6: teams.0.owns.1: team 'core' owns unknown component 'databse' (did you mean "
+        "'database'?)",
         f"{path}:9: teams.0.oncall.rotation.0: rotation of 'core' names 'Al Smyth', who is not "
         "a member (did you mean 'Al Smith'?) (members: Al Smith)",
         f"{path}:10: teams.1.members: team 'ghosts' has no members",
@@ -107,6 +108,7 @@ def test_problems_after_an_invalid_item_name_the_file_s_item_and_line(tmp_path: 
     problems = caught.value.problems
     assert f"{path}:4: components.2.id: duplicate id 'api'" in problems
     assert f"{path}:7: edges.1.to: edge api -> db: unknown component 'db'" in problems
+    # no component is called anything like 'databse' here: no guess
     assert f"{path}:12: teams.1.owns.1: team 'core' owns unknown component 'databse'" in problems, (
         problems
     )

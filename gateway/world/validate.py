@@ -243,6 +243,7 @@ def check_world(
     problems: list[str] = []
     ids = Counter(c.id for c in world.components)
     known = set(ids) | set(also_known)
+    spelt = sorted(known)
     folded: dict[str, int] = {}
     for index, comp in enumerate(world.components):
         if ids[comp.id] > 1 and index != _first(world.components, comp.id):
@@ -258,14 +259,14 @@ def check_world(
         if comp.hosted_on and comp.hosted_on not in known:
             problems.append(
                 f"{locate(('components', index, 'hosted_on'))}: unknown component "
-                f"{comp.hosted_on!r}"
+                f"{comp.hosted_on!r}{_hint(comp.hosted_on, spelt)}"
             )
     for index, edge in enumerate(world.edges):
         for end, field in ((edge.source, "from"), (edge.target, "to")):
             if end not in known:
                 problems.append(
                     f"{locate(('edges', index, field))}: edge {edge.source} -> {edge.target}: "
-                    f"unknown component {end!r}"
+                    f"unknown component {end!r}{_hint(end, spelt)}"
                 )
     names = Counter(t.name for t in world.teams)
     everyone = {m.name for t in world.teams for m in t.members}
@@ -279,7 +280,7 @@ def check_world(
             if owned not in known:
                 problems.append(
                     f"{locate((*where, 'owns', pos))}: team {team.name!r} owns unknown "
-                    f"component {owned!r}"
+                    f"component {owned!r}{_hint(owned, spelt)}"
                 )
         if not team.members:
             problems.append(f"{locate((*where, 'members'))}: team {team.name!r} has no members")
@@ -315,7 +316,7 @@ def check_world(
         if playbook.component not in known:
             problems.append(
                 f"{locate((*where, 'component'))}: playbook {playbook.id!r} is pinned to "
-                f"unknown component {playbook.component!r}"
+                f"unknown component {playbook.component!r}{_hint(playbook.component, spelt)}"
             )
     if world.default_team is None:
         if require_default_team:
