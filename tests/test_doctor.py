@@ -23,6 +23,7 @@ from gateway.cli.doctor import (
     run_checks,
 )
 from gateway.ops.runtime import Runtime
+from gateway.world import demo_world_path, import_world, load_world
 from tests.anthropic_api import KEY, AnthropicAPI
 from tests.conftest import make_settings
 
@@ -67,6 +68,23 @@ def test_every_problem_is_one_line(
         " (is `serve` running there? If it listens elsewhere, pass --url or set BLAST_PORT)",
     ]
     assert "changeme-please-now" not in "\n".join(f.line() for f in found)  # only the word
+
+
+def test_a_graph_of_a_tenant_this_shell_does_not_configure_is_named(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path, tenant
+):
+    """A shell without serve's tokens configures another tenant: doctor says which graph here
+    holds data, so "no teams" is not the last word."""
+    import_world(graph, load_world(demo_world_path()))
+    fresh = f"t{uuid.uuid4().hex[:10]}"
+    settings = make_settings(falkordb, tmp_path, fresh, webhook_tokens={fresh: SecretStr(GOOD)})
+    lines = [f.line() for f in check_falkordb(settings)]
+    assert (
+        f"ok       falkordb: note: org_{tenant} holds tenant {tenant}, which this shell's "
+        "BLAST_WEBHOOK_TOKENS does not name (serve's may): run doctor with serve's environment "
+        "(--env-file) to check it"
+    ) in lines
+    assert not any(f"org_{fresh} holds" in line for line in lines)  # configured: checked above
 
 
 def test_unwritable_outbox_is_a_problem(falkordb: EmbeddedFalkorDB, tmp_path, tenant):

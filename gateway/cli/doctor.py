@@ -113,9 +113,31 @@ def check_falkordb(settings: Settings) -> list[Finding]:
             if not problems:
                 found.append(Finding(True, "falkordb", f"{name}: constraints OPERATIONAL"))
                 found += check_oncall(store.graph(name))
+        found += unconfigured_graphs(store, settings)
         return found
     finally:
         store.close()
+
+
+def unconfigured_graphs(store: GraphStore, settings: Settings) -> list[Finding]:
+    """A graph here that holds data for a tenant this shell does not configure, one line each:
+    the usual cause of "no teams" above is a shell without serve's `BLAST_WEBHOOK_TOKENS`
+    (the read commands then read that graph; doctor checks the configured tenants only).
+    Not a problem by itself: another serve may use the same database."""
+    try:
+        others = [t for t in store.tenants() if t not in settings.tenants]
+        held = [t for t in others if store.graph(graph_name(t)).node_count()]
+    except GraphUnavailable as exc:
+        return [Finding(False, "falkordb", f"graphs here: {exc}")]
+    return [
+        Finding(
+            True, "falkordb",
+            f"note: {graph_name(t)} holds tenant {t}, which this shell's BLAST_WEBHOOK_TOKENS "
+            f"does not name (serve's may): run doctor with serve's environment (--env-file) "
+            "to check it",
+        )
+        for t in held
+    ]  # fmt: skip
 
 
 def check_data_dir(settings: Settings) -> list[Finding]:
