@@ -28,6 +28,10 @@ the coverage from the alerting components, looks for recent changes on the best 
 and names the one that explains the most alerting components and lies nearest (inconclusive
 when two tie).
 
+A delivery triage opens more than one incident for, or whose investigation splits alerts off
+into a new incident, is investigated whole, as serve would (every incident's investigation,
+model and tool calls count); the incident of its first alert is scored and gets the verdict.
+
 Prints one row per incident and setup with `-v`, then per setup: right, confidently wrong (a
 wrong root cause at confidence >= 0.5), model calls, tool calls (checkpointed steps of the
 investigations), tokens in/out (the stand-in counts 4 characters a token), repeats right,
@@ -248,21 +252,24 @@ def run_one(
     fired = body(spec["alerts"], starts, index, namespace=namespace)
     firing = normalize(parse_body(json.dumps(fired).encode()), "warning")
     report = triage(graph, firing, 5_000)
-    claimed = claim(graph, ["investigate"], "bench", 60_000, 3)
-    assert claimed is not None, f"incident {index + 1}: no investigation"
-    assert [claimed.incident_id] == list(dict.fromkeys(report.incidents)), (
-        f"incident {index + 1}: {report.incidents} but claimed {claimed.incident_id} {claimed.kind}"
-    )
+    opened = list(dict.fromkeys(report.incidents))
+    assert opened, f"incident {index + 1}: no incident opened"
+    incident_id = opened[0]  # the first alert's incident is the one scored
     asked = len(api.answered())
     setup.investigator.prometheus = prometheus
-    setup.investigator.run(TaskRun(graph, claimed, 60_000))
+    # Every incident this delivery opened, and any an investigation splits off, is
+    # investigated, as serve would; their model and tool calls count.
+    tasks: dict[str, str] = {}
+    while (claimed := claim(graph, ["investigate"], "bench", 60_000, 3)) is not None:
+        tasks[claimed.incident_id] = claimed.task_id
+        setup.investigator.run(TaskRun(graph, claimed, 60_000))
+    assert incident_id in tasks, f"incident {index + 1}: {incident_id} was not investigated"
     calls = api.answered()[asked:]
-    incident_id = claimed.incident_id
     setup.causes[incident_id] = cause
     found = graph.one("incident_get", {"incident_id": incident_id})
     assert found is not None
     right = found["root_cause"] == cause
-    steps = graph.rows("task_steps", {"task_id": claimed.task_id})
+    steps = [s for t in tasks.values() for s in graph.rows("task_steps", {"task_id": t})]
     row = {
         "n": index + 1, "family": spec["family"], "repeat": repeat, "cause": cause,
         "found": found["root_cause"] or "/".join(found["candidates"] or []),
@@ -272,8 +279,8 @@ def run_one(
         "model_calls": len(calls), "tool_calls": len(steps),
         "tokens_in": sum(c.input_tokens for c in calls),
         "tokens_out": sum(c.output_tokens for c in calls),
-        "top5": top5(setup, incident_id, claimed.task_id, cause),
-        "summary": found["summary"],
+        "top5": top5(setup, incident_id, tasks[incident_id], cause),
+        "summary": found["summary"], "more_incidents": len(tasks) - 1,
     }  # fmt: skip
     by = oncall[cause]
     verdict = Verdict(
@@ -384,7 +391,9 @@ def main() -> None:
                                   f"{'repeat' if repeat else 'first ':6} {row['planner']:6} "
                                   f"{outcome:5} {row['found']:28} {row['confidence']:.2f} "
                                   f"model {row['model_calls']} "
-                                  f"top5 {row['top5']}")  # fmt: skip
+                                  f"top5 {row['top5']}"
+                                  + (f" +{row['more_incidents']} incidents"
+                                     if row["more_incidents"] else ""))  # fmt: skip
                 finally:
                     if client is not None:
                         client.close()
@@ -413,6 +422,12 @@ def report(setups: list[Setup], stream: dict[str, Any], count: int, evidence: bo
               f"{t['repeats_right']}/{t['repeats']} | {t['by_memory']}/{t['repeats']} | "
               f"{t['top5']} |")  # fmt: skip
     for setup in setups:
+        more = [r["n"] for r in setup.rows if r["more_incidents"]]
+        if more:
+            print(
+                f"{setup.name}: {len(more)} deliveries opened or split into more than one "
+                f"incident (incidents {', '.join(map(str, more))}); the first alert's is scored"
+            )
         uses = [u for u in setup.graph.rows("web_playbook_uses")
                 if u["playbook"] == stream["planted"]["id"]]  # fmt: skip
         if uses:
