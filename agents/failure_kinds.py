@@ -45,6 +45,12 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )  # fmt: skip
 
 
+#: Alert kinds that point at the alerting component's own process, not at what it calls.
+#: Restarts are not among them: a pod whose readiness or start-up checks its database restarts
+#: when the database fails, so a restart alone does not clear what is behind it.
+SELF_KINDS = frozenset({"memory", "cpu", "disk"})
+
+
 def words(text: str) -> str:
     """`PgConnectionPoolExhausted` -> `Pg Connection Pool Exhausted`, `ContainerCPUHigh` ->
     `Container CPU High` (CamelCase split, an acronym kept whole; `_` too)."""

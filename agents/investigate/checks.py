@@ -45,9 +45,10 @@ is refused with the reason, so `POST /api/v1/playbooks` answers 422):
   default, as stored before the field existed) or `matches` any kind on the same component
   (what the learner writes): a name that classifies as nothing says nothing about the kind.
   Kinds that both classify must still agree: two silent causes behind the same callers (a
-  cache, a configuration service) are told apart by the callers' kinds alone. Components that
-  reach the cause through one component it hosts (the consumers and producers of a topic on
-  a broker: the path's last hop is HOSTED_ON) count as one group: a stalled broker lags
+  cache, a configuration service) are told apart by the callers' kinds alone; an unclassified
+  name does not match a kind about the component's own process (memory, cpu, disk). The
+  producers and consumers of one topic the cause hosts (path component -> topic -> broker)
+  count as one group: a stalled broker lags
   whichever consumers read at the time. A group's kind matches when at least
   `GROUP_QUORUM` (2) of its components alert with it again, or as many as did then if fewer:
   one consumer behind alone is as likely its own fault.
@@ -80,7 +81,7 @@ from pydantic import (
 
 from adapters.notify import AdapterError
 from adapters.promql import BoundedPromQL
-from agents.failure_kinds import KINDS, classify
+from agents.failure_kinds import KINDS, SELF_KINDS, classify
 from agents.investigate.tools.base import ToolContext
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
 from agents.investigate.tools.evidence import EdgeInput, edge_health
@@ -396,8 +397,13 @@ KNOWN_KINDS = frozenset(k for k, _ in KINDS)
 
 def _same(a: tuple[str, str], b: tuple[str, str], unclassified: bool) -> bool:
     """Two (component, kind) pairs alike: same component and kind, or, with `unclassified`,
-    same component and either kind an alert name no keyword classified."""
-    return a[0] == b[0] and (a[1] == b[1] or (unclassified and not {a[1], b[1]} <= KNOWN_KINDS))
+    same component and either kind an alert name no keyword classified, unless the other is
+    about the component's own process (`SELF_KINDS`: an out-of-memory kill says more than a
+    name no keyword read, and points at the component itself)."""
+    if a[0] != b[0]:
+        return False
+    kinds = {a[1], b[1]}
+    return a[1] == b[1] or (unclassified and not kinds <= KNOWN_KINDS and not kinds & SELF_KINDS)
 
 
 #: A remembered group of components reaching the cause through one hosted component matches
@@ -412,7 +418,12 @@ def _signature(check: Signature, candidate: str, ev: Evidence) -> dict[str, Any]
     # Components that reach the cause through one component it hosts (the consumers and
     # producers of a topic on a broker) count as one: a stalled broker lags whichever of
     # them read or write at the time, so which ones alert changes from one time to the next.
-    group = {c: hosted or c for c, (_, hosted) in walks.items()}
+    # Only the topic's own producers and consumers (path component -> topic -> broker): a
+    # caller of a producer fails for reasons of its own path.
+    group = {
+        c: hosted if hosted and path and len(path) == 3 else c
+        for c, (path, hosted) in walks.items()
+    }
     then = _grouped(then_pairs, group)
     now = _grouped(now_pairs, group)
     loose = check.unclassified == "matches"

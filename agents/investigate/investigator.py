@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import replace
 from functools import partial
 from typing import Any, Literal
 
@@ -64,6 +65,7 @@ from agents.investigate.measure import (
 )
 from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.investigate.recall import cited
+from agents.investigate.recall import confidence as memory_confidence
 from agents.investigate.split import split_unexplained
 from agents.investigate.tools import call, prefetch
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
@@ -295,10 +297,16 @@ class Investigator:
         changes: list[dict[str, Any]] = []
         if steered is not None:
             decision = Decision(
-                steered["candidate"], [steered["candidate"]], round(steered["trust"], 2),
+                steered["candidate"], [steered["candidate"]], memory_confidence(steered),
                 cited(steered, len(gated(steered))), surge_paths=[steered["path"]],
             )  # fmt: skip
             planner = "memory"
+            if evidence.prometheus is not None:  # what is measured now may outrank memory
+                measured, found, looked = self._rules(task, evidence)
+                if outranks(measured, decision):
+                    used[-1]["steered"] = False  # it did not decide: no trust moves for it
+                    decision = overruled(measured, steered, decision.confidence)
+                    candidates, changes, planner = found, looked, "rules"
         else:
             decision, candidates, changes = self._rules(task, evidence)
             planner = "rules"
@@ -408,6 +416,10 @@ class Investigator:
             separated_by=found.reasoning if found.root_cause else "",
             evidence=decision.evidence,  # what the rules gathered still stands
         )  # fmt: skip
+        if outranks(decision, chosen):  # a less sure model does not replace a measured cause
+            named = found.root_cause or "no single cause"
+            note = f" A model named {named} at {found.confidence:.2f}; the measured cause stands."
+            return replace(decision, summary=decision.summary + note), planner, None
         return chosen, "model", found
 
     def _model_finding_seen(
@@ -862,6 +874,30 @@ class Investigator:
             "walk_path", {"pairs": pairs}, walk, touched=decision.candidates, deferred=True
         )
         return paths
+
+
+def outranks(measured: Decision, other: Decision) -> bool:
+    """Whether the rules' finding outranks another planner's (memory's, or a model's): it
+    names a cause, another one, rests on live evidence (service-graph or Prometheus signals,
+    `Decision.evidence`) and is surer (a model's answer only when no surer than the rules').
+    A playbook whose checks held says this incident looks like one before, and a model reads
+    the same evidence the rules did; a measurement of this incident that names its cause says
+    more (say only what was measured, docs/architecture.md)."""
+    return (
+        measured.root_cause is not None
+        and measured.root_cause != other.root_cause
+        and bool(measured.evidence)
+        and measured.confidence >= other.confidence
+    )
+
+
+def overruled(measured: Decision, playbook: dict[str, Any], at: float) -> Decision:
+    """The rules' finding, its summary saying which remembered cause it overruled and why."""
+    note = (
+        f" Memory suggested {playbook['candidate']} (playbook '{playbook['title']}', "
+        f"{at:.2f}); the measured evidence names {measured.root_cause}."
+    )
+    return replace(measured, summary=measured.summary + note)
 
 
 def measurements(decision: Decision) -> dict[str, dict[str, Any]]:

@@ -24,7 +24,8 @@ SAME_TECH_WEIGHT = 0.5
 def recall(graph: TenantGraph, alerting: list[str]) -> list[dict[str, Any]]:
     """Recalled playbooks as `{id, title, failure_kind, trust, checks, candidate, pinned_to,
     path, hops, weight, score, learned_from (incident id or null), learned_at (when that
-    incident opened, ms UTC), confirmed_by (who gave its verdict)}`; one entry per
+    incident opened, ms UTC), confirmed_by (who gave its verdict), helped (verdicts that
+    confirmed it when it steered)}`; one entry per
     (playbook, candidate), best first."""
     return rank(graph.rows("recall", {"alerting": alerting}))
 
@@ -46,7 +47,7 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "path": list(row["path"]), "hops": int(row["hops"]), "weight": weight,
             "score": round(weight * float(row["trust"]), 4),
             "learned_from": row.get("learned_from"), "learned_at": row.get("learned_at"),
-            "confirmed_by": row.get("confirmed_by"),
+            "confirmed_by": row.get("confirmed_by"), "helped": int(row.get("helped") or 0),
         }  # fmt: skip
         if key not in found or (entry["score"], -entry["hops"]) > (
             found[key]["score"],
@@ -54,6 +55,23 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ):
             found[key] = entry
     return sorted(found.values(), key=lambda e: (-e["score"], e["hops"], e["id"], e["candidate"]))
+
+
+#: The confidence of a cause named by a playbook no verdict has backed: one written by hand or
+#: imported, never confirmed when it steered (`helped` 0) and not learned from an engineer's
+#: verdict. Its trust of 0.5 says "no record either way", so it names a lead under the 0.5
+#: line (as an alerting leaf nothing measured does), not a conclusion.
+UNTRIED_CONFIDENCE = 0.45
+
+
+def confidence(playbook: dict[str, Any]) -> float:
+    """How sure a finding memory made is: the playbook's trust (seed rule: memory is only as
+    confident as the playbook's trust), at most `UNTRIED_CONFIDENCE` while no verdict backs it
+    (`recall` entry: no `helped`, no `learned_from`)."""
+    trust = round(float(playbook["trust"]), 2)
+    if playbook.get("helped") or playbook.get("learned_from"):
+        return trust
+    return min(trust, UNTRIED_CONFIDENCE)
 
 
 def cited(playbook: dict[str, Any], held: int) -> str:

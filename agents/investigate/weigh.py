@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agents.failure_kinds import classify, kind_text, words
+from agents.failure_kinds import SELF_KINDS, classify, kind_text, words
 from agents.investigate.decision import Candidate, Decision
 from agents.investigate.measure import (
     SERVICE_GRAPH_QUERY,
@@ -72,10 +72,6 @@ ACCOUNTS_FOR = 0.5
 SEPARATION = 2.0
 #: Magnitude of a signal that only an alert's peer label gives (weaker than any measurement).
 ALERT_MAGNITUDE = 0.1
-#: Alert kinds that point at the alerting component's own process, not at what it calls.
-#: Restarts are not among them: a pod whose readiness or start-up checks its database restarts
-#: when the database fails, so a restart alone does not clear what is behind it.
-SELF_KINDS = frozenset({"memory", "cpu", "disk"})
 SELF_WORDS = re.compile(r"\bgc\b|garbage|jvm|heap|\boom", re.IGNORECASE)
 
 

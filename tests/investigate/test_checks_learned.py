@@ -201,3 +201,32 @@ def test_one_consumer_behind_alone_is_not_the_stall_that_lagged_two(graph):
     swapped = evaluate(cache, "valkey-cart", alerts_on(graph, ("CartErrors", "cart"),
                                                        ("FrontendSlow", "frontend")))  # fmt: skip
     assert (swapped["held"], swapped["raw"]["overlap"]) == (False, 0.0), swapped
+
+
+def test_an_unclassified_name_does_not_match_a_kind_about_the_component_itself(graph):
+    """An alert name no keyword read matches any kind on its component, but not one about the
+    component's own process: postgres killed for memory is not the lock waits remembered."""
+    lock_waits = {"type": "signature", "overlap": 0.5, "unclassified": "matches", "alerts": [
+        {"component": "postgres", "kind": "PostgresLockWaitsHigh", "path": []},
+        {"component": "product-catalog", "kind": "errors", "path": []},
+    ]}  # fmt: skip
+    killed = alerts_on(graph, ("PostgresOOMKilled", "postgres"),
+                       ("ServiceHighErrorRate", "product-catalog"))  # fmt: skip
+    found = evaluate(lock_waits, "postgres", killed)
+    assert (found["held"], round(found["raw"]["overlap"], 2)) == (False, 0.33), found
+    assert found["raw"]["new"] == [["postgres", "memory"]]
+
+
+def test_a_caller_of_a_producer_is_not_one_of_the_topic_s_group(graph):
+    """Only a topic's own producers and consumers count as its group: frontend reaches kafka
+    through checkout, which publishes to `orders`, so frontend behind and one consumer behind
+    are not the two consumers the stall lagged."""
+    two_behind = {"type": "signature", "overlap": 0.5, "unclassified": "matches", "alerts": [
+        {"component": "accounting", "kind": "lag", "path": ["accounting", "orders", "kafka"]},
+        {"component": "fraud-detection", "kind": "lag",
+         "path": ["fraud-detection", "orders", "kafka"]},
+    ]}  # fmt: skip
+    mixed = alerts_on(graph, ("AccountingConsumerLag", "accounting"),
+                      ("FrontendQueueBacklog", "frontend"))  # fmt: skip
+    found = evaluate(two_behind, "kafka", mixed)
+    assert (found["held"], found["raw"]["overlap"]) == (False, 0.0), found

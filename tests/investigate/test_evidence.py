@@ -363,3 +363,43 @@ def test_memory_learns_the_evidence_and_settles_a_repeat_with_a_silent_root(
     finally:
         gw.http.close()
         runtime.close()
+
+
+def test_a_measured_cause_outranks_a_playbook_whose_checks_held(
+    prometheus, falkordb, store, tmp_path
+) -> None:
+    """A hand-written playbook says errors on cart mean a bad cart release; its check (cart
+    alerts with errors) holds. Alerts only, it names cart, at no more than 0.45: nobody has
+    confirmed it in use. With evidence that calls into valkey-cart fail, the measured cause
+    stands, the summary says what memory suggested, and the playbook did not steer (no trust
+    moves for it)."""
+    server = prometheus(
+        scenario(**{"cart>valkey-cart": {"fail_after": 0.45}, "frontend>cart": {"fail_after": 0.4}})
+    )
+    found = {}
+    for url in (None, server.url):
+        tenant = f"t{uuid.uuid4().hex[:10]}"
+        graph = store.graph(graph_name(tenant))
+        graph.ensure_schema()
+        import_world(graph, load_world(demo_world_path()))
+        graph.one("plant_playbook", {
+            "id": "bad-release", "component": "cart", "title": "errors on cart: bad release",
+            "failure_kind": "errors", "author": "Dee",
+            "checks_json": json.dumps([{"type": "alert_kind", "kind": "errors"}]),
+            "remediation_json": None, "remediation_type": None, "max_playbooks": 200,
+        })  # fmt: skip
+        got = investigate(falkordb, graph, tmp_path / tenant, tenant, url, CART_ALERTS)
+        (used,) = graph.rows("incident_decision", {"incident_id": got["id"]})
+        found[url is not None] = (got, used)
+    remembered, used = found[False]
+    assert (remembered["root_cause"], remembered["planner"]) == ("cart", "memory")
+    assert remembered["confidence"] == 0.45  # untried: a lead, not a conclusion
+    assert (used["applicable"], used["steered"]) == (True, True)
+    measured, used = found[True]
+    assert (measured["root_cause"], measured["planner"]) == ("valkey-cart", "rules")
+    assert measured["confidence"] >= 0.8
+    assert (
+        "Memory suggested cart (playbook 'errors on cart: bad release', 0.45)"
+        in (measured["summary"])
+    )
+    assert (used["applicable"], used["steered"]) == (True, False)

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB
-from agents.investigate.investigator import Candidate, decide
+from agents.investigate.decision import Decision
+from agents.investigate.investigator import Candidate, decide, outranks
+from agents.investigate.recall import UNTRIED_CONFIDENCE, confidence
 from gateway.cli.demo import rfc3339, run_demo
 from tests.conftest import Gateway, make_settings
 
@@ -304,3 +306,45 @@ def test_recent_deploy_posted_to_the_changes_api_breaks_a_tie(gateway: Gateway) 
     # the deploy happened after the first incident: that one stays inconclusive
     again = gateway.http.get(f"/api/v1/incidents/{before['id']}", headers=gateway.auth).json()
     assert again["root_cause"] is None
+
+
+MEASURED = Decision(
+    "valkey-cart", ["valkey-cart"], 0.9, "calls into valkey-cart fail",
+    evidence=[{"component": "valkey-cart", "source": "edge", "magnitude": 0.45}],
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("other", "outranked"),
+    [
+        (Decision("cart", ["cart"], 0.5, "memory"), True),  # another cause, less sure
+        (Decision("cart", ["cart"], 0.9, "memory"), True),  # as sure: measured wins the tie
+        (Decision("cart", ["cart"], 0.95, "memory"), False),  # surer: it stands
+        (Decision("valkey-cart", ["valkey-cart"], 0.5, "memory"), False),  # the same cause
+        (Decision(None, ["cart", "frontend"], 0.25, "model"), True),  # no cause at all
+    ],
+)
+def test_a_measured_cause_outranks_a_less_sure_other_one(other: Decision, outranked: bool) -> None:
+    assert outranks(MEASURED, other) is outranked
+
+
+def test_a_cause_from_alerts_alone_outranks_nothing() -> None:
+    """The rules at 0.9 from the alerts and the graph (no live evidence) do not outrank memory:
+    a correction taught memory what those rules got wrong before."""
+    alone = Decision("shipments-db", ["shipments-db"], 0.9, "it alerts itself")
+    assert not outranks(alone, Decision("partner-gateway", ["partner-gateway"], 0.5, "memory"))
+
+
+@pytest.mark.parametrize(
+    ("playbook", "expected"),
+    [
+        ({"trust": 0.5}, UNTRIED_CONFIDENCE),  # hand-written, never confirmed in use
+        ({"trust": 0.5, "learned_from": "inc-1"}, 0.5),  # learned from an engineer's verdict
+        ({"trust": 2 / 3, "helped": 1}, 0.67),  # confirmed once when it steered
+        ({"trust": 1 / 3}, 0.33),  # misled once: its trust, already under the line
+    ],
+)
+def test_memory_is_as_sure_as_the_playbook_a_verdict_backed(
+    playbook: dict[str, Any], expected: float
+) -> None:
+    assert confidence(playbook) == expected

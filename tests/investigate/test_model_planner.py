@@ -506,8 +506,8 @@ def test_a_broker_stall_repeat_is_named_by_memory_with_no_model_call(
 ) -> None:
     """A playbook on kafka as the learner writes it after a stall (both consumers of `orders`
     behind, checkout's publishes slow). The stall again, with other alerts (the consumers
-    behind, no publisher alerting): memory names kafka at the playbook's trust and no model is
-    asked. Counter-case: one consumer behind alone does not meet the signature (two were
+    behind, no publisher alerting): memory names kafka, at 0.45 (posted by hand, no verdict has
+    backed it yet), and no model is asked. Counter-case: one consumer behind alone does not meet the signature (two were
     behind), memory names nothing and the rules' unsure finding goes to the model."""
     claude.brain = lambda body: submit(None, 0.3, "cannot separate them")
     gw = start()
@@ -526,7 +526,7 @@ def test_a_broker_stall_repeat_is_named_by_memory_with_no_model_call(
     gw.drain()
     found = detail(gw, again)
     assert (found["root_cause"], found["finding"]["planner"]) == ("kafka", "memory")
-    assert found["finding"]["confidence"] == pytest.approx(0.5)
+    assert found["finding"]["confidence"] == pytest.approx(0.45)
     assert claude.calls == []
     assert post_alerts(gw, stall, "resolved") == again
     gw.drain()

@@ -209,7 +209,8 @@ def test_a_wrong_playbook_misleads_twice_retires_and_rules_take_over(shop: Gatew
         wrong = fire(shop, WEEK1 + timedelta(days=7 * week), SILENT_DB)
         found = incident(shop, wrong)
         assert (found["root_cause"], found["finding"]["planner"]) == ("payments-api", "memory")
-        assert found["finding"]["confidence"] == round(trusts[-1] if trusts else 0.5, 2)
+        # untried, it names a lead under 0.5; misled once, as sure as its trust
+        assert found["finding"]["confidence"] == (round(trusts[-1], 2) if trusts else 0.45)
         verdict(shop, wrong, "rejected")  # naming no cause: nothing new is learned
         trusts.append(playbooks(shop)["wrong"]["trust"])
     assert trusts == [pytest.approx(1 / 3), pytest.approx(1 / 4)]
