@@ -653,6 +653,8 @@ class Investigator:
             return None
         best = max((len(c.covers) for c in candidates), default=0)
         topics = [c for c in candidates if c.kind == "topic" and len(c.covers) == best]
+        if not topics:
+            return self._stalled_host(task, ev, candidates, edges, win, best)
         found: list[Decision] = []
         for topic in topics[:MAX_TOPICS]:
             rows = call(task, ev, "neighbours", {"component": topic.name}).data or []
@@ -667,6 +669,42 @@ class Investigator:
             if stalled is not None:
                 found.append(stalled)
         return found[0] if len(found) == 1 else None
+
+    def _stalled_host(
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        candidates: list[Candidate],
+        edges: list[dict[str, Any]],
+        win: str,
+        best: int,
+    ) -> Decision | None:
+        """The readers of several topics on one broker alert together, so the broker explains
+        more alerting components than any one of its topics: the topics the walk reached (at
+        most `MAX_TOPICS`, most alerting components first) whose host is among the walk's
+        best, asked together whether their messages stalled (`weigh.stalled_topic` over all
+        their producer -> consumer edges). A producer that also reads a topic of that host is
+        left out: it may have stopped writing because its input stopped."""
+        reached = sorted((c for c in candidates if c.kind == "topic"), key=lambda c: -len(c.covers))
+        leading = {c.name for c in candidates if len(c.covers) == best}
+        hosts: dict[str, tuple[list[str], set[str], set[str]]] = {}
+        for topic in reached[:MAX_TOPICS]:
+            rows = call(task, ev, "neighbours", {"component": topic.name}).data or []
+            host = next((r["name"] for r in rows if r["edge"] == "HOSTED_ON"), None)
+            if host not in leading:
+                continue
+            names, writers, readers = hosts.setdefault(str(host), ([], set(), set()))
+            names.append(topic.name)
+            into = [r for r in rows if r["direction"] == "in"]
+            writers |= {r["name"] for r in into if r["edge"] == "PUBLISHES"}
+            readers |= {r["name"] for r in into if r["edge"] == "CONSUMES"}
+        if len(hosts) != 1:
+            return None
+        ((host, (names, writers, readers)),) = hosts.items()
+        return stalled_topic(
+            edges, " and ".join(names), writers - readers, readers, host, best,
+            len(ev.alerting), win,
+        )  # fmt: skip
 
     def _named_by_peers(
         self,
@@ -878,15 +916,15 @@ class Investigator:
 
 def outranks(measured: Decision, other: Decision) -> bool:
     """Whether the rules' finding outranks another planner's (memory's, or a model's): it
-    names a cause, another one, rests on live evidence (service-graph or Prometheus signals,
-    `Decision.evidence`) and is surer (a model's answer only when no surer than the rules').
+    names a cause, another one, rests on live evidence about that cause (service-graph or
+    Prometheus signals, `Decision.evidence`) and is surer (a model's answer: no surer).
     A playbook whose checks held says this incident looks like one before, and a model reads
     the same evidence the rules did; a measurement of this incident that names its cause says
     more (say only what was measured, docs/architecture.md)."""
     return (
         measured.root_cause is not None
         and measured.root_cause != other.root_cause
-        and bool(measured.evidence)
+        and any(e.get("component") == measured.root_cause for e in measured.evidence)
         and measured.confidence >= other.confidence
     )
 

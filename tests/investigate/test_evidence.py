@@ -403,3 +403,66 @@ def test_a_measured_cause_outranks_a_playbook_whose_checks_held(
         in (measured["summary"])
     )
     assert (used["applicable"], used["steered"]) == (True, False)
+
+
+#: A broker hosting two topics, each with its own producer and consumers; `notify` reads both.
+#: The producers serve their callers.
+TWO_TOPICS = """\
+components:
+  - {id: web, kind: service, client: true}
+  - {id: orders, kind: service}
+  - {id: labs, kind: service}
+  - {id: billing, kind: service}
+  - {id: notify, kind: service}
+  - {id: archive, kind: service}
+  - {id: broker, kind: datastore, tech: ActiveMQ}
+  - {id: jobs, kind: topic, hosted_on: broker}
+  - {id: results, kind: topic, hosted_on: broker}
+edges:
+  - {from: web, to: orders, type: CALLS}
+  - {from: web, to: labs, type: CALLS}
+  - {from: orders, to: jobs, type: PUBLISHES}
+  - {from: billing, to: jobs, type: CONSUMES}
+  - {from: notify, to: jobs, type: CONSUMES}
+  - {from: labs, to: results, type: PUBLISHES}
+  - {from: notify, to: results, type: CONSUMES}
+  - {from: archive, to: results, type: CONSUMES}
+teams:
+  - {name: core, owns: [web], members: [{name: Al Smith}]}
+default_team: core
+"""
+
+
+def test_messages_stalled_over_two_topics_of_one_broker_blame_the_broker(
+    prometheus, falkordb, store, tmp_path
+) -> None:
+    """The readers of two topics on one broker alert together: the broker explains more of
+    them than either topic. Messages over both stopped from two producers that serve their
+    callers as usual: the broker, at the two-producer confidence. Counter-case: only `jobs`
+    stopped, while `results` flows as usual: the broker is not what stalled them."""
+    world = tmp_path / "two-topics.yaml"
+    world.write_text(TWO_TOPICS, encoding="utf-8")
+    base = [Edge("web", "orders"), Edge("web", "labs")] + [
+        Edge(p, c, rate=1, connection_type="messaging_system")
+        for p, c in (("orders", "billing"), ("orders", "notify"), ("labs", "notify"),
+                     ("labs", "archive"))
+    ]  # fmt: skip
+    alerts = [("BillingFeedStalled", "billing", {}), ("ArchiveBehind", "archive", {}),
+              ("NotifyBacklog", "notify", {})]  # fmt: skip
+
+    def investigated(stopped: set[str]) -> dict[str, Any]:
+        edges = [Edge(**(e.__dict__ | ({"rate_after": 0.05}
+                                       if f"{e.client}>{e.server}" in stopped else {})))
+                 for e in base]  # fmt: skip
+        tenant = f"t{uuid.uuid4().hex[:10]}"
+        graph = store.graph(graph_name(tenant))
+        graph.ensure_schema()
+        import_world(graph, load_world(world))
+        url = prometheus(edges).url
+        return investigate(falkordb, graph, tmp_path / tenant, tenant, url, alerts)
+
+    both = investigated({"orders>billing", "orders>notify", "labs>notify", "labs>archive"})
+    assert (both["root_cause"], both["confidence"]) == ("broker", 0.8), both["summary"]
+    assert "the messages over jobs and results on broker stopped or fell" in both["summary"]
+    one = investigated({"orders>billing", "orders>notify"})
+    assert "stopped or fell" not in one["summary"] and one["confidence"] < 0.8, one["summary"]
