@@ -35,10 +35,13 @@ model and tool calls count); the incident of its first alert is scored and gets 
 Prints one row per incident and setup with `-v`, then per setup: right, confidently wrong (a
 wrong root cause at confidence >= 0.5), model calls, tool calls (checkpointed steps of the
 investigations), tokens in/out (the stand-in counts 4 characters a token), repeats right,
-repeats memory named with no model, and whether the right memory was in the top 5 when one
-existed (an earlier incident with this cause, confirmed or named: among the 5 similar
-incidents for `text`; among the 5 first recalled playbooks or the 5 similar incidents for
-`graph`). `--evidence` runs each incident with a real Prometheus (Debian's, series written by
+repeats memory named with no model, repeats recognised (right, and named by memory or with the
+earlier incident of this cause, confirmed, cited on the page: the issue's "an applicable
+playbook on the true cause, or the earlier incident cited"), and whether the right memory was
+in the top 5 when one existed (an earlier incident with this cause, confirmed or named: among
+the 5 similar incidents for `text`; among the 5 first recalled playbooks or the 5 similar
+incidents for `graph`).
+`--evidence` runs each incident with a real Prometheus (Debian's, series written by
 promtool) holding its service-graph evidence; `--short` runs the first 8 incidents only (three
 families, five repeats). `--world` and `--stream` replay another story in the same formats
 (the stream's optional `namespace` is the alerts' namespace label, `parcel` when absent).
@@ -216,6 +219,14 @@ class Setup:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
 
+def cited(setup: Setup, incident_id: str, cause: str) -> bool:
+    """Whether the page cites an earlier incident with this cause that someone confirmed: the
+    most similar one (`messages.similar_line` names only it) has it as its cause."""
+    row = setup.graph.one("incident_memory", {"incident_id": incident_id}) or {}
+    similar = json.loads(row.get("similar_json") or "[]")
+    return bool(similar) and similar[0]["root_cause"] == cause and bool(similar[0]["confirmed_by"])
+
+
 def top5(setup: Setup, incident_id: str, task_id: str, cause: str) -> bool | None:
     """Whether the right memory was in the top 5 (module docstring); None when no earlier
     incident had this cause, or the setup has no memory."""
@@ -281,6 +292,7 @@ def run_one(
         "tokens_out": sum(c.output_tokens for c in calls),
         "top5": top5(setup, incident_id, tasks[incident_id], cause),
         "summary": found["summary"], "more_incidents": len(tasks) - 1,
+        "cited": cited(setup, incident_id, cause),
     }  # fmt: skip
     by = oncall[cause]
     verdict = Verdict(
@@ -312,6 +324,8 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens": f"{sum(r['tokens_in'] for r in rows)}/{sum(r['tokens_out'] for r in rows)}",
         "repeats": len(repeats), "repeats_right": sum(r["right"] for r in repeats),
         "by_memory": sum(r["right"] and r["planner"] == "memory" for r in repeats),
+        "recognised": sum(r["right"] and (r["planner"] == "memory" or r["cited"])
+                          for r in repeats),
         "top5": f"{sum(hits)}/{len(hits)}" if hits else "n/a",
     }  # fmt: skip
 
@@ -412,15 +426,15 @@ def report(setups: list[Setup], stream: dict[str, Any], count: int, evidence: bo
     print(f"\n{count} incidents, {mode}")
     print(
         "| setup | right | confidently wrong | model calls | tool calls | tokens in/out | "
-        "repeats right | repeats named by memory | right memory in top 5 |"
+        "repeats right | repeats named by memory | repeats recognised | right memory in top 5 |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     figures = {s.name: totals(s.rows) for s in setups}
     for name, t in figures.items():
         print(f"| {name} | {t['right']}/{t['incidents']} | {t['sure_wrong']} | "
               f"{t['model_calls']} | {t['tool_calls']} | {t['tokens']} | "
               f"{t['repeats_right']}/{t['repeats']} | {t['by_memory']}/{t['repeats']} | "
-              f"{t['top5']} |")  # fmt: skip
+              f"{t['recognised']}/{t['repeats']} | {t['top5']} |")  # fmt: skip
     for setup in setups:
         more = [r["n"] for r in setup.rows if r["more_incidents"]]
         if more:
