@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from functools import partial
 from typing import Any, Literal
 
@@ -327,45 +326,36 @@ class Investigator:
         }
         # A split needs alerts on two components at least. Alerts on another component that
         # joined since this task read them enqueued a `reinvestigate`, which splits if need be:
-        # with fewer, nothing can be split, and the finding's write completes the task too.
+        # with fewer, nothing can be split, and the finding's write completes the task too
+        # (with its batch's findings when the worker holds them, `TaskRun.held`).
         may_split = len(alerting) > 1
+        finding = {
+            "finding_id": f"finding:{incident_id}",
+            "root_cause": decision.root_cause,
+            "candidates": decision.candidates,
+            "confidence": decision.confidence,
+            "summary": decision.summary,
+            "conclusive": decision.root_cause is not None,
+            "paths_json": json.dumps(paths, ensure_ascii=False),
+            "ruled_out_json": json.dumps(decision.ruled_out, sort_keys=True, ensure_ascii=False),
+            "planner": planner,
+            "model": model_used.model if model_used else None,
+            "second_opinion_json": json.dumps(
+                model_used.second_opinion if model_used else None, ensure_ascii=False
+            ),
+            "separated_by": decision.separated_by,
+            "evidence_json": json.dumps(decision.evidence, ensure_ascii=False),
+            "measured_json": json.dumps(measurements(decision), sort_keys=True, ensure_ascii=False),
+            "impacted": alerting,
+            "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
+            "alerts_seen": len(alerts),
+        } | remembered
         if may_split:  # the task stays claimed until the split is done
-            finishing = dict.fromkeys(follow_up) | task.chained(None)
+            written = task.fenced_row(
+                "write_finding", finding | dict.fromkeys(follow_up) | task.chained(None)
+            )
         else:
-            finishing = follow_up | task.chained(follow_up["next_kind"])
-        sent = time.monotonic()
-        written = task.fenced(
-            "write_finding",
-            {
-                "finding_id": f"finding:{incident_id}",
-                "root_cause": decision.root_cause,
-                "candidates": decision.candidates,
-                "confidence": decision.confidence,
-                "summary": decision.summary,
-                "conclusive": decision.root_cause is not None,
-                "paths_json": json.dumps(paths, ensure_ascii=False),
-                "ruled_out_json": json.dumps(
-                    decision.ruled_out, sort_keys=True, ensure_ascii=False
-                ),
-                "planner": planner,
-                "model": model_used.model if model_used else None,
-                "second_opinion_json": json.dumps(
-                    model_used.second_opinion if model_used else None, ensure_ascii=False
-                ),
-                "separated_by": decision.separated_by,
-                "evidence_json": json.dumps(decision.evidence, ensure_ascii=False),
-                "measured_json": json.dumps(
-                    measurements(decision), sort_keys=True, ensure_ascii=False
-                ),
-                "impacted": alerting,
-                "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
-                "alerts_seen": len(alerts),
-            }
-            | remembered
-            | finishing,
-        )
-        if not may_split:
-            task.took(written, follow_up["next_id"], sent)
+            task.complete_with("write_finding", finding | follow_up)
         task.metrics.findings.labels(planner=planner, outcome=outcome).inc()
         log.info("incident %s: %s", incident_id, decision.summary)
         if may_split:

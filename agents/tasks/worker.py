@@ -40,6 +40,7 @@ from agents.log_context import log_context
 from agents.metrics import Metrics
 from agents.tasks.coordination import (
     Claim,
+    Held,
     LeaseLost,
     ShuttingDown,
     StepHooks,
@@ -206,19 +207,35 @@ class Worker:
                     # each task's own read handles that, and any other error, as it always did)
                     log.warning("%s: could not read ahead for %d %s tasks", self.name,
                                 len(of_kind), kind, exc_info=True)  # fmt: skip
-        follow_ups: list[Claim] = []
+        held = Held()  # the batch's completions, written together
+        runs: list[TaskRun] = []
         for n, claimed in enumerate(batch):
             if stop is not None and stop.is_set():
                 self._give_back_unstarted(graph, batch[n:])
                 break
+            if held.due or held.holds(claimed.incident_id):
+                self._write_held(held)
             try:
-                next_claim = self._work(graph, tenant, claimed, stop, ahead.get(claimed.task_id))
+                runs.append(
+                    self._work(graph, tenant, claimed, stop, ahead.get(claimed.task_id), held)
+                )
             except ShuttingDown:
                 self._give_back_unstarted(graph, batch[n + 1 :])
+                with contextlib.suppress(GraphUnavailable):
+                    self._write_held(held)
                 raise
-            if next_claim is not None:
-                follow_ups.append(next_claim)
-        return follow_ups
+        self._write_held(held)
+        return [run.next_claim for run in runs if run.next_claim is not None]
+
+    def _write_held(self, held: Held) -> None:
+        """Write the batch's held completions (`Held.write`). Raises `GraphUnavailable`; any
+        other error is a bug: logged, and the tasks are claimed again when their leases end."""
+        try:
+            held.write()
+        except GraphUnavailable:
+            raise
+        except Exception:  # a bug must not kill the worker
+            log.exception("%s: bug: could not write the batch's completions", self.name)
 
     def _give_back_unstarted(self, graph: TenantGraph, claims: list[Claim]) -> None:
         """Release claimed tasks this worker will not start (it is stopping), uncharged."""
@@ -234,20 +251,23 @@ class Worker:
         claimed: Claim,
         stop: threading.Event | None,
         ahead: Any = None,
-    ) -> Claim | None:
-        """Run one claimed task (`ahead`: its context, read with its batch's); returns the
-        follow-up task its completion claimed for this worker (`TaskRun.next_claim`:
-        `respond` after `investigate`), or None."""
+        held: Held | None = None,
+    ) -> TaskRun:
+        """Run one claimed task (`ahead`: its context, read with its batch's; `held`: where
+        its completion waits for its batch's). Returns its run, whose `next_claim` is the
+        follow-up task its completion claimed for this worker (`respond` after
+        `investigate`) once the completion is written."""
         self.metrics.tasks_claimed.labels(kind=claimed.kind).inc()
         if claimed.taken_over:
             self.metrics.tasks_taken_over.labels(kind=claimed.kind).inc()
         with log_context(tenant=tenant, incident_id=claimed.incident_id, task_id=claimed.task_id):
             run = TaskRun(graph, claimed, self.lease_ms, self.metrics, self.hooks)
             run.ahead = ahead
+            run.held = held
             run.last_attempt = claimed.attempts >= self.max_attempts
             run.chain = lambda: () if stop is not None and stop.is_set() else self.chained
             self._run(run)
-        return run.next_claim
+        return run
 
     def _run(self, task: TaskRun) -> None:
         """Run one claimed task; decide once what a failure means ("retry decided
