@@ -348,6 +348,10 @@ KEY_PARAMS = frozenset(
 KEY_FIELDS: dict[str, str | int] = {
     "components": "name", "alerts": "key", "alert_rows": 0, "ahead": "intent_id",
 }  # fmt: skip
+#: List parameters of dicts whose fields, when not None, become unique properties: the rows of
+#: a batch's completing writes (`$tasks` of write_finding and complete_task: the finding's id
+#: and the follow-up task's id, as `KEY_PARAMS` checks them in a query of one task).
+OPTIONAL_KEY_FIELDS: dict[str, tuple[str, ...]] = {"tasks": ("next_id", "finding_id")}
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
@@ -393,7 +397,8 @@ def safe_key(value: str) -> str:
 
 
 def guard_keys(params: dict[str, Any]) -> None:
-    """Check every key parameter (`KEY_PARAMS`, `KEY_FIELDS`) of a query before it is sent.
+    """Check every key parameter (`KEY_PARAMS`, `KEY_FIELDS`, `OPTIONAL_KEY_FIELDS`) of a query
+    before it is sent.
 
     None is allowed (an optional follow-up). Raises `UnsafeKey` naming the parameter.
     """
@@ -409,6 +414,11 @@ def guard_keys(params: dict[str, Any]) -> None:
             else:
                 continue
             check_key(value, f"{name}[].{field} {str(value)[:60]!r}")
+    for name, fields in OPTIONAL_KEY_FIELDS.items():
+        for row in params.get(name) or []:
+            for field in fields:
+                if row.get(field) is not None:
+                    check_key(row[field], f"{name}[].{field} {str(row[field])[:60]!r}")
 
 
 def created_once(create: Callable[[str, str], object], label: str, prop: str) -> None:
