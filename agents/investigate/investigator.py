@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from functools import partial
 from typing import Any, Literal
 
@@ -92,6 +93,26 @@ ONLY_ALERTING = 0.6
 LEAF_CONFIDENCE = 0.45
 #: Topics among the walk's best candidates whose message flow is looked at (`_stalled_topic`).
 MAX_TOPICS = 3
+
+
+def alert_dicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The incident's alerts as the investigation's first step keeps them (`ToolContext.alerts`)
+    from `incident_alerts` rows (or those `investigation_context` read ahead)."""
+    return [
+        {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms", "status")}
+        | {"summary": json.loads(row["annotations_json"]).get("summary", ""),
+           "labels": json.loads(row["labels_json"] or "{}")}
+        for row in rows
+    ]  # fmt: skip
+
+
+def similar_ask(rows: list[dict[str, Any]]) -> tuple[tuple[float, ...], tuple[str, ...], int]:
+    """What the `similar_incidents` tool asks of the incident whose alerts `rows` are (as
+    `alert_dicts` takes them): its text vector, its alerting components and its start (ms)."""
+    alerts = alert_dicts(rows)
+    alerting = tuple(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+    opened = min((a["starts_at_ms"] for a in alerts), default=0)
+    return tuple(similar.text_vector(similar.incident_text(alerts))), alerting, opened
 
 
 def surge(alertnames: list[str]) -> bool:
@@ -251,6 +272,13 @@ class Investigator:
         for claimed in claims:
             first.setdefault(claimed.incident_id, claimed.task_id)
         read = prefetch.read_many(graph, list(first), self.walk_hops, CHANGE_LOOKBACK_MS)
+        if self.memory != "none" and read:  # and their similar incidents, in one more query
+            asks = {incident: similar_ask(known.alerts) for incident, known in read.items()}
+            rows = similar.nearest(graph, [("", *ask) for ask in asks.values()])
+            read = {
+                incident: replace(known, similar=(asks[incident], found))
+                for (incident, known), found in zip(read.items(), rows, strict=True)
+            }
         return {first[incident]: known for incident, known in read.items()}
 
     def run(self, task: TaskRun) -> None:
@@ -271,13 +299,8 @@ class Investigator:
                 known = prefetch.read(graph, incident_id, self.walk_hops, CHANGE_LOOKBACK_MS)
         alerts = task.step(
             "incident_alerts", {"incident_id": incident_id},
-            lambda: [
-                {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms", "status")}
-                | {"summary": json.loads(row["annotations_json"]).get("summary", ""),
-                   "labels": json.loads(row["labels_json"] or "{}")}
-                for row in (known.alerts if known is not None
-                            else graph.rows("incident_alerts", {"incident_id": incident_id}))
-            ],
+            lambda: alert_dicts(known.alerts if known is not None
+                                else graph.rows("incident_alerts", {"incident_id": incident_id})),
             deferred=True,
         )  # fmt: skip
         alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
@@ -492,7 +515,7 @@ class Investigator:
         found = call(task, ev, "similar_incidents", {})
         ev.similar = found.data or []
         return {
-            "text_vec": similar.text_vector(similar.incident_text(ev.alerts)),
+            "text_vec": ev.text_vector,
             "similar_json": json.dumps(found.data or [], ensure_ascii=False),
         }
 

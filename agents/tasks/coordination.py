@@ -281,11 +281,11 @@ class TaskRun:
     def fenced(self, query: str, params: dict[str, Any]) -> dict[str, Any]:
         """Run a fenced write (the query matches the task by owner, epoch and lease).
 
-        Deferred steps are written first (`flush`), or in the same query when it takes
-        them (`STEPS_RIDE`: its `$row`), so what the write rests on is on record; so are the outcomes
-        of outside calls, in the same query when it takes `records` (`reserve_action`), else
-        first (`flush_records`). The writes of `ROW_WRITES` go through `fenced_row`.
-        Raises `LeaseLost` on zero rows.
+        Deferred steps are written first (`flush`), or in the same query when it takes them
+        (`STEPS_RIDE`: its `$row`), so what the write rests on is on record; so are the
+        outcomes of outside calls, in the same query when it takes `records`
+        (`reserve_action`), else first (`flush_records`). The writes of `ROW_WRITES` go
+        through `fenced_row`. Raises `LeaseLost` on zero rows.
         """
         renewed = time.monotonic()
         if query in STEPS_RIDE:
