@@ -23,6 +23,7 @@ import itertools
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from adapters.falkordb import VECTOR_INDEXES, TenantGraph
@@ -120,7 +121,7 @@ def similar(
 
 
 def nearest(
-    graph: TenantGraph, asks: list[tuple[str, list[float], list[str], int]]
+    graph: TenantGraph, asks: list[tuple[str, Sequence[float], Sequence[str], int]]
 ) -> list[list[dict[str, Any]]]:
     """The vector index's rows (`similar_incidents.cypher`, for `rank`) of each ask
     `(incident_id, vector, impacted, before_ms)`, as `similar` reads them, in one query for
@@ -128,7 +129,7 @@ def nearest(
     `GraphUnavailable`."""
     found: list[list[dict[str, Any]]] = [[] for _ in asks]
     wanted = [
-        {"n": n, "incident_id": incident_id, "vector": vector, "impacted": impacted,
+        {"n": n, "incident_id": incident_id, "vector": list(vector), "impacted": list(impacted),
          "before": before}
         for n, (incident_id, vector, impacted, before) in enumerate(asks)
         if any(vector)
