@@ -14,11 +14,13 @@ A batch: the worker claims up to `claim_batch` ready tasks of one kind in one qu
 runs as before, one after the other, with its own `TaskRun`: its own steps, fenced writes and
 intent-keyed actions, so a lease lost on one task stops that task only (its writes match no
 row) and the others go on. A task whose lease is half gone by its turn extends it first
-(`heartbeat`); one lost by then is not started. The follow-ups their completions claimed for
-this worker (`respond` after `investigate`) run next as a batch of their own, with one read.
-With 20 incidents waiting, that took an incident from 9.20 GRAPH.QUERY calls to 6.95
-(`python -m bench.round_trips`) and a calm one's CPU from 23.2 ms to 17.5 (`python -m
-bench.floor`, docs/hot-path.md).
+(`heartbeat`); one lost by then is not started. Their completions are held (`Held`) and
+written when the batch's turns are done, in one query, each row fenced on its own task; early
+when a held task's lease is half gone, or before a task of an incident with a held row runs.
+The follow-ups their completions claimed for this worker (`respond` after `investigate`) run
+next as a batch of their own, with one read. With 20 incidents waiting, batched claims and
+reads took an incident from 9.20 GRAPH.QUERY calls to 6.95, and batched completions and
+similar-incident reads to 4.70 (`python -m bench.round_trips`, docs/hot-path.md).
 """
 
 from __future__ import annotations
@@ -189,8 +191,9 @@ class Worker:
         self, graph: TenantGraph, tenant: str, batch: list[Claim], stop: threading.Event | None
     ) -> list[Claim]:
         """Run claimed tasks one after the other, their contexts read ahead in one query per
-        kind (`read_ahead`), each with its own `TaskRun` (see the module docstring). Returns
-        the follow-up tasks their completions claimed for this worker. Once `stop` is set, or
+        kind (`read_ahead`), each with its own `TaskRun`, their completions written together
+        (`Held`; see the module docstring). Returns the follow-up tasks their completions
+        claimed for this worker. Once `stop` is set, or
         after `ShuttingDown`, the tasks not started are given back uncharged (and
         `ShuttingDown` is raised again)."""
         ahead: dict[str, Any] = {}

@@ -12,7 +12,7 @@ from adapters.falkordb import GraphStore, TenantGraph
 from adapters.outbox import Outbox
 from agents.investigate.investigator import Investigator
 from agents.respond.responder import Responder
-from agents.tasks.coordination import Claim, TaskRun, claim, claim_batch
+from agents.tasks.coordination import Claim, Held, TaskRun, claim, claim_batch
 from agents.tasks.worker import Worker
 from bench.round_trips import counting
 from tests.tasks.test_coordination import INVESTIGATE, RESPOND, investigated, open_incident
@@ -235,3 +235,22 @@ def test_a_batch_completes_its_pages_in_one_query_and_a_lease_lost_before_pages_
     assert status(graph, lost.incident_id)["respond"] == ("done", 2)
     sent = [e["incident_id"] for e in outbox.entries() if e["kind"] == "notification"]
     assert sorted(sent) == sorted(incidents)
+
+
+def test_held_completions_are_written_early_for_a_half_gone_lease_or_the_same_incident(
+    graph: TenantGraph,
+) -> None:
+    incident = open_incident(graph)
+    (held,) = claim_batch(graph, INVESTIGATE, "a", 1_000, 5, 8)
+    run = TaskRun(graph, held, 1_000)
+    completions = Held()
+    run.held = completions
+    run.complete("done")
+    assert status(graph, incident)["investigate"] == ("claimed", 1)  # held, not written
+    assert completions.holds(incident) and not completions.holds("another")
+    assert not completions.due
+    run._renewed -= 0.6  # over half the 1 s lease since it was last extended
+    assert completions.due
+    assert completions.write() == []
+    assert status(graph, incident)["investigate"] == ("done", 1)
+    assert not completions.holds(incident) and completions.write() == []
