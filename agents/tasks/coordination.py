@@ -567,10 +567,6 @@ class Held:
         while it surely holds."""
         return any(run.lease_half_gone for run, *_ in self._held)
 
-    def runs(self) -> list[TaskRun]:
-        """The runs whose completions are held, in the order they were held."""
-        return [run for run, *_ in self._held]
-
     def write(self) -> list[TaskRun]:
         """Write the held completions, one query per completing query, and forget them; note
         each written task's follow-up claim (`TaskRun.next_claim`). Returns the runs whose
