@@ -300,11 +300,17 @@ _FOREIGN_ESCAPE = re.compile(r'\\[^"nrtbf]')
 def _literal(value: Any) -> str | None:
     """`value` as a Cypher literal by orjson (C speed), or None when that would not read back as
     the same value: a string with a character JSON writes as `\\uXXXX` (a control character,
-    NUL, and a lone surrogate, which orjson refuses), a map with a key (JSON quotes keys, Cypher
-    does not; only a key can follow `{"` outside a string), or a type orjson does not write.
-    FalkorDB reads `\\"`, `\\\\`, `\\n`, `\\r`, `\\t`, `\\b`, `\\f` as JSON does, and
-    JSON's `true`, `false`, `null`, numbers and arrays are Cypher's (a NaN or infinite float,
-    which FalkorDB cannot parse, becomes null)."""
+    NUL, and a lone surrogate, which orjson refuses), a map inside a list of lists (JSON quotes
+    keys, Cypher does not; only a key can follow `{"` outside a string), or a type orjson does
+    not write. FalkorDB reads `\\"`, `\\\\`, `\\n`, `\\r`, `\\t`, `\\b`, `\\f` as JSON
+    does, and JSON's `true`, `false`, `null`, numbers and arrays are Cypher's (a NaN or infinite
+    float, which FalkorDB cannot parse, becomes null). A map, and a list of maps (a batch's
+    rows), are written key by key (`_map_literal`), each value this way."""
+    if isinstance(value, dict):
+        return _map_literal(value)
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        items = [_literal(item) for item in value]
+        return None if None in items else "[" + ",".join(items) + "]"  # type: ignore[arg-type]
     try:
         text = orjson.dumps(value).decode()
     except TypeError:  # orjson.JSONEncodeError: a lone surrogate, an int over 64 bits, …
@@ -314,11 +320,26 @@ def _literal(value: Any) -> str | None:
     return text
 
 
+def _map_literal(value: dict[Any, Any]) -> str | None:
+    """A map as a Cypher literal, each key in backticks as falkordb-py writes it (so any key
+    but an empty one or one with a backtick, which go falkordb-py's way and fail there), each
+    value by `_literal`; None when one of them cannot be written so."""
+    parts = []
+    for key, item in value.items():
+        if not isinstance(key, str) or not key or "`" in key or UNSTORABLE.search(key):
+            return None
+        text = _literal(item)
+        if text is None:
+            return None
+        parts.append(f"`{key}`:{text}")
+    return "{" + ",".join(parts) + "}"
+
+
 def params_header(params: dict[str, Any]) -> str:
     """The `CYPHER name=value … ` text falkordb-py puts before a query for `params`: each value
     by `_literal`, else as falkordb-py writes it after `storable` (recursive Python: a list of
-    5,000 alerts' 20 values takes about 10 ms by `_literal`, 75 ms so; a map's keys cost that
-    anyway, so large parameters are lists of lists). Raises `UnsafeKey` as `guard_keys`."""
+    5,000 alerts' 20 values takes about 10 ms by `_literal`, 75 ms so; maps are written key by
+    key, so large parameters are still lists of lists). Raises `UnsafeKey` as `guard_keys`."""
     parts = []
     for name, value in params.items():
         text = _literal(value)
@@ -348,6 +369,10 @@ KEY_PARAMS = frozenset(
 KEY_FIELDS: dict[str, str | int] = {
     "components": "name", "alerts": "key", "alert_rows": 0, "ahead": "intent_id",
 }  # fmt: skip
+#: List parameters of dicts whose fields, when not None, become unique properties: the rows of
+#: a batch's completing writes (`$tasks` of write_finding and complete_task: the finding's id
+#: and the follow-up task's id, as `KEY_PARAMS` checks them in a query of one task).
+OPTIONAL_KEY_FIELDS: dict[str, tuple[str, ...]] = {"tasks": ("next_id", "finding_id")}
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
@@ -393,7 +418,8 @@ def safe_key(value: str) -> str:
 
 
 def guard_keys(params: dict[str, Any]) -> None:
-    """Check every key parameter (`KEY_PARAMS`, `KEY_FIELDS`) of a query before it is sent.
+    """Check every key parameter (`KEY_PARAMS`, `KEY_FIELDS`, `OPTIONAL_KEY_FIELDS`) of a query
+    before it is sent.
 
     None is allowed (an optional follow-up). Raises `UnsafeKey` naming the parameter.
     """
@@ -409,6 +435,11 @@ def guard_keys(params: dict[str, Any]) -> None:
             else:
                 continue
             check_key(value, f"{name}[].{field} {str(value)[:60]!r}")
+    for name, fields in OPTIONAL_KEY_FIELDS.items():
+        for row in params.get(name) or []:
+            for field in fields:
+                if row.get(field) is not None:
+                    check_key(row[field], f"{name}[].{field} {str(row[field])[:60]!r}")
 
 
 def created_once(create: Callable[[str, str], object], label: str, prop: str) -> None:

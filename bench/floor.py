@@ -32,7 +32,9 @@ CPU per incident, so start-up, imports and warm-up cancel. The product's CPU is 
 (serve's process: the HTTP app and the worker supervisor), its worker processes and FalkorDB;
 this harness's posting and polling are not counted (its polls of `pending_tasks`, one every
 0.2 s, are a few ms of FalkorDB's time per phase). The floor's CPU is this process and its own
-FalkorDB. Prints one table: ms of CPU per incident, part by part, and product / floor.
+FalkorDB. Prints one table: ms of CPU per incident, part by part, product / floor, and the
+product's GRAPH.QUERY calls per incident (FalkorDB's own count between the two marks, less this
+harness's polls): fewer and larger queries are where the product's FalkorDB time goes down.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from bench.chaos import (
     wait_ready,
     worker_pids,
 )
+from bench.round_trips import counting, server_calls
 from gateway.ops.runtime import embedded_server
 from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
@@ -235,8 +238,9 @@ def floor_cpu(args: argparse.Namespace, scratch: Path) -> dict[str, float]:
             "falkordb": (d2 - d1) * 1000 / args.incidents}  # fmt: skip
 
 
-def product_cpu(args: argparse.Namespace, scratch: Path) -> dict[str, float]:
-    """The product's marginal CPU per calm incident, ms: gateway, workers, falkordb."""
+def product_cpu(args: argparse.Namespace, scratch: Path) -> tuple[dict[str, float], float]:
+    """The product's marginal CPU per calm incident, ms: gateway, workers, falkordb; and its
+    marginal GRAPH.QUERY calls per incident (as FalkorDB counts them)."""
     data_dir = scratch / "product"
     data_dir.mkdir()
     port = free_port()
@@ -258,6 +262,7 @@ def product_cpu(args: argparse.Namespace, scratch: Path) -> dict[str, float]:
         with (
             httpx.Client(base_url=url, timeout=30, limits=limits) as http,
             ThreadPoolExecutor(args.concurrency) as senders,
+            counting() as own,  # the harness's own queries (`pending`), not the product's
         ):
             for phase in range(3):
                 if phase:
@@ -270,6 +275,7 @@ def product_cpu(args: argparse.Namespace, scratch: Path) -> dict[str, float]:
                     "gateway": cpu_seconds(serve.pid, children_too=True),
                     "workers": sum(cpu_seconds(pid) for pid in worker_pids(serve.pid)),
                     "falkordb": cpu_seconds(db_pid),
+                    "queries": server_calls(f"redis://127.0.0.1:{db_port}") - own.total(),
                 })  # fmt: skip
         store.close()
         pages = sum(1 for e in Outbox(data_dir / "outbox.jsonl").entries()
@@ -279,7 +285,8 @@ def product_cpu(args: argparse.Namespace, scratch: Path) -> dict[str, float]:
     finally:
         stop_process(serve, 30)
         log.close()
-    return {k: (marks[2][k] - marks[1][k]) * 1000 / args.incidents for k in marks[2]}
+    queries = (marks[2].pop("queries") - marks[1].pop("queries")) / args.incidents
+    return {k: (marks[2][k] - marks[1][k]) * 1000 / args.incidents for k in marks[2]}, queries
 
 
 def main() -> int:
@@ -288,16 +295,17 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="blast-radius-floor-") as name:
         scratch = Path(name)
         floor = floor_cpu(args, scratch)
-        product = {} if args.skip_product else product_cpu(args, scratch)
+        product, queries = ({}, 0.0) if args.skip_product else product_cpu(args, scratch)
     floor_ms, product_ms = sum(floor.values()), sum(product.values())
     parts = lambda d: " / ".join(f"{k} {v:.1f}" for k, v in d.items())  # noqa: E731
     print("| incidents per phase | floor batch | floor ms/incident | product ms/incident "
-          "| product / floor |")  # fmt: skip
-    print("|---|---|---|---|---|")
+          "| product / floor | product GRAPH.QUERY/incident |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
     ratio = f"{product_ms / floor_ms:.1f}" if product else "-"
     shown = f"{product_ms:.1f} ({parts(product)})" if product else "-"
+    calls = f"{queries:.2f}" if product else "-"
     print(f"| {args.incidents} | {args.batch} | {floor_ms:.1f} ({parts(floor)}) | {shown} "
-          f"| {ratio} |")  # fmt: skip
+          f"| {ratio} | {calls} |")  # fmt: skip
     return 0
 
 

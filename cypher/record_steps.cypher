@@ -5,6 +5,6 @@
 MATCH (t:Task {id: $task_id})
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
 SET t.lease_until = timestamp() + $lease_ms
-WITH t
+WITH t, $row AS row
 // @include _steps_call
 RETURN recorded

@@ -7,7 +7,7 @@ WITH timestamp() AS now
 MATCH (t:Task {id: $task_id})-[:FOR]->(i:Incident)
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= now
 SET t.lease_until = now + $lease_ms
-WITH t, i
+WITH t, i, $row AS row
 // @include _steps_call
 MERGE (a:Action {intent_id: $intent_id})
   ON CREATE SET a.kind = $kind, a.status = 'reserved', a.attempt_id = $attempt_id,

@@ -73,7 +73,8 @@ def graph_names(text: str) -> set[str]:
     text = re.sub(r"'[^']*'", "''", re.sub(r"//.*", "", text))
     text = re.sub(r"\bCALL\s+[A-Za-z_.]+", "CALL", text)  # a procedure (db.meta.stats) is no name
     text = re.sub(r"\bCALL\s*\{", "CALL ", text)  # a subquery's braces hold no map
-    names = set(re.findall(r"\b[a-z_][a-z0-9_]*\.([a-z_][a-z0-9_]*)\b", text))
+    # `row.<field>` reads a parameter row (`UNWIND $tasks AS row`), a map, not a property
+    names = set(re.findall(r"\b(?!row\.)[a-z_][a-z0-9_]*\.([a-z_][a-z0-9_]*)\b", text))
     for inner in re.findall(r"\{([^{}]*)\}", text):
         names |= set(re.findall(r"([a-z_][a-z0-9_]*)\s*:", inner))
     for labels in re.findall(r"\([a-z_]*((?::[A-Z][A-Za-z]*)+)", text):

@@ -126,6 +126,13 @@ def test_the_adapter_refuses_unsafe_keys_itself(graph: TenantGraph, store: Graph
             graph.rows("record_change", {"id": value, "component": "checkout", "kind": "deploy",
                                          "ref": "r", "at": 1, "author": None})  # fmt: skip
         assert safe_key(value).startswith("sha256:") and len(safe_key(value)) == 71
+        # a batch's completing rows: each row's follow-up id, checked before anything is sent
+        row = {"task_id": "t", "epoch": 1, "outcome": "done", "next_kind": "respond",
+               "next_id": value, "mark_notified": False, "root_cause": None,
+               "claim_next": False, "next_attempt_id": "a"}  # fmt: skip
+        with pytest.raises(UnsafeKey):
+            graph.rows("complete_task", {"tasks": [row], "owner": "w", "lease_ms": 1,
+                                         "records": [], "deliveries": []})  # fmt: skip
     assert safe_key("deploy:checkout:v1") == "deploy:checkout:v1"
     assert store.ping()
 

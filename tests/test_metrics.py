@@ -128,8 +128,9 @@ def test_takeover_and_suppressed_duplicate_are_counted(
             "reserve_action",
             {"task_id": ghost.task_id, "owner": "ghost", "epoch": ghost.epoch,
              "intent_id": page, "kind": "notification", "attempt_id": ghost.attempt_id,
-             "adapter": "outbox", "lease_ms": 300, "records": [], "deliveries": [], "steps": [],
-             "first_step": 0, "touched": [], "ahead": []},
+             "adapter": "outbox", "lease_ms": 300, "records": [], "deliveries": [], "ahead": [],
+             "row": {"task_id": ghost.task_id, "epoch": ghost.epoch, "steps": [],
+                     "first_step": 0, "touched": []}},
         )  # fmt: skip
         assert reserved is not None and reserved["mine"]
         runtime.outbox.send(

@@ -16,6 +16,9 @@ TRICKY: list[Any] = [
     "\x7f\x9f", "\u2028\u2029", 0, -5, 2**63 - 1, 1.5, 1e-05, 1e300, True, False, None, [],
     [1, "a", None, ["nested", "\n"]], {"a": 1, "b_c": ["x"]}, {"app.kubernetes.io/name": "x"},
     [{"k": "v\n", "z": {"y": "\x02"}}], [["alert@2026-11-01T00:00:00Z", None, "x\\y", 7]],
+    [{"task_id": "t", "steps": [{"n": 1, "args": '{"a": "b"}', "touched": []}], "next_id": None,
+      "text_vec": [0.125, -0.5, 0.0], "ok": True}, {"task_id": "u", "with space": "x"}],
+    [{"a": [[{"b": 1}]]}],
 ]  # fmt: skip
 
 
@@ -26,9 +29,13 @@ def test_a_parameter_reads_back_as_sent(graph: TenantGraph, value: Any) -> None:
     assert row["value"] == storable(value)  # NUL and lone surrogates: U+FFFD, as before
 
 
-def test_lists_of_plain_values_take_the_fast_way_and_maps_or_escapes_do_not() -> None:
+def test_plain_values_and_maps_take_the_fast_way_and_escapes_do_not() -> None:
     assert _literal([["k", None, 1, "a\nb", 'q"']]) is not None
-    assert _literal([{"key": "k"}]) is None  # JSON quotes keys
+    # a batch's rows: each key in backticks, as falkordb-py writes it (JSON would quote it)
+    assert _literal([{"key": "k", "n": [1, None]}]) == '[{`key`:"k",`n`:[1,null]}]'
+    assert _literal([["x", {"key": "k"}]]) is None  # a map in a list of lists: JSON's quotes
+    assert _literal({"": 1}) is None and _literal({"`": 1}) is None  # falkordb-py's way
+    assert _literal({"a": "\x01"}) is None
     assert _literal(["\x01"]) is None  # JSON writes \u0001, FalkorDB would keep it as text
     assert _literal(["\ud800"]) is None  # orjson refuses a lone surrogate
     assert params_header({}) == ""

@@ -22,8 +22,8 @@ from tests.conftest import alert_body, make_settings
 
 #: GRAPH.QUERY calls per incident from the alert to the page, at most: the similar-incident
 #: read (`similar_incidents`) costs one; the ticket is reserved with the page, the page's
-#: delivery records ride on the completion, and a delivery that only opens incidents settles
-#: no re-investigation.
+#: delivery records ride on the completion, a batch's findings and completions are written in
+#: one query each, and a delivery that only opens incidents settles no re-investigation.
 CEILING = 10
 #: One-alert incidents on these demo components, an hour apart (each its own incident).
 SERVICES = ("payment", "cart", "frontend", "accounting", "ad")
@@ -68,6 +68,9 @@ def test_an_incident_costs_at_most_10_graph_queries_from_alert_to_page(
     # batch reads its investigations' contexts in one query, and its pages' in one
     assert by_name["claim_task"] == 4
     assert by_name["investigation_context"] == by_name["respond_context"] == 3
+    # and writes its findings (with their steps and completions) in one query, and its pages'
+    # completions in one (`Held`)
+    assert by_name["write_finding"] == by_name["complete_task"] == 3
     # the steps ride on the finding and the first reservation: no query of their own
     assert by_name["record_steps"] == 0
     assert by_name["settle_reinvestigations"] == by_name["record_actions"] == 0

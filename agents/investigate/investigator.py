@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from dataclasses import replace
 from functools import partial
 from typing import Any, Literal
@@ -95,6 +94,26 @@ ONLY_ALERTING = 0.6
 LEAF_CONFIDENCE = 0.45
 #: Topics among the walk's best candidates whose message flow is looked at (`_stalled_topic`).
 MAX_TOPICS = 3
+
+
+def alert_dicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The incident's alerts as the investigation's first step keeps them (`ToolContext.alerts`)
+    from `incident_alerts` rows (or those `investigation_context` read ahead)."""
+    return [
+        {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms", "status")}
+        | {"summary": json.loads(row["annotations_json"]).get("summary", ""),
+           "labels": json.loads(row["labels_json"] or "{}")}
+        for row in rows
+    ]  # fmt: skip
+
+
+def similar_ask(rows: list[dict[str, Any]]) -> tuple[tuple[float, ...], tuple[str, ...], int]:
+    """What the `similar_incidents` tool asks of the incident whose alerts `rows` are (as
+    `alert_dicts` takes them): its text vector, its alerting components and its start (ms)."""
+    alerts = alert_dicts(rows)
+    alerting = tuple(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+    opened = min((a["starts_at_ms"] for a in alerts), default=0)
+    return tuple(similar.text_vector(similar.incident_text(alerts))), alerting, opened
 
 
 def surge(alertnames: list[str]) -> bool:
@@ -254,6 +273,13 @@ class Investigator:
         for claimed in claims:
             first.setdefault(claimed.incident_id, claimed.task_id)
         read = prefetch.read_many(graph, list(first), self.walk_hops, CHANGE_LOOKBACK_MS)
+        if self.memory != "none" and read:  # and their similar incidents, in one more query
+            asks = {incident: similar_ask(known.alerts) for incident, known in read.items()}
+            rows = similar.nearest(graph, [("", *ask) for ask in asks.values()])
+            read = {
+                incident: replace(known, similar=(asks[incident], found))
+                for (incident, known), found in zip(read.items(), rows, strict=True)
+            }
         return {first[incident]: known for incident, known in read.items()}
 
     def run(self, task: TaskRun) -> None:
@@ -274,13 +300,8 @@ class Investigator:
                 known = prefetch.read(graph, incident_id, self.walk_hops, CHANGE_LOOKBACK_MS)
         alerts = task.step(
             "incident_alerts", {"incident_id": incident_id},
-            lambda: [
-                {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms", "status")}
-                | {"summary": json.loads(row["annotations_json"]).get("summary", ""),
-                   "labels": json.loads(row["labels_json"] or "{}")}
-                for row in (known.alerts if known is not None
-                            else graph.rows("incident_alerts", {"incident_id": incident_id}))
-            ],
+            lambda: alert_dicts(known.alerts if known is not None
+                                else graph.rows("incident_alerts", {"incident_id": incident_id})),
             deferred=True,
         )  # fmt: skip
         alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
@@ -335,45 +356,36 @@ class Investigator:
         }
         # A split needs alerts on two components at least. Alerts on another component that
         # joined since this task read them enqueued a `reinvestigate`, which splits if need be:
-        # with fewer, nothing can be split, and the finding's write completes the task too.
+        # with fewer, nothing can be split, and the finding's write completes the task too
+        # (with its batch's findings when the worker holds them, `TaskRun.held`).
         may_split = len(alerting) > 1
+        finding = {
+            "finding_id": f"finding:{incident_id}",
+            "root_cause": decision.root_cause,
+            "candidates": decision.candidates,
+            "confidence": decision.confidence,
+            "summary": decision.summary,
+            "conclusive": decision.root_cause is not None,
+            "paths_json": json.dumps(paths, ensure_ascii=False),
+            "ruled_out_json": json.dumps(decision.ruled_out, sort_keys=True, ensure_ascii=False),
+            "planner": planner,
+            "model": model_used.model if model_used else None,
+            "second_opinion_json": json.dumps(
+                model_used.second_opinion if model_used else None, ensure_ascii=False
+            ),
+            "separated_by": decision.separated_by,
+            "evidence_json": json.dumps(decision.evidence, ensure_ascii=False),
+            "measured_json": json.dumps(measurements(decision), sort_keys=True, ensure_ascii=False),
+            "impacted": alerting,
+            "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
+            "alerts_seen": len(alerts),
+        } | remembered
         if may_split:  # the task stays claimed until the split is done
-            finishing = dict.fromkeys(follow_up) | task.chained(None)
+            written = task.fenced_row(
+                "write_finding", finding | dict.fromkeys(follow_up) | task.chained(None)
+            )
         else:
-            finishing = follow_up | task.chained(follow_up["next_kind"])
-        sent = time.monotonic()
-        written = task.fenced(
-            "write_finding",
-            {
-                "finding_id": f"finding:{incident_id}",
-                "root_cause": decision.root_cause,
-                "candidates": decision.candidates,
-                "confidence": decision.confidence,
-                "summary": decision.summary,
-                "conclusive": decision.root_cause is not None,
-                "paths_json": json.dumps(paths, ensure_ascii=False),
-                "ruled_out_json": json.dumps(
-                    decision.ruled_out, sort_keys=True, ensure_ascii=False
-                ),
-                "planner": planner,
-                "model": model_used.model if model_used else None,
-                "second_opinion_json": json.dumps(
-                    model_used.second_opinion if model_used else None, ensure_ascii=False
-                ),
-                "separated_by": decision.separated_by,
-                "evidence_json": json.dumps(decision.evidence, ensure_ascii=False),
-                "measured_json": json.dumps(
-                    measurements(decision), sort_keys=True, ensure_ascii=False
-                ),
-                "impacted": alerting,
-                "change_ids": [c["id"] for c in changes if c["component"] in decision.candidates],
-                "alerts_seen": len(alerts),
-            }
-            | remembered
-            | finishing,
-        )
-        if not may_split:
-            task.took(written, follow_up["next_id"], sent)
+            task.complete_with("write_finding", finding | follow_up)
         task.metrics.findings.labels(planner=planner, outcome=outcome).inc()
         log.info("incident %s: %s", incident_id, decision.summary)
         if may_split:
@@ -514,7 +526,7 @@ class Investigator:
         found = call(task, ev, "similar_incidents", {})
         ev.similar = found.data or []
         return {
-            "text_vec": similar.text_vector(similar.incident_text(ev.alerts)),
+            "text_vec": ev.text_vector,
             "similar_json": json.dumps(found.data or [], ensure_ascii=False),
         }
 

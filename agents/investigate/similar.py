@@ -23,6 +23,7 @@ import itertools
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from adapters.falkordb import VECTOR_INDEXES, TenantGraph
@@ -116,11 +117,24 @@ def similar(
 ) -> list[dict[str, Any]]:
     """Earlier incidents like this one, best first (`rank`), read in one query. An incident
     with no words (`vector` all zeros) has no similar ones. Raises `GraphUnavailable`."""
-    if not any(vector):
-        return []
-    rows = graph.rows(
-        "similar_incidents",
-        {"incident_id": incident_id, "vector": vector, "k": K_TEXT, "before": before_ms,
-         "impacted": impacted},
-    )  # fmt: skip
-    return rank(rows, impacted)
+    return rank(nearest(graph, [(incident_id, vector, impacted, before_ms)])[0], impacted)
+
+
+def nearest(
+    graph: TenantGraph, asks: list[tuple[str, Sequence[float], Sequence[str], int]]
+) -> list[list[dict[str, Any]]]:
+    """The vector index's rows (`similar_incidents.cypher`, for `rank`) of each ask
+    `(incident_id, vector, impacted, before_ms)`, as `similar` reads them, in one query for
+    all (a worker's batch), in the order asked. An ask with no words has none. Raises
+    `GraphUnavailable`."""
+    found: list[list[dict[str, Any]]] = [[] for _ in asks]
+    wanted = [
+        {"n": n, "incident_id": incident_id, "vector": list(vector), "impacted": list(impacted),
+         "before": before}
+        for n, (incident_id, vector, impacted, before) in enumerate(asks)
+        if any(vector)
+    ]  # fmt: skip
+    if wanted:
+        for row in graph.rows("similar_incidents", {"asks": wanted, "k": K_TEXT}):
+            found[int(row.pop("n"))].append(row)
+    return found

@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 #: `record_steps` does) and extend the lease: one round trip fewer each time a
 #: finding or a reservation follows graph-only steps.
 STEPS_RIDE = frozenset({"write_finding", "reserve_action"})
+#: Fenced writes that take their tasks as rows (`$tasks`, each row fenced on its own task, as
+#: `cypher/floor_complete_batch.cypher` does), so a batch's completions go in one query
+#: (`Held`): query -> whether the outcomes of outside calls ride on it (`_records_call`).
+ROW_WRITES = {"write_finding": False, "complete_task": True}
 
 
 class LeaseLost(RuntimeError):
@@ -158,6 +162,9 @@ class TaskRun:
         #: The task's context read with its batch's (`Worker.run_batch`, the agent's
         #: `read_ahead`), or None: the agent reads it itself.
         self.ahead: Any = None
+        #: Where its completion waits to be written with its batch's (set by the worker), or
+        #: None: written at once (`complete_with`).
+        self.held: Held | None = None
         self._next_attempt_id = uuid.uuid4().hex
         self._n = 0
         #: Steps run but not written yet (`step(deferred=True)`), written by `flush`.
@@ -257,7 +264,7 @@ class TaskRun:
         last = self._pending[-1]
         renewed = time.monotonic()
         row = self.graph.one(
-            "record_steps", self.fence | self._take_steps() | {"lease_ms": self.lease_ms}
+            "record_steps", self.fence | {"row": self._take_steps(), "lease_ms": self.lease_ms}
         )
         if row is None:
             raise LeaseLost(
@@ -274,18 +281,18 @@ class TaskRun:
     def fenced(self, query: str, params: dict[str, Any]) -> dict[str, Any]:
         """Run a fenced write (the query matches the task by owner, epoch and lease).
 
-        Deferred steps are written first (`flush`), or in the same query when it takes
-        `steps` (`STEPS_RIDE`), so what the write rests on is on record; so are the outcomes
-        of outside calls, in the same query when it takes `records` (`reserve_action`,
-        `complete_task`), else first (`flush_records`).
-        Raises `LeaseLost` on zero rows.
+        Deferred steps are written first (`flush`), or in the same query when it takes them
+        (`STEPS_RIDE`: its `$row`), so what the write rests on is on record; so are the
+        outcomes of outside calls, in the same query when it takes `records`
+        (`reserve_action`), else first (`flush_records`). The writes of `ROW_WRITES` go
+        through `fenced_row`. Raises `LeaseLost` on zero rows.
         """
         renewed = time.monotonic()
         if query in STEPS_RIDE:
-            params = params | self._take_steps()
+            params = params | {"row": self._take_steps()}
         else:
             self.flush()
-        if query in ("reserve_action", "complete_task"):
+        if query == "reserve_action":
             params = params | self._take_records()
         else:
             self.flush_records()
@@ -297,10 +304,12 @@ class TaskRun:
         return row
 
     def _take_steps(self) -> dict[str, Any]:
-        """The deferred steps as the parameters `cypher/_steps_call.cypher` takes (`steps`,
-        `first_step`, `touched`); they are no longer pending."""
+        """The deferred steps as the row `cypher/_steps_call.cypher` takes (`task_id`, `epoch`,
+        `steps`, `first_step`, `touched`); they are no longer pending."""
         steps, self._pending = self._pending, []
         return {
+            "task_id": self.claim.task_id,
+            "epoch": self.claim.epoch,
             "steps": steps,
             "first_step": steps[0]["n"] if steps else 0,
             "touched": sorted({name for s in steps for name in s["touched"]}),
@@ -314,37 +323,80 @@ class TaskRun:
         mark_notified: bool = False,
         root_cause: str | None = None,
     ) -> None:
-        """Mark the task done and enqueue the follow-up task, in one fenced query; the
-        follow-up is claimed for this worker when it takes that kind (`chained`, `next_claim`).
+        """Mark the task done and enqueue the follow-up task, in one fenced write
+        (`complete_task`); the follow-up is claimed for this worker when it takes that kind
+        (`chained`, `next_claim`). Within a batch the write waits for the batch's (`held`).
 
         `mark_notified`: the incident's people were told, and `root_cause` is what they were told.
         """
+        fields = {
+            "outcome": outcome,
+            "next_kind": next_kind,
+            "next_id": next_id,
+            "mark_notified": mark_notified,
+            "root_cause": root_cause,
+        }
+        self.complete_with("complete_task", fields)
+
+    def complete_with(self, query: str, fields: dict[str, Any]) -> None:
+        """Complete the task with `query`, a completing write of `ROW_WRITES` (`complete_task`,
+        or `write_finding` with an `outcome`), whose `fields` name `next_kind` and `next_id`.
+        With `held` set (a worker's batch), the write waits for the batch's: one query for all
+        the batch's completions, each row fenced on its own task (`Held.write`); else now.
+        Raises `LeaseLost` (now, or for steps written first)."""
+        row, shared = self.row(query, fields | self.chained(fields["next_kind"]))
+        if self.held is not None:
+            self.held.add(self, query, row, shared)
+            return
         sent = time.monotonic()
-        row = self.fenced(
-            "complete_task",
-            {
-                "outcome": outcome,
-                "next_kind": next_kind,
-                "next_id": next_id,
-                "mark_notified": mark_notified,
-                "root_cause": root_cause,
-            }
-            | self.chained(next_kind),
+        self.took(self._write_rows(query, [row], shared)[0], fields["next_id"], sent)
+
+    def fenced_row(self, query: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """Run a write of `ROW_WRITES` for this task alone, now; its row. Raises `LeaseLost`."""
+        renewed = time.monotonic()
+        row, shared = self.row(query, fields)
+        written = self._write_rows(query, [row], shared)[0]
+        if query in STEPS_RIDE:
+            self._renewed = renewed
+        return written
+
+    def row(self, query: str, fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """This task's row of a `ROW_WRITES` query (its fence, `fields`, and its deferred steps
+        when they ride on `query`) and the parameters it adds to the whole query (the
+        outcomes of outside calls, when they ride), as `fenced` takes them: what does not ride
+        is written first (`flush`, `flush_records`). Raises `LeaseLost` from `flush`."""
+        row = fields | {"task_id": self.claim.task_id, "epoch": self.claim.epoch}
+        if query in STEPS_RIDE:
+            row |= self._take_steps()
+        else:
+            self.flush()
+        if ROW_WRITES[query]:
+            return row, self._take_records()
+        self.flush_records()
+        return row, {}
+
+    def _write_rows(
+        self, query: str, rows: list[dict[str, Any]], shared: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """Run `query` for `rows` of this task; its rows back, or `LeaseLost`."""
+        written = self.graph.rows(
+            query, {"tasks": rows, "owner": self.claim.owner, "lease_ms": self.lease_ms} | shared
         )
-        self.took(row, next_id, sent)
+        if not written:
+            raise LeaseLost(f"task {self.claim.task_id}: lease lost in {query}")
+        return written
 
     def chained(self, next_kind: str | None) -> dict[str, Any]:
-        """Parameters of a completing query (`complete_task`, `write_finding`) that claim the
+        """Fields of a completing row (`complete_task`, `write_finding`) that claim the
         follow-up task of `next_kind` for this worker as it is created, when this worker takes
         that kind now (`chain`): one claim query fewer per task handed on."""
         return {
             "claim_next": next_kind is not None and next_kind in self.chain(),
             "next_attempt_id": self._next_attempt_id,
-            "lease_ms": self.lease_ms,
         }
 
     def took(self, row: dict[str, Any], next_id: str | None, sent: float) -> None:
-        """After a completing query with `chained` parameters, sent at `sent` (monotonic s):
+        """After a completing query with `chained` fields, sent at `sent` (monotonic s):
         note the follow-up task it claimed for this worker (`next_claim`), if it did."""
         if next_id is not None and row.get("next_claimed"):
             self.next_claim = Claim(
@@ -481,3 +533,65 @@ class TaskRun:
         the incident's actions or deliveries."""
         if self._records or self._deliveries:
             self.graph.rows("record_actions", self._take_records())
+
+
+class Held:
+    """The completions of a worker's batch (`TaskRun.complete_with` with `held` set), written
+    together: one query per completing query (`ROW_WRITES`), each row fenced on its own task,
+    so a lease lost by one task drops that task's row only (its steps, finding and completion),
+    and the others are written. The outcomes of outside calls riding on them are written
+    whatever the leases (the calls happened).
+
+    Holding a completion until the batch's turns are done costs a task nothing it waits for:
+    its follow-up (`respond` after `investigate`, claimed for the same worker) runs after the
+    batch anyway. A worker that dies first leaves them to the next owner, as a death just
+    before a completion does: steps not written are run again, a page reserved and sent is
+    found by `act` before anything is sent again.
+    """
+
+    def __init__(self) -> None:
+        self._held: list[tuple[TaskRun, str, dict[str, Any], dict[str, Any]]] = []
+
+    def add(self, run: TaskRun, query: str, row: dict[str, Any], shared: dict[str, Any]) -> None:
+        """Hold `run`'s completion: `row` of `query`, with `shared` parameters to add."""
+        self._held.append((run, query, row, shared))
+
+    def holds(self, incident_id: str) -> bool:
+        """A completion of the incident's is held: a task on it must not run before it is
+        written (a second task on one incident reads what the first wrote)."""
+        return any(run.claim.incident_id == incident_id for run, *_ in self._held)
+
+    @property
+    def due(self) -> bool:
+        """Over half the lease is gone for a held task since it was last extended: write now,
+        while it surely holds."""
+        return any(run.lease_half_gone for run, *_ in self._held)
+
+    def write(self) -> list[TaskRun]:
+        """Write the held completions, one query per completing query, and forget them; note
+        each written task's follow-up claim (`TaskRun.next_claim`). Returns the runs whose
+        row was rejected (their lease was lost: another worker owns the task now), logged.
+        Raises `GraphUnavailable` (or the database's error): nothing is held any more, the
+        tasks' leases run out and they are claimed again."""
+        held, self._held = self._held, []
+        lost: list[TaskRun] = []
+        for query in dict.fromkeys(q for _, q, _, _ in held):
+            mine = [(run, row, shared) for run, q, row, shared in held if q == query]
+            first = mine[0][0]
+            params: dict[str, Any] = {
+                "tasks": [row for _, row, _ in mine],
+                "owner": first.claim.owner,
+                "lease_ms": first.lease_ms,
+            }
+            for key in mine[0][2]:  # lists of the outcomes riding on it, each run's in turn
+                params[key] = [x for _, _, shared in mine for x in shared[key]]
+            sent = time.monotonic()
+            written = {r["task_id"]: r for r in first.graph.rows(query, params)}
+            for run, row, _ in mine:
+                if row["task_id"] in written:
+                    run.took(written[row["task_id"]], row["next_id"], sent)
+                else:
+                    log.warning("task %s: lease lost in %s; its writes were not made",
+                                run.claim.task_id, query)  # fmt: skip
+                    lost.append(run)
+        return lost

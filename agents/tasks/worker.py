@@ -14,11 +14,13 @@ A batch: the worker claims up to `claim_batch` ready tasks of one kind in one qu
 runs as before, one after the other, with its own `TaskRun`: its own steps, fenced writes and
 intent-keyed actions, so a lease lost on one task stops that task only (its writes match no
 row) and the others go on. A task whose lease is half gone by its turn extends it first
-(`heartbeat`); one lost by then is not started. The follow-ups their completions claimed for
-this worker (`respond` after `investigate`) run next as a batch of their own, with one read.
-With 20 incidents waiting, that took an incident from 9.20 GRAPH.QUERY calls to 6.95
-(`python -m bench.round_trips`) and a calm one's CPU from 23.2 ms to 17.5 (`python -m
-bench.floor`, docs/hot-path.md).
+(`heartbeat`); one lost by then is not started. Their completions are held (`Held`) and
+written when the batch's turns are done, in one query, each row fenced on its own task; early
+when a held task's lease is half gone, or before a task of an incident with a held row runs.
+The follow-ups their completions claimed for this worker (`respond` after `investigate`) run
+next as a batch of their own, with one read. With 20 incidents waiting, batched claims and
+reads took an incident from 9.20 GRAPH.QUERY calls to 6.95, and batched completions and
+similar-incident reads to 4.70 (`python -m bench.round_trips`, docs/hot-path.md).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from agents.log_context import log_context
 from agents.metrics import Metrics
 from agents.tasks.coordination import (
     Claim,
+    Held,
     LeaseLost,
     ShuttingDown,
     StepHooks,
@@ -188,8 +191,9 @@ class Worker:
         self, graph: TenantGraph, tenant: str, batch: list[Claim], stop: threading.Event | None
     ) -> list[Claim]:
         """Run claimed tasks one after the other, their contexts read ahead in one query per
-        kind (`read_ahead`), each with its own `TaskRun` (see the module docstring). Returns
-        the follow-up tasks their completions claimed for this worker. Once `stop` is set, or
+        kind (`read_ahead`), each with its own `TaskRun`, their completions written together
+        (`Held`; see the module docstring). Returns the follow-up tasks their completions
+        claimed for this worker. Once `stop` is set, or
         after `ShuttingDown`, the tasks not started are given back uncharged (and
         `ShuttingDown` is raised again)."""
         ahead: dict[str, Any] = {}
@@ -206,19 +210,35 @@ class Worker:
                     # each task's own read handles that, and any other error, as it always did)
                     log.warning("%s: could not read ahead for %d %s tasks", self.name,
                                 len(of_kind), kind, exc_info=True)  # fmt: skip
-        follow_ups: list[Claim] = []
+        held = Held()  # the batch's completions, written together
+        runs: list[TaskRun] = []
         for n, claimed in enumerate(batch):
             if stop is not None and stop.is_set():
                 self._give_back_unstarted(graph, batch[n:])
                 break
+            if held.due or held.holds(claimed.incident_id):
+                self._write_held(held)
             try:
-                next_claim = self._work(graph, tenant, claimed, stop, ahead.get(claimed.task_id))
+                runs.append(
+                    self._work(graph, tenant, claimed, stop, ahead.get(claimed.task_id), held)
+                )
             except ShuttingDown:
                 self._give_back_unstarted(graph, batch[n + 1 :])
+                with contextlib.suppress(GraphUnavailable):
+                    self._write_held(held)
                 raise
-            if next_claim is not None:
-                follow_ups.append(next_claim)
-        return follow_ups
+        self._write_held(held)
+        return [run.next_claim for run in runs if run.next_claim is not None]
+
+    def _write_held(self, held: Held) -> None:
+        """Write the batch's held completions (`Held.write`). Raises `GraphUnavailable`; any
+        other error is a bug: logged, and the tasks are claimed again when their leases end."""
+        try:
+            held.write()
+        except GraphUnavailable:
+            raise
+        except Exception:  # a bug must not kill the worker
+            log.exception("%s: bug: could not write the batch's completions", self.name)
 
     def _give_back_unstarted(self, graph: TenantGraph, claims: list[Claim]) -> None:
         """Release claimed tasks this worker will not start (it is stopping), uncharged."""
@@ -234,20 +254,23 @@ class Worker:
         claimed: Claim,
         stop: threading.Event | None,
         ahead: Any = None,
-    ) -> Claim | None:
-        """Run one claimed task (`ahead`: its context, read with its batch's); returns the
-        follow-up task its completion claimed for this worker (`TaskRun.next_claim`:
-        `respond` after `investigate`), or None."""
+        held: Held | None = None,
+    ) -> TaskRun:
+        """Run one claimed task (`ahead`: its context, read with its batch's; `held`: where
+        its completion waits for its batch's). Returns its run, whose `next_claim` is the
+        follow-up task its completion claimed for this worker (`respond` after
+        `investigate`) once the completion is written."""
         self.metrics.tasks_claimed.labels(kind=claimed.kind).inc()
         if claimed.taken_over:
             self.metrics.tasks_taken_over.labels(kind=claimed.kind).inc()
         with log_context(tenant=tenant, incident_id=claimed.incident_id, task_id=claimed.task_id):
             run = TaskRun(graph, claimed, self.lease_ms, self.metrics, self.hooks)
             run.ahead = ahead
+            run.held = held
             run.last_attempt = claimed.attempts >= self.max_attempts
             run.chain = lambda: () if stop is not None and stop.is_set() else self.chained
             self._run(run)
-        return run.next_claim
+        return run
 
     def _run(self, task: TaskRun) -> None:
         """Run one claimed task; decide once what a failure means ("retry decided

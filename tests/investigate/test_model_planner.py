@@ -486,10 +486,13 @@ def test_memory_that_settles_the_incident_makes_no_model_call(
     assert "checkout" not in about and "payment" not in about
 
 
-def post_alerts(gw: Gateway, named: list[tuple[str, str]], status: str = "firing") -> str:
-    """Post (alertname, service) alerts that opened 20 min ago (`resolved`: a minute later);
-    returns the incident's id."""
-    at = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20)
+def post_alerts(
+    gw: Gateway, named: list[tuple[str, str]], status: str = "firing", at: datetime | None = None
+) -> str:
+    """Post (alertname, service) alerts that opened at `at` (else 20 min ago; `resolved`: a
+    minute later); returns the incident's id. A resolve names the `at` of its firing: its
+    alerts' keys are fingerprint@startsAt."""
+    at = at or datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20)
     ends = rfc3339(at + timedelta(minutes=1)) if status == "resolved" else "0001-01-01T00:00:00Z"
     alerts = [
         {"status": status, "labels": {"alertname": name, "service": service},
@@ -507,8 +510,9 @@ def test_a_broker_stall_repeat_is_named_by_memory_with_no_model_call(
     """A playbook on kafka as the learner writes it after a stall (both consumers of `orders`
     behind, checkout's publishes slow). The stall again, with other alerts (the consumers
     behind, no publisher alerting): memory names kafka, at 0.45 (posted by hand, no verdict has
-    backed it yet), and no model is asked. Counter-case: one consumer behind alone does not meet the signature (two were
-    behind), memory names nothing and the rules' unsure finding goes to the model."""
+    backed it yet), and no model is asked. Counter-case: one consumer behind alone does not
+    meet the signature (two were behind), memory names nothing and the rules' unsure finding
+    goes to the model."""
     claude.brain = lambda body: submit(None, 0.3, "cannot separate them")
     gw = start()
     signature = {"type": "signature", "overlap": 0.5, "unclassified": "matches", "alerts": [
@@ -522,13 +526,14 @@ def test_a_broker_stall_repeat_is_named_by_memory_with_no_model_call(
     ]}  # fmt: skip
     assert gw.http.post("/api/v1/playbooks", json=playbook).status_code == 201
     stall = [("AccountingConsumerLag", "accounting"), ("FraudDetectionBacklog", "fraud-detection")]
-    again = post_alerts(gw, stall)
+    opened = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20)
+    again = post_alerts(gw, stall, at=opened)
     gw.drain()
     found = detail(gw, again)
     assert (found["root_cause"], found["finding"]["planner"]) == ("kafka", "memory")
     assert found["finding"]["confidence"] == pytest.approx(0.45)
     assert claude.calls == []
-    assert post_alerts(gw, stall, "resolved") == again
+    assert post_alerts(gw, stall, "resolved", opened) == again
     gw.drain()
     alone = post_alerts(gw, [("AccountingLagHigh", "accounting")])
     gw.drain()

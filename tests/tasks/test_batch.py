@@ -12,7 +12,7 @@ from adapters.falkordb import GraphStore, TenantGraph
 from adapters.outbox import Outbox
 from agents.investigate.investigator import Investigator
 from agents.respond.responder import Responder
-from agents.tasks.coordination import Claim, TaskRun, claim, claim_batch
+from agents.tasks.coordination import Claim, Held, TaskRun, claim, claim_batch
 from agents.tasks.worker import Worker
 from bench.round_trips import counting
 from tests.tasks.test_coordination import INVESTIGATE, RESPOND, investigated, open_incident
@@ -141,3 +141,116 @@ def test_a_second_task_of_one_incident_in_a_batch_reads_its_own_context(
     assert sorted(ahead) == ["t1", "t2"]
     assert [a["component"] for a in ahead["t1"].alerts] == ["payment"]
     assert [a["component"] for a in ahead["t2"].alerts] == ["cart"]
+
+
+class Expiring(Investigator):
+    """An investigator that lets the lease of the task on `incident` run out once its run is
+    over, before its batch's completions are written."""
+
+    def __init__(self, incident: str) -> None:
+        super().__init__()
+        self.incident = incident
+
+    def run(self, task: TaskRun) -> None:
+        super().run(task)
+        if task.claim.incident_id == self.incident:
+            expire(task.graph, task.claim.task_id)
+
+
+def expire(graph: TenantGraph, task_id: str) -> None:
+    """End the task's lease now (as a worker stalled past it would find it)."""
+    graph._graph.query("MATCH (t:Task {id: $id}) SET t.lease_until = 0", {"id": task_id})
+
+
+def test_a_batch_writes_its_findings_in_one_query_and_a_lease_lost_before_drops_that_row(
+    store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    incidents = [open_incident(graph, s, n) for n, s in enumerate(SERVICES)]
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    a = Worker(store, [tenant], [Expiring(incidents[1]), Responder(outbox, outbox)], claim_batch=8)
+    batch = claim_batch(graph, a.kinds, a.name, a.lease_ms, a.max_attempts, 8)
+    assert [c.incident_id for c in batch] == incidents[:3]
+    lost = batch[1]
+    with counting() as by_name:
+        follow_ups = a.run_batch(graph, tenant, batch, None)
+    # the three findings (with their steps and completions) in one query; the second task's
+    # row was rejected: its lease ran out after it ran, before the batch's write
+    assert by_name["write_finding"] == 1 and by_name["record_steps"] == 0
+    assert [c.incident_id for c in follow_ups] == [incidents[0], incidents[2]]
+    assert status(graph, lost.incident_id) == {"investigate": ("claimed", 1)}
+    assert graph.rows("task_steps", {"task_id": lost.task_id}) == []
+    assert graph.one("incident_get", {"incident_id": lost.incident_id})["summary"] is None
+    for incident in (incidents[0], incidents[2]):
+        assert status(graph, incident) == {"investigate": ("done", 1), "respond": ("claimed", 1)}
+        steps = graph.rows("web_incident_steps", {"incident_id": incident})
+        assert "coverage_walk" in [s["tool"] for s in steps]
+        assert graph.one("incident_get", {"incident_id": incident})["summary"]
+    # another worker takes the lost task over and finishes it on its own epoch
+    b = worker(store, tenant, outbox)
+    taken = claim(graph, INVESTIGATE, b.name, 30_000, 5)
+    assert taken is not None and (taken.task_id, taken.epoch) == (lost.task_id, 2)
+    b.run_batch(graph, tenant, [taken], None)
+    assert status(graph, lost.incident_id)["investigate"] == ("done", 2)
+
+
+def test_a_batch_completes_its_pages_in_one_query_and_a_lease_lost_before_pages_once(
+    store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    incidents = [open_incident(graph, s, n) for n, s in enumerate(SERVICES[:3])]
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    a = worker(store, tenant, outbox)
+    pages: list[Claim] = []
+    while batch := claim_batch(graph, a.kinds, a.name, a.lease_ms, a.max_attempts, 8):
+        pages += a.run_batch(graph, tenant, batch, None)
+    assert sorted(c.incident_id for c in pages) == sorted(incidents)
+
+    class Stalling(Responder):
+        """Pages, then stalls past the lease of the second page's task."""
+
+        def run(self, task: TaskRun) -> None:
+            super().run(task)
+            if task.claim.task_id == pages[1].task_id:
+                expire(task.graph, task.claim.task_id)
+
+    a.by_kind["respond"] = Stalling(outbox, outbox)
+    with counting() as by_name:
+        assert a.run_batch(graph, tenant, pages, None) == []
+    # the three completions in one query (with the pages' outcomes); the second's rejected
+    assert by_name["complete_task"] == 1 and by_name["record_actions"] == 0
+    lost = pages[1]
+    for c in pages:
+        done = c is not lost
+        assert status(graph, c.incident_id)["respond"] == (("done" if done else "claimed"), 1)
+    # every page went out once, and its Action says so, the lost task's too: the outcome of
+    # a call that happened is written whatever the lease
+    sent = [e["incident_id"] for e in outbox.entries() if e["kind"] == "notification"]
+    assert sorted(sent) == sorted(incidents)
+    actions = graph.rows("incident_actions", {"incident_id": lost.incident_id})
+    assert {r["kind"]: r["status"] for r in actions}["notification"] == "sent"
+    # the next owner finds the page sent and does not send it again
+    b = worker(store, tenant, outbox)
+    taken = claim(graph, RESPOND, b.name, 30_000, 5)
+    assert taken is not None and (taken.task_id, taken.epoch) == (lost.task_id, 2)
+    b.run_batch(graph, tenant, [taken], None)
+    assert status(graph, lost.incident_id)["respond"] == ("done", 2)
+    sent = [e["incident_id"] for e in outbox.entries() if e["kind"] == "notification"]
+    assert sorted(sent) == sorted(incidents)
+
+
+def test_held_completions_are_written_early_for_a_half_gone_lease_or_the_same_incident(
+    graph: TenantGraph,
+) -> None:
+    incident = open_incident(graph)
+    (held,) = claim_batch(graph, INVESTIGATE, "a", 1_000, 5, 8)
+    run = TaskRun(graph, held, 1_000)
+    completions = Held()
+    run.held = completions
+    run.complete("done")
+    assert status(graph, incident)["investigate"] == ("claimed", 1)  # held, not written
+    assert completions.holds(incident) and not completions.holds("another")
+    assert not completions.due
+    run._renewed -= 0.6  # over half the 1 s lease since it was last extended
+    assert completions.due
+    assert completions.write() == []
+    assert status(graph, incident)["investigate"] == ("done", 1)
+    assert not completions.holds(incident) and completions.write() == []

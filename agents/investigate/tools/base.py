@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
+from agents.investigate import similar
 from agents.investigate.tools.prefetch import Prefetched
 
 #: At most this many rows of a tool's `data` list reach a planner (a model's context is small).
@@ -85,6 +87,12 @@ class ToolContext:
     #: traced call of their own, where it traces datastore calls near the incident: they call
     #: nothing on their request path (`investigator.start_order_edge`).
     serving_only: set[str] = field(default_factory=set)
+
+    @cached_property
+    def text_vector(self) -> list[float]:
+        """The incident's hashed bag of words (`similar.text_vector` of its alerts' text), for
+        the similar-incident lookup and the finding's write; worked out once per run."""
+        return similar.text_vector(similar.incident_text(self.alerts))
 
 
 def component_names(ctx: ToolContext, values: list[str]) -> dict[str, str | None]:

@@ -56,8 +56,12 @@ def similar_incidents(ctx: ToolContext, args: NoInput) -> ToolResult:
     `data`: at most 5 rows `{id, at (ms UTC), root_cause, confirmed_by, fixed_by, text, score}`,
     best first; `root_cause` is the cause an engineer confirmed or named when there is one.
     """
-    vector = similar.text_vector(similar.incident_text(ctx.alerts))
-    found = similar.similar(ctx.graph, "", vector, ctx.alerting, ctx.opened_ms)
+    vector = ctx.text_vector
+    rows = prefetch.similar_rows(ctx.prefetched, vector, ctx.alerting, ctx.opened_ms)
+    if rows is None:
+        found = similar.similar(ctx.graph, "", vector, ctx.alerting, ctx.opened_ms)
+    else:
+        found = similar.rank(rows, ctx.alerting)
     return rows_result(found, "similar incidents")
 
 

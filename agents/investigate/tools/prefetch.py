@@ -40,6 +40,12 @@ class Prefetched:
     paths: dict[tuple[str, str], list[str]]
     #: `neighbours.cypher` rows by the component they are next to (every alerting one).
     near: dict[str, list[dict[str, Any]]]
+    #: ((text vector, alerting components, opened ms), the `similar_incidents` rows of that
+    #: ask (`agents.investigate.similar.nearest`)), read with the batch's contexts when memory
+    #: is on, else None.
+    similar: tuple[tuple[tuple[float, ...], tuple[str, ...], int], list[dict[str, Any]]] | None = (
+        None
+    )
 
 
 def read(graph: TenantGraph, incident_id: str, hops: int, lookback_ms: int) -> Prefetched | None:
@@ -82,6 +88,17 @@ def prefetched(row: dict[str, Any], hops: int, lookback_ms: int) -> Prefetched:
             for origin, path in zip(w["covers"], w["paths"], strict=True)
         },
     )
+
+
+def similar_rows(
+    known: Prefetched | None, vector: list[float], impacted: list[str], before_ms: int
+) -> list[dict[str, Any]] | None:
+    """The `similar_incidents` rows read ahead for this ask, or None when not read ahead (or
+    read for another vector, set of alerting components or start)."""
+    if known is None or known.similar is None:
+        return None
+    asked, rows = known.similar
+    return rows if asked == (tuple(vector), tuple(impacted), before_ms) else None
 
 
 def walk_rows(known: Prefetched | None, start: list[str], hops: int) -> list[dict[str, Any]] | None:
