@@ -54,26 +54,24 @@ WITH [x IN found WHERE x.kind = found[0].kind] AS same, now
 WITH same[0 .. (size(same) + 1) / 2] AS batch, now
 UNWIND range(0, size(batch) - 1) AS k
 WITH batch[k].t AS t, batch[k].kind AS kind, $attempt_ids[k] AS attempt_id, now
-CALL {
-  WITH t, kind, attempt_id, now
-  WITH t, attempt_id, now WHERE kind <> 'page'
+// FOREACH, not CALL { … }: a MERGE inside a unit subquery ran for the first row only
+// (FalkorDB 4.16), so a batch of pages created one page task.
+FOREACH (_ IN CASE WHEN kind = 'page' THEN [] ELSE [1] END |
   SET t.status = 'claimed', t.owner = $owner, t.attempt_id = attempt_id, t.epoch = t.epoch + 1,
       t.lease_until = now + $lease_ms, t.attempts = t.attempts + 1,
-      t.taken_over = t.status = 'claimed'
-}
-CALL {
-  WITH t, kind, attempt_id, now
-  WITH t, attempt_id, now WHERE kind = 'page'
-  MATCH (t)-[:FOR]->(i:Incident)
+      t.taken_over = t.status = 'claimed')
+WITH t, kind, attempt_id, now
+OPTIONAL MATCH (t)-[:FOR]->(i:Incident) WHERE kind = 'page'
+FOREACH (_ IN CASE WHEN kind = 'page' AND i IS NOT NULL THEN [1] ELSE [] END |
   SET t.page_task = 'page:' + i.id
   MERGE (p:Task {id: 'page:' + i.id})
     ON CREATE SET p += {kind: 'page', incident_id: i.id, status: 'claimed', owner: $owner,
       attempt_id: attempt_id, epoch: 1, attempts: 1, lease_until: now + $lease_ms,
       created_at: now, taken_over: false}
-  MERGE (p)-[:FOR]->(i)
-}
+  MERGE (p)-[:FOR]->(i))
+WITH t, kind, attempt_id
 // the page task when one was created (its id: an index lookup; '' for a task with no incident)
-OPTIONAL MATCH (p:Task {id: CASE WHEN kind = 'page' THEN 'page:' + t.incident_id ELSE '' END})
+OPTIONAL MATCH (p:Task {id: CASE WHEN kind = 'page' THEN coalesce('page:' + t.incident_id, '') ELSE '' END})
 WITH CASE WHEN kind = 'page' THEN p ELSE t END AS t, attempt_id
 WHERE t.owner = $owner AND t.attempt_id = attempt_id
 RETURN t.id AS id, t.kind AS kind, t.epoch AS epoch, t.attempts AS attempts,
