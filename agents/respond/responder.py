@@ -88,11 +88,17 @@ def delivery(
     }  # fmt: skip
 
 
-def respond_contexts(graph: TenantGraph, incident_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """`cypher/respond_context.cypher` rows by incident id (an incident that is gone has none)."""
-    rows = graph.rows(
-        "respond_context", {"incident_ids": incident_ids, "lookback_ms": CHANGE_LOOKBACK_MS}
-    )
+def respond_contexts(
+    graph: TenantGraph, incident_ids: list[str], kind: str = "respond"
+) -> dict[str, dict[str, Any]]:
+    """`cypher/respond_context.cypher` rows by incident id (an incident that is gone has none);
+    for a `page` task (`kind`), the lighter `cypher/page_context.cypher` rows."""
+    if kind == PAGE_KIND:
+        rows = graph.rows("page_context", {"incident_ids": incident_ids})
+    else:
+        rows = graph.rows(
+            "respond_context", {"incident_ids": incident_ids, "lookback_ms": CHANGE_LOOKBACK_MS}
+        )
     return {str(row["id"]): row for row in rows}
 
 
@@ -127,12 +133,13 @@ class Responder:
         self.public_url = public_url
 
     def read_ahead(self, graph: TenantGraph, claims: list[Claim]) -> dict[str, dict[str, Any]]:
-        """The `respond_context` rows of a batch of claimed `respond` or `page` tasks (one
-        query), by task id; other kinds read their own."""
+        """The `respond_context` (or `page_context`) rows of a batch of claimed `respond` (or
+        `page`) tasks, one query, by task id; other kinds read their own."""
         pages = {c.incident_id: c.task_id for c in claims if c.kind in FIRST_PAGE}
         if not pages:
             return {}
-        return {pages[k]: row for k, row in respond_contexts(graph, list(pages)).items()}
+        read = respond_contexts(graph, list(pages), claims[0].kind)
+        return {pages[k]: row for k, row in read.items()}
 
     def run(self, task: TaskRun) -> None:
         """Handle one claimed `respond`, `notify_cleared`, `notify_update`, `notify_verdict`,
@@ -155,7 +162,9 @@ class Responder:
         graph, incident_id = task.graph, task.claim.incident_id
         first = task.claim.kind in FIRST_PAGE
         if first:  # the page: everything it needs in one round trip
-            incident = task.ahead or respond_contexts(graph, [incident_id]).get(incident_id)
+            incident = task.ahead or respond_contexts(graph, [incident_id], task.claim.kind).get(
+                incident_id
+            )
         else:
             incident = graph.one("response_incident", {"incident_id": incident_id})
         if incident is None:
