@@ -49,11 +49,11 @@ CALL {
   RETURN t, t.kind AS kind ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT $limit
 }
 WITH t, kind, now ORDER BY coalesce($priority[kind], 99), t.created_at
-WITH collect({t: t, kind: kind}) AS found, now
-WITH [x IN found WHERE x.kind = found[0].kind] AS same, now
+WITH collect(t) AS found, collect(kind) AS kinds, now
+WITH [k IN range(0, size(found) - 1) WHERE kinds[k] = kinds[0] | [found[k], kinds[k]]] AS same, now
 WITH same[0 .. (size(same) + 1) / 2] AS batch, now
 UNWIND range(0, size(batch) - 1) AS k
-WITH batch[k].t AS t, batch[k].kind AS kind, $attempt_ids[k] AS attempt_id, now
+WITH batch[k][0] AS t, batch[k][1] AS kind, $attempt_ids[k] AS attempt_id, now
 // FOREACH, not CALL { … }: a MERGE inside a unit subquery ran for the first row only
 // (FalkorDB 4.16), so a batch of pages created one page task.
 FOREACH (_ IN CASE WHEN kind = 'page' THEN [] ELSE [1] END |
