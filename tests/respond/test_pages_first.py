@@ -160,6 +160,12 @@ def test_a_page_is_created_once_only_when_due_and_only_while_the_deadline_is_on(
     (page,) = claim_batch(graph, RESPOND, "r", 30_000, 5, 8, WITHIN_MS)
     assert (page.kind, page.incident_id, page.owner, page.attempts) == ("page", incident, "r", 1)
     assert claim_batch(graph, RESPOND, "r2", 30_000, 5, 8, WITHIN_MS) == []  # once
+    # its worker died: the page task is taken over once its lease expired, as any task is
+    graph._graph.query("MATCH (t:Task {id: $id}) SET t.lease_until = 0", {"id": page.task_id})
+    (again,) = claim_batch(graph, RESPOND, "r3", 30_000, 5, 8, WITHIN_MS)
+    assert (again.task_id, again.epoch, again.owner, again.taken_over) == (
+        page.task_id, 2, "r3", True,
+    )  # fmt: skip
     # the late investigation itself is still there to claim, oldest first
     first = claim(graph, INVESTIGATE, "i", 30_000, 5)
     assert first is not None and (first.kind, first.incident_id) == ("investigate", incident)
