@@ -79,7 +79,8 @@ class Page(_Value):
     `acknowledged_by`/`acknowledged_at` and `resolved_by`: who took it and who resolved it;
     `incident_url`: the incident's web page; `runbooks`: (alert title, runbook URL) pairs;
     `refused`: destinations that refused this page first; `undelivered`: why this copy went
-    through another notifier than the intended one.
+    through another notifier than the intended one; `investigating`: sent before the diagnosis
+    (the page deadline passed): no cause yet, it is edited in when the diagnosis is done.
     """
 
     type: Literal["page"] = "page"
@@ -110,6 +111,7 @@ class Page(_Value):
     silences: list[str] = Field(default_factory=list)
     refused: list[Refusal] = Field(default_factory=list)
     undelivered: str | None = None
+    investigating: bool = False
 
 
 #: What a follow-up is about; renderers may treat kinds differently (buttons for `readback`).

@@ -1,5 +1,5 @@
 // End a maintenance window now (database clock; one already over keeps its end). The paused
-// `respond` and `escalate` tasks of the incidents it held become claimable at once: each checks
+// `respond`, `page` and `escalate` tasks of the incidents it held become claimable at once: each checks
 // again whether any window still covers its incident, and pages (or escalates) if none does.
 // No row: no such window.
 MATCH (m:Maintenance {id: $id})
@@ -7,7 +7,7 @@ SET m.ends_at = CASE WHEN m.ends_at > timestamp() THEN timestamp() ELSE m.ends_a
     m.ended_by = $by
 WITH m
 OPTIONAL MATCH (i:Incident)-[:IN_MAINTENANCE]->(m)
-OPTIONAL MATCH (t:Task)-[:FOR]->(i) WHERE t.kind IN ['respond', 'escalate'] AND t.status = 'paused'
+OPTIONAL MATCH (t:Task)-[:FOR]->(i) WHERE t.kind IN ['respond', 'page', 'escalate'] AND t.status = 'paused'
 FOREACH (_ IN CASE WHEN t IS NULL THEN [] ELSE [1] END | SET t.lease_until = timestamp())
 WITH m, count(DISTINCT t) AS released
 RETURN m.id AS id, m.ends_at AS ends_at, released

@@ -1,27 +1,31 @@
 // An alert that links two open incidents (its component is within the correlation reach of a
 // component of each) merges them. Unpaged means nobody was paged for it yet: not notified,
 // and its respond task does not exist, or waits (open, or paused by the page hold) with no
-// Action reserved for it. The other one merges into the one the alert joined ($incident_id)
-// while the other is unpaged; else the joined one merges into the other while the joined one
-// is unpaged (the on-call of the paged one hears of it as a diagnosis update); two paged
-// incidents stay apart. One merge per call (triage loops): per-row SETs on the same node would
-// read stale values (FalkorDB 4.16).
+// Action reserved for it; the same of its `page` task (the page before a late diagnosis). The
+// other one merges into the one the alert joined ($incident_id) while the other is unpaged;
+// else the joined one merges into the other while the joined one is unpaged (the on-call of the
+// paged one hears of it as a diagnosis update); two paged incidents stay apart. One merge per
+// call (triage loops): per-row SETs on the same node would read stale values (FalkorDB 4.16).
 // The merged incident keeps its id with status 'merged' and `merged_into`; its alerts move,
 // their edges saying through which link (`via`); the survivor gets a `reinvestigate` task.
 // A responder that claims a task of a merged incident finds the status and does nothing. An
 // incident split off by cause (`split_from`) is never merged back.
 MATCH (j:Incident {id: $incident_id}) WHERE j.status = 'open'
 OPTIONAL MATCH (rj:Task {id: 'respond:' + j.id})
+OPTIONAL MATCH (pj:Task {id: 'page:' + j.id})
 WITH j, NOT coalesce(j.notified, false)
         AND (rj IS NULL OR (rj.status IN ['open', 'paused'] AND size([(j)<-[:FOR]-(x:Action) | x]) = 0))
+        AND (pj IS NULL OR (pj.status IN ['open', 'paused'] AND size([(j)<-[:FOR]-(x:Action) | x]) = 0))
         AS j_unpaged
 MATCH (o:Incident {status: 'open'})
 WHERE o.id <> j.id AND size($near) > 0 AND any(x IN o.components WHERE x IN $near)
   AND o.opened_at >= $starts_at_ms - $window_ms AND o.opened_at <= $starts_at_ms + $window_ms
   AND o.split_from IS NULL AND coalesce(j.split_from, '') <> o.id
 OPTIONAL MATCH (r:Task {id: 'respond:' + o.id})
+OPTIONAL MATCH (p:Task {id: 'page:' + o.id})
 WITH j, j_unpaged, o, NOT coalesce(o.notified, false)
         AND (r IS NULL OR (r.status IN ['open', 'paused'] AND size([(o)<-[:FOR]-(x:Action) | x]) = 0))
+        AND (p IS NULL OR (p.status IN ['open', 'paused'] AND size([(o)<-[:FOR]-(x:Action) | x]) = 0))
         AS o_unpaged
 WITH j, o, o_unpaged WHERE o_unpaged OR j_unpaged
 WITH j, o, o_unpaged ORDER BY o_unpaged DESC, o.opened_at LIMIT 1

@@ -11,7 +11,9 @@
 // any failure kind); `hold_ms`, how much longer the page is held (triage_alert), <= 0 when
 // not; `quiet_until`, the end of the latest maintenance window covering it now (null: none)
 // and `maintenance_until`, what the incident recorded (null: never held); each team row has its
-// `escalation_policy_json`. Lists come unordered: the caller sorts.
+// `escalation_policy_json`; `early_page`, the status of the incident's `page` task (the page
+// sent before a late diagnosis: agents/tasks/kinds.py, `page_due`), null when it has none.
+// Lists come unordered: the caller sorts.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 // Every lookup starts from an index (a name, a fingerprint, a person), never from a scan of a
 // label that grows with history or the world (`tests/test_query_plans.py`); a lookup value that
@@ -128,6 +130,7 @@ CALL {
        ticket: fa.ticket, detail: fa.detail, text: fa.text, stated_at: fa.stated_at,
        approved_at: fa.approved_at} END) AS preferences
 }
+OPTIONAL MATCH (pt:Task {id: 'page:' + i.id})
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.received_at AS received_at,
        i.root_cause AS root_cause, i.conclusive AS conclusive,
@@ -141,4 +144,5 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        f.model AS model, f.second_opinion_json AS second_opinion_json,
        f.separated_by AS separated_by, f.evidence_json AS evidence_json,
        i.similar_json AS similar_json, alerts,
-       owners, fallback, cited, recent, actions, steps, previous, preferences
+       owners, fallback, cited, recent, actions, steps, previous, preferences,
+       pt.status AS early_page

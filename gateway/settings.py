@@ -240,6 +240,11 @@ class Settings(BaseSettings):
     #: contexts in one query (agents/tasks/worker.py), at most one per 100 ms of the lease;
     #: 1 claims one at a time.
     claim_batch: int = Field(8, alias="BLAST_CLAIM_BATCH", ge=1, le=64)
+    #: An incident whose diagnosis is not done this many ms after it opened is paged without it
+    #: (its alerts, their owners' on-call, "cause: under investigation"), ahead of every
+    #: investigation, and the cause is edited into that page when the diagnosis is in
+    #: (docs/hot-path.md, "Pages first"); 0: a page always waits for its diagnosis.
+    page_within_ms: int = Field(1_000, alias="BLAST_PAGE_WITHIN_MS", ge=0, le=3_600_000)
     #: Days after which `serve` trims a resolved incident's bulky fields (0 = never). On by
     #: default so the database stays small from the start (README "Memory").
     retention_days: int = Field(7, alias="BLAST_RETENTION_DAYS", ge=0)

@@ -21,6 +21,7 @@ from slack_sdk.models.blocks import (
 from adapters.notices import FollowUp, Page
 from adapters.slack import actions
 from adapters.slack.mrkdwn import (
+    UNDER_INVESTIGATION,
     escape_mrkdwn,
     followup_text,
     link,
@@ -54,7 +55,9 @@ def page_blocks(page: Page, who: str | None) -> list[Block]:
     if page.incident_url:
         head += f" · {link(page.incident_url, 'incident page')}"
     blocks: list[Block] = [SectionBlock(block_id="title", text=_mrkdwn(cut(head, SECTION_LIMIT)))]
-    if page.root_cause:
+    if page.investigating:
+        cause = UNDER_INVESTIGATION
+    elif page.root_cause:
         cause = f"*{escape_mrkdwn(page.root_cause)}*"
         if page.confidence is not None:
             cause += f" (confidence {page.confidence:.2f})"
@@ -101,15 +104,16 @@ def page_blocks(page: Page, who: str | None) -> list[Block]:
 
 
 def page_buttons(page: Page) -> list[ButtonElement]:
-    """The page's buttons, `value` = the incident id."""
+    """The page's buttons, `value` = the incident id (no verdict on a cause not found yet)."""
     value = page.incident_id
     buttons = []
     if page.root_cause:
         buttons.append(ButtonElement(text="Confirm cause", action_id=actions.CONFIRM, value=value,
                                      style="primary"))  # fmt: skip
-    buttons.append(
-        ButtonElement(text="Wrong cause", action_id=actions.REJECT, value=value, style="danger")
-    )
+    if not page.investigating:
+        buttons.append(
+            ButtonElement(text="Wrong cause", action_id=actions.REJECT, value=value, style="danger")
+        )
     if page.acknowledged_at is None and page.status != "resolved":
         buttons.append(
             ButtonElement(text="Acknowledge", action_id=actions.ACKNOWLEDGE, value=value)

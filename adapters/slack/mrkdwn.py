@@ -77,8 +77,15 @@ def status_lines(page: Page) -> list[str]:
     return lines
 
 
+#: What a page sent before its diagnosis says of the cause.
+UNDER_INVESTIGATION = "under investigation; this page is edited when the diagnosis is in"
+
+
 def cause_line(page: Page) -> str:
-    """`Root cause: *x* (confidence 0.90)`, or what to check first when inconclusive."""
+    """`Root cause: *x* (confidence 0.90)`, what to check first when inconclusive, or that the
+    diagnosis is not done yet (a page sent before it: `investigating`)."""
+    if page.investigating:
+        return f"Root cause: {UNDER_INVESTIGATION}"
     if page.root_cause:
         confidence = f" (confidence {page.confidence:.2f})" if page.confidence is not None else ""
         return f"Root cause: *{escape_mrkdwn(page.root_cause)}*{confidence}"

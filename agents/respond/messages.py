@@ -130,11 +130,13 @@ def page(
     verdicts: list[dict[str, Any]] | None = None,
     ticket_link: str | None = None,
     public_url: str | None = None,
+    investigating: bool = False,
 ) -> Page:
     """The page for an incident: severity, title, cause and confidence, paths, evidence
     (alerts and the recent `changes` the finding cites), who is paged and why, the ticket
     link, the incident's web page (under `public_url`), each alert's runbook, and what
-    happened since (acknowledgement, resolution, `verdicts`)."""
+    happened since (acknowledgement, resolution, `verdicts`). `investigating`: sent before
+    the diagnosis (the page deadline passed), which the page says instead of a cause."""
     cause = incident.get("root_cause")
     paths = json.loads(incident.get("paths_json") or "[]")
     return Page(
@@ -174,6 +176,7 @@ def page(
             )
             for v in verdicts or []
         ],
+        investigating=investigating,
     )
 
 
@@ -206,6 +209,7 @@ def notification(
     verdicts: list[dict[str, Any]] | None = None,
     ticket_link: str | None = None,
     public_url: str | None = None,
+    investigating: bool = False,
 ) -> OutboundMessage:
     """The page (`page`) to the route's channel (`who`'s; None: the notifier's default)."""
     return OutboundMessage(
@@ -214,7 +218,9 @@ def notification(
         kind="notification",
         channel=(who or {}).get("channel"),
         opened_at_ms=since(incident),
-        notice=page(incident, alerts, who, changes, verdicts, ticket_link, public_url),
+        notice=page(
+            incident, alerts, who, changes, verdicts, ticket_link, public_url, investigating
+        ),
     )
 
 

@@ -15,6 +15,14 @@ The page itself is restated with the incident's current state (kind `update`; Sl
 in place) when the ticket link is known (`…:ticket-link`), the incident resolves
 (`…:resolved`), a re-investigation changes the cause (`…:page:<task id>`), and an engineer gives
 a verdict (`…:page:notify_verdict:<verdict id>`, task `notify_verdict`).
+
+Pages first: when an incident's investigation is not done `BLAST_PAGE_WITHIN_MS` after it was
+created, the claim query creates its `page` task, which sends the page under the same intent
+`…:initial-notification` with what triage knows (the alerting components' owners' on-call,
+the alerts, "cause: under investigation"). The investigation's `respond` then finds the page
+out: it pages the cause's on-call in the thread when that is someone else (`…:repage:<task
+id>`), tells the other alerting teams, opens the ticket and edits the cause into the page
+(`…:diagnosis`). It waits while the `page` task is unfinished, so the two never run at once.
 """
 
 from __future__ import annotations
@@ -33,9 +41,17 @@ from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.respond import escalation, flapping, maintenance, messages, preferences, routing
 from agents.tasks.coordination import Claim, TaskRun
-from agents.tasks.kinds import handled_by
+from agents.tasks.kinds import PAGE_KIND, handled_by
 
 log = logging.getLogger(__name__)
+
+
+#: The kinds that send an incident's first page: the one after its diagnosis, and the one
+#: before it when the diagnosis is late (`PAGE_KIND`).
+FIRST_PAGE = ("respond", PAGE_KIND)
+#: How long the `respond` task waits, paused, for an unfinished `page` task of its incident
+#: before it looks again (ms): that page is claimed ahead of everything and takes tens of ms.
+EARLY_PAGE_WAIT_MS = 250
 
 
 def intent(incident_id: str, what: str) -> str:
@@ -72,11 +88,17 @@ def delivery(
     }  # fmt: skip
 
 
-def respond_contexts(graph: TenantGraph, incident_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """`cypher/respond_context.cypher` rows by incident id (an incident that is gone has none)."""
-    rows = graph.rows(
-        "respond_context", {"incident_ids": incident_ids, "lookback_ms": CHANGE_LOOKBACK_MS}
-    )
+def respond_contexts(
+    graph: TenantGraph, incident_ids: list[str], kind: str = "respond"
+) -> dict[str, dict[str, Any]]:
+    """`cypher/respond_context.cypher` rows by incident id (an incident that is gone has none);
+    for a `page` task (`kind`), the lighter `cypher/page_context.cypher` rows."""
+    if kind == PAGE_KIND:
+        rows = graph.rows("page_context", {"incident_ids": incident_ids})
+    else:
+        rows = graph.rows(
+            "respond_context", {"incident_ids": incident_ids, "lookback_ms": CHANGE_LOOKBACK_MS}
+        )
     return {str(row["id"]): row for row in rows}
 
 
@@ -111,12 +133,13 @@ class Responder:
         self.public_url = public_url
 
     def read_ahead(self, graph: TenantGraph, claims: list[Claim]) -> dict[str, dict[str, Any]]:
-        """The `respond_context` rows of a batch of claimed `respond` tasks (one query), by
-        task id; other kinds read their own."""
-        pages = {c.incident_id: c.task_id for c in claims if c.kind == "respond"}
+        """The `respond_context` (or `page_context`) rows of a batch of claimed `respond` (or
+        `page`) tasks, one query, by task id; other kinds read their own."""
+        pages = {c.incident_id: c.task_id for c in claims if c.kind in FIRST_PAGE}
         if not pages:
             return {}
-        return {pages[k]: row for k, row in respond_contexts(graph, list(pages)).items()}
+        read = respond_contexts(graph, list(pages), claims[0].kind)
+        return {pages[k]: row for k, row in read.items()}
 
     def run(self, task: TaskRun) -> None:
         """Handle one claimed `respond`, `notify_cleared`, `notify_update`, `notify_verdict`,
@@ -137,8 +160,11 @@ class Responder:
 
     def _run(self, task: TaskRun) -> None:
         graph, incident_id = task.graph, task.claim.incident_id
-        if task.claim.kind == "respond":  # the page: everything it needs in one round trip
-            incident = task.ahead or respond_contexts(graph, [incident_id]).get(incident_id)
+        first = task.claim.kind in FIRST_PAGE
+        if first:  # the page: everything it needs in one round trip
+            incident = task.ahead or respond_contexts(graph, [incident_id], task.claim.kind).get(
+                incident_id
+            )
         else:
             incident = graph.one("response_incident", {"incident_id": incident_id})
         if incident is None:
@@ -148,16 +174,25 @@ class Responder:
             task.complete(f"merged into {incident['merged_into']}")
             return
         alerts = sorted(incident.pop("alerts"), key=lambda a: (a["starts_at_ms"], a["key"]))
-        if task.claim.kind == "respond" and incident["hold_ms"] > 0:
+        if first and incident["hold_ms"] > 0:
             # an open incident just past the reach: the alert that links them may be on its
             # way (triage_alert's hold); waiting lets it merge them before anyone is paged
             held = int(incident["hold_ms"])
             task.pause(int(time.time() * 1000) + held, f"page held {held} ms for a linking alert")
             return
-        if task.claim.kind == "respond" and maintenance.hold(task, incident, alerts):
+        if first and maintenance.hold(task, incident, alerts):
             return  # a quiet window: paged when it ends, if still open
-        if task.claim.kind == "respond":
-            self._respond(task, incident, alerts)
+        if task.claim.kind == PAGE_KIND:
+            self._page_early(task, incident, alerts)
+        elif task.claim.kind == "respond":
+            early = incident["early_page"]
+            if early in ("open", "claimed", "paused"):  # never both at once: one sends the page
+                task.pause(int(time.time() * 1000) + EARLY_PAGE_WAIT_MS,
+                           "waiting for the page sent before the diagnosis")  # fmt: skip
+            elif early is not None and (root := self._paged(incident)) is not None:
+                self._cause_found(task, incident, alerts, root)
+            else:
+                self._respond(task, incident, alerts)
         elif task.claim.kind == "notify_update":
             self._update(task, incident, alerts)
         elif task.claim.kind == "readback":
@@ -227,6 +262,87 @@ class Responder:
             "notified", mark_notified=True, root_cause=incident["root_cause"],
             **escalation.follow_up(task.graph, incident["id"], who if note is None else None),
         )  # fmt: skip
+
+    def _paged(self, incident: dict[str, Any]) -> str | None:
+        """The ref of the incident's page if it went out (its `initial-notification` Action
+        sent, in a `respond_context` row's `actions`), else None."""
+        page = intent(incident["id"], "initial-notification")
+        sent = [a for a in incident["actions"] if a["intent_id"] == page and a["status"] == "sent"]
+        return str(sent[0]["external_ref"]) if sent else None
+
+    def _page_early(
+        self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
+    ) -> None:
+        """The page deadline passed before the diagnosis (task `page`, which the claim query
+        created): page now with what triage knows, under the page's own intent, "cause: under
+        investigation". The route is the alerting components' owners' (steps named as in
+        `_respond`, so `incident_paged.cypher` finds whom it paged); no team is told and no
+        ticket opened yet: the investigation's `respond` does that with the cause
+        (`_cause_found`). Nothing is sent when the finding is written by now (that `respond`
+        pages with it) or a preference of the on-call says not to page on Slack (that
+        `respond` follows it, as always)."""
+        if incident["planner"] is not None:
+            task.complete("diagnosis in before the deadline page: respond pages with it")
+            return
+        alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+        owners, default = incident["owners"], incident["fallback"]
+        who = task.step(
+            "response_context", {"components": alerting},
+            lambda: routing.route_from(owners, alerting, lambda: default[0] if default else None),
+            touched=alerting, deferred=True,
+        )  # fmt: skip
+        kind = dominant(alerts, None)
+        people = [p for p in ((who or {}).get("slack_user_id"), (who or {}).get("person")) if p]
+        pref = task.step(
+            "preferences", {"people": people, "failure_kind": kind},
+            lambda: preferences.current_of(incident["preferences"], people, kind)
+            if people else None,
+            deferred=True,
+        )  # fmt: skip
+        if pref and pref["no_page"]:
+            task.complete("not paged before the diagnosis: a preference of the on-call")
+            return
+        page = messages.notification(
+            intent(incident["id"], "initial-notification"), incident, alerts, who,
+            public_url=self.public_url, investigating=True,
+        )  # fmt: skip
+        fallback = incident["fallback"][0] if incident["fallback"] else None
+        self._page(task, page, messages.page_channels(who, fallback, self.default_channel), {})
+        task.complete(
+            "paged before the diagnosis", mark_notified=True, root_cause=None,
+            **escalation.follow_up(task.graph, incident["id"], who),
+        )  # fmt: skip
+
+    def _cause_found(
+        self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], root: str
+    ) -> None:
+        """The diagnosis is in, and the page (ref `root`) went out before it (`_page_early`):
+        page the cause's on-call in the thread when the page named someone else, and tell the
+        other alerting teams (`_page_new_cause`, as after a re-investigation), open the ticket,
+        and edit the cause into the page (intent `…:diagnosis`). Nothing is paged twice."""
+        who: dict[str, Any] | None
+        if incident["root_cause"]:
+            who = self._page_new_cause(task, incident, alerts, root)
+        else:  # inconclusive: the page's route stands
+            paged = task.step(
+                "paged_before", {"incident_id": incident["id"]},
+                lambda: task.graph.one("incident_paged", {"incident_id": incident["id"]}),
+                deferred=True,
+            )  # fmt: skip
+            who = json.loads(paged["result"]) if paged else None
+            self._tell_teams(task, incident, alerts, who or {})
+        previous = incident["previous"]
+        issue = messages.ticket(
+            intent(incident["id"], "ticket"), incident, alerts, who, None,
+            changes=sorted(incident["recent"], key=lambda c: c["at"], reverse=True),
+            steps=sorted(incident["steps"], key=lambda s: (s["created_at"], s["task_id"], s["n"])),
+            previous=previous[0] if previous else None, public_url=self.public_url,
+        )  # fmt: skip
+        self._deliver(task, self.tickets, issue)
+        self._restate(task, incident, alerts, "diagnosis")
+        task.complete(
+            "cause edited into the page", mark_notified=True, root_cause=incident["root_cause"]
+        )
 
     def _deliver(
         self,
@@ -397,11 +513,11 @@ class Responder:
         incident: dict[str, Any],
         alerts: list[dict[str, Any]],
         root: str | None,
-    ) -> None:
+    ) -> dict[str, Any]:
         """After the cause changed: page the on-call of the new cause's route in the thread
         (intent `…:repage:<task id>`) unless it is the person paged already, then tell the other
         alerting teams (`_tell_teams`). The page, restated next, names the new person
-        (`incident_paged.cypher` takes the latest route)."""
+        (`incident_paged.cypher` takes the latest route). Returns that route."""
         cause = incident["root_cause"]
         paged = task.step(
             "paged_before", {"incident_id": incident["id"]},
@@ -409,7 +525,7 @@ class Responder:
             deferred=True,
         )  # fmt: skip
         before = json.loads(paged["result"]) if paged else None
-        who = task.step(
+        who: dict[str, Any] = task.step(
             "route_new_cause",
             {"cause": cause},
             lambda: routing.route(task.graph, [cause]),
@@ -424,6 +540,7 @@ class Responder:
             )
             self._say(task, message)
         self._tell_teams(task, incident, alerts, who)
+        return who
 
     def _tell_teams(
         self,

@@ -19,7 +19,7 @@ from typing import Any
 from adapters.falkordb import TenantGraph
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents.metrics import Metrics
-from agents.tasks.kinds import AFTER_PAGE, PRIORITY
+from agents.tasks.kinds import AFTER_PAGE, PAGE_DUE, PAGE_KIND, PRIORITY
 
 log = logging.getLogger(__name__)
 
@@ -86,13 +86,24 @@ def claim(
 
 
 def claim_batch(
-    graph: TenantGraph, kinds: list[str], owner: str, lease_ms: int, max_attempts: int, most: int
+    graph: TenantGraph,
+    kinds: list[str],
+    owner: str,
+    lease_ms: int,
+    max_attempts: int,
+    most: int,
+    page_within_ms: int = 0,
 ) -> list[Claim]:
     """Claim the most urgent claimable task of `kinds` as `claim` does, and with it up to
     `most` - 1 more of its kind, next in the same order, but at most half of those claimable
     (rounded up: one of one, one of two, two of three), so another idle worker finds the rest
-    (`cypher/claim_task.cypher`). Most urgent first; [] when none is claimable. One query."""
+    (`cypher/claim_task.cypher`). Most urgent first; [] when none is claimable. One query.
+
+    `page_within_ms` > 0 (`BLAST_PAGE_WITHIN_MS`) and `page` among `kinds`: an incident whose
+    investigation is not done that long after it was created is a `page` task to claim,
+    created by this claim (`TaskKind.page_due`); 0: pages wait for their diagnosis."""
     attempt_ids = [uuid.uuid4().hex for _ in range(max(1, most))]
+    deadline = page_within_ms > 0 and PAGE_KIND in kinds
     claimed_at = time.monotonic()
     rows = graph.rows(
         "claim_task",
@@ -105,6 +116,8 @@ def claim_batch(
             "limit": 2 * len(attempt_ids),
             "lease_ms": lease_ms,
             "max_attempts": max_attempts,
+            "page_due": PAGE_DUE if deadline else [],
+            "page_within_ms": page_within_ms,
         },
     )
     return [

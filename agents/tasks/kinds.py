@@ -1,12 +1,12 @@
 """Task kinds, declared once: which role claims each kind, what its completion enqueues next,
-whether it waits for the incident's first page, whether its failure must still page, and how
-urgent it is.
+whether it waits for the incident's first page, whether its failure must still page, whether
+its incident is paged without it once the page deadline passes, and how urgent it is.
 
 Everything else is derived from this table: the worker roles (`ROLE_KINDS`), the kinds a
 completion may claim on the spot (`CHAINED`), the kinds a failure pages for
-(`DIAGNOSIS_KINDS`), the claim query's `$after_page` and `$priority` parameters (`AFTER_PAGE`,
-`PRIORITY`) and each agent's `kinds`. The idea is arq's: a job kind is declared once, with its
-options beside it.
+(`DIAGNOSIS_KINDS`), the claim query's `$after_page`, `$priority` and `$page_due` parameters
+(`AFTER_PAGE`, `PRIORITY`, `PAGE_DUE`) and each agent's `kinds`. The idea is arq's: a job
+kind is declared once, with its options beside it.
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ class TaskKind:
     same for the same reason). Lower kinds wait under a sustained overload; none is dropped.
     `agent`: the agent package that handles it (`act`), when not its role's own agent
     (`AGENT_OF_ROLE`): a role may run kinds of several agents.
+    `page_due`: the first page waits for it, but not past the page deadline
+    (`BLAST_PAGE_WITHIN_MS` after the task was created): while it is not done by then, the
+    claim query creates the incident's `page` task (`PAGE_KIND`, id `page:<incident id>`) for
+    the claiming worker, once, and the incident is paged with what triage knows; the `respond`
+    that the task's completion enqueues later edits the cause into that page
+    (docs/hot-path.md, "Pages first").
     """
 
     name: str
@@ -43,6 +49,7 @@ class TaskKind:
     pages_on_failure: bool = False
     priority: int = 2
     agent: str | None = None
+    page_due: bool = False
 
 
 #: `priority` values: the first page, the diagnosis it waits for, follow-ups to people,
@@ -51,10 +58,17 @@ PAGE, DIAGNOSIS, FOLLOW_UP, BACKGROUND = 0, 1, 2, 3
 
 TASK_KINDS: tuple[TaskKind, ...] = (
     TaskKind(
-        "investigate", "investigator", then="respond", pages_on_failure=True, priority=DIAGNOSIS
+        "investigate",
+        "investigator",
+        then="respond",
+        pages_on_failure=True,
+        priority=DIAGNOSIS,
+        page_due=True,
     ),
     TaskKind("reinvestigate", "investigator", then="notify_update", priority=BACKGROUND),
     TaskKind("respond", "responder", chained=True, priority=PAGE),
+    # the page sent before a late diagnosis, created by the claim query itself (`page_due`)
+    TaskKind("page", "responder", priority=PAGE),
     TaskKind("notify_cleared", "responder", after_page=True, priority=FOLLOW_UP),
     TaskKind("notify_update", "responder", after_page=True, priority=FOLLOW_UP),
     TaskKind("notify_verdict", "responder", after_page=True, priority=FOLLOW_UP),
@@ -89,6 +103,10 @@ CHAINED: tuple[str, ...] = tuple(kind.name for kind in TASK_KINDS if kind.chaine
 DIAGNOSIS_KINDS: tuple[str, ...] = tuple(k.name for k in TASK_KINDS if k.pages_on_failure)
 #: Kinds that wait for the incident's first page (the claim query's `$after_page`).
 AFTER_PAGE: list[str] = [kind.name for kind in TASK_KINDS if kind.after_page]
+#: Kinds whose incident is paged without them past the page deadline (`$page_due`).
+PAGE_DUE: list[str] = [kind.name for kind in TASK_KINDS if kind.page_due]
+#: The kind of the page the claim query creates for a `page_due` task past the deadline.
+PAGE_KIND = "page"
 #: Kind name -> its claim priority, lowest claimed first (the claim query's `$priority`).
 PRIORITY: dict[str, int] = {kind.name: kind.priority for kind in TASK_KINDS}
 #: Role -> the agent package that handles its kinds unless a kind names another (`agent`).

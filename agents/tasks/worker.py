@@ -125,6 +125,7 @@ class Worker:
         shutdown_grace_s: float = 10.0,
         idle_poll_s: float = 1.0,
         claim_batch: int = 1,
+        page_within_ms: int = 0,
     ) -> None:
         if role not in ROLE_KINDS:
             raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLE_KINDS)}")
@@ -150,6 +151,9 @@ class Worker:
         #: The most ready tasks of one kind claimed at once (`BLAST_CLAIM_BATCH`), and at most
         #: one per `LEASE_MS_PER_BATCHED` of the lease, so a batch usually ends well within it.
         self.claim_batch = max(1, min(claim_batch, lease_ms // LEASE_MS_PER_BATCHED))
+        #: `BLAST_PAGE_WITHIN_MS`: an incident whose investigation is not done that long after
+        #: it opened is paged without it (`claim_batch`); 0: pages wait for their diagnosis.
+        self.page_within_ms = page_within_ms
         self.reap_every_s = max(lease_ms / 1000, 1.0)
         self.done = 0
         #: Claims, takeovers, failures; passed to each `TaskRun` for steps and actions.
@@ -175,8 +179,9 @@ class Worker:
                 break
             graph = self.store.graph(graph_name(tenant))
             batch = claim_batch(
-                graph, self.kinds, self.name, self.lease_ms, self.max_attempts, self.claim_batch
-            )
+                graph, self.kinds, self.name, self.lease_ms, self.max_attempts, self.claim_batch,
+                self.page_within_ms,
+            )  # fmt: skip
             if not batch:
                 continue
             worked = True

@@ -421,7 +421,7 @@ class Runtime:
             self.store, s.tenants, agents, role=role, lease_ms=s.lease_ms,
             max_attempts=s.max_attempts, name=name, metrics=self.metrics, hooks=hooks,
             shutdown_grace_s=s.shutdown_grace_s, idle_poll_s=s.idle_poll_ms / 1000,
-            claim_batch=s.claim_batch,
+            claim_batch=s.claim_batch, page_within_ms=s.page_within_ms,
         )  # fmt: skip
 
     def notifiers(self) -> list[Notifier]:
