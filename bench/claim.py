@@ -63,6 +63,8 @@ def main() -> None:
                 "max_attempts": 5,
                 "attempt_ids": ["bench"],
                 "limit": 2,
+                "page_due": [],
+                "page_within_ms": 0,
             }
             print(graph.explain("claim_task", params))
             kinds = list(ROLE_KINDS["investigator"])

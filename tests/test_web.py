@@ -525,7 +525,7 @@ def test_health_shows_workers_by_their_leases_and_the_queue(site: Site, store: G
     for owner, lease_ms in (("worker-live", 60_000), ("worker-dead", -1)):
         claim = {"kinds": ["investigate"], "after_page": AFTER_PAGE, "priority": PRIORITY,
                  "max_attempts": 5, "owner": owner, "attempt_ids": [owner], "limit": 2,
-                 "lease_ms": lease_ms}  # fmt: skip
+                 "lease_ms": lease_ms, "page_due": [], "page_within_ms": 0}  # fmt: skip
         assert graph.one("claim_task", claim) is not None
     found = overview.health(store, graph, schema_ready=True)
     workers = {w["owner"]: w for w in found["workers"]}
