@@ -136,8 +136,11 @@ def page(
     (alerts and the recent `changes` the finding cites), who is paged and why, the ticket
     link, the incident's web page (under `public_url`), each alert's runbook, and what
     happened since (acknowledgement, resolution, `verdicts`). `investigating`: sent before
-    the diagnosis (the page deadline passed), which the page says instead of a cause."""
+    the diagnosis (the page deadline passed), which the page says instead of a cause; so is
+    any page of an incident with no finding yet (an acknowledgement's edit of an early
+    page must not read as an inconclusive finding nobody made)."""
     cause = incident.get("root_cause")
+    investigating = investigating or (cause is None and incident.get("summary") is None)
     paths = json.loads(incident.get("paths_json") or "[]")
     return Page(
         incident_id=incident["id"],

@@ -16,7 +16,7 @@ from adapters.falkordb import GraphStore, TenantGraph
 from adapters.outbox import Outbox
 from adapters.slack.notifier import SlackNotifier
 from agents.investigate.investigator import Investigator
-from agents.respond import maintenance
+from agents.respond import lifecycle, maintenance
 from agents.respond.responder import Responder
 from agents.tasks.coordination import claim, claim_batch
 from agents.tasks.kinds import ROLE_KINDS
@@ -107,6 +107,23 @@ def test_a_late_diagnosis_pages_without_a_cause_once_then_edits_the_cause_in(
         "MATCH (i:Incident {id: $id}) RETURN i.notified, i.notified_root_cause", {"id": incident}
     ).result_set
     assert row == [[True, "payment"]]
+
+
+def test_an_acknowledgement_before_the_diagnosis_keeps_the_page_under_investigation(
+    store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path, api: SlackAPI
+) -> None:
+    """Acknowledged while the investigation is held back: the page's edit says who took it and
+    still "under investigation", not an inconclusive finding nobody made."""
+    incident = open_incident(graph, "payment")
+    late(graph, incident)
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    burst(worker(store, tenant, api, outbox, role="responder"))
+    lifecycle.acknowledge(graph, incident, "Bo Example")
+    burst(worker(store, tenant, api, outbox, role="responder"))
+    (page,) = api.roots()
+    assert page["edited"] == 1 and "Bo Example" in page["text"]
+    assert "Root cause: under investigation" in page["text"]
+    assert "inconclusive" not in page["text"]
 
 
 def test_a_calm_incident_gets_one_page_with_its_cause_and_no_edit(
