@@ -93,6 +93,9 @@ def test_an_incident_in_a_window_is_recorded_not_paged_and_paged_when_it_is_ende
     assert ended.status_code == 200 and ended.json()["released"] == 1
     gateway.drain()
     assert len(pages(gateway, incident_id)) == 1  # still firing when the window ended
+    # ended by hand: quiet no longer than the window's new end, not until its old one
+    until = detail(gateway, incident_id)["maintenance_until"]
+    assert until == ended.json()["ends_at"] < window["ends_at"]
 
 
 def test_a_window_that_ends_mid_incident_pages_then(gateway):
