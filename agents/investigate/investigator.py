@@ -92,6 +92,9 @@ log = logging.getLogger(__name__)
 ONLY_ALERTING = 0.6
 #: Confidence of an alerting leaf a world file states (no dependency listed, none measured).
 LEAF_CONFIDENCE = 0.45
+#: Under this confidence a finding names a lead, not a conclusion (the page's and the web
+#: page's "named, low confidence").
+LEAD_BELOW = 0.5
 #: Topics among the walk's best candidates whose message flow is looked at (`_stalled_topic`).
 MAX_TOPICS = 3
 
@@ -428,6 +431,14 @@ class Investigator:
             separated_by=found.reasoning if found.root_cause else "",
             evidence=decision.evidence,  # what the rules gathered still stands
         )  # fmt: skip
+        if (
+            chosen.root_cause == decision.root_cause
+            and decision.confidence < LEAD_BELOW
+            and not measured_cause(decision)
+        ):
+            # agreeing adds no measurement: a cause the rules name only as a lead, nothing
+            # measured about it, stays a lead however sure the model says it is
+            chosen = replace(chosen, confidence=min(chosen.confidence, decision.confidence))
         if outranks(decision, chosen):  # a less sure model does not replace a measured cause
             named = found.root_cause or "no single cause"
             note = f" A model named {named} at {found.confidence:.2f}; the measured cause stands."
@@ -934,10 +945,17 @@ def outranks(measured: Decision, other: Decision) -> bool:
     the same evidence the rules did; a measurement of this incident that names its cause says
     more (say only what was measured, docs/architecture.md)."""
     return (
-        measured.root_cause is not None
+        measured_cause(measured)
         and measured.root_cause != other.root_cause
-        and any(e.get("component") == measured.root_cause for e in measured.evidence)
         and measured.confidence >= other.confidence
+    )
+
+
+def measured_cause(decision: Decision) -> bool:
+    """Whether the decision names a cause and live evidence about that cause backs it (a signal
+    on it in `Decision.evidence`), not the alerts and the graph alone."""
+    return decision.root_cause is not None and any(
+        e.get("component") == decision.root_cause for e in decision.evidence
     )
 
 

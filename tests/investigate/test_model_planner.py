@@ -560,6 +560,25 @@ def test_a_confident_rules_finding_asks_no_model_unless_told_to(
     assert found["finding"]["confidence"] >= 0.6 and claude.calls == []
 
 
+def test_a_model_that_agrees_with_a_lead_adds_no_measurement(
+    start: Callable[..., Gateway], claude: AnthropicAPI
+) -> None:
+    """Alerts only, payment alone alerts: the world states it as a leaf and nothing measured
+    its calls, so the rules name it as a lead (0.45). A model that agrees at 0.9, having
+    measured nothing, keeps the lead's confidence; a model sure of another cause is weighed
+    as before (`test_stronger_edge_evidence…`)."""
+    claude.brain = lambda body: submit("payment", 0.9, "payment, surely")
+    gw = start(planner="model")
+    labels = {"alertname": "HighErrorRate", "service": "payment"}
+    at = rfc3339(datetime.now(UTC) - timedelta(minutes=3))
+    body = {"alerts": [{"status": "firing", "labels": labels, "startsAt": at}]}
+    (incident_id,) = gw.http.post("/api/v1/alerts", json=body).json()["incidents"]
+    gw.drain()
+    found = detail(gw, incident_id)
+    assert (found["root_cause"], found["finding"]["planner"]) == ("payment", "model")
+    assert found["finding"]["confidence"] == 0.45 and len(claude.calls) >= 1
+
+
 def test_with_no_key_there_is_no_model_planner(
     falkordb: EmbeddedFalkorDB, tmp_path: Path, tenant: str
 ) -> None:
