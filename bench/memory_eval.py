@@ -69,6 +69,7 @@ from agents.investigate.model_planner import ModelPlanner
 from agents.learn.learner import Learner
 from agents.learn.verdicts import Verdict, record
 from agents.metrics import Metrics
+from agents.respond.messages import SIMILAR_SHOWN
 from agents.tasks.coordination import TaskRun, claim
 from agents.triage.triage import triage
 from gateway.cli.demo import rfc3339
@@ -224,7 +225,10 @@ def cited(setup: Setup, incident_id: str, cause: str) -> bool:
     most similar one (`messages.similar_line` names only it) has it as its cause."""
     row = setup.graph.one("incident_memory", {"incident_id": incident_id}) or {}
     similar = json.loads(row.get("similar_json") or "[]")
-    return bool(similar) and similar[0]["root_cause"] == cause and bool(similar[0]["confirmed_by"])
+    return (
+        bool(similar) and similar[0]["score"] >= SIMILAR_SHOWN
+        and similar[0]["root_cause"] == cause and bool(similar[0]["confirmed_by"])
+    )  # fmt: skip
 
 
 def top5(setup: Setup, incident_id: str, task_id: str, cause: str) -> bool | None:

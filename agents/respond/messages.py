@@ -183,12 +183,19 @@ def page(
     )
 
 
+#: The least score (`agents.investigate.similar.rank`, 0-1) of the earlier incident a page
+#: names: an unrelated alert on another component scores 0.1-0.2 on words alone, and a page
+#: at 3 a.m. must not point at it.
+SIMILAR_SHOWN = 0.3
+
+
 def similar_line(incident: dict[str, Any]) -> str:
     """One line naming the most similar earlier incident (`similar_json` of the incident row),
-    or "" when memory found none: "Similar: inc-1 3 days before, cause ledger-db, confirmed by
-    Priya Raman, fixed by …" (days before this incident opened)."""
+    or "" when memory found none scoring `SIMILAR_SHOWN` or more: "Similar: inc-1 3 days
+    before, cause ledger-db, confirmed by Priya Raman, fixed by …" (days before this incident
+    opened)."""
     found = json.loads(incident.get("similar_json") or "[]")
-    if not found:
+    if not found or found[0]["score"] < SIMILAR_SHOWN:
         return ""
     best = found[0]
     days = max(0, (int(incident.get("opened_at") or 0) - int(best["at"] or 0)) // 86_400_000)

@@ -3,6 +3,7 @@ the graph, kept on the incident, shown in the API and on the page, and offered a
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import timedelta
 
@@ -11,6 +12,7 @@ import pytest
 from agents.investigate import similar
 from agents.investigate.checks import Evidence, evaluate
 from agents.investigate.tools import TOOLS, ToolContext
+from agents.respond.messages import SIMILAR_SHOWN, similar_line
 from tests.conftest import Gateway
 from tests.learn.test_memory import WEEK1, fire, incident, saturation, shop, verdict
 from tests.slack_api import SlackAPI
@@ -116,3 +118,13 @@ def test_a_signature_holds_on_the_same_alerts_and_not_on_another_incident(shop: 
     assert lost["held"] is False
     assert lost["detail"].endswith("no path to orders-db from payments-api")
     assert evaluate({"type": "signature", "alerts": []}, "x", ev())["status"] == "error"
+
+
+def test_the_page_names_no_earlier_incident_that_is_alike_only_in_words() -> None:
+    """A score under `SIMILAR_SHOWN` (an unrelated alert sharing a word or two) gets no
+    "Similar:" line; at it or above, the line names the incident."""
+    row = {"id": "inc-x", "at": 0, "root_cause": "cart", "confirmed_by": None, "fixed_by": None}
+    opened = {"opened_at": 3 * 86_400_000}
+    assert similar_line(opened | {"similar_json": json.dumps([row | {"score": 0.11}])}) == ""
+    shown = similar_line(opened | {"similar_json": json.dumps([row | {"score": SIMILAR_SHOWN}])})
+    assert shown == f"Similar: inc-x 3 days before, cause cart (score {SIMILAR_SHOWN:.2f})"
