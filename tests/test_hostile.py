@@ -183,6 +183,29 @@ def test_json_limits_and_unrenderable_errors_are_4xx(hostile: Gateway, raw: byte
         assert anonymous.status_code == 401
 
 
+def test_json_without_a_json_media_type_is_415_with_the_reason(hostile: Gateway):
+    """curl's `-d` sends `application/x-www-form-urlencoded`: an API route that takes JSON says
+    which media type to send, not a dump of the body's bytes. With it, the same body works."""
+    incident = hostile.http.post(
+        "/api/v1/alerts", content=alert_body("checkout"),
+        headers=hostile.auth | {"Content-Type": "application/json"},
+    ).json()["incidents"][0]  # fmt: skip
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    path = f"/api/v1/incidents/{incident}/ack"
+    answer = hostile.http.post(path, content=b'{"by": "Bo"}', headers=hostile.auth | form)
+    assert answer.status_code == 415
+    assert answer.json()["detail"] == (
+        "the body must be JSON sent with Content-Type: application/json "
+        "(got application/x-www-form-urlencoded)"
+    )
+    done = hostile.http.post(path, json={"by": "Bo"}, headers=hostile.auth)
+    assert done.status_code == 200, done.text
+    missing = hostile.http.post(
+        "/api/v1/incidents/inc-nope/ack", json={"by": "Bo"}, headers=hostile.auth
+    )
+    assert missing.status_code == 404
+
+
 def test_a_compressed_body_is_415_with_the_reason(hostile: Gateway):
     body = gzip.compress(alert_body("checkout"))
     answer = hostile.http.post(

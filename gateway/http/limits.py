@@ -192,7 +192,16 @@ class SafeJSONResponse(JSONResponse):
 
 async def validation_failed(request: Request, exc: RequestValidationError) -> SafeJSONResponse:
     """422 for a body or query of the wrong shape, whatever it contains: each error's location,
-    message and (at most 200 characters of) the offending input."""
+    message and (at most 200 characters of) the offending input. A JSON body sent without a
+    JSON media type (curl's `-d` says `application/x-www-form-urlencoded`) is a 415 saying so,
+    not a dump of its bytes."""
+    media = request.headers.get("content-type", "")
+    unread = [e for e in exc.errors() if tuple(e.get("loc", ()))[:1] == ("body",)
+              and isinstance(e.get("input"), bytes | str)]  # fmt: skip
+    if unread and "json" not in media.lower():
+        reason = (f"the body must be JSON sent with Content-Type: application/json "
+                  f"(got {media or 'no Content-Type'})")  # fmt: skip
+        return SafeJSONResponse({"detail": reason}, status_code=415)
     errors = []
     for err in exc.errors():
         shown = {k: err[k] for k in ("loc", "msg", "type") if k in err}
