@@ -32,7 +32,7 @@ def test_an_inconclusive_finding_says_so_and_lists_what_to_check_in_order() -> N
     lines = incident_report(incident()).splitlines()
     assert lines[2] == "root cause: inconclusive (confidence 0.17)"
     assert lines[3] == "check in this order: cart, valkey-cart, flagd"
-    assert "root cause: not investigated yet" in incident_report(incident(finding=None))
+    assert "root cause: under investigation" in incident_report(incident(finding=None))
     done = incident_report(incident(root_cause="cart", finding={"summary": "s", "confidence": 0.9}))
     assert "root cause: cart (confidence 0.90)" in done and "check in this order" not in done
 

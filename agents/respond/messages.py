@@ -468,9 +468,14 @@ def team_told(
     the incident in its thread: their components alert, what the cause is and who was paged."""
     cause = incident.get("root_cause") or "inconclusive"
     person = team.get("person") or f"nobody on call for {team['team']}"
+    names = team["components"]
+    alert = (
+        f"component {names[0]} alerts"
+        if len(names) == 1
+        else (f"components {', '.join(names)} alert")
+    )
     text = [
-        Span(text=f"{person} ({team['team']}): your components "
-                  f"{', '.join(team['components'])} alert in this incident. Root cause: "),
+        Span(text=f"{person} ({team['team']}): your {alert} in this incident. Root cause: "),
         Span(text=cause, strong=True),
         Span(text=f"; paged: {paged_line(who)}."),
     ]  # fmt: skip

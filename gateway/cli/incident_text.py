@@ -58,11 +58,11 @@ def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
 
 
 def _cause(root_cause: str | None, finding: dict[str, Any]) -> str:
-    """The root cause, `inconclusive` when the finding names none, `not investigated yet`
-    before there is a finding."""
+    """The root cause, `inconclusive` when the finding names none, `under investigation`
+    before there is a finding (as the page says)."""
     if root_cause:
         return root_cause
-    return "inconclusive" if finding else "not investigated yet"
+    return "inconclusive" if finding else "under investigation"
 
 
 def unknown_component(alert: dict[str, Any]) -> str:

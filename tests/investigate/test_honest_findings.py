@@ -353,7 +353,7 @@ def test_an_alerting_leaf_the_world_file_states_is_named_with_low_confidence(
     assert got["root_cause"] == "psp-gateway"
     assert got["finding"]["confidence"] < 0.5  # one alert on a leaf: not evidence
     assert (
-        "lists no dependency of psp-gateway, and nothing measured its calls"
+        "lists no business dependency of psp-gateway, and nothing measured its calls"
         in (got["finding"]["summary"])
     )
 

@@ -460,9 +460,9 @@ def test_every_other_alerting_team_is_told_in_the_thread(slack_gw: Gateway, api:
     (page,) = api.roots()
     assert page["channel"] == "C0DATA" and page["text"].startswith("<@U0DEE> ")
     told = {m["text"].split(" ")[0]: m["text"] for m in api.replies(page["ts"])
-            if "your components" in m["text"]}  # fmt: skip
+            if "your component" in m["text"]}  # fmt: skip
     assert set(told) == {"<@U0CY>", "<@U0ADA>"}
-    assert "your components orders-api alert in this incident" in told["<@U0CY>"]
+    assert "your component orders-api alerts in this incident" in told["<@U0CY>"]
     assert "Root cause: *orders-db*" in told["<@U0ADA>"]
     # Slack alone keeps no record: a copy of each in the outbox names the person
     records = [e for e in slack_gw.outbox if ":told:" in e["intent_id"]]
