@@ -67,17 +67,27 @@ class Outbox:
 
         Raises a retryable `AdapterError` on I/O errors.
         """
-        ref = f"outbox:{message.intent_id}"
-        record = (
-            message.model_dump(mode="json")
-            | rendered(message)
-            | {
-                "adapter": self.name,
-                "ref": ref,
-                "sent_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            }
-        )
-        line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode()
+        return self.send_many([message])[0]
+
+    def send_many(self, messages: list[OutboundMessage]) -> list[str]:
+        """`send` for several messages at once: those whose intent id is not in the file yet
+        are appended in one `write()` and one fsync under one `flock` (a batch of pages pays
+        for one fsync, not one each); the refs, in the order of `messages`.
+
+        Raises a retryable `AdapterError` on I/O errors: then none of them was written, or all
+        (the one write), and `find` tells which.
+        """
+        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        lines: dict[str, bytes] = {}
+        for message in messages:
+            record = (
+                message.model_dump(mode="json")
+                | rendered(message)
+                | {"adapter": self.name, "ref": f"outbox:{message.intent_id}", "sent_at": now}
+            )
+            line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+            lines.setdefault(message.intent_id, line.encode())
+        refs: dict[str, str] = {}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._lock:
@@ -85,17 +95,18 @@ class Outbox:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX)
                     self._catch_up(fd)
-                    if message.intent_id in self._refs:
-                        return self._refs[message.intent_id]
-                    os.write(fd, line)
-                    os.fsync(fd)
+                    new = [line for intent_id, line in lines.items() if intent_id not in self._refs]
+                    refs = {k: self._refs.get(k, f"outbox:{k}") for k in lines}
+                    if new:
+                        os.write(fd, b"".join(new))
+                        os.fsync(fd)
                 finally:
                     os.close(fd)  # releases the flock
         except OSError as exc:
             raise AdapterError(
                 f"outbox write to {self.path} failed: {exc.strerror}", retryable=True
             ) from exc
-        return ref
+        return [refs[message.intent_id] for message in messages]
 
     def check(self) -> str:
         """The outbox file can be appended to, or (missing) created by the first write: its

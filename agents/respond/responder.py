@@ -30,7 +30,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import redis
 
@@ -40,11 +41,12 @@ from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.respond import escalation, flapping, maintenance, messages, preferences, routing
-from agents.tasks.coordination import Claim, TaskRun
+from agents.tasks.coordination import Claim, Intended, TaskRun
 from agents.tasks.kinds import PAGE_KIND, handled_by
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 
 #: The kinds that send an incident's first page: the one after its diagnosis, and the one
 #: before it when the diagnosis is late (`PAGE_KIND`).
@@ -73,6 +75,13 @@ def said(message: OutboundMessage, via: str, ref: str) -> None:
         log.info("paged %s via %s", name or "nobody by name (see the page)", via)
     elif message.kind == "ticket":
         log.info("ticket %s opened", ref.removeprefix("github:"))
+
+
+def attempt(page: OutboundMessage, channel: str | None, refused: list[Refusal]) -> OutboundMessage:
+    """The page as sent to `channel` of its chain, saying which channels `refused` it before
+    (`Responder._page`)."""
+    notice = page.notice.model_copy(update={"refused": list(refused)})
+    return page.model_copy(update={"channel": channel, "notice": notice})
 
 
 def delivery(
@@ -142,14 +151,32 @@ class Responder:
         return {pages[k]: row for k, row in read.items()}
 
     def run(self, task: TaskRun) -> None:
-        """Handle one claimed `respond`, `notify_cleared`, `notify_update`, `notify_verdict`,
-        `notify_state` or `readback` task. Raises `LeaseLost`, `GraphUnavailable` or
-        `AdapterError` (the worker releases the task for a retry).
+        """Handle one claimed `respond`, `page`, `notify_cleared`, `notify_update`,
+        `notify_verdict`, `notify_state` or `readback` task. Raises `LeaseLost`,
+        `GraphUnavailable` or `AdapterError` (the worker releases the task for a retry).
 
         An incident merged into another meanwhile (triage moves its alerts while this task
         waits or runs) ends the task cleanly, even when a query of this run failed on it."""
+        intended = self.plan(task)
+        if intended is not None:
+            intended.then()
+
+    #: Kinds a worker's batch runs in phases (`plan`, `Worker.run_planned`): the early page.
+    planned = (PAGE_KIND,)
+
+    def plan(self, task: TaskRun) -> Intended | None:
+        """`run` up to the task's page (a `page` task's, `_page_early`): its steps are taken
+        (deferred) and the page to send is returned, with what sends it and completes the task
+        (`Intended.then`), so a batch of pages is reserved in one query and sent together
+        (`Worker.run_planned`). None: the task is done (or paused) without a page to send,
+        as every kind but `page` is here."""
+        return self._settled(task, lambda: self._run(task))
+
+    def _settled(self, task: TaskRun, work: Callable[[], T]) -> T | None:
+        """`work()`, or None when a query of it failed because the incident was merged into
+        another meanwhile: the task is completed so (`run`)."""
         try:
-            self._run(task)
+            return work()
         except redis.ResponseError:
             row = task.graph.one("incident_get", {"incident_id": task.claim.incident_id})
             if row is None or row["status"] != "merged":
@@ -157,8 +184,10 @@ class Responder:
             log.info("incident %s was merged into %s while its %s task ran", row["id"],
                      row["merged_into"], task.claim.kind)  # fmt: skip
             task.complete(f"merged into {row['merged_into']}")
+            return None
 
-    def _run(self, task: TaskRun) -> None:
+    def _run(self, task: TaskRun) -> Intended | None:
+        """`plan`'s work: the early page's `Intended`, else None (the task is done)."""
         graph, incident_id = task.graph, task.claim.incident_id
         first = task.claim.kind in FIRST_PAGE
         if first:  # the page: everything it needs in one round trip
@@ -169,22 +198,22 @@ class Responder:
             incident = graph.one("response_incident", {"incident_id": incident_id})
         if incident is None:
             task.complete("incident missing")
-            return
+            return None
         if incident["status"] == "merged":  # its alerts moved to another incident (triage)
             task.complete(f"merged into {incident['merged_into']}")
-            return
+            return None
         alerts = sorted(incident.pop("alerts"), key=lambda a: (a["starts_at_ms"], a["key"]))
         if first and incident["hold_ms"] > 0:
             # an open incident just past the reach: the alert that links them may be on its
             # way (triage_alert's hold); waiting lets it merge them before anyone is paged
             held = int(incident["hold_ms"])
             task.pause(int(time.time() * 1000) + held, f"page held {held} ms for a linking alert")
-            return
+            return None
         if first and maintenance.hold(task, incident, alerts):
-            return  # a quiet window: paged when it ends, if still open
+            return None  # a quiet window: paged when it ends, if still open
         if task.claim.kind == PAGE_KIND:
-            self._page_early(task, incident, alerts)
-        elif task.claim.kind == "respond":
+            return self._page_early(task, incident, alerts)
+        if task.claim.kind == "respond":
             early = incident["early_page"]
             if early in ("open", "claimed", "paused"):  # never both at once: one sends the page
                 task.pause(int(time.time() * 1000) + EARLY_PAGE_WAIT_MS,
@@ -204,6 +233,7 @@ class Responder:
             self._state(task, incident, alerts)
         else:
             self._cleared(task, incident, alerts)
+        return None
 
     def _respond(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
@@ -272,7 +302,7 @@ class Responder:
 
     def _page_early(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
-    ) -> None:
+    ) -> Intended | None:
         """The page deadline passed before the diagnosis (task `page`, which the claim query
         created): page now with what triage knows, under the page's own intent, "cause: under
         investigation". The route is the alerting components' owners' (steps named as in
@@ -280,10 +310,13 @@ class Responder:
         ticket opened yet: the investigation's `respond` does that with the cause
         (`_cause_found`). Nothing is sent when the finding is written by now (that `respond`
         pages with it) or a preference of the on-call says not to page on Slack (that
-        `respond` follows it, as always)."""
+        `respond` follows it, as always). Returns the page to its first channel, whose `then`
+        sends it (`_page`) and completes the task: a worker's batch of pages reserves them in
+        one query and appends them to the outbox together first (`Worker.run_planned`); None
+        when nothing is to be sent."""
         if incident["planner"] is not None:
             task.complete("diagnosis in before the deadline page: respond pages with it")
-            return
+            return None
         alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
         owners, default = incident["owners"], incident["fallback"]
         who = task.step(
@@ -301,17 +334,24 @@ class Responder:
         )  # fmt: skip
         if pref and pref["no_page"]:
             task.complete("not paged before the diagnosis: a preference of the on-call")
-            return
+            return None
         page = messages.notification(
             intent(incident["id"], "initial-notification"), incident, alerts, who,
             public_url=self.public_url, investigating=True,
         )  # fmt: skip
         fallback = incident["fallback"][0] if incident["fallback"] else None
-        self._page(task, page, messages.page_channels(who, fallback, self.default_channel), {})
-        task.complete(
-            "paged before the diagnosis", mark_notified=True, root_cause=None,
-            **escalation.follow_up(task.graph, incident["id"], who),
-        )  # fmt: skip
+        chain = messages.page_channels(who, fallback, self.default_channel)
+
+        def send() -> None:
+            self._page(task, page, chain, {})
+            task.complete(
+                "paged before the diagnosis", mark_notified=True, root_cause=None,
+                **escalation.follow_up(task.graph, incident["id"], who),
+            )  # fmt: skip
+
+        return Intended(
+            self.messenger, attempt(page, chain[0], []), lambda: self._settled(task, send)
+        )
 
     def _cause_found(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], root: str
@@ -412,10 +452,9 @@ class Responder:
         try:
             for n, channel in enumerate(chain):
                 where = channel or "the default channel"
-                notice = page.notice.model_copy(update={"refused": list(refused)})
-                attempt = page.model_copy(update={"channel": channel, "notice": notice})
+                tried = attempt(page, channel, refused)
                 try:
-                    ref = task.act(self.messenger, attempt)
+                    ref = task.act(self.messenger, tried)
                 except AdapterError as exc:
                     reason = exc.reason or ("unreachable" if exc.retryable else "error")
                     deliveries.append(delivery(page.intent_id, where, exc, refused))
@@ -428,15 +467,15 @@ class Responder:
                     if exc.refused:  # the copy says that this channel refused it too
                         refused.append(Refusal(channel=where, reason=reason))
                         notice = page.notice.model_copy(update={"refused": list(refused)})
-                        attempt = attempt.model_copy(update={"notice": notice})
-                    ref = self._fall_back(task, self.messenger, attempt, exc, refs)
+                        tried = tried.model_copy(update={"notice": notice})
+                    ref = self._fall_back(task, self.messenger, tried, exc, refs)
                     assert self.fallback is not None  # _fall_back raised otherwise
                     deliveries.append(
                         {"intent_id": page.intent_id, "channel": self.fallback.name,
                          "outcome": "delivered", "reason": None, "fallback_from": where}
                     )  # fmt: skip
                     return ref
-                said(attempt, f"{self.messenger.name} in {where}", ref)
+                said(tried, f"{self.messenger.name} in {where}", ref)
                 refs[page.intent_id] = ref
                 # the outbox alone reaches no channel: say so rather than name one
                 landed = "outbox" if self.messenger.name == "outbox" else where

@@ -191,6 +191,9 @@ class TaskRun:
         #: `reserve_action` `ahead` rows of those reserved so, by intent id (`act` uses them).
         self._ahead: list[dict[str, Any]] = []
         self._reserved: dict[str, dict[str, Any]] = {}
+        #: Intent id -> ref of the actions this attempt's batch sent for it (`send_ahead`):
+        #: `act` returns the ref without a call.
+        self._sent: dict[str, str] = {}
         #: When this worker last extended the lease (monotonic s): the claim, a step write, a
         #: heartbeat or a reservation.
         self._renewed = claimed.claimed_at or time.monotonic()
@@ -459,12 +462,15 @@ class TaskRun:
         """Deliver `message` at most once per `message.intent_id`; return its external ref.
 
         Reserve the Action (unique intent id) in the graph, or find it reserved by this
-        attempt's previous reservation (`reserve_ahead`), call the adapter, record the ref.
+        attempt's previous reservation (`reserve_ahead`, or its batch's: `reserve_batch`),
+        call the adapter, record the ref; or find it sent with the batch's (`send_ahead`).
         An Action found reserved by an earlier attempt has an unknown outcome: ask
         `notifier.find()` first and send only if it is not there.
         Raises `LeaseLost`, or `AdapterError` (the Action stays reserved when the outcome is
         unknown, and is marked failed when the adapter says a retry cannot help).
         """
+        if message.intent_id in self._sent:  # sent with its batch's (`send_ahead`)
+            return self._sent.pop(message.intent_id)
         row = self._reserved.pop(message.intent_id, None)
         # Reserved by this attempt (`reserve_ahead`), no deferred step left to write before the
         # call, and over half the lease left: as held as a reservation now would make it.
@@ -608,3 +614,103 @@ class Held:
                                 run.claim.task_id, query)  # fmt: skip
                     lost.append(run)
         return lost
+
+
+@dataclass(frozen=True)
+class Intended:
+    """The outside action a task of a planned batch takes next (an agent's `plan`): `message`
+    through `notifier`, then `then()` does the rest of the task (the send itself through
+    `TaskRun.act`, its outcome, the completion). The worker reserves a batch's actions in one
+    query (`reserve_batch`) and sends those an adapter takes together in one call
+    (`send_ahead`) before any task's `then` runs."""
+
+    notifier: Notifier
+    message: OutboundMessage
+    then: Callable[[], None]
+
+
+def reserve_batch(planned: list[tuple[TaskRun, Intended]]) -> list[TaskRun]:
+    """Reserve each run's intended action in one query (`cypher/reserve_actions.cypher`), each
+    row fenced on its own task and carrying its deferred steps (the route the page rests on is
+    written with its reservation, as `reserve_action` writes it for one), and the outcomes of
+    the runs' earlier calls (written whatever the leases). Each fenced run finds its row in
+    `act` (`reserve_ahead`'s way: no reservation query of its own while its lease is fresh);
+    a run whose lease was lost gets no row, its steps and reservation are not written, and it
+    must not send. Returns those runs (logged). Raises `GraphUnavailable`: nothing is
+    reserved by this call's rows, the leases run out and the tasks are claimed again."""
+    if not planned:
+        return []
+    first = planned[0][0]
+    rows: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+    deliveries: list[dict[str, Any]] = []
+    for run, intended in planned:
+        rows.append(
+            run._take_steps()
+            | {
+                "intent_id": intended.message.intent_id,
+                "kind": intended.message.kind,
+                "adapter": intended.notifier.name,
+                "attempt_id": run.claim.attempt_id,
+            }
+        )
+        taken = run._take_records()
+        records += taken["records"]
+        deliveries += taken["deliveries"]
+    renewed = time.monotonic()
+    back = {
+        str(r["task_id"]): r
+        for r in first.graph.rows(
+            "reserve_actions",
+            {
+                "tasks": rows,
+                "owner": first.claim.owner,
+                "lease_ms": first.lease_ms,
+                "records": records,
+                "deliveries": deliveries,
+            },
+        )
+    }
+    lost: list[TaskRun] = []
+    for run, _ in planned:
+        row = back.get(run.claim.task_id)
+        if row is None:
+            log.warning("task %s: lease lost in reserve_actions; it does not send",
+                        run.claim.task_id)  # fmt: skip
+            lost.append(run)
+            continue
+        run._renewed = renewed
+        run._reserved[str(row["intent_id"])] = row
+    return lost
+
+
+def send_ahead(planned: list[tuple[TaskRun, Intended]]) -> None:
+    """Send together, in one call per adapter that has `send_many` (the outbox: one append and
+    one fsync), the intended actions that `reserve_batch` reserved for these very attempts
+    (`mine`, still `reserved`) while their leases are fresh; each is recorded as `act` records
+    it, and its `act` returns the ref. An action reserved by an earlier attempt is left to its
+    `act`, which looks for it first (`Notifier.find`); so is every action of an adapter
+    without `send_many` (Slack: one API call per page) and every one of a call that failed
+    (its `act` sends it, and decides what the failure means)."""
+    Sender = Callable[[list[OutboundMessage]], list[str]]
+    groups: dict[int, tuple[Sender, list[tuple[TaskRun, Intended]]]] = {}
+    for run, intended in planned:
+        row = run._reserved.get(intended.message.intent_id)
+        fresh = row is not None and row["mine"] and row["status"] == "reserved"
+        send_many: Sender | None = getattr(intended.notifier, "send_many", None)
+        if fresh and not run.lease_half_gone and send_many is not None:
+            groups.setdefault(id(intended.notifier), (send_many, []))[1].append((run, intended))
+    for send_many, group in groups.values():
+        notifier = group[0][1].notifier
+        try:
+            refs = send_many([intended.message for _, intended in group])
+        except AdapterError as exc:
+            log.warning("%d actions not sent together through %s (%s); each sends its own",
+                        len(group), notifier.name, exc)  # fmt: skip
+            continue
+        for (run, intended), ref in zip(group, refs, strict=True):
+            intent_id = intended.message.intent_id
+            del run._reserved[intent_id]
+            run._sent[intent_id] = ref
+            run._record(intent_id, "sent", ref, None)
+            run.metrics.actions_sent.labels(kind=intended.message.kind, adapter=notifier.name).inc()

@@ -26,6 +26,7 @@ similar-incident reads to 4.70 (`python -m bench.round_trips`, docs/hot-path.md)
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import random
 import signal
@@ -43,12 +44,15 @@ from agents.metrics import Metrics
 from agents.tasks.coordination import (
     Claim,
     Held,
+    Intended,
     LeaseLost,
     ShuttingDown,
     StepHooks,
     TaskRun,
     claim_batch,
     reap,
+    reserve_batch,
+    send_ahead,
 )
 from agents.tasks.kinds import CHAINED, DIAGNOSIS_KINDS, ROLE_KINDS
 
@@ -99,7 +103,11 @@ def task_failed(graph: TenantGraph, kind: str, incident_id: str | None, reason: 
 class Agent(Protocol):
     """An agent runs one claimed task to completion (or raises). An agent may also have
     `read_ahead(graph, claims) -> {task_id: context}`: the contexts of a batch of claimed tasks
-    of one kind, read in one query, handed to each task's run as `TaskRun.ahead`."""
+    of one kind, read in one query, handed to each task's run as `TaskRun.ahead`; and
+    `planned` (kinds) with `plan(task) -> Intended | None`: a batch of those kinds runs in
+    phases (`Worker.run_planned`): every task's `plan` (its steps up to its one outside
+    action; None when it finished or paused without one), one reservation for the batch, the
+    sends an adapter takes together, then each task's `Intended.then`."""
 
     kinds: tuple[str, ...]
 
@@ -216,6 +224,10 @@ class Worker:
                     log.warning("%s: could not read ahead for %d %s tasks", self.name,
                                 len(of_kind), kind, exc_info=True)  # fmt: skip
         held = Held()  # the batch's completions, written together
+        agent = self.by_kind.get(batch[0].kind)
+        plan = getattr(agent, "plan", None)
+        if plan is not None and all(c.kind in getattr(agent, "planned", ()) for c in batch):
+            return self.run_planned(graph, tenant, batch, stop, ahead, held, plan)
         runs: list[TaskRun] = []
         for n, claimed in enumerate(batch):
             if stop is not None and stop.is_set():
@@ -234,6 +246,72 @@ class Worker:
                 raise
         self._write_held(held)
         return [run.next_claim for run in runs if run.next_claim is not None]
+
+    def run_planned(
+        self,
+        graph: TenantGraph,
+        tenant: str,
+        batch: list[Claim],
+        stop: threading.Event | None,
+        ahead: dict[str, Any],
+        held: Held,
+        plan: Callable[[TaskRun], Intended | None],
+    ) -> list[Claim]:
+        """Run a batch of a kind whose agent plans (`Agent.planned`, the early `page`) in
+        phases: each task's `plan` (the agent's: its deferred steps, or a completion held in
+        `held`), one fenced reservation of every planned action (`reserve_batch`: a task
+        whose lease was lost is dropped there and sends nothing), the sends its adapter takes
+        together (`send_ahead`: the outbox's one append and fsync), then each task's `then`
+        (the send through `TaskRun.act`, which finds it reserved or sent; the completion, held).
+        Each phase of a task fails as its `_run` would. A page costs its batch's claim, read,
+        reservation and completion: 4 round trips per batch, not 2 per page. Returns the
+        follow-up tasks claimed for this worker (none for a page)."""
+
+        def collect(run: TaskRun, into: list[Intended | None]) -> None:
+            into.append(plan(run))
+
+        planned: list[tuple[TaskRun, Intended]] = []
+        started: dict[str, TaskRun] = {}  # task id -> its run, while not finished
+        begun: set[str] = set()
+        try:
+            for n, claimed in enumerate(batch):
+                if stop is not None and stop.is_set():
+                    self._give_back_unstarted(graph, batch[n:])
+                    break
+                if held.due or held.holds(claimed.incident_id):
+                    self._write_held(held)
+                run = self._start(graph, claimed, stop, ahead.get(claimed.task_id), held)
+                started[claimed.task_id] = run
+                begun.add(claimed.task_id)
+                got: list[Intended | None] = []
+                self._guard(tenant, run, functools.partial(collect, run, got), finish=False)
+                if got == [None]:  # finished (or paused) without an outside action
+                    self.done += 1
+                planned += [(run, i) for i in got if i is not None]
+            try:
+                lost = reserve_batch(planned)
+            except GraphUnavailable as exc:  # each task as its own reservation would fail
+                for run, _ in planned:
+                    self._give_back(run, str(exc), backoff_ms(run.claim))
+                planned, lost = [], []
+            planned = [(run, i) for run, i in planned if run not in lost]
+            send_ahead(planned)
+            for run, intended in planned:
+                if held.due:
+                    self._write_held(held)
+                del started[run.claim.task_id]
+                self._guard(tenant, run, intended.then)
+        except ShuttingDown:  # the task interrupted was given back; so are the others
+            unstarted = [c for c in batch if c.task_id not in begun]
+            self._give_back_unstarted(graph, unstarted)
+            for run, _ in planned:
+                if run.claim.task_id in started:
+                    self._give_back(run, "worker shut down before finishing", charge=False)
+            with contextlib.suppress(GraphUnavailable):
+                self._write_held(held)
+            raise
+        self._write_held(held)
+        return []
 
     def _write_held(self, held: Held) -> None:
         """Write the batch's held completions (`Held.write`). Raises `GraphUnavailable`; any
@@ -265,21 +343,41 @@ class Worker:
         its completion waits for its batch's). Returns its run, whose `next_claim` is the
         follow-up task its completion claimed for this worker (`respond` after
         `investigate`) once the completion is written."""
+        run = self._start(graph, claimed, stop, ahead, held)
+        self._guard(tenant, run, lambda: self.by_kind[claimed.kind].run(run))
+        return run
+
+    def _start(
+        self,
+        graph: TenantGraph,
+        claimed: Claim,
+        stop: threading.Event | None,
+        ahead: Any = None,
+        held: Held | None = None,
+    ) -> TaskRun:
+        """The run of a claimed task, counted as claimed (see `_work`)."""
         self.metrics.tasks_claimed.labels(kind=claimed.kind).inc()
         if claimed.taken_over:
             self.metrics.tasks_taken_over.labels(kind=claimed.kind).inc()
-        with log_context(tenant=tenant, incident_id=claimed.incident_id, task_id=claimed.task_id):
-            run = TaskRun(graph, claimed, self.lease_ms, self.metrics, self.hooks)
-            run.ahead = ahead
-            run.held = held
-            run.last_attempt = claimed.attempts >= self.max_attempts
-            run.chain = lambda: () if stop is not None and stop.is_set() else self.chained
-            self._run(run)
+        run = TaskRun(graph, claimed, self.lease_ms, self.metrics, self.hooks)
+        run.ahead = ahead
+        run.held = held
+        run.last_attempt = claimed.attempts >= self.max_attempts
+        run.chain = lambda: () if stop is not None and stop.is_set() else self.chained
         return run
 
-    def _run(self, task: TaskRun) -> None:
-        """Run one claimed task; decide once what a failure means ("retry decided
-        once"): an error whose `retryable` is true gives the attempt back with a delay (the
+    def _guard(
+        self, tenant: str, run: TaskRun, work: Callable[[], None], finish: bool = True
+    ) -> None:
+        """`_run` the task's `work` in its log context (`finish`: `work` ends the task)."""
+        claimed = run.claim
+        with log_context(tenant=tenant, incident_id=claimed.incident_id, task_id=claimed.task_id):
+            self._run(run, work, finish)
+
+    def _run(self, task: TaskRun, work: Callable[[], None], finish: bool = True) -> None:
+        """Run one claimed task's `work` (its agent's `run`, or a phase of it: `finish` false
+        for all but the last, which counts it done); decide once what a failure means ("retry
+        decided once"): an error whose `retryable` is true gives the attempt back with a delay (the
         outside system's `Retry-After`, else `backoff_ms`); one whose `retryable` is false
         (a 401, `channel_not_found`, an id FalkorDB cannot take) fails the task at once; any
         other exception is a bug: logged with its traceback, and the task fails at once.
@@ -290,8 +388,8 @@ class Worker:
             self.busy = True  # inside the try: a grace alarm from here on releases the task
             if task.lease_half_gone:  # its turn in a batch came late: extend the lease first
                 task.heartbeat()
-            self.by_kind[claimed.kind].run(task)
-            self.done += 1
+            work()
+            self.done += finish
         except ShuttingDown:
             self.busy = False
             log.warning("%s: shutdown grace over; releasing task %s", self.name,
