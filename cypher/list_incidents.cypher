@@ -1,7 +1,8 @@
 // The newest incidents first, with counts of alerts and of firing alerts, and whether a finding
 // was written (`investigated`: an inconclusive one has no root cause but a finding). Incidents merged into
 // another (status 'merged') are listed only when asked for by status. The on-call state rides
-// along: who acknowledged, the escalation level reached, a quiet window holding the page.
+// along: whether its people were paged, who acknowledged, the escalation level reached, a quiet
+// window holding the page.
 MATCH (i:Incident)
 WHERE ($status IS NULL AND i.status <> 'merged') OR i.status = $status
 WITH i ORDER BY i.opened_at DESC, i.id LIMIT $limit
@@ -10,7 +11,7 @@ WITH i, f IS NOT NULL AS investigated
 OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.root_cause AS root_cause,
-       investigated, i.acknowledged_by AS acknowledged_by,
+       investigated, coalesce(i.notified, false) AS paged, i.acknowledged_by AS acknowledged_by,
        coalesce(i.escalation_level, 0) AS escalation_level, i.maintenance_until AS maintenance_until,
        count(a) AS alerts, sum(CASE WHEN a.status = 'firing' THEN 1 ELSE 0 END) AS firing
 ORDER BY opened_at DESC, id

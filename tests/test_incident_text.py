@@ -133,3 +133,7 @@ def test_the_on_call_column_says_quiet_only_while_the_window_lasts() -> None:
     assert on_call(row, now_ms=999_999) == "esc 2, quiet"
     assert on_call(row, now_ms=1_000_000) == "esc 2"
     assert on_call({"acknowledged_by": "Ann"}, now_ms=0) == "ack Ann"
+    # paged, nobody acknowledged yet: not "-", which reads as nobody on call
+    assert on_call({"paged": True, "status": "open"}, now_ms=0) == "paged"
+    assert on_call({"paged": True, "status": "resolved"}, now_ms=0) == "-"
+    assert on_call({"paged": True, "status": "open", "acknowledged_by": "Ann"}) == "ack Ann"

@@ -45,7 +45,8 @@ def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
     """The on-call state of a `list_incidents` row in a word or two: `ack <person>`, `esc <n>`
     (escalation level reached while nobody acknowledged), `quiet` (a maintenance window holds
     its page until `maintenance_until`, ms since the epoch, later than `now_ms`; default: now),
-    `-` for none of these; `, `-joined when several hold."""
+    else `paged` for an open incident paged and not acknowledged yet, `-` for none of these;
+    `, `-joined when several hold."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     said = []
     if row.get("acknowledged_by"):
@@ -54,6 +55,8 @@ def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
         said.append(f"esc {int(row['escalation_level'])}")
     if (row.get("maintenance_until") or 0) > now:  # a window that ended holds nothing
         said.append("quiet")
+    if not said and row.get("paged") and row.get("status") == "open":
+        said.append("paged")
     return ", ".join(said) or "-"
 
 
