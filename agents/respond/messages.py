@@ -192,7 +192,7 @@ SIMILAR_SHOWN = 0.3
 def similar_line(incident: dict[str, Any]) -> str:
     """One line naming the most similar earlier incident (`similar_json` of the incident row),
     or "" when memory found none scoring `SIMILAR_SHOWN` or more: "Similar: inc-1 3 days
-    before, cause ledger-db, confirmed by Priya Raman, fixed by …" (days before this incident
+    before, cause ledger-db, confirmed by Priya Raman, resolved by …" (days before this incident
     opened)."""
     found = json.loads(incident.get("similar_json") or "[]")
     if not found or found[0]["score"] < SIMILAR_SHOWN:
@@ -206,7 +206,7 @@ def similar_line(incident: dict[str, Any]) -> str:
     if best.get("confirmed_by"):
         line += f", confirmed by {best['confirmed_by']}"
     if best.get("fixed_by"):
-        line += f", fixed by {best['fixed_by']}"
+        line += f", resolved by {best['fixed_by']}"  # who resolved it: not known to be a fix
     return f"{line} (score {best['score']:.2f})"
 
 
