@@ -680,15 +680,11 @@ class Investigator:
             return self._stalled_host(task, ev, candidates, edges, win, best)
         found: list[Decision] = []
         for topic in topics[:MAX_TOPICS]:
-            rows = call(task, ev, "neighbours", {"component": topic.name}).data or []
-            ins = [r for r in rows if r["direction"] == "in"]
-            host = next((r["name"] for r in rows if r["edge"] == "HOSTED_ON"), None)
+            host, writers, readers = self._topic_ends(task, ev, topic.name)
             covers = next((len(c.covers) for c in candidates if c.name == host), len(topic.covers))
             stalled = stalled_topic(
-                edges, topic.name, {r["name"] for r in ins if r["edge"] == "PUBLISHES"},
-                {r["name"] for r in ins if r["edge"] == "CONSUMES"}, host, covers,
-                len(ev.alerting), win,
-            )  # fmt: skip
+                edges, topic.name, writers, readers, host, covers, len(ev.alerting), win
+            )
             if stalled is not None:
                 found.append(stalled)
         return found[0] if len(found) == 1 else None
@@ -712,15 +708,13 @@ class Investigator:
         leading = {c.name for c in candidates if len(c.covers) == best}
         hosts: dict[str, tuple[list[str], set[str], set[str]]] = {}
         for topic in reached[:MAX_TOPICS]:
-            rows = call(task, ev, "neighbours", {"component": topic.name}).data or []
-            host = next((r["name"] for r in rows if r["edge"] == "HOSTED_ON"), None)
+            host, its_writers, its_readers = self._topic_ends(task, ev, topic.name)
             if host not in leading:
                 continue
             names, writers, readers = hosts.setdefault(str(host), ([], set(), set()))
             names.append(topic.name)
-            into = [r for r in rows if r["direction"] == "in"]
-            writers |= {r["name"] for r in into if r["edge"] == "PUBLISHES"}
-            readers |= {r["name"] for r in into if r["edge"] == "CONSUMES"}
+            writers |= its_writers
+            readers |= its_readers
         if len(hosts) != 1:
             return None
         ((host, (names, writers, readers)),) = hosts.items()
@@ -728,6 +722,19 @@ class Investigator:
             edges, " and ".join(names), writers - readers, readers, host, best,
             len(ev.alerting), win,
         )  # fmt: skip
+
+    def _topic_ends(
+        self, task: TaskRun, ev: Evidence, topic: str
+    ) -> tuple[str | None, set[str], set[str]]:
+        """A topic's host, producers and consumers (`neighbours`, a checkpointed step)."""
+        rows = call(task, ev, "neighbours", {"component": topic}).data or []
+        into = [r for r in rows if r["direction"] == "in"]
+        host = next((r["name"] for r in rows if r["edge"] == "HOSTED_ON"), None)
+        return (
+            host,
+            {r["name"] for r in into if r["edge"] == "PUBLISHES"},
+            {r["name"] for r in into if r["edge"] == "CONSUMES"},
+        )
 
     def _named_by_peers(
         self,

@@ -245,20 +245,8 @@ class Responder:
         components += [
             a["component"] for a in alerts if a["component"] and a["component"] not in components
         ]
-        owners, default = incident["owners"], incident["fallback"]
-        who = task.step(
-            "response_context", {"components": components},
-            lambda: routing.route_from(owners, components, lambda: default[0] if default else None),
-            touched=components, deferred=True,
-        )  # fmt: skip
-        kind = dominant(alerts, incident["root_cause"])
-        people = [p for p in ((who or {}).get("slack_user_id"), (who or {}).get("person")) if p]
-        pref = task.step(
-            "preferences", {"people": people, "failure_kind": kind},
-            lambda: preferences.current_of(incident["preferences"], people, kind)
-            if people else None,
-            deferred=True,
-        )  # fmt: skip
+        owners = incident["owners"]
+        who, pref = self._route(task, incident, components, alerts, incident["root_cause"])
         # before the page, so all three steps are written with its reservation (one round trip)
         teams = self._teams_to_tell(task, alerts, who, owners)
         note = None
@@ -293,6 +281,36 @@ class Responder:
             **escalation.follow_up(task.graph, incident["id"], who if note is None else None),
         )  # fmt: skip
 
+    def _route(
+        self,
+        task: TaskRun,
+        incident: dict[str, Any],
+        components: list[str],
+        alerts: list[dict[str, Any]],
+        cause: str | None,
+    ) -> tuple[Any, Any]:
+        """Whom the page goes to (the owners of `components`, first owned first; the default
+        route else) and that person's preference for the incident's dominant failure kind
+        (`cause`'s, else the alerts'): `(who, preference)`, each a deferred step
+        (`response_context`, `preferences`: `incident_paged.cypher` finds whom a page went to by
+        these names), written with the page's reservation. `incident`: a `respond_context`
+        row, so nothing more is read."""
+        owners, default = incident["owners"], incident["fallback"]
+        who = task.step(
+            "response_context", {"components": components},
+            lambda: routing.route_from(owners, components, lambda: default[0] if default else None),
+            touched=components, deferred=True,
+        )  # fmt: skip
+        kind = dominant(alerts, cause)
+        people = [p for p in ((who or {}).get("slack_user_id"), (who or {}).get("person")) if p]
+        pref = task.step(
+            "preferences", {"people": people, "failure_kind": kind},
+            lambda: preferences.current_of(incident["preferences"], people, kind)
+            if people else None,
+            deferred=True,
+        )  # fmt: skip
+        return who, pref
+
     def _paged(self, incident: dict[str, Any]) -> str | None:
         """The ref of the incident's page if it went out (its `initial-notification` Action
         sent, in a `respond_context` row's `actions`), else None."""
@@ -318,20 +336,7 @@ class Responder:
             task.complete("diagnosis in before the deadline page: respond pages with it")
             return None
         alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
-        owners, default = incident["owners"], incident["fallback"]
-        who = task.step(
-            "response_context", {"components": alerting},
-            lambda: routing.route_from(owners, alerting, lambda: default[0] if default else None),
-            touched=alerting, deferred=True,
-        )  # fmt: skip
-        kind = dominant(alerts, None)
-        people = [p for p in ((who or {}).get("slack_user_id"), (who or {}).get("person")) if p]
-        pref = task.step(
-            "preferences", {"people": people, "failure_kind": kind},
-            lambda: preferences.current_of(incident["preferences"], people, kind)
-            if people else None,
-            deferred=True,
-        )  # fmt: skip
+        who, pref = self._route(task, incident, alerting, alerts, None)
         if pref and pref["no_page"]:
             task.complete("not paged before the diagnosis: a preference of the on-call")
             return None

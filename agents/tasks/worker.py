@@ -230,11 +230,8 @@ class Worker:
             return self.run_planned(graph, tenant, batch, stop, ahead, held, plan)
         runs: list[TaskRun] = []
         for n, claimed in enumerate(batch):
-            if stop is not None and stop.is_set():
-                self._give_back_unstarted(graph, batch[n:])
+            if not self._turn(graph, batch, n, stop, held):
                 break
-            if held.due or held.holds(claimed.incident_id):
-                self._write_held(held)
             try:
                 runs.append(
                     self._work(graph, tenant, claimed, stop, ahead.get(claimed.task_id), held)
@@ -275,11 +272,8 @@ class Worker:
         begun: set[str] = set()
         try:
             for n, claimed in enumerate(batch):
-                if stop is not None and stop.is_set():
-                    self._give_back_unstarted(graph, batch[n:])
+                if not self._turn(graph, batch, n, stop, held):
                     break
-                if held.due or held.holds(claimed.incident_id):
-                    self._write_held(held)
                 run = self._start(graph, claimed, stop, ahead.get(claimed.task_id), held)
                 started[claimed.task_id] = run
                 begun.add(claimed.task_id)
@@ -322,6 +316,24 @@ class Worker:
             raise
         except Exception:  # a bug must not kill the worker
             log.exception("%s: bug: could not write the batch's completions", self.name)
+
+    def _turn(
+        self,
+        graph: TenantGraph,
+        batch: list[Claim],
+        n: int,
+        stop: threading.Event | None,
+        held: Held,
+    ) -> bool:
+        """Before the `n`th task of a batch: False when the worker stops (the rest go back
+        uncharged); else the held completions are written first when due or when this task's
+        incident has one held (it must see them), and True."""
+        if stop is not None and stop.is_set():
+            self._give_back_unstarted(graph, batch[n:])
+            return False
+        if held.due or held.holds(batch[n].incident_id):
+            self._write_held(held)
+        return True
 
     def _give_back_unstarted(self, graph: TenantGraph, claims: list[Claim]) -> None:
         """Release claimed tasks this worker will not start (it is stopping), uncharged."""
