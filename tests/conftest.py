@@ -80,6 +80,9 @@ def make_settings(
         "default_tenant": tenant,
         "port": 0,
         "workers": 0,
+        # the page deadline turns on time: a test of something else on a slow machine would
+        # page early; the deadline's own tests set theirs (tests/respond/test_pages_first.py)
+        "page_within_ms": 60_000,
     }
     return Settings.model_validate(values | extra)
 
