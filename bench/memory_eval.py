@@ -40,7 +40,9 @@ earlier incident of this cause, confirmed, cited on the page: the issue's "an ap
 playbook on the true cause, or the earlier incident cited"), and whether the right memory was
 in the top 5 when one existed (an earlier incident with this cause, confirmed or named: among
 the 5 similar incidents for `text`; among the 5 first recalled playbooks or the 5 similar
-incidents for `graph`).
+incidents for `graph`). Last, graph memory's saving in model calls against no memory, and how
+many of each setup's calls were spent on repeats: those are what memory can spare; the calls on
+the first incident of a cause no memory can, so they bound the saving a stream allows.
 `--evidence` runs each incident with a real Prometheus (Debian's, series written by
 promtool) holding its service-graph evidence; `--short` runs the first 8 incidents only (three
 families, five repeats). `--world` and `--stream` replay another story in the same formats
@@ -324,6 +326,7 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "incidents": len(rows), "right": sum(r["right"] for r in rows),
         "sure_wrong": sum(r["sure_wrong"] for r in rows),
         "model_calls": sum(r["model_calls"] for r in rows),
+        "repeat_calls": sum(r["model_calls"] for r in rows if r["repeat"]),
         "tool_calls": sum(r["tool_calls"] for r in rows),
         "tokens": f"{sum(r['tokens_in'] for r in rows)}/{sum(r['tokens_out'] for r in rows)}",
         "repeats": len(repeats), "repeats_right": sum(r["right"] for r in repeats),
@@ -454,8 +457,13 @@ def report(setups: list[Setup], stream: dict[str, Any], count: int, evidence: bo
                   f"by its checks {len(uses) - steered}, steered {steered}")  # fmt: skip
     base = figures["none"]["model_calls"]
     if base:
-        fewer = 100 * (1 - figures["graph"]["model_calls"] / base)
-        print(f"\ngraph memory: {fewer:.0f} % fewer model calls than no memory")
+        graph, none = figures["graph"], figures["none"]
+        fewer = 100 * (1 - graph["model_calls"] / base)
+        # the calls on an incident whose cause came before are the ones memory can spare;
+        # those on a first incident of its cause no memory can
+        print(f"\ngraph memory: {fewer:.0f} % fewer model calls than no memory; on repeats "
+              f"{graph['repeat_calls']} of its {graph['model_calls']} (no memory: "
+              f"{none['repeat_calls']} of {base})")  # fmt: skip
 
 
 if __name__ == "__main__":
