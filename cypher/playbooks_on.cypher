@@ -1,3 +1,5 @@
-// Active playbooks pinned to a component, to avoid learning the same one twice.
+// Active playbooks pinned to a component, to avoid learning the same one twice; their checks,
+// so a next version keeps the shapes its repeats came in (learner.py, `merged_signature`).
 MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c:Component {name: $component})
-RETURN pb.id AS id, pb.failure_kind AS failure_kind, pb.trust AS trust
+RETURN pb.id AS id, pb.failure_kind AS failure_kind, pb.trust AS trust,
+       pb.checks_json AS checks_json

@@ -40,7 +40,11 @@ is refused with the reason, so `POST /api/v1/playbooks` answers 422):
   alerted with which failure kinds (`agents.failure_kinds`; the alert name when none
   classifies) and their dependency paths to the cause. Holds when what alerts now overlaps
   what alerted then by at least `overlap` (Jaccard, 0-1) and every remembered component that
-  had a path to the cause alerting now still has one, comparing (component, kind) pairs.
+  had a path to the cause alerting now still has one, comparing (component, kind) pairs; or,
+  the kinds aside, comparing components (`by_component`; a kind about a component's own
+  process on another component than the candidate stays a kind): then it holds with
+  `kinds_differ`, a lead the investigator follows only when no remembered cause of another
+  component holds too (`Investigator._recall`) and the rules are unsure.
   `unclassified`: whether an alert no keyword classifies `differs` from every other kind (the
   default, as stored before the field existed) or `matches` any kind on the same component
   (what the learner writes): a name that classifies as nothing says nothing about the kind.
@@ -90,7 +94,7 @@ from agents.investigate.weigh import EDGE_MIN_CALLS, signals
 
 __all__ = [
     "CHANGE_LOOKBACK_MS", "CHECK", "Check", "Evidence", "about_candidate", "about_incident",
-    "alert_signature", "evaluate", "evidence_checks", "paths_to",
+    "alert_signature", "evaluate", "evidence_checks", "kinds_differ", "paths_to",
 ]  # fmt: skip
 
 #: What checks may look at: the incident's alerts, its alerting components, when it opened
@@ -424,9 +428,64 @@ def _signature(check: Signature, candidate: str, ev: Evidence) -> dict[str, Any]
         c: hosted if hosted and path and len(path) == 3 else c
         for c, (path, hosted) in walks.items()
     }
+    overlap, matched, again, then, now = _overlap(
+        then_pairs, now_pairs, group, check.unclassified == "matches"
+    )
+    # The same fault shows on the same components as errors one time and latency the next:
+    # compared by component alone, a repeat matches whatever its kinds. A kind about a
+    # component's own process (memory, cpu, disk) on another component than the candidate
+    # stays a kind: it points at that component. Held so, the finding is `kinds_differ`, and
+    # the investigator lets it name the cause only when no other remembered cause holds
+    # (`Investigator._recall`): two silent causes behind the same callers differ by kind.
+    plain = _overlap(_plain(then_pairs, candidate), _plain(now_pairs, candidate), group, False)[0]
+    had_path = sorted({a.component for a in check.alerts if a.path} & {c for c, _ in now_pairs})
+    found = {c: walks.get(c, (None, None))[0] for c in had_path}
+    lost = [c for c in had_path if not found.get(c)]
+    by_kind = overlap >= check.overlap
+    held = (by_kind or plain >= check.overlap) and not lost
+    shown = ", ".join(f"{k} on {', '.join(sorted(now[(g, k)]))}" for g, k in sorted(again))
+    detail = (f"signature overlap {overlap:.2f} (want {check.overlap:.2f}): {shown or 'nothing'}"
+              " alert again"
+              + (f"; by component {plain:.2f}, kinds differ" if held and not by_kind else "")
+              + (f"; no path to {candidate} from {', '.join(lost)}" if lost else ""))  # fmt: skip
+    raw = {"overlap": round(overlap, 3), "by_component": round(plain, 3),
+           "kinds_differ": held and not by_kind, "matched": sorted(map(list, matched)),
+           "new": sorted(map(list, set(now) - again)),
+           "missing": sorted(map(list, set(then) - matched)), "paths": found}  # fmt: skip
+    return _result(held, raw, detail)
+
+
+def kinds_differ(result: dict[str, Any]) -> bool:
+    """Whether a check's answer (`evaluate`) is a signature that held by component only, its
+    kinds differing (`_signature`)."""
+    raw = result.get("raw")
+    return isinstance(raw, dict) and bool(raw.get("kinds_differ"))
+
+
+def _plain(pairs: set[tuple[str, str]], candidate: str) -> set[tuple[str, str]]:
+    """`pairs` with their kinds dropped (`""`), but a self kind (`SELF_KINDS`) on another
+    component than `candidate`."""
+    return {(c, k if k in SELF_KINDS and c != candidate else "") for c, k in pairs}
+
+
+def _overlap(
+    then_pairs: set[tuple[str, str]],
+    now_pairs: set[tuple[str, str]],
+    group: dict[str, str],
+    loose: bool,
+) -> tuple[
+    float,
+    set[tuple[str, str]],
+    set[tuple[str, str]],
+    dict[tuple[str, str], set[str]],
+    dict[tuple[str, str], set[str]],
+]:
+    """The Jaccard overlap of two signatures' (group, kind) pairs (`_grouped`), pairs alike by
+    `_same` (`loose`: an unclassified kind matches) and, for a group, when at least
+    `GROUP_QUORUM` of its components alert again (or as many as then, if fewer). Returns the
+    overlap, the remembered pairs matched, the pairs now matched, and both grouped."""
     then = _grouped(then_pairs, group)
     now = _grouped(now_pairs, group)
-    loose = check.unclassified == "matches"
 
     def alike(t: tuple[str, str], n: tuple[str, str]) -> bool:
         quorum = min(GROUP_QUORUM, len(then[t]))
@@ -438,19 +497,8 @@ def _signature(check: Signature, candidate: str, ev: Evidence) -> dict[str, Any]
     # each match once (with exact kinds both sets are `then & now`)
     again = {n for n in now if any(alike(t, n) for t in then)}
     common = min(len(matched), len(again))
-    overlap = common / (len(then) + len(now) - common)
-    had_path = sorted({a.component for a in check.alerts if a.path} & {c for c, _ in now_pairs})
-    found = {c: walks.get(c, (None, None))[0] for c in had_path}
-    lost = [c for c in had_path if not found.get(c)]
-    held = overlap >= check.overlap and not lost
-    shown = ", ".join(f"{k} on {', '.join(sorted(now[(g, k)]))}" for g, k in sorted(again))
-    detail = (f"signature overlap {overlap:.2f} (want {check.overlap:.2f}): {shown or 'nothing'}"
-              " alert again"
-              + (f"; no path to {candidate} from {', '.join(lost)}" if lost else ""))  # fmt: skip
-    raw = {"overlap": round(overlap, 3), "matched": sorted(map(list, matched)),
-           "new": sorted(map(list, set(now) - again)),
-           "missing": sorted(map(list, set(then) - matched)), "paths": found}  # fmt: skip
-    return _result(held, raw, detail)
+    total = len(then) + len(now) - common
+    return (common / total if total else 0.0), matched, again, then, now
 
 
 def _grouped(pairs: set[tuple[str, str]], group: dict[str, str]) -> dict[tuple[str, str], set[str]]:

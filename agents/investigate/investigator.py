@@ -51,7 +51,7 @@ from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
 from agents.failure_kinds import classify
 from agents.investigate import similar
-from agents.investigate.checks import Evidence, about_candidate, evaluate, gated
+from agents.investigate.checks import Evidence, about_candidate, evaluate, gated, kinds_differ
 from agents.investigate.decision import Candidate, Decision
 from agents.investigate.measure import (
     calls_into,
@@ -325,12 +325,26 @@ class Investigator:
                 cited(steered, len(gated(steered))), surge_paths=[steered["path"]],
             )  # fmt: skip
             planner = "memory"
-            if evidence.prometheus is not None:  # what is measured now may outrank memory
+            lead = bool(steered.get("kinds_differ"))
+            # what is measured now may outrank memory; a lead (`_recall`), sure rules too
+            if evidence.prometheus is not None or lead:
                 measured, found, looked = self._rules(task, evidence)
-                if outranks(measured, decision):
-                    used[-1]["steered"] = False  # it did not decide: no trust moves for it
+                sure = (
+                    lead and measured.root_cause is not None and (measured.confidence >= LEAD_BELOW)
+                )
+                if outranks(measured, decision) or (
+                    sure and measured.root_cause != decision.root_cause
+                ):
+                    for row in used:  # it did not decide: no trust moves for it
+                        row["steered"] = False
                     decision = overruled(measured, steered, decision.confidence)
                     candidates, changes, planner = found, looked, "rules"
+                elif sure:  # the rules name the lead's cause on their own: as sure as they are
+                    decision = replace(
+                        decision, confidence=measured.confidence,
+                        summary=f"{decision.summary} The rules name it too, at "
+                        f"{measured.confidence:.2f}: {measured.summary}",
+                    )  # fmt: skip
         else:
             decision, candidates, changes = self._rules(task, evidence)
             planner = "rules"
@@ -490,7 +504,9 @@ class Investigator:
         self, task: TaskRun, ev: Evidence
     ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """Recall playbooks near the alerting components, best first (weight × trust), and run
-        each one's checks (each a step) until one holds entirely.
+        each one's checks (each a step) until one holds entirely with its signature's kinds;
+        one held only by its components (`checks.kinds_differ`) steers if no playbook of
+        another cause holds, marked `kinds_differ` (`recall.confidence`: a lead).
 
         Returns (the USED rows for the Decision, the steering playbook or None).
         """
@@ -498,6 +514,12 @@ class Investigator:
             return [], None
         recalled = (call(task, ev, "recall_playbooks", {}).data or [])[: self.max_recalled]
         used: list[dict[str, Any]] = []
+        # A playbook whose signature held only with the kinds differing (`checks._signature`)
+        # names its cause only if no playbook of another cause holds too: two silent causes
+        # behind the same callers are told apart by the callers' kinds, so the others are
+        # asked first; one of another cause held with its kinds wins, one held without them
+        # leaves memory unsure.
+        loose: dict[str, Any] | None = None
         for playbook in recalled:
             results: list[dict[str, Any]] = []
             candidate: str = playbook["candidate"]
@@ -516,17 +538,26 @@ class Investigator:
                 and all(r["held"] for r in results)
                 and any(about_candidate(r["check"]) for r in results)
             )
-            used.append(
-                {
-                    "playbook": playbook["id"], "path": playbook["path"],
-                    "candidate": playbook["candidate"], "trust": playbook["trust"],
-                    "weight": playbook["weight"], "checks_json": json.dumps(results),
-                    "applicable": applicable, "steered": applicable,
-                }
-            )  # fmt: skip
-            if applicable:
+            row = {
+                "playbook": playbook["id"], "path": playbook["path"],
+                "candidate": playbook["candidate"], "trust": playbook["trust"],
+                "weight": playbook["weight"], "checks_json": json.dumps(results),
+                "applicable": applicable, "steered": False,
+            }  # fmt: skip
+            used.append(row)
+            if not applicable:
+                continue
+            if not any(kinds_differ(r) for r in results):
+                row["steered"] = True  # held with its kinds: it names the cause
                 return used, playbook
-        return used, None
+            if loose is None:
+                loose = playbook | {"row": row}
+            elif playbook["candidate"] != loose["candidate"]:
+                return used, None  # two causes held, neither with its kinds: memory is unsure
+        if loose is not None:  # the one cause held, if only by its components: a lead
+            loose.pop("row")["steered"] = True
+            loose["kinds_differ"] = True
+        return used, loose
 
     def _remember(self, task: TaskRun, ev: Evidence) -> dict[str, Any]:
         """What similarity keeps on the incident, written with the finding: its text vector and
@@ -967,10 +998,16 @@ def measured_cause(decision: Decision) -> bool:
 
 
 def overruled(measured: Decision, playbook: dict[str, Any], at: float) -> Decision:
-    """The rules' finding, its summary saying which remembered cause it overruled and why."""
+    """The rules' finding, its summary saying which remembered cause it overruled and why: the
+    measured evidence, or, for a lead (`kinds_differ`), the rules' surer finding."""
+    why = (
+        f"the rules name {measured.root_cause} at {measured.confidence:.2f}"
+        if playbook.get("kinds_differ") and not measured_cause(measured)
+        else f"the measured evidence names {measured.root_cause}"
+    )
     note = (
         f" Memory suggested {playbook['candidate']} (playbook '{playbook['title']}', "
-        f"{at:.2f}); the measured evidence names {measured.root_cause}."
+        f"{at:.2f}); {why}."
     )
     return replace(measured, summary=measured.summary + note)
 

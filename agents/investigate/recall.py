@@ -67,9 +67,12 @@ UNTRIED_CONFIDENCE = 0.45
 def confidence(playbook: dict[str, Any]) -> float:
     """How sure a finding memory made is: the playbook's trust (seed rule: memory is only as
     confident as the playbook's trust), at most `UNTRIED_CONFIDENCE` while no verdict backs it
-    (`recall` entry: no `helped`, no `learned_from`)."""
+    (`recall` entry: no `helped`, no `learned_from`) or when its signature held only by the
+    alerting components, their kinds other than when it was learned (`kinds_differ`, set by
+    the investigator): the same callers alerting is a lead, the same symptoms a conclusion."""
     trust = round(float(playbook["trust"]), 2)
-    if playbook.get("helped") or playbook.get("learned_from"):
+    backed = playbook.get("helped") or playbook.get("learned_from")
+    if backed and not playbook.get("kinds_differ"):
         return trust
     return min(trust, UNTRIED_CONFIDENCE)
 
@@ -87,8 +90,12 @@ def cited(playbook: dict[str, Any], held: int) -> str:
         source = f", learned from {playbook['learned_from']}{when}" + (
             f" (confirmed by {who})" if who else ""
         )
+    lead = (
+        " The same components alert, with other kinds than then: a lead, not a conclusion."
+        if playbook.get("kinds_differ") else ""
+    )  # fmt: skip
     return (
         f"Memory: {playbook['candidate']}, as in playbook '{playbook['title']}' (trust "
         f"{playbook['trust']:.2f}{source}; recalled via {' → '.join(playbook['path'])}): all "
-        f"{held} checks held for {playbook['candidate']}."
+        f"{held} checks held for {playbook['candidate']}.{lead}"
     )

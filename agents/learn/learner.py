@@ -49,13 +49,17 @@ SIGNATURE_OVERLAP = 0.5
 
 
 def proposed_checks(
-    kind: str | None, alerting: list[str], silent: bool = False
+    kind: str | None, alerting: list[str], silent: bool = False, signature: bool = False
 ) -> list[dict[str, Any]]:
     """The checks a new playbook starts from, in order: nothing changed upstream, then the
     symptom, kept only if it held. The rule, one line each:
 
     - a cause that alerted with a failure kind: an alert of that kind on it (`alert_kind`), so
-      differently worded alerts still match;
+      differently worded alerts still match; with a `signature` learned beside it, any alert
+      on it (`alert_any`): the same component fails by running out of memory one time and by
+      a bad release's errors the next, and the signature keeps the kinds, so a repeat with
+      other kinds is a lead (`checks.kinds_differ`), not a match (a playbook learned from
+      measured evidence has no signature: its kind stays in this check);
     - a cause that alerted with no kind (lock waits, deadlocks): any alert on it
       (`alert_any`), since the next wording may classify differently or not at all;
     - a `silent` cause, which raised no alert of its own: any alert on one of the components
@@ -65,7 +69,7 @@ def proposed_checks(
     symptom: dict[str, Any]
     if silent:
         symptom = {"type": "alert_any", "scope": "components", "components": sorted(alerting)[:50]}
-    elif kind:
+    elif kind and not signature:
         symptom = {"type": "alert_kind", "kind": kind, "scope": "candidate"}
     else:
         symptom = {"type": "alert_any", "scope": "candidate"}
@@ -86,6 +90,19 @@ def signature_check(ev: Evidence, cause: str) -> dict[str, Any]:
         "type": "signature", "alerts": alerts[:50], "overlap": SIGNATURE_OVERLAP,
         "unclassified": "matches",
     }  # fmt: skip
+
+
+def merged_signature(learned: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
+    """`learned` (a `signature_check`) with the alerts of the signature of `before`, the
+    playbook it supersedes (a `playbooks_on` row), that it lacks: a repeat memory missed
+    came in another shape, and the next may come in either (its callers change, as do their
+    kinds). At most 50 alerts, this incident's first."""
+    if before is None:
+        return learned
+    old = [c for c in json.loads(before["checks_json"] or "[]") if c.get("type") == "signature"]
+    seen = {(a["component"], a["kind"]) for a in learned["alerts"]}
+    kept = [a for c in old for a in c.get("alerts", []) if (a["component"], a["kind"]) not in seen]
+    return learned | {"alerts": [*learned["alerts"], *kept][:50]}
 
 
 def lesson_of(verdict: dict[str, Any], steered: bool) -> str | None:
@@ -175,23 +192,26 @@ class Learner:
             return None  # memory already has this lesson and it was not contradicted
         alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
         evidence = Evidence(graph, alerts, alerting, min(a["starts_at_ms"] for a in alerts))
+        # The live evidence that held when the finding was made (it cannot be re-read here:
+        # the learner has no Prometheus), as checks with thresholds a repeat must meet.
+        measured = evidence_checks(json.loads(verdict.get("evidence_json") or "[]"), cause)
         held = task.step(
-            "playbook_checks", {"cause": cause, "kind": kind},
+            "playbook_checks", {"cause": cause, "kind": kind, "signature": not measured},
             lambda: [
                 check for check in proposed_checks(
-                    kind, alerting, silent=not any(a["component"] == cause for a in alerts)
+                    kind, alerting, silent=not any(a["component"] == cause for a in alerts),
+                    signature=not measured,
                 )
                 if evaluate(check, cause, evidence)["held"]
             ],
             touched=[cause],
         )  # fmt: skip
-        # The live evidence that held when the finding was made (it cannot be re-read here:
-        # the learner has no Prometheus), as checks with thresholds a repeat must meet.
-        measured = evidence_checks(json.loads(verdict.get("evidence_json") or "[]"), cause)
         held += measured
         if not measured:  # nothing measured held on the cause: remember how the incident looked
+            before = next((p for p in same if p["id"] == supersedes), None)
             held.append(task.step(
-                "signature", {"cause": cause}, lambda: signature_check(evidence, cause),
+                "signature", {"cause": cause},
+                lambda: merged_signature(signature_check(evidence, cause), before),
                 touched=[cause], deferred=True,
             ))  # fmt: skip
         title = f"{kind or on_cause[0]['alertname']} on {cause}"

@@ -4,11 +4,19 @@ the same components is not recognised as it."""
 
 from __future__ import annotations
 
+import json
 import time
 
 from adapters.prometheus import Prometheus
-from agents.investigate.checks import Evidence, about_candidate, about_incident, evaluate, gated
-from agents.learn.learner import proposed_checks, signature_check
+from agents.investigate.checks import (
+    Evidence,
+    about_candidate,
+    about_incident,
+    evaluate,
+    gated,
+    kinds_differ,
+)
+from agents.learn.learner import merged_signature, proposed_checks, signature_check
 from tests.investigate.test_evidence import FAULT_AGO_S, prometheus, scenario
 
 __all__ = ["prometheus"]  # the fixture, used by name
@@ -89,7 +97,9 @@ def test_a_signature_lets_an_unclassified_alert_match_any_kind_but_not_a_differe
     """An alert name no keyword classifies says nothing about its kind: it matches any kind on
     its component (`unclassified: matches`). Two kinds that both classify and differ still
     differ: a cache and a configuration service behind the same callers are told apart only
-    by them. A stored signature without the field compares names as before."""
+    by them, so the same components with other kinds hold only as `kinds_differ` (a lead the
+    investigator follows only when no other remembered cause holds), and other components not
+    at all. A stored signature without the field compares names as before."""
     lock_waits = {"type": "signature", "overlap": 0.5, "unclassified": "matches", "alerts": [
         {"component": "postgres", "kind": "PostgresLockWaitsHigh", "path": []},
         {"component": "product-catalog", "kind": "errors", "path": []},
@@ -100,22 +110,37 @@ def test_a_signature_lets_an_unclassified_alert_match_any_kind_but_not_a_differe
     assert (held["held"], held["raw"]["overlap"]) == (True, 1.0), held
     stored = {k: v for k, v in lock_waits.items() if k != "unclassified"}
     before = evaluate(stored, "postgres", repeat)
-    assert (before["held"], round(before["raw"]["overlap"], 2)) == (False, 0.33)
+    assert (before["held"], round(before["raw"]["overlap"], 2)) == (True, 0.33)
+    assert kinds_differ(before) and not kinds_differ(held)  # by its components only
     cache = {"type": "signature", "overlap": 0.5, "unclassified": "matches", "alerts": [
         {"component": "cart", "kind": "latency", "path": []},
         {"component": "frontend", "kind": "errors", "path": []},
     ]}  # fmt: skip
     other = evaluate(cache, "valkey-cart", alerts_on(graph, ("CartErrors", "cart"),
                                                      ("FrontendErrors", "frontend")))  # fmt: skip
-    assert (other["held"], round(other["raw"]["overlap"], 2)) == (False, 0.33), other
+    assert (other["held"], round(other["raw"]["overlap"], 2)) == (True, 0.33), other
+    assert (other["raw"]["by_component"], kinds_differ(other)) == (1.0, True)
+    assert "by component 1.00, kinds differ" in other["detail"]
+    assert not kinds_differ(evaluate(cache, "valkey-cart", alerts_on(
+        graph, ("CartLatencyHigh", "cart"), ("FrontendErrors", "frontend"))))  # fmt: skip
+    elsewhere = evaluate(cache, "valkey-cart", alerts_on(
+        graph, ("CheckoutErrors", "checkout"), ("FrontendErrors", "frontend")))  # fmt: skip
+    assert not elsewhere["held"] and elsewhere["raw"]["by_component"] == 0.333
+    # a kind about a caller's own process stays a kind: cart out of memory is cart's fault
+    oom = evaluate(cache, "valkey-cart", alerts_on(graph, ("CartOOMKilled", "cart"),
+                                                   ("FrontendErrors", "frontend")))  # fmt: skip
+    assert not oom["held"], oom
 
 
 def test_what_the_learner_writes_for_each_kind_of_cause(graph):
-    """The symptom check by the cause's alert: its kind; any alert on it when it had none;
-    any alert on the alerting components when the cause was silent. The signature it learns
-    lets unclassified alerts match."""
+    """The symptom check by the cause's alert: its kind, or any alert on it when a signature
+    (which keeps the kinds) is learned beside it or it had no kind; any alert on the alerting
+    components when the cause was silent. The signature it learns lets unclassified alerts
+    match."""
     assert proposed_checks("saturation", ["postgres"])[1] == {
         "type": "alert_kind", "kind": "saturation", "scope": "candidate"}  # fmt: skip
+    assert proposed_checks("saturation", ["postgres"], signature=True)[1] == {
+        "type": "alert_any", "scope": "candidate"}  # fmt: skip
     assert proposed_checks(None, ["postgres"])[1] == {"type": "alert_any", "scope": "candidate"}
     assert proposed_checks("errors", ["frontend", "cart"], silent=True)[1:] == [
         {"type": "alert_any", "scope": "components", "components": ["cart", "frontend"]},
@@ -184,7 +209,8 @@ def test_a_signature_counts_the_components_behind_one_hosted_topic_as_one(graph)
 def test_one_consumer_behind_alone_is_not_the_stall_that_lagged_two(graph):
     """Counter-case: a group that had two consumers behind matches only when two are behind
     again (`GROUP_QUORUM`): one consumer lagging alone is as likely its own fault. Kinds
-    within a group must still agree: the consumers failing is not them lagging."""
+    within a group must still agree for a match by kind: the consumers failing is not them
+    lagging, only the same components (`kinds_differ`, a lead)."""
     alone = evaluate(BROKER_STALL, "kafka", alerts_on(graph, ("ConsumerLag", "accounting")))
     assert (alone["held"], alone["raw"]["overlap"]) == (False, 0.0), alone
     # with the publisher slow too, only the publisher's kind alerts again
@@ -192,7 +218,7 @@ def test_one_consumer_behind_alone_is_not_the_stall_that_lagged_two(graph):
     assert evaluate(BROKER_STALL, "kafka", one)["raw"]["overlap"] == 0.333
     failing = alerts_on(graph, ("AccountingErrors", "accounting"),
                         ("FraudDetectionErrors", "fraud-detection"))  # fmt: skip
-    assert not evaluate(BROKER_STALL, "kafka", failing)["held"]
+    assert kinds_differ(evaluate(BROKER_STALL, "kafka", failing))
     # components reaching the cause by calls, not through a hosted topic, stay one by one
     cache = {"type": "signature", "overlap": 0.5, "unclassified": "matches", "alerts": [
         {"component": "cart", "kind": "latency", "path": ["cart", "valkey-cart"]},
@@ -200,12 +226,14 @@ def test_one_consumer_behind_alone_is_not_the_stall_that_lagged_two(graph):
     ]}  # fmt: skip
     swapped = evaluate(cache, "valkey-cart", alerts_on(graph, ("CartErrors", "cart"),
                                                        ("FrontendSlow", "frontend")))  # fmt: skip
-    assert (swapped["held"], swapped["raw"]["overlap"]) == (False, 0.0), swapped
+    assert (swapped["held"], swapped["raw"]["overlap"]) == (True, 0.0), swapped
+    assert kinds_differ(swapped)
 
 
 def test_an_unclassified_name_does_not_match_a_kind_about_the_component_itself(graph):
     """An alert name no keyword read matches any kind on its component, but not one about the
-    component's own process: postgres killed for memory is not the lock waits remembered."""
+    component's own process: postgres killed for memory is not the lock waits remembered; the
+    same cause alerting again, it is a lead (`kinds_differ`)."""
     lock_waits = {"type": "signature", "overlap": 0.5, "unclassified": "matches", "alerts": [
         {"component": "postgres", "kind": "PostgresLockWaitsHigh", "path": []},
         {"component": "product-catalog", "kind": "errors", "path": []},
@@ -213,8 +241,8 @@ def test_an_unclassified_name_does_not_match_a_kind_about_the_component_itself(g
     killed = alerts_on(graph, ("PostgresOOMKilled", "postgres"),
                        ("ServiceHighErrorRate", "product-catalog"))  # fmt: skip
     found = evaluate(lock_waits, "postgres", killed)
-    assert (found["held"], round(found["raw"]["overlap"], 2)) == (False, 0.33), found
-    assert found["raw"]["new"] == [["postgres", "memory"]]
+    assert (found["held"], round(found["raw"]["overlap"], 2)) == (True, 0.33), found
+    assert found["raw"]["new"] == [["postgres", "memory"]] and kinds_differ(found)
 
 
 def test_a_caller_of_a_producer_is_not_one_of_the_topic_s_group(graph):
@@ -230,3 +258,23 @@ def test_a_caller_of_a_producer_is_not_one_of_the_topic_s_group(graph):
                       ("FrontendQueueBacklog", "frontend"))  # fmt: skip
     found = evaluate(two_behind, "kafka", mixed)
     assert (found["held"], found["raw"]["overlap"]) == (False, 0.0), found
+
+
+def test_a_next_version_keeps_the_shapes_its_repeats_came_in():
+    """A correction after memory missed a repeat supersedes the playbook: the new signature is
+    this incident's alerts first, then those of the old one it lacks, so either shape matches
+    next time; the symptom checks are left as they are. No old playbook: as learned."""
+    learned = {"type": "signature", "overlap": 0.5, "unclassified": "matches", "alerts": [
+        {"component": "cart", "kind": "latency", "path": ["cart", "valkey-cart"]},
+    ]}  # fmt: skip
+    shape = [{"component": "cart", "kind": "latency", "path": []},
+             {"component": "checkout", "kind": "errors", "path": ["checkout", "cart"]}]  # fmt: skip
+    old = [{"type": "alert_any", "scope": "components", "components": ["cart"]},
+           {"type": "signature", "overlap": 0.5, "alerts": shape}]  # fmt: skip
+    merged = merged_signature(learned, {"id": "p1", "checks_json": json.dumps(old)})
+    assert [(a["component"], a["kind"]) for a in merged["alerts"]] == [
+        ("cart", "latency"),
+        ("checkout", "errors"),
+    ]
+    assert merged["alerts"][0]["path"] == ["cart", "valkey-cart"]  # this incident's, first
+    assert merged_signature(learned, None) == learned

@@ -317,3 +317,52 @@ def test_a_full_quota_keeps_the_verdict_but_learns_no_playbook(full_shop: Gatewa
     verdict(full_shop, second, "confirmed")
     learned = [p for p in playbooks(full_shop).values() if p["component"] == "orders-db"]
     assert [p["status"] for p in learned] == ["active"]
+
+
+def remembered(gw: Gateway, cause: str, *alerts: tuple[str, str]) -> None:
+    """A playbook on `cause` whose one check is the signature of (component, kind) `alerts`,
+    as the learner writes it for a silent cause."""
+    shape = {"type": "signature", "overlap": 0.5, "unclassified": "matches",
+             "alerts": [{"component": c, "kind": k, "path": []} for c, k in alerts]}  # fmt: skip
+    body = {"id": f"on-{cause}", "title": f"{cause} behind shop", "component": cause,
+            "failure_kind": alerts[0][1], "checks": [shape]}  # fmt: skip
+    assert gw.http.post("/api/v1/playbooks", json=body).status_code == 201
+
+
+def test_the_same_callers_with_other_kinds_are_a_lead_and_kinds_tell_two_causes_apart(
+    shop: Gateway,
+):
+    """shop alerted with errors when payments-db failed. The same alert again: memory names
+    payments-db. shop slow instead: the same components with another kind, a lead at 0.45 that
+    says so. Once orders-db is remembered for shop's slowness, a slow shop is orders-db's
+    (its kinds held) and payments-db's lead does not steer. With both held only by their
+    components (shop saturated), memory is unsure and names neither."""
+    remembered(shop, "payments-db", ("shop", "errors"))
+    at = WEEK1
+    same = incident(shop, fire(shop, at, [("ShopErrors", "shop", "5xx above 5%")]))
+    assert (same["root_cause"], same["finding"]["planner"]) == ("payments-db", "memory")
+    assert "a lead" not in same["finding"]["summary"]
+    slow = incident(
+        shop, fire(shop, at + timedelta(days=1), [("ShopLatencyHigh", "shop", "p99 above 2s")])
+    )
+    assert (slow["root_cause"], slow["finding"]["planner"]) == ("payments-db", "memory")
+    assert slow["finding"]["confidence"] == pytest.approx(0.45)
+    assert "with other kinds than then: a lead" in slow["finding"]["summary"]
+    (used,) = [u for u in slow["memory"] if u["steered"]]
+    assert used["checks"][-1]["raw"]["kinds_differ"] is True
+
+    remembered(shop, "orders-db", ("shop", "latency"))
+    told = incident(
+        shop, fire(shop, at + timedelta(days=2), [("ShopLatencyHigh", "shop", "p95 above 3s")])
+    )
+    assert (told["root_cause"], told["finding"]["planner"]) == ("orders-db", "memory")
+    assert [u["playbook"] for u in told["memory"] if u["steered"]] == ["on-orders-db"]
+    unsure = incident(
+        shop, fire(shop, at + timedelta(days=3), [("ShopSaturated", "shop", "pool saturated")])
+    )
+    assert unsure["finding"]["planner"] != "memory"
+    assert not [u for u in unsure["memory"] if u["steered"]]
+    assert {u["playbook"] for u in unsure["memory"] if u["applicable"]} == {
+        "on-payments-db",
+        "on-orders-db",
+    }
