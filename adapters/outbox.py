@@ -5,6 +5,11 @@ configuration every page and ticket lands here, one JSON object per line (writte
 serializer, so any character in an alert stays valid JSON). `find` answers exactly, which makes
 the outbox the reference for "act once per intent".
 
+A message in a page's thread (`reply_to`) is recorded with the channel it goes to, the thread's:
+the channel of the outbox line it replies to, or of the Slack message (a copy beside Slack), as
+Slack posts it there whatever channel the message names (the on-call of another team is
+mentioned in the page's thread, not paged in their own channel).
+
 It is also idempotent by itself: `send` holds an exclusive `flock` on the file while it checks
 that the intent id is not there yet and appends, so even a stale worker whose lease ran out
 mid-send (two processes racing for one intent) cannot write a second line. Slack and GitHub
@@ -25,6 +30,7 @@ from adapters.github import markdown
 from adapters.notices import FollowUp, Page, Ticket
 from adapters.notify import AdapterError, OutboundMessage
 from adapters.slack.mrkdwn import followup_text, page_text
+from adapters.slack.refs import parse_ref
 
 
 def rendered(message: OutboundMessage) -> dict[str, Any]:
@@ -46,11 +52,13 @@ def rendered(message: OutboundMessage) -> dict[str, Any]:
 
 class Outbox:
     """Append-only JSONL file; each line is an `OutboundMessage` (the envelope and its `notice`
-    as JSON) plus `rendered` fields (`title`, `text`, `person`) and `adapter`, `ref`, `sent_at`.
+    as JSON) plus `rendered` fields (`title`, `text`, `person`) and `adapter`, `ref`, `sent_at`;
+    its `channel` is the thread's for a message in a thread (`channel`).
 
     Lines are written with one `write()` on an `O_APPEND` descriptor under an exclusive `flock`,
     then fsynced, so several worker processes can share one file. Each instance keeps an index
-    intent id -> ref of the lines it has read, and reads only what was appended since.
+    intent id -> ref (and ref -> channel) of the lines it has read, and reads only what was
+    appended since.
     """
 
     name = "outbox"
@@ -59,6 +67,7 @@ class Outbox:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._refs: dict[str, str] = {}
+        self._channels: dict[str, str | None] = {}
         self._offset = 0
 
     def send(self, message: OutboundMessage) -> str:
@@ -84,6 +93,7 @@ class Outbox:
                 message.model_dump(mode="json")
                 | rendered(message)
                 | {"adapter": self.name, "ref": f"outbox:{message.intent_id}", "sent_at": now}
+                | {"channel": self.channel(message)}
             )
             line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
             lines.setdefault(message.intent_id, line.encode())
@@ -126,11 +136,33 @@ class Outbox:
             ) from exc
         return f"outbox {self.path} can be created (it does not exist yet)"
 
+    def channel(self, message: OutboundMessage) -> str | None:
+        """The channel `message` goes to: for a page's update or follow-up (`reply_to`), the
+        thread's (the channel of the outbox line `reply_to` names, or the id in a Slack ref);
+        else, or when the thread is unknown, the channel it names (None: the default).
+
+        Raises a retryable `AdapterError` when the file cannot be read."""
+        thread = message.reply_to
+        if message.kind not in ("update", "followup") or thread is None:
+            return message.channel
+        slack = parse_ref(thread)
+        if slack is not None:
+            return slack[0]
+        if thread not in self._channels:  # a line appended since this instance last read
+            self._read()
+        return self._channels.get(thread, message.channel)
+
     def find(self, intent_id: str, message: OutboundMessage | None = None) -> str | None:
         """The ref of the line carrying this intent id, or None (exact: `message` not needed).
 
         Raises a retryable `AdapterError` when the file cannot be read.
         """
+        self._read()
+        return self._refs.get(intent_id)
+
+    def _read(self) -> None:
+        """Index the lines appended since the last read (none: no file yet). Raises a
+        retryable `AdapterError` when the file cannot be read."""
         try:
             with self._lock:
                 fd = os.open(self.path, os.O_RDONLY)
@@ -139,18 +171,17 @@ class Outbox:
                 finally:
                     os.close(fd)
         except FileNotFoundError:
-            return None
+            return
         except OSError as exc:
             raise AdapterError(
                 f"outbox read of {self.path} failed: {exc.strerror}", retryable=True
             ) from exc
-        return self._refs.get(intent_id)
 
     def _catch_up(self, fd: int) -> None:
         """Index the complete lines appended since the last call (caller holds `_lock`)."""
         size = os.fstat(fd).st_size
         if size < self._offset:  # the file was replaced: start over
-            self._refs, self._offset = {}, 0
+            self._refs, self._channels, self._offset = {}, {}, 0
         chunk = os.pread(fd, size - self._offset, self._offset)
         complete = chunk[: chunk.rfind(b"\n") + 1]
         for raw in complete.splitlines():
@@ -158,7 +189,9 @@ class Outbox:
                 record = json.loads(raw)
             except json.JSONDecodeError:
                 continue
-            self._refs.setdefault(str(record.get("intent_id")), str(record.get("ref")))
+            ref = str(record.get("ref"))
+            self._refs.setdefault(str(record.get("intent_id")), ref)
+            self._channels.setdefault(ref, record.get("channel"))
         self._offset += len(complete)
 
     def entries(self) -> list[dict[str, Any]]:

@@ -17,7 +17,8 @@ from slack_sdk import WebClient
 from adapters.falkordb import free_port
 from adapters.notify import AdapterError, Mirrored, OutboundMessage
 from adapters.outbox import Outbox
-from adapters.slack.notifier import EVENT_TYPE, SlackNotifier, parse_ref
+from adapters.slack.notifier import EVENT_TYPE, SlackNotifier
+from adapters.slack.refs import parse_ref
 from agents.respond import messages
 from gateway.ops.runtime import messengers
 from gateway.settings import Settings

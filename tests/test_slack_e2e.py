@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
-from adapters.slack.notifier import parse_ref
+from adapters.slack.refs import parse_ref
 from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, clean_env, make_settings
 from tests.slack_api import SIGNING_SECRET, TOKEN, Failure, SlackAPI

@@ -21,7 +21,7 @@ from pydantic import SecretStr
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, graph_name
 from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
-from adapters.slack.notifier import parse_ref
+from adapters.slack.refs import parse_ref
 from agents.investigate.investigator import Investigator
 from agents.respond.responder import Responder
 from agents.tasks.worker import Worker

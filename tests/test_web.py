@@ -222,6 +222,9 @@ def test_verdict_form_limits_and_checks_before_reading(site: Site) -> None:
         assert json_body.status_code == 415
         # a person's mistakes come back as a page with the reason, not as JSON
         page = http.get(f"/ui/incidents/{incident}")
+        # no finding yet (nothing drained): no verdict buttons, as the early Slack page has none
+        assert "Investigating: no finding yet" in page.text
+        assert 'id="confirm"' not in page.text and 'id="reject"' not in page.text
         form = {"csrf": csrf_of(page.text), "intent": "typo1", "verdict": "rejected",
                 "actual_cause": "prodcut-catalog"}  # fmt: skip
         typo = http.post(f"/ui/incidents/{incident}/verdict", data=form)

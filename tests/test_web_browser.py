@@ -149,6 +149,27 @@ def click_and_wait(driver: WebDriver, button_id: str, line: str) -> list[tuple[i
     return submit_and_wait(driver, lambda d: d.find_element(By.ID, button_id).click(), line)
 
 
+def test_the_verdict_buttons_come_live_with_the_finding(site: Site, browser) -> None:
+    """Before the finding, the incident page offers no verdict (the early Slack page has no
+    Confirm/Wrong cause either); the buttons appear, without a reload, when the finding does."""
+    incident = site.post_alert(site.a, "payment")
+    driver = browser()
+    sign_in(driver, site.url, VIEWER_A)
+    driver.get(f"{site.url}/ui/incidents/{incident}")
+    wait(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-live") == "open",
+         "the live event stream connected")  # fmt: skip
+    driver.execute_script("window.notReloaded = true")
+    summary = read(driver, lambda d: d.find_element(By.ID, "finding-summary").text)
+    assert summary == "⏳ Investigating: no finding yet."
+    assert not driver.find_elements(By.ID, "confirm") and not driver.find_elements(By.ID, "reject")
+    assert driver.find_elements(By.ID, "acknowledge")  # the other actions are there already
+    site.drain()
+    wait(driver, lambda d: d.find_element(By.ID, "confirm").is_displayed(),
+         "Confirm cause appeared live with the finding")  # fmt: skip
+    assert driver.find_element(By.ID, "reject").is_displayed()
+    assert driver.execute_script("return window.notReloaded") is True
+
+
 def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     driver = browser()
     # the viewer is in Tokyo: times show there, UTC stays on hover

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, graph_name
+from adapters.notices import fmt_ms
 from gateway.ops.runtime import ConfigError, Runtime
 from gateway.world import demo_world_path, import_world, load_world
 from tests.conftest import FIXTURES, Gateway, make_settings
@@ -394,6 +396,29 @@ def test_whitespace_around_times_is_not_part_of_the_alert_key(gateway: Gateway) 
     assert alert["key"] == f"0123456789abcdef@{STARTS}"
     assert incident["status"] == "resolved"
     assert gateway.http.get("/health/ready").status_code == 200  # the database is still up
+
+
+@pytest.mark.parametrize("gateway", ["token"], indirect=True)
+def test_a_resolve_with_a_zero_end_ends_when_it_was_received(gateway: Gateway) -> None:
+    """Alertmanager and Grafana may resolve an alert with Go's zero time as `endsAt`: it ends
+    when the gateway received the resolve, and the thread's "Cleared" line says that time."""
+    checkout = ALERT | {"labels": ALERT["labels"] | {"service": "checkout"}}
+    answer = gateway.http.post("/api/v1/alerts", json=body(ALERT, checkout), headers=gateway.auth)
+    (incident_id,) = answer.json()["incidents"]
+    gateway.drain()
+    before = int(time.time() * 1000)
+    resolved = ALERT | {"status": "resolved"}  # endsAt stays "0001-01-01T00:00:00Z"
+    answer = gateway.http.post("/api/v1/alerts", json=body(resolved), headers=gateway.auth)
+    assert answer.status_code == 200 and answer.json()["resolved"] == []  # checkout fires on
+    after = int(time.time() * 1000)
+    gateway.drain()
+    (incident,) = incidents(gateway)
+    assert incident["status"] == "open"
+    ends = {a["component"]: a["ends_at_ms"] for a in incident["alerts"]}
+    assert ends["checkout"] is None and before <= ends["payment"] <= after
+    cleared = f"incident:{incident_id}:cleared:"
+    (note,) = [e for e in gateway.outbox if e["intent_id"].startswith(cleared)]
+    assert f"on payment at {fmt_ms(ends['payment'])}." in note["text"]
 
 
 # --- any JSON ---------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ from adapters.notices import FollowUp, Page, Person
 from adapters.notify import AdapterError, OutboundMessage
 from adapters.slack.blocks import followup_blocks, page_blocks
 from adapters.slack.mrkdwn import followup_text, mention, page_text
+from adapters.slack.refs import make_ref, parse_ref
 
 log = logging.getLogger(__name__)
 
@@ -64,19 +65,6 @@ REFUSALS = frozenset({
 CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,30}$")
 #: `find` starts this long before the incident opened (Slack's clock vs. ours).
 FIND_MARGIN_S = 300
-
-
-def make_ref(channel_id: str, ts: str) -> str:
-    """The external reference of a Slack message: `slack:<channel id>:<ts>`."""
-    return f"slack:{channel_id}:{ts}"
-
-
-def parse_ref(ref: str | None) -> tuple[str, str] | None:
-    """`(channel id, ts)` of a `slack:<channel>:<ts>` reference, or None for any other ref."""
-    if not ref or not ref.startswith("slack:"):
-        return None
-    _, channel, ts = [*ref.split(":", 2), "", ""][:3]
-    return (channel, ts) if channel and ts else None
 
 
 class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):

@@ -60,8 +60,9 @@ def windows(graph: TenantGraph, everything: bool = False, limit: int = 100) -> l
 
 
 def end(graph: TenantGraph, window_id: str, by: str) -> dict[str, Any] | None:
-    """End a window now; `{id, ends_at, released}` (tasks it held, claimable now), None when
-    there is no such window. Raises `GraphUnavailable`."""
+    """End a window now; `{id, ends_at, released, tasks}` (`released`: how many incidents it
+    held have a task claimable now, `tasks`: how many tasks), None when there is no such
+    window. Raises `GraphUnavailable`."""
     return graph.one("maintenance_end", {"id": window_id, "by": by})
 
 

@@ -126,18 +126,19 @@ async def list_windows(
 async def end_window(
     request: Request, window_id: str, by: str = Query("api", min_length=1, max_length=200)
 ) -> dict[str, Any]:
-    """End a window now; answer `{id, ends_at, released}` (incidents' tasks it held, now
-    claimable: they page if no other window covers them)."""
+    """End a window now; answer `{id, ends_at, released}` (`released`: how many incidents it
+    held are claimable again: they page if no other window covers them)."""
     return await end_now(request.app.state.store, _graph(request), window_id, by)
 
 
 async def end_now(store: GraphStore, graph: TenantGraph, window_id: str, by: str) -> dict[str, Any]:
     """End window `window_id` of `graph` now as `by` and wake the workers for the tasks it
-    held; `{id, ends_at, released}`. Raises HTTPException 404 for an unknown id,
+    held; `{id, ends_at, released}` (incidents). Raises HTTPException 404 for an unknown id,
     `GraphUnavailable`."""
     row = await run_in_threadpool(maintenance.end, graph, window_id, by)
     if row is None:
         raise HTTPException(404, f"no maintenance window {window_id!r}")
-    if row["released"]:
-        store.wake(int(row["released"]))
+    tasks = int(row.pop("tasks"))
+    if tasks:  # a worker for each task it held
+        store.wake(tasks)
     return row

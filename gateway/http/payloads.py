@@ -261,6 +261,8 @@ def normalize(
     Times (ms since the epoch, UTC) a sender's clock got wrong are bounded, so that no alert
     sorts first for ever or resolves before it started: with `now_ms` (the time of receipt),
     a `startsAt` or `endsAt` more than `MAX_CLOCK_SKEW_MS` ahead of it counts as `now_ms`;
+    a resolved alert with no `endsAt` (Go's zero time, which Alertmanager and Grafana may send)
+    ends at `now_ms`, the time the gateway learnt of it (without `now_ms`, its end stays None);
     a resolved alert's `endsAt` before its `startsAt` counts as its `startsAt`. The alert's
     identity (`key`) keeps the `startsAt` text as sent.
     """
@@ -281,6 +283,8 @@ def normalize(
             latest = now_ms + MAX_CLOCK_SKEW_MS
             starts_ms = now_ms if starts_ms > latest else starts_ms
             ends_ms = now_ms if ends_ms is not None and ends_ms > latest else ends_ms
+            if alert.status == "resolved" and ends_ms is None:
+                ends_ms = now_ms
         if ends_ms is not None:
             ends_ms = max(ends_ms, starts_ms)
         out.append(

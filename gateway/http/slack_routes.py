@@ -51,7 +51,6 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import GraphStore, TenantGraph, graph_name, key_problem, safe_key
 from adapters.slack import actions
-from adapters.slack.notifier import make_ref
 from adapters.slack.payloads import (
     Action,
     EventEnvelope,
@@ -59,6 +58,7 @@ from adapters.slack.payloads import (
     MessageEvent,
     reasons,
 )
+from adapters.slack.refs import make_ref
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance, preferences
 from gateway.http.limits import BodyError, load_json

@@ -14,6 +14,7 @@ from agents.respond import maintenance
 from gateway.http.payloads import normalize, parse_body
 from tests.conftest import Gateway, alert_body
 from tests.respond.test_escalation import levels_sent, with_policy
+from tests.respond.test_pages_first import late
 from tests.tasks.test_crash import task, wait_for
 from tests.test_slack_routes import click, detail, paged, slack_gw
 
@@ -96,6 +97,24 @@ def test_an_incident_in_a_window_is_recorded_not_paged_and_paged_when_it_is_ende
     # ended by hand: quiet no longer than the window's new end, not until its old one
     until = detail(gateway, incident_id)["maintenance_until"]
     assert until == ended.json()["ends_at"] < window["ends_at"]
+
+
+def test_ending_a_window_answers_how_many_incidents_it_released(gateway, graph):
+    """One incident held with two tasks (the investigation was late: its `page` task, then its
+    `respond`): the answer counts the incident once, as `held` lists it."""
+    window = quiet(gateway, components=["payment"], minutes=60)
+    incident_id = fire(gateway)
+    late(graph, incident_id)
+    gateway.drain()
+    assert pages(gateway, incident_id) == []
+    paused = [t for t in detail(gateway, incident_id)["tasks"] if t["status"] == "paused"]
+    assert sorted(t["kind"] for t in paused) == ["page", "respond"]
+    ended = gateway.http.delete(f"/api/v1/maintenance/{window['id']}", headers=gateway.auth)
+    assert ended.status_code == 200 and ended.json()["released"] == 1
+    gateway.drain()
+    assert len(pages(gateway, incident_id)) == 1  # both tasks woke; one page
+    again = gateway.http.delete(f"/api/v1/maintenance/{window['id']}", headers=gateway.auth)
+    assert again.json()["released"] == 0  # nothing held any more
 
 
 def test_a_window_that_ends_mid_incident_pages_then(gateway):

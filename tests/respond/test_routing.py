@@ -314,6 +314,11 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     # the page, restated, names the person paged now
     (restated,) = [e for e in gw.outbox if e["kind"] == "update" and ":page:" in e["intent_id"]]
     assert restated["person"] == "Dee Example" and restated["notice"]["root_cause"] == "orders-db"
+    # all of them go where the page is, in its thread, not to the new owner's channel
+    (first,) = sent(gw, incident_id, "notification")
+    assert first["channel"] == "#checkout-oncall"
+    for said in (texts["update"], texts["repage"], restated):
+        assert (said["channel"], said["reply_to"]) == ("#checkout-oncall", first["ref"])
     assert len(incidents(gw)) == 1
     # and so do the web pages (`web_paged`), not the first person paged
     page = gw.http.get(f"/ui/incidents/{incident_id}").text
@@ -467,6 +472,8 @@ def test_every_other_alerting_team_is_told_in_the_thread(slack_gw: Gateway, api:
     # Slack alone keeps no record: a copy of each in the outbox names the person
     records = [e for e in slack_gw.outbox if ":told:" in e["intent_id"]]
     assert sorted(e["person"] for e in records) == ["Ada Example", "Cy Example"]
+    # ...and the channel they went to: the page's (its id, from the thread's ref)
+    assert {e["channel"] for e in records} == {"C0DATA"}
 
 
 def test_teams_told_leave_a_followup_naming_the_person(gw: Gateway) -> None:
@@ -478,6 +485,10 @@ def test_teams_told_leave_a_followup_naming_the_person(gw: Gateway) -> None:
     (told,) = [f for f in sent(gw, incident_id, "followup") if ":told:" in f["intent_id"]]
     assert told["intent_id"] == f"incident:{incident_id}:told:platform"
     assert told["person"] == "Ada Example" and told["notice"]["person"]["slack_user_id"] == "U0ADA"
+    # in the page's thread, so in the page's channel, not the told team's (#platform-oncall)
+    (page,) = sent(gw, incident_id, "notification")
+    assert page["channel"] == "#data-platform-oncall"
+    assert (told["channel"], told["reply_to"]) == ("#data-platform-oncall", page["ref"])
 
 
 # --- 4. Grafana no-data / error alerts ------------------------------------------------------------
