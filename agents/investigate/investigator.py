@@ -504,9 +504,10 @@ class Investigator:
         self, task: TaskRun, ev: Evidence
     ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """Recall playbooks near the alerting components, best first (weight × trust), and run
-        each one's checks (each a step) until one holds entirely with its signature's kinds;
-        one held only by its components (`checks.kinds_differ`) steers if no playbook of
-        another cause holds, marked `kinds_differ` (`recall.confidence`: a lead).
+        each one's checks (each a step) until one holds entirely with its signature's kinds
+        and no playbook of another cause with the same score does too (then none steers); one
+        held only by its components (`checks.kinds_differ`) steers if no playbook of another
+        cause holds, marked `kinds_differ` (`recall.confidence`: a lead).
 
         Returns (the USED rows for the Decision, the steering playbook or None).
         """
@@ -514,13 +515,19 @@ class Investigator:
             return [], None
         recalled = (call(task, ev, "recall_playbooks", {}).data or [])[: self.max_recalled]
         used: list[dict[str, Any]] = []
-        # A playbook whose signature held only with the kinds differing (`checks._signature`)
-        # names its cause only if no playbook of another cause holds too: two silent causes
-        # behind the same callers are told apart by the callers' kinds, so the others are
-        # asked first; one of another cause held with its kinds wins, one held without them
-        # leaves memory unsure.
-        loose: dict[str, Any] | None = None
+        # Two remembered causes that hold alike leave memory unsure: one held with its kinds
+        # names its cause unless another cause's playbook of the same score (weight × trust)
+        # holds with its kinds too; one held only by its components (`checks.kinds_differ`)
+        # is a lead, followed only if no playbook of another cause holds at all (two silent
+        # causes behind the same callers are told apart by the callers' kinds).
+        found: dict[str, Any] | None = None  # held with its kinds
+        leads: list[dict[str, Any]] = []  # held by components only
+        unsure = False
         for playbook in recalled:
+            if found is not None and playbook["score"] < found["score"]:
+                break  # ranked by score: no tie left
+            if found is not None and playbook["candidate"] == found["candidate"]:
+                continue
             results: list[dict[str, Any]] = []
             candidate: str = playbook["candidate"]
             for check in gated(playbook):
@@ -547,17 +554,24 @@ class Investigator:
             used.append(row)
             if not applicable:
                 continue
-            if not any(kinds_differ(r) for r in results):
-                row["steered"] = True  # held with its kinds: it names the cause
-                return used, playbook
-            if loose is None:
-                loose = playbook | {"row": row}
-            elif playbook["candidate"] != loose["candidate"]:
-                return used, None  # two causes held, neither with its kinds: memory is unsure
-        if loose is not None:  # the one cause held, if only by its components: a lead
-            loose.pop("row")["steered"] = True
-            loose["kinds_differ"] = True
-        return used, loose
+            if any(kinds_differ(r) for r in results):
+                leads.append(playbook | {"row": row})
+            elif found is None:
+                found = playbook | {"row": row}
+            else:
+                unsure = True  # another cause holds as well, as trusted
+                break
+        if found is not None:
+            if unsure:
+                return used, None
+            found.pop("row")["steered"] = True
+            return used, found
+        if len({lead["candidate"] for lead in leads}) != 1:
+            return used, None
+        lead = leads[0]
+        lead.pop("row")["steered"] = True
+        lead["kinds_differ"] = True
+        return used, lead
 
     def _remember(self, task: TaskRun, ev: Evidence) -> dict[str, Any]:
         """What similarity keeps on the incident, written with the finding: its text vector and

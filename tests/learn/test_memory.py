@@ -366,3 +366,17 @@ def test_the_same_callers_with_other_kinds_are_a_lead_and_kinds_tell_two_causes_
         "on-payments-db",
         "on-orders-db",
     }
+
+
+def test_two_causes_remembered_alike_leave_memory_unsure(shop: Gateway):
+    """Two playbooks of different causes whose checks hold with their kinds, trusted alike:
+    which one is recalled first must not decide the cause. Neither steers; the rules do."""
+    remembered(shop, "payments-db", ("shop", "errors"))
+    remembered(shop, "orders-db", ("shop", "errors"))
+    found = incident(shop, fire(shop, WEEK1, [("ShopErrors", "shop", "5xx above 5%")]))
+    assert found["finding"]["planner"] == "rules"
+    assert not [u for u in found["memory"] if u["steered"]]
+    assert {u["playbook"] for u in found["memory"] if u["applicable"]} == {
+        "on-payments-db",
+        "on-orders-db",
+    }
