@@ -104,7 +104,7 @@ def test_ending_a_window_answers_how_many_incidents_it_released(gateway, graph):
     `respond`): the answer counts the incident once, as `held` lists it."""
     window = quiet(gateway, components=["payment"], minutes=60)
     incident_id = fire(gateway)
-    late(graph, incident_id)
+    late(graph, incident_id, gateway.runtime.settings.page_within_ms)
     gateway.drain()
     assert pages(gateway, incident_id) == []
     paused = [t for t in detail(gateway, incident_id)["tasks"] if t["status"] == "paused"]

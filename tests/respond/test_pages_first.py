@@ -41,12 +41,13 @@ def worker(
     return Worker(store, [tenant], agents, role=role, claim_batch=8, page_within_ms=WITHIN_MS)
 
 
-def late(graph: TenantGraph, incident: str) -> None:
-    """Make the incident's investigation older than the page deadline (it was held back)."""
+def late(graph: TenantGraph, incident: str, within_ms: int = WITHIN_MS) -> None:
+    """Make the incident's investigation older than the page deadline `within_ms` (it was
+    held back)."""
     graph._graph.query(
         "MATCH (t:Task {kind: 'investigate', incident_id: $id})"
         " SET t.created_at = t.created_at - $ms",
-        {"id": incident, "ms": WITHIN_MS + 500},
+        {"id": incident, "ms": within_ms + 500},
     )
 
 
