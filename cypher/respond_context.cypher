@@ -66,8 +66,8 @@ CALL {
        escalation_policy_json: tm.escalation_policy_json} END) AS fallback
 }
 CALL {
-  WITH i
-  OPTIONAL MATCH (i)-[:HAS_FINDING]->(:Finding)-[:SUPPORTED_BY]->(ch:Change)-[:MODIFIES]->(c:Component)
+  WITH f  // the finding matched above: not looked up again
+  OPTIONAL MATCH (f)-[:SUPPORTED_BY]->(ch:Change)-[:MODIFIES]->(c:Component)
   RETURN collect(CASE WHEN ch IS NULL THEN null ELSE {
        kind: ch.kind, ref: ch.ref, at: ch.at, component: c.name} END) AS cited
 }
