@@ -167,15 +167,17 @@ class Responder:
         if intended is not None:
             intended.then()
 
-    #: Kinds a worker's batch runs in phases (`plan`, `Worker.run_planned`): the early page.
-    planned = (PAGE_KIND,)
+    #: Kinds a worker's batch runs in phases (`plan`, `Worker.run_planned`): the first pages.
+    planned = FIRST_PAGE
 
     def plan(self, task: TaskRun) -> Intended | None:
-        """`run` up to the task's page (a `page` task's, `_page_early`): its steps are taken
-        (deferred) and the page to send is returned, with what sends it and completes the task
-        (`Intended.then`), so a batch of pages is reserved in one query and sent together
-        (`Worker.run_planned`). None: the task is done (or paused) without a page to send,
-        as every kind but `page` is here."""
+        """`run` up to the task's first message (a `page` task's page, `_page_early`; a
+        `respond` task's page, `_respond`, or after an early page its first message in the
+        thread or its ticket, `_cause_found`): its steps are taken (deferred) and that message
+        is returned, with what sends it and the rest and completes the task (`Intended.then`),
+        so a batch's first messages are reserved in one query, with what each reserves ahead,
+        and those the outbox takes are sent together (`Worker.run_planned`). None: the task is
+        done (or paused) without a message left to send, as every other kind is here."""
         return self._settled(task, lambda: self._run(task))
 
     def _settled(self, task: TaskRun, work: Callable[[], T]) -> T | None:
@@ -193,7 +195,8 @@ class Responder:
             return None
 
     def _run(self, task: TaskRun) -> Intended | None:
-        """`plan`'s work: the early page's `Intended`, else None (the task is done)."""
+        """`plan`'s work: the first message's `Intended` (`page`, `respond`), else None (the
+        task is done or paused)."""
         graph, incident_id = task.graph, task.claim.incident_id
         first = task.claim.kind in FIRST_PAGE
         if first:  # the page: everything it needs in one round trip
@@ -225,9 +228,9 @@ class Responder:
                 task.pause(int(time.time() * 1000) + EARLY_PAGE_WAIT_MS,
                            "waiting for the page sent before the diagnosis")  # fmt: skip
             elif early is not None and (root := self._paged(incident)) is not None:
-                self._cause_found(task, incident, alerts, root)
+                return self._cause_found(task, incident, alerts, root)
             else:
-                self._respond(task, incident, alerts)
+                return self._respond(task, incident, alerts)
         elif task.claim.kind == "notify_update":
             self._update(task, incident, alerts)
         elif task.claim.kind == "readback":
@@ -243,9 +246,12 @@ class Responder:
 
     def _respond(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
-    ) -> None:
+    ) -> Intended | None:
         """Page and open the ticket. `incident` is the row of `respond_context.cypher`: every
-        read below comes from it, so the page costs no further read."""
+        read below comes from it, so the page costs no further read. Returns the page to its
+        first channel, whose `then` sends it (`_page`), tells the teams, opens the ticket and
+        completes the task (`plan`: a batch's pages are reserved in one query); None when a
+        preference says not to page: all of that but the page is done now."""
         components = [incident["root_cause"]] if incident["root_cause"] else []
         components += [c for c in (incident.get("candidates") or []) if c not in components]
         components += [
@@ -259,6 +265,8 @@ class Responder:
         changes = sorted(incident["cited"], key=lambda c: c["at"], reverse=True)
         refs = {a["intent_id"]: a["external_ref"] for a in incident["actions"]}
         page_intent = intent(incident["id"], "initial-notification")
+        page: OutboundMessage | None = None
+        chain: list[str | None] = []
         if pref and pref["no_page"]:
             when = messages.fmt_ms(pref["approved_at"] or pref["stated_at"])[:10]
             note = f"Not paged on Slack, as {(who or {}).get('person')} asked on {when}"
@@ -271,8 +279,6 @@ class Responder:
             chain = messages.page_channels(who, fallback, self.default_channel)
             # the ticket comes next: reserved with the page, one write fewer
             task.reserve_ahead(self.tickets, intent(incident["id"], "ticket"), "ticket")
-            self._page(task, page, chain, refs)
-        self._tell_teams(task, incident, alerts, who, refs, teams)
         previous = incident["previous"]
         issue = messages.ticket(
             intent(incident["id"], "ticket"), incident, alerts, who, note,
@@ -280,12 +286,24 @@ class Responder:
             steps=sorted(incident["steps"], key=lambda s: (s["created_at"], s["task_id"], s["n"])),
             previous=previous[0] if previous else None, public_url=self.public_url,
         )  # fmt: skip
-        if link(self._deliver(task, self.tickets, issue)):
-            self._restate(task, incident, alerts, "ticket-link")
-        task.complete(
-            "notified", mark_notified=True, root_cause=incident["root_cause"],
-            **escalation.follow_up(task.graph, incident["id"], who if note is None else None),
-        )  # fmt: skip
+
+        def rest() -> None:
+            if page is not None:
+                self._page(task, page, chain, refs)
+            self._tell_teams(task, incident, alerts, who, refs, teams)
+            if link(self._deliver(task, self.tickets, issue)):
+                self._restate(task, incident, alerts, "ticket-link")
+            task.complete(
+                "notified", mark_notified=True, root_cause=incident["root_cause"],
+                **escalation.follow_up(task.graph, incident["id"], who if note is None else None),
+            )  # fmt: skip
+
+        if page is None:
+            rest()
+            return None
+        return Intended(
+            self.messenger, attempt(page, chain[0], []), lambda: self._settled(task, rest)
+        )
 
     def _route(
         self,
@@ -366,7 +384,7 @@ class Responder:
 
     def _cause_found(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], root: str
-    ) -> None:
+    ) -> Intended:
         """The diagnosis is in, and the page (ref `root`) went out before it (`_page_early`):
         page the cause's on-call in the thread when the page named someone else, and tell the
         other alerting teams (as `_page_new_cause` does after a re-investigation), open the
@@ -376,7 +394,9 @@ class Responder:
         (`paged`), the cause's route and the teams to tell (`owners`), the refs (`actions`, then
         this run's own outcomes), and the edit's changes, verdicts and refused deliveries; the
         messages after the first are reserved with it (`TaskRun.reserve_ahead`), so the run
-        costs one reservation and its completion. Steps as `_page_new_cause` names them."""
+        costs one reservation and its completion. Steps as `_page_new_cause` names them.
+        Returns the first message, whose `then` sends every message and completes the task
+        (`plan`: a batch's first messages are reserved in one query)."""
         incident_id, cause = incident["id"], incident["root_cause"]
         paged = task.step(
             "paged_before", {"incident_id": incident_id},
@@ -422,19 +442,24 @@ class Responder:
         refs: dict[str, str | None] = {
             a["intent_id"]: a["external_ref"] for a in incident["actions"]
         }
-        for notifier, message in sends:
-            task.act(notifier, message)
-        self._deliver(task, self.tickets, issue, refs)
-        update = self._page_edit(
-            incident, alerts, "diagnosis", root, who,
-            sorted(incident["cited"], key=lambda c: c["at"], reverse=True),
-            sorted(incident["verdicts"], key=lambda v: (v["at"], v["id"])),
-            refs.get(intent(incident_id, "ticket")),
-            [Refusal(channel=d["channel"], reason=d["reason"] or "refused")
-             for d in sorted(incident["refused"], key=lambda d: d["at"])],
-        )  # fmt: skip
-        task.act(self.messenger, update)
-        task.complete("cause edited into the page", mark_notified=True, root_cause=cause)
+
+        def rest() -> None:
+            for notifier, message in sends:
+                task.act(notifier, message)
+            self._deliver(task, self.tickets, issue, refs)
+            update = self._page_edit(
+                incident, alerts, "diagnosis", root, who,
+                sorted(incident["cited"], key=lambda c: c["at"], reverse=True),
+                sorted(incident["verdicts"], key=lambda v: (v["at"], v["id"])),
+                refs.get(intent(incident_id, "ticket")),
+                [Refusal(channel=d["channel"], reason=d["reason"] or "refused")
+                 for d in sorted(incident["refused"], key=lambda d: d["at"])],
+            )  # fmt: skip
+            task.act(self.messenger, update)
+            task.complete("cause edited into the page", mark_notified=True, root_cause=cause)
+
+        first, message = sends[0] if sends else (self.tickets, issue)
+        return Intended(first, message, lambda: self._settled(task, rest))
 
     def _deliver(
         self,

@@ -254,7 +254,7 @@ class Worker:
         held: Held,
         plan: Callable[[TaskRun], Intended | None],
     ) -> list[Claim]:
-        """Run a batch of a kind whose agent plans (`Agent.planned`, the early `page`) in
+        """Run a batch of a kind whose agent plans (`Agent.planned`: `page` and `respond`) in
         phases: each task's `plan` (the agent's: its deferred steps, or a completion held in
         `held`), one fenced reservation of every planned action (`reserve_batch`: a task
         whose lease was lost is dropped there and sends nothing), the sends its adapter takes

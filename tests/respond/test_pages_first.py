@@ -248,11 +248,12 @@ def test_a_late_cause_another_team_owns_is_paged_in_the_thread_from_what_respond
     assert graph.one("incident_get", {"incident_id": incident})["root_cause"] == "payment"
     with counting() as counts:
         run("responder", [responder])
-    # the respond read its context once and reserved once; claims, the completion and the
-    # empty claim that ends the burst are the rest
-    assert counts["respond_context"] == 1 and counts["reserve_action"] == 1
+    # the respond read its context once and reserved its five messages in one query (its
+    # batch's, `reserve_actions`); claims, the completion and the empty claim that ends the
+    # burst are the rest
+    assert counts["respond_context"] == counts["reserve_actions"] == 1
     assert counts["complete_task"] == 1
-    assert set(counts) <= {"claim_task", "respond_context", "reserve_action", "complete_task",
+    assert set(counts) <= {"claim_task", "respond_context", "reserve_actions", "complete_task",
                            "reap_tasks"}, counts  # fmt: skip
     (page,) = api.roots()
     assert page["edited"] == 1 and "Root cause: *payment*" in page["text"]
