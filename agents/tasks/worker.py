@@ -262,7 +262,7 @@ class Worker:
         (the send through `TaskRun.act`, which finds it reserved or sent; the completion, held).
         Each phase of a task fails as its `_run` would. A page costs its batch's claim, read,
         reservation and completion: 4 round trips per batch, not 2 per page. Returns the
-        follow-up tasks claimed for this worker (none for a page)."""
+        follow-up tasks claimed for this worker: none (no follow-up of a page is chained)."""
 
         def collect(run: TaskRun, into: list[Intended | None]) -> None:
             into.append(plan(run))
