@@ -13,6 +13,9 @@
 // and `maintenance_until`, what the incident recorded (null: never held); each team row has its
 // `escalation_policy_json`; `early_page`, the status of the incident's `page` task (the page
 // sent before a late diagnosis: agents/tasks/kinds.py, `page_due`), null when it has none.
+// Only when it has one (what `Responder._cause_found` edits into that page), else []: `paged`
+// (the `incident_paged` row: whom the page names now), `verdicts` (`incident_verdicts`) and
+// `refused` (the page's `incident_deliveries` whose outcome is `refused`).
 // Lists come unordered: the caller sorts.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 // Every lookup starts from an index (a name, a fingerprint, a person), never from a scan of a
@@ -63,8 +66,8 @@ CALL {
        escalation_policy_json: tm.escalation_policy_json} END) AS fallback
 }
 CALL {
-  WITH i
-  OPTIONAL MATCH (i)-[:HAS_FINDING]->(:Finding)-[:SUPPORTED_BY]->(ch:Change)-[:MODIFIES]->(c:Component)
+  WITH f  // the finding matched above: not looked up again
+  OPTIONAL MATCH (f)-[:SUPPORTED_BY]->(ch:Change)-[:MODIFIES]->(c:Component)
   RETURN collect(CASE WHEN ch IS NULL THEN null ELSE {
        kind: ch.kind, ref: ch.ref, at: ch.at, component: c.name} END) AS cited
 }
@@ -131,6 +134,29 @@ CALL {
        approved_at: fa.approved_at} END) AS preferences
 }
 OPTIONAL MATCH (pt:Task {id: 'page:' + i.id})
+CALL {
+  WITH i, pt
+  WITH i WHERE pt IS NOT NULL  // a calm incident's respond needs none of this
+  MATCH (t:Task)-[:FOR]->(i) WHERE t.kind IN ['respond', 'page', 'notify_update']
+  MATCH (s:Step)-[:OF]->(t) WHERE s.tool IN ['response_context', 'route_new_cause']
+  WITH s ORDER BY s.at DESC LIMIT 1
+  RETURN collect({result: s.result, at: s.at}) AS paged
+}
+CALL {
+  WITH i, pt
+  WITH i WHERE pt IS NOT NULL
+  MATCH (i)-[:HAS_VERDICT]->(v:Verdict)
+  RETURN collect({id: v.id, verdict: v.verdict, actual_cause: v.actual_cause, by: v.by,
+       by_name: v.by_name, at: v.at, text: v.text, source: v.source,
+       event_id: v.event_id}) AS verdicts
+}
+CALL {
+  WITH i, pt
+  WITH i WHERE pt IS NOT NULL
+  MATCH (i)-[:HAS_DELIVERY]->(d:Delivery)
+  WHERE d.intent_id = 'incident:' + i.id + ':initial-notification' AND d.outcome = 'refused'
+  RETURN collect({channel: d.channel, reason: d.reason, at: d.at}) AS refused
+}
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.received_at AS received_at,
        i.root_cause AS root_cause, i.conclusive AS conclusive,
@@ -145,4 +171,4 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        f.separated_by AS separated_by, f.evidence_json AS evidence_json,
        i.similar_json AS similar_json, alerts,
        owners, fallback, cited, recent, actions, steps, previous, preferences,
-       pt.status AS early_page
+       pt.status AS early_page, paged, verdicts, refused

@@ -105,6 +105,7 @@ def test_alert_to_page_queries_never_scan_a_growing_label(
     names = {query for query, _ in found}
     for hot in ("triage_context", "triage_alert", "triage_batch", "claim_task",
                 "investigation_context",
-                "write_finding", "respond_context", "reserve_action", "complete_task"):  # fmt: skip
+                "write_finding", "respond_context", "reserve_actions", "reserve_action",
+                "complete_task"):  # fmt: skip
         assert hot in names, hot
     assert {key: labels for key, labels in found.items() if labels} == {}

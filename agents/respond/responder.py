@@ -111,6 +111,12 @@ def respond_contexts(
     return {str(row["id"]): row for row in rows}
 
 
+def _without_policy(row: dict[str, Any]) -> dict[str, Any]:
+    """A `respond_context` owner or fallback row without the team's `escalation_policy_json`:
+    the row `response_context.cypher` (or `default_route.cypher`) gives."""
+    return {k: v for k, v in row.items() if k != "escalation_policy_json"}
+
+
 class Responder:
     """Sends notifications through `messenger` and tickets through `tickets` (both `Notifier`s).
 
@@ -161,15 +167,17 @@ class Responder:
         if intended is not None:
             intended.then()
 
-    #: Kinds a worker's batch runs in phases (`plan`, `Worker.run_planned`): the early page.
-    planned = (PAGE_KIND,)
+    #: Kinds a worker's batch runs in phases (`plan`, `Worker.run_planned`): the first pages.
+    planned = FIRST_PAGE
 
     def plan(self, task: TaskRun) -> Intended | None:
-        """`run` up to the task's page (a `page` task's, `_page_early`): its steps are taken
-        (deferred) and the page to send is returned, with what sends it and completes the task
-        (`Intended.then`), so a batch of pages is reserved in one query and sent together
-        (`Worker.run_planned`). None: the task is done (or paused) without a page to send,
-        as every kind but `page` is here."""
+        """`run` up to the task's first message (a `page` task's page, `_page_early`; a
+        `respond` task's page, `_respond`, or after an early page its first message in the
+        thread or its ticket, `_cause_found`): its steps are taken (deferred) and that message
+        is returned, with what sends it and the rest and completes the task (`Intended.then`),
+        so a batch's first messages are reserved in one query, with what each reserves ahead,
+        and those the outbox takes are sent together (`Worker.run_planned`). None: the task is
+        done (or paused) without a message left to send, as every other kind is here."""
         return self._settled(task, lambda: self._run(task))
 
     def _settled(self, task: TaskRun, work: Callable[[], T]) -> T | None:
@@ -187,7 +195,8 @@ class Responder:
             return None
 
     def _run(self, task: TaskRun) -> Intended | None:
-        """`plan`'s work: the early page's `Intended`, else None (the task is done)."""
+        """`plan`'s work: the first message's `Intended` (`page`, `respond`), else None (the
+        task is done or paused)."""
         graph, incident_id = task.graph, task.claim.incident_id
         first = task.claim.kind in FIRST_PAGE
         if first:  # the page: everything it needs in one round trip
@@ -219,9 +228,9 @@ class Responder:
                 task.pause(int(time.time() * 1000) + EARLY_PAGE_WAIT_MS,
                            "waiting for the page sent before the diagnosis")  # fmt: skip
             elif early is not None and (root := self._paged(incident)) is not None:
-                self._cause_found(task, incident, alerts, root)
+                return self._cause_found(task, incident, alerts, root)
             else:
-                self._respond(task, incident, alerts)
+                return self._respond(task, incident, alerts)
         elif task.claim.kind == "notify_update":
             self._update(task, incident, alerts)
         elif task.claim.kind == "readback":
@@ -237,9 +246,12 @@ class Responder:
 
     def _respond(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
-    ) -> None:
+    ) -> Intended | None:
         """Page and open the ticket. `incident` is the row of `respond_context.cypher`: every
-        read below comes from it, so the page costs no further read."""
+        read below comes from it, so the page costs no further read. Returns the page to its
+        first channel, whose `then` sends it (`_page`), tells the teams, opens the ticket and
+        completes the task (`plan`: a batch's pages are reserved in one query); None when a
+        preference says not to page: all of that but the page is done now."""
         components = [incident["root_cause"]] if incident["root_cause"] else []
         components += [c for c in (incident.get("candidates") or []) if c not in components]
         components += [
@@ -253,6 +265,8 @@ class Responder:
         changes = sorted(incident["cited"], key=lambda c: c["at"], reverse=True)
         refs = {a["intent_id"]: a["external_ref"] for a in incident["actions"]}
         page_intent = intent(incident["id"], "initial-notification")
+        page: OutboundMessage | None = None
+        chain: list[str | None] = []
         if pref and pref["no_page"]:
             when = messages.fmt_ms(pref["approved_at"] or pref["stated_at"])[:10]
             note = f"Not paged on Slack, as {(who or {}).get('person')} asked on {when}"
@@ -265,8 +279,6 @@ class Responder:
             chain = messages.page_channels(who, fallback, self.default_channel)
             # the ticket comes next: reserved with the page, one write fewer
             task.reserve_ahead(self.tickets, intent(incident["id"], "ticket"), "ticket")
-            self._page(task, page, chain, refs)
-        self._tell_teams(task, incident, alerts, who, refs, teams)
         previous = incident["previous"]
         issue = messages.ticket(
             intent(incident["id"], "ticket"), incident, alerts, who, note,
@@ -274,12 +286,24 @@ class Responder:
             steps=sorted(incident["steps"], key=lambda s: (s["created_at"], s["task_id"], s["n"])),
             previous=previous[0] if previous else None, public_url=self.public_url,
         )  # fmt: skip
-        if link(self._deliver(task, self.tickets, issue)):
-            self._restate(task, incident, alerts, "ticket-link")
-        task.complete(
-            "notified", mark_notified=True, root_cause=incident["root_cause"],
-            **escalation.follow_up(task.graph, incident["id"], who if note is None else None),
-        )  # fmt: skip
+
+        def rest() -> None:
+            if page is not None:
+                self._page(task, page, chain, refs)
+            self._tell_teams(task, incident, alerts, who, refs, teams)
+            if link(self._deliver(task, self.tickets, issue)):
+                self._restate(task, incident, alerts, "ticket-link")
+            task.complete(
+                "notified", mark_notified=True, root_cause=incident["root_cause"],
+                **escalation.follow_up(task.graph, incident["id"], who if note is None else None),
+            )  # fmt: skip
+
+        if page is None:
+            rest()
+            return None
+        return Intended(
+            self.messenger, attempt(page, chain[0], []), lambda: self._settled(task, rest)
+        )
 
     def _route(
         self,
@@ -360,34 +384,82 @@ class Responder:
 
     def _cause_found(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], root: str
-    ) -> None:
+    ) -> Intended:
         """The diagnosis is in, and the page (ref `root`) went out before it (`_page_early`):
         page the cause's on-call in the thread when the page named someone else, and tell the
-        other alerting teams (`_page_new_cause`, as after a re-investigation), open the ticket,
-        and edit the cause into the page (intent `…:diagnosis`). Nothing is paged twice."""
-        who: dict[str, Any] | None
-        if incident["root_cause"]:
-            who = self._page_new_cause(task, incident, alerts, root)
-        else:  # inconclusive: the page's route stands
-            paged = task.step(
-                "paged_before", {"incident_id": incident["id"]},
-                lambda: task.graph.one("incident_paged", {"incident_id": incident["id"]}),
+        other alerting teams (as `_page_new_cause` does after a re-investigation), open the
+        ticket, and edit the cause into the page (intent `…:diagnosis`). Nothing is paged twice.
+
+        Everything comes from `incident`, the `respond_context` row: whom the page named
+        (`paged`), the cause's route and the teams to tell (`owners`), the refs (`actions`, then
+        this run's own outcomes), and the edit's changes, verdicts and refused deliveries; the
+        messages after the first are reserved with it (`TaskRun.reserve_ahead`), so the run
+        costs one reservation and its completion. Steps as `_page_new_cause` names them.
+        Returns the first message, whose `then` sends every message and completes the task
+        (`plan`: a batch's first messages are reserved in one query)."""
+        incident_id, cause = incident["id"], incident["root_cause"]
+        paged = task.step(
+            "paged_before", {"incident_id": incident_id},
+            lambda: incident["paged"][0] if incident["paged"] else None, deferred=True,
+        )  # fmt: skip
+        before = json.loads(paged["result"]) if paged else None
+        # the rows `routing.route` and `routing.told` read (response_context.cypher and
+        # default_route.cypher have no policy), so the stored route is what they would give:
+        # `escalation.follow_up` looks the team's policy up for such a route
+        owners = [_without_policy(o) for o in incident["owners"]]
+        fallback = [_without_policy(o) for o in incident["fallback"]]
+
+        def default() -> dict[str, Any] | None:
+            return fallback[0] if fallback else None
+
+        who: dict[str, Any] | None = before
+        sends: list[tuple[Notifier, OutboundMessage]] = []
+        if cause:  # else inconclusive: the page's route stands
+            who = task.step(
+                "route_new_cause", {"cause": cause},
+                lambda: routing.route_from(owners, [cause], default),
                 deferred=True,
             )  # fmt: skip
-            who = json.loads(paged["result"]) if paged else None
-            self._tell_teams(task, incident, alerts, who or {})
+            repage = self._repage(task, incident, before, who, root)
+            sends += [(self.messenger, repage)] if repage is not None else []
+        teams = self._teams_to_tell(task, alerts, who or {}, owners)
+        sends += self._told(incident, who or {}, teams, root)
         previous = incident["previous"]
         issue = messages.ticket(
-            intent(incident["id"], "ticket"), incident, alerts, who, None,
+            intent(incident_id, "ticket"), incident, alerts, who, None,
             changes=sorted(incident["recent"], key=lambda c: c["at"], reverse=True),
             steps=sorted(incident["steps"], key=lambda s: (s["created_at"], s["task_id"], s["n"])),
             previous=previous[0] if previous else None, public_url=self.public_url,
         )  # fmt: skip
-        self._deliver(task, self.tickets, issue)
-        self._restate(task, incident, alerts, "diagnosis")
-        task.complete(
-            "cause edited into the page", mark_notified=True, root_cause=incident["root_cause"]
-        )
+        # the first message reserves the others with it: each is taken whatever happens
+        # before it (the ticket and the edit always; a team told is never skipped)
+        ahead = [(n, m.intent_id, m.kind) for n, m in sends] + [
+            (self.tickets, issue.intent_id, issue.kind),
+            (self.messenger, intent(incident_id, "diagnosis"), "update"),
+        ]  # fmt: skip
+        for notifier, intent_id, kind in ahead[1:]:
+            task.reserve_ahead(notifier, intent_id, kind)
+        refs: dict[str, str | None] = {
+            a["intent_id"]: a["external_ref"] for a in incident["actions"]
+        }
+
+        def rest() -> None:
+            for notifier, message in sends:
+                task.act(notifier, message)
+            self._deliver(task, self.tickets, issue, refs)
+            update = self._page_edit(
+                incident, alerts, "diagnosis", root, who,
+                sorted(incident["cited"], key=lambda c: c["at"], reverse=True),
+                sorted(incident["verdicts"], key=lambda v: (v["at"], v["id"])),
+                refs.get(intent(incident_id, "ticket")),
+                [Refusal(channel=d["channel"], reason=d["reason"] or "refused")
+                 for d in sorted(incident["refused"], key=lambda d: d["at"])],
+            )  # fmt: skip
+            task.act(self.messenger, update)
+            task.complete("cause edited into the page", mark_notified=True, root_cause=cause)
+
+        first, message = sends[0] if sends else (self.tickets, issue)
+        return Intended(first, message, lambda: self._settled(task, rest))
 
     def _deliver(
         self,
@@ -496,8 +568,11 @@ class Responder:
             task.deliveries(page.incident_id, deliveries)
 
     def _say(self, task: TaskRun, message: OutboundMessage) -> str:
-        """`task.act(messenger, message)` for a follow-up, linked to the incident's web page
-        when `BLAST_PUBLIC_URL` is set."""
+        """`task.act(messenger, message)` for a follow-up, linked (`_linked`)."""
+        return task.act(self.messenger, self._linked(message))
+
+    def _linked(self, message: OutboundMessage) -> OutboundMessage:
+        """A follow-up linked to the incident's web page when `BLAST_PUBLIC_URL` is set."""
         notice = message.notice
         if isinstance(notice, FollowUp) and notice.incident_url is None:
             url = messages.incident_url(self.public_url, message.incident_id)
@@ -505,7 +580,7 @@ class Responder:
                 message = message.model_copy(
                     update={"notice": notice.model_copy(update={"incident_url": url})}
                 )
-        return task.act(self.messenger, message)
+        return message
 
     def _readback(self, task: TaskRun, incident: dict[str, Any]) -> None:
         """Read a stated preference back in the incident's thread, with Approve / Discard; once
@@ -575,16 +650,33 @@ class Responder:
             lambda: routing.route(task.graph, [cause]),
             deferred=True,
         )
-        if not before or (before.get("person"), before.get("team")) != (
+        repage = self._repage(task, incident, before, who, root)
+        if repage is not None:
+            task.act(self.messenger, repage)
+        self._tell_teams(task, incident, alerts, who)
+        return who
+
+    def _repage(
+        self,
+        task: TaskRun,
+        incident: dict[str, Any],
+        before: dict[str, Any] | None,
+        who: dict[str, Any],
+        root: str | None,
+    ) -> OutboundMessage | None:
+        """The page of the new cause's on-call (route `who`) in the thread of `root` (intent
+        `…:repage:<task id>`), linked (`_linked`); None when the page went to that person
+        already (`before`, the route it named)."""
+        if before and (before.get("person"), before.get("team")) == (
             who.get("person"),
             who.get("team"),
         ):
-            message = messages.new_cause_page(
+            return None
+        return self._linked(
+            messages.new_cause_page(
                 intent(incident["id"], f"repage:{task.claim.task_id}"), incident, who, root
             )
-            self._say(task, message)
-        self._tell_teams(task, incident, alerts, who)
-        return who
+        )
 
     def _tell_teams(
         self,
@@ -604,14 +696,29 @@ class Responder:
         if refs is None:
             refs = dict(self._refs(task, incident["id"]))
         root = refs.get(intent(incident["id"], "initial-notification"))
+        for notifier, message in self._told(incident, who, teams, root):
+            task.act(notifier, message)
+
+    def _told(
+        self,
+        incident: dict[str, Any],
+        who: dict[str, Any],
+        teams: list[dict[str, Any]],
+        root: str | None,
+    ) -> list[tuple[Notifier, OutboundMessage]]:
+        """What tells each of `teams` (`_teams_to_tell`) in the thread of `root`, in order:
+        the mention through `messenger` (intent `…:told:<team>`, linked) and, when `records`
+        is set, its copy there (`…:told:<team>:record`)."""
+        told: list[tuple[Notifier, OutboundMessage]] = []
         for team in teams:
             message = messages.team_told(
                 intent(incident["id"], f"told:{team['team']}"), incident, team, who, root
             )
-            self._say(task, message)
+            told.append((self.messenger, self._linked(message)))
             if self.records is not None:
                 copy = message.model_copy(update={"intent_id": f"{message.intent_id}:record"})
-                task.act(self.records, copy)
+                told.append((self.records, copy))
+        return told
 
     def _teams_to_tell(
         self,
@@ -728,20 +835,39 @@ class Responder:
         if page is None:
             return
         paged = task.graph.one("incident_paged", {"incident_id": incident_id})
-        update = messages.page_update(
-            intent(incident_id, what), page, incident, alerts,
-            json.loads(paged["result"]) if paged else None,
+        page_intent = intent(incident_id, "initial-notification")
+        update = self._page_edit(
+            incident, alerts, what, page, json.loads(paged["result"]) if paged else None,
             task.graph.rows("incident_changes", {"incident_id": incident_id}),
             task.graph.rows("incident_verdicts", {"incident_id": incident_id}),
-            link(refs.get(intent(incident_id, "ticket"))), self.public_url,
+            refs.get(intent(incident_id, "ticket")),
+            [Refusal(channel=d["channel"], reason=d["reason"] or "refused")
+             for d in task.graph.rows("incident_deliveries", {"incident_id": incident_id})
+             if d["intent_id"] == page_intent and d["outcome"] == "refused"],
         )  # fmt: skip
-        page_intent = intent(incident_id, "initial-notification")
-        refused = [
-            Refusal(channel=d["channel"], reason=d["reason"] or "refused")
-            for d in task.graph.rows("incident_deliveries", {"incident_id": incident_id})
-            if d["intent_id"] == page_intent and d["outcome"] == "refused"
-        ]
+        task.act(self.messenger, update)
+
+    def _page_edit(
+        self,
+        incident: dict[str, Any],
+        alerts: list[dict[str, Any]],
+        what: str,
+        page: str,
+        who: dict[str, Any] | None,
+        changes: list[dict[str, Any]],
+        verdicts: list[dict[str, Any]],
+        ticket: str | None,
+        refused: list[Refusal],
+    ) -> OutboundMessage:
+        """The page (ref `page`) restated (intent `incident:<id>:<what>`) naming `who` (the
+        route it names now), with the cited `changes` (newest first), the `verdicts` (oldest
+        first), the ticket's link (`ticket`, its ref) and the channels that `refused` the page
+        (oldest first)."""
+        update = messages.page_update(
+            intent(incident["id"], what), page, incident, alerts, who, changes, verdicts,
+            link(ticket), self.public_url,
+        )  # fmt: skip
         if refused:  # the page keeps saying why it landed where it did
             notice = update.notice.model_copy(update={"refused": refused})
             update = update.model_copy(update={"notice": notice})
-        task.act(self.messenger, update)
+        return update

@@ -632,8 +632,9 @@ class Intended:
 def reserve_batch(planned: list[tuple[TaskRun, Intended]]) -> list[TaskRun]:
     """Reserve each run's intended action in one query (`cypher/reserve_actions.cypher`), each
     row fenced on its own task and carrying its deferred steps (the route the page rests on is
-    written with its reservation, as `reserve_action` writes it for one), and the outcomes of
-    the runs' earlier calls (written whatever the leases). Each fenced run finds its row in
+    written with its reservation, as `reserve_action` writes it for one) and the actions the
+    run reserves ahead (`reserve_ahead`), and the outcomes of the runs' earlier calls (written
+    whatever the leases). Each fenced run finds its row in
     `act` (`reserve_ahead`'s way: no reservation query of its own while its lease is fresh);
     a run whose lease was lost gets no row, its steps and reservation are not written, and it
     must not send. Returns those runs (logged). Raises `GraphUnavailable`: nothing is
@@ -645,6 +646,7 @@ def reserve_batch(planned: list[tuple[TaskRun, Intended]]) -> list[TaskRun]:
     records: list[dict[str, Any]] = []
     deliveries: list[dict[str, Any]] = []
     for run, intended in planned:
+        ahead, run._ahead = run._ahead, []
         rows.append(
             run._take_steps()
             | {
@@ -652,6 +654,7 @@ def reserve_batch(planned: list[tuple[TaskRun, Intended]]) -> list[TaskRun]:
                 "kind": intended.message.kind,
                 "adapter": intended.notifier.name,
                 "attempt_id": run.claim.attempt_id,
+                "ahead": ahead,
             }
         )
         taken = run._take_records()
@@ -681,6 +684,7 @@ def reserve_batch(planned: list[tuple[TaskRun, Intended]]) -> list[TaskRun]:
             continue
         run._renewed = renewed
         run._reserved[str(row["intent_id"])] = row
+        run._reserved |= {str(r["intent_id"]): r for r in row["ahead"]}
     return lost
 
 

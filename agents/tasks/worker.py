@@ -254,7 +254,7 @@ class Worker:
         held: Held,
         plan: Callable[[TaskRun], Intended | None],
     ) -> list[Claim]:
-        """Run a batch of a kind whose agent plans (`Agent.planned`, the early `page`) in
+        """Run a batch of a kind whose agent plans (`Agent.planned`: `page` and `respond`) in
         phases: each task's `plan` (the agent's: its deferred steps, or a completion held in
         `held`), one fenced reservation of every planned action (`reserve_batch`: a task
         whose lease was lost is dropped there and sends nothing), the sends its adapter takes
@@ -262,7 +262,7 @@ class Worker:
         (the send through `TaskRun.act`, which finds it reserved or sent; the completion, held).
         Each phase of a task fails as its `_run` would. A page costs its batch's claim, read,
         reservation and completion: 4 round trips per batch, not 2 per page. Returns the
-        follow-up tasks claimed for this worker (none for a page)."""
+        follow-up tasks claimed for this worker: none (no follow-up of a page is chained)."""
 
         def collect(run: TaskRun, into: list[Intended | None]) -> None:
             into.append(plan(run))

@@ -5,6 +5,7 @@ page; a calm incident gets one page, with its cause, and no edit."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -21,6 +22,10 @@ from agents.respond.responder import Responder
 from agents.tasks.coordination import claim, claim_batch
 from agents.tasks.kinds import ROLE_KINDS
 from agents.tasks.worker import Worker
+from agents.triage.triage import triage
+from bench.round_trips import counting
+from gateway.http.payloads import normalize, parse_body
+from tests.conftest import alert_body
 from tests.slack_api import TOKEN, SlackAPI
 from tests.tasks.test_coordination import INVESTIGATE, RESPOND, open_incident
 
@@ -204,3 +209,68 @@ def test_a_quiet_window_holds_the_page_before_the_diagnosis_too(
     assert api.roots() == []
     assert tasks(graph, incident)["page"] == "paused"
     assert actions(graph, incident) == {}
+
+
+def two_team_incident(graph: TenantGraph) -> str:
+    """One incident of an alert on frontend (storefront's) and, a minute later, one on payment
+    (checkout's), which frontend reaches through checkout; return its id."""
+    first, second = json.loads(alert_body("frontend")), json.loads(alert_body("payment"))
+    later = second["alerts"][0]
+    later["startsAt"], later["fingerprint"] = "2026-11-01T00:01:00Z", "00000000000000ff"
+    first["alerts"].append(later)
+    report = triage(graph, normalize(parse_body(json.dumps(first).encode()), "unknown"), 900_000)
+    (incident,) = report.opened
+    return incident
+
+
+def test_a_late_cause_another_team_owns_is_paged_in_the_thread_from_what_respond_read(
+    store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path, api: SlackAPI
+) -> None:
+    """The early page went to storefront (frontend alerted first); the cause is payment: the
+    respond pages checkout's on-call in the thread, tells storefront, opens the ticket and edits
+    the page, with what its `respond_context` read: one reservation for the five messages (the
+    told message's copy to the outbox too), no other read."""
+    incident = two_team_incident(graph)
+    late(graph, incident)
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    slack = SlackNotifier(SecretStr(TOKEN), api.base_url, "C0DEFAULT")
+    responder = Responder(slack, outbox, records=outbox, fallback=outbox)
+
+    def run(role: str, agents: list[Any]) -> None:
+        w = Worker(store, [tenant], agents, role=role, claim_batch=8, page_within_ms=WITHIN_MS)
+        w.run(threading.Event(), burst=True)
+
+    run("responder", [responder])
+    (page,) = api.roots()
+    assert "Root cause: under investigation" in page["text"]
+    paged_first = page["text"].split("Paged: ")[1]
+    assert "storefront" in paged_first and "checkout" not in paged_first
+    run("investigator", [Investigator()])
+    assert graph.one("incident_get", {"incident_id": incident})["root_cause"] == "payment"
+    with counting() as counts:
+        run("responder", [responder])
+    # the respond read its context once and reserved its five messages in one query (its
+    # batch's, `reserve_actions`); claims, the completion and the empty claim that ends the
+    # burst are the rest
+    assert counts["respond_context"] == counts["reserve_actions"] == 1
+    assert counts["complete_task"] == 1
+    assert set(counts) <= {"claim_task", "respond_context", "reserve_actions", "complete_task",
+                           "reap_tasks"}, counts  # fmt: skip
+    (page,) = api.roots()
+    assert page["edited"] == 1 and "Root cause: *payment*" in page["text"]
+    replies = [r["text"] for r in api.replies(page["ts"])]
+    assert len(replies) == 2, replies
+    assert "Paging for the new root cause *payment*: " in replies[0]
+    assert "(on call for checkout, owner of payment)" in replies[0]
+    assert "(storefront): your component frontend alerts in this incident" in replies[1]
+    assert "Paged: " in page["text"] and "owner of payment" in page["text"].split("Paged: ")[1]
+    assert actions(graph, incident) == {
+        f"incident:{incident}:initial-notification": "sent",
+        f"incident:{incident}:repage:respond:{incident}": "sent",
+        f"incident:{incident}:told:storefront": "sent",
+        f"incident:{incident}:told:storefront:record": "sent",
+        f"incident:{incident}:ticket": "sent",
+        f"incident:{incident}:diagnosis": "sent",
+    }
+    (ticket,) = [e for e in outbox.entries() if e["kind"] == "ticket"]
+    assert "owner of payment" in ticket["notice"]["paged"]

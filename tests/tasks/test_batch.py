@@ -12,7 +12,7 @@ from adapters.falkordb import GraphStore, TenantGraph
 from adapters.outbox import Outbox
 from agents.investigate.investigator import Investigator
 from agents.respond.responder import Responder
-from agents.tasks.coordination import Claim, Held, TaskRun, claim, claim_batch
+from agents.tasks.coordination import Claim, Held, Intended, TaskRun, claim, claim_batch
 from agents.tasks.worker import Worker
 from bench.round_trips import counting
 from tests.tasks.test_coordination import INVESTIGATE, RESPOND, investigated, open_incident
@@ -205,12 +205,20 @@ def test_a_batch_completes_its_pages_in_one_query_and_a_lease_lost_before_pages_
     assert sorted(c.incident_id for c in pages) == sorted(incidents)
 
     class Stalling(Responder):
-        """Pages, then stalls past the lease of the second page's task."""
+        """Pages, then stalls past the lease of the second page's task (a batch of pages
+        runs in phases: `plan`, then each page's `then`)."""
 
-        def run(self, task: TaskRun) -> None:
-            super().run(task)
-            if task.claim.task_id == pages[1].task_id:
+        def plan(self, task: TaskRun) -> Intended | None:
+            intended = super().plan(task)
+            if intended is None or task.claim.task_id != pages[1].task_id:
+                return intended
+            page = intended
+
+            def then() -> None:
+                page.then()
                 expire(task.graph, task.claim.task_id)
+
+            return Intended(page.notifier, page.message, then)
 
     a.by_kind["respond"] = Stalling(outbox, outbox)
     with counting() as by_name:

@@ -15,7 +15,15 @@ from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
 from agents.investigate.investigator import Investigator
 from agents.respond.responder import Responder
-from agents.tasks.coordination import Claim, LeaseLost, TaskRun, claim, reap
+from agents.tasks.coordination import (
+    Claim,
+    Intended,
+    LeaseLost,
+    TaskRun,
+    claim,
+    reap,
+    reserve_batch,
+)
 from agents.tasks.kinds import ROLE_KINDS
 from agents.tasks.worker import Worker
 from agents.triage.triage import triage
@@ -193,6 +201,43 @@ def test_an_action_reserved_ahead_is_sent_without_a_reservation_of_its_own(
     task.flush_records()
     actions = {a["intent_id"]: a for a in graph.rows("incident_actions", {"incident_id": incident})}
     assert [actions[i]["status"] for i in (page, ticket)] == ["sent", "sent"]
+
+
+def test_a_batch_reservation_reserves_ahead_for_every_task_of_the_batch(
+    store, graph, tenant, tmp_path
+):
+    """`reserve_batch` takes each run's `reserve_ahead` actions with its row: every task's
+    ticket is reserved with its page, and sent without a reservation of its own. (A MERGE in a
+    CALL subquery reserved the first task's only: FalkorDB ran it for the first row.)"""
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    incidents = [
+        open_incident(graph, service, n) for n, service in enumerate(["payment", "ad", "cart"])
+    ]
+    Worker(store, [tenant], [Investigator()], role="investigator").run(
+        threading.Event(), burst=True
+    )
+    runs = [TaskRun(graph, claim(graph, RESPOND, "w", 30_000, 5), 30_000) for _ in incidents]
+    assert sorted(run.claim.incident_id for run in runs) == sorted(incidents)
+    planned = []
+    for run in runs:
+        page, ticket = (f"incident:{run.claim.incident_id}:{w}" for w in ("initial-notification",
+                                                                          "ticket"))  # fmt: skip
+        run.reserve_ahead(outbox, ticket, "ticket")
+        planned.append((run, Intended(outbox, message(run.claim.incident_id, page), lambda: None)))
+    with counting() as by_name:
+        assert reserve_batch(planned) == []
+        for run, intended in planned:
+            run.act(outbox, intended.message)
+            run.act(
+                outbox, message(run.claim.incident_id, f"incident:{run.claim.incident_id}:ticket")
+            )
+    assert dict(by_name) == {"reserve_actions": 1}
+    for run in runs:
+        run.flush_records()
+        rows = graph.rows("incident_actions", {"incident_id": run.claim.incident_id})
+        assert {r["intent_id"].rsplit(":", 1)[1]: r["status"] for r in rows} == {
+            "initial-notification": "sent", "ticket": "sent",
+        }  # fmt: skip
 
 
 @pytest.mark.parametrize("stale_retries_ticket", [False, True])
