@@ -1,6 +1,7 @@
 // Learn a playbook (fenced; idempotent by id): pinned to the confirmed root cause, with its
 // failure kind and the checks that held, linked to the incident, finding and verdict it came
-// from, and who gave that verdict (`confirmed_by`: their name, else their Slack id; cited when memory names the cause again).
+// from, and who gave that verdict (`confirmed_by`: their name, else their Slack id; cited when memory names the cause again)
+// and whether it confirmed the finding or corrected it (`lesson`: confirmed | corrected).
 // Memory is never edited in place: a new version SUPERSEDES the old, which stops being
 // recalled (status 'superseded'); both stay. The new version keeps the remediation of the
 // one it supersedes (what to run is a person's choice; the learner only learns checks).
@@ -24,7 +25,8 @@ FOREACH (_ IN CASE WHEN refused THEN [] ELSE [1] END |
     ON CREATE SET pb.title = $title, pb.failure_kind = $failure_kind, pb.tech = c.tech,
       pb.checks_json = $checks_json, pb.helped = 0, pb.misled = 0, pb.trust = 0.5,
       pb.status = 'active', pb.created_at = timestamp(), pb.learned_from = i.id,
-      pb.learned_at = i.opened_at, pb.confirmed_by = coalesce(v.by_name, who, v.by)
+      pb.learned_at = i.opened_at, pb.confirmed_by = coalesce(v.by_name, who, v.by),
+      pb.lesson = CASE v.verdict WHEN 'rejected' THEN 'corrected' ELSE 'confirmed' END
   MERGE (pb)-[:PINNED_TO]->(c)
   MERGE (pb)-[:LEARNED_FROM]->(i)
   MERGE (pb)-[:LEARNED_FROM]->(v))

@@ -3,7 +3,7 @@
 // impacted}): the $k incidents nearest to ask.vector on the Incident text vector index (cosine; `score` is
 // a distance, lower is closer), earlier than ask.before (ms UTC), not ask.incident_id and not
 // merged away, each with the cause an engineer confirmed or named (else the finding's,
-// unconfirmed), who said so, who resolved it, the components it impacted, and whether
+// unconfirmed), who said so and by which verdict (confirmed, or rejected naming it), who resolved it, the components it impacted, and whether
 // ask.impacted (that incident's alerting components) reach that cause within 4 business hops (a
 // past cause this incident cannot reach explains nothing; asked only of a cause someone
 // confirmed or named, the only kind `rank` counts as reached). Each row says its ask's `n`.
@@ -15,7 +15,7 @@ WHERE i.id <> itself AND i.opened_at < before AND i.status <> 'merged'
 OPTIONAL MATCH (i)-[:HAS_VERDICT]->(v:Verdict)
 WHERE v.verdict IN ['confirmed', 'rejected'] AND v.actual_cause IS NOT NULL
 WITH n, asked, i, score, v ORDER BY v.at DESC
-WITH n, asked, i, score, collect([v.actual_cause, coalesce(v.by_name, v.by)])[0] AS said
+WITH n, asked, i, score, collect([v.actual_cause, coalesce(v.by_name, v.by), v.verdict])[0] AS said
 OPTIONAL MATCH (i)-[:IMPACTED]->(c:Component)
 WITH n, asked, i, score, said, collect(c.name) AS impacted, coalesce(said[0], i.root_cause) AS cause
 // A lookup of '' finds no component: no walk for a cause nobody confirmed. Each start is looked
@@ -29,7 +29,7 @@ CALL {
   RETURN count(p) > 0 AS reaches
 }
 WITH n, i, score, said, impacted, cause, reaches
-RETURN n, i.id AS id, i.opened_at AS at, cause, said[1] AS confirmed_by,
+RETURN n, i.id AS id, i.opened_at AS at, cause, said[1] AS confirmed_by, said[2] AS verdict,
        i.resolved_by AS fixed_by, impacted, CASE WHEN reaches THEN [cause] ELSE [] END AS reachable,
        score AS distance
 ORDER BY n, distance, id

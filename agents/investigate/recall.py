@@ -24,7 +24,8 @@ SAME_TECH_WEIGHT = 0.5
 def recall(graph: TenantGraph, alerting: list[str]) -> list[dict[str, Any]]:
     """Recalled playbooks as `{id, title, failure_kind, trust, checks, candidate, pinned_to,
     path, hops, weight, score, learned_from (incident id or null), learned_at (when that
-    incident opened, ms UTC), confirmed_by (who gave its verdict), helped (verdicts that
+    incident opened, ms UTC), confirmed_by (who gave its verdict), lesson (`confirmed` or
+    `corrected`: what that verdict did; null before it was stored), helped (verdicts that
     confirmed it when it steered)}`; one entry per
     (playbook, candidate), best first."""
     return rank(graph.rows("recall", {"alerting": alerting}))
@@ -47,7 +48,8 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "path": list(row["path"]), "hops": int(row["hops"]), "weight": weight,
             "score": round(weight * float(row["trust"]), 4),
             "learned_from": row.get("learned_from"), "learned_at": row.get("learned_at"),
-            "confirmed_by": row.get("confirmed_by"), "helped": int(row.get("helped") or 0),
+            "confirmed_by": row.get("confirmed_by"), "lesson": row.get("lesson"),
+            "helped": int(row.get("helped") or 0),
         }  # fmt: skip
         if key not in found or (entry["score"], -entry["hops"]) > (
             found[key]["score"],
@@ -87,15 +89,16 @@ def cited(playbook: dict[str, Any], held: int) -> str:
     source = ""
     if playbook.get("learned_from"):
         who = playbook.get("confirmed_by")
+        did = "corrected" if playbook.get("lesson") == "corrected" else "confirmed"
         source = f", learned from {playbook['learned_from']}{when}" + (
-            f" (confirmed by {who})" if who else ""
+            f" ({did} by {who})" if who else ""
         )
     lead = (
-        " The same components alert, with other kinds than then: a lead, not a conclusion."
-        if playbook.get("kinds_differ") else ""
+        ", its signature by the same components only, alerting with other kinds than then: a "
+        "lead, not a conclusion" if playbook.get("kinds_differ") else ""
     )  # fmt: skip
     return (
         f"Memory: {playbook['candidate']}, as in playbook '{playbook['title']}' (trust "
         f"{playbook['trust']:.2f}{source}; recalled via {' → '.join(playbook['path'])}): all "
-        f"{held} checks held for {playbook['candidate']}.{lead}"
+        f"{held} checks held for {playbook['candidate']}{lead}."
     )

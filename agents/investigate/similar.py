@@ -87,7 +87,8 @@ def rank(rows: list[dict[str, Any]], impacted: list[str]) -> list[dict[str, Any]
 
     `impacted`: this incident's alerting components; a row's `reachable` lists its cause when
     they reach it (a past cause they cannot reach explains nothing). Returns at most `TOP` rows
-    `{id, at (ms UTC), root_cause, confirmed_by, fixed_by, text, score}`, best first; `text`
+    `{id, at (ms UTC), root_cause, confirmed_by, corrected (that person rejected the finding
+    naming it), fixed_by, text, score}`, best first; `text`
     is the text similarity (1 - cosine distance), `score` the mix (module docstring).
     """
     mine = set(impacted)
@@ -101,7 +102,8 @@ def rank(rows: list[dict[str, Any]], impacted: list[str]) -> list[dict[str, Any]
         score = TEXT_WEIGHT * text + IMPACT_WEIGHT * overlap + CAUSE_WEIGHT * fits
         out.append({
             "id": row["id"], "at": row["at"], "root_cause": cause,
-            "confirmed_by": row["confirmed_by"], "fixed_by": row["fixed_by"],
+            "confirmed_by": row["confirmed_by"], "corrected": row.get("verdict") == "rejected",
+            "fixed_by": row["fixed_by"],
             "text": round(text, 3), "score": round(score, 3),
         })  # fmt: skip
     out.sort(key=lambda r: (-r["score"], -(r["at"] or 0), r["id"]))

@@ -204,7 +204,8 @@ def similar_line(incident: dict[str, Any]) -> str:
     if best.get("root_cause"):
         line += f", cause {best['root_cause']}"
     if best.get("confirmed_by"):
-        line += f", confirmed by {best['confirmed_by']}"
+        did = "corrected" if best.get("corrected") else "confirmed"
+        line += f", {did} by {best['confirmed_by']}"
     if best.get("fixed_by"):
         line += f", resolved by {best['fixed_by']}"  # who resolved it: not known to be a fix
     return f"{line} (score {best['score']:.2f})"

@@ -51,16 +51,19 @@ def test_the_same_failure_worded_differently_reads_closer_than_another_failure()
 def test_rank_mixes_text_impact_and_a_confirmed_cause_that_is_reachable():
     rows = [
         {"id": "inc-a", "at": 1, "cause": "orders-db", "confirmed_by": "Dee", "fixed_by": None,
-         "impacted": ["orders-db", "orders-api"], "reachable": ["orders-db"], "distance": 0.4},
+         "impacted": ["orders-db", "orders-api"], "reachable": ["orders-db"], "distance": 0.4,
+         "verdict": "rejected"},
         {"id": "inc-b", "at": 2, "cause": "kafka", "confirmed_by": None, "fixed_by": None,
          "impacted": ["notifier"], "reachable": [], "distance": 0.3},
     ]  # fmt: skip
     ranked = similar.rank(rows, ["orders-db", "orders-api"])
     assert [r["id"] for r in ranked] == ["inc-a", "inc-b"]
+    assert ranked[0]["corrected"]  # Dee rejected the finding, naming orders-db
     # 0.6 x 0.6 text + 0.25 x 1 impact + 0.15 confirmed and reachable
     assert ranked[0]["score"] == pytest.approx(0.76)
     assert ranked[1] == {"id": "inc-b", "at": 2, "root_cause": "kafka", "confirmed_by": None,
-                         "fixed_by": None, "text": 0.7, "score": 0.42}  # fmt: skip
+                         "corrected": False, "fixed_by": None, "text": 0.7,
+                         "score": 0.42}  # fmt: skip
 
 
 def test_a_repeat_lists_the_earlier_incident_in_the_api_and_on_the_page(
@@ -128,3 +131,11 @@ def test_the_page_names_no_earlier_incident_that_is_alike_only_in_words() -> Non
     assert similar_line(opened | {"similar_json": json.dumps([row | {"score": 0.11}])}) == ""
     shown = similar_line(opened | {"similar_json": json.dumps([row | {"score": SIMILAR_SHOWN}])})
     assert shown == f"Similar: inc-x 3 days before, cause cart (score {SIMILAR_SHOWN:.2f})"
+    # who named the cause, and how: an engineer's rejection naming it is a correction
+    told = row | {"score": 0.5, "confirmed_by": "Priya", "corrected": True}
+    assert ", cause cart, corrected by Priya (score" in similar_line(
+        opened | {"similar_json": json.dumps([told])}
+    )
+    assert ", cause cart, confirmed by Priya (score" in similar_line(
+        opened | {"similar_json": json.dumps([told | {"corrected": False}])}
+    )

@@ -253,7 +253,7 @@ def test_a_correction_naming_a_silent_cause_teaches_its_signature(shop: Gateway,
     assert (found["root_cause"], found["finding"]["planner"]) == ("payments-db", "memory")
     assert found["finding"]["confidence"] == pytest.approx(0.5)  # the playbook's trust
     assert (
-        f"learned from {wrong} on 2026-11-02 (confirmed by Dee Example)"
+        f"learned from {wrong} on 2026-11-02 (corrected by Dee Example)"
         in (found["finding"]["summary"])
     )
     steered = next(u for u in found["memory"] if u["steered"])
