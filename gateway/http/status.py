@@ -66,9 +66,10 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     actual_cause, by, by_name, at, text, source, event_id}] (engineers' answers in Slack,
     oldest first), tasks [{id, kind, status, epoch, attempts, taken_over, last_error,
     created_at}] (the agents' work on it; epoch counts claims), similar [{id, at, root_cause,
-    confirmed_by, fixed_by, text, score}] (earlier incidents whose alerts read alike, as found
-    when it was investigated; `text` the text similarity, `score` mixed with the graph, 0-1),
-    memory [{playbook, title, status, candidate, path, learned_from, confirmed_by,
+    confirmed_by, corrected, fixed_by, text, score}] (earlier incidents whose alerts read
+    alike, as found when it was investigated; `text` the text similarity, `score` mixed with
+    the graph, 0-1),
+    memory [{playbook, title, status, candidate, path, learned_from, confirmed_by, lesson,
     trust_at_use, checks [{check, held, status, detail, raw}], applicable, steered, verdict}]
     (the playbooks its latest decision considered; `verdict` helped | misled | not_applicable
     once an engineer answered).
