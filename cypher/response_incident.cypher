@@ -1,4 +1,5 @@
-// The responder's reading of an incident in one round trip: `incident_get`'s columns plus
+// The responder's reading of an incident in one round trip: `incident_get`'s columns, the
+// similar incidents found (`similar_json`: a restated page keeps its "Similar:" line) and
 // `alerts`, the rows `incident_alerts` returns (as maps; the responder sorts them by start).
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
@@ -20,4 +21,5 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        f.summary AS summary, f.confidence AS confidence, f.candidates AS candidates,
        f.paths_json AS paths_json, f.ruled_out_json AS ruled_out_json, f.measured_json AS measured_json, f.planner AS planner,
        f.model AS model, f.second_opinion_json AS second_opinion_json,
-       f.separated_by AS separated_by, f.evidence_json AS evidence_json, alerts
+       f.separated_by AS separated_by, f.evidence_json AS evidence_json,
+       i.similar_json AS similar_json, alerts

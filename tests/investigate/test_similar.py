@@ -83,6 +83,10 @@ def test_a_repeat_lists_the_earlier_incident_in_the_api_and_on_the_page(
     assert incident(shop, first)["similar"] == []  # nothing came before the first
     (page,) = [m for m in api.roots() if later in m["text"]]
     assert f"Similar: {first} 3 days before, cause orders-db, confirmed by UDEE" in page["text"]
+    verdict(shop, later, "confirmed")  # the page is restated with the verdict: the line stays
+    (edited,) = [m for m in api.roots() if later in m["text"]]
+    assert edited["edited"] >= 1 and "Cause confirmed by" in json.dumps(edited["blocks"])
+    assert f"Similar: {first} 3 days before, cause orders-db" in edited["text"]
 
 
 def test_memory_modes_offer_their_tools_and_refuse_the_others(shop: Gateway):
