@@ -132,6 +132,8 @@ def test_the_on_call_column_says_quiet_only_while_the_window_lasts() -> None:
     row = {"acknowledged_by": None, "escalation_level": 2, "maintenance_until": 1_000_000}
     assert on_call(row, now_ms=999_999) == "esc 2, quiet"
     assert on_call(row, now_ms=1_000_000) == "esc 2"
+    # resolved inside the window: no page is held for it
+    assert on_call(row | {"status": "resolved"}, now_ms=999_999) == "esc 2"
     assert on_call({"acknowledged_by": "Ann"}, now_ms=0) == "ack Ann"
     # paged, nobody acknowledged yet: not "-", which reads as nobody on call
     assert on_call({"paged": True, "status": "open"}, now_ms=0) == "paged"

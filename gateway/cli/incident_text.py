@@ -44,7 +44,8 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
 def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
     """The on-call state of a `list_incidents` row in a word or two: `ack <person>`, `esc <n>`
     (escalation level reached while nobody acknowledged), `quiet` (a maintenance window holds
-    its page until `maintenance_until`, ms since the epoch, later than `now_ms`; default: now),
+    the page of an open incident until `maintenance_until`, ms since the epoch, later than
+    `now_ms`; default: now; a resolved incident has no page to hold),
     else `paged` for an open incident paged and not acknowledged yet, `-` for none of these;
     `, `-joined when several hold."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
@@ -53,7 +54,8 @@ def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
         said.append(f"ack {row['acknowledged_by']}")
     if row.get("escalation_level"):
         said.append(f"esc {int(row['escalation_level'])}")
-    if (row.get("maintenance_until") or 0) > now:  # a window that ended holds nothing
+    # a window that ended holds nothing, nor one over a resolved incident
+    if (row.get("maintenance_until") or 0) > now and row.get("status") != "resolved":
         said.append("quiet")
     if not said and row.get("paged") and row.get("status") == "open":
         said.append("paged")

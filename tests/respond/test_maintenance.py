@@ -117,6 +117,23 @@ def test_ending_a_window_answers_how_many_incidents_it_released(gateway, graph):
     assert again.json()["released"] == 0  # nothing held any more
 
 
+def test_an_incident_resolved_inside_a_window_is_not_counted_released(gateway):
+    """Resolved while its page was held: ending the window pages nobody and says so."""
+    window = quiet(gateway, components=["payment"], minutes=60)
+    incident_id = fire(gateway)
+    gateway.drain()
+    said = gateway.http.post(
+        f"/api/v1/incidents/{incident_id}/verdicts", headers=gateway.auth,
+        json={"verdict": "resolved", "by": "sre"},
+    )  # fmt: skip
+    assert said.status_code == 201, said.text
+    gateway.drain()
+    ended = gateway.http.delete(f"/api/v1/maintenance/{window['id']}", headers=gateway.auth)
+    assert ended.status_code == 200 and ended.json()["released"] == 0
+    gateway.drain()
+    assert pages(gateway, incident_id) == []
+
+
 def test_a_window_that_ends_mid_incident_pages_then(gateway):
     now_ms = int(time.time() * 1000)
     quiet(gateway, components=["payment"], until=rfc3339(now_ms + 1500))
