@@ -219,7 +219,7 @@ def test_serve_says_an_ipv6_url_no_workers_and_an_empty_host_plainly(
     port = free_port()
     env = clean_env(("BLAST_", "FALKORDB_", "PROMETHEUS_")) | {
         "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
-        "BLAST_DATA_DIR": str(tmp_path), "BLAST_WORKERS": "0",
+        "BLAST_DATA_DIR": str(tmp_path), "BLAST_WORKERS": "0", "BLAST_CHAOS_STEP_DELAY_MS": "5",
     }  # fmt: skip
     serve = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "serve", "--host", "::1", "--port", str(port)],
@@ -239,6 +239,9 @@ def test_serve_says_an_ipv6_url_no_workers_and_an_empty_host_plainly(
             "blast-radius: warning: BLAST_WORKERS=0: no worker process runs here, so alerts are "
             "accepted but nobody is investigated or paged unless `blast-radius worker` runs "
             "against the same database elsewhere"
+        )
+        assert serve.stderr.readline().startswith(  # a test harness's knob, on: said
+            "blast-radius: warning: BLAST_CHAOS_* settings are on"
         )
     finally:
         serve.send_signal(signal.SIGTERM)

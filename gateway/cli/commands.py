@@ -266,6 +266,16 @@ def serve(
             )
             if n == 0:
                 typer.echo(f"blast-radius: warning: {NO_WORKERS}", err=True)
+            if (
+                settings.chaos_step_delay_ms
+                or settings.chaos_slow_steps
+                or (settings.chaos_halt_after_step)
+            ):  # test knobs: they slow or stop every investigation, and so its pages
+                typer.echo(
+                    "blast-radius: warning: BLAST_CHAOS_* settings are on (a test harness's "
+                    "knobs): every investigation step is slowed or halted",
+                    err=True,
+                )
             warn_empty_worlds(settings, runtime)
             # what start-up built (modules, the app) lives as long as the process: out of the
             # collector's full passes, which a storm's allocations trigger (100+ ms each over it)
