@@ -29,6 +29,7 @@ from adapters.notices import (
 )
 from adapters.notify import OutboundMessage
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
+from agents.investigate.investigator import LEAD_BELOW
 from agents.triage.triage import component_candidates
 
 __all__ = ["fmt_ms"]  # the responder formats times with the renderers' format
@@ -114,6 +115,12 @@ def runbooks(alerts: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(title, url) for url, title in found.items()][:RUNBOOKS_SHOWN]
 
 
+def lead(cause: str | None, confidence: float | None) -> bool:
+    """Whether a named cause is a lead, not a conclusion: its confidence is under the
+    investigator's line (`LEAD_BELOW`, 0.5), where the web page says "named, low confidence"."""
+    return cause is not None and confidence is not None and confidence < LEAD_BELOW
+
+
 def _person(row: dict[str, Any] | None) -> Person | None:
     """The person a route or a row of `response_context.cypher` names, or None."""
     if not row or not (row.get("person") or row.get("email") or row.get("slack_user_id")):
@@ -149,6 +156,7 @@ def page(
         status=incident["status"],
         root_cause=cause,
         confidence=incident.get("confidence") if cause else None,
+        lead=lead(cause, incident.get("confidence")),
         candidates=incident.get("candidates") or [],
         summary=incident.get("summary"),
         similar=similar_line(incident) or None,
@@ -330,6 +338,7 @@ def ticket(
         else None,
         root_cause=cause,
         confidence=incident.get("confidence") if cause else None,
+        lead=lead(cause, incident.get("confidence")),
         candidates=list(incident.get("candidates") or []),
         ruled_out=ruled_out_lines(incident),
         summary=incident.get("summary"),
