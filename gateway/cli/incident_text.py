@@ -77,6 +77,12 @@ def judged(root_cause: str | None, verdict: dict[str, Any] | None) -> str | None
     return said["text"] if said["state"] in ("corrected", "confirmed") else None
 
 
+def _route(route: dict[str, Any]) -> str:
+    """`Ed Example (catalog, #catalog-oncall)`: a route's person, team and channel."""
+    where = ", ".join(str(p) for p in (route.get("team"), route.get("channel")) if p)
+    return f"{route.get('person') or 'nobody on call'} ({where})"
+
+
 def _cause(root_cause: str | None, finding: dict[str, Any]) -> str:
     """The root cause, `inconclusive` when the finding names none, `under investigation`
     before there is a finding (as the page says)."""
@@ -92,9 +98,14 @@ def unknown_component(alert: dict[str, Any]) -> str:
     return f"{names[0]} (unknown component)" if names else "(unknown component)"
 
 
-def incident_report(found: dict[str, Any], paged: dict[str, Any] | None = None) -> str:
+def incident_report(
+    found: dict[str, Any],
+    paged: dict[str, Any] | None = None,
+    first: dict[str, Any] | None = None,
+) -> str:
     """One incident (`gateway.http.status.incident_detail`) as a few readable sections; `paged`
-    (`{person, team, channel}`, as the web page shows it) says who its page went to."""
+    (`{person, team, channel}`, as the web page shows it) says who its page went to, or, with
+    `first` (the page's own route), whom the new cause paged after it."""
     finding = found["finding"] or {}
     figure = f"confidence {finding['confidence']:.2f}" if finding.get("confidence") else ""
     said = [v for v in found["verdicts"] if v["verdict"] in ("confirmed", "rejected")]
@@ -123,8 +134,10 @@ def incident_report(found: dict[str, Any], paged: dict[str, Any] | None = None) 
     if finding:
         lines.append(f"finding: {finding['summary']}")
     if paged:
-        where = ", ".join(str(p) for p in (paged.get("team"), paged.get("channel")) if p)
-        lines.append(f"paged: {paged.get('person') or 'nobody on call'} ({where})")
+        line = f"paged: {_route(paged)}"
+        if first:
+            line = f"paged: {_route(first)}; then, for the new cause: {_route(paged)}"
+        lines.append(line)
     if found.get("acknowledged_at"):
         lines.append(
             f"acknowledged by {found['acknowledged_by']} at {when(found['acknowledged_at'])}"
