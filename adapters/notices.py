@@ -80,7 +80,9 @@ class Page(_Value):
     `incident_url`: the incident's web page; `runbooks`: (alert title, runbook URL) pairs;
     `refused`: destinations that refused this page first; `undelivered`: why this copy went
     through another notifier than the intended one; `investigating`: sent before the diagnosis
-    (the page deadline passed): no cause yet, it is edited in when the diagnosis is done.
+    (the page deadline passed): no cause yet, it is edited in when the diagnosis is done;
+    `lead`: the cause is named under the investigator's confidence line (a lead to check first,
+    not a conclusion), which every renderer says beside it.
     """
 
     type: Literal["page"] = "page"
@@ -112,6 +114,7 @@ class Page(_Value):
     refused: list[Refusal] = Field(default_factory=list)
     undelivered: str | None = None
     investigating: bool = False
+    lead: bool = False
 
 
 #: What a follow-up is about; renderers may treat kinds differently (buttons for `readback`).
@@ -186,7 +189,8 @@ class Ticket(_Value):
     `alert_names` and `where` (the alerting components) make the title; `ruled_out` maps a
     candidate to why it was ruled out; `lookback_h` is how far back changes were looked for;
     `evidence` holds each alert's raw fields verbatim (`fingerprint`, `labels`, `annotations`,
-    `values`, `startsAt`, `status`, `generatorURL`)."""
+    `values`, `startsAt`, `status`, `generatorURL`); `lead`: the cause is named under the
+    investigator's confidence line (as on the page)."""
 
     type: Literal["ticket"] = "ticket"
     incident_id: str
@@ -199,6 +203,7 @@ class Ticket(_Value):
     previous: PreviousNote | None = None
     root_cause: str | None = None
     confidence: float | None = None
+    lead: bool = False
     candidates: list[str] = Field(default_factory=list)
     ruled_out: dict[str, str] = Field(default_factory=dict)
     summary: str | None = None

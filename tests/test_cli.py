@@ -14,11 +14,13 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port
+from agents.learn import verdicts
 from agents.triage.triage import triage
 from gateway import __version__
 from gateway.http.payloads import normalize, parse_body
@@ -175,6 +177,41 @@ def test_incidents_and_incident_read_the_graph(
     assert json.loads(cli("incident", opened, "--json", **env).stdout)["id"] == opened
     missing = cli("incident", "inc-nope", **env)
     assert missing.returncode == 1 and "no incident 'inc-nope'" in missing.stderr
+
+
+def test_incidents_and_incident_show_a_verdict_as_the_web_page_does(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    """A corrected incident reads "corrected to x" in `incidents` and `incident`, not the
+    finding's cause, as the web list does (a verdict outranks the finding); a later
+    confirmation outranks the correction: "x (confirmed)"."""
+    env = {"FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
+           "BLAST_DATA_DIR": str(tmp_path)}  # fmt: skip
+    (opened,) = triage(graph, normalize(parse_body(alert_body("payment")), "u"), 900_000).opened
+    assert cli("worker", "--burst", "--quiet", **env).returncode == 0
+    assert graph.one("incident_get", {"incident_id": opened})["root_cause"] == "payment"
+    now = int(time.time() * 1000)
+
+    def verdict(n: int, said: Literal["confirmed", "rejected"], actual: str | None) -> None:
+        verdicts.record(graph, verdicts.Verdict(
+            id=f"v{n}", incident_id=opened, verdict=said, actual_cause=actual, by="U0PRIYA",
+            by_name="Priya Tester", at=now + n, text="", source="api", event_id=f"e{n}",
+        ))  # fmt: skip
+
+    verdict(0, "rejected", "cart")
+    (row,) = cli("incidents", **env).stdout.splitlines()[1:]
+    assert "  corrected to cart  " in row and "payment" not in row, row
+    (listed,) = json.loads(cli("incidents", "--json", **env).stdout)["incidents"]
+    assert listed["verdict"] == {"verdict": "rejected", "actual_cause": "cart",
+                                 "by": "Priya Tester"}  # fmt: skip
+    shown = cli("incident", opened, **env).stdout.splitlines()
+    assert shown[2].startswith("root cause: corrected to cart by Priya Tester (the finding: "
+                               "payment, confidence "), shown  # fmt: skip
+    verdict(1, "confirmed", None)
+    (row,) = cli("incidents", **env).stdout.splitlines()[1:]
+    assert "  payment (confirmed)  " in row, row
+    shown = cli("incident", opened, **env).stdout.splitlines()
+    assert shown[2].startswith("root cause: payment (confirmed) by Priya Tester"), shown
 
 
 def test_read_commands_find_a_tenant_only_serve_s_environment_names(tmp_path: Path) -> None:

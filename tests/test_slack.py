@@ -15,6 +15,7 @@ from pydantic import SecretStr, ValidationError
 from slack_sdk import WebClient
 
 from adapters.falkordb import free_port
+from adapters.github import markdown
 from adapters.notify import AdapterError, Mirrored, OutboundMessage
 from adapters.outbox import Outbox
 from adapters.slack.notifier import EVENT_TYPE, SlackNotifier
@@ -366,3 +367,27 @@ def test_post_that_times_out_after_slack_stored_it_is_found_not_reposted(api):
     assert slow.find("incident:inc-1:initial-notification", page()) == (
         f"slack:{stored['channel']}:{stored['ts']}"
     )
+
+
+@pytest.mark.parametrize(("confidence", "lead"), [(0.45, True), (0.33, True), (0.5, False)])
+def test_a_cause_under_the_confidence_line_is_paged_as_a_lead(
+    api: SlackAPI, slack: SlackNotifier, tmp_path: Path, confidence: float, lead: bool
+) -> None:
+    """A 0.45 or 0.33 cause reads "named, low confidence" with its figure on the Slack page
+    (text and blocks), in the outbox's copy and on the ticket, as the web page badges it; 0.5
+    (the investigator's line) is a conclusion and reads as one."""
+    found = incident(confidence=confidence)
+    message = messages.notification("incident:inc-1:initial-notification", found, [alert()], WHO)
+    slack.send(message)
+    (root,) = api.roots("C0CHECKOUT")
+    figure = f"(confidence {confidence:.2f}"
+    cause = root["blocks"][1]["fields"][0]["text"]
+    outbox = Outbox(tmp_path / "outbox.jsonl")
+    outbox.send(message)
+    (line,) = outbox.entries()
+    ticket = messages.ticket("incident:inc-1:ticket", found, [], WHO)
+    body = markdown.body(ticket.notice)  # type: ignore[arg-type]
+    for text in (root["text"], cause, line["text"], body):
+        assert figure in text
+        assert ("named, low confidence" in text) is lead, text
+    assert "Root cause: *payment* " + figure in root["text"]

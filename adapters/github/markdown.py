@@ -227,9 +227,10 @@ def body(ticket: Ticket) -> str:
             f"**Previous occurrence:** {where} (incident {text(previous.id)}, opened "
             f"{fmt_ms(previous.opened_at)}, {ended})"
         )
+    lead = "; named, low confidence: a lead to check first, not a conclusion" if ticket.lead else ""
     parts += [
         "",
-        f"**Root cause:** {text(cause)} (confidence {ticket.confidence or 0:.2f})" if cause
+        f"**Root cause:** {text(cause)} (confidence {ticket.confidence or 0:.2f}{lead})" if cause
         else "**Root cause:** inconclusive"
         + (f"; check in this order: {text(', '.join(candidates))}" if candidates else ""),
         "",

@@ -22,6 +22,7 @@ from adapters.notices import FollowUp, Page
 from adapters.slack import actions
 from adapters.slack.mrkdwn import (
     UNDER_INVESTIGATION,
+    confidence_words,
     escape_mrkdwn,
     followup_text,
     link,
@@ -58,9 +59,7 @@ def page_blocks(page: Page, who: str | None) -> list[Block]:
     if page.investigating:
         cause = UNDER_INVESTIGATION
     elif page.root_cause:
-        cause = f"*{escape_mrkdwn(page.root_cause)}*"
-        if page.confidence is not None:
-            cause += f" (confidence {page.confidence:.2f})"
+        cause = f"*{escape_mrkdwn(page.root_cause)}*{confidence_words(page)}"
     else:
         order = escape_mrkdwn(", ".join(page.candidates))
         cause = f"inconclusive; check in this order: {order}" if order else "inconclusive"

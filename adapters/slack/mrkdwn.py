@@ -79,16 +79,27 @@ def status_lines(page: Page) -> list[str]:
 
 #: What a page sent before its diagnosis says of the cause.
 UNDER_INVESTIGATION = "under investigation; this page is edited when the diagnosis is in"
+#: What a page says beside a cause named under the investigator's confidence line (`Page.lead`),
+#: as the web page's "named, low confidence" badge.
+LEAD_WORDS = "named, low confidence: a lead to check first, not a conclusion"
+
+
+def confidence_words(page: Page) -> str:
+    """` (confidence 0.90)` beside a cause, or ` (confidence 0.45; named, low confidence: a
+    lead …)` for a lead (`Page.lead`); nothing when the page has no figure."""
+    if page.confidence is None:
+        return f" ({LEAD_WORDS})" if page.lead else ""
+    return f" (confidence {page.confidence:.2f}" + (f"; {LEAD_WORDS})" if page.lead else ")")
 
 
 def cause_line(page: Page) -> str:
-    """`Root cause: *x* (confidence 0.90)`, what to check first when inconclusive, or that the
-    diagnosis is not done yet (a page sent before it: `investigating`)."""
+    """`Root cause: *x* (confidence 0.90)` (a lead says so: `confidence_words`), what to check
+    first when inconclusive, or that the diagnosis is not done yet (a page sent before it:
+    `investigating`)."""
     if page.investigating:
         return f"Root cause: {UNDER_INVESTIGATION}"
     if page.root_cause:
-        confidence = f" (confidence {page.confidence:.2f})" if page.confidence is not None else ""
-        return f"Root cause: *{escape_mrkdwn(page.root_cause)}*{confidence}"
+        return f"Root cause: *{escape_mrkdwn(page.root_cause)}*{confidence_words(page)}"
     if page.candidates:
         return "Root cause: inconclusive; check in this order: " + escape_mrkdwn(
             ", ".join(page.candidates)

@@ -29,6 +29,7 @@ from adapters.notices import (
 )
 from adapters.notify import OutboundMessage
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
+from agents.investigate.investigator import LEAD_BELOW
 from agents.triage.triage import component_candidates
 
 __all__ = ["fmt_ms"]  # the responder formats times with the renderers' format
@@ -114,6 +115,12 @@ def runbooks(alerts: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(title, url) for url, title in found.items()][:RUNBOOKS_SHOWN]
 
 
+def lead(cause: str | None, confidence: float | None) -> bool:
+    """Whether a named cause is a lead, not a conclusion: its confidence is under the
+    investigator's line (`LEAD_BELOW`, 0.5), where the web page says "named, low confidence"."""
+    return cause is not None and confidence is not None and confidence < LEAD_BELOW
+
+
 def _person(row: dict[str, Any] | None) -> Person | None:
     """The person a route or a row of `response_context.cypher` names, or None."""
     if not row or not (row.get("person") or row.get("email") or row.get("slack_user_id")):
@@ -149,6 +156,7 @@ def page(
         status=incident["status"],
         root_cause=cause,
         confidence=incident.get("confidence") if cause else None,
+        lead=lead(cause, incident.get("confidence")),
         candidates=incident.get("candidates") or [],
         summary=incident.get("summary"),
         similar=similar_line(incident) or None,
@@ -257,12 +265,29 @@ def page_update(
     verdicts: list[dict[str, Any]],
     ticket_link: str | None,
     public_url: str | None = None,
+    first: dict[str, Any] | None = None,
 ) -> OutboundMessage:
     """The page restated with the incident's current state (kind `update`, `reply_to` = the
-    page's ref): Slack edits the page in place."""
-    message = notification(
-        intent_id, incident, alerts, who, changes, verdicts, ticket_link, public_url
+    page's ref): Slack edits the page in place. `first`: the route the page went to, when the
+    on-call of a new cause (`who`) was paged in their own channel since: the page still names
+    its own addressee, then whom the new cause paged and where."""
+    other = (
+        first is not None
+        and who is not None
+        and ((first.get("person"), first.get("team")) != (who.get("person"), who.get("team")))
     )
+    addressee = first if other else who
+    message = notification(
+        intent_id, incident, alerts, addressee, changes, verdicts, ticket_link, public_url
+    )
+    if other and isinstance(message.notice, Page):
+        paged = (
+            f"{paged_line(first)}; then, for the new root cause {incident.get('root_cause')}: "
+            f"{paged_line(who)}{_where(who)}"
+        )
+        message = message.model_copy(
+            update={"notice": message.notice.model_copy(update={"paged": paged})}
+        )
     return message.model_copy(update={"kind": "update", "reply_to": page_ref})
 
 
@@ -331,6 +356,7 @@ def ticket(
         else None,
         root_cause=cause,
         confidence=incident.get("confidence") if cause else None,
+        lead=lead(cause, incident.get("confidence")),
         candidates=list(incident.get("candidates") or []),
         ruled_out=ruled_out_lines(incident),
         summary=incident.get("summary"),
@@ -486,20 +512,52 @@ def team_told(
     )  # fmt: skip
 
 
+def _where(who: dict[str, Any] | None) -> str:
+    """` in #channel` of a route, or ` in the default channel`."""
+    channel = (who or {}).get("channel")
+    return f" in {channel}" if channel else " in the default channel"
+
+
 def new_cause_page(
-    intent_id: str, incident: dict[str, Any], who: dict[str, Any], reply_to: str | None
+    intent_id: str,
+    incident: dict[str, Any],
+    who: dict[str, Any],
+    before: dict[str, Any] | None,
 ) -> OutboundMessage:
-    """Page the on-call of the new root cause's route in the thread, after a re-investigation
-    changed the cause (the first page named someone else)."""
+    """Page the on-call of the new root cause's route (`who`) in their own channel, a root
+    message (no `reply_to`): the cause turned out to be another team's after the first page
+    went to `before` (the route it named), in whose thread they may not be. It names the
+    incident, the cause and where the first page is, so they can join it there."""
+    first = paged_line(before) + _where(before) if before else "the default channel"
     text = [
-        Span(text="Paging for the new root cause "),
+        Span(text=f"Paged for incident {incident['id']} ({incident['title']}): the root cause is "),
         Span(text=incident["root_cause"], strong=True),
-        Span(text=f": {paged_line(who)}."),
-    ]
+        Span(text=f". Paged: {paged_line(who)}. The first page went to {first} before the "
+                  "cause was known; its thread has the rest."),
+    ]  # fmt: skip
     return followup(
-        intent_id, incident, "new-cause", text, reply_to, channel=who.get("channel"),
+        intent_id, incident, "new-cause", text, None, channel=who.get("channel"),
         root_cause=incident["root_cause"], person=_person(who),
     )  # fmt: skip
+
+
+def new_cause_note(
+    intent_id: str,
+    incident: dict[str, Any],
+    who: dict[str, Any],
+    reply_to: str | None,
+    landed: str | None,
+) -> OutboundMessage:
+    """The note in the first page's thread saying who was paged for the new root cause and
+    where (`landed`: the channel the page went to, else why it did not)."""
+    text = [
+        Span(text="Paged for the new root cause "),
+        Span(text=incident["root_cause"], strong=True),
+        Span(text=f": {paged_line(who)}, {landed or 'in the default channel'}."),
+    ]
+    return followup(
+        intent_id, incident, "new-cause", text, reply_to, root_cause=incident["root_cause"]
+    )
 
 
 def readback(

@@ -20,9 +20,10 @@ Pages first: when an incident's investigation is not done `BLAST_PAGE_WITHIN_MS`
 created, the claim query creates its `page` task, which sends the page under the same intent
 `…:initial-notification` with what triage knows (the alerting components' owners' on-call,
 the alerts, "cause: under investigation"). The investigation's `respond` then finds the page
-out: it pages the cause's on-call in the thread when that is someone else (`…:repage:<task
-id>`), tells the other alerting teams, opens the ticket and edits the cause into the page
-(`…:diagnosis`). It waits while the `page` task is unfinished, so the two never run at once.
+out: it pages the cause's on-call in their own channel when that is someone else (`…:repage:<task
+id>`, a root message; `…:repage-note:<task id>` says so in the page's thread), tells the other
+alerting teams, opens the ticket and edits the cause into the page (`…:diagnosis`). It waits
+while the `page` task is unfinished, so the two never run at once.
 """
 
 from __future__ import annotations
@@ -386,7 +387,8 @@ class Responder:
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], root: str
     ) -> Intended:
         """The diagnosis is in, and the page (ref `root`) went out before it (`_page_early`):
-        page the cause's on-call in the thread when the page named someone else, and tell the
+        page the cause's on-call in their own channel when the page named someone else, with a
+        note in the thread (`_page_cause`), and tell the
         other alerting teams (as `_page_new_cause` does after a re-investigation), open the
         ticket, and edit the cause into the page (intent `…:diagnosis`). Nothing is paged twice.
 
@@ -413,6 +415,7 @@ class Responder:
             return fallback[0] if fallback else None
 
         who: dict[str, Any] | None = before
+        repage: OutboundMessage | None = None
         sends: list[tuple[Notifier, OutboundMessage]] = []
         if cause:  # else inconclusive: the page's route stands
             who = task.step(
@@ -420,8 +423,7 @@ class Responder:
                 lambda: routing.route_from(owners, [cause], default),
                 deferred=True,
             )  # fmt: skip
-            repage = self._repage(task, incident, before, who, root)
-            sends += [(self.messenger, repage)] if repage is not None else []
+            repage = self._repage(task, incident, before, who)
         teams = self._teams_to_tell(task, alerts, who or {}, owners)
         sends += self._told(incident, who or {}, teams, root)
         previous = incident["previous"]
@@ -435,6 +437,7 @@ class Responder:
         # before it (the ticket and the edit always; a team told is never skipped)
         ahead = [(n, m.intent_id, m.kind) for n, m in sends] + [
             (self.tickets, issue.intent_id, issue.kind),
+            *[(self.messenger, i, "followup") for i in self._repage_intents(repage)],
             (self.messenger, intent(incident_id, "diagnosis"), "update"),
         ]  # fmt: skip
         for notifier, intent_id, kind in ahead[1:]:
@@ -444,11 +447,13 @@ class Responder:
         }
 
         def rest() -> None:
+            if repage is not None and who is not None:
+                self._page_cause(task, incident, who, repage, root, refs)
             for notifier, message in sends:
                 task.act(notifier, message)
             self._deliver(task, self.tickets, issue, refs)
             update = self._page_edit(
-                incident, alerts, "diagnosis", root, who,
+                incident, alerts, "diagnosis", root, who, before,
                 sorted(incident["cited"], key=lambda c: c["at"], reverse=True),
                 sorted(incident["verdicts"], key=lambda v: (v["at"], v["id"])),
                 refs.get(intent(incident_id, "ticket")),
@@ -633,10 +638,11 @@ class Responder:
         alerts: list[dict[str, Any]],
         root: str | None,
     ) -> dict[str, Any]:
-        """After the cause changed: page the on-call of the new cause's route in the thread
-        (intent `…:repage:<task id>`) unless it is the person paged already, then tell the other
-        alerting teams (`_tell_teams`). The page, restated next, names the new person
-        (`incident_paged.cypher` takes the latest route). Returns that route."""
+        """After the cause changed: page the on-call of the new cause's route in their own
+        channel, with a note in the thread of `root` (`_page_cause`), unless it is the person
+        paged already, then tell the other alerting teams (`_tell_teams`). The page, restated
+        next, names both (`incident_paged.cypher`: the latest route and the first page's).
+        Returns that route."""
         cause = incident["root_cause"]
         paged = task.step(
             "paged_before", {"incident_id": incident["id"]},
@@ -650,9 +656,9 @@ class Responder:
             lambda: routing.route(task.graph, [cause]),
             deferred=True,
         )
-        repage = self._repage(task, incident, before, who, root)
+        repage = self._repage(task, incident, before, who)
         if repage is not None:
-            task.act(self.messenger, repage)
+            self._page_cause(task, incident, who, repage, root, {})
         self._tell_teams(task, incident, alerts, who)
         return who
 
@@ -662,11 +668,10 @@ class Responder:
         incident: dict[str, Any],
         before: dict[str, Any] | None,
         who: dict[str, Any],
-        root: str | None,
     ) -> OutboundMessage | None:
-        """The page of the new cause's on-call (route `who`) in the thread of `root` (intent
-        `…:repage:<task id>`), linked (`_linked`); None when the page went to that person
-        already (`before`, the route it named)."""
+        """The page of the new cause's on-call (route `who`) in their own channel, a root
+        message (intent `…:repage:<task id>`), linked (`_linked`); None when the page went to
+        that person already (`before`, the route it named)."""
         if before and (before.get("person"), before.get("team")) == (
             who.get("person"),
             who.get("team"),
@@ -674,9 +679,41 @@ class Responder:
             return None
         return self._linked(
             messages.new_cause_page(
-                intent(incident["id"], f"repage:{task.claim.task_id}"), incident, who, root
+                intent(incident["id"], f"repage:{task.claim.task_id}"), incident, who, before
             )
         )
+
+    @staticmethod
+    def _repage_intents(repage: OutboundMessage | None) -> list[str]:
+        """The intents `_page_cause` acts under for `repage`: the page and its thread note
+        (`…:repage-note:<task id>`); none without a repage."""
+        if repage is None:
+            return []
+        return [repage.intent_id, repage.intent_id.replace(":repage:", ":repage-note:", 1)]
+
+    def _page_cause(
+        self,
+        task: TaskRun,
+        incident: dict[str, Any],
+        who: dict[str, Any],
+        repage: OutboundMessage,
+        root: str | None,
+        refs: dict[str, str | None],
+    ) -> None:
+        """Send `repage` (`_repage`) to its channel, where the new cause's on-call is (a
+        destination that refuses it for good: the fallback's copy, `_deliver`), then say in
+        the first page's thread (`root`) who was paged for the new cause and where it landed
+        (`…:repage-note:<task id>`). Each once per intent."""
+        where = who.get("channel") or "the default channel"
+        ref = self._deliver(task, self.messenger, repage, refs)
+        copied = refs.get(repage.intent_id) != ref and self.fallback is not None
+        landed = (
+            f"not in {where}, which did not take it: a copy is in the {self.fallback.name}"
+            if copied and self.fallback is not None else f"in {where}"
+        )  # fmt: skip
+        if root is not None:
+            note_intent = self._repage_intents(repage)[1]
+            self._say(task, messages.new_cause_note(note_intent, incident, who, root, landed))
 
     def _tell_teams(
         self,
@@ -838,6 +875,7 @@ class Responder:
         page_intent = intent(incident_id, "initial-notification")
         update = self._page_edit(
             incident, alerts, what, page, json.loads(paged["result"]) if paged else None,
+            json.loads(paged["first"]) if paged and paged["first"] else None,
             task.graph.rows("incident_changes", {"incident_id": incident_id}),
             task.graph.rows("incident_verdicts", {"incident_id": incident_id}),
             refs.get(intent(incident_id, "ticket")),
@@ -854,18 +892,19 @@ class Responder:
         what: str,
         page: str,
         who: dict[str, Any] | None,
+        first: dict[str, Any] | None,
         changes: list[dict[str, Any]],
         verdicts: list[dict[str, Any]],
         ticket: str | None,
         refused: list[Refusal],
     ) -> OutboundMessage:
-        """The page (ref `page`) restated (intent `incident:<id>:<what>`) naming `who` (the
-        route it names now), with the cited `changes` (newest first), the `verdicts` (oldest
-        first), the ticket's link (`ticket`, its ref) and the channels that `refused` the page
-        (oldest first)."""
+        """The page (ref `page`) restated (intent `incident:<id>:<what>`) naming `first` (the
+        route the page went to) and `who` (the route paged last, for a new cause), with the
+        cited `changes` (newest first), the `verdicts` (oldest first), the ticket's link
+        (`ticket`, its ref) and the channels that `refused` the page (oldest first)."""
         update = messages.page_update(
             intent(incident["id"], what), page, incident, alerts, who, changes, verdicts,
-            link(ticket), self.public_url,
+            link(ticket), self.public_url, first,
         )  # fmt: skip
         if refused:  # the page keeps saying why it landed where it did
             notice = update.notice.model_copy(update={"refused": refused})

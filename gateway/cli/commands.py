@@ -1012,10 +1012,14 @@ def incident(
         typer.echo(f"no incident {incident_id!r}", err=True)
         raise typer.Exit(1)
     paged = loads(row["result"]) if row else None
+    first = loads(row["first"]) if row and row["first"] else None
     if as_json:
         typer.echo(json.dumps(found, indent=2))
     else:
-        typer.echo(incident_report(found, paged if isinstance(paged, dict) else None))
+        typer.echo(incident_report(
+            found, paged if isinstance(paged, dict) else None,
+            first if isinstance(first, dict) and first != paged else None,
+        ))  # fmt: skip
 
 
 def failure_line(exc: BaseException) -> str | None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agents.triage.triage import component_candidates
+from gateway.web.overview import cause as listed_cause
 
 
 def when(ms: int | None) -> str:
@@ -19,8 +20,9 @@ def when(ms: int | None) -> str:
 
 def incident_table(rows: list[dict[str, Any]]) -> str:
     """One line per incident (rows of `list_incidents`): id, status, severity, opened, firing
-    of all alerts, root cause (`inconclusive` when the finding names none, `-` before there is
-    a finding), on call (`on-call` below), title; newest first, as given."""
+    of all alerts, root cause (a verdict's first, as the web list says it: `corrected to x`,
+    `x (confirmed)`; else `inconclusive` when the finding names none, `-` before there is a
+    finding), on call (`on-call` below), title; newest first, as given."""
     if not rows:
         return "no incidents"
     head = ("ID", "STATUS", "SEVERITY", "OPENED", "FIRING", "ROOT CAUSE", "ON CALL", "TITLE")
@@ -28,7 +30,8 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
         (
             str(r["id"]), str(r["status"]), str(r["severity"]), when(r["opened_at"]),
             f"{int(r['firing'])}/{int(r['alerts'])}",
-            str(r["root_cause"] or ("inconclusive" if r.get("investigated") else "-")),
+            judged(r["root_cause"], r.get("verdict"))
+            or str(r["root_cause"] or ("inconclusive" if r.get("investigated") else "-")),
             on_call(r), str(r["title"]),
         )
         for r in rows
@@ -62,6 +65,26 @@ def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
     return ", ".join(said) or "-"
 
 
+def judged(root_cause: str | None, verdict: dict[str, Any] | None) -> str | None:
+    """What an engineer's latest verdict (`{verdict, actual_cause, by}`, confirmed or rejected)
+    makes of the cause, in the web list's words (`gateway.web.overview.cause`: a verdict
+    outranks the finding): `corrected to x`, `x marked wrong`, `x (confirmed)`; None without
+    one."""
+    if not verdict or verdict.get("verdict") not in ("confirmed", "rejected"):
+        return None
+    said = listed_cause({
+        "verdict": [verdict["verdict"], verdict.get("actual_cause")], "root_cause": root_cause,
+        "investigated": True, "candidates": [], "status": "open",
+    })  # fmt: skip
+    return said["text"] if said["state"] in ("corrected", "confirmed") else None
+
+
+def _route(route: dict[str, Any]) -> str:
+    """`Ed Example (catalog, #catalog-oncall)`: a route's person, team and channel."""
+    where = ", ".join(str(p) for p in (route.get("team"), route.get("channel")) if p)
+    return f"{route.get('person') or 'nobody on call'} ({where})"
+
+
 def _cause(root_cause: str | None, finding: dict[str, Any]) -> str:
     """The root cause, `inconclusive` when the finding names none, `under investigation`
     before there is a finding (as the page says)."""
@@ -77,24 +100,46 @@ def unknown_component(alert: dict[str, Any]) -> str:
     return f"{names[0]} (unknown component)" if names else "(unknown component)"
 
 
-def incident_report(found: dict[str, Any], paged: dict[str, Any] | None = None) -> str:
+def incident_report(
+    found: dict[str, Any],
+    paged: dict[str, Any] | None = None,
+    first: dict[str, Any] | None = None,
+) -> str:
     """One incident (`gateway.http.status.incident_detail`) as a few readable sections; `paged`
-    (`{person, team, channel}`, as the web page shows it) says who its page went to."""
+    (`{person, team, channel}`, as the web page shows it) says who its page went to, or, with
+    `first` (the page's own route), whom the new cause paged after it."""
     finding = found["finding"] or {}
+    figure = f"confidence {finding['confidence']:.2f}" if finding.get("confidence") else ""
+    said = [v for v in found["verdicts"] if v["verdict"] in ("confirmed", "rejected")]
+    verdict = said[-1] if said else None
+    judgement = judged(found["root_cause"], verdict)
+    if verdict is not None and judgement is not None:  # a verdict outranks the finding
+        by = (
+            f" by {verdict['by_name'] or verdict['by']}"
+            if verdict["by_name"] or verdict["by"]
+            else ""
+        )
+        found_by = _cause(found["root_cause"], finding) + (f", {figure}" if figure else "")
+        cause = f"root cause: {judgement}{by} (the finding: {found_by})"
+    else:
+        cause = f"root cause: {_cause(found['root_cause'], finding)}" + (
+            f" ({figure})" if figure else ""
+        )
     lines = [
         f"{found['id']}  {found['title']}",
         f"status {found['status']}, severity {found['severity']}, opened {when(found['opened_at'])}"
         + (f", resolved {when(found['resolved_at'])}" if found["resolved_at"] else ""),
-        f"root cause: {_cause(found['root_cause'], finding)}"
-        + (f" (confidence {finding['confidence']:.2f})" if finding.get("confidence") else ""),
+        cause,
     ]
-    if not found["root_cause"] and finding.get("candidates"):
+    if not found["root_cause"] and judgement is None and finding.get("candidates"):
         lines.append("check in this order: " + ", ".join(map(str, finding["candidates"])))
     if finding:
         lines.append(f"finding: {finding['summary']}")
     if paged:
-        where = ", ".join(str(p) for p in (paged.get("team"), paged.get("channel")) if p)
-        lines.append(f"paged: {paged.get('person') or 'nobody on call'} ({where})")
+        line = f"paged: {_route(paged)}"
+        if first:
+            line = f"paged: {_route(first)}; then, for the new cause: {_route(paged)}"
+        lines.append(line)
     if found.get("acknowledged_at"):
         lines.append(
             f"acknowledged by {found['acknowledged_by']} at {when(found['acknowledged_at'])}"

@@ -299,11 +299,13 @@ async def incident_page(request: Request, incident_id: str) -> Response:
         paged = graph.one("web_paged", {"incident_ids": [incident_id]})
         who = incident_views.loads(paged["result"]) if paged else None
         who = who if isinstance(who, dict) else None
+        first = incident_views.loads(paged["first"]) if paged and paged["first"] else None
+        first = first if isinstance(first, dict) and first != who else None
         people = graph.one("web_incident_people", {"incident_id": incident_id}) or {}
         drawn = incident_views.incident_graph(graph, detail)
         return {
-            "incident": detail, "paged": who, "people": people, "joins": joins,
-            "events": timeline.events(graph, incident_id, who, api_url),
+            "incident": detail, "paged": who, "first_paged": first, "people": people,
+            "joins": joins, "events": timeline.events(graph, incident_id, who, api_url, first),
             "steps": incident_views.steps(graph, incident_id),
             "decisions": incident_views.decisions(graph, incident_id),
             "graph": drawn, "graph_svg": drawing.svg(drawn),

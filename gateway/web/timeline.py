@@ -50,8 +50,25 @@ def ticket_link(ref: str | None, github_api_url: str) -> str | None:
     return f"{base}/{repo}/issues/{number}"
 
 
-def _action(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> dict[str, Any]:
-    """Words for one Action (`intent_id` says what it was for: `incident:<id>:<what>`)."""
+def _routed(paged: dict[str, Any] | None, via: str, done: str) -> tuple[str, str | None]:
+    """`Ed Example (catalog) in #catalog-oncall via slack` for a route, and the person named."""
+    if not paged:
+        return f"{via}{done}", None
+    who = paged.get("person") or "nobody on call"
+    team = f" ({paged['team']})" if paged.get("team") else ""
+    where = f" in {paged['channel']}" if paged.get("channel") else ""
+    return f" {who}{team}{where}{via}{done}", who
+
+
+def _action(
+    row: dict[str, Any],
+    paged: dict[str, Any] | None,
+    api_url: str,
+    first: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Words for one Action (`intent_id` says what it was for: `incident:<id>:<what>`): the
+    page names `first` (the route it went to; `paged` when not given), a page for a new
+    cause names `paged` (the latest route)."""
     intent, status = row["detail"] or "", row["who"] or ""
     kind, adapter, ref, notified = ([*list(row["ref"] or []), None, None, None, None])[:4]
     what = intent.split(":", 2)[2] if intent.count(":") >= 2 else intent
@@ -59,13 +76,8 @@ def _action(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> 
             "failed": " (failed)"}.get(status, f" ({status})")  # fmt: skip
     via = f" via {adapter}" if adapter else ""
     if what == "initial-notification":
-        who = None
-        if paged:
-            who = paged.get("person") or "nobody on call"
-            team = f" ({paged['team']})" if paged.get("team") else ""
-            text = f"Paged {who}{team}{via}{done}"
-        else:
-            text = f"Page sent{via}{done}"
+        said, who = _routed(first or paged, via, done)
+        text = f"Paged{said}" if who else f"Page sent{said}"
         return {"kind": "page", "text": text, "who": who, "link": None}
     if kind == "ticket" or what == "ticket":
         link = ticket_link(ref, api_url)
@@ -87,8 +99,12 @@ def _action(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> 
         return {"kind": "cause", "text": f"Cause changed: the page's thread was told{done}",
                 "who": None, "link": None}  # fmt: skip
     if what.startswith("repage:"):
-        return {"kind": "page", "text": f"Paged the new cause's on-call{via}{done}",
-                "who": None, "link": None}  # fmt: skip
+        said, who = _routed(paged, via, done)
+        return {"kind": "page", "text": f"Paged for the new cause:{said}" if who
+                else f"Paged the new cause's on-call{said}", "who": who, "link": None}  # fmt: skip
+    if what.startswith("repage-note:"):
+        return {"kind": "notice", "text": f"Told the page's thread who was paged for the new "
+                f"cause{done}", "who": None, "link": None}  # fmt: skip
     if what.startswith("told:"):
         team = what.partition(":")[2]
         return {"kind": "notice", "text": f"Told team {team} (their component alerts){done}",
@@ -97,7 +113,12 @@ def _action(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> 
             "link": None}  # fmt: skip
 
 
-def _words(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> dict[str, Any]:
+def _words(
+    row: dict[str, Any],
+    paged: dict[str, Any] | None,
+    api_url: str,
+    first: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     event, detail, who, ref = row["event"], row["detail"], row["who"], row["ref"]
     plain = {"who": who, "link": None}
     if event == "opened":
@@ -117,7 +138,7 @@ def _words(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> d
         names = " or ".join((found.get("candidates") or [])[:3]) or "no known component"
         return {"kind": "cause", "text": f"Inconclusive: {names}", "who": None, "link": None}
     if event == "action":
-        return _action(row, paged, api_url)
+        return _action(row, paged, api_url, first)
     if event == "delivery":
         _intent, reason, fallback = ([*list(ref or []), None, None, None])[:3]
         if detail == "delivered":
@@ -158,9 +179,14 @@ def _words(row: dict[str, Any], paged: dict[str, Any] | None, api_url: str) -> d
 
 
 def events(
-    graph: TenantGraph, incident_id: str, paged: dict[str, Any] | None, github_api_url: str
+    graph: TenantGraph,
+    incident_id: str,
+    paged: dict[str, Any] | None,
+    github_api_url: str,
+    first: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """The incident's events, oldest first (see the module doc for the shape). After
+    """The incident's events, oldest first (see the module doc for the shape); `paged` the
+    latest route paged, `first` the page's own (`web_paged.cypher`). After
     `ALERTS_LISTED` alerts the rest become one line ("… 12 more alerts joined")."""
     rows = [r for r in graph.rows("web_timeline", {"incident_id": incident_id}) if r["at"]]
     if any(r["event"] == "resolved" and r["who"] for r in rows):
@@ -178,7 +204,7 @@ def events(
                                 "count": 0}  # fmt: skip
                 held["count"] += 1
                 continue
-        found.append({"at": row["at"], **_words(row, paged, github_api_url)})
+        found.append({"at": row["at"], **_words(row, paged, github_api_url, first)})
     if held is not None:
         held["text"] = f"… {held.pop('count')} more alerts joined (all in Alerts below)"
         found.append(held)

@@ -223,13 +223,15 @@ def two_team_incident(graph: TenantGraph) -> str:
     return incident
 
 
-def test_a_late_cause_another_team_owns_is_paged_in_the_thread_from_what_respond_read(
+def test_a_late_cause_another_team_owns_is_paged_in_its_own_channel_from_what_respond_read(
     store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path, api: SlackAPI
 ) -> None:
     """The early page went to storefront (frontend alerted first); the cause is payment: the
-    respond pages checkout's on-call in the thread, tells storefront, opens the ticket and edits
-    the page, with what its `respond_context` read: one reservation for the five messages (the
-    told message's copy to the outbox too), no other read."""
+    respond pages checkout's on-call in checkout's own channel (a root message naming the
+    incident and the first page), says so in the first page's thread, tells storefront, opens
+    the ticket and edits the page, with what its `respond_context` read: one reservation for
+    the six messages (the told message's copy to the outbox too), no other read. The records
+    say what happened: the page went to storefront's on-call, checkout's was paged after it."""
     incident = two_team_incident(graph)
     late(graph, incident)
     outbox = Outbox(tmp_path / "outbox.jsonl")
@@ -242,6 +244,7 @@ def test_a_late_cause_another_team_owns_is_paged_in_the_thread_from_what_respond
 
     run("responder", [responder])
     (page,) = api.roots()
+    assert page["channel"] == "C0STORE"
     assert "Root cause: under investigation" in page["text"]
     paged_first = page["text"].split("Paged: ")[1]
     assert "storefront" in paged_first and "checkout" not in paged_first
@@ -256,17 +259,34 @@ def test_a_late_cause_another_team_owns_is_paged_in_the_thread_from_what_respond
     assert counts["complete_task"] == 1
     assert set(counts) <= {"claim_task", "respond_context", "reserve_actions", "complete_task",
                            "reap_tasks"}, counts  # fmt: skip
-    (page,) = api.roots()
+    (page,) = api.roots("C0STORE")
     assert page["edited"] == 1 and "Root cause: *payment*" in page["text"]
+    # checkout's on-call is paged where they are: a root message in their own channel
+    (repage,) = api.roots("C0CHECKOUT")
+    assert repage["text"].startswith("<@U0DI> Paged for incident " + incident)
+    assert "the root cause is *payment*" in repage["text"]
+    assert "(on call for checkout, owner of payment)" in repage["text"]
+    assert "The first page went to " in repage["text"] and "#storefront-oncall" in repage["text"]
     replies = [r["text"] for r in api.replies(page["ts"])]
     assert len(replies) == 2, replies
-    assert "Paging for the new root cause *payment*: " in replies[0]
-    assert "(on call for checkout, owner of payment)" in replies[0]
+    assert "Paged for the new root cause *payment*: " in replies[0]
+    assert "(on call for checkout, owner of payment), in #checkout-oncall." in replies[0]
+    assert "<@" not in replies[0]  # a note, not a mention: the page is in their channel
     assert "(storefront): your component frontend alerts in this incident" in replies[1]
-    assert "Paged: " in page["text"] and "owner of payment" in page["text"].split("Paged: ")[1]
+    # the edited page names its own addressee, then whom the new cause paged and where
+    paged_now = page["text"].split("Paged: ")[1].splitlines()[0]
+    assert (
+        paged_now.index("(on call for storefront")
+        < paged_now.index("then, for the new root cause payment: ")
+        < paged_now.index("owner of payment) in #checkout-oncall")
+    ), paged_now
+    row = graph.one("web_paged", {"incident_ids": [incident]})
+    assert json.loads(row["first"])["team"] == "storefront"
+    assert json.loads(row["result"])["team"] == "checkout"
     assert actions(graph, incident) == {
         f"incident:{incident}:initial-notification": "sent",
         f"incident:{incident}:repage:respond:{incident}": "sent",
+        f"incident:{incident}:repage-note:respond:{incident}": "sent",
         f"incident:{incident}:told:storefront": "sent",
         f"incident:{incident}:told:storefront:record": "sent",
         f"incident:{incident}:ticket": "sent",

@@ -309,22 +309,42 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     texts = {f["intent_id"].split(":")[2]: f for f in sent(gw, incident_id, "followup")}
     # orders-api alone was inconclusive (orders-db behind it states no propagation)
     assert "root cause is now *orders-db* (was inconclusive)" in texts["update"]["text"]
-    assert texts["repage"]["person"] == "Dee Example"
-    assert "Dee Example (on call for orders-data, owner of orders-db)" in texts["repage"]["text"]
-    # the page, restated, names the person paged now
+    # the new cause's on-call is paged in their own channel: a root message, not a reply
+    repage = texts["repage"]
+    assert repage["person"] == "Dee Example"
+    assert (repage["channel"], repage["reply_to"]) == ("#data-platform-oncall", None)
+    assert f"Paged for incident {incident_id} " in repage["text"]
+    assert "Dee Example (on call for orders-data, owner of orders-db)" in repage["text"]
+    assert "The first page went to Cy Example (" in repage["text"]
+    # the page, restated, names its own addressee, then whom the new cause paged and where
     (restated,) = [e for e in gw.outbox if e["kind"] == "update" and ":page:" in e["intent_id"]]
-    assert restated["person"] == "Dee Example" and restated["notice"]["root_cause"] == "orders-db"
-    # all of them go where the page is, in its thread, not to the new owner's channel
+    assert restated["person"] == "Cy Example" and restated["notice"]["root_cause"] == "orders-db"
+    paged_now = restated["notice"]["paged"]
+    assert paged_now.startswith("Cy Example (on call for orders, owner of orders-api)")
+    assert (
+        "then, for the new root cause orders-db: Dee Example (on call for orders-data, "
+        "owner of orders-db) in #data-platform-oncall" in restated["notice"]["paged"]
+    )
+    # the update, the note and the edit go where the page is, in its thread
     (first,) = sent(gw, incident_id, "notification")
     assert first["channel"] == "#checkout-oncall"
-    for said in (texts["update"], texts["repage"], restated):
+    note = texts["repage-note"]
+    assert "Paged for the new root cause *orders-db*: Dee Example" in note["text"]
+    assert note["text"].endswith("in #data-platform-oncall.") and note["person"] is None
+    for said in (texts["update"], note, restated):
         assert (said["channel"], said["reply_to"]) == ("#checkout-oncall", first["ref"])
     assert len(incidents(gw)) == 1
-    # and so do the web pages (`web_paged`), not the first person paged
+    # the web pages and the CLI say who was paged first and who after (`web_paged`)
     page = gw.http.get(f"/ui/incidents/{incident_id}").text
-    assert '<dd id="paged"><strong>Dee Example</strong> (orders-data' in page
+    assert (
+        '<dd id="paged"><strong>Dee Example</strong> (orders-data, #data-platform-oncall) '
+        "for the new cause; first paged <strong>Cy Example</strong> (orders, "
+        "#checkout-oncall)" in page
+    )
+    assert "Paged Cy Example (orders) in #checkout-oncall via outbox" in page
+    assert "Paged for the new cause: Dee Example (orders-data) in #data-platform-oncall" in page
     overview = gw.http.get("/").text
-    assert "Dee Example" in overview and "Cy Example" not in overview
+    assert "Dee Example" in overview
 
 
 def test_an_alert_linking_two_unpaged_incidents_merges_them(
