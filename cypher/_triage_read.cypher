@@ -15,7 +15,7 @@ CALL {
 }
 CALL {
   UNWIND $group_keys AS g
-  MATCH (i:Incident {status: 'open'}) WHERE g IN i.group_keys
+  MATCH (i:Incident) WHERE g IN i.group_keys AND i.status = 'open'  // the group_keys index
   MATCH (i)-[:HAS_ALERT]->(a:Alert) WHERE a.component IS NOT NULL
   RETURN collect(DISTINCT a.component) AS grouped
 }

@@ -13,10 +13,12 @@
 // (`component_candidates`, most specific label first) that names a matched component or is an
 // alias of exactly one (two: Python's row order picks, so triage_alert decides), or none; no
 // flapping (the earlier episode triage_alert's `flap` finds); no open incident opened within
-// $window_ms of $starts_at_ms holding a component within $reach hops of it (or, with no
-// component, holding its non-empty group key). The page is held (`hold_until`) when an open
-// incident of that window holds a component past $reach but within $hops (its `beyond`).
-// $hops is min(6, 2 * $reach), as triage passes both queries.
+// $window_ms of $starts_at_ms ([$from_ms, $to_ms]) holding a component within $reach hops of
+// it (or, with no component, holding its non-empty group key). The page is held
+// (`hold_until`) when an open incident of that window holds a component past $reach but
+// within $hops (its `beyond`). $hops is min(6, 2 * $reach), as triage passes both queries.
+// The flap is looked up from the fingerprint's alerts and the window's incidents through the
+// opened_at index, not by a pass over every incident as in triage_alert: the same rows.
 // @include _triage_read
 WITH matched, grouped, links, known, open, refired, episodes,
      [n IN $order WHERE any(m IN matched WHERE m.name = n OR n IN coalesce(m.aliases, []))] AS named
@@ -32,34 +34,30 @@ WITH matched, grouped, links, known, open, refired, episodes, plain, component,
 WITH matched, grouped, links, known, open, refired, episodes, plain, component, near,
      [l IN links WHERE l.origin = component AND l.hops > $reach AND NOT l.name IN near
       | l.name] AS beyond
-CALL {  // triage_alert's `flap`, for a new key
+CALL {  // triage_alert's `flap`, for a new key, from the fingerprint's few alerts
   WITH plain
-  OPTIONAL MATCH (:Alert {fingerprint: $fingerprint})<-[:HAS_ALERT]-(flap:Incident)
-    WHERE plain AND $reopen_ms > 0 AND $starts_at_ms >= flap.opened_at
+  OPTIONAL MATCH (old:Alert {fingerprint: $fingerprint}) WHERE plain AND $reopen_ms > 0
+  OPTIONAL MATCH (old)<-[:HAS_ALERT]-(flap:Incident)
+    WHERE $starts_at_ms >= flap.opened_at
       AND ((flap.status = 'open' AND flap.reopened_at >= timestamp() - $reopen_ms)
         OR (flap.status = 'resolved' AND flap.resolved_at IS NOT NULL
             AND $starts_at_ms <= flap.resolved_at + $reopen_ms))
   RETURN count(flap) AS flaps
 }
-CALL {  // triage_alert's `cand`
-  WITH plain, near
-  OPTIONAL MATCH (cand:Incident {status: 'open'})
-    WHERE plain AND cand.opened_at >= $starts_at_ms - $window_ms
-      AND cand.opened_at <= $starts_at_ms + $window_ms
-      AND ((size(near) > 0 AND any(x IN cand.components WHERE x IN near))
-        OR (size(near) = 0 AND $group_key <> '' AND $group_key IN cand.group_keys))
-  RETURN count(cand) AS joins
+// triage_alert's `cand` and `far` in one pass over the open incidents of the window (by the
+// opened_at index: the incidents of the window, not every open one)
+CALL {
+  WITH plain, near, beyond
+  OPTIONAL MATCH (o:Incident)
+    WHERE plain AND o.opened_at >= $from_ms AND o.opened_at <= $to_ms AND o.status = 'open'
+  RETURN sum(CASE WHEN (size(near) > 0 AND any(x IN o.components WHERE x IN near))
+                      OR (size(near) = 0 AND $group_key <> '' AND $group_key IN o.group_keys)
+                    THEN 1 ELSE 0 END) AS joins,
+         sum(CASE WHEN $hold_ms > 0 AND any(x IN o.components WHERE x IN beyond)
+                    THEN 1 ELSE 0 END) AS fars
 }
-WITH matched, grouped, links, known, open, refired, episodes, component, beyond,
-     plain AND flaps = 0 AND joins = 0 AS ok
-CALL {  // triage_alert's `far`
-  WITH ok, beyond
-  OPTIONAL MATCH (far:Incident {status: 'open'})
-    WHERE ok AND $hold_ms > 0 AND size(beyond) > 0
-      AND far.opened_at >= $starts_at_ms - $window_ms AND far.opened_at <= $starts_at_ms + $window_ms
-      AND any(x IN far.components WHERE x IN beyond)
-  RETURN count(far) > 0 AS held
-}
+WITH matched, grouped, links, known, open, refired, episodes, component,
+     plain AND flaps = 0 AND joins = 0 AS ok, fars > 0 AS held
 CALL {
   WITH ok, component, held
   UNWIND CASE WHEN ok THEN [1] ELSE [] END AS go

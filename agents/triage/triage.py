@@ -809,14 +809,16 @@ def lone_params(
 ) -> dict[str, object]:
     """What `triage_lone.cypher` takes beyond `triage_context`'s parameters: the alert's
     properties (as `triage_alert` takes them), the names its labels may give its component in
-    order (`component_candidates`), the reach (`hops`), the rules' durations (ms) and the ids
-    of the incident and task it may open."""
+    order (`component_candidates`), the reach (`hops`), the rules' durations (ms), the window
+    of open incidents it could join (`from_ms`..`to_ms`) and the ids of the incident and task
+    it may open."""
     props = alert_props(alert, None)
     del props["component"]  # the query resolves it
     return props | {
         "key": alert.key, "order": component_candidates(alert.labels), "reach": hops,
         "severity_rank": severity_rank(alert.severity), "window_ms": window_ms,
         "hold_ms": hold_ms, "reopen_ms": reopen_ms,
+        "from_ms": alert.starts_at_ms - window_ms, "to_ms": alert.starts_at_ms + window_ms,
         "new_incident_id": f"inc-{uuid.uuid4().hex[:12]}",
         "new_task_id": f"task-{uuid.uuid4().hex}",
     }  # fmt: skip
