@@ -56,6 +56,7 @@ INDEXES: tuple[tuple[str, str], ...] = (
     ("Change", "id"),
     ("Fact", "person"),
     ("Component", "aliases"),  # an array: `name IN c.aliases` looks up the index
+    ("Incident", "group_keys"),  # an array: a delivery's group's incidents, not every open one
     ("Maintenance", "ends_at"),  # the windows not over yet, before every page
     ("Maintenance", "id"),
 )

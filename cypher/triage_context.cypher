@@ -18,58 +18,5 @@
 // Lookups go through the Component name and aliases indexes and the walks start from the
 // matched components: a scan of every component cost 45 ms per delivery in a 1,000-component
 // world (tests/test_query_plans.py keeps it so).
-CALL {
-  CALL {
-    UNWIND $candidates AS candidate
-    MATCH (c:Component {name: candidate})
-    RETURN c
-    UNION
-    UNWIND $candidates AS candidate
-    MATCH (c:Component) WHERE candidate IN c.aliases
-    RETURN c
-  }
-  RETURN collect({name: c.name, aliases: c.aliases}) AS matched
-}
-CALL {
-  UNWIND $group_keys AS g
-  MATCH (i:Incident {status: 'open'}) WHERE g IN i.group_keys
-  MATCH (i)-[:HAS_ALERT]->(a:Alert) WHERE a.component IS NOT NULL
-  RETURN collect(DISTINCT a.component) AS grouped
-}
-CALL {
-  WITH matched, grouped
-  CALL {
-    WITH matched, grouped
-    UNWIND [m IN matched | m.name] + grouped AS origin
-    MATCH (c:Component {name: origin})
-    MATCH p = (c)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..6]->(d:Component)
-    WHERE length(p) <= $hops AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
-    RETURN origin, d.name AS name, [n IN nodes(p) | n.name] AS path, length(p) AS hops, 'down' AS way
-    UNION ALL
-    WITH matched, grouped
-    UNWIND [m IN matched | m.name] + grouped AS origin
-    MATCH (c:Component {name: origin})
-    WITH origin, c  // else the planner walks from every component towards c
-    MATCH p = (c)<-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*1..6]-(d:Component)
-    WHERE length(p) <= $hops AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
-    RETURN origin, d.name AS name, [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 'up' AS way
-  }
-  RETURN collect({origin: origin, name: name, path: path, hops: hops, way: way}) AS links
-}
-CALL {
-  UNWIND $keys AS k
-  MATCH (a:Alert {key: k})
-  RETURN collect(a.key) AS known
-}
-CALL {
-  OPTIONAL MATCH (i:Incident {status: 'open'}) WHERE i.opened_at >= $lo AND i.opened_at <= $hi
-  WITH i ORDER BY i.id
-  RETURN collect(CASE WHEN i IS NULL THEN null ELSE
-    [i.id, i.opened_at, i.components, i.group_keys, coalesce(i.root_cause, '')] END) AS open
-}
-CALL {
-  UNWIND $fingerprints AS f
-  MATCH (a:Alert {fingerprint: f})
-  RETURN collect(DISTINCT f) AS refired, collect(a.key) AS episodes
-}
+// @include _triage_read
 RETURN matched, grouped, links, known, open, refired, episodes

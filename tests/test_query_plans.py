@@ -75,10 +75,13 @@ def test_alert_to_page_queries_never_scan_a_growing_label(
     runtime.open()
     try:
         port = runtime.serve_http("127.0.0.1", 0)
-        # one-alert incidents, one delivery of alerts on checkout, payment behind it and an
-        # unknown service (batch triage), and the resolve of each: webhook, investigation,
-        # page, ticket, cleared notices
+        # one-alert incidents, one alert joining one, one delivery of alerts on checkout,
+        # payment behind it and an unknown service (batch triage), and the resolve of each:
+        # webhook, investigation, page, ticket, cleared notices
         bodies = [alert_body(s, i) for i, s in enumerate(("payment", "cart", "frontend"))]
+        # a lone alert of payment's Alertmanager group joining its incident (`triage_lone`
+        # reads for `triage_alert`, which writes it)
+        bodies.append(alert_body("payment", 0).replace(b'"0000000000000000"', b'"c0"'))
         bodies.append(one_delivery(["checkout", "payment", "checkout", "no-such-service"], 5))
         monkeypatch.setattr(TenantGraph, "rows", recording)
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
@@ -103,7 +106,7 @@ def test_alert_to_page_queries_never_scan_a_growing_label(
         runtime.close()
     assert len(pages) == 4  # the scenario ran: four incidents paged
     names = {query for query, _ in found}
-    for hot in ("triage_context", "triage_alert", "triage_batch", "claim_task",
+    for hot in ("triage_lone", "triage_context", "triage_alert", "triage_batch", "claim_task",
                 "investigation_context",
                 "write_finding", "respond_context", "reserve_actions", "reserve_action",
                 "complete_task"):  # fmt: skip

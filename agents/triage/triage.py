@@ -760,25 +760,35 @@ def triage(
     Queries: one to resolve components, find their links, the stored alerts and the open
     incidents (`triage_context.cypher`), then `Triage`'s (a storm of new alerts: one
     `triage_batch` per 1,000; otherwise one write per batch of a few hundred, or per alert).
+    A delivery of one firing alert (with `batch`) reads the same with `triage_lone.cypher`,
+    which also writes the alert when it opens a new incident (no stored key, no flapping, no
+    open incident in reach or of its group): one query in all, else `Triage`'s as above.
     Raises `GraphUnavailable` if the database cannot answer; alerts written before that stay
     written, and the sender's retry is harmless.
     """
     keys = sorted({a.key for a in alerts})
     groups = sorted({a.group_key for a in alerts if a.group_key})
     # a storm's new alerts are grouped here from the open incidents of their time (`fast`); a
-    # lone alert is one `triage_alert`, which needs no more
+    # lone alert is one `triage_alert` when `triage_lone` did not write it, which needs no more
     starts = [a.starts_at_ms for a in alerts if a.status == "firing"]
     fast = batch and len(starts) >= FAST_MIN
     span = (min(starts) - window_ms, max(starts) + window_ms) if fast else (1, 0)
     fingerprints = sorted({a.fingerprint for a in alerts}) if fast and reopen_ms else []
-    read = graph.one(  # links up to twice the reach: the farther ones are `Links.beyond`
-        "triage_context",
-        {"candidates": candidate_names(alerts), "keys": [] if fingerprints else keys,
-         "hops": min(6, 2 * hops), "group_keys": groups, "lo": span[0], "hi": span[1],
-         "fingerprints": fingerprints},
-    )  # fmt: skip
+    context = {  # links up to twice the reach: the farther ones are `Links.beyond`
+        "candidates": candidate_names(alerts), "keys": [] if fingerprints else keys,
+        "hops": min(6, 2 * hops), "group_keys": groups, "lo": span[0], "hi": span[1],
+        "fingerprints": fingerprints,
+    }  # fmt: skip
+    lone = batch and len(alerts) == 1 and alerts[0].status == "firing"
+    opening = lone_params(alerts[0], hops, window_ms, hold_ms, reopen_ms) if lone else {}
+    read = graph.one("triage_lone" if lone else "triage_context", context | opening)
     assert read is not None  # every part collects: always one row
     components = resolve_components(alerts, read["matched"])
+    if lone and read["written"]:  # what `Triage.one` reports for an alert that opened one
+        key, incident = alerts[0].key, str(opening["new_incident_id"])
+        unmatched = [key] if components[key] is None else []
+        return TriageReport(accepted=1, unmatched=unmatched, incidents=[incident],
+                            opened=[incident])  # fmt: skip
     named = [c for c in dict.fromkeys(components[a.key] for a in alerts) if c is not None]
     # the group's components from earlier deliveries come first: new ones link to them
     earlier = [c for c in sorted(read["grouped"]) if c not in named]
@@ -792,6 +802,26 @@ def triage(
     )
     settle_reinvestigations(graph, report, reinvestigate_ms)
     return report
+
+
+def lone_params(
+    alert: NormalizedAlert, hops: int, window_ms: int, hold_ms: int, reopen_ms: int
+) -> dict[str, object]:
+    """What `triage_lone.cypher` takes beyond `triage_context`'s parameters: the alert's
+    properties (as `triage_alert` takes them), the names its labels may give its component in
+    order (`component_candidates`), the reach (`hops`), the rules' durations (ms), the window
+    of open incidents it could join (`from_ms`..`to_ms`) and the ids of the incident and task
+    it may open."""
+    props = alert_props(alert, None)
+    del props["component"]  # the query resolves it
+    return props | {
+        "key": alert.key, "order": component_candidates(alert.labels), "reach": hops,
+        "severity_rank": severity_rank(alert.severity), "window_ms": window_ms,
+        "hold_ms": hold_ms, "reopen_ms": reopen_ms,
+        "from_ms": alert.starts_at_ms - window_ms, "to_ms": alert.starts_at_ms + window_ms,
+        "new_incident_id": f"inc-{uuid.uuid4().hex[:12]}",
+        "new_task_id": f"task-{uuid.uuid4().hex}",
+    }  # fmt: skip
 
 
 def settle_reinvestigations(
