@@ -30,7 +30,7 @@ WITH i, f, alerts, firing, services, alertnames, teams, verdict, x, delivery,
      max(m.ends_at) AS window_ends
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.root_cause AS root_cause,
-       f IS NOT NULL AS investigated, f.candidates AS candidates, alerts, firing, services,
+       f IS NOT NULL AS investigated, f.candidates AS candidates, f.confidence AS confidence, alerts, firing, services,
        alertnames, teams, verdict, x.status AS page_status,
        coalesce(x.updated_at, x.reserved_at) AS paged_at, delivery,
        i.acknowledged_at AS acknowledged_at, i.acknowledged_by AS acknowledged_by,

@@ -149,9 +149,12 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
         page = http.get(f"/ui/incidents/{incident}")
         assert page.status_code == 200
         text = page.text
-        assert '<strong id="headline" class="cause-found">◆ payment</strong>' in text
         # this world states payment as a leaf and nothing measured it: named at 0.45, under 0.5,
-        # so the badge does not say "conclusive"
+        # so the headline says it is a lead and the badge does not say "conclusive"
+        assert (
+            '<strong id="headline" class="cause-lead">◇ payment (low confidence 0.45)</strong>'
+            in text
+        )
         assert '<span class="badge" id="finding-outcome">named, low confidence</span>' in text
         assert "Cause named, low confidence: payment" in text and "Cause found" not in text
         assert "HighErrorRate" in text and "opened the incident" in text
@@ -765,7 +768,7 @@ def test_the_list_says_what_is_broken_and_filters_by_team_service_and_state(site
         resolved = http.get("/", params={"state": "resolved"}).text
     payment_row = listing.split(f'data-key="{paid}"')[1].split("</tr>")[0]
     cart_row = listing.split(f'data-key="{cart}"')[1].split("</tr>")[0]
-    assert "<strong>payment</strong>" in payment_row and "◆ <strong>payment</strong>" in payment_row
+    assert "◇ payment (low confidence 0.45)" in payment_row  # named, nothing measured: a lead
     assert "? inconclusive: cart or valkey-cart" in cart_row
     assert "⚠ not acknowledged" in payment_row and "ago" in payment_row
     assert catalog in by_team and paid not in by_team and cart not in by_team
@@ -808,3 +811,14 @@ def test_the_incident_graph_never_draws_an_edge_through_another_box() -> None:
     picture = str(drawing.svg({"nodes": nodes, "edges": edges, "paths": [["checkout", "payment"]]}))
     assert picture.count('class="edge path"') == 1 and "Path: checkout → payment" in picture
     assert 'data-source="checkout" data-target="payment"' in picture
+
+
+def test_the_list_and_header_mark_a_cause_named_under_the_confidence_line() -> None:
+    """A cause named at 0.45 reads as a lead in the list and the header, as on the page; at the
+    line (0.5) it is found; a verdict still outranks either."""
+    row = {"verdict": None, "root_cause": "cart", "investigated": True, "candidates": ["cart"],
+           "status": "open", "confidence": 0.45}  # fmt: skip
+    assert overview.cause(row) == {"state": "lead", "text": "cart (low confidence 0.45)"}
+    assert overview.cause(row | {"confidence": 0.5}) == {"state": "found", "text": "cart"}
+    confirmed = overview.cause(row | {"verdict": ["confirmed", None]})
+    assert confirmed == {"state": "confirmed", "text": "cart (confirmed)"}

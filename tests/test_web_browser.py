@@ -190,7 +190,7 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     assert "new alert" in feed and "new incident" in feed
     assert not driver.find_element(By.ID, "feed-quiet").is_displayed()  # something happened
     site.drain()
-    wait(driver, lambda d: "◆ payment" in d.find_element(By.CSS_SELECTOR, row).text,
+    wait(driver, lambda d: "◇ payment" in d.find_element(By.CSS_SELECTOR, row).text,
          "the root cause appeared live")  # fmt: skip
     assert driver.execute_script("return window.notReloaded") is True
     assert len(driver.find_elements(By.CSS_SELECTOR, "#incidents tbody tr")) == 1
@@ -207,7 +207,7 @@ def test_mission_control_in_a_real_browser(site: Site, browser) -> None:
     )
     assert width == "4px"
     assert driver.find_elements(By.CSS_SELECTOR, "g.node.root[data-id='payment']")
-    assert driver.find_element(By.ID, "headline").text == "◆ payment"
+    assert driver.find_element(By.ID, "headline").text == "◇ payment (low confidence 0.45)"
     events = story(driver)
     assert events[0][1] == "Incident opened"
     assert [at for at, _ in events] == sorted(at for at, _ in events)

@@ -10,6 +10,7 @@ from typing import Any
 from adapters.falkordb import GraphStore, TenantGraph
 from agents.respond import maintenance as quiet_windows
 from gateway.http.incident_views import loads
+from gateway.web.timeline import LOW_CONFIDENCE
 
 #: Severities in the order the list sorts them (anything else sorts last).
 SEVERITY_ORDER = ("critical", "error", "warning", "info")
@@ -33,7 +34,8 @@ STATES = {
 
 def cause(row: dict[str, Any]) -> dict[str, str]:
     """What the list says about the cause: `{state, text}`; state is investigating |
-    inconclusive | found | confirmed | corrected (a verdict outranks the finding)."""
+    inconclusive | lead (named under `LOW_CONFIDENCE`: a lead to check first, as the page says)
+    | found | confirmed | corrected (a verdict outranks the finding)."""
     verdict = row.get("verdict") or [None, None]
     if verdict[0] == "rejected":
         if verdict[1]:
@@ -42,6 +44,10 @@ def cause(row: dict[str, Any]) -> dict[str, str]:
     if verdict[0] == "confirmed" and (verdict[1] or row["root_cause"]):
         return {"state": "confirmed", "text": f"{verdict[1] or row['root_cause']} (confirmed)"}
     if row["root_cause"]:
+        confidence = row.get("confidence")
+        if confidence is not None and float(confidence) < LOW_CONFIDENCE:
+            said = f"{row['root_cause']} (low confidence {float(confidence):.2f})"
+            return {"state": "lead", "text": said}
         return {"state": "found", "text": row["root_cause"]}
     if row["investigated"]:
         names = list(row["candidates"] or [])[:3]

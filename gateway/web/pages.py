@@ -313,6 +313,7 @@ async def incident_page(request: Request, incident_id: str) -> Response:
             "cause": overview.cause({
                 "verdict": _last_verdict(detail), "root_cause": detail["root_cause"],
                 "investigated": detail["finding"] is not None,
+                "confidence": (detail["finding"] or {}).get("confidence"),
                 "candidates": (detail["finding"] or {}).get("candidates"),
                 "status": detail["status"],
             }),
