@@ -326,20 +326,23 @@ class Investigator:
             )  # fmt: skip
             planner = "memory"
             lead = bool(steered.get("kinds_differ"))
-            # what is measured now may outrank memory; a lead (`_recall`), sure rules too
+            # what is measured now may outrank memory; a lead (`_recall`), sure rules too;
+            # rules surer of memory's own cause lend it their confidence
             if evidence.prometheus is not None or lead:
                 measured, found, looked = self._rules(task, evidence)
-                sure = (
-                    lead and measured.root_cause is not None and (measured.confidence >= LEAD_BELOW)
-                )
+                sure = measured.root_cause is not None and measured.confidence >= LEAD_BELOW
                 if outranks(measured, decision) or (
-                    sure and measured.root_cause != decision.root_cause
+                    lead and sure and measured.root_cause != decision.root_cause
                 ):
                     for row in used:  # it did not decide: no trust moves for it
                         row["steered"] = False
                     decision = overruled(measured, steered, decision.confidence)
                     candidates, changes, planner = found, looked, "rules"
-                elif sure:  # the rules name the lead's cause on their own: as sure as they are
+                elif (
+                    sure
+                    and measured.root_cause == decision.root_cause
+                    and measured.confidence > decision.confidence
+                ):  # the rules name memory's cause on their own: as sure as they are
                     decision = replace(
                         decision, confidence=measured.confidence,
                         summary=f"{decision.summary} The rules name it too, at "
