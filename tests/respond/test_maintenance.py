@@ -109,8 +109,13 @@ def test_ending_a_window_answers_how_many_incidents_it_released(gateway, graph):
     assert pages(gateway, incident_id) == []
     paused = [t for t in detail(gateway, incident_id)["tasks"] if t["status"] == "paused"]
     assert sorted(t["kind"] for t in paused) == ["page", "respond"]
-    ended = gateway.http.delete(f"/api/v1/maintenance/{window['id']}", headers=gateway.auth)
+    ended = gateway.http.delete(
+        f"/api/v1/maintenance/{window['id']}?by=sre-on-call", headers=gateway.auth
+    )
     assert ended.status_code == 200 and ended.json()["released"] == 1
+    listed = gateway.http.get("/api/v1/maintenance?all=true", headers=gateway.auth).json()
+    (mine,) = [w for w in listed["windows"] if w["id"] == window["id"]]
+    assert mine["ended_by"] == "sre-on-call"  # who ended it, as the web page shows
     gateway.drain()
     assert len(pages(gateway, incident_id)) == 1  # both tasks woke; one page
     again = gateway.http.delete(f"/api/v1/maintenance/{window['id']}", headers=gateway.auth)
