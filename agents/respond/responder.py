@@ -280,13 +280,7 @@ class Responder:
             chain = messages.page_channels(who, fallback, self.default_channel)
             # the ticket comes next: reserved with the page, one write fewer
             task.reserve_ahead(self.tickets, intent(incident["id"], "ticket"), "ticket")
-        previous = incident["previous"]
-        issue = messages.ticket(
-            intent(incident["id"], "ticket"), incident, alerts, who, note,
-            changes=sorted(incident["recent"], key=lambda c: c["at"], reverse=True),
-            steps=sorted(incident["steps"], key=lambda s: (s["created_at"], s["task_id"], s["n"])),
-            previous=previous[0] if previous else None, public_url=self.public_url,
-        )  # fmt: skip
+        issue = self._ticket(incident, alerts, who, note)
 
         def rest() -> None:
             if page is not None:
@@ -426,13 +420,7 @@ class Responder:
             repage = self._repage(task, incident, before, who)
         teams = self._teams_to_tell(task, alerts, who or {}, owners)
         sends += self._told(incident, who or {}, teams, root)
-        previous = incident["previous"]
-        issue = messages.ticket(
-            intent(incident_id, "ticket"), incident, alerts, who, None,
-            changes=sorted(incident["recent"], key=lambda c: c["at"], reverse=True),
-            steps=sorted(incident["steps"], key=lambda s: (s["created_at"], s["task_id"], s["n"])),
-            previous=previous[0] if previous else None, public_url=self.public_url,
-        )  # fmt: skip
+        issue = self._ticket(incident, alerts, who, None)
         # the first message reserves the others with it: each is taken whatever happens
         # before it (the ticket and the edit always; a team told is never skipped)
         ahead = [(n, m.intent_id, m.kind) for n, m in sends] + [
@@ -465,6 +453,23 @@ class Responder:
 
         first, message = sends[0] if sends else (self.tickets, issue)
         return Intended(first, message, lambda: self._settled(task, rest))
+
+    def _ticket(
+        self,
+        incident: dict[str, Any],
+        alerts: list[dict[str, Any]],
+        who: dict[str, Any] | None,
+        note: str | None,
+    ) -> OutboundMessage:
+        """The ticket (intent `…:ticket`) from a `respond_context` row: its recent changes
+        (newest first), the investigation's steps in order and the previous incident."""
+        previous = incident["previous"]
+        return messages.ticket(
+            intent(incident["id"], "ticket"), incident, alerts, who, note,
+            changes=sorted(incident["recent"], key=lambda c: c["at"], reverse=True),
+            steps=sorted(incident["steps"], key=lambda s: (s["created_at"], s["task_id"], s["n"])),
+            previous=previous[0] if previous else None, public_url=self.public_url,
+        )  # fmt: skip
 
     def _deliver(
         self,

@@ -9,8 +9,8 @@ from typing import Any
 
 from adapters.falkordb import GraphStore, TenantGraph
 from agents.respond import maintenance as quiet_windows
+from agents.respond.messages import lead
 from gateway.http.incident_views import loads
-from gateway.web.timeline import LOW_CONFIDENCE
 
 #: Severities in the order the list sorts them (anything else sorts last).
 SEVERITY_ORDER = ("critical", "error", "warning", "info")
@@ -34,7 +34,7 @@ STATES = {
 
 def cause(row: dict[str, Any]) -> dict[str, str]:
     """What the list says about the cause: `{state, text}`; state is investigating |
-    inconclusive | lead (named under `LOW_CONFIDENCE`: a lead to check first, as the page says)
+    inconclusive | lead (named under the investigator's line: `messages.lead`, as the page says)
     | found | confirmed | corrected (a verdict outranks the finding)."""
     verdict = row.get("verdict") or [None, None]
     if verdict[0] == "rejected":
@@ -45,7 +45,7 @@ def cause(row: dict[str, Any]) -> dict[str, str]:
         return {"state": "confirmed", "text": f"{verdict[1] or row['root_cause']} (confirmed)"}
     if row["root_cause"]:
         confidence = row.get("confidence")
-        if confidence is not None and float(confidence) < LOW_CONFIDENCE:
+        if confidence is not None and lead(row["root_cause"], confidence):  # the page's rule
             said = f"{row['root_cause']} (low confidence {float(confidence):.2f})"
             return {"state": "lead", "text": said}
         return {"state": "found", "text": row["root_cause"]}

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.falkordb import TenantGraph
+from agents.investigate.investigator import LEAD_BELOW
 
 #: Alerts listed one by one before the rest are summed up in one line.
 ALERTS_LISTED = 6
@@ -25,8 +26,8 @@ ORDER = ("opened", "alert", "finding", "cause", "action", "page", "ticket", "del
          "alert_resolved", "resolved")  # fmt: skip
 
 #: A finding that names a cause under this confidence is shown as "named, low confidence", not
-#: as found (the investigator's own line: it pages under 0.5 as a lead, not a conclusion).
-LOW_CONFIDENCE = 0.5
+#: as found: the investigator's own line, under which the page calls it a lead.
+LOW_CONFIDENCE = LEAD_BELOW
 
 
 def ticket_link(ref: str | None, github_api_url: str) -> str | None:
