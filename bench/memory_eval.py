@@ -68,10 +68,10 @@ from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_n
 from adapters.prometheus import Prometheus
 from agents.investigate.investigator import Investigator
 from agents.investigate.model_planner import ModelPlanner
+from agents.investigate.similar import SIMILAR_SHOWN
 from agents.learn.learner import Learner
 from agents.learn.verdicts import Verdict, record
 from agents.metrics import Metrics
-from agents.respond.messages import SIMILAR_SHOWN
 from agents.tasks.coordination import TaskRun, claim
 from agents.triage.triage import triage
 from gateway.cli.demo import rfc3339

@@ -683,9 +683,12 @@ def evidence_checks(evidence: list[dict[str, Any]], cause: str) -> list[dict[str
     """Checks that carry the evidence that held when a playbook is learned, from the finding's
     evidence rows on `cause` (`weigh`), so a repeat with a silent root is recognised:
 
-    - failing calls or spans, slow calls: `calls_degraded` in the ways seen (`failing`,
+    - failing calls or spans, slow calls: `calls_degraded` in either way (`failing` or
       `slowed`), by the rules' own definitions, not at a share of the ratio or slowdown seen
-      once (the same fault fails 40 % of calls one time and 15 % the next);
+      once (the same fault fails 40 % of calls one time and 15 % the next), nor only in the
+      way seen: whether callers see a sick dependency's errors or its slowness depends on
+      their timeouts and on how far the fault has gone, so a pool exhausted one night times
+      calls out and the next night fails them fast;
     - a traffic jump: `requests_rising` at half the jump seen (at least 1.5 x).
 
     Returns check dicts, strongest first.
@@ -696,12 +699,8 @@ def evidence_checks(evidence: list[dict[str, Any]], cause: str) -> list[dict[str
             continue
         value = float(row["value"])
         if row["source"] in ("calls", "spans", "latency"):
-            how = "slowed" if row["source"] == "latency" else "failing"
-            degraded = next((c for c in out if c["type"] == "calls_degraded"), None)
-            if degraded is None:
-                out.append({"type": "calls_degraded", "how": [how]})
-            elif how not in degraded["how"]:
-                degraded["how"] = sorted([*degraded["how"], how])
+            if not any(c["type"] == "calls_degraded" for c in out):
+                out.append({"type": "calls_degraded", "how": sorted(DEGRADED_SOURCE)})
         elif row["source"] == "traffic" and not any(c["type"] == "requests_rising" for c in out):
             out.append({"type": "requests_rising", "factor": round(max(1.5, value / 2), 1)})
     return out

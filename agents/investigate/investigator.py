@@ -366,6 +366,9 @@ class Investigator:
                  "propose": steered["id"] if kept and steered else None,
                  "candidate": decision.root_cause if kept else None},
             )  # fmt: skip
+        if remembered["similar_json"] is not None and decision.root_cause is not None:
+            cited_first = similar.first_of_cause(evidence.similar or [], decision.root_cause)
+            remembered["similar_json"] = json.dumps(cited_first, ensure_ascii=False)
         paths = self._paths(task, evidence, decision, candidates)
         outcome = "conclusive" if decision.root_cause else "inconclusive"
         initial = task.claim.kind == "investigate"

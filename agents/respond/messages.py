@@ -30,6 +30,7 @@ from adapters.notices import (
 from adapters.notify import OutboundMessage
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.investigate.investigator import LEAD_BELOW
+from agents.investigate.similar import SIMILAR_SHOWN
 from agents.triage.triage import component_candidates
 
 __all__ = ["fmt_ms"]  # the responder formats times with the renderers' format
@@ -189,12 +190,6 @@ def page(
         ],
         investigating=investigating,
     )
-
-
-#: The least score (`agents.investigate.similar.rank`, 0-1) of the earlier incident a page
-#: names: an unrelated alert on another component scores 0.1-0.2 on words alone, and a page
-#: at 3 a.m. must not point at it.
-SIMILAR_SHOWN = 0.3
 
 
 def similar_line(incident: dict[str, Any]) -> str:

@@ -153,10 +153,11 @@ def test_a_check_missing_a_field_is_an_error_result_not_an_exception(graph):
     assert evaluate({"type": "named_by_alert"}, "postgres", evidence(graph))["status"] == "ok"
 
 
-def test_evidence_checks_keep_the_ways_calls_were_degraded():
-    """Failing calls or spans and slow calls on the cause become one `calls_degraded` with the
-    ways seen, not thresholds at half the first magnitude; a traffic jump keeps its factor;
-    evidence on other components teaches nothing."""
+def test_evidence_checks_learn_calls_degraded_either_way():
+    """Failing calls or spans or slow calls on the cause become one `calls_degraded` in either
+    way (the next time the same fault may time calls out instead of failing them), not
+    thresholds at half the first magnitude; a traffic jump keeps its factor; evidence on other
+    components teaches nothing."""
     rows = [
         {"component": "ledger-db", "source": "calls", "value": 0.37},
         {"component": "ledger-db", "source": "latency", "value": 60.0},
@@ -166,9 +167,10 @@ def test_evidence_checks_keep_the_ways_calls_were_degraded():
     assert evidence_checks(rows, "ledger-db") == [
         {"type": "calls_degraded", "how": ["failing", "slowed"]}
     ]
-    assert evidence_checks(rows[1:2], "ledger-db") == [
-        {"type": "calls_degraded", "how": ["slowed"]}
-    ]
+    for only in (rows[:1], rows[1:2], rows[2:3]):
+        assert evidence_checks(only, "ledger-db") == [
+            {"type": "calls_degraded", "how": ["failing", "slowed"]}
+        ]
     surge = [{"component": "partner", "source": "traffic", "value": 8.0}]
     assert evidence_checks(surge, "partner") == [{"type": "requests_rising", "factor": 4.0}]
     assert evidence_checks(rows, "storefront") == []

@@ -346,7 +346,8 @@ def test_memory_learns_the_evidence_and_settles_a_repeat_with_a_silent_root(
         assert types == ["no_recent_change", "alert_any", "calls_degraded"]
         # a silent root's symptoms: its callers alert, whatever the kind
         assert learned["checks"][1]["components"] == ["cart", "frontend"]
-        assert learned["checks"][2]["how"] == ["failing"]  # as the rules define it
+        # as the rules define it; either way: the next time may be slow calls
+        assert learned["checks"][2]["how"] == ["failing", "slowed"]
         fire("resolved", 60, "ServiceHighErrorRate")
         # The repeat, worded differently: memory settles it, no planner.
         second = fire("firing", 240, "Http5xxRatioHigh")

@@ -11,8 +11,9 @@ import pytest
 
 from agents.investigate import similar
 from agents.investigate.checks import Evidence, evaluate
+from agents.investigate.similar import SIMILAR_SHOWN, first_of_cause
 from agents.investigate.tools import TOOLS, ToolContext
-from agents.respond.messages import SIMILAR_SHOWN, similar_line
+from agents.respond.messages import similar_line
 from tests.conftest import Gateway
 from tests.learn.test_memory import WEEK1, fire, incident, saturation, shop, verdict
 from tests.slack_api import SlackAPI
@@ -143,3 +144,22 @@ def test_the_page_names_no_earlier_incident_that_is_alike_only_in_words() -> Non
     assert ", cause cart, confirmed by Priya (score" in similar_line(
         opened | {"similar_json": json.dumps([told | {"corrected": False}])}
     )
+
+
+def test_a_named_cause_cites_the_last_time_people_established_it() -> None:
+    """Once the finding names a cause, the best earlier incident an engineer confirmed (or
+    corrected to) with that cause comes first, if it scores `SIMILAR_SHOWN`; a better-worded
+    incident of another cause, an unconfirmed one, or one alike only in words does not move."""
+
+    def row(n: str, cause: str, score: float, by: str | None = "Priya") -> dict[str, object]:
+        return {"id": n, "at": 0, "root_cause": cause, "confirmed_by": by, "score": score}
+
+    found = [row("a", "cart", 0.62), row("b", "ledger-db", 0.41), row("c", "ledger-db", 0.35)]
+    assert [r["id"] for r in first_of_cause(found, "ledger-db")] == ["b", "a", "c"]
+    assert first_of_cause(found, "cart") == found  # already first
+    assert first_of_cause(found, None) == found  # inconclusive: the ranking stands
+    assert first_of_cause(found, "payments") == found  # never established
+    unconfirmed = [found[0], row("b", "ledger-db", 0.41, by=None)]
+    assert first_of_cause(unconfirmed, "ledger-db") == unconfirmed
+    faint = [found[0], row("b", "ledger-db", SIMILAR_SHOWN - 0.01)]
+    assert first_of_cause(faint, "ledger-db") == faint
