@@ -40,4 +40,4 @@ def test_the_short_memory_story_graph_memory_carries_the_repeats() -> None:
     # nothing measured separates it from the silent one below, so it is not confident
     for setup in setups.values():
         assert int(setup["confidently wrong"]) <= 1, setup
-    assert "recalled 2 times, caught by its checks 2, steered 0" in done.stdout
+    assert "recalled 3 times, caught by its checks 3, steered 0" in done.stdout

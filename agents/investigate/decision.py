@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: Under this confidence a finding names a lead, not a conclusion (the page's and the web
+#: page's "named, low confidence").
+LEAD_BELOW = 0.5
+
 
 @dataclass
 class Candidate:

@@ -52,7 +52,7 @@ from adapters.prometheus import Prometheus
 from agents.failure_kinds import classify
 from agents.investigate import similar
 from agents.investigate.checks import Evidence, about_candidate, evaluate, gated, kinds_differ
-from agents.investigate.decision import Candidate, Decision
+from agents.investigate.decision import LEAD_BELOW, Candidate, Decision
 from agents.investigate.measure import (
     calls_into,
     from_alerts,
@@ -65,6 +65,7 @@ from agents.investigate.measure import (
 from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.investigate.recall import cited
 from agents.investigate.recall import confidence as memory_confidence
+from agents.investigate.remembered import remembered_lead_of, shape_missed
 from agents.investigate.split import split_unexplained
 from agents.investigate.tools import call, prefetch
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
@@ -92,9 +93,6 @@ log = logging.getLogger(__name__)
 ONLY_ALERTING = 0.6
 #: Confidence of an alerting leaf a world file states (no dependency listed, none measured).
 LEAF_CONFIDENCE = 0.45
-#: Under this confidence a finding names a lead, not a conclusion (the page's and the web
-#: page's "named, low confidence").
-LEAD_BELOW = 0.5
 #: Topics among the walk's best candidates whose message flow is looked at (`_stalled_topic`).
 MAX_TOPICS = 3
 
@@ -315,7 +313,9 @@ class Investigator:
         if known is not None and known.opened_ms == evidence.opened_ms:
             evidence.prefetched = known
         evidence.memory = self.memory
-        used, steered = self._recall(task, evidence) if self.memory == "graph" else ([], None)
+        used, steered, missed = (
+            self._recall(task, evidence) if self.memory == "graph" else ([], None, [])
+        )
         remembered = self._remember(task, evidence)
         candidates: list[Candidate] = []
         changes: list[dict[str, Any]] = []
@@ -351,6 +351,9 @@ class Investigator:
         else:
             decision, candidates, changes = self._rules(task, evidence)
             planner = "rules"
+            remembered_lead = remembered_lead_of(decision, missed)
+            if remembered_lead is not None:
+                decision, planner = remembered_lead, "memory"
         asked = self._ask_model(task, evidence, decision, planner)
         if asked is None:
             return  # paused until a model is back; a worker resumes from the stored steps
@@ -508,19 +511,22 @@ class Investigator:
 
     def _recall(
         self, task: TaskRun, ev: Evidence
-    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, list[dict[str, Any]]]:
         """Recall playbooks near the alerting components, best first (weight × trust), and run
         each one's checks (each a step) until one holds entirely with its signature's kinds
         and no playbook of another cause with the same score does too (then none steers); one
         held only by its components (`checks.kinds_differ`) steers if no playbook of another
         cause holds, marked `kinds_differ` (`recall.confidence`: a lead).
 
-        Returns (the USED rows for the Decision, the steering playbook or None).
+        Returns (the USED rows for the Decision, the steering playbook or None, the playbooks
+        that missed only on the incident's shape, `recall.shape_missed`, each with its USED
+        `row`).
         """
         if not ev.alerting:
-            return [], None
+            return [], None, []
         recalled = (call(task, ev, "recall_playbooks", {}).data or [])[: self.max_recalled]
         used: list[dict[str, Any]] = []
+        missed: list[dict[str, Any]] = []
         # Two remembered causes that hold alike leave memory unsure: one held with its kinds
         # names its cause unless another cause's playbook of the same score (weight × trust)
         # holds with its kinds too; one held only by its components (`checks.kinds_differ`)
@@ -559,6 +565,8 @@ class Investigator:
             }  # fmt: skip
             used.append(row)
             if not applicable:
+                if shape_missed(playbook, results):
+                    missed.append(playbook | {"row": row})
                 continue
             if any(kinds_differ(r) for r in results):
                 leads.append(playbook | {"row": row})
@@ -569,15 +577,15 @@ class Investigator:
                 break
         if found is not None:
             if unsure:
-                return used, None
+                return used, None, missed
             found.pop("row")["steered"] = True
-            return used, found
+            return used, found, missed
         if len({lead["candidate"] for lead in leads}) != 1:
-            return used, None
+            return used, None, missed
         lead = leads[0]
         lead.pop("row")["steered"] = True
         lead["kinds_differ"] = True
-        return used, lead
+        return used, lead, missed
 
     def _remember(self, task: TaskRun, ev: Evidence) -> dict[str, Any]:
         """What similarity keeps on the incident, written with the finding: its text vector and

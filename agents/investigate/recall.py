@@ -82,23 +82,28 @@ def confidence(playbook: dict[str, Any]) -> float:
 def cited(playbook: dict[str, Any], held: int) -> str:
     """The summary of a finding memory made: the playbook, its trust, where it was learned and
     who confirmed it, the recall path and how many checks held. `playbook`: a `recall` entry."""
-    when = ""
-    if playbook.get("learned_at"):
-        day = datetime.fromtimestamp(int(playbook["learned_at"]) / 1000, UTC)
-        when = f" on {day:%Y-%m-%d}"
-    source = ""
-    if playbook.get("learned_from"):
-        who = playbook.get("confirmed_by")
-        did = "corrected" if playbook.get("lesson") == "corrected" else "confirmed"
-        source = f", learned from {playbook['learned_from']}{when}" + (
-            f" ({did} by {who})" if who else ""
-        )
     lead = (
         ", its signature by the same components only, alerting with other kinds than then: a "
         "lead, not a conclusion" if playbook.get("kinds_differ") else ""
     )  # fmt: skip
     return (
         f"Memory: {playbook['candidate']}, as in playbook '{playbook['title']}' (trust "
-        f"{playbook['trust']:.2f}{source}; recalled via {' → '.join(playbook['path'])}): all "
-        f"{held} checks held for {playbook['candidate']}{lead}."
+        f"{playbook['trust']:.2f}{learned(playbook)}; recalled via "
+        f"{' → '.join(playbook['path'])}): all {held} checks held for "
+        f"{playbook['candidate']}{lead}."
     )
+
+
+def learned(playbook: dict[str, Any]) -> str:
+    """Where a `recall` entry was learned and who gave the verdict, as a clause: ", learned
+    from inc-1 on 2026-11-02 (confirmed by Priya)", or "" for one written by hand."""
+    if not playbook.get("learned_from"):
+        return ""
+    when = ""
+    if playbook.get("learned_at"):
+        day = datetime.fromtimestamp(int(playbook["learned_at"]) / 1000, UTC)
+        when = f" on {day:%Y-%m-%d}"
+    who = playbook.get("confirmed_by")
+    did = "corrected" if playbook.get("lesson") == "corrected" else "confirmed"
+    by = f" ({did} by {who})" if who else ""
+    return f", learned from {playbook['learned_from']}{when}{by}"

@@ -29,7 +29,7 @@ from adapters.notices import (
 )
 from adapters.notify import OutboundMessage
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
-from agents.investigate.investigator import LEAD_BELOW
+from agents.investigate.decision import LEAD_BELOW
 from agents.investigate.similar import SIMILAR_SHOWN
 from agents.triage.triage import component_candidates
 

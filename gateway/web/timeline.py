@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.falkordb import TenantGraph
-from agents.investigate.investigator import LEAD_BELOW
+from agents.investigate.decision import LEAD_BELOW
 
 #: Alerts listed one by one before the rest are summed up in one line.
 ALERTS_LISTED = 6

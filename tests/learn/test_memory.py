@@ -12,6 +12,7 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, graph_name
 from agents.failure_kinds import classify, kind_in
+from agents.investigate.remembered import shape_missed, unrefuted
 from agents.learn.learner import lesson_of
 from gateway.cli.demo import rfc3339
 from gateway.http.payloads import label_fingerprint
@@ -380,3 +381,57 @@ def test_two_causes_remembered_alike_leave_memory_unsure(shop: Gateway):
         "on-payments-db",
         "on-orders-db",
     }
+
+
+def test_a_silent_cause_behind_other_callers_is_a_lead_among_the_rules_ties(shop: Gateway):
+    """payments-db, silent, was named in a correction when payments-api alerted. The next time
+    only shop alerts: the playbook misses on the incident's shape (its callers), nothing about
+    payments-db contradicts it, and the rules cannot tell it from the rest, so memory names it
+    as a lead (at most 0.45, saying why). Once orders-db is remembered the same way, the two
+    remembered causes leave the tie as it was."""
+    first = fire(shop, WEEK1, SILENT_DB)
+    verdict(shop, first, "rejected", "payments-db")
+    shop_only = [("StorefrontErrors", "shop", "checkout failing for 9% of visitors")]
+    again = incident(shop, fire(shop, WEEK1 + timedelta(days=2), shop_only))
+    finding = again["finding"]
+    assert (again["root_cause"], finding["planner"]) == ("payments-db", "memory")
+    assert finding["confidence"] <= 0.45
+    lead = "A lead from memory: the rules cannot tell payments-db from"
+    assert finding["summary"].startswith(lead)
+    assert f"learned from {first} on 2026-11-02 (corrected by Dee Example)" in finding["summary"]
+    (steered,) = [u for u in again["memory"] if u["steered"]]
+    assert [c["held"] for c in steered["checks"]][-1] is False  # the callers differ
+    verdict(shop, again["id"], "confirmed")
+    assert playbooks(shop)[steered["playbook"]]["helped"] == 1  # its trust moved
+
+    orders = [("OrdersErrors", "orders-api", "5xx on /orders")]
+    other = fire(shop, WEEK1 + timedelta(days=4), orders)
+    verdict(shop, other, "rejected", "orders-db")
+    tie = incident(shop, fire(shop, WEEK1 + timedelta(days=6), shop_only))
+    assert tie["finding"]["planner"] != "memory"
+    assert not [u for u in tie["memory"] if u["steered"]]
+
+
+def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shape():
+    """`shape_missed`: only the incident's own components (its signature, alerts on its
+    callers) may have failed, on a playbook pinned to the candidate and backed by a verdict.
+    `unrefuted`: one such cause, not ruled out by a measurement; two leave it unsure."""
+    book = {"candidate": "payments-db", "pinned_to": "payments-db", "learned_from": "inc-1"}
+    held = {"check": {"type": "explains_alerting"}, "held": True}
+    callers = {"check": {"type": "alert_any", "scope": "components", "components": ["a"]},
+               "held": False}  # fmt: skip
+    itself = {"check": {"type": "alert_kind", "kind": "errors", "scope": "candidate"},
+              "held": False}  # fmt: skip
+    assert shape_missed(book, [held, callers])
+    assert not shape_missed(book, [held, itself])  # the cause itself looks otherwise now
+    assert not shape_missed(book, [held, held])  # it held: it steers, not a miss
+    assert not shape_missed(book | {"candidate": "orders-db"}, [held, callers])  # a transfer
+    assert not shape_missed(book | {"learned_from": None}, [held, callers])  # no verdict
+    assert shape_missed(book | {"learned_from": None, "helped": 1}, [held, callers])
+
+    other = {"candidate": "orders-db", "pinned_to": "orders-db", "learned_from": "inc-2"}
+    assert unrefuted([book, book | {"id": "second"}], {}) is book
+    assert unrefuted([book, other], {}) is None  # two remembered causes: no lead
+    measured = {"orders-db": {"source": "calls", "value": 0.0}}
+    assert unrefuted([book, other], measured) is book  # a measurement cleared orders-db
+    assert unrefuted([], {}) is None

@@ -1,0 +1,91 @@
+"""A remembered cause nothing measured rules out: memory's lead when the alerts changed shape.
+
+A silent cause's callers change from one time to the next (a pool exhausted behind the
+payments API one night, behind the sessions API the next), so the playbook learned from the
+first time misses on its signature, and the rules, with nothing measured, cannot separate the
+cause from the quiet components in between. Of the causes nothing measured rules out, the
+one people established before on this system, with nothing about it contradicted now, is the
+one an on-call engineer checks first: memory names it as a lead (`recall.UNTRIED_CONFIDENCE`
+at most), never a conclusion, and its trust moves on the verdict like any playbook that
+steered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from agents.investigate.checks import about_incident
+from agents.investigate.decision import LEAD_BELOW, Decision
+from agents.investigate.recall import UNTRIED_CONFIDENCE, learned
+from agents.investigate.recall import confidence as memory_confidence
+
+
+def shape_missed(playbook: dict[str, Any], results: list[dict[str, Any]]) -> bool:
+    """Whether a recalled playbook (`recall` entry) failed only on how the incident it was
+    learned from looked: pinned to the candidate (not a kind transfer), backed by a verdict,
+    every check held up to the last run, which failed and names that incident's components
+    (`checks.about_incident`: its signature, alerts on its callers). `results`: the checks
+    run, in order, each `{check, held, ...}` (the run stops at the first that fails).
+
+    A silent cause's callers change from one time to the next (a pool exhausted behind the
+    payments API one night, behind the sessions API the next): nothing about the cause
+    itself contradicts it, only the alerts' shape is new."""
+    return (
+        playbook["candidate"] == playbook["pinned_to"]
+        and bool(playbook.get("learned_from") or playbook.get("helped"))
+        and bool(results)
+        and not results[-1]["held"]
+        and about_incident(results[-1]["check"])
+        and all(r["held"] for r in results[:-1])
+    )
+
+
+def unrefuted(
+    missed: list[dict[str, Any]], measured: dict[str, dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The remembered cause nothing measured rules out: the best playbook (`missed` is in
+    recall order) of the one cause whose playbooks missed only on the shape (`shape_missed`)
+    and that no measurement ruled out (`measured`: `Decision.measured`, component -> the
+    measurement a rule-out rests on), or None when none or several causes are left.
+
+    A rule-out from the alerts and the graph alone ("does not alert while an equally
+    covering component does") is what such a cause contradicts: it was silent before too.
+
+    People established it before on this system and nothing contradicts it now, so it is
+    the one to check first: a lead (`UNTRIED_CONFIDENCE` at most), not a conclusion; two such
+    causes leave the rules' finding as it was."""
+    causes = {p["candidate"] for p in missed if p["candidate"] not in measured}
+    if len(causes) != 1:
+        return None
+    return next(p for p in missed if p["candidate"] in causes)
+
+
+def remembered_lead_of(decision: Decision, missed: list[dict[str, Any]]) -> Decision | None:
+    """When the rules are unsure (inconclusive, or a cause under `LEAD_BELOW`), the one cause
+    people established before that missed only on the incident's shape and that nothing
+    measured rules out (`unrefuted` over `missed`, `Investigator._recall`'s), as a lead:
+    confidence at most `UNTRIED_CONFIDENCE`, the rules' candidates kept behind it, its USED
+    row marked steered (its trust moves on the verdict). None otherwise."""
+    if decision.root_cause is not None and decision.confidence >= LEAD_BELOW:
+        return None
+    tied = list(dict.fromkeys([*filter(None, [decision.root_cause]), *decision.candidates]))
+    playbook = unrefuted(missed, decision.measured)
+    if playbook is None:
+        return None
+    playbook["row"]["steered"] = True
+    cause = playbook["candidate"]
+    confidence = min(memory_confidence(playbook), UNTRIED_CONFIDENCE)
+    others = ", ".join(c for c in tied if c != cause) or "nothing else"
+    summary = (
+        f"A lead from memory: the rules cannot tell {cause} from {others}, and nothing "
+        f"measured rules it out; people established it before (playbook "
+        f"'{playbook['title']}', trust {playbook['trust']:.2f}{learned(playbook)}). Its "
+        "checks held but for the shape "
+        "of the alerts: other components alert than then. Check it first; it is not a "
+        "conclusion."
+    )
+    return replace(
+        decision, root_cause=cause, candidates=[cause, *(c for c in tied if c != cause)],
+        confidence=confidence, summary=summary,
+    )  # fmt: skip
