@@ -59,22 +59,23 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(found.values(), key=lambda e: (-e["score"], e["hops"], e["id"], e["candidate"]))
 
 
-#: The confidence of a cause named by a playbook no verdict has backed: one written by hand or
-#: imported, never confirmed when it steered (`helped` 0) and not learned from an engineer's
-#: verdict. Its trust of 0.5 says "no record either way", so it names a lead under the 0.5
-#: line (as an alerting leaf nothing measured does), not a conclusion.
+#: The confidence of a cause named by a playbook no verdict has backed in use: one written by
+#: hand or imported, or learned from an engineer's verdict, never confirmed when it steered
+#: (`helped` 0). Its trust of 0.5 says "no record either way": the verdict it was learned from
+#: established that incident's cause, not that its checks recognise the cause. So it names a
+#: lead under the 0.5 line (as an alerting leaf nothing measured does), not a conclusion; on an
+#: unseen month of 32 incidents three learned playbooks at 0.5 named another cause's repeat.
 UNTRIED_CONFIDENCE = 0.45
 
 
 def confidence(playbook: dict[str, Any]) -> float:
     """How sure a finding memory made is: the playbook's trust (seed rule: memory is only as
-    confident as the playbook's trust), at most `UNTRIED_CONFIDENCE` while no verdict backs it
-    (`recall` entry: no `helped`, no `learned_from`) or when its signature held only by the
+    confident as the playbook's trust), at most `UNTRIED_CONFIDENCE` until a verdict confirmed
+    it when it steered (`recall` entry: `helped` 0) or when its signature held only by the
     alerting components, their kinds other than when it was learned (`kinds_differ`, set by
     the investigator): the same callers alerting is a lead, the same symptoms a conclusion."""
     trust = round(float(playbook["trust"]), 2)
-    backed = playbook.get("helped") or playbook.get("learned_from")
-    if backed and not playbook.get("kinds_differ"):
+    if playbook.get("helped") and not playbook.get("kinds_differ"):
         return trust
     return min(trust, UNTRIED_CONFIDENCE)
 

@@ -47,8 +47,8 @@ def test_coverage_the_cause_explains_the_most_alerting_components() -> None:
     assert decision.candidates == ["db"]
     assert decision.ruled_out["api"] == "explains 2 of 3 alerting components"
     assert decision.ruled_out["worker"] == "explains 1 of 3 alerting components"
-    # silent cause: confidence 0.6 x full coverage
-    assert decision.confidence == 0.6
+    # silent cause, alerts only: the graph's shape, a lead (SILENT_SHAPE x full coverage)
+    assert decision.confidence == 0.45
     assert "does not alert itself" in decision.summary
 
 
@@ -339,7 +339,8 @@ def test_a_cause_from_alerts_alone_outranks_nothing() -> None:
     ("playbook", "expected"),
     [
         ({"trust": 0.5}, UNTRIED_CONFIDENCE),  # hand-written, never confirmed in use
-        ({"trust": 0.5, "learned_from": "inc-1"}, 0.5),  # learned from an engineer's verdict
+        # learned from an engineer's verdict: that incident's cause, not yet recognised in use
+        ({"trust": 0.5, "learned_from": "inc-1"}, UNTRIED_CONFIDENCE),
         ({"trust": 2 / 3, "helped": 1}, 0.67),  # confirmed once when it steered
         ({"trust": 1 / 3}, 0.33),  # misled once: its trust, already under the line
     ],

@@ -12,6 +12,7 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, graph_name
 from agents.failure_kinds import classify, kind_in
+from agents.investigate.recall import UNTRIED_CONFIDENCE
 from agents.investigate.remembered import shape_missed, unrefuted
 from agents.learn.learner import lesson_of
 from gateway.cli.demo import rfc3339
@@ -252,7 +253,8 @@ def test_a_correction_naming_a_silent_cause_teaches_its_signature(shop: Gateway,
     )
     found = incident(shop, again)
     assert (found["root_cause"], found["finding"]["planner"]) == ("payments-db", "memory")
-    assert found["finding"]["confidence"] == pytest.approx(0.5)  # the playbook's trust
+    # the playbook's trust, 0.5, says no record of recognising it yet: a lead until confirmed
+    assert found["finding"]["confidence"] == pytest.approx(UNTRIED_CONFIDENCE)
     assert (
         f"learned from {wrong} on 2026-11-02 (corrected by Dee Example)"
         in (found["finding"]["summary"])
