@@ -14,7 +14,7 @@ import functools
 import json
 import re
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -246,13 +246,13 @@ def _quoted_matcher(name: str, value: str) -> str:
     return _matcher(name, value)
 
 
-def silence_link(external_url: str, labels: dict[str, str]) -> str:
+def silence_link(base: str, labels: dict[str, str]) -> str:
     """A link to Alertmanager's "new silence" form, prefilled with matchers for every label of
-    the alert (`{a="1",b="2"}`, the filter Alertmanager's UI puts in its own links), from the
-    body's `externalURL`; "" when that is no http(s) URL, there is no label, or the link would
-    be longer than `MAX_SILENCE_URL_CHARS`. A character UTF-8 cannot encode (a lone surrogate
-    from JSON) becomes `?` in the link."""
-    base = http_link(external_url).rstrip("/")
+    the alert (`{a="1",b="2"}`, the filter Alertmanager's UI puts in its own links), from
+    `base`: the body's `externalURL` as an http(s) link (`http_link`) without its last `/`.
+    "" when `base` is "", there is no label, or the link would be longer than
+    `MAX_SILENCE_URL_CHARS`. A character UTF-8 cannot encode (a lone surrogate from JSON)
+    becomes `?` in the link."""
     if not base or not labels:
         return ""
     names = sorted(labels)
@@ -308,6 +308,13 @@ class _Sent:
     source: Literal["alertmanager", "grafana"]
     default_severity: str
     now_ms: int | None
+    #: where Alertmanager's silences are made (`silence_link`); "" for Grafana's alerts
+    silences: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        alertmanager = self.source == "alertmanager"
+        silences = http_link(self.external_url).rstrip("/") if alertmanager else ""
+        object.__setattr__(self, "silences", silences)  # frozen
 
     def alert(
         self,
@@ -340,8 +347,7 @@ class _Sent:
         link = _link(generator_url, self.external_url)
         silence = http_link(grafana_silence) if grafana_silence else ""
         if not silence or len(silence) > MAX_SILENCE_URL_CHARS:
-            alertmanager = self.source == "alertmanager"
-            silence = silence_link(self.external_url, labels) if alertmanager else ""
+            silence = silence_link(self.silences, labels)
         return NormalizedAlert(
             key=f"{fingerprint}@{starts_at}",
             fingerprint=fingerprint,
@@ -420,21 +426,21 @@ def _plain_notification(
     for alert in data["alerts"]:
         if type(alert) is not dict:
             return None
-        field = alert.get
-        status, labels, annotations = field("status"), field("labels"), field("annotations")
-        starts_at = field("startsAt")
-        texts = map(type, map(field, _ALERT_TEXT_FIELDS, _EMPTY))
+        got = alert.get
+        status, labels, annotations = got("status"), got("labels"), got("annotations")
+        starts_at = got("startsAt")
+        texts = map(type, map(got, _ALERT_TEXT_FIELDS, _EMPTY))
         if (status not in ("firing", "resolved") or type(starts_at) is not str
-                or field("values") is not None or not _TEXT.issuperset(texts)):  # fmt: skip
+                or got("values") is not None or not _TEXT.issuperset(texts)):  # fmt: skip
             return None
         labels = {} if labels is None else labels
         annotations = {} if annotations is None else annotations
         if not (_all_text(labels) and _all_text(annotations)):
             return None
-        fingerprint: str = field("fingerprint", "")
+        fingerprint: str = got("fingerprint", "")
         if len(fingerprint) > MAX_FINGERPRINT_CHARS or not _plain_fingerprint(fingerprint):
             return None
-        ends_at: str = field("endsAt", "")
+        ends_at: str = got("endsAt", "")
         if starts_at.strip() != starts_at or ends_at.strip() != ends_at:
             return None  # pydantic checks the time as sent, `normalize` reads it stripped
         try:
@@ -446,8 +452,8 @@ def _plain_notification(
         out.append(
             sent.alert(
                 status, labels, annotations, starts_at, starts_ms,
-                ends_ms if status == "resolved" else None, field("generatorURL", ""),
-                fingerprint, "null", field("silenceURL", ""),
+                ends_ms if status == "resolved" else None, got("generatorURL", ""),
+                fingerprint, "null", got("silenceURL", ""),
             )
         )  # fmt: skip
     return Notification(out, truncated, group_key)
