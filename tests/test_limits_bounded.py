@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
@@ -23,7 +26,13 @@ from agents.failure_kinds import classify
 from agents.triage.alerts import MAX_VALUE_CHARS, NormalizedAlert
 from agents.triage.triage import triage
 from gateway.app import create_app
-from gateway.http.limits import MAX_JSON_VALUES, skeleton_problem
+from gateway.http.limits import (
+    MAX_JSON_VALUES,
+    BodyError,
+    _load_json_slowly,
+    load_json,
+    skeleton_problem,
+)
 from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, alert_body, make_settings
 
@@ -101,6 +110,54 @@ def test_json_limits_are_read_off_the_skeleton():
     assert skeleton_problem(b'{"a": [{"b": [1, 2]}, {}], "c": "x"}') is None
 
 
+def _answer(parse: Any, raw: bytes) -> tuple[str, Any]:
+    try:
+        return "parsed", parse(raw)
+    except BodyError as exc:
+        return f"refused {exc.status}", str(exc)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=4),
+    max_leaves=30,
+)  # fmt: skip
+#: Text a sender may write that is JSON or nearly: escapes, brackets in strings, lone
+#: surrogates, NaN, numbers of every length, nesting past the limit.
+JSON_PIECES = st.lists(
+    st.sampled_from([
+        '{"a":', "[", "]", "{", "}", ",", '"', "\\", '\\"', "\\ud800", "\\n", "NaN", "1e999",
+        "-9223372036854775809", "18446744073709551616", "12345678901234567890", "0.5", "[[[[",
+        '"[,{"', "true", "null", " ", "\ufeff", "\xff",
+    ]),
+    max_size=40,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=JSON_VALUES, pieces=JSON_PIECES, indent=st.booleans())
+def test_orjson_reads_every_body_as_json_would(value: Any, pieces: str, indent: bool):
+    """`load_json` takes orjson's way when it says the same as `json`: the same value, or the
+    same refusal with the same reason, for JSON and for the near-JSON a hostile sender writes."""
+    raw = json.dumps(value, indent=2 if indent else None).encode("utf-8", "surrogatepass")
+    for body in (raw, pieces.encode("utf-8", "surrogatepass"), (pieces + raw.decode(
+            "utf-8", "surrogatepass")).encode("utf-8", "surrogatepass")):  # fmt: skip
+        fast, slow = _answer(load_json, body), _answer(_load_json_slowly, body)
+        assert fast == slow or (fast[0] == slow[0] == "parsed" and repr(fast) == repr(slow))
+
+
+def test_orjson_keeps_the_limits_and_the_integers():
+    deep = b'{"a": "]]]]", "b": ' + b"[" * 64 + b'"[[["' + b"]" * 64 + b"}"
+    assert _answer(load_json, deep) == ("refused 400", "JSON nested deeper than 64 levels")
+    assert load_json(b'{"a": "[[[[", "b": ' + b"[" * 63 + b"]" * 63 + b"}")["a"] == "[[[["
+    big = load_json(b"[18446744073709551616, -9223372036854775809, 1.5]")
+    assert big == [18446744073709551616, -9223372036854775809, 1.5]
+    assert all(type(v) is int for v in big[:2])
+    assert _answer(load_json, b"[123456789012345678901]")[0] == "refused 400"
+
+
 def test_the_webhook_refuses_too_many_values_with_the_reason(bounded: Gateway):
     body = b'{"alerts": [' + b"0," * (MAX_JSON_VALUES + 10) + b"0]}"
     answer = bounded.http.post("/api/v1/alerts", content=body, headers=bounded.auth)
@@ -112,13 +169,18 @@ def test_a_body_is_parsed_once(bounded: Gateway, monkeypatch: pytest.MonkeyPatch
     """The webhook reads what the request guard parsed (off the event loop), and so does a
     route with a FastAPI body model (`ParsedOnceRoute`): neither parses the bytes again."""
     calls: Counter[int] = Counter()
-    loads = json.loads
+    loads, fast_loads = json.loads, orjson.loads
 
     def counting(text: Any, **kwargs: Any) -> Any:
         calls[len(text)] += 1
         return loads(text, **kwargs)
 
+    def fast_counting(raw: Any) -> Any:
+        calls[len(raw)] += 1
+        return fast_loads(raw)
+
     monkeypatch.setattr(json, "loads", counting)
+    monkeypatch.setattr(orjson, "loads", fast_counting)  # the guard's way for most bodies
     raw = alert_body("checkout")
     answer = bounded.http.post(
         "/api/v1/alerts", content=raw, headers=bounded.auth | {"Content-Type": "application/json"}

@@ -5,8 +5,19 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from gateway.http.payloads import PayloadError, label_fingerprint, normalize, parse_body, rfc3339_ms
+from agents.triage.alerts import MAX_VALUE_CHARS
+from gateway.http.payloads import (
+    PayloadError,
+    label_fingerprint,
+    normalize,
+    parse_body,
+    read_notification,
+    rfc3339_ms,
+    validate_body,
+)
 from tests.conftest import FIXTURES
 
 CAPTURES = sorted((FIXTURES / "alertmanager" / "captured").glob("*.json"))
@@ -72,3 +83,97 @@ def test_bad_bodies_say_why(raw, status, reason):
         parse_body(raw)
     assert err.value.status == status
     assert reason in str(err.value)
+
+
+def _read(data: object, fast: bool) -> object:
+    """What the webhook makes of parsed JSON `data`: by `read_notification`, or (`fast` False)
+    by `validate_body` then `normalize`; a refusal as its status and words."""
+    try:
+        if fast:
+            found = read_notification(data, "warning", 1_800_000_000_000)
+            return found.alerts, found.truncated, found.group_key
+        body = validate_body(data)
+        alerts = normalize(body, "warning", 1_800_000_000_000)
+        return alerts, body.truncatedAlerts, body.groupKey
+    except PayloadError as exc:
+        return exc.status, str(exc)
+
+
+TIMES = st.sampled_from([
+    "2026-11-01T00:00:00Z", "2026-11-01T00:00:00.123456789+02:00", " 2026-11-01T00:00:00Z",
+    "0001-01-01T00:00:00Z", " 0001-01-01T00:00:00Z", "", "yesterday", "2026-11-01T00:00:00",
+    "2099-01-01T00:00:00Z", "9999-12-31T23:59:59-01:00",
+])  # fmt: skip
+ODD = st.none() | st.integers(-2, 2) | st.booleans() | st.floats(allow_nan=False) | st.lists(
+    st.text(max_size=2), max_size=2)  # fmt: skip
+TEXTS = st.text(max_size=6) | st.sampled_from(["a b", "x" * 130, "ab\x01", "http://h/x", "/p"])
+LABELS = st.none() | st.dictionaries(
+    st.sampled_from(["alertname", "severity", "service", "pod", "a b", "é"]),
+    TEXTS | st.just("v" * (MAX_VALUE_CHARS + 1)), max_size=4,
+) | ODD  # fmt: skip
+ALERTS = st.fixed_dictionaries(
+    {"status": st.sampled_from(["firing", "resolved", "pending"]) | ODD, "startsAt": TIMES | ODD},
+    optional={
+        "labels": LABELS, "annotations": LABELS, "endsAt": TIMES | ODD,
+        "fingerprint": st.sampled_from(["", "abc123", "a b", "\x01", "f" * 129]) | ODD,
+        "generatorURL": TEXTS | ODD, "silenceURL": TEXTS | ODD, "valueString": TEXTS | ODD,
+        "values": st.none() | st.dictionaries(st.text(max_size=2), st.floats() | st.none()),
+        "extra": ODD,
+    },
+)  # fmt: skip
+BODIES = st.fixed_dictionaries(
+    {"alerts": st.lists(st.tuples(ALERTS, st.sets(st.sampled_from(["status", "startsAt"])))
+                        .map(lambda a: {k: v for k, v in a[0].items() if k not in a[1]})
+                        | ODD, max_size=4) | ODD},
+    optional={
+        "version": st.sampled_from(["4", "1"]) | ODD, "groupKey": TEXTS | ODD,
+        "receiver": TEXTS | ODD, "externalURL": st.sampled_from(["http://am:9093/", "x", ""]),
+        "truncatedAlerts": st.integers(-1, 3) | ODD, "orgId": st.none() | st.integers(0, 2) | ODD,
+        "status": TEXTS | ODD, "ruleName": st.just("x"),
+    },
+)  # fmt: skip
+
+
+#: Bodies of the right types (texts, times and fingerprints still odd at times): most of
+#: them are read in the one pass, which must then agree with the models.
+PLAIN_LABELS = st.none() | st.dictionaries(
+    st.sampled_from(["alertname", "severity", "service", "instance", "é"]), TEXTS, max_size=4
+)  # fmt: skip
+PLAIN_BODIES = st.fixed_dictionaries(
+    {"alerts": st.lists(st.fixed_dictionaries(
+        {"status": st.sampled_from(["firing", "resolved"]), "startsAt": TIMES},
+        optional={
+            "labels": PLAIN_LABELS, "annotations": PLAIN_LABELS, "endsAt": TIMES,
+            "fingerprint": st.sampled_from(["", "abc123", "a b"]), "generatorURL": TEXTS,
+            "silenceURL": TEXTS, "values": st.none(),
+        },
+    ), max_size=4)},
+    optional={
+        "version": st.sampled_from(["4", "1"]), "groupKey": TEXTS, "receiver": TEXTS,
+        "externalURL": st.sampled_from(["http://am:9093/", "x", ""]),
+        "truncatedAlerts": st.integers(0, 3), "orgId": st.none() | st.integers(0, 2),
+    },
+)  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=BODIES | PLAIN_BODIES | ODD)
+def test_a_body_read_in_one_pass_is_what_pydantic_and_normalize_make_of_it(data):
+    """`read_notification`'s one pass accepts what the models accept, normalised the same, and
+    refuses the rest with the models' words (it hands every body it does not read to them)."""
+    assert _read(data, fast=True) == _read(data, fast=False)
+
+
+def test_a_plain_storm_takes_the_one_pass():
+    body = {"version": "4", "groupKey": "{}:{}", "externalURL": "http://am:9093", "alerts": [
+        {"status": "firing", "labels": {"alertname": "X", "instance": f"i-{n}"},
+         "annotations": {}, "startsAt": "2026-11-01T00:00:00.5Z", "endsAt": "0001-01-01T00:00:00Z",
+         "fingerprint": f"{n:016x}", "generatorURL": "/graph"} for n in range(3)
+    ]}  # fmt: skip
+    alerts = read_notification(body, "warning").alerts
+    assert [a.key for a in alerts] == [f"{n:016x}@2026-11-01T00:00:00.5Z" for n in range(3)]
+    assert alerts[1].link == "http://am:9093/graph"
+    assert alerts[1].silence_url == (
+        "http://am:9093/#/silences/new?filter=%7Balertname%3D%22X%22%2Cinstance%3D%22i-1%22%7D"
+    )
+    assert alerts[0].labels is body["alerts"][0]["labels"]  # not copied: no model was built

@@ -27,8 +27,11 @@ def cut(text: str, limit: int = MAX_VALUE_CHARS) -> str:
 
 def cut_values(values: dict[str, str]) -> dict[str, str]:
     """Labels or annotations with every name and value `cut`."""
-    longest = max(map(len, values), default=0), max(map(len, values.values()), default=0)
-    if max(longest) <= MAX_VALUE_CHARS:  # the usual case, at C speed
+    if (
+        max(map(len, values.values()), default=0)
+        <= MAX_VALUE_CHARS
+        >= max(map(len, values), default=0)
+    ):  # the usual case, at C speed
         return values
     return {cut(k): cut(v) for k, v in values.items()}
 

@@ -36,6 +36,7 @@ import re
 import uuid
 from collections import deque
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -180,18 +181,32 @@ class TriageReport:
     unsettled: bool = False
 
 
-def candidate_names(alerts: list[NormalizedAlert]) -> list[str]:
-    """Every name the alerts' labels could give their component (`component_candidates`)."""
-    return sorted({name for a in alerts for name in component_candidates(a.labels)})
+#: The labels `component_candidates` reads: alerts that agree on them have the same candidates.
+NAMING_LABELS = (*COMPONENT_LABELS, "pod", "pod_name")
+
+
+def alert_candidates(alerts: list[NormalizedAlert]) -> tuple[dict[str, list[str]], list[str]]:
+    """`component_candidates` of each alert, by key (the last alert of a key repeated within
+    the delivery), and every name any alert's labels could give its component, sorted; worked
+    out once per distinct set of the labels `component_candidates` reads (`NAMING_LABELS`): a
+    storm's thousands of alerts name a few components."""
+    found: dict[str, list[str]] = {}
+    seen: dict[tuple[str | None, ...], list[str]] = {}
+    for alert in alerts:
+        values = tuple(map(alert.labels.get, NAMING_LABELS))
+        names = seen.get(values)
+        if names is None:
+            names = seen[values] = component_candidates(alert.labels)
+        found[alert.key] = names
+    return found, sorted({name for names in seen.values() for name in names})
 
 
 def resolve_components(
-    alerts: list[NormalizedAlert], matched: list[dict[str, Any]]
+    candidates: dict[str, list[str]], matched: list[dict[str, Any]]
 ) -> dict[str, str | None]:
     """Map each alert key to its component name, or None when no label names a known component.
-    `matched`: the components named by `candidate_names(alerts)`, rows `{name, aliases}` (the
-    `matched` of `triage_context.cypher`). Pure."""
-    wanted = {a.key: component_candidates(a.labels) for a in alerts}
+    `candidates`: `alert_candidates` of the alerts (by key); `matched`: the components they
+    name, rows `{name, aliases}` (the `matched` of `triage_context.cypher`). Pure."""
     canonical: dict[str, str] = {}
     for row in matched:
         canonical[row["name"]] = row["name"]
@@ -199,7 +214,7 @@ def resolve_components(
             canonical.setdefault(alias, row["name"])
     return {
         key: next((canonical[n] for n in names if n in canonical), None)
-        for key, names in wanted.items()
+        for key, names in candidates.items()
     }
 
 
@@ -236,6 +251,9 @@ BATCH = 250
 FAST_BATCH = 1000
 #: Firing alerts a delivery needs before `Triage.fast` reads the open incidents to group them.
 FAST_MIN = 2
+#: Where `Triage.fast` sends its writes, so that it decides the next batch meanwhile (the
+#: thread waits on the database, without the GIL); a few deliveries' writes at a time.
+WRITES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="triage-write")
 
 
 @dataclass(eq=False)
@@ -283,11 +301,15 @@ class Index:
     def __init__(self, incidents: Iterable[OpenIncident]) -> None:
         self.by_component: dict[str, list[OpenIncident]] = {}
         self.grouped: dict[str, list[OpenIncident]] = {}
+        #: `holding`'s answers until the next `add`: a storm asks the same names thousands of
+        #: times between two incidents' changes
+        self.held: dict[tuple[str, ...], list[OpenIncident]] = {}
         for incident in incidents:
             self.add(incident)
 
     def add(self, incident: OpenIncident) -> None:
         """Index `incident` under its components and group keys (again after they grew)."""
+        self.held.clear()
         for name in incident.components:
             found = self.by_component.setdefault(name, [])
             if incident not in found:  # by identity (eq=False)
@@ -298,12 +320,16 @@ class Index:
                 found.append(incident)
 
     def holding(self, names: list[str]) -> list[OpenIncident]:
-        """The incidents holding any of `names`, each once."""
-        found: dict[str, OpenIncident] = {}
-        for name in names:
-            for incident in self.by_component.get(name, ()):
-                found.setdefault(incident.id, incident)
-        return list(found.values())
+        """The incidents holding any of `names`, each once (a list the caller must not change)."""
+        asked = tuple(names)
+        held = self.held.get(asked)
+        if held is None:
+            found: dict[str, OpenIncident] = {}
+            for name in names:
+                for incident in self.by_component.get(name, ()):
+                    found.setdefault(incident.id, incident)
+            held = self.held[asked] = list(found.values())
+        return held
 
 
 def sorted_json(values: dict[str, str]) -> str:
@@ -546,64 +572,94 @@ class Triage:
         writes change them); how many items were written. A write that finds the graph changed
         since (a concurrent delivery, an investigation, a merge) writes nothing, and the rest
         go through `feed`. Each alert joined to an incident counts as bridged, as in `one`:
-        there was no other open incident in its reach for `merge_bridged` to merge."""
+        there was no other open incident in its reach for `merge_bridged` to merge.
+        While a write runs (in `WRITES`), the next batch is decided as if it succeeds; it is
+        sent only once it has, and dropped with everything decided since when it has not: the
+        same writes in the same order, the database's time and this thread's overlapping."""
         state = {row[0]: OpenIncident(*row) for row in open_rows}
-        done, seen = 0, set[str]()
-        while done < len(items):
-            # what a refused write rolls back: `decide` replaces an incident's lists and adds to
-            # the report's, so one level of copies is enough (a deep copy of thousands of open
-            # incidents cost about 40 ms per write)
-            saved = (
-                {k: replace(v) for k, v in state.items()}, dict(self.anchor), set(self.bridged),
-                replace(self.report, **{f.name: copy.copy(getattr(self.report, f.name))
-                                        for f in fields(self.report)}),
-                set(seen),
-            )  # fmt: skip
-            expected = [state[k].row() for k in sorted(state)]
-            index = Index(state.values())
-            rows: list[list[object]] = []
-            reinvestigate: list[dict[str, str]] = []
-            for _, alert, first in items[done : done + FAST_BATCH]:
-                if not first or alert.key in self.known_keys or alert.status != "firing":
-                    break
-                if self.reopen_ms and (alert.fingerprint in refired or alert.fingerprint in seen):
-                    break  # flapping: `triage_alert` reads the earlier episode
-                row = self.decide(alert, state, index, reinvestigate)
-                if row is None:
-                    break
-                seen.add(alert.fingerprint)
-                rows.append(row)
-            if not rows:
+        seen: set[str] = set()
+        done = prepared = 0
+        flight: tuple[Future[dict[str, Any] | None], int, tuple[Any, ...], bool] | None = None
+        while True:
+            batch = None
+            if prepared < len(items):
+                batch = self.prepare(items[prepared : prepared + FAST_BATCH], state, seen,
+                                     refired, span)  # fmt: skip
+            if flight is not None:
+                sent, count, saved, enqueued = flight
+                answer = sent.result()
+                if not answer or int(answer["written"]) != count:
+                    _, self.anchor, self.bridged, self.report, _ = saved
+                    return done
+                # the re-investigations this write enqueued are settled with the delivery's
+                self.report.unsettled |= enqueued
+                done += count
+            if batch is None:
+                return done
+            params, count, saved, enqueued = batch
+            prepared += count
+            flight = WRITES.submit(self.graph.one, "triage_batch", params), count, saved, enqueued
+
+    def prepare(
+        self,
+        items: list[tuple[int, NormalizedAlert, bool]],
+        state: dict[str, OpenIncident],
+        seen: set[str],
+        refired: set[str],
+        span: tuple[int, int],
+    ) -> tuple[dict[str, Any], int, tuple[Any, ...], bool] | None:
+        """`fast`'s next write: where each of the first `items` goes (`decide`, changing
+        `state`, `seen` and the report, then leaving `state` as the write will), up to the
+        first that `triage_batch` cannot take. Returns its parameters, how many items it
+        takes, what a refusal rolls back to and whether it enqueues re-investigations; None
+        when the first item cannot go."""
+        # what a refused write rolls back: `decide` replaces an incident's lists and adds to
+        # the report's, so one level of copies is enough (a deep copy of thousands of open
+        # incidents cost about 40 ms per write)
+        saved = (
+            {k: replace(v) for k, v in state.items()}, dict(self.anchor), set(self.bridged),
+            replace(self.report, **{f.name: copy.copy(getattr(self.report, f.name))
+                                    for f in fields(self.report)}),
+            set(seen),
+        )  # fmt: skip
+        expected = [state[k].row() for k in sorted(state)]
+        index = Index(state.values())
+        rows: list[list[object]] = []
+        reinvestigate: list[dict[str, str]] = []
+        for _, alert, first in items:
+            if not first or alert.key in self.known_keys or alert.status != "firing":
                 break
-            params = {
-                "lo": span[0], "hi": span[1], "expected": expected, "hold_ms": self.hold_ms,
-                "fingerprints": [a.fingerprint for _, a, _ in items[done : done + len(rows)]]
-                if self.reopen_ms else [],
-                "opened": [
-                    {"id": i.id, "task_id": f"task-{uuid.uuid4().hex}", "held": i.held,
-                     "props": {"status": "open", "title": i.new, "opened_at": i.opened_at,
-                               "firing": i.firing, "components": i.components,
-                               "group_keys": i.group_keys, "severity": i.severity,
-                               "severity_rank": i.rank}}
-                    for i in state.values() if i.new is not None
-                ],
-                "updates": [
-                    {"id": i.id, "firing": i.firing, "components": i.components,
-                     "group_keys": i.group_keys, "rank": i.rank, "severity": i.severity}
-                    for i in state.values() if i.new is None and i.firing
-                ],
-                "reinvestigate": reinvestigate, **runs(rows),
-            }  # fmt: skip
-            answer = self.graph.one("triage_batch", params)
-            if not answer or int(answer["written"]) != len(rows):
-                state, self.anchor, self.bridged, self.report, seen = saved
+            if self.reopen_ms and (alert.fingerprint in refired or alert.fingerprint in seen):
+                break  # flapping: `triage_alert` reads the earlier episode
+            row = self.decide(alert, state, index, reinvestigate)
+            if row is None:
                 break
-            # the re-investigations this write enqueued are settled with the delivery's others
-            self.report.unsettled |= bool(reinvestigate)
-            for incident in state.values():
-                incident.new, incident.firing, incident.rank, incident.severity = None, 0, -1, ""
-            done += len(rows)
-        return done
+            seen.add(alert.fingerprint)
+            rows.append(row)
+        if not rows:
+            return None
+        params = {
+            "lo": span[0], "hi": span[1], "expected": expected, "hold_ms": self.hold_ms,
+            "fingerprints": [a.fingerprint for _, a, _ in items[: len(rows)]]
+            if self.reopen_ms else [],
+            "opened": [
+                {"id": i.id, "task_id": f"task-{uuid.uuid4().hex}", "held": i.held,
+                 "props": {"status": "open", "title": i.new, "opened_at": i.opened_at,
+                           "firing": i.firing, "components": i.components,
+                           "group_keys": i.group_keys, "severity": i.severity,
+                           "severity_rank": i.rank}}
+                for i in state.values() if i.new is not None
+            ],
+            "updates": [
+                {"id": i.id, "firing": i.firing, "components": i.components,
+                 "group_keys": i.group_keys, "rank": i.rank, "severity": i.severity}
+                for i in state.values() if i.new is None and i.firing
+            ],
+            "reinvestigate": reinvestigate, **runs(rows),
+        }  # fmt: skip
+        for incident in state.values():  # as the write leaves them
+            incident.new, incident.firing, incident.rank, incident.severity = None, 0, -1, ""
+        return params, len(rows), saved, bool(reinvestigate)
 
     def decide(
         self,
@@ -655,7 +711,10 @@ class Triage:
                     return None
                 self.bridged.add(bridge)
             if component and component not in incident.components:
-                reinvestigate.append({"incident_id": incident.id, "component": component})
+                # an incident this write opens is investigated after it, alerts and all:
+                # `settle_reinvestigations` would drop the task
+                if incident.new is None:
+                    reinvestigate.append({"incident_id": incident.id, "component": component})
                 incident.components = [*incident.components, component]
                 index.add(incident)
             if group not in incident.group_keys:
@@ -774,8 +833,9 @@ def triage(
     fast = batch and len(starts) >= FAST_MIN
     span = (min(starts) - window_ms, max(starts) + window_ms) if fast else (1, 0)
     fingerprints = sorted({a.fingerprint for a in alerts}) if fast and reopen_ms else []
+    candidates, names = alert_candidates(alerts)
     context = {  # links up to twice the reach: the farther ones are `Links.beyond`
-        "candidates": candidate_names(alerts), "keys": [] if fingerprints else keys,
+        "candidates": names, "keys": [] if fingerprints else keys,
         "hops": min(6, 2 * hops), "group_keys": groups, "lo": span[0], "hi": span[1],
         "fingerprints": fingerprints,
     }  # fmt: skip
@@ -783,7 +843,7 @@ def triage(
     opening = lone_params(alerts[0], hops, window_ms, hold_ms, reopen_ms) if lone else {}
     read = graph.one("triage_lone" if lone else "triage_context", context | opening)
     assert read is not None  # every part collects: always one row
-    components = resolve_components(alerts, read["matched"])
+    components = resolve_components(candidates, read["matched"])
     if lone and read["written"]:  # what `Triage.one` reports for an alert that opened one
         key, incident = alerts[0].key, str(opening["new_incident_id"])
         unmatched = [key] if components[key] is None else []

@@ -24,7 +24,7 @@ from agents.triage import heartbeat
 from agents.triage.triage import TriageReport, triage
 from gateway.http.auth import tenant_for
 from gateway.http.limits import parsed_body
-from gateway.http.payloads import PayloadError, normalize, parse_body, validate_body
+from gateway.http.payloads import PayloadError, load_body, read_notification
 from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -86,22 +86,22 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     # parsed once by gateway.http.limits.RequestGuard (bounded, off the event loop); a body
     # sent with a content type other than JSON was not, and is parsed here, off the loop too
     data = parsed_body(request)
+    now_ms = int(time.time() * 1000)
     try:
         if data is None:
-            body = await run_in_threadpool(parse_body, await request.body())
-        else:
-            body = await run_in_threadpool(validate_body, data)
-        alerts = await run_in_threadpool(
-            normalize, body, settings.default_severity, int(time.time() * 1000)
+            data = await run_in_threadpool(load_body, await request.body())
+        notification = await run_in_threadpool(
+            read_notification, data, settings.default_severity, now_ms
         )
     except PayloadError as exc:
         log.warning("tenant %s: rejected webhook body (%s): %s", tenant, exc.status, exc)
         raise HTTPException(exc.status, str(exc)) from exc
-    if body.truncatedAlerts:
+    alerts = notification.alerts
+    if notification.truncated:
         log.warning(
             "tenant %s: Alertmanager left %d alerts of group %s out of this notification "
             "(max_alerts); they are not in the graph until a notification carries them",
-            tenant, body.truncatedAlerts, body.groupKey,
+            tenant, notification.truncated, notification.group_key,
         )  # fmt: skip
     graph = request.app.state.store.graph(graph_name(tenant))
     beats, alerts = heartbeat.split(alerts, settings.heartbeat_alertname)
@@ -144,6 +144,6 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         "resolved": report.resolved,
         "unmatched": report.unmatched,
         "unfired": report.unfired,
-        "truncated": body.truncatedAlerts,
+        "truncated": notification.truncated,
         "heartbeats": len(beats),
     }

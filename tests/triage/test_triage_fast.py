@@ -5,6 +5,7 @@ incidents and written 1,000 per `triage_batch` query, exactly as alert-by-alert 
 from __future__ import annotations
 
 import re
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
@@ -106,3 +107,52 @@ def test_a_lone_alert_is_no_batch(graph: TenantGraph, monkeypatch: Any) -> None:
     # it opens an incident: read and written by `triage_lone` (tests/triage/test_triage_lone.py)
     assert seen == ["triage_lone"]
     assert triage_module.FAST_MIN == 2
+
+
+class _Now:
+    """An executor that runs each write at once: `Triage.fast` without its overlap."""
+
+    def submit(self, fn: Any, *args: Any) -> Future[Any]:
+        done: Future[Any] = Future()
+        done.set_result(fn(*args))
+        return done
+
+
+def test_a_batch_decided_while_the_write_before_it_runs_is_dropped_when_that_write_is(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another delivery opens incidents just before the storm's second write: that write is
+    # refused, and the third batch, decided while the second ran, must leave no trace (no
+    # incident in the report or the graph, no alert counted): the graph ends as it does when
+    # each batch is decided only after the write before it answered
+    other = storm(6, seed=41)
+    for alert in other:
+        alert.key, alert.fingerprint = f"o{alert.key}", f"o{alert.fingerprint}"
+    alerts = storm(2500, seed=42)
+    original = TenantGraph.one
+
+    def run(name: str, writer: Any) -> tuple[list[Any], list[int]]:
+        graph = demo_graph(store, f"fastdropped-{name}")
+        monkeypatch.setattr(triage_module, "WRITES", writer)
+        written: list[int] = []
+
+        def interfering(self: TenantGraph, query: str, params: Any = None) -> Any:
+            if query == "triage_batch" and len(written) == 1:
+                monkeypatch.setattr(TenantGraph, "one", original)
+                triage(self, other, WINDOW_MS, batch=False)
+                monkeypatch.setattr(TenantGraph, "one", interfering)
+            row = original(self, query, params)
+            if query == "triage_batch":
+                written.append(int(row["written"]) if row else 0)
+            return row
+
+        monkeypatch.setattr(TenantGraph, "one", interfering)
+        report = triage(graph, alerts, WINDOW_MS)
+        monkeypatch.setattr(TenantGraph, "one", original)
+        stored = {i["id"] for i in graph.rows("list_incidents", {"limit": 1000, "status": None})}
+        assert report.accepted == 2500 and set(report.opened) <= stored
+        return shape(graph), written
+
+    overlapped, in_turn = run("overlapped", triage_module.WRITES), run("in-turn", _Now())
+    assert overlapped[1] == in_turn[1] and overlapped[1][:2] == [1000, 0]
+    assert overlapped[0] == in_turn[0]
