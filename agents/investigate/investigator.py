@@ -571,7 +571,7 @@ class Investigator:
             used.append(row)
             if not applicable:
                 if shape_missed(playbook, results):
-                    missed.append(playbook | {"row": row})
+                    missed.append(playbook | {"row": row, "results": results})
                 continue
             if any(kinds_differ(r) for r in results):
                 leads.append(playbook | {"row": row})

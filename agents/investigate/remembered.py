@@ -45,20 +45,28 @@ def unrefuted(
     missed: list[dict[str, Any]], measured: dict[str, dict[str, Any]]
 ) -> dict[str, Any] | None:
     """The remembered cause nothing measured rules out: the best playbook (`missed` is in
-    recall order) of the one cause whose playbooks missed only on the shape (`shape_missed`)
-    and that no measurement ruled out (`measured`: `Decision.measured`, component -> the
-    measurement a rule-out rests on), or None when none or several causes are left.
+    recall order, each with the `results` of its checks) of the one cause whose playbooks
+    missed only on the shape (`shape_missed`) and that no measurement ruled out (`measured`:
+    `Decision.measured`, component -> the measurement a rule-out rests on), or None when none
+    or several causes are left.
 
-    A rule-out from the alerts and the graph alone ("does not alert while an equally
-    covering component does") is what such a cause contradicts: it was silent before too.
-
-    People established it before on this system and nothing contradicts it now, so it is
-    the one to check first: a lead (`UNTRIED_CONFIDENCE` at most), not a conclusion; two such
-    causes leave the rules' finding as it was."""
-    causes = {p["candidate"] for p in missed if p["candidate"] not in measured}
-    if len(causes) != 1:
-        return None
-    return next(p for p in missed if p["candidate"] in causes)
+    Some of the callers it had alerting again (a check about that incident held, its
+    signature did not) says more than none of them: when exactly one cause's playbooks can
+    say so, it is the one; when several can, none is. A rule-out from the alerts and the graph
+    alone ("does not alert while an equally covering component does") is what such a cause
+    contradicts: it was silent before too."""
+    left = [p for p in missed if p["candidate"] not in measured]
+    near = [
+        p for p in left
+        if any(r["held"] and about_incident(r["check"]) for r in p["results"])
+    ]  # fmt: skip
+    for group in (near, left):
+        causes = {p["candidate"] for p in group}
+        if len(causes) == 1:
+            return group[0]
+        if causes:
+            return None
+    return None
 
 
 def remembered_lead_of(decision: Decision, missed: list[dict[str, Any]]) -> Decision | None:

@@ -417,7 +417,8 @@ def test_a_silent_cause_behind_other_callers_is_a_lead_among_the_rules_ties(shop
 def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shape():
     """`shape_missed`: only the incident's own components (its signature, alerts on its
     callers) may have failed, on a playbook pinned to the candidate and backed by a verdict.
-    `unrefuted`: one such cause, not ruled out by a measurement; two leave it unsure."""
+    `unrefuted`: one such cause, not ruled out by a measurement, the one whose earlier callers
+    alert again if only one's do; two alike leave it unsure."""
     book = {"candidate": "payments-db", "pinned_to": "payments-db", "learned_from": "inc-1"}
     held = {"check": {"type": "explains_alerting"}, "held": True}
     callers = {"check": {"type": "alert_any", "scope": "components", "components": ["a"]},
@@ -431,9 +432,15 @@ def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shap
     assert not shape_missed(book | {"learned_from": None}, [held, callers])  # no verdict
     assert shape_missed(book | {"learned_from": None, "helped": 1}, [held, callers])
 
-    other = {"candidate": "orders-db", "pinned_to": "orders-db", "learned_from": "inc-2"}
-    assert unrefuted([book, book | {"id": "second"}], {}) is book
-    assert unrefuted([book, other], {}) is None  # two remembered causes: no lead
+    signature = {"check": {"type": "signature", "alerts": []}, "held": False}
+    near = book | {"results": [held, {**callers, "held": True}, signature]}  # a caller again
+    far = book | {"results": [held, callers]}  # none of its callers alert
+    other = {"candidate": "orders-db", "pinned_to": "orders-db", "learned_from": "inc-2",
+             "results": [held, callers]}  # fmt: skip
+    assert unrefuted([far, far | {"id": "second"}], {}) is far
+    assert unrefuted([far, other], {}) is None  # two remembered causes alike: no lead
+    assert unrefuted([other, near], {}) is near  # some of its callers alert again: it
+    assert unrefuted([near, other | {"results": near["results"]}], {}) is None  # both do
     measured = {"orders-db": {"source": "calls", "value": 0.0}}
-    assert unrefuted([book, other], measured) is book  # a measurement cleared orders-db
+    assert unrefuted([far, other], measured) is far  # a measurement cleared orders-db
     assert unrefuted([], {}) is None
