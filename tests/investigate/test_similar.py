@@ -143,3 +143,11 @@ def test_the_page_names_no_earlier_incident_that_is_alike_only_in_words() -> Non
     assert ", cause cart, confirmed by Priya (score" in similar_line(
         opened | {"similar_json": json.dumps([told | {"corrected": False}])}
     )
+
+
+def test_a_text_vector_asked_again_is_the_same_and_a_list_of_its_own():
+    first = similar.text_vector("checkout latency high")
+    first[0] = 99.0  # a caller may change its copy; the next one asking gets the right vector
+    again = similar.text_vector("checkout latency high")
+    assert again != first and again == similar.text_vector("checkout  latency high")
+    assert math.isclose(math.sqrt(sum(v * v for v in again)), 1.0, abs_tol=1e-4)
