@@ -12,6 +12,9 @@ query thread, so a loaded machine reads higher) per incident and per call. Falko
 query grows more with its operators than with its rows (each operator that runs costs a few
 microseconds a call), so a batch's query costs less per incident than a lone one.
 `--page-within-ms 1` sends every incident down the early-page path (as `bench.round_trips`).
+Below the table, the measured round's CPU per incident (user + system): FalkorDB's process and
+this one (the gateway's requests, the worker and the posting), which, unlike `bench.floor`'s,
+does not depend on how a loaded machine happens to batch the work.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import random
 import sys
 import tempfile
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,7 +35,7 @@ import httpx
 from falkordb import Graph
 
 from adapters.falkordb import TenantGraph, graph_name
-from bench.chaos import WINDOW_S, deliveries
+from bench.chaos import WINDOW_S, cpu_seconds, deliveries
 from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
@@ -48,20 +52,20 @@ def timing() -> Iterator[tuple[Counter[str], Counter[str], Counter[str]]]:
     spent: Counter[str] = Counter()
     current = threading.local()
     lock = threading.Lock()
-    rows, query = TenantGraph.rows, Graph.query
+    original_rows, original_query = TenantGraph.rows, Graph.query
 
     def counted_rows(
-        self: TenantGraph, name: str, params: dict[str, Any] | None = None
+        self: TenantGraph, query: str, params: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
-        current.name = name
-        found = rows(self, name, params)
+        current.name = query
+        found = original_rows(self, query, params)
         with lock:
-            calls[name] += 1
-            rows_out[name] += len(found)
+            calls[query] += 1
+            rows_out[query] += len(found)
         return found
 
     def timed_query(self: Graph, q: str, *args: Any, **kwargs: Any) -> Any:
-        result = query(self, q, *args, **kwargs)
+        result = original_query(self, q, *args, **kwargs)
         with lock:
             spent[getattr(current, "name", "?")] += result.run_time_ms
         return result
@@ -71,8 +75,8 @@ def timing() -> Iterator[tuple[Counter[str], Counter[str], Counter[str]]]:
     try:
         yield calls, rows_out, spent
     finally:
-        TenantGraph.rows = rows  # type: ignore[method-assign]
-        Graph.query = query  # type: ignore[method-assign]
+        TenantGraph.rows = original_rows  # type: ignore[method-assign]
+        Graph.query = original_query  # type: ignore[method-assign]
 
 
 def main() -> int:
@@ -96,7 +100,9 @@ def main() -> int:
         if args.page_within_ms is not None:
             settings = settings.model_copy(update={"page_within_ms": args.page_within_ms})
         with Runtime(settings) as runtime:
-            assert runtime.store is not None
+            assert runtime.store is not None and runtime.embedded is not None
+            assert runtime.embedded.process is not None
+            db_pid = runtime.embedded.process.pid
             import_world(runtime.store.graph(graph_name(TENANT)), load_world(demo_world_path()))
             port = runtime.serve_http("127.0.0.1", 0)
             worker = runtime.make_worker()
@@ -109,14 +115,20 @@ def main() -> int:
                         worker.run(threading.Event(), burst=True)
 
                 stream(bodies[:n])  # warm-up round
+                before = (cpu_seconds(db_pid), time.process_time())
                 with timing() as (calls, rows_out, spent):
                     stream(bodies[n:])
+                db_cpu, own_cpu = cpu_seconds(db_pid) - before[0], time.process_time() - before[1]
     print("| query | calls per incident | rows per call | FalkorDB ms per incident | ms per call |")
     print("|---|---|---|---|---|")
     for name, ms in spent.most_common():
         print(f"| {name} | {calls[name] / n:.2f} | {rows_out[name] / calls[name]:.1f} "
               f"| {ms / n:.3f} | {ms / calls[name]:.3f} |")  # fmt: skip
     print(f"| **total** | **{calls.total() / n:.2f}** | | **{spent.total() / n:.3f}** | |")
+    print(
+        f"\nCPU per incident: FalkorDB {db_cpu * 1000 / n:.2f} ms, this process "
+        f"{own_cpu * 1000 / n:.2f} ms"
+    )
     return 0
 
 
