@@ -14,6 +14,13 @@ It is also idempotent by itself: `send` holds an exclusive `flock` on the file w
 that the intent id is not there yet and appends, so even a stale worker whose lease ran out
 mid-send (two processes racing for one intent) cannot write a second line. Slack and GitHub
 cannot offer that; there `find` is the only guard.
+
+Each process indexes the file as it grows: the lines it appended itself are indexed as written
+(under the same `flock`, so nothing else was appended in between), and only the other
+processes' lines are read back, by orjson (the stdlib's `json` for a line orjson refuses:
+`json.dumps` writes a NaN that orjson does not read). A page's or a ticket's line is about
+6 KB, which `json.loads` read in 0.02 ms and orjson in 0.006 ms; with two workers every line
+was read back by both.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from adapters.github import markdown
 from adapters.notices import FollowUp, Page, Ticket
@@ -88,15 +97,19 @@ class Outbox:
         """
         now = datetime.now(UTC).isoformat(timespec="milliseconds")
         lines: dict[str, bytes] = {}
+        channels: dict[str, str | None] = {}  # ref -> channel, as `_catch_up` would index it
         for message in messages:
+            ref, channel = f"outbox:{message.intent_id}", self.channel(message)
             record = (
                 message.model_dump(mode="json")
                 | rendered(message)
-                | {"adapter": self.name, "ref": f"outbox:{message.intent_id}", "sent_at": now}
-                | {"channel": self.channel(message)}
+                | {"adapter": self.name, "ref": ref, "sent_at": now}
+                | {"channel": channel}
             )
             line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
-            lines.setdefault(message.intent_id, line.encode())
+            if message.intent_id not in lines:
+                lines[message.intent_id] = line.encode()
+                channels[ref] = channel
         refs: dict[str, str] = {}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -105,11 +118,14 @@ class Outbox:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX)
                     self._catch_up(fd)
-                    new = [line for intent_id, line in lines.items() if intent_id not in self._refs]
+                    new = [intent_id for intent_id in lines if intent_id not in self._refs]
                     refs = {k: self._refs.get(k, f"outbox:{k}") for k in lines}
                     if new:
-                        os.write(fd, b"".join(new))
+                        data = b"".join(lines[intent_id] for intent_id in new)
+                        written = os.write(fd, data)
                         os.fsync(fd)
+                        if written == len(data) and self._offset + written == os.fstat(fd).st_size:
+                            self._wrote(new, channels, written)  # else `_catch_up` reads them
                 finally:
                     os.close(fd)  # releases the flock
         except OSError as exc:
@@ -177,6 +193,16 @@ class Outbox:
                 f"outbox read of {self.path} failed: {exc.strerror}", retryable=True
             ) from exc
 
+    def _wrote(self, new: list[str], channels: dict[str, str | None], written: int) -> None:
+        """Index the lines this instance has just appended (intent ids `new`, `written` bytes
+        right after what it had read, under the `flock`) as `_catch_up` would, without reading
+        them back. `channels`: ref -> channel of each line."""
+        for intent_id in new:
+            ref = f"outbox:{intent_id}"
+            self._refs.setdefault(intent_id, ref)
+            self._channels.setdefault(ref, channels[ref])
+        self._offset += written
+
     def _catch_up(self, fd: int) -> None:
         """Index the complete lines appended since the last call (caller holds `_lock`)."""
         size = os.fstat(fd).st_size
@@ -186,9 +212,12 @@ class Outbox:
         complete = chunk[: chunk.rfind(b"\n") + 1]
         for raw in complete.splitlines():
             try:
-                record = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                try:
+                    record = json.loads(raw)
+                except json.JSONDecodeError:
+                    continue
             ref = str(record.get("ref"))
             self._refs.setdefault(str(record.get("intent_id")), ref)
             self._channels.setdefault(ref, record.get("channel"))

@@ -41,29 +41,33 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
       i.text_vec = CASE WHEN row.text_vec IS NULL THEN null ELSE vecf32(row.text_vec) END,
       i.similar_json = row.similar_json)
 WITH t, i, f, row, fresh
-// What the finding links to, each in a subquery of its own task (one row in, one out).
+// What the finding links to, each in a subquery of its own task (one row in, one out). Only the
+// fields it uses pass its groupings: grouping by `row` (with its steps' results) cost more than
+// the links themselves (`_steps_call`).
 CALL {
   WITH i, f, row, fresh
+  WITH i, f, fresh, row.root_cause AS root_cause, row.impacted AS impacted_names,
+       row.change_ids AS change_ids
   OPTIONAL MATCH (i)-[old:ROOT_CAUSE]->(:Component)
-  WITH i, f, row, fresh, collect(old) AS olds
+  WITH i, f, fresh, root_cause, impacted_names, change_ids, collect(old) AS olds
   FOREACH (r IN CASE WHEN fresh THEN olds ELSE [] END | DELETE r)
   // coalesce: an index lookup of null (no root cause) scans every Component.
-  WITH i, f, row, fresh
-  OPTIONAL MATCH (rc:Component {name: coalesce(row.root_cause, '')})
+  WITH i, f, fresh, root_cause, impacted_names, change_ids
+  OPTIONAL MATCH (rc:Component {name: coalesce(root_cause, '')})
   FOREACH (_ IN CASE WHEN fresh AND rc IS NOT NULL THEN [1] ELSE [] END |
     MERGE (i)-[:ROOT_CAUSE]->(rc))
-  WITH i, f, row, fresh
+  WITH i, f, fresh, impacted_names, change_ids
   OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
-  WITH i, f, row, fresh, collect(a) AS alerts
+  WITH i, f, fresh, impacted_names, change_ids, collect(a) AS alerts
   FOREACH (a IN CASE WHEN fresh THEN alerts ELSE [] END | MERGE (f)-[:SUPPORTED_BY]->(a))
-  WITH i, f, row, fresh
+  WITH i, f, fresh, impacted_names, change_ids
   // one lookup per name or id ('' matches none): `IN row.impacted` scanned every Component
-  UNWIND row.impacted + [''] AS name
+  UNWIND impacted_names + [''] AS name
   OPTIONAL MATCH (imp:Component {name: name})
-  WITH i, f, row, fresh, collect(imp) AS impacted
+  WITH i, f, fresh, change_ids, collect(imp) AS impacted
   FOREACH (c IN CASE WHEN fresh THEN impacted ELSE [] END | MERGE (i)-[:IMPACTED]->(c))
-  WITH f, row, fresh
-  UNWIND row.change_ids + [''] AS change_id
+  WITH f, fresh, change_ids
+  UNWIND change_ids + [''] AS change_id
   OPTIONAL MATCH (ch:Change {id: change_id})
   WITH f, fresh, collect(ch) AS changes
   FOREACH (ch IN CASE WHEN fresh THEN changes ELSE [] END | MERGE (f)-[:SUPPORTED_BY]->(ch))

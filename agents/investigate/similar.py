@@ -18,6 +18,7 @@ reach (`CAUSE_WEIGHT`). Only earlier incidents count (opened before this one).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
@@ -74,7 +75,13 @@ def _bucket(token: str) -> tuple[int, float]:
 
 def text_vector(text: str) -> list[float]:
     """The hashed bag of words of `text` (module docstring): `DIM` floats, L2 norm 1, or all
-    zeros for a text with no word."""
+    zeros for a text with no word. A new list each call (remembered for the last texts: an
+    investigation asks it for its batch's similar-incident read, then for its own run)."""
+    return list(_text_vector(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _text_vector(text: str) -> tuple[float, ...]:
     tokens = [t for t in TOKEN.findall(text.lower()) if t not in STOP]
     grams = tokens + [f"{a} {b}" for a, b in itertools.pairwise(tokens)]
     vector = [0.0] * DIM
@@ -82,7 +89,7 @@ def text_vector(text: str) -> list[float]:
         index, sign = _bucket(gram)
         vector[index] += sign * (1.0 + math.log(count))
     norm = math.sqrt(sum(v * v for v in vector))
-    return [round(v / norm, 6) for v in vector] if norm else vector
+    return tuple(round(v / norm, 6) for v in vector) if norm else tuple(vector)
 
 
 def rank(rows: list[dict[str, Any]], impacted: list[str]) -> list[dict[str, Any]]:

@@ -163,3 +163,11 @@ def test_a_named_cause_cites_the_last_time_people_established_it() -> None:
     assert first_of_cause(unconfirmed, "ledger-db") == unconfirmed
     faint = [found[0], row("b", "ledger-db", SIMILAR_SHOWN - 0.01)]
     assert first_of_cause(faint, "ledger-db") == faint
+
+
+def test_a_text_vector_asked_again_is_the_same_and_a_list_of_its_own():
+    first = similar.text_vector("checkout latency high")
+    first[0] = 99.0  # a caller may change its copy; the next one asking gets the right vector
+    again = similar.text_vector("checkout latency high")
+    assert again != first and again == similar.text_vector("checkout  latency high")
+    assert math.isclose(math.sqrt(sum(v * v for v in again)), 1.0, abs_tol=1e-4)
