@@ -4,8 +4,11 @@
 // are deleted; otherwise the oldest stays and waits (`not_before`, ms, database clock) until
 // $reinvestigate_ms after the last one scheduled (`reinvestigate_at` on the incident), and the
 // others are deleted: the one left reads every alert that came meanwhile.
+// The tasks are found from each incident (a few), not from the open tasks (all of them: with
+// no worker running, 20 ms per storm after three storms).
 UNWIND $incident_ids AS incident_id
 MATCH (i:Incident {id: incident_id})
+WITH i  // else the planner scans every open Task (the Task.status index) per incident
 MATCH (r:Task)-[:FOR]->(i)
 WHERE r.status = 'open' AND r.kind = 'reinvestigate' AND r.epoch = 0
 WITH i, r ORDER BY r.created_at, r.id

@@ -10,11 +10,14 @@
 // firing, components, group_keys, rank, severity}] one row per open incident joined (firing:
 // alerts added; components and group keys: the new lists; rank and severity: the highest of
 // the alerts added, the first such); $reinvestigate: [{incident_id, component}] a component
-// new to an open incident; $alert_rows: [[key, incident_id, component, via, then the values of
-// `ALERT_PROPS` in agents/triage/triage.py, in its order]] (via null on the alert that opened
-// its incident: a list, not a map, is what makes 5,000 of them cheap to send), grouped by
-// incident and component; $runs: [[incident_id, component, first, end]], one per group (its
-// rows are alert_rows[first..end-1]). Returns how many alerts were written (0: none).
+// new to an open incident (a `reinvestigate` task; none while the incident's `investigate` task
+// is unclaimed: it will read every alert, and settle_reinvestigations would delete it);
+// $alert_rows: [[key, incident_id, component, via, then the values of `ALERT_PROPS` in
+// agents/triage/triage.py, in its order]] (via null on the alert that opened its incident: a
+// list, not a map, is what makes 5,000 of them cheap to send), grouped by incident and
+// component; $runs: [[incident_id, component, first, end]], one per group (its
+// rows are alert_rows[first..end-1]). Returns how many alerts were written (0: none) and
+// `queued`: the `reinvestigate` tasks it left (0: nothing for settle_reinvestigations).
 OPTIONAL MATCH (o:Incident {status: 'open'}) WHERE o.opened_at >= $lo AND o.opened_at <= $hi
 WITH o ORDER BY o.id
 WITH collect(CASE WHEN o IS NULL THEN null ELSE
@@ -53,11 +56,17 @@ CALL {
   WITH ok
   UNWIND CASE WHEN ok THEN $reinvestigate ELSE [] END AS r
   MATCH (i:Incident {id: r.incident_id})
+  WITH r, i
+  OPTIONAL MATCH (first:Task)-[:FOR]->(i)
+  WHERE first.kind = 'investigate' AND first.status = 'open' AND first.epoch = 0
+  WITH r, i, count(first) AS unread
+  WHERE unread = 0
   MERGE (t:Task {id: 'reinvestigate:' + i.id + ':' + r.component})
     ON CREATE SET t += {kind: 'reinvestigate', incident_id: i.id,
 // @include _fresh_task
 }
   MERGE (t)-[:FOR]->(i)
+  RETURN count(t) AS queued
 }
 CALL {
   WITH ok
@@ -74,4 +83,4 @@ CALL {
   CREATE (i)-[:HAS_ALERT {via: x[3]}]->(a)
   FOREACH (_ IN CASE WHEN c IS NULL THEN [] ELSE [1] END | CREATE (a)-[:ON]->(c))
 }
-RETURN CASE WHEN ok THEN size($alert_rows) ELSE 0 END AS written
+RETURN CASE WHEN ok THEN size($alert_rows) ELSE 0 END AS written, queued

@@ -591,8 +591,9 @@ class Triage:
                 if not answer or int(answer["written"]) != count:
                     _, self.anchor, self.bridged, self.report, _ = saved
                     return done
-                # the re-investigations this write enqueued are settled with the delivery's
-                self.report.unsettled |= enqueued
+                # the re-investigations this write left are settled with the delivery's (it
+                # leaves none for an incident whose first investigation has not started)
+                self.report.unsettled |= enqueued and int(answer["queued"]) > 0
                 done += count
             if batch is None:
                 return done

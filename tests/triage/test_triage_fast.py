@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from adapters.falkordb import GraphStore, TenantGraph
+from agents.tasks.coordination import claim
 from agents.triage import triage as triage_module
 from agents.triage.triage import triage
 from tests.conftest import demo_graph
@@ -156,3 +157,36 @@ def test_a_batch_decided_while_the_write_before_it_runs_is_dropped_when_that_wri
     overlapped, in_turn = run("overlapped", triage_module.WRITES), run("in-turn", _Now())
     assert overlapped[1] == in_turn[1] and overlapped[1][:2] == [1000, 0]
     assert overlapped[0] == in_turn[0]
+
+
+@pytest.mark.parametrize("claimed", [False, True])
+def test_a_storm_leaves_a_reinvestigation_only_once_the_first_investigation_started(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch, claimed: bool
+) -> None:
+    # the storm's later writes add components to incidents its first write opened: while their
+    # `investigate` task is unclaimed it will read every alert, so the writes leave no
+    # `reinvestigate` task and nothing is settled after them, as alert by alert; once it is
+    # claimed (here: by a worker just after the first write), the tasks are left and settled
+    alerts = storm(3000, seed=52)
+    original = TenantGraph.rows
+    asked: list[tuple[str, int]] = []
+
+    def recording(self: TenantGraph, query: str, params: Any = None) -> Any:
+        asked.append((query, len(params["reinvestigate"]) if query == "triage_batch" else 0))
+        found = original(self, query, params)
+        while claimed and query == "triage_batch" and claim(self, ["investigate"], "w", 30_000, 5):
+            pass
+        return found
+
+    monkeypatch.setattr(TenantGraph, "rows", recording)
+    fast = demo_graph(store, f"fastsettled{int(claimed)}")
+    triage(fast, alerts, WINDOW_MS)
+    monkeypatch.setattr(TenantGraph, "rows", original)
+    assert sum(n for q, n in asked if q == "triage_batch") > 0  # components new to incidents
+    assert ("settle_reinvestigations" in [q for q, _ in asked]) is claimed
+    left = [kind for row in shape(fast) for kind in row[-1]]
+    assert ("reinvestigate" in left) is claimed and left.count("investigate") == 2
+    if not claimed:
+        single = demo_graph(store, "fastsettledsingle")
+        triage(single, alerts, WINDOW_MS, batch=False)
+        assert shape(fast) == shape(single)
