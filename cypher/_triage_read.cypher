@@ -19,18 +19,18 @@ CALL {
   MATCH (i)-[:HAS_ALERT]->(a:Alert) WHERE a.component IS NOT NULL
   RETURN collect(DISTINCT a.component) AS grouped
 }
-CALL {
+CALL {  // a component both matched and grouped is walked once (its rows would repeat)
   WITH matched, grouped
   CALL {
     WITH matched, grouped
-    UNWIND [m IN matched | m.name] + grouped AS origin
+    UNWIND [m IN matched | m.name] + [g IN grouped WHERE NOT g IN [m IN matched | m.name]] AS origin
     MATCH (c:Component {name: origin})
     MATCH p = (c)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..6]->(d:Component)
     WHERE length(p) <= $hops AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
     RETURN origin, d.name AS name, [n IN nodes(p) | n.name] AS path, length(p) AS hops, 'down' AS way
     UNION ALL
     WITH matched, grouped
-    UNWIND [m IN matched | m.name] + grouped AS origin
+    UNWIND [m IN matched | m.name] + [g IN grouped WHERE NOT g IN [m IN matched | m.name]] AS origin
     MATCH (c:Component {name: origin})
     WITH origin, c  // else the planner walks from every component towards c
     MATCH p = (c)<-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*1..6]-(d:Component)

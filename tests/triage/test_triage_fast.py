@@ -13,7 +13,7 @@ import pytest
 from adapters.falkordb import GraphStore, TenantGraph
 from agents.tasks.coordination import claim
 from agents.triage import triage as triage_module
-from agents.triage.triage import triage
+from agents.triage.triage import alert_candidates, triage
 from tests.conftest import demo_graph
 from tests.triage.test_triage_batches import WINDOW_MS, graph_queries, storm
 
@@ -190,3 +190,20 @@ def test_a_storm_leaves_a_reinvestigation_only_once_the_first_investigation_star
         single = demo_graph(store, "fastsettledsingle")
         triage(single, alerts, WINDOW_MS, batch=False)
         assert shape(fast) == shape(single)
+
+
+def test_a_component_both_named_and_of_the_group_is_walked_once(store: GraphStore) -> None:
+    # a later storm of a group names the components its open incidents hold: their links are
+    # read once (they were read twice, once as named and once as the group's), the same rows
+    # as without the group
+    graph = demo_graph(store, "walkedonce")
+    alerts = storm(40, seed=61)
+    triage(graph, alerts, WINDOW_MS)
+    _, names = alert_candidates(alerts)
+    read = {"candidates": names, "keys": [], "hops": 4, "lo": 1, "hi": 0, "fingerprints": []}
+    alone = graph.one("triage_context", read | {"group_keys": []})
+    grouped = graph.one("triage_context", read | {"group_keys": [alerts[0].group_key]})
+    assert alone and grouped and alone["grouped"] == []
+    assert grouped["grouped"] and set(grouped["grouped"]) <= {m["name"] for m in alone["matched"]}
+    assert len(alone["links"]) > 10
+    assert grouped["links"] == alone["links"]
