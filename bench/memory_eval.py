@@ -66,9 +66,9 @@ from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from adapters.prometheus import Prometheus
+from agents.investigate import similar
 from agents.investigate.investigator import Investigator
 from agents.investigate.model_planner import ModelPlanner
-from agents.investigate.similar import SIMILAR_SHOWN
 from agents.learn.learner import Learner
 from agents.learn.verdicts import Verdict, record
 from agents.metrics import Metrics
@@ -224,13 +224,11 @@ class Setup:
 
 def cited(setup: Setup, incident_id: str, cause: str) -> bool:
     """Whether the page cites an earlier incident with this cause that someone confirmed: the
-    most similar one (`messages.similar_line` names only it) has it as its cause."""
+    one `similar.cited` names (as `messages.similar_line` does) has it as its cause."""
     row = setup.graph.one("incident_memory", {"incident_id": incident_id}) or {}
-    similar = json.loads(row.get("similar_json") or "[]")
-    return (
-        bool(similar) and similar[0]["score"] >= SIMILAR_SHOWN
-        and similar[0]["root_cause"] == cause and bool(similar[0]["confirmed_by"])
-    )  # fmt: skip
+    found = setup.graph.one("incident_get", {"incident_id": incident_id}) or {}
+    named = similar.cited(json.loads(row.get("similar_json") or "[]"), found.get("root_cause"))
+    return named is not None and named["root_cause"] == cause and bool(named["confirmed_by"])
 
 
 def top5(setup: Setup, incident_id: str, task_id: str, cause: str) -> bool | None:

@@ -5,8 +5,8 @@ hops of an alerting component (weight 1); playbooks pinned where the business wa
 does not go but a failure still explains alerts — a configuration service an alerting
 component reads, a traffic source upstream (weight 1); and playbooks learned on
 another component of the same tech as one within the 0-2 hop reach (weight 1/2, "kind
-transfer"). Ranked by weight × trust, then fewer hops. Only active playbooks: a retired one is
-never recalled.
+transfer"). Ranked by weight × trust, then fewer hops, then the most recently learned. Only
+active playbooks: a retired one is never recalled.
 """
 
 from __future__ import annotations
@@ -56,7 +56,12 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             -found[key]["hops"],
         ):
             found[key] = entry
-    return sorted(found.values(), key=lambda e: (-e["score"], e["hops"], e["id"], e["candidate"]))
+    # equal scores and hops: the most recently learned first (the last time it happened is the
+    # likelier shape of the next), then the id, so which ones `BLAST_MAX_RECALLED_PLAYBOOKS`
+    # keeps does not depend on random incident ids
+    return sorted(found.values(), key=lambda e: (
+        -e["score"], e["hops"], -int(e["learned_at"] or 0), e["id"], e["candidate"]
+    ))  # fmt: skip
 
 
 #: The confidence of a cause named by a playbook no verdict has backed in use: one written by

@@ -122,21 +122,34 @@ def rank(rows: list[dict[str, Any]], impacted: list[str]) -> list[dict[str, Any]
 
 def first_of_cause(found: list[dict[str, Any]], cause: str | None) -> list[dict[str, Any]]:
     """`found` (`rank`'s rows) with the best earlier incident whose cause an engineer confirmed
-    or named as `cause`, the cause this incident's finding names, moved first when it scores
-    `SIMILAR_SHOWN` or more; otherwise `found` as it is. Pure.
+    or named as `cause`, the cause this incident's finding names, moved first; `found` as it
+    is when there is none. Pure.
 
     Before the finding, "same root cause" can only be guessed (a past cause the alerting
     components reach, `rank`); once a cause is named, the last time people established that
     cause is what an on-call engineer wants cited ("Similar: inc-… 3 days before, cause
-    orders-db, confirmed by Priya"), over a better-worded incident of another cause.
+    orders-db, confirmed by Priya"), over a better-worded incident of another cause, however
+    its alerts were worded: a silent cause's repeat comes from other callers in other words.
     """
     if cause is None:
         return found
-    same = [r for r in found if r["root_cause"] == cause and r["confirmed_by"]
-            and r["score"] >= SIMILAR_SHOWN]  # fmt: skip
+    same = [r for r in found if r["root_cause"] == cause and r["confirmed_by"]]
     if not same or same[0] is found[0]:
         return found
     return [same[0], *(r for r in found if r is not same[0])]
+
+
+def cited(found: list[dict[str, Any]], cause: str | None) -> dict[str, Any] | None:
+    """The earlier incident a page names (`found`: the incident's `similar_json`, best first;
+    `cause`: its finding's root cause): the first, when it scores `SIMILAR_SHOWN` or more, or
+    when people established it with the same cause (`first_of_cause` put it there); else
+    None: an unrelated alert on another component scores 0.1-0.2 on words alone, and a page
+    at 3 a.m. must not point at it."""
+    if not found:
+        return None
+    best = found[0]
+    same = cause is not None and best["root_cause"] == cause and bool(best["confirmed_by"])
+    return best if same or best["score"] >= SIMILAR_SHOWN else None
 
 
 def similar(

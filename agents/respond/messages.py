@@ -30,7 +30,7 @@ from adapters.notices import (
 from adapters.notify import OutboundMessage
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.investigate.decision import LEAD_BELOW
-from agents.investigate.similar import SIMILAR_SHOWN
+from agents.investigate.similar import SIMILAR_SHOWN, cited
 from agents.triage.triage import component_candidates
 
 __all__ = ["fmt_ms"]  # the responder formats times with the renderers' format
@@ -193,14 +193,14 @@ def page(
 
 
 def similar_line(incident: dict[str, Any]) -> str:
-    """One line naming the most similar earlier incident (`similar_json` of the incident row),
-    or "" when memory found none scoring `SIMILAR_SHOWN` or more: "Similar: inc-1 3 days
-    before, cause ledger-db, confirmed by Priya Raman, resolved by …" (days before this incident
-    opened)."""
+    """One line naming the earlier incident memory cites (`similar.cited` over the incident
+    row's `similar_json` and `root_cause`), or "": "Similar: inc-1 3 days before, cause
+    ledger-db, confirmed by Priya Raman, resolved by … (score 0.81)" (days before this incident
+    opened); "(the same cause; score 0.15)" when only the cause makes it alike."""
     found = json.loads(incident.get("similar_json") or "[]")
-    if not found or found[0]["score"] < SIMILAR_SHOWN:
+    best = cited(found, incident.get("root_cause"))
+    if best is None:
         return ""
-    best = found[0]
     days = max(0, (int(incident.get("opened_at") or 0) - int(best["at"] or 0)) // 86_400_000)
     when = "the same day" if days == 0 else f"{days} day{'s' if days > 1 else ''} before"
     line = f"Similar: {best['id']} {when}"
@@ -211,7 +211,8 @@ def similar_line(incident: dict[str, Any]) -> str:
         line += f", {did} by {best['confirmed_by']}"
     if best.get("fixed_by"):
         line += f", resolved by {best['fixed_by']}"  # who resolved it: not known to be a fix
-    return f"{line} (score {best['score']:.2f})"
+    alike = "the same cause; " if best["score"] < SIMILAR_SHOWN else ""
+    return f"{line} ({alike}score {best['score']:.2f})"
 
 
 def notification(

@@ -148,8 +148,9 @@ def test_the_page_names_no_earlier_incident_that_is_alike_only_in_words() -> Non
 
 def test_a_named_cause_cites_the_last_time_people_established_it() -> None:
     """Once the finding names a cause, the best earlier incident an engineer confirmed (or
-    corrected to) with that cause comes first, if it scores `SIMILAR_SHOWN`; a better-worded
-    incident of another cause, an unconfirmed one, or one alike only in words does not move."""
+    corrected to) with that cause comes first, and the page cites it however its words
+    scored ("the same cause"); an unconfirmed one does not move, and an incident alike only in
+    words is still not cited."""
 
     def row(n: str, cause: str, score: float, by: str | None = "Priya") -> dict[str, object]:
         return {"id": n, "at": 0, "root_cause": cause, "confirmed_by": by, "score": score}
@@ -161,8 +162,17 @@ def test_a_named_cause_cites_the_last_time_people_established_it() -> None:
     assert first_of_cause(found, "payments") == found  # never established
     unconfirmed = [found[0], row("b", "ledger-db", 0.41, by=None)]
     assert first_of_cause(unconfirmed, "ledger-db") == unconfirmed
-    faint = [found[0], row("b", "ledger-db", SIMILAR_SHOWN - 0.01)]
-    assert first_of_cause(faint, "ledger-db") == faint
+    faint = [row("a", "cart", 0.2), row("b", "ledger-db", 0.15)]
+    moved = first_of_cause(faint, "ledger-db")
+    assert [r["id"] for r in moved] == ["b", "a"]
+    opened = {"opened_at": 3 * 86_400_000, "root_cause": "ledger-db"}
+    assert similar_line(opened | {"similar_json": json.dumps(moved)}) == (
+        "Similar: b 3 days before, cause ledger-db, confirmed by Priya (the same cause; score 0.15)"
+    )
+    # another cause named: the faint one is not cited at all
+    other = opened | {"root_cause": "payments", "similar_json": json.dumps(faint)}
+    assert similar_line(other) == ""
+    assert similar.cited(faint, None) is None and similar.cited([], "ledger-db") is None
 
 
 def test_a_text_vector_asked_again_is_the_same_and_a_list_of_its_own():
