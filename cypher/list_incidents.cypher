@@ -7,17 +7,17 @@ MATCH (i:Incident)
 WHERE ($status IS NULL AND i.status <> 'merged') OR i.status = $status
 WITH i ORDER BY i.opened_at DESC, i.id LIMIT $limit
 OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
-WITH i, f IS NOT NULL AS investigated, f.candidates AS candidates
+WITH i, f IS NOT NULL AS investigated, f.candidates AS candidates, f.confidence AS confidence
 // the latest confirmation or correction, which outranks the finding (as on the web page)
 OPTIONAL MATCH (i)-[:HAS_VERDICT]->(v:Verdict) WHERE v.verdict IN ['confirmed', 'rejected']
-WITH i, investigated, candidates, v ORDER BY v.at DESC
-WITH i, investigated, candidates,
+WITH i, investigated, candidates, confidence, v ORDER BY v.at DESC
+WITH i, investigated, candidates, confidence,
      collect(CASE WHEN v IS NULL THEN NULL ELSE {verdict: v.verdict, actual_cause: v.actual_cause,
              by: coalesce(v.by_name, v.by)} END)[0] AS verdict
 OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.root_cause AS root_cause,
-       investigated, candidates, verdict, coalesce(i.notified, false) AS paged, i.acknowledged_by AS acknowledged_by,
+       investigated, candidates, confidence, verdict, coalesce(i.notified, false) AS paged, i.acknowledged_by AS acknowledged_by,
        coalesce(i.escalation_level, 0) AS escalation_level, i.maintenance_until AS maintenance_until,
        count(a) AS alerts, sum(CASE WHEN a.status = 'firing' THEN 1 ELSE 0 END) AS firing
 ORDER BY opened_at DESC, id

@@ -424,6 +424,11 @@ def test_the_ticket_tells_what_the_investigator_saw():
     assert markdown.title(ticket) == (
         "[critical] ServiceHighErrorRate on payment, checkout — root cause: payment"
     )
+    # a lead reads as one where a list of issues shows only titles
+    assert markdown.title(ticket.model_copy(update={"lead": True})) == (
+        "[critical] ServiceHighErrorRate on payment, checkout — likely cause (low confidence): "
+        "payment"
+    )
     assert "**Root cause:** payment (confidence 0.90)" in text
     assert "- frontend → checkout → payment" in text
     assert "**Previous occurrence:** o/r#7 (incident inc-old" in text
@@ -549,9 +554,9 @@ def test_end_to_end_one_issue_per_incident_closed_on_resolve(github_runtime, git
     assert len(github_api.issues) == 1  # the 502 was reconciled by find: no duplicate
     assert github_api.calls("POST", ISSUES) == 1
     issue = github_api.issues[0]
-    assert issue["title"] == (
+    assert issue["title"] == (  # alerts only, payment is a lead (0.45): the title says so
         "[critical] ServiceHighErrorRate on payment, checkout, frontend +1 more — "
-        "root cause: payment"
+        "likely cause (low confidence): payment"
     )
     assert issue["labels"] == ["blast-radius", "severity:critical", "component:payment"]
     assert "### Steps the investigator took" in issue["body"]

@@ -99,9 +99,14 @@ def test_the_incident_list_tells_inconclusive_from_not_investigated() -> None:
         row | {"root_cause": None, "investigated": True},
         row | {"id": "inc-2", "root_cause": None, "investigated": False},
         row | {"id": "inc-3", "root_cause": "cart", "investigated": True},
+        row | {"id": "inc-4", "root_cause": "cart", "investigated": True, "confidence": 0.9},
     ])  # fmt: skip
     causes = [line.split()[-3] for line in text.splitlines()[1:]]
-    assert causes == ["inconclusive", "-", "cart"]
+    assert causes == ["inconclusive", "-", "cart", "cart"]
+    # a lead reads as one in the list too, as on the page and the web list
+    lead = incident_table([row | {"root_cause": "cart", "investigated": True,
+                                  "confidence": 0.45}])  # fmt: skip
+    assert "cart (low confidence 0.45)" in lead
 
 
 def test_the_incident_list_says_who_acknowledged_and_how_far_it_escalated() -> None:

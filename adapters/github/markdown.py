@@ -95,11 +95,15 @@ def _names(items: list[str], shown: int) -> str:
 def title(ticket: Ticket) -> str:
     """The issue title (plain text: GitHub renders no markup in titles): severity, the symptom
     (alert names and where), and the root cause, e.g. `[critical] ServiceHighErrorRate on
-    payment, checkout, frontend +1 more — root cause: payment`, or `… — root cause unclear:
-    load-generator or frontend-web`."""
+    payment, checkout, frontend +1 more — root cause: payment`, `… — likely cause (low
+    confidence): payment` for a lead (`Ticket.lead`: the title is what a list of issues
+    shows, so it must not read as sure), or `… — root cause unclear: load-generator or
+    frontend-web`."""
     names = ticket.alert_names or [ticket.title]
     symptom = _names(names, 2) + (f" on {_names(ticket.where, 3)}" if ticket.where else "")
-    if ticket.root_cause:
+    if ticket.root_cause and ticket.lead:
+        why = f"likely cause (low confidence): {ticket.root_cause}"
+    elif ticket.root_cause:
         why = f"root cause: {ticket.root_cause}"
     elif ticket.candidates:
         why = "root cause unclear: " + " or ".join(ticket.candidates[:3])

@@ -7,6 +7,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from agents.respond.messages import lead
 from agents.triage.triage import component_candidates
 from gateway.web.overview import cause as listed_cause
 
@@ -21,8 +22,9 @@ def when(ms: int | None) -> str:
 def incident_table(rows: list[dict[str, Any]]) -> str:
     """One line per incident (rows of `list_incidents`): id, status, severity, opened, firing
     of all alerts, root cause (a verdict's first, as the web list says it: `corrected to x`,
-    `x (confirmed)`; else `inconclusive` when the finding names none, `-` before there is a
-    finding), on call (`on-call` below), title; newest first, as given."""
+    `x (confirmed)`; else the finding's, `x (low confidence 0.45)` for a lead, `inconclusive`
+    when it names none, `-` before there is a finding), on call (`on-call` below), title;
+    newest first, as given."""
     if not rows:
         return "no incidents"
     head = ("ID", "STATUS", "SEVERITY", "OPENED", "FIRING", "ROOT CAUSE", "ON CALL", "TITLE")
@@ -31,7 +33,7 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
             str(r["id"]), str(r["status"]), str(r["severity"]), when(r["opened_at"]),
             f"{int(r['firing'])}/{int(r['alerts'])}",
             judged(r["root_cause"], r.get("verdict"))
-            or str(r["root_cause"] or ("inconclusive" if r.get("investigated") else "-")),
+            or _listed(r["root_cause"], r.get("confidence"), bool(r.get("investigated"))),
             on_call(r), str(r["title"]),
         )
         for r in rows
@@ -83,6 +85,16 @@ def _route(route: dict[str, Any]) -> str:
     """`Ed Example (catalog, #catalog-oncall)`: a route's person, team and channel."""
     where = ", ".join(str(p) for p in (route.get("team"), route.get("channel")) if p)
     return f"{route.get('person') or 'nobody on call'} ({where})"
+
+
+def _listed(root_cause: str | None, confidence: float | None, investigated: bool) -> str:
+    """The finding's cause in the incident list: `x`, `x (low confidence 0.45)` under the
+    page's line (`messages.lead`), `inconclusive`, or `-` before a finding."""
+    if root_cause is None:
+        return "inconclusive" if investigated else "-"
+    if lead(root_cause, confidence):
+        return f"{root_cause} (low confidence {float(confidence or 0):.2f})"
+    return root_cause
 
 
 def _cause(root_cause: str | None, finding: dict[str, Any]) -> str:

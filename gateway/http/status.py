@@ -147,8 +147,10 @@ async def list_incidents(
     status: Literal["open", "resolved", "merged"] | None = None,
     limit: int = Query(100, ge=1, le=1000),
 ) -> dict[str, Any]:
-    """The newest incidents first: id, status, title, severity, times, root_cause, alert counts.
-    Incidents merged into another are left out unless `status=merged` asks for them."""
+    """The newest incidents first: id, status, title, severity, times, root_cause with the
+    finding's `confidence` (0-1, null before a finding; under 0.5 the cause is a lead, as the
+    page and web say), alert counts. Incidents merged into another are left out unless
+    `status=merged` asks for them."""
     graph = _graph(request)
     rows = await run_in_threadpool(graph.rows, "list_incidents", {"status": status, "limit": limit})
     for row in rows:

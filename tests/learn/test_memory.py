@@ -403,6 +403,8 @@ def test_a_silent_cause_behind_other_callers_is_a_lead_among_the_rules_ties(shop
     assert f"learned from {first} on 2026-11-02 (corrected by Dee Example)" in finding["summary"]
     (steered,) = [u for u in again["memory"] if u["steered"]]
     assert [c["held"] for c in steered["checks"]][-1] is False  # the callers differ
+    listed = shop.http.get("/api/v1/incidents").json()["incidents"]
+    assert {r["id"]: r["confidence"] for r in listed}[again["id"]] == finding["confidence"]
     verdict(shop, again["id"], "confirmed")
     assert playbooks(shop)[steered["playbook"]]["helped"] == 1  # its trust moved
 
