@@ -121,6 +121,23 @@ def awaits_cause(graph: TenantGraph, incident_id: str) -> bool:
     return bool(rows) and rows[-1]["verdict"] == "rejected" and not rows[-1]["actual_cause"]
 
 
+def contradiction(verdict: str, root_cause: str | None, actual: str | None) -> str | None:
+    """Why a verdict given outside Slack contradicts itself, or None: a confirmation naming
+    another cause than the finding's, or a rejection naming the finding's own cause. Each
+    would move the playbooks' trust the wrong way (a confirmation counts as helped, a
+    rejection as misled), so the API and the web page refuse it (422) with this reason. An
+    inconclusive finding (`root_cause` None) may be confirmed or rejected naming any cause."""
+    if root_cause is None or actual is None:
+        return None
+    if verdict == "confirmed" and actual != root_cause:
+        return (f"the finding names {root_cause}: a confirmation agrees with it; to name "
+                f"{actual}, reject it naming {actual}")  # fmt: skip
+    if verdict == "rejected" and actual == root_cause:
+        return (f"the finding names {root_cause}: a rejection names another cause, or none "
+                "(leave the actual cause out)")  # fmt: skip
+    return None
+
+
 class IdTaken(LookupError):
     """The verdict's id already names another verdict (on another incident, or another verdict
     or person): nothing was written. A `LookupError`, so a caller that only expects "no such

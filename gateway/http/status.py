@@ -205,8 +205,9 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
     """Record a verdict on the incident's diagnosis, as a Slack button would: it reaches the
     learner (trust, new playbooks). `actual_cause` defaults to the root cause when confirmed.
     404 when the incident does not exist in this tenant; 422 when `actual_cause` names no
-    known component. Posting the same `id` again changes nothing; without an id, each post is
-    a new verdict."""
+    known component, or contradicts the verdict (`verdicts.contradiction`: confirming naming
+    another cause, rejecting naming the finding's own). Posting the same `id` again changes
+    nothing; without an id, each post is a new verdict."""
     graph = _graph(request)
     key = given.id or uuid.uuid4().hex
 
@@ -220,6 +221,9 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
             raise HTTPException(
                 422, f"actual_cause {given.actual_cause!r} is not a known component"
             )
+        wrong = verdicts.contradiction(given.verdict, found["root_cause"], given.actual_cause)
+        if wrong is not None:
+            raise HTTPException(422, wrong)
         cause = given.actual_cause or (
             found["root_cause"] if given.verdict == "confirmed" else None
         )

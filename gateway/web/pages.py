@@ -426,7 +426,8 @@ async def give_verdict(request: Request, incident_id: str) -> Response:
     (`agents/learn/verdicts.py`: a Verdict with its `learn` and `notify_verdict` tasks). Form:
     `csrf`, `verdict` (confirmed | rejected), `intent` (idempotency key: a double submit
     records once), optional `actual_cause` (a known component). 303 to the timeline; 403 bad
-    CSRF; 404 no such incident; 422 bad verdict or unknown component."""
+    CSRF; 404 no such incident; 422 bad verdict, unknown component, or a cause that
+    contradicts the verdict (`verdicts.contradiction`)."""
     return await _act(request, incident_id, "verdict")
 
 
@@ -448,6 +449,9 @@ async def _record_verdict(
             "match_components", {"candidates": [cause_given]}
         ):
             raise HTTPException(422, f"actual cause {cause_given!r} is not a known component")
+        wrong = verdicts.contradiction(said, found["root_cause"], cause_given)
+        if wrong is not None:
+            raise HTTPException(422, wrong)
         cause = cause_given or (found["root_cause"] if said == "confirmed" else None)
         if said == "confirmed" and cause is None:
             raise HTTPException(

@@ -405,8 +405,16 @@ def test_a_silent_cause_behind_other_callers_is_a_lead_among_the_rules_ties(shop
     assert [c["held"] for c in steered["checks"]][-1] is False  # the callers differ
     listed = shop.http.get("/api/v1/incidents").json()["incidents"]
     assert {r["id"]: r["confidence"] for r in listed}[again["id"]] == finding["confidence"]
+    # a verdict that contradicts itself is refused with the reason, and moves no trust
+    path = f"/api/v1/incidents/{again['id']}/verdicts"
+    for said, cause, why in (
+        ("confirmed", "orders-db", "a confirmation agrees with it; to name orders-db, reject"),
+        ("rejected", "payments-db", "a rejection names another cause, or none"),
+    ):
+        answer = shop.http.post(path, json={"verdict": said, "by": "UDEE", "actual_cause": cause})
+        assert answer.status_code == 422 and why in answer.json()["detail"], answer.text
     verdict(shop, again["id"], "confirmed")
-    assert playbooks(shop)[steered["playbook"]]["helped"] == 1  # its trust moved
+    assert playbooks(shop)[steered["playbook"]]["helped"] == 1  # its trust moved once
 
     orders = [("OrdersErrors", "orders-api", "5xx on /orders")]
     other = fire(shop, WEEK1 + timedelta(days=4), orders)
