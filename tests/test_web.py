@@ -189,6 +189,20 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
     ]
     tasks = {t["kind"] for t in detail.json()["tasks"]}
     assert {"learn", "notify_verdict"} <= tasks  # what a Slack button also creates
+    # a repeat hours later lists the confirmed one among its similar incidents, as the page
+    # cites it: linked, with its cause and who established it
+    site.drain()
+    repeat = site.post_alert(site.a, "payment", hour=5)
+    site.drain()
+    assert repeat != incident
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        box = http.get(f"/ui/incidents/{repeat}").text.split('id="similar-box"')[1]
+    box = box.split("</details>")[0]
+    assert "Similar earlier incidents (1)" in box
+    assert f'href="/ui/incidents/{incident}"' in box
+    assert "payment <small>(the same cause)</small>" in box
+    assert f"confirmed by {PERSON_A}" in box
 
 
 def test_an_inconclusive_finding_lists_its_candidates_in_order(site: Site) -> None:
