@@ -205,6 +205,30 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
     assert f"confirmed by {PERSON_A}" in box
 
 
+def test_a_lead_from_memory_says_so_in_the_decisions(site: Site) -> None:
+    """accounting alerts and the finding is corrected to postgres, which raised no alert; when
+    product-reviews alerts later, memory names postgres as a lead: the decision row says it is
+    one, not "not applicable"."""
+    first = site.post_alert(site.a, "accounting")
+    site.drain()
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        text = http.get(f"/ui/incidents/{first}").text
+        form = {"csrf": csrf_of(text), "intent": "lead1", "verdict": "rejected",
+                "actual_cause": "postgres"}  # fmt: skip
+        assert http.post(f"/ui/incidents/{first}/verdict", data=form).status_code == 303
+    site.drain()
+    repeat = site.post_alert(site.a, "product-reviews", hour=5)
+    site.drain()
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        text = http.get(f"/ui/incidents/{repeat}").text
+    assert "◇ postgres (low confidence" in text
+    row = text.split('id="decisions-box"')[1].split('id="similar-box"')[0]
+    assert "a lead: its checks held but for the shape of the alerts" in row
+    assert "not applicable / steered" not in row
+
+
 def test_an_inconclusive_finding_lists_its_candidates_in_order(site: Site) -> None:
     """cart alerts; valkey-cart behind it raises no alert: alerts only, nothing separates them, and
     the page says so instead of naming one."""
