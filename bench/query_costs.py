@@ -35,12 +35,10 @@ import httpx
 from falkordb import Graph
 
 from adapters.falkordb import TenantGraph, graph_name
-from bench.chaos import WINDOW_S, cpu_seconds, deliveries
+from bench.chaos import cpu_seconds, deliveries
+from bench.round_trips import TENANT, in_process
 from gateway.ops.runtime import Runtime
-from gateway.settings import Settings
 from gateway.world import demo_world_path, import_world, load_world
-
-TENANT = "chaos0"  # `deliveries()` names tenants chaos0..; one tenant here
 
 
 @contextmanager
@@ -92,33 +90,29 @@ def main() -> int:
     )
     plan.sort(key=lambda d: d[1]["alerts"][0]["startsAt"])
     bodies = [body for _, body in plan]
-    with tempfile.TemporaryDirectory(prefix="blast-radius-query-costs-") as scratch:
-        settings = Settings.model_validate(
-            {"data_dir": Path(scratch), "default_tenant": TENANT, "port": 0, "workers": 0,
-             "incident_window_s": WINDOW_S, "webhook_tokens": {}}
-        )  # fmt: skip
-        if args.page_within_ms is not None:
-            settings = settings.model_copy(update={"page_within_ms": args.page_within_ms})
-        with Runtime(settings) as runtime:
-            assert runtime.store is not None and runtime.embedded is not None
-            assert runtime.embedded.process is not None
-            db_pid = runtime.embedded.process.pid
-            import_world(runtime.store.graph(graph_name(TENANT)), load_world(demo_world_path()))
-            port = runtime.serve_http("127.0.0.1", 0)
-            worker = runtime.make_worker()
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+    with (
+        tempfile.TemporaryDirectory(prefix="blast-radius-query-costs-") as scratch,
+        Runtime(in_process(Path(scratch), args.page_within_ms)) as runtime,
+    ):
+        assert runtime.store is not None and runtime.embedded is not None
+        assert runtime.embedded.process is not None
+        db_pid = runtime.embedded.process.pid
+        import_world(runtime.store.graph(graph_name(TENANT)), load_world(demo_world_path()))
+        port = runtime.serve_http("127.0.0.1", 0)
+        worker = runtime.make_worker()
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
 
-                def stream(part: list[dict[str, Any]]) -> None:
-                    for first in range(0, len(part), args.group):
-                        for body in part[first : first + args.group]:
-                            http.post("/api/v1/alerts", json=body).raise_for_status()
-                        worker.run(threading.Event(), burst=True)
+            def stream(part: list[dict[str, Any]]) -> None:
+                for first in range(0, len(part), args.group):
+                    for body in part[first : first + args.group]:
+                        http.post("/api/v1/alerts", json=body).raise_for_status()
+                    worker.run(threading.Event(), burst=True)
 
-                stream(bodies[:n])  # warm-up round
-                before = (cpu_seconds(db_pid), time.process_time())
-                with timing() as (calls, rows_out, spent):
-                    stream(bodies[n:])
-                db_cpu, own_cpu = cpu_seconds(db_pid) - before[0], time.process_time() - before[1]
+            stream(bodies[:n])  # warm-up round
+            before = (cpu_seconds(db_pid), time.process_time())
+            with timing() as (calls, rows_out, spent):
+                stream(bodies[n:])
+            db_cpu, own_cpu = cpu_seconds(db_pid) - before[0], time.process_time() - before[1]
     print("| query | calls per incident | rows per call | FalkorDB ms per incident | ms per call |")
     print("|---|---|---|---|---|")
     for name, ms in spent.most_common():

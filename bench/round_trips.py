@@ -81,6 +81,19 @@ def measure(runtime: Runtime, bodies: list[dict[str, Any]]) -> tuple[Counter[str
         return counts, server_calls(runtime.url) - before
 
 
+def in_process(data_dir: Path, page_within_ms: int | None) -> Settings:
+    """Settings for a bench that runs the product in this process: one tenant (`TENANT`), the
+    embedded FalkorDB in `data_dir`, no worker processes (the bench drains with its own), the
+    chaos bench's correlation window, and `page_within_ms` (None: the setting's default)."""
+    settings = Settings.model_validate(
+        {"data_dir": data_dir, "default_tenant": TENANT, "port": 0, "workers": 0,
+         "incident_window_s": WINDOW_S, "webhook_tokens": {}}
+    )  # fmt: skip
+    if page_within_ms is None:
+        return settings
+    return settings.model_copy(update={"page_within_ms": page_within_ms})
+
+
 def main() -> int:
     """Print the table (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -93,17 +106,13 @@ def main() -> int:
     plan = deliveries(
         argparse.Namespace(incidents=args.incidents, tenants=1, duplicates=0.0), random.Random(7)
     )
-    with tempfile.TemporaryDirectory(prefix="blast-radius-round-trips-") as scratch:
-        settings = Settings.model_validate(
-            {"data_dir": Path(scratch), "default_tenant": TENANT, "port": 0, "workers": 0,
-             "incident_window_s": WINDOW_S, "webhook_tokens": {}}
-        )  # fmt: skip
-        if args.page_within_ms is not None:
-            settings = settings.model_copy(update={"page_within_ms": args.page_within_ms})
-        with Runtime(settings) as runtime:
-            assert runtime.store is not None
-            import_world(runtime.store.graph(graph_name(TENANT)), load_world(demo_world_path()))
-            counts, server = measure(runtime, [body for _, body in plan])
+    with (
+        tempfile.TemporaryDirectory(prefix="blast-radius-round-trips-") as scratch,
+        Runtime(in_process(Path(scratch), args.page_within_ms)) as runtime,
+    ):
+        assert runtime.store is not None
+        import_world(runtime.store.graph(graph_name(TENANT)), load_world(demo_world_path()))
+        counts, server = measure(runtime, [body for _, body in plan])
     total = sum(counts.values())
     n = args.incidents
     print("| query | calls per incident |")

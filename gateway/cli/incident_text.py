@@ -7,7 +7,6 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from agents.respond.messages import lead
 from agents.triage.triage import component_candidates
 from gateway.web.overview import cause as listed_cause
 
@@ -88,13 +87,15 @@ def _route(route: dict[str, Any]) -> str:
 
 
 def _listed(root_cause: str | None, confidence: float | None, investigated: bool) -> str:
-    """The finding's cause in the incident list: `x`, `x (low confidence 0.45)` under the
-    page's line (`messages.lead`), `inconclusive`, or `-` before a finding."""
+    """The finding's cause in the incident list, in the web list's words for a named one
+    (`gateway.web.overview.cause`: `x`, or `x (low confidence 0.45)` for a lead); else
+    `inconclusive`, or `-` before a finding."""
     if root_cause is None:
         return "inconclusive" if investigated else "-"
-    if lead(root_cause, confidence):
-        return f"{root_cause} (low confidence {float(confidence or 0):.2f})"
-    return root_cause
+    return listed_cause({
+        "root_cause": root_cause, "confidence": confidence, "investigated": True,
+        "candidates": [], "status": "open",
+    })["text"]  # fmt: skip
 
 
 def _cause(root_cause: str | None, finding: dict[str, Any]) -> str:

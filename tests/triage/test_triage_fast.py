@@ -20,6 +20,14 @@ from tests.triage.test_triage_batches import WINDOW_MS, graph_queries, storm
 HOLD_MS = 5_000
 
 
+def another_delivery(seed: int) -> list[Any]:
+    """Six alerts of a delivery other than the storm: keys and fingerprints of their own."""
+    other = storm(6, seed=seed)
+    for alert in other:
+        alert.key, alert.fingerprint = f"o{alert.key}", f"o{alert.fingerprint}"
+    return other
+
+
 def shape(graph: TenantGraph) -> list[Any]:
     """Every incident with its alerts (how each joined) and its tasks, ids left out (a merge's
     `via` names the incident merged)."""
@@ -65,9 +73,7 @@ def test_a_graph_changed_since_the_read_sends_the_storm_alert_by_alert(
     # another delivery opens incidents between the storm's read and its first write: the write
     # sees the open incidents differ and writes nothing; the storm then goes alert by alert,
     # and ends grouped as if that delivery had come first
-    other = storm(6, seed=31)
-    for alert in other:
-        alert.key, alert.fingerprint = f"o{alert.key}", f"o{alert.fingerprint}"
+    other = another_delivery(seed=31)
     alerts = storm(800, seed=32)
     changed = demo_graph(store, "fastchanged")
     reference = demo_graph(store, "fastreference")
@@ -126,9 +132,7 @@ def test_a_batch_decided_while_the_write_before_it_runs_is_dropped_when_that_wri
     # refused, and the third batch, decided while the second ran, must leave no trace (no
     # incident in the report or the graph, no alert counted): the graph ends as it does when
     # each batch is decided only after the write before it answered
-    other = storm(6, seed=41)
-    for alert in other:
-        alert.key, alert.fingerprint = f"o{alert.key}", f"o{alert.fingerprint}"
+    other = another_delivery(seed=41)
     alerts = storm(2500, seed=42)
     original = TenantGraph.one
 
