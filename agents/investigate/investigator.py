@@ -122,6 +122,21 @@ def similar_ask(rows: list[dict[str, Any]]) -> tuple[tuple[float, ...], tuple[st
     return tuple(similar.text_vector(similar.incident_text(alerts))), alerting, opened
 
 
+def one_per_playbook(used: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The USED rows a Decision keeps: one per playbook (its USED edge is one per playbook),
+    the one that steered, else one that applied, else the first checked. A playbook recalled
+    both for its own cause and, by kind transfer, for another component is checked for each."""
+    kept: dict[str, dict[str, Any]] = {}
+    for row in used:
+        best = kept.get(row["playbook"])
+        if best is None or (row["steered"], row["applicable"]) > (
+            best["steered"],
+            best["applicable"],
+        ):
+            kept[row["playbook"]] = row
+    return list(kept.values())
+
+
 def surge(alertnames: list[str]) -> bool:
     """Rule 5 with alerts only: one of the alerts means "more traffic than usual arrives here"
     (failure kind `traffic`, whatever its wording: `RequestRateSpike`, `TrafficSurge`, …).
@@ -370,7 +385,8 @@ class Investigator:
             kept = steered is not None and planner == "memory"
             task.fenced(
                 "record_decision",
-                {"decision_id": f"decision:{task.claim.task_id}", "planner": planner, "used": used,
+                {"decision_id": f"decision:{task.claim.task_id}", "planner": planner,
+                 "used": one_per_playbook(used),
                  "propose": steered["id"] if kept and steered else None,
                  "candidate": decision.root_cause if kept else None},
             )  # fmt: skip
