@@ -223,6 +223,21 @@ def test_a_wrong_playbook_misleads_twice_retires_and_rules_take_over(shop: Gatew
     assert found["memory"] == []  # a retired playbook is never recalled
 
 
+def test_a_changed_verdict_replaces_the_earlier_one(shop: Gateway):
+    """A rejection, then the engineer changes their mind and confirms: the decision counts
+    once, as its latest verdict says (helped, no longer misled); the same verdict again
+    changes nothing, and rejecting once more moves it back."""
+    assert shop.http.post("/api/v1/playbooks", json=PLANTED).status_code == 201
+    wrong = fire(shop, WEEK1, SILENT_DB)
+    assert incident(shop, wrong)["root_cause"] == "payments-api"
+    seen = []
+    for what in ("rejected", "confirmed", "confirmed", "rejected"):
+        verdict(shop, wrong, what)
+        book = playbooks(shop)["wrong"]
+        seen.append((book["helped"], book["misled"], round(book["trust"], 2)))
+    assert seen == [(0, 1, 0.33), (1, 0, 0.67), (1, 0, 0.67), (0, 1, 0.33)]
+
+
 def test_a_correction_naming_a_silent_cause_teaches_its_signature(shop: Gateway, api: SlackAPI):
     """A "Wrong cause" clicked, then a thread reply naming the actual cause, which raised no
     alert of its own: the lesson's checks are the incident's signature, and the next time
