@@ -78,6 +78,7 @@ from agents.investigate.weigh import (
     doubt,
     self_inflicted,
     stalled_topic,
+    surge_upstream,
     suspects,
     suspects_behind,
     unmeasured,
@@ -100,6 +101,8 @@ LEAF_CONFIDENCE = 0.45
 SILENT_SHAPE = 0.45
 #: Topics among the walk's best candidates whose message flow is looked at (`_stalled_topic`).
 MAX_TOPICS = 3
+#: Callers a traffic surge is followed up through to its source (`Investigator._surge_source`).
+SURGE_HOPS = 3
 
 
 def alert_dicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -715,6 +718,8 @@ class Investigator:
             ev.alerting, candidates, edges.data or [], services.data or [], down.data or [],
             peers, clients, changed, reach, win, backlog,
         )  # fmt: skip
+        if decision is not None:
+            decision = self._surge_source(task, ev, decision, edges.data or [])
         if decision is None:
             decision = self._stalled_topic(task, ev, candidates, edges.data or [], win)
         if decision is None:
@@ -738,6 +743,26 @@ class Investigator:
             )  # fmt: skip
             decision = read_at_start_up(decision, mine, edges.data or [], ev, win)
         return decision, "", {}
+
+    def _surge_source(
+        self, task: TaskRun, ev: Evidence, decision: Decision, edges: list[dict[str, Any]]
+    ) -> Decision:
+        """A traffic surge followed to its source (`weigh.surge_upstream`): while the source
+        named is not one the world marks as a traffic source, the calls into it are read
+        (`edge_health`, a step each, at most `SURGE_HOPS`) and a caller whose rate jumped
+        takes its place."""
+        for _ in range(SURGE_HOPS):
+            top = decision.root_cause
+            if top is None or not decision.evidence or decision.evidence[0]["source"] != "traffic":
+                return decision
+            if any(e["client"] == top and e.get("client_is_source") for e in edges):
+                return decision  # the world says the load starts there
+            edges = call(task, ev, "edge_health", {"components": [top]}).data or []
+            upstream = surge_upstream(decision, edges)
+            if upstream is None:
+                return decision
+            decision = upstream
+        return decision
 
     def _stalled_topic(
         self,

@@ -14,7 +14,8 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
    A dependency that only slowed beside a failing sibling of the same client is set aside
    (`fallbacks`: the failing one's misses and retries load it).
 3. A client (traffic source) whose request rate into the incident's components jumped at least
-   `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists).
+   `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists);
+   followed up through the callers whose own rate jumped (`surge_upstream`) to its source.
    With nothing degraded, a client whose calls into every server it uses fell while those
    servers serve others as usual is the cause (`stopped_client`: a consumer that stopped; one
    server is enough when it alerts only about a backlog). A client whose calls fail into
@@ -938,6 +939,45 @@ def traffic_sources(
         None, order, round(0.5 / len(order), 2),
         f"Inconclusive: traffic rose from several sources ({'; '.join(line(n) for n in order)}).",
         evidence=evidence,
+    )  # fmt: skip
+
+
+def surge_upstream(decision: Decision, edges: list[dict[str, Any]]) -> Decision | None:
+    """Rule 3 followed upstream: the traffic source `decision` names (`traffic_sources`) is
+    itself called by a client whose request rate into it jumped at least `RATE_JUMP` x, by
+    `SEPARATION` x more than any other caller's: that client is the source, and the one named
+    passes its load on (a gateway in front of the services, between them and the game clients
+    or the app whose users surged). `edges`: `edge_health` rows into the named source. None
+    when no caller's jump stands out: the named one stays the source.
+
+    Why: `edge_health` is asked about the incident's components, so the first answer stops at
+    the callers of the alerting ones; a caller nothing measured calls counts as a source until
+    its own callers are read (`traffic_clients`)."""
+    top = decision.root_cause
+    jumps = sorted(
+        (e for e in edges
+         if e["server"] == top and e["known"] and (e["rate_change"] or 0) >= RATE_JUMP),
+        key=lambda e: (-e["rate_change"], e["client"]),
+    )  # fmt: skip
+    if top is None or not jumps:
+        return None
+    if len(jumps) > 1 and jumps[0]["rate_change"] < SEPARATION * jumps[1]["rate_change"]:
+        return None
+    e = jumps[0]
+    line = (
+        f"{e['client']}'s requests to {top} rose {e['rate_change']:.1f}x "
+        f"({e['baseline_rate_per_s']:.2f}/s -> {e['rate_per_s']:.2f}/s)"
+    )
+    found = {"component": e["client"], "source": "traffic", "magnitude": e["rate_change"],
+             "text": line, "value": e["rate_change"]}  # fmt: skip
+    return Decision(
+        e["client"], [e["client"]], decision.confidence,
+        f"Traffic surge from {e['client']}: {line}; {top} passes it on: "
+        f"{decision.evidence[0]['text']}. The load comes from {e['client']}; the components "
+        "that alert are its victims.",
+        decision.ruled_out | {top: f"passes on the load from {e['client']}"},
+        [[e["client"], *path] for path in decision.surge_paths] or [[e["client"], top]],
+        separated_by=line, evidence=[found, *decision.evidence],
     )  # fmt: skip
 
 

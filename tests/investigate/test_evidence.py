@@ -244,6 +244,31 @@ def test_a_client_surge_names_the_traffic_source(prometheus, run) -> None:
     assert "load-generator's requests to frontend-proxy rose" in got["summary"]
 
 
+def test_a_surge_is_followed_up_through_the_callers_to_its_source(prometheus, run) -> None:
+    """Only frontend's dependencies alert, slowed by a surge from the load generator through
+    frontend-proxy and frontend. The calls into the alerting components stop at frontend,
+    which nothing measured calls: the calls into it, then into frontend-proxy, are read until
+    the world's traffic source."""
+    server = prometheus(
+        scenario(
+            **{
+                "load-generator>frontend-proxy": {"rate_after": 30},
+                "frontend-proxy>frontend": {"rate_after": 30},
+                "frontend>cart": {"rate_after": 25, "latency_after_ms": 400},
+                "frontend>product-catalog": {"rate_after": 25, "latency_after_ms": 500},
+            }
+        ),
+    )
+    alerts = [("ServiceLatencySLOBreach", "cart", {}),
+              ("ServiceLatencySLOBreach", "product-catalog", {})]  # fmt: skip
+    got = run(server.url, alerts)
+    assert got["root_cause"] == "load-generator", got["summary"]
+    assert "frontend-proxy passes it on" in got["summary"]
+    ruled = json.loads(got["ruled_out_json"])
+    assert ruled["frontend"] == "passes on the load from frontend-proxy"
+    assert ruled["frontend-proxy"] == "passes on the load from load-generator"
+
+
 def test_a_configuration_service_failing_its_readers(prometheus, run) -> None:
     server = prometheus(
         scenario(

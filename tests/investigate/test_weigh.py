@@ -7,7 +7,15 @@ from typing import Any
 
 from agents.failure_kinds import classify, words
 from agents.investigate.decision import Candidate, Decision
-from agents.investigate.weigh import doubt, failing, signals, slowed, stalled_topic, weigh
+from agents.investigate.weigh import (
+    doubt,
+    failing,
+    signals,
+    slowed,
+    stalled_topic,
+    surge_upstream,
+    weigh,
+)
 
 
 def edge(client: str, server: str, **figures: Any) -> dict[str, Any]:
@@ -93,6 +101,24 @@ def test_traffic_jump_from_a_client_is_the_cause() -> None:
     # the same jump from a component the world does not mark as a client is not a surge
     other = weigh(["frontend-proxy"], walk, edges, [], [], [], set(), set())
     assert other is not None and other.root_cause == "frontend"
+
+
+def test_a_surge_source_that_is_itself_called_harder_passes_the_load_on() -> None:
+    """The gateway named as the source (nothing measured called it) gets a caller whose rate
+    jumped: that caller is the source. No jump, or two callers jumping alike, leave it."""
+    gateway = weigh(["cart"], WALK, [edge("gateway", "cart", rate_change=8.0, rate_per_s=16.0)],
+                    [], [], [], {"gateway"}, set())  # fmt: skip
+    assert gateway is not None and gateway.root_cause == "gateway"
+    app = edge("app", "gateway", rate_change=10.0, rate_per_s=20.0)
+    up = surge_upstream(gateway, [app, edge("cron", "gateway")])
+    assert up is not None and (up.root_cause, up.confidence) == ("app", gateway.confidence)
+    assert up.surge_paths == [["app", "gateway", "cart"]]
+    assert up.ruled_out["gateway"] == "passes on the load from app"
+    assert up.summary.startswith("Traffic surge from app: app's requests to gateway rose 10.0x")
+    assert surge_upstream(gateway, [edge("cron", "gateway")]) is None
+    alike = edge("partner", "gateway", rate_change=7.0, rate_per_s=14.0)
+    assert surge_upstream(gateway, [app, alike]) is None
+    assert surge_upstream(gateway, [edge("app", "other", rate_change=10.0)]) is None
 
 
 def test_nothing_degraded_means_no_decision() -> None:
