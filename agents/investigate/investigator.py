@@ -11,8 +11,9 @@ The coverage walk (from the seed design):
 4. A recent change (deploy, merged PR) on one of several remaining candidates singles it out;
    a recent change on an alerting component that depends on the single remaining candidate
    makes that change the cause (the candidate's symptoms follow it).
-5. A traffic surge on the cause (an alert of kind `traffic`, e.g. `RequestRateSpike`) points
-   upstream: the traffic sources (client components) whose calls reach it through alerting
+5. A traffic surge on the cause (an alert of kind `traffic`, e.g. `RequestRateSpike`), or on
+   the one alerting caller of a cause that only slowed (`surge_point`), points upstream: the
+   traffic sources (client components) whose calls reach where it arrives through alerting
    components become the candidates.
 6. One candidate left: that is the root cause. More: the finding is inconclusive and names
    them all. No alert on a known component: no path, no finding, inconclusive.
@@ -99,6 +100,8 @@ LEAF_CONFIDENCE = 0.45
 #: push or a broker stall draw the same shape, and on ten memory stories the silent one named
 #: this way at 0.6 was right 4 times in 13 (docs/benchmarks.md).
 SILENT_SHAPE = 0.45
+#: Failure kinds of a component slowed by load arriving from its callers (`surge_point`).
+SLOW_KINDS = frozenset({"latency", "saturation"})
 #: Topics among the walk's best candidates whose message flow is looked at (`_stalled_topic`).
 MAX_TOPICS = 3
 #: Callers a traffic surge is followed up through to its source (`Investigator._surge_source`).
@@ -138,6 +141,47 @@ def one_per_playbook(used: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ):
             kept[row["playbook"]] = row
     return list(kept.values())
+
+
+def surge_point(
+    cause: str | None,
+    alerting: list[str],
+    alertnames: dict[str, list[str]],
+    candidates: list[Candidate],
+) -> str | None:
+    """Where rule 5 (alerts only) sees a traffic surge arrive for the chosen `cause`: the cause
+    itself when one of its alerts is a traffic alert (`surge`); else the one alerting component
+    with a traffic alert whose calls reach the cause, when the cause's own alerts (if it has
+    any) are all about slowness (`SLOW_KINDS`): load arriving there slows what it calls, as a
+    tracking API flooded by a partner slows the database behind it. An error or a kind of its
+    own on the cause says it fails by itself (a retry storm raises request rates too). None
+    otherwise."""
+    if cause is None:
+        return None
+    if surge(alertnames.get(cause, [])):
+        return cause
+    found = next((c for c in candidates if c.name == cause), None)
+    if found is None:
+        return None
+    surged = [
+        a for a in alerting
+        if a != cause and a in found.covers and surge(alertnames.get(a, []))
+    ]  # fmt: skip
+    own = {classify(n) for n in alertnames.get(cause, [])}
+    return surged[0] if len(surged) == 1 and own <= SLOW_KINDS else None
+
+
+def surge_of(
+    names: list[str],
+    alerting: list[str],
+    alertnames: dict[str, list[str]],
+    candidates: list[Candidate],
+) -> str | None:
+    """`surge_point` of the rules' remaining causes `names` (one, or several the graph cannot
+    separate): the component where the surge arrives when every one of them agrees on it (a
+    flooded storefront slowing both the cart and the slots services behind it), else None."""
+    points = {surge_point(n, alerting, alertnames, candidates) for n in names}
+    return points.pop() if len(points) == 1 else None
 
 
 def surge(alertnames: list[str]) -> bool:
@@ -213,24 +257,29 @@ def decide(
                 f"which alerts: the change is the likely cause.", ruled, measured=measured,
             )  # fmt: skip
     coverage = best / len(alerting)
-    if len(names) == 1 and surge(alertnames.get(names[0], [])):
+    point = surge_of(names, alerting, alertnames, candidates)
+    if point is not None:
         sources = [
             row for row in traffic_sources
-            if all(n in alerting for n in row["path"][1:])
+            if row["path"][-1] == point and all(n in alerting for n in row["path"][1:])
         ]  # fmt: skip
         found = list(dict.fromkeys(row["source"] for row in sources))
         if found:
-            ruled[names[0]] = "receives a traffic surge: the cause is upstream"
+            for n in names:
+                ruled[n] = (
+                    "receives a traffic surge: the cause is upstream" if point == n
+                    else f"slowed by the traffic surge arriving at {point}: the cause is upstream"
+                )  # fmt: skip
             paths = [row["path"] for row in sources]
             if len(found) == 1:
                 return Decision(
                     found[0], found, round(0.6 * coverage, 2),
-                    f"Traffic surge on {names[0]}; the only traffic source upstream through "
+                    f"Traffic surge on {point}; the only traffic source upstream through "
                     f"alerting components is {found[0]}.", ruled, paths,
                 )  # fmt: skip
             return Decision(
                 None, found, round(0.5 / len(found), 2),
-                f"Traffic surge on {names[0]}; the graph cannot tell which traffic source "
+                f"Traffic surge on {point}; the graph cannot tell which traffic source "
                 f"sends it: {', '.join(found)}.", ruled, paths,
             )  # fmt: skip
     if len(names) == 1:
@@ -647,8 +696,9 @@ class Investigator:
         changed = {c["component"] for c in changes}
         first = decide(alerting, alertnames, candidates, changed, [])
         sources: list[dict[str, Any]] = []
-        if first.root_cause and surge(alertnames.get(first.root_cause, [])):
-            upstream = call(task, ev, "traffic_sources", {"component": first.root_cause})
+        point = surge_of(first.candidates, alerting, alertnames, candidates)
+        if point is not None:
+            upstream = call(task, ev, "traffic_sources", {"component": point})
             sources = upstream.data or []
         first = decide(alerting, alertnames, candidates, changed, sources)
         peers: list[dict[str, Any]] = []

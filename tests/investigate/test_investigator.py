@@ -11,7 +11,7 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB
 from agents.investigate.decision import Decision
-from agents.investigate.investigator import Candidate, decide, outranks
+from agents.investigate.investigator import Candidate, decide, outranks, surge_of
 from agents.investigate.recall import UNTRIED_CONFIDENCE, confidence
 from gateway.cli.demo import rfc3339, run_demo
 from tests.conftest import Gateway, make_settings
@@ -185,6 +185,34 @@ def test_traffic_surge_from_several_sources_is_inconclusive() -> None:
     # without the surge alert the same walk blames the alerting dependency itself
     calm = decide(["frontend", "proxy"], {"frontend": ["Latency"]}, SURGE_WALK, set(), sources)
     assert calm.root_cause == "frontend"
+
+
+def test_a_surge_arriving_at_a_caller_blames_its_source_when_the_cause_only_slowed() -> None:
+    """The traffic alert is on the caller (proxy), and frontend, which it calls, is slow: the
+    load arriving at the proxy explains frontend's slowness; the source upstream of the proxy
+    is the cause. An error on frontend, or a second caller flooded too, keeps the rules as
+    they were (a retry storm raises request rates too)."""
+    walk = [Candidate("frontend", ["frontend", "proxy"], 1), Candidate("proxy", ["proxy"], 0)]
+    sources = [{"source": "partner", "path": ["partner", "proxy"], "hops": 1}]
+    slowed = {"proxy": ["TrackingRequestRateSpike"], "frontend": ["FrontendSlowQueries"]}
+    assert surge_of(["frontend"], ["frontend", "proxy"], slowed, walk) == "proxy"
+    decision = decide(["frontend", "proxy"], slowed, walk, set(), sources)
+    assert (decision.root_cause, decision.confidence) == ("partner", 0.6)
+    assert decision.surge_paths == [["partner", "proxy"]]
+    assert decision.ruled_out["frontend"] == (
+        "slowed by the traffic surge arriving at proxy: the cause is upstream"
+    )
+    failing = slowed | {"frontend": ["FrontendSlowQueries", "FrontendHighErrorRate"]}
+    assert surge_of(["frontend"], ["frontend", "proxy"], failing, walk) is None
+    assert decide(["frontend", "proxy"], failing, walk, set(), sources).root_cause == "frontend"
+    three = [Candidate("frontend", ["frontend", "proxy", "web"], 1),
+             Candidate("proxy", ["proxy"], 0), Candidate("web", ["web"], 0)]  # fmt: skip
+    both = slowed | {"web": ["WebTrafficSurge"]}
+    assert surge_of(["frontend"], ["frontend", "proxy", "web"], both, three) is None
+    # two slowed services the graph cannot separate, behind the one flooded caller
+    pair = [Candidate("cart", ["cart", "proxy"], 1), Candidate("slots", ["slots", "proxy"], 1)]
+    alike = {"proxy": ["StorefrontTrafficSurge"], "cart": ["CartP95High"], "slots": ["SlotsSlow"]}
+    assert surge_of(["cart", "slots"], ["cart", "slots", "proxy"], alike, pair) == "proxy"
 
 
 # --- the demo, end to end ----------------------------------------------------------------------
