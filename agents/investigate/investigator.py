@@ -66,7 +66,7 @@ from agents.investigate.measure import (
 from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
 from agents.investigate.recall import cited
 from agents.investigate.recall import confidence as memory_confidence
-from agents.investigate.remembered import remembered_lead_of, shape_missed
+from agents.investigate.remembered import fell_silent, remembered_lead_of, shape_missed
 from agents.investigate.split import split_unexplained
 from agents.investigate.tools import call, prefetch
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
@@ -621,8 +621,11 @@ class Investigator:
                     "check", args, partial(evaluate, check, candidate, ev), touched=[candidate]
                 )
                 results.append({"check": check} | result)
-                if not result["held"]:
-                    break
+                if not result["held"] and not (
+                    candidate == playbook["pinned_to"]
+                    and fell_silent(check, candidate, ev.alerting)
+                ):
+                    break  # past a silent cause's own alert check: its callers may say more
             # Context checks (nothing changed elsewhere, symptoms somewhere) cannot single out
             # the candidate: a playbook steers only if a check that held looks at it.
             applicable = (
@@ -638,7 +641,7 @@ class Investigator:
             }  # fmt: skip
             used.append(row)
             if not applicable:
-                if shape_missed(playbook, results):
+                if shape_missed(playbook, results, ev.alerting):
                     missed.append(playbook | {"row": row, "results": results})
                 continue
             if any(kinds_differ(r) for r in results):

@@ -21,23 +21,43 @@ from agents.investigate.recall import UNTRIED_CONFIDENCE, learned
 from agents.investigate.recall import confidence as memory_confidence
 
 
-def shape_missed(playbook: dict[str, Any], results: list[dict[str, Any]]) -> bool:
+def fell_silent(check: dict[str, Any], candidate: str, alerting: list[str]) -> bool:
+    """Whether `check` is an alert check on the candidate itself (`alert_any`, `alert_kind`,
+    `alert_firing`, scope `candidate`) while the candidate raises no alert at all now: a
+    database that alerted about its connections one night and fails silently the next. Its
+    silence is no measurement of its health, so the check failing says only that the incident
+    looks otherwise (`shape_missed`). One alerting with another kind does look otherwise."""
+    return (
+        check.get("type") in ("alert_any", "alert_kind", "alert_firing")
+        and check.get("scope", "candidate") == "candidate"
+        and candidate not in alerting
+    )
+
+
+def shape_missed(
+    playbook: dict[str, Any], results: list[dict[str, Any]], alerting: list[str]
+) -> bool:
     """Whether a recalled playbook (`recall` entry) failed only on how the incident it was
     learned from looked: pinned to the candidate (not a kind transfer), backed by a verdict,
-    every check held up to the last run, which failed and names that incident's components
-    (`checks.about_incident`: its signature, alerts on its callers). `results`: the checks
-    run, in order, each `{check, held, ...}` (the run stops at the first that fails).
+    and every check that failed either names that incident's components
+    (`checks.about_incident`: its signature, alerts on its callers) or asked for an alert on
+    the candidate, which is silent now (`fell_silent`; `alerting`: the alerting components).
+    `results`: the checks run, in order, each `{check, held, ...}` (the run stops at the first
+    that fails, but goes on past one that `fell_silent`).
 
     A silent cause's callers change from one time to the next (a pool exhausted behind the
-    payments API one night, behind the sessions API the next): nothing about the cause
-    itself contradicts it, only the alerts' shape is new."""
+    payments API one night, behind the sessions API the next), and a cause that alerted once
+    may fail silently the next time: nothing about the cause itself contradicts it, only the
+    alerts' shape is new."""
+    failed = [r for r in results if not r["held"]]
     return (
         playbook["candidate"] == playbook["pinned_to"]
         and bool(playbook.get("learned_from") or playbook.get("helped"))
-        and bool(results)
-        and not results[-1]["held"]
-        and about_incident(results[-1]["check"])
-        and all(r["held"] for r in results[:-1])
+        and bool(failed)
+        and all(
+            about_incident(r["check"]) or fell_silent(r["check"], playbook["candidate"], alerting)
+            for r in failed
+        )
     )
 
 

@@ -441,7 +441,8 @@ def test_a_silent_cause_behind_other_callers_is_a_lead_among_the_rules_ties(shop
 
 def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shape():
     """`shape_missed`: only the incident's own components (its signature, alerts on its
-    callers) may have failed, on a playbook pinned to the candidate and backed by a verdict.
+    callers) or the cause's own alert while it is silent now may have failed, on a playbook
+    pinned to the candidate and backed by a verdict.
     `unrefuted`: one such cause, not ruled out by a measurement, the one whose earlier callers
     alert again if only one's do; two alike leave it unsure."""
     book = {"candidate": "payments-db", "pinned_to": "payments-db", "learned_from": "inc-1"}
@@ -450,12 +451,15 @@ def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shap
                "held": False}  # fmt: skip
     itself = {"check": {"type": "alert_kind", "kind": "errors", "scope": "candidate"},
               "held": False}  # fmt: skip
-    assert shape_missed(book, [held, callers])
-    assert not shape_missed(book, [held, itself])  # the cause itself looks otherwise now
-    assert not shape_missed(book, [held, held])  # it held: it steers, not a miss
-    assert not shape_missed(book | {"candidate": "orders-db"}, [held, callers])  # a transfer
-    assert not shape_missed(book | {"learned_from": None}, [held, callers])  # no verdict
-    assert shape_missed(book | {"learned_from": None, "helped": 1}, [held, callers])
+    now = ["payments-api", "payments-db"]  # the cause alerts now, with another kind
+    assert shape_missed(book, [held, callers], now)
+    assert not shape_missed(book, [held, itself], now)  # the cause itself looks otherwise now
+    assert shape_missed(book, [held, itself], ["payments-api"])  # it is silent now: no proof
+    assert shape_missed(book, [held, itself, callers], ["payments-api"])  # and its callers
+    assert not shape_missed(book, [held, held], now)  # it held: it steers, not a miss
+    assert not shape_missed(book | {"candidate": "orders-db"}, [held, callers], now)  # transfer
+    assert not shape_missed(book | {"learned_from": None}, [held, callers], now)  # no verdict
+    assert shape_missed(book | {"learned_from": None, "helped": 1}, [held, callers], now)
 
     signature = {"check": {"type": "signature", "alerts": []}, "held": False}
     near = book | {"results": [held, {**callers, "held": True}, signature]}  # a caller again
