@@ -397,7 +397,9 @@ class Investigator:
                 cited(steered, len(gated(steered))), surge_paths=[steered["path"]],
             )  # fmt: skip
             planner = "memory"
-            lead = bool(steered.get("kinds_differ"))
+            # a lead: held only by its components, or trusted under the line (untried, or it
+            # misled before); the rules may be surer
+            lead = bool(steered.get("kinds_differ")) or decision.confidence < LEAD_BELOW
             # what is measured now may outrank memory; a lead (`_recall`), sure rules too;
             # rules surer of memory's own cause lend it their confidence
             if evidence.prometheus is not None or lead:
@@ -1126,11 +1128,12 @@ def measured_cause(decision: Decision) -> bool:
 
 def overruled(measured: Decision, playbook: dict[str, Any], at: float) -> Decision:
     """The rules' finding, its summary saying which remembered cause it overruled and why: the
-    measured evidence, or, for a lead (`kinds_differ`), the rules' surer finding."""
+    measured evidence, or, over a lead (held only by its components, or trusted under the
+    0.5 line), the rules' surer finding from the alerts and the graph."""
     why = (
-        f"the rules name {measured.root_cause} at {measured.confidence:.2f}"
-        if playbook.get("kinds_differ") and not measured_cause(measured)
-        else f"the measured evidence names {measured.root_cause}"
+        f"the measured evidence names {measured.root_cause}"
+        if measured_cause(measured)
+        else f"the rules name {measured.root_cause} at {measured.confidence:.2f}"
     )
     note = (
         f" Memory suggested {playbook['candidate']} (playbook '{playbook['title']}', "

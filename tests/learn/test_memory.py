@@ -223,6 +223,24 @@ def test_a_wrong_playbook_misleads_twice_retires_and_rules_take_over(shop: Gatew
     assert found["memory"] == []  # a retired playbook is never recalled
 
 
+def test_a_playbook_trusted_under_the_line_is_a_lead_the_surer_rules_overrule(shop: Gateway):
+    """A hand-written playbook on payments-api (untried: 0.45 at most) holds, but payments-db
+    alerts beneath it and explains every alerting component: the rules' 0.9 outranks a memory
+    finding under the 0.5 line, and the playbook's trust does not move on the verdict."""
+    assert shop.http.post("/api/v1/playbooks", json=PLANTED).status_code == 201
+    at = WEEK1
+    found = incident(shop, fire(shop, at, [
+        ("StorefrontErrors", "shop", "checkout failing"),
+        ("HighErrorRate", "payments-api", "5xx above 5%"),
+        ("PgConnectionPoolExhausted", "payments-db", "no free connection slots"),
+    ]))  # fmt: skip
+    assert (found["root_cause"], found["finding"]["planner"]) == ("payments-db", "rules")
+    assert found["finding"]["confidence"] == 0.9
+    (row,) = found["memory"]
+    assert (row["playbook"], row["applicable"], row["steered"]) == ("wrong", True, False)
+    assert "the rules name payments-db at 0.90" in found["finding"]["summary"]
+
+
 def test_a_changed_verdict_replaces_the_earlier_one(shop: Gateway):
     """A rejection, then the engineer changes their mind and confirms: the decision counts
     once, as its latest verdict says (helped, no longer misled); the same verdict again
