@@ -33,16 +33,18 @@ from __future__ import annotations
 import copy
 import json
 import re
+import threading
 import uuid
 from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
+from queue import SimpleQueue
 from typing import Any
 
 import orjson
 
-from adapters.falkordb import TenantGraph
+from adapters.falkordb import Rendered, TenantGraph, rendered
 from agents.triage.alerts import NormalizedAlert
 
 #: Label names tried in order to find an alert's component (first known component wins).
@@ -251,9 +253,29 @@ BATCH = 250
 FAST_BATCH = 1000
 #: Firing alerts a delivery needs before `Triage.fast` reads the open incidents to group them.
 FAST_MIN = 2
-#: Where `Triage.fast` sends its writes, so that it decides the next batch meanwhile (the
-#: thread waits on the database, without the GIL); a few deliveries' writes at a time.
+#: Where `Triage.fast` sends its writes (`send_batches`, one job per delivery), so that it
+#: decides the next batches meanwhile (the thread waits on the database, without the GIL); a
+#: few deliveries' writes at a time.
 WRITES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="triage-write")
+
+
+def send_batches(
+    graph: TenantGraph, batches: SimpleQueue[Rendered | None], stopped: threading.Event
+) -> list[dict[str, Any] | None]:
+    """`Triage.fast`'s writes: each `triage_batch` of `batches` in turn, up to None, the first
+    write that did not write all its alerts, or `stopped` (set by either side: here once the
+    writes are over, whatever ended them); their answers. Each is sent from this thread as soon
+    as the one before answered."""
+    answers: list[dict[str, Any] | None] = []
+    try:
+        while (params := batches.get()) is not None and not stopped.is_set():
+            answer = graph.one("triage_batch", params)
+            answers.append(answer)
+            if not answer or int(answer["written"]) != len(params["alert_rows"]):
+                break
+    finally:  # also when a write raised: the deciding thread stops too
+        stopped.set()
+    return answers
 
 
 @dataclass(eq=False)
@@ -294,6 +316,11 @@ def runs(rows: list[list[Any]]) -> dict[str, list[list[Any]]]:
     return {"alert_rows": ordered, "runs": found}
 
 
+#: How `triage_alert` orders the open incidents an alert may join, best first: explained by
+#: its root cause (0) or not (1), hops to the nearest component it holds, opened at, id.
+Rank = tuple[int, int, int, str]
+
+
 class Index:
     """Open incidents by component and by Alertmanager group key, for `Triage.decide`: a storm
     of 5,000 alerts looks up the few incidents near each alert rather than all of them."""
@@ -304,12 +331,15 @@ class Index:
         #: `holding`'s answers until the next `add`: a storm asks the same names thousands of
         #: times between two incidents' changes
         self.held: dict[tuple[str, ...], list[OpenIncident]] = {}
+        #: `Triage.ranked`'s answers until the next `add`, by component (or group key)
+        self.ranked: dict[tuple[str, bool], list[tuple[Rank, OpenIncident, str]]] = {}
         for incident in incidents:
             self.add(incident)
 
     def add(self, incident: OpenIncident) -> None:
         """Index `incident` under its components and group keys (again after they grew)."""
         self.held.clear()
+        self.ranked.clear()
         for name in incident.components:
             found = self.by_component.setdefault(name, [])
             if incident not in found:  # by identity (eq=False)
@@ -573,33 +603,45 @@ class Triage:
         since (a concurrent delivery, an investigation, a merge) writes nothing, and the rest
         go through `feed`. Each alert joined to an incident counts as bridged, as in `one`:
         there was no other open incident in its reach for `merge_bridged` to merge.
-        While a write runs (in `WRITES`), the next batch is decided as if it succeeds; it is
-        sent only once it has, and dropped with everything decided since when it has not: the
-        same writes in the same order, the database's time and this thread's overlapping."""
+        The writes go to one job in `WRITES` (it waits on the database without the GIL), which
+        sends each batch as soon as the write before it wrote all its alerts, and stops at the
+        first that did not; meanwhile this thread decides and writes out the next batches as if
+        they all succeed, and drops everything decided after a refused write: the same writes in
+        the same order, the database's time and this thread's overlapping, and no handing over
+        between two writes."""
         state = {row[0]: OpenIncident(*row) for row in open_rows}
         seen: set[str] = set()
-        done = prepared = 0
-        flight: tuple[Future[dict[str, Any] | None], int, tuple[Any, ...], bool] | None = None
-        while True:
-            batch = None
-            if prepared < len(items):
+        prepared = 0
+        batches: SimpleQueue[Rendered | None] = SimpleQueue()
+        stopped = threading.Event()
+        sent = WRITES.submit(send_batches, self.graph, batches, stopped)
+        decided: list[tuple[int, tuple[Any, ...], bool]] = []
+        try:
+            while prepared < len(items) and not stopped.is_set():
                 batch = self.prepare(items[prepared : prepared + FAST_BATCH], state, seen,
                                      refired, span)  # fmt: skip
-            if flight is not None:
-                sent, count, saved, enqueued = flight
-                answer = sent.result()
-                if not answer or int(answer["written"]) != count:
-                    _, self.anchor, self.bridged, self.report, _ = saved
-                    return done
-                # the re-investigations this write left are settled with the delivery's (it
-                # leaves none for an incident whose first investigation has not started)
-                self.report.unsettled |= enqueued and int(answer["queued"]) > 0
-                done += count
-            if batch is None:
+                if batch is None:
+                    break
+                params, count, saved, enqueued = batch
+                batches.put(rendered(params))
+                decided.append((count, saved, enqueued))
+                prepared += count
+        except BaseException:
+            stopped.set()  # nothing more is sent
+            raise
+        finally:
+            batches.put(None)
+            answers = sent.result()
+        done = 0
+        for (count, saved, enqueued), answer in zip(decided, answers, strict=False):
+            if not answer or int(answer["written"]) != count:
+                self.anchor, self.bridged, self.report = saved
                 return done
-            params, count, saved, enqueued = batch
-            prepared += count
-            flight = WRITES.submit(self.graph.one, "triage_batch", params), count, saved, enqueued
+            # the re-investigations this write left are settled with the delivery's (it
+            # leaves none for an incident whose first investigation has not started)
+            self.report.unsettled |= enqueued and int(answer["queued"]) > 0
+            done += count
+        return done
 
     def prepare(
         self,
@@ -614,14 +656,13 @@ class Triage:
         first that `triage_batch` cannot take. Returns its parameters, how many items it
         takes, what a refusal rolls back to and whether it enqueues re-investigations; None
         when the first item cannot go."""
-        # what a refused write rolls back: `decide` replaces an incident's lists and adds to
-        # the report's, so one level of copies is enough (a deep copy of thousands of open
-        # incidents cost about 40 ms per write)
+        # what a refused write rolls back (`fast` writes nothing more, so `state` and `seen`
+        # are not needed again): `decide` adds to the report's lists, so one level of copies
+        # is enough
         saved = (
-            {k: replace(v) for k, v in state.items()}, dict(self.anchor), set(self.bridged),
+            dict(self.anchor), set(self.bridged),
             replace(self.report, **{f.name: copy.copy(getattr(self.report, f.name))
                                     for f in fields(self.report)}),
-            set(seen),
         )  # fmt: skip
         expected = [state[k].row() for k in sorted(state)]
         index = Index(state.values())
@@ -675,22 +716,19 @@ class Triage:
         decides that in the graph)."""
         component = self.components[alert.key]
         links = self.linked[component] if component else Links()
-        near, start, window = links.names, alert.starts_at_ms, self.window_ms
+        start, window = alert.starts_at_ms, self.window_ms
         group = alert.group_key
-        found = index.holding(near) if near else index.grouped.get(group, []) if group else []
-        best: tuple[tuple[int, int, int, str], OpenIncident, str] | None = None
+        best: tuple[Rank, OpenIncident, str] | None = None
         reached = 0  # candidates: another one in the reach may be merged with the chosen one
-        for incident in found:
-            if not start - window <= incident.opened_at <= start + window:
-                continue
-            reached += 1
-            hits = [n for n, name in enumerate(near) if name in incident.components]
-            unexplained = 0 if incident.root_cause and incident.root_cause in links.down else 1
-            rank = (unexplained, links.hops[hits[0]] if hits else 0, incident.opened_at,
-                    incident.id)  # fmt: skip
-            if best is None or rank < best[0]:
-                via = links.paths[hits[0]] if hits else f"same Alertmanager group {group}"
-                best = (rank, incident, via)
+        for candidate in self.ranked(component, group, links, index):
+            if start - window <= candidate[1].opened_at <= start + window:
+                reached += 1
+                if best is None:
+                    best = candidate
+                    if not component or (component, best[1].id) in self.bridged:
+                        break  # no merge to look for: the rest need not be counted
+                else:
+                    break
         severity = severity_rank(alert.severity)
         via_: str | None = None
         if best is None:
@@ -730,6 +768,31 @@ class Triage:
             self.report.unmatched.append(alert.key)
         self.touched(incident.id)
         return [alert.key, incident.id, component, via_, *alert_values(alert)]
+
+    def ranked(
+        self, component: str | None, group: str, links: Links, index: Index
+    ) -> list[tuple[Rank, OpenIncident, str]]:
+        """The open incidents an alert on `component` (None: on no component, of Alertmanager
+        group `group`) with `links` may join, whatever their time, best first (`Rank`), each
+        with the alert's `via` to it: those holding a component it links to, else those of its
+        group. Remembered in `index` until its next change (a storm asks thousands of times)."""
+        asked = (component, True) if component else (group, False)
+        found = index.ranked.get(asked)
+        if found is None:
+            near = links.names
+            grouped = index.grouped.get(group, []) if group else []
+            incidents = index.holding(near) if near else grouped
+            found = []
+            for incident in incidents:
+                hits = [n for n, name in enumerate(near) if name in incident.components]
+                unexplained = 0 if incident.root_cause and incident.root_cause in links.down else 1
+                rank = (unexplained, links.hops[hits[0]] if hits else 0, incident.opened_at,
+                        incident.id)  # fmt: skip
+                via = links.paths[hits[0]] if hits else f"same Alertmanager group {group}"
+                found.append((rank, incident, via))
+            found.sort(key=lambda item: item[0])
+            index.ranked[asked] = found
+        return found
 
     def touched(self, incident: str) -> None:
         """Note an incident this delivery touched (once)."""
