@@ -37,7 +37,7 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from queue import SimpleQueue
 from typing import Any
@@ -187,6 +187,13 @@ class TriageReport:
 NAMING_LABELS = (*COMPONENT_LABELS, "pod", "pod_name")
 
 
+def candidate_names(labels: Iterable[dict[str, str]]) -> list[str]:
+    """Every name any of the label sets `labels` could give its component, sorted (the
+    `names` of `alert_candidates`, from the labels alone)."""
+    seen = {tuple(map(each.get, NAMING_LABELS)): each for each in labels}
+    return sorted({name for each in seen.values() for name in component_candidates(each)})
+
+
 def alert_candidates(alerts: list[NormalizedAlert]) -> tuple[dict[str, list[str]], list[str]]:
     """`component_candidates` of each alert, by key (the last alert of a key repeated within
     the delivery), and every name any alert's labels could give its component, sorted; worked
@@ -254,8 +261,8 @@ FAST_BATCH = 1000
 #: Firing alerts a delivery needs before `Triage.fast` reads the open incidents to group them.
 FAST_MIN = 2
 #: Where `Triage.fast` sends its writes (`send_batches`, one job per delivery), so that it
-#: decides the next batches meanwhile (the thread waits on the database, without the GIL); a
-#: few deliveries' writes at a time.
+#: decides the next batches meanwhile (the thread waits on the database, without the GIL), and
+#: where `read_ahead` reads; a few deliveries' at a time.
 WRITES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="triage-write")
 
 
@@ -866,6 +873,7 @@ def triage(
     hold_ms: int = 0,
     reinvestigate_ms: int = 10_000,
     reopen_ms: int = 0,
+    ahead: Ahead | None = None,
 ) -> TriageReport:
     """Write every alert of one delivery to the graph and attach it to an incident.
 
@@ -880,6 +888,7 @@ def triage(
     with the components of open incidents of their Alertmanager group (a later delivery).
     `reopen_ms`: a new firing episode of an alert of an incident resolved at most this long
     before it started reopens that incident (`BLAST_REOPEN_WINDOW`; 0: never), no new page.
+    `ahead`: this delivery's read started by `read_ahead`, taken when its parameters are these.
     Queries: one to resolve components, find their links, the stored alerts and the open
     incidents (`triage_context.cypher`), then `Triage`'s (a storm of new alerts: one
     `triage_batch` per 1,000; otherwise one write per batch of a few hundred, or per alert).
@@ -889,23 +898,16 @@ def triage(
     Raises `GraphUnavailable` if the database cannot answer; alerts written before that stay
     written, and the sender's retry is harmless.
     """
-    keys = sorted({a.key for a in alerts})
-    groups = sorted({a.group_key for a in alerts if a.group_key})
-    # a storm's new alerts are grouped here from the open incidents of their time (`fast`); a
-    # lone alert is one `triage_alert` when `triage_lone` did not write it, which needs no more
-    starts = [a.starts_at_ms for a in alerts if a.status == "firing"]
-    fast = batch and len(starts) >= FAST_MIN
-    span = (min(starts) - window_ms, max(starts) + window_ms) if fast else (1, 0)
-    fingerprints = sorted({a.fingerprint for a in alerts}) if fast and reopen_ms else []
     candidates, names = alert_candidates(alerts)
-    context = {  # links up to twice the reach: the farther ones are `Links.beyond`
-        "candidates": names, "keys": [] if fingerprints else keys,
-        "hops": min(6, 2 * hops), "group_keys": groups, "lo": span[0], "hi": span[1],
-        "fingerprints": fingerprints,
-    }  # fmt: skip
+    context = Heads.of(alerts).context(names, window_ms, hops, batch, reopen_ms)
+    fast = context["lo"] <= context["hi"]  # else (1, 0): no storm to group (`Heads.context`)
+    # a lone alert is one `triage_alert` when `triage_lone` did not write it, which needs no more
     lone = batch and len(alerts) == 1 and alerts[0].status == "firing"
     opening = lone_params(alerts[0], hops, window_ms, hold_ms, reopen_ms) if lone else {}
-    read = graph.one("triage_lone" if lone else "triage_context", context | opening)
+    if ahead is not None and not lone and ahead.params == context:
+        read = ahead.answer.result()
+    else:
+        read = graph.one("triage_lone" if lone else "triage_context", context | opening)
     assert read is not None  # every part collects: always one row
     components = resolve_components(candidates, read["matched"])
     if lone and read["written"]:  # what `Triage.one` reports for an alert that opened one
@@ -919,13 +921,81 @@ def triage(
     linked = shared_dependencies(component_links(read["links"], earlier + named, hops))
     for name in earlier:  # they only lend their links; this delivery has no alert on them
         del linked[name]
-    known = set(read["known"]) | (set(read["episodes"]) & set(keys))
+    known = set(read["known"]) | (set(read["episodes"]) & {a.key for a in alerts})
     ordered = dependency_order(alerts, components, linked)
     report = Triage(graph, components, linked, window_ms, batch, hold_ms, reopen_ms).run(
-        ordered, known, read["open"] if fast else None, set(read["refired"]), span
+        ordered,
+        known,
+        read["open"] if fast else None,
+        set(read["refired"]),
+        (context["lo"], context["hi"]),
     )
     settle_reinvestigations(graph, report, reinvestigate_ms)
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class Heads:
+    """What `triage` reads the graph for (`triage_context`), of one delivery's alerts, each
+    list in the delivery's order: keys, fingerprints, statuses, start times (ms since the
+    epoch), labels and Alertmanager group keys, as `NormalizedAlert` has them. The webhook has
+    them before it builds the alerts (`read_ahead`)."""
+
+    keys: list[str]
+    fingerprints: list[str]
+    statuses: list[str]
+    starts: list[int]
+    labels: list[dict[str, str]]
+    group_keys: list[str]
+
+    @classmethod
+    def of(cls, alerts: list[NormalizedAlert]) -> Heads:
+        """The heads of `alerts`."""
+        return cls(
+            [a.key for a in alerts], [a.fingerprint for a in alerts],
+            [a.status for a in alerts], [a.starts_at_ms for a in alerts],
+            [a.labels for a in alerts], [a.group_key for a in alerts],
+        )  # fmt: skip
+
+    def context(
+        self, names: list[str], window_ms: int, hops: int, batch: bool, reopen_ms: int
+    ) -> dict[str, Any]:
+        """`triage_context`'s parameters for these alerts, `names` their `candidate_names`
+        (`triage`'s arguments otherwise)."""
+        starts = [ms for ms, status in zip(self.starts, self.statuses, strict=True)
+                  if status == "firing"]  # fmt: skip
+        # a storm's new alerts are grouped from the open incidents of their time (`fast`)
+        fast = batch and len(starts) >= FAST_MIN
+        span = (min(starts) - window_ms, max(starts) + window_ms) if fast else (1, 0)
+        fingerprints = sorted(set(self.fingerprints)) if fast and reopen_ms else []
+        return {  # links up to twice the reach: the farther ones are `Links.beyond`
+            "candidates": names, "keys": [] if fingerprints else sorted(set(self.keys)),
+            "hops": min(6, 2 * hops), "group_keys": sorted({g for g in self.group_keys if g}),
+            "lo": span[0], "hi": span[1], "fingerprints": fingerprints,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Ahead:
+    """A `triage_context` read started before the delivery's alerts were built (`read_ahead`):
+    its parameters and its answer to come."""
+
+    params: dict[str, Any]
+    answer: Future[dict[str, Any] | None]
+
+
+def read_ahead(
+    graph: TenantGraph, heads: Heads, window_ms: int, hops: int = 2, reopen_ms: int = 0
+) -> Ahead | None:
+    """Start `triage`'s read of the graph for the alerts `heads` (in `WRITES`), for a
+    delivery of at least `FAST_MIN` firing alerts (a lone alert reads otherwise), so that it
+    runs while the webhook builds the alerts; `triage` takes its answer when it would send the
+    same parameters (`triage`'s arguments otherwise), else it reads again. None when not
+    started. A read only: an answer nobody takes changes nothing."""
+    if heads.statuses.count("firing") < FAST_MIN:
+        return None
+    params = heads.context(candidate_names(heads.labels), window_ms, hops, True, reopen_ms)
+    return Ahead(params, WRITES.submit(graph.one, "triage_context", params))
 
 
 def lone_params(

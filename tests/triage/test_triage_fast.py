@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from adapters.falkordb import GraphStore, TenantGraph
+from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph
 from agents.tasks.coordination import claim
 from agents.triage import triage as triage_module
-from agents.triage.triage import alert_candidates, triage
+from agents.triage.triage import Heads, alert_candidates, read_ahead, triage
 from tests.conftest import demo_graph
 from tests.triage.test_triage_batches import WINDOW_MS, graph_queries, storm
 
@@ -213,3 +213,67 @@ def test_a_component_both_named_and_of_the_group_is_walked_once(store: GraphStor
     assert grouped["grouped"] and set(grouped["grouped"]) <= {m["name"] for m in alone["matched"]}
     assert len(alone["links"]) > 10
     assert grouped["links"] == alone["links"]
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_a_read_started_ahead_is_taken_only_for_the_same_alerts(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch, same: bool
+) -> None:
+    # the webhook starts triage's read while it builds the alerts (`read_ahead`): triage takes
+    # that answer when it would have read the same, and reads again otherwise (here: the read
+    # was started for the storm's alerts but one was left out, as a heartbeat is); either way
+    # the graph ends as without a read ahead
+    alerts = storm(1200, seed=71)
+    triaged = alerts if same else alerts[1:]
+    original = TenantGraph.one
+    asked: list[str] = []
+
+    def recording(self: TenantGraph, query: str, params: Any = None) -> Any:
+        asked.append(query)
+        return original(self, query, params)
+
+    ahead_graph, plain_graph = (
+        demo_graph(store, f"ahead{int(same)}"),
+        demo_graph(store, f"plain{int(same)}"),
+    )
+    monkeypatch.setattr(TenantGraph, "one", recording)
+    ahead = read_ahead(ahead_graph, Heads.of(alerts), WINDOW_MS, reopen_ms=600_000)
+    assert ahead is not None and ahead.params["fingerprints"]
+    report = triage(ahead_graph, triaged, WINDOW_MS, reopen_ms=600_000, ahead=ahead)
+    assert asked.count("triage_context") == (1 if same else 2)
+    monkeypatch.setattr(TenantGraph, "one", original)
+    triage(plain_graph, triaged, WINDOW_MS, reopen_ms=600_000)
+    assert report.accepted == len(triaged) and shape(ahead_graph) == shape(plain_graph)
+
+
+def test_no_read_ahead_for_fewer_than_two_firing_alerts(store: GraphStore) -> None:
+    # a lone alert is read (and maybe written) by `triage_lone`: a read ahead would be wasted
+    graph = demo_graph(store, "aheadlone")
+    resolved = storm(3, seed=81, status="resolved")
+    assert read_ahead(graph, Heads.of(storm(1, seed=81)), WINDOW_MS) is None
+    assert read_ahead(graph, Heads.of(resolved + storm(1, seed=82)), WINDOW_MS) is None
+    assert read_ahead(graph, Heads.of(storm(2, seed=83)), WINDOW_MS) is not None
+
+
+def test_a_write_that_fails_stops_the_storm_with_its_error(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the database goes away during the second write: triage raises it (the webhook answers
+    # 503 and the sender retries), the first write's alerts stay, nothing after is sent
+    graph = demo_graph(store, "aheadfailed")
+    original = TenantGraph.one
+    sent: list[int] = []
+
+    def failing(self: TenantGraph, query: str, params: Any = None) -> Any:
+        if query == "triage_batch":
+            sent.append(len(params["alert_rows"]))
+            if len(sent) == 2:
+                raise GraphUnavailable("gone")
+        return original(self, query, params)
+
+    monkeypatch.setattr(TenantGraph, "one", failing)
+    with pytest.raises(GraphUnavailable):
+        triage(graph, storm(3500, seed=91), WINDOW_MS)
+    monkeypatch.setattr(TenantGraph, "one", original)
+    assert sent == [1000, 1000]
+    assert sum(len(r["fingerprints"]) for r in graph.rows("bench_incident_groups")) == 1000
