@@ -178,7 +178,9 @@ def test_the_heads_told_ahead_are_those_of_the_alerts_built(data):
     except PayloadError:
         assert told == []
         return
-    assert told in ([], [Heads.of(found.alerts)])
+    # labels as sent: a value over MAX_VALUE_CHARS is cut in the alert (then triage reads again)
+    cut = any(len(v) > MAX_VALUE_CHARS for a in found.alerts for v in a.labels.values())
+    assert told in ([], [Heads.of(found.alerts)]) or cut
 
 
 def test_a_plain_storm_takes_the_one_pass():

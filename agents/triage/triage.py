@@ -899,15 +899,16 @@ def triage(
     written, and the sender's retry is harmless.
     """
     candidates, names = alert_candidates(alerts)
-    context = Heads.of(alerts).context(names, window_ms, hops, batch, reopen_ms)
-    fast = context["lo"] <= context["hi"]  # else (1, 0): no storm to group (`Heads.context`)
+    heads = Heads.of(alerts)
     # a lone alert is one `triage_alert` when `triage_lone` did not write it, which needs no more
     lone = batch and len(alerts) == 1 and alerts[0].status == "firing"
     opening = lone_params(alerts[0], hops, window_ms, hold_ms, reopen_ms) if lone else {}
-    if ahead is not None and not lone and ahead.params == context:
-        read = ahead.answer.result()
+    if ahead is not None and batch and ahead.taken(heads, window_ms, hops, reopen_ms):
+        context, read = ahead.params, ahead.answer.result()  # `read_ahead`: never lone
     else:
+        context = heads.context(names, window_ms, hops, batch, reopen_ms)
         read = graph.one("triage_lone" if lone else "triage_context", context | opening)
+    fast = context["lo"] <= context["hi"]  # else (1, 0): no storm to group (`Heads.context`)
     assert read is not None  # every part collects: always one row
     components = resolve_components(candidates, read["matched"])
     if lone and read["written"]:  # what `Triage.one` reports for an alert that opened one
@@ -978,10 +979,18 @@ class Heads:
 @dataclass(frozen=True, slots=True)
 class Ahead:
     """A `triage_context` read started before the delivery's alerts were built (`read_ahead`):
-    its parameters and its answer to come."""
+    what it was started for (the alerts' heads and `triage`'s window, reach and reopen window,
+    ms), its parameters and its answer to come."""
 
+    heads: Heads
+    settings: tuple[int, int, int]
     params: dict[str, Any]
     answer: Future[dict[str, Any] | None]
+
+    def taken(self, heads: Heads, window_ms: int, hops: int, reopen_ms: int) -> bool:
+        """Whether this read is `triage`'s for alerts of `heads` with these settings (it reads
+        the same: its parameters are a function of them)."""
+        return self.settings == (window_ms, hops, reopen_ms) and self.heads == heads
 
 
 def read_ahead(
@@ -995,7 +1004,8 @@ def read_ahead(
     if heads.statuses.count("firing") < FAST_MIN:
         return None
     params = heads.context(candidate_names(heads.labels), window_ms, hops, True, reopen_ms)
-    return Ahead(params, WRITES.submit(graph.one, "triage_context", params))
+    answer = WRITES.submit(graph.one, "triage_context", params)
+    return Ahead(heads, (window_ms, hops, reopen_ms), params, answer)
 
 
 def lone_params(
