@@ -329,6 +329,8 @@ class _Sent:
     now_ms: int | None
     #: where Alertmanager's silences are made (`silence_link`); "" for Grafana's alerts
     silences: str = field(init=False)
+    #: `_link` of each generatorURL seen so far in this body
+    links: dict[str, str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         alertmanager = self.source == "alertmanager"
@@ -371,7 +373,9 @@ class _Sent:
         if ends_ms is not None:
             ends_ms = max(ends_ms, starts_ms)
         cut_labels = cut_values(labels)
-        link = _link(generator_url, self.external_url)
+        link = self.links.get(generator_url)
+        if link is None:  # a storm's alerts come from a few rules
+            link = self.links[generator_url] = _link(generator_url, self.external_url)
         silence = http_link(grafana_silence) if grafana_silence else ""
         if not silence or len(silence) > MAX_SILENCE_URL_CHARS:
             silence = silence_link(self.silences, labels)
