@@ -34,6 +34,7 @@ import copy
 import json
 import re
 import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Iterable
@@ -264,6 +265,14 @@ FAST_MIN = 2
 #: decides the next batches meanwhile (the thread waits on the database, without the GIL), and
 #: where `read_ahead` reads; a few deliveries' at a time.
 WRITES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="triage-write")
+
+
+#: Alerts `Triage.prepare` decides between two offers of the GIL to the thread that sends the
+#: writes: a thread whose socket call returned waits for the GIL until the one holding it
+#: lets go, else for the interpreter's switch interval (5 ms), and a 700 KB write returns
+#: from the socket several times (measured: the writes made while this thread decided took
+#: 30-45 ms, 15-18 once it was idle).
+HAND_OVER = 100
 
 
 def send_batches(
@@ -631,6 +640,7 @@ class Triage:
                     break
                 params, count, saved, enqueued = batch
                 batches.put(rendered(params))
+                time.sleep(0)  # the GIL to the sending thread now (`HAND_OVER`)
                 decided.append((count, saved, enqueued))
                 prepared += count
         except BaseException:
@@ -685,6 +695,8 @@ class Triage:
                 break
             seen.add(alert.fingerprint)
             rows.append(row)
+            if not len(rows) % HAND_OVER:
+                time.sleep(0)  # the sending thread's answer came: it goes on now (`HAND_OVER`)
         if not rows:
             return None
         params = {

@@ -14,6 +14,7 @@ import functools
 import json
 import operator
 import re
+import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agents.triage.alerts import MAX_VALUE_CHARS, NormalizedAlert, cut, cut_values
-from agents.triage.triage import Heads
+from agents.triage.triage import HAND_OVER, Heads
 from gateway.http.limits import BodyError, load_json
 
 GO_ZERO_TIME_PREFIX = "0001-01-01"
@@ -501,7 +502,12 @@ def _plain_notification(
                 [c[1] for c in checked], [sent.group_key] * len(checked),
             )
         )  # fmt: skip
-    return Notification([sent.alert(*c) for c in checked], truncated, group_key)
+    alerts: list[NormalizedAlert] = []
+    for first in range(0, len(checked), HAND_OVER):
+        alerts += [sent.alert(*c) for c in checked[first : first + HAND_OVER]]
+        if ahead is not None:  # the read's thread goes on as its answer comes (`HAND_OVER`)
+            time.sleep(0)
+    return Notification(alerts, truncated, group_key)
 
 
 def _all_text(values: object) -> bool:
