@@ -261,6 +261,9 @@ BATCH = 250
 FAST_BATCH = 1000
 #: Firing alerts a delivery needs before `Triage.fast` reads the open incidents to group them.
 FAST_MIN = 2
+#: Firing alerts a delivery needs for `read_ahead`: building fewer takes less time than
+#: handing the read to another thread and back (a storm's 5,000 take 15-20 ms, the read's own).
+AHEAD_MIN = FAST_BATCH
 #: Where `Triage.fast` sends its writes (`send_batches`, one job per delivery), so that it
 #: decides the next batches meanwhile (the thread waits on the database, without the GIL), and
 #: where `read_ahead` reads; a few deliveries' at a time.
@@ -635,14 +638,15 @@ class Triage:
         try:
             while prepared < len(items) and not stopped.is_set():
                 batch = self.prepare(items[prepared : prepared + FAST_BATCH], state, seen,
-                                     refired, span)  # fmt: skip
+                                     refired, span, bool(decided))  # fmt: skip
                 if batch is None:
                     break
                 params, count, saved, enqueued = batch
                 batches.put(rendered(params))
-                time.sleep(0)  # the GIL to the sending thread now (`HAND_OVER`)
                 decided.append((count, saved, enqueued))
                 prepared += count
+                if prepared < len(items):  # more to decide: the GIL to the sending thread first
+                    time.sleep(0)
         except BaseException:
             stopped.set()  # nothing more is sent
             raise
@@ -667,12 +671,14 @@ class Triage:
         seen: set[str],
         refired: set[str],
         span: tuple[int, int],
+        sending: bool = False,
     ) -> tuple[dict[str, Any], int, tuple[Any, ...], bool] | None:
         """`fast`'s next write: where each of the first `items` goes (`decide`, changing
         `state`, `seen` and the report, then leaving `state` as the write will), up to the
-        first that `triage_batch` cannot take. Returns its parameters, how many items it
-        takes, what a refusal rolls back to and whether it enqueues re-investigations; None
-        when the first item cannot go."""
+        first that `triage_batch` cannot take; `sending`: a write is under way (the GIL is
+        offered to its thread every `HAND_OVER` alerts). Returns its parameters, how many
+        items it takes, what a refusal rolls back to and whether it enqueues
+        re-investigations; None when the first item cannot go."""
         # what a refused write rolls back (`fast` writes nothing more, so `state` and `seen`
         # are not needed again): `decide` adds to the report's lists, so one level of copies
         # is enough
@@ -695,8 +701,8 @@ class Triage:
                 break
             seen.add(alert.fingerprint)
             rows.append(row)
-            if not len(rows) % HAND_OVER:
-                time.sleep(0)  # the sending thread's answer came: it goes on now (`HAND_OVER`)
+            if sending and not len(rows) % HAND_OVER:
+                time.sleep(0)  # if the sending thread's answer came, it goes on now
         if not rows:
             return None
         params = {
@@ -1009,11 +1015,11 @@ def read_ahead(
     graph: TenantGraph, heads: Heads, window_ms: int, hops: int = 2, reopen_ms: int = 0
 ) -> Ahead | None:
     """Start `triage`'s read of the graph for the alerts `heads` (in `WRITES`), for a
-    delivery of at least `FAST_MIN` firing alerts (a lone alert reads otherwise), so that it
-    runs while the webhook builds the alerts; `triage` takes its answer when it would send the
-    same parameters (`triage`'s arguments otherwise), else it reads again. None when not
-    started. A read only: an answer nobody takes changes nothing."""
-    if heads.statuses.count("firing") < FAST_MIN:
+    delivery of at least `AHEAD_MIN` firing alerts, so that it runs while the webhook builds
+    the alerts; `triage` takes its answer when it was started for the same alerts and
+    settings (`triage`'s arguments otherwise), else it reads again. None when not started. A
+    read only: an answer nobody takes changes nothing."""
+    if heads.statuses.count("firing") < AHEAD_MIN:
         return None
     params = heads.context(candidate_names(heads.labels), window_ms, hops, True, reopen_ms)
     answer = WRITES.submit(graph.one, "triage_context", params)

@@ -427,7 +427,7 @@ def read_notification(
     data: Any,
     default_severity: str,
     now_ms: int | None = None,
-    ahead: Callable[[Heads], object] | None = None,
+    ahead: Callable[[Heads], bool] | None = None,
 ) -> Notification:
     """`validate_body` then `normalize` of parsed JSON, in one pass over its alerts when the
     body is plain (every field absent or of its JSON type, no Grafana `values`, every time and
@@ -435,7 +435,9 @@ def read_notification(
     of the time for a 5,000-alert storm (no model per alert; each time parsed once). Any other
     body goes through `validate_body` and `normalize`, so a refusal is theirs, word for word.
     `ahead`: called with the alerts' `Heads` once a plain body is validated, before its alerts
-    are built (the webhook starts triage's read meanwhile, `agents.triage.triage.read_ahead`).
+    are built (the webhook starts triage's read meanwhile, `agents.triage.triage.read_ahead`);
+    it says whether a read is under way, and then the GIL is offered to it every `HAND_OVER`
+    alerts built.
     Raises `PayloadError` as they do."""
     plain = _plain_notification(data, default_severity, now_ms, ahead)
     if plain is not None:
@@ -446,7 +448,7 @@ def read_notification(
 
 
 def _plain_notification(
-    data: Any, default_severity: str, now_ms: int | None, ahead: Callable[[Heads], object] | None
+    data: Any, default_severity: str, now_ms: int | None, ahead: Callable[[Heads], bool] | None
 ) -> Notification | None:
     """`read_notification` of a plain body, or None when the body is not plain: every alert
     checked first (`sent.alert`'s arguments), then `ahead` told, then the alerts built."""
@@ -494,8 +496,9 @@ def _plain_notification(
              ends_ms if status == "resolved" else None, got("generatorURL", ""),
              fingerprint or label_fingerprint(labels), "null", got("silenceURL", ""))
         )  # fmt: skip
+    reading = False
     if ahead is not None:  # labels as sent: `cut_values` changes one in a million
-        ahead(
+        reading = ahead(
             Heads(
                 [f"{c[7]}@{c[3]}" for c in checked], [c[7] for c in checked],
                 [c[0] for c in checked], [sent.start(c[4]) for c in checked],
@@ -505,7 +508,7 @@ def _plain_notification(
     alerts: list[NormalizedAlert] = []
     for first in range(0, len(checked), HAND_OVER):
         alerts += [sent.alert(*c) for c in checked[first : first + HAND_OVER]]
-        if ahead is not None:  # the read's thread goes on as its answer comes (`HAND_OVER`)
+        if reading:  # the read's thread goes on as its answer comes (`HAND_OVER`)
             time.sleep(0)
     return Notification(alerts, truncated, group_key)
 

@@ -90,11 +90,12 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     graph = request.app.state.store.graph(graph_name(tenant))
     reads: list[Ahead | None] = []  # triage's read, started while the alerts are built
 
-    def ahead(heads: Heads) -> None:
+    def ahead(heads: Heads) -> bool:
         reads.append(
             read_ahead(graph, heads, settings.incident_window_s * 1000, settings.correlation_hops,
                        settings.reopen_window_ms)
         )  # fmt: skip
+        return reads[0] is not None
 
     try:
         if data is None:

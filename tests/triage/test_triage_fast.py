@@ -246,13 +246,31 @@ def test_a_read_started_ahead_is_taken_only_for_the_same_alerts(
     assert report.accepted == len(triaged) and shape(ahead_graph) == shape(plain_graph)
 
 
-def test_no_read_ahead_for_fewer_than_two_firing_alerts(store: GraphStore) -> None:
-    # a lone alert is read (and maybe written) by `triage_lone`: a read ahead would be wasted
-    graph = demo_graph(store, "aheadlone")
-    resolved = storm(3, seed=81, status="resolved")
+def test_no_read_ahead_for_a_delivery_built_sooner_than_handed_over(store: GraphStore) -> None:
+    # fewer firing alerts than AHEAD_MIN are built in less time than the read takes to go to
+    # another thread and back (and a lone alert is read by `triage_lone`): read as before
+    graph = demo_graph(store, "aheadsmall")
+    assert triage_module.AHEAD_MIN == 1000
+    resolved = storm(1000, seed=81, status="resolved")
     assert read_ahead(graph, Heads.of(storm(1, seed=81)), WINDOW_MS) is None
-    assert read_ahead(graph, Heads.of(resolved + storm(1, seed=82)), WINDOW_MS) is None
-    assert read_ahead(graph, Heads.of(storm(2, seed=83)), WINDOW_MS) is not None
+    assert read_ahead(graph, Heads.of(storm(999, seed=82) + resolved), WINDOW_MS) is None
+    assert read_ahead(graph, Heads.of(storm(1000, seed=83)), WINDOW_MS) is not None
+
+
+def test_deciding_a_storm_offers_the_gil_to_the_sending_thread(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every HAND_OVER alerts decided while a write is under way (the batches after the first),
+    # and once per write queued: a thread whose socket call returned would otherwise wait out
+    # the interpreter's switch interval for each answer
+    graph = demo_graph(store, "handover")
+    offered: list[float] = []
+    original = triage_module.time.sleep
+    monkeypatch.setattr(triage_module.time, "sleep", lambda s: offered.append(s) or original(s))
+    report = triage(graph, storm(3000, seed=85), WINDOW_MS)
+    monkeypatch.setattr(triage_module.time, "sleep", original)
+    later = 3000 - triage_module.FAST_BATCH
+    assert report.accepted == 3000 and offered.count(0) >= later // triage_module.HAND_OVER
 
 
 def test_a_write_that_fails_stops_the_storm_with_its_error(
