@@ -906,7 +906,8 @@ def triage(
     with the components of open incidents of their Alertmanager group (a later delivery).
     `reopen_ms`: a new firing episode of an alert of an incident resolved at most this long
     before it started reopens that incident (`BLAST_REOPEN_WINDOW`; 0: never), no new page.
-    `ahead`: this delivery's read started by `read_ahead`, taken when its parameters are these.
+    `ahead`: this delivery's read started by `read_ahead`, taken when it was started for
+    these alerts and settings (else `triage` reads again).
     Queries: one to resolve components, find their links, the stored alerts and the open
     incidents (`triage_context.cypher`), then `Triage`'s (a storm of new alerts: one
     `triage_batch` per 1,000; otherwise one write per batch of a few hundred, or per alert).
