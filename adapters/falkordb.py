@@ -313,12 +313,16 @@ def _literal(value: Any) -> str | None:
         items = [_literal(item) for item in value]
         return None if None in items else "[" + ",".join(items) + "]"  # type: ignore[arg-type]
     try:
-        text = orjson.dumps(value).decode()
+        data = orjson.dumps(value)
     except TypeError:  # orjson.JSONEncodeError: a lone surrogate, an int over 64 bits, …
         return None
     # orjson's escapes are \" \\ \n \r \t \b \f and \uXXXX: with no "\u" in the text, none is
-    # read otherwise by FalkorDB (a storm's batch: 700 KB not copied and searched)
-    if '{"' in text or ("\\u" in text and _FOREIGN_ESCAPE.search(text.replace("\\\\", ""))):
+    # read otherwise by FalkorDB (a storm's batch: 700 KB not copied and searched). Searched
+    # in the bytes: a text with one non-ASCII character takes two or four bytes per character
+    if b'{"' in data:
+        return None
+    text = data.decode()
+    if b"\\u" in data and _FOREIGN_ESCAPE.search(text.replace("\\\\", "")):
         return None
     return text
 
@@ -352,6 +356,22 @@ def params_header(params: dict[str, Any]) -> str:
         guard_keys({name: value})
         parts.append(f"`{name}`={text}")
     return "CYPHER " + " ".join(parts) + " " if parts else ""
+
+
+class Rendered(dict[str, Any]):
+    """Query parameters with their `params_header` text written already (`rendered`), which
+    `TenantGraph.rows` sends as it is: a batch written in the thread that decided it and sent by
+    another (`agents.triage.triage.Triage.fast`), so the sending thread does no Python work
+    between two writes. A dict still: whoever reads the parameters reads the same values."""
+
+    header: str
+
+
+def rendered(params: dict[str, Any]) -> Rendered:
+    """`params` with their `params_header` text. Raises `UnsafeKey` as `params_header`."""
+    found = Rendered(params)
+    found.header = params_header(params)
+    return found
 
 
 #: The longest key this gateway writes, in UTF-8 bytes: FalkorDB crashes over 4096; ours are
@@ -473,13 +493,13 @@ class TenantGraph:
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run the named query (a write is allowed) and return its rows as dicts by column.
 
-        Raises `GraphUnavailable` when the database cannot answer; `UnsafeKey` for a key
-        parameter FalkorDB would crash on; `redis.ResponseError` for a query error (a bug, not
-        retryable).
+        `params` may be `Rendered` (their text written already). Raises `GraphUnavailable` when
+        the database cannot answer; `UnsafeKey` for a key parameter FalkorDB would crash on;
+        `redis.ResponseError` for a query error (a bug, not retryable).
         """
-        text = params_header(params or {}) + cypher.load(query)
+        text = params.header if isinstance(params, Rendered) else params_header(params or {})
         with unavailable_as_retryable():
-            result = self._graph.query(text, timeout=self._timeout_ms)
+            result = self._graph.query(text + cypher.load(query), timeout=self._timeout_ms)
         header = [column[1] for column in result.header]
         return [dict(zip(header, row, strict=True)) for row in result.result_set]
 

@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from adapters.falkordb import TenantGraph, _literal, params_header, storable
+from adapters.falkordb import (
+    TenantGraph,
+    UnsafeKey,
+    _literal,
+    params_header,
+    rendered,
+    storable,
+)
 
 TRICKY: list[Any] = [
     "", "plain", 'a "quote"', "back\\slash", "\\n as two characters", "new\nline", "tab\tcr\r",
@@ -27,6 +34,15 @@ def test_a_parameter_reads_back_as_sent(graph: TenantGraph, value: Any) -> None:
     row = graph.one("bench_echo", {"value": value})
     assert row is not None
     assert row["value"] == storable(value)  # NUL and lone surrogates: U+FFFD, as before
+    # written by the thread that decided them and sent by another (a storm's batches)
+    ahead = rendered({"value": value})
+    assert ahead.header == params_header({"value": value}) and ahead == {"value": value}
+    assert graph.one("bench_echo", ahead) == row
+
+
+def test_a_parameter_text_written_ahead_is_checked_as_it_is_written() -> None:
+    with pytest.raises(UnsafeKey):  # before anything is sent, as `params_header` would
+        rendered({"alert_rows": [[" key", None]]})
 
 
 def test_plain_values_and_maps_take_the_fast_way_and_escapes_do_not() -> None:

@@ -8,14 +8,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.triage.alerts import MAX_VALUE_CHARS
+from agents.triage.alerts import MAX_VALUE_CHARS, NormalizedAlert
+from agents.triage.triage import Heads
 from gateway.http.payloads import (
     PayloadError,
+    _matcher,
     label_fingerprint,
     normalize,
     parse_body,
     read_notification,
     rfc3339_ms,
+    silence_link,
     validate_body,
 )
 from tests.conftest import FIXTURES
@@ -164,16 +167,59 @@ def test_a_body_read_in_one_pass_is_what_pydantic_and_normalize_make_of_it(data)
     assert _read(data, fast=True) == _read(data, fast=False)
 
 
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=PLAIN_BODIES | BODIES)
+def test_the_heads_told_ahead_are_those_of_the_alerts_built(data):
+    """`ahead` hears of a body only once it is valid, and what it hears (the read triage starts
+    meanwhile) is what `triage` works out from the alerts built: else that read is wasted."""
+    told: list[Heads] = []
+    try:
+        found = read_notification(data, "warning", 1_800_000_000_000, told.append)
+    except PayloadError:
+        assert told == []
+        return
+    # labels as sent: a value over MAX_VALUE_CHARS is cut in the alert (then triage reads again)
+    cut = any(len(v) > MAX_VALUE_CHARS for a in found.alerts for v in a.labels.values())
+    assert told in ([], [Heads.of(found.alerts)]) or cut
+
+
 def test_a_plain_storm_takes_the_one_pass():
     body = {"version": "4", "groupKey": "{}:{}", "externalURL": "http://am:9093", "alerts": [
         {"status": "firing", "labels": {"alertname": "X", "instance": f"i-{n}"},
          "annotations": {}, "startsAt": "2026-11-01T00:00:00.5Z", "endsAt": "0001-01-01T00:00:00Z",
          "fingerprint": f"{n:016x}", "generatorURL": "/graph"} for n in range(3)
     ]}  # fmt: skip
-    alerts = read_notification(body, "warning").alerts
+    told: list[Heads] = []
+    alerts = read_notification(body, "warning", None, told.append).alerts
     assert [a.key for a in alerts] == [f"{n:016x}@2026-11-01T00:00:00.5Z" for n in range(3)]
+    assert told == [Heads.of(alerts)] and told[0].group_keys == ["{}:{}"] * 3
     assert alerts[1].link == "http://am:9093/graph"
     assert alerts[1].silence_url == (
         "http://am:9093/#/silences/new?filter=%7Balertname%3D%22X%22%2Cinstance%3D%22i-1%22%7D"
     )
     assert alerts[0].labels is body["alerts"][0]["labels"]  # not copied: no model was built
+    assert alerts[2] == NormalizedAlert(
+        key="0000000000000002@2026-11-01T00:00:00.5Z", fingerprint="0000000000000002",
+        status="firing", alertname="X", severity="warning",
+        starts_at="2026-11-01T00:00:00.5Z", starts_at_ms=1793491200500, ends_at_ms=None,
+        labels={"alertname": "X", "instance": "i-2"}, annotations={}, generator_url="/graph",
+        link="http://am:9093/graph", group_key="{}:{}", receiver="", source="alertmanager",
+        values_json="null", silence_url=alerts[2].silence_url,
+    )  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.sampled_from(["http://am:9093", "http://am/%7E", "https://x/a%%b"]),
+    labels=st.dictionaries(
+        st.sampled_from(["alertname", "a_b", "x.y", "a b", "é", "z~"]),
+        st.sampled_from(["", "v-1", "a~b", "a b", '"', "%", "é", "\n", "\ud800"])
+        | st.text(max_size=3),
+        min_size=1, max_size=4,
+    ),
+)  # fmt: skip
+def test_a_silence_link_quotes_each_matcher_as_alertmanager_reads_it(base, labels):
+    """A label set of unreserved characters is written without quoting, from a template per
+    set of names; the link is what quoting every matcher gives."""
+    query = "%2C".join(_matcher(name, labels[name]) for name in sorted(labels))
+    assert silence_link(base, labels) == f"{base}/#/silences/new?filter=%7B{query}%7D"

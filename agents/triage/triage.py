@@ -33,16 +33,19 @@ from __future__ import annotations
 import copy
 import json
 import re
+import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
+from queue import SimpleQueue
 from typing import Any
 
 import orjson
 
-from adapters.falkordb import TenantGraph
+from adapters.falkordb import Rendered, TenantGraph, rendered
 from agents.triage.alerts import NormalizedAlert
 
 #: Label names tried in order to find an alert's component (first known component wins).
@@ -185,6 +188,13 @@ class TriageReport:
 NAMING_LABELS = (*COMPONENT_LABELS, "pod", "pod_name")
 
 
+def candidate_names(labels: Iterable[dict[str, str]]) -> list[str]:
+    """Every name any of the label sets `labels` could give its component, sorted (the
+    `names` of `alert_candidates`, from the labels alone)."""
+    seen = {tuple(map(each.get, NAMING_LABELS)): each for each in labels}
+    return sorted({name for each in seen.values() for name in component_candidates(each)})
+
+
 def alert_candidates(alerts: list[NormalizedAlert]) -> tuple[dict[str, list[str]], list[str]]:
     """`component_candidates` of each alert, by key (the last alert of a key repeated within
     the delivery), and every name any alert's labels could give its component, sorted; worked
@@ -251,9 +261,40 @@ BATCH = 250
 FAST_BATCH = 1000
 #: Firing alerts a delivery needs before `Triage.fast` reads the open incidents to group them.
 FAST_MIN = 2
-#: Where `Triage.fast` sends its writes, so that it decides the next batch meanwhile (the
-#: thread waits on the database, without the GIL); a few deliveries' writes at a time.
+#: Firing alerts a delivery needs for `read_ahead`: building fewer takes less time than
+#: handing the read to another thread and back (a storm's 5,000 take 15-20 ms, the read's own).
+AHEAD_MIN = FAST_BATCH
+#: Where `Triage.fast` sends its writes (`send_batches`, one job per delivery), so that it
+#: decides the next batches meanwhile (the thread waits on the database, without the GIL), and
+#: where `read_ahead` reads; a few deliveries' at a time.
 WRITES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="triage-write")
+
+
+#: Alerts `Triage.prepare` decides between two offers of the GIL to the thread that sends the
+#: writes: a thread whose socket call returned waits for the GIL until the one holding it
+#: lets go, else for the interpreter's switch interval (5 ms), and a 700 KB write returns
+#: from the socket several times (measured: the writes made while this thread decided took
+#: 30-45 ms, 15-18 once it was idle).
+HAND_OVER = 100
+
+
+def send_batches(
+    graph: TenantGraph, batches: SimpleQueue[Rendered | None], stopped: threading.Event
+) -> list[dict[str, Any] | None]:
+    """`Triage.fast`'s writes: each `triage_batch` of `batches` in turn, up to None, the first
+    write that did not write all its alerts, or `stopped` (set by either side: here once the
+    writes are over, whatever ended them); their answers. Each is sent from this thread as soon
+    as the one before answered."""
+    answers: list[dict[str, Any] | None] = []
+    try:
+        while (params := batches.get()) is not None and not stopped.is_set():
+            answer = graph.one("triage_batch", params)
+            answers.append(answer)
+            if not answer or int(answer["written"]) != len(params["alert_rows"]):
+                break
+    finally:  # also when a write raised: the deciding thread stops too
+        stopped.set()
+    return answers
 
 
 @dataclass(eq=False)
@@ -294,6 +335,11 @@ def runs(rows: list[list[Any]]) -> dict[str, list[list[Any]]]:
     return {"alert_rows": ordered, "runs": found}
 
 
+#: How `triage_alert` orders the open incidents an alert may join, best first: explained by
+#: its root cause (0) or not (1), hops to the nearest component it holds, opened at, id.
+Rank = tuple[int, int, int, str]
+
+
 class Index:
     """Open incidents by component and by Alertmanager group key, for `Triage.decide`: a storm
     of 5,000 alerts looks up the few incidents near each alert rather than all of them."""
@@ -304,12 +350,15 @@ class Index:
         #: `holding`'s answers until the next `add`: a storm asks the same names thousands of
         #: times between two incidents' changes
         self.held: dict[tuple[str, ...], list[OpenIncident]] = {}
+        #: `Triage.ranked`'s answers until the next `add`, by component (or group key)
+        self.ranked: dict[tuple[str, bool], list[tuple[Rank, OpenIncident, str]]] = {}
         for incident in incidents:
             self.add(incident)
 
     def add(self, incident: OpenIncident) -> None:
         """Index `incident` under its components and group keys (again after they grew)."""
         self.held.clear()
+        self.ranked.clear()
         for name in incident.components:
             found = self.by_component.setdefault(name, [])
             if incident not in found:  # by identity (eq=False)
@@ -573,33 +622,47 @@ class Triage:
         since (a concurrent delivery, an investigation, a merge) writes nothing, and the rest
         go through `feed`. Each alert joined to an incident counts as bridged, as in `one`:
         there was no other open incident in its reach for `merge_bridged` to merge.
-        While a write runs (in `WRITES`), the next batch is decided as if it succeeds; it is
-        sent only once it has, and dropped with everything decided since when it has not: the
-        same writes in the same order, the database's time and this thread's overlapping."""
+        The writes go to one job in `WRITES` (it waits on the database without the GIL), which
+        sends each batch as soon as the write before it wrote all its alerts, and stops at the
+        first that did not; meanwhile this thread decides and writes out the next batches as if
+        they all succeed, and drops everything decided after a refused write: the same writes in
+        the same order, the database's time and this thread's overlapping, and no handing over
+        between two writes."""
         state = {row[0]: OpenIncident(*row) for row in open_rows}
         seen: set[str] = set()
-        done = prepared = 0
-        flight: tuple[Future[dict[str, Any] | None], int, tuple[Any, ...], bool] | None = None
-        while True:
-            batch = None
-            if prepared < len(items):
+        prepared = 0
+        batches: SimpleQueue[Rendered | None] = SimpleQueue()
+        stopped = threading.Event()
+        sent = WRITES.submit(send_batches, self.graph, batches, stopped)
+        decided: list[tuple[int, tuple[Any, ...], bool]] = []
+        try:
+            while prepared < len(items) and not stopped.is_set():
                 batch = self.prepare(items[prepared : prepared + FAST_BATCH], state, seen,
-                                     refired, span)  # fmt: skip
-            if flight is not None:
-                sent, count, saved, enqueued = flight
-                answer = sent.result()
-                if not answer or int(answer["written"]) != count:
-                    _, self.anchor, self.bridged, self.report, _ = saved
-                    return done
-                # the re-investigations this write left are settled with the delivery's (it
-                # leaves none for an incident whose first investigation has not started)
-                self.report.unsettled |= enqueued and int(answer["queued"]) > 0
-                done += count
-            if batch is None:
+                                     refired, span, bool(decided))  # fmt: skip
+                if batch is None:
+                    break
+                params, count, saved, enqueued = batch
+                batches.put(rendered(params))
+                decided.append((count, saved, enqueued))
+                prepared += count
+                if prepared < len(items):  # more to decide: the GIL to the sending thread first
+                    time.sleep(0)
+        except BaseException:
+            stopped.set()  # nothing more is sent
+            raise
+        finally:
+            batches.put(None)
+            answers = sent.result()
+        done = 0
+        for (count, saved, enqueued), answer in zip(decided, answers, strict=False):
+            if not answer or int(answer["written"]) != count:
+                self.anchor, self.bridged, self.report = saved
                 return done
-            params, count, saved, enqueued = batch
-            prepared += count
-            flight = WRITES.submit(self.graph.one, "triage_batch", params), count, saved, enqueued
+            # the re-investigations this write left are settled with the delivery's (it
+            # leaves none for an incident whose first investigation has not started)
+            self.report.unsettled |= enqueued and int(answer["queued"]) > 0
+            done += count
+        return done
 
     def prepare(
         self,
@@ -608,20 +671,21 @@ class Triage:
         seen: set[str],
         refired: set[str],
         span: tuple[int, int],
+        sending: bool = False,
     ) -> tuple[dict[str, Any], int, tuple[Any, ...], bool] | None:
         """`fast`'s next write: where each of the first `items` goes (`decide`, changing
         `state`, `seen` and the report, then leaving `state` as the write will), up to the
-        first that `triage_batch` cannot take. Returns its parameters, how many items it
-        takes, what a refusal rolls back to and whether it enqueues re-investigations; None
-        when the first item cannot go."""
-        # what a refused write rolls back: `decide` replaces an incident's lists and adds to
-        # the report's, so one level of copies is enough (a deep copy of thousands of open
-        # incidents cost about 40 ms per write)
+        first that `triage_batch` cannot take; `sending`: a write is under way (the GIL is
+        offered to its thread every `HAND_OVER` alerts). Returns its parameters, how many
+        items it takes, what a refusal rolls back to and whether it enqueues
+        re-investigations; None when the first item cannot go."""
+        # what a refused write rolls back (`fast` writes nothing more, so `state` and `seen`
+        # are not needed again): `decide` adds to the report's lists, so one level of copies
+        # is enough
         saved = (
-            {k: replace(v) for k, v in state.items()}, dict(self.anchor), set(self.bridged),
+            dict(self.anchor), set(self.bridged),
             replace(self.report, **{f.name: copy.copy(getattr(self.report, f.name))
                                     for f in fields(self.report)}),
-            set(seen),
         )  # fmt: skip
         expected = [state[k].row() for k in sorted(state)]
         index = Index(state.values())
@@ -637,6 +701,8 @@ class Triage:
                 break
             seen.add(alert.fingerprint)
             rows.append(row)
+            if sending and not len(rows) % HAND_OVER:
+                time.sleep(0)  # if the sending thread's answer came, it goes on now
         if not rows:
             return None
         params = {
@@ -675,22 +741,19 @@ class Triage:
         decides that in the graph)."""
         component = self.components[alert.key]
         links = self.linked[component] if component else Links()
-        near, start, window = links.names, alert.starts_at_ms, self.window_ms
+        start, window = alert.starts_at_ms, self.window_ms
         group = alert.group_key
-        found = index.holding(near) if near else index.grouped.get(group, []) if group else []
-        best: tuple[tuple[int, int, int, str], OpenIncident, str] | None = None
+        best: tuple[Rank, OpenIncident, str] | None = None
         reached = 0  # candidates: another one in the reach may be merged with the chosen one
-        for incident in found:
-            if not start - window <= incident.opened_at <= start + window:
-                continue
-            reached += 1
-            hits = [n for n, name in enumerate(near) if name in incident.components]
-            unexplained = 0 if incident.root_cause and incident.root_cause in links.down else 1
-            rank = (unexplained, links.hops[hits[0]] if hits else 0, incident.opened_at,
-                    incident.id)  # fmt: skip
-            if best is None or rank < best[0]:
-                via = links.paths[hits[0]] if hits else f"same Alertmanager group {group}"
-                best = (rank, incident, via)
+        for candidate in self.ranked(component, group, links, index):
+            if start - window <= candidate[1].opened_at <= start + window:
+                reached += 1
+                if best is None:
+                    best = candidate
+                    if not component or (component, best[1].id) in self.bridged:
+                        break  # no merge to look for: the rest need not be counted
+                else:
+                    break
         severity = severity_rank(alert.severity)
         via_: str | None = None
         if best is None:
@@ -730,6 +793,31 @@ class Triage:
             self.report.unmatched.append(alert.key)
         self.touched(incident.id)
         return [alert.key, incident.id, component, via_, *alert_values(alert)]
+
+    def ranked(
+        self, component: str | None, group: str, links: Links, index: Index
+    ) -> list[tuple[Rank, OpenIncident, str]]:
+        """The open incidents an alert on `component` (None: on no component, of Alertmanager
+        group `group`) with `links` may join, whatever their time, best first (`Rank`), each
+        with the alert's `via` to it: those holding a component it links to, else those of its
+        group. Remembered in `index` until its next change (a storm asks thousands of times)."""
+        asked = (component, True) if component else (group, False)
+        found = index.ranked.get(asked)
+        if found is None:
+            near = links.names
+            grouped = index.grouped.get(group, []) if group else []
+            incidents = index.holding(near) if near else grouped
+            found = []
+            for incident in incidents:
+                hits = [n for n, name in enumerate(near) if name in incident.components]
+                unexplained = 0 if incident.root_cause and incident.root_cause in links.down else 1
+                rank = (unexplained, links.hops[hits[0]] if hits else 0, incident.opened_at,
+                        incident.id)  # fmt: skip
+                via = links.paths[hits[0]] if hits else f"same Alertmanager group {group}"
+                found.append((rank, incident, via))
+            found.sort(key=lambda item: item[0])
+            index.ranked[asked] = found
+        return found
 
     def touched(self, incident: str) -> None:
         """Note an incident this delivery touched (once)."""
@@ -803,6 +891,7 @@ def triage(
     hold_ms: int = 0,
     reinvestigate_ms: int = 10_000,
     reopen_ms: int = 0,
+    ahead: Ahead | None = None,
 ) -> TriageReport:
     """Write every alert of one delivery to the graph and attach it to an incident.
 
@@ -817,6 +906,8 @@ def triage(
     with the components of open incidents of their Alertmanager group (a later delivery).
     `reopen_ms`: a new firing episode of an alert of an incident resolved at most this long
     before it started reopens that incident (`BLAST_REOPEN_WINDOW`; 0: never), no new page.
+    `ahead`: this delivery's read started by `read_ahead`, taken when it was started for
+    these alerts and settings (else `triage` reads again).
     Queries: one to resolve components, find their links, the stored alerts and the open
     incidents (`triage_context.cypher`), then `Triage`'s (a storm of new alerts: one
     `triage_batch` per 1,000; otherwise one write per batch of a few hundred, or per alert).
@@ -826,23 +917,17 @@ def triage(
     Raises `GraphUnavailable` if the database cannot answer; alerts written before that stay
     written, and the sender's retry is harmless.
     """
-    keys = sorted({a.key for a in alerts})
-    groups = sorted({a.group_key for a in alerts if a.group_key})
-    # a storm's new alerts are grouped here from the open incidents of their time (`fast`); a
-    # lone alert is one `triage_alert` when `triage_lone` did not write it, which needs no more
-    starts = [a.starts_at_ms for a in alerts if a.status == "firing"]
-    fast = batch and len(starts) >= FAST_MIN
-    span = (min(starts) - window_ms, max(starts) + window_ms) if fast else (1, 0)
-    fingerprints = sorted({a.fingerprint for a in alerts}) if fast and reopen_ms else []
     candidates, names = alert_candidates(alerts)
-    context = {  # links up to twice the reach: the farther ones are `Links.beyond`
-        "candidates": names, "keys": [] if fingerprints else keys,
-        "hops": min(6, 2 * hops), "group_keys": groups, "lo": span[0], "hi": span[1],
-        "fingerprints": fingerprints,
-    }  # fmt: skip
+    heads = Heads.of(alerts)
+    # a lone alert is one `triage_alert` when `triage_lone` did not write it, which needs no more
     lone = batch and len(alerts) == 1 and alerts[0].status == "firing"
     opening = lone_params(alerts[0], hops, window_ms, hold_ms, reopen_ms) if lone else {}
-    read = graph.one("triage_lone" if lone else "triage_context", context | opening)
+    if ahead is not None and batch and ahead.taken(heads, window_ms, hops, reopen_ms):
+        context, read = ahead.params, ahead.answer.result()  # `read_ahead`: never lone
+    else:
+        context = heads.context(names, window_ms, hops, batch, reopen_ms)
+        read = graph.one("triage_lone" if lone else "triage_context", context | opening)
+    fast = context["lo"] <= context["hi"]  # else (1, 0): no storm to group (`Heads.context`)
     assert read is not None  # every part collects: always one row
     components = resolve_components(candidates, read["matched"])
     if lone and read["written"]:  # what `Triage.one` reports for an alert that opened one
@@ -856,13 +941,90 @@ def triage(
     linked = shared_dependencies(component_links(read["links"], earlier + named, hops))
     for name in earlier:  # they only lend their links; this delivery has no alert on them
         del linked[name]
-    known = set(read["known"]) | (set(read["episodes"]) & set(keys))
+    known = set(read["known"]) | (set(read["episodes"]) & {a.key for a in alerts})
     ordered = dependency_order(alerts, components, linked)
     report = Triage(graph, components, linked, window_ms, batch, hold_ms, reopen_ms).run(
-        ordered, known, read["open"] if fast else None, set(read["refired"]), span
+        ordered,
+        known,
+        read["open"] if fast else None,
+        set(read["refired"]),
+        (context["lo"], context["hi"]),
     )
     settle_reinvestigations(graph, report, reinvestigate_ms)
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class Heads:
+    """What `triage` reads the graph for (`triage_context`), of one delivery's alerts, each
+    list in the delivery's order: keys, fingerprints, statuses, start times (ms since the
+    epoch), labels and Alertmanager group keys, as `NormalizedAlert` has them. The webhook has
+    them before it builds the alerts (`read_ahead`)."""
+
+    keys: list[str]
+    fingerprints: list[str]
+    statuses: list[str]
+    starts: list[int]
+    labels: list[dict[str, str]]
+    group_keys: list[str]
+
+    @classmethod
+    def of(cls, alerts: list[NormalizedAlert]) -> Heads:
+        """The heads of `alerts`."""
+        return cls(
+            [a.key for a in alerts], [a.fingerprint for a in alerts],
+            [a.status for a in alerts], [a.starts_at_ms for a in alerts],
+            [a.labels for a in alerts], [a.group_key for a in alerts],
+        )  # fmt: skip
+
+    def context(
+        self, names: list[str], window_ms: int, hops: int, batch: bool, reopen_ms: int
+    ) -> dict[str, Any]:
+        """`triage_context`'s parameters for these alerts, `names` their `candidate_names`
+        (`triage`'s arguments otherwise)."""
+        starts = [ms for ms, status in zip(self.starts, self.statuses, strict=True)
+                  if status == "firing"]  # fmt: skip
+        # a storm's new alerts are grouped from the open incidents of their time (`fast`)
+        fast = batch and len(starts) >= FAST_MIN
+        span = (min(starts) - window_ms, max(starts) + window_ms) if fast else (1, 0)
+        fingerprints = sorted(set(self.fingerprints)) if fast and reopen_ms else []
+        return {  # links up to twice the reach: the farther ones are `Links.beyond`
+            "candidates": names, "keys": [] if fingerprints else sorted(set(self.keys)),
+            "hops": min(6, 2 * hops), "group_keys": sorted({g for g in self.group_keys if g}),
+            "lo": span[0], "hi": span[1], "fingerprints": fingerprints,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Ahead:
+    """A `triage_context` read started before the delivery's alerts were built (`read_ahead`):
+    what it was started for (the alerts' heads and `triage`'s window, reach and reopen window,
+    ms), its parameters and its answer to come."""
+
+    heads: Heads
+    settings: tuple[int, int, int]
+    params: dict[str, Any]
+    answer: Future[dict[str, Any] | None]
+
+    def taken(self, heads: Heads, window_ms: int, hops: int, reopen_ms: int) -> bool:
+        """Whether this read is `triage`'s for alerts of `heads` with these settings (it reads
+        the same: its parameters are a function of them)."""
+        return self.settings == (window_ms, hops, reopen_ms) and self.heads == heads
+
+
+def read_ahead(
+    graph: TenantGraph, heads: Heads, window_ms: int, hops: int = 2, reopen_ms: int = 0
+) -> Ahead | None:
+    """Start `triage`'s read of the graph for the alerts `heads` (in `WRITES`), for a
+    delivery of at least `AHEAD_MIN` firing alerts, so that it runs while the webhook builds
+    the alerts; `triage` takes its answer when it was started for the same alerts and
+    settings (`triage`'s arguments otherwise), else it reads again. None when not started. A
+    read only: an answer nobody takes changes nothing."""
+    if heads.statuses.count("firing") < AHEAD_MIN:
+        return None
+    params = heads.context(candidate_names(heads.labels), window_ms, hops, True, reopen_ms)
+    answer = WRITES.submit(graph.one, "triage_context", params)
+    return Ahead(heads, (window_ms, hops, reopen_ms), params, answer)
 
 
 def lone_params(

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import re
+import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -21,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agents.triage.alerts import MAX_VALUE_CHARS, NormalizedAlert, cut, cut_values
+from agents.triage.triage import HAND_OVER, Heads
 from gateway.http.limits import BodyError, load_json
 
 GO_ZERO_TIME_PREFIX = "0001-01-01"
@@ -255,13 +259,29 @@ def silence_link(base: str, labels: dict[str, str]) -> str:
     becomes `?` in the link."""
     if not base or not labels:
         return ""
-    names = sorted(labels)
-    if _UNRESERVED.fullmatch("".join(names)) and _UNRESERVED.fullmatch("".join(labels.values())):
-        query = "%2C".join([f"{name}%3D%22{labels[name]}%22" for name in names])  # nothing to quote
+    plain = _plain_silence(base, tuple(labels))
+    if plain is not None and _UNRESERVED.fullmatch("".join(labels.values())):
+        values, template = plain  # nothing to quote
+        link = template % values(labels)
     else:
-        query = "%2C".join([_quoted_matcher(name, labels[name]) for name in names])
-    link = f"{base}/#/silences/new?filter=%7B{query}%7D"
+        query = "%2C".join([_quoted_matcher(name, labels[name]) for name in sorted(labels)])
+        link = f"{base}/#/silences/new?filter=%7B{query}%7D"
     return link if len(link) <= MAX_SILENCE_URL_CHARS else ""
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_silence(
+    base: str, names: tuple[str, ...]
+) -> tuple[Callable[[dict[str, str]], Any], str] | None:
+    """For labels named `names` (a storm repeats a few sets, in one order): what reads their
+    values in name order, and the `silence_link` from `base` as a `%` template with a `%s`
+    per value; None when a name needs quoting (not all unreserved characters)."""
+    ordered = sorted(names)
+    if not _UNRESERVED.fullmatch("".join(ordered)):
+        return None
+    matchers = "%%2C".join([f"{name}%%3D%%22%s%%22" for name in ordered])  # `%` as `%%`
+    template = f"{base.replace('%', '%%')}/#/silences/new?filter=%%7B{matchers}%%7D"
+    return operator.itemgetter(*ordered), template
 
 
 def normalize(
@@ -310,11 +330,21 @@ class _Sent:
     now_ms: int | None
     #: where Alertmanager's silences are made (`silence_link`); "" for Grafana's alerts
     silences: str = field(init=False)
+    #: `_link` of each generatorURL seen so far in this body
+    links: dict[str, str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         alertmanager = self.source == "alertmanager"
         silences = http_link(self.external_url).rstrip("/") if alertmanager else ""
         object.__setattr__(self, "silences", silences)  # frozen
+
+    def start(self, starts_ms: int) -> int:
+        """An alert's start time (ms) as `normalize` keeps it: the time of receipt when it is
+        more than `MAX_CLOCK_SKEW_MS` ahead of it."""
+        now_ms = self.now_ms
+        if now_ms is not None and starts_ms > now_ms + MAX_CLOCK_SKEW_MS:
+            return now_ms
+        return starts_ms
 
     def alert(
         self,
@@ -334,38 +364,40 @@ class _Sent:
         fingerprint = fingerprint or label_fingerprint(labels)
         if starts_ms is None:
             raise PayloadError(f"alert {fingerprint}: startsAt {starts_at!r} is not a time")
+        starts_ms = self.start(starts_ms)
         now_ms = self.now_ms
         if now_ms is not None:
             latest = now_ms + MAX_CLOCK_SKEW_MS
-            starts_ms = now_ms if starts_ms > latest else starts_ms
             ends_ms = now_ms if ends_ms is not None and ends_ms > latest else ends_ms
             if status == "resolved" and ends_ms is None:
                 ends_ms = now_ms
         if ends_ms is not None:
             ends_ms = max(ends_ms, starts_ms)
         cut_labels = cut_values(labels)
-        link = _link(generator_url, self.external_url)
+        link = self.links.get(generator_url)
+        if link is None:  # a storm's alerts come from a few rules
+            link = self.links[generator_url] = _link(generator_url, self.external_url)
         silence = http_link(grafana_silence) if grafana_silence else ""
         if not silence or len(silence) > MAX_SILENCE_URL_CHARS:
             silence = silence_link(self.silences, labels)
-        return NormalizedAlert(
-            key=f"{fingerprint}@{starts_at}",
-            fingerprint=fingerprint,
-            status=status,
-            alertname=cut_labels.get("alertname", ""),
-            severity=cut_labels.get("severity", self.default_severity),
-            starts_at=starts_at,
-            starts_at_ms=starts_ms,
-            ends_at_ms=ends_ms,
-            labels=cut_labels,
-            annotations=cut_values(annotations),
-            generator_url=cut(generator_url),
-            link=link if len(link) <= MAX_VALUE_CHARS else "",
-            group_key=self.group_key,
-            receiver=self.receiver,
-            source=self.source,
-            values_json=values_json,
-            silence_url=silence,
+        return NormalizedAlert(  # by position, in the order of its fields (a third of the time)
+            f"{fingerprint}@{starts_at}",  # key
+            fingerprint,
+            status,
+            cut_labels.get("alertname", ""),
+            cut_labels.get("severity", self.default_severity),
+            starts_at,
+            starts_ms,
+            ends_ms,
+            cut_labels,
+            cut_values(annotations),
+            cut(generator_url),
+            link if len(link) <= MAX_VALUE_CHARS else "",
+            self.group_key,
+            self.receiver,
+            self.source,
+            values_json,
+            silence,
         )
 
 
@@ -391,14 +423,23 @@ _EMPTY = ("",) * len(_ALERT_TEXT_FIELDS)
 _TEXT = frozenset({str})
 
 
-def read_notification(data: Any, default_severity: str, now_ms: int | None = None) -> Notification:
+def read_notification(
+    data: Any,
+    default_severity: str,
+    now_ms: int | None = None,
+    ahead: Callable[[Heads], bool] | None = None,
+) -> Notification:
     """`validate_body` then `normalize` of parsed JSON, in one pass over its alerts when the
     body is plain (every field absent or of its JSON type, no Grafana `values`, every time and
     fingerprint valid): what pydantic would accept and `normalize` make of it, about a fifth
     of the time for a 5,000-alert storm (no model per alert; each time parsed once). Any other
     body goes through `validate_body` and `normalize`, so a refusal is theirs, word for word.
+    `ahead`: called with the alerts' `Heads` once a plain body is validated, before its alerts
+    are built (the webhook starts triage's read meanwhile, `agents.triage.triage.read_ahead`);
+    it says whether a read is under way, and then the GIL is offered to it every `HAND_OVER`
+    alerts built.
     Raises `PayloadError` as they do."""
-    plain = _plain_notification(data, default_severity, now_ms)
+    plain = _plain_notification(data, default_severity, now_ms, ahead)
     if plain is not None:
         return plain
     body = validate_body(data)
@@ -407,9 +448,10 @@ def read_notification(data: Any, default_severity: str, now_ms: int | None = Non
 
 
 def _plain_notification(
-    data: Any, default_severity: str, now_ms: int | None
+    data: Any, default_severity: str, now_ms: int | None, ahead: Callable[[Heads], bool] | None
 ) -> Notification | None:
-    """`read_notification` of a plain body, or None when the body is not plain."""
+    """`read_notification` of a plain body, or None when the body is not plain: every alert
+    checked first (`sent.alert`'s arguments), then `ahead` told, then the alerts built."""
     if type(data) is not dict or type(data.get("alerts")) is not list:
         return None
     get = data.get
@@ -422,7 +464,7 @@ def _plain_notification(
     group_key = get("groupKey", "")
     sent = _Sent(cut(group_key), cut(get("receiver", "")), get("externalURL", ""),
                  "grafana" if grafana else "alertmanager", default_severity, now_ms)  # fmt: skip
-    out: list[NormalizedAlert] = []
+    checked: list[tuple[Any, ...]] = []
     for alert in data["alerts"]:
         if type(alert) is not dict:
             return None
@@ -449,14 +491,26 @@ def _plain_notification(
             return None
         if starts_ms is None:  # refused by `normalize`, after pydantic checked every alert
             return None
-        out.append(
-            sent.alert(
-                status, labels, annotations, starts_at, starts_ms,
-                ends_ms if status == "resolved" else None, got("generatorURL", ""),
-                fingerprint, "null", got("silenceURL", ""),
+        checked.append(
+            (status, labels, annotations, starts_at, starts_ms,
+             ends_ms if status == "resolved" else None, got("generatorURL", ""),
+             fingerprint or label_fingerprint(labels), "null", got("silenceURL", ""))
+        )  # fmt: skip
+    reading = False
+    if ahead is not None:  # labels as sent: `cut_values` changes one in a million
+        reading = ahead(
+            Heads(
+                [f"{c[7]}@{c[3]}" for c in checked], [c[7] for c in checked],
+                [c[0] for c in checked], [sent.start(c[4]) for c in checked],
+                [c[1] for c in checked], [sent.group_key] * len(checked),
             )
         )  # fmt: skip
-    return Notification(out, truncated, group_key)
+    alerts: list[NormalizedAlert] = []
+    for first in range(0, len(checked), HAND_OVER):
+        alerts += [sent.alert(*c) for c in checked[first : first + HAND_OVER]]
+        if reading:  # the read's thread goes on as its answer comes (`HAND_OVER`)
+            time.sleep(0)
+    return Notification(alerts, truncated, group_key)
 
 
 def _all_text(values: object) -> bool:

@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import GraphStore, graph_name
 from agents.metrics import Metrics
 from agents.triage import heartbeat
-from agents.triage.triage import TriageReport, triage
+from agents.triage.triage import Ahead, Heads, TriageReport, read_ahead, triage
 from gateway.http.auth import tenant_for
 from gateway.http.limits import parsed_body
 from gateway.http.payloads import PayloadError, load_body, read_notification
@@ -87,11 +87,21 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     # sent with a content type other than JSON was not, and is parsed here, off the loop too
     data = parsed_body(request)
     now_ms = int(time.time() * 1000)
+    graph = request.app.state.store.graph(graph_name(tenant))
+    reads: list[Ahead | None] = []  # triage's read, started while the alerts are built
+
+    def ahead(heads: Heads) -> bool:
+        reads.append(
+            read_ahead(graph, heads, settings.incident_window_s * 1000, settings.correlation_hops,
+                       settings.reopen_window_ms)
+        )  # fmt: skip
+        return reads[0] is not None
+
     try:
         if data is None:
             data = await run_in_threadpool(load_body, await request.body())
         notification = await run_in_threadpool(
-            read_notification, data, settings.default_severity, now_ms
+            read_notification, data, settings.default_severity, now_ms, ahead
         )
     except PayloadError as exc:
         log.warning("tenant %s: rejected webhook body (%s): %s", tenant, exc.status, exc)
@@ -103,7 +113,6 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
             "(max_alerts); they are not in the graph until a notification carries them",
             tenant, notification.truncated, notification.group_key,
         )  # fmt: skip
-    graph = request.app.state.store.graph(graph_name(tenant))
     beats, alerts = heartbeat.split(alerts, settings.heartbeat_alertname)
     if beats:  # proof of life, never an incident
         beat = await run_in_threadpool(heartbeat.seen, graph, settings.heartbeat_alertname, beats)
@@ -117,7 +126,7 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     report = await run_in_threadpool(
         triage, graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops,
         hold_ms=settings.page_hold_ms, reinvestigate_ms=settings.reinvestigate_s * 1000,
-        reopen_ms=settings.reopen_window_ms,
+        reopen_ms=settings.reopen_window_ms, ahead=reads[0] if reads else None,
     )  # fmt: skip
     await _replicated(request.app.state.store, graph.name, settings)
     if report.accepted:  # new tasks wake the idle workers (one per incident opened)

@@ -5,15 +5,14 @@ incidents and written 1,000 per `triage_batch` query, exactly as alert-by-alert 
 from __future__ import annotations
 
 import re
-from concurrent.futures import Future
 from typing import Any
 
 import pytest
 
-from adapters.falkordb import GraphStore, TenantGraph
+from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph
 from agents.tasks.coordination import claim
 from agents.triage import triage as triage_module
-from agents.triage.triage import alert_candidates, triage
+from agents.triage.triage import Heads, alert_candidates, read_ahead, triage
 from tests.conftest import demo_graph
 from tests.triage.test_triage_batches import WINDOW_MS, graph_queries, storm
 
@@ -116,22 +115,25 @@ def test_a_lone_alert_is_no_batch(graph: TenantGraph, monkeypatch: Any) -> None:
     assert triage_module.FAST_MIN == 2
 
 
-class _Now:
-    """An executor that runs each write at once: `Triage.fast` without its overlap."""
+class _Later:
+    """An executor that runs a job when its result is asked for: `Triage.fast`'s writes start
+    only once every batch is decided (the other end from the database waiting on none)."""
 
-    def submit(self, fn: Any, *args: Any) -> Future[Any]:
-        done: Future[Any] = Future()
-        done.set_result(fn(*args))
-        return done
+    def submit(self, fn: Any, *args: Any) -> Any:
+        class Deferred:
+            def result(self) -> Any:
+                return fn(*args)
+
+        return Deferred()
 
 
 def test_a_batch_decided_while_the_write_before_it_runs_is_dropped_when_that_write_is(
     store: GraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # another delivery opens incidents just before the storm's second write: that write is
-    # refused, and the third batch, decided while the second ran, must leave no trace (no
-    # incident in the report or the graph, no alert counted): the graph ends as it does when
-    # each batch is decided only after the write before it answered
+    # refused, and the batches decided after it (while the writes ran, or before the first
+    # was sent) must leave no trace (no incident in the report or the graph, no alert
+    # counted): the graph ends the same either way
     other = another_delivery(seed=41)
     alerts = storm(2500, seed=42)
     original = TenantGraph.one
@@ -158,9 +160,9 @@ def test_a_batch_decided_while_the_write_before_it_runs_is_dropped_when_that_wri
         assert report.accepted == 2500 and set(report.opened) <= stored
         return shape(graph), written
 
-    overlapped, in_turn = run("overlapped", triage_module.WRITES), run("in-turn", _Now())
-    assert overlapped[1] == in_turn[1] and overlapped[1][:2] == [1000, 0]
-    assert overlapped[0] == in_turn[0]
+    overlapped, ahead = run("overlapped", triage_module.WRITES), run("ahead", _Later())
+    assert overlapped[1] == ahead[1] == [1000, 0]
+    assert overlapped[0] == ahead[0]
 
 
 @pytest.mark.parametrize("claimed", [False, True])
@@ -211,3 +213,85 @@ def test_a_component_both_named_and_of_the_group_is_walked_once(store: GraphStor
     assert grouped["grouped"] and set(grouped["grouped"]) <= {m["name"] for m in alone["matched"]}
     assert len(alone["links"]) > 10
     assert grouped["links"] == alone["links"]
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_a_read_started_ahead_is_taken_only_for_the_same_alerts(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch, same: bool
+) -> None:
+    # the webhook starts triage's read while it builds the alerts (`read_ahead`): triage takes
+    # that answer when it would have read the same, and reads again otherwise (here: the read
+    # was started for the storm's alerts but one was left out, as a heartbeat is); either way
+    # the graph ends as without a read ahead
+    alerts = storm(1200, seed=71)
+    triaged = alerts if same else alerts[1:]
+    original = TenantGraph.one
+    asked: list[str] = []
+
+    def recording(self: TenantGraph, query: str, params: Any = None) -> Any:
+        asked.append(query)
+        return original(self, query, params)
+
+    ahead_graph, plain_graph = (
+        demo_graph(store, f"ahead{int(same)}"),
+        demo_graph(store, f"plain{int(same)}"),
+    )
+    monkeypatch.setattr(TenantGraph, "one", recording)
+    ahead = read_ahead(ahead_graph, Heads.of(alerts), WINDOW_MS, reopen_ms=600_000)
+    assert ahead is not None and ahead.params["fingerprints"]
+    report = triage(ahead_graph, triaged, WINDOW_MS, reopen_ms=600_000, ahead=ahead)
+    assert asked.count("triage_context") == (1 if same else 2)
+    monkeypatch.setattr(TenantGraph, "one", original)
+    triage(plain_graph, triaged, WINDOW_MS, reopen_ms=600_000)
+    assert report.accepted == len(triaged) and shape(ahead_graph) == shape(plain_graph)
+
+
+def test_no_read_ahead_for_a_delivery_built_sooner_than_handed_over(store: GraphStore) -> None:
+    # fewer firing alerts than AHEAD_MIN are built in less time than the read takes to go to
+    # another thread and back (and a lone alert is read by `triage_lone`): read as before
+    graph = demo_graph(store, "aheadsmall")
+    assert triage_module.AHEAD_MIN == 1000
+    resolved = storm(1000, seed=81, status="resolved")
+    assert read_ahead(graph, Heads.of(storm(1, seed=81)), WINDOW_MS) is None
+    assert read_ahead(graph, Heads.of(storm(999, seed=82) + resolved), WINDOW_MS) is None
+    assert read_ahead(graph, Heads.of(storm(1000, seed=83)), WINDOW_MS) is not None
+
+
+def test_deciding_a_storm_offers_the_gil_to_the_sending_thread(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every HAND_OVER alerts decided while a write is under way (the batches after the first),
+    # and once per write queued: a thread whose socket call returned would otherwise wait out
+    # the interpreter's switch interval for each answer
+    graph = demo_graph(store, "handover")
+    offered: list[float] = []
+    original = triage_module.time.sleep
+    monkeypatch.setattr(triage_module.time, "sleep", lambda s: offered.append(s) or original(s))
+    report = triage(graph, storm(3000, seed=85), WINDOW_MS)
+    monkeypatch.setattr(triage_module.time, "sleep", original)
+    later = 3000 - triage_module.FAST_BATCH
+    assert report.accepted == 3000 and offered.count(0) >= later // triage_module.HAND_OVER
+
+
+def test_a_write_that_fails_stops_the_storm_with_its_error(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the database goes away during the second write: triage raises it (the webhook answers
+    # 503 and the sender retries), the first write's alerts stay, nothing after is sent
+    graph = demo_graph(store, "aheadfailed")
+    original = TenantGraph.one
+    sent: list[int] = []
+
+    def failing(self: TenantGraph, query: str, params: Any = None) -> Any:
+        if query == "triage_batch":
+            sent.append(len(params["alert_rows"]))
+            if len(sent) == 2:
+                raise GraphUnavailable("gone")
+        return original(self, query, params)
+
+    monkeypatch.setattr(TenantGraph, "one", failing)
+    with pytest.raises(GraphUnavailable):
+        triage(graph, storm(3500, seed=91), WINDOW_MS)
+    monkeypatch.setattr(TenantGraph, "one", original)
+    assert sent == [1000, 1000]
+    assert sum(len(r["fingerprints"]) for r in graph.rows("bench_incident_groups")) == 1000
