@@ -345,6 +345,11 @@ class ProductSide:
         }
 
 
+def parts(ms: dict[str, float]) -> str:
+    """CPU by part as the table shows it, e.g. `client 0.9 / falkordb 1.7`."""
+    return " / ".join(f"{k} {v:.1f}" for k, v in ms.items())
+
+
 def per_incident(cpu: dict[str, float], n: int) -> dict[str, float]:
     """CPU seconds by part over `n` incidents, as ms per incident."""
     return {k: v * 1000 / n for k, v in cpu.items()}
@@ -361,7 +366,6 @@ def main() -> int:
     the rounds' ratios."""
     args = options()
     n, rows = args.incidents, []
-    parts = lambda d: " / ".join(f"{k} {v:.1f}" for k, v in d.items())  # noqa: E731
     with contextlib.ExitStack() as stack:
         scratch = Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="blast-radius-floor-"))
