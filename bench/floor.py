@@ -31,15 +31,17 @@ default of 1 s 30-65 % of them went down the burst path instead (paged early, th
 in after: two messages, more queries), a share that moved with the machine's load. Pass
 `--page-within-ms 1000` to measure that mix.
 
-Both run side by side for the whole invocation (each its own FalkorDB) and are measured the
-same way: CPU (user + system, from `/proc/<pid>/stat`) over a phase of `--incidents` incidents,
-divided by `--incidents`, after a first phase of as many on each side that is not counted (so
-start-up, imports and warm-up cancel). Then `--rounds` rounds (default 3), each one phase per
-side on a graph holding as many earlier incidents on both: half the floor's phase, the
-product's phase, the floor's other half. The machine's speed moves over seconds on this shared
-2-core VM (a fixed Python loop took 1.0-1.8x its usual CPU time at moments, unseen in the
-load or steal time), so the floor, whose phase is short, is measured around the product's
-rather than before it; the product's phase stays in one piece (its workers' batches grow with
+Both are measured the same way: CPU (user + system, from `/proc/<pid>/stat`) over a phase of
+`--incidents` incidents, divided by `--incidents`, after a first phase of as many on each side
+that is not counted (so start-up, imports and warm-up cancel), as `--rounds` rounds (default
+3). Each round starts both sides on new servers and graphs, side by side (each its own
+FalkorDB), so every round measures incidents N+1 to 2N of a new graph (both sides' cost per
+incident grows with the graph, the floor's faster: rounds on one growing graph gave ratios
+falling from 3.8-4.0 to 3.5 by the third), and measures the floor's phase in two halves, one
+before and one after the product's: the machine's speed moves over seconds on this shared
+2-core VM (a fixed Python loop took up to 1.8x its usual CPU time at moments, unseen in the
+load or steal time), and the floor's phase is short, so it is measured around the product's
+rather than before it. The product's phase stays in one piece (its workers' batches grow with
 the backlog, so cutting its phase in parts would change its work: 3.5 queries per incident in
 parts of 50, against 2.3), while the floor takes one incident at a time however its phase is
 cut. The product's CPU is the gateway (serve's process: the HTTP app and the worker
@@ -277,9 +279,7 @@ class ProductSide:
         self.args = args
         self.data_dir = scratch / "product"
         self.data_dir.mkdir()
-        plan_args = argparse.Namespace(
-            incidents=(args.rounds + 1) * args.incidents, tenants=1, duplicates=0.0
-        )
+        plan_args = argparse.Namespace(incidents=2 * args.incidents, tenants=1, duplicates=0.0)
         self.plan = deliveries(plan_args, random.Random(7))
         self.plan.sort(key=lambda d: d[1]["alerts"][0]["startsAt"])
         self.run, self.done = Run(), 0
@@ -361,21 +361,23 @@ def added(total: dict[str, float], more: dict[str, float]) -> dict[str, float]:
 
 
 def main() -> int:
-    """Warm both sides up, then measure `--rounds` rounds of `--incidents` per side (half the
-    floor's, the product's, the floor's other half); print a row per round and the median of
-    the rounds' ratios."""
+    """Measure `--rounds` rounds, each on new servers: a warm-up phase per side, then one phase
+    of `--incidents` per side (half the floor's, the product's, the floor's other half); print
+    a row per round and the median of the rounds' ratios."""
     args = options()
     n, rows = args.incidents, []
-    with contextlib.ExitStack() as stack:
-        scratch = Path(
-            stack.enter_context(tempfile.TemporaryDirectory(prefix="blast-radius-floor-"))
-        )
-        floor = stack.enter_context(FloorSide(args, scratch))
-        product = None if args.skip_product else stack.enter_context(ProductSide(args, scratch))
-        floor.phase(n)  # warm-up: each side's first `--incidents`, not counted
-        if product is not None:
-            product.phase(n)
-        for _ in range(args.rounds):
+    for _ in range(args.rounds):
+        with contextlib.ExitStack() as stack:  # each round on new servers and graphs
+            scratch = Path(
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="blast-radius-floor-"))
+            )
+            floor = stack.enter_context(FloorSide(args, scratch))
+            product = None
+            if not args.skip_product:
+                product = stack.enter_context(ProductSide(args, scratch))
+            floor.phase(n)  # warm-up: each side's first `--incidents`, not counted
+            if product is not None:
+                product.phase(n)
             # the floor's half phases bracket the product's phase, so both are measured over the
             # same stretch of the machine's time; the product's is one piece (its batches grow
             # with the backlog, so a phase cut in parts does other work), the floor takes one
@@ -383,8 +385,8 @@ def main() -> int:
             floor_cpu = floor.phase(n // 2)
             product_cpu, calls = ({}, 0) if product is None else product.phase(n)
             floor_cpu = added(floor_cpu, floor.phase(n - n // 2))
-            rows.append((per_incident(floor_cpu, n), per_incident(product_cpu, n), calls / n))
-    print("| round | incidents before | floor batch | floor ms/incident | product ms/incident "
+        rows.append((per_incident(floor_cpu, n), per_incident(product_cpu, n), calls / n))
+    print("| round | incidents per phase | floor batch | floor ms/incident | product ms/incident "
           "| product / floor | product GRAPH.QUERY/incident |")  # fmt: skip
     print("|---|---|---|---|---|---|---|")
     ratios = []
@@ -394,7 +396,7 @@ def main() -> int:
         ratio = f"{p / f:.1f}" if product_ms else "-"
         shown = f"{p:.1f} ({parts(product_ms)})" if product_ms else "-"
         queries = f"{calls:.2f}" if product_ms else "-"
-        print(f"| {r} | {r * n} | {args.batch} | {f:.1f} ({parts(floor_ms)}) | {shown} "
+        print(f"| {r} | {n} | {args.batch} | {f:.1f} ({parts(floor_ms)}) | {shown} "
               f"| {ratio} | {queries} |")  # fmt: skip
     if product is not None:
         pooled = sum(sum(p.values()) for _, p, _ in rows) / sum(sum(f.values()) for f, _, _ in rows)
