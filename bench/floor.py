@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import random
 import statistics
 import sys
@@ -378,6 +379,10 @@ def main() -> int:
             floor.phase(n)  # warm-up: each side's first `--incidents`, not counted
             if product is not None:
                 product.phase(n)
+            # what the harness holds (the product's deliveries, both sides' clients) out of the
+            # collector's full passes, which the floor's client in this process would pay for
+            gc.collect()
+            gc.freeze()
             # the floor's half phases bracket the product's phase, so both are measured over the
             # same stretch of the machine's time; the product's is one piece (its batches grow
             # with the backlog, so a phase cut in parts does other work), the floor takes one
