@@ -44,14 +44,17 @@ load or steal time), and the floor's phase is short, so it is measured around th
 rather than before it. The product's phase stays in one piece (its workers' batches grow with
 the backlog, so cutting its phase in parts would change its work: 3.5 queries per incident in
 parts of 50, against 2.3), while the floor takes one incident at a time however its phase is
-cut. The product's CPU is the gateway (serve's process: the HTTP app and the worker
-supervisor), its worker processes and FalkorDB; this harness's posting and polling are not
-counted (its polls of `pending_tasks`, one every 0.2 s, are a few ms of FalkorDB's time per
-phase). The floor's CPU is this process and its own FalkorDB. Prints a row per round: ms of
-CPU per incident, part by part, product / floor, and the product's GRAPH.QUERY calls per
-incident (FalkorDB's own count over the phase, less this harness's polls); then the median of
-the rounds' ratios (the figure to quote: one round's ratio moves with the machine and with how
-the product's batches fall) and the ratio of all rounds pooled.
+cut. Before the measured phases the harness's objects (the product's deliveries, both sides'
+clients) are frozen out of the garbage collector (`gc.freeze`), as serve does with its own:
+else the floor's client, in this process, paid for them in full collections (its CPU 0.8-1.1
+ms per incident against 0.7-0.8 run alone). The product's CPU is the gateway (serve's process:
+the HTTP app and the worker supervisor), its worker processes and FalkorDB; this harness's
+posting and polling are not counted (its polls of `pending_tasks`, one every 0.2 s, are a few
+ms of FalkorDB's time per phase). The floor's CPU is this process and its own FalkorDB. Prints
+a row per round: ms of CPU per incident, part by part, product / floor, and the product's
+GRAPH.QUERY calls per incident (FalkorDB's own count over the phase, less this harness's polls);
+then the median of the rounds' ratios (the figure to quote: one round's ratio moves with the
+machine and with how the product's batches fall) and the ratio of all rounds pooled.
 """
 
 from __future__ import annotations
