@@ -31,21 +31,39 @@ default of 1 s 30-65 % of them went down the burst path instead (paged early, th
 in after: two messages, more queries), a share that moved with the machine's load. Pass
 `--page-within-ms 1000` to measure that mix.
 
-Both are measured the same way: CPU (user + system, from `/proc/<pid>/stat`) after `--incidents`
-incidents and after twice as many; the difference, divided by `--incidents`, is the marginal
-CPU per incident, so start-up, imports and warm-up cancel. The product's CPU is the gateway
-(serve's process: the HTTP app and the worker supervisor), its worker processes and FalkorDB;
-this harness's posting and polling are not counted (its polls of `pending_tasks`, one every
-0.2 s, are a few ms of FalkorDB's time per phase). The floor's CPU is this process and its own
-FalkorDB. Prints one table: ms of CPU per incident, part by part, product / floor, and the
-product's GRAPH.QUERY calls per incident (FalkorDB's own count between the two marks, less this
-harness's polls): fewer and larger queries are where the product's FalkorDB time goes down.
+Both are measured the same way: CPU (user + system, from `/proc/<pid>/stat`) over a phase of
+`--incidents` incidents, divided by `--incidents`, after a first phase of as many on each side
+that is not counted (so start-up, imports and warm-up cancel), as `--rounds` rounds (default
+3). Each round starts both sides on new servers and graphs, side by side (each its own
+FalkorDB), so every round measures incidents N+1 to 2N of a new graph (both sides' cost per
+incident grows with the graph, the floor's faster: rounds on one growing graph gave ratios
+falling from 3.8-4.0 to 3.5 by the third), and measures the floor's phase in two halves, one
+before and one after the product's: the machine's speed moves over seconds on this shared
+2-core VM (a fixed Python loop took up to 1.8x its usual CPU time at moments, unseen in the
+load or steal time), and the floor's phase is short, so it is measured around the product's
+rather than before it. The product's phase stays in one piece (its workers' batches grow with
+the backlog, so cutting its phase in parts would change its work: 3.5 queries per incident in
+parts of 50, against 2.3), while the floor takes one incident at a time however its phase is
+cut. Before the measured phases the harness's objects (the product's deliveries, both sides'
+clients) are frozen out of the garbage collector (`gc.freeze`), as serve does with its own:
+else the floor's client, in this process, paid for them in full collections (its CPU 0.8-1.1
+ms per incident against 0.7-0.8 run alone). The product's CPU is the gateway (serve's process:
+the HTTP app and the worker supervisor), its worker processes and FalkorDB; this harness's
+posting and polling are not counted (its polls of `pending_tasks`, one every 0.2 s, are a few
+ms of FalkorDB's time per phase). The floor's CPU is this process and its own FalkorDB. Prints
+a row per round: ms of CPU per incident, part by part, product / floor, and the product's
+GRAPH.QUERY calls per incident (FalkorDB's own count over the phase, less this harness's polls);
+then the median of the rounds' ratios (the figure to quote: one round's ratio moves with the
+machine and with how the product's batches fall) and the ratio of all rounds pooled.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -85,7 +103,8 @@ LEASE_MS = 30_000
 def options() -> argparse.Namespace:
     """Command-line options (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--incidents", type=int, default=300, help="per phase (two phases)")
+    p.add_argument("--incidents", type=int, default=300, help="per phase")
+    p.add_argument("--rounds", type=int, default=3, help="measured rounds")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--timeout-s", type=float, default=600.0)
@@ -210,112 +229,189 @@ class Floor:
         return len(claimed)
 
 
-def floor_cpu(args: argparse.Namespace, scratch: Path) -> dict[str, float]:
-    """The floor's marginal CPU per incident, ms: {"client": .., "falkordb": ..}."""
-    settings = Settings()
-    server = embedded_server(settings, scratch / "floor")
-    store = GraphStore(server.start(), timeout_ms=settings.query_timeout_max_ms)
-    try:
-        assert server.process is not None
-        graph = store.graph(graph_name("floor"))
+class FloorSide:
+    """The floor (see the module docstring) on its own embedded FalkorDB, started on entry."""
+
+    def __init__(self, args: argparse.Namespace, scratch: Path) -> None:
+        self.args = args
+        self.settings = Settings()
+        self.server = embedded_server(self.settings, scratch / "floor")
+        self.outbox = Outbox(scratch / "floor" / "outbox.jsonl")
+        self.done = 0
+
+    def __enter__(self) -> FloorSide:
+        self.store = GraphStore(self.server.start(), timeout_ms=self.settings.query_timeout_max_ms)
+        graph = self.store.graph(graph_name("floor"))
         graph.ensure_schema()
         world = load_world(demo_world_path())
         import_world(graph, world)
         owned = sorted({name for team in world.teams for name in team.owns})
-        floor = Floor(graph, Outbox(scratch / "floor" / "outbox.jsonl"), owned, settings.walk_hops)
-        marks = []
-        for phase in range(3):
-            first = (phase - 1) * args.incidents
-            for start in range(first, phase * args.incidents, args.batch) if phase else ():
-                end = min(start + args.batch, phase * args.incidents)
-                for n in range(start, end):
-                    floor.accept(n)
-                if args.batch > 1:
-                    while floor.work_batch(args.batch):
-                        pass
-                else:
-                    floor.work()
-            marks.append((time.process_time(), cpu_seconds(server.process.pid)))
-        lines = len(floor.outbox.entries())
-        if lines != 2 * args.incidents:
-            raise RuntimeError(f"floor: {lines} outbox lines for {2 * args.incidents} incidents")
-    finally:
-        store.close()
-        server.stop()
-    (c1, d1), (c2, d2) = marks[1], marks[2]
-    return {"client": (c2 - c1) * 1000 / args.incidents,
-            "falkordb": (d2 - d1) * 1000 / args.incidents}  # fmt: skip
+        self.floor = Floor(graph, self.outbox, owned, self.settings.walk_hops)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()
+        self.server.stop()
+
+    def phase(self, n: int) -> dict[str, float]:
+        """Take the next `n` incidents to their page and finding; returns the CPU seconds that
+        took: {"client": this process, "falkordb": its server}."""
+        assert self.server.process is not None
+        db_pid, k = self.server.process.pid, self.args.batch
+        before = (time.process_time(), cpu_seconds(db_pid))
+        for start in range(self.done, self.done + n, k):
+            for i in range(start, min(start + k, self.done + n)):
+                self.floor.accept(i)
+            if k > 1:
+                while self.floor.work_batch(k):
+                    pass
+            else:
+                self.floor.work()
+        self.done += n
+        lines = len(self.outbox.entries())
+        if lines != self.done:
+            raise RuntimeError(f"floor: {lines} outbox lines for {self.done} incidents")
+        return {"client": time.process_time() - before[0],
+                "falkordb": cpu_seconds(db_pid) - before[1]}  # fmt: skip
 
 
-def product_cpu(args: argparse.Namespace, scratch: Path) -> tuple[dict[str, float], float]:
-    """The product's marginal CPU per calm incident, ms: gateway, workers, falkordb; and its
-    marginal GRAPH.QUERY calls per incident (as FalkorDB counts them)."""
-    data_dir = scratch / "product"
-    data_dir.mkdir()
-    port = free_port()
-    serve, log = start_serve(data_dir, port, args.workers, [TENANT], {
-        "BLAST_LEASE_MS": str(LEASE_MS), "BLAST_INCIDENT_WINDOW_S": str(WINDOW_S),
-        "BLAST_PAGE_WITHIN_MS": str(args.page_within_ms),
-    })  # fmt: skip
-    plan_args = argparse.Namespace(incidents=2 * args.incidents, tenants=1, duplicates=0.0)
-    plan = deliveries(plan_args, random.Random(7))
-    plan.sort(key=lambda d: d[1]["alerts"][0]["startsAt"])
-    run, marks = Run(), []
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_ready(url, serve)
-        _, db_port = database(data_dir)
-        store = GraphStore(f"redis://127.0.0.1:{db_port}", timeout_ms=5_000)
-        import_world(store.graph(graph_name(TENANT)), load_world(demo_world_path()))
-        deadline = time.monotonic() + args.timeout_s
-        limits = httpx.Limits(max_connections=args.concurrency)
-        with (
-            httpx.Client(base_url=url, timeout=30, limits=limits) as http,
-            ThreadPoolExecutor(args.concurrency) as senders,
-            counting() as own,  # the harness's own queries (`pending`), not the product's
-        ):
-            for phase in range(3):
-                if phase:
-                    part = plan[(phase - 1) * args.incidents : phase * args.incidents]
-                    list(senders.map(lambda d: post(http, run, TENANT, d[1], deadline), part))
-                    while time.monotonic() < deadline and pending(store, [TENANT]) != 0:
-                        time.sleep(0.2)
-                db_pid, _ = database(data_dir)
-                marks.append({
-                    "gateway": cpu_seconds(serve.pid, children_too=True),
-                    "workers": sum(cpu_seconds(pid) for pid in worker_pids(serve.pid)),
-                    "falkordb": cpu_seconds(db_pid),
-                    "queries": server_calls(f"redis://127.0.0.1:{db_port}") - own.total(),
-                })  # fmt: skip
-        store.close()
-        pages = sum(1 for e in Outbox(data_dir / "outbox.jsonl").entries()
+class ProductSide:
+    """The product (see the module docstring): `blast-radius serve`, started on entry, and
+    this harness's senders."""
+
+    def __init__(self, args: argparse.Namespace, scratch: Path) -> None:
+        self.args = args
+        self.data_dir = scratch / "product"
+        self.data_dir.mkdir()
+        plan_args = argparse.Namespace(incidents=2 * args.incidents, tenants=1, duplicates=0.0)
+        self.plan = deliveries(plan_args, random.Random(7))
+        self.plan.sort(key=lambda d: d[1]["alerts"][0]["startsAt"])
+        self.run, self.done = Run(), 0
+
+    def __enter__(self) -> ProductSide:
+        self.port = free_port()
+        self.serve, self.log = start_serve(self.data_dir, self.port, self.args.workers, [TENANT], {
+            "BLAST_LEASE_MS": str(LEASE_MS), "BLAST_INCIDENT_WINDOW_S": str(WINDOW_S),
+            "BLAST_PAGE_WITHIN_MS": str(self.args.page_within_ms),
+        })  # fmt: skip
+        try:
+            url = f"http://127.0.0.1:{self.port}"
+            wait_ready(url, self.serve)
+            self.db_pid, db_port = database(self.data_dir)
+            self.db_url = f"redis://127.0.0.1:{db_port}"
+            self.store = GraphStore(self.db_url, timeout_ms=5_000)
+            import_world(self.store.graph(graph_name(TENANT)), load_world(demo_world_path()))
+            limits = httpx.Limits(max_connections=self.args.concurrency)
+            self.http = httpx.Client(base_url=url, timeout=30, limits=limits)
+            self.senders = ThreadPoolExecutor(self.args.concurrency)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if hasattr(self, "senders"):
+            self.senders.shutdown()
+        for opened in ("http", "store"):
+            if hasattr(self, opened):
+                getattr(self, opened).close()
+        stop_process(self.serve, 30)
+        self.log.close()
+
+    def phase(self, n: int) -> tuple[dict[str, float], int]:
+        """Post the next `n` incidents and wait until every task is done; returns the CPU
+        seconds that took ({"gateway": .., "workers": .., "falkordb": ..}) and the product's
+        GRAPH.QUERY calls meanwhile (FalkorDB's count less this harness's polls)."""
+        deadline = time.monotonic() + self.args.timeout_s
+        with counting() as own:  # the harness's own queries (`pending`), not the product's
+            before = self.marks(own.total())
+            part = self.plan[self.done : self.done + n]
+            list(self.senders.map(
+                lambda d: post(self.http, self.run, TENANT, d[1], deadline), part))  # fmt: skip
+            while time.monotonic() < deadline and pending(self.store, [TENANT]) != 0:
+                time.sleep(0.2)
+            after = self.marks(own.total())
+        self.done += n
+        pages = sum(1 for e in Outbox(self.data_dir / "outbox.jsonl").entries()
                     if str(e["intent_id"]).endswith(":initial-notification"))  # fmt: skip
-        if pages != 2 * args.incidents or run.never_accepted:
-            raise RuntimeError(f"product: {pages} pages for {2 * args.incidents} incidents")
-    finally:
-        stop_process(serve, 30)
-        log.close()
-    queries = (marks[2].pop("queries") - marks[1].pop("queries")) / args.incidents
-    return {k: (marks[2][k] - marks[1][k]) * 1000 / args.incidents for k in marks[2]}, queries
+        if pages != self.done or self.run.never_accepted:
+            raise RuntimeError(f"product: {pages} pages for {self.done} incidents")
+        calls = int(after.pop("queries") - before.pop("queries"))
+        return {k: after[k] - before[k] for k in after}, calls
+
+    def marks(self, own_queries: int) -> dict[str, float]:
+        """CPU seconds so far by part, and the product's GRAPH.QUERY calls so far."""
+        return {
+            "gateway": cpu_seconds(self.serve.pid, children_too=True),
+            "workers": sum(cpu_seconds(pid) for pid in worker_pids(self.serve.pid)),
+            "falkordb": cpu_seconds(self.db_pid),
+            "queries": server_calls(self.db_url) - own_queries,
+        }
+
+
+def parts(ms: dict[str, float]) -> str:
+    """CPU by part as the table shows it, e.g. `client 0.9 / falkordb 1.7`."""
+    return " / ".join(f"{k} {v:.1f}" for k, v in ms.items())
+
+
+def per_incident(cpu: dict[str, float], n: int) -> dict[str, float]:
+    """CPU seconds by part over `n` incidents, as ms per incident."""
+    return {k: v * 1000 / n for k, v in cpu.items()}
+
+
+def added(total: dict[str, float], more: dict[str, float]) -> dict[str, float]:
+    """`total` with `more` added part by part."""
+    return {k: total.get(k, 0.0) + v for k, v in more.items()}
 
 
 def main() -> int:
-    """Measure the floor, then the product; print the table."""
+    """Measure `--rounds` rounds, each on new servers: a warm-up phase per side, then one phase
+    of `--incidents` per side (half the floor's, the product's, the floor's other half); print
+    a row per round and the median of the rounds' ratios."""
     args = options()
-    with tempfile.TemporaryDirectory(prefix="blast-radius-floor-") as name:
-        scratch = Path(name)
-        floor = floor_cpu(args, scratch)
-        product, queries = ({}, 0.0) if args.skip_product else product_cpu(args, scratch)
-    floor_ms, product_ms = sum(floor.values()), sum(product.values())
-    parts = lambda d: " / ".join(f"{k} {v:.1f}" for k, v in d.items())  # noqa: E731
-    print("| incidents per phase | floor batch | floor ms/incident | product ms/incident "
+    n, rows = args.incidents, []
+    for _ in range(args.rounds):
+        with contextlib.ExitStack() as stack:  # each round on new servers and graphs
+            scratch = Path(
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="blast-radius-floor-"))
+            )
+            floor = stack.enter_context(FloorSide(args, scratch))
+            product = None
+            if not args.skip_product:
+                product = stack.enter_context(ProductSide(args, scratch))
+            floor.phase(n)  # warm-up: each side's first `--incidents`, not counted
+            if product is not None:
+                product.phase(n)
+            # what the harness holds (the product's deliveries, both sides' clients) out of the
+            # collector's full passes, which the floor's client in this process would pay for
+            gc.collect()
+            gc.freeze()
+            # the floor's half phases bracket the product's phase, so both are measured over the
+            # same stretch of the machine's time; the product's is one piece (its batches grow
+            # with the backlog, so a phase cut in parts does other work), the floor takes one
+            # incident at a time, whatever the cut
+            floor_cpu = floor.phase(n // 2)
+            product_cpu, calls = ({}, 0) if product is None else product.phase(n)
+            floor_cpu = added(floor_cpu, floor.phase(n - n // 2))
+        rows.append((per_incident(floor_cpu, n), per_incident(product_cpu, n), calls / n))
+    print("| round | incidents per phase | floor batch | floor ms/incident | product ms/incident "
           "| product / floor | product GRAPH.QUERY/incident |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
-    ratio = f"{product_ms / floor_ms:.1f}" if product else "-"
-    shown = f"{product_ms:.1f} ({parts(product)})" if product else "-"
-    calls = f"{queries:.2f}" if product else "-"
-    print(f"| {args.incidents} | {args.batch} | {floor_ms:.1f} ({parts(floor)}) | {shown} "
-          f"| {ratio} | {calls} |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    ratios = []
+    for r, (floor_ms, product_ms, calls) in enumerate(rows, start=1):
+        f, p = sum(floor_ms.values()), sum(product_ms.values())
+        ratios += [p / f] if product_ms else []
+        ratio = f"{p / f:.1f}" if product_ms else "-"
+        shown = f"{p:.1f} ({parts(product_ms)})" if product_ms else "-"
+        queries = f"{calls:.2f}" if product_ms else "-"
+        print(f"| {r} | {n} | {args.batch} | {f:.1f} ({parts(floor_ms)}) | {shown} "
+              f"| {ratio} | {queries} |")  # fmt: skip
+    if product is not None:
+        pooled = sum(sum(p.values()) for _, p, _ in rows) / sum(sum(f.values()) for f, _, _ in rows)
+        print(
+            f"\nproduct / floor: {statistics.median(ratios):.1f} (median of {len(ratios)} "
+            f"rounds: {', '.join(f'{x:.1f}' for x in ratios)}; all rounds pooled {pooled:.1f})"
+        )
     return 0
 
 

@@ -78,4 +78,7 @@ CALL {
 })-[:FOR]->(i)
   FOREACH (_ IN CASE WHEN c IS NULL THEN [] ELSE [1] END | CREATE (a)-[:ON]->(c))
 }
-RETURN matched, grouped, links, known, open, refired, episodes, ok AS written
+// `links` only when nothing was written: triage goes on from them then, and a written alert
+// needs none (up to dozens of maps with paths per reply, built here and parsed by the gateway).
+RETURN matched, grouped, CASE WHEN ok THEN [] ELSE links END AS links, known, open, refired,
+       episodes, ok AS written

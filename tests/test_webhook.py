@@ -20,6 +20,7 @@ from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, graph_name
 from adapters.notices import fmt_ms
+from gateway.http import webhook
 from gateway.ops.runtime import ConfigError, Runtime
 from gateway.world import demo_world_path, import_world, load_world
 from tests.conftest import FIXTURES, Gateway, make_settings
@@ -78,6 +79,33 @@ def serve(falkordb: EmbeddedFalkorDB, tmp_path: Path) -> Iterator[Callable[..., 
 
 
 # --- credentials ------------------------------------------------------------------------------
+
+
+def test_a_delivery_is_taken_off_the_event_loop_once_and_wakes_the_workers(
+    gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = gateway.runtime.store
+    assert store is not None
+    while store.wait_for_work(0.01):  # tokens of earlier deliveries
+        pass
+    handed: list[str] = []
+    original = webhook.run_in_threadpool
+
+    async def counted(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        handed.append(fn.__name__)
+        return await original(fn, *args, **kwargs)
+
+    monkeypatch.setattr(webhook, "run_in_threadpool", counted)
+    beat = ALERT | {"labels": {"alertname": "Watchdog", "severity": "none"}}
+    answer = gateway.http.post("/api/v1/alerts", json=body(ALERT, beat), headers=gateway.auth)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["accepted"] == 1 and answer.json()["heartbeats"] == 1
+    # the body read, the heartbeat stamped, triage and the wake-up: one hand-off (each costs
+    # both threads a wake-up), not one each
+    assert handed == ["accept"]
+    assert store.wait_for_work(0.05) and not store.wait_for_work(0.01)  # one incident, one token
+    refused = gateway.http.post("/api/v1/alerts", json={"alerts": "no"}, headers=gateway.auth)
+    assert refused.status_code == 422 and handed == ["accept", "accept"]
 
 
 @pytest.mark.parametrize("gateway", ["token"], indirect=True)

@@ -210,6 +210,31 @@ def test_a_new_incident_is_one_query_and_anything_else_reads_once(
     assert seen[0] == "triage_context"
 
 
+def test_a_written_lone_alert_gets_no_links_back_and_one_left_to_triage_gets_them(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph = world_graph(store, "lonelinks")
+    replies: list[dict[str, Any]] = []
+    original = TenantGraph.rows
+
+    def kept(self: TenantGraph, query: str, params: Any = None) -> list[dict[str, Any]]:
+        found = original(self, query, params)
+        replies.extend(found if query == "triage_lone" else [])
+        return found
+
+    monkeypatch.setattr(TenantGraph, "rows", kept)
+    starts = START + timedelta(hours=3)
+    opened = triage(graph, delivery({"service": "checkout"}, GROUPS[0], "k0", starts), WINDOW_MS)
+    # payment, which checkout calls, joins: triage_alert goes on from the links read
+    payment = delivery({"service": "payment"}, GROUPS[1], "k1", starts + timedelta(minutes=1))
+    joined = triage(graph, payment, WINDOW_MS)
+    assert joined.incidents == opened.incidents and len(opened.opened) == 1
+    assert [r["written"] for r in replies] == [True, False]
+    assert replies[0]["links"] == []
+    links = {(link["origin"], link["name"], link["way"]) for link in replies[1]["links"]}
+    assert ("payment", "checkout", "up") in links and ("payment", "payment", "down") in links
+
+
 def test_a_lone_alert_on_an_alias_two_components_share_is_left_to_triage_alert(
     store: GraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
