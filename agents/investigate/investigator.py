@@ -259,17 +259,28 @@ def decide(
     coverage = best / len(alerting)
     point = surge_of(names, alerting, alertnames, candidates)
     if point is not None:
-        sources = [
-            row for row in traffic_sources
-            if row["path"][-1] == point and all(n in alerting for n in row["path"][1:])
-        ]  # fmt: skip
+        reaching = [row for row in traffic_sources if row["path"][-1] == point]
+        sources = [row for row in reaching if all(n in alerting for n in row["path"][1:])]
         found = list(dict.fromkeys(row["source"] for row in sources))
-        if found:
+        client = any(c.name == point and c.client for c in candidates)
+        if found or client or reaching:
             for n in names:
                 ruled[n] = (
                     "receives a traffic surge: the cause is upstream" if point == n
                     else f"slowed by the traffic surge arriving at {point}: the cause is upstream"
                 )  # fmt: skip
+        if client:  # the surge starts where the world says traffic comes from
+            ruled.pop(point, None)
+            for n in names:
+                if n != point:
+                    ruled[n] = f"slowed by the traffic surge from {point}, a traffic source"
+            return Decision(
+                point, [point], round(0.6 * coverage, 2),
+                f"Traffic surge from {point}, a traffic source: its own alert says more requests "
+                "than usual leave it; the components that alert are its victims.", ruled,
+                [[point]],
+            )  # fmt: skip
+        if found:
             paths = [row["path"] for row in sources]
             if len(found) == 1:
                 return Decision(
@@ -281,6 +292,20 @@ def decide(
                 None, found, round(0.5 / len(found), 2),
                 f"Traffic surge on {point}; the graph cannot tell which traffic source "
                 f"sends it: {', '.join(found)}.", ruled, paths,
+            )  # fmt: skip
+        if reaching:
+            # The load still comes from upstream, through components that raise no alert: the
+            # traffic sources are the candidates, a lead at most (nothing measured the path).
+            far = list(dict.fromkeys(row["source"] for row in reaching))
+            quiet = sorted({n for row in reaching for n in row["path"][1:-1]} - set(alerting))
+            through = f" through {', '.join(quiet)}, which raise no alert" if quiet else ""
+            return Decision(
+                far[0] if len(far) == 1 else None, far,
+                round(SILENT_SHAPE * coverage / len(far), 2),
+                f"Traffic surge on {point}; the load comes from upstream ({', '.join(far)}"
+                f"{through}): a lead, not a conclusion (live evidence would measure the rates).",
+                ruled,
+                [row["path"] for row in reaching],
             )  # fmt: skip
     if len(names) == 1:
         silent = names[0] not in alerting

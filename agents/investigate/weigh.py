@@ -944,11 +944,12 @@ def traffic_sources(
 
 def surge_upstream(decision: Decision, edges: list[dict[str, Any]]) -> Decision | None:
     """Rule 3 followed upstream: the traffic source `decision` names (`traffic_sources`) is
-    itself called by a client whose request rate into it jumped at least `RATE_JUMP` x, by
-    `SEPARATION` x more than any other caller's: that client is the source, and the one named
-    passes its load on (a gateway in front of the services, between them and the game clients
-    or the app whose users surged). `edges`: `edge_health` rows into the named source. None
-    when no caller's jump stands out: the named one stays the source.
+    itself called by clients whose request rate into it jumped at least `RATE_JUMP` x. One
+    whose jump is `SEPARATION` x any other's is the source, and the one named passes its load
+    on (a gateway in front of the services, between them and the game clients or the app whose
+    users surged); several alike make the finding inconclusive between them (never the gateway
+    at the confidence of a source). `edges`: `edge_health` rows into the named source. None
+    when no caller's rate jumped: the named one stays the source.
 
     Why: `edge_health` is asked about the incident's components, so the first answer stops at
     the callers of the alerting ones; a caller nothing measured calls counts as a source until
@@ -961,23 +962,36 @@ def surge_upstream(decision: Decision, edges: list[dict[str, Any]]) -> Decision 
     )  # fmt: skip
     if top is None or not jumps:
         return None
+
+    def line(e: dict[str, Any]) -> str:
+        return (
+            f"{e['client']}'s requests to {top} rose {e['rate_change']:.1f}x "
+            f"({e['baseline_rate_per_s']:.2f}/s -> {e['rate_per_s']:.2f}/s)"
+        )
+
+    found = [{"component": e["client"], "source": "traffic", "magnitude": e["rate_change"],
+              "text": line(e), "value": e["rate_change"]} for e in jumps]  # fmt: skip
+    evidence = [*found, *decision.evidence]
     if len(jumps) > 1 and jumps[0]["rate_change"] < SEPARATION * jumps[1]["rate_change"]:
-        return None
+        names = [e["client"] for e in jumps]
+        return Decision(
+            None, names, round(0.5 / len(names), 2),
+            f"Inconclusive: traffic surge through {top} ({decision.evidence[0]['text']}), which "
+            f"passes on the load of several sources whose requests rose alike: "
+            f"{'; '.join(line(e) for e in jumps)}.",
+            decision.ruled_out | {top: f"passes on the load from {', '.join(names)}"},
+            [[e["client"], *path] for e in jumps for path in decision.surge_paths],
+            evidence=evidence,
+        )  # fmt: skip
     e = jumps[0]
-    line = (
-        f"{e['client']}'s requests to {top} rose {e['rate_change']:.1f}x "
-        f"({e['baseline_rate_per_s']:.2f}/s -> {e['rate_per_s']:.2f}/s)"
-    )
-    found = {"component": e["client"], "source": "traffic", "magnitude": e["rate_change"],
-             "text": line, "value": e["rate_change"]}  # fmt: skip
     return Decision(
         e["client"], [e["client"]], decision.confidence,
-        f"Traffic surge from {e['client']}: {line}; {top} passes it on: "
+        f"Traffic surge from {e['client']}: {line(e)}; {top} passes it on: "
         f"{decision.evidence[0]['text']}. The load comes from {e['client']}; the components "
         "that alert are its victims.",
         decision.ruled_out | {top: f"passes on the load from {e['client']}"},
         [[e["client"], *path] for path in decision.surge_paths] or [[e["client"], top]],
-        separated_by=line, evidence=[found, *decision.evidence],
+        separated_by=line(e), evidence=evidence,
     )  # fmt: skip
 
 

@@ -215,6 +215,33 @@ def test_a_surge_arriving_at_a_caller_blames_its_source_when_the_cause_only_slow
     assert surge_of(["cart", "slots"], ["cart", "slots", "proxy"], alike, pair) == "proxy"
 
 
+def test_a_surge_through_quiet_components_is_a_lead_and_an_alerting_client_the_source() -> None:
+    """Only frontend alerts, a traffic alert among its own: the load still comes from upstream,
+    through a proxy that raises no alert, so the traffic sources are the candidates, a lead at
+    most, never frontend at the confidence of the only alerting component. A traffic source
+    that alerts about its own requests is the source."""
+    alone = {"frontend": ["RequestRateSpike", "ServiceLatencySLOBreach", "ContainerCPUHigh"]}
+    walk = [Candidate("frontend", ["frontend"], 0)]
+    sources = [
+        {"source": "frontend-web", "path": ["frontend-web", "proxy", "frontend"], "hops": 2},
+        {"source": "load-generator", "path": ["load-generator", "proxy", "frontend"], "hops": 2},
+    ]
+    decision = decide(["frontend"], alone, walk, set(), sources)
+    assert (decision.root_cause, decision.candidates) == (None, ["frontend-web", "load-generator"])
+    assert decision.confidence == 0.23 and "through proxy, which raise no alert" in decision.summary
+    assert decide(["frontend"], alone, walk, set(), sources[1:]).confidence == 0.45  # one: a lead
+    assert decide(["frontend"], alone, walk, set(), []).root_cause == "frontend"  # none known
+    client = [Candidate("proxy", ["proxy", "load-generator"], 1),
+              Candidate("load-generator", ["load-generator"], 0, client=True)]  # fmt: skip
+    flooding = {"load-generator": ["RequestRateSpike"], "proxy": ["ServiceLatencySLOBreach"]}
+    found = decide(["load-generator", "proxy"], flooding, client, set(), [])
+    assert (found.root_cause, found.confidence) == ("load-generator", 0.6)
+    assert (
+        found.ruled_out["proxy"]
+        == "slowed by the traffic surge from load-generator, a traffic source"
+    )
+
+
 # --- the demo, end to end ----------------------------------------------------------------------
 
 

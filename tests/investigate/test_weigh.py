@@ -105,7 +105,8 @@ def test_traffic_jump_from_a_client_is_the_cause() -> None:
 
 def test_a_surge_source_that_is_itself_called_harder_passes_the_load_on() -> None:
     """The gateway named as the source (nothing measured called it) gets a caller whose rate
-    jumped: that caller is the source. No jump, or two callers jumping alike, leave it."""
+    jumped: that caller is the source. Two callers jumping alike make it inconclusive between
+    them; no jump leaves the gateway."""
     gateway = weigh(["cart"], WALK, [edge("gateway", "cart", rate_change=8.0, rate_per_s=16.0)],
                     [], [], [], {"gateway"}, set())  # fmt: skip
     assert gateway is not None and gateway.root_cause == "gateway"
@@ -117,7 +118,10 @@ def test_a_surge_source_that_is_itself_called_harder_passes_the_load_on() -> Non
     assert up.summary.startswith("Traffic surge from app: app's requests to gateway rose 10.0x")
     assert surge_upstream(gateway, [edge("cron", "gateway")]) is None
     alike = edge("partner", "gateway", rate_change=7.0, rate_per_s=14.0)
-    assert surge_upstream(gateway, [app, alike]) is None
+    both = surge_upstream(gateway, [app, alike])  # the gateway passes on both: never it at 0.9
+    assert both is not None and (both.root_cause, both.candidates) == (None, ["app", "partner"])
+    assert both.confidence == 0.25 and both.summary.startswith("Inconclusive: traffic surge")
+    assert both.ruled_out["gateway"] == "passes on the load from app, partner"
     assert surge_upstream(gateway, [edge("app", "other", rate_change=10.0)]) is None
 
 
