@@ -9,6 +9,8 @@
 // write (writes to a graph run one at a time): `kept` counts the playbooks not retired; a new
 // id when `kept` >= $max_playbooks creates and supersedes nothing and answers `refused` true
 // (id null). The verdict is already stored; an id already stored (a retry) is never refused.
+// One retired because a changed verdict withdrew its lesson ($withdrawn, `withdraw_lessons`)
+// is active again when a verdict teaches it once more.
 MATCH (t:Task {id: $task_id})
 WHERE t.status = 'claimed' AND t.owner = $owner AND t.epoch = $epoch AND t.lease_until >= timestamp()
 MATCH (c:Component {name: $component})
@@ -27,6 +29,10 @@ FOREACH (_ IN CASE WHEN refused THEN [] ELSE [1] END |
       pb.status = 'active', pb.created_at = timestamp(), pb.learned_from = i.id,
       pb.learned_at = i.opened_at, pb.confirmed_by = coalesce(v.by_name, who, v.by),
       pb.lesson = CASE v.verdict WHEN 'rejected' THEN 'corrected' ELSE 'confirmed' END
+    ON MATCH SET pb.status = CASE WHEN pb.status = 'retired' AND pb.retired_reason = $withdrawn
+                                  THEN 'active' ELSE pb.status END,
+      pb.retired_reason = CASE WHEN pb.retired_reason = $withdrawn THEN null
+                               ELSE pb.retired_reason END
   MERGE (pb)-[:PINNED_TO]->(c)
   MERGE (pb)-[:LEARNED_FROM]->(i)
   MERGE (pb)-[:LEARNED_FROM]->(v))

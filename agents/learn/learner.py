@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 #: How much of a remembered signature must alert again (Jaccard of (component, kind) pairs): a
 #: repeat with one caller more or fewer out of two or three still matches.
 SIGNATURE_OVERLAP = 0.5
+#: Why a learned playbook retired when a later verdict on its incident taught otherwise.
+WITHDRAWN = "a later verdict on the incident it was learned from withdrew its lesson"
 
 
 def proposed_checks(
@@ -166,6 +168,13 @@ class Learner:
                      outcome["trust"], outcome["status"])  # fmt: skip
         steered = any(row["steered"] for row in used)
         lesson = lesson_of(verdict, steered)
+        # a changed verdict withdraws what an earlier one on this incident taught
+        keep = [f"playbook:{incident_id}:{lesson}"] if lesson else []
+        withdrawn = task.fenced(
+            "withdraw_lessons", {"incident_id": incident_id, "keep": keep, "reason": WITHDRAWN}
+        )
+        for gone in withdrawn["retired"]:
+            log.info("playbook %s retired: %s", gone, WITHDRAWN)
         refused = self._learn(task, verdict, lesson, used) if lesson else None
         task.complete(f"learned from {verdict['verdict']}" + (f"; {refused}" if refused else ""))
 
@@ -227,6 +236,7 @@ class Learner:
                 "checks_json": json.dumps(held),
                 "supersedes": supersedes,
                 "max_playbooks": self.max_playbooks,
+                "withdrawn": WITHDRAWN,
             },
         )
         if row["refused"]:

@@ -14,7 +14,7 @@ from adapters.falkordb import EmbeddedFalkorDB, graph_name
 from agents.failure_kinds import classify, kind_in
 from agents.investigate.recall import UNTRIED_CONFIDENCE
 from agents.investigate.remembered import shape_missed, unrefuted
-from agents.learn.learner import lesson_of
+from agents.learn.learner import WITHDRAWN, lesson_of
 from gateway.cli.demo import rfc3339
 from gateway.http.payloads import label_fingerprint
 from gateway.ops.runtime import Runtime
@@ -221,6 +221,29 @@ def test_a_wrong_playbook_misleads_twice_retires_and_rules_take_over(shop: Gatew
     found = incident(shop, right)
     assert found["finding"]["planner"] == "rules"
     assert found["memory"] == []  # a retired playbook is never recalled
+
+
+def test_a_changed_verdict_withdraws_the_playbook_the_earlier_one_taught(shop: Gateway):
+    """The finding was inconclusive. Rejected naming payments-db, then confirmed naming
+    payments-api after all: the payments-db playbook learned from the rejection retires,
+    saying why, and payments-api's is learned; naming payments-db again revives it and
+    withdraws the other."""
+    wrong = fire(shop, WEEK1, SILENT_DB)
+    path = f"/api/v1/incidents/{wrong}/verdicts"
+    bare = shop.http.post(path, json={"verdict": "confirmed", "by": "UDEE"})  # agrees with what?
+    assert bare.status_code == 422 and "the finding is inconclusive" in bare.json()["detail"]
+    verdict(shop, wrong, "rejected", "payments-db")
+    mine = f"playbook:{wrong}:payments-db"
+    assert playbooks(shop)[mine]["status"] == "active"
+    verdict(shop, wrong, "confirmed", "payments-api")
+    books = playbooks(shop)
+    assert books[mine]["status"] == "retired"
+    assert books[mine]["retired_reason"] == WITHDRAWN
+    assert books[f"playbook:{wrong}:payments-api"]["status"] == "active"
+    verdict(shop, wrong, "rejected", "payments-db")
+    books = playbooks(shop)
+    assert (books[mine]["status"], books[mine]["retired_reason"]) == ("active", None)
+    assert books[f"playbook:{wrong}:payments-api"]["status"] == "retired"
 
 
 def test_a_playbook_trusted_under_the_line_is_a_lead_the_surer_rules_overrule(shop: Gateway):
