@@ -103,11 +103,32 @@ LEASE_MS = 30_000
 def options() -> argparse.Namespace:
     """Command-line options (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--incidents", type=int, default=300, help="per phase")
-    p.add_argument("--rounds", type=int, default=3, help="measured rounds")
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--concurrency", type=int, default=8)
-    p.add_argument("--timeout-s", type=float, default=600.0)
+    p.add_argument(
+        "--incidents",
+        type=int,
+        default=300,
+        help="calm incidents per measured phase of each side (default 300)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="measured rounds, each on new servers; the median ratio is the figure "
+        "(default 3; target: product / floor at most 4)",
+    )
+    p.add_argument("--workers", type=int, default=2, help="the product's worker processes")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=8,
+        help="incidents the harness posts at a time to the product (default 8)",
+    )
+    p.add_argument(
+        "--timeout-s",
+        type=float,
+        default=600.0,
+        help="give up on a phase after this many seconds (default 600)",
+    )
     p.add_argument("--batch", type=int, default=1, help="the floor's tasks per query")
     p.add_argument("--skip-product", action="store_true", help="measure the floor only")
     p.add_argument(
