@@ -238,7 +238,11 @@ def test_an_inconclusive_finding_lists_its_candidates_in_order(site: Site) -> No
         sign_in(http, VIEWER_A)
         text = http.get(f"/ui/incidents/{incident}").text
     summary = text.split('id="finding-summary">')[1].split("</p>")[0]
-    assert "inconclusive" in summary and "check them in that order" in summary
+    assert "inconclusive" in summary and "apart; check them in the order listed" in summary
+    assert (
+        'tells <strong class="mono">cart</strong>, <strong class="mono">valkey-cart</strong> and '
+        '<strong class="mono">flagd</strong> apart' in summary
+    )
     names = re.findall(r'<li class="mono">([^<]+)</li>', text.split('id="candidates"')[1])
     assert names[:2] == ["cart", "valkey-cart"]
     assert "separated from the runner-up" not in summary
