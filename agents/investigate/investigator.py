@@ -262,14 +262,8 @@ def decide(
         reaching = [row for row in traffic_sources if row["path"][-1] == point]
         sources = [row for row in reaching if all(n in alerting for n in row["path"][1:])]
         found = list(dict.fromkeys(row["source"] for row in sources))
-        client = any(c.name == point and c.client for c in candidates)
-        if found or client or reaching:
-            for n in names:
-                ruled[n] = (
-                    "receives a traffic surge: the cause is upstream" if point == n
-                    else f"slowed by the traffic surge arriving at {point}: the cause is upstream"
-                )  # fmt: skip
-        if client:  # the surge starts where the world says traffic comes from
+        if any(c.name == point and c.client for c in candidates):
+            # the surge starts where the world says traffic comes from
             ruled.pop(point, None)
             for n in names:
                 if n != point:
@@ -280,6 +274,12 @@ def decide(
                 "than usual leave it; the components that alert are its victims.", ruled,
                 [[point]],
             )  # fmt: skip
+        if reaching:
+            for n in names:
+                ruled[n] = (
+                    "receives a traffic surge: the cause is upstream" if point == n
+                    else f"slowed by the traffic surge arriving at {point}: the cause is upstream"
+                )  # fmt: skip
         if found:
             paths = [row["path"] for row in sources]
             if len(found) == 1:

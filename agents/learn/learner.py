@@ -107,6 +107,13 @@ def merged_signature(learned: dict[str, Any], before: dict[str, Any] | None) -> 
     return learned | {"alerts": [*learned["alerts"], *kept][:50]}
 
 
+def playbook_id(incident_id: str, cause: str) -> str:
+    """The id of the playbook a verdict on `incident_id` teaches for `cause`: one per incident
+    and cause, so a retried or repeated verdict learns it once (`create_playbook` is
+    idempotent by id) and a changed one can withdraw it (`withdraw_lessons`)."""
+    return f"playbook:{incident_id}:{cause}"
+
+
 def lesson_of(verdict: dict[str, Any], steered: bool) -> str | None:
     """The component a verdict teaches a playbook for (a row of `verdict_get.cypher`), or None.
 
@@ -169,7 +176,7 @@ class Learner:
         steered = any(row["steered"] for row in used)
         lesson = lesson_of(verdict, steered)
         # a changed verdict withdraws what an earlier one on this incident taught
-        keep = [f"playbook:{incident_id}:{lesson}"] if lesson else []
+        keep = [playbook_id(incident_id, lesson)] if lesson else []
         withdrawn = task.fenced(
             "withdraw_lessons", {"incident_id": incident_id, "keep": keep, "reason": WITHDRAWN}
         )
@@ -227,7 +234,7 @@ class Learner:
         row = task.fenced(
             "create_playbook",
             {
-                "id": f"playbook:{incident_id}:{cause}",
+                "id": playbook_id(incident_id, cause),
                 "component": cause,
                 "incident_id": incident_id,
                 "verdict_id": verdict["id"],
