@@ -76,7 +76,8 @@ FOREACH (_ IN CASE WHEN cur IS NULL AND flap IS NOT NULL THEN [1] ELSE [] END |
                                        ELSE 'the same alert fired again' END}]->(a)
   SET flap.firing = coalesce(flap.firing, 0) + 1)
 FOREACH (_ IN CASE WHEN cur IS NULL AND reopening THEN [1] ELSE [] END |
-  SET flap.status = 'open', flap.resolved_at = null, flap.reopened_at = timestamp(),
+  SET flap.status = 'open', flap.resolved_at = null, flap.resolved_by = null,
+      flap.reopened_at = timestamp(),
       flap.reopens = coalesce(flap.reopens, 0) + 1
   MERGE (r:Task {id: 'reopened:' + a.key})
     ON CREATE SET r += {kind: 'notify_reopened', incident_id: flap.id, alert_key: a.key,

@@ -90,3 +90,17 @@ def test_the_webhook_reopens_within_blast_reopen_window(gateway, graph):
     gateway.runtime.make_worker().run(threading.Event(), burst=True)
     pages = [e for e in gateway.outbox if e["kind"] == "notification"]
     assert len(pages) == 1
+
+
+def test_a_reopen_forgets_who_resolved_the_episode_before(gateway, graph):
+    incident_id = send(graph, episode("firing", "00:00")).opened[0]
+    gateway.drain()
+    answer = gateway.http.post(
+        f"/api/v1/incidents/{incident_id}/resolve", json={"by": "Ada"}, headers=gateway.auth
+    )
+    assert answer.is_success, answer.text
+    assert graph.one("incident_get", {"incident_id": incident_id})["resolved_by"] == "Ada"
+    assert send(graph, episode("firing", "00:03")).reopened == [incident_id]
+    got = graph.one("incident_get", {"incident_id": incident_id})
+    # open again: nobody has resolved this episode (the CLI and the page would say so)
+    assert (got["status"], got["resolved_at"], got["resolved_by"]) == ("open", None, None)
