@@ -88,16 +88,28 @@ def confidence(playbook: dict[str, Any]) -> float:
 def cited(playbook: dict[str, Any], held: int) -> str:
     """The summary of a finding memory made: the playbook, its trust, where it was learned and
     who confirmed it, the recall path and how many checks held. `playbook`: a `recall` entry."""
+    why = "a lead" if playbook.get("kinds_differ") else "not yet confirmed when it steered"
+    trust = f"{playbook['trust']:.2f}{held_at(playbook, confidence(playbook), why)}"
     lead = (
         ", its signature by the same components only, alerting with other kinds than then: a "
         "lead, not a conclusion" if playbook.get("kinds_differ") else ""
     )  # fmt: skip
     return (
         f"Memory: {playbook['candidate']}, as in playbook '{playbook['title']}' (trust "
-        f"{playbook['trust']:.2f}{learned(playbook)}; recalled via "
-        f"{' → '.join(playbook['path'])}): all {held} checks held for "
+        f"{trust}{learned(playbook)}; "
+        f"recalled via {' → '.join(playbook['path'])}): all {held} checks held for "
         f"{playbook['candidate']}{lead}."
     )
+
+
+def held_at(playbook: dict[str, Any], at: float, why: str) -> str:
+    """Why a finding from `playbook` (a `recall` entry) is less sure than its trust, as a
+    clause (", this finding held at 0.45: a lead"), or "" when the finding is as sure as the
+    trust: a page that quoted trust 0.50 beside a 0.45 finding left the reader to guess which
+    one to believe."""
+    if at >= round(float(playbook["trust"]), 2):
+        return ""
+    return f", this finding held at {at:.2f}: {why}"
 
 
 def learned(playbook: dict[str, Any]) -> str:

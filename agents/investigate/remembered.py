@@ -17,7 +17,7 @@ from typing import Any
 
 from agents.investigate.checks import about_incident
 from agents.investigate.decision import LEAD_BELOW, Decision
-from agents.investigate.recall import UNTRIED_CONFIDENCE, learned
+from agents.investigate.recall import UNTRIED_CONFIDENCE, held_at, learned
 from agents.investigate.recall import confidence as memory_confidence
 
 
@@ -105,10 +105,12 @@ def remembered_lead_of(decision: Decision, missed: list[dict[str, Any]]) -> Deci
     cause = playbook["candidate"]
     confidence = min(memory_confidence(playbook), UNTRIED_CONFIDENCE)
     others = ", ".join(c for c in tied if c != cause) or "nothing else"
+    trust = f"{playbook['trust']:.2f}{held_at(playbook, confidence, 'a lead')}"
     summary = (
         f"A lead from memory: the rules cannot tell {cause} from {others}, and nothing "
         f"measured rules it out; people established it before (playbook "
-        f"'{playbook['title']}', trust {playbook['trust']:.2f}{learned(playbook)}). Its "
+        f"'{playbook['title']}', trust {trust}"
+        f"{learned(playbook)}). Its "
         "checks held but for the shape "
         "of the alerts: other components alert than then. Check it first; it is not a "
         "conclusion."
