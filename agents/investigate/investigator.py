@@ -64,7 +64,7 @@ from agents.investigate.measure import (
     window,
 )
 from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
-from agents.investigate.recall import cited
+from agents.investigate.recall import by_score, cited
 from agents.investigate.recall import confidence as memory_confidence
 from agents.investigate.remembered import fell_silent, remembered_lead_of, shape_missed
 from agents.investigate.split import split_unexplained
@@ -624,7 +624,10 @@ class Investigator:
         """
         if not ev.alerting:
             return [], None, []
-        recalled = (call(task, ev, "recall_playbooks", {}).data or [])[: self.max_recalled]
+        # listed by reach (for people and the model planner), checked by trust: the most
+        # trusted first, as the ties below assume
+        listed = call(task, ev, "recall_playbooks", {}).data or []
+        recalled = sorted(listed, key=by_score)[: self.max_recalled]
         used: list[dict[str, Any]] = []
         missed: list[dict[str, Any]] = []
         # Two remembered causes that hold alike leave memory unsure: one held with its kinds

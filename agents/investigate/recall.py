@@ -5,8 +5,9 @@ hops of an alerting component (weight 1); playbooks pinned where the business wa
 does not go but a failure still explains alerts — a configuration service an alerting
 component reads, a traffic source upstream (weight 1); and playbooks learned on
 another component of the same tech as one within the 0-2 hop reach (weight 1/2, "kind
-transfer"). Ranked by weight × trust, then fewer hops, then the most recently learned. Only
-active playbooks: a retired one is never recalled.
+transfer"). Ranked by how many of the alerting components reach the candidate, then weight ×
+trust, then fewer hops, then the most recently learned. Only active playbooks: a retired one is
+never recalled.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ SAME_TECH_WEIGHT = 0.5
 
 def recall(graph: TenantGraph, alerting: list[str]) -> list[dict[str, Any]]:
     """Recalled playbooks as `{id, title, failure_kind, trust, checks, candidate, pinned_to,
-    path, hops, weight, score, learned_from (incident id or null), learned_at (when that
+    path, hops, weight, score, reached_from (how many alerting components reach the candidate
+    within the recall's hops), learned_from (incident id or null), learned_at (when that
     incident opened, ms UTC), confirmed_by (who gave its verdict), lesson (`confirmed` or
     `corrected`: what that verdict did; null before it was stored), helped (verdicts that
     confirmed it when it steered)}`; one entry per
@@ -35,12 +37,14 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`recall` over rows of `recall.cypher` already read (or `investigation_context`'s
     `recalled`). Pure."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
+    reached_from: dict[tuple[str, str], set[str]] = {}
     weights = {0: PINNED_WEIGHT, 1: PINNED_WEIGHT, 2: SAME_TECH_WEIGHT}
     # among equal scores the earlier source, then the shorter path, wins (as when they were
     # three queries, each ordered by hops)
     for row in sorted(rows, key=lambda r: (int(r["source"]), int(r["hops"]), r["id"])):
         weight = weights[int(row["source"])]
         key = (row["id"], row["candidate"])
+        reached_from.setdefault(key, set()).add(row["path"][0])  # the alerting end
         entry = {
             "id": row["id"], "title": row["title"], "failure_kind": row["failure_kind"],
             "trust": float(row["trust"]), "checks": json.loads(row["checks_json"]),
@@ -56,12 +60,23 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             -found[key]["hops"],
         ):
             found[key] = entry
-    # equal scores and hops: the most recently learned first (the last time it happened is the
-    # likelier shape of the next), then the id, so which ones `BLAST_MAX_RECALLED_PLAYBOOKS`
-    # keeps does not depend on random incident ids
-    return sorted(found.values(), key=lambda e: (
-        -e["score"], e["hops"], -int(e["learned_at"] or 0), e["id"], e["candidate"]
-    ))  # fmt: skip
+    for key, entry in found.items():
+        entry["reached_from"] = len(reached_from[key])
+    # the causes most of tonight's alerting components reach first: one reached from a single
+    # caller cannot explain the rest (`explains_alerting` wants more than half), however
+    # trusted; then by score
+    return sorted(found.values(), key=lambda e: (-e["reached_from"], *by_score(e)))
+
+
+def by_score(entry: dict[str, Any]) -> tuple[Any, ...]:
+    """The order the investigator decides in (`Investigator._recall`), for a `recall` entry:
+    weight × trust, then fewer hops; equal scores and hops, the most recently learned first (the
+    last time it happened is the likelier shape of the next), then the id, so the order does
+    not depend on random incident ids."""
+    return (
+        -entry["score"], entry["hops"], -int(entry["learned_at"] or 0), entry["id"],
+        entry["candidate"],
+    )  # fmt: skip
 
 
 #: The confidence of a cause named by a playbook no verdict has backed in use: one written by

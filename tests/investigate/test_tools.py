@@ -8,6 +8,7 @@ from typing import Any
 
 from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
+from agents.investigate.recall import by_score
 from agents.investigate.tools import TOOLS, ToolContext, call
 from agents.tasks.coordination import TaskRun, claim
 from agents.triage.triage import triage
@@ -136,3 +137,19 @@ def test_evidence_tools_without_prometheus_say_error_and_promql_answers_values(
         ctx.prometheus.close()
     finally:
         server.stop()
+
+
+def test_recall_lists_first_what_most_alerting_components_reach(graph) -> None:
+    for comp in ("ad", "valkey-cart"):
+        planted = {"id": f"pb-{comp}", "component": comp, "title": comp, "failure_kind": None,
+                   "checks_json": "[]", "author": None, "remediation_json": None,
+                   "remediation_type": None, "max_playbooks": 200}  # fmt: skip
+        graph.one("plant_playbook", planted)
+    task = run(graph)
+    got = call(task, context(graph, ["frontend", "checkout"]), "recall_playbooks", {})
+    # ad is one call from frontend only; valkey-cart two from frontend and from checkout
+    assert [(r["candidate"], r["reached_from"], r["hops"]) for r in got.data] == [
+        ("valkey-cart", 2, 2), ("ad", 1, 1),
+    ]  # fmt: skip
+    # the investigator still checks the most trusted first, then the nearest
+    assert [r["candidate"] for r in sorted(got.data, key=by_score)] == ["ad", "valkey-cart"]
