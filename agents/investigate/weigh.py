@@ -729,6 +729,58 @@ def _loaded_sibling(
     )  # fmt: skip
 
 
+def absorbed(
+    name: str, edges: list[dict[str, Any]], sigs: dict[str, list[Signal]], alerting: list[str]
+) -> dict[str, Any] | None:
+    """A silent component degraded only in its calls (latency or failures on edges into it)
+    whose every client with such a call is neither alerting nor degraded, and serves its own
+    callers as usual (each of their edges measured, `EDGE_MIN_CALLS` calls or more, none
+    failing or slowed): the degradation stops there and reaches no alerting component, so it
+    is not the incident's cause (a payments database 21 to 80 ms slower while the payments
+    service still answers in its usual time). Returns the measured edge of one such caller,
+    None when the degradation is passed on or not measured far enough to tell."""
+    if name in alerting or any(g.source not in ("calls", "latency") for g in sigs[name]):
+        return None
+    into = [e for e in edges if e["server"] == name and e["known"] and edge_degraded(e)]
+    if not into:
+        return None
+    shown: dict[str, Any] | None = None
+    for e in into:
+        client = e["client"]
+        if client in alerting or client in sigs:
+            return None
+        callers = [c for c in edges if c["server"] == client and c["known"]]
+        if not callers or any(
+            c["calls"] < EDGE_MIN_CALLS or not as_usual(c) for c in callers
+        ):  # fmt: skip
+            return None
+        shown = shown or callers[0]
+    return shown
+
+
+def _absorbed_reason(
+    name: str, signal: Signal, usual: dict[str, Any], win: str | None
+) -> tuple[str, dict[str, Any]]:
+    """The ruled-out reason of an absorbed slowdown or failure (`absorbed`) and the measurement
+    it rests on: the caller's own callers served as usual."""
+    window = span(win or "")
+    when = f" ({window})" if window else ""
+    before = usual["baseline_latency_ms"]
+    text = (
+        f"{usual['client']}'s calls into {usual['server']}: {pct(usual['fail_ratio'])} of "
+        f"{usual['calls']:,.0f} failed, {usual['latency_ms'] or 0:.0f} ms (the hour before: "
+        f"{f'{before:.0f} ms' if before else 'no data'}){when}"
+    )
+    reason = (
+        f"degraded ({signal.text}), but {usual['server']}, which calls it, answers its own "
+        f"callers as usual: {text}; it reaches no alerting component"
+    )
+    return reason, measurement(
+        "service graph", SERVICE_GRAPH_QUERY.format(name=usual["server"]), usual["fail_ratio"],
+        text, win or "",
+    )  # fmt: skip
+
+
 def weigh(
     alerting: list[str],
     candidates: list[Candidate],
@@ -799,8 +851,13 @@ def weigh(
                 victim_of.setdefault(name, other)
     loaded = {s: f for s, f in fallbacks(edges, sigs, spoken, reach or {}).items()
               if s not in victim_of}  # fmt: skip
-    set_aside = victim_of.keys() | loaded.keys()
-    roots = [n for n in sigs if n not in set_aside] or list(sigs)  # a cycle: keep them all
+    stopped_at = {n: seen for n in sigs if n not in victim_of
+                  and (seen := absorbed(n, edges, sigs, alerting)) is not None}  # fmt: skip
+    set_aside = victim_of.keys() | loaded.keys() | stopped_at.keys()
+    roots = [n for n in sigs if n not in set_aside]
+    if not roots and stopped_at and len(stopped_at) == len(sigs):
+        return None  # nothing degraded reaches the alerting components: the walk decides
+    roots = roots or list(sigs)  # a cycle: keep them all
     roots.sort(key=lambda n: (-len(cover.get(n, ())), -magnitude(sigs[n]), n))
     ruled: dict[str, str] = {}
     measured: dict[str, dict[str, Any]] = {}
@@ -811,6 +868,9 @@ def weigh(
     for name, (bad, slow) in sorted(loaded.items()):
         if name not in roots:
             ruled[name], measured[name] = _loaded_sibling(bad, slow, win)
+    for name, usual in sorted(stopped_at.items()):
+        if name not in roots and name not in ruled:
+            ruled[name], measured[name] = _absorbed_reason(name, sigs[name][0], usual, win)
     # Setting a slowed sibling aside is an inference from the kind of degradation, not a
     # measured call between them: the winner it leaves is held below the top band.
     cap = FALLBACK_CONFIDENCE if any(n not in roots for n in loaded) else 1.0

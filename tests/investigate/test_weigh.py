@@ -527,3 +527,49 @@ def test_a_stall_is_not_named_when_the_flow_says_otherwise() -> None:
     assert alone is not None and (alone.root_cause, alone.confidence) == ("broker", 0.45)
     assert alone.candidates == ["broker", "payments"]
     assert "payments may have stopped publishing itself" in alone.summary
+
+
+# booking-svc publishes what the alerting consumers read; payments-db is two calls below it
+TOPIC_WALK = [
+    Candidate("booking-events", ["booking-events", "loyalty-svc", "notify-svc"], 0),
+    Candidate("booking-svc", ["loyalty-svc", "notify-svc"], 1),
+    Candidate("payments-db", ["loyalty-svc", "notify-svc"], 3, kind="datastore"),
+]
+TOPIC_ALERTING = ["loyalty-svc", "notify-svc", "booking-events"]
+
+
+def test_a_slowdown_its_caller_absorbs_is_not_the_cause() -> None:
+    # payments-db 21 -> 80 ms, yet payments-svc answers booking-svc in its usual time
+    edges = [
+        edge("payments-svc", "payments-db", latency_ms=80.0, baseline_latency_ms=21.0),
+        edge("booking-svc", "payments-svc"),
+        edge("edge-bff", "booking-svc"),
+    ]
+    decision = weigh(TOPIC_ALERTING, TOPIC_WALK, edges, [], [], [], (), set(), win="10m")
+    assert decision is None  # nothing degraded reaches an alerting component: the walk decides
+
+
+def test_a_slowdown_passed_on_to_the_callers_caller_still_blames_the_dependency() -> None:
+    edges = [
+        edge("payments-svc", "payments-db", latency_ms=800.0, baseline_latency_ms=21.0),
+        edge("booking-svc", "payments-svc", latency_ms=900.0, baseline_latency_ms=30.0),
+        edge("edge-bff", "booking-svc"),
+    ]
+    decision = weigh(TOPIC_ALERTING, TOPIC_WALK, edges, [], [], [], (), set(), win="10m")
+    assert decision is not None and decision.root_cause == "payments-db"
+
+
+def test_an_absorbed_slowdown_is_ruled_out_beside_a_cause_that_reaches_the_alerts() -> None:
+    edges = [
+        edge("payments-svc", "payments-db", latency_ms=80.0, baseline_latency_ms=21.0),
+        edge("booking-svc", "payments-svc"),
+        edge("loyalty-svc", "booking-events", fail_ratio=0.6),
+    ]
+    decision = weigh(TOPIC_ALERTING, TOPIC_WALK, edges, [], [], [], (), set(), win="10m")
+    assert decision is not None and decision.root_cause == "booking-events"
+    assert decision.ruled_out["payments-db"] == (
+        "degraded (calls into payments-db take 80 ms (the hour before: 21 ms)), but "
+        "payments-svc, which calls it, answers its own callers as usual: booking-svc's calls "
+        "into payments-svc: 0 % of 600 failed, 20 ms (the hour before: 20 ms); it reaches no "
+        "alerting component"
+    )
