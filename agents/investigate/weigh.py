@@ -12,7 +12,10 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
    dependency, is a *victim*; degraded components that are not victims
    are the *roots*. So a silent dependency whose incoming calls fail beats its alerting caller.
    A dependency that only slowed beside a failing sibling of the same client is set aside
-   (`fallbacks`: the failing one's misses and retries load it).
+   (`fallbacks`: the failing one's misses and retries load it), and so is one that only
+   slowed under `RATE_JUMP` x its usual calls (`surged_into`: something sent it more work)
+   and a silent one whose callers still serve their own callers as usual (`absorbed`: its
+   degradation reaches no alerting component).
 3. A client (traffic source) whose request rate into the incident's components jumped at least
    `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists);
    followed up through the callers whose own rate jumped (`surge_upstream`) to its source.
@@ -758,6 +761,23 @@ def absorbed(
     return shown
 
 
+def surged_into(name: str, edges: list[dict[str, Any]], sigs: dict[str, list[Signal]]) -> str:
+    """Why `name` is loaded, not the origin, or "": it only slowed (latency is its every
+    signal), and every slowed call edge into it carries at least `RATE_JUMP` x its usual rate
+    (`EDGE_MIN_CALLS` calls or more). Something sent it more work: a cache in front of it
+    missing, a caller retrying, a surge (a slow cause holds its callers back; it does not
+    multiply their calls). The text names the calls that rose."""
+    if any(g.source != "latency" for g in sigs[name]):
+        return ""
+    into = [e for e in edges if e["server"] == name and e["known"] and edge_degraded(e)]
+    if not into or any(
+        e["calls"] < EDGE_MIN_CALLS or (e["rate_change"] or 0.0) < RATE_JUMP for e in into
+    ):  # fmt: skip
+        return ""
+    rose = ", ".join(f"{e['client']}'s {e['rate_change']:.1f}x" for e in into)
+    return f"slowed under more calls than usual ({rose}): loaded, not the origin"
+
+
 def _absorbed_reason(
     name: str, signal: Signal, usual: dict[str, Any], win: str | None
 ) -> tuple[str, dict[str, Any]]:
@@ -853,7 +873,8 @@ def weigh(
               if s not in victim_of}  # fmt: skip
     stopped_at = {n: seen for n in sigs if n not in victim_of
                   and (seen := absorbed(n, edges, sigs, alerting)) is not None}  # fmt: skip
-    set_aside = victim_of.keys() | loaded.keys() | stopped_at.keys()
+    surged = {n: why for n in sigs if n not in victim_of and (why := surged_into(n, edges, sigs))}
+    set_aside = victim_of.keys() | loaded.keys() | stopped_at.keys() | surged.keys()
     roots = [n for n in sigs if n not in set_aside]
     if not roots and stopped_at and len(stopped_at) == len(sigs):
         return None  # nothing degraded reaches the alerting components: the walk decides
@@ -868,6 +889,9 @@ def weigh(
     for name, (bad, slow) in sorted(loaded.items()):
         if name not in roots:
             ruled[name], measured[name] = _loaded_sibling(bad, slow, win)
+    for name, why in sorted(surged.items()):
+        if name not in roots and name not in ruled:
+            ruled[name], measured[name] = why, signal_measurement(sigs[name][0], win)
     for name, usual in sorted(stopped_at.items()):
         if name not in roots and name not in ruled:
             ruled[name], measured[name] = _absorbed_reason(name, sigs[name][0], usual, win)

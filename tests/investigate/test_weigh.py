@@ -573,3 +573,45 @@ def test_an_absorbed_slowdown_is_ruled_out_beside_a_cause_that_reaches_the_alert
         "into payments-svc: 0 % of 600 failed, 20 ms (the hour before: 20 ms); it reaches no "
         "alerting component"
     )
+
+
+# availability-svc reads avail-cache first and asks supplier-hub (then the bedbank) on a miss
+CACHE_WALK = [
+    Candidate("availability-svc", ["availability-svc", "edge-bff"], 0),
+    Candidate("avail-cache", ["availability-svc", "edge-bff"], 1, kind="datastore"),
+    Candidate("supplier-hub", ["availability-svc", "edge-bff", "supplier-hub"], 1),
+    Candidate("wholesaler-client", ["availability-svc", "edge-bff", "supplier-hub"], 2),
+]
+CACHE_ALERTING = ["supplier-hub", "edge-bff", "availability-svc"]
+
+
+def stampede(rate_into_bedbank: float, **bedbank: Any) -> list[dict[str, Any]]:
+    return [
+        edge("availability-svc", "avail-cache", latency_ms=400.0, fail_ratio=0.05),
+        edge("availability-svc", "supplier-hub", latency_ms=2500.0, rate_change=6.0),
+        edge(
+            "supplier-hub",
+            "wholesaler-client",
+            latency_ms=1800.0,
+            rate_change=rate_into_bedbank,
+            **bedbank,
+        ),
+        edge("edge-bff", "availability-svc", latency_ms=4200.0),
+    ]
+
+
+def test_a_dependency_slowed_under_many_more_calls_is_loaded_not_the_origin() -> None:
+    decision = weigh(CACHE_ALERTING, CACHE_WALK, stampede(5.5), [], [], [], (), set())
+    assert decision is not None and decision.root_cause == "avail-cache"
+    assert decision.ruled_out["wholesaler-client"] == (
+        "slowed under more calls than usual (supplier-hub's 5.5x): loaded, not the origin"
+    )
+
+
+def test_a_dependency_that_slowed_at_its_usual_rate_or_fails_too_is_still_a_suspect() -> None:
+    usual = weigh(CACHE_ALERTING, CACHE_WALK, stampede(1.0), [], [], [], (), set())
+    assert usual is not None and usual.root_cause == "wholesaler-client"
+    failing_too = weigh(
+        CACHE_ALERTING, CACHE_WALK, stampede(5.5, fail_ratio=0.4), [], [], [], (), set()
+    )
+    assert failing_too is not None and failing_too.root_cause == "wholesaler-client"
