@@ -31,7 +31,7 @@ import json
 import logging
 from typing import Any
 
-from agents.failure_kinds import dominant
+from agents.failure_kinds import classify, dominant
 from agents.investigate.checks import (
     Evidence,
     alert_signature,
@@ -198,6 +198,11 @@ class Learner:
         ]
         on_cause = [a for a in alerts if a["component"] == cause] or alerts
         kind = dominant(alerts, cause)
+        client = graph.one("component_is_client", {"component": cause}) or {}
+        if client.get("client") and any(
+            classify(a["alertname"], a["summary"]) == "traffic" for a in alerts
+        ):  # a traffic source fails by sending more: its callees' latency is the symptom
+            kind = "traffic"
         existing = graph.rows("playbooks_on", {"component": cause})
         same = [p for p in existing if p["failure_kind"] == kind]
         not_applicable = {

@@ -28,14 +28,18 @@ WEEK1 = datetime(2026, 11, 2, 3, 12, tzinfo=UTC)
 
 
 def open_shop(
-    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI, **extra: object
+    falkordb: EmbeddedFalkorDB,
+    tmp_path: Path,
+    api: SlackAPI,
+    world: Path = WORLD,
+    **extra: object,
 ) -> Gateway:
-    """A gateway on the two-postgres world, paging through the local Slack API; `extra`
-    settings on top (close it with `close_shop`)."""
+    """A gateway on the two-postgres world (or `world`), paging through the local Slack API;
+    `extra` settings on top (close it with `close_shop`)."""
     tenant = f"m{uuid.uuid4().hex[:10]}"
     runtime = Runtime(make_settings(falkordb, tmp_path, tenant, **slack_settings(api) | extra))
     store = runtime.open()
-    import_world(store.graph(graph_name(tenant)), load_world(WORLD))
+    import_world(store.graph(graph_name(tenant)), load_world(world))
     gw = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
     gw.graph = store.graph(graph_name(tenant))  # type: ignore[attr-defined]
     return gw
@@ -514,3 +518,28 @@ def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shap
     measured = {"orders-db": {"source": "calls", "value": 0.0}}
     assert unrefuted([far, other], measured) is far  # a measurement cleared orders-db
     assert unrefuted([], {}) is None
+
+
+def test_a_surge_confirmed_on_a_traffic_source_teaches_a_traffic_playbook(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI
+) -> None:
+    """The web client flooded the API: its callees' latency is the symptom, the failure is
+    the surge. A silent database behind the same alerts learns their kind (counter-case)."""
+    gw = open_shop(falkordb, tmp_path, api, world=WORLD.with_name("company-world.yaml"))
+    try:
+        flood = [("ApiRequestRateSpike", "api", "requests 6x the weekly baseline"),
+                 ("OrdersLatencyHigh", "orders", "p95 3.1s"),
+                 ("PaymentsLatencyHigh", "payments", "p95 2.8s")]  # fmt: skip
+        surge = fire(gw, WEEK1, flood)
+        assert incident(gw, surge)["root_cause"] == "web"
+        verdict(gw, surge, "confirmed")
+        slow = fire(gw, WEEK1 + timedelta(days=1), flood)
+        assert incident(gw, slow)["root_cause"] != "orders-db"
+        verdict(gw, slow, "rejected", "orders-db")
+        learned = {b["component"]: b for b in playbooks(gw).values()}
+        assert (learned["web"]["failure_kind"], learned["web"]["title"]) == (
+            "traffic", "traffic on web",
+        )  # fmt: skip
+        assert learned["orders-db"]["failure_kind"] == "latency"
+    finally:
+        close_shop(gw)
