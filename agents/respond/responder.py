@@ -41,6 +41,7 @@ from adapters.notices import FollowUp, Refusal
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
+from agents.investigate.decision import LEAD_BELOW
 from agents.respond import escalation, flapping, maintenance, messages, preferences, routing
 from agents.tasks.coordination import Claim, Intended, TaskRun
 from agents.tasks.kinds import PAGE_KIND, handled_by
@@ -620,7 +621,9 @@ class Responder:
     def _update(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
     ) -> None:
-        """Tell the thread when a re-investigation changed the root cause since the page."""
+        """Tell the thread when a re-investigation changed the root cause since the page; page
+        the new cause's on-call only when the new finding is conclusive (`LEAD_BELOW` or
+        more)."""
         if incident["root_cause"] == incident["notified_root_cause"]:
             task.complete("unchanged")
             return
@@ -631,7 +634,9 @@ class Responder:
                 incident["notified_root_cause"], root,
             )  # fmt: skip
             self._say(task, update)
-            if incident["root_cause"]:
+            # a lead (under LEAD_BELOW) is told in the thread, not paged: it must not wake
+            # another team over a cause the first page's finding (or an engineer) named surer
+            if incident["root_cause"] and float(incident.get("confidence") or 0) >= LEAD_BELOW:
                 self._page_new_cause(task, incident, alerts, root)
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
         task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])

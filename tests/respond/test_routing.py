@@ -347,6 +347,33 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     assert "Dee Example" in overview
 
 
+def test_a_changed_cause_named_only_as_a_lead_is_told_in_the_thread_and_pages_nobody(
+    gw: Gateway,
+) -> None:
+    """A playbook nobody confirmed yet (trust 0.5) names orders-db when shop joins: a lead
+    (0.45), so the thread hears of it and orders-db's on-call is not woken (the counter-case,
+    a conclusive new cause, pages them: the test above)."""
+    (incident_id,) = post(gw, delivery(("HighErrorRate", "orders-api", "critical", 0)))["incidents"]
+    gw.drain()
+    planted = {
+        "id": "untried", "title": "orders-api and shop failing mean orders-db",
+        "component": "orders-db", "failure_kind": "errors",
+        "checks": [{"type": "signature", "overlap": 0.5, "alerts": [
+            {"component": "orders-api", "kind": "errors", "path": ["orders-api", "orders-db"]},
+            {"component": "shop", "kind": "errors", "path": ["shop", "orders-api", "orders-db"]},
+        ]}],
+    }  # fmt: skip
+    assert gw.http.post("/api/v1/playbooks", json=planted).status_code == 201
+    post(gw, delivery(("HighErrorRate", "shop", "critical", 1), group="b"))
+    gw.drain()
+    found = incident(gw, incident_id)
+    assert (found["root_cause"], found["finding"]["confidence"]) == ("orders-db", 0.45)
+    texts = {f["intent_id"].split(":")[2]: f for f in sent(gw, incident_id, "followup")}
+    assert "root cause is now *orders-db* (was inconclusive)" in texts["update"]["text"]
+    assert "repage" not in texts and "repage-note" not in texts
+    assert {e["person"] for e in gw.outbox if e["kind"] == "notification"} == {"Cy Example"}
+
+
 def test_an_alert_linking_two_unpaged_incidents_merges_them(
     falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
 ) -> None:
