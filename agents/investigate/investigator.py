@@ -444,8 +444,9 @@ class Investigator:
                 ):  # the rules name memory's cause on their own: as sure as they are
                     decision = replace(
                         decision, confidence=measured.confidence,
-                        summary=f"{decision.summary} The rules name it too, at "
-                        f"{measured.confidence:.2f}: {measured.summary}",
+                        summary=f"{cited(steered, len(gated(steered)), measured.confidence)} "
+                        f"The rules name it too, at {measured.confidence:.2f}: "
+                        f"{measured.summary}",
                     )  # fmt: skip
         else:
             decision, candidates, changes = self._rules(task, evidence)

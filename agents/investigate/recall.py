@@ -100,11 +100,19 @@ def confidence(playbook: dict[str, Any]) -> float:
     return min(trust, UNTRIED_CONFIDENCE)
 
 
-def cited(playbook: dict[str, Any], held: int) -> str:
+def cited(playbook: dict[str, Any], held: int, at: float | None = None) -> str:
     """The summary of a finding memory made: the playbook, its trust, where it was learned and
-    who confirmed it, the recall path and how many checks held. `playbook`: a `recall` entry."""
-    why = "a lead" if playbook.get("kinds_differ") else "not yet confirmed when it steered"
-    trust = f"{playbook['trust']:.2f}{held_at(playbook, confidence(playbook), why)}"
+    who confirmed it, the recall path and how many checks held (`held`, `explains_alerting`
+    among them). `playbook`: a `recall` entry; `at`: the finding's confidence when something
+    surer than the playbook set it (the rules naming the same cause), else the playbook's own
+    (`confidence`)."""
+    why = (
+        "a lead"
+        if playbook.get("kinds_differ")
+        else "the playbook is untried (no verdict yet on a cause it named)"
+    )
+    at = confidence(playbook) if at is None else at
+    trust = f"{playbook['trust']:.2f}{held_at(playbook, at, why)}"
     lead = (
         ", its signature by the same components only, alerting with other kinds than then: a "
         "lead, not a conclusion" if playbook.get("kinds_differ") else ""
@@ -112,8 +120,8 @@ def cited(playbook: dict[str, Any], held: int) -> str:
     return (
         f"Memory: {playbook['candidate']}, as in playbook '{playbook['title']}' (trust "
         f"{trust}{learned(playbook)}; "
-        f"recalled via {' → '.join(playbook['path'])}): all {held} checks held for "
-        f"{playbook['candidate']}{lead}."
+        f"recalled via {' → '.join(playbook['path'])}): its checks held for "
+        f"{playbook['candidate']} ({held}, explains_alerting with them){lead}."
     )
 
 

@@ -12,7 +12,7 @@ import pytest
 from adapters.falkordb import EmbeddedFalkorDB
 from agents.investigate.decision import Decision
 from agents.investigate.investigator import Candidate, decide, outranks, surge_of
-from agents.investigate.recall import UNTRIED_CONFIDENCE, confidence
+from agents.investigate.recall import UNTRIED_CONFIDENCE, cited, confidence
 from gateway.cli.demo import rfc3339, run_demo
 from tests.conftest import Gateway, make_settings
 
@@ -404,3 +404,21 @@ def test_memory_is_as_sure_as_the_playbook_a_verdict_backed(
     playbook: dict[str, Any], expected: float
 ) -> None:
     assert confidence(playbook) == expected
+
+
+def test_a_memory_summary_says_why_it_is_held_under_the_trust_and_not_once_lifted() -> None:
+    playbook = {
+        "candidate": "payments-db", "title": "errors on payments-db", "trust": 0.5,
+        "helped": 0, "path": ["payments-api", "payments-db"], "learned_from": "inc-1",
+        "learned_at": None, "confirmed_by": "Dee Example", "lesson": "confirmed",
+    }  # fmt: skip
+    untried = cited(playbook, 4)
+    assert "(trust 0.50, this finding held at 0.45: the playbook is untried (no verdict yet" in (
+        untried
+    )
+    assert untried.endswith("its checks held for payments-db (4, explains_alerting with them).")
+    # the rules name the same cause at 0.95 and lend it their confidence: nothing is held back
+    lifted = cited(playbook, 4, at=0.95)
+    assert "held at" not in lifted and "(trust 0.50, learned from inc-1 (confirmed by" in lifted
+    # a playbook that helped before is as sure as its trust
+    assert "held at" not in cited(playbook | {"helped": 1, "trust": 0.67}, 4)
