@@ -850,10 +850,13 @@ def weigh(
     cover = coverage(alerting, walk, edges)
     victim_of: dict[str, str] = {}
     totals = inbound(edges)
+    surged = {n: why for n in sigs if (why := surged_into(n, edges, sigs))}
     for e in edges:
         if (
             e["client"] in sigs and e["server"] in sigs and edge_degraded(e)
             and accounts_for(e, totals.get(e["client"]))
+            # a client that sent a loaded server its extra calls loaded it: not its victim
+            and not (e["server"] in surged and (e["rate_change"] or 0.0) >= RATE_JUMP)
         ):  # fmt: skip
             victim_of.setdefault(e["client"], e["server"])
     for p in peers:
@@ -873,7 +876,7 @@ def weigh(
               if s not in victim_of}  # fmt: skip
     stopped_at = {n: seen for n in sigs if n not in victim_of
                   and (seen := absorbed(n, edges, sigs, alerting)) is not None}  # fmt: skip
-    surged = {n: why for n in sigs if n not in victim_of and (why := surged_into(n, edges, sigs))}
+    surged = {n: why for n, why in surged.items() if n not in victim_of}
     set_aside = victim_of.keys() | loaded.keys() | stopped_at.keys() | surged.keys()
     roots = [n for n in sigs if n not in set_aside]
     if not roots and stopped_at and len(stopped_at) == len(sigs):
@@ -928,6 +931,7 @@ def weigh(
     why_victims += "".join(
         f" {n} is set aside as {ruled[n]}." for n in sorted(loaded) if n in ruled
     )
+    why_victims += "".join(f" {n} {ruled[n]}." for n in sorted(surged) if n in ruled)
     if len(roots) == 1:
         strong = any(g.source != "alert" for g in sigs[top])
         separated = f"the only degraded component whose own calls are healthy: {sigs[top][0].text}"

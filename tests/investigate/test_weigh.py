@@ -615,3 +615,25 @@ def test_a_dependency_that_slowed_at_its_usual_rate_or_fails_too_is_still_a_susp
         CACHE_ALERTING, CACHE_WALK, stampede(5.5, fail_ratio=0.4), [], [], [], (), set()
     )
     assert failing_too is not None and failing_too.root_cause == "wholesaler-client"
+
+
+def test_the_caller_that_sent_a_loaded_dependency_its_extra_calls_is_the_cause() -> None:
+    # product-catalog calls postgres 2.7x as often as usual (a release's N+1 queries): both slow
+    walk = [
+        Candidate("product-catalog", ["product-catalog", "frontend"], 0),
+        Candidate("postgres", ["product-catalog", "frontend"], 1, kind="datastore"),
+    ]
+    edges = [
+        edge("product-catalog", "postgres", latency_ms=851.0, rate_change=2.7),
+        edge("frontend", "product-catalog", latency_ms=1000.0),
+    ]
+    decision = weigh(["product-catalog", "frontend"], walk, edges, [], [], [], (), set())
+    assert decision is not None and decision.root_cause == "product-catalog"
+    assert decision.summary.endswith(
+        " postgres slowed under more calls than usual (product-catalog's 2.7x): loaded, not the "
+        "origin."
+    )
+    # at its usual rate the database behind it is the cause, as before
+    edges[0]["rate_change"] = 1.0
+    usual = weigh(["product-catalog", "frontend"], walk, edges, [], [], [], (), set())
+    assert usual is not None and usual.root_cause == "postgres"
