@@ -144,3 +144,32 @@ def test_the_on_call_column_says_quiet_only_while_the_window_lasts() -> None:
     assert on_call({"paged": True, "status": "open"}, now_ms=0) == "paged"
     assert on_call({"paged": True, "status": "resolved"}, now_ms=0) == "-"
     assert on_call({"paged": True, "status": "open", "acknowledged_by": "Ann"}) == "ack Ann"
+
+
+def test_the_incident_report_shows_what_was_ruled_out_similar_incidents_and_memory() -> None:
+    found = incident(
+        root_cause="valkey-cart",
+        finding={"summary": "valkey-cart: …", "confidence": 0.95, "ruled_out": [
+            {"component": "postgres", "reason": "degraded (…), but product-reviews, which calls "
+             "it, answers its own callers as usual: …"}]},
+        similar=[{"id": "inc-0", "root_cause": "valkey-cart", "confirmed_by": "Priya Raman",
+                  "score": 0.64}],
+        memory=[{"playbook": "playbook:inc-0:valkey-cart", "candidate": "valkey-cart",
+                 "applicable": True, "steered": True, "trust_at_use": 0.5, "verdict": "helped"}],
+    )  # fmt: skip
+    text = incident_report(found)
+    assert (
+        "ruled out:\n  postgres: degraded (…), but product-reviews, which calls it, answers its "
+        "own callers as usual: …\n" in text
+    )
+    assert (
+        "similar earlier incidents:\n  inc-0  cause valkey-cart, confirmed by Priya Raman "
+        "(score 0.64)\n" in text
+    )
+    assert (
+        "playbooks considered:\n  playbook:inc-0:valkey-cart on valkey-cart: applied, steered, "
+        "trust 0.50 at use, verdict helped\n" in text
+    )
+    # nothing of the three: no empty headings
+    bare = incident_report(incident())
+    assert "ruled out" not in bare and "similar" not in bare and "playbooks" not in bare

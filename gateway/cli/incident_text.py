@@ -148,6 +148,7 @@ def incident_report(
         lines.append("check in this order: " + ", ".join(map(str, finding["candidates"])))
     if finding:
         lines.append(f"finding: {finding['summary']}")
+    lines += _memory_lines(found, finding)
     if paged:
         line = f"paged: {_route(paged)}"
         if first:
@@ -192,3 +193,35 @@ def incident_report(
         lines.append("\nfailed work:")
         lines += [f"  {t['kind']}: {t['last_error']}" for t in failed]
     return "\n".join(lines)
+
+
+def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
+    """What the web page shows beside the finding, as text: each candidate ruled out and why,
+    the similar earlier incidents (at most 3: id, cause, who confirmed it, score) and the
+    playbooks the decision considered (applied or not, steered or not, trust at use)."""
+    lines = []
+    ruled = finding.get("ruled_out") or []
+    if ruled:
+        lines.append("ruled out:")
+        lines += [f"  {r['component']}: {r['reason']}" for r in ruled]
+    similar = found.get("similar") or []
+    if similar:
+        lines.append("similar earlier incidents:")
+        lines += [
+            f"  {s['id']}  cause {s['root_cause'] or '-'}"
+            + (f", confirmed by {s['confirmed_by']}" if s.get("confirmed_by") else "")
+            + f" (score {s['score']:.2f})"
+            for s in similar[:3]
+        ]
+    memory = found.get("memory") or []
+    if memory:
+        lines.append("playbooks considered:")
+        lines += [
+            f"  {m['playbook']} on {m['candidate']}: "
+            f"{'applied' if m['applicable'] else 'not applicable'}, "
+            f"{'steered' if m['steered'] else 'did not steer'}, "
+            f"trust {float(m['trust_at_use'] or 0):.2f} at use"
+            + (f", verdict {m['verdict']}" if m.get("verdict") else "")
+            for m in memory
+        ]
+    return lines
