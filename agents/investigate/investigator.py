@@ -447,6 +447,9 @@ class Investigator:
                         summary=f"{cited(steered, len(gated(steered)), measured.confidence)} "
                         f"The rules name it too, at {measured.confidence:.2f}: "
                         f"{measured.summary}",
+                        # what they ruled out, and on which measurements, stands with them
+                        ruled_out=measured.ruled_out, measured=measured.measured,
+                        evidence=measured.evidence, separated_by=measured.separated_by,
                     )  # fmt: skip
         else:
             decision, candidates, changes = self._rules(task, evidence)

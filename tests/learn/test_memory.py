@@ -543,3 +543,19 @@ def test_a_surge_confirmed_on_a_traffic_source_teaches_a_traffic_playbook(
         assert learned["orders-db"]["failure_kind"] == "latency"
     finally:
         close_shop(gw)
+
+
+def test_rules_that_name_memorys_cause_lend_it_their_confidence_and_what_they_ruled_out(
+    shop: Gateway,
+) -> None:
+    first = fire(shop, WEEK1, saturation("payments-db", "payments-api", 1))
+    assert incident(shop, first)["root_cause"] == "payments-db"
+    verdict(shop, first, "confirmed")
+    again = fire(shop, WEEK1 + timedelta(days=7), saturation("payments-db", "payments-api", 2))
+    found = incident(shop, again)["finding"]
+    # the playbook is untried (0.45 of its own); the rules' 0.90 lifts it and says why
+    assert (found["planner"], found["confidence"]) == ("memory", 0.9)
+    assert "The rules name it too, at" in found["summary"] and "held at" not in found["summary"]
+    assert [(r["component"], r["reason"]) for r in found["ruled_out"]] == [
+        ("payments-api", "explains 1 of 2 alerting components")
+    ]
