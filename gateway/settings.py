@@ -246,7 +246,7 @@ class Settings(BaseSettings):
     #: (docs/hot-path.md, "Pages first"); 0: a page always waits for its diagnosis.
     page_within_ms: int = Field(1_000, alias="BLAST_PAGE_WITHIN_MS", ge=0, le=3_600_000)
     #: Days after which `serve` trims a resolved incident's bulky fields (0 = never). On by
-    #: default so the database stays small from the start (README "Memory").
+    #: default so the database stays small from the start (docs/benchmarks.md "Memory").
     retention_days: int = Field(7, alias="BLAST_RETENTION_DAYS", ge=0)
     #: Days after which `serve` moves a resolved incident from the graph to
     #: `<data>/archive/<tenant>.jsonl.gz` (gateway/ops/archive.py; 0 = never).
@@ -598,7 +598,7 @@ def unknown_settings(env_file: Path | None = None) -> list[str]:
             continue
         close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
         hint = f" (did you mean {close[0]}?)" if close else ""
-        lines.append(f'{name} is no setting{hint}; it is ignored (README "Settings")')
+        lines.append(f'{name} is no setting{hint}; it is ignored (docs/configuration.md)')
     return lines
 
 
@@ -640,7 +640,7 @@ def token_pairs(value: object, setting: str) -> object:
     """`tenant=token,tenant2=token2` as a mapping (anything else is returned as is, for pydantic
     to check). Raises ValueError naming `setting` for an entry without `tenant=` or a token, a bad
     tenant name, a tenant named twice, or one token given to two tenants (the credential alone
-    chooses the tenant: README "HTTP API"). A message never holds a token, nor an entry's text
+    chooses the tenant: docs/api.md). A message never holds a token, nor an entry's text
     before a `=` unless it is a valid tenant name (it may be a token typed without its tenant).
     """
     if not isinstance(value, str):

@@ -8,7 +8,7 @@ notices are deleted. Its cause, finding summary and evidence, verdicts, actions 
 stay, so recall of past incidents and the learner still work, and the web and CLI views still
 show it (with fewer details). `serve` runs it on a schedule from its start (gateway/ops/upkeep.py),
 and later moves the incident out of the graph (gateway/ops/archive.py). Why: an untrimmed incident
-takes about 20 KiB of FalkorDB's memory (README "Memory").
+takes about 20 KiB of FalkorDB's memory (docs/benchmarks.md "Memory").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Archive: incidents resolved more than `BLAST_ARCHIVE_DAYS` ago leave the graph for a file.
 
-Retention has two tiers (README "Memory"). After `BLAST_RETENTION_DAYS` an incident is trimmed in
+Retention has two tiers (docs/benchmarks.md "Memory"). After `BLAST_RETENTION_DAYS` an incident is trimmed in
 place (agents/learn/retention.py): it keeps its cause, finding summary, alerts and actions, so
 recall
 and the learner still see it. After `BLAST_ARCHIVE_DAYS` it is written whole (incident, finding,
