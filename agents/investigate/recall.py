@@ -22,20 +22,24 @@ PINNED_WEIGHT = 1.0
 SAME_TECH_WEIGHT = 0.5
 
 
-def recall(graph: TenantGraph, alerting: list[str]) -> list[dict[str, Any]]:
+def recall(
+    graph: TenantGraph, alerting: list[str], reach: dict[str, int] | None = None
+) -> list[dict[str, Any]]:
     """Recalled playbooks as `{id, title, failure_kind, trust, checks, candidate, pinned_to,
-    path, hops, weight, score, reached_from (how many alerting components reach the candidate
-    within the recall's hops), learned_from (incident id or null), learned_at (when that
+    path, hops, weight, score, reached_from (how many alerting components reach the candidate:
+    within the recall's hops, or the coverage walk's `reach` when it counts more),
+    learned_from (incident id or null), learned_at (when that
     incident opened, ms UTC), confirmed_by (who gave its verdict), lesson (`confirmed` or
     `corrected`: what that verdict did; null before it was stored), helped (verdicts that
     confirmed it when it steered)}`; one entry per
     (playbook, candidate), best first."""
-    return rank(graph.rows("recall", {"alerting": alerting}))
+    return rank(graph.rows("recall", {"alerting": alerting}), reach)
 
 
-def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def rank(rows: list[dict[str, Any]], reach: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """`recall` over rows of `recall.cypher` already read (or `investigation_context`'s
-    `recalled`). Pure."""
+    `recalled`). `reach`: how many alerting components the coverage walk (deeper than the
+    recall's two hops) found reaching each component, when it was read with them. Pure."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     reached_from: dict[tuple[str, str], set[str]] = {}
     weights = {0: PINNED_WEIGHT, 1: PINNED_WEIGHT, 2: SAME_TECH_WEIGHT}
@@ -61,7 +65,7 @@ def rank(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ):
             found[key] = entry
     for key, entry in found.items():
-        entry["reached_from"] = len(reached_from[key])
+        entry["reached_from"] = max(len(reached_from[key]), (reach or {}).get(key[1], 0))
     # the causes most of tonight's alerting components reach first: one reached from a single
     # caller cannot explain the rest (`explains_alerting` wants more than half), however
     # trusted; then by score

@@ -8,7 +8,7 @@ from typing import Any
 
 from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
-from agents.investigate.recall import by_score
+from agents.investigate.recall import by_score, rank
 from agents.investigate.tools import TOOLS, ToolContext, call
 from agents.tasks.coordination import TaskRun, claim
 from agents.triage.triage import triage
@@ -153,3 +153,21 @@ def test_recall_lists_first_what_most_alerting_components_reach(graph) -> None:
     ]  # fmt: skip
     # the investigator still checks the most trusted first, then the nearest
     assert [r["candidate"] for r in sorted(got.data, key=by_score)] == ["ad", "valkey-cart"]
+
+
+def test_recall_counts_reach_as_deep_as_the_walk_read_ahead(graph) -> None:
+    for comp in ("frontend", "valkey-cart"):
+        planted = {"id": f"pb-{comp}", "component": comp, "title": comp, "failure_kind": None,
+                   "checks_json": "[]", "author": None, "remediation_json": None,
+                   "remediation_type": None, "max_playbooks": 200}  # fmt: skip
+        graph.one("plant_playbook", planted)
+    rows = graph.rows("recall", {"alerting": ["frontend-proxy", "cart"]})
+    # within recall's two hops each is reached from one alerting component only
+    assert [(r["candidate"], r["reached_from"]) for r in rank(rows)] == [
+        ("frontend", 1), ("valkey-cart", 1),
+    ]  # fmt: skip
+    # the walk goes further: frontend-proxy -> frontend -> cart -> valkey-cart is three calls
+    deeper = rank(rows, {"frontend": 1, "cart": 2, "valkey-cart": 2})
+    assert [(r["candidate"], r["reached_from"]) for r in deeper] == [
+        ("valkey-cart", 2), ("frontend", 1),
+    ]  # fmt: skip

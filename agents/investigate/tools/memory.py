@@ -44,7 +44,9 @@ def playbooks_recalled(ctx: ToolContext, args: RecallInput) -> ToolResult:
     if not near:
         return rows_result([], "playbooks recalled")
     rows = prefetch.recalled(ctx.prefetched, near)
-    found = recall(ctx.graph, near) if rows is None else rank(rows)
+    # the walk read ahead from the alerting components counts reach beyond recall's two hops
+    reach = prefetch.reach(ctx.prefetched) if args.components is None else {}
+    found = recall(ctx.graph, near, reach) if rows is None else rank(rows, reach)
     return rows_result(found, "playbooks recalled")
 
 

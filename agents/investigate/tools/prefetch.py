@@ -150,6 +150,14 @@ def recalled(known: Prefetched | None, near: list[str]) -> list[dict[str, Any]] 
     return known.recalled
 
 
+def reach(known: Prefetched | None) -> dict[str, int]:
+    """How many alerting components reach each component of the first walk (its `covers`),
+    from the walk read ahead; empty when none was."""
+    if known is None or not known.walks:
+        return {}
+    return {w["name"]: len(w["covers"]) for w in known.walks[0][2]}
+
+
 def shortest_paths(
     known: Prefetched | None, pairs: list[tuple[str, str]], longest: int
 ) -> list[list[str]] | None:
