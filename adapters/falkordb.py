@@ -80,7 +80,8 @@ UNIQUE: tuple[tuple[str, str], ...] = (
 #: (its default is 10,000). Every read between folds pays for the pending changes, so with the
 #: default a query's cost grew with the incidents written since the last fold: `respond_context`
 #: took 1.5 ms after 400 incidents and 2.9 ms after 1,600; with 1,000 it stays at 1.4
-#: (`/tmp`-free measurement: docs/benchmarks.md "Queries that grew with history and with the world").
+#: (`/tmp`-free measurement: docs/benchmarks.md "Queries that grew with history and with the
+#: world").
 DELTA_MAX_PENDING_CHANGES = 1000
 
 #: Hash slots of a Redis Cluster (a graph lives on the shard owning its key's slot).
@@ -759,9 +760,10 @@ class GraphStore:
         memory it freed back to the operating system (`MEMORY PURGE`). Why: FalkorDB's
         allocator (jemalloc) keeps the pages of deleted nodes and shortened strings for reuse,
         so after a retention pass the process would stay at its peak size (measured: 245 MiB
-        RSS over 70 MiB used, 100 MiB after the purge; docs/benchmarks.md "Memory"). True when the server
-        did it; False when it could not (not jemalloc, the command renamed or refused, the
-        server down): never raises, the memory is then reused by later writes anyway."""
+        RSS over 70 MiB used, 100 MiB after the purge; docs/benchmarks.md "Memory"). True when
+        the server did it; False when it could not (not jemalloc, the command renamed or
+        refused, the server down): never raises, the memory is then reused by later writes
+        anyway."""
         try:
             if self._cluster is not None:
                 node = self._cluster.get_node_from_key(name)  # type: ignore[no-untyped-call]

@@ -598,7 +598,7 @@ def unknown_settings(env_file: Path | None = None) -> list[str]:
             continue
         close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
         hint = f" (did you mean {close[0]}?)" if close else ""
-        lines.append(f'{name} is no setting{hint}; it is ignored (docs/configuration.md)')
+        lines.append(f"{name} is no setting{hint}; it is ignored (docs/configuration.md)")
     return lines
 
 

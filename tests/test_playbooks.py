@@ -90,6 +90,24 @@ def test_unknown_check_types_and_kinds_are_refused(shop) -> None:
     assert answer.status_code == 422 and "unknown failure kind 'gremlins'" in answer.text
 
 
+def test_a_check_naming_a_component_the_world_does_not_know_is_refused(shop) -> None:
+    gw = shop(None)
+    listed = {"type": "alert_any", "scope": "components", "components": ["cart", "nosuch"]}
+    answer = gw.http.post("/api/v1/playbooks", json=playbook("payment", [listed]))
+    assert answer.status_code == 422
+    assert answer.json()["detail"] == (
+        "the checks name components this tenant's world does not know: 'nosuch' (a check on "
+        "them could never hold)"
+    )
+    signature = {"type": "signature", "alerts": [
+        {"component": "cart", "kind": "errors", "path": ["cart", "valkey-kart"]}]}  # fmt: skip
+    typo = gw.http.post("/api/v1/playbooks", json=playbook("valkey-cart", [signature]))
+    assert typo.status_code == 422 and "'valkey-kart'" in typo.json()["detail"]
+    # the names the world knows pass
+    listed["components"] = ["cart", "frontend"]
+    assert gw.http.post("/api/v1/playbooks", json=playbook("payment", [listed])).status_code == 201
+
+
 def used_checks(gw: Gateway, incident: str) -> list[dict]:
     rows = gw.graph.rows("incident_decision", {"incident_id": incident})  # type: ignore[attr-defined]
     assert len(rows) == 1

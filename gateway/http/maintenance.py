@@ -88,7 +88,7 @@ async def open_checked(graph: TenantGraph, window: WindowIn) -> dict[str, Any]:
         raise HTTPException(422, "'until' is more than a week ahead; a longer quiet is a change "
                                  "of the world")  # fmt: skip
     known = await run_in_threadpool(
-        graph.one, "maintenance_known", {"components": window.components, "teams": window.teams}
+        graph.one, "names_known", {"components": window.components, "teams": window.teams}
     )
     assert known is not None  # both parts collect: always one row
     unknown = [f"component {c!r}" for c in window.components if c not in known["components"]]

@@ -8,7 +8,8 @@ Body: `{"title", "component", "failure_kind"?, "checks": [{"type": …}, …], "
 the one of `agents/act/spec.py`. An unknown field in the playbook, a check or the remediation
 is a 422 naming it. 404 for an unknown component or
 playbook,
-422 for a check of unknown type or missing a field (the detail names it), and 422 naming the
+422 for a check of unknown type or missing a field, or naming a component the world does not
+know (the detail names it), and 422 naming the
 setting for a playbook over a tenant quota: `BLAST_MAX_PLAYBOOKS` kept (learned ones
 counted, retired ones not; checked in the same write as the create, so concurrent posts
 cannot pass it together; a repeat of an idempotent POST passes), `BLAST_MAX_PLAYBOOK_CHECKS` checks,
@@ -66,6 +67,16 @@ def _graph(request: Request) -> TenantGraph:
     return graph
 
 
+def check_names(check: Any) -> list[str]:
+    """The component names a posted check lists (`alert_any` on components, a `signature`'s
+    alerting components and paths): each must be in the tenant's world."""
+    data = check.model_dump()
+    names = list(data.get("components") or [])
+    for alert in data.get("alerts") or []:
+        names += [alert["component"], *alert.get("path", [])]
+    return names
+
+
 @router.post("/api/v1/playbooks", status_code=201)
 async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]:
     """Store the playbook (active, trust 0.5); answer `{id, trust, status}`."""
@@ -93,6 +104,17 @@ async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]
             422, f"checks of {size} bytes, over the limit of {settings.max_playbook_bytes} "
             "bytes per playbook (BLAST_MAX_PLAYBOOK_BYTES)",
         )  # fmt: skip
+    named = sorted({name for check in playbook.checks for name in check_names(check)})
+    if named:
+        known = await run_in_threadpool(
+            graph.one, "names_known", {"components": named, "teams": []}
+        )
+        unknown = [n for n in named if n not in set(known["components"] if known else [])]
+        if unknown:
+            raise HTTPException(
+                422, f"the checks name components this tenant's world does not know: "
+                f"{', '.join(map(repr, unknown))} (a check on them could never hold)",
+            )  # fmt: skip
     # the quota is checked in the write itself, so concurrent posts cannot all pass it
     row = await run_in_threadpool(
         graph.one, "plant_playbook", params | {"max_playbooks": settings.max_playbooks}

@@ -1,14 +1,13 @@
 """Archive: incidents resolved more than `BLAST_ARCHIVE_DAYS` ago leave the graph for a file.
 
-Retention has two tiers (docs/benchmarks.md "Memory"). After `BLAST_RETENTION_DAYS` an incident is trimmed in
-place (agents/learn/retention.py): it keeps its cause, finding summary, alerts and actions, so
-recall
-and the learner still see it. After `BLAST_ARCHIVE_DAYS` it is written whole (incident, finding,
-alerts, actions, tasks with their steps, as property maps) as one JSON line to
-`<data>/archive/<tenant>.jsonl.gz` and then deleted from the graph. Why: every node costs
-FalkorDB its index entries (about 150-330 bytes each, measured), so even a trimmed incident takes
-about 10 KiB of the database's memory, and a year of incidents does not fit a small server; on
-disk a gzipped record takes about 1 KiB.
+Retention has two tiers (docs/benchmarks.md "Memory"). After `BLAST_RETENTION_DAYS` an incident
+is trimmed in place (agents/learn/retention.py): it keeps its cause, finding summary, alerts and
+actions, so recall and the learner still see it. After `BLAST_ARCHIVE_DAYS` it is written whole
+(incident, finding, alerts, actions, tasks with their steps, as property maps) as one JSON line
+to `<data>/archive/<tenant>.jsonl.gz` and then deleted from the graph. Why: every node costs
+FalkorDB its index entries (about 150-330 bytes each, measured), so even a trimmed incident
+takes about 10 KiB of the database's memory, and a year of incidents does not fit a small
+server; on disk a gzipped record takes about 1 KiB.
 
 The file is written (flushed and fsynced) before the delete, so a crash in between archives the
 same incident twice, never loses one: readers take the last record of an id. An incident a

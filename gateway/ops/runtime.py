@@ -175,7 +175,8 @@ def model_planner(settings: Settings, metrics: Metrics) -> ModelPlanner | None:
         return None
     models: list[ChatModel] = []
     if s.anthropic_api_key is not None:
-        # imported only when a key is set: the SDK costs ~40 MiB in every process (docs/benchmarks.md "Memory")
+        # imported only when a key is set: the SDK costs ~40 MiB in every process
+        # (docs/benchmarks.md "Memory")
         from adapters.anthropic import AnthropicModel
 
         models += [
@@ -215,7 +216,8 @@ class Runtime:
         #: Where tickets go: GitHub issues with GITHUB_TOKEN and GITHUB_REPO set, else the outbox.
         self.tickets: Notifier = self.outbox
         if settings.github_token is not None and settings.github_repo is not None:
-            # imported only when configured: PyGithub costs ~20 MiB per process (docs/benchmarks.md "Memory")
+            # imported only when configured: PyGithub costs ~20 MiB per process
+            # (docs/benchmarks.md "Memory")
             from adapters.github.notifier import GitHubIssues
 
             self.tickets = GitHubIssues(

@@ -1,5 +1,6 @@
-// Which of $components and $teams the tenant's world knows (a window over an unknown name
-// would hold nothing: the API says so with a 422).
+// Which of $components and $teams the tenant's world knows: a maintenance window over an
+// unknown name would hold nothing, and a playbook check naming one could never hold (the API
+// says so with a 422).
 CALL {
   UNWIND $components AS name
   OPTIONAL MATCH (c:Component {name: name})
