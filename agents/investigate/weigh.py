@@ -713,22 +713,35 @@ def _loaded_sibling(
 ) -> tuple[str, dict[str, Any]]:
     """The ruled-out reason of a slowed sibling (`fallbacks`) and the measurement it rests on:
     the client's failing calls into the other dependency, beside its own slowdown."""
-    window = span(win or "")
-    when = f" ({window})" if window else ""
-    before = slow["baseline_latency_ms"]
     text = (
         f"{bad['client']}'s calls into {bad['server']} fail {pct(bad['fail_ratio'])} of "
         f"{bad['calls']:,.0f}, while its calls into {slow['server']} only slowed "
-        f"({slow['latency_ms']:.0f} ms, the hour before: "
-        f"{f'{before:.0f} ms' if before else 'no data'}){when}"
+        f"({slow['latency_ms']:.0f} ms, {_hour_before(slow)}){_when(win)}"
     )
     reason = (
         f"slowed, not failing: {text}; a failing dependency's misses, retries and fallbacks "
         f"load its sibling, and a slowdown fails no other dependency's calls"
     )
-    return reason, measurement(
-        "service graph", SERVICE_GRAPH_QUERY.format(name=bad["server"]), bad["fail_ratio"],
-        text, win or "",
+    return reason, _calls_measured(bad, text, win)
+
+
+def _when(win: str | None) -> str:
+    """` (<the window>)` after a measured figure, or "" when no window was read."""
+    window = span(win or "")
+    return f" ({window})" if window else ""
+
+
+def _hour_before(e: dict[str, Any]) -> str:
+    """`the hour before: 21 ms` for an edge's baseline latency, or `… no data`."""
+    before = e["baseline_latency_ms"]
+    return f"the hour before: {f'{before:.0f} ms' if before else 'no data'}"
+
+
+def _calls_measured(e: dict[str, Any], text: str, win: str | None) -> dict[str, Any]:
+    """The service-graph measurement of the calls into edge `e`'s server that `text` reads."""
+    return measurement(
+        "service graph", SERVICE_GRAPH_QUERY.format(name=e["server"]), e["fail_ratio"], text,
+        win or "",
     )  # fmt: skip
 
 
@@ -783,22 +796,16 @@ def _absorbed_reason(
 ) -> tuple[str, dict[str, Any]]:
     """The ruled-out reason of an absorbed slowdown or failure (`absorbed`) and the measurement
     it rests on: the caller's own callers served as usual."""
-    window = span(win or "")
-    when = f" ({window})" if window else ""
-    before = usual["baseline_latency_ms"]
     text = (
         f"{usual['client']}'s calls into {usual['server']}: {pct(usual['fail_ratio'])} of "
-        f"{usual['calls']:,.0f} failed, {usual['latency_ms'] or 0:.0f} ms (the hour before: "
-        f"{f'{before:.0f} ms' if before else 'no data'}){when}"
+        f"{usual['calls']:,.0f} failed, {usual['latency_ms'] or 0:.0f} ms "
+        f"({_hour_before(usual)}){_when(win)}"
     )
     reason = (
         f"degraded ({signal.text}), but {usual['server']}, which calls it, answers its own "
         f"callers as usual: {text}; it reaches no alerting component"
     )
-    return reason, measurement(
-        "service graph", SERVICE_GRAPH_QUERY.format(name=usual["server"]), usual["fail_ratio"],
-        text, win or "",
-    )  # fmt: skip
+    return reason, _calls_measured(usual, text, win)
 
 
 def weigh(

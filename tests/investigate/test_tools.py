@@ -36,6 +36,15 @@ def run(graph: TenantGraph) -> TaskRun:
     return TaskRun(graph, claimed, 60_000)
 
 
+def plant(graph: TenantGraph, *components: str) -> None:
+    """A playbook with no checks pinned on each component (id `pb-<component>`)."""
+    for comp in components:
+        planted = {"id": f"pb-{comp}", "component": comp, "title": comp, "failure_kind": None,
+                   "checks_json": "[]", "author": None, "remediation_json": None,
+                   "remediation_type": None, "max_playbooks": 200}  # fmt: skip
+        graph.one("plant_playbook", planted)
+
+
 def steps(graph: TenantGraph, task: TaskRun) -> list[dict[str, Any]]:
     return graph.rows("task_steps", {"task_id": task.claim.task_id})
 
@@ -101,11 +110,7 @@ def test_a_resumed_task_gets_the_stored_result(graph) -> None:
 
 
 def test_recall_reaches_config_services_and_traffic_sources_too(graph) -> None:
-    for comp in ("load-generator", "flagd", "valkey-cart"):
-        planted = {"id": f"pb-{comp}", "component": comp, "title": comp, "failure_kind": None,
-                   "checks_json": "[]", "author": None, "remediation_json": None,
-                   "remediation_type": None, "max_playbooks": 200}  # fmt: skip
-        graph.one("plant_playbook", planted)
+    plant(graph, "load-generator", "flagd", "valkey-cart")
     task = run(graph)
     got = call(task, context(graph, ["frontend"]), "recall_playbooks", {})
     paths = {r["candidate"]: r["path"] for r in got.data}
@@ -140,11 +145,7 @@ def test_evidence_tools_without_prometheus_say_error_and_promql_answers_values(
 
 
 def test_recall_lists_first_what_most_alerting_components_reach(graph) -> None:
-    for comp in ("ad", "valkey-cart"):
-        planted = {"id": f"pb-{comp}", "component": comp, "title": comp, "failure_kind": None,
-                   "checks_json": "[]", "author": None, "remediation_json": None,
-                   "remediation_type": None, "max_playbooks": 200}  # fmt: skip
-        graph.one("plant_playbook", planted)
+    plant(graph, "ad", "valkey-cart")
     task = run(graph)
     got = call(task, context(graph, ["frontend", "checkout"]), "recall_playbooks", {})
     # ad is one call from frontend only; valkey-cart two from frontend and from checkout
@@ -156,11 +157,7 @@ def test_recall_lists_first_what_most_alerting_components_reach(graph) -> None:
 
 
 def test_recall_counts_reach_as_deep_as_the_walk_read_ahead(graph) -> None:
-    for comp in ("frontend", "valkey-cart"):
-        planted = {"id": f"pb-{comp}", "component": comp, "title": comp, "failure_kind": None,
-                   "checks_json": "[]", "author": None, "remediation_json": None,
-                   "remediation_type": None, "max_playbooks": 200}  # fmt: skip
-        graph.one("plant_playbook", planted)
+    plant(graph, "frontend", "valkey-cart")
     rows = graph.rows("recall", {"alerting": ["frontend-proxy", "cart"]})
     # within recall's two hops each is reached from one alerting component only
     assert [(r["candidate"], r["reached_from"]) for r in rank(rows)] == [
