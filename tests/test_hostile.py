@@ -464,3 +464,21 @@ def test_stored_text_is_bounded_and_times_are_no_booleans(hostile: Gateway):
         hostile.http.post("/api/v1/changes", json=change, headers=hostile.auth).status_code == 422
     )
     assert hostile.http.head("/health/live").status_code == 200
+
+
+def test_a_misspelt_field_in_a_persons_request_is_a_422_naming_it(
+    hostile: Gateway, graph: TenantGraph
+) -> None:
+    """`actualCause` for `actual_cause` would record a rejection with no cause, silently."""
+    inc = incident(hostile)
+    answer = hostile.http.post(
+        f"/api/v1/incidents/{inc}/verdicts", headers=hostile.auth,
+        json={"verdict": "rejected", "by": "alice", "actualCause": "payment"},
+    )  # fmt: skip
+    assert answer.status_code == 422 and "actualCause" in answer.text
+    assert graph.rows("incident_verdicts", {"incident_id": inc}) == []
+    ack = hostile.http.post(
+        f"/api/v1/incidents/{inc}/ack", headers=hostile.auth,
+        json={"by": "alice", "note": "on it"},
+    )  # fmt: skip
+    assert ack.status_code == 422 and "note" in ack.text

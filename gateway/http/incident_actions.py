@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
@@ -25,8 +25,10 @@ router = APIRouter(route_class=ParsedOnceRoute)
 
 
 class ByIn(BaseModel):
-    """Who acts: a person's name (as the world file names people)."""
+    """Who acts: a person's name (as the world file names people); an unknown field is a
+    422 naming it."""
 
+    model_config = ConfigDict(extra="forbid")
     by: str = Field(
         min_length=1, max_length=MAX_NAME_CHARS, pattern=r"\S", description="a person's name"
     )

@@ -152,7 +152,7 @@ async def list_playbooks(request: Request) -> dict[str, Any]:
 class RetireIn(BaseModel):
     """Why a person retires a playbook, and who."""
 
-    model_config = ConfigDict(str_strip_whitespace=True)
+    model_config = ConfigDict(str_strip_whitespace=True, extra="forbid")
     reason: str = Field(min_length=1, max_length=2000)
     by: str | None = Field(None, max_length=200)
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
@@ -187,8 +187,10 @@ async def ready(request: Request) -> dict[str, Any] | JSONResponse:
 
 
 class VerdictIn(BaseModel):
-    """A verdict given outside Slack (e.g. from the ticket tracker or a CLI)."""
+    """A verdict given outside Slack (e.g. from the ticket tracker or a CLI). An unknown
+    field is a 422 naming it: `actualCause` for `actual_cause` would drop the cause."""
 
+    model_config = ConfigDict(extra="forbid")
     verdict: Literal["confirmed", "rejected", "resolved"]
     by: str = Field(
         min_length=1,
