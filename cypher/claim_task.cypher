@@ -6,7 +6,9 @@
 // One row per task claimed, most urgent first; each gets its attempt id from $attempt_ids.
 // $limit: twice size($attempt_ids), the candidates each selection keeps (LIMIT takes no expression).
 // Most urgent: the lowest $priority[kind] (agents/tasks/kinds.py; a kind missing there last),
-// then the oldest, so a burst of new incidents is paged before a backlog of other work.
+// then the oldest, so a burst of new incidents is paged before a backlog of other work; tasks
+// created in the same millisecond in the order their nodes were created (`id(t)`), so which
+// ones a batch takes does not vary from run to run.
 // A follow-up ($after_page: agents/tasks/kinds.py) waits until the incident's first notification is out,
 // unless the incident was merged into another (the responder then just finishes it).
 // Two selections, the best of each: kinds that wait for no page, without looking at their
@@ -39,7 +41,7 @@ CALL {
   WITH t, t.kind IN $page_due AND t.created_at <= now - $page_within_ms
           AND t.page_task IS NULL AS due
   WITH t, due, CASE WHEN due THEN 'page' ELSE t.kind END AS kind
-  RETURN t, kind, due ORDER BY coalesce($priority[kind], 99), t.created_at LIMIT $limit
+  RETURN t, kind, due ORDER BY coalesce($priority[kind], 99), t.created_at, id(t) LIMIT $limit
   UNION
   WITH now
   MATCH (t:Task)
@@ -48,9 +50,9 @@ CALL {
     AND t.kind IN $after_page
   MATCH (t)-[:FOR]->(i:Incident) WHERE i.notified = true OR i.status = 'merged'
   RETURN t, t.kind AS kind, false AS due
-    ORDER BY coalesce($priority[t.kind], 99), t.created_at LIMIT $limit
+    ORDER BY coalesce($priority[t.kind], 99), t.created_at, id(t) LIMIT $limit
 }
-WITH t, kind, due, now ORDER BY coalesce($priority[kind], 99), t.created_at
+WITH t, kind, due, now ORDER BY coalesce($priority[kind], 99), t.created_at, id(t)
 WITH collect(t) AS found, collect(kind) AS kinds, collect(due) AS dues, now
 WITH [k IN range(0, size(found) - 1) WHERE kinds[k] = kinds[0] | [found[k], dues[k]]] AS same, now
 WITH same[0 .. (size(same) + 1) / 2] AS batch, now
