@@ -101,9 +101,21 @@ def summary_of(alert: dict[str, Any]) -> str:
     return str(json.loads(alert.get("annotations_json") or "{}").get("summary", ""))
 
 
-def dominant(alerts: list[dict[str, Any]], cause: str | None) -> str | None:
+def surge(alertnames: list[str]) -> bool:
+    """Whether one of the alerts means "more traffic than usual arrives here" (failure kind
+    `traffic`, whatever its wording: `RequestRateSpike`, `TrafficSurge`, …)."""
+    return any(classify(name) == "traffic" for name in alertnames)
+
+
+def dominant(
+    alerts: list[dict[str, Any]], cause: str | None, traffic_source: bool = False
+) -> str | None:
     """The most common failure kind among the alerts on `cause` (else among all the alerts),
-    or None when none classifies. Alerts are rows with `alertname`, `component` and a summary."""
+    or None when none classifies. Alerts are rows with `alertname`, `component` and a summary.
+    `traffic_source`: the cause is one (a client, `client: true` in the world), which fails by
+    sending more: `traffic` when an alert says so (`surge`), its callees' latency the symptom."""
+    if traffic_source and surge([a["alertname"] for a in alerts]):
+        return "traffic"
     on_cause = [a for a in alerts if a["component"] == cause] or alerts
     kinds = Counter(k for a in on_cause if (k := classify(a["alertname"], summary_of(a))))
     return kinds.most_common(1)[0][0] if kinds else None

@@ -50,7 +50,7 @@ from typing import Any, Literal
 
 from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
-from agents.failure_kinds import classify
+from agents.failure_kinds import classify, surge
 from agents.investigate import similar
 from agents.investigate.checks import Evidence, about_candidate, evaluate, gated, kinds_differ
 from agents.investigate.decision import LEAD_BELOW, Candidate, Decision
@@ -182,13 +182,6 @@ def surge_of(
     flooded storefront slowing both the cart and the slots services behind it), else None."""
     points = {surge_point(n, alerting, alertnames, candidates) for n in names}
     return points.pop() if len(points) == 1 else None
-
-
-def surge(alertnames: list[str]) -> bool:
-    """Rule 5 with alerts only: one of the alerts means "more traffic than usual arrives here"
-    (failure kind `traffic`, whatever its wording: `RequestRateSpike`, `TrafficSurge`, …).
-    With evidence, the request rates themselves decide (`weigh.traffic_sources`)."""
-    return any(classify(name) == "traffic" for name in alertnames)
 
 
 def decide(

@@ -109,11 +109,9 @@ def remembered_lead_of(decision: Decision, missed: list[dict[str, Any]]) -> Deci
     summary = (
         f"A lead from memory: the rules cannot tell {cause} from {others}, and nothing "
         f"measured rules it out; people established it before (playbook "
-        f"'{playbook['title']}', trust {trust}"
-        f"{learned(playbook)}). Its "
-        "checks held but for the shape "
-        "of the alerts: other components alert than then. Check it first; it is not a "
-        "conclusion."
+        f"'{playbook['title']}', trust {trust}{learned(playbook)}). Its checks held but for "
+        "the shape of the alerts: other components alert than then. Check it first; it is not "
+        "a conclusion."
     )
     return replace(
         decision, root_cause=cause, candidates=[cause, *(c for c in tied if c != cause)],

@@ -745,6 +745,11 @@ def _calls_measured(e: dict[str, Any], text: str, win: str | None) -> dict[str, 
     )  # fmt: skip
 
 
+def degraded_into(name: str, edges: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The known call edges into `name` that fail or slowed (`edge_degraded`)."""
+    return [e for e in edges if e["server"] == name and e["known"] and edge_degraded(e)]
+
+
 def absorbed(
     name: str, edges: list[dict[str, Any]], sigs: dict[str, list[Signal]], alerting: list[str]
 ) -> dict[str, Any] | None:
@@ -757,7 +762,7 @@ def absorbed(
     None when the degradation is passed on or not measured far enough to tell."""
     if name in alerting or any(g.source not in ("calls", "latency") for g in sigs[name]):
         return None
-    into = [e for e in edges if e["server"] == name and e["known"] and edge_degraded(e)]
+    into = degraded_into(name, edges)
     if not into:
         return None
     shown: dict[str, Any] | None = None
@@ -782,7 +787,7 @@ def surged_into(name: str, edges: list[dict[str, Any]], sigs: dict[str, list[Sig
     multiply their calls). The text names the calls that rose."""
     if any(g.source != "latency" for g in sigs[name]):
         return ""
-    into = [e for e in edges if e["server"] == name and e["known"] and edge_degraded(e)]
+    into = degraded_into(name, edges)
     if not into or any(
         e["calls"] < EDGE_MIN_CALLS or (e["rate_change"] or 0.0) < RATE_JUMP for e in into
     ):  # fmt: skip
@@ -857,13 +862,13 @@ def weigh(
     cover = coverage(alerting, walk, edges)
     victim_of: dict[str, str] = {}
     totals = inbound(edges)
-    surged = {n: why for n in sigs if (why := surged_into(n, edges, sigs))}
+    loaded_by_calls = {n: why for n in sigs if (why := surged_into(n, edges, sigs))}
     for e in edges:
         if (
             e["client"] in sigs and e["server"] in sigs and edge_degraded(e)
             and accounts_for(e, totals.get(e["client"]))
             # a client that sent a loaded server its extra calls loaded it: not its victim
-            and not (e["server"] in surged and (e["rate_change"] or 0.0) >= RATE_JUMP)
+            and not (e["server"] in loaded_by_calls and (e["rate_change"] or 0.0) >= RATE_JUMP)
         ):  # fmt: skip
             victim_of.setdefault(e["client"], e["server"])
     for p in peers:
@@ -883,7 +888,7 @@ def weigh(
               if s not in victim_of}  # fmt: skip
     stopped_at = {n: seen for n in sigs if n not in victim_of
                   and (seen := absorbed(n, edges, sigs, alerting)) is not None}  # fmt: skip
-    surged = {n: why for n, why in surged.items() if n not in victim_of}
+    surged = {n: why for n, why in loaded_by_calls.items() if n not in victim_of}
     set_aside = victim_of.keys() | loaded.keys() | stopped_at.keys() | surged.keys()
     roots = [n for n in sigs if n not in set_aside]
     if not roots and stopped_at and len(stopped_at) == len(sigs):

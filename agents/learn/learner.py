@@ -31,7 +31,7 @@ import json
 import logging
 from typing import Any
 
-from agents.failure_kinds import classify, dominant
+from agents.failure_kinds import dominant
 from agents.investigate.checks import (
     Evidence,
     alert_signature,
@@ -197,12 +197,8 @@ class Learner:
             for row in graph.rows("incident_alerts", {"incident_id": incident_id})
         ]
         on_cause = [a for a in alerts if a["component"] == cause] or alerts
-        kind = dominant(alerts, cause)
-        client = graph.one("component_is_client", {"component": cause}) or {}
-        if client.get("client") and any(
-            classify(a["alertname"], a["summary"]) == "traffic" for a in alerts
-        ):  # a traffic source fails by sending more: its callees' latency is the symptom
-            kind = "traffic"
+        source = graph.one("component_is_client", {"component": cause}) or {}
+        kind = dominant(alerts, cause, traffic_source=bool(source.get("client")))
         existing = graph.rows("playbooks_on", {"component": cause})
         same = [p for p in existing if p["failure_kind"] == kind]
         not_applicable = {
