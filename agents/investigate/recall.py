@@ -69,7 +69,24 @@ def rank(rows: list[dict[str, Any]], reach: dict[str, int] | None = None) -> lis
     # the causes most of tonight's alerting components reach first: one reached from a single
     # caller cannot explain the rest (`explains_alerting` wants more than half), however
     # trusted; then by score
-    return sorted(found.values(), key=lambda e: (-e["reached_from"], *by_score(e)))
+    ranked = sorted(found.values(), key=lambda e: (-e["reached_from"], *by_score(e)))
+    return distinct_first(ranked)
+
+
+def distinct_first(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`ranked` (`recall` entries, best first) with each cause's best entry first, in that
+    order, then the other entries of causes already listed, in their order. Pure.
+
+    Three playbooks learned on one cause (three of its incidents) would take three of the
+    first five places a person or the model reads, where five causes could be offered: the
+    list is a list of hypotheses first. The investigator checks in its own order (`by_score`)."""
+    seen: set[str] = set()
+    first: list[dict[str, Any]] = []
+    again: list[dict[str, Any]] = []
+    for entry in ranked:
+        (again if entry["candidate"] in seen else first).append(entry)
+        seen.add(entry["candidate"])
+    return first + again
 
 
 def by_score(entry: dict[str, Any]) -> tuple[Any, ...]:

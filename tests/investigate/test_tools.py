@@ -156,6 +156,33 @@ def test_recall_lists_first_what_most_alerting_components_reach(graph) -> None:
     assert [r["candidate"] for r in sorted(got.data, key=by_score)] == ["ad", "valkey-cart"]
 
 
+def test_recall_lists_each_cause_once_before_a_second_playbook_of_any() -> None:
+    def row(pb: str, candidate: str, alerting: str, trust: float) -> dict[str, Any]:
+        return {"id": pb, "title": pb, "failure_kind": None, "trust": trust,
+                "checks_json": "[]", "candidate": candidate, "pinned_to": candidate,
+                "path": [alerting, candidate],
+                "hops": 1, "source": 0}  # fmt: skip
+
+    rows = [
+        row("pb-db-1", "db", "api", 0.5),
+        row("pb-db-2", "db", "api", 0.5),
+        row("pb-db-1", "db", "web", 0.5),
+        row("pb-db-2", "db", "web", 0.5),
+        row("pb-cache", "cache", "api", 0.5),
+        row("pb-queue", "queue", "api", 0.33),
+    ]
+    got = rank(rows)
+    # db's two playbooks are reached from both alerting components, the others from one: db's
+    # best first, then one entry per other cause, then db's second playbook
+    assert [(r["id"], r["reached_from"]) for r in got] == [
+        ("pb-db-1", 2), ("pb-cache", 1), ("pb-queue", 1), ("pb-db-2", 2),
+    ]  # fmt: skip
+    # the investigator's own order is the score's, whatever the listing
+    assert [r["id"] for r in sorted(got, key=by_score)] == [
+        "pb-cache", "pb-db-1", "pb-db-2", "pb-queue",
+    ]  # fmt: skip
+
+
 def test_recall_counts_reach_as_deep_as_the_walk_read_ahead(graph) -> None:
     plant(graph, "frontend", "valkey-cart")
     rows = graph.rows("recall", {"alerting": ["frontend-proxy", "cart"]})
