@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Collection
 from dataclasses import replace
 from functools import partial
 from typing import Any, Literal
@@ -559,9 +560,17 @@ class Investigator:
             # agreeing adds no measurement: a cause the rules name only as a lead, nothing
             # measured about it, stays a lead however sure the model says it is
             chosen = replace(chosen, confidence=min(chosen.confidence, decision.confidence))
-        if outranks(decision, chosen):  # a less sure model does not replace a measured cause
+        behind: set[str] = set()
+        if guessed_over(decision, chosen) and decision.root_cause and chosen.root_cause:
+            # one walk from both, asked only then: is the model's cause behind the measured one?
+            both = [decision.root_cause, chosen.root_cause]
+            behind = self._reach(task, ev, both).get(decision.root_cause, set())
+        guessed = guessed_over(decision, chosen, behind)
+        if guessed or outranks(decision, chosen):
             named = found.root_cause or "no single cause"
-            note = f" A model named {named} at {found.confidence:.2f}; the measured cause stands."
+            backs = ", which nothing measured backs" if guessed else ""
+            note = (f" A model named {named} at {found.confidence:.2f}{backs}; the measured "
+                    "cause stands.")  # fmt: skip
             return replace(decision, summary=decision.summary + note), planner, None
         return chosen, "model", found
 
@@ -1140,6 +1149,28 @@ def outranks(measured: Decision, other: Decision) -> bool:
         measured_cause(measured)
         and measured.root_cause != other.root_cause
         and measured.confidence >= other.confidence
+    )
+
+
+def guessed_over(measured: Decision, model: Decision, behind: Collection[str] = ()) -> bool:
+    """Whether a model's finding names another cause than the rules' measured one
+    (`measured_cause`) with no live evidence about its own cause (no signal on it in
+    `measured.evidence`), and not one the measured cause depends on (`behind`: the components
+    it reaches). A model reads the same evidence the rules did, so such an answer weighs the
+    alerts and the graph against a measurement (say only what was measured,
+    docs/architecture.md): the measured cause stands, however the confidences compare. A
+    measured cause that reaches few of the alerting components is held low by the rules, and
+    a model's unseparated guess at 0.4 would otherwise replace it (a device registry measured
+    100x slower for every caller, replaced by the broker whose queue its slow consumer let
+    fill). An unmeasured dependency of the measured cause may be its trouble's origin (a
+    broker with no series behind the service whose publishing to it slowed): the model may
+    name it."""
+    return (
+        measured_cause(measured)
+        and model.root_cause is not None
+        and model.root_cause != measured.root_cause
+        and not any(e.get("component") == model.root_cause for e in measured.evidence)
+        and model.root_cause not in behind
     )
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB
 from agents.investigate.decision import Decision
-from agents.investigate.investigator import Candidate, decide, outranks, surge_of
+from agents.investigate.investigator import Candidate, decide, guessed_over, outranks, surge_of
 from agents.investigate.recall import UNTRIED_CONFIDENCE, cited, confidence
 from gateway.cli.demo import rfc3339, run_demo
 from tests.conftest import Gateway, make_settings
@@ -381,6 +381,31 @@ MEASURED = Decision(
 )
 def test_a_measured_cause_outranks_a_less_sure_other_one(other: Decision, outranked: bool) -> None:
     assert outranks(MEASURED, other) is outranked
+
+
+def test_a_model_guess_does_not_replace_a_measured_cause_however_sure() -> None:
+    """A device registry measured 100x slower for every caller, reached from one of three
+    alerting components, is held low by the rules (0.32); a model's cause with no signal of
+    its own (the broker whose queue the slow consumer let fill) does not replace it, even at
+    a higher confidence. A model's cause the rules measured too may."""
+    low = Decision(
+        "device-registry", ["device-registry"], 0.32, "calls into device-registry take 1976 ms",
+        evidence=[
+            {"component": "device-registry", "source": "edge", "magnitude": 98.0},
+            {"component": "registry-db", "source": "edge", "magnitude": 2.0},
+        ],
+    )  # fmt: skip
+    guess = Decision("emqx", ["emqx"], 0.4, "model")
+    assert guessed_over(low, guess) and not outranks(low, guess)
+    assert not guessed_over(low, Decision("registry-db", ["registry-db"], 0.4, "model"))
+    assert not guessed_over(low, Decision("device-registry", ["device-registry"], 0.6, "model"))
+    assert not guessed_over(low, Decision(None, ["emqx"], 0.25, "model"))  # no cause named
+    # rules from the alerts alone (no live evidence) leave the model its answer
+    alone = Decision("device-registry", ["device-registry"], 0.32, "alerts only")
+    assert not guessed_over(alone, guess)
+    # so does an unmeasured dependency of the measured cause (a broker with no series behind
+    # the service whose publishing slowed): its trouble may start there
+    assert not guessed_over(low, guess, behind={"emqx", "registry-db"})
 
 
 def test_a_cause_from_alerts_alone_outranks_nothing() -> None:
