@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agents.failure_kinds import SELF_KINDS, classify, kind_text, words
@@ -581,6 +581,31 @@ def stopped_client(
     )  # fmt: skip
 
 
+def stopped_reader(
+    edges: list[dict[str, Any]], near: set[str], win: str, backlog: Iterable[str] = ()
+) -> Decision | None:
+    """`stopped_client` over the components near the incident and the readers of its backlog
+    (`backlog`: the alerting components that alert only about a backlog, `backlog_only`): the
+    clients whose calls go into a piled queue, and, with a backlog piling, every client whose
+    calls into a component near the incident stopped. A consumer over a broker reads through
+    no call into the broker (its intake is a messaging edge from each producer, which names
+    neither the broker nor the topic), and the walk goes only to dependencies, so a consumer
+    that stopped reading (its downstream calls stopped, the broker's queue piling) is found
+    through the calls it stopped making. None as `stopped_client`."""
+    piled = set(backlog)
+    readers = {e["client"] for e in edges if e["known"] and e["server"] in piled}
+    if piled:
+        readers |= {e["client"] for e in edges if e["known"] and e["server"] in near and stopped(e)}
+    found = stopped_client(edges, near | readers, win, piled)
+    if found is None or any(e["client"] == found.root_cause for e in edges if e["server"] in piled):
+        return found  # a reader through its calls into the queue: the summary says so
+    queues = ", ".join(sorted(piled))
+    return replace(found, summary=(
+        f"{found.summary} {queues} alert{'s' if len(piled) == 1 else ''} only about a backlog, "
+        "which a consumer that stopped reading leaves."
+    ))  # fmt: skip
+
+
 #: A stalled topic's confidence when two producers or more stopped getting messages through
 #: (neither one's own writes explain it); with one producer, which may have stopped
 #: publishing itself, it stays under 0.5.
@@ -855,10 +880,7 @@ def weigh(
     sigs = {name: found for name, found in signals(edges, services, down, peers).items()
             if name in near}  # fmt: skip
     if not sigs:
-        # a queue's readers are near its backlog, though the walk goes only to dependencies
-        piled = set(backlog)
-        readers = {e["client"] for e in edges if e["known"] and e["server"] in piled}
-        return stopped_client(edges, near | readers, win or "", piled)
+        return stopped_reader(edges, near, win or "", backlog)
     cover = coverage(alerting, walk, edges)
     victim_of: dict[str, str] = {}
     totals = inbound(edges)
@@ -892,7 +914,9 @@ def weigh(
     set_aside = victim_of.keys() | loaded.keys() | stopped_at.keys() | surged.keys()
     roots = [n for n in sigs if n not in set_aside]
     if not roots and stopped_at and len(stopped_at) == len(sigs):
-        return None  # nothing degraded reaches the alerting components: the walk decides
+        # nothing degraded reaches the alerting components: a reader that stopped may still
+        # explain them (`stopped_reader`), else the walk decides
+        return stopped_reader(edges, near, win or "", backlog)
     roots = roots or list(sigs)  # a cycle: keep them all
     roots.sort(key=lambda n: (-len(cover.get(n, ())), -magnitude(sigs[n]), n))
     ruled: dict[str, str] = {}

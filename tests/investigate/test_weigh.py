@@ -288,6 +288,37 @@ def test_a_reader_whose_calls_into_a_queue_with_a_backlog_stopped_is_the_cause()
     )
 
 
+def test_a_consumer_that_stopped_reading_from_a_broker_is_found_by_the_calls_it_stopped() -> None:
+    """The broker alerts about a backlog and a service the consumer writes to alerts that
+    nothing arrives; the consumer reads through no call into the broker (its intake is a
+    messaging edge from the producer, outside these edges) and the walk from the alerting
+    components never reaches it. Its calls into both servers it uses fell to a twelfth while
+    they answer their other clients as usual: it stopped reading. A slowdown elsewhere that
+    reaches no alerting component (absorbed by its caller) does not hide it."""
+    fell = {"calls": 50.0, "rate_per_s": 0.16, "rate_change": 0.08}
+    edges = [
+        edge("autograder", "gradebook", **fell), edge("autograder", "media", **fell),
+        edge("api", "gradebook"), edge("video", "media"),
+        edge("enrolment", "payments", latency_ms=85.0), edge("api", "enrolment"),
+    ]  # fmt: skip
+    walk = [Candidate("rabbitmq", ["rabbitmq", "gradebook"], 2, kind="datastore"),
+            Candidate("gradebook", ["gradebook"], 0)]  # fmt: skip
+    alerting = ["rabbitmq", "gradebook"]
+    decision = weigh(alerting, walk, edges, [], [], [], (), set(), win=WIN, backlog=["rabbitmq"])
+    assert decision is not None and decision.root_cause == "autograder", decision
+    assert decision.confidence == 0.85
+    assert decision.summary.endswith(
+        "rabbitmq alerts only about a backlog, which a consumer that stopped reading leaves."
+    )
+    assert decision.ruled_out["gradebook"].startswith("answers other clients normally: api's")
+    # no backlog alerting: a client that stopped calling an alerting service may have been
+    # refused by it, or sent nothing to do; nobody is named from the rates
+    assert weigh(alerting, walk, edges, [], [], [], (), set(), win=WIN) is None
+    # one server still served by the consumer as usual: it did not stop
+    working = [e for e in edges if e["server"] != "media"] + [edge("autograder", "media")]
+    assert weigh(alerting, walk, working, [], [], [], (), set(), backlog=["rabbitmq"]) is None
+
+
 def test_one_server_that_stopped_answering_a_client_is_no_backlog_reader() -> None:
     """The same edges without a backlog alert on the queue (one server: the stop may be the
     server's, refusing that client), or with the producer's calls stopped too (the queue
