@@ -158,6 +158,21 @@ def test_orjson_keeps_the_limits_and_the_integers():
     assert _answer(load_json, b"[123456789012345678901]")[0] == "refused 400"
 
 
+def test_nesting_deep_enough_to_crash_a_parser_is_a_400_on_any_route(bounded: Gateway):
+    """131,072 nested arrays (256 KiB) crash orjson 3.8 (it has no depth limit of its own, and
+    the process dies with SIGSEGV): the skeleton is read first, so the body is a 400 saying
+    why, balanced or not, and the gateway answers the next request (a new user's trial)."""
+    n = 131_072
+    for body in (b"[" * n + b"]" * n, b"[" * (2 * n), b'{"a":' * (n // 2) + b"1" + b"}" * (n // 2)):
+        assert _answer(load_json, body) == ("refused 400", "JSON nested deeper than 64 levels")
+    deep = b"[" * (n - 1) + b"]" * (n - 1)
+    for path in ("/api/v1/alerts", "/api/v1/maintenance"):
+        answer = bounded.http.post(path, content=deep, headers=bounded.auth)
+        assert answer.status_code == 400, path
+        assert answer.json()["detail"] == "JSON nested deeper than 64 levels", path
+    assert bounded.http.get("/health/live").status_code == 200
+
+
 def test_the_webhook_refuses_too_many_values_with_the_reason(bounded: Gateway):
     body = b'{"alerts": [' + b"0," * (MAX_JSON_VALUES + 10) + b"0]}"
     answer = bounded.http.post("/api/v1/alerts", content=body, headers=bounded.auth)

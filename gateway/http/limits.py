@@ -196,16 +196,33 @@ def load_json(raw: bytes | str) -> Any:
     an integer too long, NaN/Infinity.
     """
     data = raw.encode("utf-8", errors="surrogatepass") if isinstance(raw, str) else raw
+    # The skeleton is read before orjson sees the body: orjson 3.8 has no depth limit of its
+    # own, and 131,072 nested arrays crash the process (a 256 KiB body, any route). A body
+    # whose brackets do not close within the depth limit (too deep, or no JSON) goes `json`'s
+    # way, which gives the reason without recursing past Python's limit.
+    bare = _valid_json_bare(data)
+    if not _closes_within_depth(bare) or _bare_problem(bare) is not None:
+        return _load_json_slowly(data)
     try:
         parsed = orjson.loads(data)
     except orjson.JSONDecodeError:
         return _load_json_slowly(data)
-    problem = _bare_problem(_valid_json_bare(data))
-    if problem is not None:
-        raise BodyError(problem)
     if _LONG_DIGITS in data.translate(_DIGITS_AS_ZERO):
         return _load_json_slowly(data)
     return parsed
+
+
+def _closes_within_depth(bare: bytes) -> bool:
+    """Whether the brackets of `bare` (`_valid_json_bare`'s) all close within `MAX_JSON_DEPTH`
+    rounds of removing the innermost pairs: balanced and at most that deep."""
+    brackets = bare.translate(None, _NOT_BRACKETS)
+    for _ in range(MAX_JSON_DEPTH):
+        if not brackets:
+            return True
+        brackets, removed = _INNERMOST.subn(b"", brackets)
+        if not removed:
+            return False
+    return not brackets
 
 
 def _load_json_slowly(data: bytes) -> Any:
