@@ -10,11 +10,7 @@ SET i.status = CASE WHEN fresh THEN 'resolved' ELSE i.status END,
     i.resolved_by = CASE WHEN fresh THEN $by ELSE i.resolved_by END
 WITH i, fresh
 FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
-  MERGE (t:Task {id: 'notify_state:resolve:' + i.id})
-    ON CREATE SET t += {kind: 'notify_state', incident_id: i.id,
-// @include _fresh_task
-}
-  MERGE (t)-[:FOR]->(i)
+// @include _resolve_notice
 )
 RETURN i.id AS id, i.status AS status, i.resolved_at AS resolved_at,
        i.resolved_by AS resolved_by, i.merged_into AS merged_into, fresh

@@ -9,7 +9,9 @@ routes, its webhook reaches us). It never opens an incident; its silence does.
   longer than the timeout and, in one query, marks it paged and opens one incident with its
   `respond` task (`cypher/heartbeat_overdue.cypher`): no alert names a component, so routing
   pages the default team (the root route) once, through the page's intent. A heartbeat that
-  arrives again resolves that incident and re-arms the check.
+  arrives again resolves that incident as a resolve by hand does (`resolved_by` "the Watchdog
+  heartbeat coming back", and the responder's `notify_state:resolve:<id>` task: one resolve
+  notice in the page's thread, the ticket closed, the page edited) and re-arms the check.
 
 Alertmanager resends a firing alert every `repeat_interval` (4 h by default): the route of the
 heartbeat must repeat well within the timeout (kube-prometheus' Watchdog route: 1 min or so).
@@ -37,8 +39,8 @@ def split(
 
 def seen(graph: TenantGraph, alertname: str, beats: list[NormalizedAlert]) -> dict[str, Any] | None:
     """Stamp the heartbeat when `beats` has a firing one: `{last_at, recovered}` (ms UTC, and
-    the id of the silence's incident it resolved, or None); None when none fired. Raises
-    `GraphUnavailable`."""
+    the id of the silence's incident it resolved now, with its resolve notice task, or None);
+    None when none fired. Raises `GraphUnavailable`."""
     firing = sum(1 for a in beats if a.status == "firing")
     if not firing:
         return None

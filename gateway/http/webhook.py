@@ -92,12 +92,19 @@ async def receive_alerts(request: Request) -> dict[str, Any]:
 @dataclass
 class Accepted:
     """What `accept` did with one delivery: the notification read, its heartbeat alerts, the
-    others (`alerts`) and their triage."""
+    others (`alerts`), their triage, and the silence's incident the heartbeat resolved
+    (`recovered`, None: none), whose resolve notice is a new task."""
 
     notification: Notification
     beats: list[NormalizedAlert]
     alerts: list[NormalizedAlert]
     report: TriageReport
+    recovered: str | None = None
+
+    def tasks(self) -> int:
+        """How many new tasks the delivery made that idle workers should hear of: one per
+        incident opened or reopened, and the resolve notice of a silence that ended."""
+        return len(self.report.opened) + len(self.report.reopened) + bool(self.recovered)
 
 
 def accept(
@@ -135,23 +142,26 @@ def accept(
             tenant, notification.truncated, notification.group_key,
         )  # fmt: skip
     beats, alerts = heartbeat.split(notification.alerts, settings.heartbeat_alertname)
+    recovered = None
     if beats:  # proof of life, never an incident
         beat = heartbeat.seen(graph, settings.heartbeat_alertname, beats)
         if beat is not None:
             metrics.heartbeat_last_seen.labels(tenant, settings.heartbeat_alertname).set(
                 beat["last_at"] / 1000
             )
-            if beat["recovered"]:
+            recovered = beat["recovered"]
+            if recovered:
                 log.warning("tenant %s: %s is back; incident %s resolved", tenant,
-                            settings.heartbeat_alertname, beat["recovered"])  # fmt: skip
+                            settings.heartbeat_alertname, recovered)  # fmt: skip
     report = triage(
         graph, alerts, settings.incident_window_s * 1000, settings.correlation_hops,
         hold_ms=settings.page_hold_ms, reinvestigate_ms=settings.reinvestigate_s * 1000,
         reopen_ms=settings.reopen_window_ms, ahead=reads[0] if reads else None,
     )  # fmt: skip
-    if wake and report.accepted:  # new tasks wake the idle workers (one per incident opened)
-        store.wake(len(report.opened) + len(report.reopened))
-    return Accepted(notification, beats, alerts, report)
+    done = Accepted(notification, beats, alerts, report, recovered)
+    if wake and (report.accepted or recovered):  # new tasks wake the idle workers
+        store.wake(done.tasks())
+    return done
 
 
 async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
@@ -167,8 +177,8 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     notification, beats, alerts, report = done.notification, done.beats, done.alerts, done.report
     if waits:
         await _replicated(store, graph_name(tenant), settings)
-        if report.accepted:
-            await run_in_threadpool(store.wake, len(report.opened) + len(report.reopened))
+        if report.accepted or done.recovered:
+            await run_in_threadpool(store.wake, done.tasks())
     log.info("%s", summary(tenant, report))
     if report.unfired:  # by key, so an operator can find them (Alert nodes in no incident)
         more = f" and {len(report.unfired) - 10} more" if len(report.unfired) > 10 else ""

@@ -1,5 +1,7 @@
 """The heartbeat: kube-prometheus' always-firing `Watchdog` opens no incident; its silence pages
-the default team once per silence, and /metrics shows when it last arrived."""
+the default team once per silence, its return resolves that incident as any resolve does (one
+notice in the thread, the ticket closed, the page edited), and /metrics shows when it last
+arrived."""
 
 from __future__ import annotations
 
@@ -111,3 +113,44 @@ def test_the_heartbeat_off_triages_watchdog_like_any_alert(falkordb, tmp_path, t
     finally:
         runtime.close()
     assert json.loads(json.dumps(incidents(graph)))[0]["title"] == "Watchdog"
+
+
+def test_the_heartbeats_return_resolves_its_incident_as_any_resolve_does(served, graph):
+    """The silence's incident resolves through the resolve path (`notify_state:resolve:<id>`):
+    one resolve notice in the page's thread, the ticket closed and the page edited, saying the
+    heartbeat's return resolved it; a second heartbeat changes nothing more."""
+    runtime, client = served
+    upkeep = Upkeep(runtime.store, runtime.settings, runtime.metrics)
+    assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
+    time.sleep(1.3)
+    (opened,) = upkeep.check_heartbeats()
+    incident_id = opened["incident_id"]
+    runtime.make_worker().run(threading.Event(), burst=True)
+    page_ref = f"outbox:incident:{incident_id}:initial-notification"
+    assert [e["intent_id"] for e in runtime.outbox.entries() if e["kind"] == "ticket"] == [
+        f"incident:{incident_id}:ticket"
+    ]
+    for _ in range(2):  # it is back; Alertmanager repeats it a minute later
+        assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
+        runtime.make_worker().run(threading.Event(), burst=True)
+    got = graph.one("incident_get", {"incident_id": incident_id})
+    assert (got["status"], got["resolved_by"]) == ("resolved", "the Watchdog heartbeat coming back")
+    sent = {str(e["intent_id"]): e for e in runtime.outbox.entries()}
+    mine = sorted(i for i in sent if i.startswith(f"incident:{incident_id}:"))
+    assert mine == sorted(
+        f"incident:{incident_id}:{what}"
+        for what in ("initial-notification", "ticket", "resolve-notice", "ticket-resolved",
+                     "resolved")
+    ), mine  # fmt: skip
+    notice = sent[f"incident:{incident_id}:resolve-notice"]
+    assert notice["reply_to"] == page_ref
+    assert notice["text"].startswith(
+        f"Resolved by the Watchdog heartbeat coming back: incident {incident_id} at "
+    )
+    closing = sent[f"incident:{incident_id}:ticket-resolved"]
+    assert closing["kind"] == "ticket-update"
+    assert closing["reply_to"] == f"outbox:incident:{incident_id}:ticket"
+    edit = sent[f"incident:{incident_id}:resolved"]
+    assert (edit["kind"], edit["reply_to"]) == ("update", page_ref)
+    assert "Resolved by the Watchdog heartbeat coming back at " in edit["text"]
+    assert edit["notice"]["status"] == "resolved"
