@@ -7,7 +7,8 @@
 // paged one hears of it as a diagnosis update); two paged incidents stay apart. One merge per
 // call (triage loops): per-row SETs on the same node would read stale values (FalkorDB 4.16).
 // The merged incident keeps its id with status 'merged' and `merged_into`; its alerts move,
-// their edges saying through which link (`via`); the survivor gets a `reinvestigate` task.
+// their edges saying through which link (`via`), and so does a quiet window's hold; the
+// survivor gets a `reinvestigate` task.
 // A responder that claims a task of a merged incident finds the status and does nothing. An
 // incident split off by cause (`split_from`) is never merged back.
 MATCH (j:Incident {id: $incident_id}) WHERE j.status = 'open'
@@ -43,6 +44,16 @@ SET i.firing = coalesce(i.firing, 0) + coalesce(gone.firing, 0),
     i.severity_rank = CASE WHEN gone.severity_rank > i.severity_rank THEN gone.severity_rank
                            ELSE i.severity_rank END,
     gone.status = 'merged', gone.merged_into = i.id, gone.firing = 0
+// A quiet window that holds the merged incident holds the survivor too (its alerts are the
+// survivor's now, and the window names them): IN_MAINTENANCE edges (without `held_at`: they
+// did not hold the survivor's page) and `maintenance_until`, so its escalation, its reopen's
+// notice and its diagnosis update wait for the window's end (agents/respond/maintenance.py).
+WITH i, gone
+OPTIONAL MATCH (gone)-[:IN_MAINTENANCE]->(m:Maintenance) WHERE m.ends_at > timestamp()
+WITH i, gone, collect(m) AS windows, max(m.ends_at) AS quiet
+FOREACH (m IN windows | MERGE (i)-[:IN_MAINTENANCE]->(m))
+SET i.maintenance_until = CASE WHEN quiet > coalesce(i.maintenance_until, 0) THEN quiet
+                               ELSE i.maintenance_until END
 MERGE (t:Task {id: 'reinvestigate:' + i.id + ':merge:' + gone.id})
   ON CREATE SET t += {kind: 'reinvestigate', incident_id: i.id,
 // @include _fresh_task

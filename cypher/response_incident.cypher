@@ -1,6 +1,8 @@
-// The responder's reading of an incident in one round trip: `incident_get`'s columns, the
-// similar incidents found (`similar_json`: a restated page keeps its "Similar:" line) and
-// `alerts`, the rows `incident_alerts` returns (as maps; the responder sorts them by start).
+// The responder's reading of an incident in one round trip: `incident_get`'s columns, when it
+// last reopened (`reopened_at`, ms), the end of the last window that covered it
+// (`maintenance_until`), the similar incidents found (`similar_json`: a restated page keeps its
+// "Similar:" line) and `alerts`, the rows `incident_alerts` returns (as maps; the responder
+// sorts them by start).
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
 OPTIONAL MATCH (i)-[h:HAS_ALERT]->(a:Alert)
@@ -18,6 +20,7 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.notified_root_cause AS notified_root_cause, i.merged_into AS merged_into,
        i.acknowledged_at AS acknowledged_at, i.acknowledged_by AS acknowledged_by,
        i.resolved_by AS resolved_by, coalesce(i.reopens, 0) AS reopens,
+       i.reopened_at AS reopened_at, i.maintenance_until AS maintenance_until,
        f.summary AS summary, f.confidence AS confidence, f.candidates AS candidates,
        f.paths_json AS paths_json, f.ruled_out_json AS ruled_out_json, f.measured_json AS measured_json, f.planner AS planner,
        f.model AS model, f.second_opinion_json AS second_opinion_json,

@@ -17,16 +17,19 @@ reserved after an acknowledgement or a resolve, and a level reserved before one 
 once (`TaskRun.act`, which reconciles a reservation whose outcome a dead worker left unknown).
 A flap re-arms the policy: an incident nobody acknowledged that resolved and fired again
 within the reopen window (`flapping.py`) is not paged again, but its policy runs once more,
-counted from the reopen (task `escalate:<id>:reopen:<k>`, levels `incident:<id>:reopen:<k>:
-escalate:<n>`), so a page nobody answered before the flap still reaches someone; an earlier
-round still waiting stops. An acknowledged incident stays with whoever acknowledged it (the
-first acknowledgement stands): they are told in the thread, and nothing escalates. A failed
+counted from the reopen's notice in the thread (task `escalate:<id>:reopen:<k>`, levels
+`incident:<id>:reopen:<k>:escalate:<n>`), so a page nobody answered before the flap still
+reaches someone; an earlier round still waiting stops. A reopen that a quiet window held is
+told when the window ends, so its round counts from then, as a held page's does. An
+acknowledged incident stays with whoever acknowledged it (the first acknowledgement stands):
+they are told in the thread, and nothing escalates. A failed
 remediation verification retriggers the incident (`record_verification.cypher` clears its
 acknowledgement) and runs the policy again from then (`escalate:<id>:retrigger:<k>`).
 
 After an acknowledgement or resolve, the policy stops: a reserved level of a dead worker is
-not sent then. While a quiet window holds the incident (a snooze: `maintenance_until`), levels
-wait for its end, then run if still due.
+not sent then. While a quiet window holds the incident (`maintenance_until`: a snooze, a
+window that held its reopen, or one that held an incident merged into it), levels wait for its
+end, then run if still due.
 
 Levels: `after` counts from the first page (the reservation time of the page's Action, on the
 database's clock). `repeat: r` runs the levels r more times, each round shifted by the last
@@ -141,12 +144,21 @@ def active_round(state: dict[str, Any], page_at: int) -> tuple[str, int]:
     """The round of the policy that runs now and the time its waits count from (ms), from an
     `escalation_state.cypher` row (`page_at`: the first page, ms): the latest reopen or
     retrigger after the page, else the page's own ("", `page_at`). An incident that reopened
-    before anyone was paged escalates from its page."""
+    before anyone was paged escalates from its page. A reopen's round counts from its notice
+    in the thread (`incident:<id>:reopened:<alert key>`, reserved after the reopen), which a
+    quiet window may have held long after the reopen: a held page counts from when it went
+    out too, so the levels keep their spacing instead of all coming due at the window's end."""
     latest = ("", page_at)
     for kind in ROUNDS:
         k, at = int(state.get(f"{kind}s") or 0), state.get(f"{kind}ed_at")
         if k and at is not None and int(at) > latest[1]:
             latest = (f"{kind}:{k}", int(at))
+    if latest[0].startswith("reopen:"):
+        told = f"incident:{state['id']}:reopened:"
+        latest = (latest[0], max([latest[1]] + [
+            int(a["reserved_at"]) for a in state["actions"]
+            if a["intent_id"].startswith(told) and a["reserved_at"] is not None
+        ]))  # fmt: skip
     return latest
 
 

@@ -8,6 +8,12 @@ When nobody acknowledged the incident, its team's escalation policy runs again f
 Task `notify_reopened` (id `reopened:<alert key>`), one per alert that fired again; its notice
 is intent `incident:<id>:reopened:<alert key>` in the thread, and the page is restated
 (`…:page:reopened:<alert key>`: it shows the incident open again).
+
+A maintenance window (or a snooze) that covers the incident when it reopens holds all of that
+as it holds a new page (`maintenance.hold`): the task waits, paused, for the window's end; the
+incident shows `maintenance_until`. Still open then: the thread is told, the page restated, and
+the policy runs from that message (`escalation.active_round`), as it runs from a held page.
+Resolved again inside the window: nothing is said, then or when it resolves (a planned change).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any
 
 from adapters.notices import Span
 from adapters.notify import Notifier
-from agents.respond import escalation, messages
+from agents.respond import escalation, maintenance, messages
 from agents.tasks.coordination import TaskRun
 
 #: The task kind triage enqueues for an alert that reopened its incident.
@@ -51,6 +57,7 @@ class Reopener:
         """Say in the page's thread that the incident reopened, then restate the page, and run
         the escalation policy again when nobody acknowledged it. No page yet (the incident was
         never paged): nothing to say; its page, when it goes out, shows it open and escalates.
+        A window that covers the incident holds all of it until its end (`maintenance.hold`).
         Raises `LeaseLost`, `GraphUnavailable` or `AdapterError`."""
         graph, incident_id = task.graph, task.claim.incident_id
         incident = graph.one("response_incident", {"incident_id": incident_id})
@@ -67,6 +74,12 @@ class Reopener:
         page = refs.get(f"incident:{incident_id}:initial-notification")
         if alert is None or page is None:
             task.complete("alert missing" if alert is None else "not paged")
+            return
+        if maintenance.hold(task, incident, alerts, "reopen"):
+            return  # a quiet window: told when it ends, if still open
+        if alert["status"] != "firing" and maintenance.held_since_reopen(incident):
+            # held, and this alert cleared inside the window (another reopened it since)
+            task.complete("cleared again during maintenance: the reopen not told")
             return
         key = task.claim.alert_key
         paged = graph.one("incident_paged", {"incident_id": incident_id})

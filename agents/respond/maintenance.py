@@ -9,7 +9,10 @@ task, when a window covers the incident, is paused until the window's end (`Task
 then checks again (another window may still cover it). Ending a window early makes those tasks
 claimable at once (`cypher/maintenance_end.cypher`). A snooze ("Snooze 1 h" on the page) is a
 window over one incident's components: its escalation waits until the end, and new incidents
-there are held too.
+there are held too. A window holds an incident's reopen the same way (`flapping.py`: the
+thread's notice, the restated page and the escalation that follows wait for its end), and an
+incident it holds that merges into another carries the hold there
+(`cypher/merge_incident.cypher`): the survivor's escalation and diagnosis update wait too.
 
 Like an Alertmanager silence, a window matches by name: a component (the incident's root cause,
 candidates or alerting components) or a team (owner of one of them).
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 from adapters.falkordb import TenantGraph
 from agents.respond import messages
@@ -79,22 +82,33 @@ def snooze(
     )  # fmt: skip
 
 
-def hold(task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]) -> bool:
+#: What a quiet window holds (`hold`'s `what`): the first page, the thread's notice of a
+#: reopen, a diagnosis update (which may page a new cause's on-call).
+Held = Literal["page", "reopen", "update"]
+
+
+def hold(
+    task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], what: Held = "page"
+) -> bool:
     """Before the page of `incident` (a `respond_context.cypher` row, whose `quiet_until` and
-    `maintenance_until` say whether to look further): True when it must not page now, the
+    `maintenance_until` say whether to look further), before its thread is told that it fired
+    again (`what` "reopen": a `response_incident.cypher` row, always looked up, as a reopen is
+    rare) or before a diagnosis update (`update`: looked up when `maintenance_until` says a
+    window held the incident, e.g. one merged into it): True when it must not speak now, the
     task then paused until the covering window ends, or completed (resolved inside a window:
-    recorded, never paged); False: page now. Raises `LeaseLost`, `GraphUnavailable`."""
-    if incident.get("quiet_until") is None and incident.get("maintenance_until") is None:
+    a page never sent, a reopen never told); False: go on now. A window covers by name
+    (`maintenance_covering.cypher`): the root cause, the candidates, an alerting component,
+    or a team owning one. Raises `LeaseLost`, `GraphUnavailable`."""
+    quiet = incident.get("quiet_until") is None and incident.get("maintenance_until") is None
+    if quiet and what != "reopen":
         return False  # no window covers it, nor ever did: the common case, no query
     components = [incident["root_cause"]] if incident.get("root_cause") else []
     components += [c for c in incident.get("candidates") or [] if c not in components]
     components += [
         a["component"] for a in alerts if a["component"] and a["component"] not in components
     ]
-    teams = sorted({o["team"] for o in incident.get("owners") or [] if o.get("team")})
     row = task.graph.one(
-        "maintenance_covering",
-        {"incident_id": incident["id"], "components": components, "teams": teams},
+        "maintenance_covering", {"incident_id": incident["id"], "components": components}
     )
     if row is None:
         return False
@@ -103,11 +117,25 @@ def hold(task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]) 
         if row["reason"]:
             why += f" ({row['reason']}, by {row['by'] or 'someone'})"
         task.pause(int(row["until"]), why)
-        log.info("incident %s: not paged, %s", incident["id"], why)
+        log.info("incident %s: %s held, %s", incident["id"], what, why)
         return True
-    if row["status"] != "open" and (row["until"] is not None or row["held_until"] is not None):
+    if row["status"] == "open" or what == "update":
+        return False
+    if what == "reopen" and (row["until"] is not None or held_since_reopen(incident)):
+        # fired and cleared again inside a window, as a planned change does: never told
+        task.complete("resolved again during maintenance: the reopen not told")
+        return True
+    if what == "page" and (row["until"] is not None or row["held_until"] is not None):
         # resolved inside a window: nothing to page for; mark_notified lets its follow-ups
         # (cleared alerts) finish, quietly, as there is no page to reply to
         task.complete("resolved during maintenance: not paged", mark_notified=True)
         return True
     return False
+
+
+def held_since_reopen(incident: dict[str, Any]) -> bool:
+    """Whether a window held `incident` (a `response_incident.cypher` row) after its latest
+    reopen: `maintenance_until` (the end of the last window that covered it) is later than
+    `reopened_at`. False for an incident that never reopened."""
+    reopened, until = incident.get("reopened_at"), incident.get("maintenance_until")
+    return reopened is not None and until is not None and int(until) > int(reopened)

@@ -623,9 +623,12 @@ class Responder:
     ) -> None:
         """Tell the thread when a re-investigation changed the root cause since the page; page
         the new cause's on-call only when the new finding is conclusive (`LEAD_BELOW` or
-        more)."""
+        more). A quiet window that covers the incident (one merged into it held it, or its
+        reopen is held) holds this until its end (`maintenance.hold`)."""
         if incident["root_cause"] == incident["notified_root_cause"]:
             task.complete("unchanged")
+            return
+        if maintenance.hold(task, incident, alerts, "update"):
             return
         root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
         if root is not None:  # nobody was paged (a preference): no thread to update
@@ -809,8 +812,10 @@ class Responder:
             task.complete("alert missing")
             return
         if incident["status"] == "resolved":
-            self._resolved(task, incident, alerts)
-            task.complete("resolved")
+            task.complete(self._resolved(task, incident, alerts))
+            return
+        if self._untold(task, incident):  # the thread never heard that it fired again
+            task.complete("cleared during maintenance: the reopen not told")
             return
         refs = self._refs(task, incident["id"])
         root = refs.get(intent(incident["id"], "initial-notification"))
@@ -828,8 +833,7 @@ class Responder:
         policy's round `retrigger:<k>` next."""
         what = task.claim.task_id.split(":")[1]
         if what == "resolve":
-            self._resolved(task, incident, alerts)
-            task.complete("resolved")
+            task.complete(self._resolved(task, incident, alerts))
             return
         if what == "retrigger":  # notify_state:retrigger:<k>:<id>, from agents.act
             round_ = ":".join(task.claim.task_id.split(":")[1:3])
@@ -844,12 +848,15 @@ class Responder:
 
     def _resolved(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
-    ) -> None:
+    ) -> str:
         """The incident resolved: one notice in the thread (intent `…:resolve-notice`, so
         however many alerts or clicks resolve it, it is said once), the ticket closed
         (`…:ticket-resolved`) and the page restated (`…:resolved`). An incident that flapped
         (reopened N times) resolves again under `…:resolve-notice:N` and so on: each episode is
-        said once, the first keeps the plain ids."""
+        said once, the first keeps the plain ids. A reopen a quiet window held, never told,
+        that resolved inside the window says nothing (`_untold`). Returns the task's outcome."""
+        if self._untold(task, incident):
+            return "resolved again during maintenance: the reopen not told"
         episode = f":{incident['reopens']}" if incident.get("reopens") else ""
         refs = self._refs(task, incident["id"])
         root = refs.get(intent(incident["id"], "initial-notification"))
@@ -869,6 +876,21 @@ class Responder:
         if issue is not None:  # none opened (resolved in a quiet window): none to close
             task.act(self.tickets, closing)
         self._restate(task, incident, alerts, f"resolved{episode}")
+        return "resolved"
+
+    @staticmethod
+    def _untold(task: TaskRun, incident: dict[str, Any]) -> bool:
+        """Whether the incident's latest episode is a reopen nobody was told of: a quiet window
+        held it since the reopen (`maintenance.held_since_reopen`) and no reopen notice
+        (`…:reopened:<alert key>`) was reserved since. Its resolve is as quiet as the reopen
+        was, as for a new incident resolved inside a window."""
+        if not incident.get("reopens") or not maintenance.held_since_reopen(incident):
+            return False
+        told, since = intent(incident["id"], "reopened:"), int(incident["reopened_at"])
+        rows = task.graph.rows("incident_actions", {"incident_id": incident["id"]})
+        return not any(
+            r["intent_id"].startswith(told) and int(r["reserved_at"] or 0) >= since for r in rows
+        )
 
     def _restate(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]], what: str

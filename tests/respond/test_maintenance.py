@@ -1,6 +1,8 @@
 """Quiet windows: the API and its errors, incidents recorded but not paged inside a window,
 paged when it ends (or is ended) while still firing, never when they resolved inside it; silence
-links on the page and the ticket; "Snooze 1 h" from Slack, which also holds escalation."""
+links on the page and the ticket; "Snooze 1 h" from Slack, which also holds escalation; a
+flapping reopen inside a window, held as a new page is; a held incident merged into a paged one
+keeps the survivor's escalation held."""
 
 from __future__ import annotations
 
@@ -9,16 +11,23 @@ import threading
 import time
 import urllib.parse
 from datetime import UTC, datetime
+from typing import Any
 
+import pytest
+
+from adapters.falkordb import TenantGraph, graph_name
 from agents.respond import maintenance
 from gateway.http.payloads import normalize, parse_body
+from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, alert_body
-from tests.respond.test_escalation import levels_sent, with_policy
+from tests.respond.test_escalation import levels_sent, page, runtime, with_policy
 from tests.respond.test_pages_first import late
+from tests.respond.test_routing import db_alert, delivery, post, shop_alert, start, world_file
 from tests.tasks.test_crash import task, wait_for
 from tests.test_slack_routes import click, detail, paged, slack_gw
+from tests.triage.test_flapping import episode, send
 
-__all__ = ["slack_gw"]  # the fixture, used by name
+__all__ = ["runtime", "slack_gw"]  # the fixtures, used by name
 
 
 def rfc3339(ms: int) -> str:
@@ -228,3 +237,160 @@ def test_snooze_1h_from_slack_holds_the_incidents_escalation(slack_gw, api, grap
     slack_gw.drain()
     assert detail(slack_gw, other)["maintenance_until"] == window["ends_at"]
     assert len(api.roots()) == 1  # not paged
+
+
+def burst(rt: Runtime) -> None:
+    """Run a burst worker until nothing is claimable now."""
+    rt.make_worker().run(threading.Event(), burst=True)
+
+
+def intents(rt: Runtime, incident_id: str, what: str) -> list[dict[str, Any]]:
+    """The outbox entries of the incident whose intent id starts `incident:<id>:<what>`."""
+    mine = f"incident:{incident_id}:{what}"
+    return [e for e in rt.outbox.entries() if str(e["intent_id"]).startswith(mine)]
+
+
+def by_id(graph: TenantGraph, incident_id: str, task_id: str) -> dict[str, Any]:
+    """The incident's task `task_id`, as the status API shows it."""
+    rows = graph.rows("incident_tasks", {"incident_id": incident_id})
+    return next(row for row in rows if row["id"] == task_id)
+
+
+def reopened_in_a_window(
+    rt: Runtime, graph: TenantGraph, components: tuple[str, ...] = ("payment",),
+    teams: tuple[str, ...] = (),
+) -> tuple[str, dict[str, Any]]:  # fmt: skip
+    """Payment paged (checkout's policy: Di Example after 1 s), resolved at 00:05 and told;
+    then a 60-minute window over `components` and `teams`; then the alert fires again at 00:07
+    (a reopen) and the workers run. The incident id and the window."""
+    with_policy(graph, [("1s", ["Di Example"])])
+    incident_id = page(rt, graph)
+    assert send(graph, episode("resolved", "00:00", "00:05")).resolved == [incident_id]
+    burst(rt)
+    assert intents(rt, incident_id, "resolve-notice")  # the episode before was told
+    window = maintenance.start(
+        graph, list(components), list(teams), "payment rollout", "Cy Example", minutes=60
+    )
+    assert window is not None
+    assert send(graph, episode("firing", "00:07")).reopened == [incident_id]
+    burst(rt)
+    return incident_id, window
+
+
+@pytest.mark.parametrize(("components", "teams"), [(("payment",), ()), ((), ("checkout",))])
+def test_a_reopen_inside_a_window_is_held_then_told_and_escalates_from_the_windows_end(
+    runtime, graph, components, teams
+):
+    """A window (over the component, or over the team that owns it) holds a reopen as it holds
+    a new page: no "Firing again", no restated page and no escalation while it lasts
+    (`maintenance_until` shows it); when it ends with the alert still firing, the thread is
+    told then, and the policy counts from then, not from the reopen (a 90-minute window must
+    not release every level at once)."""
+    incident_id, window = reopened_in_a_window(runtime, graph, components, teams)
+    time.sleep(1.2)  # level 1 of a round from the reopen would be due by now
+    burst(runtime)
+    assert intents(runtime, incident_id, "reopened:") == []
+    assert intents(runtime, incident_id, "reopen:1:escalate:") == []
+    assert intents(runtime, incident_id, "page:reopened:") == []
+    held = task(graph, incident_id, "notify_reopened")
+    assert (held["status"], held["resume_at"]) == ("paused", window["ends_at"])
+    assert held["last_error"].startswith("in maintenance until ")
+    assert "(payment rollout, by Cy Example)" in held["last_error"]
+    got = graph.one("incident_get", {"incident_id": incident_id})
+    assert (got["status"], got["maintenance_until"]) == ("open", window["ends_at"])
+    listed = maintenance.windows(graph)
+    assert listed[0]["held"] == [incident_id]
+    ended = maintenance.end(graph, window["id"], "Cy Example")
+    assert ended is not None and ended["released"] == 1
+    burst(runtime)
+    (notice,) = intents(runtime, incident_id, "reopened:")
+    assert notice["text"].startswith("Firing again: *HighErrorRate on payment (firing, since ")
+    assert "its escalation policy runs again from this reopen" in notice["text"]
+    assert len(intents(runtime, incident_id, "page:reopened:")) == 1
+    actions = {a["intent_id"]: a for a in graph.rows("incident_actions",
+                                                     {"incident_id": incident_id})}  # fmt: skip
+    told_at = actions[notice["intent_id"]]["reserved_at"]
+    again = by_id(graph, incident_id, f"escalate:{incident_id}:reopen:1")
+    assert again["status"] == "paused"
+    assert again["resume_at"] == told_at + 1000  # counted from the message, not the reopen
+    first = "reopen:1:escalate:1"
+    wait_for("level 1 of the reopen's round",
+             lambda: burst(runtime) or intents(runtime, incident_id, first))  # fmt: skip
+    level = actions_of(graph, incident_id)[f"incident:{incident_id}:reopen:1:escalate:1"]
+    assert level["reserved_at"] >= told_at + 1000
+    assert levels_sent(runtime.outbox, incident_id) == []  # nothing of the page's own round
+
+
+def actions_of(graph: TenantGraph, incident_id: str) -> dict[str, dict[str, Any]]:
+    """The incident's actions by intent id."""
+    rows = graph.rows("incident_actions", {"incident_id": incident_id})
+    return {a["intent_id"]: a for a in rows}
+
+
+def test_a_reopen_that_resolves_inside_the_window_is_never_told(runtime, graph):
+    """Fired again and cleared again inside the window, as a planned change does: nothing in
+    the thread (no "Firing again", no second resolve notice), no ticket comment, no page edit,
+    no escalation, as for a new incident resolved inside a window."""
+    incident_id, window = reopened_in_a_window(runtime, graph)
+    before = [str(e["intent_id"]) for e in runtime.outbox.entries()]
+    assert send(graph, episode("resolved", "00:07", "00:09")).resolved == [incident_id]
+    burst(runtime)
+    ended = maintenance.end(graph, window["id"], "Cy Example")
+    assert ended is not None and ended["released"] == 0
+    time.sleep(1.2)
+    burst(runtime)
+    assert [str(e["intent_id"]) for e in runtime.outbox.entries()] == before
+    done = task(graph, incident_id, "notify_reopened")
+    assert (done["status"], done["outcome"]) == (
+        "done", "resolved again during maintenance: the reopen not told"
+    )  # fmt: skip
+    assert graph.one("incident_get", {"incident_id": incident_id})["status"] == "resolved"
+
+
+def test_a_held_incident_merged_into_a_paged_one_keeps_the_survivors_escalation_held(
+    falkordb, store, tmp_path, tenant
+):
+    """Reach 1: shop is paged (platform's policy: Ada after 3 s); orders-db's incident is held
+    by a window over orders-db; orders-api links them and the held one merges into shop's.
+    The window now covers the survivor by name (orders-db alerts in it): its escalation waits
+    for the window's end, as the held incident's page did, instead of running over it."""
+    policy = {"escalation_policy": [{"after": "3s", "notify": ["Ada Example"]}]}
+    world = world_file(tmp_path, team_platform=policy)
+    gw = start(falkordb, store, tmp_path, tenant, world, correlation_hops=1, page_hold_ms=0)
+    graph = store.graph(graph_name(tenant))
+    try:
+        shop = shop_alert(gw, 0)
+        gw.drain()
+        window = maintenance.start(graph, ["orders-db"], [], "db failover", "Dee Example", 60)
+        assert window is not None
+        db = db_alert(gw, 1)
+        gw.drain()
+        assert pages(gw, db) == []  # held by the window
+        post(gw, delivery(("HighErrorRate", "orders-api", "critical", 2), group="c"))
+        gw.drain()
+        assert graph.one("incident_get", {"incident_id": db})["merged_into"] == shop
+        survivor = graph.one("incident_get", {"incident_id": shop})
+        assert survivor["maintenance_until"] == window["ends_at"]
+        assert set(maintenance.windows(graph)[0]["held"]) == {shop, db}
+        time.sleep(3.2)  # level 1 is due
+        gw.drain()
+        assert levels_sent(gw.runtime.outbox, shop) == []
+        held = task(graph, shop, "escalate")
+        assert (held["status"], held["resume_at"]) == ("paused", window["ends_at"])
+        # the merge's new cause (orders-db) is not told, nor its on-call paged, meanwhile
+        update = task(graph, shop, "notify_update")
+        assert (update["status"], update["resume_at"]) == ("paused", window["ends_at"])
+        assert intents(gw.runtime, shop, "update:") == []
+        assert intents(gw.runtime, shop, "repage:") == []
+        ended = maintenance.end(graph, window["id"], "Dee Example")
+        # shop's escalation and update, and the merged incident's page (ends: merged)
+        assert ended is not None and (ended["tasks"], ended["released"]) == (3, 1)
+        gw.drain()
+        assert levels_sent(gw.runtime.outbox, shop) == [f"incident:{shop}:escalate:1"]
+        (told,) = intents(gw.runtime, shop, "update:")
+        assert "root cause is now *orders-db*" in told["text"]
+        (repage,) = intents(gw.runtime, shop, "repage:")
+        assert repage["person"] == "Dee Example"
+    finally:
+        gw.http.close()
+        gw.runtime.close()
