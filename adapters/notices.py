@@ -78,9 +78,11 @@ class Page(_Value):
     `ticket_link`: the ticket's web address; `resolved_at` ms UTC; `verdicts` since the page;
     `acknowledged_by`/`acknowledged_at` and `resolved_by`: who took it and who resolved it;
     `incident_url`: the incident's web page; `runbooks`: (alert title, runbook URL) pairs;
-    `refused`: destinations that refused this page first; `undelivered`: why this copy went
-    through another notifier than the intended one; `investigating`: sent before the diagnosis
-    (the page deadline passed): no cause yet, it is edited in when the diagnosis is done;
+    `refused`: destinations that refused this page first; `held`: a sentence saying how long
+    which quiet (maintenance) windows held the page before it went out; `undelivered`: why
+    this copy went through another notifier than the intended one; `investigating`: sent
+    before the diagnosis (the page deadline passed): no cause yet, it is edited in when the
+    diagnosis is done;
     `lead`: the cause is named under the investigator's confidence line (a lead to check first,
     not a conclusion), which every renderer says beside it.
     """
@@ -112,6 +114,7 @@ class Page(_Value):
     #: Links to silence the alerts (a new Alertmanager silence each, or Grafana's silenceURL).
     silences: list[str] = Field(default_factory=list)
     refused: list[Refusal] = Field(default_factory=list)
+    held: str | None = None
     undelivered: str | None = None
     investigating: bool = False
     lead: bool = False

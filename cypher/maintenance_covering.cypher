@@ -1,8 +1,9 @@
 // Whether a maintenance window covers an incident now (database clock): one that names any of
 // $components (the incident's root cause, candidates and alerting components) or a team that
-// owns one of them. When some do, the incident records them (IN_MAINTENANCE edges, each with
-// `held_at`: when that window first held this episode's message, the page or, after a reopen,
-// the reopen's notice; an edge older than the incident's latest reopen is stamped again) and
+// owns one of them. When some do, the incident records them (IN_MAINTENANCE edges; with
+// $message, the check before the page or a reopen's notice, each edge gets `held_at`: when
+// that window first held this episode's message, a stamp older than the incident's latest
+// reopen stamped again, so the message can say it was held: `_held_windows`) and
 // `maintenance_until` becomes the latest end among them. `until`: that end, or null when no
 // window covers it now; `held_until`: what the incident recorded before (null: never held);
 // `reason`, `by`: one covering window's.
@@ -18,7 +19,8 @@ OPTIONAL MATCH (m:Maintenance)
     AND (any(c IN m.components WHERE c IN $components) OR any(t IN m.teams WHERE t IN teams))
 FOREACH (_ IN CASE WHEN m IS NULL THEN [] ELSE [1] END |
   MERGE (i)-[r:IN_MAINTENANCE]->(m)
-  SET r.held_at = CASE WHEN r.held_at IS NULL OR r.held_at < coalesce(i.reopened_at, 0)
+  SET r.held_at = CASE WHEN $message AND (r.held_at IS NULL
+                                             OR r.held_at < coalesce(i.reopened_at, 0))
                        THEN timestamp() ELSE r.held_at END)
 WITH i, held_until, max(m.ends_at) AS until, collect(m.reason)[0] AS reason,
      collect(m.by)[0] AS by

@@ -4,7 +4,7 @@
 // `respond_context` that the page, the page hold and the quiet-window check read, `planner`
 // (not null once the finding is written), `alerts`, `owners` (`response_context` rows of the
 // alerting components only: there is no cause yet), `fallback`, `quiet_until`,
-// `maintenance_until` and `preferences`, as `respond_context.cypher` reads them. Not the
+// `maintenance_until`, `preferences` and `held`, as `respond_context.cypher` reads them. Not the
 // changes, steps, actions and previous incident that the ticket and the edit with the cause
 // need: `respond_context` reads those, later. About half its server time: the page is claimed
 // ahead of everything in a burst, and its reads compete with the webhook's writes.
@@ -70,6 +70,7 @@ CALL {
        ticket: fa.ticket, detail: fa.detail, text: fa.text, stated_at: fa.stated_at,
        approved_at: fa.approved_at} END) AS preferences
 }
+// @include _held_windows
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.received_at AS received_at,
        i.root_cause AS root_cause, i.merged_into AS merged_into,
@@ -77,4 +78,4 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.resolved_by AS resolved_by,
        coalesce(i.hold_until, 0) - timestamp() AS hold_ms,
        quiet_until, i.maintenance_until AS maintenance_until, f.planner AS planner,
-       alerts, owners, fallback, preferences
+       alerts, owners, fallback, preferences, held

@@ -15,7 +15,8 @@
 // sent before a late diagnosis: agents/tasks/kinds.py, `page_due`), null when it has none.
 // Only when it has one (what `Responder._cause_found` edits into that page), else []: `paged`
 // (the `incident_paged` row: whom the page names now), `verdicts` (`incident_verdicts`) and
-// `refused` (the page's `incident_deliveries` whose outcome is `refused`).
+// `refused` (the page's `incident_deliveries` whose outcome is `refused`). `held`: the ended
+// windows that held the page (`_held_windows`), which it then says.
 // Lists come unordered: the caller sorts.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 // Every lookup starts from an index (a name, a fingerprint, a person), never from a scan of a
@@ -159,6 +160,7 @@ CALL {
   WHERE d.intent_id = 'incident:' + i.id + ':initial-notification' AND d.outcome = 'refused'
   RETURN collect({channel: d.channel, reason: d.reason, at: d.at}) AS refused
 }
+// @include _held_windows
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.received_at AS received_at,
        i.root_cause AS root_cause, i.conclusive AS conclusive,
@@ -173,4 +175,4 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        f.separated_by AS separated_by, f.evidence_json AS evidence_json,
        i.similar_json AS similar_json, alerts,
        owners, fallback, cited, recent, actions, steps, previous, preferences,
-       pt.status AS early_page, paged, verdicts, refused
+       pt.status AS early_page, paged, verdicts, refused, held

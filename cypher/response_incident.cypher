@@ -1,8 +1,9 @@
 // The responder's reading of an incident in one round trip: `incident_get`'s columns, when it
 // last reopened (`reopened_at`, ms), the end of the last window that covered it
 // (`maintenance_until`), the similar incidents found (`similar_json`: a restated page keeps its
-// "Similar:" line) and `alerts`, the rows `incident_alerts` returns (as maps; the responder
-// sorts them by start).
+// "Similar:" line), `alerts`, the rows `incident_alerts` returns (as maps; the responder
+// sorts them by start), and `held`, the ended windows that held the page or the reopen's
+// notice (`_held_windows`: a restated page keeps saying so).
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
 OPTIONAL MATCH (i)-[h:HAS_ALERT]->(a:Alert)
@@ -14,6 +15,7 @@ WITH i, f, collect(CASE WHEN a IS NULL THEN null ELSE {
        values_json: a.values_json, generator_url: a.generator_url, link: a.link, title: a.title,
        source: a.source, group_key: a.group_key, component: c.name, via: h.via,
        silence_url: a.silence_url} END) AS alerts
+// @include _held_windows
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.received_at AS received_at,
        i.root_cause AS root_cause, i.conclusive AS conclusive,
@@ -25,4 +27,4 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        f.paths_json AS paths_json, f.ruled_out_json AS ruled_out_json, f.measured_json AS measured_json, f.planner AS planner,
        f.model AS model, f.second_opinion_json AS second_opinion_json,
        f.separated_by AS separated_by, f.evidence_json AS evidence_json,
-       i.similar_json AS similar_json, alerts
+       i.similar_json AS similar_json, alerts, held

@@ -19,6 +19,11 @@ MATCH (:Incident {id: $incident_id})-[:HAS_FINDING]->(f:Finding)
 RETURN coalesce(f.updated_at, f.created_at) AS at, 'finding' AS event, f.root_cause AS detail,
        null AS who, {candidates: f.candidates, confidence: f.confidence} AS ref
 UNION ALL
+MATCH (:Incident {id: $incident_id})-[r:IN_MAINTENANCE]->(m:Maintenance)
+WHERE r.held_at IS NOT NULL  // a window that held a message (not a snooze's escalation hold)
+RETURN r.held_at AS at, 'held' AS event, m.reason AS detail, m.by AS who,
+       [m.ends_at, m.ended_by] AS ref
+UNION ALL
 MATCH (x:Action)-[:FOR]->(:Incident {id: $incident_id})
 RETURN coalesce(x.updated_at, x.reserved_at) AS at, 'action' AS event, x.intent_id AS detail,
        x.status AS who, [x.kind, x.adapter, x.external_ref, x.notified] AS ref

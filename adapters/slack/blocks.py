@@ -91,7 +91,8 @@ def page_blocks(page: Page, who: str | None) -> list[Block]:
     if page.silences:  # http(s) links built at intake (or Grafana's): escaped by `link`
         quiet = " ".join(link(u, f"silence {n}") for n, u in enumerate(page.silences, 1))
         blocks.append(ContextBlock(block_id="silence", elements=[_mrkdwn(cut(quiet, FIELD_LIMIT))]))
-    status = [line for line in (refused_line(page),) if line] + status_lines(page)
+    held = escape_mrkdwn(page.held) if page.held else None
+    status = [line for line in (refused_line(page), held) if line] + status_lines(page)
     if page.undelivered:
         status.append(f"({escape_mrkdwn(page.undelivered)})")
     if status:

@@ -141,6 +141,8 @@ def page_text(page: Page) -> str:
     refused = refused_line(page)
     if refused:
         lines.append(refused)
+    if page.held:
+        lines.append(escape_mrkdwn(page.held))
     lines += status_lines(page)
     if page.undelivered:
         lines += ["", f"({escape_mrkdwn(page.undelivered)})"]

@@ -33,15 +33,18 @@ KIND = "notify_reopened"
 def reopened_text(
     incident: dict[str, Any], alert: dict[str, Any], escalates: bool = False
 ) -> list[Span]:
-    """The thread notice: which alert fired again, when, that nobody is paged again, and
-    whether the escalation policy runs again (`escalates`)."""
+    """The thread notice: which alert fired again, when, that nobody is paged again, how long
+    quiet windows held this notice (the row's `held`: `messages.held_line`), and whether the
+    escalation policy runs again (`escalates`)."""
+    held = messages.held_line(incident.get("held"))
     then = (" Nobody acknowledged it: acknowledge it now, or its escalation policy runs again "
             "from this reopen." if escalates else "")  # fmt: skip
     return [
         Span(text="Firing again: "),
         Span(text=messages.alert_line(alert), strong=True),
         Span(text=f". Incident {incident['id']} reopened in this thread (it had resolved within "
-                  f"the reopen window); nobody is paged again for the same alert.{then}"),
+                  f"the reopen window); nobody is paged again for the same alert."
+                  f"{' ' + held if held else ''}{then}"),
     ]  # fmt: skip
 
 

@@ -108,7 +108,8 @@ def hold(
         a["component"] for a in alerts if a["component"] and a["component"] not in components
     ]
     row = task.graph.one(
-        "maintenance_covering", {"incident_id": incident["id"], "components": components}
+        "maintenance_covering",
+        {"incident_id": incident["id"], "components": components, "message": what != "update"},
     )
     if row is None:
         return False

@@ -116,6 +116,43 @@ def runbooks(alerts: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(title, url) for url, title in found.items()][:RUNBOOKS_SHOWN]
 
 
+def held_for(ms: int) -> str:
+    """How long a window held a message, as people say it, rounded: `45 s` under two minutes,
+    `90 min` under three hours, else `5 h` or `26 h 30 min`."""
+    if ms < 119_500:
+        return f"{round(ms / 1000)} s"
+    minutes = round(ms / 60_000)
+    if minutes < 180:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+def held_line(held: list[dict[str, Any]] | None) -> str | None:
+    """What a page (or a reopen's notice) released at a quiet window's end says of the hold,
+    from the `held` rows of `cypher/_held_windows.cypher` (the ended windows that held it):
+    `Held 90 min by maintenance window 'db upgrade' (Ed Example); still firing at its end.`,
+    naming who ended a window by hand (`, ended by Ed Example`); from the first hold to the
+    last window's end. None when no window held it."""
+    if not held:
+        return None
+    windows = sorted(held, key=lambda w: (int(w["held_at"]), int(w["ends_at"])))
+    span = max(int(w["ends_at"]) for w in windows) - min(int(w["held_at"]) for w in windows)
+    names = []
+    for w in windows:
+        name = f"'{w['reason']}'" if w.get("reason") else "(no reason given)"
+        name += f" ({w['by'] or 'someone'})"
+        if w.get("ended_by"):
+            name += f", ended by {w['ended_by']}"
+        names.append(name)
+    which = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    many = len(names) > 1
+    return (
+        f"Held {held_for(max(0, span))} by maintenance window{'s' if many else ''} {which}; "
+        f"still firing at {'their' if many else 'its'} end."
+    )
+
+
 def lead(cause: str | None, confidence: float | None) -> bool:
     """Whether a named cause is a lead, not a conclusion: its confidence is under the
     investigator's line (`LEAD_BELOW`, 0.5), where the web page says "named, low confidence"."""
@@ -142,9 +179,10 @@ def page(
 ) -> Page:
     """The page for an incident: severity, title, cause and confidence, paths, evidence
     (alerts and the recent `changes` the finding cites), who is paged and why, the ticket
-    link, the incident's web page (under `public_url`), each alert's runbook, and what
-    happened since (acknowledgement, resolution, `verdicts`). `investigating`: sent before
-    the diagnosis (the page deadline passed), which the page says instead of a cause; so is
+    link, the incident's web page (under `public_url`), each alert's runbook, the quiet
+    windows that held it (the row's `held`: `held_line`), and what happened since
+    (acknowledgement, resolution, `verdicts`). `investigating`: sent before the diagnosis
+    (the page deadline passed), which the page says instead of a cause; so is
     any page of an incident with no finding yet (an acknowledgement's edit of an early
     page must not read as an inconclusive finding nobody made)."""
     cause = incident.get("root_cause")
@@ -178,6 +216,7 @@ def page(
         incident_url=incident_url(public_url, incident["id"]),
         runbooks=runbooks(alerts),
         silences=silence_links(alerts),
+        held=held_line(incident.get("held")),
         verdicts=[
             VerdictNote(
                 verdict=v["verdict"],

@@ -4,8 +4,9 @@ remediation proposed, approved, run and verified, resolved. Every line is a reco
 (`cypher/web_timeline.cypher`); nothing is inferred that the graph does not hold.
 
 Each event is `{at (ms UTC), kind, text, who, link}`: `kind` is a CSS-safe word for the
-event (`alert`, `page`, `delivery`, `ack`, `escalation`, `cause`, `verdict`, `remediation`,
-`ticket`, `resolved`, `opened`, `notice`), `who` the person or channel named (or None) and `link`
+event (`alert`, `held`, `page`, `delivery`, `ack`, `escalation`, `cause`, `verdict`,
+`remediation`, `ticket`, `resolved`, `opened`, `notice`), `who` the person or channel named (or
+None) and `link`
 an http(s) URL (a ticket) or None.
 """
 
@@ -14,13 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.falkordb import TenantGraph
+from adapters.notices import fmt_ms
 from agents.investigate.decision import LEAD_BELOW
 
 #: Alerts listed one by one before the rest are summed up in one line.
 ALERTS_LISTED = 6
 #: The order of events recorded in the same millisecond (the incident opens before its page),
 #: by the query's event name and by the event's kind.
-ORDER = ("opened", "alert", "finding", "cause", "action", "page", "ticket", "delivery", "notice",
+ORDER = ("opened", "alert", "finding", "cause", "held", "action", "page", "ticket", "delivery",
+         "notice",
          "escalation", "acknowledged", "ack", "verdict", "remediation_proposed",
          "remediation_approved", "remediation_run", "remediation_verified", "remediation",
          "alert_resolved", "resolved")  # fmt: skip
@@ -138,6 +141,13 @@ def _words(
             return {"kind": "cause", "text": text, "who": None, "link": None}
         names = " or ".join((found.get("candidates") or [])[:3]) or "no known component"
         return {"kind": "cause", "text": f"Inconclusive: {names}", "who": None, "link": None}
+    if event == "held":  # a maintenance window held the page (or a reopen's notice)
+        ends_at, ended_by = ([*list(ref or []), None, None])[:2]
+        name = f"'{detail}'" if detail else "(no reason given)"
+        text = f"Held by maintenance window {name} ({who or 'someone'}) until {fmt_ms(ends_at)}"
+        if ended_by:
+            text += f", ended by {ended_by}"
+        return {"kind": "held", "text": text, **plain}
     if event == "action":
         return _action(row, paged, api_url, first)
     if event == "delivery":

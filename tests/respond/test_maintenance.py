@@ -7,6 +7,7 @@ keeps the survivor's escalation held."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import urllib.parse
@@ -16,9 +17,13 @@ from typing import Any
 import pytest
 
 from adapters.falkordb import TenantGraph, graph_name
-from agents.respond import maintenance
+from adapters.notices import Page, fmt_ms
+from adapters.slack.blocks import page_blocks
+from adapters.slack.mrkdwn import page_text
+from agents.respond import maintenance, messages
 from gateway.http.payloads import normalize, parse_body
 from gateway.ops.runtime import Runtime
+from gateway.web.timeline import events
 from tests.conftest import Gateway, alert_body
 from tests.respond.test_escalation import levels_sent, page, runtime, with_policy
 from tests.respond.test_pages_first import late
@@ -43,9 +48,10 @@ def quiet(gw: Gateway, **body: object) -> dict[str, object]:
     return dict(answer.json())
 
 
-def fire(gw: Gateway, status: str = "firing") -> str:
-    """The demo's payment alert; the incident id."""
-    body = json.loads(alert_body("payment"))
+def fire(gw: Gateway, status: str = "firing", index: int = 0) -> str:
+    """The demo's payment alert (`index`: another one, an hour later per index); the incident
+    id."""
+    body = json.loads(alert_body("payment", index))
     if status == "resolved":
         body["alerts"][0] |= {"status": "resolved", "endsAt": "2026-11-01T00:05:00Z"}
     answer = gw.http.post("/api/v1/alerts", json=body, headers=gw.auth)
@@ -102,7 +108,13 @@ def test_an_incident_in_a_window_is_recorded_not_paged_and_paged_when_it_is_ende
     )
     assert ended.status_code == 200 and ended.json()["released"] == 1
     gateway.drain()
-    assert len(pages(gateway, incident_id)) == 1  # still firing when the window ended
+    (page,) = pages(gateway, incident_id)  # still firing when the window ended
+    held = page["notice"]["held"]
+    assert re.fullmatch(
+        r"Held \d+ s by maintenance window 'db upgrade' \(Ed Example\), ended by Ed Example; "
+        r"still firing at its end\.", held
+    ), held  # fmt: skip
+    assert held in page["text"].splitlines()
     # ended by hand: quiet no longer than the window's new end, not until its old one
     until = detail(gateway, incident_id)["maintenance_until"]
     assert until == ended.json()["ends_at"] < window["ends_at"]
@@ -160,6 +172,55 @@ def test_a_window_that_ends_mid_incident_pages_then(gateway):
     assert page["person"] in ("Cy Example", "Di Example")  # checkout's on-call
 
 
+def test_a_page_a_window_held_says_so_and_keeps_saying_it(gateway, graph):
+    """The page released at a window's end says how long which window held it and that the
+    alert still fired then; the page edited later (acknowledged) still says it; the web
+    timeline has the hold. A page no window held says nothing of the kind."""
+    now_ms = int(time.time() * 1000)
+    window = quiet(gateway, components=["payment"], until=rfc3339(now_ms + 1500))
+    incident_id = fire(gateway)
+    gateway.drain()
+    time.sleep(1.6)
+    gateway.drain()
+    (page,) = pages(gateway, incident_id)
+    line = page["notice"]["held"]
+    assert re.fullmatch(
+        r"Held [12] s by maintenance window 'db upgrade' \(Ed Example\); still firing at its "
+        r"end\.", line
+    ), line  # fmt: skip
+    assert line in page["text"].splitlines()
+    acked = gateway.http.post(
+        f"/api/v1/incidents/{incident_id}/ack", json={"by": "Cy Example"}, headers=gateway.auth
+    )
+    assert acked.status_code == 200, acked.text
+    gateway.drain()
+    (edit,) = [
+        e for e in gateway.outbox if e["intent_id"] == f"incident:{incident_id}:acknowledged"
+    ]
+    assert edit["notice"]["held"] == line and line in edit["text"]
+    story = events(graph, incident_id, None, "https://api.github.com")
+    (hold,) = [e for e in story if e["kind"] == "held"]
+    assert hold["text"] == (
+        f"Held by maintenance window 'db upgrade' (Ed Example) until {fmt_ms(window['ends_at'])}"
+    )
+    assert hold["who"] == "Ed Example"
+    paged_at = next(e["at"] for e in story if e["kind"] == "page")
+    assert hold["at"] < paged_at  # held, then paged
+    other = fire(gateway, index=2)  # never held
+    gateway.drain()
+    (plain,) = pages(gateway, other)
+    assert plain["notice"]["held"] is None and "Held " not in plain["text"]
+    # snoozed after its page: a snooze holds the escalation, not the page, which never says so
+    assert maintenance.snooze(graph, other, "Ed Example", "click-1") is not None
+    acked = gateway.http.post(
+        f"/api/v1/incidents/{other}/ack", json={"by": "Cy Example"}, headers=gateway.auth
+    )
+    assert acked.status_code == 200, acked.text
+    gateway.drain()
+    (edit,) = [e for e in gateway.outbox if e["intent_id"] == f"incident:{other}:acknowledged"]
+    assert edit["notice"]["held"] is None
+
+
 def test_an_incident_resolved_inside_the_window_is_never_paged_nor_ticketed(gateway):
     now_ms = int(time.time() * 1000)
     quiet(gateway, components=["payment"], until=rfc3339(now_ms + 1500))
@@ -180,6 +241,7 @@ def test_the_page_and_the_ticket_link_a_new_alertmanager_silence(gateway):
     incident_id = fire(gateway)
     gateway.drain()
     (page,) = pages(gateway, incident_id)
+    assert page["notice"]["held"] is None  # no window held it
     filter_ = urllib.parse.quote(
         '{alertname="HighErrorRate",instance="payment-0",service="payment",severity="critical"}',
         safe="",
@@ -306,7 +368,12 @@ def test_a_reopen_inside_a_window_is_held_then_told_and_escalates_from_the_windo
     (notice,) = intents(runtime, incident_id, "reopened:")
     assert notice["text"].startswith("Firing again: *HighErrorRate on payment (firing, since ")
     assert "its escalation policy runs again from this reopen" in notice["text"]
-    assert len(intents(runtime, incident_id, "page:reopened:")) == 1
+    held = (r"Held \d+ s by maintenance window 'payment rollout' \(Cy Example\), ended by Cy "
+            r"Example; still firing at its end\.")  # fmt: skip
+    assert re.search(r"nobody is paged again for the same alert\. " + held + " Nobody", notice[
+        "text"]), notice["text"]  # fmt: skip
+    (restated,) = intents(runtime, incident_id, "page:reopened:")
+    assert re.fullmatch(held, restated["notice"]["held"])
     actions = {a["intent_id"]: a for a in graph.rows("incident_actions",
                                                      {"incident_id": incident_id})}  # fmt: skip
     told_at = actions[notice["intent_id"]]["reserved_at"]
@@ -394,3 +461,33 @@ def test_a_held_incident_merged_into_a_paged_one_keeps_the_survivors_escalation_
     finally:
         gw.http.close()
         gw.runtime.close()
+
+
+def test_the_held_line_names_every_window_and_the_whole_hold():
+    """`held_line`: one window, several (from the first hold to the last end), hours, who
+    ended one by hand; rendered escaped in Slack's text and blocks."""
+    one = [{"reason": "db upgrade", "by": "Ed Example", "ended_by": None, "held_at": 0,
+            "ends_at": 5_400_000}]  # fmt: skip
+    assert messages.held_line(one) == (
+        "Held 90 min by maintenance window 'db upgrade' (Ed Example); still firing at its end."
+    )
+    assert messages.held_line([]) is None and messages.held_line(None) is None
+    two = [
+        {"reason": "<!channel> rollout", "by": "Cy Example", "ended_by": "Di Example",
+         "held_at": 3_600_000, "ends_at": 16_200_000},
+        {"reason": "db upgrade", "by": "Ed Example", "ended_by": None, "held_at": 60_000,
+         "ends_at": 7_200_000},
+    ]  # fmt: skip
+    line = messages.held_line(two)
+    assert line == (
+        "Held 4 h 29 min by maintenance windows 'db upgrade' (Ed Example) and '<!channel> "
+        "rollout' (Cy Example), ended by Di Example; still firing at their end."
+    )
+    spans = (1_400, 119_000, 120_000, 10_769_000, 10_799_000, 95_400_000)
+    assert [messages.held_for(ms) for ms in spans] == [
+        "1 s", "119 s", "2 min", "179 min", "3 h", "26 h 30 min",
+    ]  # fmt: skip
+    page = Page(incident_id="inc-1", title="HighErrorRate", held=line)
+    assert "'&lt;!channel&gt; rollout'" in page_text(page) and "<!channel>" not in page_text(page)
+    status = next(b for b in page_blocks(page, None) if b.block_id == "status")
+    assert "'&lt;!channel&gt; rollout'" in json.dumps(status.to_dict())
