@@ -78,8 +78,11 @@ from agents.investigate.weigh import (
     backlog_only,
     cpu_only,
     doubt,
+    near_of,
     self_inflicted,
     stalled_topic,
+    stopped_callers,
+    stopped_reader,
     surge_upstream,
     suspects,
     suspects_behind,
@@ -809,6 +812,8 @@ class Investigator:
         )  # fmt: skip
         if decision is not None:
             decision = self._surge_source(task, ev, decision, edges.data or [])
+        if decision is None and backlog:
+            decision = self._stopped_reader(task, ev, candidates, edges.data or [], win, backlog)
         if decision is None:
             decision = self._stalled_topic(task, ev, candidates, edges.data or [], win)
         if decision is None:
@@ -832,6 +837,40 @@ class Investigator:
             )  # fmt: skip
             decision = read_at_start_up(decision, mine, edges.data or [], ev, win)
         return decision, "", {}
+
+    def _stopped_reader(
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        candidates: list[Candidate],
+        edges: list[dict[str, Any]],
+        win: str | None,
+        backlog: list[str],
+    ) -> Decision | None:
+        """A backlog piles and nothing near the incident is to blame: the clients whose calls
+        into it stopped may be a consumer that stopped reading (`weigh.stopped_reader`). Their
+        own calls were read only where they touch the incident's components, so the rest of
+        them are read now, then the calls into the servers they use from other clients (two
+        `edge_health` steps, asked only when there is such a client outside them): a reader
+        that stopped stops all its calls, while those servers still serve others."""
+        near = near_of(candidates, ev.alerting, edges)
+        readers = sorted(stopped_callers(edges, near) - near)
+        if not readers:
+            return None
+        merged = list(edges)
+
+        def read(components: list[str]) -> None:
+            known = {(e["client"], e["server"], e.get("connection_type")) for e in merged}
+            for e in call(task, ev, "edge_health", {"components": components}).data or []:
+                if (e["client"], e["server"], e.get("connection_type")) not in known:
+                    merged.append(e)
+
+        read(readers)
+        # the other clients of the servers they call: whether those servers still serve
+        servers = sorted({e["server"] for e in merged if e["client"] in readers} - near)
+        if servers:
+            read(servers)
+        return stopped_reader(merged, near, win or "", backlog)
 
     def _surge_source(
         self, task: TaskRun, ev: Evidence, decision: Decision, edges: list[dict[str, Any]]
