@@ -87,6 +87,7 @@ from agents.investigate.weigh import (
     suspects,
     suspects_behind,
     unmeasured,
+    victim_of,
     weigh,
 )
 from agents.tasks.coordination import Claim, TaskRun
@@ -427,12 +428,21 @@ class Investigator:
             if evidence.prometheus is not None or lead:
                 measured, found, looked = self._rules(task, evidence)
                 sure = measured.root_cause is not None and measured.confidence >= LEAD_BELOW
-                if outranks(measured, decision) or (
-                    lead and sure and measured.root_cause != decision.root_cause
+                # the live evidence measured memory's cause as another's victim: memory was
+                # checked against it and lost, however unsure the rules are otherwise
+                refuted = (
+                    victim_of(measured, steered["candidate"])
+                    if evidence.prometheus is not None
+                    else None
+                )
+                if (
+                    refuted is not None
+                    or outranks(measured, decision)
+                    or (lead and sure and measured.root_cause != decision.root_cause)
                 ):
                     for row in used:  # it did not decide: no trust moves for it
                         row["steered"] = False
-                    decision = overruled(measured, steered, decision.confidence)
+                    decision = overruled(measured, steered, decision.confidence, refuted)
                     candidates, changes, planner = found, looked, "rules"
                 elif (
                     sure
@@ -1221,15 +1231,19 @@ def measured_cause(decision: Decision) -> bool:
     )
 
 
-def overruled(measured: Decision, playbook: dict[str, Any], at: float) -> Decision:
+def overruled(
+    measured: Decision, playbook: dict[str, Any], at: float, refuted: str | None = None
+) -> Decision:
     """The rules' finding, its summary saying which remembered cause it overruled and why: the
-    measured evidence, or, over a lead (held only by its components, or trusted under the
-    0.5 line), the rules' surer finding from the alerts and the graph."""
-    why = (
-        f"the measured evidence names {measured.root_cause}"
-        if measured_cause(measured)
-        else f"the rules name {measured.root_cause} at {measured.confidence:.2f}"
-    )
+    live evidence measured that cause as another's victim (`refuted`, `weigh.victim_of`),
+    the measured evidence names another, or, over a lead (held only by its components, or
+    trusted under the 0.5 line), the rules' surer finding from the alerts and the graph."""
+    if refuted is not None:
+        why = f"the live evidence rules it out: {refuted}"
+    elif measured_cause(measured):
+        why = f"the measured evidence names {measured.root_cause}"
+    else:
+        why = f"the rules name {measured.root_cause} at {measured.confidence:.2f}"
     note = (
         f" Memory suggested {playbook['candidate']} (playbook '{playbook['title']}', "
         f"{at:.2f}); {why}."

@@ -57,6 +57,8 @@ from agents.investigate.measure import (
     span,
 )
 
+#: How a rule-out that measured a component's trouble coming from a dependency begins.
+VICTIM_OF = "a victim of "
 #: The service graph's connection type of a producer -> consumer edge over a broker.
 MESSAGING = "messaging_system"
 #: Calls into a component fail at least this often, and this much more than in the baseline.
@@ -941,7 +943,7 @@ def weigh(
     measured: dict[str, dict[str, Any]] = {}
     for name, dep in sorted(victim_of.items()):
         if name not in roots:
-            ruled[name] = f"a victim of {dep}, which it depends on: {sigs[dep][0].text}"
+            ruled[name] = f"{VICTIM_OF}{dep}, which it depends on: {sigs[dep][0].text}"
             measured[name] = signal_measurement(sigs[dep][0], win)
     for name, (bad, slow) in sorted(loaded.items()):
         if name not in roots:
@@ -1397,3 +1399,10 @@ def suspects_behind(x: str, candidates: list[Candidate], alerting: list[str]) ->
         if c.name != x and c.name not in alerting and set(mine.covers) <= set(c.covers)
         and c.distance <= mine.distance + len(mine.covers)
     ]  # fmt: skip
+
+
+def victim_of(decision: Decision, name: str) -> str | None:
+    """Why the evidence of `decision` set `name` aside as a victim (its calls into a degraded
+    dependency fail or slowed: its trouble measured to come from there), or None."""
+    why = decision.ruled_out.get(name)
+    return why if why is not None and why.startswith(VICTIM_OF) else None
