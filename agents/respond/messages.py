@@ -586,7 +586,9 @@ def readback_answer(
 def ticket_resolved(
     intent_id: str, incident: dict[str, Any], alerts: list[dict[str, Any]], reply_to: str | None
 ) -> OutboundMessage:
-    """The closing comment of a ticket: resolution time and the alerts that cleared."""
+    """The closing comment of a ticket: resolution time, who resolved it (by hand), the alerts
+    that cleared and how many still fire (as the thread's `resolved_notice` says it)."""
+    done = [a for a in alerts if a["status"] == "resolved"]
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],
@@ -596,9 +598,11 @@ def ticket_resolved(
             incident_id=incident["id"],
             title=incident["title"],
             resolved_at=incident.get("resolved_at"),
+            resolved_by=incident.get("resolved_by"),
             cleared=[
                 ClearedNote(title=a["title"], component=a["component"], ends_at=a.get("ends_at_ms"))
-                for a in alerts
+                for a in done
             ],
+            still_firing=len(alerts) - len(done),
         ),
     )
