@@ -825,21 +825,25 @@ class Responder:
         """Someone acknowledged (`notify_state:ack:<id>`) or resolved (`…:resolve:<id>`) the
         incident, or a failed remediation retriggered it (`…:retrigger:<k>:<id>`): restate the
         page; for a resolution send the resolve notice, for a retrigger run the escalation
-        policy's round `retrigger:<k>` next."""
-        what = task.claim.task_id.split(":")[1]
+        policy's round `retrigger:<k>` next. An acknowledgement after the k-th retrigger
+        (`…:ack:retrigger:<k>:<id>`) restates it under `…:acknowledged:retrigger:<k>`: the
+        first round's edit is done already (`acknowledge_incident.cypher`)."""
+        parts = task.claim.task_id.split(":")
+        what = parts[1]
         if what == "resolve":
             self._resolved(task, incident, alerts)
             task.complete("resolved")
             return
         if what == "retrigger":  # notify_state:retrigger:<k>:<id>, from agents.act
-            round_ = ":".join(task.claim.task_id.split(":")[1:3])
+            round_ = ":".join(parts[1:3])
             self._restate(task, incident, alerts, f"page:{round_}")
             paged = task.graph.one("incident_paged", {"incident_id": incident["id"]})
             who = json.loads(paged["result"]) if paged else None
             again = escalation.follow_up(task.graph, incident["id"], who, round_)
             task.complete("page updated" + (", escalation policy again" if again else ""), **again)
             return
-        self._restate(task, incident, alerts, "acknowledged")
+        round_ = ":".join(parts[2:4]) if parts[2] == "retrigger" else ""
+        self._restate(task, incident, alerts, f"acknowledged:{round_}" if round_ else "acknowledged")
         task.complete("page updated")
 
     def _resolved(
