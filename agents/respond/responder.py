@@ -4,8 +4,8 @@ Every external action carries an intent id and goes through `TaskRun.act`, so a 
 resumed run never pages twice. An approved preference of the on-call person for the incident's
 failure kind is obeyed (e.g. no Slack page, a ticket only), and the ticket says why.
 - `incident:<id>:initial-notification` and `incident:<id>:ticket` (task `respond`);
-- `incident:<id>:update:<task id>` when a re-investigation changed the root cause after the page
-  (task `notify_update`);
+- `incident:<id>:update:<task id>` when a re-investigation changed the finding after the page:
+  its root cause, or an inconclusive one's candidates (task `notify_update`);
 - `incident:<id>:readback:<fact id>`: a stated preference read back for approval, and
   `…:readback-answer:<fact id>` once it is approved or discarded (`readback`);
 - `incident:<id>:cleared:<alert key>` per alert that clears, and `incident:<id>:ticket-resolved`
@@ -13,7 +13,8 @@ failure kind is obeyed (e.g. no Slack page, a ticket only), and the ticket says 
 
 The page itself is restated with the incident's current state (kind `update`; Slack edits it
 in place) when the ticket link is known (`…:ticket-link`), the incident resolves
-(`…:resolved`), a re-investigation changes the cause (`…:page:<task id>`), and an engineer gives
+(`…:resolved`), a re-investigation changes what the page says (the cause, an inconclusive
+finding's candidates, the alerts on it: `…:page:<task id>`), and an engineer gives
 a verdict (`…:page:notify_verdict:<verdict id>`, task `notify_verdict`).
 
 Pages first: when an incident's investigation is not done `BLAST_PAGE_WITHIN_MS` after it was
@@ -291,6 +292,7 @@ class Responder:
                 self._restate(task, incident, alerts, "ticket-link")
             task.complete(
                 "notified", mark_notified=True, root_cause=incident["root_cause"],
+                shows=messages.page_shows(incident, alerts),
                 **escalation.follow_up(task.graph, incident["id"], who if note is None else None),
             )  # fmt: skip
 
@@ -371,6 +373,7 @@ class Responder:
             self._page(task, page, chain, {})
             task.complete(
                 "paged before the diagnosis", mark_notified=True, root_cause=None,
+                shows=messages.page_shows(incident, alerts),
                 **escalation.follow_up(task.graph, incident["id"], who),
             )  # fmt: skip
 
@@ -450,7 +453,8 @@ class Responder:
                  for d in sorted(incident["refused"], key=lambda d: d["at"])],
             )  # fmt: skip
             task.act(self.messenger, update)
-            task.complete("cause edited into the page", mark_notified=True, root_cause=cause)
+            task.complete("cause edited into the page", mark_notified=True, root_cause=cause,
+                          shows=messages.page_shows(incident, alerts))  # fmt: skip
 
         first, message = sends[0] if sends else (self.tickets, issue)
         return Intended(first, message, lambda: self._settled(task, rest))
@@ -621,25 +625,38 @@ class Responder:
     def _update(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
     ) -> None:
-        """Tell the thread when a re-investigation changed the root cause since the page; page
-        the new cause's on-call only when the new finding is conclusive (`LEAD_BELOW` or
-        more)."""
-        if incident["root_cause"] == incident["notified_root_cause"]:
+        """After a re-investigation: when what the page says changed since it was sent or
+        last edited (its root cause, the order of candidates of an inconclusive finding, the
+        set of alerts on it: `messages.page_shows`), restate the page; when the finding
+        changed (cause or candidates), tell the thread too; page the new cause's on-call only
+        when the cause changed and the new finding is conclusive (`LEAD_BELOW` or more).
+        Nothing when the page would show what it shows."""
+        shows = messages.page_shows(incident, alerts)
+        cause = incident["root_cause"]
+        moved = cause != incident["notified_root_cause"]
+        before = json.loads(incident["notified_shows"] or "null")
+        if before is None:  # paged before `notified_shows` was kept: its cause alone is known
+            before = json.loads(shows) if not moved else {}
+        now = json.loads(shows)
+        found = moved or before.get("candidates") != now["candidates"]
+        if not found and before.get("alerts") == now["alerts"]:
             task.complete("unchanged")
             return
         root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
         if root is not None:  # nobody was paged (a preference): no thread to update
-            update = messages.diagnosis_update(
-                intent(incident["id"], f"update:{task.claim.task_id}"), incident,
-                incident["notified_root_cause"], root,
-            )  # fmt: skip
-            self._say(task, update)
+            if found:
+                update = messages.diagnosis_update(
+                    intent(incident["id"], f"update:{task.claim.task_id}"), incident,
+                    incident["notified_root_cause"], root, before.get("candidates"),
+                )  # fmt: skip
+                self._say(task, update)
             # a lead (under LEAD_BELOW) is told in the thread, not paged: it must not wake
             # another team over a cause the first page's finding (or an engineer) named surer
-            if incident["root_cause"] and float(incident.get("confidence") or 0) >= LEAD_BELOW:
+            if moved and cause and float(incident.get("confidence") or 0) >= LEAD_BELOW:
                 self._page_new_cause(task, incident, alerts, root)
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
-        task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])
+        task.complete("updated" if found else "page updated: its alerts changed",
+                      mark_notified=True, root_cause=cause, shows=shows)  # fmt: skip
 
     def _page_new_cause(
         self,

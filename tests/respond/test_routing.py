@@ -290,6 +290,8 @@ def test_two_independent_failures_sharing_callers_end_as_two_incidents(gw: Gatew
     assert payments_page["notice"]["root_cause"] == "payments-db"
     assert len(sent(gw, payments["id"], "ticket")) == 1
     assert not [f for f in sent(gw, orders_id, "followup") if "Diagnosis update" in f["text"]]
+    # the re-investigation split payments off: orders' page shows what it showed, unedited
+    assert not [e for e in sent(gw, orders_id, "update") if ":page:update:" in e["intent_id"]]
 
 
 def test_alerts_sharing_only_a_neighbour_do_not_join(gw: Gateway) -> None:
@@ -372,6 +374,55 @@ def test_a_changed_cause_named_only_as_a_lead_is_told_in_the_thread_and_pages_no
     assert "root cause is now *orders-db* (was inconclusive)" in texts["update"]["text"]
     assert "repage" not in texts and "repage-note" not in texts
     assert {e["person"] for e in gw.outbox if e["kind"] == "notification"} == {"Cy Example"}
+
+
+def page_edits(gw: Gateway, incident_id: str) -> list[dict[str, Any]]:
+    """The page's restatements after a re-investigation (`…:page:update:…`), in order."""
+    return [e for e in sent(gw, incident_id, "update") if ":page:update:" in e["intent_id"]]
+
+
+def test_a_changed_inconclusive_finding_updates_the_page_and_says_so(gw: Gateway) -> None:
+    """shop alone is inconclusive (check shop, orders-api, payments-api); payments-api joins
+    and the re-investigation, still inconclusive, now says payments-api, payments-db: the
+    thread hears of it and the page is restated with the new order and both alerts (a new
+    user's trial: None == None read as "unchanged", and the page kept the first order). No
+    one is paged again: there is no cause to page for."""
+    (incident_id,) = post(gw, delivery(("HighErrorRate", "shop", "critical", 0)))["incidents"]
+    gw.drain()
+    (page,) = sent(gw, incident_id, "notification")
+    assert page["notice"]["candidates"] == ["shop", "orders-api", "payments-api"]
+    post(gw, delivery(("HighErrorRate", "payments-api", "critical", 1), group="p"))
+    gw.drain()
+    found = incident(gw, incident_id)
+    assert found["root_cause"] is None
+    assert found["finding"]["candidates"] == ["payments-api", "payments-db"]
+    (edit,) = page_edits(gw, incident_id)
+    assert edit["notice"]["candidates"] == ["payments-api", "payments-db"]
+    assert len(edit["notice"]["alerts"]) == 2 and edit["reply_to"] == page["ref"]
+    (update,) = [f for f in sent(gw, incident_id, "followup") if "Diagnosis update" in f["text"]]
+    assert (
+        "root cause is now *inconclusive (payments-api, payments-db)* (was inconclusive: shop, "
+        "orders-api, payments-api)" in update["text"]
+    )
+    assert len(sent(gw, incident_id, "notification")) == 1
+    assert not [f for f in sent(gw, incident_id, "followup") if ":repage" in f["intent_id"]]
+
+
+def test_an_alert_joining_under_the_same_cause_is_added_to_the_page_quietly(gw: Gateway) -> None:
+    """orders-db saturates and is paged; orders-api's errors join and the re-investigation
+    names orders-db again: the page is restated listing both alerts (what it shows changed),
+    and the thread is not told of a "new" diagnosis that is the old one."""
+    incident_id = db_alert(gw, 0)
+    gw.drain()
+    (page,) = sent(gw, incident_id, "notification")
+    assert page["notice"]["root_cause"] == "orders-db" and len(page["notice"]["alerts"]) == 1
+    post(gw, delivery(("HighErrorRate", "orders-api", "critical", 1), group="c"))
+    gw.drain()
+    assert incident(gw, incident_id)["root_cause"] == "orders-db"
+    (edit,) = page_edits(gw, incident_id)
+    assert edit["notice"]["root_cause"] == "orders-db" and len(edit["notice"]["alerts"]) == 2
+    assert not [f for f in sent(gw, incident_id, "followup") if "Diagnosis update" in f["text"]]
+    assert len(sent(gw, incident_id, "notification")) == 1
 
 
 def test_an_alert_linking_two_unpaged_incidents_merges_them(
