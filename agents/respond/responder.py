@@ -80,6 +80,14 @@ def said(message: OutboundMessage, via: str, ref: str) -> None:
         log.info("ticket %s opened", ref.removeprefix("github:"))
 
 
+def addressed(who: dict[str, Any] | None, channel: str | None) -> bool:
+    """Whether a page to route `who` in `channel` (the first of its chain; None: no channel
+    is known at all, the notifier's own default) reaches someone: the route names a person on
+    call, or the page goes to a channel. False is "nobody paged" (no team on call, no channel:
+    e.g. a world with no teams and no `SLACK_DEFAULT_CHANNEL`)."""
+    return bool((who or {}).get("person")) or channel is not None
+
+
 def attempt(page: OutboundMessage, channel: str | None, refused: list[Refusal]) -> OutboundMessage:
     """The page as sent to `channel` of its chain, saying which channels `refused` it before
     (`Responder._page`)."""
@@ -293,6 +301,7 @@ class Responder:
             task.complete(
                 "notified", mark_notified=True, root_cause=incident["root_cause"],
                 shows=messages.page_shows(incident, alerts),
+                reached=addressed(who, chain[0]) if page is not None else None,
                 **escalation.follow_up(task.graph, incident["id"], who if note is None else None),
             )  # fmt: skip
 
@@ -373,7 +382,7 @@ class Responder:
             self._page(task, page, chain, {})
             task.complete(
                 "paged before the diagnosis", mark_notified=True, root_cause=None,
-                shows=messages.page_shows(incident, alerts),
+                shows=messages.page_shows(incident, alerts), reached=addressed(who, chain[0]),
                 **escalation.follow_up(task.graph, incident["id"], who),
             )  # fmt: skip
 
@@ -454,7 +463,8 @@ class Responder:
             )  # fmt: skip
             task.act(self.messenger, update)
             task.complete("cause edited into the page", mark_notified=True, root_cause=cause,
-                          shows=messages.page_shows(incident, alerts))  # fmt: skip
+                          shows=messages.page_shows(incident, alerts),
+                          reached=self._repaged(repage, who))  # fmt: skip
 
         first, message = sends[0] if sends else (self.tickets, issue)
         return Intended(first, message, lambda: self._settled(task, rest))
@@ -652,11 +662,13 @@ class Responder:
                 self._say(task, update)
             # a lead (under LEAD_BELOW) is told in the thread, not paged: it must not wake
             # another team over a cause the first page's finding (or an engineer) named surer
+            reached = None
             if moved and cause and float(incident.get("confidence") or 0) >= LEAD_BELOW:
-                self._page_new_cause(task, incident, alerts, root)
+                reached = self._page_new_cause(task, incident, alerts, root)
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
         task.complete("updated" if found else "page updated: its alerts changed",
-                      mark_notified=True, root_cause=cause, shows=shows)  # fmt: skip
+                      mark_notified=True, root_cause=cause, shows=shows,
+                      reached=reached)  # fmt: skip
 
     def _page_new_cause(
         self,
@@ -664,12 +676,12 @@ class Responder:
         incident: dict[str, Any],
         alerts: list[dict[str, Any]],
         root: str | None,
-    ) -> dict[str, Any]:
+    ) -> bool | None:
         """After the cause changed: page the on-call of the new cause's route in their own
         channel, with a note in the thread of `root` (`_page_cause`), unless it is the person
         paged already, then tell the other alerting teams (`_tell_teams`). The page, restated
         next, names both (`incident_paged.cypher`: the latest route and the first page's).
-        Returns that route."""
+        Returns whether that page reached someone (`_repaged`; None: none was sent)."""
         cause = incident["root_cause"]
         paged = task.step(
             "paged_before", {"incident_id": incident["id"]},
@@ -687,7 +699,15 @@ class Responder:
         if repage is not None:
             self._page_cause(task, incident, who, repage, root, {})
         self._tell_teams(task, incident, alerts, who)
-        return who
+        return self._repaged(repage, who)
+
+    def _repaged(self, repage: OutboundMessage | None, who: dict[str, Any] | None) -> bool | None:
+        """Whether the page of a new cause's on-call (`_repage`, to route `who`) reached
+        someone (`addressed`: it goes to the route's channel, else `SLACK_DEFAULT_CHANNEL`);
+        None when there is none."""
+        if repage is None:
+            return None
+        return addressed(who, (who or {}).get("channel") or self.default_channel)
 
     def _repage(
         self,

@@ -339,6 +339,7 @@ class TaskRun:
         mark_notified: bool = False,
         root_cause: str | None = None,
         shows: str | None = None,
+        reached: bool | None = None,
     ) -> None:
         """Mark the task done and enqueue the follow-up task, in one fenced write
         (`complete_task`); the follow-up is claimed for this worker when it takes that kind
@@ -346,6 +347,8 @@ class TaskRun:
 
         `mark_notified`: the incident's people were told, `root_cause` is what they were told
         and `shows` what else their page showed (`agents.respond.messages.page_shows`).
+        `reached`: whether a page this task sent reached someone (a person on call or a
+        channel); None when it sent none.
         """
         fields = {
             "outcome": outcome,
@@ -354,6 +357,7 @@ class TaskRun:
             "mark_notified": mark_notified,
             "root_cause": root_cause,
             "shows": shows,
+            "reached": reached,
         }
         self.complete_with("complete_task", fields)
 

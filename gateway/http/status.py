@@ -50,7 +50,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
 
     Shape: id, status (open | resolved | merged), title, severity, opened_at/resolved_at (ms,
     UTC), resolved_by (a person's name when resolved by hand), acknowledged_at (ms UTC) and
-    acknowledged_by (a person's name), root_cause (component name or null), merged_into (the
+    acknowledged_by (a person's name), paged (its page reached a person on call or a channel)
+    and nobody_paged (its page went out to no one: no team on call, no channel), root_cause (component name or null), merged_into (the
     incident that took its alerts, or null), split_from (the incident whose investigation split
     this one off, or null), split_into (the incidents its investigations split off it: where
     its alerts with another cause went, by id), finding {summary, confidence, candidates, paths,
@@ -121,6 +122,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "maintenance_until": row["maintenance_until"],
         "escalation_level": row["escalation_level"] or 0,
         "reopens": row["reopens"] or 0,
+        "paged": row["paged"],
+        "nobody_paged": row["nobody_paged"],
         "finding": finding,
         "alerts": alerts,
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
@@ -149,7 +152,8 @@ async def list_incidents(
 ) -> dict[str, Any]:
     """The newest incidents first: id, status, title, severity, times, root_cause with the
     finding's `confidence` (0-1, null before a finding; under 0.5 the cause is a lead, as the
-    page and web say), alert counts. Incidents merged into another are left out unless
+    page and web say), `paged` and `nobody_paged` (`cypher/list_incidents.cypher`), alert
+    counts. Incidents merged into another are left out unless
     `status=merged` asks for them."""
     graph = _graph(request)
     rows = await run_in_threadpool(graph.rows, "list_incidents", {"status": status, "limit": limit})

@@ -22,9 +22,10 @@ from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
 from adapters.slack.notifier import SlackNotifier
 from agents.respond.routing import route_from
 from gateway.cli.commands import app
+from gateway.cli.incident_text import incident_report, incident_table, on_call
 from gateway.cli.doctor import check_default_route, run_checks
 from gateway.ops.runtime import Runtime
-from gateway.world import import_world, load_world
+from gateway.world import apply_world, import_world, load_world
 from tests.conftest import FIXTURES, Gateway, make_settings
 from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI
 
@@ -248,6 +249,79 @@ def test_slack_mode_refuses_a_default_route_with_no_channel(
     result = CliRunner().invoke(app, ["serve", "--quiet"], env=env)
     assert result.exit_code == 1
     assert "has no slack_channel and SLACK_DEFAULT_CHANNEL is unset" in result.output
+
+
+def test_a_page_that_reaches_nobody_says_nobody_paged_everywhere(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> None:
+    """A world with no teams (a compose import names none) and no `SLACK_DEFAULT_CHANNEL`: the
+    page goes to the outbox with no person and no channel. The API says `paged` false and
+    `nobody_paged` true, the CLI "nobody paged", the web "nobody paged" with the reason, and
+    nothing shows Python's None (a new user's trial: "paged", "nobody on call (None)")."""
+    graph = store.graph(graph_name(tenant))
+    graph.ensure_schema()
+    # a compose file's world: components and edges, no teams (a world file must name them)
+    full = load_world(WORLD)
+    apply_world(graph, full.model_copy(update={"teams": [], "default_team": None}),
+                ["compose:docker-compose.yml"])  # fmt: skip
+    runtime = Runtime(make_settings(falkordb, tmp_path, tenant))
+    runtime.open()
+    gateway = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
+    try:
+        (incident_id,) = post(gateway, delivery(("HighErrorRate", "shop", "critical", 0)))[
+            "incidents"
+        ]
+        gateway.drain()
+        (page,) = sent(gateway, incident_id, "notification")
+        assert (page["person"], page["channel"]) == (None, None)
+        (row,) = gateway.http.get("/api/v1/incidents").json()["incidents"]
+        assert (row["paged"], row["nobody_paged"]) == (False, True)
+        found = incident(gateway, incident_id)
+        assert (found["paged"], found["nobody_paged"]) == (False, True)
+        assert on_call(row) == "nobody paged"
+        assert "nobody paged" in incident_table([row])
+        (route,) = graph.rows("web_paged", {"incident_ids": [incident_id]})
+        report = incident_report(found, json.loads(route["result"]))  # `blast-radius incident`
+        (line,) = [x for x in report.splitlines() if x.startswith("paged: ")]
+        why = "no team owns shop, orders-api, payments-api; the world names no default team"
+        assert line == f"paged: nobody paged ({why})"
+        web = gateway.http.get(f"/ui/incidents/{incident_id}").text
+        said = web.split('<dd id="paged">')[1].split("</dd>")[0]
+        assert said == f"<strong>nobody paged</strong> ({why})"
+        assert f"Nobody paged ({why}): the page went to no one, via outbox" in web
+        assert "Paged nobody on call" not in web and "(None)" not in web
+        listed = gateway.http.get("/").text
+        who = listed.split('<td class="who">')[1].split("</td>")[0]
+        assert "nobody paged" in who and "None" not in who
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+
+
+def test_a_page_to_a_channel_with_nobody_on_call_is_paged(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> None:
+    """The counter-case: the default team has nobody on call, but its channel takes the page:
+    paged (`paged` true), and the web names the channel, not "nobody paged"."""
+    world = world_file(tmp_path, team_platform={
+        "oncall": {"rotation": ["Ada Example"], "shift_hours": 168, "start": "2099-01-05T09:00:00Z"}
+    })  # fmt: skip
+    gateway = start(falkordb, store, tmp_path, tenant, world)
+    try:
+        (incident_id,) = post(gateway, delivery(("DiskFull", "-", "critical", 0)))["incidents"]
+        gateway.drain()
+        (page,) = sent(gateway, incident_id, "notification")
+        assert (page["person"], page["channel"]) == (None, "#platform-oncall")
+        (row,) = gateway.http.get("/api/v1/incidents").json()["incidents"]
+        assert (row["paged"], row["nobody_paged"]) == (True, False)
+        assert on_call(row) == "paged"
+        web = gateway.http.get(f"/ui/incidents/{incident_id}").text
+        said = web.split('<dd id="paged">')[1].split("</dd>")[0]
+        assert said == "<strong>nobody on call</strong> (platform, #platform-oncall)"
+        assert "Paged #platform-oncall (platform: nobody on call) via outbox" in web
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
 
 
 # --- 2. grouping along dependency paths, split by cause -------------------------------------------
