@@ -497,7 +497,7 @@ def test_a_manual_resolve_names_who_and_lists_only_the_alerts_that_cleared():
     assert isinstance(closing.notice, TicketUpdate)
     text = markdown.update_body(closing.notice)
     assert text.startswith("Resolved by Cy Example at 2026-01-01 00:06:40 UTC.")
-    assert "Alerts that cleared:\n- `ServiceHighErrorRate` on payment at 2026-01-01 00:05:00" in text
+    assert "cleared:\n- `ServiceHighErrorRate` on payment at 2026-01-01 00:05:00 UTC" in text
     assert "on checkout" not in text and "on frontend" not in text and " at -" not in text
     assert "2 alerts still firing when it was resolved." in text
     # every alert still firing: no "cleared" list at all

@@ -879,8 +879,8 @@ class Responder:
             again = escalation.follow_up(task.graph, incident["id"], who, round_)
             task.complete("page updated" + (", escalation policy again" if again else ""), **again)
             return
-        round_ = ":".join(parts[2:4]) if parts[2] == "retrigger" else ""
-        self._restate(task, incident, alerts, f"acknowledged:{round_}" if round_ else "acknowledged")
+        round_ = f":{parts[2]}:{parts[3]}" if parts[2] == "retrigger" else ""
+        self._restate(task, incident, alerts, f"acknowledged{round_}")
         task.complete("page updated")
 
     def _resolved(

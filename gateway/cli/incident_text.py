@@ -160,7 +160,8 @@ def incident_report(
         nobody = bool(found.get("nobody_paged"))
         line = f"paged: {_route(paged, nobody)}"
         if first:
-            line = f"paged: {_route(first, nobody)}; then, for the new cause: {_route(paged, nobody)}"
+            then = _route(paged, nobody)
+            line = f"paged: {_route(first, nobody)}; then, for the new cause: {then}"
         lines.append(line)
     if found.get("acknowledged_at"):
         lines.append(

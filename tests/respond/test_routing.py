@@ -22,8 +22,8 @@ from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
 from adapters.slack.notifier import SlackNotifier
 from agents.respond.routing import route_from
 from gateway.cli.commands import app
-from gateway.cli.incident_text import incident_report, incident_table, on_call
 from gateway.cli.doctor import check_default_route, run_checks
+from gateway.cli.incident_text import incident_report, incident_table, on_call
 from gateway.ops.runtime import Runtime
 from gateway.world import apply_world, import_world, load_world
 from tests.conftest import FIXTURES, Gateway, make_settings
