@@ -653,6 +653,7 @@ class Responder:
             task.complete("unchanged")
             return
         root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
+        reached = None
         if root is not None:  # nobody was paged (a preference): no thread to update
             if found:
                 update = messages.diagnosis_update(
@@ -662,7 +663,6 @@ class Responder:
                 self._say(task, update)
             # a lead (under LEAD_BELOW) is told in the thread, not paged: it must not wake
             # another team over a cause the first page's finding (or an engineer) named surer
-            reached = None
             if moved and cause and float(incident.get("confidence") or 0) >= LEAD_BELOW:
                 reached = self._page_new_cause(task, incident, alerts, root)
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
