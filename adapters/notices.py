@@ -234,8 +234,9 @@ class ClearedNote(_Value):
 
 
 class TicketUpdate(_Value):
-    """A comment on the ticket; with `close`, the incident resolved at `resolved_at` (ms UTC)
-    and `cleared` lists its alerts."""
+    """A comment on the ticket; with `close`, the incident resolved at `resolved_at` (ms UTC),
+    by `resolved_by` (a person's name when resolved by hand), `cleared` lists its alerts that
+    cleared and `still_firing` counts those that had not when it was resolved."""
 
     type: Literal["ticket-update"] = "ticket-update"
     incident_id: str
@@ -243,6 +244,7 @@ class TicketUpdate(_Value):
     resolved_at: int | None = None
     resolved_by: str | None = None
     cleared: list[ClearedNote] = Field(default_factory=list)
+    still_firing: int = 0
     #: A comment that is not the resolution (a remediation's verification): plain text, said
     #: instead of the resolution lines.
     note: str | None = None

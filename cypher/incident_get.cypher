@@ -1,6 +1,7 @@
 // One incident with its finding (if any), its quiet window's end (`maintenance_until`, ms),
 // the escalation level reached, how often it reopened (flapping), and its splits: the incident
-// it was split from (`split_from`, or null) and those split from it (`split_into`, by id).
+// it was split from (`split_from`, or null) and those split from it (`split_into`, by id), and
+// whether it was paged as `list_incidents.cypher` says it (`paged`, `nobody_paged`).
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (s:Incident)-[:SPLIT_FROM]->(i)
 WITH i, collect(s.id) AS split_into
@@ -16,4 +17,6 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        f.separated_by AS separated_by, f.evidence_json AS evidence_json,
        f.measured_json AS measured_json,
        i.maintenance_until AS maintenance_until, i.escalation_level AS escalation_level,
-       i.reopens AS reopens, i.split_from AS split_from, split_into
+       i.reopens AS reopens, i.split_from AS split_from, split_into,
+       coalesce(i.notified, false) AND coalesce(i.page_reached, true) AS paged,
+       coalesce(i.notified, false) AND NOT coalesce(i.page_reached, true) AS nobody_paged

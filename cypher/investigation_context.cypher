@@ -3,7 +3,7 @@
 // (none for an incident that is gone), as lists of maps: `alerts` (the incident's alerts, `incident_alerts`' columns the investigator uses),
 // `walk` (`coverage_walk` rows from the alerting components within $hops, each with `paths`:
 // one shortest path from each component it covers, as walk_path.cypher finds), `links`
-// (`topic_producers` of the topics that walk reaches), `beyond` (`coverage_walk` rows from
+// (`topic_producers` of the topics that walk reaches, with their consumers), `beyond` (`coverage_walk` rows from
 // those producers), `changes` (`recent_changes` of every component alerting or reached, in
 // [opened - $lookback_ms, opened], `opened` being the first alert's start), `remembered`
 // (whether memory holds an active playbook: only then is `recall` asked, in a query of its
@@ -50,9 +50,10 @@ CALL {
     MATCH (t:Component {name: topic})
     MATCH (pr:Component)-[r:PUBLISHES]->(t)
     WHERE r.purpose = 'business'
-    RETURN t.name AS topic, pr.name AS producer
+    RETURN t.name AS topic, pr.name AS producer,
+           [(co:Component)-[k:CONSUMES]->(t) WHERE k.purpose = 'business' | co.name] AS consumers
   }
-  RETURN collect({topic: topic, producer: producer}) AS links
+  RETURN collect({topic: topic, producer: producer, consumers: consumers}) AS links
 }
 CALL {
   WITH links

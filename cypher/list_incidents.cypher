@@ -1,8 +1,11 @@
 // The newest incidents first, with counts of alerts and of firing alerts, and whether a finding
 // was written (`investigated`: an inconclusive one has no root cause but a finding). Incidents merged into
 // another (status 'merged') are listed only when asked for by status. The on-call state rides
-// along: whether its people were paged, who acknowledged, the escalation level reached, a quiet
-// window holding the page; and the latest verdict that confirmed or corrected the cause.
+// along: whether its people were paged (`paged`: a page reached a person on call or a channel;
+// `nobody_paged`: the page went out to no one, no team on call and no channel), who
+// acknowledged, the escalation level reached, a quiet window holding the page; and the latest
+// verdict that confirmed or corrected the cause. An incident paged before `page_reached` was
+// kept counts as paged once notified.
 MATCH (i:Incident)
 WHERE ($status IS NULL AND i.status <> 'merged') OR i.status = $status
 WITH i ORDER BY i.opened_at DESC, i.id LIMIT $limit
@@ -17,7 +20,9 @@ WITH i, investigated, candidates, confidence,
 OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.root_cause AS root_cause,
-       investigated, candidates, confidence, verdict, coalesce(i.notified, false) AS paged, i.acknowledged_by AS acknowledged_by,
+       investigated, candidates, confidence, verdict, coalesce(i.notified, false) AND coalesce(i.page_reached, true) AS paged,
+       coalesce(i.notified, false) AND NOT coalesce(i.page_reached, true) AS nobody_paged,
+       i.acknowledged_by AS acknowledged_by,
        coalesce(i.escalation_level, 0) AS escalation_level, i.maintenance_until AS maintenance_until,
        count(a) AS alerts, sum(CASE WHEN a.status = 'firing' THEN 1 ELSE 0 END) AS firing
 ORDER BY opened_at DESC, id

@@ -1,7 +1,8 @@
 // The responder's reading of an incident in one round trip: `incident_get`'s columns, when it
 // last reopened (`reopened_at`, ms), the end of the last window that covered it
 // (`maintenance_until`), the similar incidents found (`similar_json`: a restated page keeps its
-// "Similar:" line), `alerts`, the rows `incident_alerts` returns (as maps; the responder
+// "Similar:" line), what the page showed when last sent or edited for the finding
+// (`notified_shows`), `alerts`, the rows `incident_alerts` returns (as maps; the responder
 // sorts them by start), and `held`, the ended windows that held the page or the reopen's
 // notice (`_held_windows`: a restated page keeps saying so).
 MATCH (i:Incident {id: $incident_id})
@@ -19,7 +20,8 @@ WITH i, f, collect(CASE WHEN a IS NULL THEN null ELSE {
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.received_at AS received_at,
        i.root_cause AS root_cause, i.conclusive AS conclusive,
-       i.notified_root_cause AS notified_root_cause, i.merged_into AS merged_into,
+       i.notified_root_cause AS notified_root_cause, i.notified_shows AS notified_shows,
+       i.merged_into AS merged_into,
        i.acknowledged_at AS acknowledged_at, i.acknowledged_by AS acknowledged_by,
        i.resolved_by AS resolved_by, coalesce(i.reopens, 0) AS reopens,
        i.reopened_at AS reopened_at, i.maintenance_until AS maintenance_until,

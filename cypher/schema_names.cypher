@@ -35,7 +35,7 @@ CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:
   heartbeat: 0, last_at: 0, paged_at: 0, received: 0, maintenance_until: 0, reason: 0,
   teams: 0, silence_url: 0, reopened_at: 0, reopens: 0, ended_by: 0, retriggers: 0,
   retriggered_at: 0, world_source: 0, notified: 0,
-  channel: 0, covers: 0, depths: 0, hops: 0, pinned_to: 0, producer: 0, shift_ends_at: 0,
+  channel: 0, covers: 0, depths: 0, hops: 0, pinned_to: 0, producer: 0, consumers: 0, shift_ends_at: 0,
   ticket_ref: 0, topic: 0, touched: 0, way: 0, direction: 0, edge: 0, of: 0,
   acknowledged_at: 0, acknowledged_by: 0, resolved_by: 0, escalation_level: 0,
   maintenance_until: 0, fallback_from: 0, reason: 0, playbook_id: 0, proposed_at: 0,
@@ -43,7 +43,7 @@ CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:
   approvers: 0, decided_at: 0, identity: 0, members: 0,
   ran_at: 0, remediation_failed: 0, remediation_id: 0, remediation_json: 0,
   remediation_trust: 0, remediation_type: 0, remediation_verified: 0, spec_json: 0,
-  task_attempt: 0, held_at: 0})
+  task_attempt: 0, notified_shows: 0, page_reached: 0, held_at: 0})
 CREATE (s)-[:APPROVED_BY]->(s),
        (s)-[:CALLS]->(s),
        (s)-[:CONSUMES]->(s),

@@ -484,6 +484,37 @@ def test_an_inconclusive_ticket_names_its_candidates():
                               "component:frontend-web"]  # fmt: skip
 
 
+def test_a_manual_resolve_names_who_and_lists_only_the_alerts_that_cleared():
+    """Resolved by hand while two of three alerts still fire: the closing comment says who
+    resolved it, lists the one alert that cleared (with its time) and counts the others as
+    still firing, as the thread's resolve notice does (never "cleared … at -")."""
+    cleared = alert_row(1) | {"status": "resolved", "ends_at_ms": 1_767_225_900_000}
+    alerts = [cleared, alert_row(2, component="checkout"), alert_row(3, component="frontend")]
+    incident = incident_row(status="resolved", resolved_at=1_767_226_000_000,
+                            resolved_by="Cy Example")  # fmt: skip
+    closing = messages.ticket_resolved("incident:inc-abc:ticket-resolved", incident, alerts,
+                                       "github:o/r#1")  # fmt: skip
+    assert isinstance(closing.notice, TicketUpdate)
+    text = markdown.update_body(closing.notice)
+    assert text.startswith("Resolved by Cy Example at 2026-01-01 00:06:40 UTC.")
+    assert "cleared:\n- `ServiceHighErrorRate` on payment at 2026-01-01 00:05:00 UTC" in text
+    assert "on checkout" not in text and "on frontend" not in text and " at -" not in text
+    assert "2 alerts still firing when it was resolved." in text
+    # every alert still firing: no "cleared" list at all
+    firing = messages.ticket_resolved("i", incident, alerts[1:], "github:o/r#1").notice
+    assert isinstance(firing, TicketUpdate)
+    said = markdown.update_body(firing)
+    assert "cleared" not in said and "2 alerts still firing when it was resolved." in said
+    # resolved by its alerts: all cleared, nobody named, nothing still firing
+    resolved = [a | {"status": "resolved", "ends_at_ms": 1_767_225_900_000} for a in alerts]
+    plain = messages.ticket_resolved("i", incident_row(status="resolved", resolved_at=1),
+                                     resolved, "github:o/r#1").notice  # fmt: skip
+    assert isinstance(plain, TicketUpdate)
+    said = markdown.update_body(plain)
+    assert said.startswith("Resolved at ") and said.count("\n- ") == 3
+    assert "still firing" not in said
+
+
 # ---------------------------------------------------------------- settings and wiring
 
 
@@ -602,3 +633,22 @@ def test_end_to_end_a_rate_limited_ticket_waits_for_retry_after(github_runtime, 
     runtime.start_workers(1)
     assert runtime.wait_idle(timeout_s=10)
     assert len(github_api.issues) == 1 and github_api.calls("POST", ISSUES) == 2
+
+
+def test_end_to_end_a_manual_resolve_tells_the_ticket_who_and_what_still_fires(
+    github_runtime, github_api
+):
+    """`POST /resolve` by Cy Example while every alert fires (a new user's trial): the issue's
+    closing comment names Cy and lists no alert as cleared."""
+    runtime, http = github_runtime
+    (incident,) = post(http, payment_failure(), datetime.now(UTC) - timedelta(minutes=5), "firing")
+    drain(runtime)
+    firing = len(http.get(f"/api/v1/incidents/{incident}").json()["alerts"])
+    done = http.post(f"/api/v1/incidents/{incident}/resolve", json={"by": "Cy Example"})
+    assert done.status_code == 200 and done.json()["resolved_by"] == "Cy Example"
+    drain(runtime)
+    assert github_api.issue(1)["state"] == "closed"
+    (comment,) = github_api.comments[1]
+    assert "Resolved by Cy Example at " in comment["body"]
+    assert "cleared" not in comment["body"] and "\n- " not in comment["body"]
+    assert f"{firing} alerts still firing when it was resolved." in comment["body"]

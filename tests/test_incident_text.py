@@ -146,6 +146,15 @@ def test_the_on_call_column_says_quiet_only_while_the_window_lasts() -> None:
     assert on_call({"paged": True, "status": "open", "acknowledged_by": "Ann"}) == "ack Ann"
 
 
+def test_the_on_call_column_says_nobody_paged_when_the_page_reached_no_one() -> None:
+    """No team on call and no channel (a new user's trial: the column said `paged`)."""
+    nobody = {"paged": False, "nobody_paged": True, "status": "open"}
+    assert on_call(nobody, now_ms=0) == "nobody paged"
+    assert on_call(nobody | {"status": "resolved"}, now_ms=0) == "-"
+    assert on_call(nobody | {"acknowledged_by": "Ann"}, now_ms=0) == "ack Ann"
+    assert on_call({"paged": False, "nobody_paged": False, "status": "open"}, now_ms=0) == "-"
+
+
 def test_the_incident_report_shows_what_was_ruled_out_similar_incidents_and_memory() -> None:
     found = incident(
         root_cause="valkey-cart",

@@ -283,14 +283,20 @@ def body(ticket: Ticket) -> str:
 
 
 def update_body(update: TicketUpdate) -> str:
-    """The closing comment: resolution time (and who resolved it) and the alerts that
-    cleared; or its `note` (a remediation's verification), as plain text."""
+    """The closing comment: resolution time (and who resolved it), the alerts that cleared
+    and how many still fired (a resolve by hand); or its `note` (a remediation's
+    verification), as plain text."""
     if update.note is not None:
         return text(update.note)
     by = f" by {text(update.resolved_by)}" if update.resolved_by else ""
-    lines = [f"Resolved{by} at {fmt_ms(update.resolved_at)}. Alerts that cleared:"]
+    lines = [f"Resolved{by} at {fmt_ms(update.resolved_at)}."]
+    if update.cleared:
+        lines[0] += " Alerts that cleared:"
     lines += [f"- {inline_code(a.title)} on {text(a.component or 'unknown')} "
               f"at {fmt_ms(a.ends_at)}" for a in update.cleared]  # fmt: skip
+    if update.still_firing:
+        n = update.still_firing
+        lines += ["", f"{n} alert{'s' if n > 1 else ''} still firing when it was resolved."]
     if update.undelivered:
         lines += ["", f"_({text(update.undelivered)})_"]
     return "\n".join(lines)

@@ -78,12 +78,16 @@ from agents.investigate.weigh import (
     backlog_only,
     cpu_only,
     doubt,
+    near_of,
     self_inflicted,
     stalled_topic,
+    stopped_callers,
+    stopped_reader,
     surge_upstream,
     suspects,
     suspects_behind,
     unmeasured,
+    victim_of,
     weigh,
 )
 from agents.tasks.coordination import Claim, TaskRun
@@ -424,12 +428,21 @@ class Investigator:
             if evidence.prometheus is not None or lead:
                 measured, found, looked = self._rules(task, evidence)
                 sure = measured.root_cause is not None and measured.confidence >= LEAD_BELOW
-                if outranks(measured, decision) or (
-                    lead and sure and measured.root_cause != decision.root_cause
+                # the live evidence measured memory's cause as another's victim: memory was
+                # checked against it and lost, however unsure the rules are otherwise
+                refuted = (
+                    victim_of(measured, steered["candidate"])
+                    if evidence.prometheus is not None
+                    else None
+                )
+                if (
+                    refuted is not None
+                    or outranks(measured, decision)
+                    or (lead and sure and measured.root_cause != decision.root_cause)
                 ):
                     for row in used:  # it did not decide: no trust moves for it
                         row["steered"] = False
-                    decision = overruled(measured, steered, decision.confidence)
+                    decision = overruled(measured, steered, decision.confidence, refuted)
                     candidates, changes, planner = found, looked, "rules"
                 elif (
                     sure
@@ -809,6 +822,8 @@ class Investigator:
         )  # fmt: skip
         if decision is not None:
             decision = self._surge_source(task, ev, decision, edges.data or [])
+        if decision is None and backlog:
+            decision = self._stopped_reader(task, ev, candidates, edges.data or [], win, backlog)
         if decision is None:
             decision = self._stalled_topic(task, ev, candidates, edges.data or [], win)
         if decision is None:
@@ -832,6 +847,40 @@ class Investigator:
             )  # fmt: skip
             decision = read_at_start_up(decision, mine, edges.data or [], ev, win)
         return decision, "", {}
+
+    def _stopped_reader(
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        candidates: list[Candidate],
+        edges: list[dict[str, Any]],
+        win: str | None,
+        backlog: list[str],
+    ) -> Decision | None:
+        """A backlog piles and nothing near the incident is to blame: the clients whose calls
+        into it stopped may be a consumer that stopped reading (`weigh.stopped_reader`). Their
+        own calls were read only where they touch the incident's components, so the rest of
+        them are read now, then the calls into the servers they use from other clients (two
+        `edge_health` steps, asked only when there is such a client outside them): a reader
+        that stopped stops all its calls, while those servers still serve others."""
+        near = near_of(candidates, ev.alerting, edges)
+        readers = sorted(stopped_callers(edges, near) - near)
+        if not readers:
+            return None
+        merged = list(edges)
+
+        def read(components: list[str]) -> None:
+            known = {(e["client"], e["server"], e.get("connection_type")) for e in merged}
+            for e in call(task, ev, "edge_health", {"components": components}).data or []:
+                if (e["client"], e["server"], e.get("connection_type")) not in known:
+                    merged.append(e)
+
+        read(readers)
+        # the other clients of the servers they call: whether those servers still serve
+        servers = sorted({e["server"] for e in merged if e["client"] in readers} - near)
+        if servers:
+            read(servers)
+        return stopped_reader(merged, near, win or "", backlog)
 
     def _surge_source(
         self, task: TaskRun, ev: Evidence, decision: Decision, edges: list[dict[str, Any]]
@@ -1182,15 +1231,19 @@ def measured_cause(decision: Decision) -> bool:
     )
 
 
-def overruled(measured: Decision, playbook: dict[str, Any], at: float) -> Decision:
+def overruled(
+    measured: Decision, playbook: dict[str, Any], at: float, refuted: str | None = None
+) -> Decision:
     """The rules' finding, its summary saying which remembered cause it overruled and why: the
-    measured evidence, or, over a lead (held only by its components, or trusted under the
-    0.5 line), the rules' surer finding from the alerts and the graph."""
-    why = (
-        f"the measured evidence names {measured.root_cause}"
-        if measured_cause(measured)
-        else f"the rules name {measured.root_cause} at {measured.confidence:.2f}"
-    )
+    live evidence measured that cause as another's victim (`refuted`, `weigh.victim_of`),
+    the measured evidence names another, or, over a lead (held only by its components, or
+    trusted under the 0.5 line), the rules' surer finding from the alerts and the graph."""
+    if refuted is not None:
+        why = f"the live evidence rules it out: {refuted}"
+    elif measured_cause(measured):
+        why = f"the measured evidence names {measured.root_cause}"
+    else:
+        why = f"the rules name {measured.root_cause} at {measured.confidence:.2f}"
     note = (
         f" Memory suggested {playbook['candidate']} (playbook '{playbook['title']}', "
         f"{at:.2f}); {why}."

@@ -57,6 +57,10 @@ from agents.investigate.measure import (
     span,
 )
 
+#: How a rule-out that measured a component's trouble coming from a dependency begins.
+VICTIM_OF = "a victim of "
+#: The service graph's connection type of a producer -> consumer edge over a broker.
+MESSAGING = "messaging_system"
 #: Calls into a component fail at least this often, and this much more than in the baseline.
 FAIL_RATIO = 0.05
 #: A single caller's edge speaks for its server from this many calls in the window.
@@ -509,7 +513,8 @@ def stopped_client(
     called in the baseline (`CLIENT_FAULT_SERVERS` or more) stopped or fell (to at most
     `STOPPED` of the baseline rate), while each of those servers still answers another client
     at its usual rate, and nothing that calls the client stopped (then its traffic stopped
-    arriving, and the cause is in front of it): the client stopped working (crashed, hung, a
+    arriving, and the cause is in front of it; with a backlog piling, a messaging edge into it
+    fell because it stopped reading): the client stopped working (crashed, hung, a
     consumer that no longer reads), not the servers. Calls that stop raise no error for a fail
     ratio to show. One server is enough when it alerts only about a backlog (`backlog`:
     `backlog_only`): a queue still taking another client's calls as usual, whose messages pile
@@ -526,7 +531,10 @@ def stopped_client(
         out = [e for e in known if e["client"] == client and e["baseline_calls"] >= EDGE_MIN_CALLS]
         if not out or not all(stopped(e) for e in out):
             continue
-        if any(stopped(e) for e in known if e["server"] == client):
+        # its traffic stopped arriving: the cause is in front of it; but with a backlog
+        # piling, messages into a consumer fell because it stopped reading them
+        if any(stopped(e) for e in known if e["server"] == client
+               and not (backlog and e.get("connection_type") == MESSAGING)):  # fmt: skip
             continue
         pairs = []
         for e in out:
@@ -581,6 +589,22 @@ def stopped_client(
     )  # fmt: skip
 
 
+def near_of(
+    candidates: list[Candidate], alerting: list[str], edges: list[dict[str, Any]]
+) -> set[str]:
+    """The components near the incident `weigh` weighs: the walk's, the alerting ones, and the
+    servers they call, even over edges the walk skips (config: flagd)."""
+    near = {c.name for c in candidates} | set(alerting)
+    near |= {e["server"] for e in edges if e["client"] in near and e["known"]}
+    return near
+
+
+def stopped_callers(edges: list[dict[str, Any]], near: set[str]) -> set[str]:
+    """The clients whose calls into a component in `near` stopped (`stopped`): the readers a
+    backlog may have lost (`stopped_reader`)."""
+    return {e["client"] for e in edges if e["known"] and e["server"] in near and stopped(e)}
+
+
 def stopped_reader(
     edges: list[dict[str, Any]], near: set[str], win: str, backlog: Iterable[str] = ()
 ) -> Decision | None:
@@ -595,7 +619,7 @@ def stopped_reader(
     piled = set(backlog)
     readers = {e["client"] for e in edges if e["known"] and e["server"] in piled}
     if piled:
-        readers |= {e["client"] for e in edges if e["known"] and e["server"] in near and stopped(e)}
+        readers |= stopped_callers(edges, near)
     found = stopped_client(edges, near | readers, win, piled)
     if found is None or any(e["client"] == found.root_cause for e in edges if e["server"] in piled):
         return found  # a reader through its calls into the queue: the summary says so
@@ -636,7 +660,7 @@ def stalled_topic(
     known = [e for e in edges if e["known"]]
     flow = [
         e for e in known
-        if e.get("connection_type") == "messaging_system" and e["client"] in producers
+        if e.get("connection_type") == MESSAGING and e["client"] in producers
         and e["server"] in consumers and e["baseline_calls"] >= EDGE_MIN_CALLS
     ]  # fmt: skip
     if not flow or not all(map(stopped, flow)):
@@ -650,7 +674,7 @@ def stalled_topic(
         other = [
             e for e in known
             if p in (e["client"], e["server"]) and e not in flow
-            and e.get("connection_type") != "messaging_system"
+            and e.get("connection_type") != MESSAGING
             and e["baseline_calls"] >= EDGE_MIN_CALLS
         ]  # fmt: skip
         served = [e for e in other if not edge_degraded(e) and (e["rate_change"] or 0) > STOPPED]
@@ -865,11 +889,7 @@ def weigh(
     one is its victim (a topic on a failing broker, a caller of a failing service).
     """
     walk = {c.name: c for c in candidates}
-    near = set(walk) | set(alerting)
-    # Servers the incident's components call, even over edges the walk skips (config: flagd).
-    for e in edges:
-        if e["client"] in near and e["known"]:
-            near.add(e["server"])
+    near = near_of(candidates, alerting, edges)
     clients = set(clients)
     traffic = traffic_sources(edges, clients, near)
     if traffic:
@@ -923,7 +943,7 @@ def weigh(
     measured: dict[str, dict[str, Any]] = {}
     for name, dep in sorted(victim_of.items()):
         if name not in roots:
-            ruled[name] = f"a victim of {dep}, which it depends on: {sigs[dep][0].text}"
+            ruled[name] = f"{VICTIM_OF}{dep}, which it depends on: {sigs[dep][0].text}"
             measured[name] = signal_measurement(sigs[dep][0], win)
     for name, (bad, slow) in sorted(loaded.items()):
         if name not in roots:
@@ -1379,3 +1399,10 @@ def suspects_behind(x: str, candidates: list[Candidate], alerting: list[str]) ->
         if c.name != x and c.name not in alerting and set(mine.covers) <= set(c.covers)
         and c.distance <= mine.distance + len(mine.covers)
     ]  # fmt: skip
+
+
+def victim_of(decision: Decision, name: str) -> str | None:
+    """Why the evidence of `decision` set `name` aside as a victim (its calls into a degraded
+    dependency fail or slowed: its trouble measured to come from there), or None."""
+    why = decision.ruled_out.get(name)
+    return why if why is not None and why.startswith(VICTIM_OF) else None

@@ -163,13 +163,16 @@ def active_round(state: dict[str, Any], page_at: int) -> tuple[str, int]:
 
 
 def fmt_after(ms: int) -> str:
-    """A level's wait as people say it: `90 s`, `15 min`, `1 h 30 min`."""
+    """A level's wait as people say it: `30 s`, `15 min`, `1 min 30 s`, `1 h 30 min`, `250 ms`.
+    Nothing is rounded away: a part that is zero is left out, seconds keep their fraction
+    (`1 min 0.5 s`), so a 90 s level never reads as the 60 s one."""
     if ms < 60_000:
         return f"{ms // 1000} s" if ms % 1000 == 0 else f"{ms} ms"
     hours, minutes = divmod(ms // 60_000, 60)
-    if not hours:
-        return f"{minutes} min"
-    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    seconds = ms % 60_000 / 1000
+    parts = [f"{hours} h" if hours else "", f"{minutes} min" if minutes else "",
+             f"{seconds:g} s" if seconds else ""]  # fmt: skip
+    return " ".join(p for p in parts if p)
 
 
 def whom(

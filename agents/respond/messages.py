@@ -8,6 +8,7 @@ module decides what is said, never how it looks.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import urllib.parse
 from typing import Any
@@ -278,6 +279,21 @@ def notification(
     )
 
 
+def page_shows(incident: dict[str, Any], alerts: list[dict[str, Any]]) -> str:
+    """What a page says of the finding and the alerts, beyond its root cause (stored as the
+    incident's `notified_shows` when the page goes out or is edited for the finding): a JSON
+    object `{candidates, alerts}`, the candidates in order when the finding is inconclusive
+    (the page lists them as what to check first; a named cause shows none), and a digest of
+    the set of alerts on it (their keys; the components follow from them). A
+    re-investigation edits the page when this or the cause changed (`Responder._update`)."""
+    cause = incident.get("root_cause")
+    keys = "\n".join(sorted(str(a["key"]) for a in alerts))
+    return json.dumps({
+        "candidates": [] if cause else list(incident.get("candidates") or []),
+        "alerts": hashlib.sha256(keys.encode()).hexdigest()[:16],
+    })  # fmt: skip
+
+
 def page_channels(
     who: dict[str, Any] | None, default_team: dict[str, Any] | None, default_channel: str | None
 ) -> list[str | None]:
@@ -502,17 +518,26 @@ def resolved_notice(
 
 
 def diagnosis_update(
-    intent_id: str, incident: dict[str, Any], previous: str | None, reply_to: str | None
+    intent_id: str,
+    incident: dict[str, Any],
+    previous: str | None,
+    reply_to: str | None,
+    was_candidates: list[str] | None = None,
 ) -> OutboundMessage:
-    """The follow-up when more alerts changed the root cause after the first page."""
+    """The follow-up when more alerts changed the finding after the first page: its root
+    cause (`previous` before), or, inconclusive before and after, the order of what to check
+    (`was_candidates` before)."""
     now = (
         incident["root_cause"]
         or "inconclusive (" + ", ".join(incident.get("candidates") or []) + ")"
     )
+    was = previous or "inconclusive"
+    if not previous and not incident["root_cause"] and was_candidates:
+        was += ": " + ", ".join(was_candidates)
     text = [
         Span(text="Diagnosis update: root cause is now "),
         Span(text=now, strong=True),
-        Span(text=f" (was {previous or 'inconclusive'}). {incident.get('summary') or ''}"),
+        Span(text=f" (was {was}). {incident.get('summary') or ''}"),
     ]
     return followup(
         intent_id, incident, "diagnosis", text, reply_to, root_cause=incident["root_cause"]
@@ -625,7 +650,9 @@ def readback_answer(
 def ticket_resolved(
     intent_id: str, incident: dict[str, Any], alerts: list[dict[str, Any]], reply_to: str | None
 ) -> OutboundMessage:
-    """The closing comment of a ticket: resolution time and the alerts that cleared."""
+    """The closing comment of a ticket: resolution time, who resolved it (by hand), the alerts
+    that cleared and how many still fire (as the thread's `resolved_notice` says it)."""
+    done = [a for a in alerts if a["status"] == "resolved"]
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],
@@ -635,9 +662,11 @@ def ticket_resolved(
             incident_id=incident["id"],
             title=incident["title"],
             resolved_at=incident.get("resolved_at"),
+            resolved_by=incident.get("resolved_by"),
             cleared=[
                 ClearedNote(title=a["title"], component=a["component"], ends_at=a.get("ends_at_ms"))
-                for a in alerts
+                for a in done
             ],
+            still_firing=len(alerts) - len(done),
         ),
     )

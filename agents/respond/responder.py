@@ -4,8 +4,8 @@ Every external action carries an intent id and goes through `TaskRun.act`, so a 
 resumed run never pages twice. An approved preference of the on-call person for the incident's
 failure kind is obeyed (e.g. no Slack page, a ticket only), and the ticket says why.
 - `incident:<id>:initial-notification` and `incident:<id>:ticket` (task `respond`);
-- `incident:<id>:update:<task id>` when a re-investigation changed the root cause after the page
-  (task `notify_update`);
+- `incident:<id>:update:<task id>` when a re-investigation changed the finding after the page:
+  its root cause, or an inconclusive one's candidates (task `notify_update`);
 - `incident:<id>:readback:<fact id>`: a stated preference read back for approval, and
   `…:readback-answer:<fact id>` once it is approved or discarded (`readback`);
 - `incident:<id>:cleared:<alert key>` per alert that clears, and `incident:<id>:ticket-resolved`
@@ -13,7 +13,8 @@ failure kind is obeyed (e.g. no Slack page, a ticket only), and the ticket says 
 
 The page itself is restated with the incident's current state (kind `update`; Slack edits it
 in place) when the ticket link is known (`…:ticket-link`), the incident resolves
-(`…:resolved`), a re-investigation changes the cause (`…:page:<task id>`), and an engineer gives
+(`…:resolved`), a re-investigation changes what the page says (the cause, an inconclusive
+finding's candidates, the alerts on it: `…:page:<task id>`), and an engineer gives
 a verdict (`…:page:notify_verdict:<verdict id>`, task `notify_verdict`).
 
 Pages first: when an incident's investigation is not done `BLAST_PAGE_WITHIN_MS` after it was
@@ -77,6 +78,14 @@ def said(message: OutboundMessage, via: str, ref: str) -> None:
         log.info("paged %s via %s", name or "nobody by name (see the page)", via)
     elif message.kind == "ticket":
         log.info("ticket %s opened", ref.removeprefix("github:"))
+
+
+def addressed(who: dict[str, Any] | None, channel: str | None) -> bool:
+    """Whether a page to route `who` in `channel` (the first of its chain; None: no channel
+    is known at all, the notifier's own default) reaches someone: the route names a person on
+    call, or the page goes to a channel. False is "nobody paged" (no team on call, no channel:
+    e.g. a world with no teams and no `SLACK_DEFAULT_CHANNEL`)."""
+    return bool((who or {}).get("person")) or channel is not None
 
 
 def attempt(page: OutboundMessage, channel: str | None, refused: list[Refusal]) -> OutboundMessage:
@@ -291,6 +300,8 @@ class Responder:
                 self._restate(task, incident, alerts, "ticket-link")
             task.complete(
                 "notified", mark_notified=True, root_cause=incident["root_cause"],
+                shows=messages.page_shows(incident, alerts),
+                reached=addressed(who, chain[0]) if page is not None else None,
                 **escalation.follow_up(task.graph, incident["id"], who if note is None else None),
             )  # fmt: skip
 
@@ -371,6 +382,7 @@ class Responder:
             self._page(task, page, chain, {})
             task.complete(
                 "paged before the diagnosis", mark_notified=True, root_cause=None,
+                shows=messages.page_shows(incident, alerts), reached=addressed(who, chain[0]),
                 **escalation.follow_up(task.graph, incident["id"], who),
             )  # fmt: skip
 
@@ -450,7 +462,9 @@ class Responder:
                  for d in sorted(incident["refused"], key=lambda d: d["at"])],
             )  # fmt: skip
             task.act(self.messenger, update)
-            task.complete("cause edited into the page", mark_notified=True, root_cause=cause)
+            task.complete("cause edited into the page", mark_notified=True, root_cause=cause,
+                          shows=messages.page_shows(incident, alerts),
+                          reached=self._repaged(repage, who))  # fmt: skip
 
         first, message = sends[0] if sends else (self.tickets, issue)
         return Intended(first, message, lambda: self._settled(task, rest))
@@ -621,28 +635,44 @@ class Responder:
     def _update(
         self, task: TaskRun, incident: dict[str, Any], alerts: list[dict[str, Any]]
     ) -> None:
-        """Tell the thread when a re-investigation changed the root cause since the page; page
-        the new cause's on-call only when the new finding is conclusive (`LEAD_BELOW` or
-        more). A quiet window that covers the incident (one merged into it held it, or its
-        reopen is held) holds this until its end (`maintenance.hold`)."""
-        if incident["root_cause"] == incident["notified_root_cause"]:
+        """After a re-investigation: when what the page says changed since it was sent or
+        last edited (its root cause, the order of candidates of an inconclusive finding, the
+        set of alerts on it: `messages.page_shows`), restate the page; when the finding
+        changed (cause or candidates), tell the thread too; page the new cause's on-call only
+        when the cause changed and the new finding is conclusive (`LEAD_BELOW` or more).
+        Nothing when the page would show what it shows. A quiet window that covers the
+        incident (one merged into it held it, or its reopen is held) holds this until its end
+        (`maintenance.hold`)."""
+        shows = messages.page_shows(incident, alerts)
+        cause = incident["root_cause"]
+        moved = cause != incident["notified_root_cause"]
+        before = json.loads(incident["notified_shows"] or "null")
+        if before is None:  # paged before `notified_shows` was kept: its cause alone is known
+            before = json.loads(shows) if not moved else {}
+        now = json.loads(shows)
+        found = moved or before.get("candidates") != now["candidates"]
+        if not found and before.get("alerts") == now["alerts"]:
             task.complete("unchanged")
             return
         if maintenance.hold(task, incident, alerts, "update"):
             return
         root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
+        reached = None
         if root is not None:  # nobody was paged (a preference): no thread to update
-            update = messages.diagnosis_update(
-                intent(incident["id"], f"update:{task.claim.task_id}"), incident,
-                incident["notified_root_cause"], root,
-            )  # fmt: skip
-            self._say(task, update)
+            if found:
+                update = messages.diagnosis_update(
+                    intent(incident["id"], f"update:{task.claim.task_id}"), incident,
+                    incident["notified_root_cause"], root, before.get("candidates"),
+                )  # fmt: skip
+                self._say(task, update)
             # a lead (under LEAD_BELOW) is told in the thread, not paged: it must not wake
             # another team over a cause the first page's finding (or an engineer) named surer
-            if incident["root_cause"] and float(incident.get("confidence") or 0) >= LEAD_BELOW:
-                self._page_new_cause(task, incident, alerts, root)
+            if moved and cause and float(incident.get("confidence") or 0) >= LEAD_BELOW:
+                reached = self._page_new_cause(task, incident, alerts, root)
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
-        task.complete("updated", mark_notified=True, root_cause=incident["root_cause"])
+        task.complete("updated" if found else "page updated: its alerts changed",
+                      mark_notified=True, root_cause=cause, shows=shows,
+                      reached=reached)  # fmt: skip
 
     def _page_new_cause(
         self,
@@ -650,12 +680,12 @@ class Responder:
         incident: dict[str, Any],
         alerts: list[dict[str, Any]],
         root: str | None,
-    ) -> dict[str, Any]:
+    ) -> bool | None:
         """After the cause changed: page the on-call of the new cause's route in their own
         channel, with a note in the thread of `root` (`_page_cause`), unless it is the person
         paged already, then tell the other alerting teams (`_tell_teams`). The page, restated
         next, names both (`incident_paged.cypher`: the latest route and the first page's).
-        Returns that route."""
+        Returns whether that page reached someone (`_repaged`; None: none was sent)."""
         cause = incident["root_cause"]
         paged = task.step(
             "paged_before", {"incident_id": incident["id"]},
@@ -673,7 +703,15 @@ class Responder:
         if repage is not None:
             self._page_cause(task, incident, who, repage, root, {})
         self._tell_teams(task, incident, alerts, who)
-        return who
+        return self._repaged(repage, who)
+
+    def _repaged(self, repage: OutboundMessage | None, who: dict[str, Any] | None) -> bool | None:
+        """Whether the page of a new cause's on-call (`_repage`, to route `who`) reached
+        someone (`addressed`: it goes to the route's channel, else `SLACK_DEFAULT_CHANNEL`);
+        None when there is none."""
+        if repage is None:
+            return None
+        return addressed(who, (who or {}).get("channel") or self.default_channel)
 
     def _repage(
         self,
@@ -830,20 +868,24 @@ class Responder:
         """Someone acknowledged (`notify_state:ack:<id>`) or resolved (`…:resolve:<id>`) the
         incident, or a failed remediation retriggered it (`…:retrigger:<k>:<id>`): restate the
         page; for a resolution send the resolve notice, for a retrigger run the escalation
-        policy's round `retrigger:<k>` next."""
-        what = task.claim.task_id.split(":")[1]
+        policy's round `retrigger:<k>` next. An acknowledgement after the k-th retrigger
+        (`…:ack:retrigger:<k>:<id>`) restates it under `…:acknowledged:retrigger:<k>`: the
+        first round's edit is done already (`acknowledge_incident.cypher`)."""
+        parts = task.claim.task_id.split(":")
+        what = parts[1]
         if what == "resolve":
             task.complete(self._resolved(task, incident, alerts))
             return
         if what == "retrigger":  # notify_state:retrigger:<k>:<id>, from agents.act
-            round_ = ":".join(task.claim.task_id.split(":")[1:3])
+            round_ = ":".join(parts[1:3])
             self._restate(task, incident, alerts, f"page:{round_}")
             paged = task.graph.one("incident_paged", {"incident_id": incident["id"]})
             who = json.loads(paged["result"]) if paged else None
             again = escalation.follow_up(task.graph, incident["id"], who, round_)
             task.complete("page updated" + (", escalation policy again" if again else ""), **again)
             return
-        self._restate(task, incident, alerts, "acknowledged")
+        round_ = f":{parts[2]}:{parts[3]}" if parts[2] == "retrigger" else ""
+        self._restate(task, incident, alerts, f"acknowledged{round_}")
         task.complete("page updated")
 
     def _resolved(

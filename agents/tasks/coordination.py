@@ -338,12 +338,17 @@ class TaskRun:
         next_id: str | None = None,
         mark_notified: bool = False,
         root_cause: str | None = None,
+        shows: str | None = None,
+        reached: bool | None = None,
     ) -> None:
         """Mark the task done and enqueue the follow-up task, in one fenced write
         (`complete_task`); the follow-up is claimed for this worker when it takes that kind
         (`chained`, `next_claim`). Within a batch the write waits for the batch's (`held`).
 
-        `mark_notified`: the incident's people were told, and `root_cause` is what they were told.
+        `mark_notified`: the incident's people were told, `root_cause` is what they were told
+        and `shows` what else their page showed (`agents.respond.messages.page_shows`).
+        `reached`: whether a page this task sent reached someone (a person on call or a
+        channel); None when it sent none.
         """
         fields = {
             "outcome": outcome,
@@ -351,6 +356,8 @@ class TaskRun:
             "next_id": next_id,
             "mark_notified": mark_notified,
             "root_cause": root_cause,
+            "shows": shows,
+            "reached": reached,
         }
         self.complete_with("complete_task", fields)
 

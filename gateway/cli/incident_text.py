@@ -9,6 +9,7 @@ from typing import Any
 
 from agents.triage.triage import component_candidates
 from gateway.web.overview import cause as listed_cause
+from gateway.web.timeline import paged_words
 
 
 def when(ms: int | None) -> str:
@@ -50,8 +51,9 @@ def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
     (escalation level reached while nobody acknowledged), `quiet` (a maintenance window holds
     the page of an open incident until `maintenance_until`, ms since the epoch, later than
     `now_ms`; default: now; a resolved incident has no page to hold),
-    else `paged` for an open incident paged and not acknowledged yet, `-` for none of these;
-    `, `-joined when several hold."""
+    else `paged` for an open incident paged and not acknowledged yet, `nobody paged` for one
+    whose page reached no one (no team on call, no channel: `nobody_paged`), `-` for none of
+    these; `, `-joined when several hold."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     said = []
     if row.get("acknowledged_by"):
@@ -61,8 +63,11 @@ def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
     # a window that ended holds nothing, nor one over a resolved incident
     if (row.get("maintenance_until") or 0) > now and row.get("status") != "resolved":
         said.append("quiet")
-    if not said and row.get("paged") and row.get("status") == "open":
-        said.append("paged")
+    if not said and row.get("status") == "open":
+        if row.get("nobody_paged"):
+            said.append("nobody paged")
+        elif row.get("paged"):
+            said.append("paged")
     return ", ".join(said) or "-"
 
 
@@ -80,10 +85,12 @@ def judged(root_cause: str | None, verdict: dict[str, Any] | None) -> str | None
     return said["text"] if said["state"] in ("corrected", "confirmed") else None
 
 
-def _route(route: dict[str, Any]) -> str:
-    """`Ed Example (catalog, #catalog-oncall)`: a route's person, team and channel."""
-    where = ", ".join(str(p) for p in (route.get("team"), route.get("channel")) if p)
-    return f"{route.get('person') or 'nobody on call'} ({where})"
+def _route(route: dict[str, Any], nobody: bool = False) -> str:
+    """`Ed Example (catalog, #catalog-oncall)`: a route's person, team and channel, as the web
+    page says it (`paged_words`: `nobody on call (catalog, #catalog-oncall)`, or, when the page
+    reached no one (`nobody`), `nobody paged (<why>)`)."""
+    words = paged_words(route, nobody) or {"who": "nobody paged", "where": ""}
+    return f"{words['who']}{words['where']}"
 
 
 def _listed(root_cause: str | None, confidence: float | None, investigated: bool) -> str:
@@ -150,9 +157,11 @@ def incident_report(
         lines.append(f"finding: {finding['summary']}")
     lines += _memory_lines(found, finding)
     if paged:
-        line = f"paged: {_route(paged)}"
+        nobody = bool(found.get("nobody_paged"))
+        line = f"paged: {_route(paged, nobody)}"
         if first:
-            line = f"paged: {_route(first)}; then, for the new cause: {_route(paged)}"
+            then = _route(paged, nobody)
+            line = f"paged: {_route(first, nobody)}; then, for the new cause: {then}"
         lines.append(line)
     if found.get("acknowledged_at"):
         lines.append(

@@ -50,25 +50,26 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
 
     Shape: id, status (open | resolved | merged), title, severity, opened_at/resolved_at (ms,
     UTC), resolved_by (a person's name when resolved by hand), acknowledged_at (ms UTC) and
-    acknowledged_by (a person's name), root_cause (component name or null), merged_into (the
-    incident that took its alerts, or null), split_from (the incident whose investigation split
-    this one off, or null), split_into (the incidents its investigations split off it: where
-    its alerts with another cause went, by id), finding {summary, confidence, candidates, paths,
-    ruled_out [{component, reason, evidence (the measurement the reason rests on: source,
-    query, value, window, status ok|no_data|not_measured, text)}], planner, model (the planner
-    model, or null), second_opinion (the graph's check of a model's answer)},
-    alerts [{key, fingerprint, alertname, status, severity, component, labels, annotations,
-    starts_at, starts_at_ms, ends_at_ms, generator_url, link, source (alertmanager | grafana),
-    joined_via (the dependency path that joined it, `a → b`, or null for the first alert)}],
-    actions [{intent_id, kind, status, adapter, external_ref}], deliveries [{intent_id, at,
-    channel, outcome (delivered | refused | error), reason, fallback_from}] (every attempt to
-    deliver a page, oldest first), verdicts [{id, verdict,
-    actual_cause, by, by_name, at, text, source, event_id}] (engineers' answers in Slack,
-    oldest first), tasks [{id, kind, status, epoch, attempts, taken_over, last_error,
-    created_at}] (the agents' work on it; epoch counts claims), similar [{id, at, root_cause,
-    confirmed_by, corrected, fixed_by, text, score}] (earlier incidents whose alerts read
-    alike, as found when it was investigated; `text` the text similarity, `score` mixed with
-    the graph, 0-1),
+    acknowledged_by (a person's name), paged (its page reached a person on call or a channel)
+    and nobody_paged (its page went out to no one: no team on call, no channel), root_cause
+    (component name or null), merged_into (the incident that took its alerts, or null),
+    split_from (the incident whose investigation split this one off, or null), split_into (the
+    incidents its investigations split off it: where its alerts with another cause went, by id),
+    finding {summary, confidence, candidates, paths, ruled_out [{component, reason, evidence
+    (the measurement the reason rests on: source, query, value, window, status
+    ok|no_data|not_measured, text)}], planner, model (the planner model, or null),
+    second_opinion (the graph's check of a model's answer)}, alerts [{key, fingerprint,
+    alertname, status, severity, component, labels, annotations, starts_at, starts_at_ms,
+    ends_at_ms, generator_url, link, source (alertmanager | grafana), joined_via (the dependency
+    path that joined it, `a → b`, or null for the first alert)}], actions [{intent_id, kind,
+    status, adapter, external_ref}], deliveries [{intent_id, at, channel, outcome (delivered |
+    refused | error), reason, fallback_from}] (every attempt to deliver a page, oldest first),
+    verdicts [{id, verdict, actual_cause, by, by_name, at, text, source, event_id}] (engineers'
+    answers in Slack, oldest first), tasks [{id, kind, status, epoch, attempts, taken_over,
+    last_error, created_at}] (the agents' work on it; epoch counts claims), similar [{id, at,
+    root_cause, confirmed_by, corrected, fixed_by, text, score}] (earlier incidents whose alerts
+    read alike, as found when it was investigated; `text` the text similarity, `score` mixed
+    with the graph, 0-1),
     memory [{playbook, title, status, candidate, path, learned_from, confirmed_by, lesson,
     trust_at_use, checks [{check, held, status, detail, raw}], applicable, steered, verdict}]
     (the playbooks its latest decision considered; `verdict` helped | misled | not_applicable
@@ -121,6 +122,8 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "maintenance_until": row["maintenance_until"],
         "escalation_level": row["escalation_level"] or 0,
         "reopens": row["reopens"] or 0,
+        "paged": row["paged"],
+        "nobody_paged": row["nobody_paged"],
         "finding": finding,
         "alerts": alerts,
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
@@ -149,7 +152,8 @@ async def list_incidents(
 ) -> dict[str, Any]:
     """The newest incidents first: id, status, title, severity, times, root_cause with the
     finding's `confidence` (0-1, null before a finding; under 0.5 the cause is a lead, as the
-    page and web say), alert counts. Incidents merged into another are left out unless
+    page and web say), `paged` and `nobody_paged` (`cypher/list_incidents.cypher`), alert
+    counts. Incidents merged into another are left out unless
     `status=merged` asks for them."""
     graph = _graph(request)
     rows = await run_in_threadpool(graph.rows, "list_incidents", {"status": status, "limit": limit})

@@ -11,6 +11,7 @@ from adapters.falkordb import GraphStore, TenantGraph
 from agents.respond import maintenance as quiet_windows
 from agents.respond.messages import lead
 from gateway.http.incident_views import loads
+from gateway.web.timeline import paged_words
 
 #: Severities in the order the list sorts them (anything else sorts last).
 SEVERITY_ORDER = ("critical", "error", "warning", "info")
@@ -71,7 +72,8 @@ def incident_rows(
     and service of the listed incidents). Open first, then newest.
 
     Row: a `web_incidents` row plus `cause` (`cause()`), `paged` (`{person, team, channel}`,
-    `web_paged.cypher`, or None), `acked` (bool), `maintenance` (bool: a window in force or
+    `web_paged.cypher`, or None) and `paged_words` (`timeline.paged_words`: "nobody paged"
+    when it reached no one), `acked` (bool), `maintenance` (bool: a window in force or
     the incident's own `maintenance_until` ahead). Filters: `state` (a key of `STATES`), `team`
     (owns an alerting service, or was paged), `service`, `severity`, `text` (a case-insensitive
     part of the id, title, alert names or cause).
@@ -85,6 +87,7 @@ def incident_rows(
     for row in rows:
         who = paged.get(row["id"])
         row["paged"] = who if isinstance(who, dict) else None
+        row["paged_words"] = paged_words(row["paged"], bool(row["nobody_paged"]))
         row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
         row["services"], row["alertnames"] = sorted(row["services"]), sorted(row["alertnames"])
         row["cause"] = cause(row)

@@ -303,9 +303,12 @@ async def incident_page(request: Request, incident_id: str) -> Response:
         first = first if isinstance(first, dict) and first != who else None
         people = graph.one("web_incident_people", {"incident_id": incident_id}) or {}
         drawn = incident_views.incident_graph(graph, detail)
+        nobody = bool(detail["nobody_paged"])
         return {
-            "incident": detail, "paged": who, "first_paged": first, "people": people,
-            "joins": joins, "events": timeline.events(graph, incident_id, who, api_url, first),
+            "incident": detail, "paged": timeline.paged_words(who, nobody),
+            "first_paged": timeline.paged_words(first, nobody), "people": people,
+            "joins": joins,
+            "events": timeline.events(graph, incident_id, who, api_url, first, nobody),
             "steps": incident_views.steps(graph, incident_id),
             "decisions": incident_views.decisions(graph, incident_id),
             "graph": drawn, "graph_svg": drawing.svg(drawn),

@@ -54,14 +54,46 @@ def ticket_link(ref: str | None, github_api_url: str) -> str | None:
     return f"{base}/{repo}/issues/{number}"
 
 
-def _routed(paged: dict[str, Any] | None, via: str, done: str) -> tuple[str, str | None]:
-    """`Ed Example (catalog) in #catalog-oncall via slack` for a route, and the person named."""
+def paged_words(route: dict[str, Any] | None, nobody: bool = False) -> dict[str, str] | None:
+    """Whom a page went to, in words for people, never None: `{who, where, team}`. `who` is
+    the person on call; else `nobody on call` when the page went to a channel (`where` names
+    the team and channel, or the default channel); else `nobody paged` (`nobody`: the
+    incident's `nobody_paged`, no team on call and no channel), `where` saying why (the
+    route's reason). `where` is ` (checkout, #checkout-oncall)`, ` (<reason>)` or empty; `team`
+    the team or empty. None without a route (not paged yet). The web page, its list and
+    `blast-radius incident` say it so."""
+    if not route:
+        return None
+    team, channel = route.get("team") or "", route.get("channel") or ""
+    named = ", ".join(str(p) for p in (team, channel) if p)
+    if route.get("person"):
+        return {"who": str(route["person"]), "where": f" ({named})" if named else "", "team": team}
+    if nobody:
+        reason = route.get("reason") or "no team on call, no channel"
+        return {"who": "nobody paged", "where": f" ({reason})", "team": team}
+    return {"who": "nobody on call", "where": f" ({named or 'the default channel'})",
+            "team": team}  # fmt: skip
+
+
+def _routed(
+    paged: dict[str, Any] | None, via: str, done: str, nobody: bool = False
+) -> tuple[str, str | None]:
+    """Where a page to route `paged` went, and the person named (or None): ` Ed Example
+    (catalog) in #catalog-oncall via slack`; with nobody on call, the channel: ` #catalog-oncall
+    (catalog: nobody on call) via slack` (` the default channel (nobody on call)` without one);
+    with `nobody` (the page reached no one), why: ` (no team owns vote; …): the page went to
+    no one, via outbox`; without a route, ` via outbox`."""
     if not paged:
         return f"{via}{done}", None
-    who = paged.get("person") or "nobody on call"
-    team = f" ({paged['team']})" if paged.get("team") else ""
-    where = f" in {paged['channel']}" if paged.get("channel") else ""
-    return f" {who}{team}{where}{via}{done}", who
+    who, team = paged.get("person"), paged.get("team")
+    if who:
+        where = f" in {paged['channel']}" if paged.get("channel") else ""
+        return f" {who}{f' ({team})' if team else ''}{where}{via}{done}", str(who)
+    if nobody:
+        reason = paged.get("reason") or "no team on call, no channel"
+        return f" ({reason}): the page went to no one,{via or ' nowhere'}{done}", None
+    channel = paged.get("channel") or "the default channel"
+    return f" {channel} ({f'{team}: ' if team else ''}nobody on call){via}{done}", None
 
 
 def _action(
@@ -69,10 +101,12 @@ def _action(
     paged: dict[str, Any] | None,
     api_url: str,
     first: dict[str, Any] | None = None,
+    nobody: bool = False,
 ) -> dict[str, Any]:
     """Words for one Action (`intent_id` says what it was for: `incident:<id>:<what>`): the
     page names `first` (the route it went to; `paged` when not given), a page for a new
-    cause names `paged` (the latest route)."""
+    cause names `paged` (the latest route); `nobody`: the page reached no one (`nobody
+    paged`)."""
     intent, status = row["detail"] or "", row["who"] or ""
     kind, adapter, ref, notified = ([*list(row["ref"] or []), None, None, None, None])[:4]
     what = intent.split(":", 2)[2] if intent.count(":") >= 2 else intent
@@ -80,9 +114,10 @@ def _action(
             "failed": " (failed)"}.get(status, f" ({status})")  # fmt: skip
     via = f" via {adapter}" if adapter else ""
     if what == "initial-notification":
-        said, who = _routed(first or paged, via, done)
-        text = f"Paged{said}" if who else f"Page sent{said}"
-        return {"kind": "page", "text": text, "who": who, "link": None}
+        route = first or paged
+        said, who = _routed(route, via, done, nobody)
+        verb = "Page sent" if not route else "Nobody paged" if nobody and not who else "Paged"
+        return {"kind": "page", "text": f"{verb}{said}", "who": who, "link": None}
     if kind == "ticket" or what == "ticket":
         link = ticket_link(ref, api_url)
         if link:
@@ -104,7 +139,7 @@ def _action(
                 "who": None, "link": None}  # fmt: skip
     if what.startswith("repage:"):
         said, who = _routed(paged, via, done)
-        return {"kind": "page", "text": f"Paged for the new cause:{said}" if who
+        return {"kind": "page", "text": f"Paged for the new cause:{said}" if paged
                 else f"Paged the new cause's on-call{said}", "who": who, "link": None}  # fmt: skip
     if what.startswith("repage-note:"):
         return {"kind": "notice", "text": f"Told the page's thread who was paged for the new "
@@ -122,6 +157,7 @@ def _words(
     paged: dict[str, Any] | None,
     api_url: str,
     first: dict[str, Any] | None = None,
+    nobody: bool = False,
 ) -> dict[str, Any]:
     event, detail, who, ref = row["event"], row["detail"], row["who"], row["ref"]
     plain = {"who": who, "link": None}
@@ -149,7 +185,7 @@ def _words(
             text += f", ended by {ended_by}"
         return {"kind": "held", "text": text, **plain}
     if event == "action":
-        return _action(row, paged, api_url, first)
+        return _action(row, paged, api_url, first, nobody)
     if event == "delivery":
         _intent, reason, fallback = ([*list(ref or []), None, None, None])[:3]
         if detail == "delivered":
@@ -195,9 +231,11 @@ def events(
     paged: dict[str, Any] | None,
     github_api_url: str,
     first: dict[str, Any] | None = None,
+    nobody: bool = False,
 ) -> list[dict[str, Any]]:
     """The incident's events, oldest first (see the module doc for the shape); `paged` the
-    latest route paged, `first` the page's own (`web_paged.cypher`). After
+    latest route paged, `first` the page's own (`web_paged.cypher`); `nobody`: its page
+    reached no one (the incident's `nobody_paged`). After
     `ALERTS_LISTED` alerts the rest become one line ("… 12 more alerts joined")."""
     rows = [r for r in graph.rows("web_timeline", {"incident_id": incident_id}) if r["at"]]
     if any(r["event"] == "resolved" and r["who"] for r in rows):
@@ -215,7 +253,7 @@ def events(
                                 "count": 0}  # fmt: skip
                 held["count"] += 1
                 continue
-        found.append({"at": row["at"], **_words(row, paged, github_api_url, first)})
+        found.append({"at": row["at"], **_words(row, paged, github_api_url, first, nobody)})
     if held is not None:
         held["text"] = f"… {held.pop('count')} more alerts joined (all in Alerts below)"
         found.append(held)

@@ -460,6 +460,31 @@ def test_a_failed_verification_retriggers_the_incident_and_its_escalation_policy
     assert again.status_code == 200 and again.json()["repeat"] is False  # a fresh ack counts
 
 
+def test_an_acknowledgement_after_a_retrigger_edits_the_page_once(shop, github: FakeGitHub) -> None:
+    """Cy acknowledged and approved the fix; it failed verification, which cleared the
+    acknowledgement. Di's acknowledgement then is a fresh one: the page is edited to name Di
+    (intent keyed by the retrigger round, as its restatement is), once, however often it is
+    clicked (a new user's trial: the edit was the first round's, already done)."""
+    gw = shop()
+    plant(gw, WORKFLOW | {"verify_within": 2})
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    first = gw.http.post(f"/api/v1/incidents/{incident}/ack", json={"by": "Cy Example"})
+    assert first.json()["repeat"] is False
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    assert wait_verified(gw, incident)["verification"]["outcome"] == "failed"
+    gw.drain()
+    for _ in range(2):  # the second click is a repeat: nothing more to edit
+        acked = gw.http.post(f"/api/v1/incidents/{incident}/ack", json={"by": "Di Example"})
+        assert acked.status_code == 200 and acked.json()["acknowledged_by"] == "Di Example"
+        gw.drain()
+    edits = [e for e in gw.outbox if e["incident_id"] == incident and e["kind"] == "update"]
+    said = [(e["intent_id"], e["notice"]["acknowledged_by"]) for e in edits]  # type: ignore[index]
+    assert said.count((f"incident:{incident}:acknowledged", "Cy Example")) == 1, said
+    assert said.count((f"incident:{incident}:page:retrigger:1", None)) == 1, said
+    assert said.count((f"incident:{incident}:acknowledged:retrigger:1", "Di Example")) == 1, said
+    assert said[-1][1] == "Di Example"  # the page, as it reads now, names Di
+
+
 def test_alerts_that_resolve_verify_the_remediation(shop, github: FakeGitHub) -> None:
     gw = shop()
     plant(gw, WORKFLOW | {"verify_within": 30})

@@ -431,6 +431,44 @@ def test_a_measured_cause_outranks_a_playbook_whose_checks_held(
     assert (used["applicable"], used["steered"]) == (True, False)
 
 
+def test_memory_never_names_a_component_the_evidence_measured_as_a_victim(
+    prometheus, falkordb, store, tmp_path
+) -> None:
+    """A hand-written playbook blames checkout for its errors; its checks hold (checkout alerts
+    with errors and explains frontend's alert too). Span metrics only: cart's spans fail and
+    checkout's trouble is cart's (a victim), while nothing measures valkey-cart behind cart,
+    so the rules stay inconclusive. Memory's cause was checked against the live evidence and
+    lost: it does not steer, and the summary says why (an unseen month's planted runbook
+    named a measured victim at 0.45)."""
+    changes = {
+        "cart>valkey-cart": {"fail_after": 0.5},
+        "frontend>cart": {"fail_after": 0.4},
+        "checkout>cart": {"fail_after": 0.4},
+        "frontend>checkout": {"fail_after": 0.3},
+    }
+    server = prometheus(scenario(**changes), spans=True, service_graph=False)
+    tenant = f"t{uuid.uuid4().hex[:10]}"
+    graph = store.graph(graph_name(tenant))
+    graph.ensure_schema()
+    import_world(graph, load_world(demo_world_path()))
+    graph.one("plant_playbook", {
+        "id": "bad-checkout", "component": "checkout", "title": "errors on checkout: bad build",
+        "failure_kind": "errors", "author": "Dee",
+        "checks_json": json.dumps([{"type": "alert_kind", "kind": "errors"}]),
+        "remediation_json": None, "remediation_type": None, "max_playbooks": 200,
+    })  # fmt: skip
+    alerts = [*CART_ALERTS, ("ServiceHighErrorRate", "checkout", {"operation": "PlaceOrder"})]
+    got = investigate(falkordb, graph, tmp_path / tenant, tenant, server.url, alerts)
+    assert (got["root_cause"], got["planner"]) == (None, "rules"), got["summary"]
+    assert got["candidates"][:2] == ["cart", "valkey-cart"]
+    assert (
+        "Memory suggested checkout (playbook 'errors on checkout: bad build', 0.45); the live "
+        "evidence rules it out: a victim of cart" in got["summary"]
+    )
+    (used,) = graph.rows("incident_decision", {"incident_id": got["id"]})
+    assert (used["applicable"], used["steered"]) == (True, False)
+
+
 #: A broker hosting two topics, each with its own producer and consumers; `notify` reads both.
 #: The producers serve their callers.
 TWO_TOPICS = """\

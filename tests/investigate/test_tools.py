@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from adapters.falkordb import TenantGraph
+from adapters.falkordb import TenantGraph, graph_name
 from adapters.prometheus import Prometheus
 from agents.investigate.recall import by_score, rank
 from agents.investigate.tools import TOOLS, ToolContext, call
@@ -14,6 +14,7 @@ from agents.tasks.coordination import TaskRun, claim
 from agents.triage.triage import triage
 from gateway.cli.demo_evidence import Edge, PrometheusServer
 from gateway.http.payloads import normalize, parse_body
+from gateway.world import import_world, load_world
 from tests.conftest import alert_body
 
 OPENED = 1_790_000_000_000
@@ -69,6 +70,45 @@ def test_coverage_walk_reaches_silent_dependencies_and_topic_producers(graph) ->
     assert rows["valkey-cart"]["distance"] == 1 + 4
     assert rows["cart"]["covers"] == ["accounting", "cart"]
     assert rows["cart"]["distance"] == 3  # 0 from cart, 3 from accounting via the topic
+
+
+BUS_WORLD = """
+components:
+  - {id: web, kind: service}
+  - {id: billing, kind: service}
+  - {id: billing-db, kind: datastore}
+  - {id: audit, kind: service}
+  - {id: kafka, kind: datastore}
+  - {id: events, kind: topic, hosted_on: kafka}
+edges:
+  - {from: web, to: events, type: PUBLISHES}
+  - {from: billing, to: events, type: PUBLISHES}
+  - {from: billing, to: billing-db, type: READS_WRITES}
+  - {from: audit, to: events, type: CONSUMES}
+default_team: platform
+teams:
+  - name: platform
+    owns: [web, billing, billing-db, audit, kafka, events]
+    members: [{name: Ana, email: ana@example.com, slack_user_id: UANA}]
+"""
+
+
+def test_a_producer_does_not_reach_the_other_producers_of_its_topic(store, tenant, tmp_path):
+    """Two services publish to one event bus: each depends on the topic and its broker, not on
+    the other (a cycle that left every measured cause of an unseen month "about equally"
+    blamed); the consumer depends on both producers and what they depend on."""
+    world = tmp_path / "world.yaml"
+    world.write_text(BUS_WORLD, encoding="utf-8")
+    graph = store.graph(graph_name(f"{tenant}-bus"))
+    graph.ensure_schema()
+    import_world(graph, load_world(world))
+    task = run(graph)
+    walk = call(task, context(graph, ["web"]), "coverage_walk", {})
+    assert sorted(r["name"] for r in walk.data) == ["events", "kafka", "web"]
+    walk = call(task, context(graph, ["audit"]), "coverage_walk", {})
+    rows = {r["name"]: r for r in walk.data}
+    assert sorted(rows) == ["audit", "billing", "billing-db", "events", "kafka", "web"]
+    assert rows["billing-db"]["via_topic"] == "events" and rows["billing-db"]["distance"] == 3
 
 
 def test_neighbours_give_edge_types_and_direction(graph) -> None:

@@ -311,9 +311,15 @@ def test_a_consumer_that_stopped_reading_from_a_broker_is_found_by_the_calls_it_
         "rabbitmq alerts only about a backlog, which a consumer that stopped reading leaves."
     )
     assert decision.ruled_out["gradebook"].startswith("answers other clients normally: api's")
+    # the messages into it fell too (the producer's messaging edge): it stopped reading them,
+    # for the backlog piles; with no backlog the same fall says nothing arrived to read
+    fed = [*edges, edge("quiz", "autograder", connection_type="messaging_system", **fell)]
+    found = weigh(alerting, walk, fed, [], [], [], (), set(), win=WIN, backlog=["rabbitmq"])
+    assert found is not None and found.root_cause == "autograder"
     # no backlog alerting: a client that stopped calling an alerting service may have been
     # refused by it, or sent nothing to do; nobody is named from the rates
     assert weigh(alerting, walk, edges, [], [], [], (), set(), win=WIN) is None
+    assert weigh(alerting, walk, fed, [], [], [], (), set(), win=WIN) is None
     # one server still served by the consumer as usual: it did not stop
     working = [e for e in edges if e["server"] != "media"] + [edge("autograder", "media")]
     assert weigh(alerting, walk, working, [], [], [], (), set(), backlog=["rabbitmq"]) is None

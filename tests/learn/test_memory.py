@@ -178,6 +178,17 @@ def test_story_learn_transfer_trust_and_a_deploy(shop: Gateway, api: SlackAPI):
     assert playbooks(shop)[learned["id"]]["trust"] == pytest.approx(2 / 3)
     assert playbooks(shop)[learned["id"]]["helped"] == 1
 
+    # shop's errors join week 2's incident, which nobody was paged for (Dee's preference): its
+    # re-investigation changes what a page would show, but there is no page to edit or thread
+    # to tell, and nobody is paged now
+    joined = fire(shop, WEEK1 + timedelta(days=7, minutes=1),
+                  [("HighErrorRate", "shop", "5xx ratio above 5% on shop")])  # fmt: skip
+    assert joined == second and len(incident(shop, second)["alerts"]) == 3
+    assert [e["kind"] for e in shop.outbox if e["incident_id"] == second] == ["ticket"]
+    assert len(api.roots()) == 2  # week 1's page and week 3's: none for week 2
+    tasks = {t["kind"]: t for t in incident(shop, second)["tasks"]}
+    assert tasks["notify_update"]["status"] == "done"
+
 
 PLANTED = {
     "id": "wrong", "title": "errors on payments-api mean payments-api",

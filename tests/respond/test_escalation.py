@@ -83,6 +83,15 @@ def test_durations_are_prometheus_durations():
     ]  # fmt: skip
 
 
+def test_a_wait_that_is_not_whole_minutes_keeps_its_seconds():
+    """A policy of 30 s, 60 s and 90 s: the 90 s level must not read "1 min" as the 60 s one
+    does (a new user's trial), nor 5m30s "5 min"."""
+    waits = (90_000, 330_000, 3_630_000, 5_430_000, 60_500, 250)
+    assert [fmt_after(ms) for ms in waits] == [
+        "1 min 30 s", "5 min 30 s", "1 h 30 s", "1 h 30 min 30 s", "1 min 0.5 s", "250 ms",
+    ]  # fmt: skip
+
+
 def test_repeat_runs_the_levels_again_shifted_by_the_last_level():
     policy = {"levels": [{"after_ms": 5, "notify": ["a"]}, {"after_ms": 15, "notify": ["b"]},
                          {"after_ms": 30, "notify": ["c"]}], "repeat": 1}  # fmt: skip

@@ -23,8 +23,9 @@ from adapters.slack.notifier import SlackNotifier
 from agents.respond.routing import route_from
 from gateway.cli.commands import app
 from gateway.cli.doctor import check_default_route, run_checks
+from gateway.cli.incident_text import incident_report, incident_table, on_call
 from gateway.ops.runtime import Runtime
-from gateway.world import import_world, load_world
+from gateway.world import apply_world, import_world, load_world
 from tests.conftest import FIXTURES, Gateway, make_settings
 from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI
 
@@ -250,6 +251,79 @@ def test_slack_mode_refuses_a_default_route_with_no_channel(
     assert "has no slack_channel and SLACK_DEFAULT_CHANNEL is unset" in result.output
 
 
+def test_a_page_that_reaches_nobody_says_nobody_paged_everywhere(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> None:
+    """A world with no teams (a compose import names none) and no `SLACK_DEFAULT_CHANNEL`: the
+    page goes to the outbox with no person and no channel. The API says `paged` false and
+    `nobody_paged` true, the CLI "nobody paged", the web "nobody paged" with the reason, and
+    nothing shows Python's None (a new user's trial: "paged", "nobody on call (None)")."""
+    graph = store.graph(graph_name(tenant))
+    graph.ensure_schema()
+    # a compose file's world: components and edges, no teams (a world file must name them)
+    full = load_world(WORLD)
+    apply_world(graph, full.model_copy(update={"teams": [], "default_team": None}),
+                ["compose:docker-compose.yml"])  # fmt: skip
+    runtime = Runtime(make_settings(falkordb, tmp_path, tenant))
+    runtime.open()
+    gateway = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
+    try:
+        (incident_id,) = post(gateway, delivery(("HighErrorRate", "shop", "critical", 0)))[
+            "incidents"
+        ]
+        gateway.drain()
+        (page,) = sent(gateway, incident_id, "notification")
+        assert (page["person"], page["channel"]) == (None, None)
+        (row,) = gateway.http.get("/api/v1/incidents").json()["incidents"]
+        assert (row["paged"], row["nobody_paged"]) == (False, True)
+        found = incident(gateway, incident_id)
+        assert (found["paged"], found["nobody_paged"]) == (False, True)
+        assert on_call(row) == "nobody paged"
+        assert "nobody paged" in incident_table([row])
+        (route,) = graph.rows("web_paged", {"incident_ids": [incident_id]})
+        report = incident_report(found, json.loads(route["result"]))  # `blast-radius incident`
+        (line,) = [x for x in report.splitlines() if x.startswith("paged: ")]
+        why = "no team owns shop, orders-api, payments-api; the world names no default team"
+        assert line == f"paged: nobody paged ({why})"
+        web = gateway.http.get(f"/ui/incidents/{incident_id}").text
+        said = web.split('<dd id="paged">')[1].split("</dd>")[0]
+        assert said == f"<strong>nobody paged</strong> ({why})"
+        assert f"Nobody paged ({why}): the page went to no one, via outbox" in web
+        assert "Paged nobody on call" not in web and "(None)" not in web
+        listed = gateway.http.get("/").text
+        who = listed.split('<td class="who">')[1].split("</td>")[0]
+        assert "nobody paged" in who and "None" not in who
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+
+
+def test_a_page_to_a_channel_with_nobody_on_call_is_paged(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
+) -> None:
+    """The counter-case: the default team has nobody on call, but its channel takes the page:
+    paged (`paged` true), and the web names the channel, not "nobody paged"."""
+    world = world_file(tmp_path, team_platform={
+        "oncall": {"rotation": ["Ada Example"], "shift_hours": 168, "start": "2099-01-05T09:00:00Z"}
+    })  # fmt: skip
+    gateway = start(falkordb, store, tmp_path, tenant, world)
+    try:
+        (incident_id,) = post(gateway, delivery(("DiskFull", "-", "critical", 0)))["incidents"]
+        gateway.drain()
+        (page,) = sent(gateway, incident_id, "notification")
+        assert (page["person"], page["channel"]) == (None, "#platform-oncall")
+        (row,) = gateway.http.get("/api/v1/incidents").json()["incidents"]
+        assert (row["paged"], row["nobody_paged"]) == (True, False)
+        assert on_call(row) == "paged"
+        web = gateway.http.get(f"/ui/incidents/{incident_id}").text
+        said = web.split('<dd id="paged">')[1].split("</dd>")[0]
+        assert said == "<strong>nobody on call</strong> (platform, #platform-oncall)"
+        assert "Paged #platform-oncall (platform: nobody on call) via outbox" in web
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+
+
 # --- 2. grouping along dependency paths, split by cause -------------------------------------------
 
 
@@ -290,6 +364,8 @@ def test_two_independent_failures_sharing_callers_end_as_two_incidents(gw: Gatew
     assert payments_page["notice"]["root_cause"] == "payments-db"
     assert len(sent(gw, payments["id"], "ticket")) == 1
     assert not [f for f in sent(gw, orders_id, "followup") if "Diagnosis update" in f["text"]]
+    # the re-investigation split payments off: orders' page shows what it showed, unedited
+    assert not [e for e in sent(gw, orders_id, "update") if ":page:update:" in e["intent_id"]]
 
 
 def test_alerts_sharing_only_a_neighbour_do_not_join(gw: Gateway) -> None:
@@ -372,6 +448,55 @@ def test_a_changed_cause_named_only_as_a_lead_is_told_in_the_thread_and_pages_no
     assert "root cause is now *orders-db* (was inconclusive)" in texts["update"]["text"]
     assert "repage" not in texts and "repage-note" not in texts
     assert {e["person"] for e in gw.outbox if e["kind"] == "notification"} == {"Cy Example"}
+
+
+def page_edits(gw: Gateway, incident_id: str) -> list[dict[str, Any]]:
+    """The page's restatements after a re-investigation (`…:page:update:…`), in order."""
+    return [e for e in sent(gw, incident_id, "update") if ":page:update:" in e["intent_id"]]
+
+
+def test_a_changed_inconclusive_finding_updates_the_page_and_says_so(gw: Gateway) -> None:
+    """shop alone is inconclusive (check shop, orders-api, payments-api); payments-api joins
+    and the re-investigation, still inconclusive, now says payments-api, payments-db: the
+    thread hears of it and the page is restated with the new order and both alerts (a new
+    user's trial: None == None read as "unchanged", and the page kept the first order). No
+    one is paged again: there is no cause to page for."""
+    (incident_id,) = post(gw, delivery(("HighErrorRate", "shop", "critical", 0)))["incidents"]
+    gw.drain()
+    (page,) = sent(gw, incident_id, "notification")
+    assert page["notice"]["candidates"] == ["shop", "orders-api", "payments-api"]
+    post(gw, delivery(("HighErrorRate", "payments-api", "critical", 1), group="p"))
+    gw.drain()
+    found = incident(gw, incident_id)
+    assert found["root_cause"] is None
+    assert found["finding"]["candidates"] == ["payments-api", "payments-db"]
+    (edit,) = page_edits(gw, incident_id)
+    assert edit["notice"]["candidates"] == ["payments-api", "payments-db"]
+    assert len(edit["notice"]["alerts"]) == 2 and edit["reply_to"] == page["ref"]
+    (update,) = [f for f in sent(gw, incident_id, "followup") if "Diagnosis update" in f["text"]]
+    assert (
+        "root cause is now *inconclusive (payments-api, payments-db)* (was inconclusive: shop, "
+        "orders-api, payments-api)" in update["text"]
+    )
+    assert len(sent(gw, incident_id, "notification")) == 1
+    assert not [f for f in sent(gw, incident_id, "followup") if ":repage" in f["intent_id"]]
+
+
+def test_an_alert_joining_under_the_same_cause_is_added_to_the_page_quietly(gw: Gateway) -> None:
+    """orders-db saturates and is paged; orders-api's errors join and the re-investigation
+    names orders-db again: the page is restated listing both alerts (what it shows changed),
+    and the thread is not told of a "new" diagnosis that is the old one."""
+    incident_id = db_alert(gw, 0)
+    gw.drain()
+    (page,) = sent(gw, incident_id, "notification")
+    assert page["notice"]["root_cause"] == "orders-db" and len(page["notice"]["alerts"]) == 1
+    post(gw, delivery(("HighErrorRate", "orders-api", "critical", 1), group="c"))
+    gw.drain()
+    assert incident(gw, incident_id)["root_cause"] == "orders-db"
+    (edit,) = page_edits(gw, incident_id)
+    assert edit["notice"]["root_cause"] == "orders-db" and len(edit["notice"]["alerts"]) == 2
+    assert not [f for f in sent(gw, incident_id, "followup") if "Diagnosis update" in f["text"]]
+    assert len(sent(gw, incident_id, "notification")) == 1
 
 
 def test_an_alert_linking_two_unpaged_incidents_merges_them(

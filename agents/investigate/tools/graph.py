@@ -40,7 +40,8 @@ def coverage_walk(ctx: ToolContext, args: WalkInput) -> ToolResult:
     of the shortest hops from each), via_topic}`, most covering and nearest first. Data flows
     through topics: a consumer also depends on the producers of the topics it consumes
     (CONSUMES -> topic <- PUBLISHES, one hop more), so producers and their own dependencies
-    are reached too (`via_topic` names the topic when that is how a start component reaches it).
+    are reached too (`via_topic` names the topic when that is how a start component reaches it);
+    a producer does not depend on the other producers of a topic it publishes to.
     """
     start = args.components if args.components is not None else ctx.alerting
     if not start:
@@ -51,10 +52,15 @@ def coverage_walk(ctx: ToolContext, args: WalkInput) -> ToolResult:
     links = prefetch.topic_links(ctx.prefetched, topics) if topics else []
     if links is None:
         links = ctx.graph.rows("topic_producers", {"topics": topics})
-    # producer -> {start component: hops to it through the topic}
+    # producer -> {start component: hops to it through the topic}, from the start components
+    # that reach the topic as (or through) one of its consumers: a producer that reaches it by
+    # publishing does not depend on the topic's other producers (two services publishing to
+    # one event bus would each reach the other, a cycle that leaves every measured cause
+    # "about equally" blamed)
     through: dict[str, dict[str, int]] = {}
     for link in links:
-        for origin, hops in depth[link["topic"]].items():
+        read = _through_consumers(depth, [link["topic"], *link["consumers"]])
+        for origin, hops in read.items():
             best = through.setdefault(link["producer"], {})
             if hops + 1 < best.get(origin, args.hops + 1) and hops + 1 <= args.hops:
                 best[origin] = hops + 1
@@ -77,6 +83,19 @@ def coverage_walk(ctx: ToolContext, args: WalkInput) -> ToolResult:
     ]  # fmt: skip
     rows.sort(key=lambda r: (-len(r["covers"]), r["distance"], r["name"]))
     return rows_result(rows, "components reached", raw={"start": start, "hops": args.hops})
+
+
+def _through_consumers(depth: dict[str, dict[str, int]], readers: list[str]) -> dict[str, int]:
+    """Start component -> the fewest hops to a topic as its reader: `readers` is the topic
+    itself (a walk that starts at it: a lag named on the topic) then its consumers (the
+    consumer's own depth + 1), for the start components that reach one of them (`depth`:
+    `_walk`'s)."""
+    topic, *consumers = readers
+    read = {origin: 0 for origin, hops in depth.get(topic, {}).items() if origin == topic}
+    for consumer in consumers:
+        for origin, hops in depth.get(consumer, {}).items():
+            read[origin] = min(read.get(origin, hops + 1), hops + 1)
+    return read
 
 
 def _walk(

@@ -21,12 +21,12 @@ from adapters.falkordb import TenantGraph
 @dataclass(frozen=True)
 class Prefetched:
     """The rows of one `investigation_context` read. `walks`: (start components, hops,
-    `coverage_walk` rows as `{name, kind, client, covers, depths}`); `topics`: the topics whose
-    producers `links` lists (`{topic, producer}`); `changed`: the components `changes` covers
-    (`recent_changes` rows in [`opened_ms` - `lookback_ms`, `opened_ms`], ms UTC); `recalled`:
-    `recall.cypher` rows for the start components of the first walk, known to be none when
-    memory holds no active playbook, else None (not read ahead); `paths`: (alerting
-    component, component it reaches) -> one shortest path within the first walk's hops."""
+    `coverage_walk` rows as `{name, kind, client, covers, depths}`); `topics`: the topics
+    whose producers `links` lists (`{topic, producer, consumers}`); `changed`: the components
+    `changes` covers (`recent_changes` rows in [`opened_ms` - `lookback_ms`, `opened_ms`], ms
+    UTC); `recalled`: `recall.cypher` rows for the start components of the first walk, known
+    to be none when memory holds no active playbook, else None (not read ahead); `paths`:
+    (alerting component, component it reaches) -> one shortest path within the first walk's hops."""
 
     alerts: list[dict[str, Any]]
     opened_ms: int
