@@ -159,14 +159,24 @@ def _bare_problem(bare: bytes) -> str | None:
     values = bare.count(b"[") + bare.count(b"{") + bare.count(b",")
     if values > MAX_JSON_VALUES:
         return f"JSON with more than {MAX_JSON_VALUES} values"
+    left, unbalanced = _peel(bare)
+    if unbalanced:
+        return None  # not JSON, and json.loads says where
+    return f"JSON nested deeper than {MAX_JSON_DEPTH} levels" if left else None
+
+
+def _peel(bare: bytes) -> tuple[bytes, bool]:
+    """The brackets of `bare` left after up to `MAX_JSON_DEPTH` rounds of removing the
+    innermost `[]`/`{}` pairs, and whether a round removed none while some were left
+    (unbalanced: no JSON)."""
     brackets = bare.translate(None, _NOT_BRACKETS)
     for _ in range(MAX_JSON_DEPTH):
         if not brackets:
-            return None
+            return brackets, False
         brackets, removed = _INNERMOST.subn(b"", brackets)
         if not removed:
-            return None  # unbalanced: not JSON, and json.loads says where
-    return f"JSON nested deeper than {MAX_JSON_DEPTH} levels" if brackets else None
+            return brackets, True
+    return brackets, False
 
 
 def _valid_json_bare(raw: bytes) -> bytes:
@@ -215,14 +225,7 @@ def load_json(raw: bytes | str) -> Any:
 def _closes_within_depth(bare: bytes) -> bool:
     """Whether the brackets of `bare` (`_valid_json_bare`'s) all close within `MAX_JSON_DEPTH`
     rounds of removing the innermost pairs: balanced and at most that deep."""
-    brackets = bare.translate(None, _NOT_BRACKETS)
-    for _ in range(MAX_JSON_DEPTH):
-        if not brackets:
-            return True
-        brackets, removed = _INNERMOST.subn(b"", brackets)
-        if not removed:
-            return False
-    return not brackets
+    return not _peel(bare)[0]
 
 
 def _load_json_slowly(data: bytes) -> Any:

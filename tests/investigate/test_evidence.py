@@ -391,6 +391,22 @@ def test_memory_learns_the_evidence_and_settles_a_repeat_with_a_silent_root(
         runtime.close()
 
 
+def with_errors_playbook(store, component: str, title: str) -> tuple[str, TenantGraph]:
+    """A new tenant's graph of the demo world with a hand-written playbook on `component`
+    whose one check is that it alerts with errors: (tenant, graph)."""
+    tenant = f"t{uuid.uuid4().hex[:10]}"
+    graph = store.graph(graph_name(tenant))
+    graph.ensure_schema()
+    import_world(graph, load_world(demo_world_path()))
+    graph.one("plant_playbook", {
+        "id": f"bad-{component}", "component": component, "title": title,
+        "failure_kind": "errors", "author": "Dee",
+        "checks_json": json.dumps([{"type": "alert_kind", "kind": "errors"}]),
+        "remediation_json": None, "remediation_type": None, "max_playbooks": 200,
+    })  # fmt: skip
+    return tenant, graph
+
+
 def test_a_measured_cause_outranks_a_playbook_whose_checks_held(
     prometheus, falkordb, store, tmp_path
 ) -> None:
@@ -404,16 +420,7 @@ def test_a_measured_cause_outranks_a_playbook_whose_checks_held(
     )
     found = {}
     for url in (None, server.url):
-        tenant = f"t{uuid.uuid4().hex[:10]}"
-        graph = store.graph(graph_name(tenant))
-        graph.ensure_schema()
-        import_world(graph, load_world(demo_world_path()))
-        graph.one("plant_playbook", {
-            "id": "bad-release", "component": "cart", "title": "errors on cart: bad release",
-            "failure_kind": "errors", "author": "Dee",
-            "checks_json": json.dumps([{"type": "alert_kind", "kind": "errors"}]),
-            "remediation_json": None, "remediation_type": None, "max_playbooks": 200,
-        })  # fmt: skip
+        tenant, graph = with_errors_playbook(store, "cart", "errors on cart: bad release")
         got = investigate(falkordb, graph, tmp_path / tenant, tenant, url, CART_ALERTS)
         (used,) = graph.rows("incident_decision", {"incident_id": got["id"]})
         found[url is not None] = (got, used)
@@ -447,16 +454,7 @@ def test_memory_never_names_a_component_the_evidence_measured_as_a_victim(
         "frontend>checkout": {"fail_after": 0.3},
     }
     server = prometheus(scenario(**changes), spans=True, service_graph=False)
-    tenant = f"t{uuid.uuid4().hex[:10]}"
-    graph = store.graph(graph_name(tenant))
-    graph.ensure_schema()
-    import_world(graph, load_world(demo_world_path()))
-    graph.one("plant_playbook", {
-        "id": "bad-checkout", "component": "checkout", "title": "errors on checkout: bad build",
-        "failure_kind": "errors", "author": "Dee",
-        "checks_json": json.dumps([{"type": "alert_kind", "kind": "errors"}]),
-        "remediation_json": None, "remediation_type": None, "max_playbooks": 200,
-    })  # fmt: skip
+    tenant, graph = with_errors_playbook(store, "checkout", "errors on checkout: bad build")
     alerts = [*CART_ALERTS, ("ServiceHighErrorRate", "checkout", {"operation": "PlaceOrder"})]
     got = investigate(falkordb, graph, tmp_path / tenant, tenant, server.url, alerts)
     assert (got["root_cause"], got["planner"]) == (None, "rules"), got["summary"]
