@@ -64,7 +64,12 @@ from agents.investigate.measure import (
     span,
     window,
 )
-from agents.investigate.model_planner import ModelFinding, ModelPlanner, Paused
+from agents.investigate.model_planner import (
+    UNSEPARATED_CONFIDENCE,
+    ModelFinding,
+    ModelPlanner,
+    Paused,
+)
 from agents.investigate.recall import by_score, cited
 from agents.investigate.recall import confidence as memory_confidence
 from agents.investigate.remembered import fell_silent, remembered_lead_of, shape_missed
@@ -585,6 +590,15 @@ class Investigator:
             note = (f" A model named {named} at {found.confidence:.2f}{backs}; the measured "
                     "cause stands.")  # fmt: skip
             return replace(decision, summary=decision.summary + note), planner, None
+        others = unseparated_by_rules(decision, chosen)
+        if others and chosen.confidence > UNSEPARATED_CONFIDENCE:
+            # the rules left these apart from the model's cause with nothing measured: its
+            # choice among them is a judgement, not a measurement
+            chosen = replace(
+                chosen, confidence=UNSEPARATED_CONFIDENCE,
+                summary=f"{chosen.summary} The rules could not tell it from "
+                f"{', '.join(others[:3])}, and nothing measured does.",
+            )  # fmt: skip
         return chosen, "model", found
 
     def _model_finding_seen(
@@ -1199,6 +1213,22 @@ def outranks(measured: Decision, other: Decision) -> bool:
         and measured.root_cause != other.root_cause
         and measured.confidence >= other.confidence
     )
+
+
+def unseparated_by_rules(rules: Decision, model: Decision) -> list[str]:
+    """The candidates the rules left inconclusive beside the model's cause (`rules` named no
+    cause, and listed it among others), when nothing measured backs the model's cause (no
+    signal on it in `rules.evidence`): the model reads the same alerts, so its pick among them
+    keeps at most `UNSEPARATED_CONFIDENCE`, as one among the walk's equals does
+    (`model_planner`'s second opinion). A partner's flood that saturated a database's CPU,
+    with the rules inconclusive between the database and the partner, had been named as the
+    database at 0.70. Empty otherwise."""
+    cause = model.root_cause
+    if rules.root_cause is not None or cause is None or cause not in rules.candidates:
+        return []
+    if any(e.get("component") == cause for e in rules.evidence):
+        return []
+    return [c for c in rules.candidates if c != cause]
 
 
 def guessed_over(measured: Decision, model: Decision, behind: Collection[str] = ()) -> bool:

@@ -11,7 +11,14 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB
 from agents.investigate.decision import Decision
-from agents.investigate.investigator import Candidate, decide, guessed_over, outranks, surge_of
+from agents.investigate.investigator import (
+    Candidate,
+    decide,
+    guessed_over,
+    outranks,
+    surge_of,
+    unseparated_by_rules,
+)
 from agents.investigate.recall import UNTRIED_CONFIDENCE, cited, confidence
 from gateway.cli.demo import rfc3339, run_demo
 from tests.conftest import Gateway, make_settings
@@ -406,6 +413,24 @@ def test_a_model_guess_does_not_replace_a_measured_cause_however_sure() -> None:
     # so does an unmeasured dependency of the measured cause (a broker with no series behind
     # the service whose publishing slowed): its trouble may start there
     assert not guessed_over(low, guess, behind={"emqx", "registry-db"})
+
+
+def test_a_model_pick_among_what_the_rules_could_not_separate_is_a_judgement() -> None:
+    """Alerts only, the rules are inconclusive between a database alerting about its CPU and
+    the partner whose traffic reaches it; the model picks the database: the others stay its
+    rivals, so its answer keeps at most 0.4. Counter-cases: the rules named a cause, the
+    model named one outside their list, or a measurement backs the model's cause."""
+    rules = Decision(None, ["enrolment-db", "partner-lms"], 0.25, "inconclusive")
+    pick = Decision("enrolment-db", ["enrolment-db"], 0.7, "model")
+    assert unseparated_by_rules(rules, pick) == ["partner-lms"]
+    named = Decision("enrolment-db", ["enrolment-db"], 0.9, "rules")
+    assert unseparated_by_rules(named, pick) == []
+    assert unseparated_by_rules(rules, Decision("video-svc", ["video-svc"], 0.7, "model")) == []
+    measured = Decision(
+        None, ["enrolment-db", "partner-lms"], 0.25, "inconclusive",
+        evidence=[{"component": "enrolment-db", "source": "latency", "magnitude": 1.0}],
+    )  # fmt: skip
+    assert unseparated_by_rules(measured, pick) == []
 
 
 def test_a_cause_from_alerts_alone_outranks_nothing() -> None:

@@ -111,6 +111,17 @@ def test_a_producer_does_not_reach_the_other_producers_of_its_topic(store, tenan
     assert rows["billing-db"]["via_topic"] == "events" and rows["billing-db"]["distance"] == 3
 
 
+def test_traffic_sources_reach_a_datastore_through_the_service_that_reads_it(graph) -> None:
+    """A database's CPU may be load arriving: the clients in front of it are found through the
+    service that reads and writes it (the last hop is no call); a learning month's partner
+    flood saturating a database's CPU had named the database at 0.90 with nobody in front."""
+    task = run(graph)
+    got = call(task, context(graph, ["cart"]), "traffic_sources", {"component": "valkey-cart"})
+    paths = {tuple(r["path"]) for r in got.data}
+    assert ("load-generator", "frontend-proxy", "frontend", "cart", "valkey-cart") in paths
+    assert all(r["path"][-2] == "cart" for r in got.data)  # only cart reads valkey-cart
+
+
 def test_neighbours_give_edge_types_and_direction(graph) -> None:
     task = run(graph)
     got = call(task, context(graph, ["cart"]), "neighbours", {"component": "cart"})

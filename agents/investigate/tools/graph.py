@@ -203,7 +203,8 @@ def alert_peers(ctx: ToolContext, args: NoInput) -> ToolResult:
 
 def traffic_sources(ctx: ToolContext, args: ComponentInput) -> ToolResult:
     """Clients (traffic sources the world marks `client`) whose business calls reach the
-    component, with the path. `data`: rows `{source, path: [names], hops}`, nearest first."""
+    component (a datastore through the reads and writes of the services that use it), with the
+    path. `data`: rows `{source, path: [names], hops}`, nearest first."""
     rows = [
         {"source": r["source"], "path": list(r["path"]), "hops": int(r["hops"])}
         for r in ctx.graph.rows("traffic_sources", {"component": args.component})
