@@ -1226,7 +1226,7 @@ def unseparated_by_rules(rules: Decision, model: Decision) -> list[str]:
     cause = model.root_cause
     if rules.root_cause is not None or cause is None or cause not in rules.candidates:
         return []
-    if any(e.get("component") == cause for e in rules.evidence):
+    if measured_about(rules, cause):
         return []
     return [c for c in rules.candidates if c != cause]
 
@@ -1248,7 +1248,7 @@ def guessed_over(measured: Decision, model: Decision, behind: Collection[str] = 
         measured_cause(measured)
         and model.root_cause is not None
         and model.root_cause != measured.root_cause
-        and not any(e.get("component") == model.root_cause for e in measured.evidence)
+        and not measured_about(measured, model.root_cause)
         and model.root_cause not in behind
     )
 
@@ -1256,9 +1256,13 @@ def guessed_over(measured: Decision, model: Decision, behind: Collection[str] = 
 def measured_cause(decision: Decision) -> bool:
     """Whether the decision names a cause and live evidence about that cause backs it (a signal
     on it in `Decision.evidence`), not the alerts and the graph alone."""
-    return decision.root_cause is not None and any(
-        e.get("component") == decision.root_cause for e in decision.evidence
-    )
+    return decision.root_cause is not None and measured_about(decision, decision.root_cause)
+
+
+def measured_about(decision: Decision, name: str) -> bool:
+    """Whether live evidence the decision rests on is about `name` (a signal on it in
+    `Decision.evidence`), not the alerts and the graph alone."""
+    return any(e.get("component") == name for e in decision.evidence)
 
 
 def overruled(

@@ -156,13 +156,18 @@ def skeleton_problem(raw: bytes) -> str | None:
 
 def _bare_problem(bare: bytes) -> str | None:
     """`skeleton_problem` of a body's bytes once its strings are cut out (`bare`)."""
-    values = bare.count(b"[") + bare.count(b"{") + bare.count(b",")
-    if values > MAX_JSON_VALUES:
+    if _too_many_values(bare):
         return f"JSON with more than {MAX_JSON_VALUES} values"
     left, unbalanced = _peel(bare)
     if unbalanced:
         return None  # not JSON, and json.loads says where
     return f"JSON nested deeper than {MAX_JSON_DEPTH} levels" if left else None
+
+
+def _too_many_values(bare: bytes) -> bool:
+    """Whether `bare` (a body's skeleton) holds more than `MAX_JSON_VALUES` values: its arrays,
+    objects and commas."""
+    return bare.count(b"[") + bare.count(b"{") + bare.count(b",") > MAX_JSON_VALUES
 
 
 def _peel(bare: bytes) -> tuple[bytes, bool]:
@@ -208,10 +213,11 @@ def load_json(raw: bytes | str) -> Any:
     data = raw.encode("utf-8", errors="surrogatepass") if isinstance(raw, str) else raw
     # The skeleton is read before orjson sees the body: orjson 3.8 has no depth limit of its
     # own, and 131,072 nested arrays crash the process (a 256 KiB body, any route). A body
-    # whose brackets do not close within the depth limit (too deep, or no JSON) goes `json`'s
-    # way, which gives the reason without recursing past Python's limit.
+    # whose brackets do not all close within the depth limit (too deep, or no JSON), or with
+    # too many values, goes `json`'s way, which gives the reason without recursing past
+    # Python's limit.
     bare = _valid_json_bare(data)
-    if not _closes_within_depth(bare) or _bare_problem(bare) is not None:
+    if _peel(bare)[0] or _too_many_values(bare):
         return _load_json_slowly(data)
     try:
         parsed = orjson.loads(data)
@@ -220,12 +226,6 @@ def load_json(raw: bytes | str) -> Any:
     if _LONG_DIGITS in data.translate(_DIGITS_AS_ZERO):
         return _load_json_slowly(data)
     return parsed
-
-
-def _closes_within_depth(bare: bytes) -> bool:
-    """Whether the brackets of `bare` (`_valid_json_bare`'s) all close within `MAX_JSON_DEPTH`
-    rounds of removing the innermost pairs: balanced and at most that deep."""
-    return not _peel(bare)[0]
 
 
 def _load_json_slowly(data: bytes) -> Any:

@@ -35,6 +35,14 @@ from tests.triage.test_flapping import episode, send
 __all__ = ["runtime", "slack_gw"]  # the fixtures, used by name
 
 
+def held_on(page: dict[str, Any], pattern: str) -> str:
+    """The page's "Held …" line, checked against `pattern` and shown as a line of its text."""
+    line = page["notice"]["held"]
+    assert re.fullmatch(pattern, line), line
+    assert line in page["text"].splitlines()
+    return str(line)
+
+
 def rfc3339(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
 
@@ -109,12 +117,10 @@ def test_an_incident_in_a_window_is_recorded_not_paged_and_paged_when_it_is_ende
     assert ended.status_code == 200 and ended.json()["released"] == 1
     gateway.drain()
     (page,) = pages(gateway, incident_id)  # still firing when the window ended
-    held = page["notice"]["held"]
-    assert re.fullmatch(
-        r"Held \d+ s by maintenance window 'db upgrade' \(Ed Example\), ended by Ed Example; "
-        r"still firing at its end\.", held
-    ), held  # fmt: skip
-    assert held in page["text"].splitlines()
+    held_on(
+        page, r"Held \d+ s by maintenance window 'db upgrade' \(Ed Example\), ended by Ed "
+        r"Example; still firing at its end\."
+    )  # fmt: skip
     # ended by hand: quiet no longer than the window's new end, not until its old one
     until = detail(gateway, incident_id)["maintenance_until"]
     assert until == ended.json()["ends_at"] < window["ends_at"]
@@ -183,12 +189,10 @@ def test_a_page_a_window_held_says_so_and_keeps_saying_it(gateway, graph):
     time.sleep(1.6)
     gateway.drain()
     (page,) = pages(gateway, incident_id)
-    line = page["notice"]["held"]
-    assert re.fullmatch(
-        r"Held [12] s by maintenance window 'db upgrade' \(Ed Example\); still firing at its "
-        r"end\.", line
-    ), line  # fmt: skip
-    assert line in page["text"].splitlines()
+    line = held_on(
+        page, r"Held [12] s by maintenance window 'db upgrade' \(Ed Example\); still firing at "
+        r"its end\."
+    )  # fmt: skip
     acked = gateway.http.post(
         f"/api/v1/incidents/{incident_id}/ack", json={"by": "Cy Example"}, headers=gateway.auth
     )

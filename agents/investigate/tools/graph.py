@@ -58,9 +58,12 @@ def coverage_walk(ctx: ToolContext, args: WalkInput) -> ToolResult:
     # one event bus would each reach the other, a cycle that leaves every measured cause
     # "about equally" blamed)
     through: dict[str, dict[str, int]] = {}
+    reading: dict[str, dict[str, int]] = {}  # topic -> its readers' hops, once per topic
     for link in links:
-        read = _through_consumers(depth, [link["topic"], *link["consumers"]])
-        for origin, hops in read.items():
+        topic = link["topic"]
+        if topic not in reading:
+            reading[topic] = _read_hops(depth, topic, link["consumers"])
+        for origin, hops in reading[topic].items():
             best = through.setdefault(link["producer"], {})
             if hops + 1 < best.get(origin, args.hops + 1) and hops + 1 <= args.hops:
                 best[origin] = hops + 1
@@ -85,13 +88,14 @@ def coverage_walk(ctx: ToolContext, args: WalkInput) -> ToolResult:
     return rows_result(rows, "components reached", raw={"start": start, "hops": args.hops})
 
 
-def _through_consumers(depth: dict[str, dict[str, int]], readers: list[str]) -> dict[str, int]:
-    """Start component -> the fewest hops to a topic as its reader: `readers` is the topic
-    itself (a walk that starts at it: a lag named on the topic) then its consumers (the
+def _read_hops(
+    depth: dict[str, dict[str, int]], topic: str, consumers: list[str]
+) -> dict[str, int]:
+    """Start component -> the fewest hops to `topic` as its reader: the topic itself (a walk
+    that starts at it: a lag named on the topic, 0) or through one of its `consumers` (the
     consumer's own depth + 1), for the start components that reach one of them (`depth`:
     `_walk`'s)."""
-    topic, *consumers = readers
-    read = {origin: 0 for origin, hops in depth.get(topic, {}).items() if origin == topic}
+    read = {topic: 0} if topic in depth.get(topic, {}) else {}
     for consumer in consumers:
         for origin, hops in depth.get(consumer, {}).items():
             read[origin] = min(read.get(origin, hops + 1), hops + 1)
