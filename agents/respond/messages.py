@@ -406,7 +406,8 @@ def ticket(
     stated preference), the previous occurrence (`previous`: `respond_context.cypher`'s),
     root cause and confidence, graph paths, recent changes near the cause (`changes`: rows of
     `recent_changes.cypher`), candidates and why each was ruled out, the investigator's steps
-    (`steps`: `respond_context.cypher`'s), who was paged, and each alert's raw fields."""
+    (`steps`: `respond_context.cypher`'s), who was paged, the quiet windows that held the page
+    (the row's `held`: `held_line`, as the page says it), and each alert's raw fields."""
     cause = incident.get("root_cause")
     evidence = [
         {
@@ -467,6 +468,7 @@ def ticket(
             for s in steps or []
         ],
         paged=paged_line(who),
+        held=held_line(incident.get("held")),
         alert_names=list(dict.fromkeys(a["title"] for a in alerts)),
         where=list(dict.fromkeys(a["component"] for a in alerts if a["component"])),
         evidence=evidence,
