@@ -32,7 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import TenantGraph, graph_name, key_problem
 from adapters.notify import AdapterError
 from adapters.slack.payloads import Action, Interaction
-from agents.act import spec
+from agents.act import notices, spec
 from agents.act.approval import Approver, Refused, decide
 from agents.act.notices import APPROVE
 from gateway.http.incident_views import api_tenant
@@ -72,9 +72,16 @@ async def list_remediations(request: Request, incident_id: str) -> dict[str, Any
 
 def remediation_rows(graph: TenantGraph, incident_id: str) -> list[dict[str, Any]]:
     """The incident's remediations (`incident_remediations.cypher` rows), each with `what`:
-    what it runs, in words (`agents.act.spec.describe`)."""
+    what it runs, in words (`agents.act.spec.describe`), and `record`: for one still proposed,
+    the fix's record on earlier incidents as the thread says it (`agents.act.notices.record`),
+    else None."""
     rows: list[dict[str, Any]] = graph.rows("incident_remediations", {"incident_id": incident_id})
     for row in rows:
+        rem = row["remediation"]
+        row["record"] = (
+            notices.record(notices.runs(graph, rem), rem["component"])
+            if rem.get("status") == "proposed" and rem.get("playbook_id") else None
+        )  # fmt: skip
         stored = row["remediation"].get("spec_json")
         try:
             row["what"] = spec.describe(spec.load(stored)) if stored else None

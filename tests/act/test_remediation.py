@@ -29,7 +29,7 @@ from pydantic import SecretStr
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from adapters.github.actions import FlagdPullRequest, branch_name
 from adapters.github.notifier import client
-from adapters.notices import FollowUp, Span
+from adapters.notices import FollowUp, Span, fmt_ms
 from adapters.notify import AdapterError, OutboundMessage
 from gateway.cli.demo import rfc3339
 from gateway.cli.demo_evidence import Edge, PrometheusServer, Window, available
@@ -458,6 +458,42 @@ def test_a_failed_verification_retriggers_the_incident_and_its_escalation_policy
     assert "Escalated to level 1 (after a failed remediation): Di Example via outbox" in story
     again = gw.http.post(f"/api/v1/incidents/{incident}/ack", json={"by": "Cy Example"})
     assert again.status_code == 200 and again.json()["repeat"] is False  # a fresh ack counts
+
+
+def test_a_fix_that_failed_before_is_proposed_with_its_record(shop, github: FakeGitHub) -> None:
+    """The same playbook's fix, proposed again on a later incident, says how its earlier runs
+    went (a new user's trial: it came back without its record); after two failed
+    verifications in a row on payment it warns so, in the thread and on the web page."""
+    gw = shop(reopen_window="0")  # each firing after a resolve is a new incident
+    plant(gw, WORKFLOW | {"verify_within": 2})
+    start = datetime.now(UTC) - timedelta(minutes=30)
+    failed: list[tuple[str, dict[str, Any]]] = []
+    for n in range(3):
+        incident = fire(gw, start + timedelta(minutes=n))
+        (said,) = [e for e in thread(gw, incident) if e["intent_id"].endswith(":proposed")]
+        if n == 0:
+            assert "Its record" not in said["text"]  # never ran before
+        else:
+            runs = [
+                f"on {i} at {fmt_ms(r['remediation']['ran_at'])}: failed verification "
+                f"({r['verification']['detail']})"
+                for i, r in reversed(failed)
+            ]
+            assert f"Its record: last run {'; before that '.join(runs)}." in said["text"]
+            warned = "It failed verification on its last 2 runs on payment: approve it only " \
+                "if something changed since."  # fmt: skip
+            assert (warned in said["text"]) is (n == 2)
+        if n == 2:
+            page = page_as(gw, incident, MEMBER)
+            assert warned in page and f"last run on {failed[-1][0]}" in page
+            break
+        assert decide(gw, incident, "approve", MEMBER).status_code == 200
+        row = wait_verified(gw, incident)
+        assert row["verification"]["outcome"] == "failed"
+        failed.append((incident, row))
+        resolved = gw.http.post(f"/api/v1/incidents/{incident}/resolve", json={"by": "Cy"})
+        assert resolved.status_code == 200, resolved.text
+        gw.drain()
 
 
 def test_an_acknowledgement_after_a_retrigger_edits_the_page_once(shop, github: FakeGitHub) -> None:
