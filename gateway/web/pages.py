@@ -37,7 +37,6 @@ from gateway.http import incident_views
 from gateway.http import maintenance as maintenance_api
 from gateway.http.limits import read_limited
 from gateway.http.payloads import http_link
-from gateway.http.remediations import remediation_rows
 from gateway.http.status import incident_detail
 from gateway.web import drawing, live, maintenance_form, overview, timeline
 from gateway.web.live import LiveFeed
@@ -312,7 +311,7 @@ async def incident_page(request: Request, incident_id: str) -> Response:
             "steps": incident_views.steps(graph, incident_id),
             "decisions": incident_views.decisions(graph, incident_id),
             "graph": drawn, "graph_svg": drawing.svg(drawn),
-            "remediations": remediation_rows(graph, incident_id),
+            "remediations": overview.remediations(graph, incident_id),
             "cause": overview.cause({
                 "verdict": _last_verdict(detail), "root_cause": detail["root_cause"],
                 "investigated": detail["finding"] is not None,

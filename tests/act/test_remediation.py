@@ -275,15 +275,22 @@ def test_only_the_owning_team_or_its_approvers_approve_and_a_double_click_runs_o
         answer = decide(gw, incident, "approve", person)
         assert answer.status_code == status, answer.text
     assert "only members of checkout" in decide(gw, incident, "approve", OUTSIDER).json()["detail"]
-    # the page's own form, as a browser posts it: back to the page, which says why not
+    # the page's own form, as a browser posts it: a 403 page that says why not, with the way
+    # back, as the web's other refusals are (a new user's trial: a 303 where docs say 403)
     page = page_as(gw, incident, OUTSIDER)
     action = re.search(r'<form method="post" action="([^"]+/approve)"', page)
     csrf = re.search(r'name="csrf" value="([^"]+)"', page)
     assert action is not None and csrf is not None
     posted = gw.http.post(action.group(1).replace("&amp;", "&"), data={"csrf": csrf.group(1)})
-    assert posted.status_code == 303 and "#remediations" in posted.headers["location"]
-    shown = gw.http.get(posted.headers["location"]).text
-    assert "Not done: signed-in person &#39;hal@example.com&#39; may not decide" in shown
+    assert posted.status_code == 403 and posted.headers["content-type"].startswith("text/html")
+    assert "<h1>Remediation not approved</h1>" in posted.text
+    assert ("signed-in person &#39;hal@example.com&#39; may not decide this remediation: only "
+            "members of checkout (owning payment)") in posted.text  # fmt: skip
+    assert f'<a href="/ui/incidents/{incident}">Back to the incident</a>' in posted.text
+    forged_csrf = gw.http.post(action.group(1).replace("&amp;", "&"), data={"csrf": "0" * 32})
+    assert forged_csrf.status_code == 403 and "<h1>Remediation not approved</h1>" in (
+        forged_csrf.text
+    )
     forged = gw.http.post(  # a body naming the approver counts for nothing: no session, no CSRF
         f"/api/v1/incidents/{incident}/remediations/remediation:{incident}:pb-rollback/approve",
         json={"by": MEMBER, "approved": True},
