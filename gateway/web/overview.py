@@ -40,7 +40,10 @@ STATES = {
 def cause(row: dict[str, Any]) -> dict[str, str]:
     """What the list says about the cause: `{state, text}`; state is investigating |
     inconclusive | lead (named under the investigator's line: `messages.lead`, as the page says)
-    | found | confirmed | corrected (a verdict outranks the finding)."""
+    | found | confirmed | corrected (a verdict outranks the finding) | heartbeat (the incident of
+    a heartbeat's silence, `row["heartbeat"]` its alertname: no service is the cause)."""
+    if row.get("heartbeat"):
+        return {"state": "heartbeat", "text": f"the {row['heartbeat']} heartbeat stopped arriving"}
     verdict = row.get("verdict") or [None, None]
     if verdict[0] == "rejected":
         if verdict[1]:

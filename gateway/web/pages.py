@@ -313,6 +313,7 @@ async def incident_page(request: Request, incident_id: str) -> Response:
             "graph": drawn, "graph_svg": drawing.svg(drawn),
             "remediations": overview.remediations(graph, incident_id),
             "cause": overview.cause({
+                "heartbeat": (detail["heartbeat"] or {}).get("alertname"),
                 "verdict": _last_verdict(detail), "root_cause": detail["root_cause"],
                 "investigated": detail["finding"] is not None,
                 "confidence": (detail["finding"] or {}).get("confidence"),
