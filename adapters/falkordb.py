@@ -59,6 +59,7 @@ INDEXES: tuple[tuple[str, str], ...] = (
     ("Incident", "group_keys"),  # an array: a delivery's group's incidents, not every open one
     ("Maintenance", "ends_at"),  # the windows not over yet, before every page
     ("Maintenance", "id"),
+    ("Remediation", "playbook_id"),  # a fix's record on earlier incidents, when it is proposed
 )
 #: (label, property, dimension) of the cosine vector indexes: an incident's hashed bag of words
 #: (`agents.investigate.similar`, 128 float32 buckets) for similar-incident recall.

@@ -193,7 +193,8 @@ class Ticket(_Value):
     candidate to why it was ruled out; `lookback_h` is how far back changes were looked for;
     `evidence` holds each alert's raw fields verbatim (`fingerprint`, `labels`, `annotations`,
     `values`, `startsAt`, `status`, `generatorURL`); `lead`: the cause is named under the
-    investigator's confidence line (as on the page)."""
+    investigator's confidence line (as on the page); `held`: how long which quiet (maintenance)
+    windows held the page and the ticket (the page's own sentence)."""
 
     type: Literal["ticket"] = "ticket"
     incident_id: str
@@ -215,6 +216,7 @@ class Ticket(_Value):
     lookback_h: int = 0
     steps: list[StepNote] = Field(default_factory=list)
     paged: str = ""
+    held: str | None = None
     alert_names: list[str] = Field(default_factory=list)
     where: list[str] = Field(default_factory=list)
     evidence: list[dict[str, Any]] = Field(default_factory=list)

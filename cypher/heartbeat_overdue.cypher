@@ -2,7 +2,9 @@
 // on the database clock, and not paged for this silence yet: in the same query it is marked
 // paged and opens one incident ("the alerting pipeline may be down") with an inconclusive
 // finding and its `respond` task, so the default route is paged once per silence, exactly once
-// (the incident id is the silence's: `inc-heartbeat-<last_at>`; the page is its intent).
+// (the incident id is the silence's: `inc-heartbeat-<last_at>`; the page is its intent). The
+// incident keeps which heartbeat (`heartbeat`, its alertname) and when it last arrived
+// (`last_seen`, ms), so the web page says what stopped and since when.
 MATCH (h:Heartbeat)
 WHERE h.last_at IS NOT NULL AND h.last_at < timestamp() - $timeout_ms AND h.paged_at IS NULL
 WITH h, 'inc-heartbeat-' + toString(h.last_at) AS id, timestamp() - h.last_at AS silent_ms
@@ -15,7 +17,8 @@ MERGE (i:Incident {id: id})
     i.title = 'No ' + h.alertname + ' heartbeat for ' + silence
       + ': the alerting pipeline may be down',
     i.opened_at = timestamp(), i.received_at = timestamp(), i.group_keys = [], i.firing = 0,
-    i.components = [], i.hold_until = 0, i.heartbeat = h.alertname, i.conclusive = false
+    i.components = [], i.hold_until = 0, i.heartbeat = h.alertname, i.conclusive = false,
+    i.last_seen = h.last_at
 MERGE (f:Finding {id: 'finding:' + id})
   ON CREATE SET f.created_at = timestamp(), f.updated_at = timestamp(), f.alerts_seen = 0,
     f.candidates = [], f.confidence = 0.0, f.conclusive = false, f.paths_json = '[]',

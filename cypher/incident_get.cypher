@@ -1,7 +1,9 @@
 // One incident with its finding (if any), its quiet window's end (`maintenance_until`, ms),
 // the escalation level reached, how often it reopened (flapping), and its splits: the incident
 // it was split from (`split_from`, or null) and those split from it (`split_into`, by id), and
-// whether it was paged as `list_incidents.cypher` says it (`paged`, `nobody_paged`).
+// whether it was paged as `list_incidents.cypher` says it (`paged`, `nobody_paged`); for a
+// heartbeat's silence (`heartbeat_overdue.cypher`), `heartbeat` (its alertname) and
+// `last_seen` (ms: when it last arrived), else null.
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (s:Incident)-[:SPLIT_FROM]->(i)
 WITH i, collect(s.id) AS split_into
@@ -19,4 +21,5 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.maintenance_until AS maintenance_until, i.escalation_level AS escalation_level,
        i.reopens AS reopens, i.split_from AS split_from, split_into,
        coalesce(i.notified, false) AND coalesce(i.page_reached, true) AS paged,
-       coalesce(i.notified, false) AND NOT coalesce(i.page_reached, true) AS nobody_paged
+       coalesce(i.notified, false) AND NOT coalesce(i.page_reached, true) AS nobody_paged,
+       i.heartbeat AS heartbeat, i.last_seen AS last_seen

@@ -1,7 +1,8 @@
 // The incidents list for triage at a glance, newest first: state, severity, the services that
 // alert and their owning teams, the finding's candidates, the latest verdict, the page (its
 // action and latest delivery; `nobody_paged`: it went out to no one, as `list_incidents.cypher`
-// says), acknowledgement, escalation and maintenance (null or 0 until something records them). $now: ms UTC, for maintenance windows in force. Merged incidents
+// says), `heartbeat` (the alertname of a heartbeat's silence, else null), acknowledgement,
+// escalation and maintenance (null or 0 until something records them). $now: ms UTC, for maintenance windows in force. Merged incidents
 // (status 'merged') only when asked for by status.
 MATCH (i:Incident)
 WHERE ($status IS NULL AND i.status <> 'merged') OR i.status = $status
@@ -36,6 +37,7 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.acknowledged_at AS acknowledged_at, i.acknowledged_by AS acknowledged_by,
        coalesce(i.escalation_level, 0) AS escalation_level,
        coalesce(i.notified, false) AND NOT coalesce(i.page_reached, true) AS nobody_paged,
+       i.heartbeat AS heartbeat,
        CASE WHEN i.maintenance_until IS NOT NULL AND i.maintenance_until > coalesce(window_ends, 0)
             THEN i.maintenance_until ELSE window_ends END AS maintenance_until
 ORDER BY opened_at DESC, id

@@ -1,6 +1,7 @@
 // The tenant's latest events for the page's activity feed, from incidents opened since $since
-// (ms UTC; the opened_at index keeps this cheap as history grows): opened, cause found,
-// messages and tickets, acknowledged, verdicts, resolved. At most $limit of each kind.
+// (ms UTC; the opened_at index keeps this cheap as history grows): opened, cause found (a
+// heartbeat's silence: that it stopped arriving), messages and tickets, acknowledged,
+// verdicts, resolved. At most $limit of each kind.
 MATCH (i:Incident) WHERE i.opened_at > $since AND i.status <> 'merged'
 WITH i ORDER BY i.opened_at DESC LIMIT $limit
 RETURN i.opened_at AS at, 'incident' AS event, i.id AS incident_id,
@@ -9,7 +10,8 @@ UNION ALL
 MATCH (i:Incident)-[:HAS_FINDING]->(f:Finding) WHERE i.opened_at > $since
 WITH i, f ORDER BY f.updated_at DESC LIMIT $limit
 RETURN f.updated_at AS at, 'finding' AS event, i.id AS incident_id,
-       CASE WHEN f.root_cause IS NULL THEN 'inconclusive'
+       CASE WHEN i.heartbeat IS NOT NULL THEN 'the ' + i.heartbeat + ' heartbeat stopped arriving'
+            WHEN f.root_cause IS NULL THEN 'inconclusive'
             WHEN coalesce(f.confidence, 0) < $low_confidence
             THEN 'named, low confidence: ' + f.root_cause
             ELSE 'cause found: ' + f.root_cause END

@@ -17,7 +17,7 @@ RETURN a.ends_at_ms AS at, 'alert_resolved' AS event, a.alertname AS detail, c.n
 UNION ALL
 MATCH (:Incident {id: $incident_id})-[:HAS_FINDING]->(f:Finding)
 RETURN coalesce(f.updated_at, f.created_at) AS at, 'finding' AS event, f.root_cause AS detail,
-       null AS who, {candidates: f.candidates, confidence: f.confidence} AS ref
+       null AS who, {candidates: f.candidates, confidence: f.confidence, planner: f.planner} AS ref
 UNION ALL
 MATCH (:Incident {id: $incident_id})-[r:IN_MAINTENANCE]->(m:Maintenance)
 WHERE r.held_at IS NOT NULL  // a window that held a message (not a snooze's escalation hold)

@@ -683,6 +683,48 @@ def test_acknowledge_and_resolve_are_the_signed_in_persons(site: Site, store: Gr
     assert ats == sorted(ats)
 
 
+def test_web_actions_record_the_persons_name_from_the_world(site: Site, store: GraphStore) -> None:
+    """A signed-in email the world knows (any case) is recorded by the person's name, as Slack
+    and the API record names: acknowledged_by, the verdict's by_name (its `by` stays the
+    email: the identity), resolved_by, a snooze's window and a window opened on the page (a
+    new user's trial: the email was recorded). An email no member has stays the identity (the
+    tests above)."""
+    graph = store.graph(graph_name(site.a))
+    graph.rows("import_people", {"people": [{"name": "Priya Raman", "email": "Priya@Example.com",
+                                             "slack_user_id": None, "team": "checkout",
+                                             "sources": ["test"]}]})  # fmt: skip
+    incident = site.post_alert(site.a, "payment")
+    site.drain()
+    with site.client() as http:
+        sign_in(http, VIEWER_A)  # priya@example.com
+        page = http.get(f"/ui/incidents/{incident}").text
+        csrf = csrf_of(page)
+        intent = re.search(r'name="intent" value="([0-9a-f]+)"', page)
+        assert intent
+        verdict = {"csrf": csrf, "intent": intent.group(1), "verdict": "confirmed"}
+        assert http.post(f"/ui/incidents/{incident}/verdict", data=verdict).status_code == 303
+        ack = http.post(f"/ui/incidents/{incident}/acknowledge", data={"csrf": csrf})
+        assert ack.status_code == 303
+        snooze = {"csrf": csrf, "intent": intent.group(1) + "s"}
+        assert http.post(f"/ui/incidents/{incident}/snooze", data=snooze).status_code == 303
+        opened = http.post("/ui/maintenance", data={
+            "csrf": csrf, "components": "cart", "length": "2", "unit": "hours",
+            "reason": "cart upgrade"})  # fmt: skip
+        assert opened.status_code == 303, opened.text
+        resolve = {"csrf": csrf, "intent": intent.group(1) + "r"}
+        assert http.post(f"/ui/incidents/{incident}/resolve", data=resolve).status_code == 303
+        page = http.get(f"/ui/incidents/{incident}").text
+    row = graph.one("web_incident_people", {"incident_id": incident})
+    assert row is not None
+    assert (row["acknowledged_by"], row["resolved_by"]) == ("Priya Raman", "Priya Raman")
+    said = graph.rows("incident_verdicts", {"incident_id": incident})
+    assert [(v["verdict"], v["by"], v["by_name"]) for v in said] == [
+        ("confirmed", PERSON_A, "Priya Raman"), ("resolved", PERSON_A, "Priya Raman"),
+    ]  # fmt: skip
+    assert sorted(w["by"] for w in maintenance.windows(graph)) == ["Priya Raman", "Priya Raman"]
+    assert "Resolved by Priya Raman" in page and f"by {PERSON_A}" not in page
+
+
 def test_snooze_opens_a_quiet_window_as_the_signed_in_person(site: Site, store: GraphStore) -> None:
     incident = site.post_alert(site.a, "payment")
     site.drain()

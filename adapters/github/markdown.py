@@ -204,8 +204,8 @@ def body(ticket: Ticket) -> str:
     """The issue body, under `TICKET_BODY_LIMIT` characters. Sections: the note first (e.g.
     why nobody was paged), incident and previous occurrence, root cause and confidence, graph
     paths, recent changes near the cause, candidates considered and why each was ruled out, the
-    investigator's steps, who was paged, and each alert's raw fields verbatim in code blocks
-    (cut with a note when too long)."""
+    investigator's steps, who was paged (and the quiet windows that held the page), and each
+    alert's raw fields verbatim in code blocks (cut with a note when too long)."""
     cause = ticket.root_cause
     candidates = ticket.candidates
     parts = [
@@ -263,6 +263,7 @@ def body(ticket: Ticket) -> str:
         *steps_section(ticket.steps),
         "",
         f"### Paged\n{text(ticket.paged)}",
+        *(["", text(ticket.held)] if ticket.held else []),
     ]  # fmt: skip
     if ticket.runbooks:
         parts += ["", "### Runbooks"]

@@ -64,13 +64,15 @@ class Actor:
             self._verify(task, row)
 
     def _propose(self, task: TaskRun, row: dict[str, Any]) -> None:
-        """Say in the page's thread what is proposed (Approve / Reject when actions are on)."""
+        """Say in the page's thread what is proposed (Approve / Reject when actions are on),
+        with the fix's record on earlier incidents (`notices.record`)."""
         page, _ = page_refs(task, row["incident_id"])
         if page is None:  # nobody was paged (a preference): the web page still shows it
             task.complete("no thread to propose in")
             return
         what = spec.describe(run.stored_spec(row))
-        task.act(self.messenger, notices.proposed(row, what, self.enabled, page))
+        earlier = notices.runs(task.graph, row["remediation"])
+        task.act(self.messenger, notices.proposed(row, what, self.enabled, page, earlier))
         task.complete("proposed" if self.enabled else "shown (actions off)")
 
     def _remediate(self, task: TaskRun, row: dict[str, Any]) -> None:

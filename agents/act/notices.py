@@ -1,5 +1,6 @@
 """What the acting agent says in the page's thread and on the ticket: the proposal (with
-Approve / Reject when actions are on), the run, and the verification's outcome.
+Approve / Reject when actions are on, and the fix's record on earlier incidents: `runs` reads
+it, `record` says it), the run, and the verification's outcome.
 
 Notices are data (`adapters.notices`): raw values, escaped by each adapter's renderer.
 """
@@ -8,12 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.notices import FollowUp, Person, Span, TicketUpdate
+from adapters.falkordb import TenantGraph
+from adapters.notices import FollowUp, Person, Span, TicketUpdate, fmt_ms
 from adapters.notify import OutboundMessage
 from adapters.slack import actions
 
 #: Slack action ids of the proposal's buttons (button value = the remediation id).
 APPROVE, REJECT = actions.APPROVE_REMEDIATION, actions.REJECT_REMEDIATION
+#: Earlier runs of the same fix a proposal names, newest first.
+RECORD_RUNS = 3
+#: Failed verifications in a row, on the same component, after which a proposal warns.
+FAILED_IN_A_ROW = 2
+#: Characters of a verification's detail a proposal quotes.
+DETAIL_CHARS = 200
+#: How a verification's outcome reads in a fix's record.
+OUTCOMES = {"verified": "verified", "failed": "failed verification",
+            "unknown": "verification unknown"}  # fmt: skip
 
 
 def intent(remediation: dict[str, Any], what: str) -> str:
@@ -36,25 +47,65 @@ def _thread(
     )  # fmt: skip
 
 
+def runs(graph: TenantGraph, remediation: dict[str, Any]) -> list[dict[str, Any]]:
+    """The earlier runs of `remediation`'s fix (its playbook's) on its component, newest first,
+    at most `RECORD_RUNS`: rows of `cypher/remediation_history.cypher`. Raises
+    `GraphUnavailable`."""
+    return graph.rows("remediation_history", {
+        "playbook_id": remediation["playbook_id"], "component": remediation["component"],
+        "remediation_id": remediation["id"], "limit": RECORD_RUNS,
+    })  # fmt: skip
+
+
+def record(earlier: list[dict[str, Any]], component: str) -> str | None:
+    """What a proposal says of the fix's record (`earlier`: `runs`, newest first): "Its record:
+    last run on inc-1 at <time UTC>: failed verification (<detail>); before that on …", and,
+    when its last `FAILED_IN_A_ROW` or more runs on `component` all failed verification, a
+    warning that says so (it is proposed all the same: a person decides). None before any run."""
+    if not earlier:
+        return None
+    said = []
+    for n, run in enumerate(earlier):
+        outcome = OUTCOMES.get(run["outcome"] or "", "not verified yet")
+        detail = (run["detail"] or "")[:DETAIL_CHARS]
+        said.append(
+            f"{'last run' if n == 0 else 'before that'} on {run['incident_id']} at "
+            f"{fmt_ms(run['ran_at'])}: {outcome}" + (f" ({detail})" if detail else "")
+        )
+    text = f"Its record: {'; '.join(said)}."
+    failed = next((n for n, r in enumerate(earlier) if r["outcome"] != "failed"), len(earlier))
+    if failed >= FAILED_IN_A_ROW:
+        text += (
+            f" It failed verification on its last {failed} runs on {component}: approve it "
+            "only if something changed since."
+        )
+    return text
+
+
 def proposed(
-    row: dict[str, Any], what: str, enabled: bool, reply_to: str | None
-) -> OutboundMessage:
-    """The proposal in the thread. `row`: a `remediation_get` row; `what`: `spec.describe`.
-    With actions off it says what would be proposed and has no button."""
+    row: dict[str, Any], what: str, enabled: bool, reply_to: str | None,
+    earlier: list[dict[str, Any]] | None = None,
+) -> OutboundMessage:  # fmt: skip
+    """The proposal in the thread. `row`: a `remediation_get` row; `what`: `spec.describe`;
+    `earlier`: the fix's earlier runs (`runs`), whose record it states (`record`). With
+    actions off it says what would be proposed and has no button."""
     rem = row["remediation"]
     teams = ", ".join(t["team"] for t in row["teams"]) or "the owning team"
     head = [Span(text="Playbook "), Span(text=row["playbook_title"] or rem["playbook_id"],
             strong=True), Span(text=": its checks held for "),
             Span(text=rem["component"], strong=True), Span(text=". ")]  # fmt: skip
+    known = record(earlier or [], rem["component"])
+    history = [Span(text=f" {known}")] if known else []
     if not enabled:
         tail = f"It would propose: {what}. Actions are off (BLAST_ACTIONS_ENABLED=false): " \
             "nothing will run."  # fmt: skip
-        return _thread(intent(rem, "proposed"), row, [*head, Span(text=tail)], reply_to)
+        return _thread(intent(rem, "proposed"), row, [*head, Span(text=tail), *history],
+                       reply_to)  # fmt: skip
     tail = (
         f"Proposed remediation: {what}. It runs once, after a member or approver of {teams} "
         "approves it, and is verified afterwards."
     )
-    return _thread(intent(rem, "proposed"), row, [*head, Span(text=tail)], reply_to,
+    return _thread(intent(rem, "proposed"), row, [*head, Span(text=tail), *history], reply_to,
                    remediation_id=rem["id"])  # fmt: skip
 
 

@@ -1,4 +1,5 @@
-"""After the page: acknowledge and resolve an incident, from Slack, the API or the web page.
+"""After the page: acknowledge and resolve an incident, from Slack, the API or the web page,
+each recorded under a person's name (`slack_name`, `web_name`).
 
 Both are one short graph write each (`acknowledge_incident.cypher`, `resolve_incident.cypher`)
 on the database clock, so callers that must answer quickly (Slack wants an answer in 3 s) only
@@ -71,3 +72,14 @@ def slack_name(graph: TenantGraph, user_id: str | None, fallback: str | None) ->
         if row is not None and row["name"]:
             return str(row["name"])
     return fallback or user_id or "someone"
+
+
+def web_name(graph: TenantGraph, identity: str) -> str:
+    """A person's name for the web's signed-in `identity` (an email the viewer token or the
+    authenticating proxy gives, or a name): the world's person with that email (case aside),
+    else `identity` itself, which stays their identity when no member matches."""
+    if "@" in identity:
+        row = graph.one("person_by_email", {"email": identity})
+        if row is not None and row["name"]:
+            return str(row["name"])
+    return identity

@@ -41,18 +41,50 @@ def paged_line(who: dict[str, Any] | None) -> str:
     """Who is paged and why (a route of `agents.respond.routing.route`), e.g. `Ada (on call for
     storefront, owner of ad)`, or `Hal (on call for platform, the default team: no team owns
     node-1)`. Never just "nobody": with no one on call anywhere it says loudly which fallback
-    (channel, escalation) it used and why."""
+    (channel, escalation) it used and why, and with no channel either (`unrouted`) that nobody
+    was paged and the page is in the outbox only. It names no fallback that does not exist."""
     if not who:  # a page built before routing ran (or by an older worker): say what is missing
-        return "NO ONE ON CALL: no route was found; fallback: the default channel"
+        return "NO ONE ON CALL: no route was found"
     if who.get("route", "owner") == "owner" and who.get("person"):
         return f"{who['person']} (on call for {who['team']}, owner of {who['component']})"
     reason = who.get("reason") or "no owner"
     if who.get("person"):
         return f"{who['person']} (on call for {who['team']}, the default team: {reason})"
-    where = [f"channel {who['channel']}" if who.get("channel") else "the default channel"]
-    if who.get("escalation"):
-        where.append(f"escalation {who['escalation']}")
+    escalation = f"escalation {who['escalation']}" if who.get("escalation") else None
+    if unrouted(who):
+        note = f"; {escalation}" if escalation else ""
+        return (
+            f"NO ONE ON CALL ({reason}); no channel either (the default team has none and "
+            f"SLACK_DEFAULT_CHANNEL is unset): nobody was paged, this page is in the outbox "
+            f"only{note}"
+        )
+    where = [_fallback_channel(who)] + ([escalation] if escalation else [])
     return f"NO ONE ON CALL ({reason}); fallback: {', '.join(where)}"
+
+
+def unrouted(who: dict[str, Any] | None) -> bool:
+    """Whether a route reaches no one and no channel: the default route with nobody on call,
+    its team (if any) without a channel, and no `SLACK_DEFAULT_CHANNEL` (the route's
+    `default_channel`, recorded by `routing.route_from`). Its page can only land in the outbox
+    (`Responder._page`: Slack refuses a page with no channel; the outbox keeps the copy)."""
+    return (
+        who is not None
+        and who.get("route") == "default"
+        and not who.get("person")
+        and not who.get("channel")
+        and "default_channel" in who
+        and not who["default_channel"]
+    )
+
+
+def _fallback_channel(who: dict[str, Any]) -> str:
+    """The channel a default route with nobody on call falls back to: its team's, else
+    `SLACK_DEFAULT_CHANNEL` as routing recorded it; a route stored before routes recorded
+    that setting says both, as it cannot know which one there was."""
+    channel = who.get("channel") or who.get("default_channel")
+    if channel:
+        return f"channel {channel}"
+    return "SLACK_DEFAULT_CHANNEL if set, else the outbox"
 
 
 def since(incident: dict[str, Any]) -> int:
@@ -374,7 +406,8 @@ def ticket(
     stated preference), the previous occurrence (`previous`: `respond_context.cypher`'s),
     root cause and confidence, graph paths, recent changes near the cause (`changes`: rows of
     `recent_changes.cypher`), candidates and why each was ruled out, the investigator's steps
-    (`steps`: `respond_context.cypher`'s), who was paged, and each alert's raw fields."""
+    (`steps`: `respond_context.cypher`'s), who was paged, the quiet windows that held the page
+    (the row's `held`: `held_line`, as the page says it), and each alert's raw fields."""
     cause = incident.get("root_cause")
     evidence = [
         {
@@ -435,6 +468,7 @@ def ticket(
             for s in steps or []
         ],
         paged=paged_line(who),
+        held=held_line(incident.get("held")),
         alert_names=list(dict.fromkeys(a["title"] for a in alerts)),
         where=list(dict.fromkeys(a["component"] for a in alerts if a["component"])),
         evidence=evidence,
@@ -573,8 +607,13 @@ def team_told(
 
 
 def _where(who: dict[str, Any] | None) -> str:
-    """` in #channel` of a route, or ` in the default channel`."""
+    """` in #channel` of a route, ` in the default channel`, or nothing for a route that reached
+    no channel (`unrouted`: its `paged_line` says the page is in the outbox only)."""
+    if unrouted(who):
+        return ""
     channel = (who or {}).get("channel")
+    if not channel and (who or {}).get("route") == "default":  # the root route's last channel
+        channel = (who or {}).get("default_channel")
     return f" in {channel}" if channel else " in the default channel"
 
 

@@ -329,7 +329,9 @@ class Responder:
         owners, default = incident["owners"], incident["fallback"]
         who = task.step(
             "response_context", {"components": components},
-            lambda: routing.route_from(owners, components, lambda: default[0] if default else None),
+            lambda: routing.route_from(owners, components,
+                                       lambda: default[0] if default else None,
+                                       self.default_channel),
             touched=components, deferred=True,
         )  # fmt: skip
         kind = dominant(alerts, cause)
@@ -427,7 +429,7 @@ class Responder:
         if cause:  # else inconclusive: the page's route stands
             who = task.step(
                 "route_new_cause", {"cause": cause},
-                lambda: routing.route_from(owners, [cause], default),
+                lambda: routing.route_from(owners, [cause], default, self.default_channel),
                 deferred=True,
             )  # fmt: skip
             repage = self._repage(task, incident, before, who)
@@ -696,7 +698,7 @@ class Responder:
         who: dict[str, Any] = task.step(
             "route_new_cause",
             {"cause": cause},
-            lambda: routing.route(task.graph, [cause]),
+            lambda: routing.route(task.graph, [cause], self.default_channel),
             deferred=True,
         )
         repage = self._repage(task, incident, before, who)

@@ -8,10 +8,13 @@ Like Alertmanager's routing tree, whose root route always has a receiver, the wo
 2. that owner has nobody on call now: the default team's on-call, the reason stated;
 3. no team owns any of the components: the default team's on-call, the reason stated;
 4. the default team has nobody on call either: its channel (else `SLACK_DEFAULT_CHANNEL`) and
-   its escalation, said loudly on the page.
+   its escalation, said loudly on the page; with neither channel, nobody at all (the page
+   goes to the outbox only, and says so).
 A route is a dict (JSON, stored as the responder's `response_context` step): the row of
 `response_context.cypher` or `default_route.cypher` (team, channel, escalation, person, email,
-slack_user_id, shift_ends_at, component) plus `route` (`owner` | `default`) and `reason`.
+slack_user_id, shift_ends_at, component) plus `route` (`owner` | `default`), `reason` and
+`default_channel` (`SLACK_DEFAULT_CHANNEL` as the responder knew it when routing, None when
+unset or Slack is off), so the page and every later edit of it say where it really went.
 """
 
 from __future__ import annotations
@@ -22,21 +25,25 @@ from typing import Any
 from adapters.falkordb import TenantGraph
 
 
-def route(graph: TenantGraph, components: list[str]) -> dict[str, Any]:
+def route(
+    graph: TenantGraph, components: list[str], default_channel: str | None = None
+) -> dict[str, Any]:
     """The route of an incident whose components are `components`, in priority order (see the
-    module docstring). Raises `GraphUnavailable`."""
+    module docstring); `default_channel`: `SLACK_DEFAULT_CHANNEL` (None: unset, or Slack is
+    off). Raises `GraphUnavailable`."""
     rows = graph.rows("response_context", {"components": components}) if components else []
-    return route_from(rows, components, lambda: graph.one("default_route"))
+    return route_from(rows, components, lambda: graph.one("default_route"), default_channel)
 
 
 def route_from(
     rows: list[dict[str, Any]],
     components: list[str],
     default: Callable[[], dict[str, Any] | None],
+    default_channel: str | None = None,
 ) -> dict[str, Any]:
     """`route` over rows already read: `rows` of `response_context.cypher` (any superset of
     `components`' rows), `default()` the `default_route.cypher` row or None (only called when
-    the route falls back to it). Pure but for `default`."""
+    the route falls back to it), `default_channel` as in `route`. Pure but for `default`."""
     # two teams may own one component (two sources disagree): the world file's word first,
     # then by team name, so the same incident always pages the same team (rows come unordered)
     owned = [
@@ -51,7 +58,7 @@ def route_from(
     if first is not None:
         staffed = [r for r in owned if r["team"] == first["team"] and r["person"]]
         if staffed:
-            return staffed[0] | {"route": "owner", "reason": ""}
+            return staffed[0] | {"route": "owner", "reason": "", "default_channel": default_channel}
         reason = f"{first['team']}, owner of {first['component']}, has nobody on call now"
     elif components:
         reason = f"no team owns {', '.join(components)}"
@@ -72,6 +79,7 @@ def route_from(
         "owner_channel": owner.get("channel"),
         "route": "default",
         "reason": reason,
+        "default_channel": default_channel,
     }
 
 

@@ -9,7 +9,8 @@
   names nobody, so neither can approve. CSRF: the session's
   token as form field `csrf` or header `X-CSRF-Token`. Answer: the decision as JSON
   (`{id, status, fresh, by, at, source}`), or, for the page's form, 303 back to the incident
-  with what happened.
+  with what happened; a refusal of the page's form is an HTML page with the status below and
+  the reason, as every refusal of the web's forms is.
 
 Status codes: 401 no web session; 403 bad CSRF token, an open-mode session, or a person who is
 neither a member nor an approver of the owning team (the detail says which teams may); 404 no
@@ -25,21 +26,20 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import JSONResponse, RedirectResponse
-from pydantic import ValidationError
 from slack_sdk.webhook import WebhookClient
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import TenantGraph, graph_name, key_problem
+from adapters.falkordb import graph_name, key_problem
 from adapters.notify import AdapterError
 from adapters.slack.payloads import Action, Interaction
-from agents.act import spec
 from agents.act.approval import Approver, Refused, decide
 from agents.act.notices import APPROVE
 from gateway.http.incident_views import api_tenant
 from gateway.http.limits import ParsedOnceRoute, read_limited
 from gateway.http.status import incident_detail
 from gateway.settings import Settings
-from gateway.web.session import COOKIE, Sessions, check_csrf
+from gateway.web.pages import render
+from gateway.web.session import COOKIE, Session, Sessions, check_csrf
 
 router = APIRouter(route_class=ParsedOnceRoute)
 log = logging.getLogger(__name__)
@@ -70,25 +70,9 @@ async def list_remediations(request: Request, incident_id: str) -> dict[str, Any
             "actions_enabled": request.app.state.settings.actions_enabled}  # fmt: skip
 
 
-def remediation_rows(graph: TenantGraph, incident_id: str) -> list[dict[str, Any]]:
-    """The incident's remediations (`incident_remediations.cypher` rows), each with `what`:
-    what it runs, in words (`agents.act.spec.describe`)."""
-    rows: list[dict[str, Any]] = graph.rows("incident_remediations", {"incident_id": incident_id})
-    for row in rows:
-        stored = row["remediation"].get("spec_json")
-        try:
-            row["what"] = spec.describe(spec.load(stored)) if stored else None
-        except ValidationError:
-            row["what"] = None
-        if row["what"] is None:  # written by another version, or by hand
-            row["what"] = f"remediation {row['remediation'].get('type') or 'of unknown type'}"
-    return rows
-
-
 async def _decide(
     request: Request, incident_id: str, remediation_id: str, verb: Literal["approve", "reject"]
 ) -> Response:
-    settings: Settings = request.app.state.settings
     sessions: Sessions = request.app.state.sessions
     session = await run_in_threadpool(sessions.read, request.cookies.get(COOKIE))
     if session is None:
@@ -96,6 +80,36 @@ async def _decide(
     form_post = request.headers.get("content-type", "").startswith(
         "application/x-www-form-urlencoded"
     )
+    back = f"/ui/incidents/{urllib.parse.quote(incident_id, safe='')}"
+    try:
+        done = await _decided(request, session, form_post, incident_id, remediation_id, verb)
+    except HTTPException as exc:
+        if not form_post:
+            raise
+        # a person in a browser sent it: a page with the status and the reason, and a way
+        # back, as every refusal of the web's forms is (`gateway.web.pages._act`)
+        return await render(
+            request, "error.html", session, None, status_code=exc.status_code,
+            title=f"Remediation not {verb}d", message=str(exc.detail), back=back,
+        )  # fmt: skip
+    if done["fresh"] and done["status"] == "approved":
+        request.app.state.store.wake()  # its remediate task: wake an idle worker
+    if form_post:
+        said = urllib.parse.urlencode(
+            {"remediation": f"{done['status'].capitalize()} by {done['by']}."}
+        )
+        return RedirectResponse(f"{back}?{said}#remediations", status_code=303)
+    return JSONResponse(done)
+
+
+async def _decided(
+    request: Request, session: Session, form_post: bool, incident_id: str, remediation_id: str,
+    verb: Literal["approve", "reject"],
+) -> dict[str, Any]:  # fmt: skip
+    """`_decide`'s work as `session`'s person: the decision (`agents.act.approval.decide`).
+    Raises HTTPException: 403 bad CSRF token, an open-mode session or a person who may not
+    decide it; 404, 409 as `decide` refuses (`Refused`), with the reason."""
+    settings: Settings = request.app.state.settings
     token = request.headers.get("x-csrf-token")
     if form_post:
         fields = urllib.parse.parse_qs((await read_limited(request, FORM_LIMIT)).decode(
@@ -107,29 +121,17 @@ async def _decide(
             403, "the web UI names no person in open mode: sign in with your own viewer token "
             "or through the authenticating proxy, or approve in Slack",
         )  # fmt: skip
-    who = Approver(session.person, "web")
     if key_problem(remediation_id) is not None:
         raise HTTPException(404, f"no remediation {remediation_id[:200]!r} on this incident")
     graph = request.app.state.store.graph(graph_name(session.tenant))
-    back = f"/ui/incidents/{urllib.parse.quote(incident_id, safe='')}"
     try:
-        done = await run_in_threadpool(
-            decide, graph, remediation_id, who, verb == "approve", settings.actions_enabled,
-            incident_id,
+        done: dict[str, Any] = await run_in_threadpool(
+            decide, graph, remediation_id, Approver(session.person, "web"), verb == "approve",
+            settings.actions_enabled, incident_id,
         )  # fmt: skip
     except Refused as exc:
-        if form_post:
-            said = urllib.parse.urlencode({"remediation": f"Not done: {exc.reason}"})
-            return RedirectResponse(f"{back}?{said}#remediations", status_code=303)
         raise HTTPException(exc.status, exc.reason) from None
-    if done["fresh"] and done["status"] == "approved":
-        request.app.state.store.wake()  # its remediate task: wake an idle worker
-    if form_post:
-        said = urllib.parse.urlencode(
-            {"remediation": f"{done['status'].capitalize()} by {done['by']}."}
-        )
-        return RedirectResponse(f"{back}?{said}#remediations", status_code=303)
-    return JSONResponse(done)
+    return done
 
 
 @router.post("/api/v1/incidents/{incident_id}/remediations/{remediation_id}/approve")

@@ -51,7 +51,9 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     Shape: id, status (open | resolved | merged), title, severity, opened_at/resolved_at (ms,
     UTC), resolved_by (a person's name when resolved by hand), acknowledged_at (ms UTC) and
     acknowledged_by (a person's name), paged (its page reached a person on call or a channel)
-    and nobody_paged (its page went out to no one: no team on call, no channel), root_cause
+    and nobody_paged (its page went out to no one: no team on call, no channel), heartbeat
+    ({alertname, last_seen (ms UTC: when it last arrived)} for the incident of a heartbeat's
+    silence, whose cause is no service; else null), root_cause
     (component name or null), merged_into (the incident that took its alerts, or null),
     split_from (the incident whose investigation split this one off, or null), split_into (the
     incidents its investigations split off it: where its alerts with another cause went, by id),
@@ -124,6 +126,9 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "reopens": row["reopens"] or 0,
         "paged": row["paged"],
         "nobody_paged": row["nobody_paged"],
+        "heartbeat": {"alertname": row["heartbeat"], "last_seen": row["last_seen"]}
+        if row["heartbeat"]
+        else None,
         "finding": finding,
         "alerts": alerts,
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),

@@ -1,5 +1,6 @@
-"""The data behind the incidents list, memory, world and health pages, read from one tenant's
-graph. Times are ms since the epoch, UTC; `now_ms` is passed in so a page is one moment."""
+"""The data behind the incidents list, memory, world and health pages (and an incident's
+remediations), read from one tenant's graph. Times are ms since the epoch, UTC; `now_ms` is
+passed in so a page is one moment."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import json
 import time
 from typing import Any
 
+from pydantic import ValidationError
+
 from adapters.falkordb import GraphStore, TenantGraph
+from agents.act import notices, spec
 from agents.respond import maintenance as quiet_windows
 from agents.respond.messages import lead
 from gateway.http.incident_views import loads
@@ -36,7 +40,10 @@ STATES = {
 def cause(row: dict[str, Any]) -> dict[str, str]:
     """What the list says about the cause: `{state, text}`; state is investigating |
     inconclusive | lead (named under the investigator's line: `messages.lead`, as the page says)
-    | found | confirmed | corrected (a verdict outranks the finding)."""
+    | found | confirmed | corrected (a verdict outranks the finding) | heartbeat (the incident of
+    a heartbeat's silence, `row["heartbeat"]` its alertname: no service is the cause)."""
+    if row.get("heartbeat"):
+        return {"state": "heartbeat", "text": f"the {row['heartbeat']} heartbeat stopped arriving"}
     verdict = row.get("verdict") or [None, None]
     if verdict[0] == "rejected":
         if verdict[1]:
@@ -258,3 +265,25 @@ def health(store: GraphStore, graph: TenantGraph, schema_ready: bool) -> dict[st
 def pretty(value: Any) -> str:
     """A value as indented JSON (for raw tool results and checks on the page)."""
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def remediations(graph: TenantGraph, incident_id: str) -> list[dict[str, Any]]:
+    """The incident's remediations (`incident_remediations.cypher` rows), each with `what`:
+    what it runs, in words (`agents.act.spec.describe`), and `record`: for one still proposed,
+    the fix's record on earlier incidents as the thread says it (`agents.act.notices.record`),
+    else None."""
+    rows: list[dict[str, Any]] = graph.rows("incident_remediations", {"incident_id": incident_id})
+    for row in rows:
+        rem = row["remediation"]
+        row["record"] = (
+            notices.record(notices.runs(graph, rem), rem["component"])
+            if rem.get("status") == "proposed" and rem.get("playbook_id") else None
+        )  # fmt: skip
+        stored = row["remediation"].get("spec_json")
+        try:
+            row["what"] = spec.describe(spec.load(stored)) if stored else None
+        except ValidationError:
+            row["what"] = None
+        if row["what"] is None:  # written by another version, or by hand
+            row["what"] = f"remediation {row['remediation'].get('type') or 'of unknown type'}"
+    return rows

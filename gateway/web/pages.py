@@ -37,7 +37,6 @@ from gateway.http import incident_views
 from gateway.http import maintenance as maintenance_api
 from gateway.http.limits import read_limited
 from gateway.http.payloads import http_link
-from gateway.http.remediations import remediation_rows
 from gateway.http.status import incident_detail
 from gateway.web import drawing, live, maintenance_form, overview, timeline
 from gateway.web.live import LiveFeed
@@ -312,8 +311,9 @@ async def incident_page(request: Request, incident_id: str) -> Response:
             "steps": incident_views.steps(graph, incident_id),
             "decisions": incident_views.decisions(graph, incident_id),
             "graph": drawn, "graph_svg": drawing.svg(drawn),
-            "remediations": remediation_rows(graph, incident_id),
+            "remediations": overview.remediations(graph, incident_id),
             "cause": overview.cause({
+                "heartbeat": (detail["heartbeat"] or {}).get("alertname"),
                 "verdict": _last_verdict(detail), "root_cause": detail["root_cause"],
                 "investigated": detail["finding"] is not None,
                 "confidence": (detail["finding"] or {}).get("confidence"),
@@ -368,18 +368,20 @@ def _change_state(
 ) -> None:
     """Acknowledge, resolve or snooze as `session.person`, exactly as the page's Slack buttons do
     (`agents.respond.lifecycle`: the incident's `acknowledged_at/_by` or `status,
-    resolved_at/_by`, and the page edited to say so). Resolving also records a `resolved`
-    verdict, as Slack's Resolved button does (the learner hears of it). Raises HTTPException
-    404 (no such incident), 409 (not open), 422 (a malformed intent id)."""
+    resolved_at/_by`, and the page edited to say so), by the person's name as the world names
+    them (`lifecycle.web_name`: matched by email; else the sign-in identity). Resolving also
+    records a `resolved` verdict, as Slack's Resolved button does (the learner hears of it).
+    Raises HTTPException 404 (no such incident), 409 (not open), 422 (a malformed intent id)."""
     intent = _intent(form) if what in ("resolve", "snooze") else ""
+    name = lifecycle.web_name(graph, session.person)
     try:
         if what == "acknowledge":
-            lifecycle.acknowledge(graph, incident_id, session.person)
+            lifecycle.acknowledge(graph, incident_id, name)
         elif what == "snooze":  # as the page's Snooze 1 h button: a window over its components
-            if maintenance.snooze(graph, incident_id, session.person, f"web:{intent}") is None:
+            if maintenance.snooze(graph, incident_id, name, f"web:{intent}") is None:
                 raise LookupError(incident_id)
         else:
-            row = lifecycle.resolve(graph, incident_id, session.person)
+            row = lifecycle.resolve(graph, incident_id, name)
             if not row["fresh"]:
                 raise HTTPException(409, f"incident {incident_id!r} is resolved already")
     except LookupError as exc:
@@ -389,7 +391,7 @@ def _change_state(
     if what == "resolve":
         verdicts.record(graph, verdicts.Verdict(
             id=f"web:{intent}", incident_id=incident_id, verdict="resolved", actual_cause=None,
-            by=session.person, by_name=session.person, at=_now_ms(), text=VERDICTS["resolved"],
+            by=session.person, by_name=name, at=_now_ms(), text=VERDICTS["resolved"],
             source="web", event_id=intent,
         ))  # fmt: skip
 
@@ -437,7 +439,9 @@ async def give_verdict(request: Request, incident_id: str) -> Response:
 async def _record_verdict(
     graph: TenantGraph, session: Session, incident_id: str, form: dict[str, str]
 ) -> None:
-    """`give_verdict`'s work; raises HTTPException with the reason."""
+    """`give_verdict`'s work: the Verdict's `by` is the sign-in identity, its `by_name` the
+    person's name (`lifecycle.web_name`), as a Slack click records a user id and a name.
+    Raises HTTPException with the reason."""
     said = form.get("verdict", "")
     if said not in ("confirmed", "rejected"):
         raise HTTPException(422, "verdict must be confirmed or rejected (Resolve resolves)")
@@ -463,7 +467,8 @@ async def _record_verdict(
         try:
             verdicts.record(graph, verdicts.Verdict(
                 id=f"web:{intent}", incident_id=incident_id, verdict=said,  # type: ignore[arg-type]
-                actual_cause=cause, by=session.person, by_name=session.person, at=_now_ms(),
+                actual_cause=cause, by=session.person,
+                by_name=lifecycle.web_name(graph, session.person), at=_now_ms(),
                 text=VERDICTS[said], source="web", event_id=intent,
             ))  # fmt: skip
         except verdicts.IdTaken:  # the same form posted for another incident or verdict
@@ -505,10 +510,11 @@ async def _quiet(request: Request, window_id: str | None) -> Response:
         form = await _form(request)
         check_csrf(session, form.get("csrf"))
         graph = _graph(request, session)
+        name = await run_in_threadpool(lifecycle.web_name, graph, session.person)
         if window_id is None:
-            await maintenance_api.open_checked(graph, maintenance_form.window(form, session.person))
+            await maintenance_api.open_checked(graph, maintenance_form.window(form, name))
         else:
-            await maintenance_api.end_now(request.app.state.store, graph, window_id, session.person)
+            await maintenance_api.end_now(request.app.state.store, graph, window_id, name)
     except HTTPException as exc:
         return await render(
             request, "error.html", session, None, status_code=exc.status_code,

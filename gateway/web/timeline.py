@@ -171,6 +171,9 @@ def _words(
         return {"kind": "alert_resolved", "text": f"✓ {detail}{on} resolved", **plain}
     if event == "finding":
         found = ref or {}
+        if found.get("planner") == "heartbeat":  # a silence, no service: nothing was diagnosed
+            return {"kind": "cause", "text": "The heartbeat stopped arriving: the alerting "
+                    "pipeline may be down", "who": None, "link": None}  # fmt: skip
         if detail:
             low = (found.get("confidence") or 0) < LOW_CONFIDENCE
             text = f"Cause named, low confidence: {detail}" if low else f"Cause found: {detail}"

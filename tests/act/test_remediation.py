@@ -29,7 +29,7 @@ from pydantic import SecretStr
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from adapters.github.actions import FlagdPullRequest, branch_name
 from adapters.github.notifier import client
-from adapters.notices import FollowUp, Span
+from adapters.notices import FollowUp, Span, fmt_ms
 from adapters.notify import AdapterError, OutboundMessage
 from gateway.cli.demo import rfc3339
 from gateway.cli.demo_evidence import Edge, PrometheusServer, Window, available
@@ -275,15 +275,22 @@ def test_only_the_owning_team_or_its_approvers_approve_and_a_double_click_runs_o
         answer = decide(gw, incident, "approve", person)
         assert answer.status_code == status, answer.text
     assert "only members of checkout" in decide(gw, incident, "approve", OUTSIDER).json()["detail"]
-    # the page's own form, as a browser posts it: back to the page, which says why not
+    # the page's own form, as a browser posts it: a 403 page that says why not, with the way
+    # back, as the web's other refusals are (a new user's trial: a 303 where docs say 403)
     page = page_as(gw, incident, OUTSIDER)
     action = re.search(r'<form method="post" action="([^"]+/approve)"', page)
     csrf = re.search(r'name="csrf" value="([^"]+)"', page)
     assert action is not None and csrf is not None
     posted = gw.http.post(action.group(1).replace("&amp;", "&"), data={"csrf": csrf.group(1)})
-    assert posted.status_code == 303 and "#remediations" in posted.headers["location"]
-    shown = gw.http.get(posted.headers["location"]).text
-    assert "Not done: signed-in person &#39;hal@example.com&#39; may not decide" in shown
+    assert posted.status_code == 403 and posted.headers["content-type"].startswith("text/html")
+    assert "<h1>Remediation not approved</h1>" in posted.text
+    assert ("signed-in person &#39;hal@example.com&#39; may not decide this remediation: only "
+            "members of checkout (owning payment)") in posted.text  # fmt: skip
+    assert f'<a href="/ui/incidents/{incident}">Back to the incident</a>' in posted.text
+    forged_csrf = gw.http.post(action.group(1).replace("&amp;", "&"), data={"csrf": "0" * 32})
+    assert forged_csrf.status_code == 403 and "<h1>Remediation not approved</h1>" in (
+        forged_csrf.text
+    )
     forged = gw.http.post(  # a body naming the approver counts for nothing: no session, no CSRF
         f"/api/v1/incidents/{incident}/remediations/remediation:{incident}:pb-rollback/approve",
         json={"by": MEMBER, "approved": True},
@@ -458,6 +465,42 @@ def test_a_failed_verification_retriggers_the_incident_and_its_escalation_policy
     assert "Escalated to level 1 (after a failed remediation): Di Example via outbox" in story
     again = gw.http.post(f"/api/v1/incidents/{incident}/ack", json={"by": "Cy Example"})
     assert again.status_code == 200 and again.json()["repeat"] is False  # a fresh ack counts
+
+
+def test_a_fix_that_failed_before_is_proposed_with_its_record(shop, github: FakeGitHub) -> None:
+    """The same playbook's fix, proposed again on a later incident, says how its earlier runs
+    went (a new user's trial: it came back without its record); after two failed
+    verifications in a row on payment it warns so, in the thread and on the web page."""
+    gw = shop(reopen_window="0")  # each firing after a resolve is a new incident
+    plant(gw, WORKFLOW | {"verify_within": 2})
+    start = datetime.now(UTC) - timedelta(minutes=30)
+    failed: list[tuple[str, dict[str, Any]]] = []
+    for n in range(3):
+        incident = fire(gw, start + timedelta(minutes=n))
+        (said,) = [e for e in thread(gw, incident) if e["intent_id"].endswith(":proposed")]
+        if n == 0:
+            assert "Its record" not in said["text"]  # never ran before
+        else:
+            runs = [
+                f"on {i} at {fmt_ms(r['remediation']['ran_at'])}: failed verification "
+                f"({r['verification']['detail']})"
+                for i, r in reversed(failed)
+            ]
+            assert f"Its record: last run {'; before that '.join(runs)}." in said["text"]
+            warned = "It failed verification on its last 2 runs on payment: approve it only " \
+                "if something changed since."  # fmt: skip
+            assert (warned in said["text"]) is (n == 2)
+        if n == 2:
+            page = page_as(gw, incident, MEMBER)
+            assert warned in page and f"last run on {failed[-1][0]}" in page
+            break
+        assert decide(gw, incident, "approve", MEMBER).status_code == 200
+        row = wait_verified(gw, incident)
+        assert row["verification"]["outcome"] == "failed"
+        failed.append((incident, row))
+        resolved = gw.http.post(f"/api/v1/incidents/{incident}/resolve", json={"by": "Cy"})
+        assert resolved.status_code == 200, resolved.text
+        gw.drain()
 
 
 def test_an_acknowledgement_after_a_retrigger_edits_the_page_once(shop, github: FakeGitHub) -> None:

@@ -225,6 +225,30 @@ def test_a_page_a_window_held_says_so_and_keeps_saying_it(gateway, graph):
     assert edit["notice"]["held"] is None
 
 
+def test_the_ticket_of_a_held_page_says_the_hold_as_the_page_does(gateway):
+    """The ticket opened with a page a window held carries the page's "Held …" line, in its
+    record and in its Markdown (a new user's trial: only the page said it); a ticket no window
+    held says nothing of the kind."""
+    now_ms = int(time.time() * 1000)
+    quiet(gateway, components=["payment"], until=rfc3339(now_ms + 1500))
+    incident_id = fire(gateway)
+    gateway.drain()
+    time.sleep(1.6)
+    gateway.drain()
+    (page,) = pages(gateway, incident_id)
+    line = held_on(page, r"Held [12] s by maintenance window 'db upgrade' \(Ed Example\); "
+                         r"still firing at its end\.")  # fmt: skip
+    (ticket,) = [e for e in gateway.outbox if e["kind"] == "ticket"]
+    assert ticket["incident_id"] == incident_id
+    assert ticket["notice"]["held"] == line
+    paged = ticket["text"].split("### Paged\n")[1].split("\n### ")[0]
+    assert paged == f"{ticket['notice']['paged']}\n\n{line}\n"  # under who was paged
+    other = fire(gateway, index=2)  # never held
+    gateway.drain()
+    (plain,) = [e for e in gateway.outbox if e["kind"] == "ticket" and e["incident_id"] == other]
+    assert plain["notice"]["held"] is None and "Held " not in plain["text"]
+
+
 def test_an_incident_resolved_inside_the_window_is_never_paged_nor_ticketed(gateway):
     now_ms = int(time.time() * 1000)
     quiet(gateway, components=["payment"], until=rfc3339(now_ms + 1500))

@@ -298,6 +298,46 @@ def test_a_page_that_reaches_nobody_says_nobody_paged_everywhere(
         gateway.runtime.close()
 
 
+def test_a_page_with_no_channel_anywhere_names_no_fallback(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str, api: SlackAPI
+) -> None:
+    """No team, no default team and no `SLACK_DEFAULT_CHANNEL`: the page says nobody was paged
+    and that it is in the outbox only, never "fallback: the default channel" (a new user's
+    trial: there was none). With `SLACK_DEFAULT_CHANNEL` set (another tenant, in Slack), the
+    page names that channel, where it landed."""
+    why = "no team owns shop, orders-api, payments-api; the world names no default team"
+    slack = {"slack_bot_token": TOKEN, "slack_signing_secret": SIGNING_SECRET,
+             "slack_api_url": api.base_url, "slack_default_channel": "#incidents"}  # fmt: skip
+    pages = []
+    for name, extra in ((tenant, {}), (f"{tenant}s", slack)):
+        graph = store.graph(graph_name(name))
+        graph.ensure_schema()
+        full = load_world(WORLD)
+        apply_world(graph, full.model_copy(update={"teams": [], "default_team": None}),
+                    ["compose:docker-compose.yml"])  # fmt: skip
+        runtime = Runtime(make_settings(falkordb, tmp_path / name, name, **extra))
+        runtime.open()
+        gateway = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
+        try:
+            (incident_id,) = post(gateway, delivery(("HighErrorRate", "shop", "critical", 0)))[
+                "incidents"
+            ]
+            gateway.drain()
+            pages += sent(gateway, incident_id, "notification")
+        finally:
+            gateway.http.close()
+            gateway.runtime.close()
+    (page,) = pages  # the outbox's; the Slack tenant's page is in Slack
+    assert page["notice"]["paged"] == (
+        f"NO ONE ON CALL ({why}); no channel either (the default team has none and "
+        "SLACK_DEFAULT_CHANNEL is unset): nobody was paged, this page is in the outbox only"
+    )
+    assert "fallback" not in page["text"] and "default channel" not in page["text"]
+    (landed,) = api.roots()
+    assert landed["channel"] == "C0DEFAULT"  # #incidents
+    assert f"NO ONE ON CALL ({why}); fallback: channel #incidents" in landed["text"]
+
+
 def test_a_page_to_a_channel_with_nobody_on_call_is_paged(
     falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
 ) -> None:

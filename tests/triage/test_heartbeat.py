@@ -154,3 +154,50 @@ def test_the_heartbeats_return_resolves_its_incident_as_any_resolve_does(served,
     assert (edit["kind"], edit["reply_to"]) == ("update", page_ref)
     assert "Resolved by the Watchdog heartbeat coming back at " in edit["text"]
     assert edit["notice"]["status"] == "resolved"
+
+
+def test_the_web_page_reads_a_silent_heartbeat_as_what_it_is(served, graph):
+    """The incident of a silence says the heartbeat stopped arriving and when it was last seen,
+    with what to check, and nothing of a service incident: no cause, candidates, verdict
+    buttons, alerts, dependency graph, ruled-out candidates or remediations (a new user's
+    trial: "no known service", "? inconclusive: no known component", Confirm cause). The API
+    and the list say the same."""
+    runtime, client = served
+    upkeep = Upkeep(runtime.store, runtime.settings, runtime.metrics)
+    assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
+    (beat,) = graph.rows("heartbeats")
+    time.sleep(1.3)
+    (opened,) = upkeep.check_heartbeats()
+    incident_id = opened["incident_id"]
+    runtime.make_worker().run(threading.Event(), burst=True)
+    detail = client.get(f"/api/v1/incidents/{incident_id}").json()
+    assert detail["heartbeat"] == {"alertname": "Watchdog", "last_seen": beat["last_at"]}
+    page = client.get(f"/ui/incidents/{incident_id}").text
+    seen = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(beat["last_at"] // 1000))
+    head = page.split('<p class="headline" id="heartbeat">')[1].split("</p>")[0]
+    assert re.sub(r"<[^>]+>", "", head).startswith(
+        f"The Watchdog heartbeat stopped arriving (last seen {seen}): "
+    )
+    assert "none arrived for" in page.split('id="heartbeat-summary">')[1].split("</p>")[0]
+    story = page.split('id="events">')[1].split("</ol>")[0]
+    assert "The heartbeat stopped arriving: the alerting pipeline may be down" in story
+    for gone in (
+        "Cause:",
+        "nconclusive",
+        "Confirm cause",
+        "Wrong cause",
+        "no known service",
+        'id="incident-graph"',
+        'id="alerts"',
+        "Ruled out",
+        "Snooze 1 h",
+        "Similar earlier incidents",
+        'id="remediations"',
+        "Decisions and playbooks",
+    ):
+        assert gone not in page, gone  # fmt: skip
+    assert 'id="acknowledge"' in page and 'id="resolve"' in page  # it is still someone's page
+    listed = client.get("/").text
+    row = listed.split(f'data-key="{incident_id}"')[1].split("</tr>")[0]
+    assert "the alerting pipeline" in row and "⚠ the Watchdog heartbeat stopped arriving" in row
+    assert "no known service" not in row and "inconclusive" not in row
