@@ -53,7 +53,14 @@ from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
 from agents.failure_kinds import classify, surge
 from agents.investigate import similar
-from agents.investigate.checks import Evidence, about_candidate, evaluate, gated, kinds_differ
+from agents.investigate.checks import (
+    Evidence,
+    about_candidate,
+    evaluate,
+    gated,
+    kinds_differ,
+    paths_to,
+)
 from agents.investigate.decision import LEAD_BELOW, Candidate, Decision
 from agents.investigate.measure import (
     calls_into,
@@ -440,15 +447,24 @@ class Investigator:
                     if evidence.prometheus is not None
                     else None
                 )
+                # an alerting component that alone explains every alert, memory's cause not
+                # explaining it: one fault explains the incident, memory's needs a second
+                longer = alone_explains(found, alerting, steered, used) if lead else None
                 if (
                     refuted is not None
+                    or longer is not None
                     or outranks(measured, decision)
                     or (lead and sure and measured.root_cause != decision.root_cause)
                 ):
                     for row in used:  # it did not decide: no trust moves for it
                         row["steered"] = False
-                    decision = overruled(measured, steered, decision.confidence, refuted)
+                    decision = overruled(measured, steered, decision.confidence, refuted, longer)
                     candidates, changes, planner = found, looked, "rules"
+                    # as with no playbook held (below), less the overruled cause's playbooks
+                    others = [p for p in missed if p["candidate"] != steered["candidate"]]
+                    remembered_lead = self._remembered_lead(task, evidence, decision, others)
+                    if remembered_lead is not None:
+                        decision, planner = remembered_lead, "memory"
                 elif (
                     sure
                     and measured.root_cause == decision.root_cause
@@ -466,7 +482,7 @@ class Investigator:
         else:
             decision, candidates, changes = self._rules(task, evidence)
             planner = "rules"
-            remembered_lead = remembered_lead_of(decision, missed)
+            remembered_lead = self._remembered_lead(task, evidence, decision, missed)
             if remembered_lead is not None:
                 decision, planner = remembered_lead, "memory"
         asked = self._ask_model(task, evidence, decision, planner)
@@ -726,6 +742,54 @@ class Investigator:
         lead["kinds_differ"] = True
         return used, lead, missed
 
+    def _remembered_lead(
+        self, task: TaskRun, ev: Evidence, decision: Decision, missed: list[dict[str, Any]]
+    ) -> Decision | None:
+        """`remembered.remembered_lead_of` over those of `missed` (`_recall`'s) whose cause
+        leaves no alert unexplained that a candidate the rules left standing, or another
+        remembered cause, explains (`fewer`): memory breaks the rules' ties among the causes
+        that explain the most. Nothing is counted when the rules are sure or nothing missed
+        (no lead is taken then)."""
+        if not missed or (decision.root_cause is not None and decision.confidence >= LEAD_BELOW):
+            return None
+        counts = self._explained(
+            task, ev, [*(p["candidate"] for p in missed), *rival_names(decision)]
+        )
+        return remembered_lead_of(
+            decision, [p for p in missed if fewer(counts, p["candidate"]) is None]
+        )
+
+    def _readers_on_paths(self, task: TaskRun, ev: Evidence, store: str) -> list[str]:
+        """The components just before `store` on the other alerting components' dependency
+        paths to it (`checks.paths_to`): the services that read it for them, nearest path
+        first. A checkpointed step (`store_readers`), read from the graph."""
+        others = [a for a in ev.alerting if a != store]
+
+        def read() -> list[str]:
+            paths = sorted(
+                (p for p in paths_to(ev, others, store).values() if p and len(p) > 1), key=len
+            )
+            return list(dict.fromkeys(p[-2] for p in paths))
+
+        found: list[str] = task.step("store_readers", {"component": store}, read, deferred=True)
+        return found
+
+    def _explained(self, task: TaskRun, ev: Evidence, names: list[str]) -> dict[str, int]:
+        """How many alerting components reach each of `names` by a dependency path
+        (`checks.paths_to`, as `explains_alerting` reads it): a checkpointed step
+        (`explains`), read from the graph."""
+        names = list(dict.fromkeys(names))
+        counts: dict[str, int] = task.step(
+            "explains",
+            {"candidates": names},
+            lambda: {
+                name: sum(1 for path in paths_to(ev, ev.alerting, name).values() if path)
+                for name in names
+            },
+            deferred=True,
+        )
+        return counts
+
     def _remember(self, task: TaskRun, ev: Evidence) -> dict[str, Any]:
         """What similarity keeps on the incident, written with the finding: its text vector and
         the similar incidents found now (`agents.investigate.similar`; the lookup is a
@@ -788,11 +852,16 @@ class Investigator:
             first.ruled_out |= {n: f"healthy: {fine[n]['text']}" for n in cleared}
             first.measured |= {n: fine[n] for n in cleared}
         x = first.root_cause
+        readers: list[str] = []
         if x in alerting and not first.surge_paths and cpu_only(ev.alerts, x):
-            # A CPU alert may be load arriving: `doubt` keeps the sources in front in doubt.
+            # A CPU alert may be load arriving: `doubt` keeps the sources in front in doubt,
+            # and a datastore's readers on the alerting components' paths to it.
             sources = call(task, ev, "traffic_sources", {"component": x}).data or []
+            if any(c.name == x and c.kind == "datastore" for c in candidates):
+                readers = self._readers_on_paths(task, ev, x)
         decision = doubt(
-            first, alerting, ev.alerts, candidates, hard, peers, dependents, sources, config
+            first, alerting, ev.alerts, candidates, hard, peers, dependents, sources, config,
+            readers,
         )  # fmt: skip
         decision = self._unknown_behind(task, ev, decision, candidates, changed)
         decision = self._start_order_only(task, ev, decision, candidates)
@@ -1265,17 +1334,75 @@ def measured_about(decision: Decision, name: str) -> bool:
     return any(e.get("component") == name for e in decision.evidence)
 
 
+def rival_names(rules: Decision) -> list[str]:
+    """The candidates a rules finding left standing: its cause, then its candidates."""
+    return [*filter(None, [rules.root_cause]), *rules.candidates]
+
+
+def fewer(explained: dict[str, int], cause: str) -> str | None:
+    """Why a remembered cause is not the lead, or None: it explains fewer alerting components
+    (`explained`: name -> how many reach it, `Investigator._explained`) than another name
+    there (a candidate the rules left standing, another remembered cause). Memory breaks the
+    rules' ties; it does not name a cause that leaves alerts unexplained which another
+    explains."""
+    best = max(explained, key=lambda name: explained[name])
+    if explained[cause] >= explained[best]:
+        return None
+    return f"{best} explains {explained[best]} alerting components, {cause} {explained[cause]}"
+
+
+def alone_explains(
+    found: list[Candidate],
+    alerting: list[str],
+    steered: dict[str, Any],
+    used: list[dict[str, Any]],
+) -> str | None:
+    """Why a remembered cause (`steered`, a recalled playbook) is the longer explanation, or
+    None: an alerting component the walk (`found`) finds covering every alerting component,
+    itself included, that the remembered cause does not explain (its `explains_alerting`
+    check, among the USED rows `used`, found no dependency path from it). The remembered cause
+    would need a second fault for that component's own alerts; the component alone needs
+    none (parsimony, the coverage walk's own rule). Only a lead is weighed so
+    (`Investigator.run`): a trusted playbook held entirely, with the component's alerts, is
+    the engineers' word against the graph's."""
+    if len(alerting) < 2:
+        return None
+    remembered = steered["candidate"]
+    checks = [
+        r for row in used if row["playbook"] == steered["id"]
+        for r in json.loads(row["checks_json"]) if r["check"].get("type") == "explains_alerting"
+    ]  # fmt: skip
+    mine = {c for r in checks for c, path in (r.get("raw") or {}).items() if path}
+    covers = {c.name: set(c.covers) for c in found}
+    for name in alerting:
+        if name not in mine and covers.get(name, set()) >= set(alerting):
+            return (
+                f"{name} alerts itself and alone explains every alerting component; "
+                f"{remembered} does not explain {name}"
+            )
+    return None
+
+
 def overruled(
-    measured: Decision, playbook: dict[str, Any], at: float, refuted: str | None = None
+    measured: Decision,
+    playbook: dict[str, Any],
+    at: float,
+    refuted: str | None = None,
+    longer: str | None = None,
 ) -> Decision:
     """The rules' finding, its summary saying which remembered cause it overruled and why: the
-    live evidence measured that cause as another's victim (`refuted`, `weigh.victim_of`),
+    live evidence measured that cause as another's victim (`refuted`, `weigh.victim_of`), an
+    alerting component alone explains the incident where that cause does not (`longer`,
+    `alone_explains`),
     the measured evidence names another, or, over a lead (held only by its components, or
     trusted under the 0.5 line), the rules' surer finding from the alerts and the graph."""
+    sure = measured.root_cause is not None and measured.confidence >= LEAD_BELOW
     if refuted is not None:
         why = f"the live evidence rules it out: {refuted}"
     elif measured_cause(measured):
         why = f"the measured evidence names {measured.root_cause}"
+    elif longer is not None and not sure:
+        why = f"the alerts rule it out: {longer}"
     else:
         why = f"the rules name {measured.root_cause} at {measured.confidence:.2f}"
     note = (

@@ -1153,18 +1153,33 @@ def self_inflicted(alerts: list[dict[str, Any]], component: str) -> str | None:
     return None
 
 
+#: An alert about CPU whatever kind its first keyword gave it (`PostgresCpuSaturated` reads
+#: as saturation): CPU is what load arriving raises too.
+CPU_WORDS = re.compile(r"\bcpu\b", re.IGNORECASE)
+
+
 def cpu_only(alerts: list[dict[str, Any]], component: str) -> str | None:
     """The CPU alert on `component` when CPU is its only alert about its own process, else None.
     CPU is the one process signal that load arriving from upstream raises too, so `doubt` keeps
     the traffic sources in front in doubt (and the investigator looks them up) only then."""
-    return (
-        None if self_inflicted(_not_cpu(alerts), component) else self_inflicted(alerts, component)
+    if self_inflicted(_not_cpu(alerts), component):
+        return None
+    return next(
+        (str(a["alertname"]) for a in alerts if a["component"] == component and _cpu(a)), None
+    )
+
+
+def _cpu(alert: dict[str, Any]) -> bool:
+    """An alert about CPU: its kind (`cpu`), or CPU named in its name or summary."""
+    name, summary = alert["alertname"], alert.get("summary", "")
+    return classify(name, summary) == "cpu" or bool(
+        CPU_WORDS.search(words(kind_text(name, summary)))
     )
 
 
 def _not_cpu(alerts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The alerts whose failure kind is not `cpu`."""
-    return [a for a in alerts if classify(a["alertname"], a.get("summary", "")) != "cpu"]
+    """The alerts not about CPU (`_cpu`)."""
+    return [a for a in alerts if not _cpu(a)]
 
 
 def doubt(
@@ -1177,6 +1192,7 @@ def doubt(
     dependents: dict[str, list[str]],
     sources: list[dict[str, Any]] | None = None,
     config: list[str] | None = None,
+    store_readers: list[str] | None = None,
 ) -> Decision:
     """Alerts only: keep a conclusive alerting cause X only as far as the alerts separate it
     from what could fail behind it or push load into it (an honest "inconclusive, it
@@ -1194,7 +1210,9 @@ def doubt(
       its readers like their own fault.
     - In front of X: a CPU alert on X is its own process or load arriving; the traffic sources
       upstream through alerting components (`sources`: rows of `traffic_sources.cypher` for X)
-      stay candidates after X.
+      stay candidates after X, and so do, for a datastore X, the services that read it on the
+      alerting components' paths to it (`store_readers`, silent ones included: a service that lost
+      its cache sends a database many times its usual queries and may raise no alert).
 
     A silent topic chosen as the cause is doubted against its producers
     (`_producers_in_doubt`), an alerting cause whose only alerts are a backlog against its
@@ -1205,15 +1223,16 @@ def doubt(
         return _producers_in_doubt(first, candidates, peers)
     if x is None or first.surge_paths:
         return first
-    readers = _readers_in_doubt(first, alerts, candidates)
-    if readers is not None:
-        return readers
+    backlog = _readers_in_doubt(first, alerts, candidates)
+    if backlog is not None:
+        return backlog
     behind = [c for c in suspects_behind(x, candidates, alerting) if c.name in hard_deps]
     cpu = cpu_only(alerts, x)
     own = cpu or self_inflicted(_not_cpu(alerts), x)
-    upstream = list(dict.fromkeys(
-        r["source"] for r in sources or [] if all(n in alerting for n in r["path"][1:])
-    )) if cpu else []  # fmt: skip
+    upstream = list(dict.fromkeys([
+        *(r["source"] for r in sources or [] if all(n in alerting for n in r["path"][1:])),
+        *(store_readers or []),
+    ])) if cpu else []  # fmt: skip
     if not behind and not upstream:
         return first
     ruled = dict(first.ruled_out)
@@ -1230,8 +1249,8 @@ def doubt(
         return Decision(
             None, names, round(0.5 / len(names), 2),
             f"Inconclusive (alerts only): {x} alerts about CPU ({own}), which is its own process "
-            f"or load arriving from {', '.join(upstream)} through alerting components; the "
-            "alerts do not separate them (request rates in service-graph metrics would).",
+            f"or load arriving from {', '.join(upstream)}; the alerts do not separate them "
+            "(request rates in service-graph metrics would).",
             ruled,
         )  # fmt: skip
     quiet = {

@@ -66,25 +66,39 @@ def full_shop(falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI) -> Iter
     close_shop(gw)
 
 
-def fire(gw: Gateway, at: datetime, alerts: list[tuple[str, str, str]]) -> str:
-    """Post (alertname, service, summary) alerts starting at `at`; run the agents; return the
-    incident id (all alerts must land in one incident)."""
-    body = {
-        "version": "4", "groupKey": "{}:{}", "status": "firing", "receiver": "blast-radius",
+def notification(
+    at: datetime, alerts: list[tuple[str, str, str]], status: str = "firing"
+) -> dict[str, object]:
+    """An Alertmanager notification of (alertname, service, summary) alerts starting at `at`;
+    resolved ones end an hour later."""
+    ends = rfc3339(at + timedelta(hours=1)) if status == "resolved" else "0001-01-01T00:00:00Z"
+    return {
+        "version": "4", "groupKey": "{}:{}", "status": status, "receiver": "blast-radius",
         "alerts": [
-            {"status": "firing", "labels": (labels := {"alertname": name, "service": svc,
-                                                       "severity": "critical"}),
+            {"status": status, "labels": (labels := {"alertname": name, "service": svc,
+                                                     "severity": "critical"}),
              "annotations": {"summary": summary}, "startsAt": rfc3339(at + timedelta(seconds=i)),
-             "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "",
-             "fingerprint": label_fingerprint(labels)}
+             "endsAt": ends, "generatorURL": "", "fingerprint": label_fingerprint(labels)}
             for i, (name, svc, summary) in enumerate(alerts)
         ],
     }  # fmt: skip
-    answer = gw.http.post("/api/v1/alerts", json=body)
+
+
+def fire(gw: Gateway, at: datetime, alerts: list[tuple[str, str, str]]) -> str:
+    """Post (alertname, service, summary) alerts starting at `at`; run the agents; return the
+    incident id (all alerts must land in one incident)."""
+    answer = gw.http.post("/api/v1/alerts", json=notification(at, alerts))
     assert answer.status_code == 200, answer.text
     (incident,) = answer.json()["incidents"]
     gw.drain()
     return str(incident)
+
+
+def clear(gw: Gateway, at: datetime, alerts: list[tuple[str, str, str]]) -> None:
+    """The same alerts resolved (as `fire` sent them at `at`); run the agents."""
+    answer = gw.http.post("/api/v1/alerts", json=notification(at, alerts, "resolved"))
+    assert answer.status_code == 200, answer.text
+    gw.drain()
 
 
 def incident(gw: Gateway, incident_id: str) -> dict:

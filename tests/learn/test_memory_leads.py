@@ -1,0 +1,126 @@
+"""Memory's leads weighed against the alerts: a remembered cause that leaves an alerting
+component unexplained, where another candidate or the alerting component itself explains
+them all, does not name the incident (agents/investigate/investigator.py `_remembered_lead`,
+`alone_explains`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from adapters.falkordb import EmbeddedFalkorDB
+from agents.investigate.decision import Candidate
+from agents.investigate.investigator import alone_explains
+from tests.conftest import Gateway
+from tests.learn.test_memory import (
+    WEEK1,
+    clear,
+    close_shop,
+    fire,
+    incident,
+    open_shop,
+    verdict,
+)
+from tests.slack_api import SlackAPI
+
+LEADS = Path(__file__).resolve().parents[1] / "data" / "leads-world.yaml"
+
+
+@pytest.fixture
+def home(falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI) -> Iterator[Gateway]:
+    """A gateway on the leads world (a smart home's registry and shadow store; payouts)."""
+    gw = open_shop(falkordb, tmp_path, api, world=LEADS)
+    yield gw
+    close_shop(gw)
+
+
+def test_a_remembered_lead_that_explains_fewer_alerting_components_does_not_steer(home: Gateway):
+    """shadow-store, silent, was named in a correction when app-gateway and voice were slow.
+    Next, voice, command and notifier fail: the correction's playbook misses only on the
+    shape (other callers), and the walk reaches notifier from shadow-store through the events
+    it consumes, so the rules cannot tell shadow-store from registry. But no call path leads
+    from notifier to shadow-store, while all three call registry: memory would name a cause
+    that leaves notifier's alert unexplained, so it names nothing, and its playbook's trust
+    does not move on the verdict."""
+    slow = [
+        ("HomeDashboardSlow", "app-gateway", "GET /homes/{id}/state p99 2.4s"),
+        ("VoiceQueryDeadlineExceeded", "voice", "7% of voice queries after the 2s deadline"),
+    ]
+    verdict(home, fire(home, WEEK1, slow), "rejected", "shadow-store")
+    clear(home, WEEK1, slow)
+    again = incident(home, fire(home, WEEK1 + timedelta(days=2), [
+        ("VoiceDirectiveErrors", "voice", "24% of directives answered NO_SUCH_ENDPOINT"),
+        ("CommandRejections", "command", "19% of commands rejected as 'device not in home'"),
+        ("NotifierNoRecipients", "notifier", "31% of alarm events failing to find a recipient"),
+    ]))  # fmt: skip
+    assert (again["root_cause"], again["finding"]["planner"]) == ("registry", "rules")
+    assert again["finding"]["confidence"] < 0.5
+    (use,) = again["memory"]
+    assert (use["applicable"], use["steered"]) == (False, False)
+    assert use["checks"][0]["detail"] == (
+        "shadow-store explains 2 of 3 alerting components (not notifier)"
+    )
+    verdict(home, again["id"], "confirmed")
+    (book,) = [p for p in home.http.get("/api/v1/playbooks").json()["playbooks"]
+               if p["component"] == "shadow-store"]  # fmt: skip
+    assert (book["helped"], book["misled"]) == (0, 0)
+
+
+def test_a_remembered_lead_loses_to_an_alerting_component_that_explains_every_alert(
+    home: Gateway,
+):
+    """policy, silent, was named in a correction when claims and payments were slow. Next,
+    bank-client alerts its own latency with the same two: the correction's playbook holds
+    (its signature's pairs are two of the three), a lead at 0.45. But policy does not explain
+    bank-client's alert, and bank-client alone explains all three (payments calls it, claims
+    consumes what payments publishes): memory's cause would need a second fault, so the
+    finding is not memory's and says why."""
+    slow = [
+        ("ClaimsCoverageCheckSlow", "claims", "coverage-check step p95 6.1s"),
+        ("PayoutRunSlow", "payments", "payee lookups averaging 4.8s"),
+    ]
+    verdict(home, fire(home, WEEK1, slow), "rejected", "policy")
+    clear(home, WEEK1, slow)
+    again = incident(home, fire(home, WEEK1 + timedelta(days=2), [
+        ("BankApiLatencyHigh", "bank-client", "bank payments API p99 14s (contract 2s)"),
+        ("PayoutSettlementSlow", "payments", "settlement to payout p95 3h20m (SLO 30m)"),
+        ("SettlementLatencyHigh", "claims", "approved claims settled after 2h, p95 latency"),
+    ]))  # fmt: skip
+    assert (again["root_cause"], again["finding"]["planner"]) == ("bank-client", "rules")
+    assert not [u for u in again["memory"] if u["steered"]]
+    # claims reaches bank-client only through the events it consumes: split off after the
+    # finding (`split.split_unexplained`), as every alert its cause has no path from
+    assert sorted(a["component"] for a in again["alerts"]) == ["bank-client", "payments"]
+
+
+def test_why_a_remembered_cause_is_the_longer_explanation():
+    """`alone_explains` names the alerting component the walk finds covering every alerting
+    component when the remembered cause's `explains_alerting` check found no path from it;
+    nothing when the remembered cause explains it too, or only one component alerts."""
+    walk = [
+        Candidate("bank-client", ["bank-client", "claims", "payments"], 3),
+        Candidate("policy", ["claims", "payments"], 2),
+    ]
+    steered = {"id": "p1", "candidate": "policy"}
+    explains = {"type": "explains_alerting"}
+
+    def used(raw: dict[str, list[str] | None]) -> list[dict[str, object]]:
+        return [{"playbook": "p1", "checks_json": json.dumps([{"check": explains, "raw": raw}])}]
+
+    alerting = ["bank-client", "payments", "claims"]
+    missing = used({"bank-client": None, "payments": ["payments", "policy"],
+                    "claims": ["claims", "policy"]})  # fmt: skip
+    assert alone_explains(walk, alerting, steered, missing) == (
+        "bank-client alerts itself and alone explains every alerting component; "
+        "policy does not explain bank-client"
+    )
+    reached = used({"bank-client": ["bank-client", "policy"], "payments": ["payments", "policy"],
+                    "claims": ["claims", "policy"]})  # fmt: skip
+    assert alone_explains(walk, alerting, steered, reached) is None
+    assert alone_explains(walk, ["bank-client"], steered, missing) is None
+    narrower = [Candidate("bank-client", ["bank-client", "payments"], 1), walk[1]]
+    assert alone_explains(narrower, alerting, steered, missing) is None
