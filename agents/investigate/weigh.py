@@ -830,16 +830,19 @@ def absorbed(
 
 def surged_into(name: str, edges: list[dict[str, Any]], sigs: dict[str, list[Signal]]) -> str:
     """Why `name` is loaded, not the origin, or "": it only slowed (latency is its every
-    signal), and every slowed call edge into it carries at least `RATE_JUMP` x its usual rate
+    signal), and a slowed call edge into it carries at least `RATE_JUMP` x its usual rate
     (`EDGE_MIN_CALLS` calls or more). Something sent it more work: a cache in front of it
     missing, a caller retrying, a surge (a slow cause holds its callers back; it does not
-    multiply their calls). The text names the calls that rose."""
+    multiply their calls), and its other clients, their rates as usual, slowed with it (a
+    noisy neighbour: a reader that lost its cache slows a database for every reader). The
+    text names the calls that rose."""
     if any(g.source != "latency" for g in sigs[name]):
         return ""
-    into = degraded_into(name, edges)
-    if not into or any(
-        e["calls"] < EDGE_MIN_CALLS or (e["rate_change"] or 0.0) < RATE_JUMP for e in into
-    ):  # fmt: skip
+    into = [
+        e for e in degraded_into(name, edges)
+        if e["calls"] >= EDGE_MIN_CALLS and (e["rate_change"] or 0.0) >= RATE_JUMP
+    ]  # fmt: skip
+    if not into:
         return ""
     rose = ", ".join(f"{e['client']}'s {e['rate_change']:.1f}x" for e in into)
     return f"slowed under more calls than usual ({rose}): loaded, not the origin"

@@ -674,3 +674,28 @@ def test_the_caller_that_sent_a_loaded_dependency_its_extra_calls_is_the_cause()
     edges[0]["rate_change"] = 1.0
     usual = weigh(["product-catalog", "frontend"], walk, edges, [], [], [], (), set())
     assert usual is not None and usual.root_cause == "postgres"
+
+
+def test_a_reader_that_sends_a_database_many_more_calls_slows_its_other_readers_too() -> None:
+    """A noisy neighbour: registry lost its cache and calls its database 18x as often; the
+    database slows for workorders too, whose rate is as usual. The database is loaded, not the
+    origin, and registry, which sent it the extra calls, is the cause; with registry's rate as
+    usual the database is the cause again (both its readers slowed)."""
+    walk = [
+        Candidate("registry", ["registry", "billing"], 1),
+        Candidate("assets-db", ["registry", "billing", "workorders"], 2, kind="datastore"),
+    ]
+    edges = [
+        edge("registry", "assets-db", latency_ms=1200.0, rate_change=18.5),
+        edge("workorders", "assets-db", latency_ms=1100.0),
+        edge("billing", "registry", latency_ms=3100.0),
+    ]
+    alerting = ["billing", "workorders"]
+    decision = weigh(alerting, walk, edges, [], [], [], (), set())
+    assert decision is not None and decision.root_cause == "registry"
+    assert decision.ruled_out["assets-db"] == (
+        "slowed under more calls than usual (registry's 18.5x): loaded, not the origin"
+    )
+    edges[0]["rate_change"] = 1.0
+    usual = weigh(alerting, walk, edges, [], [], [], (), set())
+    assert usual is not None and usual.root_cause == "assets-db"
