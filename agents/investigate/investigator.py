@@ -747,16 +747,16 @@ class Investigator:
     ) -> Decision | None:
         """`remembered.remembered_lead_of` over those of `missed` (`_recall`'s) whose cause
         leaves no alert unexplained that a candidate the rules left standing, or another
-        remembered cause, explains (`fewer`): memory breaks the rules' ties among the causes
-        that explain the most. Nothing is counted when the rules are sure or nothing missed
-        (no lead is taken then)."""
+        remembered cause, explains (`explains_fewer`): memory breaks the rules' ties among the
+        causes that explain the most. Nothing is counted when the rules are sure or nothing
+        missed (no lead is taken then)."""
         if not missed or (decision.root_cause is not None and decision.confidence >= LEAD_BELOW):
             return None
         counts = self._explained(
             task, ev, [*(p["candidate"] for p in missed), *rival_names(decision)]
         )
         return remembered_lead_of(
-            decision, [p for p in missed if fewer(counts, p["candidate"]) is None]
+            decision, [p for p in missed if not explains_fewer(counts, p["candidate"])]
         )
 
     def _readers_on_paths(self, task: TaskRun, ev: Evidence, store: str) -> list[str]:
@@ -1339,16 +1339,12 @@ def rival_names(rules: Decision) -> list[str]:
     return [*filter(None, [rules.root_cause]), *rules.candidates]
 
 
-def fewer(explained: dict[str, int], cause: str) -> str | None:
-    """Why a remembered cause is not the lead, or None: it explains fewer alerting components
-    (`explained`: name -> how many reach it, `Investigator._explained`) than another name
-    there (a candidate the rules left standing, another remembered cause). Memory breaks the
-    rules' ties; it does not name a cause that leaves alerts unexplained which another
-    explains."""
-    best = max(explained, key=lambda name: explained[name])
-    if explained[cause] >= explained[best]:
-        return None
-    return f"{best} explains {explained[best]} alerting components, {cause} {explained[cause]}"
+def explains_fewer(explained: dict[str, int], cause: str) -> bool:
+    """Whether a remembered cause explains fewer alerting components (`explained`: name -> how
+    many reach it, `Investigator._explained`) than another name there (a candidate the rules
+    left standing, another remembered cause). Memory breaks the rules' ties; it does not name
+    a cause that leaves alerts unexplained which another explains."""
+    return explained[cause] < max(explained.values())
 
 
 def alone_explains(
