@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import operator
 import os
 import re
 import signal
@@ -349,15 +350,19 @@ def params_header(params: dict[str, Any]) -> str:
     by `_literal`, else as falkordb-py writes it after `storable` (recursive Python: a list of
     5,000 alerts' 20 values takes about 10 ms by `_literal`, 75 ms so; maps are written key by
     key, so large parameters are still lists of lists). Raises `UnsafeKey` as `guard_keys`."""
-    parts = []
+    if not params:
+        return ""
+    parts = ["CYPHER "]
     for name, value in params.items():
         text = _literal(value)
         if text is None:
             value = storable(value)
             text = stringify_param_value(value)
         guard_keys({name: value})
-        parts.append(f"`{name}`={text}")
-    return "CYPHER " + " ".join(parts) + " " if parts else ""
+        parts += (f"`{name}`=", text, " ")
+    # one join: a storm's batch writes a 700 KB text, which each `+` would copy into a fresh
+    # block of memory (`"CYPHER " + " ".join(parts) + " "` took 2.6 ms a batch, the join 0.03)
+    return "".join(parts)
 
 
 class Rendered(dict[str, Any]):
@@ -442,6 +447,21 @@ def safe_key(value: str) -> str:
     return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _safe_keys(rows: list[Any], field: int) -> bool:
+    """Whether every row of `rows` is a list whose item `field` is a safe unique key
+    (`key_problem`), checked for all rows at once (a 1,000-alert batch: 0.3 ms, against 0.8
+    row by row); False when one may not be, which `guard_keys` then finds row by row."""
+    if not set(map(type, rows)) <= {list}:
+        return False
+    keys = list(map(operator.itemgetter(field), rows))
+    if not set(map(type, keys)) <= {str} or "" in keys:
+        return False
+    if list(map(str.strip, keys)) != keys or _CONTROL.search("".join(keys)):
+        return False  # whitespace at either end, or a control character
+    # a character takes at most 4 bytes in UTF-8 (a lone surrogate 3, `surrogatepass`)
+    return 4 * max(map(len, keys), default=0) <= MAX_KEY_BYTES
+
+
 def guard_keys(params: dict[str, Any]) -> None:
     """Check every key parameter (`KEY_PARAMS`, `KEY_FIELDS`, `OPTIONAL_KEY_FIELDS`) of a query
     before it is sent.
@@ -452,7 +472,10 @@ def guard_keys(params: dict[str, Any]) -> None:
         if params[name] is not None:
             check_key(params[name], f"parameter {name!r}")
     for name, field in KEY_FIELDS.items():
-        for row in params.get(name) or []:
+        rows = params.get(name) or []
+        if isinstance(field, int) and _safe_keys(rows, field):
+            continue  # a storm's batch: its keys checked together
+        for row in rows:
             if isinstance(row, dict):
                 value = row.get(field)
             elif isinstance(row, list) and isinstance(field, int):

@@ -26,6 +26,7 @@ from agents.failure_kinds import classify
 from agents.triage.alerts import MAX_VALUE_CHARS, NormalizedAlert
 from agents.triage.triage import triage
 from gateway.app import create_app
+from gateway.http import payloads
 from gateway.http.limits import (
     MAX_JSON_VALUES,
     BodyError,
@@ -181,10 +182,16 @@ def test_the_webhook_refuses_too_many_values_with_the_reason(bounded: Gateway):
 
 
 def test_a_body_is_parsed_once(bounded: Gateway, monkeypatch: pytest.MonkeyPatch):
-    """The webhook reads what the request guard parsed (off the event loop), and so does a
-    route with a FastAPI body model (`ParsedOnceRoute`): neither parses the bytes again."""
+    """The webhook decodes a plain Alertmanager body once, straight into typed fields (off the
+    event loop, in its one hand-off), and a route with a FastAPI body model reads what the
+    request guard parsed (`ParsedOnceRoute`): neither parses the bytes again."""
     calls: Counter[int] = Counter()
-    loads, fast_loads = json.loads, orjson.loads
+    loads, fast_loads, decoder = json.loads, orjson.loads, payloads._DECODER
+
+    class CountingDecoder:
+        def decode(self, raw: bytes) -> Any:
+            calls[len(raw)] += 1
+            return decoder.decode(raw)
 
     def counting(text: Any, **kwargs: Any) -> Any:
         calls[len(text)] += 1
@@ -196,6 +203,7 @@ def test_a_body_is_parsed_once(bounded: Gateway, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(json, "loads", counting)
     monkeypatch.setattr(orjson, "loads", fast_counting)  # the guard's way for most bodies
+    monkeypatch.setattr(payloads, "_DECODER", CountingDecoder())
     raw = alert_body("checkout")
     answer = bounded.http.post(
         "/api/v1/alerts", content=raw, headers=bounded.auth | {"Content-Type": "application/json"}

@@ -6,11 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from adapters.falkordb import (
     TenantGraph,
     UnsafeKey,
     _literal,
+    check_key,
+    guard_keys,
     params_header,
     rendered,
     storable,
@@ -56,3 +60,33 @@ def test_plain_values_and_maps_take_the_fast_way_and_escapes_do_not() -> None:
     assert _literal(["\ud800"]) is None  # orjson refuses a lone surrogate
     assert params_header({}) == ""
     assert params_header({"a": [1, "x"]}) == 'CYPHER `a`=[1,"x"] '
+
+
+KEYS = st.sampled_from(
+    ["k@2026-11-01T00:00:00Z", "x ", " x", "", "a\x01b", "tab\there", "x" * 1025, "é" * 300,
+     "é" * 513, "\ud800", "nl\n", "\u2028", "\x9f", "ok"]
+) | st.text(max_size=5) | st.none() | st.integers()  # fmt: skip
+
+
+def _refusal(check: Any, rows: list[Any]) -> str | None:
+    try:
+        check(rows)
+    except UnsafeKey as exc:
+        return str(exc)
+    return None
+
+
+def _one_by_one(rows: list[Any]) -> None:
+    for row in rows:
+        if isinstance(row, list):
+            check_key(row[0], f"alert_rows[].0 {str(row[0])[:60]!r}")
+
+
+@given(keys=st.lists(KEYS, max_size=6), tupled=st.lists(st.booleans(), max_size=6))
+def test_a_batchs_keys_checked_together_are_refused_as_one_by_one(keys, tupled) -> None:
+    """A storm's batch has its 1,000 keys checked at once: the same rows pass, and a batch
+    refused is refused with the words of its first bad key, as row by row (a row that is no
+    list is not checked)."""
+    rows = [(k, None) if t else [k, None] for k, t in zip(keys, tupled + [False] * 6, strict=False)]
+    refused = _refusal(lambda r: guard_keys({"alert_rows": r}), rows)
+    assert refused == _refusal(_one_by_one, rows)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,10 +14,14 @@ from agents.triage.triage import Heads
 from gateway.http.payloads import (
     PayloadError,
     _matcher,
+    _times_ms,
+    _typed_notification,
     label_fingerprint,
+    load_body,
     normalize,
     parse_body,
     read_notification,
+    read_notification_bytes,
     rfc3339_ms,
     silence_link,
     validate_body,
@@ -223,3 +228,152 @@ def test_a_silence_link_quotes_each_matcher_as_alertmanager_reads_it(base, label
     set of names; the link is what quoting every matcher gives."""
     query = "%2C".join(_matcher(name, labels[name]) for name in sorted(labels))
     assert silence_link(base, labels) == f"{base}/#/silences/new?filter=%7B{query}%7D"
+
+
+#: RFC 3339 times and what a sender may write instead: other separators, fractions of every
+#: length (msgspec rounds a seventh digit, `rfc3339_ms` cuts it), offsets of every form, days
+#: and hours out of range, Go's zero time with an offset, the ends of `datetime`'s years.
+TIME_TEXTS = st.builds(
+    "{}-{}-{}{}{}:{}:{}{}{}".format,
+    st.sampled_from(["2026", "0001", "9999", "1970", "0000", "20x6"]),
+    st.sampled_from(["11", "01", "12", "02", "13", "1"]),
+    st.sampled_from(["01", "30", "31", "28", "00"]),
+    st.sampled_from(["T", "t", " ", "_"]),
+    st.sampled_from(["00", "23", "24", "9"]),
+    st.sampled_from(["00", "59", "60"]),
+    st.sampled_from(["00", "59", "60", "5"]),
+    st.sampled_from(["", "."]).flatmap(
+        lambda dot: st.text("0123456789", min_size=1 if dot else 0, max_size=10 if dot else 0)
+        .map(lambda digits: dot + digits)
+    ),
+    st.sampled_from(["Z", "z", "", "+00:00", "-00:00", "+01:00", "-23:59", "+23:59", "+24:00",
+                     "+0100", "+01", "-01:00:30", "Z ", "+5:00"]),
+) | TIMES  # fmt: skip
+
+
+#: Times a storm carries: any moment, 0-9 fractional digits, `Z` or an offset.
+VALID_TIMES = st.builds(
+    lambda moment, digits, offset: moment.strftime("%Y-%m-%dT%H:%M:%S")
+    + (f".{moment.microsecond:06d}{moment.microsecond % 997:03d}"[: digits + 1] if digits else "")
+    + offset,
+    st.datetimes(min_value=datetime(1000, 1, 1)),  # four digits of year from `%Y`
+    st.integers(0, 9),
+    st.sampled_from(["Z", "+02:00", "-05:30"]),
+)  # fmt: skip
+
+
+def _each_ms(texts: list[str], required: bool) -> list[int | None] | None:
+    """What `read_notification`'s one pass makes of `texts`, time by time."""
+    found = []
+    for text in texts:
+        try:
+            ms = rfc3339_ms(text)
+        except ValueError:
+            return None
+        if text.strip() != text or (ms is None and required):
+            return None
+        found.append(ms)
+    return found
+
+
+@settings(max_examples=1500, deadline=None)
+@given(texts=st.lists(TIME_TEXTS | VALID_TIMES, max_size=4), required=st.booleans())
+def test_times_read_together_are_read_as_one_by_one(texts, required):
+    """msgspec reads a storm's times in one call: each the same, and no time it reads that
+    `rfc3339_ms` refuses (else each goes `rfc3339_ms`'s way)."""
+    assert _times_ms(texts, required) == _each_ms(texts, required)
+
+
+def _read_bytes(raw: bytes, typed: bool) -> object:
+    """What the webhook makes of a body's bytes: by `read_notification_bytes`, or (`typed`
+    False) `load_body` then `read_notification`; the heads told ahead; a refusal as its status
+    and words."""
+    told: list[Heads] = []
+    try:
+        if typed:
+            found = read_notification_bytes(raw, "warning", 1_800_000_000_000, told.append)
+        else:
+            found = read_notification(load_body(raw), "warning", 1_800_000_000_000, told.append)
+        return found.alerts, found.truncated, found.group_key, told
+    except PayloadError as exc:
+        return exc.status, str(exc), told
+
+
+#: Alertmanager bodies of the typed way's shape, their times and texts odd at times.
+TYPED_BODIES = st.fixed_dictionaries(
+    {"alerts": st.lists(st.fixed_dictionaries(
+        {"status": st.sampled_from(["firing", "resolved"]),
+         "startsAt": st.one_of(VALID_TIMES, VALID_TIMES, TIME_TEXTS)},
+        optional={
+            "labels": PLAIN_LABELS | st.just({"n" * (MAX_VALUE_CHARS + 1): "v"}),
+            "annotations": PLAIN_LABELS,
+            "endsAt": st.sampled_from(["0001-01-01T00:00:00Z", ""]) | VALID_TIMES | TIME_TEXTS,
+            "fingerprint": st.sampled_from(["", "abc123", "é"]) | st.sampled_from(
+                ["a b", "\x01", "f" * 129]) | st.text(max_size=3),
+            "generatorURL": TEXTS, "silenceURL": st.sampled_from(["", "http://g/s", "x"]),
+            "values": st.none(), "valueString": TEXTS,
+        },
+    ), max_size=5)},
+    optional={
+        "version": st.sampled_from(["4", "1"]), "groupKey": TEXTS, "receiver": TEXTS,
+        "externalURL": st.sampled_from(["http://am:9093/", "http://am/a b", "x", ""]),
+        "truncatedAlerts": st.integers(0, 3) | st.integers(-(10**21), 10**21),
+        "orgId": st.none() | st.integers(-(10**21), 10**21), "status": TEXTS,
+        "groupLabels": PLAIN_LABELS, "commonLabels": PLAIN_LABELS | ODD,
+        "commonAnnotations": PLAIN_LABELS,
+    },
+)  # fmt: skip
+#: What a hostile sender writes into a body: JSON's edges, escapes, nesting, other numbers.
+PIECES = st.sampled_from([
+    "[", "]", "{", "}", ",", '"', "\\", '\\"', "\\ud800", "\\u00e9", "NaN", "1e999",
+    "12345678901234567890123", "1.0", "-0", "[[[[", "true", "null", " ", "\ufeff", "\xff",
+    '"x": 1,', '"alerts": [],', '"labels": {"a": "b", "a": "c"},',
+])  # fmt: skip
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.one_of(TYPED_BODIES, TYPED_BODIES, PLAIN_BODIES, BODIES),
+    pieces=st.just([]) | st.lists(st.tuples(st.floats(0, 1), PIECES), max_size=3),
+    indent=st.booleans(),
+)  # fmt: skip
+def test_a_body_read_from_its_bytes_is_what_load_body_and_read_notification_make_of_it(
+    data, pieces, indent
+):
+    """The typed way reads a body's bytes as `load_body` and `read_notification` do: the same
+    alerts and heads told ahead, or the same refusal word for word (it hands every body it
+    does not read to them), for the bodies of a storm and for near-JSON a hostile sender writes."""
+    text = json.dumps(data, indent=2 if indent else None)
+    for at, piece in pieces:  # anywhere: inside a string, between two values, at either end
+        cut_at = int(at * len(text))
+        text = text[:cut_at] + piece + text[cut_at:]
+    raw = text.encode("utf-8", "surrogatepass")
+    assert _read_bytes(raw, typed=True) == _read_bytes(raw, typed=False)
+
+
+def test_a_plain_storm_is_decoded_typed_once_and_read_as_before():
+    body = {"version": "4", "groupKey": "{}:{}", "externalURL": "http://am:9093",
+            "groupLabels": {}, "commonLabels": {}, "commonAnnotations": {}, "alerts": [
+        {"status": "firing", "labels": {"alertname": "X", "instance": f"i-{n}"},
+         "annotations": {}, "startsAt": f"2026-11-01T00:00:0{n}.5Z",
+         "endsAt": "0001-01-01T00:00:00Z", "fingerprint": f"{n:016x}", "generatorURL": "/graph"}
+        for n in range(3)
+    ]}  # fmt: skip
+    raw = json.dumps(body).encode()
+    typed = _read_bytes(raw, typed=True)
+    assert typed == _read_bytes(raw, typed=False)
+    alerts, _, _, told = typed  # type: ignore[misc]
+    assert [a.starts_at_ms for a in alerts] == [1793491200500, 1793491201500, 1793491202500]
+    assert told == [Heads.of(alerts)]
+    with pytest.raises(PayloadError) as err:  # one unknown field: the way before, its words
+        read_notification_bytes(raw.replace(b'"version"', b'"orgId": "one", "x"'), "warning")
+    assert err.value.status == 422 and "orgId" in str(err.value)
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.stem)
+def test_every_capture_is_decoded_typed_and_read_as_before(path):
+    """Alertmanager's real bodies (every field it sends) take the typed way, and read the same."""
+    raw = json.loads(path.read_text())["body_raw"].encode()
+    typed = _typed_notification(raw, "warning", 1_800_000_000_000, None)
+    assert typed is not None
+    assert typed == read_notification(load_body(raw), "warning", 1_800_000_000_000)

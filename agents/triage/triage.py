@@ -188,26 +188,26 @@ class TriageReport:
 NAMING_LABELS = (*COMPONENT_LABELS, "pod", "pod_name")
 
 
-def candidate_names(labels: Iterable[dict[str, str]]) -> list[str]:
-    """Every name any of the label sets `labels` could give its component, sorted (the
-    `names` of `alert_candidates`, from the labels alone)."""
-    seen = {tuple(map(each.get, NAMING_LABELS)): each for each in labels}
-    return sorted({name for each in seen.values() for name in component_candidates(each)})
-
-
 def alert_candidates(alerts: list[NormalizedAlert]) -> tuple[dict[str, list[str]], list[str]]:
     """`component_candidates` of each alert, by key (the last alert of a key repeated within
     the delivery), and every name any alert's labels could give its component, sorted; worked
     out once per distinct set of the labels `component_candidates` reads (`NAMING_LABELS`): a
     storm's thousands of alerts name a few components."""
+    return labelled_candidates([a.key for a in alerts], [a.labels for a in alerts])
+
+
+def labelled_candidates(
+    keys: list[str], labels: list[dict[str, str]]
+) -> tuple[dict[str, list[str]], list[str]]:
+    """`alert_candidates` of alerts whose keys are `keys` and labels `labels` (in turn)."""
     found: dict[str, list[str]] = {}
     seen: dict[tuple[str | None, ...], list[str]] = {}
-    for alert in alerts:
-        values = tuple(map(alert.labels.get, NAMING_LABELS))
+    for key, each in zip(keys, labels, strict=True):
+        values = tuple(map(each.get, NAMING_LABELS))
         names = seen.get(values)
         if names is None:
-            names = seen[values] = component_candidates(alert.labels)
-        found[alert.key] = names
+            names = seen[values] = component_candidates(each)
+        found[key] = names
     return found, sorted({name for names in seen.values() for name in names})
 
 
@@ -222,10 +222,14 @@ def resolve_components(
         canonical[row["name"]] = row["name"]
         for alias in row["aliases"] or []:
             canonical.setdefault(alias, row["name"])
-    return {
-        key: next((canonical[n] for n in names if n in canonical), None)
-        for key, names in candidates.items()
+    # once per list of names: `alert_candidates` gives the alerts that name the same
+    # components one list (a storm's thousands of alerts, a few lists)
+    lists = {id(names): names for names in candidates.values()}
+    first = {
+        at: next((canonical[n] for n in names if n in canonical), None)
+        for at, names in lists.items()
     }
+    return {key: first[id(names)] for key, names in candidates.items()}
 
 
 def dependency_order(
@@ -245,11 +249,17 @@ def dependency_order(
                 continue
             rank[current] = len(rank)
             queue.extend(n for n in linked[current].names if n in linked and n not in rank)
-    keys: list[int] = []
+    by_rank: dict[int, list[NormalizedAlert]] = {}  # each in delivery order: a stable sort
+    last = -1
     for alert in alerts:
         component = components[alert.key]
-        keys.append(rank[component] if component else (keys[-1] if keys else -1))
-    return [a for _, _, a in sorted(zip(keys, range(len(alerts)), alerts, strict=True))]
+        if component:
+            last = rank[component]
+        found = by_rank.get(last)
+        if found is None:
+            found = by_rank[last] = []
+        found.append(alert)
+    return [alert for at in sorted(by_rank) for alert in by_rank[at]]
 
 
 #: Alerts per batched write (`triage_join`, `triage_known`): each write holds the graph's
@@ -917,14 +927,15 @@ def triage(
     Raises `GraphUnavailable` if the database cannot answer; alerts written before that stay
     written, and the sender's retry is harmless.
     """
-    candidates, names = alert_candidates(alerts)
     heads = Heads.of(alerts)
     # a lone alert is one `triage_alert` when `triage_lone` did not write it, which needs no more
     lone = batch and len(alerts) == 1 and alerts[0].status == "firing"
     opening = lone_params(alerts[0], hops, window_ms, hold_ms, reopen_ms) if lone else {}
     if ahead is not None and batch and ahead.taken(heads, window_ms, hops, reopen_ms):
-        context, read = ahead.params, ahead.answer.result()  # `read_ahead`: never lone
+        candidates = ahead.candidates  # `read_ahead`: never lone
+        context, read = ahead.params, ahead.answer.result()
     else:
+        candidates, names = alert_candidates(alerts)
         context = heads.context(names, window_ms, hops, batch, reopen_ms)
         read = graph.one("triage_lone" if lone else "triage_context", context | opening)
     fast = context["lo"] <= context["hi"]  # else (1, 0): no storm to group (`Heads.context`)
@@ -999,12 +1010,13 @@ class Heads:
 class Ahead:
     """A `triage_context` read started before the delivery's alerts were built (`read_ahead`):
     what it was started for (the alerts' heads and `triage`'s window, reach and reopen window,
-    ms), its parameters and its answer to come."""
+    ms), its parameters, its answer to come, and the alerts' `alert_candidates` by key."""
 
     heads: Heads
     settings: tuple[int, int, int]
     params: dict[str, Any]
     answer: Future[dict[str, Any] | None]
+    candidates: dict[str, list[str]]
 
     def taken(self, heads: Heads, window_ms: int, hops: int, reopen_ms: int) -> bool:
         """Whether this read is `triage`'s for alerts of `heads` with these settings (it reads
@@ -1022,9 +1034,10 @@ def read_ahead(
     read only: an answer nobody takes changes nothing."""
     if heads.statuses.count("firing") < AHEAD_MIN:
         return None
-    params = heads.context(candidate_names(heads.labels), window_ms, hops, True, reopen_ms)
+    candidates, names = labelled_candidates(heads.keys, heads.labels)
+    params = heads.context(names, window_ms, hops, True, reopen_ms)
     answer = WRITES.submit(graph.one, "triage_context", params)
-    return Ahead(heads, (window_ms, hops, reopen_ms), params, answer)
+    return Ahead(heads, (window_ms, hops, reopen_ms), params, answer, candidates)
 
 
 def lone_params(

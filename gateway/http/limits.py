@@ -26,9 +26,11 @@ depth and count limits.
    `Infinity`, or that is not JSON at all, is 400 with the reason. Count and depth are read off
    the body's skeleton (its bytes without its strings) before `json` builds one object, at the
    speed of `bytes` methods. Python's own limits would otherwise surface as a 500
-   (RecursionError at ~1000 levels; ValueError over 4300 digits). The webhook reads the parsed
-   value (`parsed_body`), never the bytes again; a route with a FastAPI body model gets the
-   same value (`ParsedOnceRoute`), so no body is parsed twice.
+   (RecursionError at ~1000 levels; ValueError over 4300 digits). A route with a FastAPI body
+   model gets the parsed value (`ParsedOnceRoute`), so no body is parsed twice. The webhook
+   parses its own body in its one hand-off to a thread (`gateway.http.payloads.
+   read_notification_bytes`: a storm's alerts decoded straight into typed fields, nothing
+   deeper than the body's four levels; any other body by `load_json`, with these limits).
 
 Error bodies are `{"detail": …}` rendered as ASCII JSON (`SafeJSONResponse`), so a reason that
 quotes a lone surrogate from the request still renders (`validation_failed`).
@@ -168,6 +170,13 @@ def _too_many_values(bare: bytes) -> bool:
     """Whether `bare` (a body's skeleton) holds more than `MAX_JSON_VALUES` values: its arrays,
     objects and commas."""
     return bare.count(b"[") + bare.count(b"{") + bare.count(b",") > MAX_JSON_VALUES
+
+
+def may_hold_too_many_values(raw: bytes) -> bool:
+    """Whether the JSON body `raw` may hold more than `MAX_JSON_VALUES` values: its brackets and
+    commas counted strings and all, an upper bound of `skeleton_problem`'s count (each value
+    takes a byte at least, so a body of fewer bytes holds fewer)."""
+    return len(raw) > MAX_JSON_VALUES and _too_many_values(raw)
 
 
 def _peel(bare: bytes) -> tuple[bytes, bool]:
@@ -339,7 +348,10 @@ class RequestGuard:
             kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
             signed = path.startswith(SIGNED_PREFIX)  # parsed by the route, after the signature
             sent = scope["method"] in ("POST", "PUT", "PATCH", "DELETE")  # a GET's means nothing
-            if body.strip() and sent and not signed and (not kind or kind.endswith("json")):
+            # the webhook parses its own body (`gateway.http.payloads.read_notification_bytes`:
+            # a storm's alerts decoded straight into typed fields, within these limits)
+            own = signed or path == WEBHOOK_PATH
+            if body.strip() and sent and not own and (not kind or kind.endswith("json")):
                 # off the event loop: a large body must not hold every other client's answer
                 scope.setdefault("state", {})[PARSED] = await run_in_threadpool(load_json, body)
         except HTTPException as exc:
@@ -353,12 +365,6 @@ class RequestGuard:
             await SafeJSONResponse({"detail": str(exc)}, exc.status, headers)(scope, receive, send)
             return
         await self.app(scope, replay(body, receive), send)
-
-
-def parsed_body(request: Request) -> Any:
-    """The JSON `RequestGuard` parsed for this request (None when the body was empty or no
-    JSON was sent)."""
-    return request.scope.get("state", {}).get(PARSED)
 
 
 class ParsedOnceRoute(APIRoute):

@@ -11,6 +11,7 @@ are ignored.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import operator
 import re
@@ -19,13 +20,14 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, cast
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agents.triage.alerts import MAX_VALUE_CHARS, NormalizedAlert, cut, cut_values
 from agents.triage.triage import HAND_OVER, Heads
-from gateway.http.limits import BodyError, load_json
+from gateway.http.limits import MAX_INT_DIGITS, BodyError, load_json, may_hold_too_many_values
 
 GO_ZERO_TIME_PREFIX = "0001-01-01"
 #: The longest RFC 3339 time (9 fractional digits and an offset) has 35 characters.
@@ -365,21 +367,8 @@ class _Sent:
         if starts_ms is None:
             raise PayloadError(f"alert {fingerprint}: startsAt {starts_at!r} is not a time")
         starts_ms = self.start(starts_ms)
-        now_ms = self.now_ms
-        if now_ms is not None:
-            latest = now_ms + MAX_CLOCK_SKEW_MS
-            ends_ms = now_ms if ends_ms is not None and ends_ms > latest else ends_ms
-            if status == "resolved" and ends_ms is None:
-                ends_ms = now_ms
-        if ends_ms is not None:
-            ends_ms = max(ends_ms, starts_ms)
+        ends_ms = self.end(status, ends_ms, starts_ms)
         cut_labels = cut_values(labels)
-        link = self.links.get(generator_url)
-        if link is None:  # a storm's alerts come from a few rules
-            link = self.links[generator_url] = _link(generator_url, self.external_url)
-        silence = http_link(grafana_silence) if grafana_silence else ""
-        if not silence or len(silence) > MAX_SILENCE_URL_CHARS:
-            silence = silence_link(self.silences, labels)
         return NormalizedAlert(  # by position, in the order of its fields (a third of the time)
             f"{fingerprint}@{starts_at}",  # key
             fingerprint,
@@ -392,13 +381,43 @@ class _Sent:
             cut_labels,
             cut_values(annotations),
             cut(generator_url),
-            link if len(link) <= MAX_VALUE_CHARS else "",
+            self.link(generator_url),
             self.group_key,
             self.receiver,
             self.source,
             values_json,
-            silence,
+            self.silence(grafana_silence, labels),
         )
+
+    def end(self, status: str, ends_ms: int | None, starts_ms: int) -> int | None:
+        """An alert's end time (ms) as `normalize` keeps it, from its `endsAt` as sent (None
+        unless resolved) and its start as kept (`start`)."""
+        now_ms = self.now_ms
+        if now_ms is not None:
+            latest = now_ms + MAX_CLOCK_SKEW_MS
+            ends_ms = now_ms if ends_ms is not None and ends_ms > latest else ends_ms
+            if status == "resolved" and ends_ms is None:
+                ends_ms = now_ms
+        if ends_ms is not None:
+            ends_ms = max(ends_ms, starts_ms)
+        return ends_ms
+
+    def link(self, generator_url: str) -> str:
+        """The alert's `link` from its generatorURL (`_link`; "" when longer than
+        `MAX_VALUE_CHARS`), remembered in `links`: a storm's alerts come from a few rules."""
+        link = self.links.get(generator_url)
+        if link is None:
+            link = _link(generator_url, self.external_url)
+            link = self.links[generator_url] = link if len(link) <= MAX_VALUE_CHARS else ""
+        return link
+
+    def silence(self, grafana_silence: str, labels: dict[str, str]) -> str:
+        """The alert's `silence_url`: Grafana's silenceURL as an http(s) link, else
+        (none, or over `MAX_SILENCE_URL_CHARS`) an Alertmanager silence of its labels."""
+        silence = http_link(grafana_silence) if grafana_silence else ""
+        if not silence or len(silence) > MAX_SILENCE_URL_CHARS:
+            silence = silence_link(self.silences, labels)
+        return silence
 
 
 @dataclass(slots=True)
@@ -521,3 +540,215 @@ def _all_text(values: object) -> bool:
 def _plain_fingerprint(value: str) -> bool:
     """`WebhookAlert`'s rule for a fingerprint's characters (its length checked apart)."""
     return value.isprintable() and " " not in value  # the one printable space
+
+
+#: A text `cut` keeps as it is: the typed way (`_typed_notification`) takes no longer one.
+_Text = Annotated[str, msgspec.Meta(max_length=MAX_VALUE_CHARS)]
+
+
+class _TypedAlert(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """An element of `alerts[]` as the typed way decodes it: `WebhookAlert`'s fields, each of
+    its JSON type, no Grafana `values`, no label or annotation name or value, source URL or
+    fingerprint longer than `normalize` keeps as sent, and no other field. Every type here is
+    flat, so the decoder never goes deeper than the body's four levels (`MAX_JSON_DEPTH`)."""
+
+    status: Literal["firing", "resolved"]
+    startsAt: str
+    labels: dict[str, _Text] | None = None  # names checked apart (`_long_name`): faster
+    annotations: dict[str, _Text] | None = None
+    endsAt: str = ""
+    generatorURL: _Text = ""
+    fingerprint: Annotated[str, msgspec.Meta(max_length=MAX_FINGERPRINT_CHARS)] = ""
+    values: None = None
+    valueString: str = ""
+    silenceURL: str = ""
+    dashboardURL: str = ""
+    panelURL: str = ""
+
+
+class _TypedBody(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A whole body as the typed way decodes it: `WebhookBody`'s fields and Alertmanager's
+    three it does not read, each of its JSON type, and no other field."""
+
+    alerts: list[_TypedAlert]
+    version: str = ""
+    receiver: _Text = ""
+    status: str = ""
+    groupKey: _Text = ""
+    truncatedAlerts: Annotated[int, msgspec.Meta(ge=0)] = 0
+    externalURL: str = ""
+    orgId: int | None = None
+    groupLabels: dict[str, str] | None = None
+    commonLabels: dict[str, str] | None = None
+    commonAnnotations: dict[str, str] | None = None
+
+
+_DECODER = msgspec.json.Decoder(_TypedBody)
+#: The least integer `load_json` refuses: one of more than `MAX_INT_DIGITS` digits.
+_INT_BOUND = 10**MAX_INT_DIGITS
+#: What a sender writes for "no end" (Go's zero time, or nothing).
+_NO_END = frozenset({"", f"{GO_ZERO_TIME_PREFIX}T00:00:00Z"})
+#: The longest RFC 3339 time msgspec reads as `rfc3339_ms` does: 6 fractional digits and `Z`
+#: (or fewer digits and an offset). It rounds a seventh digit where `rfc3339_ms` cuts it.
+_MAX_EXACT_TIME_CHARS = 27
+#: Times (ms since the epoch) at least two days inside what `datetime` holds in UTC (years 1 to
+#: 9999): no offset took a time read within them out of range, and none is Go's zero time.
+_SAFE_MS = (-62_135_596_800_000 + 2 * 86_400_000, 253_402_300_799_999 - 2 * 86_400_000)
+_AWARE_TIMES = list[Annotated[datetime, msgspec.Meta(tz=True)]]
+_STATUS = operator.attrgetter("status")
+_STARTS_AT = operator.attrgetter("startsAt")
+_ENDS_AT = operator.attrgetter("endsAt")
+_FINGERPRINT = operator.attrgetter("fingerprint")
+_LABELS = operator.attrgetter("labels")
+_ANNOTATIONS = operator.attrgetter("annotations")
+_GENERATOR_URL = operator.attrgetter("generatorURL")
+_SILENCE_URL = operator.attrgetter("silenceURL")
+_ALERTNAME = operator.methodcaller("get", "alertname", "")
+
+
+def read_notification_bytes(
+    raw: bytes,
+    default_severity: str,
+    now_ms: int | None = None,
+    ahead: Callable[[Heads], bool] | None = None,
+) -> Notification:
+    """`read_notification` of the body's bytes `raw` as `load_body` parses them: the same
+    alerts, or the same refusal word for word. A plain Alertmanager body (`_TypedBody`) is
+    decoded by msgspec straight into typed fields (types, lengths and times checked in C, each
+    field once), the rest as before. Raises `PayloadError` as `load_body` and
+    `read_notification` do."""
+    typed = _typed_notification(raw, default_severity, now_ms, ahead)
+    if typed is not None:
+        return typed
+    return read_notification(load_body(raw), default_severity, now_ms, ahead)
+
+
+def _typed_notification(
+    raw: bytes, default_severity: str, now_ms: int | None, ahead: Callable[[Heads], bool] | None
+) -> Notification | None:
+    """`read_notification_bytes` of a body msgspec decodes as a `_TypedBody` whose times and
+    fingerprints `read_notification` takes in its one pass, else None. Such a body is JSON
+    `load_json` takes (no value but the typed fields', so no number past its limits, nothing
+    nested deeper than four levels; its values counted from its bytes first), and holds no
+    text `cut` changes. Every alert checked first, then `ahead` told, then the alerts built,
+    field by field over all of them."""
+    if may_hold_too_many_values(raw):
+        return None
+    try:
+        body = _DECODER.decode(raw)
+    except msgspec.DecodeError:  # no JSON, or not this shape: `load_body` says which
+        return None
+    truncated, org = body.truncatedAlerts, body.orgId
+    if truncated >= _INT_BOUND or (org is not None and not -_INT_BOUND < org < _INT_BOUND):
+        return None
+    alerts = body.alerts
+    fingerprints: list[str] = list(map(_FINGERPRINT, alerts))
+    if not _plain_fingerprint("".join(fingerprints)):  # a rule per character: one test for all
+        return None
+    starts: list[str] = list(map(_STARTS_AT, alerts))
+    sent_starts = _times_ms(starts, True)
+    sent_ends = _times_ms(list(map(_ENDS_AT, alerts)), False)
+    if sent_starts is None or sent_ends is None:
+        return None
+    grafana = body.version == "1" or org is not None
+    group_key = body.groupKey
+    sent = _Sent(cut(group_key), cut(body.receiver), body.externalURL,
+                 "grafana" if grafana else "alertmanager", default_severity, now_ms)  # fmt: skip
+    labels = [{} if each is None else each for each in map(_LABELS, alerts)]
+    annotations = [{} if each is None else each for each in map(_ANNOTATIONS, alerts)]
+    if _long_name(labels) or _long_name(annotations):
+        return None
+    if "" in fingerprints:
+        fingerprints = [
+            f or label_fingerprint(each) for f, each in zip(fingerprints, labels, strict=True)
+        ]
+    keys = [
+        f"{fingerprint}@{start}" for fingerprint, start in zip(fingerprints, starts, strict=True)
+    ]
+    statuses: list[Literal["firing", "resolved"]] = list(map(_STATUS, alerts))
+    kept = cast(list[int], sent_starts)  # `required`: a time each
+    if now_ms is not None and max(kept, default=now_ms) > now_ms + MAX_CLOCK_SKEW_MS:
+        kept = list(map(sent.start, kept))
+    reading = False
+    if ahead is not None:  # labels as sent: no text here is cut
+        reading = ahead(Heads(keys, fingerprints, list(statuses), kept, labels,
+                              [sent.group_key] * len(alerts)))  # fmt: skip
+    ends: list[int | None] = [None] * len(alerts)
+    if "resolved" in statuses:
+        ends = [sent.end(status, end if status == "resolved" else None, start)
+                for status, end, start in zip(statuses, sent_ends, kept, strict=True)]  # fmt: skip
+    generator_urls: list[str] = list(map(_GENERATOR_URL, alerts))
+    grafana_silences: list[str] = list(map(_SILENCE_URL, alerts))
+    silences = (
+        _silence_links(sent.silences, labels) if not any(grafana_silences)
+        else list(map(sent.silence, grafana_silences, labels))
+    )  # fmt: skip
+    every = itertools.repeat
+    made = map(  # `sent.alert`'s fields in its order, each over all alerts at C speed
+        NormalizedAlert, keys, fingerprints, statuses, map(_ALERTNAME, labels),
+        map(operator.methodcaller("get", "severity", default_severity), labels), starts, kept,
+        ends, labels, annotations, generator_urls, map(sent.link, generator_urls),
+        every(sent.group_key), every(sent.receiver), every(sent.source), every("null"), silences,
+    )  # fmt: skip
+    built: list[NormalizedAlert] = []
+    while chunk := list(itertools.islice(made, HAND_OVER)):
+        built += chunk
+        if reading:  # the read's thread goes on as its answer comes (`HAND_OVER`)
+            time.sleep(0)
+    return Notification(built, truncated, group_key)
+
+
+def _times_ms(texts: list[str], required: bool) -> list[int | None] | None:
+    """`rfc3339_ms` of each of `texts` (None: no time, which only a time not `required` may
+    be), or None when one is not what `read_notification`'s one pass takes (whitespace around
+    it, no time or none where `required`). The usual times are read by msgspec in one call: it
+    reads a time `rfc3339_ms` reads the same (`_MAX_EXACT_TIME_CHARS`, `_SAFE_MS`) or refuses
+    it, and then each is read as before."""
+    if not required and _NO_END.issuperset(texts):
+        return [None] * len(texts)
+    if texts and max(map(len, texts)) <= _MAX_EXACT_TIME_CHARS:
+        try:
+            moments = msgspec.convert(texts, _AWARE_TIMES)
+        except msgspec.ValidationError:
+            moments = []
+        # as `rfc3339_ms`: the moment in UTC (the same whatever its offset), to ms
+        stamps = [int(s * 1000) for s in map(datetime.timestamp, moments)]
+        if stamps and _SAFE_MS[0] <= min(stamps) and max(stamps) <= _SAFE_MS[1]:
+            return cast(list[int | None], stamps)
+    found: list[int | None] = []
+    for text in texts:
+        if text.strip() != text:
+            return None  # pydantic checks the time as sent, `normalize` reads it stripped
+        try:
+            ms = rfc3339_ms(text)
+        except ValueError:
+            return None
+        if ms is None and required:
+            return None
+        found.append(ms)
+    return found
+
+
+def _long_name(values: list[dict[str, str]]) -> bool:
+    """Whether a name in `values` is longer than `cut` keeps (msgspec checks the values' lengths
+    itself, but a constraint on a name costs its cache of names)."""
+    return max(map(len, itertools.chain.from_iterable(values)), default=0) > MAX_VALUE_CHARS
+
+
+def _silence_links(base: str, labels: list[dict[str, str]]) -> list[str]:
+    """`silence_link(base, each)` for each of `labels`: when no label value needs quoting (one
+    test for all), from the template of each set of names."""
+    if not base:
+        return [""] * len(labels)
+    values = "".join(itertools.chain.from_iterable(map(dict.values, labels)))
+    if not _UNRESERVED.fullmatch(values):
+        return [silence_link(base, each) for each in labels]
+    links = []
+    for each in labels:
+        plain = _plain_silence(base, tuple(each)) if each else None
+        if plain is None:
+            links.append(silence_link(base, each))
+            continue
+        link = plain[1] % plain[0](each)
+        links.append(link if len(link) <= MAX_SILENCE_URL_CHARS else "")
+    return links

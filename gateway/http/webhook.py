@@ -25,8 +25,7 @@ from agents.triage import heartbeat
 from agents.triage.alerts import NormalizedAlert
 from agents.triage.triage import Ahead, Heads, TriageReport, read_ahead, triage
 from gateway.http.auth import tenant_for
-from gateway.http.limits import parsed_body
-from gateway.http.payloads import Notification, PayloadError, load_body, read_notification
+from gateway.http.payloads import Notification, PayloadError, read_notification_bytes
 from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -108,15 +107,14 @@ class Accepted:
 
 
 def accept(
-    store: GraphStore, tenant: str, data: Any, raw: bytes | None, settings: Settings,
-    metrics: Metrics, wake: bool,
-) -> Accepted:  # fmt: skip
+    store: GraphStore, tenant: str, raw: bytes, settings: Settings, metrics: Metrics, wake: bool
+) -> Accepted:
     """The blocking part of one delivery, in one call off the event loop (each hand-off to a
-    thread and back costs both threads a wake-up, about 50 µs of CPU here): the body read
-    (`data`, the JSON `RequestGuard` parsed, else `raw` parsed here), the heartbeat stamped,
-    the other alerts triaged and, with `wake` (no replica to wait for first), the idle
-    workers told. Raises `HTTPException` for a body refused (`PayloadError`, logged), and
-    `GraphUnavailable` as `triage`."""
+    thread and back costs both threads a wake-up, about 50 µs of CPU here): the body's bytes
+    `raw` read (`read_notification_bytes`; `RequestGuard` leaves the webhook's body to it), the
+    heartbeat stamped, the other alerts triaged and, with `wake` (no replica to wait for
+    first), the idle workers told. Raises `HTTPException` for a body refused (`PayloadError`,
+    logged), and `GraphUnavailable` as `triage`."""
     now_ms = int(time.time() * 1000)
     graph = store.graph(graph_name(tenant))
     reads: list[Ahead | None] = []  # triage's read, started while the alerts are built
@@ -129,9 +127,7 @@ def accept(
         return reads[0] is not None
 
     try:
-        if data is None:
-            data = load_body(raw if raw is not None else b"")
-        notification = read_notification(data, settings.default_severity, now_ms, ahead)
+        notification = read_notification_bytes(raw, settings.default_severity, now_ms, ahead)
     except PayloadError as exc:
         log.warning("tenant %s: rejected webhook body (%s): %s", tenant, exc.status, exc)
         raise HTTPException(exc.status, str(exc)) from exc
@@ -168,12 +164,9 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     settings: Settings = request.app.state.settings
     store: GraphStore = request.app.state.store
     tenant = tenant_for(request, settings)
-    # parsed once by gateway.http.limits.RequestGuard (bounded, off the event loop); a body
-    # sent with a content type other than JSON was not, and is parsed in `accept`, off the loop
-    data = parsed_body(request)
-    raw = await request.body() if data is None else None
+    raw = await request.body()  # read and bounded by RequestGuard; parsed in `accept`, off the loop
     waits = replicas_needed(store, settings) > 0  # then the workers are told after the replicas
-    done = await run_in_threadpool(accept, store, tenant, data, raw, settings, metrics, not waits)
+    done = await run_in_threadpool(accept, store, tenant, raw, settings, metrics, not waits)
     notification, beats, alerts, report = done.notification, done.beats, done.alerts, done.report
     if waits:
         await _replicated(store, graph_name(tenant), settings)

@@ -10,10 +10,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import redis
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph
 from agents.triage.alerts import NormalizedAlert
-from agents.triage.triage import triage
+from agents.triage.triage import Links, dependency_order, triage
 from gateway.cli.demo import rfc3339
 from gateway.http.payloads import normalize, parse_body
 from tests.conftest import demo_graph
@@ -121,3 +123,34 @@ def test_a_resend_and_a_resolve_go_in_batches(
     )
     cleared = graph.one("bench_cleared_tasks")
     assert cleared is not None and cleared["n"] == 600
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    named=st.lists(st.sampled_from(["a", "b", "c", None, ""]), max_size=12),
+    links=st.dictionaries(st.sampled_from(["a", "b", "c"]),
+                          st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=3)),
+)  # fmt: skip
+def test_the_dependency_order_is_a_stable_sort_by_rank(named, links):
+    """Alerts in order of their component's rank (breadth first along the links), each on no
+    component taking the rank of the alert before it, the delivery's order otherwise."""
+    alerts = [NormalizedAlert(f"k{n}", "f", "firing", "", "", "", 0, None, {}, {}, "", "", "", "",
+                              "alertmanager", "null") for n in range(len(named))]  # fmt: skip
+    components = {a.key: c for a, c in zip(alerts, named, strict=True)}
+    linked = {name: Links(names=near) for name, near in links.items()}
+    for name in filter(None, named):
+        linked.setdefault(name, Links())
+    rank: dict[str, int] = {}
+    for name in linked:  # the ranks, as `dependency_order` works them out
+        queue = [name]
+        while queue:
+            current = queue.pop(0)
+            if current not in rank:
+                rank[current] = len(rank)
+                queue += [n for n in linked[current].names if n in linked and n not in rank]
+    keys: list[int] = []
+    for alert in alerts:
+        component = components[alert.key]
+        keys.append(rank[component] if component else (keys[-1] if keys else -1))
+    expected = [a for _, _, a in sorted(zip(keys, range(len(alerts)), alerts, strict=True))]
+    assert dependency_order(alerts, components, linked) == expected
