@@ -98,7 +98,10 @@ def title(ticket: Ticket) -> str:
     payment, checkout, frontend +1 more — root cause: payment`, `… — likely cause (low
     confidence): payment` for a lead (`Ticket.lead`: the title is what a list of issues
     shows, so it must not read as sure), or `… — root cause unclear: load-generator or
-    frontend-web`."""
+    frontend-web`. A heartbeat's silence has no cause to name: `[critical] No Watchdog
+    heartbeat for 3 min: the alerting pipeline may be down`."""
+    if ticket.heartbeat:
+        return f"[{ticket.severity}] {ticket.title}"
     names = ticket.alert_names or [ticket.title]
     symptom = _names(names, 2) + (f" on {_names(ticket.where, 3)}" if ticket.where else "")
     if ticket.root_cause and ticket.lead:
@@ -205,33 +208,16 @@ def body(ticket: Ticket) -> str:
     why nobody was paged), incident and previous occurrence, root cause and confidence, graph
     paths, recent changes near the cause, candidates considered and why each was ruled out, the
     investigator's steps, who was paged (and the quiet windows that held the page), and each
-    alert's raw fields verbatim in code blocks (cut with a note when too long)."""
+    alert's raw fields verbatim in code blocks (cut with a note when too long). A heartbeat's
+    silence says what stopped and what to check instead of the cause, paths, changes,
+    candidates, steps and evidence (`_silence_body`): nothing was diagnosed."""
     cause = ticket.root_cause
     candidates = ticket.candidates
-    parts = [
-        *([f"> {text(ticket.note)}", ""] if ticket.note else []),
-        f"## Incident {text(ticket.incident_id)}: {text(ticket.status)}, "
-        f"severity {text(ticket.severity)}",
-        f"Opened {fmt_ms(ticket.opened_at)}"
-        + (f", resolved {fmt_ms(ticket.resolved_at)}" if ticket.resolved_at else ""),
-    ]
-    if ticket.incident_url:
-        parts.append(f"Incident page: {url(ticket.incident_url, ticket.incident_url)}")
-    previous = ticket.previous
-    if previous:
-        where = (
-            ticket_ref(previous.ticket_ref) if previous.ticket_ref
-            else f"incident {text(previous.id)} (no ticket)"
-        )  # fmt: skip
-        ended = (
-            f"resolved {fmt_ms(previous.resolved_at)}" if previous.resolved_at
-            else text(previous.status)
-        )  # fmt: skip
-        parts.append(
-            f"**Previous occurrence:** {where} (incident {text(previous.id)}, opened "
-            f"{fmt_ms(previous.opened_at)}, {ended})"
-        )
+    parts = _head(ticket)
+    if ticket.heartbeat:
+        return _silence_body(ticket, parts)
     lead = "; named, low confidence: a lead to check first, not a conclusion" if ticket.lead else ""
+
     parts += [
         "",
         f"**Root cause:** {text(cause)} (confidence {ticket.confidence or 0:.2f}{lead})" if cause
@@ -281,6 +267,47 @@ def body(ticket: Ticket) -> str:
     return head + evidence_section(
         ticket.evidence, TICKET_BODY_LIMIT - len(head), ticket.incident_id
     )
+
+
+def _head(ticket: Ticket) -> list[str]:
+    """The body's first lines: the note (e.g. why nobody was paged), the incident, its page and
+    the previous occurrence."""
+    parts = [
+        *([f"> {text(ticket.note)}", ""] if ticket.note else []),
+        f"## Incident {text(ticket.incident_id)}: {text(ticket.status)}, "
+        f"severity {text(ticket.severity)}",
+        f"Opened {fmt_ms(ticket.opened_at)}"
+        + (f", resolved {fmt_ms(ticket.resolved_at)}" if ticket.resolved_at else ""),
+    ]
+    if ticket.incident_url:
+        parts.append(f"Incident page: {url(ticket.incident_url, ticket.incident_url)}")
+    previous = ticket.previous
+    if previous:
+        where = (
+            ticket_ref(previous.ticket_ref) if previous.ticket_ref
+            else f"incident {text(previous.id)} (no ticket)"
+        )  # fmt: skip
+        ended = (
+            f"resolved {fmt_ms(previous.resolved_at)}" if previous.resolved_at
+            else text(previous.status)
+        )  # fmt: skip
+        parts.append(
+            f"**Previous occurrence:** {where} (incident {text(previous.id)}, opened "
+            f"{fmt_ms(previous.opened_at)}, {ended})"
+        )
+    return parts
+
+
+def _silence_body(ticket: Ticket, head: list[str]) -> str:
+    """The body of a heartbeat's silence after its `head`: what stopped, what to check, who
+    was paged (and the quiet windows that held the page)."""
+    parts = [
+        *head, "", f"**{text(ticket.heartbeat or '')}**", "", text(ticket.summary or ""), "",
+        f"### Paged\n{text(ticket.paged)}", *(["", text(ticket.held)] if ticket.held else []),
+    ]  # fmt: skip
+    if ticket.undelivered:
+        parts = [f"> {text(ticket.undelivered)}", "", *parts]
+    return "\n".join(parts)
 
 
 def update_body(update: TicketUpdate) -> str:
