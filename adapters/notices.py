@@ -23,6 +23,13 @@ def fmt_ms(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def still_firing(n: int) -> str:
+    """How many alerts still fired when the incident was resolved (by hand), as the thread's
+    resolve notice and the ticket's closing comment both say it: `1 alert still firing when it
+    was resolved.`, `2 alerts …`."""
+    return f"{n} alert{'' if n == 1 else 's'} still firing when it was resolved."
+
+
 class _Value(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -26,7 +26,7 @@ from pydantic import SecretStr, ValidationError
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
 from adapters.github import markdown
 from adapters.github.notifier import GitHubIssues, intent_marker, parse_ref
-from adapters.notices import ClearedNote, Ticket, TicketUpdate
+from adapters.notices import ClearedNote, FollowUp, Ticket, TicketUpdate
 from adapters.notify import AdapterError, OutboundMessage
 from agents.respond import messages
 from gateway.cli.demo import demo_faults_path, scenario_bodies
@@ -513,6 +513,25 @@ def test_a_manual_resolve_names_who_and_lists_only_the_alerts_that_cleared():
     said = markdown.update_body(plain)
     assert said.startswith("Resolved at ") and said.count("\n- ") == 3
     assert "still firing" not in said
+
+
+@pytest.mark.parametrize(("firing", "said"), [(1, "1 alert"), (2, "2 alerts")])
+def test_the_thread_and_the_ticket_count_alerts_still_firing_in_one_wording(firing, said):
+    """A new user's trial: the thread said "1 alert(s) still firing." where the ticket and
+    docs/oncall.md say "1 alert still firing when it was resolved."."""
+    cleared = alert_row(1) | {"status": "resolved", "ends_at_ms": 1_767_225_900_000}
+    alerts = [cleared, *(alert_row(n, component="checkout") for n in range(2, 2 + firing))]
+    incident = incident_row(status="resolved", resolved_at=1_767_226_000_000,
+                            resolved_by="Cy Example")  # fmt: skip
+    notice = messages.resolved_notice("i", incident, alerts, "outbox:p").notice
+    assert isinstance(notice, FollowUp)
+    assert notice.plain() == (
+        "Resolved by Cy Example: incident inc-abc at 2026-01-01 00:06:40 UTC. Cleared: "
+        f"ServiceHighErrorRate on payment. {said} still firing when it was resolved."
+    )
+    closing = messages.ticket_resolved("i", incident, alerts, "github:o/r#1").notice
+    assert isinstance(closing, TicketUpdate)
+    assert markdown.update_body(closing).endswith(f"\n\n{said} still firing when it was resolved.")
 
 
 # ---------------------------------------------------------------- settings and wiring

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from adapters.notices import StepNote, Ticket, TicketUpdate, fmt_ms
+from adapters.notices import StepNote, Ticket, TicketUpdate, fmt_ms, still_firing
 
 #: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
 TICKET_BODY_LIMIT = 60_000
@@ -323,8 +323,7 @@ def update_body(update: TicketUpdate) -> str:
     lines += [f"- {inline_code(a.title)} on {text(a.component or 'unknown')} "
               f"at {fmt_ms(a.ends_at)}" for a in update.cleared]  # fmt: skip
     if update.still_firing:
-        n = update.still_firing
-        lines += ["", f"{n} alert{'s' if n > 1 else ''} still firing when it was resolved."]
+        lines += ["", still_firing(update.still_firing)]
     if update.undelivered:
         lines += ["", f"_({text(update.undelivered)})_"]
     return "\n".join(lines)

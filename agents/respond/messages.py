@@ -27,6 +27,7 @@ from adapters.notices import (
     TicketUpdate,
     VerdictNote,
     fmt_ms,
+    still_firing,
 )
 from adapters.notify import OutboundMessage
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
@@ -571,7 +572,8 @@ def resolved_notice(
     public_url: str | None = None,
 ) -> OutboundMessage:
     """The one follow-up when the incident resolves, however many alerts cleared at once: who
-    resolved it (by hand) and when, and the alerts that cleared."""
+    resolved it (by hand) and when, the alerts that cleared, and how many still fired
+    (`still_firing`, as the ticket's closing comment says it)."""
     by = f" by {incident['resolved_by']}" if incident.get("resolved_by") else ""
     done = [a for a in alerts if a["status"] == "resolved"]
     shown = ", ".join(f"{a['title']} on {a['component'] or 'unknown'}" for a in done[:10])
@@ -580,7 +582,7 @@ def resolved_notice(
     if done:
         text += f" Cleared: {shown}{more}."
     if len(done) < len(alerts):
-        text += f" {len(alerts) - len(done)} alert(s) still firing."
+        text += f" {still_firing(len(alerts) - len(done))}"
     return followup(
         intent_id, incident, "resolved", [Span(text=text)], reply_to,
         incident_url=incident_url(public_url, incident["id"]),
