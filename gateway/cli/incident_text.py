@@ -7,6 +7,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, TEXT_WEIGHT
 from agents.triage import heartbeat
 from agents.triage.triage import component_candidates
 from gateway.web.overview import cause as listed_cause
@@ -241,10 +242,18 @@ def _work(found: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: What a similar incident's score is (`agents.investigate.similar.rank`), for the CLI.
+SCORE_WORDS = (
+    f"score 0-1: alike words {TEXT_WEIGHT}, shared components {IMPACT_WEIGHT}, a cause people "
+    f"established that these alerts reach {CAUSE_WEIGHT}"
+)
+
+
 def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
     """What the web page shows beside the finding, as text: each candidate ruled out and why,
-    the similar earlier incidents (at most 3: id, cause, who confirmed it, score) and the
-    playbooks the decision considered (applied or not, steered or not, trust at use)."""
+    the similar earlier incidents (at most 3: id, cause, who confirmed it or corrected the
+    finding to it, score, with what the score is) and the playbooks the decision considered
+    (applied or not, steered or not, trust at use)."""
     lines = []
     ruled = finding.get("ruled_out") or []
     if ruled:
@@ -252,13 +261,16 @@ def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
         lines += [f"  {r['component']}: {r['reason']}" for r in ruled]
     similar = found.get("similar") or []
     if similar:
-        lines.append("similar earlier incidents:")
+        lines.append(f"similar earlier incidents ({SCORE_WORDS}):")
         lines += [
             f"  {s['id']}  cause {s['root_cause'] or '-'}"
-            + (f", confirmed by {s['confirmed_by']}" if s.get("confirmed_by") else "")
+            + (
+                f", {'corrected' if s.get('corrected') else 'confirmed'} by {s['confirmed_by']}"
+                if s.get("confirmed_by") else ""
+            )
             + f" (score {s['score']:.2f})"
             for s in similar[:3]
-        ]
+        ]  # fmt: skip
     memory = found.get("memory") or []
     if memory:
         lines.append("playbooks considered:")
