@@ -26,7 +26,7 @@ from pydantic import SecretStr, ValidationError
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
 from adapters.github import markdown
 from adapters.github.notifier import GitHubIssues, intent_marker, parse_ref
-from adapters.notices import ClearedNote, FollowUp, Ticket, TicketUpdate
+from adapters.notices import ClearedNote, FollowUp, StepNote, Ticket, TicketUpdate
 from adapters.notify import AdapterError, OutboundMessage
 from agents.respond import messages
 from gateway.cli.demo import demo_faults_path, scenario_bodies
@@ -443,6 +443,37 @@ def test_the_ticket_tells_what_the_investigator_saw():
     assert "generatorURL: http://prom/graph?g0.expr=2" in text and 'values: {"B": 0.42}' in text
     assert markdown.labels(ticket) == ["severity:critical", "component:payment"]
     assert message.opened_at_ms == 1_767_000_000_000
+
+
+def test_the_ticket_says_what_each_step_found():
+    """A new user's trial: `recall_playbooks … → 4 fields` where the step's result said
+    `{"status": "no_data", "detail": "no playbooks recalled"}`: a tool's answer reads as its
+    detail line (with its status when not ok), else the rows it found."""
+
+    def tool(status: str, data: object, detail: str) -> str:
+        return json.dumps({"status": status, "data": data, "raw": None, "detail": detail})
+
+    results = [
+        (tool("no_data", None, "no playbooks recalled"), "no data: no playbooks recalled"),
+        (tool("ok", [{}, {}], "calls into valkey-cart fail 41 %"),
+         "calls into valkey-cart fail 41 %"),
+        (tool("ok", [{}, {}, {}], ""), "3 rows"),
+        (tool("ok", {"a": 1}, ""), "ok"),
+        (tool("error", None, "Prometheus answered 503\n**@team**"),
+         "error: Prometheus answered 503 \\*\\*@&#8203;team\\*\\*"),
+        (tool("ok", None, "x" * 300), "x" * 159 + "…"),
+        (json.dumps({"checkout": 3, "payment": 1}), '`{"checkout": 3, "payment": 1}`'),
+        (json.dumps([[1], [2]]), "2 rows"),
+        ("null", "no result"),
+    ]  # fmt: skip
+    steps = [
+        StepNote(task_id="t", kind="investigate", n=n, tool="recall_playbooks", args="{}",
+                 result=result)
+        for n, (result, _) in enumerate(results, 1)
+    ]  # fmt: skip
+    lines = [line for line in markdown.steps_section(steps) if line.strip() and "**" not in line]
+    assert [line.split(" → ", 1)[1] for line in lines] == [said for _, said in results]
+    assert "fields" not in "\n".join(lines)
 
 
 HOSTILE = "<img src=x onerror=alert(1)> **@everyone** [x](https://evil.example) #1 `|`"

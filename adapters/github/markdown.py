@@ -121,22 +121,45 @@ def labels(ticket: Ticket) -> list[str]:
     return [f"severity:{ticket.severity}"] + [f"component:{name}" for name in names]
 
 
+#: What a tool's answer (`agents.investigate.tools.base.ToolResult`) says before its detail
+#: line, by its status.
+_TOOL_STATUS = {"ok": "", "no_data": "no data", "error": "error"}
+#: The longest account of one step's result a ticket shows (characters).
+STEP_RESULT_CHARS = 160
+
+
+def _rows(n: int) -> str:
+    return f"{n} row{'' if n == 1 else 's'}"
+
+
 def _step_result(result: str | None) -> str:
-    """A short account of a stored step result (JSON): `3 rows`, `2 fields`, or the value."""
+    """A short human account of a stored step result (JSON): a tool's answer (`{status,
+    data, raw, detail}`) by its detail line, after its status when that is not ok (`no data:
+    no playbooks recalled`, `error: …`), else by the rows it found; a list by its rows (`3
+    rows`); any other value in short, as code."""
     try:
         value = json.loads(result or "null")
     except json.JSONDecodeError:
         return "unreadable result"
+    if isinstance(value, dict) and value.get("status") in _TOOL_STATUS:
+        data, detail = value.get("data"), " ".join(str(value.get("detail") or "").split())
+        if not detail and isinstance(data, list):
+            detail = _rows(len(data))
+        said = ": ".join(part for part in (_TOOL_STATUS[value["status"]], detail) if part)
+        said = said or "ok"
+        cut = said if len(said) <= STEP_RESULT_CHARS else said[: STEP_RESULT_CHARS - 1] + "…"
+        return text(cut)
     if isinstance(value, list):
-        return f"{len(value)} row{'' if len(value) == 1 else 's'}"
-    if isinstance(value, dict):
-        return f"{len(value)} field{'' if len(value) == 1 else 's'}"
-    return "no result" if value is None else inline_code(json.dumps(value)[:80])
+        return _rows(len(value))
+    if value is None:
+        return "no result"
+    shown = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return inline_code(shown if len(shown) <= 80 else shown[:79] + "…")
 
 
 def steps_section(steps: list[StepNote], limit: int = 60) -> list[str]:
     """The investigator's checkpointed steps as Markdown lines, one numbered list per task:
-    tool, arguments (cut at 200 characters), result size."""
+    tool, arguments (cut at 200 characters), what the result said (`_step_result`)."""
     lines: list[str] = []
     task = None
     for shown, step in enumerate(steps):
