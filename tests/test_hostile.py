@@ -236,6 +236,25 @@ def test_the_webhook_takes_json_only_as_every_json_route_does(hostile: Gateway, 
     assert ack.json()["detail"].endswith("(got text/json)")
 
 
+def test_a_422_quotes_the_input_as_json_not_as_python(hostile: Gateway):
+    """A new user's trial: `"input":"{'components': ['shipping'], …}"`, a Python repr. The
+    offending input is JSON as it was sent: the value itself when short, else the head of its
+    JSON text cut at 200 characters."""
+    body = {"components": ["shipping"], "minutes": 1, "by": "Ed Example"}  # no reason
+    answer = hostile.http.post("/api/v1/maintenance", json=body, headers=hostile.auth)
+    assert answer.status_code == 422, answer.text
+    (error,) = answer.json()["detail"]
+    assert (error["loc"], error["input"]) == (["body", "reason"], body)
+    long = body | {"reason": "deploy", "by": "x" * 300}
+    answer = hostile.http.post("/api/v1/maintenance", json=long, headers=hostile.auth)
+    (error,) = answer.json()["detail"]
+    assert error["loc"] == ["body", "by"]
+    assert error["input"] == '"' + "x" * 198 + "…"
+    answer = hostile.http.post("/api/v1/maintenance", json=[1, 2], headers=hostile.auth)
+    (error,) = answer.json()["detail"]
+    assert error["input"] == [1, 2] and "'" not in answer.text
+
+
 def test_a_compressed_body_is_415_with_the_reason(hostile: Gateway):
     body = gzip.compress(alert_body("checkout"))
     answer = hostile.http.post(

@@ -278,11 +278,27 @@ class SafeJSONResponse(JSONResponse):
         return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
+#: The most characters of an offending input a 422 quotes (`shown_input`).
+MAX_INPUT_CHARS = 200
+
+
+def shown_input(value: Any) -> Any:
+    """An offending input as a 422 shows it, readable as what was sent: the value itself (JSON)
+    when its JSON is at most `MAX_INPUT_CHARS` characters, else the head of its JSON text cut
+    there with `…`; bytes (a body that is no JSON) as text."""
+    if isinstance(value, bytes | bytearray):
+        value = bytes(value).decode("utf-8", errors="replace")
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= MAX_INPUT_CHARS:
+        return json.loads(text)
+    return text[: MAX_INPUT_CHARS - 1] + "…"
+
+
 async def validation_failed(request: Request, exc: RequestValidationError) -> SafeJSONResponse:
     """422 for a body or query of the wrong shape, whatever it contains: each error's location,
-    message and (at most 200 characters of) the offending input. A JSON body sent without a
-    JSON media type (curl's `-d` says `application/x-www-form-urlencoded`) is a 415 saying so,
-    not a dump of its bytes."""
+    message and the offending input as JSON (`shown_input`: cut at 200 characters). A JSON
+    body sent without a JSON media type (curl's `-d` says `application/x-www-form-urlencoded`)
+    is a 415 saying so, not a dump of its bytes."""
     unread = [e for e in exc.errors() if tuple(e.get("loc", ()))[:1] == ("body",)
               and isinstance(e.get("input"), bytes | str)]  # fmt: skip
     reason = json_media_problem(request.headers.get("content-type", ""))
@@ -292,7 +308,7 @@ async def validation_failed(request: Request, exc: RequestValidationError) -> Sa
     for err in exc.errors():
         shown = {k: err[k] for k in ("loc", "msg", "type") if k in err}
         if "input" in err:
-            shown["input"] = repr(err["input"])[:200]
+            shown["input"] = shown_input(err["input"])
         errors.append(shown)
     return SafeJSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
 
