@@ -23,6 +23,13 @@ def fmt_ms(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def still_firing(n: int) -> str:
+    """How many alerts still fired when the incident was resolved (by hand), as the thread's
+    resolve notice and the ticket's closing comment both say it: `1 alert still firing when it
+    was resolved.`, `2 alerts …`."""
+    return f"{n} alert{'' if n == 1 else 's'} still firing when it was resolved."
+
+
 class _Value(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -84,7 +91,10 @@ class Page(_Value):
     before the diagnosis (the page deadline passed): no cause yet, it is edited in when the
     diagnosis is done;
     `lead`: the cause is named under the investigator's confidence line (a lead to check first,
-    not a conclusion), which every renderer says beside it.
+    not a conclusion), which every renderer says beside it;
+    `heartbeat`: the page of a heartbeat's silence (no service is at fault, nothing was
+    diagnosed), what stopped and since when, in a sentence: said instead of a cause, evidence
+    and paths, with `summary` saying what to check.
     """
 
     type: Literal["page"] = "page"
@@ -118,6 +128,7 @@ class Page(_Value):
     undelivered: str | None = None
     investigating: bool = False
     lead: bool = False
+    heartbeat: str | None = None
 
 
 #: What a follow-up is about; renderers may treat kinds differently (buttons for `readback`).
@@ -194,7 +205,9 @@ class Ticket(_Value):
     `evidence` holds each alert's raw fields verbatim (`fingerprint`, `labels`, `annotations`,
     `values`, `startsAt`, `status`, `generatorURL`); `lead`: the cause is named under the
     investigator's confidence line (as on the page); `held`: how long which quiet (maintenance)
-    windows held the page and the ticket (the page's own sentence)."""
+    windows held the page and the ticket (the page's own sentence); `heartbeat`: the ticket of
+    a heartbeat's silence, the page's sentence (`Page.heartbeat`), said instead of a cause,
+    paths, changes, candidates, steps and evidence."""
 
     type: Literal["ticket"] = "ticket"
     incident_id: str
@@ -225,6 +238,7 @@ class Ticket(_Value):
     #: Links to silence the alerts (a new Alertmanager silence each, or Grafana's silenceURL).
     silences: list[str] = Field(default_factory=list)
     undelivered: str | None = None
+    heartbeat: str | None = None
 
 
 class ClearedNote(_Value):

@@ -5,7 +5,8 @@
 // `nobody_paged`: the page went out to no one, no team on call and no channel), who
 // acknowledged, the escalation level reached, a quiet window holding the page; and the latest
 // verdict that confirmed or corrected the cause. An incident paged before `page_reached` was
-// kept counts as paged once notified.
+// kept counts as paged once notified. `heartbeat`: the alertname of the heartbeat whose silence
+// the incident is (no service caused it), else null.
 MATCH (i:Incident)
 WHERE ($status IS NULL AND i.status <> 'merged') OR i.status = $status
 WITH i ORDER BY i.opened_at DESC, i.id LIMIT $limit
@@ -20,7 +21,7 @@ WITH i, investigated, candidates, confidence,
 OPTIONAL MATCH (i)-[:HAS_ALERT]->(a:Alert)
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        i.opened_at AS opened_at, i.resolved_at AS resolved_at, i.root_cause AS root_cause,
-       investigated, candidates, confidence, verdict, coalesce(i.notified, false) AND coalesce(i.page_reached, true) AS paged,
+       i.heartbeat AS heartbeat, investigated, candidates, confidence, verdict, coalesce(i.notified, false) AND coalesce(i.page_reached, true) AS paged,
        coalesce(i.notified, false) AND NOT coalesce(i.page_reached, true) AS nobody_paged,
        i.acknowledged_by AS acknowledged_by,
        coalesce(i.escalation_level, 0) AS escalation_level, i.maintenance_until AS maintenance_until,

@@ -1,6 +1,8 @@
 // Record an engineer's verdict on an incident (a Slack button or thread reply) and, in the same
 // query, a `learn` task for the learner and a `notify_verdict` task for the responder (which
-// edits the page). $id comes from Slack's event id or action key, so a retried delivery
+// edits the page), but for a `resolved` verdict: it resolves the incident, whose resolve task
+// edits the page once with the verdict on it (two tasks edited it twice, the same second,
+// with the same text). $id comes from Slack's event id or action key, so a retried delivery
 // changes nothing: `fresh` is false then. An id that already names a verdict on another
 // incident, or another verdict or person, matches no row: a verdict never joins a second
 // incident (`agents.learn.verdicts.record` tells the two empty answers apart). $at is ms UTC.
@@ -19,9 +21,11 @@ MERGE (l:Task {id: 'learn:' + v.id})
 // @include _fresh_task
 }
 MERGE (l)-[:FOR]->(i)
-MERGE (n:Task {id: 'notify_verdict:' + v.id})
-  ON CREATE SET n += {kind: 'notify_verdict', incident_id: i.id,
+FOREACH (_ IN CASE WHEN v.verdict <> 'resolved' THEN [1] ELSE [] END |
+  MERGE (n:Task {id: 'notify_verdict:' + v.id})
+    ON CREATE SET n += {kind: 'notify_verdict', incident_id: i.id,
 // @include _fresh_task
 }
-MERGE (n)-[:FOR]->(i)
+  MERGE (n)-[:FOR]->(i)
+)
 RETURN v.id AS id, v.verdict AS verdict, v.actual_cause AS actual_cause, fresh

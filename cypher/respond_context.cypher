@@ -16,7 +16,8 @@
 // Only when it has one (what `Responder._cause_found` edits into that page), else []: `paged`
 // (the `incident_paged` row: whom the page names now), `verdicts` (`incident_verdicts`) and
 // `refused` (the page's `incident_deliveries` whose outcome is `refused`). `held`: the ended
-// windows that held the page (`_held_windows`), which it then says.
+// windows that held the page (`_held_windows`), which it then says. `heartbeat` and `last_seen`:
+// the alertname and last arrival (ms) of a heartbeat whose silence this incident is, else null.
 // Lists come unordered: the caller sorts.
 // Read only; every part is a subquery that returns one row (collect), so an empty part is [].
 // Every lookup starts from an index (a name, a fingerprint, a person), never from a scan of a
@@ -173,6 +174,6 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        f.paths_json AS paths_json, f.ruled_out_json AS ruled_out_json, f.measured_json AS measured_json, f.planner AS planner,
        f.model AS model, f.second_opinion_json AS second_opinion_json,
        f.separated_by AS separated_by, f.evidence_json AS evidence_json,
-       i.similar_json AS similar_json, alerts,
+       i.similar_json AS similar_json, i.heartbeat AS heartbeat, i.last_seen AS last_seen, alerts,
        owners, fallback, cited, recent, actions, steps, previous, preferences,
        pt.status AS early_page, paged, verdicts, refused, held

@@ -4,7 +4,8 @@
 // "Similar:" line), what the page showed when last sent or edited for the finding
 // (`notified_shows`), `alerts`, the rows `incident_alerts` returns (as maps; the responder
 // sorts them by start), and `held`, the ended windows that held the page or the reopen's
-// notice (`_held_windows`: a restated page keeps saying so).
+// notice (`_held_windows`: a restated page keeps saying so); `heartbeat` and `last_seen` (the
+// alertname and last arrival, ms, of the heartbeat whose silence it is; else null).
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
 OPTIONAL MATCH (i)-[h:HAS_ALERT]->(a:Alert)
@@ -29,4 +30,5 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        f.paths_json AS paths_json, f.ruled_out_json AS ruled_out_json, f.measured_json AS measured_json, f.planner AS planner,
        f.model AS model, f.second_opinion_json AS second_opinion_json,
        f.separated_by AS separated_by, f.evidence_json AS evidence_json,
-       i.similar_json AS similar_json, alerts, held
+       i.similar_json AS similar_json, i.heartbeat AS heartbeat, i.last_seen AS last_seen,
+       alerts, held

@@ -26,7 +26,7 @@ from pydantic import SecretStr, ValidationError
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
 from adapters.github import markdown
 from adapters.github.notifier import GitHubIssues, intent_marker, parse_ref
-from adapters.notices import ClearedNote, Ticket, TicketUpdate
+from adapters.notices import ClearedNote, FollowUp, StepNote, Ticket, TicketUpdate
 from adapters.notify import AdapterError, OutboundMessage
 from agents.respond import messages
 from gateway.cli.demo import demo_faults_path, scenario_bodies
@@ -445,6 +445,37 @@ def test_the_ticket_tells_what_the_investigator_saw():
     assert message.opened_at_ms == 1_767_000_000_000
 
 
+def test_the_ticket_says_what_each_step_found():
+    """A new user's trial: `recall_playbooks … → 4 fields` where the step's result said
+    `{"status": "no_data", "detail": "no playbooks recalled"}`: a tool's answer reads as its
+    detail line (with its status when not ok), else the rows it found."""
+
+    def tool(status: str, data: object, detail: str) -> str:
+        return json.dumps({"status": status, "data": data, "raw": None, "detail": detail})
+
+    results = [
+        (tool("no_data", None, "no playbooks recalled"), "no data: no playbooks recalled"),
+        (tool("ok", [{}, {}], "calls into valkey-cart fail 41 %"),
+         "calls into valkey-cart fail 41 %"),
+        (tool("ok", [{}, {}, {}], ""), "3 rows"),
+        (tool("ok", {"a": 1}, ""), "ok"),
+        (tool("error", None, "Prometheus answered 503\n**@team**"),
+         "error: Prometheus answered 503 \\*\\*@&#8203;team\\*\\*"),
+        (tool("ok", None, "x" * 300), "x" * 159 + "…"),
+        (json.dumps({"checkout": 3, "payment": 1}), '`{"checkout": 3, "payment": 1}`'),
+        (json.dumps([[1], [2]]), "2 rows"),
+        ("null", "no result"),
+    ]  # fmt: skip
+    steps = [
+        StepNote(task_id="t", kind="investigate", n=n, tool="recall_playbooks", args="{}",
+                 result=result)
+        for n, (result, _) in enumerate(results, 1)
+    ]  # fmt: skip
+    lines = [line for line in markdown.steps_section(steps) if line.strip() and "**" not in line]
+    assert [line.split(" → ", 1)[1] for line in lines] == [said for _, said in results]
+    assert "fields" not in "\n".join(lines)
+
+
 HOSTILE = "<img src=x onerror=alert(1)> **@everyone** [x](https://evil.example) #1 `|`"
 
 
@@ -513,6 +544,25 @@ def test_a_manual_resolve_names_who_and_lists_only_the_alerts_that_cleared():
     said = markdown.update_body(plain)
     assert said.startswith("Resolved at ") and said.count("\n- ") == 3
     assert "still firing" not in said
+
+
+@pytest.mark.parametrize(("firing", "said"), [(1, "1 alert"), (2, "2 alerts")])
+def test_the_thread_and_the_ticket_count_alerts_still_firing_in_one_wording(firing, said):
+    """A new user's trial: the thread said "1 alert(s) still firing." where the ticket and
+    docs/oncall.md say "1 alert still firing when it was resolved."."""
+    cleared = alert_row(1) | {"status": "resolved", "ends_at_ms": 1_767_225_900_000}
+    alerts = [cleared, *(alert_row(n, component="checkout") for n in range(2, 2 + firing))]
+    incident = incident_row(status="resolved", resolved_at=1_767_226_000_000,
+                            resolved_by="Cy Example")  # fmt: skip
+    notice = messages.resolved_notice("i", incident, alerts, "outbox:p").notice
+    assert isinstance(notice, FollowUp)
+    assert notice.plain() == (
+        "Resolved by Cy Example: incident inc-abc at 2026-01-01 00:06:40 UTC. Cleared: "
+        f"ServiceHighErrorRate on payment. {said} still firing when it was resolved."
+    )
+    closing = messages.ticket_resolved("i", incident, alerts, "github:o/r#1").notice
+    assert isinstance(closing, TicketUpdate)
+    assert markdown.update_body(closing).endswith(f"\n\n{said} still firing when it was resolved.")
 
 
 # ---------------------------------------------------------------- settings and wiring

@@ -206,6 +206,55 @@ def test_json_without_a_json_media_type_is_415_with_the_reason(hostile: Gateway)
     assert missing.status_code == 404
 
 
+def test_the_webhook_takes_json_only_as_every_json_route_does(hostile: Gateway, graph: TenantGraph):
+    """Alertmanager and Grafana send `Content-Type: application/json`. A body the webhook is
+    sent as text, a form (curl's `-d`) or another type is 415 with the reason the ack route
+    gives (a new user's trial: the webhook took any type), and nothing of it is written; JSON
+    with a charset, a `+json` type or no Content-Type at all is taken. A route with a body
+    model says the same of `text/json` (it was a 422 quoting the bytes)."""
+    raw = alert_body("checkout")
+    for media in ("text/plain", "application/x-www-form-urlencoded", "text/json"):
+        answer = hostile.http.post(
+            "/api/v1/alerts", content=raw, headers=hostile.auth | {"Content-Type": media}
+        )
+        assert answer.status_code == 415, (media, answer.text)
+        assert answer.json()["detail"] == (
+            f"the body must be JSON sent with Content-Type: application/json (got {media})"
+        )
+    assert graph.rows("list_incidents", {"status": None, "limit": 5}) == []
+    for n, media in enumerate((None, "application/json; charset=utf-8", "application/x+json")):
+        headers = hostile.auth | ({"Content-Type": media} if media else {})
+        answer = hostile.http.post("/api/v1/alerts", content=alert_body("cart", n), headers=headers)
+        assert answer.status_code == 200, (media, answer.text)
+        assert answer.json()["accepted"] == 1
+    incident_id = answer.json()["incidents"][0]
+    ack = hostile.http.post(
+        f"/api/v1/incidents/{incident_id}/ack", content=b'{"by": "Bo"}',
+        headers=hostile.auth | {"Content-Type": "text/json"},
+    )  # fmt: skip
+    assert ack.status_code == 415, ack.text
+    assert ack.json()["detail"].endswith("(got text/json)")
+
+
+def test_a_422_quotes_the_input_as_json_not_as_python(hostile: Gateway):
+    """A new user's trial: `"input":"{'components': ['shipping'], …}"`, a Python repr. The
+    offending input is JSON as it was sent: the value itself when short, else the head of its
+    JSON text cut at 200 characters."""
+    body = {"components": ["shipping"], "minutes": 1, "by": "Ed Example"}  # no reason
+    answer = hostile.http.post("/api/v1/maintenance", json=body, headers=hostile.auth)
+    assert answer.status_code == 422, answer.text
+    (error,) = answer.json()["detail"]
+    assert (error["loc"], error["input"]) == (["body", "reason"], body)
+    long = body | {"reason": "deploy", "by": "x" * 300}
+    answer = hostile.http.post("/api/v1/maintenance", json=long, headers=hostile.auth)
+    (error,) = answer.json()["detail"]
+    assert error["loc"] == ["body", "by"]
+    assert error["input"] == '"' + "x" * 198 + "…"
+    answer = hostile.http.post("/api/v1/maintenance", json=[1, 2], headers=hostile.auth)
+    (error,) = answer.json()["detail"]
+    assert error["input"] == [1, 2] and "'" not in answer.text
+
+
 def test_a_compressed_body_is_415_with_the_reason(hostile: Gateway):
     body = gzip.compress(alert_body("checkout"))
     answer = hostile.http.post(

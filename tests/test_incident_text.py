@@ -7,11 +7,14 @@ import json
 import time
 from typing import Any
 
+from adapters.falkordb import TenantGraph
 from adapters.github import markdown
 from adapters.notices import Ticket
 from agents.respond.messages import alert_line, ticket
 from gateway.cli.demo import table
 from gateway.cli.incident_text import incident_report, incident_table, on_call
+from gateway.http.status import incident_detail
+from tests.tasks.test_crash import incident as incident_on_payment
 
 
 def incident(**changes: Any) -> dict[str, Any]:
@@ -172,8 +175,9 @@ def test_the_incident_report_shows_what_was_ruled_out_similar_incidents_and_memo
         "own callers as usual: …\n" in text
     )
     assert (
-        "similar earlier incidents:\n  inc-0  cause valkey-cart, confirmed by Priya Raman "
-        "(score 0.64)\n" in text
+        "similar earlier incidents (score 0-1: alike words 0.6, shared components 0.25, a cause "
+        "people established that these alerts reach 0.15):\n  inc-0  cause valkey-cart, "
+        "confirmed by Priya Raman (score 0.64)\n" in text
     )
     assert (
         "playbooks considered:\n  playbook:inc-0:valkey-cart on valkey-cart: applied, steered, "
@@ -182,3 +186,32 @@ def test_the_incident_report_shows_what_was_ruled_out_similar_incidents_and_memo
     # nothing of the three: no empty headings
     bare = incident_report(incident())
     assert "ruled out" not in bare and "similar" not in bare and "playbooks" not in bare
+
+
+def test_the_cli_says_corrected_and_lists_no_neighbour_that_shares_nothing(
+    graph: TenantGraph,
+) -> None:
+    """A new user's trial: `blast-radius incident` said "cause flagd, confirmed by Cy Example"
+    where Cy rejected the finding and named flagd (the page says "corrected by"), and listed
+    `cause payment (score 0.00)` and `cause - (score 0.00)` as similar. Those share nothing
+    with the incident (no word, no component, no reachable cause): the API, the web page and
+    the CLI leave them out, and the CLI says what the score is."""
+    incident_id = incident_on_payment(graph)
+    found = [
+        {"id": "inc-9210f014e582", "at": 1, "root_cause": "flagd", "confirmed_by": "Cy Example",
+         "corrected": True, "fixed_by": None, "text": 0.41, "score": 0.45},
+        {"id": "inc-c6470316a93a", "at": 2, "root_cause": "payment", "confirmed_by": None,
+         "corrected": False, "fixed_by": None, "text": 0.0, "score": 0.0},
+        {"id": "inc-nothing", "at": 3, "root_cause": None, "confirmed_by": None,
+         "corrected": False, "fixed_by": None, "text": 0.004, "score": 0.002},
+    ]  # fmt: skip
+    graph._graph.query(
+        "MATCH (i:Incident {id: $id}) SET i.similar_json = $similar",
+        {"id": incident_id, "similar": json.dumps(found)},
+    )
+    detail = incident_detail(graph, incident_id)
+    assert detail is not None
+    assert [s["id"] for s in detail["similar"]] == ["inc-9210f014e582"]
+    text = incident_report(detail)
+    assert "  inc-9210f014e582  cause flagd, corrected by Cy Example (score 0.45)" in text
+    assert "confirmed by" not in text and "score 0.00" not in text

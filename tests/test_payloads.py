@@ -67,11 +67,30 @@ def test_missing_fingerprint_is_computed_from_labels():
     assert alert.severity == "unknown"
 
 
-def test_an_alert_without_alertname_or_summary_is_titled_so():
-    body = {"alerts": [{"status": "firing", "labels": {}, "startsAt": "2026-01-01T00:00:00Z"}]}
+def test_a_resolved_alert_without_alertname_or_summary_is_titled_so():
+    """A resolved alert needs no alertname (it may end one accepted before the rule for firing
+    ones): it is kept, titled by its fingerprint."""
+    body = {"alerts": [{"status": "resolved", "labels": {}, "startsAt": "2026-01-01T00:00:00Z"}]}
     (alert,) = normalize(parse_body(json.dumps(body).encode()), "unknown")
     assert alert.title() == f"alert without alertname (fingerprint {alert.fingerprint})"
     assert alert.fingerprint == "cbf29ce484222325"  # the trial's bare hash: no labels at all
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("labels", [{}, None, {"alertname": ""}, {"alertname": "", "service": ""}])
+def test_a_firing_alert_without_labels_refuses_the_body_naming_it(fast, labels):
+    """A new user's trial: an alert with no labels opened "alert without alertname
+    (fingerprint cbf29ce484222325)" and paged someone. Alertmanager refuses such alerts and
+    Grafana names every one: the body is a 422 naming the alert's index, as any other bad
+    alert's is, and nothing of it is taken (the good alert beside it neither). An empty label
+    is no label, as to Alertmanager."""
+    good = {"status": "firing", "labels": {"alertname": "X"}, "startsAt": "2026-01-01T00:00:00Z"}
+    body = {"alerts": [good, {"status": "firing", "labels": labels,
+                              "startsAt": "2026-01-01T00:00:00Z"}]}  # fmt: skip
+    assert _read(body, fast) == (
+        422, "not an Alertmanager/Grafana webhook body: alerts.1: Value error, a firing alert "
+        "with no labels at all (no alertname)",
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(

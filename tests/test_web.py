@@ -4,6 +4,7 @@ gateway with real FalkorDB and burst workers. The browser itself: tests/test_web
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import json
@@ -402,6 +403,56 @@ def test_the_feed_says_what_happened_in_words(site: Site) -> None:
                     break
     assert f"acknowledged by {PERSON_A}" in said
     assert f'href="/ui/incidents/{incident}"' in said
+
+
+def test_a_resolved_verdict_edits_the_page_once_and_is_one_feed_line(
+    site: Site, store: GraphStore
+) -> None:
+    """A new user's trial: `POST …/verdicts {"verdict": "resolved"}` edited the page twice in
+    the same second (`page:notify_verdict:api:…` and `…:resolved`, identical) and the feed said
+    "resolved by Hal Example" twice. The verdict's resolve edits the page, once, with the
+    verdict on it; the feed says the act once, as the incident's resolution, both in its first
+    lines and in the stream (whose reading here follows the act, so both land in one poll)."""
+    body = json.loads(alert_body("payment"))
+    body["alerts"][0]["startsAt"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    hook = {"Authorization": f"Bearer {HOOK_A}"}
+    with site.client() as http:
+        incident = http.post("/api/v1/alerts", json=body, headers=hook).json()["incidents"][0]
+    site.drain()  # paged
+    graph = store.graph(graph_name(site.a))
+    feed = live.LiveFeed(store, poll_ms=1)
+    polls = 0
+
+    async def gone() -> bool:  # called after the baseline reading, before each next one
+        nonlocal polls
+        polls += 1
+        if polls == 1:
+            with site.client() as http:
+                answer = http.post(
+                    f"/api/v1/incidents/{incident}/verdicts",
+                    json={"verdict": "resolved", "by": "Hal Example"}, headers=hook,
+                )  # fmt: skip
+            assert answer.status_code == 201, answer.text
+        return polls > 3
+
+    async def stream() -> list[str]:
+        return [chunk async for chunk in feed.stream(site.a, gone)]
+
+    said = "".join(asyncio.run(stream()))
+    assert said.count("resolved by Hal Example") == 1, said
+    assert "event: incident\n" in said and "event: verdict\n" not in said, said
+    first = [r for r in live.recent(graph, int(time.time() * 1000)) if "resolved" in r["text"]]
+    assert [(r["event"], r["text"], r["also"]) for r in first] == [
+        ("incident", "resolved by Hal Example", ["verdict"])
+    ]
+    site.drain()
+    edits = [
+        str(e["intent_id"]) for e in site.runtime.outbox.entries()
+        if e["kind"] == "update" and str(e["intent_id"]).startswith(f"incident:{incident}:")
+    ]  # fmt: skip
+    assert [e.split(":", 2)[2] for e in edits if "resolved" in e or "verdict" in e] == ["resolved"]
+    (edit,) = [e for e in site.runtime.outbox.entries() if e["intent_id"] == edits[-1]]
+    assert "Marked resolved by Hal Example at" in edit["text"]
 
 
 def test_changes_name_each_moved_counter() -> None:

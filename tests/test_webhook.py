@@ -273,10 +273,12 @@ BAD_BODIES: list[tuple[bytes, int, str]] = [
     (b'{"alerts": [{"status": "firing", "startsAt": "yesterday"}]}', 422, "startsAt"),
     (b'{"alerts": [{"status": "firing", "startsAt": "2026-01-01T00:00:00"}]}', 422, "offset"),
     (
-        b'{"alerts": [{"status": "firing", "startsAt": "0001-01-01T00:00:00Z"}]}',
+        b'{"alerts": [{"status": "firing", "startsAt": "0001-01-01T00:00:00Z", '
+        b'"labels": {"alertname": "X"}}]}',
         422,
         "startsAt",
     ),
+    (b'{"alerts": [{"status": "firing", "startsAt": "2026-01-01T00:00:00Z"}]}', 422, "no labels"),
     (b'{"alerts": [{"status": "firing"}]}', 422, "startsAt"),
     # The alert key (fingerprint@startsAt) is a unique property; FalkorDB 4.16.3 crashed (the
     # whole server, every tenant) on a unique value with surrounding whitespace, \x01, or over
@@ -351,6 +353,28 @@ def test_truncated_alerts_are_reported(gateway: Gateway) -> None:
     assert answer.status_code == 200
     assert answer.json()["truncated"] == 2
     assert answer.json()["accepted"] == len(capture["body"]["alerts"]) == 2
+
+
+@pytest.mark.parametrize("gateway", ["open"], indirect=True)
+def test_a_firing_alert_without_labels_pages_nobody(gateway: Gateway) -> None:
+    """A new user's trial: `{"status": "firing", "startsAt": …}` with no labels opened an
+    incident "alert without alertname (fingerprint cbf29ce484222325)" and paged the default
+    team. It is a 422 naming the alert, and the body's other alert is not taken either (one
+    body, one answer, as for any bad alert: the sender resends it whole once fixed); the same
+    alert resolved is taken (it may end one taken before, and opens nothing)."""
+    bare = {"status": "firing", "startsAt": STARTS}
+    answer = gateway.http.post("/api/v1/alerts", json=body(ALERT, bare))
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["detail"] == (
+        "not an Alertmanager/Grafana webhook body: alerts.1: Value error, a firing alert with "
+        "no labels at all (no alertname)"
+    )
+    assert incidents(gateway) == []
+    resolved = gateway.http.post("/api/v1/alerts", json=body(bare | {"status": "resolved"}))
+    assert resolved.status_code == 200, resolved.text
+    assert (resolved.json()["accepted"], resolved.json()["opened"]) == (1, [])
+    assert resolved.json()["unfired"] == [f"cbf29ce484222325@{STARTS}"]
+    assert incidents(gateway) == []
 
 
 @pytest.mark.parametrize("gateway", ["open"], indirect=True)

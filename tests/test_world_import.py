@@ -177,6 +177,37 @@ def test_reimport_is_idempotent_and_a_dropped_edge_is_retired_not_walked(
     assert back.changed == ["edge shipping -CALLS-> quote: seen again, no longer retired"]
 
 
+def test_an_edited_copy_of_the_world_is_the_same_app_not_another(
+    graph: TenantGraph, tmp_path: Path
+) -> None:
+    """A new user's trial: importing an edited copy of the world file (another path) warned
+    "37 components already existed from another source and were merged … (another app?)"
+    only because the path changed. Content says it is the same app: no merge warning, a note
+    naming the earlier file. Another app whose names collide is still warned of."""
+    world = demo_world_path()
+    first = load_sources([world])
+    apply_world(graph, first.world, first.sources, explicit=True)
+    copy = tmp_path / "topology.yaml"
+    copy.write_text(
+        world.read_text(encoding="utf-8").replace(
+            "default_team: platform", "default_team: checkout"
+        ),
+        encoding="utf-8",
+    )
+    edited = load_sources([copy])
+    report = apply_world(graph, edited.world, edited.sources, explicit=True)
+    n = len(edited.world.components)
+    assert report.merged == []
+    assert report.notes == [
+        f"{n} of the {n} components of world:{world} (imported before) are this import's: the "
+        f"same app, merged; what only world:{world} says (owners, members, edges) stays until it "
+        "is imported again"
+    ]
+    other = load_sources([FIXTURES / "robot-shop/docker-compose.yml"])
+    merged = apply_world(graph, other.world, other.sources).merged
+    assert sorted(merged) == ["cart", "payment", "shipping"]
+
+
 def test_the_world_file_wins_where_a_source_disagrees(graph: TenantGraph) -> None:
     loaded = load_sources(V3_FILES, "compose", V3 / "dotenv.env")
     report = apply_world(graph, loaded.world, loaded.sources)

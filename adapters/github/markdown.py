@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from adapters.notices import StepNote, Ticket, TicketUpdate, fmt_ms
+from adapters.notices import StepNote, Ticket, TicketUpdate, fmt_ms, still_firing
 
 #: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
 TICKET_BODY_LIMIT = 60_000
@@ -98,7 +98,10 @@ def title(ticket: Ticket) -> str:
     payment, checkout, frontend +1 more — root cause: payment`, `… — likely cause (low
     confidence): payment` for a lead (`Ticket.lead`: the title is what a list of issues
     shows, so it must not read as sure), or `… — root cause unclear: load-generator or
-    frontend-web`."""
+    frontend-web`. A heartbeat's silence has no cause to name: `[critical] No Watchdog
+    heartbeat for 3 min: the alerting pipeline may be down`."""
+    if ticket.heartbeat:
+        return f"[{ticket.severity}] {ticket.title}"
     names = ticket.alert_names or [ticket.title]
     symptom = _names(names, 2) + (f" on {_names(ticket.where, 3)}" if ticket.where else "")
     if ticket.root_cause and ticket.lead:
@@ -118,22 +121,45 @@ def labels(ticket: Ticket) -> list[str]:
     return [f"severity:{ticket.severity}"] + [f"component:{name}" for name in names]
 
 
+#: What a tool's answer (`agents.investigate.tools.base.ToolResult`) says before its detail
+#: line, by its status.
+_TOOL_STATUS = {"ok": "", "no_data": "no data", "error": "error"}
+#: The longest account of one step's result a ticket shows (characters).
+STEP_RESULT_CHARS = 160
+
+
+def _rows(n: int) -> str:
+    return f"{n} row{'' if n == 1 else 's'}"
+
+
 def _step_result(result: str | None) -> str:
-    """A short account of a stored step result (JSON): `3 rows`, `2 fields`, or the value."""
+    """A short human account of a stored step result (JSON): a tool's answer (`{status,
+    data, raw, detail}`) by its detail line, after its status when that is not ok (`no data:
+    no playbooks recalled`, `error: …`), else by the rows it found; a list by its rows (`3
+    rows`); any other value in short, as code."""
     try:
         value = json.loads(result or "null")
     except json.JSONDecodeError:
         return "unreadable result"
+    if isinstance(value, dict) and value.get("status") in _TOOL_STATUS:
+        data, detail = value.get("data"), " ".join(str(value.get("detail") or "").split())
+        if not detail and isinstance(data, list):
+            detail = _rows(len(data))
+        said = ": ".join(part for part in (_TOOL_STATUS[value["status"]], detail) if part)
+        said = said or "ok"
+        cut = said if len(said) <= STEP_RESULT_CHARS else said[: STEP_RESULT_CHARS - 1] + "…"
+        return text(cut)
     if isinstance(value, list):
-        return f"{len(value)} row{'' if len(value) == 1 else 's'}"
-    if isinstance(value, dict):
-        return f"{len(value)} field{'' if len(value) == 1 else 's'}"
-    return "no result" if value is None else inline_code(json.dumps(value)[:80])
+        return _rows(len(value))
+    if value is None:
+        return "no result"
+    shown = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return inline_code(shown if len(shown) <= 80 else shown[:79] + "…")
 
 
 def steps_section(steps: list[StepNote], limit: int = 60) -> list[str]:
     """The investigator's checkpointed steps as Markdown lines, one numbered list per task:
-    tool, arguments (cut at 200 characters), result size."""
+    tool, arguments (cut at 200 characters), what the result said (`_step_result`)."""
     lines: list[str] = []
     task = None
     for shown, step in enumerate(steps):
@@ -205,33 +231,16 @@ def body(ticket: Ticket) -> str:
     why nobody was paged), incident and previous occurrence, root cause and confidence, graph
     paths, recent changes near the cause, candidates considered and why each was ruled out, the
     investigator's steps, who was paged (and the quiet windows that held the page), and each
-    alert's raw fields verbatim in code blocks (cut with a note when too long)."""
+    alert's raw fields verbatim in code blocks (cut with a note when too long). A heartbeat's
+    silence says what stopped and what to check instead of the cause, paths, changes,
+    candidates, steps and evidence (`_silence_body`): nothing was diagnosed."""
     cause = ticket.root_cause
     candidates = ticket.candidates
-    parts = [
-        *([f"> {text(ticket.note)}", ""] if ticket.note else []),
-        f"## Incident {text(ticket.incident_id)}: {text(ticket.status)}, "
-        f"severity {text(ticket.severity)}",
-        f"Opened {fmt_ms(ticket.opened_at)}"
-        + (f", resolved {fmt_ms(ticket.resolved_at)}" if ticket.resolved_at else ""),
-    ]
-    if ticket.incident_url:
-        parts.append(f"Incident page: {url(ticket.incident_url, ticket.incident_url)}")
-    previous = ticket.previous
-    if previous:
-        where = (
-            ticket_ref(previous.ticket_ref) if previous.ticket_ref
-            else f"incident {text(previous.id)} (no ticket)"
-        )  # fmt: skip
-        ended = (
-            f"resolved {fmt_ms(previous.resolved_at)}" if previous.resolved_at
-            else text(previous.status)
-        )  # fmt: skip
-        parts.append(
-            f"**Previous occurrence:** {where} (incident {text(previous.id)}, opened "
-            f"{fmt_ms(previous.opened_at)}, {ended})"
-        )
+    parts = _head(ticket)
+    if ticket.heartbeat:
+        return _silence_body(ticket, parts)
     lead = "; named, low confidence: a lead to check first, not a conclusion" if ticket.lead else ""
+
     parts += [
         "",
         f"**Root cause:** {text(cause)} (confidence {ticket.confidence or 0:.2f}{lead})" if cause
@@ -283,6 +292,47 @@ def body(ticket: Ticket) -> str:
     )
 
 
+def _head(ticket: Ticket) -> list[str]:
+    """The body's first lines: the note (e.g. why nobody was paged), the incident, its page and
+    the previous occurrence."""
+    parts = [
+        *([f"> {text(ticket.note)}", ""] if ticket.note else []),
+        f"## Incident {text(ticket.incident_id)}: {text(ticket.status)}, "
+        f"severity {text(ticket.severity)}",
+        f"Opened {fmt_ms(ticket.opened_at)}"
+        + (f", resolved {fmt_ms(ticket.resolved_at)}" if ticket.resolved_at else ""),
+    ]
+    if ticket.incident_url:
+        parts.append(f"Incident page: {url(ticket.incident_url, ticket.incident_url)}")
+    previous = ticket.previous
+    if previous:
+        where = (
+            ticket_ref(previous.ticket_ref) if previous.ticket_ref
+            else f"incident {text(previous.id)} (no ticket)"
+        )  # fmt: skip
+        ended = (
+            f"resolved {fmt_ms(previous.resolved_at)}" if previous.resolved_at
+            else text(previous.status)
+        )  # fmt: skip
+        parts.append(
+            f"**Previous occurrence:** {where} (incident {text(previous.id)}, opened "
+            f"{fmt_ms(previous.opened_at)}, {ended})"
+        )
+    return parts
+
+
+def _silence_body(ticket: Ticket, head: list[str]) -> str:
+    """The body of a heartbeat's silence after its `head`: what stopped, what to check, who
+    was paged (and the quiet windows that held the page)."""
+    parts = [
+        *head, "", f"**{text(ticket.heartbeat or '')}**", "", text(ticket.summary or ""), "",
+        f"### Paged\n{text(ticket.paged)}", *(["", text(ticket.held)] if ticket.held else []),
+    ]  # fmt: skip
+    if ticket.undelivered:
+        parts = [f"> {text(ticket.undelivered)}", "", *parts]
+    return "\n".join(parts)
+
+
 def update_body(update: TicketUpdate) -> str:
     """The closing comment: resolution time (and who resolved it), the alerts that cleared
     and how many still fired (a resolve by hand); or its `note` (a remediation's
@@ -296,8 +346,7 @@ def update_body(update: TicketUpdate) -> str:
     lines += [f"- {inline_code(a.title)} on {text(a.component or 'unknown')} "
               f"at {fmt_ms(a.ends_at)}" for a in update.cleared]  # fmt: skip
     if update.still_firing:
-        n = update.still_firing
-        lines += ["", f"{n} alert{'s' if n > 1 else ''} still firing when it was resolved."]
+        lines += ["", still_firing(update.still_firing)]
     if update.undelivered:
         lines += ["", f"_({text(update.undelivered)})_"]
     return "\n".join(lines)

@@ -50,12 +50,15 @@ def _lines(items: Iterable[str], limit: int) -> str:
 def page_blocks(page: Page, who: str | None) -> list[Block]:
     """The Block Kit blocks of a page. `who` is the `<@U…>` mention of the on-call person or
     None. Buttons: Confirm cause (when there is a cause), Wrong cause, Acknowledge (until
-    someone has), Resolved (until resolved)."""
+    someone has), Resolved (until resolved). A heartbeat's silence says what stopped and what
+    to check instead of a cause, paths and evidence (`_silence_blocks`)."""
     severity = escape_mrkdwn(page.severity.upper())
     head = f"*[{severity}] {escape_mrkdwn(page.title)}*\nIncident {escape_mrkdwn(page.incident_id)}"
     if page.incident_url:
         head += f" · {link(page.incident_url, 'incident page')}"
     blocks: list[Block] = [SectionBlock(block_id="title", text=_mrkdwn(cut(head, SECTION_LIMIT)))]
+    if page.heartbeat:
+        return blocks + _silence_blocks(page, who)
     if page.investigating:
         cause = UNDER_INVESTIGATION
     elif page.root_cause:
@@ -91,10 +94,32 @@ def page_blocks(page: Page, who: str | None) -> list[Block]:
     if page.silences:  # http(s) links built at intake (or Grafana's): escaped by `link`
         quiet = " ".join(link(u, f"silence {n}") for n, u in enumerate(page.silences, 1))
         blocks.append(ContextBlock(block_id="silence", elements=[_mrkdwn(cut(quiet, FIELD_LIMIT))]))
+    return blocks + _status_blocks(page)
+
+
+def _silence_blocks(page: Page, who: str | None) -> list[Block]:
+    """The blocks of a heartbeat's silence below its title: what stopped and what to check,
+    who was paged and the ticket; no cause, paths or evidence (nothing was diagnosed)."""
+    said = _lines([page.heartbeat or "", page.summary or ""], SECTION_LIMIT)
+    paged = escape_mrkdwn(page.paged or "nobody")
+    fields = [_mrkdwn(cut(f"*Paged*\n{who + ' ' if who else ''}{paged}", FIELD_LIMIT))]
+    if page.ticket_link:
+        fields.append(_mrkdwn(cut(f"*Ticket*\n{link(page.ticket_link)}", FIELD_LIMIT)))
+    return [
+        SectionBlock(block_id="heartbeat", text=_mrkdwn(said)),
+        SectionBlock(block_id="cause", fields=fields),
+        *_status_blocks(page),
+    ]
+
+
+def _status_blocks(page: Page) -> list[Block]:
+    """What happened since the page went out (refusals, quiet windows, acknowledgement,
+    resolution, verdicts) and its buttons."""
     held = escape_mrkdwn(page.held) if page.held else None
     status = [line for line in (refused_line(page), held) if line] + status_lines(page)
     if page.undelivered:
         status.append(f"({escape_mrkdwn(page.undelivered)})")
+    blocks: list[Block] = []
     if status:
         blocks.append(
             ContextBlock(block_id="status", elements=[_mrkdwn(cut("\n".join(status), FIELD_LIMIT))])
@@ -104,13 +129,15 @@ def page_blocks(page: Page, who: str | None) -> list[Block]:
 
 
 def page_buttons(page: Page) -> list[ButtonElement]:
-    """The page's buttons, `value` = the incident id (no verdict on a cause not found yet)."""
+    """The page's buttons, `value` = the incident id (no verdict on a cause not found yet,
+    nor on a heartbeat's silence, which has none; no snooze of it either: it has no component
+    a quiet window could cover)."""
     value = page.incident_id
     buttons = []
     if page.root_cause:
         buttons.append(ButtonElement(text="Confirm cause", action_id=actions.CONFIRM, value=value,
                                      style="primary"))  # fmt: skip
-    if not page.investigating:
+    if not page.investigating and not page.heartbeat:
         buttons.append(
             ButtonElement(text="Wrong cause", action_id=actions.REJECT, value=value, style="danger")
         )
@@ -120,7 +147,8 @@ def page_buttons(page: Page) -> list[ButtonElement]:
         )
     if page.status != "resolved":
         buttons.append(ButtonElement(text="Resolved", action_id=actions.RESOLVED, value=value))
-        buttons.append(ButtonElement(text="Snooze 1 h", action_id=actions.SNOOZE, value=value))
+        if not page.heartbeat:
+            buttons.append(ButtonElement(text="Snooze 1 h", action_id=actions.SNOOZE, value=value))
     return buttons
 
 

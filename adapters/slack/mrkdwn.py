@@ -117,22 +117,28 @@ def refused_line(page: Page) -> str | None:
 
 
 def page_text(page: Page) -> str:
-    """The page as one mrkdwn text (Slack's notification fallback, and the outbox's copy)."""
+    """The page as one mrkdwn text (Slack's notification fallback, and the outbox's copy). A
+    heartbeat's silence (`Page.heartbeat`) says what stopped and what to check, without a
+    cause, paths or evidence: nothing was diagnosed."""
     lines = [
         f"*[{escape_mrkdwn(page.severity.upper())}] {escape_mrkdwn(page.title)}*"
         f" (incident {escape_mrkdwn(page.incident_id)}, {escape_mrkdwn(page.status)})",
-        cause_line(page),
-        escape_mrkdwn(page.summary or ""),
     ]
-    if page.similar:
-        lines.append(escape_mrkdwn(page.similar))
-    lines += ["Path: " + escape_mrkdwn(" → ".join(path)) for path in page.paths[:5]]
-    lines.append("Evidence:")
-    lines += ["• " + escape_mrkdwn(line) for line in page.alerts]
-    if page.more_alerts:
-        lines.append(f"• … and {page.more_alerts} more alerts")
-    lines += ["• change: " + escape_mrkdwn(c) for c in page.changes]
-    lines += [f"• runbook for {escape_mrkdwn(title)}: {link(url)}" for title, url in page.runbooks]
+    if page.heartbeat:
+        lines += [escape_mrkdwn(page.heartbeat), escape_mrkdwn(page.summary or "")]
+    else:
+        lines += [cause_line(page), escape_mrkdwn(page.summary or "")]
+        if page.similar:
+            lines.append(escape_mrkdwn(page.similar))
+        lines += ["Path: " + escape_mrkdwn(" → ".join(path)) for path in page.paths[:5]]
+        lines.append("Evidence:")
+        lines += ["• " + escape_mrkdwn(line) for line in page.alerts]
+        if page.more_alerts:
+            lines.append(f"• … and {page.more_alerts} more alerts")
+        lines += ["• change: " + escape_mrkdwn(c) for c in page.changes]
+        lines += [
+            f"• runbook for {escape_mrkdwn(title)}: {link(url)}" for title, url in page.runbooks
+        ]
     lines.append("Paged: " + escape_mrkdwn(page.paged))
     if page.ticket_link:
         lines.append("Ticket: " + escape_mrkdwn(page.ticket_link))

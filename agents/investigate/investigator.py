@@ -1139,8 +1139,9 @@ class Investigator:
         if not started and any(r.get("basis") == "declared" for r in rows):
             return Decision(
                 x, decision.candidates, min(decision.confidence, LEAF_CONFIDENCE),
-                f"{decision.summary} The world file lists no business dependency of {x}, and "
-                "nothing measured its calls: low confidence.", decision.ruled_out,
+                f"{decision.summary} {x} calls nothing the world file knows of (no business "
+                "dependency out of it), and nothing measured its calls: low confidence.",
+                decision.ruled_out,
                 separated_by=decision.separated_by, measured=decision.measured,
             )  # fmt: skip
         known = (

@@ -43,6 +43,10 @@ SIMILAR_SHOWN = 0.3
 TEXT_WEIGHT = 0.6
 IMPACT_WEIGHT = 0.25
 CAUSE_WEIGHT = 0.15
+#: The least score of an earlier incident people are shown as similar (`alike`): under it (0.00
+#: as shown) it shares nothing with the incident, no word, no component, no cause its alerts
+#: reach; the vector index returns its nearest whatever their distance.
+ALIKE = 0.005
 #: Labels whose values name one instance, not the failure: left out of the text.
 NOISY_LABELS = frozenset(
     {"pod", "instance", "container_id", "uid", "pod_ip", "node", "job", "endpoint",
@@ -150,6 +154,15 @@ def cited(found: list[dict[str, Any]], cause: str | None) -> dict[str, Any] | No
     best = found[0]
     same = cause is not None and best["root_cause"] == cause and bool(best["confirmed_by"])
     return best if same or best["score"] >= SIMILAR_SHOWN else None
+
+
+def alike(found: list[dict[str, Any]], cause: str | None) -> list[dict[str, Any]]:
+    """The similar incidents people are shown (the API, the web page, the CLI): `found` (an
+    incident's `similar_json`, best first) without those that share nothing with it (under
+    `ALIKE`), but the one its page cites (`cited`, with `cause` its finding's root cause) even
+    so, as the page names it. Pure."""
+    named = cited(found, cause)
+    return [r for r in found if r["score"] >= ALIKE or r is named]
 
 
 def similar(

@@ -19,7 +19,8 @@ only names a component, after a "Wrong cause" click that named none, completes t
 
 The record (the learner reads exactly this): `(:Incident)-[:HAS_VERDICT]->(:Verdict {id,
 incident_id, verdict, actual_cause, by, by_name, at, text, source, event_id})` plus a `learn`
-task and a `notify_verdict` task, in one query (`cypher/record_verdict.cypher`).
+task and a `notify_verdict` task, in one query (`cypher/record_verdict.cypher`); a `resolved`
+verdict has no `notify_verdict` task: the resolve it comes with edits the page (once).
 """
 
 from __future__ import annotations
@@ -150,7 +151,8 @@ class IdTaken(LookupError):
 
 
 def record(graph: TenantGraph, verdict: Verdict) -> dict[str, Any]:
-    """Store the verdict with its `learn` and `notify_verdict` tasks (once per id).
+    """Store the verdict with its `learn` and `notify_verdict` tasks (once per id; no
+    `notify_verdict` for a `resolved` one, whose resolve edits the page).
 
     Returns `{id, verdict, actual_cause, fresh}`; `fresh` is false for a repeated delivery.
     Raises `IdTaken` when the id names a different verdict, `LookupError` when the incident

@@ -27,11 +27,13 @@ from adapters.notices import (
     TicketUpdate,
     VerdictNote,
     fmt_ms,
+    still_firing,
 )
 from adapters.notify import OutboundMessage
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.investigate.decision import LEAD_BELOW
 from agents.investigate.similar import SIMILAR_SHOWN, cited
+from agents.triage import heartbeat
 from agents.triage.triage import component_candidates
 
 __all__ = ["fmt_ms"]  # the responder formats times with the renderers' format
@@ -186,6 +188,16 @@ def held_line(held: list[dict[str, Any]] | None) -> str | None:
     )
 
 
+def silence_line(incident: dict[str, Any]) -> str | None:
+    """What the incident of a heartbeat's silence is (`heartbeat.stopped`: "The Watchdog
+    heartbeat stopped arriving (last seen …): …"), from its row's `heartbeat` (the alertname)
+    and `last_seen` (ms UTC); None for any other incident."""
+    if not incident.get("heartbeat"):
+        return None
+    seen = incident.get("last_seen")
+    return heartbeat.stopped(str(incident["heartbeat"]), fmt_ms(seen) if seen else None)
+
+
 def lead(cause: str | None, confidence: float | None) -> bool:
     """Whether a named cause is a lead, not a conclusion: its confidence is under the
     investigator's line (`LEAD_BELOW`, 0.5), where the web page says "named, low confidence"."""
@@ -217,10 +229,26 @@ def page(
     (acknowledgement, resolution, `verdicts`). `investigating`: sent before the diagnosis
     (the page deadline passed), which the page says instead of a cause; so is
     any page of an incident with no finding yet (an acknowledgement's edit of an early
-    page must not read as an inconclusive finding nobody made)."""
+    page must not read as an inconclusive finding nobody made). The page of a heartbeat's
+    silence (`silence_line`) says what stopped and what to check (the finding's summary)
+    instead of a cause, paths and evidence: nothing was diagnosed."""
     cause = incident.get("root_cause")
     investigating = investigating or (cause is None and incident.get("summary") is None)
     paths = json.loads(incident.get("paths_json") or "[]")
+    silence = silence_line(incident)
+    if silence is not None:
+        return Page(
+            incident_id=incident["id"], severity=incident["severity"], title=incident["title"],
+            status=incident["status"], summary=incident.get("summary"), paged=paged_line(who),
+            person=_person(who), ticket_link=ticket_link,
+            resolved_at=incident.get("resolved_at") if incident["status"] == "resolved" else None,
+            resolved_by=incident.get("resolved_by"),
+            acknowledged_at=incident.get("acknowledged_at"),
+            acknowledged_by=incident.get("acknowledged_by"),
+            incident_url=incident_url(public_url, incident["id"]),
+            held=held_line(incident.get("held")), verdicts=_verdict_notes(verdicts),
+            heartbeat=silence,
+        )  # fmt: skip
     return Page(
         incident_id=incident["id"],
         severity=incident["severity"],
@@ -250,18 +278,23 @@ def page(
         runbooks=runbooks(alerts),
         silences=silence_links(alerts),
         held=held_line(incident.get("held")),
-        verdicts=[
-            VerdictNote(
-                verdict=v["verdict"],
-                by=v.get("by"),
-                by_name=v.get("by_name"),
-                at=v.get("at"),
-                actual_cause=v.get("actual_cause"),
-            )
-            for v in verdicts or []
-        ],
+        verdicts=_verdict_notes(verdicts),
         investigating=investigating,
     )
+
+
+def _verdict_notes(verdicts: list[dict[str, Any]] | None) -> list[VerdictNote]:
+    """The verdicts a page lists (rows of `incident_verdicts`, oldest first)."""
+    return [
+        VerdictNote(
+            verdict=v["verdict"],
+            by=v.get("by"),
+            by_name=v.get("by_name"),
+            at=v.get("at"),
+            actual_cause=v.get("actual_cause"),
+        )
+        for v in verdicts or []
+    ]
 
 
 def similar_line(incident: dict[str, Any]) -> str:
@@ -407,8 +440,11 @@ def ticket(
     root cause and confidence, graph paths, recent changes near the cause (`changes`: rows of
     `recent_changes.cypher`), candidates and why each was ruled out, the investigator's steps
     (`steps`: `respond_context.cypher`'s), who was paged, the quiet windows that held the page
-    (the row's `held`: `held_line`, as the page says it), and each alert's raw fields."""
+    (the row's `held`: `held_line`, as the page says it), and each alert's raw fields. The
+    ticket of a heartbeat's silence says what stopped and what to check instead (`silence_line`,
+    the finding's summary), as its page does."""
     cause = incident.get("root_cause")
+    silence = silence_line(incident)
     evidence = [
         {
             "fingerprint": alert["fingerprint"],
@@ -475,6 +511,7 @@ def ticket(
         incident_url=incident_url(public_url, incident["id"]),
         runbooks=runbooks(alerts),
         silences=silence_links(alerts),
+        heartbeat=silence,
     )
     return OutboundMessage(
         intent_id=intent_id,
@@ -535,7 +572,8 @@ def resolved_notice(
     public_url: str | None = None,
 ) -> OutboundMessage:
     """The one follow-up when the incident resolves, however many alerts cleared at once: who
-    resolved it (by hand) and when, and the alerts that cleared."""
+    resolved it (by hand) and when, the alerts that cleared, and how many still fired
+    (`still_firing`, as the ticket's closing comment says it)."""
     by = f" by {incident['resolved_by']}" if incident.get("resolved_by") else ""
     done = [a for a in alerts if a["status"] == "resolved"]
     shown = ", ".join(f"{a['title']} on {a['component'] or 'unknown'}" for a in done[:10])
@@ -544,7 +582,7 @@ def resolved_notice(
     if done:
         text += f" Cleared: {shown}{more}."
     if len(done) < len(alerts):
-        text += f" {len(alerts) - len(done)} alert(s) still firing."
+        text += f" {still_firing(len(alerts) - len(done))}"
     return followup(
         intent_id, incident, "resolved", [Span(text=text)], reply_to,
         incident_url=incident_url(public_url, incident["id"]),

@@ -25,6 +25,17 @@ from adapters.falkordb import TenantGraph
 from agents.triage.alerts import NormalizedAlert
 
 
+def stopped(alertname: str, last_seen: str | None) -> str:
+    """What the incident of a heartbeat's silence is, in one sentence (the page, the ticket and
+    the CLI say it as the web page does): `last_seen`, when it last arrived, as the caller
+    writes times (None: not known)."""
+    seen = f" (last seen {last_seen})" if last_seen else ""
+    return (
+        f"The {alertname} heartbeat stopped arriving{seen}: Prometheus, Alertmanager or the way "
+        "from Alertmanager to this gateway may be down, and other alerts may be firing unseen."
+    )
+
+
 def split(
     alerts: list[NormalizedAlert], alertname: str
 ) -> tuple[list[NormalizedAlert], list[NormalizedAlert]]:

@@ -7,6 +7,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, TEXT_WEIGHT
+from agents.triage import heartbeat
 from agents.triage.triage import component_candidates
 from gateway.web.overview import cause as listed_cause
 from gateway.web.timeline import paged_words
@@ -23,16 +25,18 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
     """One line per incident (rows of `list_incidents`): id, status, severity, opened, firing
     of all alerts, root cause (a verdict's first, as the web list says it: `corrected to x`,
     `x (confirmed)`; else the finding's, `x (low confidence 0.45)` for a lead, `inconclusive`
-    when it names none, `-` before there is a finding), on call (`on-call` below), title;
-    newest first, as given."""
+    when it names none, `-` before there is a finding; a heartbeat's silence, which has no
+    cause and no alerts, `the Watchdog heartbeat stopped arriving` and `-` firing), on call
+    (`on-call` below), title; newest first, as given."""
     if not rows:
         return "no incidents"
     head = ("ID", "STATUS", "SEVERITY", "OPENED", "FIRING", "ROOT CAUSE", "ON CALL", "TITLE")
     lines = [head] + [
         (
             str(r["id"]), str(r["status"]), str(r["severity"]), when(r["opened_at"]),
-            f"{int(r['firing'])}/{int(r['alerts'])}",
-            judged(r["root_cause"], r.get("verdict"))
+            "-" if r.get("heartbeat") else f"{int(r['firing'])}/{int(r['alerts'])}",
+            listed_cause(r)["text"] if r.get("heartbeat")
+            else judged(r["root_cause"], r.get("verdict"))
             or _listed(r["root_cause"], r.get("confidence"), bool(r.get("investigated"))),
             on_call(r), str(r["title"]),
         )
@@ -127,7 +131,10 @@ def incident_report(
 ) -> str:
     """One incident (`gateway.http.status.incident_detail`) as a few readable sections; `paged`
     (`{person, team, channel}`, as the web page shows it) says who its page went to, or, with
-    `first` (the page's own route), whom the new cause paged after it."""
+    `first` (the page's own route), whom the new cause paged after it. A heartbeat's silence
+    says what stopped and what to check, with no cause or alerts (`_silence_report`)."""
+    if found.get("heartbeat"):
+        return _silence_report(found, paged)
     finding = found["finding"] or {}
     figure = f"confidence {finding['confidence']:.2f}" if finding.get("confidence") else ""
     said = [v for v in found["verdicts"] if v["verdict"] in ("confirmed", "rejected")]
@@ -163,18 +170,49 @@ def incident_report(
             then = _route(paged, nobody)
             line = f"paged: {_route(first, nobody)}; then, for the new cause: {then}"
         lines.append(line)
-    if found.get("acknowledged_at"):
-        lines.append(
-            f"acknowledged by {found['acknowledged_by']} at {when(found['acknowledged_at'])}"
-        )
-    if found.get("resolved_by"):
-        lines.append(f"resolved by {found['resolved_by']}")
+    lines += _taken(found)
     lines.append(f"\nalerts ({len(found['alerts'])}):")
     lines += [
         f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or unknown_component(a)}"
         f", since {when(a['starts_at_ms'])}"
         for a in found["alerts"]
     ]
+    return "\n".join(lines + _work(found))
+
+
+def _taken(found: dict[str, Any]) -> list[str]:
+    """Who acknowledged the incident and who resolved it, a line each."""
+    lines = []
+    if found.get("acknowledged_at"):
+        lines.append(
+            f"acknowledged by {found['acknowledged_by']} at {when(found['acknowledged_at'])}"
+        )
+    if found.get("resolved_by"):
+        lines.append(f"resolved by {found['resolved_by']}")
+    return lines
+
+
+def _silence_report(found: dict[str, Any], paged: dict[str, Any] | None) -> str:
+    """`incident_report` of a heartbeat's silence: what stopped and since when, what to
+    check (the finding's summary), who was paged, and what was done; no cause or alerts."""
+    beat = found["heartbeat"]
+    seen = when(beat["last_seen"]) if beat.get("last_seen") else None
+    lines = [
+        f"{found['id']}  {found['title']}",
+        f"status {found['status']}, severity {found['severity']}, opened {when(found['opened_at'])}"
+        + (f", resolved {when(found['resolved_at'])}" if found["resolved_at"] else ""),
+        heartbeat.stopped(str(beat["alertname"]), seen),
+    ]
+    if found["finding"]:
+        lines.append(str(found["finding"]["summary"]))
+    if paged:
+        lines.append(f"paged: {_route(paged, bool(found.get('nobody_paged')))}")
+    return "\n".join(lines + _taken(found) + _work(found))
+
+
+def _work(found: dict[str, Any]) -> list[str]:
+    """The incident's actions, deliveries, verdicts and failed work, a section each."""
+    lines: list[str] = []
     if found["actions"]:
         lines.append("\nactions:")
         lines += [
@@ -201,13 +239,21 @@ def incident_report(
     if failed:
         lines.append("\nfailed work:")
         lines += [f"  {t['kind']}: {t['last_error']}" for t in failed]
-    return "\n".join(lines)
+    return lines
+
+
+#: What a similar incident's score is (`agents.investigate.similar.rank`), for the CLI.
+SCORE_WORDS = (
+    f"score 0-1: alike words {TEXT_WEIGHT}, shared components {IMPACT_WEIGHT}, a cause people "
+    f"established that these alerts reach {CAUSE_WEIGHT}"
+)
 
 
 def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
     """What the web page shows beside the finding, as text: each candidate ruled out and why,
-    the similar earlier incidents (at most 3: id, cause, who confirmed it, score) and the
-    playbooks the decision considered (applied or not, steered or not, trust at use)."""
+    the similar earlier incidents (at most 3: id, cause, who confirmed it or corrected the
+    finding to it, score, with what the score is) and the playbooks the decision considered
+    (applied or not, steered or not, trust at use)."""
     lines = []
     ruled = finding.get("ruled_out") or []
     if ruled:
@@ -215,13 +261,16 @@ def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
         lines += [f"  {r['component']}: {r['reason']}" for r in ruled]
     similar = found.get("similar") or []
     if similar:
-        lines.append("similar earlier incidents:")
+        lines.append(f"similar earlier incidents ({SCORE_WORDS}):")
         lines += [
             f"  {s['id']}  cause {s['root_cause'] or '-'}"
-            + (f", confirmed by {s['confirmed_by']}" if s.get("confirmed_by") else "")
+            + (
+                f", {'corrected' if s.get('corrected') else 'confirmed'} by {s['confirmed_by']}"
+                if s.get("confirmed_by") else ""
+            )
             + f" (score {s['score']:.2f})"
             for s in similar[:3]
-        ]
+        ]  # fmt: skip
     memory = found.get("memory") or []
     if memory:
         lines.append("playbooks considered:")

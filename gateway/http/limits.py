@@ -18,9 +18,15 @@ depth and count limits.
    Slack's routes at most `SLACK_BODY_LIMIT` (1 MiB); every other route (and any path that is
    no route) at most `BLAST_MAX_API_BODY_BYTES`, small: a playbook or a verdict is a few KiB.
 3. A body in a `Content-Encoding` other than identity (gzip, …) is 415: it is not decoded.
+   The webhook's body must be JSON (`json_media_problem`): Alertmanager and Grafana send
+   `Content-Type: application/json`; one sent as another media type (curl's `-d` says
+   `application/x-www-form-urlencoded`) is 415 with the reason before it is read, as every
+   other route with a JSON body answers it (`validation_failed`). No Content-Type at all is
+   taken as JSON, on every route.
 4. JSON with limits (`load_json`), in a worker thread (`starlette.concurrency.
    run_in_threadpool`), so a large body never holds the event loop that answers every other
-   client: a JSON body (content type `…json`, or none; Slack's routes call it themselves once
+   client: a JSON body (`json_media_problem`: `application/json`, `application/*+json` or no
+   content type; Slack's routes call it themselves once
    the signature holds) with more than `MAX_JSON_VALUES` values, nested deeper than
    `MAX_JSON_DEPTH`, with an integer of more than `MAX_INT_DIGITS` digits, with `NaN` or
    `Infinity`, or that is not JSON at all, is 400 with the reason. Count and depth are read off
@@ -77,6 +83,22 @@ MAX_INT_DIGITS = 20
 SLACK_BODY_LIMIT = 1024 * 1024
 #: Routes that check their own credential over the body (Slack's signature).
 SIGNED_PREFIX = "/api/v1/slack/"
+
+
+def json_media_problem(content_type: str) -> str | None:
+    """Why a body sent with `content_type` (the header as sent, "" when there is none) is not
+    read as JSON, or None: `application/json`, any `application/*+json` (RFC 6839) and no
+    Content-Type at all are JSON (a script that names no type means JSON, as FastAPI reads
+    it; Alertmanager and Grafana always send `application/json`)."""
+    kind = content_type.split(";")[0].strip().lower()
+    if not kind or kind == "application/json":
+        return None
+    if kind.startswith("application/") and kind.endswith("+json"):
+        return None
+    return (
+        "the body must be JSON sent with Content-Type: application/json "
+        f"(got {content_type.strip()[:100]})"
+    )
 
 
 def _plain_key(value: str) -> str:
@@ -265,23 +287,37 @@ class SafeJSONResponse(JSONResponse):
         return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
+#: The most characters of an offending input a 422 quotes (`shown_input`).
+MAX_INPUT_CHARS = 200
+
+
+def shown_input(value: Any) -> Any:
+    """An offending input as a 422 shows it, readable as what was sent: the value itself (JSON)
+    when its JSON is at most `MAX_INPUT_CHARS` characters, else the head of its JSON text cut
+    there with `…`; bytes (a body that is no JSON) as text."""
+    if isinstance(value, bytes | bytearray):
+        value = bytes(value).decode("utf-8", errors="replace")
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= MAX_INPUT_CHARS:
+        return json.loads(text)
+    return text[: MAX_INPUT_CHARS - 1] + "…"
+
+
 async def validation_failed(request: Request, exc: RequestValidationError) -> SafeJSONResponse:
     """422 for a body or query of the wrong shape, whatever it contains: each error's location,
-    message and (at most 200 characters of) the offending input. A JSON body sent without a
-    JSON media type (curl's `-d` says `application/x-www-form-urlencoded`) is a 415 saying so,
-    not a dump of its bytes."""
-    media = request.headers.get("content-type", "")
+    message and the offending input as JSON (`shown_input`: cut at 200 characters). A JSON
+    body sent without a JSON media type (curl's `-d` says `application/x-www-form-urlencoded`)
+    is a 415 saying so, not a dump of its bytes."""
     unread = [e for e in exc.errors() if tuple(e.get("loc", ()))[:1] == ("body",)
               and isinstance(e.get("input"), bytes | str)]  # fmt: skip
-    if unread and "json" not in media.lower():
-        reason = (f"the body must be JSON sent with Content-Type: application/json "
-                  f"(got {media or 'no Content-Type'})")  # fmt: skip
+    reason = json_media_problem(request.headers.get("content-type", ""))
+    if unread and reason is not None:
         return SafeJSONResponse({"detail": reason}, status_code=415)
     errors = []
     for err in exc.errors():
         shown = {k: err[k] for k in ("loc", "msg", "type") if k in err}
         if "input" in err:
-            shown["input"] = repr(err["input"])[:200]
+            shown["input"] = shown_input(err["input"])
         errors.append(shown)
     return SafeJSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
 
@@ -344,14 +380,16 @@ class RequestGuard:
                     f"Content-Encoding {encoding!r} is not supported: send the body uncompressed",
                     415,
                 )
+            media = json_media_problem(request.headers.get("content-type", ""))
+            if media is not None and path == WEBHOOK_PATH and scope["method"] == "POST":
+                raise BodyError(media, 415)  # before its body: up to BLAST_MAX_BODY_BYTES
             body = await read_body(request, receive, body_limit(path, settings))
-            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
             signed = path.startswith(SIGNED_PREFIX)  # parsed by the route, after the signature
             sent = scope["method"] in ("POST", "PUT", "PATCH", "DELETE")  # a GET's means nothing
             # the webhook parses its own body (`gateway.http.payloads.read_notification_bytes`:
             # a storm's alerts decoded straight into typed fields, within these limits)
             own = signed or path == WEBHOOK_PATH
-            if body.strip() and sent and not own and (not kind or kind.endswith("json")):
+            if body.strip() and sent and not own and media is None:
                 # off the event loop: a large body must not hold every other client's answer
                 scope.setdefault("state", {})[PARSED] = await run_in_threadpool(load_json, body)
         except HTTPException as exc:

@@ -23,7 +23,14 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, cast
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agents.triage.alerts import MAX_VALUE_CHARS, NormalizedAlert, cut, cut_values
 from agents.triage.triage import HAND_OVER, Heads
@@ -94,8 +101,23 @@ def rfc3339_ms(value: str) -> int | None:
         raise ValueError(f"time {value!r} is out of range") from exc
 
 
+def unlabelled(status: object, labels: dict[str, str]) -> str | None:
+    """Why an alert is refused for its labels, or None: a firing alert must carry at least one
+    label with a value (a label whose value is empty is no label, to Prometheus and
+    Alertmanager). Alertmanager refuses an alert without labels at intake and Grafana names
+    every alert (`alertname`), so one with none comes from a broken sender, and paging someone
+    with a bare fingerprint tells them nothing. An alert with labels but no `alertname` is
+    taken: Alertmanager forwards those (an alert posted to its API by a script), titled by its
+    summary. A resolved one without labels is taken too: it may end one accepted before this
+    rule, and it opens nothing."""
+    if status != "firing" or any(labels.values()):
+        return None
+    return "a firing alert with no labels at all (no alertname)"
+
+
 class WebhookAlert(BaseModel):
-    """One element of `alerts[]`; Grafana's extra fields are kept when present."""
+    """One element of `alerts[]`; Grafana's extra fields are kept when present. A firing
+    alert needs a label (`unlabelled`)."""
 
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False)  # values: "NaN", "inf"
 
@@ -133,6 +155,13 @@ class WebhookAlert(BaseModel):
     @classmethod
     def _null_is_empty(cls, value: object) -> object:
         return {} if value is None else value
+
+    @model_validator(mode="after")
+    def _named(self) -> WebhookAlert:
+        problem = unlabelled(self.status, self.labels)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
 
 
 class WebhookBody(BaseModel):
@@ -498,6 +527,8 @@ def _plain_notification(
         annotations = {} if annotations is None else annotations
         if not (_all_text(labels) and _all_text(annotations)):
             return None
+        if unlabelled(status, labels) is not None:  # refused by `WebhookAlert`, with its index
+            return None
         fingerprint: str = got("fingerprint", "")
         if len(fingerprint) > MAX_FINGERPRINT_CHARS or not _plain_fingerprint(fingerprint):
             return None
@@ -666,6 +697,8 @@ def _typed_notification(
         f"{fingerprint}@{start}" for fingerprint, start in zip(fingerprints, starts, strict=True)
     ]
     statuses: list[Literal["firing", "resolved"]] = list(map(_STATUS, alerts))
+    if not all(map(any, map(dict.values, labels))) and any(map(unlabelled, statuses, labels)):
+        return None  # refused by `WebhookAlert`, with its index
     kept = cast(list[int], sent_starts)  # `required`: a time each
     if now_ms is not None and max(kept, default=now_ms) > now_ms + MAX_CLOCK_SKEW_MS:
         kept = list(map(sent.start, kept))

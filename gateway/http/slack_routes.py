@@ -7,7 +7,8 @@ constant-time compare; Slack's API reference). A missing, stale or wrong signatu
 changes nothing; with no signing secret configured both routes are 404.
 
 Slack wants an answer within 3 s, so a request only records: one short graph write stores the
-Verdict with a `learn` task and a `notify_verdict` task (the responder edits the page later).
+Verdict with a `learn` task and a `notify_verdict` task (the responder edits the page later;
+the Resolved button's resolve does that instead).
 Slack retries events with the same `event_id`, and a click is identified by (user, action_id,
 action_ts): the verdict id is made from these, so a repeat changes nothing.
 

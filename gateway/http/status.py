@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
+from agents.investigate import similar
 from agents.learn import verdicts
 from agents.respond import lifecycle
 from gateway.http.auth import tenant_for
@@ -71,7 +72,7 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     last_error, created_at}] (the agents' work on it; epoch counts claims), similar [{id, at,
     root_cause, confirmed_by, corrected, fixed_by, text, score}] (earlier incidents whose alerts
     read alike, as found when it was investigated; `text` the text similarity, `score` mixed
-    with the graph, 0-1),
+    with the graph, 0-1; one that shares nothing with it, under 0.005, is left out),
     memory [{playbook, title, status, candidate, path, learned_from, confirmed_by, lesson,
     trust_at_use, checks [{check, held, status, detail, raw}], applicable, steered, verdict}]
     (the playbooks its latest decision considered; `verdict` helped | misled | not_applicable
@@ -135,18 +136,21 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         "deliveries": graph.rows("incident_deliveries", {"incident_id": incident_id}),
         "verdicts": graph.rows("incident_verdicts", {"incident_id": incident_id}),
         "tasks": graph.rows("incident_tasks", {"incident_id": incident_id}),
-    } | memory_of(graph, incident_id)
+    } | memory_of(graph, incident_id, row["root_cause"])
 
 
-def memory_of(graph: TenantGraph, incident_id: str) -> dict[str, Any]:
-    """`{similar, memory}` of `incident_detail` (`cypher/incident_memory.cypher`)."""
+def memory_of(graph: TenantGraph, incident_id: str, cause: str | None) -> dict[str, Any]:
+    """`{similar, memory}` of `incident_detail` (`cypher/incident_memory.cypher`): `similar`
+    without the earlier incidents that share nothing with this one (`similar.alike`, with
+    `cause` its root cause)."""
     row = graph.one("incident_memory", {"incident_id": incident_id}) or {}
     used = [
         {k: v for k, v in u.items() if k != "checks_json"}
         | {"checks": json.loads(u["checks_json"] or "[]")}
         for u in row.get("used") or []
     ]
-    return {"similar": json.loads(row.get("similar_json") or "[]"), "memory": used}
+    found = json.loads(row.get("similar_json") or "[]")
+    return {"similar": similar.alike(found, cause), "memory": used}
 
 
 @router.get("/api/v1/incidents")

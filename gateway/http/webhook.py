@@ -3,8 +3,10 @@
 Answers 200 only after every accepted alert is in the graph. Status codes a sender sees:
 The heartbeat alert (`BLAST_HEARTBEAT_ALERTNAME`) is taken out before triage: it only stamps
 the tenant's heartbeat (agents/triage/heartbeat.py) and is counted in `heartbeats`.
-400 not JSON, 401 bad credential, 413 body over `BLAST_MAX_BODY_BYTES`, 422 wrong shape
-(including legacy Grafana bodies), 503 graph unavailable (Alertmanager retries). Nothing a
+400 not JSON, 401 bad credential, 413 body over `BLAST_MAX_BODY_BYTES`, 415 a media type
+other than JSON (`gateway.http.limits.json_media_problem`: no Content-Type is JSON) or a
+compressed body, 422 wrong shape (including legacy Grafana bodies), 503 graph unavailable
+(Alertmanager retries). Nothing a
 sender can put in a body leads to a 500.
 """
 
@@ -164,7 +166,9 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
     settings: Settings = request.app.state.settings
     store: GraphStore = request.app.state.store
     tenant = tenant_for(request, settings)
-    raw = await request.body()  # read and bounded by RequestGuard; parsed in `accept`, off the loop
+    # read and bounded by RequestGuard, which refused a media type other than JSON (415);
+    # parsed in `accept`, off the event loop
+    raw = await request.body()
     waits = replicas_needed(store, settings) > 0  # then the workers are told after the replicas
     done = await run_in_threadpool(accept, store, tenant, raw, settings, metrics, not waits)
     notification, beats, alerts, report = done.notification, done.beats, done.alerts, done.report

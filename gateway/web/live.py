@@ -111,14 +111,27 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, st
 def recent(graph: TenantGraph, now_ms: int) -> list[dict[str, Any]]:
     """The feed's first lines: the tenant's latest events (`web_recent.cypher`: incidents
     opened in the last `RECENT_MS`, and what happened to them), newest first, at most
-    `RECENT_EACH` of each kind. Row: `{at (ms UTC), event, incident_id, text}`."""
+    `RECENT_EACH` of each kind. Row: `{at (ms UTC), event, incident_id, text, also}`. One act
+    that two events record in the same words is one line (a `resolved` verdict and its
+    incident's resolution: "resolved by Hal Example"), the newer, whose `also` names the
+    other events that said it (`stream` then says nothing for them)."""
     rows = graph.rows(
         "web_recent",
         {"since": now_ms - RECENT_MS, "limit": RECENT_EACH, "low_confidence": LOW_CONFIDENCE},
     )
     rows = [r for r in rows if r["at"] is not None]
     rows.sort(key=lambda r: r["at"], reverse=True)
-    return rows[: RECENT_EACH * 2]
+    lines: list[dict[str, Any]] = []
+    said: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        key = (row["incident_id"], row["text"])
+        first = said.get(key)
+        if first is not None and row["event"] != first["event"]:
+            first["also"].append(row["event"])
+            continue
+        lines.append(row | {"also": []})
+        said.setdefault(key, lines[-1])
+    return lines[: RECENT_EACH * 2]
 
 
 def sse(event: str, data: str) -> str:
@@ -207,14 +220,18 @@ class LiveFeed:
                 now_ms = int(time.time() * 1000)
                 moved = changes(before, after)
                 words: dict[str, list[dict[str, Any]]] = {}
+                covered: set[str] = set()  # events another event's line said (`recent`)
                 if any(event in WORDED for event, _ in moved):
                     for row in await run_in_threadpool(self.said, tenant):
                         if row["at"] > seen:
                             words.setdefault(row["event"], []).append(row)
+                            covered.update(row["also"])
                     seen = max([seen, *(r["at"] for rows in words.values() for r in rows)])
                 for event, text in moved:
                     quiet_since = time.monotonic()
                     told = words.pop(event, [])
+                    if not told and event in covered:
+                        continue  # said once, by the other event's line: one act, one line
                     if told:
                         told.sort(key=lambda r: r["at"], reverse=True)
                         lines = [

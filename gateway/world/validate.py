@@ -8,8 +8,9 @@ who is not a member; no default team, or one that is not a team; an escalation p
 names nobody known, or whose levels are not in order. Item-level problems (a bad
 `kind`, a missing field) come from pydantic, per item, so one bad item does not hide the
 problems of the others; a team or edge with a bad field is still checked for references with
-that field left out (one pass lists everything). An unknown person or team is named with the
-closest known one.
+that field left out, and a team's members and escalation levels one by one (a level's bad
+`after` hides neither its people nor the order of the others): one pass lists everything. An
+unknown person or team is named with the closest known one.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from gateway.world.model import (
     CHANNEL_TARGET,
     ComponentSpec,
     EdgeSpec,
+    EscalationLevelSpec,
     MemberSpec,
     RotationSpec,
     TeamSpec,
@@ -126,23 +128,74 @@ _VITAL = {"teams": {"name", "members"}, "edges": {"from", "to"}}
 #: Fields checked against another one: left out with it (`repeat` without its policy would be
 #: a problem of its own).
 _WITH = {"escalation_policy": {"repeat"}}
+#: An escalation level's `notify`, validated apart from its `after` (`_level`).
+_NOTIFY: TypeAdapter[list[str | TeamTarget]] = TypeAdapter(list[str | TeamTarget])
 
 
 def _salvage(item: Any, key: str, exc: ValidationError, adapter: TypeAdapter[Any]) -> Any:
     """A team or edge with its invalid fields left out, so its references (rotation,
     escalation people and teams, level order, edge ends) are checked in the same pass as its
     item problems, not after they are fixed; None when a vital field (`_VITAL`) is invalid or
-    the rest does not validate either. The world it joins is never written: its item
-    problems refuse it."""
+    the rest does not validate either. A team's members and escalation levels are kept one by
+    one (`_member`, `_level`): one bad member or level hides neither the others nor the
+    team's other problems. The world it joins is never written: its item problems refuse it."""
     if key not in _VITAL or not isinstance(item, dict):
         return None
     bad = {err["loc"][0] for err in exc.errors() if err["loc"]}
+    if not bad:
+        return None
+    kept: dict[str, Any] = {}
+    for field, each in (("members", _member), ("escalation_policy", _level)):
+        if key == "teams" and field in bad and isinstance(item.get(field), list):
+            bad.discard(field)
+            kept[field] = [m for m in map(each, item[field]) if m is not None]
     bad |= {field for key_ in list(bad) for field in _WITH.get(str(key_), set())}
-    if not bad or bad & _VITAL[key]:
+    if bad & _VITAL[key]:
         return None
     try:
-        return adapter.validate_python({k: v for k, v in item.items() if k not in bad})
+        return adapter.validate_python({k: v for k, v in item.items() if k not in bad} | kept)
     except ValidationError:
+        return None
+
+
+def _member(raw: Any) -> MemberSpec | None:
+    """A team member as far as it is valid: itself, else its name alone (a bad email still
+    leaves a person the rotation and the escalation policy may name), else None."""
+    for given in (raw, {"name": raw.get("name")} if isinstance(raw, dict) else None):
+        try:
+            return MemberSpec.model_validate(given)
+        except ValidationError:
+            continue
+    return None
+
+
+def _level(raw: Any) -> EscalationLevelSpec:
+    """An escalation level as far as it is valid, at its place in the policy: itself, else
+    its `after` as given (a bad one is no duration to `_after_ms`: the order is checked among
+    the others) and its `notify` when that validates (else none), so the people, teams and
+    order of a policy are checked in the same pass as a level's bad field. Built without
+    validation (`model_construct`): only `check_world` reads it, and pydantic reported the
+    level's own problems."""
+    try:
+        return EscalationLevelSpec.model_validate(raw)
+    except ValidationError:
+        pass
+    fields = raw if isinstance(raw, dict) else {}
+    after = fields.get("after")
+    try:
+        notify = _NOTIFY.validate_python(fields.get("notify"))
+    except ValidationError:
+        notify = []
+    return EscalationLevelSpec.model_construct(
+        after=after if isinstance(after, str) else "", notify=notify
+    )
+
+
+def _after_ms(level: EscalationLevelSpec) -> int | None:
+    """A level's `after` in ms, or None when it is no duration (a salvaged level, `_level`)."""
+    try:
+        return level.after_ms
+    except ValueError:
         return None
 
 
@@ -346,16 +399,18 @@ def _policy_problems(
                 "`escalation_policy` to repeat"
             )
         return problems
-    previous: tuple[int, str] | None = None
+    previous: tuple[int, str, int] | None = None  # the last level with a duration: ms, as given, n
     for pos, level in enumerate(team.escalation_policy):
         at: Loc = (*where, "escalation_policy", pos)
-        if previous is not None and level.after_ms <= previous[0]:
+        due = _after_ms(level)
+        if due is not None and previous is not None and due <= previous[0]:
             problems.append(
                 f"{locate((*at, 'after'))}: level {pos + 1} of {team.name!r} is due after "
-                f"{level.after}, not later than level {pos} ({previous[1]}): list levels in "
-                "the order they run, each `after` larger than the one before"
+                f"{level.after}, not later than level {previous[2]} ({previous[1]}): list "
+                "levels in the order they run, each `after` larger than the one before"
             )
-        previous = (level.after_ms, level.after)
+        if due is not None:
+            previous = (due, level.after, pos + 1)
         for index, target in enumerate(level.notify):
             spot = locate((*at, "notify", index))
             if isinstance(target, TeamTarget):

@@ -34,8 +34,10 @@ class ImportReport:
     said before and no longer says (`owner payments of billing: no longer reported by ...`),
     `world_wins` (a source disagreed with the world file),
     `unmapped` names no importer could map (never guessed), `notes`, and `merged`: components
-    this import reported that the graph already held from other sources only (two worlds'
-    `cart` become one component: `topology import` warns)."""
+    this import reported that the graph already held from other apps' sources only (two
+    worlds' `cart` become one component: `topology import` warns). A source that describes the
+    same app (`same_app`: an edited copy of the world file at another path, the app's compose
+    file) is no other app: a note says its components were merged."""
 
     counts: dict[str, int] = field(default_factory=dict)
     new: list[str] = field(default_factory=list)
@@ -60,6 +62,29 @@ class ImportReport:
                 out.append(f"{title} ({len(items)}):")
                 out += [f"  {item}" for item in items]
         return out
+
+
+#: An earlier source is the same app as an import when the components they share are at
+#: least this share of the larger of the two sets (`same_app`): an edited copy of a world file
+#: shares nearly all; another app whose names collide (robot-shop's cart, payment and shipping
+#: in the otel demo's world) a few.
+SAME_APP = 0.5
+
+
+def same_app(
+    world: WorldSpec, existing: dict[str, dict[str, Any]], sources: list[str]
+) -> dict[str, tuple[int, int]]:
+    """The earlier sources (not among this import's `sources`) that describe the same app as
+    `world`, by content (the components they share, `SAME_APP`), never by path: source ->
+    (components shared, components it gave). `existing`: `world_components` rows by name."""
+    mine = {c.id for c in world.components}
+    theirs: dict[str, set[str]] = {}
+    for name, row in existing.items():
+        for source in row["sources"]:
+            if source not in sources:
+                theirs.setdefault(source, set()).add(name)
+    found = {s: (len(names & mine), len(names)) for s, names in theirs.items()}
+    return {s: n for s, n in found.items() if n[0] >= SAME_APP * max(n[1], len(mine))}
 
 
 def declared(source: str) -> bool:
@@ -181,9 +206,16 @@ def apply_world(
     said_here = set(sources)
     if codeowners is not None:
         owners += _codeowners(graph, world, *codeowners, said_here, report)
+    ours = same_app(world, existing, sources)
+    for source, (shared, given) in sorted(ours.items()):
+        report.notes.append(
+            f"{shared} of the {given} components of {source} (imported before) are this "
+            f"import's: the same app, merged; what only {source} says (owners, members, edges) "
+            "stays until it is imported again"
+        )
     for comp in world.components:
         old = existing.get(comp.id)
-        if old is not None and old["sources"] and not set(old["sources"]) & set(sources):
+        if old is not None and old["sources"] and not set(old["sources"]) & (said_here | set(ours)):
             report.merged.append(comp.id)
         if old is None:
             report.new.append(f"component {comp.id} ({comp.kind}, from {comp.source})")

@@ -352,9 +352,10 @@ def test_an_alerting_leaf_the_world_file_states_is_named_with_low_confidence(
     got = finding(bare, incident_id)
     assert got["root_cause"] == "psp-gateway"
     assert got["finding"]["confidence"] < 0.5  # one alert on a leaf: not evidence
+    # it calls nothing the file knows of (payments calls it): said so, not "no dependency of"
     assert (
-        "lists no business dependency of psp-gateway, and nothing measured its calls"
-        in (got["finding"]["summary"])
+        "psp-gateway calls nothing the world file knows of (no business dependency out of it), "
+        "and nothing measured its calls: low confidence." in got["finding"]["summary"]
     )
 
 

@@ -161,6 +161,39 @@ def test_topology_validate_names_a_bad_level_with_its_line(tmp_path, change, pro
     assert problem in caught.value.problems[0]
 
 
+def test_topology_validate_lists_every_problem_of_a_policy_in_one_run(tmp_path):
+    """A new user's trial: a bad duration hid the policy's three other problems (a person who
+    is no member, a team that is not one, levels out of order) until it was fixed; a member
+    with a bad field hid the team's other problems. One run lists all, each with its line."""
+    text = WORLD.replace(
+        """      - {after: 5m, notify: [Ada]}
+      - {after: 15m, notify: [{team: ops}]}
+      - {after: 30m, notify: ["@channel"]}
+""",
+        """      - {after: 15 minutes, notify: [Adda]}
+      - {after: 30m, notify: [{team: opz}]}
+      - {after: 10m, notify: ["@channel"]}
+""",
+    ).replace("members: [{name: Bo}]", "members: [{name: Bo, email: [bo]}]\n    owns: [apy]")
+    path = tmp_path / "world.yaml"
+    path.write_text(text)
+    with pytest.raises(TopologyError) as caught:
+        load_world(path)
+    assert caught.value.problems == [
+        f"{path}:9: teams.0.escalation_policy.0.after: Value error, '15 minutes' is not a "
+        "duration like 30s, 5m, 1h or 1h30m",
+        f"{path}:14: teams.1.members.0.email: Input should be a valid string",
+        f"{path}:9: teams.0.escalation_policy.0.notify.0: 'Adda' is no member of any team (did "
+        "you mean 'Ada'?); give a person's name, {team: NAME} or '@channel'",
+        f"{path}:10: teams.0.escalation_policy.1.notify.0: 'opz' is not a team in `teams` (did "
+        "you mean 'ops'?)",
+        f"{path}:11: teams.0.escalation_policy.2.after: level 3 of 'web' is due after 10m, not "
+        "later than level 2 (30m): list levels in the order they run, each `after` larger "
+        "than the one before",
+        f"{path}:15: teams.1.owns.0: team 'ops' owns unknown component 'apy' (did you mean 'api'?)",
+    ]
+
+
 def test_repeat_without_a_policy_is_a_problem(tmp_path):
     path = tmp_path / "world.yaml"
     path.write_text(WORLD.replace("  - name: ops\n", "  - name: ops\n    repeat: 2\n"))

@@ -15,6 +15,11 @@ import httpx
 import pytest
 
 from adapters.falkordb import TenantGraph
+from adapters.github import markdown
+from adapters.notices import Page, fmt_ms
+from adapters.slack.blocks import page_blocks, page_buttons
+from gateway.cli.incident_text import incident_report, incident_table, when
+from gateway.http.status import incident_detail
 from gateway.ops.runtime import Runtime
 from gateway.ops.upkeep import Upkeep
 from tests.conftest import make_settings
@@ -201,3 +206,61 @@ def test_the_web_page_reads_a_silent_heartbeat_as_what_it_is(served, graph):
     row = listed.split(f'data-key="{incident_id}"')[1].split("</tr>")[0]
     assert "the alerting pipeline" in row and "⚠ the Watchdog heartbeat stopped arriving" in row
     assert "no known service" not in row and "inconclusive" not in row
+
+
+def test_the_page_ticket_and_cli_read_a_silent_heartbeat_as_what_it_is(served, graph):
+    """A new user's trial: the outbox page said "Root cause: inconclusive; no known component
+    to check first … Evidence:" (empty), the ticket had "### Graph path" and "Recent changes
+    near the cause", and `blast-radius incidents` said `inconclusive`. They say what the web
+    page says: the heartbeat stopped arriving, when it was last seen, what to check."""
+    runtime, client = served
+    upkeep = Upkeep(runtime.store, runtime.settings, runtime.metrics)
+    assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
+    (beat,) = graph.rows("heartbeats")
+    time.sleep(1.3)
+    (opened,) = upkeep.check_heartbeats()
+    incident_id = opened["incident_id"]
+    runtime.make_worker().run(threading.Event(), burst=True)
+    sent = {str(e["intent_id"]): e for e in runtime.outbox.entries()}
+    seen = fmt_ms(beat["last_at"])
+    stopped = (
+        f"The Watchdog heartbeat stopped arriving (last seen {seen}): Prometheus, Alertmanager "
+        "or the way from Alertmanager to this gateway may be down, and other alerts may be "
+        "firing unseen."
+    )
+    page = sent[f"incident:{incident_id}:initial-notification"]
+    lines = page["text"].splitlines()
+    assert lines[1] == stopped, page["text"]
+    assert lines[2].startswith("The Watchdog alert fires all the time") and "Check that" in lines[2]
+    assert lines[3].startswith("Paged: Hal Example (on call for platform, the default team")
+    ticket = sent[f"incident:{incident_id}:ticket"]
+    assert ticket["title"] == f"[critical] {page['title']}"
+    assert f"**{markdown.text(stopped)}**" in ticket["text"]
+    assert "### Paged\nHal Example (on call for platform" in ticket["text"]
+    for said in (page["text"], ticket["text"]):
+        for gone in (
+            "Root cause",
+            "nconclusive",
+            "Evidence",
+            "Path",
+            "Graph path",
+            "Recent changes",
+            "Candidates",
+            "Steps the investigator",
+            "Raw evidence",
+        ):
+            assert gone not in said, (gone, said)  # fmt: skip
+    notice = Page.model_validate(page["notice"])
+    buttons = [b.text.text for b in page_buttons(notice)]
+    assert buttons == ["Acknowledge", "Resolved"]  # no cause to judge, no component to snooze
+    assert [b.block_id for b in page_blocks(notice, None)] == [
+        "title", "heartbeat", "cause", "verdict",
+    ]  # fmt: skip
+    listed = incident_table(graph.rows("list_incidents", {"status": None, "limit": 5}))
+    row = next(line for line in listed.splitlines() if line.startswith(incident_id))
+    assert "the Watchdog heartbeat stopped arriving" in row and "inconclusive" not in row
+    assert " 0/0 " not in row
+    report = incident_report(incident_detail(graph, incident_id) or {})
+    assert report.splitlines()[2] == stopped.replace(seen, when(beat["last_at"]))
+    assert report.splitlines()[3].startswith("The Watchdog alert fires all the time")
+    assert "root cause" not in report and "alerts (" not in report
