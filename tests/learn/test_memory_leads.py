@@ -38,6 +38,19 @@ def home(falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI) -> Iterator[
     close_shop(gw)
 
 
+def corrected_then_again(
+    home: Gateway,
+    before: list[tuple[str, str, str]],
+    cause: str,
+    after: list[tuple[str, str, str]],
+) -> dict:
+    """`before` fires, an engineer corrects it naming `cause`, it clears; two days later
+    `after` fires. The second incident, investigated."""
+    verdict(home, fire(home, WEEK1, before), "rejected", cause)
+    clear(home, WEEK1, before)
+    return incident(home, fire(home, WEEK1 + timedelta(days=2), after))
+
+
 def test_a_remembered_lead_that_explains_fewer_alerting_components_does_not_steer(home: Gateway):
     """shadow-store, silent, was named in a correction when app-gateway and voice were slow.
     Next, voice, command and notifier fail: the correction's playbook misses only on the
@@ -50,13 +63,11 @@ def test_a_remembered_lead_that_explains_fewer_alerting_components_does_not_stee
         ("HomeDashboardSlow", "app-gateway", "GET /homes/{id}/state p99 2.4s"),
         ("VoiceQueryDeadlineExceeded", "voice", "7% of voice queries after the 2s deadline"),
     ]
-    verdict(home, fire(home, WEEK1, slow), "rejected", "shadow-store")
-    clear(home, WEEK1, slow)
-    again = incident(home, fire(home, WEEK1 + timedelta(days=2), [
+    again = corrected_then_again(home, slow, "shadow-store", [
         ("VoiceDirectiveErrors", "voice", "24% of directives answered NO_SUCH_ENDPOINT"),
         ("CommandRejections", "command", "19% of commands rejected as 'device not in home'"),
         ("NotifierNoRecipients", "notifier", "31% of alarm events failing to find a recipient"),
-    ]))  # fmt: skip
+    ])  # fmt: skip
     assert (again["root_cause"], again["finding"]["planner"]) == ("registry", "rules")
     assert again["finding"]["confidence"] < 0.5
     (use,) = again["memory"]
@@ -78,18 +89,17 @@ def test_a_remembered_lead_loses_to_an_alerting_component_that_explains_every_al
     (its signature's pairs are two of the three), a lead at 0.45. But policy does not explain
     bank-client's alert, and bank-client alone explains all three (payments calls it, claims
     consumes what payments publishes): memory's cause would need a second fault, so the
-    finding is not memory's and says why."""
+    rules decide (the words of the overruling: `test_why_a_remembered_cause_is_the_longer_
+    explanation`)."""
     slow = [
         ("ClaimsCoverageCheckSlow", "claims", "coverage-check step p95 6.1s"),
         ("PayoutRunSlow", "payments", "payee lookups averaging 4.8s"),
     ]
-    verdict(home, fire(home, WEEK1, slow), "rejected", "policy")
-    clear(home, WEEK1, slow)
-    again = incident(home, fire(home, WEEK1 + timedelta(days=2), [
+    again = corrected_then_again(home, slow, "policy", [
         ("BankApiLatencyHigh", "bank-client", "bank payments API p99 14s (contract 2s)"),
         ("PayoutSettlementSlow", "payments", "settlement to payout p95 3h20m (SLO 30m)"),
         ("SettlementLatencyHigh", "claims", "approved claims settled after 2h, p95 latency"),
-    ]))  # fmt: skip
+    ])  # fmt: skip
     assert (again["root_cause"], again["finding"]["planner"]) == ("bank-client", "rules")
     assert not [u for u in again["memory"] if u["steered"]]
     # claims reaches bank-client only through the events it consumes: split off after the

@@ -120,17 +120,25 @@ def test_the_heartbeat_off_triages_watchdog_like_any_alert(falkordb, tmp_path, t
     assert json.loads(json.dumps(incidents(graph)))[0]["title"] == "Watchdog"
 
 
+def silenced(runtime: Runtime, client: httpx.Client, graph: TenantGraph) -> tuple[dict, str]:
+    """The Watchdog arrives once, then stays silent past its timeout: the upkeep opens its
+    incident and a worker pages it. Returns the heartbeat row as it was last seen and the
+    incident's id."""
+    upkeep = Upkeep(runtime.store, runtime.settings, runtime.metrics)
+    assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
+    (beat,) = graph.rows("heartbeats")
+    time.sleep(1.3)
+    (opened,) = upkeep.check_heartbeats()
+    runtime.make_worker().run(threading.Event(), burst=True)
+    return beat, str(opened["incident_id"])
+
+
 def test_the_heartbeats_return_resolves_its_incident_as_any_resolve_does(served, graph):
     """The silence's incident resolves through the resolve path (`notify_state:resolve:<id>`):
     one resolve notice in the page's thread, the ticket closed and the page edited, saying the
     heartbeat's return resolved it; a second heartbeat changes nothing more."""
     runtime, client = served
-    upkeep = Upkeep(runtime.store, runtime.settings, runtime.metrics)
-    assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
-    time.sleep(1.3)
-    (opened,) = upkeep.check_heartbeats()
-    incident_id = opened["incident_id"]
-    runtime.make_worker().run(threading.Event(), burst=True)
+    _, incident_id = silenced(runtime, client, graph)
     page_ref = f"outbox:incident:{incident_id}:initial-notification"
     assert [e["intent_id"] for e in runtime.outbox.entries() if e["kind"] == "ticket"] == [
         f"incident:{incident_id}:ticket"
@@ -168,13 +176,7 @@ def test_the_web_page_reads_a_silent_heartbeat_as_what_it_is(served, graph):
     trial: "no known service", "? inconclusive: no known component", Confirm cause). The API
     and the list say the same."""
     runtime, client = served
-    upkeep = Upkeep(runtime.store, runtime.settings, runtime.metrics)
-    assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
-    (beat,) = graph.rows("heartbeats")
-    time.sleep(1.3)
-    (opened,) = upkeep.check_heartbeats()
-    incident_id = opened["incident_id"]
-    runtime.make_worker().run(threading.Event(), burst=True)
+    beat, incident_id = silenced(runtime, client, graph)
     detail = client.get(f"/api/v1/incidents/{incident_id}").json()
     assert detail["heartbeat"] == {"alertname": "Watchdog", "last_seen": beat["last_at"]}
     page = client.get(f"/ui/incidents/{incident_id}").text
@@ -214,13 +216,7 @@ def test_the_page_ticket_and_cli_read_a_silent_heartbeat_as_what_it_is(served, g
     near the cause", and `blast-radius incidents` said `inconclusive`. They say what the web
     page says: the heartbeat stopped arriving, when it was last seen, what to check."""
     runtime, client = served
-    upkeep = Upkeep(runtime.store, runtime.settings, runtime.metrics)
-    assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
-    (beat,) = graph.rows("heartbeats")
-    time.sleep(1.3)
-    (opened,) = upkeep.check_heartbeats()
-    incident_id = opened["incident_id"]
-    runtime.make_worker().run(threading.Event(), burst=True)
+    beat, incident_id = silenced(runtime, client, graph)
     sent = {str(e["intent_id"]): e for e in runtime.outbox.entries()}
     seen = fmt_ms(beat["last_at"])
     stopped = (
