@@ -796,6 +796,8 @@ def test_the_maintenance_page_opens_lists_and_ends_windows_of_any_length(
             ended = http.post(f"/ui/maintenance/{window['id']}/end", data={"csrf": csrf})
             assert ended.status_code == 303
         assert http.post("/ui/maintenance/mw-none/end", data={"csrf": csrf}).status_code == 404
+        stale = http.post(f"/ui/maintenance/{payment['id']}/end", data={"csrf": csrf})
+        assert stale.status_code == 409 and f"(ended by {PERSON_A})" in stale.text
         assert 'id="no-windows"' in http.get("/ui/maintenance").text
         assert f"/ui/incidents/{incident}" in http.get("/ui/maintenance?all=true").text
     site.drain()  # no window covers it any more: paged now

@@ -499,7 +499,8 @@ async def open_maintenance(request: Request) -> Response:
 @router.post("/ui/maintenance/{window_id}/end")
 async def end_maintenance(request: Request, window_id: str) -> Response:
     """End a window now as the signed-in person (form: `csrf`); incidents it held page now
-    unless another window covers them. 303 to the list; 403 bad CSRF; 404 no such window."""
+    unless another window covers them. 303 to the list; 403 bad CSRF; 404 no such window;
+    409 a window already over (a page older than its end), left as it was."""
     return await _quiet(request, window_id)
 
 
