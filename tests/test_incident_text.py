@@ -22,6 +22,9 @@ def incident(**changes: Any) -> dict[str, Any]:
                     "candidates": ["cart", "valkey-cart", "flagd"]},
         "alerts": [{"status": "firing", "alertname": "LatencyHigh", "component": None,
                     "starts_at_ms": 0, "labels": {"alertname": "LatencyHigh", "job": "billing"}}],
+        "alerts_total": 1, "alerts_firing": 1,
+        "alert_groups": [{"component": None, "alertname": "LatencyHigh", "alerts": 1,
+                          "firing": 1}],
         "actions": [], "verdicts": [], "tasks": [],
     }  # fmt: skip
     found.update(changes)

@@ -5,6 +5,7 @@ gateway with real FalkorDB and burst workers. The browser itself: tests/test_web
 from __future__ import annotations
 
 import hashlib
+import html
 import itertools
 import json
 import re
@@ -20,6 +21,8 @@ from pydantic import SecretStr
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
 from agents.respond import maintenance, preferences
 from agents.tasks.kinds import AFTER_PAGE, PRIORITY
+from gateway.cli.incident_text import incident_report
+from gateway.http.status import incident_detail
 from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from gateway.web import live, overview
@@ -331,6 +334,103 @@ def test_incident_json_for_scripts(site: Site) -> None:
     assert not any(e["on_path"] for e in graph["edges"] if e["target"] != "payment")
     assert decision["root_cause"] == "payment" and decision["finding"]["summary"]
     assert isinstance(decision["decisions"], list)
+
+
+def storm(site: Site, firing: int, resolved: int) -> str:
+    """One notification of `firing + resolved` alerts on payment a second apart (each its own
+    instance), then the oldest `resolved` of them resolved; investigated. The incident id."""
+    alerts = [
+        {"status": "firing",
+         "labels": {"alertname": "HighErrorRate", "service": "payment", "severity": "critical",
+                    "instance": f"payment-{n}"},
+         "annotations": {"summary": f"errors on payment instance {n}"},
+         "startsAt": f"2026-11-02T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z",
+         "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "http://prometheus:9090/graph",
+         "fingerprint": f"{n:016x}"}
+        for n in range(firing + resolved)
+    ]  # fmt: skip
+    body = json.loads(alert_body("payment"))
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    with site.client() as http:
+        answer = http.post("/api/v1/alerts", json=body | {"alerts": alerts}, headers=bearer)
+        (incident,) = answer.json()["incidents"]
+        site.drain()
+        ended = [a | {"status": "resolved", "endsAt": "2026-11-02T03:00:00Z"}
+                 for a in alerts[:resolved]]  # fmt: skip
+        answer = http.post("/api/v1/alerts", json=body | {"alerts": ended}, headers=bearer)
+        assert answer.json()["accepted"] == resolved, answer.text
+    return str(incident)
+
+
+def test_an_incident_of_many_alerts_shows_them_a_page_at_a_time(site: Site) -> None:
+    """450 alerts, the oldest 300 resolved: the web page shows 200 at a time, firing first,
+    with their counts and links to the other pages; the timeline folds the resolved ones too;
+    a step that read every alert shows its first 20,000 characters. The API lists 500 by
+    default, takes a limit and an offset and says how many there are; the CLI counts them by
+    component and alertname and lists the first few, firing first."""
+    incident = storm(site, firing=150, resolved=300)
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        first = http.get(f"/ui/incidents/{incident}").text
+        last = http.get(f"/ui/incidents/{incident}?alerts_page=3").text
+        past = http.get(f"/ui/incidents/{incident}?alerts_page=9").text  # the last one
+        bad = {v: http.get(f"/ui/incidents/{incident}?alerts_page={v}") for v in ("0", "x")}
+        whole = http.get(f"/api/v1/incidents/{incident}", headers=bearer).json()
+        tail = http.get(f"/api/v1/incidents/{incident}?alerts_limit=100&alerts_offset=400",
+                        headers=bearer).json()  # fmt: skip
+        counted = http.get(f"/api/v1/incidents/{incident}?alerts_limit=0", headers=bearer).json()
+        refused = [
+            http.get(f"/api/v1/incidents/{incident}?{q}", headers=bearer).status_code
+            for q in ("alerts_limit=5001", "alerts_offset=-1", "alerts_limit=x")
+        ]
+    assert '<h2 id="alerts-h">Alerts (450, 150 firing)</h2>' in first
+    assert "Showing 1–200 of 450 alerts, firing first." in first
+
+    def statuses(page: str) -> list[str]:
+        return re.findall(r"<tr data-key=[^>]+>\s*<td>.*?</td>\s*<td>(● firing|✓ resolved)</td>",
+                          page)  # fmt: skip
+
+    assert statuses(first) == ["● firing"] * 150 + ["✓ resolved"] * 50
+    assert "page 1 of 3" in first and "?alerts_page=2#alerts-h" in first
+    assert '<span class="mono">payment</span> HighErrorRate 450 (150 firing)' in first
+    assert "Showing 401–450 of 450 alerts" in last and statuses(last) == ["✓ resolved"] * 50
+    assert "Showing 401–450 of 450 alerts" in past
+    assert {v: r.status_code for v, r in bad.items()} == {"0": 400, "x": 400}
+    assert "alerts_page must be a whole number from 1, not &#39;x&#39;" in bad["x"].text
+    assert "… 444 more alerts joined (all in Alerts below)" in first
+    assert "… 294 more alerts resolved (all in Alerts below)" in first
+    cut = re.findall(r"([\d,]+) more characters: <a href=\"/api/v1/incidents/", first)
+    assert cut, "the step that read 450 alerts is shown whole"
+    shown = [html.unescape(p) for p in re.findall(r"<pre>(.*?)</pre>", first, re.S)]
+    assert max(len(p) for p in shown) == 20_001  # and "…"
+    assert len(first.encode()) < 400_000, len(first.encode())
+
+    assert (whole["alerts_total"], whole["alerts_firing"], len(whole["alerts"])) == (450, 150, 450)
+    assert (whole["alerts_offset"], whole["alerts_limit"]) == (0, 500)
+    assert [a["status"] for a in whole["alerts"][:300]] == ["resolved"] * 300  # oldest first
+    assert whole["alert_groups"] == [
+        {"component": "payment", "alertname": "HighErrorRate", "alerts": 450, "firing": 150}
+    ]
+    assert [a["labels"]["instance"] for a in tail["alerts"]] == [
+        f"payment-{n}" for n in range(400, 450)
+    ]
+    assert (tail["alerts_offset"], tail["alerts_limit"], tail["alerts_total"]) == (400, 100, 450)
+    assert counted["alerts"] == [] and counted["alerts_total"] == 450
+    assert refused == [422, 422, 422]
+
+    graph = site.runtime.store.graph(graph_name(site.a))
+    text = incident_report(incident_detail(graph, incident, 3, firing_first=True))
+    alerts = text.split("\nalerts (", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert alerts == [
+        "450, 150 firing), by component and alertname:",
+        "  450  payment  HighErrorRate (150 firing)",
+        "the first 3, firing first:",
+        *[f"  firing   HighErrorRate on payment, since 2026-11-02 00:0{n // 60}"
+          f" UTC" for n in (300, 301, 302)],
+        "… and 447 more: --alerts N lists more (at most 5,000), the web page pages through "
+        "them all",
+    ]  # fmt: skip
 
 
 def test_an_incident_page_links_the_incident_split_off_it_and_back(site: Site) -> None:

@@ -985,22 +985,34 @@ def incidents(
 def incident(
     incident_id: Annotated[str, typer.Argument(metavar="ID", help="Incident id (inc-…).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON, as the API does.")] = False,
+    alerts: Annotated[
+        int | None,
+        typer.Option(
+            help="List this many alerts, firing first (default 10; with --json 500, oldest "
+            "first, as the API does).",
+            min=0,
+            max=5000,
+        ),
+    ] = None,
     tenant: TenantOption = None,
     data_dir: DataDir = None,
 ) -> None:
     """`GET /api/v1/incidents/{id}` read from the graph directly, or the incident's archived
-    record (JSON, gateway/ops/archive.py) once it left the graph; exit 1 when there is none."""
-    from gateway.cli.incident_text import incident_report
+    record (JSON, gateway/ops/archive.py) once it left the graph; exit 1 when there is none.
+    The text lists `--alerts` alerts, firing first, after their counts by component and
+    alertname."""
+    from gateway.cli.incident_text import LISTED_ALERTS, incident_report
     from gateway.http.incident_views import loads
-    from gateway.http.status import incident_detail
+    from gateway.http.status import API_ALERTS, incident_detail
 
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
+    listed = alerts if alerts is not None else API_ALERTS if as_json else LISTED_ALERTS
     with Runtime(settings) as runtime:
         assert runtime.store is not None
         (name,) = read_tenants(runtime, tenant, "incident")
         graph = runtime.store.graph(graph_name(name))
-        found = incident_detail(graph, incident_id)
+        found = incident_detail(graph, incident_id, listed, firing_first=not as_json)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
     if found is None:
         path = archive_path(settings.data_dir, name)

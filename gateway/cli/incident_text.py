@@ -8,8 +8,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agents.triage.triage import component_candidates
+from gateway.http.status import ALERT_GROUPS
 from gateway.web.overview import cause as listed_cause
 from gateway.web.timeline import paged_words
+
+#: Alerts `blast-radius incident` lists by default (firing first), and the (component,
+#: alertname) pairs it counts before them when there are more.
+LISTED_ALERTS = 10
+LISTED_GROUPS = 10
 
 
 def when(ms: int | None) -> str:
@@ -169,12 +175,7 @@ def incident_report(
         )
     if found.get("resolved_by"):
         lines.append(f"resolved by {found['resolved_by']}")
-    lines.append(f"\nalerts ({len(found['alerts'])}):")
-    lines += [
-        f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or unknown_component(a)}"
-        f", since {when(a['starts_at_ms'])}"
-        for a in found["alerts"]
-    ]
+    lines += _alert_lines(found)
     if found["actions"]:
         lines.append("\nactions:")
         lines += [
@@ -202,6 +203,38 @@ def incident_report(
         lines.append("\nfailed work:")
         lines += [f"  {t['kind']}: {t['last_error']}" for t in failed]
     return "\n".join(lines)
+
+
+def _alert_lines(found: dict[str, Any]) -> list[str]:
+    """The incident's alerts: each one listed (`found["alerts"]`, firing first) when that is
+    all of them; else first their counts by component and alertname (`alert_groups`, at most
+    `LISTED_GROUPS` lines), then those listed and how many more there are."""
+    alerts, total = found["alerts"], found["alerts_total"]
+    listed = [
+        f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or unknown_component(a)}"
+        f", since {when(a['starts_at_ms'])}"
+        for a in alerts
+    ]
+    if len(alerts) >= total:
+        return [f"\nalerts ({total}):", *listed]
+    firing = found["alerts_firing"]
+    lines = [f"\nalerts ({total:,}, {firing:,} firing), by component and alertname:"]
+    groups = found["alert_groups"]
+    width = len(f"{groups[0]['alerts']:,}") if groups else 1
+    lines += [
+        f"  {g['alerts']:>{width},}  {g['component'] or '(no component)'}  {g['alertname'] or '-'}"
+        + (f" ({g['firing']:,} firing)" if g["firing"] != g["alerts"] else "")
+        for g in groups[:LISTED_GROUPS]
+    ]
+    if len(groups) > LISTED_GROUPS:
+        more = " or more" if len(groups) >= ALERT_GROUPS else ""  # the API lists no more
+        lines.append(f"  … and {len(groups) - LISTED_GROUPS}{more} other pairs")
+    if alerts:
+        lines.append(f"the first {len(alerts)}, firing first:")
+        lines += listed
+    lines.append(f"… and {total - len(alerts):,} more: --alerts N lists more (at most 5,000), "
+                 "the web page pages through them all")  # fmt: skip
+    return lines
 
 
 def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:

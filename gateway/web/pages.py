@@ -37,7 +37,7 @@ from gateway.http import incident_views
 from gateway.http import maintenance as maintenance_api
 from gateway.http.limits import read_limited
 from gateway.http.payloads import http_link
-from gateway.http.status import incident_detail
+from gateway.http.status import alert_counts, incident_detail
 from gateway.web import drawing, live, maintenance_form, overview, timeline
 from gateway.web.live import LiveFeed
 from gateway.web.proxies import ForwardedFrom, forwarding_hosts
@@ -78,11 +78,13 @@ PAGE_HEADERS = {
 router = APIRouter()
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["http_link"] = http_link  # only http(s) URLs become links
-#: The incident page shows at most this many alerts (the API has every one), and label and
-#: annotation text up to `CLIP_CHARS` characters each: a 5 MiB annotation or 1,000 alerts
-#: would otherwise make a page of megabytes.
+#: The incident page shows this many alerts at a time (firing first; `?alerts_page=N` for the
+#: next ones), label and annotation text up to `CLIP_CHARS` characters each, and a step's
+#: stored arguments or result up to `STEP_CHARS`: a 5 MiB annotation, 20,000 alerts, or a
+#: step that read them all, would otherwise make a page of megabytes (the API has them all).
 PAGE_ALERTS = 200
 CLIP_CHARS = 1_000
+STEP_CHARS = 20_000
 
 
 def clip(value: object) -> str:
@@ -253,7 +255,7 @@ def links(request: Request, detail: dict[str, Any]) -> dict[str, Any]:
     ticket = next((a for a in detail["actions"] if a["kind"] == "ticket" and a["external_ref"]),
                   None)  # fmt: skip
     runbooks, sources, seen = [], [], set()
-    for alert in detail["alerts"][:PAGE_ALERTS]:
+    for alert in detail["alerts"]:  # the alerts shown
         for key in RUNBOOK_KEYS:
             url = http_link(str(alert["annotations"].get(key) or ""))
             if url and url not in seen:
@@ -281,34 +283,60 @@ def links(request: Request, detail: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def page_number(text: str | None) -> int:
+    """The `alerts_page` GET parameter: a whole number from 1 (absent: 1). Raises
+    HTTPException 400 naming what it must be."""
+    if text is None:
+        return 1
+    if not (text.isascii() and text.isdigit() and 0 < len(text) <= 9 and int(text) >= 1):
+        raise HTTPException(400, f"alerts_page must be a whole number from 1, not {text[:40]!r}")
+    return int(text)
+
+
 @router.get("/ui/incidents/{incident_id}", response_class=HTMLResponse)
 async def incident_page(request: Request, incident_id: str) -> Response:
     """One incident, responder first: status, severity and who is on it; the actions; links;
-    the finding; the timeline; the alerts; the graph; then the agents' steps, decisions,
-    ruled-out candidates and tasks, folded. A 404 page when it is not in the viewer's tenant."""
+    the finding; the timeline; the alerts (`PAGE_ALERTS` at a time, firing first: page
+    `alerts_page`, 1 by default; one past the last shows the last); the graph; then the
+    agents' steps, decisions, ruled-out candidates and tasks, folded. A 404 page when it is
+    not in the viewer's tenant; 400 for an `alerts_page` that is no whole number from 1."""
     session, cookie = await _session(request)
     graph = _graph(request, session)
     api_url = request.app.state.settings.github_api_url
+    try:
+        asked = page_number(request.query_params.get("alerts_page"))
+    except HTTPException as exc:
+        return await render(
+            request, "error.html", session, cookie, status_code=exc.status_code,
+            title="No such page of alerts", message=str(exc.detail),
+            back=f"/ui/incidents/{urllib.parse.quote(incident_id, safe='')}",
+        )  # fmt: skip
 
     def read() -> dict[str, Any] | None:
-        detail = incident_detail(graph, incident_id)
+        counts = alert_counts(graph, incident_id)
+        pages = max(1, -(-counts["total"] // PAGE_ALERTS))
+        shown = min(asked, pages)
+        detail = incident_detail(
+            graph, incident_id, PAGE_ALERTS, (shown - 1) * PAGE_ALERTS, firing_first=True,
+            counts=counts, joins=True,
+        )  # fmt: skip
         if detail is None:
             return None
-        joins = {r["key"]: r for r in graph.rows("web_alert_joins", {"incident_id": incident_id})}
         paged = graph.one("web_paged", {"incident_ids": [incident_id]})
         who = incident_views.loads(paged["result"]) if paged else None
         who = who if isinstance(who, dict) else None
         first = incident_views.loads(paged["first"]) if paged and paged["first"] else None
         first = first if isinstance(first, dict) and first != who else None
         people = graph.one("web_incident_people", {"incident_id": incident_id}) or {}
-        drawn = incident_views.incident_graph(graph, detail)
+        drawn = incident_views.incident_graph(graph, detail, counts["components"])
         nobody = bool(detail["nobody_paged"])
         return {
             "incident": detail, "paged": timeline.paged_words(who, nobody),
             "first_paged": timeline.paged_words(first, nobody), "people": people,
-            "joins": joins,
+            "services": list(counts["components"]), "first_alert": counts["first"],
+            "alerts_page": shown, "alerts_pages": pages,
             "events": timeline.events(graph, incident_id, who, api_url, first, nobody),
-            "steps": incident_views.steps(graph, incident_id),
+            "steps": incident_views.steps(graph, incident_id, STEP_CHARS),
             "decisions": incident_views.decisions(graph, incident_id),
             "graph": drawn, "graph_svg": drawing.svg(drawn),
             "remediations": overview.remediations(graph, incident_id),
