@@ -28,6 +28,7 @@ from gateway.settings import Settings
 from gateway.web import live, overview
 from gateway.web.session import COOKIE, Sessions
 from tests.conftest import alert_body, make_settings
+from tests.respond.test_escalation import TRIAL_POLICY, TRIAL_WORDS, with_policy
 from tests.web_site import HOOK_A, HOOK_B, PERSON_A, VIEWER_A, VIEWER_B, Site, running_site
 
 
@@ -560,7 +561,8 @@ def test_open_mode_needs_no_sign_in_but_forms_need_csrf(
         runtime.close()
 
 
-def test_memory_world_and_health_pages(site: Site) -> None:
+def test_memory_world_and_health_pages(site: Site, store: GraphStore) -> None:
+    with_policy(store.graph(graph_name(site.a)), TRIAL_POLICY, repeat=1)
     site.post_alert(site.a, "payment")
     with site.client() as http:
         sign_in(http, VIEWER_A)
@@ -569,6 +571,10 @@ def test_memory_world_and_health_pages(site: Site) -> None:
         memory = http.get("/ui/memory").text
     assert 'id="teams"' in world and "(default team: the root route)" in world
     assert 'data-key="payment"' in world
+    # each team's escalation policy, level by level: whom, after how long
+    levels = "".join(f"<li>{html.escape(line)}</li>" for line in TRIAL_WORDS)
+    assert f'<ol class="levels" id="levels-checkout">{levels}</ol>' in world
+    assert world.count("no escalation policy: only the person on call is paged") == 4
     assert "✓ up" in health and "investigate" in health  # the open investigate task
     assert "No playbook yet" in memory
 

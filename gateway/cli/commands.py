@@ -874,6 +874,8 @@ def oncall(
                     mark = " (default team)" if team.is_default else ""
                     who = ", ".join(team.on_call) or "NOBODY"
                     typer.echo(f"  {team.team}{mark}: {who if known else unknown}")
+                    if team.escalation:  # whom its page reaches while nobody acknowledges it
+                        typer.echo(f"    escalation: {'; '.join(team.escalation)}")
                 if known:
                     problems += [f"{name}: {p}" for p in coverage_problems(found, when)]
                 if not found:  # e.g. a misspelt --tenant, or another data folder
