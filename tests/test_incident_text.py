@@ -135,6 +135,23 @@ def test_the_incident_list_says_who_acknowledged_and_how_far_it_escalated() -> N
     assert states == ["ack Di Example, esc 1", "esc 2", "quiet", "-"]
 
 
+def test_the_on_call_column_names_whom_the_page_went_to() -> None:
+    """README: `blast-radius incidents` shows who was paged: the person, else the channel
+    nobody on call was paged in."""
+    row = {"status": "open", "paged": True}
+    assert on_call(row, route={"person": "Cy Example", "channel": "#c"}) == "paged Cy Example"
+    assert on_call(row, route={"person": None, "channel": "#checkout-oncall"}) == (
+        "paged #checkout-oncall"
+    )
+    assert on_call(row) == "paged"  # no route recorded (an older incident)
+    text = incident_table(
+        [{"id": "inc-1", "status": "open", "severity": "critical", "opened_at": 0, "firing": 1,
+          "alerts": 1, "title": "T", "root_cause": "cart", "investigated": True, "paged": True}],
+        {"inc-1": {"person": "Di Example", "team": "checkout"}},
+    )  # fmt: skip
+    assert "  paged Di Example  T" in text
+
+
 def test_the_on_call_column_says_quiet_only_while_the_window_lasts() -> None:
     """A maintenance window that ended (its page went out) no longer reads `quiet`."""
     row = {"acknowledged_by": None, "escalation_level": 2, "maintenance_until": 1_000_000}

@@ -502,7 +502,12 @@ def test_the_feed_says_what_happened_in_words(site: Site) -> None:
                     said = line
                     break
     assert f"acknowledged by {PERSON_A}" in said
-    assert f'href="/ui/incidents/{incident}"' in said
+    # the full id, as the rest of the UI shows it, not its last 8 characters
+    assert f'href="/ui/incidents/{incident}" class="mono">{incident}</a>' in said
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        listed = http.get("/").text.split('id="feed"')[1]  # the feed's first lines
+    assert f'class="mono">{incident}</a>' in listed
 
 
 def test_changes_name_each_moved_counter() -> None:
@@ -905,7 +910,8 @@ def test_the_maintenance_page_opens_lists_and_ends_windows_of_any_length(
         stale = http.post(f"/ui/maintenance/{payment['id']}/end", data={"csrf": csrf})
         assert stale.status_code == 409 and f"(ended by {PERSON_A})" in stale.text
         assert 'id="no-windows"' in http.get("/ui/maintenance").text
-        assert f"/ui/incidents/{incident}" in http.get("/ui/maintenance?all=true").text
+        past = http.get("/ui/maintenance?all=true").text
+        assert f'href="/ui/incidents/{incident}" class="mono">{incident}</a>' in past
     site.drain()  # no window covers it any more: paged now
     respond = [t for t in graph.rows("incident_tasks", {"incident_id": incident})
                if t["kind"] == "respond"]  # fmt: skip
@@ -967,6 +973,40 @@ def test_the_list_says_what_is_broken_and_filters_by_team_service_and_state(site
     assert cart in by_service and paid not in by_service
     assert paid in unacked and cart in unacked
     assert "No incidents match these filters" in resolved
+
+
+def test_a_bad_state_and_an_unknown_page_say_so_as_pages(site: Site) -> None:
+    """A new user's trial: `/?state=bogus` showed the open list as if asked for it, and
+    `/ui/nope` answered JSON while an unknown incident is an HTML page. A state is one of a
+    list: another is a 400 page naming them (as a bad `alerts_page` is); a severity is any
+    label value, so an unknown one filters and the form shows it; a page under /ui/ that does
+    not exist is an HTML 404 page, signed in or not; the API stays JSON."""
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        bogus = http.get("/", params={"state": "bogus"})
+        odd = http.get("/", params={"severity": "<b>page</b>"})
+        nope = http.get("/ui/nope")
+        wrong_method = http.get("/ui/logout")
+        api = http.get("/api/v1/nope", headers={"Authorization": f"Bearer {HOOK_A}"})
+    with site.client() as stranger:
+        anonymous = stranger.get("/ui/nope/deeper")
+    assert bogus.status_code == 400 and bogus.headers["content-type"].startswith("text/html")
+    assert ("There is no state &#39;bogus&#39; to list: choose one of open, unacknowledged, "
+            "acknowledged, escalated, maintenance, resolved, all.") in bogus.text  # fmt: skip
+    assert odd.status_code == 200 and "No incidents match these filters" in odd.text
+    assert '<option value="&lt;b&gt;page&lt;/b&gt;" selected>&lt;b&gt;page&lt;/b&gt;' in odd.text
+    for page, status, said in (
+        (nope, 404, "There is no page &#39;/ui/nope&#39; here."),
+        (anonymous, 404, "There is no page &#39;/ui/nope/deeper&#39; here."),
+        (wrong_method, 405, "&#39;/ui/logout&#39; takes no GET request."),
+    ):
+        assert page.status_code == status and page.headers["content-type"].startswith("text/html")
+        assert said in page.text and "frame-ancestors 'none'" in page.headers[
+            "content-security-policy"]  # fmt: skip
+    assert wrong_method.headers["allow"] == "POST"
+    assert f'<strong id="person">{PERSON_A}</strong>' in nope.text  # signed in: the nav
+    assert PERSON_A not in anonymous.text
+    assert (api.status_code, api.json()) == (404, {"detail": "Not Found"})
 
 
 def test_the_incident_graph_never_draws_an_edge_through_another_box() -> None:

@@ -965,8 +965,10 @@ def incidents(
     tenant: TenantOption = None,
     data_dir: DataDir = None,
 ) -> None:
-    """`GET /api/v1/incidents` read from the graph directly."""
+    """`GET /api/v1/incidents` read from the graph directly; the table says whom each open
+    page went to (`web_paged.cypher`, as the web list does)."""
     from gateway.cli.incident_text import incident_table
+    from gateway.http.incident_views import loads
 
     if status not in (None, "open", "resolved", "merged"):
         typer.echo(f"--status must be open, resolved or merged, not {status!r}", err=True)
@@ -978,9 +980,16 @@ def incidents(
         (name,) = read_tenants(runtime, tenant, "incidents")
         graph = runtime.store.graph(graph_name(name))
         rows = graph.rows("list_incidents", {"status": status, "limit": limit})
+        found = [] if as_json or not rows else graph.rows(
+            "web_paged", {"incident_ids": [r["id"] for r in rows]}
+        )  # fmt: skip
     for row in rows:
         row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
-    typer.echo(json.dumps({"incidents": rows}, indent=2) if as_json else incident_table(rows))
+    routes = {f["incident_id"]: loads(f["result"]) for f in found}
+    routes = {k: v for k, v in routes.items() if isinstance(v, dict)}
+    typer.echo(
+        json.dumps({"incidents": rows}, indent=2) if as_json else incident_table(rows, routes)
+    )
 
 
 @app.command(help="Show one incident: cause, finding, alerts, pages and tickets, verdicts.")

@@ -25,12 +25,15 @@ def when(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def incident_table(rows: list[dict[str, Any]]) -> str:
+def incident_table(
+    rows: list[dict[str, Any]], routes: dict[str, dict[str, Any]] | None = None
+) -> str:
     """One line per incident (rows of `list_incidents`): id, status, severity, opened, firing
     of all alerts, root cause (a verdict's first, as the web list says it: `corrected to x`,
     `x (confirmed)`; else the finding's, `x (low confidence 0.45)` for a lead, `inconclusive`
-    when it names none, `-` before there is a finding), on call (`on-call` below), title;
-    newest first, as given."""
+    when it names none, `-` before there is a finding), on call (`on_call` below, with the
+    route its page went to from `routes`, by incident id), title; newest first, as given."""
+    routes = routes or {}
     if not rows:
         return "no incidents"
     head = ("ID", "STATUS", "SEVERITY", "OPENED", "FIRING", "ROOT CAUSE", "ON CALL", "TITLE")
@@ -40,7 +43,7 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
             f"{int(r['firing'])}/{int(r['alerts'])}",
             judged(r["root_cause"], r.get("verdict"))
             or _listed(r["root_cause"], r.get("confidence"), bool(r.get("investigated"))),
-            on_call(r), str(r["title"]),
+            on_call(r, route=routes.get(str(r["id"]))), str(r["title"]),
         )
         for r in rows
     ]  # fmt: skip
@@ -52,14 +55,18 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
     )  # fmt: skip
 
 
-def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
+def on_call(
+    row: dict[str, Any], now_ms: int | None = None, route: dict[str, Any] | None = None
+) -> str:
     """The on-call state of a `list_incidents` row in a word or two: `ack <person>`, `esc <n>`
     (escalation level reached while nobody acknowledged), `quiet` (a maintenance window holds
     the page of an open incident until `maintenance_until`, ms since the epoch, later than
     `now_ms`; default: now; a resolved incident has no page to hold),
-    else `paged` for an open incident paged and not acknowledged yet, `nobody paged` for one
-    whose page reached no one (no team on call, no channel: `nobody_paged`), `-` for none of
-    these; `, `-joined when several hold."""
+    else `paged <who>` for an open incident paged and not acknowledged yet (`route`, where
+    its page went, `{person, team, channel}`: the person, else the channel nobody on call
+    was paged in; `paged` alone without one), `nobody paged` for one whose page reached no
+    one (no team on call, no channel: `nobody_paged`), `-` for none of these; `, `-joined
+    when several hold."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     said = []
     if row.get("acknowledged_by"):
@@ -73,7 +80,8 @@ def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
         if row.get("nobody_paged"):
             said.append("nobody paged")
         elif row.get("paged"):
-            said.append("paged")
+            who = (route or {}).get("person") or (route or {}).get("channel")
+            said.append(f"paged {who}" if who else "paged")
     return ", ".join(said) or "-"
 
 

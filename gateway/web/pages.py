@@ -29,13 +29,14 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adapters.falkordb import TenantGraph, graph_name
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance
 from gateway.http import incident_views
 from gateway.http import maintenance as maintenance_api
-from gateway.http.limits import read_limited
+from gateway.http.limits import http_failed, read_limited
 from gateway.http.payloads import http_link
 from gateway.http.status import alert_counts, incident_detail
 from gateway.web import drawing, live, maintenance_form, overview, timeline
@@ -231,10 +232,17 @@ async def incidents_page(
 ) -> Response:
     """The incidents list for triage: services and cause, severity, who is paged and whether
     they acknowledged, escalation, time since the page, maintenance. Filters (GET): `state`
-    (`overview.STATES`; unknown values mean open), `team`, `service`, `severity`, `q`."""
+    (`overview.STATES`: another value is a 400 page naming them), `team`, `service`,
+    `severity`, `q` (any text: one no incident has matches none, and the form shows it)."""
     session, cookie = await _session(request)
     graph = _graph(request, session)
-    chosen = state if state in overview.STATES else "open"
+    if state not in overview.STATES:
+        return await render(
+            request, "error.html", session, cookie, status_code=400, title="No such state",
+            message=f"There is no state {state[:40]!r} to list: choose one of "
+                    f"{', '.join(overview.STATES)}.",
+        )  # fmt: skip
+    chosen = state
     found = await run_in_threadpool(
         overview.incident_rows, graph, _now_ms(), chosen, team or None, service or None,
         severity or None, q or None,
@@ -677,6 +685,28 @@ async def sign_in_required(request: Request, exc: SignInRequired) -> Response:
     if request.url.path == "/ui/events":
         return Response("sign in first", status_code=401, media_type="text/plain")
     return RedirectResponse(target, status_code=303)
+
+
+async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    """An HTTP error: a page under `/ui/` no route has (404) or that takes no such method
+    (405) is an HTML page saying so, as an unknown incident's is (signed in or not: it shows
+    nothing of a tenant); anything else, and the live feed's, as the API answers
+    (`limits.http_failed`)."""
+    path = request.url.path
+    if exc.status_code not in (404, 405) or not path.startswith("/ui/") or path == "/ui/events":
+        return await http_failed(request, exc)
+    sessions: Sessions = request.app.state.sessions
+    session = await run_in_threadpool(sessions.read, request.cookies.get(COOKIE))
+    missing = exc.status_code == 404
+    response = await render(
+        request, "error.html", session, None, status_code=exc.status_code,
+        title="No such page" if missing else "Not allowed here",
+        message=f"There is no page {path[:200]!r} here." if missing
+        else f"{path[:200]!r} takes no {request.method[:10]} request.",
+    )  # fmt: skip
+    for name, value in (exc.headers or {}).items():  # 405's Allow
+        response.headers[name] = value
+    return response
 
 
 def mount(app: FastAPI) -> None:
