@@ -290,7 +290,12 @@ def web_fuzz(f: Fuzzer, ids: st.SearchStrategy[str]) -> None:
         st.sampled_from(listed),
         ids.map(lambda i: f"/ui/incidents/{quoted(i)}"),
         hostile_text.map(lambda t: f"/ui/login?next={quoted(t)}"),
-    )
+        st.tuples(ids, hostile_text).map(
+            lambda p: with_query(f"/ui/incidents/{quoted(p[0])}", {"alerts_page": p[1]})),
+        st.dictionaries(st.sampled_from(["state", "team", "service", "severity", "q"]),
+                        hostile_text).map(lambda q: with_query("/", q)),
+        hostile_text.map(lambda t: f"/ui/no-{quoted(t)}"),  # no such page (not the stream)
+    )  # fmt: skip
     f.run("GET / and /ui/* pages", st.tuples(pages, with_session),
           lambda e: ("GET", e[0], None, e[1]))  # fmt: skip
 
@@ -349,8 +354,12 @@ def fuzz(n: int) -> tuple[dict[str, Counter[str]], list[str], bool]:
             f.run("GET /api/v1/incidents", st.tuples(
                 st.dictionaries(st.sampled_from(["status", "limit", "x"]), hostile_text), auth),
                 lambda e: ("GET", with_query("/api/v1/incidents", e[0]), None, e[1]))  # fmt: skip
-            f.run("GET /api/v1/incidents/{id}", st.tuples(ids, auth),
-                  lambda e: ("GET", f"/api/v1/incidents/{quoted(e[0])}",
+            paging = st.dictionaries(
+                st.sampled_from(["alerts_limit", "alerts_offset"]),
+                st.one_of(hostile_text, st.integers().map(str)),
+            )
+            f.run("GET /api/v1/incidents/{id}", st.tuples(ids, auth, paging),
+                  lambda e: ("GET", with_query(f"/api/v1/incidents/{quoted(e[0])}", e[2]),
                              None, e[1]))  # fmt: skip
             f.run("GET /api/v1/playbooks", auth, lambda e: ("GET", "/api/v1/playbooks", None, e))
             retire = st.fixed_dictionaries({"reason": hostile_text}, optional={"by": scalars})

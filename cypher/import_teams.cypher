@@ -7,8 +7,11 @@
 // and, with none left, the team.
 // `approvers`: people (by name) who may approve a remediation of the team's components besides
 // its members.
+// One row per team: its escalation policy before (`policy_before`, null for a new team) and
+// now (`policy`), so the import can say what changed.
 UNWIND $teams AS t
 MERGE (tm:Team {name: t.name})
+WITH t, tm, tm.escalation_policy_json AS policy_before
 SET tm.slack_channel = coalesce(t.slack_channel, tm.slack_channel),
     tm.escalation = coalesce(t.escalation, tm.escalation),
     tm.is_default = coalesce(t.is_default, tm.is_default, false),
@@ -16,4 +19,4 @@ SET tm.slack_channel = coalesce(t.slack_channel, tm.slack_channel),
     tm.escalation_policy_json = coalesce(t.escalation_policy_json, tm.escalation_policy_json),
     tm.approvers = coalesce(t.approvers, tm.approvers),
     tm.sources = coalesce(tm.sources, []) + [s IN t.sources WHERE NOT s IN coalesce(tm.sources, [])]
-RETURN count(DISTINCT tm) AS teams
+RETURN tm.name AS team, policy_before, tm.escalation_policy_json AS policy

@@ -1,19 +1,35 @@
 // What happened to one incident, from the graph, for the page's timeline: one row per event
 // (at: ms UTC; event; detail; who; ref). Parts that nothing wrote yet (no delivery record, no
 // remediation) simply add no row. Sorted and worded by gateway/web/timeline.py.
+// Alerts: the first $listed to fire (then the first $listed to resolve) one row each, the rest
+// one row: `alerts_more` (`resolved_more`) at the first of them, detail how many (an incident
+// of a storm has tens of thousands: the page folds them into one line).
 MATCH (i:Incident {id: $incident_id})
 RETURN i.opened_at AS at, 'opened' AS event, i.title AS detail, null AS who, null AS ref
 UNION ALL
 MATCH (:Incident {id: $incident_id})-[:HAS_ALERT]->(a:Alert)
+WITH a ORDER BY a.starts_at_ms, a.key LIMIT $listed
 OPTIONAL MATCH (a)-[:ON]->(c:Component)
 RETURN a.starts_at_ms AS at, 'alert' AS event, a.alertname AS detail, c.name AS who,
        a.key AS ref
 UNION ALL
 MATCH (:Incident {id: $incident_id})-[:HAS_ALERT]->(a:Alert)
+WITH a ORDER BY a.starts_at_ms, a.key SKIP $listed
+RETURN min(a.starts_at_ms) AS at, 'alerts_more' AS event, count(a) AS detail, null AS who,
+       null AS ref
+UNION ALL
+MATCH (:Incident {id: $incident_id})-[:HAS_ALERT]->(a:Alert)
 WHERE a.status = 'resolved' AND a.ends_at_ms IS NOT NULL
+WITH a ORDER BY a.ends_at_ms, a.key LIMIT $listed
 OPTIONAL MATCH (a)-[:ON]->(c:Component)
 RETURN a.ends_at_ms AS at, 'alert_resolved' AS event, a.alertname AS detail, c.name AS who,
        a.key AS ref
+UNION ALL
+MATCH (:Incident {id: $incident_id})-[:HAS_ALERT]->(a:Alert)
+WHERE a.status = 'resolved' AND a.ends_at_ms IS NOT NULL
+WITH a ORDER BY a.ends_at_ms, a.key SKIP $listed
+RETURN min(a.ends_at_ms) AS at, 'resolved_more' AS event, count(a) AS detail, null AS who,
+       null AS ref
 UNION ALL
 MATCH (:Incident {id: $incident_id})-[:HAS_FINDING]->(f:Finding)
 RETURN coalesce(f.updated_at, f.created_at) AS at, 'finding' AS event, f.root_cause AS detail,

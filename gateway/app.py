@@ -26,7 +26,6 @@ from gateway.http.limits import (
     BodyError,
     RequestGuard,
     SafeJSONResponse,
-    http_failed,
     validation_failed,
 )
 from gateway.settings import Settings
@@ -79,7 +78,8 @@ def create_app(
     app.add_exception_handler(UnsafeKey, unsafe_key)  # type: ignore[arg-type]
     app.add_exception_handler(BodyError, body_refused)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, validation_failed)  # type: ignore[arg-type]
-    app.add_exception_handler(StarletteHTTPException, http_failed)  # type: ignore[arg-type]
+    # as `http_failed`, but a `/ui/` page no route has is an HTML page
+    app.add_exception_handler(StarletteHTTPException, pages.http_error)  # type: ignore[arg-type]
     app.add_middleware(RequestGuard)  # credentials, then a bounded body, then bounded JSON
     app.include_router(webhook.router)
     app.include_router(status.router)

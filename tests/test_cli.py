@@ -174,7 +174,14 @@ def test_incidents_and_incident_read_the_graph(
     shown = cli("incident", opened, **env)
     paged = [line for line in shown.stdout.splitlines() if line.startswith("paged: ")]
     assert len(paged) == 1 and paged[0].endswith(")"), shown.stdout  # person (team, channel)
+    person = paged[0].removeprefix("paged: ").split(" (")[0]
+    assert person in ("Cy Example", "Di Example")  # checkout's on-call
+    (row,) = cli("incidents", **env).stdout.splitlines()[1:]
+    assert f"  paged {person}  " in row, row  # who, as README says, not just "paged"
     assert json.loads(cli("incident", opened, "--json", **env).stdout)["id"] == opened
+    counted = cli("incident", opened, "--alerts", "0", **env).stdout  # counts, none listed
+    assert "\nalerts (1, 1 firing), by component and alertname:\n" in counted
+    assert "  1  payment  HighErrorRate\n… and 1 more: --alerts N lists more" in counted
     missing = cli("incident", "inc-nope", **env)
     assert missing.returncode == 1 and "no incident 'inc-nope'" in missing.stderr
 

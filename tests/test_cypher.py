@@ -14,8 +14,8 @@ from adapters.falkordb import GraphStore, graph_name
 ROOT = Path(__file__).resolve().parents[1]
 CODE_DIRS = ("gateway", "agents", "adapters", "bench")
 #: A query name is used as the first argument of rows/one/fenced/step("name", …) calls.
-#: Parameter values that must not be null even to compile (EXPLAIN checks LIMIT's argument).
-SAMPLE = {"limit": 1}
+#: Parameter values that must not be null even to compile (EXPLAIN checks LIMIT's and SKIP's).
+SAMPLE = {"limit": 1, "offset": 0, "listed": 1}
 USE = re.compile(
     r"""(?:\.(?:rows|one|fenced|explain)\(|graph\.(?:rows|one),)\s*["']([a-z_]+)["']"""
 )

@@ -25,6 +25,9 @@ def incident(**changes: Any) -> dict[str, Any]:
                     "candidates": ["cart", "valkey-cart", "flagd"]},
         "alerts": [{"status": "firing", "alertname": "LatencyHigh", "component": None,
                     "starts_at_ms": 0, "labels": {"alertname": "LatencyHigh", "job": "billing"}}],
+        "alerts_total": 1, "alerts_firing": 1,
+        "alert_groups": [{"component": None, "alertname": "LatencyHigh", "alerts": 1,
+                          "firing": 1}],
         "actions": [], "verdicts": [], "tasks": [],
     }  # fmt: skip
     found.update(changes)
@@ -133,6 +136,23 @@ def test_the_incident_list_says_who_acknowledged_and_how_far_it_escalated() -> N
     assert "ROOT CAUSE  ON CALL" in text.splitlines()[0]
     states = [line.split("cart", 1)[1].rsplit("T", 1)[0].strip() for line in text.splitlines()[1:]]
     assert states == ["ack Di Example, esc 1", "esc 2", "quiet", "-"]
+
+
+def test_the_on_call_column_names_whom_the_page_went_to() -> None:
+    """README: `blast-radius incidents` shows who was paged: the person, else the channel
+    nobody on call was paged in."""
+    row = {"status": "open", "paged": True}
+    assert on_call(row, route={"person": "Cy Example", "channel": "#c"}) == "paged Cy Example"
+    assert on_call(row, route={"person": None, "channel": "#checkout-oncall"}) == (
+        "paged #checkout-oncall"
+    )
+    assert on_call(row) == "paged"  # no route recorded (an older incident)
+    text = incident_table(
+        [{"id": "inc-1", "status": "open", "severity": "critical", "opened_at": 0, "firing": 1,
+          "alerts": 1, "title": "T", "root_cause": "cart", "investigated": True, "paged": True}],
+        {"inc-1": {"person": "Di Example", "team": "checkout"}},
+    )  # fmt: skip
+    assert "  paged Di Example  T" in text
 
 
 def test_the_on_call_column_says_quiet_only_while_the_window_lasts() -> None:

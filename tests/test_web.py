@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import html
 import itertools
 import json
 import re
@@ -21,11 +22,14 @@ from pydantic import SecretStr
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
 from agents.respond import maintenance, preferences
 from agents.tasks.kinds import AFTER_PAGE, PRIORITY
+from gateway.cli.incident_text import incident_report
+from gateway.http.status import incident_detail
 from gateway.ops.runtime import Runtime
 from gateway.settings import Settings
 from gateway.web import live, overview
 from gateway.web.session import COOKIE, Sessions
 from tests.conftest import alert_body, make_settings
+from tests.respond.test_escalation import TRIAL_POLICY, TRIAL_WORDS, with_policy
 from tests.web_site import HOOK_A, HOOK_B, PERSON_A, VIEWER_A, VIEWER_B, Site, running_site
 
 
@@ -334,6 +338,103 @@ def test_incident_json_for_scripts(site: Site) -> None:
     assert isinstance(decision["decisions"], list)
 
 
+def storm(site: Site, firing: int, resolved: int) -> str:
+    """One notification of `firing + resolved` alerts on payment a second apart (each its own
+    instance), then the oldest `resolved` of them resolved; investigated. The incident id."""
+    alerts = [
+        {"status": "firing",
+         "labels": {"alertname": "HighErrorRate", "service": "payment", "severity": "critical",
+                    "instance": f"payment-{n}"},
+         "annotations": {"summary": f"errors on payment instance {n}"},
+         "startsAt": f"2026-11-02T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z",
+         "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "http://prometheus:9090/graph",
+         "fingerprint": f"{n:016x}"}
+        for n in range(firing + resolved)
+    ]  # fmt: skip
+    body = json.loads(alert_body("payment"))
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    with site.client() as http:
+        answer = http.post("/api/v1/alerts", json=body | {"alerts": alerts}, headers=bearer)
+        (incident,) = answer.json()["incidents"]
+        site.drain()
+        ended = [a | {"status": "resolved", "endsAt": "2026-11-02T03:00:00Z"}
+                 for a in alerts[:resolved]]  # fmt: skip
+        answer = http.post("/api/v1/alerts", json=body | {"alerts": ended}, headers=bearer)
+        assert answer.json()["accepted"] == resolved, answer.text
+    return str(incident)
+
+
+def test_an_incident_of_many_alerts_shows_them_a_page_at_a_time(site: Site) -> None:
+    """450 alerts, the oldest 300 resolved: the web page shows 200 at a time, firing first,
+    with their counts and links to the other pages; the timeline folds the resolved ones too;
+    a step that read every alert shows its first 20,000 characters. The API lists 500 by
+    default, takes a limit and an offset and says how many there are; the CLI counts them by
+    component and alertname and lists the first few, firing first."""
+    incident = storm(site, firing=150, resolved=300)
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        first = http.get(f"/ui/incidents/{incident}").text
+        last = http.get(f"/ui/incidents/{incident}?alerts_page=3").text
+        past = http.get(f"/ui/incidents/{incident}?alerts_page=9").text  # the last one
+        bad = {v: http.get(f"/ui/incidents/{incident}?alerts_page={v}") for v in ("0", "x")}
+        whole = http.get(f"/api/v1/incidents/{incident}", headers=bearer).json()
+        tail = http.get(f"/api/v1/incidents/{incident}?alerts_limit=100&alerts_offset=400",
+                        headers=bearer).json()  # fmt: skip
+        counted = http.get(f"/api/v1/incidents/{incident}?alerts_limit=0", headers=bearer).json()
+        refused = [
+            http.get(f"/api/v1/incidents/{incident}?{q}", headers=bearer).status_code
+            for q in ("alerts_limit=5001", "alerts_offset=-1", "alerts_limit=x")
+        ]
+    assert '<h2 id="alerts-h">Alerts (450, 150 firing)</h2>' in first
+    assert "Showing 1–200 of 450 alerts, firing first." in first
+
+    def statuses(page: str) -> list[str]:
+        return re.findall(r"<tr data-key=[^>]+>\s*<td>.*?</td>\s*<td>(● firing|✓ resolved)</td>",
+                          page)  # fmt: skip
+
+    assert statuses(first) == ["● firing"] * 150 + ["✓ resolved"] * 50
+    assert "page 1 of 3" in first and "?alerts_page=2#alerts-h" in first
+    assert '<span class="mono">payment</span> HighErrorRate 450 (150 firing)' in first
+    assert "Showing 401–450 of 450 alerts" in last and statuses(last) == ["✓ resolved"] * 50
+    assert "Showing 401–450 of 450 alerts" in past
+    assert {v: r.status_code for v, r in bad.items()} == {"0": 400, "x": 400}
+    assert "alerts_page must be a whole number from 1, not &#39;x&#39;" in bad["x"].text
+    assert "… 444 more alerts joined (all in Alerts below)" in first
+    assert "… 294 more alerts resolved (all in Alerts below)" in first
+    cut = re.findall(r"([\d,]+) more characters: <a href=\"/api/v1/incidents/", first)
+    assert cut, "the step that read 450 alerts is shown whole"
+    shown = [html.unescape(p) for p in re.findall(r"<pre>(.*?)</pre>", first, re.S)]
+    assert max(len(p) for p in shown) == 20_001  # and "…"
+    assert len(first.encode()) < 400_000, len(first.encode())
+
+    assert (whole["alerts_total"], whole["alerts_firing"], len(whole["alerts"])) == (450, 150, 450)
+    assert (whole["alerts_offset"], whole["alerts_limit"]) == (0, 500)
+    assert [a["status"] for a in whole["alerts"][:300]] == ["resolved"] * 300  # oldest first
+    assert whole["alert_groups"] == [
+        {"component": "payment", "alertname": "HighErrorRate", "alerts": 450, "firing": 150}
+    ]
+    assert [a["labels"]["instance"] for a in tail["alerts"]] == [
+        f"payment-{n}" for n in range(400, 450)
+    ]
+    assert (tail["alerts_offset"], tail["alerts_limit"], tail["alerts_total"]) == (400, 100, 450)
+    assert counted["alerts"] == [] and counted["alerts_total"] == 450
+    assert refused == [422, 422, 422]
+
+    graph = site.runtime.store.graph(graph_name(site.a))
+    text = incident_report(incident_detail(graph, incident, 3, firing_first=True))
+    alerts = text.split("\nalerts (", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert alerts == [
+        "450, 150 firing), by component and alertname:",
+        "  450  payment  HighErrorRate (150 firing)",
+        "the first 3, firing first:",
+        *[f"  firing   HighErrorRate on payment, since 2026-11-02 00:0{n // 60}"
+          f" UTC" for n in (300, 301, 302)],
+        "… and 447 more: --alerts N lists more (at most 5,000), the web page pages through "
+        "them all",
+    ]  # fmt: skip
+
+
 def test_an_incident_page_links_the_incident_split_off_it_and_back(site: Site) -> None:
     """The webhook names the incident at triage time; the investigation then splits currency
     (no path to the deployed cause, payment) off it: both pages say where the alert went."""
@@ -402,7 +503,12 @@ def test_the_feed_says_what_happened_in_words(site: Site) -> None:
                     said = line
                     break
     assert f"acknowledged by {PERSON_A}" in said
-    assert f'href="/ui/incidents/{incident}"' in said
+    # the full id, as the rest of the UI shows it, not its last 8 characters
+    assert f'href="/ui/incidents/{incident}" class="mono">{incident}</a>' in said
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        listed = http.get("/").text.split('id="feed"')[1]  # the feed's first lines
+    assert f'class="mono">{incident}</a>' in listed
 
 
 def test_a_resolved_verdict_edits_the_page_once_and_is_one_feed_line(
@@ -511,7 +617,8 @@ def test_open_mode_needs_no_sign_in_but_forms_need_csrf(
         runtime.close()
 
 
-def test_memory_world_and_health_pages(site: Site) -> None:
+def test_memory_world_and_health_pages(site: Site, store: GraphStore) -> None:
+    with_policy(store.graph(graph_name(site.a)), TRIAL_POLICY, repeat=1)
     site.post_alert(site.a, "payment")
     with site.client() as http:
         sign_in(http, VIEWER_A)
@@ -520,6 +627,10 @@ def test_memory_world_and_health_pages(site: Site) -> None:
         memory = http.get("/ui/memory").text
     assert 'id="teams"' in world and "(default team: the root route)" in world
     assert 'data-key="payment"' in world
+    # each team's escalation policy, level by level: whom, after how long
+    levels = "".join(f"<li>{html.escape(line)}</li>" for line in TRIAL_WORDS)
+    assert f'<ol class="levels" id="levels-checkout">{levels}</ol>' in world
+    assert world.count("no escalation policy: only the person on call is paged") == 4
     assert "✓ up" in health and "investigate" in health  # the open investigate task
     assert "No playbook yet" in memory
 
@@ -847,8 +958,11 @@ def test_the_maintenance_page_opens_lists_and_ends_windows_of_any_length(
             ended = http.post(f"/ui/maintenance/{window['id']}/end", data={"csrf": csrf})
             assert ended.status_code == 303
         assert http.post("/ui/maintenance/mw-none/end", data={"csrf": csrf}).status_code == 404
+        stale = http.post(f"/ui/maintenance/{payment['id']}/end", data={"csrf": csrf})
+        assert stale.status_code == 409 and f"(ended by {PERSON_A})" in stale.text
         assert 'id="no-windows"' in http.get("/ui/maintenance").text
-        assert f"/ui/incidents/{incident}" in http.get("/ui/maintenance?all=true").text
+        past = http.get("/ui/maintenance?all=true").text
+        assert f'href="/ui/incidents/{incident}" class="mono">{incident}</a>' in past
     site.drain()  # no window covers it any more: paged now
     respond = [t for t in graph.rows("incident_tasks", {"incident_id": incident})
                if t["kind"] == "respond"]  # fmt: skip
@@ -910,6 +1024,40 @@ def test_the_list_says_what_is_broken_and_filters_by_team_service_and_state(site
     assert cart in by_service and paid not in by_service
     assert paid in unacked and cart in unacked
     assert "No incidents match these filters" in resolved
+
+
+def test_a_bad_state_and_an_unknown_page_say_so_as_pages(site: Site) -> None:
+    """A new user's trial: `/?state=bogus` showed the open list as if asked for it, and
+    `/ui/nope` answered JSON while an unknown incident is an HTML page. A state is one of a
+    list: another is a 400 page naming them (as a bad `alerts_page` is); a severity is any
+    label value, so an unknown one filters and the form shows it; a page under /ui/ that does
+    not exist is an HTML 404 page, signed in or not; the API stays JSON."""
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        bogus = http.get("/", params={"state": "bogus"})
+        odd = http.get("/", params={"severity": "<b>page</b>"})
+        nope = http.get("/ui/nope")
+        wrong_method = http.get("/ui/logout")
+        api = http.get("/api/v1/nope", headers={"Authorization": f"Bearer {HOOK_A}"})
+    with site.client() as stranger:
+        anonymous = stranger.get("/ui/nope/deeper")
+    assert bogus.status_code == 400 and bogus.headers["content-type"].startswith("text/html")
+    assert ("There is no state &#39;bogus&#39; to list: choose one of open, unacknowledged, "
+            "acknowledged, escalated, maintenance, resolved, all.") in bogus.text  # fmt: skip
+    assert odd.status_code == 200 and "No incidents match these filters" in odd.text
+    assert '<option value="&lt;b&gt;page&lt;/b&gt;" selected>&lt;b&gt;page&lt;/b&gt;' in odd.text
+    for page, status, said in (
+        (nope, 404, "There is no page &#39;/ui/nope&#39; here."),
+        (anonymous, 404, "There is no page &#39;/ui/nope/deeper&#39; here."),
+        (wrong_method, 405, "&#39;/ui/logout&#39; takes no GET request."),
+    ):
+        assert page.status_code == status and page.headers["content-type"].startswith("text/html")
+        assert said in page.text and "frame-ancestors 'none'" in page.headers[
+            "content-security-policy"]  # fmt: skip
+    assert wrong_method.headers["allow"] == "POST"
+    assert f'<strong id="person">{PERSON_A}</strong>' in nope.text  # signed in: the nav
+    assert PERSON_A not in anonymous.text
+    assert (api.status_code, api.json()) == (404, {"detail": "Not Found"})
 
 
 def test_the_incident_graph_never_draws_an_edge_through_another_box() -> None:

@@ -175,6 +175,33 @@ def fmt_after(ms: int) -> str:
     return " ".join(p for p in parts if p)
 
 
+def policy_lines(stored: str | None) -> list[str]:
+    """A team's stored policy (`Team.escalation_policy_json`) in words, for people reading the
+    world (the web's World page, `blast-radius oncall`, `topology import`): one line per level
+    in order, whom it notifies after how long (`after 15 s: Cy Example`, `after 30 s: the
+    on-call of platform`, `after 45 s: @channel`), then how often the levels run again (`then
+    the same levels 1 more time, each round 45 s after the one before`). [] for none (null,
+    '' or no levels). Pure."""
+    policy = json.loads(stored) if stored else {}
+    levels = policy.get("levels") or []
+    lines = [
+        f"after {fmt_after(int(level['after_ms']))}: "
+        + ", ".join(
+            "@channel" if n.get("channel")
+            else f"the on-call of {n['team']}" if "team" in n
+            else str(n["person"])
+            for n in level["notify"]
+        )
+        for level in levels
+    ]  # fmt: skip
+    repeat = int(policy.get("repeat") or 0)
+    if lines and repeat:
+        period = fmt_after(int(levels[-1]["after_ms"]))
+        lines.append(f"then the same levels {repeat} more time{'s' if repeat > 1 else ''}, "
+                     f"each round {period} after the one before")  # fmt: skip
+    return lines
+
+
 def whom(
     notify: list[dict[str, Any]], targets: dict[str, Any]
 ) -> tuple[list[list[Span]], dict[str, Any] | None, bool]:

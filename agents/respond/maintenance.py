@@ -63,9 +63,12 @@ def windows(graph: TenantGraph, everything: bool = False, limit: int = 100) -> l
 
 
 def end(graph: TenantGraph, window_id: str, by: str) -> dict[str, Any] | None:
-    """End a window now; `{id, ends_at, released, tasks}` (`released`: how many incidents it
-    held have a task claimable now, `tasks`: how many tasks), None when there is no such
-    window. Raises `GraphUnavailable`."""
+    """End a window now as `by`; `{id, ends_at, ended_by, over, released, tasks}` (ms UTC;
+    `released`: how many open incidents it held have a task claimable now because they
+    waited for this window, `tasks`: how many tasks). A window already over (`over` true:
+    it ran its course, `ended_by` null, or someone ended it) is left as it was: same end,
+    same `ended_by`, nothing released. None when there is no such window. Raises
+    `GraphUnavailable`."""
     return graph.one("maintenance_end", {"id": window_id, "by": by})
 
 

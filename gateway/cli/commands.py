@@ -874,6 +874,8 @@ def oncall(
                     mark = " (default team)" if team.is_default else ""
                     who = ", ".join(team.on_call) or "NOBODY"
                     typer.echo(f"  {team.team}{mark}: {who if known else unknown}")
+                    if team.escalation:  # whom its page reaches while nobody acknowledges it
+                        typer.echo(f"    escalation: {'; '.join(team.escalation)}")
                 if known:
                     problems += [f"{name}: {p}" for p in coverage_problems(found, when)]
                 if not found:  # e.g. a misspelt --tenant, or another data folder
@@ -963,8 +965,10 @@ def incidents(
     tenant: TenantOption = None,
     data_dir: DataDir = None,
 ) -> None:
-    """`GET /api/v1/incidents` read from the graph directly."""
+    """`GET /api/v1/incidents` read from the graph directly; the table says whom each open
+    page went to (`web_paged.cypher`, as the web list does)."""
     from gateway.cli.incident_text import incident_table
+    from gateway.http.incident_views import loads
 
     if status not in (None, "open", "resolved", "merged"):
         typer.echo(f"--status must be open, resolved or merged, not {status!r}", err=True)
@@ -976,31 +980,50 @@ def incidents(
         (name,) = read_tenants(runtime, tenant, "incidents")
         graph = runtime.store.graph(graph_name(name))
         rows = graph.rows("list_incidents", {"status": status, "limit": limit})
+        found = [] if as_json or not rows else graph.rows(
+            "web_paged", {"incident_ids": [r["id"] for r in rows]}
+        )  # fmt: skip
     for row in rows:
         row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
-    typer.echo(json.dumps({"incidents": rows}, indent=2) if as_json else incident_table(rows))
+    routes = {f["incident_id"]: loads(f["result"]) for f in found}
+    routes = {k: v for k, v in routes.items() if isinstance(v, dict)}
+    typer.echo(
+        json.dumps({"incidents": rows}, indent=2) if as_json else incident_table(rows, routes)
+    )
 
 
 @app.command(help="Show one incident: cause, finding, alerts, pages and tickets, verdicts.")
 def incident(
     incident_id: Annotated[str, typer.Argument(metavar="ID", help="Incident id (inc-…).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON, as the API does.")] = False,
+    alerts: Annotated[
+        int | None,
+        typer.Option(
+            help="List this many alerts, firing first (default 10; with --json 500, oldest "
+            "first, as the API does).",
+            min=0,
+            max=5000,
+        ),
+    ] = None,
     tenant: TenantOption = None,
     data_dir: DataDir = None,
 ) -> None:
     """`GET /api/v1/incidents/{id}` read from the graph directly, or the incident's archived
-    record (JSON, gateway/ops/archive.py) once it left the graph; exit 1 when there is none."""
-    from gateway.cli.incident_text import incident_report
+    record (JSON, gateway/ops/archive.py) once it left the graph; exit 1 when there is none.
+    The text lists `--alerts` alerts, firing first, after their counts by component and
+    alertname."""
+    from gateway.cli.incident_text import LISTED_ALERTS, incident_report
     from gateway.http.incident_views import loads
-    from gateway.http.status import incident_detail
+    from gateway.http.status import API_ALERTS, incident_detail
 
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
+    listed = alerts if alerts is not None else API_ALERTS if as_json else LISTED_ALERTS
     with Runtime(settings) as runtime:
         assert runtime.store is not None
         (name,) = read_tenants(runtime, tenant, "incident")
         graph = runtime.store.graph(graph_name(name))
-        found = incident_detail(graph, incident_id)
+        found = incident_detail(graph, incident_id, listed, firing_first=not as_json)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
     if found is None:
         path = archive_path(settings.data_dir, name)

@@ -10,8 +10,14 @@ from typing import Any
 from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, TEXT_WEIGHT
 from agents.triage import heartbeat
 from agents.triage.triage import component_candidates
+from gateway.http.status import ALERT_GROUPS
 from gateway.web.overview import cause as listed_cause
 from gateway.web.timeline import paged_words
+
+#: Alerts `blast-radius incident` lists by default (firing first), and the (component,
+#: alertname) pairs it counts before them when there are more.
+LISTED_ALERTS = 10
+LISTED_GROUPS = 10
 
 
 def when(ms: int | None) -> str:
@@ -21,13 +27,17 @@ def when(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def incident_table(rows: list[dict[str, Any]]) -> str:
+def incident_table(
+    rows: list[dict[str, Any]], routes: dict[str, dict[str, Any]] | None = None
+) -> str:
     """One line per incident (rows of `list_incidents`): id, status, severity, opened, firing
     of all alerts, root cause (a verdict's first, as the web list says it: `corrected to x`,
     `x (confirmed)`; else the finding's, `x (low confidence 0.45)` for a lead, `inconclusive`
     when it names none, `-` before there is a finding; a heartbeat's silence, which has no
     cause and no alerts, `the Watchdog heartbeat stopped arriving` and `-` firing), on call
-    (`on-call` below), title; newest first, as given."""
+    (`on_call` below, with the route its page went to from `routes`, by incident id), title;
+    newest first, as given."""
+    routes = routes or {}
     if not rows:
         return "no incidents"
     head = ("ID", "STATUS", "SEVERITY", "OPENED", "FIRING", "ROOT CAUSE", "ON CALL", "TITLE")
@@ -38,7 +48,7 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
             listed_cause(r)["text"] if r.get("heartbeat")
             else judged(r["root_cause"], r.get("verdict"))
             or _listed(r["root_cause"], r.get("confidence"), bool(r.get("investigated"))),
-            on_call(r), str(r["title"]),
+            on_call(r, route=routes.get(str(r["id"]))), str(r["title"]),
         )
         for r in rows
     ]  # fmt: skip
@@ -50,14 +60,18 @@ def incident_table(rows: list[dict[str, Any]]) -> str:
     )  # fmt: skip
 
 
-def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
+def on_call(
+    row: dict[str, Any], now_ms: int | None = None, route: dict[str, Any] | None = None
+) -> str:
     """The on-call state of a `list_incidents` row in a word or two: `ack <person>`, `esc <n>`
     (escalation level reached while nobody acknowledged), `quiet` (a maintenance window holds
     the page of an open incident until `maintenance_until`, ms since the epoch, later than
     `now_ms`; default: now; a resolved incident has no page to hold),
-    else `paged` for an open incident paged and not acknowledged yet, `nobody paged` for one
-    whose page reached no one (no team on call, no channel: `nobody_paged`), `-` for none of
-    these; `, `-joined when several hold."""
+    else `paged <who>` for an open incident paged and not acknowledged yet (`route`, where
+    its page went, `{person, team, channel}`: the person, else the channel nobody on call
+    was paged in; `paged` alone without one), `nobody paged` for one whose page reached no
+    one (no team on call, no channel: `nobody_paged`), `-` for none of these; `, `-joined
+    when several hold."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     said = []
     if row.get("acknowledged_by"):
@@ -71,7 +85,8 @@ def on_call(row: dict[str, Any], now_ms: int | None = None) -> str:
         if row.get("nobody_paged"):
             said.append("nobody paged")
         elif row.get("paged"):
-            said.append("paged")
+            who = (route or {}).get("person") or (route or {}).get("channel")
+            said.append(f"paged {who}" if who else "paged")
     return ", ".join(said) or "-"
 
 
@@ -171,12 +186,7 @@ def incident_report(
             line = f"paged: {_route(first, nobody)}; then, for the new cause: {then}"
         lines.append(line)
     lines += _taken(found)
-    lines.append(f"\nalerts ({len(found['alerts'])}):")
-    lines += [
-        f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or unknown_component(a)}"
-        f", since {when(a['starts_at_ms'])}"
-        for a in found["alerts"]
-    ]
+    lines += _alert_lines(found)
     return "\n".join(lines + _work(found))
 
 
@@ -247,6 +257,38 @@ SCORE_WORDS = (
     f"score 0-1: alike words {TEXT_WEIGHT}, shared components {IMPACT_WEIGHT}, a cause people "
     f"established that these alerts reach {CAUSE_WEIGHT}"
 )
+
+
+def _alert_lines(found: dict[str, Any]) -> list[str]:
+    """The incident's alerts: each one listed (`found["alerts"]`, firing first) when that is
+    all of them; else first their counts by component and alertname (`alert_groups`, at most
+    `LISTED_GROUPS` lines), then those listed and how many more there are."""
+    alerts, total = found["alerts"], found["alerts_total"]
+    listed = [
+        f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or unknown_component(a)}"
+        f", since {when(a['starts_at_ms'])}"
+        for a in alerts
+    ]
+    if len(alerts) >= total:
+        return [f"\nalerts ({total}):", *listed]
+    firing = found["alerts_firing"]
+    lines = [f"\nalerts ({total:,}, {firing:,} firing), by component and alertname:"]
+    groups = found["alert_groups"]
+    width = len(f"{groups[0]['alerts']:,}") if groups else 1
+    lines += [
+        f"  {g['alerts']:>{width},}  {g['component'] or '(no component)'}  {g['alertname'] or '-'}"
+        + (f" ({g['firing']:,} firing)" if g["firing"] != g["alerts"] else "")
+        for g in groups[:LISTED_GROUPS]
+    ]
+    if len(groups) > LISTED_GROUPS:
+        more = " or more" if len(groups) >= ALERT_GROUPS else ""  # the API lists no more
+        lines.append(f"  … and {len(groups) - LISTED_GROUPS}{more} other pairs")
+    if alerts:
+        lines.append(f"the first {len(alerts)}, firing first:")
+        lines += listed
+    lines.append(f"… and {total - len(alerts):,} more: --alerts N lists more (at most 5,000), "
+                 "the web page pages through them all")  # fmt: skip
+    return lines
 
 
 def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:

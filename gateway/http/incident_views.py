@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import TenantGraph, graph_name
 from gateway.http.auth import tenant_for
 from gateway.http.limits import ParsedOnceRoute
-from gateway.http.status import incident_detail
+from gateway.http.status import alert_counts, incident_detail
 from gateway.web.session import COOKIE, Sessions
 
 router = APIRouter(route_class=ParsedOnceRoute)
@@ -42,16 +42,27 @@ def loads(text: Any) -> Any:
         return text
 
 
-def steps(graph: TenantGraph, incident_id: str) -> list[dict[str, Any]]:
+def steps(
+    graph: TenantGraph, incident_id: str, max_chars: int | None = None
+) -> list[dict[str, Any]]:
     """Every step of every task of the incident, oldest task first, each in order.
 
     Row: task_id, kind (investigate | reinvestigate | respond | learn | …), task_status, n, tool,
     args and result (parsed from their stored JSON; any tool, so new tools show up as they
     are), started_at and at (ms UTC; `at` is when it was checkpointed), epoch (the claim).
+    With `max_chars` (the web page), args or a result stored longer than that is its first
+    `max_chars` characters of JSON text, unparsed, and `args_cut` / `result_cut` say how many
+    characters were left out (0: none).
     """
-    rows = graph.rows("web_incident_steps", {"incident_id": incident_id})
+    rows = graph.rows("web_incident_steps", {"incident_id": incident_id, "max_chars": max_chars})
     for row in rows:
-        row["args"], row["result"] = loads(row["args"]), loads(row["result"])
+        for field in ("args", "result"):
+            whole = row.pop(f"{field}_chars") or 0
+            cut = whole - len(row[field] or "")
+            if max_chars is not None:
+                row[f"{field}_cut"] = cut
+            if not cut:
+                row[field] = loads(row[field])
     return rows
 
 
@@ -83,8 +94,12 @@ def path_pairs(paths: list[list[str]]) -> set[tuple[str, str]]:
     return {(p[i], p[i + 1]) for p in paths for i in range(len(p) - 1)}
 
 
-def incident_graph(graph: TenantGraph, detail: dict[str, Any]) -> dict[str, Any]:
-    """The dependency graph around an incident (`detail` from `status.incident_detail`).
+def incident_graph(
+    graph: TenantGraph, detail: dict[str, Any], alerting: dict[str, list[int]] | None = None
+) -> dict[str, Any]:
+    """The dependency graph around an incident (`detail` from `status.incident_detail`;
+    `alerting`: its alerts and firing alerts by component, `status.alert_counts`'s
+    `components`, read here when not given).
 
     Shape: `{root_cause, paths: [[name, …]], nodes: [{id, kind, tech, alerts, firing (the
     incident's alerts on it, all and firing), root_cause, candidate, on_path, ruled_out (reason
@@ -98,12 +113,8 @@ def incident_graph(graph: TenantGraph, detail: dict[str, Any]) -> dict[str, Any]
     paths: list[list[str]] = [list(p) for p in finding.get("paths") or []]
     ruled_out = {r["component"]: r["reason"] for r in finding.get("ruled_out") or []}
     root = detail["root_cause"]
-    alerting: dict[str, list[int]] = {}
-    for alert in detail["alerts"]:
-        if alert["component"]:
-            counts = alerting.setdefault(alert["component"], [0, 0])
-            counts[0] += 1
-            counts[1] += alert["status"] == "firing"
+    if alerting is None:
+        alerting = alert_counts(graph, detail["id"])["components"]
     candidates = list(finding.get("candidates") or [])
     focus = list(dict.fromkeys([
         *alerting, *([root] if root else []), *candidates, *(n for p in paths for n in p),
@@ -153,8 +164,12 @@ def _graph(request: Request) -> TenantGraph:
     return found
 
 
-def _require(graph: TenantGraph, incident_id: str) -> dict[str, Any]:
-    detail = incident_detail(graph, incident_id)
+def _require(
+    graph: TenantGraph, incident_id: str, counts: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The incident without its alerts (`incident_detail`; `counts`: its `alert_counts`, read
+    already); HTTPException 404 when there is none here."""
+    detail = incident_detail(graph, incident_id, alerts_limit=0, counts=counts)
     if detail is None:
         raise HTTPException(404, f"no incident {incident_id!r}")
     return detail
@@ -196,6 +211,8 @@ async def get_graph(request: Request, incident_id: str) -> dict[str, Any]:
     graph = _graph(request)
 
     def read() -> dict[str, Any]:
-        return {"incident_id": incident_id} | incident_graph(graph, _require(graph, incident_id))
+        counts = alert_counts(graph, incident_id)
+        detail = _require(graph, incident_id, counts)
+        return {"incident_id": incident_id} | incident_graph(graph, detail, counts["components"])
 
     return await run_in_threadpool(read)

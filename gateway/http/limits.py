@@ -59,6 +59,7 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import AfterValidator
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.falkordb import key_problem
@@ -322,8 +323,9 @@ async def validation_failed(request: Request, exc: RequestValidationError) -> Sa
     return SafeJSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
 
 
-async def http_failed(request: Request, exc: HTTPException) -> SafeJSONResponse:
-    """Any `HTTPException`: its status, headers and `{"detail": …}` (ASCII JSON)."""
+async def http_failed(request: Request, exc: StarletteHTTPException) -> SafeJSONResponse:
+    """Any `HTTPException` (FastAPI's is Starlette's, as the router's 404 and 405 are): its
+    status, headers and `{"detail": …}` (ASCII JSON)."""
     return SafeJSONResponse({"detail": exc.detail}, exc.status_code, headers=exc.headers)
 
 

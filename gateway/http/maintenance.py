@@ -6,7 +6,9 @@ Body of the POST: `{"components": [...]}` and/or `{"teams": [...]}` (at least on
 `"by"` (who asked; shown on the incidents it holds). Answers 201 with the window. Errors: 422
 for a body of the wrong shape, both or neither of minutes/until, an `until` in the past or over
 a week ahead, names the tenant's world does not know (each named); 404 for a DELETE of an
-unknown id. `GET ?all=true` lists past windows too. `DELETE ?by=NAME` records who ended it.
+unknown id, 409 for a DELETE of a window already over (it ran its course or someone ended
+it: the record stays as it is). `GET ?all=true` lists past windows too. `DELETE ?by=NAME`
+records who ended it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, m
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import GraphStore, TenantGraph, graph_name
+from adapters.notices import fmt_ms
 from agents.respond import maintenance
 from gateway.http.auth import tenant_for
 from gateway.http.limits import MAX_NAME_CHARS, MAX_TITLE_CHARS, ParsedOnceRoute
@@ -126,19 +129,24 @@ async def list_windows(
 async def end_window(
     request: Request, window_id: str, by: str = Query("api", min_length=1, max_length=200)
 ) -> dict[str, Any]:
-    """End a window now; answer `{id, ends_at, released}` (`released`: how many incidents it
-    held are claimable again: they page if no other window covers them)."""
+    """End a window now; answer `{id, ends_at, released}` (`released`: how many open incidents
+    waited for it and are claimable again: they page if no other window covers them)."""
     return await end_now(request.app.state.store, _graph(request), window_id, by)
 
 
 async def end_now(store: GraphStore, graph: TenantGraph, window_id: str, by: str) -> dict[str, Any]:
     """End window `window_id` of `graph` now as `by` and wake the workers for the tasks it
-    held; `{id, ends_at, released}` (incidents). Raises HTTPException 404 for an unknown id,
-    `GraphUnavailable`."""
+    held; `{id, ends_at, released}` (ms UTC, incidents). Raises HTTPException 404 for an
+    unknown id, 409 for a window already over (its record unchanged: "already ended at …
+    (it ran its course)" or "(ended by NAME)"), `GraphUnavailable`."""
     row = await run_in_threadpool(maintenance.end, graph, window_id, by)
     if row is None:
         raise HTTPException(404, f"no maintenance window {window_id!r}")
-    tasks = int(row.pop("tasks"))
+    if row["over"]:
+        how = f"ended by {row['ended_by']}" if row["ended_by"] else "it ran its course"
+        raise HTTPException(409, f"maintenance window {window_id!r} already ended at "
+                                 f"{fmt_ms(row['ends_at'])} ({how})")  # fmt: skip
+    tasks = int(row["tasks"])
     if tasks:  # a worker for each task it held
         store.wake(tasks)
-    return row
+    return {"id": row["id"], "ends_at": row["ends_at"], "released": row["released"]}

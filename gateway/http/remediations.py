@@ -36,7 +36,6 @@ from agents.act.approval import Approver, Refused, decide
 from agents.act.notices import APPROVE
 from gateway.http.incident_views import api_tenant
 from gateway.http.limits import ParsedOnceRoute, read_limited
-from gateway.http.status import incident_detail
 from gateway.settings import Settings
 from gateway.web.pages import render
 from gateway.web.session import COOKIE, Session, Sessions, check_csrf
@@ -56,7 +55,7 @@ async def list_remediations(request: Request, incident_id: str) -> dict[str, Any
     graph = request.app.state.store.graph(graph_name(api_tenant(request)))
 
     def read() -> list[dict[str, Any]] | None:
-        if incident_detail(graph, incident_id) is None:
+        if graph.one("incident_get", {"incident_id": incident_id}) is None:
             return None
         rows: list[dict[str, Any]] = graph.rows(
             "incident_remediations", {"incident_id": incident_id}

@@ -46,7 +46,85 @@ def ruled_out_rows(row: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | None:
+#: Alerts `GET /api/v1/incidents/{id}` lists when not asked for another number
+#: (`alerts_limit`), and the most it lists at once: 500 alerts are about 300 KB of JSON; an
+#: incident of a storm may have tens of thousands (`alerts_offset` pages through them).
+API_ALERTS = 500
+MAX_API_ALERTS = 5_000
+#: The largest `alerts_offset` taken: far past any incident, well inside the database's integers.
+MAX_OFFSET = 1_000_000_000
+#: The (component, alertname) pairs an incident's `alert_groups` lists, the most alerts first.
+ALERT_GROUPS = 100
+
+
+def alert_counts(graph: TenantGraph, incident_id: str) -> dict[str, Any]:
+    """How many alerts an incident has (`cypher/incident_alert_counts.cypher`): `{total,
+    firing, first (the key of the oldest alert: the one that opened it; None without alerts),
+    groups: [{component, alertname, alerts, firing}] (every (component, alertname) pair, the
+    most alerts first; component None for alerts that matched none), components: {name:
+    [alerts, firing]} (in the order their first alert started)}`."""
+    rows = graph.rows("incident_alert_counts", {"incident_id": incident_id})
+    components: dict[str, list[int]] = {}
+    for row in sorted(rows, key=lambda r: r["since"] or 0):
+        if row["component"] is not None:
+            counts = components.setdefault(row["component"], [0, 0])
+            counts[0] += int(row["alerts"])
+            counts[1] += int(row["firing"])
+    groups = [
+        {"component": r["component"], "alertname": r["alertname"], "alerts": int(r["alerts"]),
+         "firing": int(r["firing"])}
+        for r in rows
+    ]  # fmt: skip
+    return {
+        "total": sum(g["alerts"] for g in groups),
+        "firing": sum(g["firing"] for g in groups),
+        "first": rows[0]["first"] if rows else None,
+        "groups": groups,
+        "components": components,
+    }
+
+
+def alert_page(
+    graph: TenantGraph,
+    incident_id: str,
+    limit: int,
+    offset: int = 0,
+    firing_first: bool = False,
+    joins: bool = False,
+) -> list[dict[str, Any]]:
+    """`limit` of an incident's alerts after the first `offset`, oldest first (`firing_first`:
+    the firing ones first), as `incident_detail` lists them; with `joins`, each also with
+    `joined` (the properties of its HAS_ALERT edge: why it joined) and `received_at` (ms UTC),
+    which the web page shows."""
+    rows = graph.rows(
+        "incident_alert_page",
+        {"incident_id": incident_id, "limit": limit, "offset": offset,
+         "firing_first": firing_first},
+    )  # fmt: skip
+    return [
+        {
+            "key": a["key"], "fingerprint": a["fingerprint"], "alertname": a["alertname"],
+            "status": a["status"], "severity": a["severity"], "component": a["component"],
+            "labels": json.loads(a["labels_json"]),
+            "annotations": json.loads(a["annotations_json"]),
+            "starts_at": a["starts_at"], "starts_at_ms": a["starts_at_ms"],
+            "ends_at_ms": a["ends_at_ms"], "generator_url": a["generator_url"], "link": a["link"],
+            "source": a["source"],
+            "joined_via": a["via"] or None,
+        } | ({"joined": a["joined"], "received_at": a["received_at"]} if joins else {})
+        for a in rows
+    ]  # fmt: skip
+
+
+def incident_detail(
+    graph: TenantGraph,
+    incident_id: str,
+    alerts_limit: int = API_ALERTS,
+    alerts_offset: int = 0,
+    firing_first: bool = False,
+    counts: dict[str, Any] | None = None,
+    joins: bool = False,
+) -> dict[str, Any] | None:
     """The whole incident as the API shows it, or None when there is no such incident.
 
     Shape: id, status (open | resolved | merged), title, severity, opened_at/resolved_at (ms,
@@ -64,7 +142,12 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     second_opinion (the graph's check of a model's answer)}, alerts [{key, fingerprint,
     alertname, status, severity, component, labels, annotations, starts_at, starts_at_ms,
     ends_at_ms, generator_url, link, source (alertmanager | grafana), joined_via (the dependency
-    path that joined it, `a → b`, or null for the first alert)}], actions [{intent_id, kind,
+    path that joined it, `a → b`, or null for the first alert)}] (`alerts_limit` of them after
+    the first `alerts_offset`, oldest first, or with `firing_first` the firing ones first),
+    alerts_total and alerts_firing (how many alerts it has, and how many of them fire),
+    alerts_offset and alerts_limit (which of them `alerts` lists), alert_groups [{component,
+    alertname, alerts, firing}] (the counts by component and alertname, the most alerts
+    first, at most `ALERT_GROUPS`), actions [{intent_id, kind,
     status, adapter, external_ref}], deliveries [{intent_id, at, channel, outcome (delivered |
     refused | error), reason, fallback_from}] (every attempt to deliver a page, oldest first),
     verdicts [{id, verdict, actual_cause, by, by_name, at, text, source, event_id}] (engineers'
@@ -76,24 +159,15 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
     memory [{playbook, title, status, candidate, path, learned_from, confirmed_by, lesson,
     trust_at_use, checks [{check, held, status, detail, raw}], applicable, steered, verdict}]
     (the playbooks its latest decision considered; `verdict` helped | misled | not_applicable
-    once an engineer answered).
+    once an engineer answered). `counts`: the incident's `alert_counts`, when the caller read
+    them already; `joins`: each alert also says why it joined (`alert_page`).
     """
     row = graph.one("incident_get", {"incident_id": incident_id})
     if row is None:
         return None
-    alerts = [
-        {
-            "key": a["key"], "fingerprint": a["fingerprint"], "alertname": a["alertname"],
-            "status": a["status"], "severity": a["severity"], "component": a["component"],
-            "labels": json.loads(a["labels_json"]),
-            "annotations": json.loads(a["annotations_json"]),
-            "starts_at": a["starts_at"], "starts_at_ms": a["starts_at_ms"],
-            "ends_at_ms": a["ends_at_ms"], "generator_url": a["generator_url"], "link": a["link"],
-            "source": a["source"],
-            "joined_via": a["via"] or None,
-        }
-        for a in graph.rows("incident_alerts", {"incident_id": incident_id})
-    ]  # fmt: skip
+    if counts is None:
+        counts = alert_counts(graph, incident_id)
+    alerts = alert_page(graph, incident_id, alerts_limit, alerts_offset, firing_first, joins)
     finding = None
     if row["summary"] is not None:
         finding = {
@@ -132,6 +206,11 @@ def incident_detail(graph: TenantGraph, incident_id: str) -> dict[str, Any] | No
         else None,
         "finding": finding,
         "alerts": alerts,
+        "alerts_total": counts["total"],
+        "alerts_firing": counts["firing"],
+        "alerts_offset": alerts_offset,
+        "alerts_limit": alerts_limit,
+        "alert_groups": counts["groups"][:ALERT_GROUPS],
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
         "deliveries": graph.rows("incident_deliveries", {"incident_id": incident_id}),
         "verdicts": graph.rows("incident_verdicts", {"incident_id": incident_id}),
@@ -172,10 +251,20 @@ async def list_incidents(
 
 
 @router.get("/api/v1/incidents/{incident_id}")
-async def get_incident(request: Request, incident_id: str) -> dict[str, Any]:
-    """One incident (see `incident_detail`); 404 when it does not exist in this tenant."""
+async def get_incident(
+    request: Request,
+    incident_id: str,
+    alerts_limit: int = Query(API_ALERTS, ge=0, le=MAX_API_ALERTS),
+    alerts_offset: int = Query(0, ge=0, le=MAX_OFFSET),
+) -> dict[str, Any]:
+    """One incident (see `incident_detail`) with `alerts_limit` of its alerts (0 to 5,000;
+    default 500) after the first `alerts_offset`, oldest first; `alerts_total` says how many
+    there are. 404 when it does not exist in this tenant; 422 for a limit or offset out of
+    range."""
     graph = _graph(request)
-    found = await run_in_threadpool(incident_detail, graph, incident_id)
+    found = await run_in_threadpool(
+        incident_detail, graph, incident_id, alerts_limit, alerts_offset
+    )
     if found is None:
         raise HTTPException(404, f"no incident {incident_id!r}")
     return found

@@ -148,7 +148,7 @@ def feed_line(event: str, text: str, at_ms: int, incident_id: str | None = None)
     if incident_id:
         target = "/ui/incidents/" + urllib.parse.quote(incident_id, safe="")
         link = (f'<a href="{html.escape(target)}" class="mono">'
-                f"{html.escape(incident_id[-8:])}</a> ")  # fmt: skip
+                f"{html.escape(incident_id)}</a> ")  # fmt: skip
     return (
         f'<li class="ev ev-{event}"><time datetime="{stamp}" title="{stamp}">{stamp}</time> '
         f"<strong>{event}</strong> {link}{html.escape(text)}</li>"

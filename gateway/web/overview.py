@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from adapters.falkordb import GraphStore, TenantGraph
 from agents.act import notices, spec
+from agents.respond import escalation
 from agents.respond import maintenance as quiet_windows
 from agents.respond.messages import lead
 from gateway.http.incident_views import loads
@@ -188,8 +189,10 @@ def world(graph: TenantGraph, now_ms: int) -> dict[str, Any]:
     """Topology, owners, on call now and next, and coverage gaps.
 
     Shape: `{components: [{name, kind, tech, criticality, owners, edges: [[target, type,
-    purpose]]}], teams: [{name, channel, escalation, is_default, members, now (person or
-    None), now_until, next ({person, starts_at, ends_at} or None), holes: [(from, to)]}],
+    purpose]]}], teams: [{name, channel, escalation (the world file's note), levels (its
+    escalation policy in words, `escalation.policy_lines`; [] for none), is_default, members,
+    now (person or None), now_until, next ({person, starts_at, ends_at} or None), holes:
+    [(from, to)]}],
     gaps: [str], default_team}`. Gaps: components no team owns (they route to the default
     team), teams with nobody on call now, holes in a team's rota within the next 7 days, teams
     with no Slack channel.
@@ -200,6 +203,7 @@ def world(graph: TenantGraph, now_ms: int) -> dict[str, Any]:
     default = next((t["name"] for t in teams if t["is_default"]), None)
     gaps = []
     for team in teams:
+        team["levels"] = escalation.policy_lines(team.pop("policy"))
         shifts = [s for s in team["shifts"] if s]
         current = [s for s in shifts if s["starts_at"] <= now_ms < s["ends_at"]]
         later = [s for s in shifts if s["starts_at"] > now_ms]

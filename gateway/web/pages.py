@@ -29,15 +29,16 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adapters.falkordb import TenantGraph, graph_name
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance
 from gateway.http import incident_views
 from gateway.http import maintenance as maintenance_api
-from gateway.http.limits import read_limited
+from gateway.http.limits import http_failed, read_limited
 from gateway.http.payloads import http_link
-from gateway.http.status import incident_detail
+from gateway.http.status import alert_counts, incident_detail
 from gateway.web import drawing, live, maintenance_form, overview, timeline
 from gateway.web.live import LiveFeed
 from gateway.web.proxies import ForwardedFrom, forwarding_hosts
@@ -78,11 +79,13 @@ PAGE_HEADERS = {
 router = APIRouter()
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["http_link"] = http_link  # only http(s) URLs become links
-#: The incident page shows at most this many alerts (the API has every one), and label and
-#: annotation text up to `CLIP_CHARS` characters each: a 5 MiB annotation or 1,000 alerts
-#: would otherwise make a page of megabytes.
+#: The incident page shows this many alerts at a time (firing first; `?alerts_page=N` for the
+#: next ones), label and annotation text up to `CLIP_CHARS` characters each, and a step's
+#: stored arguments or result up to `STEP_CHARS`: a 5 MiB annotation, 20,000 alerts, or a
+#: step that read them all, would otherwise make a page of megabytes (the API has them all).
 PAGE_ALERTS = 200
 CLIP_CHARS = 1_000
+STEP_CHARS = 20_000
 
 
 def clip(value: object) -> str:
@@ -229,10 +232,17 @@ async def incidents_page(
 ) -> Response:
     """The incidents list for triage: services and cause, severity, who is paged and whether
     they acknowledged, escalation, time since the page, maintenance. Filters (GET): `state`
-    (`overview.STATES`; unknown values mean open), `team`, `service`, `severity`, `q`."""
+    (`overview.STATES`: another value is a 400 page naming them), `team`, `service`,
+    `severity`, `q` (any text: one no incident has matches none, and the form shows it)."""
     session, cookie = await _session(request)
     graph = _graph(request, session)
-    chosen = state if state in overview.STATES else "open"
+    if state not in overview.STATES:
+        return await render(
+            request, "error.html", session, cookie, status_code=400, title="No such state",
+            message=f"There is no state {state[:40]!r} to list: choose one of "
+                    f"{', '.join(overview.STATES)}.",
+        )  # fmt: skip
+    chosen = state
     found = await run_in_threadpool(
         overview.incident_rows, graph, _now_ms(), chosen, team or None, service or None,
         severity or None, q or None,
@@ -253,7 +263,7 @@ def links(request: Request, detail: dict[str, Any]) -> dict[str, Any]:
     ticket = next((a for a in detail["actions"] if a["kind"] == "ticket" and a["external_ref"]),
                   None)  # fmt: skip
     runbooks, sources, seen = [], [], set()
-    for alert in detail["alerts"][:PAGE_ALERTS]:
+    for alert in detail["alerts"]:  # the alerts shown
         for key in RUNBOOK_KEYS:
             url = http_link(str(alert["annotations"].get(key) or ""))
             if url and url not in seen:
@@ -281,34 +291,60 @@ def links(request: Request, detail: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def page_number(text: str | None) -> int:
+    """The `alerts_page` GET parameter: a whole number from 1 (absent: 1). Raises
+    HTTPException 400 naming what it must be."""
+    if text is None:
+        return 1
+    if not (text.isascii() and text.isdigit() and 0 < len(text) <= 9 and int(text) >= 1):
+        raise HTTPException(400, f"alerts_page must be a whole number from 1, not {text[:40]!r}")
+    return int(text)
+
+
 @router.get("/ui/incidents/{incident_id}", response_class=HTMLResponse)
 async def incident_page(request: Request, incident_id: str) -> Response:
     """One incident, responder first: status, severity and who is on it; the actions; links;
-    the finding; the timeline; the alerts; the graph; then the agents' steps, decisions,
-    ruled-out candidates and tasks, folded. A 404 page when it is not in the viewer's tenant."""
+    the finding; the timeline; the alerts (`PAGE_ALERTS` at a time, firing first: page
+    `alerts_page`, 1 by default; one past the last shows the last); the graph; then the
+    agents' steps, decisions, ruled-out candidates and tasks, folded. A 404 page when it is
+    not in the viewer's tenant; 400 for an `alerts_page` that is no whole number from 1."""
     session, cookie = await _session(request)
     graph = _graph(request, session)
     api_url = request.app.state.settings.github_api_url
+    try:
+        asked = page_number(request.query_params.get("alerts_page"))
+    except HTTPException as exc:
+        return await render(
+            request, "error.html", session, cookie, status_code=exc.status_code,
+            title="No such page of alerts", message=str(exc.detail),
+            back=f"/ui/incidents/{urllib.parse.quote(incident_id, safe='')}",
+        )  # fmt: skip
 
     def read() -> dict[str, Any] | None:
-        detail = incident_detail(graph, incident_id)
+        counts = alert_counts(graph, incident_id)
+        pages = max(1, -(-counts["total"] // PAGE_ALERTS))
+        shown = min(asked, pages)
+        detail = incident_detail(
+            graph, incident_id, PAGE_ALERTS, (shown - 1) * PAGE_ALERTS, firing_first=True,
+            counts=counts, joins=True,
+        )  # fmt: skip
         if detail is None:
             return None
-        joins = {r["key"]: r for r in graph.rows("web_alert_joins", {"incident_id": incident_id})}
         paged = graph.one("web_paged", {"incident_ids": [incident_id]})
         who = incident_views.loads(paged["result"]) if paged else None
         who = who if isinstance(who, dict) else None
         first = incident_views.loads(paged["first"]) if paged and paged["first"] else None
         first = first if isinstance(first, dict) and first != who else None
         people = graph.one("web_incident_people", {"incident_id": incident_id}) or {}
-        drawn = incident_views.incident_graph(graph, detail)
+        drawn = incident_views.incident_graph(graph, detail, counts["components"])
         nobody = bool(detail["nobody_paged"])
         return {
             "incident": detail, "paged": timeline.paged_words(who, nobody),
             "first_paged": timeline.paged_words(first, nobody), "people": people,
-            "joins": joins,
+            "services": list(counts["components"]), "first_alert": counts["first"],
+            "alerts_page": shown, "alerts_pages": pages,
             "events": timeline.events(graph, incident_id, who, api_url, first, nobody),
-            "steps": incident_views.steps(graph, incident_id),
+            "steps": incident_views.steps(graph, incident_id, STEP_CHARS),
             "decisions": incident_views.decisions(graph, incident_id),
             "graph": drawn, "graph_svg": drawing.svg(drawn),
             "remediations": overview.remediations(graph, incident_id),
@@ -499,7 +535,8 @@ async def open_maintenance(request: Request) -> Response:
 @router.post("/ui/maintenance/{window_id}/end")
 async def end_maintenance(request: Request, window_id: str) -> Response:
     """End a window now as the signed-in person (form: `csrf`); incidents it held page now
-    unless another window covers them. 303 to the list; 403 bad CSRF; 404 no such window."""
+    unless another window covers them. 303 to the list; 403 bad CSRF; 404 no such window;
+    409 a window already over (a page older than its end), left as it was."""
     return await _quiet(request, window_id)
 
 
@@ -648,6 +685,28 @@ async def sign_in_required(request: Request, exc: SignInRequired) -> Response:
     if request.url.path == "/ui/events":
         return Response("sign in first", status_code=401, media_type="text/plain")
     return RedirectResponse(target, status_code=303)
+
+
+async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    """An HTTP error: a page under `/ui/` no route has (404) or that takes no such method
+    (405) is an HTML page saying so, as an unknown incident's is (signed in or not: it shows
+    nothing of a tenant); anything else, and the live feed's, as the API answers
+    (`limits.http_failed`)."""
+    path = request.url.path
+    if exc.status_code not in (404, 405) or not path.startswith("/ui/") or path == "/ui/events":
+        return await http_failed(request, exc)
+    sessions: Sessions = request.app.state.sessions
+    session = await run_in_threadpool(sessions.read, request.cookies.get(COOKIE))
+    missing = exc.status_code == 404
+    response = await render(
+        request, "error.html", session, None, status_code=exc.status_code,
+        title="No such page" if missing else "Not allowed here",
+        message=f"There is no page {path[:200]!r} here." if missing
+        else f"{path[:200]!r} takes no {request.method[:10]} request.",
+    )  # fmt: skip
+    for name, value in (exc.headers or {}).items():  # 405's Allow
+        response.headers[name] = value
+    return response
 
 
 def mount(app: FastAPI) -> None:

@@ -18,15 +18,15 @@ from adapters.falkordb import TenantGraph
 from adapters.notices import fmt_ms
 from agents.investigate.decision import LEAD_BELOW
 
-#: Alerts listed one by one before the rest are summed up in one line.
+#: Alerts listed one by one (firing, then resolved) before the rest are summed up in one line.
 ALERTS_LISTED = 6
 #: The order of events recorded in the same millisecond (the incident opens before its page),
 #: by the query's event name and by the event's kind.
-ORDER = ("opened", "alert", "finding", "cause", "held", "action", "page", "ticket", "delivery",
-         "notice",
+ORDER = ("opened", "alert", "alerts_more", "finding", "cause", "held", "action", "page",
+         "ticket", "delivery", "notice",
          "escalation", "acknowledged", "ack", "verdict", "remediation_proposed",
          "remediation_approved", "remediation_run", "remediation_verified", "remediation",
-         "alert_resolved", "resolved")  # fmt: skip
+         "alert_resolved", "resolved_more", "resolved")  # fmt: skip
 
 #: A finding that names a cause under this confidence is shown as "named, low confidence", not
 #: as found: the investigator's own line, under which the page calls it a lead.
@@ -169,6 +169,11 @@ def _words(
     if event == "alert_resolved":
         on = f" on {who}" if who else ""
         return {"kind": "alert_resolved", "text": f"✓ {detail}{on} resolved", **plain}
+    if event in ("alerts_more", "resolved_more"):
+        joined = event == "alerts_more"
+        kind, did = ("alert", "joined") if joined else ("alert_resolved", "resolved")
+        return {"kind": kind, "text": f"… {int(detail):,} more alerts {did} (all in Alerts below)",
+                **plain}  # fmt: skip
     if event == "finding":
         found = ref or {}
         if found.get("planner") == "heartbeat":  # a silence, no service: nothing was diagnosed
@@ -239,29 +244,17 @@ def events(
     """The incident's events, oldest first (see the module doc for the shape); `paged` the
     latest route paged, `first` the page's own (`web_paged.cypher`); `nobody`: its page
     reached no one (the incident's `nobody_paged`). After
-    `ALERTS_LISTED` alerts the rest become one line ("… 12 more alerts joined")."""
-    rows = [r for r in graph.rows("web_timeline", {"incident_id": incident_id}) if r["at"]]
+    `ALERTS_LISTED` alerts the rest become one line ("… 12 more alerts joined"), and after
+    as many alerts resolved, the rest of those ("… 12 more alerts resolved")."""
+    rows = [
+        r for r in graph.rows("web_timeline", {"incident_id": incident_id, "listed": ALERTS_LISTED})
+        if r["at"]
+    ]  # fmt: skip
     if any(r["event"] == "resolved" and r["who"] for r in rows):
         # the page's Resolve records a `resolved` verdict too: one line for one act
         rows = [r for r in rows if not (r["event"] == "verdict" and r["detail"] == "resolved")]
     rows.sort(key=lambda r: (r["at"], _rank(r["event"])))
-    found: list[dict[str, Any]] = []
-    alerts = 0
-    held: dict[str, Any] | None = None
-    for row in rows:
-        if row["event"] == "alert":
-            alerts += 1
-            if alerts > ALERTS_LISTED:
-                held = held or {"at": row["at"], "kind": "alert", "who": None, "link": None,
-                                "count": 0}  # fmt: skip
-                held["count"] += 1
-                continue
-        found.append({"at": row["at"], **_words(row, paged, github_api_url, first, nobody)})
-    if held is not None:
-        held["text"] = f"… {held.pop('count')} more alerts joined (all in Alerts below)"
-        found.append(held)
-        found.sort(key=lambda e: (e["at"], _rank(e["kind"])))
-    return found
+    return [{"at": row["at"], **_words(row, paged, github_api_url, first, nobody)} for row in rows]
 
 
 def _rank(kind: str) -> int:

@@ -22,6 +22,7 @@ import icalendar
 import recurring_ical_events
 
 from adapters.falkordb import TenantGraph
+from agents.respond.escalation import policy_lines
 from gateway.world.model import IcalSpec, RotationSpec, TeamSpec
 
 log = logging.getLogger(__name__)
@@ -187,12 +188,15 @@ def refresh_oncall(graph: TenantGraph, now: datetime | None = None) -> Refresh:
 @dataclass(frozen=True)
 class Coverage:
     """One team's on-call coverage: who is on call at `at`, and the first moment within the
-    horizon nobody is (`gap_at`, ms; None: covered throughout)."""
+    horizon nobody is (`gap_at`, ms; None: covered throughout); and whom its page escalates
+    to while nobody acknowledges it (`escalation`: its policy in words, a line per level,
+    `agents.respond.escalation.policy_lines`; [] for none)."""
 
     team: str
     is_default: bool
     on_call: list[str]
     gap_at: int | None
+    escalation: list[str]
 
 
 def coverage(
@@ -212,7 +216,9 @@ def coverage(
             covered_until = max(covered_until, finish)
         if covered_until < end:
             gap_at = covered_until
-        found.append(Coverage(row["team"], bool(row["is_default"]), on_call, gap_at))
+        found.append(Coverage(
+            row["team"], bool(row["is_default"]), on_call, gap_at, policy_lines(row["policy"])
+        ))  # fmt: skip
     return found
 
 

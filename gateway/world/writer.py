@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from adapters.falkordb import TenantGraph
+from agents.respond.escalation import policy_lines
 from gateway.world import playbooks
 from gateway.world.codeowners import Rule, ownership
 from gateway.world.model import ComponentSpec, EdgeSpec, TopologyError, WorldSpec
@@ -30,7 +31,8 @@ from gateway.world.validate import check_world, dotted
 @dataclass
 class ImportReport:
     """What an import did: `counts` per kind written, `new` / `changed` / `retired` items
-    (`component x`, `edge a -CALLS-> b`), `removed` ownership, memberships and teams a source
+    (`component x`, `edge a -CALLS-> b`, `escalation policy of team t: after 5 min: Di
+    Example; …` or `…: removed`), `removed` ownership, memberships and teams a source
     said before and no longer says (`owner payments of billing: no longer reported by ...`),
     `world_wins` (a source disagreed with the world file),
     `unmapped` names no importer could map (never guessed), `notes`, and `merged`: components
@@ -282,7 +284,14 @@ def apply_world(
         for t in world.teams
     ]  # fmt: skip
     people = _people_rows(world, sources[0])
-    graph.rows("import_teams", {"teams": teams})
+    for row in graph.rows("import_teams", {"teams": teams}):
+        was, after = row["policy_before"] or "", row["policy"] or ""
+        if after and not was:
+            report.new.append(f"escalation policy of team {row['team']}: "
+                              + "; ".join(policy_lines(after)))  # fmt: skip
+        elif after != was:
+            report.changed.append(f"escalation policy of team {row['team']}: "
+                                  + ("; ".join(policy_lines(after)) or "removed"))  # fmt: skip
     graph.rows("import_people", {"people": people})
     graph.rows("import_owners", {"owners": owners})
     if codeowners is not None:

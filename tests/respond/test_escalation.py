@@ -18,11 +18,15 @@ from agents.respond.escalation import fmt_after, schedule
 from agents.triage.triage import triage
 from gateway.http.payloads import normalize, parse_body
 from gateway.ops.runtime import Runtime
+from gateway.web import overview
 from gateway.web.timeline import events
 from gateway.world import TopologyError, demo_world_path, import_world, load_world
 from gateway.world.model import EscalationLevelSpec, TeamTarget
+from gateway.world.oncall import coverage
+from gateway.world.writer import apply_world
 from tests.conftest import alert_body, make_settings
 from tests.tasks.test_crash import incident, spawn, task, wait_for
+from tests.test_cli import cli
 
 __all__ = ["spawn"]  # the fixture, used by name
 
@@ -137,6 +141,57 @@ def test_a_world_file_policy_is_checked_and_stored(tmp_path, graph):
                     + WORLD.split("    repeat: 1\n")[1])  # fmt: skip
     import_world(graph, load_world(path))  # the policy is gone from the file: gone from the graph
     assert graph.one("escalation_policy", {"team": "web"})["policy"] == ""
+
+
+#: The trial's policy on checkout, as `with_policy` takes it, and in words.
+TRIAL_POLICY = [("15s", ["Cy Example"]), ("30s", ["+platform"]), ("45s", ["@channel"])]
+TRIAL_WORDS = [
+    "after 15 s: Cy Example", "after 30 s: the on-call of platform", "after 45 s: @channel",
+    "then the same levels 1 more time, each round 45 s after the one before",
+]  # fmt: skip
+
+
+def test_the_policy_is_said_in_the_import_summary_in_oncall_and_in_the_world(
+    graph, falkordb, tenant, tmp_path
+):
+    """A new user's trial: no page showed the escalation policy, nor did the import summary
+    mention it. The import says it was added, changed or removed; `blast-radius oncall`
+    prints each team's levels under it, and the World page's data has them (test_web.py
+    shows the page)."""
+    world = load_world(demo_world_path())
+    sources = sorted({c.source for c in world.components if c.source})
+
+    def policy_said(levels: list[tuple[str, list[Any]]], repeat: int) -> list[str]:
+        team = next(t for t in world.teams if t.name == "checkout")
+        team.escalation_policy = [
+            EscalationLevelSpec(after=after, notify=[TeamTarget(team=n[1:]) if n.startswith("+")
+                                                     else n for n in notify])
+            for after, notify in levels
+        ]  # fmt: skip
+        team.repeat = repeat
+        report = apply_world(graph, world, sources, explicit=True)
+        said = [f"new {x}" for x in report.new] + [f"changed {x}" for x in report.changed]
+        return [line for line in said if "escalation policy" in line]
+
+    assert policy_said(TRIAL_POLICY, 1) == [
+        f"new escalation policy of team checkout: {'; '.join(TRIAL_WORDS)}"
+    ]
+    assert policy_said(TRIAL_POLICY, 1) == []  # the same again: nothing to say
+    assert policy_said(TRIAL_POLICY, 0) == [
+        f"changed escalation policy of team checkout: {'; '.join(TRIAL_WORDS[:3])}"
+    ]
+    assert policy_said([], 0) == ["changed escalation policy of team checkout: removed"]
+    with_policy(graph, TRIAL_POLICY, repeat=1)
+    levels = {team.team: team.escalation for team in coverage(graph)}
+    assert levels["checkout"] == TRIAL_WORDS and levels["platform"] == []
+    shown = {t["name"]: t["levels"] for t in overview.world(graph, 0)["teams"]}
+    assert shown == levels
+    done = cli("oncall", FALKORDB_URL=falkordb.url, BLAST_DEFAULT_TENANT=tenant,
+               BLAST_DATA_DIR=str(tmp_path))  # fmt: skip
+    lines = done.stdout.splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith("  checkout: "))
+    assert lines[at + 1] == f"    escalation: {'; '.join(TRIAL_WORDS)}", done.stdout
+    assert not any(line.startswith("    escalation") for line in lines[at + 2 :]), done.stdout
 
 
 @pytest.mark.parametrize(

@@ -146,7 +146,70 @@ def test_ending_a_window_answers_how_many_incidents_it_released(gateway, graph):
     gateway.drain()
     assert len(pages(gateway, incident_id)) == 1  # both tasks woke; one page
     again = gateway.http.delete(f"/api/v1/maintenance/{window['id']}", headers=gateway.auth)
-    assert again.json()["released"] == 0  # nothing held any more
+    assert again.status_code == 409  # over: nothing held any more, nothing to end
+
+
+def ended_by(gw: Gateway, window_id: str) -> tuple[int, str | None]:
+    """The window's end (ms) and who ended it by hand, as `GET ?all=true` lists them."""
+    listed = gw.http.get("/api/v1/maintenance?all=true", headers=gw.auth).json()["windows"]
+    (window,) = [w for w in listed if w["id"] == window_id]
+    return window["ends_at"], window["ended_by"]
+
+
+def test_ending_a_window_already_over_changes_nothing(gateway, graph):
+    """A window that ran its course keeps `ended_by` null, and one ended by hand keeps who
+    ended it: a DELETE of either is a 409 that says how it ended, and it wakes nothing (the
+    incident it held, paged at its end, waits for its escalation level, not for the window)."""
+    with_policy(graph, [("1h", ["Di Example"])])
+    now_ms = int(time.time() * 1000)
+    window = quiet(gateway, components=["payment"], until=rfc3339(now_ms + 1500))
+    incident_id = fire(gateway)
+    gateway.drain()
+    assert pages(gateway, incident_id) == []
+    time.sleep(1.6)
+    gateway.drain()
+    assert len(pages(gateway, incident_id)) == 1  # paged at the window's end
+    escalate = task(graph, incident_id, "escalate")
+    assert escalate["status"] == "paused" and escalate["resume_at"] > window["ends_at"]
+    for by in ("Ed", None):
+        late_end = gateway.http.delete(
+            f"/api/v1/maintenance/{window['id']}", params={"by": by} if by else {},
+            headers=gateway.auth,
+        )  # fmt: skip
+        assert late_end.status_code == 409
+        assert late_end.json()["detail"] == (
+            f"maintenance window {window['id']!r} already ended at "
+            f"{fmt_ms(window['ends_at'])} (it ran its course)"
+        )
+    assert ended_by(gateway, window["id"]) == (window["ends_at"], None)
+    assert task(graph, incident_id, "escalate") == escalate  # still waits for its level
+
+    other = quiet(gateway, components=["payment"], minutes=30)
+    first = gateway.http.delete(f"/api/v1/maintenance/{other['id']}?by=Ed", headers=gateway.auth)
+    assert first.status_code == 200 and first.json()["released"] == 0  # it held nothing
+    again = gateway.http.delete(f"/api/v1/maintenance/{other['id']}?by=Bo", headers=gateway.auth)
+    assert again.status_code == 409 and again.json()["detail"].endswith("(ended by Ed)")
+    assert ended_by(gateway, other["id"]) == (first.json()["ends_at"], "Ed")
+
+
+def test_ending_a_window_releases_only_the_incidents_that_wait_for_it(gateway, graph):
+    """Two windows hold one incident: its page waits for the later end. Ending the earlier one
+    releases nothing and leaves the incident quiet until the later end; ending the later one
+    releases it."""
+    longer = quiet(gateway, teams=["checkout"], minutes=60)  # checkout owns payment
+    shorter = quiet(gateway, components=["payment"], minutes=30)
+    incident_id = fire(gateway)
+    gateway.drain()
+    respond = task(graph, incident_id, "respond")
+    assert (respond["status"], respond["resume_at"]) == ("paused", longer["ends_at"])
+    ended = gateway.http.delete(f"/api/v1/maintenance/{shorter['id']}", headers=gateway.auth)
+    assert ended.status_code == 200 and ended.json()["released"] == 0
+    assert task(graph, incident_id, "respond") == respond  # not woken
+    assert detail(gateway, incident_id)["maintenance_until"] == longer["ends_at"]
+    ended = gateway.http.delete(f"/api/v1/maintenance/{longer['id']}", headers=gateway.auth)
+    assert ended.status_code == 200 and ended.json()["released"] == 1
+    gateway.drain()
+    assert len(pages(gateway, incident_id)) == 1
 
 
 def test_an_incident_resolved_inside_a_window_is_not_counted_released(gateway):
