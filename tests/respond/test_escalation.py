@@ -21,7 +21,7 @@ from gateway.ops.runtime import Runtime
 from gateway.web import overview
 from gateway.web.timeline import events
 from gateway.world import TopologyError, demo_world_path, import_world, load_world
-from gateway.world.model import EscalationLevelSpec, TeamTarget
+from gateway.world.model import EscalationLevelSpec, TeamTarget, WorldSpec
 from gateway.world.oncall import coverage
 from gateway.world.writer import apply_world
 from tests.conftest import alert_body, make_settings
@@ -31,9 +31,9 @@ from tests.test_cli import cli
 __all__ = ["spawn"]  # the fixture, used by name
 
 
-def with_policy(graph: TenantGraph, levels: list[tuple[str, list[Any]]], repeat: int = 0) -> None:
-    """Give team checkout (owner of payment) an escalation policy and import the world again."""
-    world = load_world(demo_world_path())
+def set_policy(world: WorldSpec, levels: list[tuple[str, list[Any]]], repeat: int) -> None:
+    """Give team checkout (owner of payment) of `world` an escalation policy: each level's
+    `after` and whom it notifies (`+team` a team, else a person)."""
     team = next(t for t in world.teams if t.name == "checkout")
     team.escalation_policy = [
         EscalationLevelSpec(after=after, notify=[TeamTarget(team=n[1:]) if n.startswith("+")
@@ -41,6 +41,12 @@ def with_policy(graph: TenantGraph, levels: list[tuple[str, list[Any]]], repeat:
         for after, notify in levels
     ]  # fmt: skip
     team.repeat = repeat
+
+
+def with_policy(graph: TenantGraph, levels: list[tuple[str, list[Any]]], repeat: int = 0) -> None:
+    """Give team checkout (owner of payment) an escalation policy and import the world again."""
+    world = load_world(demo_world_path())
+    set_policy(world, levels, repeat)
     import_world(graph, world)
 
 
@@ -162,13 +168,7 @@ def test_the_policy_is_said_in_the_import_summary_in_oncall_and_in_the_world(
     sources = sorted({c.source for c in world.components if c.source})
 
     def policy_said(levels: list[tuple[str, list[Any]]], repeat: int) -> list[str]:
-        team = next(t for t in world.teams if t.name == "checkout")
-        team.escalation_policy = [
-            EscalationLevelSpec(after=after, notify=[TeamTarget(team=n[1:]) if n.startswith("+")
-                                                     else n for n in notify])
-            for after, notify in levels
-        ]  # fmt: skip
-        team.repeat = repeat
+        set_policy(world, levels, repeat)
         report = apply_world(graph, world, sources, explicit=True)
         said = [f"new {x}" for x in report.new] + [f"changed {x}" for x in report.changed]
         return [line for line in said if "escalation policy" in line]

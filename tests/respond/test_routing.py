@@ -18,7 +18,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from adapters.slack.notifier import SlackNotifier
 from agents.respond.routing import route_from
 from gateway.cli.commands import app
@@ -251,6 +251,17 @@ def test_slack_mode_refuses_a_default_route_with_no_channel(
     assert "has no slack_channel and SLACK_DEFAULT_CHANNEL is unset" in result.output
 
 
+def teamless(store: GraphStore, tenant: str) -> TenantGraph:
+    """`tenant`'s graph holding a compose file's world: components and edges, no teams (a
+    world file must name them), so no team owns anything and there is no default team."""
+    graph = store.graph(graph_name(tenant))
+    graph.ensure_schema()
+    full = load_world(WORLD)
+    apply_world(graph, full.model_copy(update={"teams": [], "default_team": None}),
+                ["compose:docker-compose.yml"])  # fmt: skip
+    return graph
+
+
 def test_a_page_that_reaches_nobody_says_nobody_paged_everywhere(
     falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
 ) -> None:
@@ -258,12 +269,7 @@ def test_a_page_that_reaches_nobody_says_nobody_paged_everywhere(
     page goes to the outbox with no person and no channel. The API says `paged` false and
     `nobody_paged` true, the CLI "nobody paged", the web "nobody paged" with the reason, and
     nothing shows Python's None (a new user's trial: "paged", "nobody on call (None)")."""
-    graph = store.graph(graph_name(tenant))
-    graph.ensure_schema()
-    # a compose file's world: components and edges, no teams (a world file must name them)
-    full = load_world(WORLD)
-    apply_world(graph, full.model_copy(update={"teams": [], "default_team": None}),
-                ["compose:docker-compose.yml"])  # fmt: skip
+    graph = teamless(store, tenant)
     runtime = Runtime(make_settings(falkordb, tmp_path, tenant))
     runtime.open()
     gateway = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
@@ -310,11 +316,7 @@ def test_a_page_with_no_channel_anywhere_names_no_fallback(
              "slack_api_url": api.base_url, "slack_default_channel": "#incidents"}  # fmt: skip
     pages = []
     for name, extra in ((tenant, {}), (f"{tenant}s", slack)):
-        graph = store.graph(graph_name(name))
-        graph.ensure_schema()
-        full = load_world(WORLD)
-        apply_world(graph, full.model_copy(update={"teams": [], "default_team": None}),
-                    ["compose:docker-compose.yml"])  # fmt: skip
+        teamless(store, name)
         runtime = Runtime(make_settings(falkordb, tmp_path / name, name, **extra))
         runtime.open()
         gateway = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), None)
