@@ -52,7 +52,7 @@ def test_an_incident_costs_at_most_10_graph_queries_from_alert_to_page(
         pages = [e for e in runtime.outbox.entries() if e["kind"] == "notification"]
         steps = {
             page["incident_id"]: graph.rows(
-                "web_incident_steps", {"incident_id": page["incident_id"]}
+                "web_incident_steps", {"incident_id": page["incident_id"], "max_chars": None}
             )
             for page in pages
         }
@@ -103,7 +103,8 @@ def test_deferred_steps_are_written_in_one_query_linked_in_order(
     with counting() as by_name:
         task.step("three", {"x": 1}, lambda: {"v": 3}, touched=["no-such-component"])
     assert dict(by_name) == {"record_steps": 1}  # all three in one round trip
-    steps = graph.rows("web_incident_steps", {"incident_id": claimed.incident_id})
+    whole = {"incident_id": claimed.incident_id, "max_chars": None}
+    steps = graph.rows("web_incident_steps", whole)
     assert [(s["n"], s["tool"], json.loads(s["result"])) for s in steps] == [
         (1, "one", 1), (2, "two", 2), (3, "three", {"v": 3}),
     ]  # fmt: skip

@@ -134,7 +134,7 @@ def steps(gw: Gateway, incident_id: str) -> list[dict[str, Any]]:
     """The steps of the incident's first investigation (`investigate`), in order."""
     assert gw.runtime.store is not None
     graph = gw.runtime.store.graph(f"org_{gw.runtime.settings.default_tenant}")
-    rows = graph.rows("web_incident_steps", {"incident_id": incident_id})
+    rows = graph.rows("web_incident_steps", {"incident_id": incident_id, "max_chars": None})
     kept = ("task_id", "kind", "created_at", "n", "tool", "args", "result", "at", "epoch")
     mine = [{k: r[k] for k in kept} for r in rows if r["kind"] == "investigate"]
     numbers = [r["n"] for r in mine]

@@ -63,7 +63,7 @@ def test_old_resolved_incidents_are_trimmed_once_and_keep_who_was_paged(
     assert json.loads(kept["labels_json"])["service"] == "ad"
 
     def investigation_steps(incident_id: str) -> list[dict[str, object]]:
-        rows = graph.rows("web_incident_steps", {"incident_id": incident_id})
+        rows = graph.rows("web_incident_steps", {"incident_id": incident_id, "max_chars": None})
         return [r for r in rows if r["kind"] in ("investigate", "reinvestigate")]
 
     assert investigation_steps(old) == []  # the investigation's steps

@@ -182,7 +182,7 @@ def test_a_batch_writes_its_findings_in_one_query_and_a_lease_lost_before_drops_
     assert graph.one("incident_get", {"incident_id": lost.incident_id})["summary"] is None
     for incident in (incidents[0], incidents[2]):
         assert status(graph, incident) == {"investigate": ("done", 1), "respond": ("claimed", 1)}
-        steps = graph.rows("web_incident_steps", {"incident_id": incident})
+        steps = graph.rows("web_incident_steps", {"incident_id": incident, "max_chars": None})
         assert "coverage_walk" in [s["tool"] for s in steps]
         assert graph.one("incident_get", {"incident_id": incident})["summary"]
     # another worker takes the lost task over and finishes it on its own epoch
