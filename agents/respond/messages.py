@@ -232,33 +232,30 @@ def page(
     page must not read as an inconclusive finding nobody made). The page of a heartbeat's
     silence (`silence_line`) says what stopped and what to check (the finding's summary)
     instead of a cause, paths and evidence: nothing was diagnosed."""
-    cause = incident.get("root_cause")
-    investigating = investigating or (cause is None and incident.get("summary") is None)
-    paths = json.loads(incident.get("paths_json") or "[]")
+    # what every page says, the silence's included: who, where, what happened since
+    said: dict[str, Any] = {
+        "incident_id": incident["id"], "severity": incident["severity"],
+        "title": incident["title"], "status": incident["status"],
+        "summary": incident.get("summary"), "paged": paged_line(who), "person": _person(who),
+        "ticket_link": ticket_link,
+        "resolved_at": incident.get("resolved_at") if incident["status"] == "resolved" else None,
+        "resolved_by": incident.get("resolved_by"),
+        "acknowledged_at": incident.get("acknowledged_at"),
+        "acknowledged_by": incident.get("acknowledged_by"),
+        "incident_url": incident_url(public_url, incident["id"]),
+        "held": held_line(incident.get("held")), "verdicts": _verdict_notes(verdicts),
+    }  # fmt: skip
     silence = silence_line(incident)
     if silence is not None:
-        return Page(
-            incident_id=incident["id"], severity=incident["severity"], title=incident["title"],
-            status=incident["status"], summary=incident.get("summary"), paged=paged_line(who),
-            person=_person(who), ticket_link=ticket_link,
-            resolved_at=incident.get("resolved_at") if incident["status"] == "resolved" else None,
-            resolved_by=incident.get("resolved_by"),
-            acknowledged_at=incident.get("acknowledged_at"),
-            acknowledged_by=incident.get("acknowledged_by"),
-            incident_url=incident_url(public_url, incident["id"]),
-            held=held_line(incident.get("held")), verdicts=_verdict_notes(verdicts),
-            heartbeat=silence,
-        )  # fmt: skip
+        return Page(**said, heartbeat=silence)
+    cause = incident.get("root_cause")
+    paths = json.loads(incident.get("paths_json") or "[]")
     return Page(
-        incident_id=incident["id"],
-        severity=incident["severity"],
-        title=incident["title"],
-        status=incident["status"],
+        **said,
         root_cause=cause,
         confidence=incident.get("confidence") if cause else None,
         lead=lead(cause, incident.get("confidence")),
         candidates=incident.get("candidates") or [],
-        summary=incident.get("summary"),
         similar=similar_line(incident) or None,
         paths=paths[:5],
         alerts=[alert_line(a) for a in alerts[:10]],
@@ -267,19 +264,11 @@ def page(
             f"{c['kind']} {c['ref']} on {c['component']} at {fmt_ms(c['at'])}"
             for c in changes or []
         ],
-        paged=paged_line(who),
-        person=_person(who),
-        ticket_link=ticket_link,
-        resolved_at=incident.get("resolved_at") if incident["status"] == "resolved" else None,
-        resolved_by=incident.get("resolved_by"),
-        acknowledged_at=incident.get("acknowledged_at"),
-        acknowledged_by=incident.get("acknowledged_by"),
-        incident_url=incident_url(public_url, incident["id"]),
         runbooks=runbooks(alerts),
         silences=silence_links(alerts),
-        held=held_line(incident.get("held")),
-        verdicts=_verdict_notes(verdicts),
-        investigating=investigating,
+        # an incident with no finding yet: an acknowledgement's edit of an early page must
+        # not read as an inconclusive finding nobody made
+        investigating=investigating or (cause is None and incident.get("summary") is None),
     )
 
 
