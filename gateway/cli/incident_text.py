@@ -168,9 +168,7 @@ def incident_report(
             f" ({figure})" if figure else ""
         )
     lines = [
-        f"{found['id']}  {found['title']}",
-        f"status {found['status']}, severity {found['severity']}, opened {when(found['opened_at'])}"
-        + (f", resolved {when(found['resolved_at'])}" if found["resolved_at"] else ""),
+        *_heading(found),
         cause,
     ]
     if not found["root_cause"] and judgement is None and finding.get("candidates"):
@@ -188,6 +186,15 @@ def incident_report(
     lines += _taken(found)
     lines += _alert_lines(found)
     return "\n".join(lines + _work(found))
+
+
+def _heading(found: dict[str, Any]) -> list[str]:
+    """An incident's first two lines: its id and title, then its status, severity and times."""
+    return [
+        f"{found['id']}  {found['title']}",
+        f"status {found['status']}, severity {found['severity']}, opened {when(found['opened_at'])}"
+        + (f", resolved {when(found['resolved_at'])}" if found["resolved_at"] else ""),
+    ]
 
 
 def _taken(found: dict[str, Any]) -> list[str]:
@@ -208,9 +215,7 @@ def _silence_report(found: dict[str, Any], paged: dict[str, Any] | None) -> str:
     beat = found["heartbeat"]
     seen = when(beat["last_seen"]) if beat.get("last_seen") else None
     lines = [
-        f"{found['id']}  {found['title']}",
-        f"status {found['status']}, severity {found['severity']}, opened {when(found['opened_at'])}"
-        + (f", resolved {when(found['resolved_at'])}" if found["resolved_at"] else ""),
+        *_heading(found),
         heartbeat.stopped(str(beat["alertname"]), seen),
     ]
     if found["finding"]:
