@@ -451,8 +451,12 @@ def report(setups: list[Setup], stream: dict[str, Any], count: int, evidence: bo
                 if u["playbook"] == stream["planted"]["id"]]  # fmt: skip
         if uses:
             steered = sum(bool(u["steered"]) for u in uses)
+            # recalled by kind transfer it names another component of its tech, which may be
+            # the right cause: those uses were confirmed ("helped")
+            helped = sum(bool(u["steered"]) and u["verdict"] == "helped" for u in uses)
             print(f"{setup.name}: the planted playbook was recalled {len(uses)} times, caught "
-                  f"by its checks {len(uses) - steered}, steered {steered}")  # fmt: skip
+                  f"by its checks {len(uses) - steered}, steered {steered}"
+                  + (f" ({helped} to the confirmed cause)" if steered else ""))  # fmt: skip
     base = figures["none"]["model_calls"]
     if base:
         graph, none = figures["graph"], figures["none"]

@@ -450,11 +450,18 @@ class Investigator:
                 # an alerting component that alone explains every alert, memory's cause not
                 # explaining it: one fault explains the incident, memory's needs a second
                 longer = alone_explains(found, alerting, steered, used) if lead else None
+                if lead and longer is None:  # a cause the rules left standing explains more
+                    longer = self._explains_more(task, evidence, steered["candidate"], measured)
                 if (
                     refuted is not None
                     or longer is not None
                     or outranks(measured, decision)
-                    or (lead and sure and measured.root_cause != decision.root_cause)
+                    or (
+                        lead
+                        and sure
+                        and measured.root_cause != decision.root_cause
+                        and not left_open(measured, decision.root_cause)
+                    )
                 ):
                     for row in used:  # it did not decide: no trust moves for it
                         row["steered"] = False
@@ -462,7 +469,7 @@ class Investigator:
                     candidates, changes, planner = found, looked, "rules"
                     # as with no playbook held (below), less the overruled cause's playbooks
                     others = [p for p in missed if p["candidate"] != steered["candidate"]]
-                    remembered_lead = self._remembered_lead(task, evidence, decision, others)
+                    remembered_lead = self._remembered_lead(task, evidence, decision, others, found)
                     if remembered_lead is not None:
                         decision, planner = remembered_lead, "memory"
                 elif (
@@ -482,7 +489,7 @@ class Investigator:
         else:
             decision, candidates, changes = self._rules(task, evidence)
             planner = "rules"
-            remembered_lead = self._remembered_lead(task, evidence, decision, missed)
+            remembered_lead = self._remembered_lead(task, evidence, decision, missed, candidates)
             if remembered_lead is not None:
                 decision, planner = remembered_lead, "memory"
         asked = self._ask_model(task, evidence, decision, planner)
@@ -743,13 +750,26 @@ class Investigator:
         return used, lead, missed
 
     def _remembered_lead(
-        self, task: TaskRun, ev: Evidence, decision: Decision, missed: list[dict[str, Any]]
+        self,
+        task: TaskRun,
+        ev: Evidence,
+        decision: Decision,
+        missed: list[dict[str, Any]],
+        walked: list[Candidate],
     ) -> Decision | None:
         """`remembered.remembered_lead_of` over those of `missed` (`_recall`'s) whose cause
-        leaves no alert unexplained that a candidate the rules left standing, or another
+        the rules weighed (one of the walk's candidates, `walked`, or of the decision's) and
+        that leaves no alert unexplained that a candidate the rules left standing, or another
         remembered cause, explains (`explains_fewer`): memory breaks the rules' ties among the
         causes that explain the most. Nothing is counted when the rules are sure or nothing
-        missed (no lead is taken then)."""
+        missed (no lead is taken then).
+
+        A cause the walk from the alerting components never reaches (a traffic source in
+        front of them) was not among what the rules could not tell apart: an unseen month's
+        staff-login failures after a deploy of the auth service, inconclusive between it and
+        its database, had been led to the partner integrations remembered from a flood."""
+        weighed = {c.name for c in walked} | set(rival_names(decision))
+        missed = [p for p in missed if p["candidate"] in weighed]
         if not missed or (decision.root_cause is not None and decision.confidence >= LEAD_BELOW):
             return None
         counts = self._explained(
@@ -757,6 +777,28 @@ class Investigator:
         )
         return remembered_lead_of(
             decision, [p for p in missed if not explains_fewer(counts, p["candidate"])]
+        )
+
+    def _explains_more(
+        self, task: TaskRun, ev: Evidence, cause: str, rules: Decision
+    ) -> str | None:
+        """Why a remembered lead's `cause` is the longer explanation, or None: a cause the
+        rules left standing (`rival_names`) explains more alerting components by a dependency
+        path (`_explained`). Memory breaks the rules' ties; an untried playbook whose one
+        check held on an alerting service does not outweigh a database that explains every
+        alerting service (a new user's trial: a hand-written "payments errors: restart
+        payments" paged the checkout team for a postgres outage and split the fourth alert
+        off)."""
+        rivals = [n for n in rival_names(rules) if n != cause]
+        if not rivals:
+            return None
+        counts = self._explained(task, ev, [cause, *rivals])
+        best = max(rivals, key=lambda n: counts[n])
+        if counts[best] <= counts[cause]:
+            return None
+        return (
+            f"{best} explains {counts[best]} of {len(ev.alerting)} alerting components, "
+            f"{cause} {counts[cause]}"
         )
 
     def _readers_on_paths(self, task: TaskRun, ev: Evidence, store: str) -> list[str]:
@@ -1281,7 +1323,21 @@ def outranks(measured: Decision, other: Decision) -> bool:
     return (
         measured_cause(measured)
         and measured.root_cause != other.root_cause
+        and not left_open(measured, other.root_cause)
         and measured.confidence >= other.confidence
+    )
+
+
+def left_open(measured: Decision, cause: str | None) -> bool:
+    """Whether the rules' measured finding keeps `cause` among its candidates beside the one it
+    names: the measurement did not separate them (`weigh.asked_by_one`: one client's calls
+    failing into a server that serves the others), so another planner's held answer breaks
+    the tie rather than yields to it."""
+    return (
+        cause is not None
+        and measured_cause(measured)
+        and cause != measured.root_cause
+        and cause in measured.candidates
     )
 
 

@@ -15,10 +15,13 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
    (`fallbacks`: the failing one's misses and retries load it), and so is one that only
    slowed under `RATE_JUMP` x its usual calls (`surged_into`: something sent it more work)
    and a silent one whose callers still serve their own callers as usual (`absorbed`: its
-   degradation reaches no alerting component).
+   degradation reaches no alerting component). A root degraded only in one client's calls,
+   its other clients served as usual, keeps that client a candidate, not a victim
+   (`asked_by_one`).
 3. A client (traffic source) whose request rate into the incident's components jumped at least
    `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists);
-   followed up through the callers whose own rate jumped (`surge_upstream`) to its source.
+   followed up through the callers whose own rate jumped (`surge_upstream`) to its source,
+   unless what degraded near the incident never got the extra calls (`load_missed`).
    With nothing degraded, a client whose calls into every server it uses fell while those
    servers serve others as usual is the cause (`stopped_client`: a consumer that stopped; one
    server is enough when it alerts only about a backlog). A client whose calls fail into
@@ -396,6 +399,9 @@ def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decis
 #: Confidence of a client named because every server it calls fails for it while working for
 #: itself: a coincidence argued against, below `client_fault`'s comparison with another client.
 LONE_CLIENT_CONFIDENCE = 0.6
+#: The most a cause earns when the one client its calls are degraded for neither alerts nor is
+#: degraded itself (`asked_by_one`): a lead; the walk alone links it to the alerts.
+BYSTANDER_CONFIDENCE = 0.45
 
 
 def lone_client(
@@ -848,6 +854,52 @@ def surged_into(name: str, edges: list[dict[str, Any]], sigs: dict[str, list[Sig
     return f"slowed under more calls than usual ({rose}): loaded, not the origin"
 
 
+#: The most a cause measured only on one client's calls earns while another client's calls into
+#: it are served as usual (`asked_by_one`): a lead a playbook's held checks may outweigh.
+ONE_CLIENT_CONFIDENCE = 0.6
+
+
+def asked_by_one(
+    name: str, edges: list[dict[str, Any]]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """`(the one degraded edge into name, the busiest edge into it served as usual)`, or None:
+    every measured call edge into `name` (`EDGE_MIN_CALLS` or more) is as usual but one.
+
+    The server answers its other clients, so the failures follow what that one client asks as
+    much as the server: a shard or key range only it reads (a cache node behind one planner)
+    fails the same way on the service graph as keys that do not exist (a client that
+    double-encodes file names and reads 404s from an object store). The service graph cannot
+    tell them apart; the client is left a candidate, not a victim."""
+    into = [e for e in edges if e["server"] == name and e["known"] and e["calls"] >= EDGE_MIN_CALLS]
+    bad = [e for e in into if edge_degraded(e)]
+    fine = [e for e in into if as_usual(e)]
+    if len(bad) != 1 or len(fine) != len(into) - 1 or not fine:
+        return None
+    return bad[0], max(fine, key=lambda e: (e["calls"], e["client"]))
+
+
+def bystander(
+    name: str, edges: list[dict[str, Any]], sigs: dict[str, list[Signal]], alerting: list[str]
+) -> str:
+    """Why `name`'s degradation does not reach the incident, or "": it is degraded only in
+    one client's calls (`asked_by_one`: its other clients are served as usual), and that
+    client neither alerts nor is degraded itself. Nothing measured carries the trouble to
+    the alerting components; only the walk links them (a tenant service 20 -> 57 ms for a
+    report service that raises no alert, while eleven other callers are served in 20 ms, had
+    tied with a payment provider's client failing 99 % for the alerting payments path)."""
+    if name in alerting or any(g.source not in ("calls", "latency") for g in sigs[name]):
+        return ""
+    one = asked_by_one(name, edges)
+    if one is None or one[0]["client"] in alerting or one[0]["client"] in sigs:
+        return ""
+    bad, fine = one
+    return (
+        f"degraded only for {bad['client']}, which raises no alert and is not degraded itself "
+        f"({fine['client']}'s calls into it are served as usual): nothing measured carries it "
+        "to the alerting components"
+    )
+
+
 def _absorbed_reason(
     name: str, signal: Signal, usual: dict[str, Any], win: str | None
 ) -> tuple[str, dict[str, Any]]:
@@ -896,7 +948,17 @@ def weigh(
     clients = set(clients)
     traffic = traffic_sources(edges, clients, near)
     if traffic:
-        return traffic
+        missed = load_missed(edges, near)
+        if not missed:
+            return traffic
+        # the surge is real but did not reach what degraded: the rest of the rules decide
+        rest = weigh(
+            alerting, candidates, edges, services, down, peers, (), changed, reach, win, backlog
+        )
+        if rest is None:
+            return traffic
+        surge = traffic.evidence[0]["text"] if traffic.evidence else "a traffic surge"
+        return replace(rest, summary=f"{rest.summary} Not the surge ({surge}): {missed}.")
     own = client_fault(edges, near, win or "") or lone_client(edges, near, win or "", reach or {})
     if own:
         return own
@@ -934,7 +996,10 @@ def weigh(
     stopped_at = {n: seen for n in sigs if n not in victim_of
                   and (seen := absorbed(n, edges, sigs, alerting)) is not None}  # fmt: skip
     surged = {n: why for n, why in loaded_by_calls.items() if n not in victim_of}
-    set_aside = victim_of.keys() | loaded.keys() | stopped_at.keys() | surged.keys()
+    aside = {
+        n: why for n in sigs if n not in victim_of and (why := bystander(n, edges, sigs, alerting))
+    }
+    set_aside = victim_of.keys() | loaded.keys() | stopped_at.keys() | surged.keys() | aside.keys()
     roots = [n for n in sigs if n not in set_aside]
     if not roots and stopped_at and len(stopped_at) == len(sigs):
         # nothing degraded reaches the alerting components: a reader that stopped may still
@@ -951,6 +1016,9 @@ def weigh(
     for name, (bad, slow) in sorted(loaded.items()):
         if name not in roots:
             ruled[name], measured[name] = _loaded_sibling(bad, slow, win)
+    for name, why in sorted(aside.items()):
+        if name not in roots and name not in ruled:
+            ruled[name], measured[name] = why, signal_measurement(sigs[name][0], win)
     for name, why in sorted(surged.items()):
         if name not in roots and name not in ruled:
             ruled[name], measured[name] = why, signal_measurement(sigs[name][0], win)
@@ -979,7 +1047,15 @@ def weigh(
     n_alerting = max(1, len(alerting))
     top_cover = len(cover.get(top, ()))
     explains = f"{top_cover} of {len(alerting)} alerting components reach it"
-    victims = sorted(n for n, dep in victim_of.items() if dep == top)
+    # one client's calls alone degraded, the server's others served as usual: that client
+    # stays a candidate (`asked_by_one`), not a victim
+    one = (
+        asked_by_one(top, edges)
+        if len(roots) == 1 and all(g.source in ("calls", "latency") for g in sigs[top])
+        else None
+    )
+    asking = one[0]["client"] if one is not None and victim_of.get(one[0]["client"]) == top else ""
+    victims = sorted(n for n, dep in victim_of.items() if dep == top and n != asking)
     why_victims = (
         f" {', '.join(victims)} {'is a victim' if len(victims) == 1 else 'are victims'}: "
         f"{'its' if len(victims) == 1 else 'their'} calls into {top} fail or slowed."
@@ -995,9 +1071,25 @@ def weigh(
         strong = any(g.source != "alert" for g in sigs[top])
         separated = f"the only degraded component whose own calls are healthy: {sigs[top][0].text}"
         separated += "".join(f"; {n} {ruled[n]}" for n in sorted(loaded) if n in ruled)
+        named, why_one = [top], ""
+        alone = bystander(top, edges, sigs, alerting)
+        if alone:  # nothing else degraded: the walk alone links it to the alerts
+            cap = min(cap, BYSTANDER_CONFIDENCE)
+            why_one = f" {alone[0].upper()}{alone[1:]}."
+        if asking and one is not None:
+            fine = one[1]
+            cap = min(cap, ONE_CLIENT_CONFIDENCE)
+            named = [top, asking]
+            ruled.pop(asking, None)
+            measured.pop(asking, None)
+            why_one = (
+                f" Only {asking}'s calls into {top} are degraded; {fine['client']}'s are served "
+                f"as usual ({fine['calls']:,.0f} calls, {pct(fine['fail_ratio'])} failing): "
+                f"the fault may be in what {asking} asks of {top}, so {asking} stays a candidate."
+            )
         return Decision(
-            top, [top], round(min(cap, top_cover / n_alerting * (0.95 if strong else 0.7)), 2),
-            f"{top}: {sigs[top][0].text}; {explains}.{silent}{why_victims}",
+            top, named, round(min(cap, top_cover / n_alerting * (0.95 if strong else 0.7)), 2),
+            f"{top}: {sigs[top][0].text}; {explains}.{silent}{why_victims}{why_one}",
             ruled, separated_by=separated, evidence=evidence, measured=measured,
         )  # fmt: skip
     second = roots[1]
@@ -1039,14 +1131,70 @@ def coverage(
     alerting: list[str], walk: dict[str, Candidate], edges: list[dict[str, Any]]
 ) -> dict[str, set[str]]:
     """Alerting components that reach each component: the walk's `covers`, and for a server
-    the walk skipped (a config service) the union over its callers."""
+    the walk skipped (a config service) the union over its callers; less, for a server, the
+    alerting components served as usual (`served_as_usual`)."""
     cover = {name: set(c.covers) for name, c in walk.items()}
     for name in alerting:
         cover.setdefault(name, set()).add(name)
     for e in edges:
         if e["server"] not in walk and e["client"] in cover:
             cover.setdefault(e["server"], set()).update(cover[e["client"]])
+    for server, fine in served_as_usual(alerting, edges).items():
+        if server in cover:
+            cover[server] -= fine
     return cover
+
+
+def served_as_usual(alerting: list[str], edges: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Server -> the alerting components whose own calls into it are measured as usual
+    (`EDGE_MIN_CALLS` or more), when every measured call they make is as usual: nothing they
+    call fails them, so the server does not explain their alerts, however the walk reaches it
+    (a report service that alerts stale data while its calls into the tenant service answer
+    as usual is not explained by another caller's slower calls there). A component whose
+    calls are not all as usual may reach the server by another path, and keeps it."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for e in edges:
+        if e["client"] in alerting and e["known"] and e["calls"] >= EDGE_MIN_CALLS:
+            out.setdefault(e["client"], []).append(e)
+    found: dict[str, set[str]] = {}
+    for client, calls in out.items():
+        if all(as_usual(e) for e in calls):
+            for e in calls:
+                found.setdefault(e["server"], set()).add(client)
+    return found
+
+
+#: The most an edge's call rate may rise over its usual and still count as the usual load
+#: (`load_missed`): a surge's extra calls that arrive, even thinned by caches, show above it.
+LOAD_ARRIVED = 1.5
+
+
+def load_missed(edges: list[dict[str, Any]], near: set[str]) -> str:
+    """Why a traffic surge does not explain the incident, or "": a component near it whose calls
+    are degraded for two clients or more (`EDGE_MIN_CALLS` each), none of its measured clients
+    sending it over `LOAD_ARRIVED` x its usual rate, and its own measured calls as usual. The
+    surge's extra calls never reached it, and what slowed or fails for callers on and off the
+    surge's path is its own doing (a CPU limit halved that shows at the daily peak, when the
+    front door's traffic rises too). The text names it and its callers."""
+    for name in sorted(near):
+        into = [
+            e for e in edges if e["server"] == name and e["known"] and e["calls"] >= EDGE_MIN_CALLS
+        ]  # fmt: skip
+        bad = [e for e in into if edge_degraded(e)]
+        own = [
+            e for e in edges if e["client"] == name and e["known"] and e["calls"] >= EDGE_MIN_CALLS
+        ]
+        if (
+            len(bad) >= 2
+            and all((e["rate_change"] or 1.0) <= LOAD_ARRIVED for e in into)
+            and all(as_usual(o) for o in own)
+        ):
+            callers = ", ".join(sorted(e["client"] for e in bad))
+            return (
+                f"calls from {callers} into {name} are degraded at their usual rate, and its own "
+                "calls are as usual: the extra load did not reach it"
+            )
+    return ""
 
 
 def traffic_sources(
@@ -1271,7 +1419,8 @@ def doubt(
     kinds = {d.kind or "service" for d in behind}
     what = "which raises" if len(behind) == 1 else "which raise"
     note = "".join(
-        f" {d}'s other dependents ({', '.join(others)}) do not alert, so it is named later."
+        f" {d}'s other dependents ({', '.join(others)}) raise none of this incident's "
+        "alerts, so it is named later."
         for d, others in quiet.items()
     ) + (
         f" A configuration {x} reads ({', '.join(flags)}) could fail it the same way too; check "

@@ -3,6 +3,7 @@ Demo faults) end to end, and a recent deploy posted to `POST /api/v1/changes` br
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from agents.investigate.investigator import (
     Candidate,
     decide,
     guessed_over,
+    left_open,
     outranks,
     surge_of,
     unseparated_by_rules,
@@ -388,6 +390,21 @@ MEASURED = Decision(
 )
 def test_a_measured_cause_outranks_a_less_sure_other_one(other: Decision, outranked: bool) -> None:
     assert outranks(MEASURED, other) is outranked
+
+
+def test_a_measurement_that_left_the_other_cause_a_candidate_does_not_outrank_it() -> None:
+    """The store failing for one of its two readers only is measured, and the reader is kept a
+    candidate (`weigh.asked_by_one`): memory's held playbook on that reader breaks the tie
+    instead of yielding to the measurement. Alerts alone never leave such a tie open."""
+    tie = Decision(
+        "media-store", ["media-store", "image-resizer"], 0.6, "only image-resizer's calls fail",
+        evidence=[{"component": "media-store", "source": "calls", "magnitude": 0.15}],
+    )  # fmt: skip
+    remembered = Decision("image-resizer", ["image-resizer"], 0.45, "memory")
+    assert left_open(tie, "image-resizer") and not outranks(tie, remembered)
+    assert outranks(tie, Decision("media-svc", ["media-svc"], 0.45, "memory"))
+    assert not left_open(replace(tie, evidence=[]), "image-resizer")  # nothing measured
+    assert not left_open(tie, "media-store")  # its own cause
 
 
 def test_a_model_guess_does_not_replace_a_measured_cause_however_sure() -> None:

@@ -180,7 +180,9 @@ def test_alerts_only_quiet_dependents_order_a_datastore_later_but_do_not_clear_i
     )  # fmt: skip
     assert decision.root_cause is None
     assert decision.candidates == ["product-catalog", "quote", "postgres", "flagd"]
-    assert "postgres's other dependents (accounting) do not alert" in decision.summary
+    assert "postgres's other dependents (accounting) raise none of this incident's alerts" in (
+        decision.summary
+    )
     assert decision.summary.endswith(
         " A configuration product-catalog reads (flagd) could fail it the same way too; check it"
         " last."
@@ -699,3 +701,116 @@ def test_a_reader_that_sends_a_database_many_more_calls_slows_its_other_readers_
     edges[0]["rate_change"] = 1.0
     usual = weigh(alerting, walk, edges, [], [], [], (), set())
     assert usual is not None and usual.root_cause == "assets-db"
+
+
+# A newsroom: the paywall and the syndication API both ask entitlements-svc; readers reach the
+# paywall through the web front end; image-resizer and media-svc both read the media-store.
+NEWS_WALK = [
+    Candidate("entitlements-svc", ["paywall-svc", "syndication-api", "web-frontend"], 2),
+    Candidate("paywall-svc", ["paywall-svc", "web-frontend"], 1),
+    Candidate("syndication-api", ["syndication-api"], 0),
+    Candidate("web-frontend", ["web-frontend"], 0),
+]
+
+
+def test_a_surge_that_never_reached_what_slowed_is_not_the_cause() -> None:
+    """The front door's traffic rose 6x at the morning peak, but the service every alerting
+    path shares slowed for both its callers at their usual rate (its CPU limit halved): the
+    surge did not load it, it is the cause. With the surge's calls arriving there, the
+    surge stays the cause."""
+    slow = {"latency_ms": 3000.0}
+    edges = [
+        edge("readers", "web-frontend", rate_change=6.0, rate_per_s=12.0, latency_ms=3300.0),
+        edge("web-frontend", "paywall-svc", latency_ms=3200.0),
+        edge("paywall-svc", "entitlements-svc", **slow),
+        edge("syndication-api", "entitlements-svc", **slow),
+        edge("entitlements-svc", "subs-db"),
+    ]
+    alerting = ["paywall-svc", "syndication-api", "web-frontend"]
+    decision = weigh(alerting, NEWS_WALK, edges, [], [], [], {"readers"}, set())
+    assert decision is not None and decision.root_cause == "entitlements-svc"
+    assert decision.summary.endswith(
+        "Not the surge (readers's requests to web-frontend rose 6.0x (2.00/s -> 12.00/s)): "
+        "calls from paywall-svc, syndication-api into entitlements-svc are degraded at their "
+        "usual rate, and its own calls are as usual: the extra load did not reach it."
+    )
+    arrived = [*edges[:2], edge("paywall-svc", "entitlements-svc", rate_change=3.0, **slow),
+               *edges[3:]]  # fmt: skip
+    surge = weigh(alerting, NEWS_WALK, arrived, [], [], [], {"readers"}, set())
+    assert surge is not None and surge.root_cause == "readers"
+
+
+def test_a_server_failing_for_one_client_only_keeps_that_client_a_candidate() -> None:
+    """media-store answers media-svc as usual and fails 15 % of image-resizer's reads: the
+    measurement names media-store, under the top band, and keeps image-resizer a candidate
+    (not a victim), since keys that do not exist fail the same way as a shard that does."""
+    walk = [
+        Candidate("media-store", ["image-resizer", "media-svc"], 2, kind="datastore"),
+        Candidate("image-resizer", ["image-resizer", "media-svc"], 1),
+    ]
+    edges = [
+        edge("media-svc", "image-resizer", fail_ratio=0.15),
+        edge("image-resizer", "media-store", fail_ratio=0.15),
+        edge("media-svc", "media-store", calls=900.0),
+    ]
+    decision = weigh(["image-resizer", "media-svc"], walk, edges, [], [], [], (), set())
+    assert decision is not None
+    assert (decision.root_cause, decision.candidates) == (
+        "media-store",
+        ["media-store", "image-resizer"],
+    )
+    assert decision.confidence == 0.6 and "image-resizer" not in decision.ruled_out
+    assert "Only image-resizer's calls into media-store are degraded; media-svc's are served" in (
+        decision.summary
+    )
+    # both clients failing: the store itself, at the top band, its clients victims
+    both = [*edges[:2], edge("media-svc", "media-store", calls=900.0, fail_ratio=0.15)]
+    store = weigh(["image-resizer", "media-svc"], walk, both, [], [], [], (), set())
+    assert store is not None and (store.root_cause, store.confidence) == ("media-store", 0.95)
+    assert store.ruled_out["image-resizer"].startswith("a victim of media-store")
+
+
+def test_a_server_degraded_only_for_a_caller_that_raises_no_alert_is_set_aside() -> None:
+    """The payment provider's client fails 90 % for payments, which both alerting services
+    call; the tenant service is 57 ms slower only for the report service, which raises no
+    alert, while the booking service is served in 20 ms: it is set aside (nothing measured
+    carries it to the alerts), and the provider's client is named at the top band. Alone
+    degraded, it is only a lead."""
+    walk = [
+        Candidate("psp-client", ["booking-svc", "folio-svc"], 2),
+        Candidate("tenant-svc", ["booking-svc", "folio-svc"], 1),
+    ]
+    noise = edge("report-svc", "tenant-svc", latency_ms=57.0)
+    edges = [
+        edge("booking-svc", "payments-svc", fail_ratio=0.9),
+        edge("folio-svc", "payments-svc", fail_ratio=0.9),
+        edge("payments-svc", "psp-client", fail_ratio=0.9),
+        noise,
+        edge("booking-svc", "tenant-svc"),
+    ]
+    alerting = ["booking-svc", "folio-svc"]
+    decision = weigh(alerting, walk, edges, [], [], [], (), set())
+    assert decision is not None and (decision.root_cause, decision.confidence) == (
+        "psp-client",
+        0.95,
+    )
+    assert decision.ruled_out["tenant-svc"] == (
+        "degraded only for report-svc, which raises no alert and is not degraded itself "
+        "(booking-svc's calls into it are served as usual): nothing measured carries it to "
+        "the alerting components"
+    )
+    alone = weigh(alerting, walk, [noise, edge("booking-svc", "tenant-svc")], [], [], [], (), set())
+    assert alone is not None and (alone.root_cause, alone.confidence) == ("tenant-svc", 0.45)
+    assert alone.summary.endswith("nothing measured carries it to the alerting components.")
+
+
+def test_an_alerting_component_whose_calls_are_all_as_usual_is_not_explained_by_them() -> None:
+    """Two alerting services call the shared store; one of them, whose every measured call is
+    as usual (into the store too), is not counted as explained by the store: the store, failing
+    for the other, explains one of two alerting components (coverage 0.5)."""
+    walk = [Candidate("store", ["a", "b"], 1, kind="datastore")]
+    edges = [edge("a", "store", fail_ratio=0.4), edge("b", "store"), edge("x", "a")]
+    decision = weigh(["a", "b"], walk, edges, [], [], [], (), set())
+    assert decision is not None and decision.root_cause == "store"
+    assert decision.confidence == 0.47  # 0.95 x 1/2
+    assert "; 1 of 2 alerting components reach it." in decision.summary

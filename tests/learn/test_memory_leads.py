@@ -134,3 +134,33 @@ def test_why_a_remembered_cause_is_the_longer_explanation():
     assert alone_explains(walk, ["bank-client"], steered, missing) is None
     narrower = [Candidate("bank-client", ["bank-client", "payments"], 1), walk[1]]
     assert alone_explains(narrower, alerting, steered, missing) is None
+
+
+def test_an_untried_playbook_held_on_most_alerting_services_loses_to_what_explains_them_all(
+    home: Gateway,
+):
+    """A hand-written playbook (no verdict yet: a lead at 0.45) says "errors on pay: restart
+    pay", and its check holds. orders, pay and catalog fail with errors, the shop gateway slows:
+    shop-db, which orders, pay and catalog read, explains all four; pay three (catalog does not
+    call it). Memory does not name pay (a new user's trial: an untried playbook on payments
+    paged the checkout team for a postgres outage and split an alert off); the rules' shop-db
+    stands, and the finding says which remembered cause it overruled and why."""
+    answer = home.http.post("/api/v1/playbooks", json={
+        "id": "pb-pay-restart", "title": "Restart pay", "component": "pay",
+        "checks": [{"type": "alert_kind", "kind": "errors"}],
+    })  # fmt: skip
+    assert answer.status_code == 201, answer.text
+    found = incident(home, fire(home, WEEK1, [
+        ("OrdersErrors", "orders", "5xx ratio 31% on orders"),
+        ("PayErrors", "pay", "5xx ratio 40% on pay"),
+        ("CatalogErrors", "catalog", "5xx ratio 22% on catalog"),
+        ("GatewayLatencyHigh", "shop-gateway", "p99 4.2s on the shop gateway"),
+    ]))  # fmt: skip
+    assert (found["root_cause"], found["finding"]["planner"]) == ("shop-db", "rules")
+    assert found["finding"]["summary"].endswith(
+        "Memory suggested pay (playbook 'Restart pay', 0.45); the alerts rule it out: shop-db "
+        "explains 4 of 4 alerting components, pay 3."
+    )
+    (use,) = found["memory"]
+    assert (use["applicable"], use["steered"]) == (True, False)
+    assert len(found["alerts"]) == 4  # one incident: nothing split off
