@@ -5,6 +5,7 @@ JSON body a sender can post leads to a 5xx."""
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -106,6 +107,63 @@ def test_a_delivery_is_taken_off_the_event_loop_once_and_wakes_the_workers(
     assert store.wait_for_work(0.05) and not store.wait_for_work(0.01)  # one incident, one token
     refused = gateway.http.post("/api/v1/alerts", json={"alerts": "no"}, headers=gateway.auth)
     assert refused.status_code == 422 and handed == ["accept", "accept"]
+
+
+def test_a_large_delivery_is_triaged_with_the_collector_paused(
+    gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a body of at least PAUSE_MIN_BYTES is read and triaged with the cyclic collector off (a
+    # storm's objects live to its end), a small one with it on; it is back on after either,
+    # also after a refused body
+    seen: list[bool] = []
+    original = webhook.triage
+    monkeypatch.setattr(webhook, "triage", lambda *a, **k: seen.append(gc.isenabled())
+                        or original(*a, **k))  # fmt: skip
+    assert gc.isenabled()
+    many = [ALERT | {"labels": ALERT["labels"] | {"instance": f"pod-{n}"},
+                     "fingerprint": f"{n:016x}"} for n in range(1200)]  # fmt: skip
+    raw = json.dumps(body(*many)).encode()
+    assert len(raw) >= webhook.PAUSE_MIN_BYTES
+    headers = gateway.auth | {"Content-Type": "application/json"}
+    for payload in (raw, json.dumps(body()).encode()):
+        answer = gateway.http.post("/api/v1/alerts", content=payload, headers=headers)
+        assert answer.status_code == 200, answer.text
+        assert gc.isenabled()
+    refused = raw.replace(b'"firing"', b'"burning"')
+    answer = gateway.http.post("/api/v1/alerts", content=refused, headers=headers)
+    assert answer.status_code == 422 and gc.isenabled()
+    assert seen == [False, True]
+
+
+def test_overlapping_pauses_share_one_and_a_long_one_collects(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # deliveries that overlap share the pause (the collector is back once the last ends), and
+    # one that finds the pause older than MAX_PAUSE_S collects first: cycles are not left
+    # uncollected while large deliveries keep overlapping
+    collected: list[int] = []
+    original = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *a: collected.append(1) or original(*a))
+    monkeypatch.setattr(webhook, "MAX_PAUSE_S", 0.05)
+    big = webhook.PAUSE_MIN_BYTES
+    with webhook.collector_paused(big):
+        assert not gc.isenabled()
+        with webhook.collector_paused(big):
+            assert not gc.isenabled() and not collected
+        time.sleep(0.06)
+        with webhook.collector_paused(big):
+            assert collected == [1] and not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with webhook.collector_paused(big - 1):
+        assert gc.isenabled()
+    gc.disable()  # a process that turned it off itself keeps it off
+    try:
+        with webhook.collector_paused(big):
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 @pytest.mark.parametrize("gateway", ["token"], indirect=True)

@@ -12,7 +12,7 @@ import pytest
 from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph
 from agents.tasks.coordination import claim
 from agents.triage import triage as triage_module
-from agents.triage.triage import Heads, alert_candidates, read_ahead, triage
+from agents.triage.triage import Heads, alert_candidates, alert_value_rows, read_ahead, triage
 from tests.conftest import demo_graph
 from tests.triage.test_triage_batches import WINDOW_MS, graph_queries, storm
 
@@ -244,6 +244,34 @@ def test_a_read_started_ahead_is_taken_only_for_the_same_alerts(
     monkeypatch.setattr(TenantGraph, "one", original)
     triage(plain_graph, triaged, WINDOW_MS, reopen_ms=600_000)
     assert report.accepted == len(triaged) and shape(ahead_graph) == shape(plain_graph)
+
+
+def test_a_storms_alert_values_are_worked_out_while_its_read_ahead_is_under_way(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # with a read started ahead, each alert's stored values are worked out before triage waits
+    # on the read's answer (none is left for deciding the batches), and the graph is the same
+    alerts = storm(1100, seed=73)
+    ahead_graph, plain_graph = demo_graph(store, "valuesahead"), demo_graph(store, "valuesplain")
+    original = triage_module.alert_values
+    calls: list[str] = []
+    monkeypatch.setattr(triage_module, "alert_values",
+                        lambda alert: calls.append(alert.key) or original(alert))  # fmt: skip
+    ahead = read_ahead(ahead_graph, Heads.of(alerts), WINDOW_MS)
+    assert ahead is not None
+    answered = ahead.answer.result  # the answer taken: every value was worked out before it
+
+    def taken() -> Any:
+        assert sorted(calls) == sorted(a.key for a in alerts)
+        return answered()
+
+    monkeypatch.setattr(ahead.answer, "result", taken)
+    report = triage(ahead_graph, alerts, WINDOW_MS, ahead=ahead)
+    assert report.accepted == len(alerts) and len(calls) == len(alerts)
+    monkeypatch.setattr(triage_module, "alert_values", original)
+    triage(plain_graph, alerts, WINDOW_MS)
+    assert shape(ahead_graph) == shape(plain_graph)
+    assert alert_value_rows(alerts) == {id(a): original(a) for a in alerts}
 
 
 def test_no_read_ahead_for_a_delivery_built_sooner_than_handed_over(store: GraphStore) -> None:
