@@ -13,7 +13,7 @@ WHERE all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS
 MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, c.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
        [n IN nodes(p) | n.name] AS path, length(p) AS hops, 0 AS source
 UNION ALL
 MATCH (a:Component) WHERE a.name IN $alerting
@@ -22,7 +22,7 @@ WHERE r.purpose = 'config'
 MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, c.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
        [n IN nodes(p) | n.name] AS path, length(p) AS hops, 1 AS source
 UNION ALL
 MATCH (a:Component) WHERE a.name IN $alerting
@@ -31,7 +31,7 @@ WHERE all(r IN relationships(p) WHERE r.purpose = 'business')
 MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, c.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
        [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 1 AS source
 UNION ALL
 MATCH (a:Component) WHERE a.name IN $alerting
@@ -41,5 +41,5 @@ MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(o:Component)
 WHERE o.tech = c.tech AND o <> c
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, o.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, c.client = true AS client, o.name AS pinned_to,
        [n IN nodes(p) | n.name] AS path, length(p) AS hops, 2 AS source

@@ -757,19 +757,20 @@ class Investigator:
         missed: list[dict[str, Any]],
         walked: list[Candidate],
     ) -> Decision | None:
-        """`remembered.remembered_lead_of` over those of `missed` (`_recall`'s) whose cause
-        the rules weighed (one of the walk's candidates, `walked`, or of the decision's) and
-        that leaves no alert unexplained that a candidate the rules left standing, or another
-        remembered cause, explains (`explains_fewer`): memory breaks the rules' ties among the
-        causes that explain the most. Nothing is counted when the rules are sure or nothing
-        missed (no lead is taken then).
+        """`remembered.remembered_lead_of` over those of `missed` (`_recall`'s) that the rules
+        could not tell apart from their own candidates, and whose cause leaves no alert
+        unexplained that a candidate the rules left standing, or another remembered cause,
+        explains (`explains_fewer`): memory breaks the rules' ties among the causes that
+        explain the most. Nothing is counted when the rules are sure or nothing missed (no
+        lead is taken then).
 
-        A cause the walk from the alerting components never reaches (a traffic source in
-        front of them) was not among what the rules could not tell apart: an unseen month's
+        A traffic source in front of the alerting components (`client` in the world) is one
+        only when the rules weighed it (the walk's candidates, `walked`, or the decision's: a
+        surge): a flood the alerts do not show is no tie the rules left. An unseen month's
         staff-login failures after a deploy of the auth service, inconclusive between it and
         its database, had been led to the partner integrations remembered from a flood."""
         weighed = {c.name for c in walked} | set(rival_names(decision))
-        missed = [p for p in missed if p["candidate"] in weighed]
+        missed = [p for p in missed if not p.get("client") or p["candidate"] in weighed]
         if not missed or (decision.root_cause is not None and decision.confidence >= LEAD_BELOW):
             return None
         counts = self._explained(

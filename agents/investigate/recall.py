@@ -31,7 +31,8 @@ def recall(
     learned_from (incident id or null), learned_at (when that
     incident opened, ms UTC), confirmed_by (who gave its verdict), lesson (`confirmed` or
     `corrected`: what that verdict did; null before it was stored), helped (verdicts that
-    confirmed it when it steered)}`; one entry per
+    confirmed it when it steered), client (the candidate is a traffic source the world
+    marks `client`)}`; one entry per
     (playbook, candidate), best first."""
     return rank(graph.rows("recall", {"alerting": alerting}), reach)
 
@@ -57,7 +58,7 @@ def rank(rows: list[dict[str, Any]], reach: dict[str, int] | None = None) -> lis
             "score": round(weight * float(row["trust"]), 4),
             "learned_from": row.get("learned_from"), "learned_at": row.get("learned_at"),
             "confirmed_by": row.get("confirmed_by"), "lesson": row.get("lesson"),
-            "helped": int(row.get("helped") or 0),
+            "helped": int(row.get("helped") or 0), "client": bool(row.get("client")),
         }  # fmt: skip
         if key not in found or (entry["score"], -entry["hops"]) > (
             found[key]["score"],

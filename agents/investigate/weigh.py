@@ -1131,37 +1131,14 @@ def coverage(
     alerting: list[str], walk: dict[str, Candidate], edges: list[dict[str, Any]]
 ) -> dict[str, set[str]]:
     """Alerting components that reach each component: the walk's `covers`, and for a server
-    the walk skipped (a config service) the union over its callers; less, for a server, the
-    alerting components served as usual (`served_as_usual`)."""
+    the walk skipped (a config service) the union over its callers."""
     cover = {name: set(c.covers) for name, c in walk.items()}
     for name in alerting:
         cover.setdefault(name, set()).add(name)
     for e in edges:
         if e["server"] not in walk and e["client"] in cover:
             cover.setdefault(e["server"], set()).update(cover[e["client"]])
-    for server, fine in served_as_usual(alerting, edges).items():
-        if server in cover:
-            cover[server] -= fine
     return cover
-
-
-def served_as_usual(alerting: list[str], edges: list[dict[str, Any]]) -> dict[str, set[str]]:
-    """Server -> the alerting components whose own calls into it are measured as usual
-    (`EDGE_MIN_CALLS` or more), when every measured call they make is as usual: nothing they
-    call fails them, so the server does not explain their alerts, however the walk reaches it
-    (a report service that alerts stale data while its calls into the tenant service answer
-    as usual is not explained by another caller's slower calls there). A component whose
-    calls are not all as usual may reach the server by another path, and keeps it."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for e in edges:
-        if e["client"] in alerting and e["known"] and e["calls"] >= EDGE_MIN_CALLS:
-            out.setdefault(e["client"], []).append(e)
-    found: dict[str, set[str]] = {}
-    for client, calls in out.items():
-        if all(as_usual(e) for e in calls):
-            for e in calls:
-                found.setdefault(e["server"], set()).add(client)
-    return found
 
 
 #: The most an edge's call rate may rise over its usual and still count as the usual load

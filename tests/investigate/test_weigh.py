@@ -802,15 +802,3 @@ def test_a_server_degraded_only_for_a_caller_that_raises_no_alert_is_set_aside()
     alone = weigh(alerting, walk, [noise, edge("booking-svc", "tenant-svc")], [], [], [], (), set())
     assert alone is not None and (alone.root_cause, alone.confidence) == ("tenant-svc", 0.45)
     assert alone.summary.endswith("nothing measured carries it to the alerting components.")
-
-
-def test_an_alerting_component_whose_calls_are_all_as_usual_is_not_explained_by_them() -> None:
-    """Two alerting services call the shared store; one of them, whose every measured call is
-    as usual (into the store too), is not counted as explained by the store: the store, failing
-    for the other, explains one of two alerting components (coverage 0.5)."""
-    walk = [Candidate("store", ["a", "b"], 1, kind="datastore")]
-    edges = [edge("a", "store", fail_ratio=0.4), edge("b", "store"), edge("x", "a")]
-    decision = weigh(["a", "b"], walk, edges, [], [], [], (), set())
-    assert decision is not None and decision.root_cause == "store"
-    assert decision.confidence == 0.47  # 0.95 x 1/2
-    assert "; 1 of 2 alerting components reach it." in decision.summary
