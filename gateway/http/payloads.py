@@ -669,10 +669,10 @@ def read_notification_bytes(
     ahead: Callable[[Heads], bool] | None = None,
 ) -> Notification:
     """`read_notification` of the body's bytes `raw` as `load_body` parses them: the same
-    alerts, or the same refusal word for word. A plain Alertmanager body (`_TypedBody`) is
-    decoded by msgspec straight into typed fields (types, lengths and times checked in C, each
-    field once), the rest as before. Raises `PayloadError` as `load_body` and
-    `read_notification` do."""
+    alerts, or the same refusal word for word. An Alertmanager body (`_TypedBody`, or
+    `_LenientBody` with fields it does not know skipped) is decoded by msgspec straight into
+    typed fields (types, lengths and times checked in C, each field once), the rest as before.
+    Raises `PayloadError` as `load_body` and `read_notification` do."""
     typed = _typed_notification(raw, default_severity, now_ms, ahead)
     if typed is not None:
         return typed
@@ -684,10 +684,11 @@ def _typed_notification(
 ) -> Notification | None:
     """`read_notification_bytes` of a body msgspec decodes as a `_TypedBody` whose times and
     fingerprints `read_notification` takes in its one pass, else None. Such a body is JSON
-    `load_json` takes (no value but the typed fields', so no number past its limits, nothing
-    nested deeper than four levels; its values counted from its bytes first), and holds no
-    text `cut` changes. Every alert checked first, then `ahead` told, then the alerts built,
-    field by field over all of them."""
+    `load_json` takes (its values counted from its bytes first; with no value but the typed
+    fields', no number past its limits and nothing nested deeper than four levels; with fields
+    it does not know, which `_LenientBody` skips unread, the whole body checked against those
+    limits by `within_limits`), and holds no text `cut` changes. Every alert checked first,
+    then `ahead` told, then the alerts built, field by field over all of them."""
     if may_hold_too_many_values(raw):
         return None
     body: _TypedBody
