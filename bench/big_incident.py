@@ -10,6 +10,8 @@ median time:
 
 - `web`: `GET /ui/incidents/<id>`, the incident page;
 - `api`: `GET /api/v1/incidents/<id>`, the incident as JSON;
+- `steps`: `GET /api/v1/incidents/<id>/steps`, what the agents did on it, as JSON (its default
+  answer: the first step of the investigation read every alert);
 - `cli`: `blast-radius incident <id>` (a separate process, as a user runs it), and
   `cli start`: `blast-radius --version`, the same process start-up (Python imports) with
   nothing read: what `cli` costs beyond it is the incident.
@@ -103,6 +105,10 @@ def main() -> int:
                             args.runs)  # fmt: skip
                 api = timed(lambda: len(http.get(f"/api/v1/incidents/{incident_id}").content),
                             args.runs)  # fmt: skip
+                steps = timed(
+                    lambda: len(http.get(f"/api/v1/incidents/{incident_id}/steps").content),
+                    args.runs,
+                )
                 shown = json.loads(http.get(f"/api/v1/incidents/{incident_id}").content)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("BLAST_", "FALKORDB"))}
             env |= {"FALKORDB_URL": str(runtime.url), "BLAST_DATA_DIR": tmp,
@@ -122,7 +128,13 @@ def main() -> int:
     print(f"incident {incident_id}: {args.alerts:,} alerts, {len(shown['alerts']):,} in the "
           "API's answer")  # fmt: skip
     print(f"{'reader':<9} {'bytes':>11} {'median ms':>10}")
-    for name, (size, ms) in (("web", web), ("api", api), ("cli", text), ("cli start", start)):
+    for name, (size, ms) in (
+        ("web", web),
+        ("api", api),
+        ("steps", steps),
+        ("cli", text),
+        ("cli start", start),
+    ):
         print(f"{name:<9} {size:>11,} {ms:>10.0f}")
     return 0
 

@@ -397,6 +397,17 @@ def fuzz(n: int) -> tuple[dict[str, Counter[str]], list[str], bool]:
                 f.run(f"GET /api/v1/incidents/{{id}}/{view}", st.tuples(ids, auth),
                       lambda e, v=view: ("GET", f"/api/v1/incidents/{quoted(e[0])}/{v}", None,
                                          e[1]))  # fmt: skip
+            pages = st.dictionaries(st.sampled_from(["limit", "offset", "max_chars", "x"]),
+                                    st.one_of(hostile_text, st.integers().map(str)))  # fmt: skip
+            f.run("GET /api/v1/incidents/{id}/steps?limit&offset&max_chars",
+                  st.tuples(ids, pages, auth),
+                  lambda e: ("GET", with_query(f"/api/v1/incidents/{quoted(e[0])}/steps", e[1]),
+                             None, e[2]))  # fmt: skip
+            f.run("GET /api/v1/incidents/{id}/steps/{task_id}/{n}",
+                  st.tuples(ids, hostile_text, st.one_of(hostile_text, st.integers().map(str)),
+                            auth),
+                  lambda e: ("GET", f"/api/v1/incidents/{quoted(e[0])}/steps/{quoted(e[1])}/"
+                             f"{quoted(e[2])}", None, e[3]))  # fmt: skip
             window = st.fixed_dictionaries(
                 {"reason": hostile_text, "by": hostile_text},
                 optional={"components": st.lists(st.one_of(st.just("checkout"), hostile_text),

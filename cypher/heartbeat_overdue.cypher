@@ -4,7 +4,9 @@
 // finding and its `respond` task, so the default route is paged once per silence, exactly once
 // (the incident id is the silence's: `inc-heartbeat-<last_at>`; the page is its intent). The
 // incident keeps which heartbeat (`heartbeat`, its alertname) and when it last arrived
-// (`last_seen`, ms), so the web page says what stopped and since when.
+// (`last_seen`, ms), so the web page says what stopped and since when. The finding's summary
+// says what to check; what may be unseen is the headline's (agents/triage/heartbeat.stopped),
+// which every reader puts before it.
 MATCH (h:Heartbeat)
 WHERE h.last_at IS NOT NULL AND h.last_at < timestamp() - $timeout_ms AND h.paged_at IS NULL
 WITH h, 'inc-heartbeat-' + toString(h.last_at) AS id, timestamp() - h.last_at AS silent_ms
@@ -26,7 +28,7 @@ MERGE (f:Finding {id: 'finding:' + id})
     f.summary = 'The ' + h.alertname + ' alert fires all the time while Prometheus and '
       + 'Alertmanager work, and none arrived for ' + silence + '. Check that '
       + 'Prometheus evaluates rules, that Alertmanager runs and that its webhook reaches this '
-      + 'gateway: other alerts may be firing unseen.'
+      + 'gateway.'
 MERGE (i)-[:HAS_FINDING]->(f)
 MERGE (n:Task {id: 'respond:' + id})
   ON CREATE SET n += {kind: 'respond', incident_id: id,

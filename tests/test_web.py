@@ -435,6 +435,52 @@ def test_an_incident_of_many_alerts_shows_them_a_page_at_a_time(site: Site) -> N
     ]  # fmt: skip
 
 
+def test_the_steps_of_an_incident_of_many_alerts_are_paged_and_cut(site: Site) -> None:
+    """`GET /api/v1/incidents/{id}/steps` is bounded as the incident is: 200 steps at most by
+    default (`limit`, `offset` page them, `total` counts them), each step's args and result cut
+    at 20,000 characters of JSON text (`max_chars`; `…_cut` says how many were left out). The
+    step that read every alert is read whole from its own route, which the web page links."""
+    incident = storm(site, firing=150, resolved=300)
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    url = f"/api/v1/incidents/{incident}/steps"
+    with site.client() as http:
+        answer = http.get(url, headers=bearer)
+        listed = answer.json()
+        window = http.get(f"{url}?limit=2&offset=1", headers=bearer).json()
+        bare = http.get(f"{url}?max_chars=0&limit=1000", headers=bearer).json()
+        read = listed["steps"][0]
+        whole = http.get(f"{url}/{read['task_id']}/{read['n']}", headers=bearer).json()
+        missing = [
+            http.get(f"{url}/{read['task_id']}/999", headers=bearer).status_code,
+            http.get(f"{url}/nope/1", headers=bearer).status_code,
+            http.get("/api/v1/incidents/nope/steps", headers=bearer).status_code,
+        ]
+        refused = [
+            http.get(f"{url}?{q}", headers=bearer).status_code
+            for q in ("limit=1001", "offset=-1", "max_chars=x", "max_chars=1000001")
+        ] + [http.get(f"{url}/{read['task_id']}/x", headers=bearer).status_code]
+        sign_in(http, VIEWER_A)
+        page = http.get(f"/ui/incidents/{incident}").text
+    assert answer.status_code == 200
+    assert (listed["offset"], listed["limit"], listed["max_chars"]) == (0, 200, 20_000)
+    assert listed["total"] == len(listed["steps"]) == len(bare["steps"]) > 3
+    assert len(answer.content) < 200_000, len(answer.content)
+    assert (read["kind"], read["n"], read["tool"]) == ("investigate", 1, "incident_alerts")
+    assert isinstance(read["result"], str) and len(read["result"]) == 20_000
+    assert read["result_cut"] > 100_000 and read["args_cut"] == 0
+    assert read["args"] == {"incident_id": incident}  # short: parsed, as before
+    assert window["steps"] == listed["steps"][1:3] and window["total"] == listed["total"]
+    assert all(s["result"] == "" and s["result_cut"] >= 0 for s in bare["steps"])
+    assert bare["steps"][0]["result_cut"] == read["result_cut"] + 20_000
+    step = whole["step"]
+    assert len(step["result"]) == 450 and step["args"] == {"incident_id": incident}
+    assert "result_cut" not in step and step["tool"] == "incident_alerts"
+    assert missing == [404, 404, 404]
+    assert refused == [422, 422, 422, 422, 422]
+    link = re.search(r'more characters: <a href="([^"]+)">the API</a> has this step whole', page)
+    assert link and link.group(1) == f"{url}/{read['task_id'].replace(':', '%3A')}/1"
+
+
 def test_an_incident_page_links_the_incident_split_off_it_and_back(site: Site) -> None:
     """The webhook names the incident at triage time; the investigation then splits currency
     (no path to the deployed cause, payment) off it: both pages say where the alert went."""

@@ -360,6 +360,17 @@ def page_channels(
     return list(found) or [None]
 
 
+def no_channel(who: dict[str, Any] | None) -> str:
+    """Why a page whose chain is `[None]` (`page_channels`: no channel known anywhere) has no
+    Slack channel, for its delivery records and notes: `no Slack channel for team platform
+    (none on it or the default team, and SLACK_DEFAULT_CHANNEL is unset)`, or without an
+    owning team `no Slack channel (no team owns it, …)`. The notifier is then left nothing to
+    post to (Slack's raises, not retryable) and the page goes to the outbox."""
+    team = (who or {}).get("team")
+    owner = f"for team {team} (none on it or" if team else "(no team owns it, none on"
+    return f"no Slack channel {owner} the default team, and SLACK_DEFAULT_CHANNEL is unset)"
+
+
 def page_update(
     intent_id: str,
     page_ref: str,

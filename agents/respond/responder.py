@@ -40,6 +40,7 @@ import redis
 from adapters.falkordb import TenantGraph
 from adapters.notices import FollowUp, Refusal
 from adapters.notify import AdapterError, Notifier, OutboundMessage
+from adapters.slack.refs import parse_ref
 from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.investigate.decision import LEAD_BELOW
@@ -294,7 +295,7 @@ class Responder:
 
         def rest() -> None:
             if page is not None:
-                self._page(task, page, chain, refs)
+                self._page(task, page, chain, refs, who)
             self._tell_teams(task, incident, alerts, who, refs, teams)
             if link(self._deliver(task, self.tickets, issue)):
                 self._restate(task, incident, alerts, "ticket-link")
@@ -381,7 +382,7 @@ class Responder:
         chain = messages.page_channels(who, fallback, self.default_channel)
 
         def send() -> None:
-            self._page(task, page, chain, {})
+            self._page(task, page, chain, {}, who)
             task.complete(
                 "paged before the diagnosis", mark_notified=True, root_cause=None,
                 shows=messages.page_shows(incident, alerts), reached=addressed(who, chain[0]),
@@ -543,6 +544,7 @@ class Responder:
         page: OutboundMessage,
         chain: list[str | None],
         refs: dict[str, str | None],
+        who: dict[str, Any] | None = None,
     ) -> str:
         """Deliver the page to the first channel of `chain` that accepts it (Slack returned a
         `ts`): a channel that refuses it (`AdapterError.refused`: not found, archived, the bot
@@ -550,18 +552,25 @@ class Responder:
         channels refused and why. One intent for all attempts, so a crash between them neither
         repeats nor loses the page (`TaskRun.act` reconciles). Every attempt is recorded as a
         Delivery of the incident. When the last channel refuses too, `_deliver`'s fallback
-        (the outbox) keeps the page. Returns the ref of the delivery that went out."""
+        (the outbox) keeps the page. Returns the ref of the delivery that went out.
+
+        A chain of no channel (`[None]`: none for the route `who`, none for the default team,
+        no `SLACK_DEFAULT_CHANNEL`) is recorded as what it is: the messenger (`slack`) had
+        nowhere to post, with `messages.no_channel` as the reason, and the outbox's copy."""
         refused: list[Refusal] = []
         deliveries: list[dict[str, Any]] = []
         try:
             for n, channel in enumerate(chain):
-                where = channel or "the default channel"
+                where = channel or self.messenger.name
                 tried = attempt(page, channel, refused)
                 try:
                     ref = task.act(self.messenger, tried)
                 except AdapterError as exc:
                     reason = exc.reason or ("unreachable" if exc.retryable else "error")
-                    deliveries.append(delivery(page.intent_id, where, exc, refused))
+                    failed = delivery(page.intent_id, where, exc, refused)
+                    if channel is None and not exc.retryable:  # nowhere to post, not a refusal
+                        failed["reason"], reason = messages.no_channel(who), "no_channel"
+                    deliveries.append(failed)
                     task.metrics.deliveries_failed.labels(reason=reason).inc()
                     if exc.refused and n < len(chain) - 1:
                         log.warning("page %s refused by %s (%s); trying %s", page.intent_id,
@@ -576,13 +585,19 @@ class Responder:
                     assert self.fallback is not None  # _fall_back raised otherwise
                     deliveries.append(
                         {"intent_id": page.intent_id, "channel": self.fallback.name,
-                         "outcome": "delivered", "reason": None, "fallback_from": where}
+                         "outcome": "delivered", "fallback_from": where,
+                         "reason": failed["reason"] if channel is None else None}
                     )  # fmt: skip
                     return ref
-                said(tried, f"{self.messenger.name} in {where}", ref)
+                # the outbox alone reaches no channel: say so rather than name one; with no
+                # channel of its own, the page is where the notifier's ref says
+                posted = parse_ref(ref)
+                if self.messenger.name == "outbox":
+                    landed = "outbox"
+                else:
+                    landed = channel or (posted[0] if posted else self.messenger.name)
+                said(tried, f"{self.messenger.name} in {channel or landed}", ref)
                 refs[page.intent_id] = ref
-                # the outbox alone reaches no channel: say so rather than name one
-                landed = "outbox" if self.messenger.name == "outbox" else where
                 deliveries.append({
                     "intent_id": page.intent_id, "channel": landed, "outcome": "delivered",
                     "reason": None, "fallback_from": refused[-1].channel if refused else None,
@@ -757,7 +772,7 @@ class Responder:
         destination that refuses it for good: the fallback's copy, `_deliver`), then say in
         the first page's thread (`root`) who was paged for the new cause and where it landed
         (`…:repage-note:<task id>`). Each once per intent."""
-        where = who.get("channel") or "the default channel"
+        where = who.get("channel") or self.default_channel or messages.no_channel(who)
         ref = self._deliver(task, self.messenger, repage, refs)
         copied = refs.get(repage.intent_id) != ref and self.fallback is not None
         landed = (

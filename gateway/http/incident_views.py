@@ -1,7 +1,9 @@
 """What the agents did on one incident, as data: its steps, its decisions and the dependency
 graph around it. The web page draws exactly this, and scripts get it as JSON:
 
-- `GET /api/v1/incidents/{id}/steps`: every checkpointed step of every task, in order.
+- `GET /api/v1/incidents/{id}/steps`: the checkpointed steps of its tasks, in order, paged
+  (`limit`, `offset`), each step's arguments and result cut at `max_chars` characters;
+- `GET /api/v1/incidents/{id}/steps/{task_id}/{n}`: one step whole.
 - `GET /api/v1/incidents/{id}/decision`: the finding and every decision with each playbook
   considered (recall path, trust at use, checks, applied, steered, verdict).
 - `GET /api/v1/incidents/{id}/graph`: components and edges around the incident, with the
@@ -17,19 +19,30 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
 from gateway.http.auth import tenant_for
 from gateway.http.limits import ParsedOnceRoute
-from gateway.http.status import alert_counts, incident_detail
+from gateway.http.status import MAX_OFFSET, alert_counts, incident_detail
 from gateway.web.session import COOKIE, Sessions
 
 router = APIRouter(route_class=ParsedOnceRoute)
 
 #: The most components drawn around one incident (focus first, then neighbours).
 MAX_GRAPH_NODES = 150
+#: Steps `GET /api/v1/incidents/{id}/steps` lists when not asked for another number (`limit`),
+#: and the most at once: an investigation writes tens, a long-lived incident's re-investigations
+#: and escalations some hundreds.
+API_STEPS = 200
+MAX_API_STEPS = 1_000
+#: The characters of a step's stored arguments or result (JSON text) the step list gives when
+#: not asked for another number (`max_chars`), and the most: the web page's cut. The first step
+#: of an investigation stores every alert, 6 MB of JSON for 20,000; one step whole is
+#: `GET /api/v1/incidents/{id}/steps/{task_id}/{n}`.
+API_STEP_CHARS = 20_000
+MAX_API_STEP_CHARS = 1_000_000
 
 
 def loads(text: Any) -> Any:
@@ -55,15 +68,47 @@ def steps(
     characters were left out (0: none).
     """
     rows = graph.rows("web_incident_steps", {"incident_id": incident_id, "max_chars": max_chars})
-    for row in rows:
-        for field in ("args", "result"):
-            whole = row.pop(f"{field}_chars") or 0
-            cut = whole - len(row[field] or "")
-            if max_chars is not None:
-                row[f"{field}_cut"] = cut
-            if not cut:
-                row[field] = loads(row[field])
-    return rows
+    return [step_row(row, max_chars is not None) for row in rows]
+
+
+def step_row(row: dict[str, Any], cuts: bool = True) -> dict[str, Any]:
+    """A step row of `web_incident_steps`'s columns as shown: `args` and `result` parsed from
+    their stored JSON when whole; when the query cut one (its `…_chars`, the whole length, is
+    longer than the text read), left as that head of the JSON text. With `cuts`, `args_cut`
+    and `result_cut` say how many characters were left out (0: none)."""
+    for field in ("args", "result"):
+        whole = row.pop(f"{field}_chars") or 0
+        cut = whole - len(row[field] or "")
+        if cuts:
+            row[f"{field}_cut"] = cut
+        if not cut:
+            row[field] = loads(row[field])
+    return row
+
+
+def step_page(
+    graph: TenantGraph,
+    incident_id: str,
+    limit: int = API_STEPS,
+    offset: int = 0,
+    max_chars: int = API_STEP_CHARS,
+) -> dict[str, Any] | None:
+    """`limit` of the incident's steps after the first `offset` (the order of `steps`), each
+    as `step_row` with its args and result cut at `max_chars` characters of JSON text, for
+    `GET /api/v1/incidents/{id}/steps`: `{incident_id, steps, total (how many steps there
+    are), offset, limit, max_chars}`. None when there is no such incident. Two queries
+    (`incident_step_total`, `incident_step_page`), each bounded by `limit` and `max_chars`."""
+    counted = graph.one("incident_step_total", {"incident_id": incident_id})
+    if counted is None:
+        return None
+    rows = graph.rows(
+        "incident_step_page",
+        {"incident_id": incident_id, "offset": offset, "limit": limit, "max_chars": max_chars},
+    )
+    return {
+        "incident_id": incident_id, "steps": [step_row(r) for r in rows],
+        "total": counted["total"], "offset": offset, "limit": limit, "max_chars": max_chars,
+    }  # fmt: skip
 
 
 def decisions(graph: TenantGraph, incident_id: str) -> list[dict[str, Any]]:
@@ -176,16 +221,37 @@ def _require(
 
 
 @router.get("/api/v1/incidents/{incident_id}/steps")
-async def get_steps(request: Request, incident_id: str) -> dict[str, Any]:
-    """`{incident_id, steps: [...]}` (see `steps`); 404 when not in this tenant."""
+async def get_steps(
+    request: Request,
+    incident_id: str,
+    limit: int = Query(API_STEPS, ge=0, le=MAX_API_STEPS),
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
+    max_chars: int = Query(API_STEP_CHARS, ge=0, le=MAX_API_STEP_CHARS),
+) -> dict[str, Any]:
+    """`{incident_id, steps: [...], total, offset, limit, max_chars}` (see `step_page`): 200
+    steps at most by default (`limit` 0 to 1,000, `offset` to page), each step's args and
+    result cut at 20,000 characters of JSON text (`max_chars` 0 to 1,000,000; `args_cut` and
+    `result_cut` say how many were left out, the step route has them whole). 404 when not in
+    this tenant; 422 for a number out of range."""
     graph = _graph(request)
+    found = await run_in_threadpool(step_page, graph, incident_id, limit, offset, max_chars)
+    if found is None:
+        raise HTTPException(404, f"no incident {incident_id!r}")
+    return found
 
-    def read() -> list[dict[str, Any]]:
-        if graph.one("incident_get", {"incident_id": incident_id}) is None:
-            raise HTTPException(404, f"no incident {incident_id!r}")
-        return steps(graph, incident_id)
 
-    return {"incident_id": incident_id, "steps": await run_in_threadpool(read)}
+@router.get("/api/v1/incidents/{incident_id}/steps/{task_id}/{n}")
+async def get_step(request: Request, incident_id: str, task_id: str, n: int) -> dict[str, Any]:
+    """`{incident_id, step}`: step `n` of the incident's task `task_id`, its args and result
+    whole and parsed (`step_row`, no cut: this is where a cut step is read in full, megabytes
+    for a step that read a storm's alerts). 404 when the incident, the task or the step is not
+    in this tenant; 422 when `n` is no whole number."""
+    graph = _graph(request)
+    params = {"incident_id": incident_id, "task_id": task_id, "n": n}
+    row = await run_in_threadpool(graph.one, "incident_step", params)
+    if row is None:
+        raise HTTPException(404, f"no step {n} of task {task_id!r} of incident {incident_id!r}")
+    return {"incident_id": incident_id, "step": step_row(row, cuts=False)}
 
 
 @router.get("/api/v1/incidents/{incident_id}/decision")

@@ -8,7 +8,7 @@ for a body of the wrong shape, both or neither of minutes/until, an `until` in t
 a week ahead, names the tenant's world does not know (each named); 404 for a DELETE of an
 unknown id, 409 for a DELETE of a window already over (it ran its course or someone ended
 it: the record stays as it is). `GET ?all=true` lists past windows too. `DELETE ?by=NAME`
-records who ended it.
+records who ended it (required: a 422 names `by` when it is missing or blank).
 """
 
 from __future__ import annotations
@@ -127,10 +127,15 @@ async def list_windows(
 
 @router.delete("/api/v1/maintenance/{window_id}")
 async def end_window(
-    request: Request, window_id: str, by: str = Query("api", min_length=1, max_length=200)
+    request: Request,
+    window_id: str,
+    by: str = Query(min_length=1, max_length=MAX_NAME_CHARS, pattern=r"\S"),
 ) -> dict[str, Any]:
-    """End a window now; answer `{id, ends_at, released}` (`released`: how many open incidents
-    waited for it and are claimable again: they page if no other window covers them)."""
+    """End a window now as `by` (required, as the POST's and an acknowledgement's `by` is: an
+    API credential is a tenant's, not a person's, so the person is named; without it a 422
+    names `by`, before anything is read); answer `{id, ends_at, released}` (`released`: how
+    many open incidents waited for it and are claimable again: they page if no other window
+    covers them)."""
     return await end_now(request.app.state.store, _graph(request), window_id, by)
 
 

@@ -34,7 +34,13 @@ from pydantic import (
 
 from agents.triage.alerts import MAX_VALUE_CHARS, NormalizedAlert, cut, cut_values
 from agents.triage.triage import HAND_OVER, Heads
-from gateway.http.limits import MAX_INT_DIGITS, BodyError, load_json, may_hold_too_many_values
+from gateway.http.limits import (
+    MAX_INT_DIGITS,
+    BodyError,
+    load_json,
+    may_hold_too_many_values,
+    within_limits,
+)
 
 GO_ZERO_TIME_PREFIX = "0001-01-01"
 #: The longest RFC 3339 time (9 fractional digits and an offset) has 35 characters.
@@ -614,7 +620,26 @@ class _TypedBody(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     commonAnnotations: dict[str, str] | None = None
 
 
+class _LenientAlert(_TypedAlert, forbid_unknown_fields=False):
+    """`_TypedAlert` that skips a field it does not know, as `WebhookAlert` ignores it (Grafana's
+    `imageURL`, a proxy's own field)."""
+
+
+class _LenientBody(_TypedBody, forbid_unknown_fields=False):
+    """`_TypedBody` that skips a field it does not know, as `WebhookBody` ignores it (Grafana's
+    `title`, `state` and `message`)."""
+
+    alerts: list[_LenientAlert]  # type: ignore[assignment]  # read only, never set
+
+
+#: The typed way's decoders: a body of Alertmanager's fields only (`_DECODER`), and one with
+#: others beside them (`_LENIENT`), which may hide in what it skips what `load_json` refuses
+#: (`within_limits` checks it then). A body is tried the strict way first: that check costs a
+#: plain body nothing.
 _DECODER = msgspec.json.Decoder(_TypedBody)
+_LENIENT = msgspec.json.Decoder(_LenientBody)
+#: The start of msgspec's words for a field the strict decoder does not know.
+_UNKNOWN_FIELD = "Object contains unknown field"
 #: The least integer `load_json` refuses: one of more than `MAX_INT_DIGITS` digits.
 _INT_BOUND = 10**MAX_INT_DIGITS
 #: What a sender writes for "no end" (Go's zero time, or nothing).
@@ -644,10 +669,10 @@ def read_notification_bytes(
     ahead: Callable[[Heads], bool] | None = None,
 ) -> Notification:
     """`read_notification` of the body's bytes `raw` as `load_body` parses them: the same
-    alerts, or the same refusal word for word. A plain Alertmanager body (`_TypedBody`) is
-    decoded by msgspec straight into typed fields (types, lengths and times checked in C, each
-    field once), the rest as before. Raises `PayloadError` as `load_body` and
-    `read_notification` do."""
+    alerts, or the same refusal word for word. An Alertmanager body (`_TypedBody`, or
+    `_LenientBody` with fields it does not know skipped) is decoded by msgspec straight into
+    typed fields (types, lengths and times checked in C, each field once), the rest as before.
+    Raises `PayloadError` as `load_body` and `read_notification` do."""
     typed = _typed_notification(raw, default_severity, now_ms, ahead)
     if typed is not None:
         return typed
@@ -659,15 +684,28 @@ def _typed_notification(
 ) -> Notification | None:
     """`read_notification_bytes` of a body msgspec decodes as a `_TypedBody` whose times and
     fingerprints `read_notification` takes in its one pass, else None. Such a body is JSON
-    `load_json` takes (no value but the typed fields', so no number past its limits, nothing
-    nested deeper than four levels; its values counted from its bytes first), and holds no
-    text `cut` changes. Every alert checked first, then `ahead` told, then the alerts built,
-    field by field over all of them."""
+    `load_json` takes (its values counted from its bytes first; with no value but the typed
+    fields', no number past its limits and nothing nested deeper than four levels; with fields
+    it does not know, which `_LenientBody` skips unread, the whole body checked against those
+    limits by `within_limits`), and holds no text `cut` changes. Every alert checked first,
+    then `ahead` told, then the alerts built, field by field over all of them."""
     if may_hold_too_many_values(raw):
         return None
+    body: _TypedBody
     try:
         body = _DECODER.decode(raw)
-    except msgspec.DecodeError:  # no JSON, or not this shape: `load_body` says which
+    except msgspec.ValidationError as exc:
+        if not str(exc).startswith(_UNKNOWN_FIELD):
+            return None  # not this shape: `load_body` and `read_notification` say why
+        # a field pydantic ignores: skipped, once what was skipped is known to be within the
+        # limits `load_json` refuses a body over (the refusal keeps its words: `load_body`'s)
+        try:
+            body = _LENIENT.decode(raw)
+        except (msgspec.DecodeError, RecursionError):  # RecursionError: deep in a skipped one
+            return None
+        if not within_limits(raw):
+            return None
+    except msgspec.DecodeError:  # no JSON: `load_body` says why
         return None
     truncated, org = body.truncatedAlerts, body.orgId
     if truncated >= _INT_BOUND or (org is not None and not -_INT_BOUND < org < _INT_BOUND):

@@ -82,7 +82,8 @@ templates.env.filters["http_link"] = http_link  # only http(s) URLs become links
 #: The incident page shows this many alerts at a time (firing first; `?alerts_page=N` for the
 #: next ones), label and annotation text up to `CLIP_CHARS` characters each, and a step's
 #: stored arguments or result up to `STEP_CHARS`: a 5 MiB annotation, 20,000 alerts, or a
-#: step that read them all, would otherwise make a page of megabytes (the API has them all).
+#: step that read them all, would otherwise make a page of megabytes (each step whole:
+#: `GET /api/v1/incidents/{id}/steps/{task_id}/{n}`).
 PAGE_ALERTS = 200
 CLIP_CHARS = 1_000
 STEP_CHARS = 20_000

@@ -91,7 +91,7 @@ def test_the_api_refuses_what_it_cannot_honour(gateway):
     code, text = post(**base, components=["payment"], until="soon")
     assert code == 422 and "RFC 3339" in text
     assert post(components=["payment"], minutes=5)[0] == 422  # reason and by are required
-    gone = gateway.http.delete("/api/v1/maintenance/mw-nope", headers=gateway.auth)
+    gone = gateway.http.delete("/api/v1/maintenance/mw-nope?by=Ed", headers=gateway.auth)
     assert gone.status_code == 404 and "no maintenance window 'mw-nope'" in gone.text
 
 
@@ -145,8 +145,29 @@ def test_ending_a_window_answers_how_many_incidents_it_released(gateway, graph):
     assert mine["ended_by"] == "sre-on-call"  # who ended it, as the web page shows
     gateway.drain()
     assert len(pages(gateway, incident_id)) == 1  # both tasks woke; one page
-    again = gateway.http.delete(f"/api/v1/maintenance/{window['id']}", headers=gateway.auth)
+    again = gateway.http.delete(f"/api/v1/maintenance/{window['id']}?by=Ed", headers=gateway.auth)
     assert again.status_code == 409  # over: nothing held any more, nothing to end
+
+
+def test_ending_a_window_by_the_api_names_who_ended_it(gateway):
+    """The API's credential is a tenant's, not a person's: a DELETE names the person with
+    `?by=`, as the POST and an acknowledgement name theirs. Without it (or blank) it is a 422
+    naming `by`, and the window goes on, held pages and all; it never records "api"."""
+    window = quiet(gateway, components=["payment"], minutes=60)
+    incident_id = fire(gateway)
+    gateway.drain()
+    url = f"/api/v1/maintenance/{window['id']}"
+    for params in ({}, {"by": ""}, {"by": "   "}):
+        refused = gateway.http.delete(url, params=params, headers=gateway.auth)
+        assert refused.status_code == 422, refused.text
+        (error,) = refused.json()["detail"]
+        assert error["loc"] == ["query", "by"]
+    assert ended_by(gateway, window["id"]) == (window["ends_at"], None)  # still running
+    gateway.drain()
+    assert pages(gateway, incident_id) == []  # still held
+    ended = gateway.http.delete(url, params={"by": "Ed Example"}, headers=gateway.auth)
+    assert ended.status_code == 200 and ended.json()["released"] == 1
+    assert ended_by(gateway, window["id"]) == (ended.json()["ends_at"], "Ed Example")
 
 
 def ended_by(gw: Gateway, window_id: str) -> tuple[int, str | None]:
@@ -171,16 +192,14 @@ def test_ending_a_window_already_over_changes_nothing(gateway, graph):
     assert len(pages(gateway, incident_id)) == 1  # paged at the window's end
     escalate = task(graph, incident_id, "escalate")
     assert escalate["status"] == "paused" and escalate["resume_at"] > window["ends_at"]
-    for by in ("Ed", None):
-        late_end = gateway.http.delete(
-            f"/api/v1/maintenance/{window['id']}", params={"by": by} if by else {},
-            headers=gateway.auth,
-        )  # fmt: skip
-        assert late_end.status_code == 409
-        assert late_end.json()["detail"] == (
-            f"maintenance window {window['id']!r} already ended at "
-            f"{fmt_ms(window['ends_at'])} (it ran its course)"
-        )
+    late_end = gateway.http.delete(
+        f"/api/v1/maintenance/{window['id']}", params={"by": "Ed"}, headers=gateway.auth
+    )
+    assert late_end.status_code == 409
+    assert late_end.json()["detail"] == (
+        f"maintenance window {window['id']!r} already ended at "
+        f"{fmt_ms(window['ends_at'])} (it ran its course)"
+    )
     assert ended_by(gateway, window["id"]) == (window["ends_at"], None)
     assert task(graph, incident_id, "escalate") == escalate  # still waits for its level
 
@@ -202,11 +221,11 @@ def test_ending_a_window_releases_only_the_incidents_that_wait_for_it(gateway, g
     gateway.drain()
     respond = task(graph, incident_id, "respond")
     assert (respond["status"], respond["resume_at"]) == ("paused", longer["ends_at"])
-    ended = gateway.http.delete(f"/api/v1/maintenance/{shorter['id']}", headers=gateway.auth)
+    ended = gateway.http.delete(f"/api/v1/maintenance/{shorter['id']}?by=Ed", headers=gateway.auth)
     assert ended.status_code == 200 and ended.json()["released"] == 0
     assert task(graph, incident_id, "respond") == respond  # not woken
     assert detail(gateway, incident_id)["maintenance_until"] == longer["ends_at"]
-    ended = gateway.http.delete(f"/api/v1/maintenance/{longer['id']}", headers=gateway.auth)
+    ended = gateway.http.delete(f"/api/v1/maintenance/{longer['id']}?by=Ed", headers=gateway.auth)
     assert ended.status_code == 200 and ended.json()["released"] == 1
     gateway.drain()
     assert len(pages(gateway, incident_id)) == 1
@@ -223,7 +242,7 @@ def test_an_incident_resolved_inside_a_window_is_not_counted_released(gateway):
     )  # fmt: skip
     assert said.status_code == 201, said.text
     gateway.drain()
-    ended = gateway.http.delete(f"/api/v1/maintenance/{window['id']}", headers=gateway.auth)
+    ended = gateway.http.delete(f"/api/v1/maintenance/{window['id']}?by=Ed", headers=gateway.auth)
     assert ended.status_code == 200 and ended.json()["released"] == 0
     gateway.drain()
     assert pages(gateway, incident_id) == []

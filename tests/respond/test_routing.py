@@ -340,6 +340,45 @@ def test_a_page_with_no_channel_anywhere_names_no_fallback(
     assert f"NO ONE ON CALL ({why}); fallback: channel #incidents" in landed["text"]
 
 
+def test_a_slack_page_with_no_channel_anywhere_records_what_happened(
+    falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str, api: SlackAPI
+) -> None:
+    """Slack on, but the owning team (here also the default team) has no channel and
+    `SLACK_DEFAULT_CHANNEL` is unset: Slack had nowhere to post it, and the page went to the
+    outbox. The delivery records say that, naming the team; none names "the default channel",
+    which there was not."""
+    world = world_file(tmp_path, team_platform={"slack_channel": None})
+    gateway = start(
+        falkordb, store, tmp_path, tenant, world, slack_bot_token=TOKEN,
+        slack_signing_secret=SIGNING_SECRET, slack_api_url=api.base_url,
+    )  # fmt: skip
+    try:
+        (incident_id,) = post(gateway, delivery(("HighErrorRate", "shop", "critical", 0)))[
+            "incidents"
+        ]
+        gateway.drain()
+        found = incident(gateway, incident_id)
+        report = incident_report(found)
+        page = gateway.http.get(f"/ui/incidents/{incident_id}").text
+    finally:
+        gateway.http.close()
+        gateway.runtime.close()
+    why = (
+        "no Slack channel for team platform (none on it or the default team, and "
+        "SLACK_DEFAULT_CHANNEL is unset)"
+    )
+    rows = [{k: d[k] for k in ("channel", "outcome", "reason", "fallback_from")}
+            for d in found["deliveries"]]  # fmt: skip
+    assert rows == [
+        {"channel": "slack", "outcome": "error", "reason": why, "fallback_from": None},
+        {"channel": "outbox", "outcome": "delivered", "reason": why, "fallback_from": "slack"},
+    ]
+    assert api.roots() == []  # nothing reached Slack
+    for text in (json.dumps(found), report, page):
+        assert "default channel" not in text
+    assert why in report and why in page
+
+
 def test_a_page_to_a_channel_with_nobody_on_call_is_paged(
     falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
 ) -> None:

@@ -186,6 +186,7 @@ def test_the_web_page_reads_a_silent_heartbeat_as_what_it_is(served, graph):
         f"The Watchdog heartbeat stopped arriving (last seen {seen}): "
     )
     assert "none arrived for" in page.split('id="heartbeat-summary">')[1].split("</p>")[0]
+    assert page.count("other alerts may be firing unseen") == 1  # the headline's, not twice
     story = page.split('id="events">')[1].split("</ol>")[0]
     assert "The heartbeat stopped arriving: the alerting pipeline may be down" in story
     for gone in (
@@ -260,3 +261,6 @@ def test_the_page_ticket_and_cli_read_a_silent_heartbeat_as_what_it_is(served, g
     assert report.splitlines()[2] == stopped.replace(seen, when(beat["last_at"]))
     assert report.splitlines()[3].startswith("The Watchdog alert fires all the time")
     assert "root cause" not in report and "alerts (" not in report
+    blocks = json.dumps([b.to_dict() for b in page_blocks(notice, None)])
+    for said in (page["text"], ticket["text"], report, blocks):  # said once, in the headline
+        assert said.count("other alerts may be firing unseen") == 1, said
