@@ -78,9 +78,23 @@ def test_a_database_that_does_not_answer_is_one_line_for_every_command(tmp_path:
 def test_a_data_folder_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    for args in (["incidents"], ["serve"], ["topology", "import", str(WORLD)]):
+    for args in (["serve"], ["topology", "import", str(WORLD)]):
         done = cli(*args, BLAST_DATA_DIR=str(blocker / "data"))
         one_line_failure(done, "data folder", "cannot be written")
+
+
+def test_read_commands_refuse_a_data_folder_that_does_not_exist(tmp_path: Path) -> None:
+    """A misspelt --data-dir: `incidents`, `incident` and `oncall` say so, as doctor does, and
+    exit 2, rather than start an empty database there and answer "no incidents"."""
+    typo = tmp_path / "dta"
+    for args in (["incidents"], ["incident", "inc-1"], ["oncall"]):
+        done = cli(*args, "--data-dir", str(typo))
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert done.stderr == (
+            f"{args[0]}: data folder {typo} does not exist (BLAST_DATA_DIR or --data-dir: a "
+            "typo? serve and topology import create it)\n"
+        )
+        assert done.stdout == "" and not typo.exists(), args
 
 
 def test_a_port_in_use_is_one_line(tmp_path: Path, falkordb: EmbeddedFalkorDB) -> None:

@@ -51,6 +51,7 @@ from gateway.ops.runtime import (
     Runtime,
     embedded_server,
     is_loopback,
+    missing_data_dir,
     writable_folder,
 )
 from gateway.ops.sdnotify import notify
@@ -847,6 +848,7 @@ def oncall(
 
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
+    existing_data_dir(settings, "oncall")
     when = parse_time("oncall", at)
     now = datetime.now(UTC)
     known = now - SHIFTS_BACK <= when < now + SHIFTS_AHEAD  # else "NOBODY" would look true
@@ -890,6 +892,15 @@ def oncall(
         typer.echo(f"PROBLEM  {line}")
     if problems:
         raise typer.Exit(1)
+
+
+def existing_data_dir(settings: Settings, command: str) -> None:
+    """A reading command (`incidents`, `incident`, `oncall`) on the embedded database: exit 2
+    when the data folder does not exist, as `doctor` says, rather than start an empty database
+    there and answer "no incidents" (with FALKORDB_URL the folder holds no database)."""
+    if settings.falkordb_url is None and not settings.data_dir.is_dir():
+        typer.echo(f"{command}: data folder {missing_data_dir(settings.data_dir)}", err=True)
+        raise typer.Exit(2)
 
 
 def read_tenants(
@@ -975,6 +986,7 @@ def incidents(
         raise typer.Exit(2)
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
+    existing_data_dir(settings, "incidents")
     with Runtime(settings) as runtime:
         assert runtime.store is not None
         (name,) = read_tenants(runtime, tenant, "incidents")
@@ -1018,6 +1030,7 @@ def incident(
 
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
+    existing_data_dir(settings, "incident")
     listed = alerts if alerts is not None else API_ALERTS if as_json else LISTED_ALERTS
     with Runtime(settings) as runtime:
         assert runtime.store is not None

@@ -34,7 +34,12 @@ from adapters.falkordb import (
 from adapters.models import ModelError
 from adapters.notify import AdapterError
 from adapters.slack.notifier import SlackNotifier
-from gateway.ops.runtime import Runtime, prometheus_client, running_embedded_url
+from gateway.ops.runtime import (
+    Runtime,
+    missing_data_dir,
+    prometheus_client,
+    running_embedded_url,
+)
 from gateway.settings import Settings, unknown_settings
 from gateway.world.completeness import from_rows
 from gateway.world.oncall import coverage, coverage_problems
@@ -145,13 +150,7 @@ def check_data_dir(settings: Settings) -> list[Finding]:
     is said, not made)."""
     if settings.data_dir.is_dir():
         return [Finding(True, "data folder", f"{settings.data_dir} exists")]
-    return [
-        Finding(
-            False, "data folder",
-            f"{settings.data_dir} does not exist (BLAST_DATA_DIR or --data-dir: a typo? serve "
-            "and topology import create it)",
-        )
-    ]  # fmt: skip
+    return [Finding(False, "data folder", missing_data_dir(settings.data_dir))]
 
 
 def no_graph(tenant: str) -> str:

@@ -87,6 +87,16 @@ def writable_folder(path: Path) -> Path:
     return path
 
 
+def missing_data_dir(path: Path) -> str:
+    """What a data folder that does not exist means to a command that only reads (`doctor`,
+    `incidents`, `incident`, `oncall`): most likely a misspelt path, so it is said, never made
+    (an empty database there would answer "no incidents")."""
+    return (
+        f"{path} does not exist (BLAST_DATA_DIR or --data-dir: a typo? serve and topology "
+        "import create it)"
+    )
+
+
 def _server_file(settings: Settings) -> Path:
     return settings.data_dir / "falkordb" / "server.json"
 
