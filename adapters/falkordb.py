@@ -552,7 +552,7 @@ class TenantGraph:
         the matrix of every relationship type it creates, at a cost that grows with that type's
         edges: linking one new node by `FOR` took 1.3 ms with 100,000 `FOR` edges in the graph,
         and 0.05 ms into a freed id. With 10,000 stored incidents, `write_finding` took 7.6 ms
-        instead of 1.2 (README, "Free node ids"). Creating and deleting `count` nodes costs one
+        instead of 1.2 (docs/benchmarks.md, "Free node ids"). Creating and deleting `count` nodes costs one
         resize (about 150 ms for 20,000 in that graph) and leaves their ids free for the next
         `count` nodes of any query. `gateway/ops/upkeep.py` keeps the graphs topped up.
         """
