@@ -416,9 +416,27 @@ def test_a_falkordb_url_that_is_no_url_is_a_configuration_error(tmp_path: Path) 
     done = cli("incidents", FALKORDB_URL="localhost:6379", BLAST_DATA_DIR=str(tmp_path))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == (
-        "configuration error: FALKORDB_URL: Value error, FALKORDB_URL must start with "
+        "configuration error: FALKORDB_URL: FALKORDB_URL must start with "
         "redis://, rediss://, unix://, falkor://"
-    )
+    )  # no "Value error, ": every configuration error reads alike
+
+
+def test_doctor_reports_an_invalid_setting_as_a_problem_line(tmp_path: Path) -> None:
+    """doctor says an invalid value as it says every problem: a `PROBLEM  settings:` line on
+    stdout and exit 1 (docs/operations.md), not serve's exit 2."""
+    done = cli("doctor", "--data-dir", str(tmp_path), BLAST_PORT="abc")
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stdout.splitlines()[0].startswith(
+        "PROBLEM  settings: BLAST_PORT: Input should be a valid integer"
+    ), done.stdout
+    slack = cli("doctor", "--data-dir", str(tmp_path),
+                SLACK_BOT_TOKEN="xoxb-1234567890-abcdefghijkl")  # fmt: skip
+    assert slack.returncode == 1, (slack.stdout, slack.stderr)
+    (line,) = [line for line in slack.stdout.splitlines() if line.startswith("PROBLEM")]
+    assert line.startswith("PROBLEM  settings: SLACK_BOT_TOKEN is set but"), line
+    for run in (done, slack):
+        assert "Value error" not in run.stdout and "Traceback" not in run.stderr
+    assert "xoxb-1234567890-abcdefghijkl" not in slack.stdout + slack.stderr
 
 
 def test_an_env_file_that_cannot_be_read_is_a_configuration_error(tmp_path: Path) -> None:

@@ -101,9 +101,13 @@ DataDir = Annotated[
 ]
 
 
-def load_settings(env_file: Path | None = None, warn: bool = True, **overrides: object) -> Settings:
+def load_settings(
+    env_file: Path | None = None, warn: bool = True, as_problems: bool = False,
+    **overrides: object,
+) -> Settings:  # fmt: skip
     """Settings from the environment with CLI overrides (validated like the environment's);
-    exits 2 with the reason if invalid. With `warn`, prints one `configuration warning` line
+    exits 2 with the reason if invalid (`as_problems`, doctor's way: one `PROBLEM  settings:`
+    line each on stdout and exit 1). With `warn`, prints one `configuration warning` line
     per `BLAST_*` name that is no setting (`unknown_settings`).
 
     `env_file`: read this file instead of `./.env` (e.g. the systemd unit's env file).
@@ -123,12 +127,25 @@ def load_settings(env_file: Path | None = None, warn: bool = True, **overrides: 
             typer.echo(f"configuration warning: {line}", err=True)
         return settings
     except ValidationError as exc:
-        for err in exc.errors():
-            where = ".".join(map(str, err["loc"]))
-            typer.echo(
-                f"configuration error: {where + ': ' if where else ''}{err['msg']}", err=True
-            )
+        if as_problems:  # doctor: one PROBLEM line each, exit 1, as its other findings
+            for line in settings_errors(exc):
+                typer.echo(f"PROBLEM  settings: {line}")
+            typer.echo("(no other check runs until the settings are valid)")
+            raise typer.Exit(1) from exc
+        for line in settings_errors(exc):
+            typer.echo(f"configuration error: {line}", err=True)
         raise typer.Exit(2) from exc
+
+
+def settings_errors(exc: ValidationError) -> list[str]:
+    """One line per invalid setting: `<where>: <why>`, without pydantic's "Value error, "
+    (a validator's own message) so every line reads alike."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(map(str, err["loc"]))
+        why = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        lines.append(f"{where + ': ' if where else ''}{why}")
+    return lines
 
 
 def setup_logging(verbose: bool) -> None:
@@ -406,12 +423,14 @@ def doctor(
 ) -> None:
     """Check settings, FalkorDB, notifiers and the webhook; print the Alertmanager receiver.
 
-    Exits 1 when any check finds a problem (one `PROBLEM` line each), 2 on invalid settings.
+    Exits 1 when any check finds a problem (one `PROBLEM` line each), an invalid setting
+    included (then no other check runs); 2 for an env file it cannot read.
     """
     from gateway.cli.doctor import receiver_snippet, run_checks
 
     setup_logging(False)
-    settings = load_settings(env_file, warn=False, data_dir=data_dir)  # doctor: PROBLEM lines
+    # doctor: PROBLEM lines, for an invalid value too
+    settings = load_settings(env_file, warn=False, as_problems=True, data_dir=data_dir)
     found = run_checks(settings, url, env_file)
     for finding in found:
         typer.echo(finding.line())
@@ -709,7 +728,10 @@ def topology_discover(
             totals = world_counts(graph)
     except TopologyError as exc:
         fail_topology("topology discover", exc)
-    except (AdapterError, GraphUnavailable, SchemaFailed) as exc:
+    except AdapterError as exc:  # only Prometheus answers through an adapter here
+        typer.echo(f"topology discover: {exc} (Prometheus at {without_password(url)})", err=True)
+        raise typer.Exit(1) from exc
+    except (GraphUnavailable, SchemaFailed) as exc:
         typer.echo(f"topology discover: {exc}", err=True)
         raise typer.Exit(1) from exc
     finally:
@@ -718,6 +740,19 @@ def topology_discover(
     for line in report.lines():
         typer.echo(line)
     typer.echo(f"{name} now holds: {counted(totals)}")
+
+
+def without_password(url: str) -> str:
+    """`url` to print: its user and password (`http://admin:pw@prom:9090`) left out, its query
+    too (a token may ride there); scheme, host, port and path kept."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # a port that is no number: said as the URL has it, still no password
+        port = ":" + parts.netloc.rsplit(":", 1)[-1]
+    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 def counted(counts: dict[str, int]) -> str:
