@@ -65,6 +65,11 @@ def test_help_is_for_users() -> None:
 
     for command in app.registered_commands + topology_app.registered_commands:
         assert command.help and "\n" not in command.help, command.callback
+    # --tenant says whether the command reads or writes, the two defaults that differ
+    for name in ("incidents", "incident", "oncall"):
+        assert "--tenant" in (said := cli(name, "--help").stdout) and "Tenant to read" in said
+    for name in ("import", "discover", "changes"):
+        assert "Tenant to write to" in cli("topology", name, "--help").stdout, name
 
 
 def test_a_database_that_does_not_answer_is_one_line_for_every_command(tmp_path: Path) -> None:

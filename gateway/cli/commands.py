@@ -95,6 +95,9 @@ def _options(
     """Options for every command."""
 
 
+#: `--tenant` of the commands that write (import, discover, changes): see `import_tenant`.
+WRITE_TENANT_HELP = "Tenant to write to (default: the only configured one; required with several)."
+
 DataDir = Annotated[
     Path | None,
     typer.Option("--data-dir", help="Data folder (BLAST_DATA_DIR).", show_default=False),
@@ -566,12 +569,15 @@ FormatOption = Annotated[
 def topology_import(
     paths: Annotated[
         list[Path],
-        typer.Argument(help="World file(s), compose files, Backstage catalogs or manifests."),
+        typer.Argument(
+            metavar="FILE",
+            help="World file(s), compose files, Backstage catalogs or manifests.",
+        ),
     ],
     fmt: FormatOption = "auto",
     tenant: Annotated[
         str | None,
-        typer.Option(help="Tenant (default: the only configured one)."),
+        typer.Option(help=WRITE_TENANT_HELP),
     ] = None,
     env_file: EnvFileOption = None,
     codeowners: Annotated[
@@ -641,7 +647,9 @@ NO_DEFAULT_TEAM = (
     "line; exit 2 if any.",
 )
 def topology_validate(
-    paths: Annotated[list[Path], typer.Argument(help="Files to check, as for `import`.")],
+    paths: Annotated[
+        list[Path], typer.Argument(metavar="FILE", help="Files to check, as for `import`.")
+    ],
     fmt: FormatOption = "auto",
     env_file: EnvFileOption = None,
 ) -> None:
@@ -696,9 +704,7 @@ def topology_discover(
             "retires no edge seen after it."
         ),
     ] = None,
-    tenant: Annotated[
-        str | None, typer.Option(help="Tenant (default: the only configured one).")
-    ] = None,
+    tenant: Annotated[str | None, typer.Option(help=WRITE_TENANT_HELP)] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Add the dependency edges and call rates the service-graph metrics show; retire the
@@ -784,9 +790,7 @@ def parse_time(command: str, text: str | None) -> datetime:
 def topology_changes(
     since: Annotated[str, typer.Option(help="Merged at or after (RFC 3339).")],
     repo: Annotated[str | None, typer.Option(help="owner/name (default GITHUB_REPO).")] = None,
-    tenant: Annotated[
-        str | None, typer.Option(help="Tenant (default: the only configured one).")
-    ] = None,
+    tenant: Annotated[str | None, typer.Option(help=WRITE_TENANT_HELP)] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Record merged pull requests (GITHUB_TOKEN, read-only is enough) as changes of the
@@ -827,7 +831,9 @@ def topology_changes(
     "without a database.",
 )
 def topology_diff(
-    paths: Annotated[list[Path], typer.Argument(help="Sources to compare, as for `import`.")],
+    paths: Annotated[
+        list[Path], typer.Argument(metavar="FILE", help="Sources to compare, as for `import`.")
+    ],
     against: Annotated[
         Path | None,
         typer.Option(help="Reference world file (default: the bundled OpenTelemetry Demo world)."),
@@ -862,7 +868,11 @@ def oncall(
     ] = None,
     tenant: Annotated[
         str | None,
-        typer.Option(help="Tenant (default: every configured one, else the only graph here)."),
+        typer.Option(
+            help="Tenant to read (default: every configured one; when their graphs are empty, "
+            "the only other graph here).",
+            show_default=False,
+        ),
     ] = None,
     data_dir: DataDir = None,
 ) -> None:
@@ -993,8 +1003,8 @@ def read_tenants(
 TenantOption = Annotated[
     str | None,
     typer.Option(
-        help="Tenant (default: the only configured one, else BLAST_DEFAULT_TENANT; else the "
-        "only graph here).",
+        help="Tenant to read (default: the only configured one, else BLAST_DEFAULT_TENANT; "
+        "when its graph is empty, the only other graph here).",
         show_default=False,
     ),
 ]
