@@ -378,8 +378,11 @@ def worker(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGHUP, hangup_ignored)
+    from agents.tasks.worker import worker_client_name
+
     try:
-        with Runtime(settings) as runtime:
+        # its connections carry its name while it runs: how `doctor` sees that workers run
+        with Runtime(settings, client_name=worker_client_name(role)) as runtime:
             loop = runtime.make_worker(role)
             gc.freeze()  # as serve does: what start-up built stays out of full collections
             for sig in (signal.SIGTERM, signal.SIGINT):

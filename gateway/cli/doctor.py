@@ -9,8 +9,10 @@ next 14 days), the default route (in Slack mode the default team's `slack_channe
 (in Slack mode), how complete each tenant's world is (components with no business call out, edges
 with no stated propagation), every outbound notifier (`Notifier.check()`: the outbox is
 writable or can be created; Slack and GitHub adapters check their token and access), the
-planner's models (`ChatModel.check()`: key and model name, no tokens spent), that the webhook
-answers `GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`,
+planner's models (`ChatModel.check()`: key and model name, no tokens spent), that some worker
+process is connected to the database (`check_workers`), that the webhook answers `GET
+/health/ready` at the URL Alertmanager will post to (its `detail` lines as warnings), and, with
+`PROMETHEUS_URL`,
 that Prometheus answers and holds service-graph metrics. Nothing is written to a graph and
 nothing is sent.
 """
@@ -22,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import redis
 
 from adapters.falkordb import (
     SLOTS,
@@ -34,6 +37,8 @@ from adapters.falkordb import (
 from adapters.models import ModelError
 from adapters.notify import AdapterError
 from adapters.slack.notifier import SlackNotifier
+from agents.tasks.kinds import ROLE_KINDS
+from agents.tasks.worker import WORKER_CLIENT
 from gateway.ops.runtime import (
     Runtime,
     missing_data_dir,
@@ -58,10 +63,13 @@ class Finding:
     area: str
     what: str
     transient: bool = False
+    #: Worth a look but not wrong by itself (exit code 0): `warning  area: what`.
+    warn: bool = False
 
     def line(self) -> str:
-        """`ok       area: what` or `PROBLEM  area: what`."""
-        return f"{'ok' if self.ok else 'PROBLEM':<8} {self.area}: {self.what}"
+        """`ok       area: what`, `warning  area: what` or `PROBLEM  area: what`."""
+        label = "PROBLEM" if not self.ok else "warning" if self.warn else "ok"
+        return f"{label:<8} {self.area}: {self.what}"
 
 
 def webhook_base(settings: Settings, url: str | None) -> str:
@@ -359,8 +367,53 @@ def check_planner(runtime: Runtime) -> list[Finding]:
     return found
 
 
+def check_workers(settings: Settings) -> list[Finding]:
+    """Some `blast-radius worker` process is connected to the database now, and together they
+    take every role's tasks: without one, alerts are accepted and nobody is investigated or
+    paged (the systemd layout's likely slip: `BLAST_WORKERS=0` and no worker unit enabled).
+    Workers are seen by their connections' names (`WORKER_CLIENT`, `CLIENT LIST`), on any
+    host. A database that refuses `CLIENT LIST` (an ACL) makes this a warning: unknown.
+    Nothing when the database is down (`check_falkordb` says so)."""
+    url = database_url(settings)
+    if url is None or not answers_ping(url):
+        return []
+    store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
+    try:
+        names = store.client_names(WORKER_CLIENT)
+    except (GraphUnavailable, redis.ResponseError) as exc:
+        return [Finding(True, "workers", f"cannot list the database's clients ({exc}): whether "
+                        "a worker runs is unknown", warn=True)]  # fmt: skip
+    finally:
+        store.close()
+    if not names:
+        return [Finding(False, "workers", NO_WORKER)]
+    roles = {name.removeprefix(WORKER_CLIENT).split("@")[0] for name in names}
+    shown = ", ".join(n.removeprefix(WORKER_CLIENT) for n in names[:5])
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    found = [Finding(True, "workers", f"{len(names)} worker process"
+                     f"{'' if len(names) == 1 else 'es'} connected: {shown}{more}")]  # fmt: skip
+    if "any" not in roles:
+        untaken = [r for r in ROLE_KINDS if r != "any" and r not in roles]
+        found += [
+            Finding(False, "workers", f"no worker takes role {role} (its tasks: "
+                    f"{', '.join(ROLE_KINDS[role])}): start `blast-radius worker --role {role}` "
+                    "or one with --role any")
+            for role in untaken
+        ]  # fmt: skip
+    return found
+
+
+#: What doctor says when no worker process is connected to the database.
+NO_WORKER = (
+    "no `blast-radius worker` process is connected to the database: alerts are accepted but "
+    "nobody is investigated or paged (serve starts BLAST_WORKERS of them; with BLAST_WORKERS=0, "
+    "run `blast-radius worker` against the same database, e.g. the blast-radius-worker@ units)"
+)
+
+
 def check_webhook(base: str) -> list[Finding]:
-    """`GET <base>/health/ready` answers 200 (what Alertmanager's posts need)."""
+    """`GET <base>/health/ready` answers 200 (what Alertmanager's posts need); each line of
+    its `detail` (what serve noticed at start, e.g. `BLAST_WORKERS=0`) is a warning line."""
     target = f"{base}/health/ready"
     try:
         answer = httpx.get(target, timeout=5.0)
@@ -373,7 +426,13 @@ def check_webhook(base: str) -> list[Finding]:
         return [Finding(False, "webhook", why)]
     if answer.status_code != 200:
         return [Finding(False, "webhook", f"{target} answered {answer.status_code}, not 200")]
-    return [Finding(True, "webhook", f"{target} answered 200")]
+    try:
+        detail = answer.json().get("detail") or []
+    except (ValueError, AttributeError):  # not serve's JSON (a proxy's page): the code is all
+        detail = []
+    said = [Finding(True, "webhook", f"serve says: {line}", warn=True)
+            for line in detail if isinstance(line, str)]  # fmt: skip
+    return [Finding(True, "webhook", f"{target} answered 200"), *said]
 
 
 def check_prometheus(settings: Settings) -> list[Finding]:
@@ -411,6 +470,7 @@ def run_checks(
         + check_world(settings)
         + check_notifiers(runtime)
         + check_planner(runtime)
+        + check_workers(settings)
         + check_webhook(webhook_base(settings, url))
         + check_prometheus(settings)
     )

@@ -214,8 +214,10 @@ class Runtime:
     Use as a context manager: `with Runtime(settings) as rt: rt.serve_http(); rt.start_workers()`.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, client_name: str | None = None) -> None:
         self.settings = settings
+        #: The name of this process's database connections (`GraphStore`): a worker's says so.
+        self.client_name = client_name
         self.embedded: EmbeddedFalkorDB | None = None
         self.store: GraphStore | None = None
         self.url: str | None = None
@@ -271,7 +273,9 @@ class Runtime:
         else:
             url = self._embedded_url()
         self.url = url
-        self.store = GraphStore(url, timeout_ms=s.query_timeout_max_ms)
+        self.store = GraphStore(
+            url, timeout_ms=s.query_timeout_max_ms, client_name=self.client_name
+        )
         deadline = time.monotonic() + 60
         while True:
             try:
