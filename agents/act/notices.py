@@ -84,11 +84,13 @@ def record(earlier: list[dict[str, Any]], component: str) -> str | None:
 
 def proposed(
     row: dict[str, Any], what: str, enabled: bool, reply_to: str | None,
-    earlier: list[dict[str, Any]] | None = None,
+    earlier: list[dict[str, Any]] | None = None, cannot_run: str | None = None,
 ) -> OutboundMessage:  # fmt: skip
     """The proposal in the thread. `row`: a `remediation_get` row; `what`: `spec.describe`;
     `earlier`: the fix's earlier runs (`runs`), whose record it states (`record`). With
-    actions off it says what would be proposed and has no button."""
+    actions off it says what would be proposed and has no button; so it does when it
+    `cannot_run` (`run.missing_credential`: a setting it needs is not set), saying why,
+    rather than ask for an approval that would fail."""
     rem = row["remediation"]
     teams = ", ".join(t["team"] for t in row["teams"]) or "the owning team"
     head = [Span(text="Playbook "), Span(text=row["playbook_title"] or rem["playbook_id"],
@@ -99,6 +101,14 @@ def proposed(
     if not enabled:
         tail = f"It would propose: {what}. Actions are off (BLAST_ACTIONS_ENABLED=false): " \
             "nothing will run."  # fmt: skip
+        return _thread(intent(rem, "proposed"), row, [*head, Span(text=tail), *history],
+                       reply_to)  # fmt: skip
+    if cannot_run:
+        tail = (
+            f"Proposed remediation: {what}. It cannot run here: {cannot_run}. Once an operator "
+            f"sets it and restarts blast-radius, a member or approver of {teams} can approve it "
+            "on the incident's web page."
+        )
         return _thread(intent(rem, "proposed"), row, [*head, Span(text=tail), *history],
                        reply_to)  # fmt: skip
     tail = (

@@ -298,6 +298,7 @@ def serve(
                     err=True,
                 )
             warn_empty_worlds(settings, runtime)
+            warn_unrunnable_remediations(settings, runtime)
             # what start-up built (modules, the app) lives as long as the process: out of the
             # collector's full passes, which a storm's allocations trigger (100+ ms each over it)
             gc.freeze()
@@ -346,6 +347,23 @@ def warn_empty_worlds(settings: Settings, runtime: Runtime) -> None:
                 "against the same data folder or FALKORDB_URL",
                 err=True,
             )
+
+
+def warn_unrunnable_remediations(settings: Settings, runtime: Runtime) -> None:
+    """With actions on, say at start (stderr and `/health/ready`'s detail) which playbooks'
+    remediations cannot run for want of a credential, and when no credential is set at all
+    (`doctor.remediation_problems`): found now, not after a person approves one."""
+    from gateway.cli.doctor import NO_CREDENTIAL, remediation_problems
+
+    assert runtime.store is not None
+    if not settings.actions_enabled:
+        return
+    lines = [] if settings.runbook_webhook_secret or settings.github_token else [NO_CREDENTIAL]
+    for tenant in settings.tenants:
+        lines += remediation_problems(settings, runtime.store.graph(graph_name(tenant)))
+    for line in lines:
+        typer.echo(f"blast-radius: warning: {line}", err=True)
+        runtime.notes.append(line)
 
 
 @app.command(

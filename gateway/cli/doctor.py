@@ -10,7 +10,8 @@ next 14 days), the default route (in Slack mode the default team's `slack_channe
 with no stated propagation), every outbound notifier (`Notifier.check()`: the outbox is
 writable or can be created; Slack and GitHub adapters check their token and access), the
 planner's models (`ChatModel.check()`: key and model name, no tokens spent), that some worker
-process is connected to the database (`check_workers`), that the webhook answers `GET
+process is connected to the database (`check_workers`), with actions on that every
+playbook's remediation has its credential (`check_actions`), that the webhook answers `GET
 /health/ready` at the URL Alertmanager will post to (its `detail` lines as warnings), and, with
 `PROMETHEUS_URL`,
 that Prometheus answers and holds service-graph metrics. Nothing is written to a graph and
@@ -37,12 +38,14 @@ from adapters.falkordb import (
 from adapters.models import ModelError
 from adapters.notify import AdapterError
 from adapters.slack.notifier import SlackNotifier
+from agents.act.run import missing_credential
 from agents.tasks.kinds import ROLE_KINDS
 from agents.tasks.worker import WORKER_CLIENT
 from gateway.ops.runtime import (
     Runtime,
     missing_data_dir,
     prometheus_client,
+    remediation_credentials,
     running_embedded_url,
 )
 from gateway.settings import Settings, unknown_settings
@@ -403,6 +406,65 @@ def check_workers(settings: Settings) -> list[Finding]:
     return found
 
 
+def remediation_problems(settings: Settings, graph: TenantGraph) -> list[str]:
+    """With `BLAST_ACTIONS_ENABLED`, one line per remediation type `graph`'s active playbooks
+    carry that cannot run with these settings (`run.missing_credential`: a webhook without
+    `BLAST_RUNBOOK_WEBHOOK_SECRET`, a GitHub type without `GITHUB_TOKEN`): each proposal of
+    theirs says it cannot run, where a person would expect to approve it. Also one line when
+    actions are on and no remediation credential is set at all. Raises `GraphUnavailable`."""
+    if not settings.actions_enabled:
+        return []
+    creds = remediation_credentials(settings)
+    lines = []
+    for row in graph.rows("remediation_playbooks"):
+        missing = missing_credential(row["type"], creds)
+        if missing:
+            n, ids = row["playbooks"], ", ".join(row["ids"])
+            more = f" and {n - len(row['ids'])} more" if n > len(row["ids"]) else ""
+            lines.append(
+                f"{graph.name}: BLAST_ACTIONS_ENABLED=true, but {missing}: {n} playbook"
+                f"{' carries' if n == 1 else 's carry'} one ({ids}{more}), whose proposals "
+                "cannot be approved"
+            )
+    return lines
+
+
+def check_actions(settings: Settings) -> list[Finding]:
+    """`remediation_problems` of every tenant (PROBLEM lines); with actions on and no
+    remediation credential at all, a warning (no remediation could run); else one ok line.
+    Nothing when the database is down (`check_falkordb` says so)."""
+    if not settings.actions_enabled:
+        return [Finding(True, "actions", "off (BLAST_ACTIONS_ENABLED=false): remediations are "
+                        "only shown")]  # fmt: skip
+    url = database_url(settings)
+    found = []
+    if settings.runbook_webhook_secret is None and settings.github_token is None:
+        found.append(Finding(True, "actions", NO_CREDENTIAL, warn=True))
+    if url is None or not answers_ping(url):
+        return found
+    store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
+    try:
+        for tenant in settings.tenants:
+            try:
+                lines = remediation_problems(settings, store.graph(graph_name(tenant)))
+            except GraphUnavailable as exc:
+                lines = [f"{tenant}: {exc}"]
+            found += [Finding(False, "actions", line) for line in lines]
+    finally:
+        store.close()
+    if not found:
+        found.append(Finding(True, "actions", "on; every playbook's remediation has the "
+                             "credential it needs"))  # fmt: skip
+    return found
+
+
+#: Actions on, and neither remediation credential set.
+NO_CREDENTIAL = (
+    "BLAST_ACTIONS_ENABLED=true, but neither BLAST_RUNBOOK_WEBHOOK_SECRET nor GITHUB_TOKEN is "
+    "set: no remediation can run (a proposal says so instead of asking for an approval)"
+)
+
+
 #: What doctor says when no worker process is connected to the database.
 NO_WORKER = (
     "no `blast-radius worker` process is connected to the database: alerts are accepted but "
@@ -471,6 +533,7 @@ def run_checks(
         + check_notifiers(runtime)
         + check_planner(runtime)
         + check_workers(settings)
+        + check_actions(settings)
         + check_webhook(webhook_base(settings, url))
         + check_prometheus(settings)
     )

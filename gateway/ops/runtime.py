@@ -87,6 +87,15 @@ def writable_folder(path: Path) -> Path:
     return path
 
 
+def remediation_credentials(settings: Settings) -> Credentials:
+    """What remediations may use (`agents.act.run.Credentials`), from the settings: the actor
+    runs with it, and the approval routes, `serve` and `doctor` check it
+    (`run.missing_credential`)."""
+    s = settings
+    return Credentials(s.github_token, s.github_api_url, s.runbook_webhook_secret,
+                       s.github_request_interval_s, s.github_write_interval_s)  # fmt: skip
+
+
 def missing_data_dir(path: Path) -> str:
     """What a data folder that does not exist means to a command that only reads (`doctor`,
     `incidents`, `incident`, `oncall`): most likely a misspelt path, so it is said, never made
@@ -422,13 +431,7 @@ class Runtime:
                 self.messenger,
                 self.tickets,
                 s.actions_enabled,
-                Credentials(
-                    s.github_token,
-                    s.github_api_url,
-                    s.runbook_webhook_secret,
-                    s.github_request_interval_s,
-                    s.github_write_interval_s,
-                ),
+                remediation_credentials(s),
                 prometheus,
             ),
         ]

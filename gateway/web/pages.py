@@ -39,6 +39,7 @@ from gateway.http import maintenance as maintenance_api
 from gateway.http.limits import http_failed, read_limited
 from gateway.http.payloads import http_link
 from gateway.http.status import alert_counts, incident_detail
+from gateway.ops.runtime import remediation_credentials
 from gateway.web import drawing, live, maintenance_form, overview, timeline
 from gateway.web.live import LiveFeed
 from gateway.web.proxies import ForwardedFrom, forwarding_hosts
@@ -347,7 +348,9 @@ async def incident_page(request: Request, incident_id: str) -> Response:
             "steps": incident_views.steps(graph, incident_id, STEP_CHARS),
             "decisions": incident_views.decisions(graph, incident_id),
             "graph": drawn, "graph_svg": drawing.svg(drawn),
-            "remediations": overview.remediations(graph, incident_id),
+            "remediations": overview.remediations(
+                graph, incident_id, remediation_credentials(request.app.state.settings)
+            ),
             "cause": overview.cause({
                 "heartbeat": (detail["heartbeat"] or {}).get("alertname"),
                 "verdict": _last_verdict(detail), "root_cause": detail["root_cause"],
