@@ -645,8 +645,9 @@ def test_a_remediation_without_its_credential_is_said_early_never_offered_for_ap
     incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
     said = [e for e in thread(gw, incident) if e["intent_id"].endswith(":pb-rollback:proposed")]
     assert said[0]["notice"]["remediation_id"] is None, said  # no Approve / Reject buttons
-    assert "It cannot run here: a webhook remediation needs BLAST_RUNBOOK_WEBHOOK_SECRET" in (
-        said[0]["text"]
+    assert (
+        "It cannot run here: a webhook remediation needs BLAST_RUNBOOK_WEBHOOK_SECRET"
+        in (said[0]["text"])
     )
     assert "after a member or approver" not in said[0]["text"]
     page = page_as(gw, incident, MEMBER)
