@@ -145,21 +145,22 @@ def verification(
     paged: dict[str, Any] | None = None, escalates: bool = False,
 ) -> OutboundMessage:  # fmt: skip
     """The verifier's outcome in the thread; a failed one names the on-call again (`paged`:
-    who the page named), so Slack mentions them in the thread, and says the incident is
-    unacknowledged again and, when `escalates`, that its escalation policy runs again."""
+    who the page named), so Slack mentions them in the thread, and, when `escalates`, says
+    that its escalation policy runs again (any acknowledgement is cleared then: the page
+    restated says it no longer is; an incident nobody acknowledged never was)."""
     words = {"verified": "Remediation verified", "failed": "Remediation did NOT work",
              "unknown": "Remediation outcome unknown"}  # fmt: skip
-    text = f"{words[outcome]}: {detail}"
+    text = f"{words[outcome]}: {detail.rstrip('.')}."
     extra: dict[str, Any] = {}
     if outcome == "failed":
-        text += " Paging the on-call again: the incident is unacknowledged again"
-        text += (", and its escalation policy runs again from now until someone acknowledges it."
+        text += " Paging the on-call again"
+        text += (": its escalation policy runs again from now until someone acknowledges it."
                  if escalates else ".")  # fmt: skip
         if paged:
             extra["person"] = Person(name=paged.get("person"), email=paged.get("email"),
                                      slack_user_id=paged.get("slack_user_id"))  # fmt: skip
     spans = [Span(text=text)]
-    return _thread(intent(row["remediation"], f"verified-{outcome}"), row, spans, reply_to,
+    return _thread(intent(row["remediation"], f"verification:{outcome}"), row, spans, reply_to,
                    **extra)  # fmt: skip
 
 
@@ -169,8 +170,8 @@ def verification_ticket(
     """The verifier's outcome as a ticket comment (`ticket`: the issue's ref)."""
     approval = row["approval"] or {}
     note = (
-        f"Remediation ({what}) approved by {approval.get('by') or 'unknown'}: verification "
-        f"{outcome}. {detail}"
+        f"Remediation ({what}) approved by {approval.get('by') or 'unknown'}: "
+        f"{OUTCOMES.get(outcome, outcome)}: {detail.rstrip('.')}."
     )
     notice = TicketUpdate(incident_id=row["incident_id"], title=row["title"] or
                           row["incident_id"], note=note, close=False)  # fmt: skip

@@ -97,11 +97,20 @@ async def _decide(
     if done["fresh"] and done["status"] == "approved":
         request.app.state.store.wake()  # its remediate task: wake an idle worker
     if form_post:
-        said = urllib.parse.urlencode(
-            {"remediation": f"{done['status'].capitalize()} by {done['by']}."}
-        )
+        said = urllib.parse.urlencode({"remediation": decided_words(verb, done)})
         return RedirectResponse(f"{back}?{said}#remediations", status_code=303)
     return JSONResponse(done)
+
+
+def decided_words(verb: Literal["approve", "reject"], done: dict[str, Any]) -> str:
+    """What the page says after a decision: "Approved by Cy." when this click made it; a
+    repeat (a double click, `fresh` false) says it was made already and where the remediation
+    is now: "Already approved by Cy; it is running." """
+    made = "approved" if verb == "approve" else "rejected"
+    if done["fresh"]:
+        return f"{made.capitalize()} by {done['by']}."
+    now = "" if done["status"] == made else f"; it is {done['status']}"
+    return f"Already {made} by {done['by']}{now}."
 
 
 async def _decided(
@@ -175,9 +184,7 @@ def _slack_decide(state: Any, user_id: str, action: Action) -> str:
             return f"Not done: {exc.reason}."
         if done["fresh"] and done["status"] == "approved":
             state.store.wake()
-        return f"{done['status'].capitalize()} by {done['by']}" + (
-            "." if done["fresh"] else " (already)."
-        )
+        return decided_words("approve" if approve else "reject", done)
     return "That remediation is gone."
 
 

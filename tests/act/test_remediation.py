@@ -412,13 +412,21 @@ def test_a_remediation_that_did_not_work_fails_verification_and_pages_again(
     assert row["remediation"]["status"] == "failed"
     said = [e for e in thread(gw, incident) if "did NOT work" in e["text"]]
     assert len(said) == 1 and "Paging the on-call again" in said[0]["text"]
+    # one sentence each, and no "unacknowledged again" for an incident nobody acknowledged
+    assert said[0]["text"].startswith(
+        "Remediation did NOT work: 1 of 1 alerts still firing (ServiceHighErrorRate). Paging "
+        "the on-call again"
+    ), said[0]["text"]
+    assert "unacknowledged" not in said[0]["text"]
+    assert said[0]["intent_id"].endswith(":remediation:pb-rollback:verification:failed")
     assert said[0]["notice"]["person"]["name"] in (
         "Cy Example",
         "Di Example",
     )  # checkout's on-call, named
     (issue,) = github.issues
     comments = [c["body"] for c in github.comments.get(issue["number"], [])]
-    assert any("verification failed" in c for c in comments), comments
+    assert any("Example: failed verification: 1 of 1 alerts still firing" in c
+               for c in comments), comments  # fmt: skip
     (pb,) = gw.http.get("/api/v1/playbooks").json()["playbooks"]
     assert (pb["remediation_failed"], pb["remediation_trust"]) == (1, pytest.approx(1 / 3))
 
@@ -578,8 +586,21 @@ def test_a_runbook_webhook_is_signed_and_posted_once(shop, receiver: Receiver) -
     gw = shop()
     plant(gw, {"type": "webhook", "url": receiver.url, "body": {"runbook": "restart-payment"}})
     incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
-    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    # the runner as it will be called: scheme and port too (which runner, which environment)
+    (proposal,) = thread(gw, incident)
+    assert f"Proposed remediation: POST the runbook webhook {receiver.url}. " in proposal["text"]
+    csrf = sign_in(gw, incident, MEMBER)
+    path = f"/api/v1/incidents/{incident}/remediations/remediation:{incident}:pb-rollback/approve"
+    clicked = gw.http.post(path, data={"csrf": csrf})
+    assert clicked.status_code == 303
+    assert "remediation=Approved+by+Cy+Example." in clicked.headers["location"]
     gw.drain()
+    again = gw.http.post(path, data={"csrf": csrf})  # a double click, after it ran
+    assert again.status_code == 303
+    assert (
+        "remediation=Already+approved+by+Cy+Example%3B+it+is+running."
+        in (again.headers["location"])
+    )
     assert receiver.refused == 0
     assert receiver.accepted == [
         {
