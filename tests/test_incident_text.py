@@ -235,3 +235,17 @@ def test_the_cli_says_corrected_and_lists_no_neighbour_that_shares_nothing(
     text = incident_report(detail)
     assert "  inc-9210f014e582  cause flagd, corrected by Cy Example (score 0.45)" in text
     assert "confirmed by" not in text and "score 0.00" not in text
+
+
+def test_a_page_edited_with_its_diagnosis_is_one_page_not_a_new_cause() -> None:
+    """The page went out early ("under investigation") and was edited with its diagnosis: the
+    two routes name the same person, so the report says one page, not "then, for the new
+    cause"; a new cause owned by someone else still gets its line."""
+    first = {"person": "Cy Pay", "team": "checkout", "channel": "#checkout-oncall"}
+    edited = first | {"shift_ends_at": 1}  # same person, team and channel
+    text = incident_report(incident(), edited, first)
+    assert "\npaged: Cy Pay (checkout, #checkout-oncall)\n" in text, text
+    assert "new cause" not in text
+    other = {"person": "Dee", "team": "data", "channel": "#data-oncall"}
+    assert ("paged: Cy Pay (checkout, #checkout-oncall); then, for the new cause: Dee (data, "
+            "#data-oncall)") in incident_report(incident(), other, first)  # fmt: skip

@@ -1070,7 +1070,9 @@ def incidents(
     )
 
 
-@app.command(help="Show one incident: cause, finding, alerts, pages and tickets, verdicts.")
+@app.command(
+    help="Show one incident: cause, finding, pages, remediations, alerts, tickets, verdicts."
+)
 def incident(
     incident_id: Annotated[str, typer.Argument(metavar="ID", help="Incident id (inc-…).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON, as the API does.")] = False,
@@ -1104,6 +1106,7 @@ def incident(
         graph = runtime.store.graph(graph_name(name))
         found = incident_detail(graph, incident_id, listed, firing_first=not as_json)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
+        fixes = graph.rows("incident_remediations", {"incident_id": incident_id}) if found else []
     if found is None:
         path = archive_path(settings.data_dir, name)
         archived = find_archived(path, incident_id)
@@ -1120,7 +1123,7 @@ def incident(
     else:
         typer.echo(incident_report(
             found, paged if isinstance(paged, dict) else None,
-            first if isinstance(first, dict) and first != paged else None,
+            first if isinstance(first, dict) and first != paged else None, fixes,
         ))  # fmt: skip
 
 

@@ -429,6 +429,20 @@ def test_a_remediation_that_did_not_work_fails_verification_and_pages_again(
                for c in comments), comments  # fmt: skip
     (pb,) = gw.http.get("/api/v1/playbooks").json()["playbooks"]
     assert (pb["remediation_failed"], pb["remediation_trust"]) == (1, pytest.approx(1 / 3))
+    # the terminal tells it too: status, approver, attempt, verification
+    from tests.test_cli import cli
+
+    settings = gw.runtime.settings
+    shown = cli("incident", incident, FALKORDB_URL=settings.falkordb_url.get_secret_value(),  # type: ignore[union-attr]
+                BLAST_DEFAULT_TENANT=gw.tenant, BLAST_DATA_DIR=str(settings.data_dir))  # type: ignore[attr-defined]  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    part = shown.stdout.split("\nremediations:\n")[1].splitlines()
+    assert part[0] == ("  run GitHub Actions workflow rollback.yml on o/r@main with "
+                       "service=payment (playbook pb-rollback): failed")  # fmt: skip
+    assert part[1].startswith("    approved by Cy Example via web at ")
+    assert part[2].startswith("    attempt 1 at ") and ": dispatched (" in part[2]
+    assert part[3].startswith("    failed verification at ")
+    assert part[3].endswith(": 1 of 1 alerts still firing (ServiceHighErrorRate)"), part
 
 
 def test_a_failed_verification_retriggers_the_incident_and_its_escalation_policy(
