@@ -596,3 +596,40 @@ def test_database_down_is_503_and_ready_says_so(tmp_path: Path) -> None:
             runtime.close()
     finally:
         db.stop()
+
+
+def grafana_contact_point_test() -> dict[str, Any]:
+    """What Grafana posts when a person presses "Test" on a webhook contact point (grafana/
+    alerting `newTestAlert`: alertname TestAlert, instance Grafana, summary "Notification
+    test", `values` null, no resolve ever sent)."""
+    case = json.loads((FIXTURES / "alertmanager/cases/09-grafana-unified-payload.json").read_text())
+    grafana = case["requests"][0]["body"]
+    (alert,) = grafana["alerts"]
+    alert.update({
+        "labels": {"alertname": "TestAlert", "instance": "Grafana"},
+        "annotations": {"summary": "Notification test",
+                        "__value_string__": "[ metric='foo' labels={instance=bar} value=10 ]"},
+        "values": None, "fingerprint": "57c6d9296de2ad39", "silenceURL": "",
+        "startsAt": datetime.now(timezone.utc).isoformat(),
+    })  # fmt: skip
+    grafana["commonLabels"] = alert["labels"]
+    grafana["groupLabels"] = {}
+    return dict(grafana)
+
+
+@pytest.mark.parametrize("gateway", ["token"], indirect=True)
+def test_grafana_s_contact_point_test_pages_nobody_and_opens_nothing(gateway: Gateway) -> None:
+    """"Test" on a Grafana contact point: the answer says it was a test, no incident opens
+    (Grafana never resolves it) and nobody is paged; a real alert named TestAlert is triaged."""
+    answer = gateway.http.post(
+        "/api/v1/alerts", json=grafana_contact_point_test(), headers=gateway.auth
+    )
+    assert answer.status_code == 200, answer.text
+    said = answer.json()
+    assert (said["tests"], said["accepted"], said["opened"], said["incidents"]) == (1, 0, [], [])
+    gateway.drain()
+    assert incidents(gateway) == [] and gateway.outbox == []
+    real = grafana_contact_point_test()
+    real["alerts"][0]["labels"] = {"alertname": "TestAlert", "instance": "checkout-1"}
+    answer = gateway.http.post("/api/v1/alerts", json=real, headers=gateway.auth)
+    assert answer.json()["tests"] == 0 and answer.json()["accepted"] == 1
