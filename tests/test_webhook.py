@@ -8,7 +8,7 @@ import base64
 import json
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -610,7 +610,7 @@ def grafana_contact_point_test() -> dict[str, Any]:
         "annotations": {"summary": "Notification test",
                         "__value_string__": "[ metric='foo' labels={instance=bar} value=10 ]"},
         "values": None, "fingerprint": "57c6d9296de2ad39", "silenceURL": "",
-        "startsAt": datetime.now(timezone.utc).isoformat(),
+        "startsAt": datetime.now(UTC).isoformat(),
     })  # fmt: skip
     grafana["commonLabels"] = alert["labels"]
     grafana["groupLabels"] = {}
@@ -619,7 +619,7 @@ def grafana_contact_point_test() -> dict[str, Any]:
 
 @pytest.mark.parametrize("gateway", ["token"], indirect=True)
 def test_grafana_s_contact_point_test_pages_nobody_and_opens_nothing(gateway: Gateway) -> None:
-    """"Test" on a Grafana contact point: the answer says it was a test, no incident opens
+    """ "Test" on a Grafana contact point: the answer says it was a test, no incident opens
     (Grafana never resolves it) and nobody is paged; a real alert named TestAlert is triaged."""
     answer = gateway.http.post(
         "/api/v1/alerts", json=grafana_contact_point_test(), headers=gateway.auth
