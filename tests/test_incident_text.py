@@ -249,3 +249,15 @@ def test_a_page_edited_with_its_diagnosis_is_one_page_not_a_new_cause() -> None:
     other = {"person": "Dee", "team": "data", "channel": "#data-oncall"}
     assert ("paged: Cy Pay (checkout, #checkout-oncall); then, for the new cause: Dee (data, "
             "#data-oncall)") in incident_report(incident(), other, first)  # fmt: skip
+
+
+def test_a_weak_similar_incident_is_marked_as_one_no_page_cites() -> None:
+    """0.07 is context, not a lead: the page cites an earlier incident from 0.30 (or a cause
+    people established), and the CLI says the weaker ones are that."""
+    found = incident(root_cause="cart", similar=[
+        {"id": "inc-0", "root_cause": "payments", "confirmed_by": None, "score": 0.07},
+        {"id": "inc-9", "root_cause": "cart", "confirmed_by": None, "score": 0.64},
+    ])  # fmt: skip
+    text = incident_report(found)
+    assert "  inc-0  cause payments (score 0.07, weak: no page cites it)\n" in text, text
+    assert "  inc-9  cause cart (score 0.64)\n" in text

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agents.act import notices, spec
-from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, TEXT_WEIGHT
+from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, SIMILAR_SHOWN, TEXT_WEIGHT
 from agents.triage import heartbeat
 from agents.triage.triage import component_candidates
 from gateway.http.status import ALERT_GROUPS
@@ -354,7 +354,10 @@ def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
                 f", {'corrected' if s.get('corrected') else 'confirmed'} by {s['confirmed_by']}"
                 if s.get("confirmed_by") else ""
             )
-            + f" (score {s['score']:.2f})"
+            + f" (score {s['score']:.2f}"
+            # under the page's line: shown for context, never cited on a page
+            + (", weak: no page cites it" if s["score"] < SIMILAR_SHOWN else "")
+            + ")"
             for s in similar[:3]
         ]  # fmt: skip
     memory = found.get("memory") or []
