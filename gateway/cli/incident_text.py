@@ -303,6 +303,12 @@ SCORE_WORDS = (
 )
 
 
+def _values(values: dict[str, Any]) -> str:
+    """Grafana's `values` of an alert, `A=2.7, C=1` (the query results its rule compared)."""
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in sorted(values.items()))  # fmt: skip
+
+
 def _alert_lines(found: dict[str, Any]) -> list[str]:
     """The incident's alerts: each one listed (`found["alerts"]`, firing first) when that is
     all of them; else first their counts by component and alertname (`alert_groups`, at most
@@ -311,8 +317,10 @@ def _alert_lines(found: dict[str, Any]) -> list[str]:
     listed = [
         f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or unknown_component(a)}"
         f", since {when(a['starts_at_ms'])}"
+        + (f", values {_values(a['values'])}" if isinstance(a.get("values"), dict) and a["values"]
+           else "")
         for a in alerts
-    ]
+    ]  # fmt: skip
     if len(alerts) >= total:
         return [f"\nalerts ({total}):", *listed]
     firing = found["alerts_firing"]

@@ -259,7 +259,8 @@ async def incidents_page(
 
 def links(request: Request, detail: dict[str, Any]) -> dict[str, Any]:
     """What a responder may want to open: `{ticket: {ref, url} | None, runbooks: [{alert,
-    url}], silence: url | None, sources: [{alert, component, url}]}`. Only http(s) URLs."""
+    url}], silence: url | None, silence_in: Grafana | Alertmanager, sources: [{alert,
+    component, url}]}`. Only http(s) URLs."""
     settings = request.app.state.settings
     ticket = next((a for a in detail["actions"] if a["kind"] == "ticket" and a["external_ref"]),
                   None)  # fmt: skip
@@ -275,15 +276,26 @@ def links(request: Request, detail: dict[str, Any]) -> dict[str, Any]:
             seen.add(url)
             sources.append({"alert": alert["alertname"], "component": alert["component"],
                             "source": alert["source"], "url": url})  # fmt: skip
-    silence = None
-    if settings.alertmanager_url and detail["alerts"]:
-        labels = detail["alerts"][0]["labels"]
+    # the link the alert came with (Grafana's `silenceURL`, or the Alertmanager silence built
+    # from the body's externalURL); else, for an Alertmanager alert, one on BLAST_ALERTMANAGER_URL
+    # (never for a Grafana alert: Alertmanager never saw it)
+    first = detail["alerts"][0] if detail["alerts"] else None
+    silence = http_link(first.get("silence_url") or "") or None if first else None
+    if (
+        first is not None
+        and silence is None
+        and first["source"] != "grafana"
+        and (settings.alertmanager_url)
+    ):
+        labels = first["labels"]
         matchers = ",".join(
             f'{k}="{str(labels[k]).replace(chr(34), "")}"' for k in SILENCE_LABELS if labels.get(k)
         )
         silence = (settings.alertmanager_url.rstrip("/") + "/#/silences/new?filter="
                    + urllib.parse.quote("{" + matchers + "}", safe=""))  # fmt: skip
     return {
+        "silence_in": "Grafana" if first is not None and first["source"] == "grafana" else
+        "Alertmanager",
         "ticket": {
             "ref": ticket["external_ref"].removeprefix("github:"),
             "url": timeline.ticket_link(ticket["external_ref"], settings.github_api_url),
