@@ -14,7 +14,7 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -274,6 +274,39 @@ def test_read_commands_find_a_tenant_only_serve_s_environment_names(tmp_path: Pa
     finally:
         store.close()
         server.stop()
+
+
+def test_with_json_logs_serve_s_start_up_lines_and_warnings_are_json(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    """BLAST_LOG_FORMAT=json: "listening", the BLAST_WORKERS=0 warning and "stopped" are JSON
+    records on stdout with the other log lines, not plain text on stderr."""
+    env = clean_env(("BLAST_", "FALKORDB_", "PROMETHEUS_")) | {
+        "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant, "BLAST_LOG_FORMAT": "json",
+        "BLAST_DATA_DIR": str(tmp_path), "BLAST_WORKERS": "0", "BLAST_PORT": str(free_port()),
+    }  # fmt: skip
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    records: list[dict[str, Any]] = []
+    try:
+        assert serve.stdout is not None
+        deadline = time.monotonic() + 60
+        while not any("BLAST_WORKERS=0" in r.get("message", "") for r in records):
+            assert time.monotonic() < deadline and serve.poll() is None, records
+            line = serve.stdout.readline()
+            if line.startswith("{"):
+                records.append(json.loads(line))
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        out, err = serve.communicate(timeout=30)
+    records += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    said = {r["message"].split(" ")[0]: r for r in records if r["logger"] == "gateway.cli"}
+    assert said["listening"]["level"] == "INFO"
+    assert said["BLAST_WORKERS=0:"]["level"] == "WARNING"
+    assert said["stopped"]["level"] == "INFO"
+    assert "blast-radius: warning" not in err and "listening on" not in err, err
 
 
 def test_serve_says_an_ipv6_url_no_workers_and_an_empty_host_plainly(

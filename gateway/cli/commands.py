@@ -266,7 +266,7 @@ def serve(
                 raise ConfigError("; ".join(f.what for f in routing if not f.ok))
             for finding in (f for f in routing if not f.ok):  # Slack unreachable: start anyway
                 note = f"{finding.what}; alerts are accepted and pages wait until Slack answers"
-                typer.echo(f"blast-radius: warning: {note}", err=True)
+                say(settings, note, warning=True)
                 runtime.notes.append(note)
             pool = WorkerPool(
                 settings.workers, worker_env(settings, runtime.url), settings.shutdown_grace_s
@@ -279,23 +279,23 @@ def serve(
             pool.start()
             host = f"[{settings.host}]" if ":" in settings.host else settings.host
             n = settings.workers
-            typer.echo(
-                f"blast-radius: listening on http://{host}:{bound} "
+            say(settings,
+                f"listening on http://{host}:{bound} "
                 f"(webhook /api/v1/alerts, tenants: {', '.join(settings.tenants)}, "
                 f"{n} worker{'' if n == 1 else 's'}, outbox: {runtime.outbox.path})",
-                err=True,
-            )
+            )  # fmt: skip
             if n == 0:
-                typer.echo(f"blast-radius: warning: {NO_WORKERS}", err=True)
+                say(settings, NO_WORKERS, warning=True)
             if (
                 settings.chaos_step_delay_ms
                 or settings.chaos_slow_steps
                 or (settings.chaos_halt_after_step)
             ):  # test knobs: they slow or stop every investigation, and so its pages
-                typer.echo(
-                    "blast-radius: warning: BLAST_CHAOS_* settings are on (a test harness's "
+                say(
+                    settings,
+                    "BLAST_CHAOS_* settings are on (a test harness's "
                     "knobs): every investigation step is slowed or halted",
-                    err=True,
+                    warning=True,
                 )
             warn_empty_worlds(settings, runtime)
             warn_unrunnable_remediations(settings, runtime)
@@ -315,7 +315,17 @@ def serve(
     except (GraphUnavailable, SchemaFailed, ConfigError) as exc:
         typer.echo(f"blast-radius: {exc}", err=True)
         raise typer.Exit(1) from exc
-    typer.echo("blast-radius: stopped", err=True)
+    say(settings, "stopped")
+
+
+def say(settings: Settings, line: str, warning: bool = False) -> None:
+    """What `serve` says while it runs (listening, warnings, stopped): `blast-radius: …` on
+    stderr, or, with `BLAST_LOG_FORMAT=json`, a log record (JSON on stdout, with the others),
+    so a JSON log pipeline sees the warnings as JSON too."""
+    if settings.log_format == "json":
+        logging.getLogger("gateway.cli").log(logging.WARNING if warning else logging.INFO, line)
+        return
+    typer.echo(f"blast-radius: {'warning: ' if warning else ''}{line}", err=True)
 
 
 #: What `serve` says loudly with `BLAST_WORKERS=0` (allowed: workers may run on other hosts).
@@ -341,11 +351,12 @@ def warn_empty_worlds(settings: Settings, runtime: Runtime) -> None:
     for tenant in settings.tenants:
         name = graph_name(tenant)
         if world_counts(runtime.store.graph(name))["components"] == 0:
-            typer.echo(
-                f"blast-radius: warning: {name} ({where}) holds no components, so no alert will "
+            say(
+                settings,
+                f"{name} ({where}) holds no components, so no alert will "
                 "match one; load a world with `blast-radius topology import FILE` "
                 "against the same data folder or FALKORDB_URL",
-                err=True,
+                warning=True,
             )
 
 
@@ -362,7 +373,7 @@ def warn_unrunnable_remediations(settings: Settings, runtime: Runtime) -> None:
     for tenant in settings.tenants:
         lines += remediation_problems(settings, runtime.store.graph(graph_name(tenant)))
     for line in lines:
-        typer.echo(f"blast-radius: warning: {line}", err=True)
+        say(settings, line, warning=True)
         runtime.notes.append(line)
 
 
