@@ -552,9 +552,9 @@ class TenantGraph:
         the matrix of every relationship type it creates, at a cost that grows with that type's
         edges: linking one new node by `FOR` took 1.3 ms with 100,000 `FOR` edges in the graph,
         and 0.05 ms into a freed id. With 10,000 stored incidents, `write_finding` took 7.6 ms
-        instead of 1.2 (README, "Free node ids"). Creating and deleting `count` nodes costs one
-        resize (about 150 ms for 20,000 in that graph) and leaves their ids free for the next
-        `count` nodes of any query. `gateway/ops/upkeep.py` keeps the graphs topped up.
+        instead of 1.2 (docs/benchmarks.md, "Free node ids"). Creating and deleting `count`
+        nodes costs one resize (about 150 ms for 20,000 in that graph) and leaves their ids free
+        for the next `count` nodes of any query. `gateway/ops/upkeep.py` keeps the graphs topped up.
         """
         try:
             row = self.one("free_node_ids", {"count": count})
@@ -660,7 +660,13 @@ class GraphStore:
     not every query here is idempotent.
     """
 
-    def __init__(self, url: str, timeout_ms: int = 1_000, max_connections: int = 32) -> None:
+    def __init__(
+        self, url: str, timeout_ms: int = 1_000, max_connections: int = 32,
+        client_name: str | None = None,
+    ) -> None:  # fmt: skip
+        """`client_name`: given to each connection (`CLIENT SETNAME`, once per connection, when
+        it opens), so `client_names` on any store finds this one's while it is connected: a
+        worker's (`worker_client_name`), which is how `doctor` sees that workers run."""
         url = url.replace("falkor://", "redis://").replace("falkors://", "rediss://")
         socket_timeout = timeout_ms / 1000 + 0.5  # the server aborts a query at TIMEOUT_MAX
         self._timeout_ms = timeout_ms
@@ -671,6 +677,7 @@ class GraphStore:
                 url, decode_responses=True, socket_timeout=socket_timeout,
                 socket_connect_timeout=2.0, max_connections=max_connections,
                 retry=Retry(NoBackoff(), 0), require_full_coverage=False,
+                client_name=client_name,
             )  # fmt: skip
             self._db = FalkorDB.__new__(FalkorDB)  # FalkorDB() builds a standalone client
             self._db.connection = self._cluster
@@ -680,7 +687,7 @@ class GraphStore:
             self._cluster = None
             self._pool = redis.BlockingConnectionPool.from_url(
                 url, max_connections=max_connections, timeout=5, socket_timeout=socket_timeout,
-                socket_connect_timeout=2.0, decode_responses=True,
+                socket_connect_timeout=2.0, decode_responses=True, client_name=client_name,
             )  # fmt: skip
             self._db = FalkorDB(connection_pool=self._pool)
 
@@ -703,6 +710,22 @@ class GraphStore:
         `GraphUnavailable` when the database cannot answer."""
         with unavailable_as_retryable():
             return bool(self._db.connection.exists(name))
+
+    def client_names(self, prefix: str) -> list[str]:
+        """The distinct names starting with `prefix` of the clients connected now (`CLIENT
+        LIST`; in a cluster, of every node), sorted. A process's name goes when its last
+        connection closes (it exits, or is killed). Raises `GraphUnavailable` when the database
+        cannot answer, `redis.ResponseError` when it refuses `CLIENT LIST` (an ACL)."""
+        with unavailable_as_retryable():
+            if self._cluster is not None:
+                found = [
+                    c.get("name") or ""
+                    for node in self._cluster.get_nodes()  # type: ignore[no-untyped-call]
+                    for c in node.redis_connection.client_list()
+                ]
+            else:
+                found = [c.get("name") or "" for c in self._db.connection.client_list()]
+        return sorted({name for name in found if name.startswith(prefix)})
 
     def tenants(self) -> list[str]:
         """The tenants whose graphs (`org_<tenant>`) the server holds, sorted (`GRAPH.LIST`; in

@@ -24,6 +24,9 @@ from typing import Any
 KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern, re.IGNORECASE))
     for kind, pattern in (
+        # Grafana's alerts about the monitoring itself (a rule in NoData or Error state): the
+        # query returned nothing or failed, which says nothing yet about the service
+        ("nodata", r"\bdatasource (no ?data|error)\b"),
         ("saturation", r"saturat|too many conn|connection(s)? (pool )?(exhaust|limit|full)|"
                        r"pool exhaust|max.?conn|conn(ection)? pool|exhaust"),
         ("memory", r"memory|\boom\b|heap|out of mem"),
@@ -130,3 +133,40 @@ def starved(alerts: list[dict[str, Any]]) -> set[str]:
         if a.get("component") and a.get("status", "firing") == "firing":
             kinds.setdefault(a["component"], set()).add(classify(a["alertname"]))
     return {c for c, k in kinds.items() if k == {"starved"}}
+
+
+#: Kinds that are about the monitoring, not the monitored service (`monitoring_gap`).
+MONITORING_KINDS = frozenset({"nodata"})
+
+
+def monitoring_gap(alerts: list[dict[str, Any]]) -> str | None:
+    """The finding's summary when every alert of an incident is about the monitoring itself
+    (kind `nodata`: Grafana's `DatasourceNoData`, its rule's query returned no data, and
+    `DatasourceError`, its query failed): the data source, the exporter or the scrape stopped
+    answering, which says nothing about the service's requests, so the dependencies behind it
+    are not in question. None when any alert is about something else (or there is none).
+    `alerts`: rows with `alertname`, `component`, a summary and `labels` (`rulename`: the
+    rule that went silent, where Grafana moves its name)."""
+    if not alerts or any(
+        classify(a["alertname"], summary_of(a)) not in MONITORING_KINDS for a in alerts
+    ):
+        return None
+    said = []
+    for name, how in (("DatasourceNoData", "returned no data"),
+                      ("DatasourceError", "could not query its data source")):  # fmt: skip
+        rules = sorted({(a.get("labels") or {}).get("rulename") or a["alertname"]
+                        for a in alerts if a["alertname"] == name})  # fmt: skip
+        if rules:
+            one = len(rules) == 1
+            said.append(f"Grafana's rule{'' if one else 's'} {', '.join(map(repr, rules))} "
+                        f"{how} ({name})")  # fmt: skip
+    if not said:  # the words matched under another alert name: say it plainly
+        said.append("the monitoring query returned no data")
+    components = sorted({a["component"] for a in alerts if a.get("component")})
+    about = ", ".join(components) or "the component these alerts name"
+    return (
+        f"Monitoring, not the service (alerts only): {'; '.join(said)}. The data source, the "
+        f"exporter or the scrape stopped answering: this says nothing yet about {about}'s "
+        "requests or what they depend on. Check the data source in Grafana and whether "
+        f"{about} still exports its metrics."
+    )

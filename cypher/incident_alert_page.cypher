@@ -12,5 +12,6 @@ RETURN a.key AS key, a.fingerprint AS fingerprint, a.alertname AS alertname, a.s
        a.severity AS severity, a.starts_at AS starts_at, a.starts_at_ms AS starts_at_ms,
        a.ends_at_ms AS ends_at_ms, a.labels_json AS labels_json,
        a.annotations_json AS annotations_json, a.generator_url AS generator_url, a.link AS link,
-       a.source AS source, c.name AS component, h.via AS via,
+       a.source AS source, a.silence_url AS silence_url, a.values_json AS values_json,
+       c.name AS component, h.via AS via,
        properties(h) AS joined, a.received_at AS received_at

@@ -3,7 +3,7 @@
 // Why: FalkorDB 4.16 logs most writes to the AOF as GRAPH.EFFECT, which refers to a property by
 // a bare attribute id. When concurrent first writes to a fresh graph introduced new names, the
 // AOF declared them in another order than the live server had numbered them, and after a
-// kill -9 the replayed graph had properties under other names (README, "Crash safety";
+// kill -9 the replayed graph had properties under other names (docs/operations.md, "Crash safety";
 // tests/test_crash.py reproduces it). With every name registered first, no write adds one.
 // tests/test_cypher.py fails when a query uses a name missing here: add it.
 CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:Finding:Heartbeat:Incident:Maintenance:OnCallShift:Person:Playbook:Rejection:Remediation:Step:Task:Team:Verdict:Verification:WebSession {

@@ -14,7 +14,7 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -65,6 +65,11 @@ def test_help_is_for_users() -> None:
 
     for command in app.registered_commands + topology_app.registered_commands:
         assert command.help and "\n" not in command.help, command.callback
+    # --tenant says whether the command reads or writes, the two defaults that differ
+    for name in ("incidents", "incident", "oncall"):
+        assert "--tenant" in (said := cli(name, "--help").stdout) and "Tenant to read" in said
+    for name in ("import", "discover", "changes"):
+        assert "Tenant to write to" in cli("topology", name, "--help").stdout, name
 
 
 def test_a_database_that_does_not_answer_is_one_line_for_every_command(tmp_path: Path) -> None:
@@ -78,9 +83,23 @@ def test_a_database_that_does_not_answer_is_one_line_for_every_command(tmp_path:
 def test_a_data_folder_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    for args in (["incidents"], ["serve"], ["topology", "import", str(WORLD)]):
+    for args in (["serve"], ["topology", "import", str(WORLD)]):
         done = cli(*args, BLAST_DATA_DIR=str(blocker / "data"))
         one_line_failure(done, "data folder", "cannot be written")
+
+
+def test_read_commands_refuse_a_data_folder_that_does_not_exist(tmp_path: Path) -> None:
+    """A misspelt --data-dir: `incidents`, `incident` and `oncall` say so, as doctor does, and
+    exit 2, rather than start an empty database there and answer "no incidents"."""
+    typo = tmp_path / "dta"
+    for args in (["incidents"], ["incident", "inc-1"], ["oncall"]):
+        done = cli(*args, "--data-dir", str(typo))
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert done.stderr == (
+            f"{args[0]}: data folder {typo} does not exist (BLAST_DATA_DIR or --data-dir: a "
+            "typo? serve and topology import create it)\n"
+        )
+        assert done.stdout == "" and not typo.exists(), args
 
 
 def test_a_port_in_use_is_one_line(tmp_path: Path, falkordb: EmbeddedFalkorDB) -> None:
@@ -257,6 +276,39 @@ def test_read_commands_find_a_tenant_only_serve_s_environment_names(tmp_path: Pa
         server.stop()
 
 
+def test_with_json_logs_serve_s_start_up_lines_and_warnings_are_json(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    """BLAST_LOG_FORMAT=json: "listening", the BLAST_WORKERS=0 warning and "stopped" are JSON
+    records on stdout with the other log lines, not plain text on stderr."""
+    env = clean_env(("BLAST_", "FALKORDB_", "PROMETHEUS_")) | {
+        "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant, "BLAST_LOG_FORMAT": "json",
+        "BLAST_DATA_DIR": str(tmp_path), "BLAST_WORKERS": "0", "BLAST_PORT": str(free_port()),
+    }  # fmt: skip
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve"], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    records: list[dict[str, Any]] = []
+    try:
+        assert serve.stdout is not None
+        deadline = time.monotonic() + 60
+        while not any("BLAST_WORKERS=0" in r.get("message", "") for r in records):
+            assert time.monotonic() < deadline and serve.poll() is None, records
+            line = serve.stdout.readline()
+            if line.startswith("{"):
+                records.append(json.loads(line))
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        out, err = serve.communicate(timeout=30)
+    records += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    said = {r["message"].split(" ")[0]: r for r in records if r["logger"] == "gateway.cli"}
+    assert said["listening"]["level"] == "INFO"
+    assert said["BLAST_WORKERS=0:"]["level"] == "WARNING"
+    assert said["stopped"]["level"] == "INFO"
+    assert "blast-radius: warning" not in err and "listening on" not in err, err
+
+
 def test_serve_says_an_ipv6_url_no_workers_and_an_empty_host_plainly(
     falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
 ) -> None:
@@ -402,9 +454,27 @@ def test_a_falkordb_url_that_is_no_url_is_a_configuration_error(tmp_path: Path) 
     done = cli("incidents", FALKORDB_URL="localhost:6379", BLAST_DATA_DIR=str(tmp_path))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == (
-        "configuration error: FALKORDB_URL: Value error, FALKORDB_URL must start with "
+        "configuration error: FALKORDB_URL: FALKORDB_URL must start with "
         "redis://, rediss://, unix://, falkor://"
-    )
+    )  # no "Value error, ": every configuration error reads alike
+
+
+def test_doctor_reports_an_invalid_setting_as_a_problem_line(tmp_path: Path) -> None:
+    """doctor says an invalid value as it says every problem: a `PROBLEM  settings:` line on
+    stdout and exit 1 (docs/operations.md), not serve's exit 2."""
+    done = cli("doctor", "--data-dir", str(tmp_path), BLAST_PORT="abc")
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stdout.splitlines()[0].startswith(
+        "PROBLEM  settings: BLAST_PORT: Input should be a valid integer"
+    ), done.stdout
+    slack = cli("doctor", "--data-dir", str(tmp_path),
+                SLACK_BOT_TOKEN="xoxb-1234567890-abcdefghijkl")  # fmt: skip
+    assert slack.returncode == 1, (slack.stdout, slack.stderr)
+    (line,) = [line for line in slack.stdout.splitlines() if line.startswith("PROBLEM")]
+    assert line.startswith("PROBLEM  settings: SLACK_BOT_TOKEN is set but"), line
+    for run in (done, slack):
+        assert "Value error" not in run.stdout and "Traceback" not in run.stderr
+    assert "xoxb-1234567890-abcdefghijkl" not in slack.stdout + slack.stderr
 
 
 def test_an_env_file_that_cannot_be_read_is_a_configuration_error(tmp_path: Path) -> None:

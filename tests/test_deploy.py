@@ -332,3 +332,21 @@ def test_fsync_setting_reaches_the_servers_flags(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("BLAST_FALKORDB_FSYNC", "no")
     with pytest.raises(ValueError, match="BLAST_FALKORDB_FSYNC"):
         Settings()
+
+
+def test_alertmanager_example_reads_the_token_file_the_readme_and_doctor_name() -> None:
+    """deploy/alertmanager.yml, deploy/README §3 and `doctor`'s receiver snippet name one token
+    file per tenant, the same one: an operator who writes the README's file and uses the
+    shipped config gets no 401."""
+    from gateway.cli.doctor import TOKEN_FILE
+
+    config = yaml.safe_load((ROOT / "deploy" / "alertmanager.yml").read_text())
+    (receiver,) = config["receivers"]
+    (hook,) = receiver["webhook_configs"]
+    named = hook["http_config"]["authorization"]["credentials_file"]
+    assert named == TOKEN_FILE.format(tenant="acme")
+    readme = (ROOT / "deploy" / "README.md").read_text()
+    assert f"> {named}\n" in readme  # the file §3 writes
+    assert "blast-radius.token" not in (ROOT / "deploy" / "alertmanager.yml").read_text()
+    for doc in (readme, (ROOT / "docs" / "configuration.md").read_text()):
+        assert 'README, "' not in doc and 'README "' not in doc  # sections README lacks

@@ -3,6 +3,7 @@ one clear PROBLEM line (and exit 1)."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import time
@@ -13,12 +14,17 @@ from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
 from adapters.outbox import Outbox
+from agents.tasks.worker import WORKER_CLIENT, worker_client_name
+from gateway.cli.commands import NO_WORKERS
 from gateway.cli.demo_evidence import Edge, PrometheusServer
 from gateway.cli.doctor import (
+    NO_WORKER,
     check_falkordb,
     check_notifiers,
     check_planner,
     check_prometheus,
+    check_webhook,
+    check_workers,
     receiver_snippet,
     run_checks,
 )
@@ -33,7 +39,8 @@ GOOD = "4b9d2c7e1f0a8b3c6d5e4f3a2b1c0d9e"
 
 def test_healthy_deployment(falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path, tenant):
     settings = make_settings(falkordb, tmp_path, tenant, webhook_tokens={tenant: SecretStr(GOOD)})
-    with Runtime(settings) as runtime:
+    worker = Runtime(settings, client_name=worker_client_name("any"))  # as `worker` connects
+    with Runtime(settings) as runtime, worker:
         port = runtime.serve_http("127.0.0.1", 0)
         found = run_checks(settings.model_copy(update={"port": port}))
     lines = [f.line() for f in found]
@@ -64,6 +71,7 @@ def test_every_problem_is_one_line(
         "imported for it and the serve using this database does not serve it (start serve with "
         f"BLAST_WEBHOOK_TOKENS naming {fresh}; load its world with `blast-radius topology "
         f"import --tenant {fresh} FILE`)",
+        f"PROBLEM  workers: {NO_WORKER}",
         f"PROBLEM  webhook: http://127.0.0.1:{closed}/health/ready cannot be reached: ConnectError"
         " (is `serve` running there? If it listens elsewhere, pass --url or set BLAST_PORT)",
     ]
@@ -120,7 +128,7 @@ def test_cli_exits_1_with_the_problems(falkordb: EmbeddedFalkorDB, tmp_path, ten
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     problems = [line for line in done.stdout.splitlines() if line.startswith("PROBLEM")]
-    assert len(problems) == 3, done.stdout  # placeholder, no graph (one line), webhook
+    assert len(problems) == 4, done.stdout  # placeholder, no graph (one line), workers, webhook
     assert f"org_{tenant}: tenant {tenant} has no graph here yet" in problems[1]
     assert f"BLAST_WEBHOOK_TOKENS[{tenant}] looks like a placeholder" in problems[0]
     assert "test-bearer-token-123" not in done.stdout + done.stderr
@@ -201,3 +209,55 @@ def test_the_planner_models_are_checked_without_spending_tokens(
     assert [f.line() for f in no_key] == [
         "ok       planner: rules (no model configured: no request leaves)"
     ]
+
+
+def test_no_worker_running_is_a_problem_and_serve_s_detail_a_warning(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path, tenant
+):
+    """The systemd layout with the worker units forgotten: serve runs with BLAST_WORKERS=0
+    and no worker is connected. /health/ready still answers 200, but doctor reads its detail
+    (a warning line) and sees that no worker process is connected (a PROBLEM, exit 1); a
+    worker of each role, or one of role `any`, anywhere on the database clears it."""
+    settings = make_settings(falkordb, tmp_path, tenant, workers=0)
+    with Runtime(settings) as runtime:
+        runtime.notes.append(NO_WORKERS)  # what `serve` adds with BLAST_WORKERS=0
+        base = f"http://127.0.0.1:{runtime.serve_http('127.0.0.1', 0)}"
+        said = [f.line() for f in check_webhook(base)]
+        assert [f.line() for f in check_workers(settings)] == [f"PROBLEM  workers: {NO_WORKER}"]
+        responder = Runtime(settings, client_name=worker_client_name("responder"))
+        with responder:
+            lines = [f.line() for f in check_workers(settings)]
+        assert lines[0].startswith("ok       workers: 1 worker process connected: responder@")
+        assert any(line.startswith("PROBLEM  workers: no worker takes role investigator")
+                   for line in lines), lines  # fmt: skip
+        with Runtime(settings, client_name=worker_client_name("any")):
+            (line,) = [f.line() for f in check_workers(settings)]
+        assert line.startswith("ok       workers: 1 worker process connected: any@"), line
+        assert check_workers(settings)[0].ok is False  # gone with its connections
+    assert said == [
+        f"ok       webhook: {base}/health/ready answered 200",
+        f"warning  webhook: serve says: {NO_WORKERS}",
+    ]
+
+
+def test_a_worker_process_is_seen_by_its_connections(falkordb: EmbeddedFalkorDB, tmp_path, tenant):
+    """`blast-radius worker` names its connections, so doctor on any host sees it run."""
+    settings = make_settings(falkordb, tmp_path, tenant)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
+           "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
+           "BLAST_DATA_DIR": str(tmp_path)}  # fmt: skip
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "worker", "--role", "learner", "--quiet"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (found := check_workers(settings))[0].ok and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        worker.terminate()
+        worker.wait(30)
+    assert found[0].what == (
+        f"1 worker process connected: learner@{socket.gethostname()}/{worker.pid}"
+    ), found
+    assert found[0].what.startswith("1 worker") and WORKER_CLIENT not in found[0].what

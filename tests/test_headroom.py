@@ -1,6 +1,6 @@
 """Free node ids: `TenantGraph.free_node_ids` and serve's `Upkeep.keep_headroom`
 keep each graph with ids a new node can take below the graph's end, where linking it does not
-resize the relationship matrices (README, "Free node ids")."""
+resize the relationship matrices (docs/benchmarks.md, "Free node ids")."""
 
 from __future__ import annotations
 

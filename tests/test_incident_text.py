@@ -235,3 +235,29 @@ def test_the_cli_says_corrected_and_lists_no_neighbour_that_shares_nothing(
     text = incident_report(detail)
     assert "  inc-9210f014e582  cause flagd, corrected by Cy Example (score 0.45)" in text
     assert "confirmed by" not in text and "score 0.00" not in text
+
+
+def test_a_page_edited_with_its_diagnosis_is_one_page_not_a_new_cause() -> None:
+    """The page went out early ("under investigation") and was edited with its diagnosis: the
+    two routes name the same person, so the report says one page, not "then, for the new
+    cause"; a new cause owned by someone else still gets its line."""
+    first = {"person": "Cy Pay", "team": "checkout", "channel": "#checkout-oncall"}
+    edited = first | {"shift_ends_at": 1}  # same person, team and channel
+    text = incident_report(incident(), edited, first)
+    assert "\npaged: Cy Pay (checkout, #checkout-oncall)\n" in text, text
+    assert "new cause" not in text
+    other = {"person": "Dee", "team": "data", "channel": "#data-oncall"}
+    assert ("paged: Cy Pay (checkout, #checkout-oncall); then, for the new cause: Dee (data, "
+            "#data-oncall)") in incident_report(incident(), other, first)  # fmt: skip
+
+
+def test_a_weak_similar_incident_is_marked_as_one_no_page_cites() -> None:
+    """0.07 is context, not a lead: the page cites an earlier incident from 0.30 (or a cause
+    people established), and the CLI says the weaker ones are that."""
+    found = incident(root_cause="cart", similar=[
+        {"id": "inc-0", "root_cause": "payments", "confirmed_by": None, "score": 0.07},
+        {"id": "inc-9", "root_cause": "cart", "confirmed_by": None, "score": 0.64},
+    ])  # fmt: skip
+    text = incident_report(found)
+    assert "  inc-0  cause payments (score 0.07, weak: no page cites it)\n" in text, text
+    assert "  inc-9  cause cart (score 0.64)\n" in text

@@ -349,3 +349,24 @@ def test_a_misspelt_rotation_member_gets_the_closest_member(tmp_path: Path) -> N
         "rotation of 'core' names 'Bo Chn', who is not a member (did you mean 'Bo Chen'?) "
         "(members: Al Smith, Bo Chen)" in done.stderr
     ), done.stderr
+
+
+def test_a_teams_only_file_beside_a_compose_file_needs_no_components(tmp_path: Path) -> None:
+    """docs/world.md's `topology import docker-compose.yml oncall.yaml`: the compose file
+    gives the components, the world file only teams, owners and on-call; no `components: []`
+    needed. A misspelt key is still named."""
+    teams = {
+        "default_team": "shop",
+        "teams": [{"name": "shop", "owns": ["cart", "catalogue"],
+                   "members": [{"name": "Ann Example", "email": "ann@example.com"}],
+                   "oncall": {"rotation": ["Ann Example"], "shift_hours": 168,
+                              "start": "2026-01-05T09:00:00Z"}}],
+    }  # fmt: skip
+    compose = Path(__file__).parent / "data/robot-shop/docker-compose.yml"
+    oncall = write(tmp_path, yaml.safe_dump(teams), "oncall.yaml")
+    done = cli("topology", "validate", str(compose), str(oncall))
+    assert done.returncode == 0, done.stderr
+    assert ", 1 team, default team shop" in done.stdout, done.stdout
+    typo = write(tmp_path, yaml.safe_dump(teams | {"componets": []}), "typo.yaml")
+    refused = cli("topology", "validate", str(compose), str(typo))
+    assert refused.returncode == 2 and "componets" in refused.stderr, refused.stderr

@@ -22,6 +22,7 @@ from gateway.ops.runtime import Runtime
 from gateway.world import world_counts
 from gateway.world.discover import discover
 from tests.conftest import make_settings
+from tests.test_cli import cli as cli_env
 from tests.test_topology import cli
 
 #: (client, server, connection_type, calls per second, minutes before the end it stopped)
@@ -176,3 +177,20 @@ def test_serve_runs_discovery_on_its_schedule(
     assert {(r["from"], r["to"]) for r in graph.rows("world_edges")} == {
         ("frontend", "cart"), ("cart", "valkey-cart"), ("product-catalog", "postgresql"),
     }  # fmt: skip
+
+
+def test_an_unreachable_prometheus_is_named_without_its_password(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path
+) -> None:
+    """`topology discover` says which URL it could not reach, never the password in it."""
+    port = free_port()
+    done = cli_env("topology", "discover", "--prometheus",
+                   f"http://admin:Sup3rS3cretPw@127.0.0.1:{port}/prom?token=hidden",
+                   "--tenant", "acme", "--data-dir", str(tmp_path / "data"),
+                   FALKORDB_URL=falkordb.url)  # fmt: skip
+    assert done.returncode == 1, done
+    assert done.stderr.strip().splitlines()[-1] == (
+        "topology discover: prometheus unreachable: ConnectError "
+        f"(Prometheus at http://127.0.0.1:{port}/prom)"
+    )
+    assert "Sup3rS3cretPw" not in done.stderr and "hidden" not in done.stderr

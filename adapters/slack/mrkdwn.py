@@ -139,6 +139,9 @@ def page_text(page: Page) -> str:
         lines += [
             f"• runbook for {escape_mrkdwn(title)}: {link(url)}" for title, url in page.runbooks
         ]
+        if page.silences:  # as the blocks say it: a new Alertmanager silence, or Grafana's
+            lines.append("Silence: " + " ".join(
+                link(u, f"silence {n}") for n, u in enumerate(page.silences, 1)))  # fmt: skip
     lines.append("Paged: " + escape_mrkdwn(page.paged))
     if page.ticket_link:
         lines.append("Ticket: " + escape_mrkdwn(page.ticket_link))

@@ -70,10 +70,14 @@ class Actor:
         if page is None:  # nobody was paged (a preference): the web page still shows it
             task.complete("no thread to propose in")
             return
-        what = spec.describe(run.stored_spec(row))
+        remediation = run.stored_spec(row)
+        what = spec.describe(remediation)
         earlier = notices.runs(task.graph, row["remediation"])
-        task.act(self.messenger, notices.proposed(row, what, self.enabled, page, earlier))
-        task.complete("proposed" if self.enabled else "shown (actions off)")
+        # a setting it needs is missing: said now, not after a person approved it
+        cannot = run.missing_credential(remediation.type, self.creds) if self.enabled else None
+        task.act(self.messenger, notices.proposed(row, what, self.enabled, page, earlier, cannot))
+        task.complete("shown (actions off)" if not self.enabled
+                      else f"shown (cannot run: {cannot})" if cannot else "proposed")  # fmt: skip
 
     def _remediate(self, task: TaskRun, row: dict[str, Any]) -> None:
         """Run the approved remediation once (`agents.act.run`), then enqueue its check."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from adapters.falkordb import TenantGraph
+from agents.act.run import Credentials, missing_credential
 
 Source = Literal["slack", "web"]
 
@@ -76,14 +77,17 @@ def authorised(row: dict[str, Any], who: Approver) -> str:
 
 def decide(
     graph: TenantGraph, remediation_id: str, who: Approver, approve: bool, enabled: bool,
-    incident_id: str | None = None,
+    incident_id: str | None = None, creds: Credentials | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Approve (enqueue its one `remediate` task) or reject a proposed remediation as `who`.
+    `creds`: what this process's remediations may use; given, an approval of one that could
+    not run (`run.missing_credential`) is refused.
 
     Returns `{id, status, fresh, by, at, source}` (`fresh` false: it was decided already, by
     this same decision: a double click). Raises `Refused`: 404 unknown remediation (or one of
-    another incident than `incident_id`), 409 actions off (approval only), incident no longer
-    open, or decided the other way already; 403 a person who may not decide it.
+    another incident than `incident_id`), 409 actions off or a setting it needs not set
+    (approval only), incident no longer open, or decided the other way already; 403 a person
+    who may not decide it.
     """
     row = graph.one("remediation_get", {"remediation_id": remediation_id})
     if row is None or (incident_id is not None and row["incident_id"] != incident_id):
@@ -93,6 +97,9 @@ def decide(
             409, "actions are off (BLAST_ACTIONS_ENABLED=false): a remediation is only shown, "
             "never run",
         )  # fmt: skip
+    missing = missing_credential(row["remediation"].get("type"), creds) if creds else None
+    if approve and missing and row["remediation"].get("status") == "proposed":
+        raise Refused(409, f"it cannot run here: {missing}: ask an operator to set it first")
     by = authorised(row, who)
     status = row["remediation"]["status"]
     if status == "proposed" and row["incident_status"] != "open":

@@ -84,11 +84,13 @@ def record(earlier: list[dict[str, Any]], component: str) -> str | None:
 
 def proposed(
     row: dict[str, Any], what: str, enabled: bool, reply_to: str | None,
-    earlier: list[dict[str, Any]] | None = None,
+    earlier: list[dict[str, Any]] | None = None, cannot_run: str | None = None,
 ) -> OutboundMessage:  # fmt: skip
     """The proposal in the thread. `row`: a `remediation_get` row; `what`: `spec.describe`;
     `earlier`: the fix's earlier runs (`runs`), whose record it states (`record`). With
-    actions off it says what would be proposed and has no button."""
+    actions off it says what would be proposed and has no button; so it does when it
+    `cannot_run` (`run.missing_credential`: a setting it needs is not set), saying why,
+    rather than ask for an approval that would fail."""
     rem = row["remediation"]
     teams = ", ".join(t["team"] for t in row["teams"]) or "the owning team"
     head = [Span(text="Playbook "), Span(text=row["playbook_title"] or rem["playbook_id"],
@@ -99,6 +101,14 @@ def proposed(
     if not enabled:
         tail = f"It would propose: {what}. Actions are off (BLAST_ACTIONS_ENABLED=false): " \
             "nothing will run."  # fmt: skip
+        return _thread(intent(rem, "proposed"), row, [*head, Span(text=tail), *history],
+                       reply_to)  # fmt: skip
+    if cannot_run:
+        tail = (
+            f"Proposed remediation: {what}. It cannot run here: {cannot_run}. Once an operator "
+            f"sets it and restarts blast-radius, a member or approver of {teams} can approve it "
+            "on the incident's web page."
+        )
         return _thread(intent(rem, "proposed"), row, [*head, Span(text=tail), *history],
                        reply_to)  # fmt: skip
     tail = (
@@ -135,21 +145,22 @@ def verification(
     paged: dict[str, Any] | None = None, escalates: bool = False,
 ) -> OutboundMessage:  # fmt: skip
     """The verifier's outcome in the thread; a failed one names the on-call again (`paged`:
-    who the page named), so Slack mentions them in the thread, and says the incident is
-    unacknowledged again and, when `escalates`, that its escalation policy runs again."""
+    who the page named), so Slack mentions them in the thread, and, when `escalates`, says
+    that its escalation policy runs again (any acknowledgement is cleared then: the page
+    restated says it no longer is; an incident nobody acknowledged never was)."""
     words = {"verified": "Remediation verified", "failed": "Remediation did NOT work",
              "unknown": "Remediation outcome unknown"}  # fmt: skip
-    text = f"{words[outcome]}: {detail}"
+    text = f"{words[outcome]}: {detail.rstrip('.')}."
     extra: dict[str, Any] = {}
     if outcome == "failed":
-        text += " Paging the on-call again: the incident is unacknowledged again"
-        text += (", and its escalation policy runs again from now until someone acknowledges it."
+        text += " Paging the on-call again"
+        text += (": its escalation policy runs again from now until someone acknowledges it."
                  if escalates else ".")  # fmt: skip
         if paged:
             extra["person"] = Person(name=paged.get("person"), email=paged.get("email"),
                                      slack_user_id=paged.get("slack_user_id"))  # fmt: skip
     spans = [Span(text=text)]
-    return _thread(intent(row["remediation"], f"verified-{outcome}"), row, spans, reply_to,
+    return _thread(intent(row["remediation"], f"verification:{outcome}"), row, spans, reply_to,
                    **extra)  # fmt: skip
 
 
@@ -159,8 +170,8 @@ def verification_ticket(
     """The verifier's outcome as a ticket comment (`ticket`: the issue's ref)."""
     approval = row["approval"] or {}
     note = (
-        f"Remediation ({what}) approved by {approval.get('by') or 'unknown'}: verification "
-        f"{outcome}. {detail}"
+        f"Remediation ({what}) approved by {approval.get('by') or 'unknown'}: "
+        f"{OUTCOMES.get(outcome, outcome)}: {detail.rstrip('.')}."
     )
     notice = TicketUpdate(incident_id=row["incident_id"], title=row["title"] or
                           row["incident_id"], note=note, close=False)  # fmt: skip

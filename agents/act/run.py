@@ -43,19 +43,36 @@ class Credentials:
     github_write_interval_s: float = 1.0
 
 
+#: The setting each remediation type cannot run without.
+NEEDS = {"webhook": "BLAST_RUNBOOK_WEBHOOK_SECRET", "github_workflow": "GITHUB_TOKEN",
+         "flagd_flag": "GITHUB_TOKEN"}  # fmt: skip
+
+
+def missing_credential(remediation_type: str | None, creds: Credentials) -> str | None:
+    """Why a remediation of `remediation_type` (`spec`'s `type`) cannot run with `creds`, e.g.
+    "a webhook remediation needs BLAST_RUNBOOK_WEBHOOK_SECRET (requests are signed), which is
+    not set"; None when it can (or the type is unknown: the run says why then). Said where a
+    person would otherwise decide in vain: the proposal, the approval, `serve`, `doctor`."""
+    if remediation_type == "webhook" and creds.webhook_secret is None:
+        return (
+            "a webhook remediation needs BLAST_RUNBOOK_WEBHOOK_SECRET (requests are signed), "
+            "which is not set"
+        )
+    if remediation_type in ("github_workflow", "flagd_flag") and creds.github_token is None:
+        return f"a {remediation_type} remediation needs GITHUB_TOKEN, which is not set"
+    return None
+
+
 def adapter_for(remediation: spec.GitHubWorkflow | spec.FlagdFlag | spec.Webhook,
                 creds: Credentials) -> Notifier:  # fmt: skip
     """The adapter that runs `remediation`. Raises a non-retryable `AdapterError` when its
-    credentials are not configured."""
+    credentials are not configured (`missing_credential`)."""
+    if (missing := missing_credential(remediation.type, creds)) is not None:
+        raise AdapterError(missing, retryable=False)
     if isinstance(remediation, spec.Webhook):
-        if creds.webhook_secret is None:
-            raise AdapterError(
-                "a webhook remediation needs BLAST_RUNBOOK_WEBHOOK_SECRET (requests are signed)",
-                retryable=False,
-            )
+        assert creds.webhook_secret is not None
         return RunbookWebhook(str(remediation.url), remediation.body, creds.webhook_secret)
-    if creds.github_token is None:
-        raise AdapterError(f"a {remediation.type} remediation needs GITHUB_TOKEN", retryable=False)
+    assert creds.github_token is not None
     gh = client(creds.github_token, creds.github_api_url, creds.github_request_interval_s,
                 creds.github_write_interval_s)  # fmt: skip
     if isinstance(remediation, spec.GitHubWorkflow):

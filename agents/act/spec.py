@@ -111,4 +111,8 @@ def describe(remediation: GitHubWorkflow | FlagdFlag | Webhook) -> str:
             f"open a pull request on {remediation.repo} setting flagd flag {remediation.flag} "
             f"to {remediation.variant} in {remediation.path}"
         )
-    return f"POST the runbook webhook {remediation.url.host}{remediation.url.path or ''}"
+    # scheme and port kept (which runner, which environment); user, password and query left out
+    url = remediation.url
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    port = f":{url.port}" if url.port and url.port != default else ""
+    return f"POST the runbook webhook {url.scheme}://{url.host}{port}{url.path or ''}"

@@ -538,7 +538,7 @@ def _alerts(
         hits, want = mine, "an alert of any kind"
     elif isinstance(check, AlertKind):
         hits = [a for a in mine if classify(a["alertname"], a.get("summary", "")) == check.kind]
-        want = f"a {check.kind} alert"
+        want = f"{'an' if check.kind[:1] in 'aeiou' else 'a'} {check.kind} alert"  # an errors
     else:
         hits = [a for a in mine if a["alertname"] == check.alertname]
         want = f"alert {check.alertname}"

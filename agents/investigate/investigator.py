@@ -51,7 +51,7 @@ from typing import Any, Literal
 
 from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
-from agents.failure_kinds import classify, surge
+from agents.failure_kinds import classify, monitoring_gap, surge
 from agents.investigate import similar
 from agents.investigate.checks import (
     Evidence,
@@ -496,6 +496,10 @@ class Investigator:
         if asked is None:
             return  # paused until a model is back; a worker resumes from the stored steps
         decision, planner, model_used = asked
+        gap = monitoring_gap(alerts)  # only no-data alerts: the monitoring, not the service
+        if gap is not None:
+            names = alerting or decision.candidates[:1]
+            decision = decision.in_doubt(names, gap) if names else Decision(None, [], 0.0, gap)
         task.metrics.planner_calls.labels(planner=planner).inc()
         if used:
             # the steering playbook's remediation (if it has one) is proposed only while memory

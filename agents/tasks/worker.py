@@ -28,8 +28,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import random
 import signal
+import socket
 import threading
 import time
 import uuid
@@ -72,6 +74,18 @@ BACKOFF_MAX_MS = 60_000
 #: harness's 50 ms leases, batches of 8 outlived them: each late task was taken over and run
 #: again (4,773 takeovers in `python -m bench.chaos`, against 777 claiming one at a time).
 LEASE_MS_PER_BATCHED = 100
+
+
+#: How a worker process's database connections are named (`CLIENT SETNAME`), then its role,
+#: host and pid: `blast-radius-worker:any@vps1/4242`. Workers write no record of being alive
+#: (an idle one touches no node); their connections are that record, and go when they exit.
+WORKER_CLIENT = "blast-radius-worker:"
+
+
+def worker_client_name(role: str) -> str:
+    """The connection name of a worker process of `role` on this host (`WORKER_CLIENT`)."""
+    host = "".join(c for c in socket.gethostname() if c.isalnum() or c in ".-_") or "host"
+    return f"{WORKER_CLIENT}{role}@{host}/{os.getpid()}"
 
 
 def backoff_ms(claimed: Claim) -> int:

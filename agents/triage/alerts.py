@@ -11,6 +11,14 @@ from typing import Literal
 
 #: Alert names Grafana gives a rule in NoData / Error state (the rule's name moves to `rulename`).
 GRAFANA_STATE_ALERTS = frozenset({"DatasourceNoData", "DatasourceError"})
+#: Grafana's contact-point test ("Test" on a contact point, `POST …/receivers/test`): one alert
+#: with these labels and summary (grafana/alerting `notify/testing.go`, `newTestAlert`; instance
+#: `Alertmanager` when Grafana tests an external Alertmanager's receiver). A person may add
+#: labels and annotations of their own; these stay unless they overrode them.
+CONTACT_POINT_TEST = {"alertname": "TestAlert", "summary": "Notification test",
+                      "instances": frozenset({"Grafana", "Alertmanager"})}  # fmt: skip
+
+
 #: Most characters kept of one label or annotation name or value (alert names and summaries
 #: included) and of a body's receiver, group key and URLs: Prometheus and Alertmanager set no
 #: limit, and one 4 MB value would otherwise travel into every page, prompt and pattern.
@@ -84,3 +92,14 @@ class NormalizedAlert:
             or self.annotations.get("summary", "")
             or f"alert without alertname (fingerprint {self.fingerprint})"
         )
+
+
+def is_contact_point_test(alert: NormalizedAlert) -> bool:
+    """True for Grafana's contact-point test notification (`CONTACT_POINT_TEST`): a person
+    checking the webhook, not a failure. It pages nobody and opens no incident (Grafana never
+    sends its resolve, so an incident would stay open for good)."""
+    return (
+        alert.alertname == CONTACT_POINT_TEST["alertname"]
+        and alert.labels.get("instance") in CONTACT_POINT_TEST["instances"]
+        and alert.annotations.get("summary") == CONTACT_POINT_TEST["summary"]
+    )

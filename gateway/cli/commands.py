@@ -51,6 +51,7 @@ from gateway.ops.runtime import (
     Runtime,
     embedded_server,
     is_loopback,
+    missing_data_dir,
     writable_folder,
 )
 from gateway.ops.sdnotify import notify
@@ -94,15 +95,22 @@ def _options(
     """Options for every command."""
 
 
+#: `--tenant` of the commands that write (import, discover, changes): see `import_tenant`.
+WRITE_TENANT_HELP = "Tenant to write to (default: the only configured one; required with several)."
+
 DataDir = Annotated[
     Path | None,
     typer.Option("--data-dir", help="Data folder (BLAST_DATA_DIR).", show_default=False),
 ]
 
 
-def load_settings(env_file: Path | None = None, warn: bool = True, **overrides: object) -> Settings:
+def load_settings(
+    env_file: Path | None = None, warn: bool = True, as_problems: bool = False,
+    **overrides: object,
+) -> Settings:  # fmt: skip
     """Settings from the environment with CLI overrides (validated like the environment's);
-    exits 2 with the reason if invalid. With `warn`, prints one `configuration warning` line
+    exits 2 with the reason if invalid (`as_problems`, doctor's way: one `PROBLEM  settings:`
+    line each on stdout and exit 1). With `warn`, prints one `configuration warning` line
     per `BLAST_*` name that is no setting (`unknown_settings`).
 
     `env_file`: read this file instead of `./.env` (e.g. the systemd unit's env file).
@@ -122,12 +130,25 @@ def load_settings(env_file: Path | None = None, warn: bool = True, **overrides: 
             typer.echo(f"configuration warning: {line}", err=True)
         return settings
     except ValidationError as exc:
-        for err in exc.errors():
-            where = ".".join(map(str, err["loc"]))
-            typer.echo(
-                f"configuration error: {where + ': ' if where else ''}{err['msg']}", err=True
-            )
+        if as_problems:  # doctor: one PROBLEM line each, exit 1, as its other findings
+            for line in settings_errors(exc):
+                typer.echo(f"PROBLEM  settings: {line}")
+            typer.echo("(no other check runs until the settings are valid)")
+            raise typer.Exit(1) from exc
+        for line in settings_errors(exc):
+            typer.echo(f"configuration error: {line}", err=True)
         raise typer.Exit(2) from exc
+
+
+def settings_errors(exc: ValidationError) -> list[str]:
+    """One line per invalid setting: `<where>: <why>`, without pydantic's "Value error, "
+    (a validator's own message) so every line reads alike."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(map(str, err["loc"]))
+        why = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        lines.append(f"{where + ': ' if where else ''}{why}")
+    return lines
 
 
 def setup_logging(verbose: bool) -> None:
@@ -245,7 +266,7 @@ def serve(
                 raise ConfigError("; ".join(f.what for f in routing if not f.ok))
             for finding in (f for f in routing if not f.ok):  # Slack unreachable: start anyway
                 note = f"{finding.what}; alerts are accepted and pages wait until Slack answers"
-                typer.echo(f"blast-radius: warning: {note}", err=True)
+                say(settings, note, warning=True)
                 runtime.notes.append(note)
             pool = WorkerPool(
                 settings.workers, worker_env(settings, runtime.url), settings.shutdown_grace_s
@@ -258,25 +279,26 @@ def serve(
             pool.start()
             host = f"[{settings.host}]" if ":" in settings.host else settings.host
             n = settings.workers
-            typer.echo(
-                f"blast-radius: listening on http://{host}:{bound} "
+            say(settings,
+                f"listening on http://{host}:{bound} "
                 f"(webhook /api/v1/alerts, tenants: {', '.join(settings.tenants)}, "
                 f"{n} worker{'' if n == 1 else 's'}, outbox: {runtime.outbox.path})",
-                err=True,
-            )
+            )  # fmt: skip
             if n == 0:
-                typer.echo(f"blast-radius: warning: {NO_WORKERS}", err=True)
+                say(settings, NO_WORKERS, warning=True)
             if (
                 settings.chaos_step_delay_ms
                 or settings.chaos_slow_steps
                 or (settings.chaos_halt_after_step)
             ):  # test knobs: they slow or stop every investigation, and so its pages
-                typer.echo(
-                    "blast-radius: warning: BLAST_CHAOS_* settings are on (a test harness's "
+                say(
+                    settings,
+                    "BLAST_CHAOS_* settings are on (a test harness's "
                     "knobs): every investigation step is slowed or halted",
-                    err=True,
+                    warning=True,
                 )
             warn_empty_worlds(settings, runtime)
+            warn_unrunnable_remediations(settings, runtime)
             # what start-up built (modules, the app) lives as long as the process: out of the
             # collector's full passes, which a storm's allocations trigger (100+ ms each over it)
             gc.freeze()
@@ -293,7 +315,17 @@ def serve(
     except (GraphUnavailable, SchemaFailed, ConfigError) as exc:
         typer.echo(f"blast-radius: {exc}", err=True)
         raise typer.Exit(1) from exc
-    typer.echo("blast-radius: stopped", err=True)
+    say(settings, "stopped")
+
+
+def say(settings: Settings, line: str, warning: bool = False) -> None:
+    """What `serve` says while it runs (listening, warnings, stopped): `blast-radius: …` on
+    stderr, or, with `BLAST_LOG_FORMAT=json`, a log record (JSON on stdout, with the others),
+    so a JSON log pipeline sees the warnings as JSON too."""
+    if settings.log_format == "json":
+        logging.getLogger("gateway.cli").log(logging.WARNING if warning else logging.INFO, line)
+        return
+    typer.echo(f"blast-radius: {'warning: ' if warning else ''}{line}", err=True)
 
 
 #: What `serve` says loudly with `BLAST_WORKERS=0` (allowed: workers may run on other hosts).
@@ -319,12 +351,30 @@ def warn_empty_worlds(settings: Settings, runtime: Runtime) -> None:
     for tenant in settings.tenants:
         name = graph_name(tenant)
         if world_counts(runtime.store.graph(name))["components"] == 0:
-            typer.echo(
-                f"blast-radius: warning: {name} ({where}) holds no components, so no alert will "
+            say(
+                settings,
+                f"{name} ({where}) holds no components, so no alert will "
                 "match one; load a world with `blast-radius topology import FILE` "
                 "against the same data folder or FALKORDB_URL",
-                err=True,
+                warning=True,
             )
+
+
+def warn_unrunnable_remediations(settings: Settings, runtime: Runtime) -> None:
+    """With actions on, say at start (stderr and `/health/ready`'s detail) which playbooks'
+    remediations cannot run for want of a credential, and when no credential is set at all
+    (`doctor.remediation_problems`): found now, not after a person approves one."""
+    from gateway.cli.doctor import NO_CREDENTIAL, remediation_problems
+
+    assert runtime.store is not None
+    if not settings.actions_enabled:
+        return
+    lines = [] if settings.runbook_webhook_secret or settings.github_token else [NO_CREDENTIAL]
+    for tenant in settings.tenants:
+        lines += remediation_problems(settings, runtime.store.graph(graph_name(tenant)))
+    for line in lines:
+        say(settings, line, warning=True)
+        runtime.notes.append(line)
 
 
 @app.command(
@@ -357,8 +407,11 @@ def worker(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGHUP, hangup_ignored)
+    from agents.tasks.worker import worker_client_name
+
     try:
-        with Runtime(settings) as runtime:
+        # its connections carry its name while it runs: how `doctor` sees that workers run
+        with Runtime(settings, client_name=worker_client_name(role)) as runtime:
             loop = runtime.make_worker(role)
             gc.freeze()  # as serve does: what start-up built stays out of full collections
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -405,12 +458,14 @@ def doctor(
 ) -> None:
     """Check settings, FalkorDB, notifiers and the webhook; print the Alertmanager receiver.
 
-    Exits 1 when any check finds a problem (one `PROBLEM` line each), 2 on invalid settings.
+    Exits 1 when any check finds a problem (one `PROBLEM` line each), an invalid setting
+    included (then no other check runs); 2 for an env file it cannot read.
     """
     from gateway.cli.doctor import receiver_snippet, run_checks
 
     setup_logging(False)
-    settings = load_settings(env_file, warn=False, data_dir=data_dir)  # doctor: PROBLEM lines
+    # doctor: PROBLEM lines, for an invalid value too
+    settings = load_settings(env_file, warn=False, as_problems=True, data_dir=data_dir)
     found = run_checks(settings, url, env_file)
     for finding in found:
         typer.echo(finding.line())
@@ -546,12 +601,15 @@ FormatOption = Annotated[
 def topology_import(
     paths: Annotated[
         list[Path],
-        typer.Argument(help="World file(s), compose files, Backstage catalogs or manifests."),
+        typer.Argument(
+            metavar="FILE",
+            help="World file(s), compose files, Backstage catalogs or manifests.",
+        ),
     ],
     fmt: FormatOption = "auto",
     tenant: Annotated[
         str | None,
-        typer.Option(help="Tenant (default: the only configured one)."),
+        typer.Option(help=WRITE_TENANT_HELP),
     ] = None,
     env_file: EnvFileOption = None,
     codeowners: Annotated[
@@ -621,7 +679,9 @@ NO_DEFAULT_TEAM = (
     "line; exit 2 if any.",
 )
 def topology_validate(
-    paths: Annotated[list[Path], typer.Argument(help="Files to check, as for `import`.")],
+    paths: Annotated[
+        list[Path], typer.Argument(metavar="FILE", help="Files to check, as for `import`.")
+    ],
     fmt: FormatOption = "auto",
     env_file: EnvFileOption = None,
 ) -> None:
@@ -676,9 +736,7 @@ def topology_discover(
             "retires no edge seen after it."
         ),
     ] = None,
-    tenant: Annotated[
-        str | None, typer.Option(help="Tenant (default: the only configured one).")
-    ] = None,
+    tenant: Annotated[str | None, typer.Option(help=WRITE_TENANT_HELP)] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Add the dependency edges and call rates the service-graph metrics show; retire the
@@ -708,7 +766,10 @@ def topology_discover(
             totals = world_counts(graph)
     except TopologyError as exc:
         fail_topology("topology discover", exc)
-    except (AdapterError, GraphUnavailable, SchemaFailed) as exc:
+    except AdapterError as exc:  # only Prometheus answers through an adapter here
+        typer.echo(f"topology discover: {exc} (Prometheus at {without_password(url)})", err=True)
+        raise typer.Exit(1) from exc
+    except (GraphUnavailable, SchemaFailed) as exc:
         typer.echo(f"topology discover: {exc}", err=True)
         raise typer.Exit(1) from exc
     finally:
@@ -717,6 +778,19 @@ def topology_discover(
     for line in report.lines():
         typer.echo(line)
     typer.echo(f"{name} now holds: {counted(totals)}")
+
+
+def without_password(url: str) -> str:
+    """`url` to print: its user and password (`http://admin:pw@prom:9090`) left out, its query
+    too (a token may ride there); scheme, host, port and path kept."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # a port that is no number: said as the URL has it, still no password
+        port = ":" + parts.netloc.rsplit(":", 1)[-1]
+    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 def counted(counts: dict[str, int]) -> str:
@@ -748,9 +822,7 @@ def parse_time(command: str, text: str | None) -> datetime:
 def topology_changes(
     since: Annotated[str, typer.Option(help="Merged at or after (RFC 3339).")],
     repo: Annotated[str | None, typer.Option(help="owner/name (default GITHUB_REPO).")] = None,
-    tenant: Annotated[
-        str | None, typer.Option(help="Tenant (default: the only configured one).")
-    ] = None,
+    tenant: Annotated[str | None, typer.Option(help=WRITE_TENANT_HELP)] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Record merged pull requests (GITHUB_TOKEN, read-only is enough) as changes of the
@@ -791,7 +863,9 @@ def topology_changes(
     "without a database.",
 )
 def topology_diff(
-    paths: Annotated[list[Path], typer.Argument(help="Sources to compare, as for `import`.")],
+    paths: Annotated[
+        list[Path], typer.Argument(metavar="FILE", help="Sources to compare, as for `import`.")
+    ],
     against: Annotated[
         Path | None,
         typer.Option(help="Reference world file (default: the bundled OpenTelemetry Demo world)."),
@@ -826,7 +900,11 @@ def oncall(
     ] = None,
     tenant: Annotated[
         str | None,
-        typer.Option(help="Tenant (default: every configured one, else the only graph here)."),
+        typer.Option(
+            help="Tenant to read (default: every configured one; when their graphs are empty, "
+            "the only other graph here).",
+            show_default=False,
+        ),
     ] = None,
     data_dir: DataDir = None,
 ) -> None:
@@ -847,6 +925,7 @@ def oncall(
 
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
+    existing_data_dir(settings, "oncall")
     when = parse_time("oncall", at)
     now = datetime.now(UTC)
     known = now - SHIFTS_BACK <= when < now + SHIFTS_AHEAD  # else "NOBODY" would look true
@@ -890,6 +969,15 @@ def oncall(
         typer.echo(f"PROBLEM  {line}")
     if problems:
         raise typer.Exit(1)
+
+
+def existing_data_dir(settings: Settings, command: str) -> None:
+    """A reading command (`incidents`, `incident`, `oncall`) on the embedded database: exit 2
+    when the data folder does not exist, as `doctor` says, rather than start an empty database
+    there and answer "no incidents" (with FALKORDB_URL the folder holds no database)."""
+    if settings.falkordb_url is None and not settings.data_dir.is_dir():
+        typer.echo(f"{command}: data folder {missing_data_dir(settings.data_dir)}", err=True)
+        raise typer.Exit(2)
 
 
 def read_tenants(
@@ -947,8 +1035,8 @@ def read_tenants(
 TenantOption = Annotated[
     str | None,
     typer.Option(
-        help="Tenant (default: the only configured one, else BLAST_DEFAULT_TENANT; else the "
-        "only graph here).",
+        help="Tenant to read (default: the only configured one, else BLAST_DEFAULT_TENANT; "
+        "when its graph is empty, the only other graph here).",
         show_default=False,
     ),
 ]
@@ -975,6 +1063,7 @@ def incidents(
         raise typer.Exit(2)
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
+    existing_data_dir(settings, "incidents")
     with Runtime(settings) as runtime:
         assert runtime.store is not None
         (name,) = read_tenants(runtime, tenant, "incidents")
@@ -992,7 +1081,9 @@ def incidents(
     )
 
 
-@app.command(help="Show one incident: cause, finding, alerts, pages and tickets, verdicts.")
+@app.command(
+    help="Show one incident: cause, finding, pages, remediations, alerts, tickets, verdicts."
+)
 def incident(
     incident_id: Annotated[str, typer.Argument(metavar="ID", help="Incident id (inc-…).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON, as the API does.")] = False,
@@ -1018,6 +1109,7 @@ def incident(
 
     setup_logging(False)
     settings = load_settings(data_dir=data_dir)
+    existing_data_dir(settings, "incident")
     listed = alerts if alerts is not None else API_ALERTS if as_json else LISTED_ALERTS
     with Runtime(settings) as runtime:
         assert runtime.store is not None
@@ -1025,6 +1117,7 @@ def incident(
         graph = runtime.store.graph(graph_name(name))
         found = incident_detail(graph, incident_id, listed, firing_first=not as_json)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
+        fixes = graph.rows("incident_remediations", {"incident_id": incident_id}) if found else []
     if found is None:
         path = archive_path(settings.data_dir, name)
         archived = find_archived(path, incident_id)
@@ -1041,7 +1134,7 @@ def incident(
     else:
         typer.echo(incident_report(
             found, paged if isinstance(paged, dict) else None,
-            first if isinstance(first, dict) and first != paged else None,
+            first if isinstance(first, dict) and first != paged else None, fixes,
         ))  # fmt: skip
 
 

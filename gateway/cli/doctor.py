@@ -9,8 +9,11 @@ next 14 days), the default route (in Slack mode the default team's `slack_channe
 (in Slack mode), how complete each tenant's world is (components with no business call out, edges
 with no stated propagation), every outbound notifier (`Notifier.check()`: the outbox is
 writable or can be created; Slack and GitHub adapters check their token and access), the
-planner's models (`ChatModel.check()`: key and model name, no tokens spent), that the webhook
-answers `GET /health/ready` at the URL Alertmanager will post to, and, with `PROMETHEUS_URL`,
+planner's models (`ChatModel.check()`: key and model name, no tokens spent), that some worker
+process is connected to the database (`check_workers`), with actions on that every
+playbook's remediation has its credential (`check_actions`), that the webhook answers `GET
+/health/ready` at the URL Alertmanager will post to (its `detail` lines as warnings), and, with
+`PROMETHEUS_URL`,
 that Prometheus answers and holds service-graph metrics. Nothing is written to a graph and
 nothing is sent.
 """
@@ -22,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import redis
 
 from adapters.falkordb import (
     SLOTS,
@@ -34,7 +38,16 @@ from adapters.falkordb import (
 from adapters.models import ModelError
 from adapters.notify import AdapterError
 from adapters.slack.notifier import SlackNotifier
-from gateway.ops.runtime import Runtime, prometheus_client, running_embedded_url
+from agents.act.run import missing_credential
+from agents.tasks.kinds import ROLE_KINDS
+from agents.tasks.worker import WORKER_CLIENT
+from gateway.ops.runtime import (
+    Runtime,
+    missing_data_dir,
+    prometheus_client,
+    remediation_credentials,
+    running_embedded_url,
+)
 from gateway.settings import Settings, unknown_settings
 from gateway.world.completeness import from_rows
 from gateway.world.oncall import coverage, coverage_problems
@@ -53,10 +66,13 @@ class Finding:
     area: str
     what: str
     transient: bool = False
+    #: Worth a look but not wrong by itself (exit code 0): `warning  area: what`.
+    warn: bool = False
 
     def line(self) -> str:
-        """`ok       area: what` or `PROBLEM  area: what`."""
-        return f"{'ok' if self.ok else 'PROBLEM':<8} {self.area}: {self.what}"
+        """`ok       area: what`, `warning  area: what` or `PROBLEM  area: what`."""
+        label = "PROBLEM" if not self.ok else "warning" if self.warn else "ok"
+        return f"{label:<8} {self.area}: {self.what}"
 
 
 def webhook_base(settings: Settings, url: str | None) -> str:
@@ -145,13 +161,7 @@ def check_data_dir(settings: Settings) -> list[Finding]:
     is said, not made)."""
     if settings.data_dir.is_dir():
         return [Finding(True, "data folder", f"{settings.data_dir} exists")]
-    return [
-        Finding(
-            False, "data folder",
-            f"{settings.data_dir} does not exist (BLAST_DATA_DIR or --data-dir: a typo? serve "
-            "and topology import create it)",
-        )
-    ]  # fmt: skip
+    return [Finding(False, "data folder", missing_data_dir(settings.data_dir))]
 
 
 def no_graph(tenant: str) -> str:
@@ -360,8 +370,112 @@ def check_planner(runtime: Runtime) -> list[Finding]:
     return found
 
 
+def check_workers(settings: Settings) -> list[Finding]:
+    """Some `blast-radius worker` process is connected to the database now, and together they
+    take every role's tasks: without one, alerts are accepted and nobody is investigated or
+    paged (the systemd layout's likely slip: `BLAST_WORKERS=0` and no worker unit enabled).
+    Workers are seen by their connections' names (`WORKER_CLIENT`, `CLIENT LIST`), on any
+    host. A database that refuses `CLIENT LIST` (an ACL) makes this a warning: unknown.
+    Nothing when the database is down (`check_falkordb` says so)."""
+    url = database_url(settings)
+    if url is None or not answers_ping(url):
+        return []
+    store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
+    try:
+        names = store.client_names(WORKER_CLIENT)
+    except (GraphUnavailable, redis.ResponseError) as exc:
+        return [Finding(True, "workers", f"cannot list the database's clients ({exc}): whether "
+                        "a worker runs is unknown", warn=True)]  # fmt: skip
+    finally:
+        store.close()
+    if not names:
+        return [Finding(False, "workers", NO_WORKER)]
+    roles = {name.removeprefix(WORKER_CLIENT).split("@")[0] for name in names}
+    shown = ", ".join(n.removeprefix(WORKER_CLIENT) for n in names[:5])
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    found = [Finding(True, "workers", f"{len(names)} worker process"
+                     f"{'' if len(names) == 1 else 'es'} connected: {shown}{more}")]  # fmt: skip
+    if "any" not in roles:
+        untaken = [r for r in ROLE_KINDS if r != "any" and r not in roles]
+        found += [
+            Finding(False, "workers", f"no worker takes role {role} (its tasks: "
+                    f"{', '.join(ROLE_KINDS[role])}): start `blast-radius worker --role {role}` "
+                    "or one with --role any")
+            for role in untaken
+        ]  # fmt: skip
+    return found
+
+
+def remediation_problems(settings: Settings, graph: TenantGraph) -> list[str]:
+    """With `BLAST_ACTIONS_ENABLED`, one line per remediation type `graph`'s active playbooks
+    carry that cannot run with these settings (`run.missing_credential`: a webhook without
+    `BLAST_RUNBOOK_WEBHOOK_SECRET`, a GitHub type without `GITHUB_TOKEN`): each proposal of
+    theirs says it cannot run, where a person would expect to approve it. Also one line when
+    actions are on and no remediation credential is set at all. Raises `GraphUnavailable`."""
+    if not settings.actions_enabled:
+        return []
+    creds = remediation_credentials(settings)
+    lines = []
+    for row in graph.rows("remediation_playbooks"):
+        missing = missing_credential(row["type"], creds)
+        if missing:
+            n, ids = row["playbooks"], ", ".join(row["ids"])
+            more = f" and {n - len(row['ids'])} more" if n > len(row["ids"]) else ""
+            lines.append(
+                f"{graph.name}: BLAST_ACTIONS_ENABLED=true, but {missing}: {n} playbook"
+                f"{' carries' if n == 1 else 's carry'} one ({ids}{more}), whose proposals "
+                "cannot be approved"
+            )
+    return lines
+
+
+def check_actions(settings: Settings) -> list[Finding]:
+    """`remediation_problems` of every tenant (PROBLEM lines); with actions on and no
+    remediation credential at all, a warning (no remediation could run); else one ok line.
+    Nothing when the database is down (`check_falkordb` says so)."""
+    if not settings.actions_enabled:
+        return [Finding(True, "actions", "off (BLAST_ACTIONS_ENABLED=false): remediations are "
+                        "only shown")]  # fmt: skip
+    url = database_url(settings)
+    found = []
+    if settings.runbook_webhook_secret is None and settings.github_token is None:
+        found.append(Finding(True, "actions", NO_CREDENTIAL, warn=True))
+    if url is None or not answers_ping(url):
+        return found
+    store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
+    try:
+        for tenant in settings.tenants:
+            try:
+                lines = remediation_problems(settings, store.graph(graph_name(tenant)))
+            except GraphUnavailable as exc:
+                lines = [f"{tenant}: {exc}"]
+            found += [Finding(False, "actions", line) for line in lines]
+    finally:
+        store.close()
+    if not found:
+        found.append(Finding(True, "actions", "on; every playbook's remediation has the "
+                             "credential it needs"))  # fmt: skip
+    return found
+
+
+#: Actions on, and neither remediation credential set.
+NO_CREDENTIAL = (
+    "BLAST_ACTIONS_ENABLED=true, but neither BLAST_RUNBOOK_WEBHOOK_SECRET nor GITHUB_TOKEN is "
+    "set: no remediation can run (a proposal says so instead of asking for an approval)"
+)
+
+
+#: What doctor says when no worker process is connected to the database.
+NO_WORKER = (
+    "no `blast-radius worker` process is connected to the database: alerts are accepted but "
+    "nobody is investigated or paged (serve starts BLAST_WORKERS of them; with BLAST_WORKERS=0, "
+    "run `blast-radius worker` against the same database, e.g. the blast-radius-worker@ units)"
+)
+
+
 def check_webhook(base: str) -> list[Finding]:
-    """`GET <base>/health/ready` answers 200 (what Alertmanager's posts need)."""
+    """`GET <base>/health/ready` answers 200 (what Alertmanager's posts need); each line of
+    its `detail` (what serve noticed at start, e.g. `BLAST_WORKERS=0`) is a warning line."""
     target = f"{base}/health/ready"
     try:
         answer = httpx.get(target, timeout=5.0)
@@ -374,7 +488,13 @@ def check_webhook(base: str) -> list[Finding]:
         return [Finding(False, "webhook", why)]
     if answer.status_code != 200:
         return [Finding(False, "webhook", f"{target} answered {answer.status_code}, not 200")]
-    return [Finding(True, "webhook", f"{target} answered 200")]
+    try:
+        detail = answer.json().get("detail") or []
+    except (ValueError, AttributeError):  # not serve's JSON (a proxy's page): the code is all
+        detail = []
+    said = [Finding(True, "webhook", f"serve says: {line}", warn=True)
+            for line in detail if isinstance(line, str)]  # fmt: skip
+    return [Finding(True, "webhook", f"{target} answered 200"), *said]
 
 
 def check_prometheus(settings: Settings) -> list[Finding]:
@@ -412,6 +532,8 @@ def run_checks(
         + check_world(settings)
         + check_notifiers(runtime)
         + check_planner(runtime)
+        + check_workers(settings)
+        + check_actions(settings)
         + check_webhook(webhook_base(settings, url))
         + check_prometheus(settings)
     )

@@ -7,7 +7,10 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, TEXT_WEIGHT
+from pydantic import ValidationError
+
+from agents.act import notices, spec
+from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, SIMILAR_SHOWN, TEXT_WEIGHT
 from agents.triage import heartbeat
 from agents.triage.triage import component_candidates
 from gateway.http.status import ALERT_GROUPS
@@ -143,11 +146,14 @@ def incident_report(
     found: dict[str, Any],
     paged: dict[str, Any] | None = None,
     first: dict[str, Any] | None = None,
+    remediations: list[dict[str, Any]] | None = None,
 ) -> str:
     """One incident (`gateway.http.status.incident_detail`) as a few readable sections; `paged`
     (`{person, team, channel}`, as the web page shows it) says who its page went to, or, with
-    `first` (the page's own route), whom the new cause paged after it. A heartbeat's silence
-    says what stopped and what to check, with no cause or alerts (`_silence_report`)."""
+    `first` (the page's own route), whom the new cause paged after it; `remediations`
+    (`incident_remediations.cypher` rows) what was proposed, decided, run and verified
+    (`_remediation_lines`). A heartbeat's silence says what stopped and what to check, with no
+    cause or alerts (`_silence_report`)."""
     if found.get("heartbeat"):
         return _silence_report(found, paged)
     finding = found["finding"] or {}
@@ -179,13 +185,46 @@ def incident_report(
     if paged:
         nobody = bool(found.get("nobody_paged"))
         line = f"paged: {_route(paged, nobody)}"
-        if first:
+        # a second route only when the new cause paged someone else: the page's own edit
+        # (its diagnosis) names the same person, and is one page, not two
+        if first and _route(first, nobody) != _route(paged, nobody):
             then = _route(paged, nobody)
             line = f"paged: {_route(first, nobody)}; then, for the new cause: {then}"
         lines.append(line)
+    lines += _remediation_lines(remediations or [])
     lines += _taken(found)
     lines += _alert_lines(found)
     return "\n".join(lines + _work(found))
+
+
+def _remediation_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """`remediations:` then, per remediation (newest first), what it runs
+    (`agents.act.spec.describe`), its playbook and status, and under it who decided, each
+    attempt and the verification, as the incident's web page says them."""
+    if not rows:
+        return []
+    lines = ["remediations:"]
+    for row in rows:
+        rem = row["remediation"]
+        try:
+            what = spec.describe(spec.load(rem["spec_json"])) if rem.get("spec_json") else None
+        except ValidationError:  # stored by another version
+            what = None
+        what = what or f"remediation {rem.get('type') or 'of unknown type'}"
+        lines.append(f"  {what} (playbook {rem.get('playbook_id')}): {rem.get('status')}")
+        for verb, decision in (("approved", row["approval"]), ("rejected", row["rejection"])):
+            if decision:
+                lines.append(f"    {verb} by {decision['by']} via {decision['source']} at "
+                             f"{when(decision['at'])}")  # fmt: skip
+        for attempt in row["attempts"] or []:
+            ref = f" ({attempt['external_ref']})" if attempt.get("external_ref") else ""
+            lines.append(f"    attempt {attempt['n']} at {when(attempt['at'])}: "
+                         f"{attempt['outcome']}{ref}")  # fmt: skip
+        if row["verification"]:
+            check = row["verification"]
+            said = notices.OUTCOMES.get(check["outcome"], check["outcome"])
+            lines.append(f"    {said} at {when(check['at'])}: {check['detail']}")
+    return lines
 
 
 def _heading(found: dict[str, Any]) -> list[str]:
@@ -264,6 +303,12 @@ SCORE_WORDS = (
 )
 
 
+def _values(values: dict[str, Any]) -> str:
+    """Grafana's `values` of an alert, `A=2.7, C=1` (the query results its rule compared)."""
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in sorted(values.items()))  # fmt: skip
+
+
 def _alert_lines(found: dict[str, Any]) -> list[str]:
     """The incident's alerts: each one listed (`found["alerts"]`, firing first) when that is
     all of them; else first their counts by component and alertname (`alert_groups`, at most
@@ -272,8 +317,10 @@ def _alert_lines(found: dict[str, Any]) -> list[str]:
     listed = [
         f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or unknown_component(a)}"
         f", since {when(a['starts_at_ms'])}"
+        + (f", values {_values(a['values'])}" if isinstance(a.get("values"), dict) and a["values"]
+           else "")
         for a in alerts
-    ]
+    ]  # fmt: skip
     if len(alerts) >= total:
         return [f"\nalerts ({total}):", *listed]
     firing = found["alerts_firing"]
@@ -315,7 +362,10 @@ def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
                 f", {'corrected' if s.get('corrected') else 'confirmed'} by {s['confirmed_by']}"
                 if s.get("confirmed_by") else ""
             )
-            + f" (score {s['score']:.2f})"
+            + f" (score {s['score']:.2f}"
+            # under the page's line: shown for context, never cited on a page
+            + (", weak: no page cites it" if s["score"] < SIMILAR_SHOWN else "")
+            + ")"
             for s in similar[:3]
         ]  # fmt: skip
     memory = found.get("memory") or []

@@ -28,10 +28,12 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
 from agents.act import spec
+from agents.act.run import missing_credential
 from agents.failure_kinds import KINDS
 from agents.investigate.checks import Check
 from gateway.http.auth import tenant_for
 from gateway.http.limits import MAX_CHECKS, MAX_NAME_CHARS, MAX_TITLE_CHARS, Key, ParsedOnceRoute
+from gateway.ops.runtime import remediation_credentials
 from gateway.settings import Settings
 
 router = APIRouter(route_class=ParsedOnceRoute)
@@ -79,7 +81,9 @@ def check_names(check: Any) -> list[str]:
 
 @router.post("/api/v1/playbooks", status_code=201)
 async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]:
-    """Store the playbook (active, trust 0.5); answer `{id, trust, status}`."""
+    """Store the playbook (active, trust 0.5); answer `{id, trust, status}`, plus `warning`
+    when its remediation cannot run with this server's settings (`run.missing_credential`:
+    `BLAST_RUNBOOK_WEBHOOK_SECRET` for a webhook, `GITHUB_TOKEN` for the GitHub types)."""
     graph = _graph(request)
     settings: Settings = request.app.state.settings
     checks_json = json.dumps([c.model_dump() for c in playbook.checks])
@@ -133,7 +137,18 @@ async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]
         raise HTTPException(422, f"id {params['id']!r} already names another playbook")
     if row is None:
         raise HTTPException(404, f"unknown component {playbook.component!r}")
-    return {k: row[k] for k in ("id", "trust", "status")}
+    stored = {k: row[k] for k in ("id", "trust", "status")}
+    # stored all the same (a credential may be set later): said now, not after an approval
+    missing = missing_credential(
+        playbook.remediation.type if playbook.remediation else None,
+        remediation_credentials(settings),
+    )
+    if missing:
+        stored["warning"] = (
+            f"its remediation cannot run on this server: {missing}; until it is set, a proposal "
+            "of it says so and cannot be approved"
+        )
+    return stored
 
 
 @router.get("/api/v1/playbooks")

@@ -14,8 +14,10 @@
 
 Status codes: 401 no web session; 403 bad CSRF token, an open-mode session, or a person who is
 neither a member nor an approver of the owning team (the detail says which teams may); 404 no
-such incident or remediation; 409 actions are off (`BLAST_ACTIONS_ENABLED=false`), the incident
-is no longer open, or it was decided the other way."""
+such incident or remediation; 409 actions are off (`BLAST_ACTIONS_ENABLED=false`), a setting the
+remediation needs is not set (an approval only: `BLAST_RUNBOOK_WEBHOOK_SECRET` for a webhook,
+`GITHUB_TOKEN` for the GitHub types), the incident is no longer open, or it was decided the
+other way."""
 
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ from agents.act.approval import Approver, Refused, decide
 from agents.act.notices import APPROVE
 from gateway.http.incident_views import api_tenant
 from gateway.http.limits import ParsedOnceRoute, read_limited
+from gateway.ops.runtime import remediation_credentials
 from gateway.settings import Settings
 from gateway.web.pages import render
 from gateway.web.session import COOKIE, Session, Sessions, check_csrf
@@ -94,11 +97,20 @@ async def _decide(
     if done["fresh"] and done["status"] == "approved":
         request.app.state.store.wake()  # its remediate task: wake an idle worker
     if form_post:
-        said = urllib.parse.urlencode(
-            {"remediation": f"{done['status'].capitalize()} by {done['by']}."}
-        )
+        said = urllib.parse.urlencode({"remediation": decided_words(verb, done)})
         return RedirectResponse(f"{back}?{said}#remediations", status_code=303)
     return JSONResponse(done)
+
+
+def decided_words(verb: Literal["approve", "reject"], done: dict[str, Any]) -> str:
+    """What the page says after a decision: "Approved by Cy." when this click made it; a
+    repeat (a double click, `fresh` false) says it was made already and where the remediation
+    is now: "Already approved by Cy; it is running." """
+    made = "approved" if verb == "approve" else "rejected"
+    if done["fresh"]:
+        return f"{made.capitalize()} by {done['by']}."
+    now = "" if done["status"] == made else f"; it is {done['status']}"
+    return f"Already {made} by {done['by']}{now}."
 
 
 async def _decided(
@@ -126,7 +138,7 @@ async def _decided(
     try:
         done: dict[str, Any] = await run_in_threadpool(
             decide, graph, remediation_id, Approver(session.person, "web"), verb == "approve",
-            settings.actions_enabled, incident_id,
+            settings.actions_enabled, incident_id, remediation_credentials(settings),
         )  # fmt: skip
     except Refused as exc:
         raise HTTPException(exc.status, exc.reason) from None
@@ -152,6 +164,7 @@ def _slack_decide(state: Any, user_id: str, action: Action) -> str:
     if key_problem(remediation_id) is not None:
         return "That button names no remediation."
     settings: Settings = state.settings
+    creds = remediation_credentials(settings)
     for tenant in settings.tenants:
         graph = state.store.graph(graph_name(tenant))
         if graph.one("remediation_get", {"remediation_id": remediation_id}) is None:
@@ -160,20 +173,18 @@ def _slack_decide(state: Any, user_id: str, action: Action) -> str:
         try:
             try:
                 done = decide(graph, remediation_id, Approver(user_id, "slack"), approve,
-                              settings.actions_enabled)  # fmt: skip
+                              settings.actions_enabled, creds=creds)  # fmt: skip
             except Refused as exc:
                 email = _slack_email(state, user_id) if exc.status == 403 else None
                 if email is None:
                     raise
                 done = decide(graph, remediation_id, Approver(user_id, "slack", email), approve,
-                              settings.actions_enabled)  # fmt: skip
+                              settings.actions_enabled, creds=creds)  # fmt: skip
         except Refused as exc:
             return f"Not done: {exc.reason}."
         if done["fresh"] and done["status"] == "approved":
             state.store.wake()
-        return f"{done['status'].capitalize()} by {done['by']}" + (
-            "." if done["fresh"] else " (already)."
-        )
+        return decided_words("approve" if approve else "reject", done)
     return "That remediation is gone."
 
 

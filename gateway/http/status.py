@@ -110,6 +110,8 @@ def alert_page(
             "starts_at": a["starts_at"], "starts_at_ms": a["starts_at_ms"],
             "ends_at_ms": a["ends_at_ms"], "generator_url": a["generator_url"], "link": a["link"],
             "source": a["source"],
+            "silence_url": a["silence_url"] or None,
+            "values": json.loads(a["values_json"]) if a["values_json"] else None,
             "joined_via": a["via"] or None,
         } | ({"joined": a["joined"], "received_at": a["received_at"]} if joins else {})
         for a in rows
@@ -141,7 +143,9 @@ def incident_detail(
     ok|no_data|not_measured, text)}], planner, model (the planner model, or null),
     second_opinion (the graph's check of a model's answer)}, alerts [{key, fingerprint,
     alertname, status, severity, component, labels, annotations, starts_at, starts_at_ms,
-    ends_at_ms, generator_url, link, source (alertmanager | grafana), joined_via (the dependency
+    ends_at_ms, generator_url, link, source (alertmanager | grafana), silence_url (where to
+    silence it: Grafana's `silenceURL`, else a new Alertmanager silence; null when neither),
+    values (Grafana's `values`, e.g. {"A": 2.7, "C": 1}, or null), joined_via (the dependency
     path that joined it, `a → b`, or null for the first alert)}] (`alerts_limit` of them after
     the first `alerts_offset`, oldest first, or with `firing_first` the firing ones first),
     alerts_total and alerts_firing (how many alerts it has, and how many of them fire),

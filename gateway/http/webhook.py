@@ -2,7 +2,10 @@
 
 Answers 200 only after every accepted alert is in the graph. Status codes a sender sees:
 The heartbeat alert (`BLAST_HEARTBEAT_ALERTNAME`) is taken out before triage: it only stamps
-the tenant's heartbeat (agents/triage/heartbeat.py) and is counted in `heartbeats`.
+the tenant's heartbeat (agents/triage/heartbeat.py) and is counted in `heartbeats`. So is
+Grafana's contact-point test notification (`agents.triage.alerts.is_contact_point_test`): it is
+logged and counted in `tests`, and opens no incident and pages nobody (Grafana never resolves
+it).
 400 not JSON, 401 bad credential, 413 body over `BLAST_MAX_BODY_BYTES`, 415 a media type
 other than JSON (`gateway.http.limits.json_media_problem`: no Content-Type is JSON) or a
 compressed body, 422 wrong shape (including legacy Grafana bodies), 503 graph unavailable
@@ -28,7 +31,7 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import GraphStore, graph_name
 from agents.metrics import Metrics
 from agents.triage import heartbeat
-from agents.triage.alerts import NormalizedAlert
+from agents.triage.alerts import NormalizedAlert, is_contact_point_test
 from agents.triage.triage import Ahead, Heads, TriageReport, read_ahead, triage
 from gateway.http.auth import tenant_for
 from gateway.http.payloads import Notification, PayloadError, read_notification_bytes
@@ -105,6 +108,8 @@ class Accepted:
     alerts: list[NormalizedAlert]
     report: TriageReport
     recovered: str | None = None
+    #: Grafana contact-point test notifications: logged, never triaged.
+    tests: int = 0
 
     def tasks(self) -> int:
         """How many new tasks the delivery made that idle workers should hear of: one per
@@ -196,6 +201,13 @@ def _accept(
             tenant, notification.truncated, notification.group_key,
         )  # fmt: skip
     beats, alerts = heartbeat.split(notification.alerts, settings.heartbeat_alertname)
+    tests = [a for a in alerts if is_contact_point_test(a)]
+    if tests:  # a person pressed "Test" on a Grafana contact point: the webhook works
+        alerts = [a for a in alerts if not is_contact_point_test(a)]
+        log.warning(
+            "tenant %s: Grafana contact-point test notification received (receiver %r): the "
+            "webhook works; no incident opened, nobody paged", tenant, tests[0].receiver,
+        )  # fmt: skip
     recovered = None
     if beats:  # proof of life, never an incident
         beat = heartbeat.seen(graph, settings.heartbeat_alertname, beats)
@@ -212,7 +224,7 @@ def _accept(
         hold_ms=settings.page_hold_ms, reinvestigate_ms=settings.reinvestigate_s * 1000,
         reopen_ms=settings.reopen_window_ms, ahead=reads[0] if reads else None,
     )  # fmt: skip
-    done = Accepted(notification, beats, alerts, report, recovered)
+    done = Accepted(notification, beats, alerts, report, recovered, len(tests))
     if wake and (report.accepted or recovered):  # new tasks wake the idle workers
         store.wake(done.tasks())
     return done
@@ -254,4 +266,5 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         "unfired": report.unfired,
         "truncated": notification.truncated,
         "heartbeats": len(beats),
+        "tests": done.tests,
     }

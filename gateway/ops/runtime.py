@@ -87,6 +87,25 @@ def writable_folder(path: Path) -> Path:
     return path
 
 
+def remediation_credentials(settings: Settings) -> Credentials:
+    """What remediations may use (`agents.act.run.Credentials`), from the settings: the actor
+    runs with it, and the approval routes, `serve` and `doctor` check it
+    (`run.missing_credential`)."""
+    s = settings
+    return Credentials(s.github_token, s.github_api_url, s.runbook_webhook_secret,
+                       s.github_request_interval_s, s.github_write_interval_s)  # fmt: skip
+
+
+def missing_data_dir(path: Path) -> str:
+    """What a data folder that does not exist means to a command that only reads (`doctor`,
+    `incidents`, `incident`, `oncall`): most likely a misspelt path, so it is said, never made
+    (an empty database there would answer "no incidents")."""
+    return (
+        f"{path} does not exist (BLAST_DATA_DIR or --data-dir: a typo? serve and topology "
+        "import create it)"
+    )
+
+
 def _server_file(settings: Settings) -> Path:
     return settings.data_dir / "falkordb" / "server.json"
 
@@ -204,8 +223,10 @@ class Runtime:
     Use as a context manager: `with Runtime(settings) as rt: rt.serve_http(); rt.start_workers()`.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, client_name: str | None = None) -> None:
         self.settings = settings
+        #: The name of this process's database connections (`GraphStore`): a worker's says so.
+        self.client_name = client_name
         self.embedded: EmbeddedFalkorDB | None = None
         self.store: GraphStore | None = None
         self.url: str | None = None
@@ -261,7 +282,9 @@ class Runtime:
         else:
             url = self._embedded_url()
         self.url = url
-        self.store = GraphStore(url, timeout_ms=s.query_timeout_max_ms)
+        self.store = GraphStore(
+            url, timeout_ms=s.query_timeout_max_ms, client_name=self.client_name
+        )
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -408,13 +431,7 @@ class Runtime:
                 self.messenger,
                 self.tickets,
                 s.actions_enabled,
-                Credentials(
-                    s.github_token,
-                    s.github_api_url,
-                    s.runbook_webhook_secret,
-                    s.github_request_interval_s,
-                    s.github_write_interval_s,
-                ),
+                remediation_credentials(s),
                 prometheus,
             ),
         ]

@@ -39,6 +39,7 @@ from gateway.http import maintenance as maintenance_api
 from gateway.http.limits import http_failed, read_limited
 from gateway.http.payloads import http_link
 from gateway.http.status import alert_counts, incident_detail
+from gateway.ops.runtime import remediation_credentials
 from gateway.web import drawing, live, maintenance_form, overview, timeline
 from gateway.web.live import LiveFeed
 from gateway.web.proxies import ForwardedFrom, forwarding_hosts
@@ -259,7 +260,8 @@ async def incidents_page(
 
 def links(request: Request, detail: dict[str, Any]) -> dict[str, Any]:
     """What a responder may want to open: `{ticket: {ref, url} | None, runbooks: [{alert,
-    url}], silence: url | None, sources: [{alert, component, url}]}`. Only http(s) URLs."""
+    url}], silence: url | None, silence_in: Grafana | Alertmanager, sources: [{alert,
+    component, url}]}`. Only http(s) URLs."""
     settings = request.app.state.settings
     ticket = next((a for a in detail["actions"] if a["kind"] == "ticket" and a["external_ref"]),
                   None)  # fmt: skip
@@ -275,15 +277,26 @@ def links(request: Request, detail: dict[str, Any]) -> dict[str, Any]:
             seen.add(url)
             sources.append({"alert": alert["alertname"], "component": alert["component"],
                             "source": alert["source"], "url": url})  # fmt: skip
-    silence = None
-    if settings.alertmanager_url and detail["alerts"]:
-        labels = detail["alerts"][0]["labels"]
+    # the link the alert came with (Grafana's `silenceURL`, or the Alertmanager silence built
+    # from the body's externalURL); else, for an Alertmanager alert, one on BLAST_ALERTMANAGER_URL
+    # (never for a Grafana alert: Alertmanager never saw it)
+    first = detail["alerts"][0] if detail["alerts"] else None
+    silence = http_link(first.get("silence_url") or "") or None if first else None
+    if (
+        first is not None
+        and silence is None
+        and first["source"] != "grafana"
+        and (settings.alertmanager_url)
+    ):
+        labels = first["labels"]
         matchers = ",".join(
             f'{k}="{str(labels[k]).replace(chr(34), "")}"' for k in SILENCE_LABELS if labels.get(k)
         )
         silence = (settings.alertmanager_url.rstrip("/") + "/#/silences/new?filter="
                    + urllib.parse.quote("{" + matchers + "}", safe=""))  # fmt: skip
     return {
+        "silence_in": "Grafana" if first is not None and first["source"] == "grafana" else
+        "Alertmanager",
         "ticket": {
             "ref": ticket["external_ref"].removeprefix("github:"),
             "url": timeline.ticket_link(ticket["external_ref"], settings.github_api_url),
@@ -348,7 +361,9 @@ async def incident_page(request: Request, incident_id: str) -> Response:
             "steps": incident_views.steps(graph, incident_id, STEP_CHARS),
             "decisions": incident_views.decisions(graph, incident_id),
             "graph": drawn, "graph_svg": drawing.svg(drawn),
-            "remediations": overview.remediations(graph, incident_id),
+            "remediations": overview.remediations(
+                graph, incident_id, remediation_credentials(request.app.state.settings)
+            ),
             "cause": overview.cause({
                 "heartbeat": (detail["heartbeat"] or {}).get("alertname"),
                 "verdict": _last_verdict(detail), "root_cause": detail["root_cause"],

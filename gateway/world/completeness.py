@@ -53,8 +53,8 @@ class Completeness:
                 else ""
             )
             out.append(
-                f"{len(missing)} of {self.services} components that call others (datastores and "
-                f"topics left out) have no known business call out (edges with `purpose: config` "
+                f"{len(missing)} of {self.services} services (datastores and topics left out: "
+                f"they call nothing) have no known business call out (edges with `purpose: config` "
                 f"or `telemetry` do not count{order}): "
                 f"{names}{more}. With alerts only, a finding naming one stays inconclusive "
                 "(low confidence when a world file states it is a leaf) until "

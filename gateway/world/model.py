@@ -266,7 +266,8 @@ class WorldSpec(BaseModel):
     """
 
     model_config = ConfigDict(extra="ignore")
-    components: list[ComponentSpec]
+    #: May be left out of a world file: a teams-only file adds to another source's components.
+    components: list[ComponentSpec] = Field(default_factory=list)
     edges: list[EdgeSpec] = Field(default_factory=list)
     teams: list[TeamSpec] = Field(default_factory=list)
     default_team: str | None = None

@@ -59,13 +59,13 @@ def dotted(loc: Loc) -> str:
 def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str], Locator]:
     """Build a `WorldSpec` from loaded YAML/JSON data, item by item.
 
-    Returns the model of every valid item (None when the document is not a mapping or has no
-    `components` list), one problem line per invalid field, and `locate` for paths into the
-    returned world: the world leaves invalid items out, so its `edges.1` may be the file's
+    Returns the model of every valid item (None when the document is not a mapping; no
+    `components:` is an empty list), one problem line per invalid field, and `locate` for paths
+    into the returned world: the world leaves invalid items out, so its `edges.1` may be the file's
     `edges.2`, and that locator names the file's item and line.
     """
     if not isinstance(data, dict):
-        return None, [f"{locate(())}: the file must be a mapping with `components:`"], locate
+        return None, [f"{locate(())}: the file must be a mapping (`components:`, …)"], locate
     problems: list[str] = unknown_keys(data, WorldSpec, (), locate)
     parts: dict[str, list[Any]] = {}
     kept: dict[str, list[int]] = {}  # per list: the file's index of each valid item
@@ -74,10 +74,9 @@ def parse_items(data: Any, locate: Locator) -> tuple[WorldSpec | None, list[str]
         "playbooks": WorldPlaybook,
     }  # fmt: skip
     for key, model in models.items():
-        items = data.get(key, [] if key != "components" else None)
-        if items is None and key == "components":
-            problems.append(f"{locate((key,))}: Field required")
-            continue
+        # `components:` may be left out: a teams-only file beside a compose file or a catalog
+        # adds owners and on-call to their components (a misspelt key is an unknown key)
+        items = data.get(key, [])
         if not isinstance(items, list):
             problems.append(f"{locate((key,))}: must be a list")
             continue

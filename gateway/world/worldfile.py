@@ -79,6 +79,12 @@ def load_world(path: Path, also_known: list[str] | None = None) -> WorldSpec:
     problems += check_world(
         world, locate, also_known=raw_ids + list(also_known or []), also_teams=team_names
     )
+    if "components" not in data and any("unknown component" in p for p in problems):
+        problems.append(
+            f"{path}: this file has no `components:` and no other source of this import defines "
+            "the components above: add `components:`, or import it with the compose file, "
+            "catalog or manifests that define them"
+        )
     for index, team in enumerate(world.teams):
         if isinstance(team.oncall, IcalSpec) and "://" not in team.oncall.ical:
             calendar = (path.parent / team.oncall.ical).resolve()

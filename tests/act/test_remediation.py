@@ -412,15 +412,37 @@ def test_a_remediation_that_did_not_work_fails_verification_and_pages_again(
     assert row["remediation"]["status"] == "failed"
     said = [e for e in thread(gw, incident) if "did NOT work" in e["text"]]
     assert len(said) == 1 and "Paging the on-call again" in said[0]["text"]
+    # one sentence each, and no "unacknowledged again" for an incident nobody acknowledged
+    assert said[0]["text"].startswith(
+        "Remediation did NOT work: 1 of 1 alerts still firing (ServiceHighErrorRate). Paging "
+        "the on-call again"
+    ), said[0]["text"]
+    assert "unacknowledged" not in said[0]["text"]
+    assert said[0]["intent_id"].endswith(":remediation:pb-rollback:verification:failed")
     assert said[0]["notice"]["person"]["name"] in (
         "Cy Example",
         "Di Example",
     )  # checkout's on-call, named
     (issue,) = github.issues
     comments = [c["body"] for c in github.comments.get(issue["number"], [])]
-    assert any("verification failed" in c for c in comments), comments
+    assert any("Example: failed verification: 1 of 1 alerts still firing" in c
+               for c in comments), comments  # fmt: skip
     (pb,) = gw.http.get("/api/v1/playbooks").json()["playbooks"]
     assert (pb["remediation_failed"], pb["remediation_trust"]) == (1, pytest.approx(1 / 3))
+    # the terminal tells it too: status, approver, attempt, verification
+    from tests.test_cli import cli
+
+    settings = gw.runtime.settings
+    shown = cli("incident", incident, FALKORDB_URL=settings.falkordb_url.get_secret_value(),  # type: ignore[union-attr]
+                BLAST_DEFAULT_TENANT=gw.tenant, BLAST_DATA_DIR=str(settings.data_dir))  # type: ignore[attr-defined]  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    part = shown.stdout.split("\nremediations:\n")[1].splitlines()
+    assert part[0] == ("  run GitHub Actions workflow rollback.yml on o/r@main with "
+                       "service=payment (playbook pb-rollback): failed")  # fmt: skip
+    assert part[1].startswith("    approved by Cy Example via web at ")
+    assert part[2].startswith("    attempt 1 at ") and ": dispatched (" in part[2]
+    assert part[3].startswith("    failed verification at ")
+    assert part[3].endswith(": 1 of 1 alerts still firing (ServiceHighErrorRate)"), part
 
 
 def test_a_failed_verification_retriggers_the_incident_and_its_escalation_policy(
@@ -578,8 +600,21 @@ def test_a_runbook_webhook_is_signed_and_posted_once(shop, receiver: Receiver) -
     gw = shop()
     plant(gw, {"type": "webhook", "url": receiver.url, "body": {"runbook": "restart-payment"}})
     incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
-    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    # the runner as it will be called: scheme and port too (which runner, which environment)
+    (proposal,) = thread(gw, incident)
+    assert f"Proposed remediation: POST the runbook webhook {receiver.url}. " in proposal["text"]
+    csrf = sign_in(gw, incident, MEMBER)
+    path = f"/api/v1/incidents/{incident}/remediations/remediation:{incident}:pb-rollback/approve"
+    clicked = gw.http.post(path, data={"csrf": csrf})
+    assert clicked.status_code == 303
+    assert "remediation=Approved+by+Cy+Example." in clicked.headers["location"]
     gw.drain()
+    again = gw.http.post(path, data={"csrf": csrf})  # a double click, after it ran
+    assert again.status_code == 303
+    assert (
+        "remediation=Already+approved+by+Cy+Example%3B+it+is+running."
+        in (again.headers["location"])
+    )
     assert receiver.refused == 0
     assert receiver.accepted == [
         {
@@ -606,6 +641,77 @@ def test_a_runbook_webhook_with_the_wrong_secret_is_refused_and_fails(
     assert row["remediation"]["status"] == "failed"
     assert row["attempts"][0]["outcome"].endswith("answered HTTP 401")
     assert any("Remediation failed to run" in e["text"] for e in thread(gw, incident))
+
+
+def test_a_remediation_without_its_credential_is_said_early_never_offered_for_approval(
+    shop, receiver: Receiver, github: FakeGitHub
+) -> None:
+    """Actions on, no BLAST_RUNBOOK_WEBHOOK_SECRET: the playbook POST warns, doctor and serve
+    name the playbook, the proposal says it cannot run (no buttons), the page offers no
+    Approve, and an approval is refused (409) before anyone decides in vain; nothing runs."""
+    from gateway.cli.commands import warn_unrunnable_remediations
+    from gateway.cli.doctor import check_actions
+
+    gw = shop(runbook_webhook_secret=None)
+    body = {"id": "pb-rollback", "title": "Restart payment", "component": "payment",
+            "checks": [{"type": "alert_kind", "kind": "errors"}],
+            "remediation": {"type": "webhook", "url": receiver.url, "body": {}}}  # fmt: skip
+    answer = gw.http.post("/api/v1/playbooks", json=body)
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["warning"] == (
+        "its remediation cannot run on this server: a webhook remediation needs "
+        "BLAST_RUNBOOK_WEBHOOK_SECRET (requests are signed), which is not set; until it is "
+        "set, a proposal of it says so and cannot be approved"
+    )
+    workflow = gw.http.post("/api/v1/playbooks", json=body | {"id": "pb-2", "remediation":
+                                                              WORKFLOW})  # fmt: skip
+    assert "warning" not in workflow.json()  # GITHUB_TOKEN is set
+    retired = gw.http.request("DELETE", "/api/v1/playbooks/pb-2", json={"reason": "a test"})
+    assert retired.status_code == 200, retired.text
+    settings = gw.runtime.settings
+    problems = [f.line() for f in check_actions(settings) if not f.ok]
+    assert problems == [
+        f"PROBLEM  actions: org_{gw.tenant}: BLAST_ACTIONS_ENABLED=true, but a webhook "  # type: ignore[attr-defined]
+        "remediation needs BLAST_RUNBOOK_WEBHOOK_SECRET (requests are signed), which is not "
+        "set: 1 playbook carries one (pb-rollback), whose proposals cannot be approved"
+    ]
+    warn_unrunnable_remediations(settings, gw.runtime)  # what serve says at start
+    assert problems[0].removeprefix("PROBLEM  actions: ") in gw.runtime.notes
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    said = [e for e in thread(gw, incident) if e["intent_id"].endswith(":pb-rollback:proposed")]
+    assert said[0]["notice"]["remediation_id"] is None, said  # no Approve / Reject buttons
+    assert (
+        "It cannot run here: a webhook remediation needs BLAST_RUNBOOK_WEBHOOK_SECRET"
+        in (said[0]["text"])
+    )
+    assert "after a member or approver" not in said[0]["text"]
+    page = page_as(gw, incident, MEMBER)
+    assert "It cannot run here: a webhook remediation needs" in page
+    assert "Approve as" not in page
+    refused = decide(gw, incident, "approve", MEMBER)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["detail"] == (
+        "it cannot run here: a webhook remediation needs BLAST_RUNBOOK_WEBHOOK_SECRET (requests "
+        "are signed), which is not set: ask an operator to set it first"
+    )
+    gw.drain()
+    assert receiver.accepted == [] and receiver.refused == 0
+    rows = {r["remediation"]["playbook_id"]: r for r in remediations(gw, incident)}
+    assert rows["pb-rollback"]["remediation"]["status"] == "proposed"
+
+
+def test_doctor_warns_when_actions_are_on_with_no_credential_at_all(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path
+) -> None:
+    from gateway.cli.doctor import NO_CREDENTIAL, check_actions
+
+    tenant = f"r{uuid.uuid4().hex[:10]}"
+    off = make_settings(falkordb, tmp_path, tenant)
+    assert [f.line() for f in check_actions(off)] == [
+        "ok       actions: off (BLAST_ACTIONS_ENABLED=false): remediations are only shown"
+    ]
+    bare = make_settings(falkordb, tmp_path, tenant, actions_enabled=True)
+    assert [f.line() for f in check_actions(bare)] == [f"warning  actions: {NO_CREDENTIAL}"]
 
 
 NOTE = FollowUp(about="remediation", incident_id="i", title="t", text=[Span(text="x")])

@@ -76,6 +76,10 @@ def test_alert_any_on_the_candidate_whatever_its_wording(graph):
     missed = evaluate(check, "valkey-cart", ev)
     assert not missed["held"] and missed["detail"] == "an alert of any kind on valkey-cart: 0"
     assert about_candidate(check) and not about_incident(check)
+    errors = evaluate({"type": "alert_kind", "kind": "errors"}, "product-catalog", ev)
+    assert errors["detail"] == "an errors alert on product-catalog: 1", errors  # not "a errors"
+    latency = evaluate({"type": "alert_kind", "kind": "latency"}, "postgres", ev)
+    assert latency["detail"] == "a latency alert on postgres: 0", latency
 
 
 def test_alert_any_on_listed_components_for_a_silent_cause(graph):

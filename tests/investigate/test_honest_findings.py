@@ -257,7 +257,7 @@ def test_compose_depends_on_is_start_order_weaker_than_a_hostname(tmp_path: Path
     report = of_world(world)
     assert report.unknown == ["api"] and report.start_order == []
     assert report.lines()[0].startswith(
-        "1 of 2 components that call others (datastores and topics left out) have no known "
+        "1 of 2 services (datastores and topics left out: they call nothing) have no known "
         "business call out (edges with `purpose: config` or `telemetry` do not count): api."
     )
 
@@ -275,7 +275,7 @@ def test_a_component_with_only_a_config_edge_is_listed_saying_why() -> None:
     report = of_world(world)
     assert (report.unknown, report.start_order) == (["ad", "flagd"], ["web"])
     assert report.lines()[0].startswith(
-        "3 of 4 components that call others (datastores and topics left out) have no known "
+        "3 of 4 services (datastores and topics left out: they call nothing) have no known "
         "business call out (edges with `purpose: config` or `telemetry` do not count; 1 of them "
         "has only compose depends_on, which is start order, not calls): ad, flagd, web."
     )

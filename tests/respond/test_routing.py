@@ -763,6 +763,39 @@ def test_grafana_state_alerts_are_titled_by_the_rule(gw: Gateway, state: str) ->
     assert page["title"] == f"Checkout p99 latency ({state})"
 
 
+@pytest.mark.parametrize(
+    ("state", "how"),
+    [
+        ("DatasourceNoData", "returned no data"),
+        ("DatasourceError", "could not query its data source"),
+    ],
+)
+def test_a_no_data_alert_is_about_the_monitoring_not_the_service(
+    gw: Gateway, state: str, how: str
+) -> None:
+    """Grafana's no-data (or error) alert on orders-api says its rule's query returned nothing:
+    the finding says so, and does not reason about orders-db failing orders-api's requests."""
+    case = json.loads((FIXTURES / "alertmanager/cases/09-grafana-unified-payload.json").read_text())
+    body = case["requests"][0]["body"]
+    (alert,) = body["alerts"]
+    alert["labels"] = {"alertname": state, "rulename": "Orders error ratio",
+                       "service": "orders-api", "ref_id": "A"}  # fmt: skip
+    alert["annotations"] = {}
+    alert["values"] = None
+    (incident_id,) = post(gw, body)["incidents"]
+    gw.drain()
+    finding = incident(gw, incident_id)["finding"]
+    assert finding["summary"] == (
+        f"Monitoring, not the service (alerts only): Grafana's rule 'Orders error ratio' {how} "
+        f"({state}). The data source, the exporter or the scrape stopped answering: this says "
+        "nothing yet about orders-api's requests or what they depend on. Check the data source "
+        "in Grafana and whether orders-api still exports its metrics."
+    )
+    assert finding["candidates"] == ["orders-api"] and "orders-db" not in finding["summary"]
+    (page,) = sent(gw, incident_id, "notification")  # its owner still hears of it
+    assert "Monitoring, not the service" in json.dumps(page["notice"])
+
+
 def test_two_owners_of_one_component_always_page_the_same_team() -> None:
     """Two sources that disagree leave two owners of one component; rows come in no order.
     The world file's owner is paged, else the first team by name, whatever the row order."""

@@ -262,8 +262,8 @@ def state(graph: TenantGraph) -> tuple[list[dict[str, Any]], list[dict[str, Any]
 def test_property_names_survive_kill9_after_concurrent_first_writes(tmp_path, attempt):
     """8 threads write the first alerts of a fresh graph, then FalkorDB is killed with -9 and
     replays its AOF. Without `schema_names` (in ensure_schema) 1 run in 3 or 4 came back with
-    properties under other names (README, "Crash safety"); with it, every incident and task must
-    come back exactly as it was."""
+    properties under other names (docs/operations.md, "Crash safety"); with it, every incident
+    and task must come back exactly as it was."""
     server = EmbeddedFalkorDB(tmp_path)
     store = GraphStore(server.start())
     try:
