@@ -892,7 +892,7 @@ class Investigator:
             named = doubt(named, alerting, ev.alerts, candidates, [], peers, {})
             named.summary = f"{note} {named.summary}".strip()
             return named, candidates, changes
-        hard, dependents, config = self._behind(task, ev, first, candidates)
+        hard, dependents, config, order_only = self._behind(task, ev, first, candidates)
         cleared = sorted(set(hard) & set(fine))
         if cleared:  # measured healthy in the window: not what fails the alerting cause
             hard = [h for h in hard if h not in cleared]
@@ -910,6 +910,15 @@ class Investigator:
             first, alerting, ev.alerts, candidates, hard, peers, dependents, sources, config,
             readers,
         )  # fmt: skip
+        started = [n for n in order_only if n in decision.candidates and n in hard]
+        if decision.root_cause is None and started:
+            # alerts only, nothing is traced: start order stays a suspect, and the page says
+            # what it rests on
+            verb = "is" if len(started) == 1 else "are"
+            decision.summary += (
+                f" {', '.join(started)} {verb} known only from compose `depends_on` (start "
+                "order, which may be no call)."
+            )
         decision = self._unknown_behind(task, ev, decision, candidates, changed)
         decision = self._start_order_only(task, ev, decision, candidates)
         decision = self._silent_readers(task, ev, decision)
@@ -1261,18 +1270,19 @@ class Investigator:
 
     def _behind(
         self, task: TaskRun, ev: Evidence, first: Decision, candidates: list[Candidate]
-    ) -> tuple[list[str], dict[str, list[str]], list[str]]:
+    ) -> tuple[list[str], dict[str, list[str]], list[str], list[str]]:
         """For an alerting cause with silent components behind it (`suspects_behind`): its
         direct dependencies whose failure fails its requests (hard or partial propagation), for
         each silent datastore among them its other hard dependents, which would suffer too if
-        it failed, and the configuration services it reads (`neighbours`;
-        `agents.investigate.weigh.doubt`)."""
+        it failed, the configuration services it reads (`neighbours`;
+        `agents.investigate.weigh.doubt`), and those of its dependencies the world knows only
+        from compose `depends_on` (start order, which may be no call)."""
         x = first.root_cause
         if x is None or x not in ev.alerting or first.surge_paths:
-            return [], {}, []
+            return [], {}, [], []
         behind = suspects_behind(x, candidates, ev.alerting)
         if not behind:
-            return [], {}, []
+            return [], {}, [], []
 
         def hard_edges(rows: list[dict[str, Any]], direction: str) -> list[str]:
             return sorted(r["name"] for r in rows if _hard(r, direction))
@@ -1288,7 +1298,8 @@ class Investigator:
             if c.kind == "datastore" and c.name in hard:
                 rows = call(task, ev, "neighbours", {"component": c.name}).data or []
                 out[c.name] = hard_edges(rows, "in")
-        return hard, out, config
+        order_only = sorted(r["name"] for r in mine if r.get("basis") == "depends_on")
+        return hard, out, config, order_only
 
     def _paths(
         self, task: TaskRun, ev: Evidence, decision: Decision, candidates: list[Candidate]

@@ -520,3 +520,26 @@ def test_one_delivery_is_investigated_once_and_later_alerts_wait(bare: TenantGra
                if t["kind"] == "reinvestigate" and t["status"] == "open"]  # fmt: skip
     assert len(pending) == 1  # two deliveries, one pending re-investigation
     assert investigate_all(bare) == {}  # within BLAST_REINVESTIGATE_S of the last one
+
+
+def test_a_dependency_known_only_from_start_order_is_said_to_be_so(
+    bare: TenantGraph, tmp_path: Path
+) -> None:
+    """Alerts only, nothing traced: the front end starts after web (compose `depends_on`, no
+    hostname of it in its settings), so web stays a suspect behind its alerting caller, and the
+    finding says what that rests on (a new user's trial: the doubt read as a known call)."""
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n"
+        "  frontend: {image: shop/nginx, depends_on: [web]}\n"
+        "  web: {image: shop/web, environment: {API: 'http://api:80'}}\n"
+        "  api: {image: shop/api}\n"
+    )
+    import_world(bare, world_of(tmp_path / "compose.yaml"))
+    (incident_id,) = set(fire(bare, [("HTTP5xxRatioHigh", "frontend", {})]))
+    investigate_all(bare)
+    got = finding(bare, incident_id)["finding"]
+    assert got["candidates"][:2] == ["frontend", "web"], got["summary"]
+    assert got["summary"].startswith("Inconclusive (alerts only): frontend alerts, but it depends")
+    assert got["summary"].endswith(
+        " web is known only from compose `depends_on` (start order, which may be no call)."
+    )
