@@ -3,9 +3,9 @@
 Answers 200 only after every accepted alert is in the graph. Status codes a sender sees:
 The heartbeat alert (`BLAST_HEARTBEAT_ALERTNAME`) is taken out before triage: it only stamps
 the tenant's heartbeat (agents/triage/heartbeat.py) and is counted in `heartbeats`. So is
-Grafana's contact-point test notification (`agents.triage.alerts.is_contact_point_test`): it is
-logged and counted in `tests`, and opens no incident and pages nobody (Grafana never resolves
-it).
+Grafana's contact-point test notification (`agents.triage.alerts.is_contact_point_test`) is
+logged and counted in `tests`, and triaged as any alert: its incident pages and stays open
+until someone resolves it (Grafana never resolves a test).
 400 not JSON, 401 bad credential, 413 body over `BLAST_MAX_BODY_BYTES`, 415 a media type
 other than JSON (`gateway.http.limits.json_media_problem`: no Content-Type is JSON) or a
 compressed body, 422 wrong shape (including legacy Grafana bodies), 503 graph unavailable
@@ -203,10 +203,12 @@ def _accept(
     beats, alerts = heartbeat.split(notification.alerts, settings.heartbeat_alertname)
     tests = [a for a in alerts if is_contact_point_test(a)]
     if tests:  # a person pressed "Test" on a Grafana contact point: the webhook works
-        alerts = [a for a in alerts if not is_contact_point_test(a)]
+        # triaged as any alert, so the test shows the whole path (incident, page, link); the
+        # bug-report cases expect its alert kept with its link (keep #6506)
         log.warning(
             "tenant %s: Grafana contact-point test notification received (receiver %r): the "
-            "webhook works; no incident opened, nobody paged", tenant, tests[0].receiver,
+            "webhook works; its incident pages as any alert does and stays open until resolved "
+            "by hand (Grafana never resolves a test)", tenant, tests[0].receiver,
         )  # fmt: skip
     recovered = None
     if beats:  # proof of life, never an incident
