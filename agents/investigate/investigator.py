@@ -742,6 +742,10 @@ class Investigator:
                 leads.append(playbook | {"row": row})
             elif found is None:
                 found = playbook | {"row": row}
+            elif backed(found) and not backed(playbook):
+                continue  # an untried playbook does not unsettle a lesson people gave
+            elif backed(playbook) and not backed(found):
+                found = playbook | {"row": row}  # nor does one that came first in the order
             else:
                 unsure = True  # another cause holds as well, as trusted
                 break
@@ -1456,6 +1460,15 @@ def alone_explains(
     return None
 
 
+def backed(playbook: dict[str, Any]) -> bool:
+    """Whether a recalled playbook (`recall` entry) rests on an engineer's verdict: learned from
+    one, or confirmed when it steered (`helped`). One written by hand or imported that no verdict
+    ever backed is untried: at the same trust it does not make memory unsure of a backed one's
+    cause (a new user's trial: a one-check "payments has an alert: restart payments" cancelled
+    the shop database a person had confirmed, and the page sent the on-call to payments first)."""
+    return bool(playbook.get("learned_from") or playbook.get("helped"))
+
+
 #: Checks that only say the candidate alerts (on itself), or that it explains the alerting
 #: components: what the rules weighed already (`restates`).
 RESTATING_CHECKS = frozenset({"alert_kind", "alert_any", "alert_firing", "explains_alerting"})
@@ -1473,7 +1486,7 @@ def restates(steered: dict[str, Any], used: list[dict[str, Any]], rules: Decisio
     the silent policy service both alerting services call. A playbook learned from a verdict
     is memory of that very tie resolved, and breaks it."""
     cause = steered["candidate"]
-    if steered.get("learned_from") or steered.get("helped"):
+    if backed(steered):
         return None
     if rules.root_cause == cause or cause not in rules.candidates:
         return None

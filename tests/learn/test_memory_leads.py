@@ -191,3 +191,27 @@ def test_an_untried_playbook_that_only_says_its_cause_alerts_does_not_break_the_
     )
     (use,) = found["memory"]
     assert (use["applicable"], use["steered"]) == (True, False)
+
+
+def test_an_untried_playbook_does_not_unsettle_a_cause_people_confirmed(home: Gateway):
+    """orders and pay fail, an engineer names shop-db; then someone writes "pay has an alert:
+    restart pay" (one check, no verdict ever). The same fault again, worded otherwise: both
+    playbooks hold, but only shop-db's rests on a verdict, so memory names shop-db (a new
+    user's trial: the two held alike, neither steered, and the page sent the on-call to pay)."""
+    first = [("OrdersErrors", "orders", "5xx ratio 31% on orders"),
+             ("PayLatencyHigh", "pay", "pay p99 3.2s")]  # fmt: skip
+    verdict(home, fire(home, WEEK1, first), "rejected", "shop-db")
+    clear(home, WEEK1, first)
+    answer = home.http.post("/api/v1/playbooks", json={
+        "id": "pb-pay-restart", "title": "Restart pay", "component": "pay",
+        "checks": [{"type": "alert_any"}],
+    })  # fmt: skip
+    assert answer.status_code == 201, answer.text
+    again = incident(home, fire(home, WEEK1 + timedelta(days=2), [
+        ("OrderApiFailureRatio", "orders", "orders failing 27% of requests"),
+        ("PaymentRequestsSlow", "pay", "payment requests p95 2.9s"),
+    ]))  # fmt: skip
+    assert (again["root_cause"], again["finding"]["planner"]) == ("shop-db", "memory")
+    uses = {u["playbook"]: (u["applicable"], u["steered"]) for u in again["memory"]}
+    assert uses["pb-pay-restart"] == (True, False)
+    assert [v for k, v in uses.items() if k.endswith(":shop-db")] == [(True, True)]
