@@ -477,6 +477,18 @@ def test_doctor_reports_an_invalid_setting_as_a_problem_line(tmp_path: Path) -> 
     assert "xoxb-1234567890-abcdefghijkl" not in slack.stdout + slack.stderr
 
 
+def test_doctor_refuses_the_host_serve_refuses(falkordb, tmp_path: Path) -> None:
+    """serve exits 2 on BLAST_HOST=0.0.0.0 with no webhook tokens; doctor with the same
+    settings says so as a PROBLEM (exit 1), not `ok settings`."""
+    env = {"FALKORDB_URL": falkordb.url, "BLAST_HOST": "0.0.0.0", "BLAST_PORT": str(free_port())}
+    serve = cli("serve", "--data-dir", str(tmp_path), **env)
+    assert serve.returncode == 2 and "refusing to listen on 0.0.0.0" in serve.stderr, serve
+    done = cli("doctor", "--data-dir", str(tmp_path), **env)
+    assert done.returncode == 1, done.stdout
+    (line,) = [line for line in done.stdout.splitlines() if "settings:" in line]
+    assert line.startswith("PROBLEM  settings: BLAST_HOST='0.0.0.0' needs BLAST_WEBHOOK_TOKENS")
+
+
 def test_an_env_file_that_cannot_be_read_is_a_configuration_error(tmp_path: Path) -> None:
     for path, why in ((tmp_path / "missing.env", "No such file or directory"),
                       (tmp_path, "Is a directory")):  # fmt: skip

@@ -50,7 +50,7 @@ from gateway.ops.runtime import (
     ConfigError,
     Runtime,
     embedded_server,
-    is_loopback,
+    listen_refusal,
     missing_data_dir,
     writable_folder,
 )
@@ -236,13 +236,8 @@ def serve(
     setup_logging(verbose)
     settings = load_settings(port=port, host=host, data_dir=data_dir, workers=workers)
     refuse_placeholder_secrets(settings)
-    if not settings.auth_required and not is_loopback(settings.host):
-        where = settings.host or "an empty host (BLAST_HOST='': every address)"
-        typer.echo(
-            f"configuration error: refusing to listen on {where} with no "
-            "BLAST_WEBHOOK_TOKENS set (anyone could post alerts); set tokens or bind 127.0.0.1",
-            err=True,
-        )
+    if (refusal := listen_refusal(settings)) is not None:
+        typer.echo(f"configuration error: {refusal}", err=True)
         raise typer.Exit(2)
     configure_logging(settings, verbose)
     writable_folder(settings.data_dir)
