@@ -37,6 +37,7 @@ from adapters.falkordb import (
     graph_name,
 )
 from adapters.notify import AdapterError
+from agents.act.run import cannot_run
 
 # Each command imports inside its body what only it uses, so a worker process (`python -m
 # gateway.cli worker`, started by serve) loads no web stack, model SDK or PyGithub (README
@@ -52,6 +53,7 @@ from gateway.ops.runtime import (
     embedded_server,
     listen_refusal,
     missing_data_dir,
+    remediation_credentials,
     writable_folder,
 )
 from gateway.ops.sdnotify import notify
@@ -1113,6 +1115,9 @@ def incident(
         found = incident_detail(graph, incident_id, listed, firing_first=not as_json)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
         fixes = graph.rows("incident_remediations", {"incident_id": incident_id}) if found else []
+    creds = remediation_credentials(settings)
+    for fix in fixes:  # with this shell's settings: say a proposal nobody can approve
+        fix["cannot_run"] = cannot_run(fix["remediation"], creds, settings.actions_enabled)
     if found is None:
         path = archive_path(settings.data_dir, name)
         archived = find_archived(path, incident_id)
