@@ -13,7 +13,7 @@ from agents.act import notices, spec
 from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, SIMILAR_SHOWN, TEXT_WEIGHT
 from agents.triage import heartbeat
 from agents.triage.triage import component_candidates
-from gateway.http.status import ALERT_GROUPS
+from gateway.http.status import ALERT_GROUPS, playbook_outcome
 from gateway.web.overview import cause as listed_cause
 from gateway.web.timeline import paged_words
 
@@ -376,9 +376,7 @@ def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
     if memory:
         lines.append("playbooks considered:")
         lines += [
-            f"  {m['playbook']} on {m['candidate']}: "
-            f"{'applied' if m['applicable'] else 'not applicable'}, "
-            f"{'steered' if m['steered'] else 'did not steer'}, "
+            f"  {m['playbook']} on {m['candidate']}: {playbook_outcome(m)}; "
             f"trust {float(m['trust_at_use'] or 0):.2f} at use"
             + (f", verdict {m['verdict']}" if m.get("verdict") else "")
             for m in memory
