@@ -80,6 +80,16 @@ def test_a_database_that_does_not_answer_is_one_line_for_every_command(tmp_path:
         one_line_failure(done, dead.removeprefix("redis://"), "Connection refused")
 
 
+def test_a_worker_on_a_data_folder_that_does_not_exist_refuses(tmp_path: Path) -> None:
+    """A misspelt --data-dir must not start an empty embedded database that the worker then
+    claims nothing from, looking healthy: exit 2, nothing created."""
+    typo = tmp_path / "dtcc"
+    done = cli("worker", "--burst", "--data-dir", str(typo))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.startswith(f"worker: data folder {typo} does not exist"), done.stderr
+    assert not typo.exists()
+
+
 def test_a_data_folder_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")

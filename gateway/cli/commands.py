@@ -400,6 +400,9 @@ def worker(
         raise typer.Exit(2)
     settings = load_settings(data_dir=data_dir)
     refuse_placeholder_secrets(settings)
+    # a worker works on serve's database: on the embedded one, a folder that does not exist is
+    # a typo, and starting an empty database there would look healthy while claiming nothing
+    existing_data_dir(settings, "worker")
     configure_logging(settings, verbose)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -969,7 +972,8 @@ def oncall(
 
 
 def existing_data_dir(settings: Settings, command: str) -> None:
-    """A reading command (`incidents`, `incident`, `oncall`) on the embedded database: exit 2
+    """A reading command (`incidents`, `incident`, `oncall`), or a `worker` (it works on the
+    database `serve` made), on the embedded database: exit 2
     when the data folder does not exist, as `doctor` says, rather than start an empty database
     there and answer "no incidents" (with FALKORDB_URL the folder holds no database)."""
     if settings.falkordb_url is None and not settings.data_dir.is_dir():
