@@ -80,6 +80,16 @@ def test_a_database_that_does_not_answer_is_one_line_for_every_command(tmp_path:
         one_line_failure(done, dead.removeprefix("redis://"), "Connection refused")
 
 
+def test_a_worker_on_a_data_folder_that_does_not_exist_refuses(tmp_path: Path) -> None:
+    """A misspelt --data-dir must not start an empty embedded database that the worker then
+    claims nothing from, looking healthy: exit 2, nothing created."""
+    typo = tmp_path / "dtcc"
+    done = cli("worker", "--burst", "--data-dir", str(typo))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.startswith(f"worker: data folder {typo} does not exist"), done.stderr
+    assert not typo.exists()
+
+
 def test_a_data_folder_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
@@ -475,6 +485,18 @@ def test_doctor_reports_an_invalid_setting_as_a_problem_line(tmp_path: Path) -> 
     for run in (done, slack):
         assert "Value error" not in run.stdout and "Traceback" not in run.stderr
     assert "xoxb-1234567890-abcdefghijkl" not in slack.stdout + slack.stderr
+
+
+def test_doctor_refuses_the_host_serve_refuses(falkordb, tmp_path: Path) -> None:
+    """serve exits 2 on BLAST_HOST=0.0.0.0 with no webhook tokens; doctor with the same
+    settings says so as a PROBLEM (exit 1), not `ok settings`."""
+    env = {"FALKORDB_URL": falkordb.url, "BLAST_HOST": "0.0.0.0", "BLAST_PORT": str(free_port())}
+    serve = cli("serve", "--data-dir", str(tmp_path), **env)
+    assert serve.returncode == 2 and "refusing to listen on 0.0.0.0" in serve.stderr, serve
+    done = cli("doctor", "--data-dir", str(tmp_path), **env)
+    assert done.returncode == 1, done.stdout
+    (line,) = [line for line in done.stdout.splitlines() if "settings:" in line]
+    assert line.startswith("PROBLEM  settings: BLAST_HOST='0.0.0.0' needs BLAST_WEBHOOK_TOKENS")
 
 
 def test_an_env_file_that_cannot_be_read_is_a_configuration_error(tmp_path: Path) -> None:

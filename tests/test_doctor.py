@@ -6,10 +6,12 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 
+import httpx
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, free_port
@@ -23,6 +25,8 @@ from gateway.cli.doctor import (
     check_notifiers,
     check_planner,
     check_prometheus,
+    check_queue,
+    check_settings,
     check_webhook,
     check_workers,
     receiver_snippet,
@@ -31,7 +35,7 @@ from gateway.cli.doctor import (
 from gateway.ops.runtime import Runtime
 from gateway.world import demo_world_path, import_world, load_world
 from tests.anthropic_api import KEY, AnthropicAPI
-from tests.conftest import make_settings
+from tests.conftest import alert_body, make_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = "4b9d2c7e1f0a8b3c6d5e4f3a2b1c0d9e"
@@ -261,3 +265,56 @@ def test_a_worker_process_is_seen_by_its_connections(falkordb: EmbeddedFalkorDB,
         f"1 worker process connected: learner@{socket.gethostname()}/{worker.pid}"
     ), found
     assert found[0].what.startswith("1 worker") and WORKER_CLIENT not in found[0].what
+
+
+def test_a_task_no_worker_claims_is_a_problem_even_with_a_worker_connected(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tmp_path, tenant
+):
+    """A worker stopped (SIGSTOP), swapped out or deadlocked keeps its connection, so the
+    connection check says ok while a critical incident waits unpaged: the age of the oldest
+    ready task is what shows it. Past the bound it is a PROBLEM naming the task's kind and
+    incident; a drained queue is ok."""
+    settings = make_settings(falkordb, tmp_path, tenant)
+    wedged = Runtime(settings, client_name=worker_client_name("any"))  # connected, claims nothing
+    with Runtime(settings) as runtime, wedged:
+        base = f"http://127.0.0.1:{runtime.serve_http('127.0.0.1', 0)}"
+        answer = httpx.post(f"{base}/api/v1/alerts", content=alert_body("cart"),
+                            headers={"Content-Type": "application/json"})  # fmt: skip
+        (incident,) = answer.json()["opened"]
+        assert check_workers(settings)[0].ok  # the connection alone looks fine
+        time.sleep(0.05)
+        (fresh,) = check_queue(settings)
+        assert fresh.ok and not fresh.warn, fresh
+        (stalled,) = check_queue(settings, stalled_s=0.0)
+        assert stalled.line().startswith(
+            f"PROBLEM  queue: {tenant}: the investigate task of incident {incident} has waited "
+        ), stalled.line()
+        assert "no worker claims tasks" in stalled.what
+        (slow,) = check_queue(settings, slow_s=-settings.idle_poll_ms / 1000)
+        assert slow.warn and slow.ok, slow
+        runtime.make_worker().run(threading.Event(), burst=True)
+        assert [f.line() for f in check_queue(settings, stalled_s=0.0)] == [
+            "ok       queue: no task is waiting for a worker"
+        ]
+
+
+def test_doctor_refuses_what_serve_refuses_and_says_where_it_read_the_settings(
+    falkordb: EmbeddedFalkorDB, tmp_path, tenant
+):
+    """`BLAST_HOST=0.0.0.0` without webhook tokens: serve exits 2, so doctor must not say the
+    settings are ok (it applies serve's own rule, `listen_refusal`). The ok line names the
+    environment doctor read, which may not be serve's."""
+    exposed = make_settings(falkordb, tmp_path, tenant, host="0.0.0.0")
+    (line,) = [f.line() for f in check_settings(exposed)]
+    assert line.startswith(
+        "PROBLEM  settings: BLAST_HOST='0.0.0.0' needs BLAST_WEBHOOK_TOKENS: serve says "
+        "'refusing to listen on 0.0.0.0 with no BLAST_WEBHOOK_TOKENS set"
+    ), line
+    assert "read from this shell's environment" in line
+    guarded = exposed.model_copy(update={"webhook_tokens": {tenant: SecretStr(GOOD)}})
+    (ok,) = check_settings(guarded)
+    assert ok.ok and "read from this shell's environment" in ok.what, ok
+    env_file = tmp_path / "blast.env"
+    env_file.write_text("BLAST_PORT=8080\n")
+    (ok,) = check_settings(guarded, env_file)
+    assert f"read from this shell's environment and {env_file} (serve reads its own" in ok.what

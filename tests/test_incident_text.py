@@ -200,7 +200,7 @@ def test_the_incident_report_shows_what_was_ruled_out_similar_incidents_and_memo
         "confirmed by Priya Raman (score 0.64)\n" in text
     )
     assert (
-        "playbooks considered:\n  playbook:inc-0:valkey-cart on valkey-cart: applied, steered, "
+        "playbooks considered:\n  playbook:inc-0:valkey-cart on valkey-cart: applied, steered; "
         "trust 0.50 at use, verdict helped\n" in text
     )
     # nothing of the three: no empty headings

@@ -16,6 +16,7 @@ import pytest
 from adapters.falkordb import EmbeddedFalkorDB, free_port, graph_name
 from gateway.cli.demo import rfc3339
 from gateway.cli.demo_evidence import PrometheusServer
+from gateway.cli.incident_text import incident_report
 from gateway.ops.runtime import Runtime
 from gateway.world import demo_world_path, import_world, load_world
 from tests.conftest import Gateway, make_settings
@@ -201,9 +202,25 @@ def test_a_playbook_of_context_checks_only_cannot_steer(shop) -> None:
     gw = shop(None)
     context = [{"type": "no_recent_change"},
                {"type": "alert_kind", "kind": "errors", "scope": "alerting"}]  # fmt: skip
-    assert gw.http.post("/api/v1/playbooks", json=playbook("postgres", context)).is_success
+    posted = gw.http.post("/api/v1/playbooks", json=playbook("postgres", context))
+    assert posted.status_code == 201, posted.text
+    # said at once: it is stored, but can never steer (nor propose its remediation)
+    assert posted.json()["warning"].startswith(
+        "it can never steer an investigation: none of its checks looks at postgres itself"
+    )
     incident = fire(gw, "product-catalog", datetime.now(UTC) - timedelta(hours=2))
     checks = used_checks(gw, incident)
     assert [c["held"] for c in checks] == [True, True, True]  # the gate, then both checks
     found = gw.http.get(f"/api/v1/incidents/{incident}").json()
     assert found["finding"]["planner"] == "rules"
+    # every check held: not "not applicable", but held and why it did not steer
+    (use,) = found["memory"]
+    assert use["outcome"] == (
+        "held, did not steer: no check looks at postgres itself (checks of the context, such "
+        "as alerts on other components, cannot single it out)"
+    )
+    assert use["outcome"] in incident_report(found)
+    assert use["outcome"] in gw.http.get(f"/ui/incidents/{incident}").text
+    # a check on the component itself: no warning
+    own = playbook("postgres", [{"type": "alert_any"}])
+    assert "warning" not in gw.http.post("/api/v1/playbooks", json=own).json()

@@ -391,3 +391,22 @@ def test_a_cause_under_the_confidence_line_is_paged_as_a_lead(
         assert figure in text
         assert ("named, low confidence" in text) is lead, text
     assert "Root cause: *payment* " + figure in root["text"]
+
+
+def test_a_confirmation_of_an_inconclusive_finding_names_the_confirmed_cause() -> None:
+    """A "Cause confirmed" under "check in this order: payments, shop-db" cannot say which one
+    was confirmed: the edited page names it, as a rejection names the actual cause. A
+    confirmation of a named root cause says nothing more (the page names it already)."""
+    from adapters.notices import Page, VerdictNote
+    from adapters.slack.mrkdwn import page_text, status_lines
+
+    confirmed = VerdictNote(verdict="confirmed", by_name="Dana", at=0, actual_cause="shop-db")
+    open_page = Page(incident_id="inc-1", title="orders 5xx", candidates=["payments", "shop-db"],
+                     verdicts=[confirmed])  # fmt: skip
+    (line,) = status_lines(open_page)
+    assert line == (
+        "Cause confirmed by Dana at 1970-01-01 00:00:00 UTC; confirmed cause: *shop-db*."
+    )
+    assert line in page_text(open_page)  # what the outbox writes
+    named = open_page.model_copy(update={"root_cause": "shop-db"})
+    assert status_lines(named) == ["Cause confirmed by Dana at 1970-01-01 00:00:00 UTC."]

@@ -723,7 +723,7 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     assert "<strong>0.67</strong>" in playbooks and "helped 1, misled 0" in playbooks
     assert f">{second}</a>: trust 0.50, steered, verdict helped" in playbooks
     assert "✓ held: no_recent_change (changes in the last 2 h: none)" in incident
-    assert "applied / steered" in incident
+    assert "applied, steered" in incident
 
 
 def test_memory_lists_preferences_with_their_versions(site: Site, store: GraphStore) -> None:

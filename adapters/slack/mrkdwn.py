@@ -57,7 +57,9 @@ def spans(text: list[Span]) -> str:
 
 def status_lines(page: Page) -> list[str]:
     """What happened to a page since it went out, as mrkdwn lines: acknowledgement,
-    resolution and each verdict (`Cause confirmed by <@U…> at …`)."""
+    resolution and each verdict (`Cause confirmed by <@U…> at …`), naming the cause a
+    rejection gave, and the one a confirmation named where the page names another or none
+    (an inconclusive finding's suspects: `…; confirmed cause: *shop-db*`)."""
     lines = []
     if page.acknowledged_at is not None:
         lines.append(
@@ -73,6 +75,9 @@ def status_lines(page: Page) -> list[str]:
         line = f"{what} by {who} at {fmt_ms(v.at)}"
         if v.verdict == "rejected" and v.actual_cause:
             line += f"; actual cause: *{escape_mrkdwn(v.actual_cause)}*"
+        elif v.verdict == "confirmed" and v.actual_cause and v.actual_cause != page.root_cause:
+            # an inconclusive page lists several suspects: say which one was confirmed
+            line += f"; confirmed cause: *{escape_mrkdwn(v.actual_cause)}*"
         lines.append(line + ".")
     return lines
 

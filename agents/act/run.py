@@ -63,6 +63,23 @@ def missing_credential(remediation_type: str | None, creds: Credentials) -> str 
     return None
 
 
+#: Why a proposal cannot run while actions are off.
+ACTIONS_OFF = "actions are off (BLAST_ACTIONS_ENABLED=false): nothing runs, nothing is approvable"
+
+
+def cannot_run(remediation: dict[str, Any], creds: Credentials, enabled: bool) -> str | None:
+    """Why the stored remediation `remediation` (a `Remediation` node's properties: `status`,
+    `type`) still `proposed` cannot be approved and run with these settings: actions off
+    (`enabled` False: `ACTIONS_OFF`) or a missing credential (`missing_credential`); None
+    when it can, or when it is no longer proposed (decided: its record says what happened).
+    Said wherever the proposal is shown, so nobody is invited to approve in vain."""
+    if remediation.get("status") != "proposed":
+        return None
+    if not enabled:
+        return ACTIONS_OFF
+    return missing_credential(remediation.get("type"), creds)
+
+
 def adapter_for(remediation: spec.GitHubWorkflow | spec.FlagdFlag | spec.Webhook,
                 creds: Credentials) -> Notifier:  # fmt: skip
     """The adapter that runs `remediation`. Raises a non-retryable `AdapterError` when its

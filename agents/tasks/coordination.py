@@ -143,6 +143,16 @@ def reap(graph: TenantGraph, max_attempts: int) -> list[dict[str, Any]]:
     return graph.rows("reap_tasks", {"max_attempts": max_attempts})
 
 
+def oldest_ready(graph: TenantGraph, max_attempts: int) -> dict[str, Any] | None:
+    """The task of `graph` ready to claim the longest (`oldest_ready_task.cypher`): a row
+    `{kind, incident_id ('' if none), waited_ms (database clock), ready (how many are ready)}`,
+    or None when nothing waits. Ready as `claim_batch` sees it: open or with an expired lease,
+    attempts left, past `not_before`, a follow-up only once its incident was paged. A long wait
+    means no worker claims (none runs, or the ones connected are wedged: `blast-radius doctor`)."""
+    rows = graph.rows("oldest_ready_task", {"max_attempts": max_attempts, "after_page": AFTER_PAGE})
+    return rows[0] if rows else None
+
+
 class TaskRun:
     """One attempt at a claimed task: checkpointed steps, fenced writes, once-only actions.
 

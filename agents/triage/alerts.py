@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from agents.failure_kinds import MONITORING_KINDS, classify
+
 #: Alert names Grafana gives a rule in NoData / Error state (the rule's name moves to `rulename`).
 GRAFANA_STATE_ALERTS = frozenset({"DatasourceNoData", "DatasourceError"})
 #: Grafana's contact-point test ("Test" on a contact point, `POST …/receivers/test`): one alert
@@ -92,6 +94,14 @@ class NormalizedAlert:
             or self.annotations.get("summary", "")
             or f"alert without alertname (fingerprint {self.fingerprint})"
         )
+
+
+def about_monitoring(alert: NormalizedAlert) -> bool:
+    """True for an alert about the monitoring itself, not the service it names (failure kind
+    `nodata`, `failure_kinds.MONITORING_KINDS`: Grafana's `DatasourceNoData` and
+    `DatasourceError`): it must not title an incident a real alert is in (the page would
+    lead with "Catalog latency (DatasourceNoData)" over a real latency alert)."""
+    return classify(alert.alertname, alert.annotations.get("summary", "")) in MONITORING_KINDS
 
 
 def is_contact_point_test(alert: NormalizedAlert) -> bool:

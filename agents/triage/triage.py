@@ -46,7 +46,7 @@ from typing import Any
 import orjson
 
 from adapters.falkordb import Rendered, TenantGraph, rendered
-from agents.triage.alerts import NormalizedAlert
+from agents.triage.alerts import NormalizedAlert, about_monitoring
 
 #: Label names tried in order to find an alert's component (first known component wins).
 COMPONENT_LABELS = (
@@ -325,6 +325,9 @@ class OpenIncident:
     #: the title of an incident opened by this delivery and not written yet, else None
     new: str | None = None
     held: bool = False
+    #: `new` is a monitoring alert's title (`about_monitoring`): the first real alert of the
+    #: delivery that joins takes the title over
+    new_gap: bool = False
 
     def row(self) -> list[Any]:
         """As `triage_context` reads it (and `triage_batch` checks it)."""
@@ -784,6 +787,7 @@ class Triage:
             incident = OpenIncident(
                 f"inc-{uuid.uuid4().hex[:12]}", start, [component] if component else [],
                 [group], "", 0, severity, alert.severity, alert.title(), held,
+                about_monitoring(alert),
             )  # fmt: skip
             state[incident.id] = incident
             index.add(incident)
@@ -807,6 +811,9 @@ class Triage:
                 index.add(incident)
             if severity > incident.rank:
                 incident.rank, incident.severity = severity, alert.severity
+            if incident.new is not None and incident.new_gap and not about_monitoring(alert):
+                # a no-data alert opened it, a real one is here: the page leads with the real
+                incident.new, incident.new_gap = alert.title(), False
         incident.firing += 1
         self.anchor[component if component is not None else f"group:{group}"] = incident.id
         self.report.accepted += 1

@@ -37,6 +37,7 @@ from adapters.falkordb import (
     graph_name,
 )
 from adapters.notify import AdapterError
+from agents.act.run import cannot_run
 
 # Each command imports inside its body what only it uses, so a worker process (`python -m
 # gateway.cli worker`, started by serve) loads no web stack, model SDK or PyGithub (README
@@ -50,8 +51,9 @@ from gateway.ops.runtime import (
     ConfigError,
     Runtime,
     embedded_server,
-    is_loopback,
+    listen_refusal,
     missing_data_dir,
+    remediation_credentials,
     writable_folder,
 )
 from gateway.ops.sdnotify import notify
@@ -236,13 +238,8 @@ def serve(
     setup_logging(verbose)
     settings = load_settings(port=port, host=host, data_dir=data_dir, workers=workers)
     refuse_placeholder_secrets(settings)
-    if not settings.auth_required and not is_loopback(settings.host):
-        where = settings.host or "an empty host (BLAST_HOST='': every address)"
-        typer.echo(
-            f"configuration error: refusing to listen on {where} with no "
-            "BLAST_WEBHOOK_TOKENS set (anyone could post alerts); set tokens or bind 127.0.0.1",
-            err=True,
-        )
+    if (refusal := listen_refusal(settings)) is not None:
+        typer.echo(f"configuration error: {refusal}", err=True)
         raise typer.Exit(2)
     configure_logging(settings, verbose)
     writable_folder(settings.data_dir)
@@ -403,6 +400,9 @@ def worker(
         raise typer.Exit(2)
     settings = load_settings(data_dir=data_dir)
     refuse_placeholder_secrets(settings)
+    # a worker works on serve's database: on the embedded one, a folder that does not exist is
+    # a typo, and starting an empty database there would look healthy while claiming nothing
+    existing_data_dir(settings, "worker")
     configure_logging(settings, verbose)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -972,7 +972,8 @@ def oncall(
 
 
 def existing_data_dir(settings: Settings, command: str) -> None:
-    """A reading command (`incidents`, `incident`, `oncall`) on the embedded database: exit 2
+    """A reading command (`incidents`, `incident`, `oncall`), or a `worker` (it works on the
+    database `serve` made), on the embedded database: exit 2
     when the data folder does not exist, as `doctor` says, rather than start an empty database
     there and answer "no incidents" (with FALKORDB_URL the folder holds no database)."""
     if settings.falkordb_url is None and not settings.data_dir.is_dir():
@@ -1118,6 +1119,9 @@ def incident(
         found = incident_detail(graph, incident_id, listed, firing_first=not as_json)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
         fixes = graph.rows("incident_remediations", {"incident_id": incident_id}) if found else []
+    creds = remediation_credentials(settings)
+    for fix in fixes:  # with this shell's settings: say a proposal nobody can approve
+        fix["cannot_run"] = cannot_run(fix["remediation"], creds, settings.actions_enabled)
     if found is None:
         path = archive_path(settings.data_dir, name)
         archived = find_archived(path, incident_id)

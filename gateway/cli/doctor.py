@@ -10,7 +10,8 @@ next 14 days), the default route (in Slack mode the default team's `slack_channe
 with no stated propagation), every outbound notifier (`Notifier.check()`: the outbox is
 writable or can be created; Slack and GitHub adapters check their token and access), the
 planner's models (`ChatModel.check()`: key and model name, no tokens spent), that some worker
-process is connected to the database (`check_workers`), with actions on that every
+process is connected to the database (`check_workers`) and that no task has waited over a
+minute for one (`check_queue`: a wedged worker keeps its connection), with actions on that every
 playbook's remediation has its credential (`check_actions`), that the webhook answers `GET
 /health/ready` at the URL Alertmanager will post to (its `detail` lines as warnings), and, with
 `PROMETHEUS_URL`,
@@ -39,10 +40,12 @@ from adapters.models import ModelError
 from adapters.notify import AdapterError
 from adapters.slack.notifier import SlackNotifier
 from agents.act.run import missing_credential
+from agents.tasks.coordination import oldest_ready
 from agents.tasks.kinds import ROLE_KINDS
 from agents.tasks.worker import WORKER_CLIENT
 from gateway.ops.runtime import (
     Runtime,
+    listen_refusal,
     missing_data_dir,
     prometheus_client,
     remediation_credentials,
@@ -85,14 +88,37 @@ def webhook_base(settings: Settings, url: str | None) -> str:
     return f"http://{host}:{settings.port}"
 
 
+def settings_source(env_file: Path | None = None) -> str:
+    """Where these settings were read, for doctor's settings line: this shell's environment
+    and `env_file`, else `./.env` when there is one (pydantic-settings reads it from the working
+    directory). `serve` reads its own environment and working directory, so a setting given on
+    its command line (`BLAST_HOST=… blast-radius serve`) is not seen here."""
+    if env_file is not None:
+        return f"read from this shell's environment and {env_file}"
+    dotenv = Path(".env").resolve()
+    if dotenv.is_file():
+        return f"read from this shell's environment and {dotenv}"
+    return f"read from this shell's environment only (no {dotenv})"
+
+
 def check_settings(settings: Settings, env_file: Path | None = None) -> list[Finding]:
-    """Placeholder or weak secrets are problems (unless `BLAST_DEV`), and so is a `BLAST_*` name
-    in the environment or `env_file` that is no setting (a typo: `unknown_settings`)."""
+    """Every combination `serve` refuses is a problem, through serve's own rules: placeholder or
+    weak secrets (unless `BLAST_DEV`) and a non-loopback `BLAST_HOST` with no webhook tokens
+    (`listen_refusal`); so is a `BLAST_*` name in the environment or `env_file` that is no
+    setting (a typo: `unknown_settings`). Each line says where the settings were read
+    (`settings_source`): doctor checks its own environment, not the running serve's."""
+    source = settings_source(env_file)
     found = [Finding(False, "settings", line) for line in settings.placeholder_secrets()]
+    if (refusal := listen_refusal(settings)) is not None:
+        found.append(Finding(False, "settings", f"BLAST_HOST={settings.host!r} needs "
+                             f"BLAST_WEBHOOK_TOKENS: serve says {refusal!r} and exits 2 "
+                             f"({source})"))  # fmt: skip
     found += [Finding(False, "settings", line) for line in unknown_settings(env_file)]
     if not found:
         mode = "dev mode: placeholder secrets allowed" if settings.dev else "no placeholder secret"
-        found.append(Finding(True, "settings", f"tenants {', '.join(settings.tenants)}; {mode}"))
+        found.append(Finding(True, "settings", f"tenants {', '.join(settings.tenants)}; {mode}; "
+                             f"{source} (serve reads its own: run doctor with the same "
+                             "environment, e.g. --env-file for a unit's file)"))  # fmt: skip
     return found
 
 
@@ -406,6 +432,62 @@ def check_workers(settings: Settings) -> list[Finding]:
     return found
 
 
+#: A task ready to claim for longer than this (s) is a PROBLEM: no worker takes it, whatever
+#: connections are open (a worker stopped with SIGSTOP, swapped out or deadlocked keeps its
+#: connection). An idle worker asks the graph every BLAST_IDLE_POLL_MS (at most 60 s) even with
+#: no wake-up, and a busy one claims again after each task (an investigation takes seconds), so
+#: a minute is well past any healthy wait; a re-investigation waits on purpose (`not_before`),
+#: and a lease still held is not counted (the ready time of a claimed task is its lease's end).
+STALLED_S = 60.0
+#: A ready task older than this (s) plus BLAST_IDLE_POLL_MS is a warning: slow, not yet stalled
+#: (a burst of incidents can queue work this long).
+SLOW_S = 10.0
+
+
+def check_queue(
+    settings: Settings, stalled_s: float = STALLED_S, slow_s: float = SLOW_S
+) -> list[Finding]:
+    """The oldest task ready to claim, per tenant (`oldest_ready`): waiting longer than
+    `stalled_s` is a PROBLEM naming its kind and incident (workers connected or not: the
+    connection check cannot see a wedged worker), longer than `slow_s` plus the idle poll a
+    warning, else one ok line. Nothing when the database is down (`check_falkordb` says so)."""
+    url = database_url(settings)
+    if url is None or not answers_ping(url):
+        return []
+    store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
+    found, idle = [], 0
+    try:
+        for tenant in settings.tenants:
+            try:
+                oldest = oldest_ready(store.graph(graph_name(tenant)), settings.max_attempts)
+            except GraphUnavailable as exc:
+                found.append(Finding(True, "queue", f"{tenant}: cannot read the tasks ({exc})",
+                                     warn=True))  # fmt: skip
+                continue
+            if oldest is None:
+                idle += 1
+                continue
+            waited_s = max(0, oldest["waited_ms"]) / 1000
+            of = f" of incident {oldest['incident_id']}" if oldest["incident_id"] else ""
+            n = oldest["ready"]
+            what = (f"{tenant}: the {oldest['kind']} task{of} has waited {waited_s:.0f} s for a "
+                    f"worker ({n} task{'' if n == 1 else 's'} ready)")  # fmt: skip
+            if waited_s > stalled_s:
+                found.append(Finding(False, "queue", f"{what}: no worker claims tasks (a "
+                                     f"worker connected but stopped, swapped out or stuck "
+                                     f"keeps its connection); restart the workers"))  # fmt: skip
+            elif waited_s > slow_s + settings.idle_poll_ms / 1000:
+                found.append(Finding(True, "queue", f"{what}: slow; a PROBLEM past "
+                                     f"{stalled_s:.0f} s", warn=True))  # fmt: skip
+            else:
+                found.append(Finding(True, "queue", what))
+    finally:
+        store.close()
+    if idle == len(settings.tenants):
+        found.append(Finding(True, "queue", "no task is waiting for a worker"))
+    return found
+
+
 def remediation_problems(settings: Settings, graph: TenantGraph) -> list[str]:
     """With `BLAST_ACTIONS_ENABLED`, one line per remediation type `graph`'s active playbooks
     carry that cannot run with these settings (`run.missing_credential`: a webhook without
@@ -533,6 +615,7 @@ def run_checks(
         + check_notifiers(runtime)
         + check_planner(runtime)
         + check_workers(settings)
+        + check_queue(settings)
         + check_actions(settings)
         + check_webhook(webhook_base(settings, url))
         + check_prometheus(settings)

@@ -13,7 +13,7 @@ from agents.act import notices, spec
 from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, SIMILAR_SHOWN, TEXT_WEIGHT
 from agents.triage import heartbeat
 from agents.triage.triage import component_candidates
-from gateway.http.status import ALERT_GROUPS
+from gateway.http.status import ALERT_GROUPS, playbook_outcome
 from gateway.web.overview import cause as listed_cause
 from gateway.web.timeline import paged_words
 
@@ -199,8 +199,9 @@ def incident_report(
 
 def _remediation_lines(rows: list[dict[str, Any]]) -> list[str]:
     """`remediations:` then, per remediation (newest first), what it runs
-    (`agents.act.spec.describe`), its playbook and status, and under it who decided, each
-    attempt and the verification, as the incident's web page says them."""
+    (`agents.act.spec.describe`), its playbook and status (with the row's `cannot_run`, why a
+    proposal cannot be approved), and under it who decided, each attempt and the
+    verification, as the incident's web page says them."""
     if not rows:
         return []
     lines = ["remediations:"]
@@ -211,7 +212,10 @@ def _remediation_lines(rows: list[dict[str, Any]]) -> list[str]:
         except ValidationError:  # stored by another version
             what = None
         what = what or f"remediation {rem.get('type') or 'of unknown type'}"
-        lines.append(f"  {what} (playbook {rem.get('playbook_id')}): {rem.get('status')}")
+        status = rem.get("status")
+        if row.get("cannot_run"):  # `run.cannot_run`: no approval would run it
+            status = f"{status}, but it cannot run here: {row['cannot_run']}"
+        lines.append(f"  {what} (playbook {rem.get('playbook_id')}): {status}")
         for verb, decision in (("approved", row["approval"]), ("rejected", row["rejection"])):
             if decision:
                 lines.append(f"    {verb} by {decision['by']} via {decision['source']} at "
@@ -372,9 +376,7 @@ def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
     if memory:
         lines.append("playbooks considered:")
         lines += [
-            f"  {m['playbook']} on {m['candidate']}: "
-            f"{'applied' if m['applicable'] else 'not applicable'}, "
-            f"{'steered' if m['steered'] else 'did not steer'}, "
+            f"  {m['playbook']} on {m['candidate']}: {playbook_outcome(m)}; "
             f"trust {float(m['trust_at_use'] or 0):.2f} at use"
             + (f", verdict {m['verdict']}" if m.get("verdict") else "")
             for m in memory

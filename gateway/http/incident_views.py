@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from adapters.falkordb import TenantGraph, graph_name
 from gateway.http.auth import tenant_for
 from gateway.http.limits import ParsedOnceRoute
-from gateway.http.status import MAX_OFFSET, alert_counts, incident_detail
+from gateway.http.status import MAX_OFFSET, alert_counts, incident_detail, playbook_outcome
 from gateway.web.session import COOKIE, Sessions
 
 router = APIRouter(route_class=ParsedOnceRoute)
@@ -114,7 +114,8 @@ def step_page(
 def decisions(graph: TenantGraph, incident_id: str) -> list[dict[str, Any]]:
     """The incident's decisions, newest first: `{id, at (ms UTC), planner, playbooks: [{id,
     title, failure_kind, status, path, candidate, trust_at_use, checks, applicable, steered,
-    verdict}]}`. `checks` is the list of check results stored at use."""
+    verdict, outcome}]}`. `checks` is the list of check results stored at use; `outcome` what
+    became of the playbook, in words (`status.playbook_outcome`)."""
     found: dict[str, dict[str, Any]] = {}
     for row in graph.rows("web_decisions", {"incident_id": incident_id}):
         decision = found.setdefault(
@@ -131,6 +132,8 @@ def decisions(graph: TenantGraph, incident_id: str) -> list[dict[str, Any]]:
                 "applicable": row["applicable"], "steered": row["steered"],
                 "verdict": row["verdict"],
             })  # fmt: skip
+            use = decision["playbooks"][-1]
+            use["outcome"] = playbook_outcome(use)
     return list(found.values())
 
 

@@ -83,7 +83,9 @@ def check_names(check: Any) -> list[str]:
 async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]:
     """Store the playbook (active, trust 0.5); answer `{id, trust, status}`, plus `warning`
     when its remediation cannot run with this server's settings (`run.missing_credential`:
-    `BLAST_RUNBOOK_WEBHOOK_SECRET` for a webhook, `GITHUB_TOKEN` for the GitHub types)."""
+    `BLAST_RUNBOOK_WEBHOOK_SECRET` for a webhook, `GITHUB_TOKEN` for the GitHub types), or
+    when it can never steer: no check looks at its component itself (`about_candidate`,
+    agents/investigate/checks.py; the investigator's rule), both in one string."""
     graph = _graph(request)
     settings: Settings = request.app.state.settings
     checks_json = json.dumps([c.model_dump() for c in playbook.checks])
@@ -143,12 +145,29 @@ async def add_playbook(request: Request, playbook: PlaybookIn) -> dict[str, Any]
         playbook.remediation.type if playbook.remediation else None,
         remediation_credentials(settings),
     )
+    warnings = []
     if missing:
-        stored["warning"] = (
+        warnings.append(
             f"its remediation cannot run on this server: {missing}; until it is set, a proposal "
             "of it says so and cannot be approved"
         )
+    if not any(check.about_candidate() for check in playbook.checks):
+        warnings.append(NEVER_STEERS.format(component=playbook.component))
+    if warnings:
+        stored["warning"] = "; also, ".join(warnings)
     return stored
+
+
+#: POST's warning for a playbook none of whose checks looks at its component itself.
+NEVER_STEERS = (
+    "it can never steer an investigation: none of its checks looks at {component} itself "
+    "(alert_any on listed components, alert_kind or alert_firing with scope alerting, "
+    "no_recent_change and explains_alerting read the incident's context, which cannot single "
+    "out a cause); a recalled playbook steers, and its remediation is proposed, only when a "
+    'check that held looks at its candidate: add one such as {{"type": "alert_any"}}, '
+    'calls_failing or named_by_alert (docs/evidence.md). Until then it is shown as "held, did '
+    'not steer"'
+)
 
 
 @router.get("/api/v1/playbooks")

@@ -1,8 +1,10 @@
 """Remediations over HTTP: what an incident may run, and the web's Approve / Reject.
 
 - `GET /api/v1/incidents/{id}/remediations`: `{incident_id, actions_enabled, remediations:
-  [{remediation, attempts, approval, rejection, verification}]}` (API credentials, or a
-  signed-in web session's cookie, as the other incident routes).
+  [{remediation, attempts, approval, rejection, verification, cannot_run}]}` (API credentials,
+  or a signed-in web session's cookie, as the other incident routes). `cannot_run`: for one
+  still proposed, why it cannot be approved with this server's settings (actions off, or
+  the credential its type needs is not set: `run.cannot_run`), else null.
 - `POST /api/v1/incidents/{id}/remediations/{rid}/approve` and `…/reject`: decide as the
   web's signed-in person: the session's person (their own viewer token, or the authenticating
   proxy's email), never the body; a bearer token names a tenant, not a person, and open mode
@@ -36,6 +38,7 @@ from adapters.notify import AdapterError
 from adapters.slack.payloads import Action, Interaction
 from agents.act.approval import Approver, Refused, decide
 from agents.act.notices import APPROVE
+from agents.act.run import cannot_run
 from gateway.http.incident_views import api_tenant
 from gateway.http.limits import ParsedOnceRoute, read_limited
 from gateway.ops.runtime import remediation_credentials
@@ -68,8 +71,12 @@ async def list_remediations(request: Request, incident_id: str) -> dict[str, Any
     rows = await run_in_threadpool(read)
     if rows is None:
         raise HTTPException(404, f"no incident {incident_id!r}")
+    settings = request.app.state.settings
+    creds = remediation_credentials(settings)
+    for row in rows:  # a proposal nobody can approve here says so (`run.cannot_run`)
+        row["cannot_run"] = cannot_run(row["remediation"], creds, settings.actions_enabled)
     return {"incident_id": incident_id, "remediations": rows,
-            "actions_enabled": request.app.state.settings.actions_enabled}  # fmt: skip
+            "actions_enabled": settings.actions_enabled}  # fmt: skip
 
 
 async def _decide(

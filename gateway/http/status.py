@@ -20,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
 from agents.investigate import similar
+from agents.investigate.checks import about_candidate
 from agents.learn import verdicts
 from agents.respond import lifecycle
 from gateway.http.auth import tenant_for
@@ -222,6 +223,39 @@ def incident_detail(
     } | memory_of(graph, incident_id, row["root_cause"])
 
 
+#: A playbook that steered though its checks held only with other components alerting.
+LEAD_USE = (
+    "a lead: its checks held but for the shape of the alerts (other components alert than "
+    "then), steered"
+)
+
+
+def playbook_outcome(use: dict[str, Any]) -> str:
+    """What became of one recalled playbook in a decision, in words, from its stored use
+    (`applicable`, `steered`, `candidate`, `checks`: the results `{check, held, …}` in the
+    order they ran). A playbook steers only when every check held and one that held looks at
+    the candidate itself (`checks.about_candidate`; agents/investigate/investigator.py): one
+    whose checks all held but only read the context (alerts on listed callers, nothing changed
+    elsewhere, most alerting components reach it) is "held, did not steer", with that reason,
+    not "not applicable"; one whose check failed says which."""
+    steered, applicable = bool(use.get("steered")), bool(use.get("applicable"))
+    if steered:
+        return "applied, steered" if applicable else LEAD_USE
+    if applicable:
+        return "applied, did not steer (another cause was as likely or more)"
+    results = [r for r in use.get("checks") or [] if isinstance(r, dict) and "held" in r]
+    failed = next((r for r in results if not r["held"]), None)
+    if failed is not None:
+        kind = (failed.get("check") or {}).get("type") or "a"
+        return f"not applicable: its {kind} check did not hold, did not steer"
+    if results and not any(about_candidate(r.get("check") or {}) for r in results):
+        return (
+            f"held, did not steer: no check looks at {use.get('candidate')} itself (checks of "
+            "the context, such as alerts on other components, cannot single it out)"
+        )
+    return "not applicable, did not steer"
+
+
 def memory_of(graph: TenantGraph, incident_id: str, cause: str | None) -> dict[str, Any]:
     """`{similar, memory}` of `incident_detail` (`cypher/incident_memory.cypher`): `similar`
     without the earlier incidents that share nothing with this one (`similar.alike`, with
@@ -232,6 +266,8 @@ def memory_of(graph: TenantGraph, incident_id: str, cause: str | None) -> dict[s
         | {"checks": json.loads(u["checks_json"] or "[]")}
         for u in row.get("used") or []
     ]
+    for use in used:
+        use["outcome"] = playbook_outcome(use)
     found = json.loads(row.get("similar_json") or "[]")
     return {"similar": similar.alike(found, cause), "memory": used}
 

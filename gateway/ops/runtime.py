@@ -71,6 +71,20 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def listen_refusal(settings: Settings, host: str | None = None) -> str | None:
+    """Why `serve` refuses to listen on `host` (default `BLAST_HOST`) with these settings, or
+    None: a non-loopback address with no `BLAST_WEBHOOK_TOKENS`, where anyone who reaches it
+    could post alerts. The one rule `serve`, `Runtime.serve_http` and `doctor` all apply."""
+    host = settings.host if host is None else host
+    if settings.auth_required or is_loopback(host):
+        return None
+    where = host or "an empty host (BLAST_HOST='': every address)"
+    return (
+        f"refusing to listen on {where} with no BLAST_WEBHOOK_TOKENS set (anyone could post "
+        "alerts); set tokens or bind 127.0.0.1"
+    )
+
+
 def writable_folder(path: Path) -> Path:
     """Create `path` if needed and check a file can be written in it; returns it.
 
@@ -352,11 +366,8 @@ class Runtime:
         assert self.store is not None
         host = host or self.settings.host
         port = self.settings.port if port is None else port
-        if not self.settings.auth_required and not is_loopback(host):
-            raise ConfigError(
-                f"refusing to listen on {host} with no BLAST_WEBHOOK_TOKENS set: anyone could "
-                "post alerts. Set BLAST_WEBHOOK_TOKENS or bind 127.0.0.1."
-            )
+        if (refusal := listen_refusal(self.settings, host)) is not None:
+            raise ConfigError(refusal)
         try:  # bound here, so a port in use is one clear line, not uvicorn's traceback
             family = socket.AF_INET6 if ":" in host else socket.AF_INET
             listener = socket.create_server((host, port), family=family)

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from adapters.falkordb import GraphStore, TenantGraph
 from agents.act import notices, spec
-from agents.act.run import Credentials, missing_credential
+from agents.act.run import Credentials, cannot_run
 from agents.respond import escalation
 from agents.respond import maintenance as quiet_windows
 from agents.respond.messages import lead
@@ -273,17 +273,18 @@ def pretty(value: Any) -> str:
 
 
 def remediations(
-    graph: TenantGraph, incident_id: str, creds: Credentials | None = None
+    graph: TenantGraph, incident_id: str, creds: Credentials | None = None, enabled: bool = True
 ) -> list[dict[str, Any]]:
     """The incident's remediations (`incident_remediations.cypher` rows), each with `what`:
     what it runs, in words (`agents.act.spec.describe`), `record`: for one still proposed,
     the fix's record on earlier incidents as the thread says it (`agents.act.notices.record`),
-    else None, and `cannot_run`: why it could not run with `creds` (this server's settings:
-    `run.missing_credential`), else None, so the page offers no Approve that would fail."""
+    else None, and `cannot_run`: why one still proposed could not run with `creds` and
+    actions `enabled` (this server's settings: `run.cannot_run`), else None, so the page
+    offers no Approve that would fail, nor invites one."""
     rows: list[dict[str, Any]] = graph.rows("incident_remediations", {"incident_id": incident_id})
     for row in rows:
         rem = row["remediation"]
-        row["cannot_run"] = missing_credential(rem.get("type"), creds) if creds else None
+        row["cannot_run"] = cannot_run(rem, creds, enabled) if creds else None
         row["record"] = (
             notices.record(notices.runs(graph, rem), rem["component"])
             if rem.get("status") == "proposed" and rem.get("playbook_id") else None

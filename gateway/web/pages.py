@@ -362,7 +362,8 @@ async def incident_page(request: Request, incident_id: str) -> Response:
             "decisions": incident_views.decisions(graph, incident_id),
             "graph": drawn, "graph_svg": drawing.svg(drawn),
             "remediations": overview.remediations(
-                graph, incident_id, remediation_credentials(request.app.state.settings)
+                graph, incident_id, remediation_credentials(request.app.state.settings),
+                request.app.state.settings.actions_enabled,
             ),
             "cause": overview.cause({
                 "heartbeat": (detail["heartbeat"] or {}).get("alertname"),

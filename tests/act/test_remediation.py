@@ -25,12 +25,14 @@ from typing import Any
 import pytest
 from falkordb import FalkorDB
 from pydantic import SecretStr
+from typer.testing import CliRunner
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from adapters.github.actions import FlagdPullRequest, branch_name
 from adapters.github.notifier import client
 from adapters.notices import FollowUp, Span, fmt_ms
 from adapters.notify import AdapterError, OutboundMessage
+from gateway.cli.commands import app
 from gateway.cli.demo import rfc3339
 from gateway.cli.demo_evidence import Edge, PrometheusServer, Window, available
 from gateway.ops.runtime import Runtime
@@ -644,7 +646,7 @@ def test_a_runbook_webhook_with_the_wrong_secret_is_refused_and_fails(
 
 
 def test_a_remediation_without_its_credential_is_said_early_never_offered_for_approval(
-    shop, receiver: Receiver, github: FakeGitHub
+    shop, receiver: Receiver, github: FakeGitHub, falkordb: EmbeddedFalkorDB, tmp_path: Path
 ) -> None:
     """Actions on, no BLAST_RUNBOOK_WEBHOOK_SECRET: the playbook POST warns, doctor and serve
     name the playbook, the proposal says it cannot run (no buttons), the page offers no
@@ -688,6 +690,23 @@ def test_a_remediation_without_its_credential_is_said_early_never_offered_for_ap
     page = page_as(gw, incident, MEMBER)
     assert "It cannot run here: a webhook remediation needs" in page
     assert "Approve as" not in page
+    # the action box at the top says so too, and invites no approval
+    top = page.split('id="remediation-proposed">', 1)[1].split("</p>", 1)[0]
+    assert "which cannot run here: a webhook remediation needs BLAST_RUNBOOK_WEBHOOK" in top
+    assert "Approve or reject" not in top and "Nothing to approve until an operator" in top
+    # the API carries why, beside the status
+    (api_row,) = [r for r in remediations(gw, incident)
+                  if r["remediation"]["playbook_id"] == "pb-rollback"]  # fmt: skip
+    assert api_row["remediation"]["status"] == "proposed"
+    assert api_row["cannot_run"].startswith("a webhook remediation needs BLAST_RUNBOOK_WEBHOOK")
+    # and so does `blast-radius incident`, with this shell's settings
+    env = {"FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": gw.tenant,  # type: ignore[attr-defined]
+           "BLAST_DATA_DIR": str(tmp_path), "BLAST_ACTIONS_ENABLED": "true"}  # fmt: skip
+    said = CliRunner().invoke(app, ["incident", incident], env=env)
+    assert said.exit_code == 0, said.output
+    assert "(playbook pb-rollback): proposed, but it cannot run here: a webhook remediation " in (
+        said.output
+    )
     refused = decide(gw, incident, "approve", MEMBER)
     assert refused.status_code == 409, refused.text
     assert refused.json()["detail"] == (

@@ -7,6 +7,7 @@ Slack API (tests/slack_api.py) behind the real slack-sdk client.
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Iterator
@@ -794,6 +795,31 @@ def test_a_no_data_alert_is_about_the_monitoring_not_the_service(
     assert finding["candidates"] == ["orders-api"] and "orders-db" not in finding["summary"]
     (page,) = sent(gw, incident_id, "notification")  # its owner still hears of it
     assert "Monitoring, not the service" in json.dumps(page["notice"])
+
+
+def test_a_no_data_alert_does_not_title_an_incident_a_real_alert_is_in(gw: Gateway) -> None:
+    """Grafana sends a rule's NoData alert first and a real alert on the same service in one
+    delivery: the incident is titled by the real alert, not "<rule> (DatasourceNoData)"."""
+    case = json.loads((FIXTURES / "alertmanager/cases/09-grafana-unified-payload.json").read_text())
+    body = case["requests"][0]["body"]
+    (alert,) = body["alerts"]
+    nodata = copy.deepcopy(alert)
+    nodata["labels"] = {"alertname": "DatasourceNoData", "rulename": "Orders latency",
+                        "service": "orders-api", "ref_id": "A"}  # fmt: skip
+    nodata["annotations"], nodata["values"] = {}, None
+    nodata["fingerprint"] = "00000000000000aa"
+    real = copy.deepcopy(alert)
+    real["labels"] = {"alertname": "HighErrorRate", "service": "orders-api",
+                      "severity": "critical"}  # fmt: skip
+    real["fingerprint"] = "00000000000000bb"
+    body["alerts"] = [nodata, real]
+    (incident_id,) = post(gw, body)["incidents"]
+    assert incident(gw, incident_id)["title"] == "HighErrorRate"
+    alone = copy.deepcopy(body) | {
+        "alerts": [nodata | {"fingerprint": "00000000000000cc", "startsAt": "2026-01-01T00:00:00Z"}]
+    }
+    (only,) = post(gw, alone)["incidents"]  # alone, it still says which rule went silent
+    assert incident(gw, only)["title"] == "Orders latency (DatasourceNoData)"
 
 
 def test_two_owners_of_one_component_always_page_the_same_team() -> None:
