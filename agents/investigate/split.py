@@ -28,7 +28,7 @@ import logging
 import uuid
 from typing import Any
 
-from agents.failure_kinds import starved
+from agents.failure_kinds import MONITORING_KINDS, classify, starved
 from agents.tasks.coordination import TaskRun
 from agents.triage.triage import severity_rank
 
@@ -95,7 +95,7 @@ def split_unexplained(task: TaskRun, root_cause: str | None, hops: int) -> str |
     kept = [a for a in alerts if a not in moved]
     if not moved or not any(a["status"] == "firing" and a["component"] for a in kept):
         return None  # nothing to move, or the cause explains no firing alert: keep them together
-    top = max(moved, key=lambda a: (severity_rank(a["severity"]), -a["starts_at_ms"]))
+    top = title_alert(moved)
     away = list(dict.fromkeys(a["component"] for a in moved))
     why = f"no dependency path from {', '.join(away)} to the root cause {cause}"
     summary = None
@@ -128,3 +128,14 @@ def split_unexplained(task: TaskRun, root_cause: str | None, hops: int) -> str |
     )
     log.info("incident %s: split %d alerts into %s (%s)", incident_id, len(moved), new_id, why)
     return str(row["incident_id"])
+
+
+def title_alert(moved: list[dict[str, Any]]) -> dict[str, Any]:
+    """The alert that titles an incident split off (`incident_alerts` rows, at least one): a
+    real alert before one about the monitoring (Grafana's `DatasourceNoData` and
+    `DatasourceError`, `failure_kinds.MONITORING_KINDS`: the page would lead with a rule that
+    returned no data over a real latency alert), then the most severe, then the earliest."""
+    return max(moved, key=lambda a: (
+        classify(a["alertname"], a.get("summary") or "") not in MONITORING_KINDS,
+        severity_rank(a["severity"]), -a["starts_at_ms"],
+    ))  # fmt: skip

@@ -24,7 +24,7 @@ from agents.investigate.investigator import (
     serving_only,
     start_order_edge,
 )
-from agents.investigate.split import starved_explained
+from agents.investigate.split import starved_explained, title_alert
 from agents.investigate.weigh import weigh
 from agents.tasks.coordination import TaskRun, claim
 from agents.triage.triage import Links, shared_dependencies, triage
@@ -543,3 +543,15 @@ def test_a_dependency_known_only_from_start_order_is_said_to_be_so(
     assert got["summary"].endswith(
         " web is known only from compose `depends_on` (start order, which may be no call)."
     )
+
+
+def test_a_no_data_alert_does_not_title_an_incident_split_off_with_a_real_alert() -> None:
+    """A Grafana rule that returned no data is about the monitoring: a real alert split off
+    with it titles the new incident, however severe or early the no-data alert (a new user's
+    trial: "Catalog latency (DatasourceNoData)" led the page)."""
+    nodata = {"alertname": "DatasourceNoData", "severity": "critical", "starts_at_ms": 1}
+    real = {"alertname": "HighLatency", "severity": "warning", "starts_at_ms": 2}
+    assert title_alert([nodata, real]) is real
+    assert title_alert([nodata]) is nodata
+    worse = real | {"severity": "critical"}
+    assert title_alert([real, worse]) is worse
