@@ -51,6 +51,15 @@ def corrected_then_again(
     return incident(home, fire(home, WEEK1 + timedelta(days=2), after))
 
 
+def restart_pay(home: Gateway, check: dict[str, str]) -> None:
+    """A hand-written playbook "Restart pay" pinned to pay with one `check`: no verdict has
+    ever backed it (untried, a lead at 0.45)."""
+    answer = home.http.post("/api/v1/playbooks", json={
+        "id": "pb-pay-restart", "title": "Restart pay", "component": "pay", "checks": [check],
+    })  # fmt: skip
+    assert answer.status_code == 201, answer.text
+
+
 def test_a_remembered_lead_that_explains_fewer_alerting_components_does_not_steer(home: Gateway):
     """shadow-store, silent, was named in a correction when app-gateway and voice were slow.
     Next, voice, command and notifier fail: the correction's playbook misses only on the
@@ -145,11 +154,7 @@ def test_an_untried_playbook_held_on_most_alerting_services_loses_to_what_explai
     call it). Memory does not name pay (a new user's trial: an untried playbook on payments
     paged the checkout team for a postgres outage and split an alert off); the rules' shop-db
     stands, and the finding says which remembered cause it overruled and why."""
-    answer = home.http.post("/api/v1/playbooks", json={
-        "id": "pb-pay-restart", "title": "Restart pay", "component": "pay",
-        "checks": [{"type": "alert_kind", "kind": "errors"}],
-    })  # fmt: skip
-    assert answer.status_code == 201, answer.text
+    restart_pay(home, {"type": "alert_kind", "kind": "errors"})
     found = incident(home, fire(home, WEEK1, [
         ("OrdersErrors", "orders", "5xx ratio 31% on orders"),
         ("PayErrors", "pay", "5xx ratio 40% on pay"),
@@ -173,11 +178,7 @@ def test_an_untried_playbook_that_only_says_its_cause_alerts_does_not_break_the_
     and alerts, but shop-db, silent behind it, would fail them the same way, so the rules name
     neither. A hand-written "errors on pay: restart pay", its one check an errors alert on pay,
     says nothing the rules did not weigh: it does not name pay, and says why."""
-    answer = home.http.post("/api/v1/playbooks", json={
-        "id": "pb-pay-restart", "title": "Restart pay", "component": "pay",
-        "checks": [{"type": "alert_kind", "kind": "errors"}],
-    })  # fmt: skip
-    assert answer.status_code == 201, answer.text
+    restart_pay(home, {"type": "alert_kind", "kind": "errors"})
     found = incident(home, fire(home, WEEK1, [
         ("OrdersErrors", "orders", "5xx ratio 31% on orders"),
         ("PayErrors", "pay", "5xx ratio 40% on pay"),
@@ -202,11 +203,7 @@ def test_an_untried_playbook_does_not_unsettle_a_cause_people_confirmed(home: Ga
              ("PayLatencyHigh", "pay", "pay p99 3.2s")]  # fmt: skip
     verdict(home, fire(home, WEEK1, first), "rejected", "shop-db")
     clear(home, WEEK1, first)
-    answer = home.http.post("/api/v1/playbooks", json={
-        "id": "pb-pay-restart", "title": "Restart pay", "component": "pay",
-        "checks": [{"type": "alert_any"}],
-    })  # fmt: skip
-    assert answer.status_code == 201, answer.text
+    restart_pay(home, {"type": "alert_any"})
     again = incident(home, fire(home, WEEK1 + timedelta(days=2), [
         ("OrderApiFailureRatio", "orders", "orders failing 27% of requests"),
         ("PaymentRequestsSlow", "pay", "payment requests p95 2.9s"),
