@@ -400,7 +400,7 @@ def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decis
 #: itself: a coincidence argued against, below `client_fault`'s comparison with another client.
 LONE_CLIENT_CONFIDENCE = 0.6
 #: The most a cause earns when the one client its calls are degraded for neither alerts nor is
-#: degraded itself (`asked_by_one`): a lead; the walk alone links it to the alerts.
+#: degraded itself (`bystander`): a lead; the walk alone links it to the alerts.
 BYSTANDER_CONFIDENCE = 0.45
 
 
