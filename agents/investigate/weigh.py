@@ -399,9 +399,6 @@ def client_fault(edges: list[dict[str, Any]], near: set[str], win: str) -> Decis
 #: Confidence of a client named because every server it calls fails for it while working for
 #: itself: a coincidence argued against, below `client_fault`'s comparison with another client.
 LONE_CLIENT_CONFIDENCE = 0.6
-#: The most a cause earns when the one client its calls are degraded for neither alerts nor is
-#: degraded itself (`bystander`): a lead; the walk alone links it to the alerts.
-BYSTANDER_CONFIDENCE = 0.45
 
 
 def lone_client(
@@ -857,6 +854,9 @@ def surged_into(name: str, edges: list[dict[str, Any]], sigs: dict[str, list[Sig
 #: The most a cause measured only on one client's calls earns while another client's calls into
 #: it are served as usual (`asked_by_one`): a lead a playbook's held checks may outweigh.
 ONE_CLIENT_CONFIDENCE = 0.6
+#: The most a cause earns when the one client its calls are degraded for neither alerts nor is
+#: degraded itself (`bystander`): a lead; the walk alone links it to the alerts.
+BYSTANDER_CONFIDENCE = 0.45
 
 
 def asked_by_one(
