@@ -133,8 +133,8 @@ class Page(_Value):
 
 #: What a follow-up is about; renderers may treat kinds differently (buttons for `readback`).
 FollowUpAbout = Literal[
-    "cleared", "resolved", "acknowledged", "diagnosis", "team-told", "new-cause", "readback",
-    "readback-answer", "escalation", "reopened", "remediation",
+    "cleared", "resolved", "acknowledged", "diagnosis", "team-told", "lead-told", "new-cause",
+    "readback", "readback-answer", "escalation", "reopened", "remediation",
 ]  # fmt: skip
 
 

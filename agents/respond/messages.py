@@ -644,6 +644,33 @@ def team_told(
     )  # fmt: skip
 
 
+def lead_told(
+    intent_id: str,
+    incident: dict[str, Any],
+    owner: dict[str, Any],
+    paged: dict[str, Any] | None,
+    reply_to: str | None,
+) -> OutboundMessage:
+    """Tell the on-call of the team that owns a cause a re-investigation named only as a lead
+    (under 0.5: no page wakes them, docs/oncall.md) in the incident's thread, with a mention:
+    their component is named, how sure, and who was paged. `owner`: the route of the cause
+    (`agents.respond.routing.route`); `paged`: the first page's route, or None."""
+    cause = incident["root_cause"]
+    person = owner.get("person") or f"nobody on call for {owner.get('team') or 'its team'}"
+    team = f" ({owner['team']})" if owner.get("team") else ""
+    sure = float(incident.get("confidence") or 0)
+    text = [
+        Span(text=f"{person}{team}: your component "),
+        Span(text=cause, strong=True),
+        Span(text=f" is now named as a lead for this incident ({sure:.2f}: check it first; not a "
+                  f"conclusion, so nobody was paged for it); paged: {paged_line(paged or {})}."),
+    ]  # fmt: skip
+    return followup(
+        intent_id, incident, "lead-told", text, reply_to, channel=owner.get("channel"),
+        person=_person(owner),
+    )  # fmt: skip
+
+
 def _where(who: dict[str, Any] | None) -> str:
     """` in #channel` of a route, ` in the default channel`, or nothing for a route that reached
     no channel (`unrouted`: its `paged_line` says the page is in the outbox only)."""

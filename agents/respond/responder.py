@@ -686,6 +686,8 @@ class Responder:
             # another team over a cause the first page's finding (or an engineer) named surer
             if moved and cause and float(incident.get("confidence") or 0) >= LEAD_BELOW:
                 reached = self._page_new_cause(task, incident, alerts, root)
+            elif moved and cause:
+                self._tell_lead_owner(task, incident, root)
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
         task.complete("updated" if found else "page updated: its alerts changed",
                       mark_notified=True, root_cause=cause, shows=shows,
@@ -721,6 +723,35 @@ class Responder:
             self._page_cause(task, incident, who, repage, root, {})
         self._tell_teams(task, incident, alerts, who)
         return self._repaged(repage, who)
+
+    def _tell_lead_owner(self, task: TaskRun, incident: dict[str, Any], root: str) -> None:
+        """After a re-investigation named a cause only as a lead: tell its owning team's on-call
+        in the thread of `root` (intent `…:lead-told:<team>`, once per team and incident), unless
+        that team was paged already. A lead wakes nobody, but the team whose component it names
+        hears of it, whatever order the alerts came in (the same alerts together would have
+        paged them: a new user's trial)."""
+        paged = task.step(
+            "paged_before", {"incident_id": incident["id"]},
+            lambda: task.graph.one("incident_paged", {"incident_id": incident["id"]}),
+            deferred=True,
+        )  # fmt: skip
+        before = json.loads(paged["result"]) if paged else None
+        owner: dict[str, Any] = task.step(
+            "route_new_cause",
+            {"cause": incident["root_cause"]},
+            lambda: routing.route(task.graph, [incident["root_cause"]], self.default_channel),
+            deferred=True,
+        )
+        team = owner.get("team")
+        if not team or team == (before or {}).get("team"):
+            return
+        message = messages.lead_told(
+            intent(incident["id"], f"lead-told:{team}"), incident, owner, before, root
+        )
+        task.act(self.messenger, self._linked(message))
+        if self.records is not None:
+            copy = message.model_copy(update={"intent_id": f"{message.intent_id}:record"})
+            task.act(self.records, copy)
 
     def _repaged(self, repage: OutboundMessage | None, who: dict[str, Any] | None) -> bool | None:
         """Whether the page of a new cause's on-call (`_repage`, to route `who`) reached

@@ -841,3 +841,31 @@ def test_two_owners_of_one_component_always_page_the_same_team() -> None:
         [row("alpha", False), row("zeta", False)],
     ):
         assert route_from(rows, ["billing"], lambda: None)["team"] == "alpha"
+
+
+def test_a_lead_on_another_team_s_component_tells_that_team_without_paging(gw: Gateway) -> None:
+    """The lead (orders-db, 0.45) of the test above belongs to orders-data, which no page woke:
+    its on-call hears of it in the thread, with a mention, once (a new user's trial: the same
+    alerts arriving together page that team; arriving one after the other they told it
+    nothing)."""
+    (incident_id,) = post(gw, delivery(("HighErrorRate", "orders-api", "critical", 0)))["incidents"]
+    gw.drain()
+    planted = {
+        "id": "untried", "title": "orders-api and shop failing mean orders-db",
+        "component": "orders-db", "failure_kind": "errors",
+        "checks": [{"type": "signature", "overlap": 0.5, "alerts": [
+            {"component": "orders-api", "kind": "errors", "path": ["orders-api", "orders-db"]},
+            {"component": "shop", "kind": "errors", "path": ["shop", "orders-api", "orders-db"]},
+        ]}],
+    }  # fmt: skip
+    assert gw.http.post("/api/v1/playbooks", json=planted).status_code == 201
+    post(gw, delivery(("HighErrorRate", "shop", "critical", 1), group="b"))
+    gw.drain()
+    (told,) = [f for f in sent(gw, incident_id, "followup") if ":lead-told:" in f["intent_id"]]
+    assert told["intent_id"].endswith(":lead-told:orders-data")
+    assert told["text"].startswith(
+        "Dee Example (orders-data): your component *orders-db* is now named as a lead for this "
+        "incident (0.45: check it first; not a conclusion, so nobody was paged for it); paged: "
+        "Cy Example"
+    )
+    assert {e["person"] for e in gw.outbox if e["kind"] == "notification"} == {"Cy Example"}
