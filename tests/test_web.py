@@ -722,6 +722,12 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     assert '<td class="mono">payment</td>' in playbooks
     assert "<strong>0.67</strong>" in playbooks and "helped 1, misled 0" in playbooks
     assert f">{second}</a>: trust 0.50, steered, verdict helped" in playbooks
+    # each check a sentence (a new user's trial: type names and raw JSON only)
+    assert "<li>no recent change on the other alerting components (2 h before)<details>" in (
+        playbooks
+    )
+    assert "<li>an alert of any kind on payment<details>" in playbooks
+    assert "<li>the same shape again (50% of: " in playbooks
     assert "✓ held: no_recent_change (changes in the last 2 h: none)" in incident
     assert "applied, steered" in incident
 

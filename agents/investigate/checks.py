@@ -641,6 +641,53 @@ def _parsed(check: dict[str, Any]) -> _Check | None:
     return parsed
 
 
+def describe(check: dict[str, Any], candidate: str) -> str:
+    """A stored check as a sentence people read (the memory page, docs/web.md): what must hold
+    for the playbook pinned to `candidate`. An invalid one says so."""
+    c = _parsed(check)
+    where = (
+        candidate if getattr(c, "scope", "candidate") == "candidate" else "an alerting component"
+    )
+    match c:
+        case None:
+            return f"an invalid check (never holds): {str(check)[:120]}"
+        case NoRecentChange():
+            return "no recent change on the other alerting components (2 h before)"
+        case RecentChange():
+            return f"a recent change on {candidate} (2 h before)"
+        case AlertKind():
+            return f"{_an(c.kind)} alert on {where}"
+        case AlertFiring():
+            return f"alert {c.alertname} firing on {where}"
+        case AlertAny() if c.scope == "components":
+            return f"an alert of any kind on one of {', '.join(c.components)}"
+        case AlertAny():
+            return f"an alert of any kind on {candidate}"
+        case NamedByAlert():
+            return f"an alert's peer label names {candidate}"
+        case CallsFailing():
+            return f"calls into {candidate} fail, {c.threshold:.0%} or more"
+        case CallsSlow():
+            return f"calls into {candidate} {c.factor:g}x slower than the hour before"
+        case CallsDegraded():
+            return f"calls into {candidate} {' or '.join(c.how)} (the service graph)"
+        case RequestsRising():
+            return f"requests from {candidate} {c.factor:g}x the hour before"
+        case ExplainsAlerting():
+            return f"{candidate} explains most alerting components (a dependency path from each)"
+        case Signature():
+            pairs = ", ".join(f"{a.kind} on {a.component}" for a in c.alerts[:6])
+            more = f" and {len(c.alerts) - 6} more" if len(c.alerts) > 6 else ""
+            return f"the same shape again ({c.overlap:.0%} of: {pairs}{more})"
+        case PromQLCheck():
+            return f"Prometheus: {c.query} {c.op} {c.threshold:g}"
+    return str(check.get("type"))
+
+
+def _an(kind: str) -> str:
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
+
+
 def about_candidate(check: dict[str, Any]) -> bool:
     """Whether a stored check looks at the candidate itself (`_Check.about_candidate`); an
     invalid one counts as about the candidate (it never holds, so it cannot steer)."""

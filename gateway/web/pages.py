@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adapters.falkordb import TenantGraph, graph_name
+from agents.investigate.checks import describe
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance
 from gateway.http import incident_views
@@ -128,6 +129,7 @@ def age(ms: int | None, now_ms: int) -> str:
 
 
 templates.env.globals.update(
+    describe_check=describe,
     when=when,
     age=age,
     pretty=overview.pretty,

@@ -15,7 +15,7 @@ from pydantic import SecretStr
 
 from adapters.notify import AdapterError
 from adapters.prometheus import Prometheus
-from agents.investigate.checks import Evidence, evaluate, evidence_checks
+from agents.investigate.checks import Evidence, describe, evaluate, evidence_checks
 
 OPENED = 1_790_000_000_000
 SEEN: list[dict[str, list[str]]] = []
@@ -174,3 +174,35 @@ def test_evidence_checks_learn_calls_degraded_either_way():
     surge = [{"component": "partner", "source": "traffic", "value": 8.0}]
     assert evidence_checks(surge, "partner") == [{"type": "requests_rising", "factor": 4.0}]
     assert evidence_checks(rows, "storefront") == []
+
+
+def test_each_check_reads_as_a_sentence() -> None:
+    """What the memory page shows for a stored check, one line each; an invalid one says so."""
+    said = [
+        describe(c, "orders-db")
+        for c in (
+            {"type": "alert_kind", "kind": "errors"},
+            {"type": "alert_kind", "kind": "latency", "scope": "alerting"},
+            {"type": "alert_any", "scope": "components", "components": ["orders", "shop"]},
+            {"type": "calls_degraded", "how": ["failing", "slowed"]},
+            {"type": "prometheus", "query": "up", "op": "<", "threshold": 1},
+            {
+                "type": "signature",
+                "overlap": 0.5,
+                "alerts": [
+                    {"component": "orders", "kind": "errors"},
+                    {"component": "shop", "kind": "latency"},
+                ],
+            },
+            {"type": "alert_kind"},
+        )
+    ]
+    assert said == [
+        "an errors alert on orders-db",
+        "a latency alert on an alerting component",
+        "an alert of any kind on one of orders, shop",
+        "calls into orders-db failing or slowed (the service graph)",
+        "Prometheus: up < 1",
+        "the same shape again (50% of: errors on orders, latency on shop)",
+        "an invalid check (never holds): {'type': 'alert_kind'}",
+    ]
