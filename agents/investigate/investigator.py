@@ -452,11 +452,9 @@ class Investigator:
                 longer = alone_explains(found, alerting, steered, used) if lead else None
                 if lead and longer is None:  # a cause the rules left standing explains more
                     longer = self._explains_more(task, evidence, steered["candidate"], measured)
-                restated = restates(steered, used, measured) if lead and not longer else None
                 if (
                     refuted is not None
                     or longer is not None
-                    or restated is not None
                     or outranks(measured, decision)
                     or (
                         lead
@@ -467,9 +465,7 @@ class Investigator:
                 ):
                     for row in used:  # it did not decide: no trust moves for it
                         row["steered"] = False
-                    decision = overruled(
-                        measured, steered, decision.confidence, refuted, longer, restated
-                    )
+                    decision = overruled(measured, steered, decision.confidence, refuted, longer)
                     candidates, changes, planner = found, looked, "rules"
                     # as with no playbook held (below), less the overruled cause's playbooks
                     others = [p for p in missed if p["candidate"] != steered["candidate"]]
@@ -1469,64 +1465,22 @@ def backed(playbook: dict[str, Any]) -> bool:
     return bool(playbook.get("learned_from") or playbook.get("helped"))
 
 
-#: Checks that only say the candidate alerts (on itself), or that it explains the alerting
-#: components: what the rules weighed already (`restates`).
-RESTATING_CHECKS = frozenset({"alert_kind", "alert_any", "alert_firing", "explains_alerting"})
-
-
-def restates(steered: dict[str, Any], used: list[dict[str, Any]], rules: Decision) -> str | None:
-    """Why an untried playbook (`steered`, a `recall` entry: written by hand or imported, no
-    verdict ever on a cause it named) cannot break the rules' tie, or None: the rules left its
-    cause among their candidates without naming it, and every check of it that held and looks
-    at the candidate only says that the candidate alerts, or explains the alerting components
-    (`RESTATING_CHECKS`, scope candidate). The rules weighed exactly that; what they could not
-    tell is whether the fault is the candidate's own or a silent dependency's behind it, and
-    such a check does not tell either. A claims team's hand-written "intake failing means fraud
-    scoring timing out", its one check an error alert on the fraud service, had named it over
-    the silent policy service both alerting services call. A playbook learned from a verdict
-    is memory of that very tie resolved, and breaks it."""
-    cause = steered["candidate"]
-    if backed(steered):
-        return None
-    if rules.root_cause == cause or cause not in rules.candidates:
-        return None
-    checks = [
-        r["check"] for row in used if row["playbook"] == steered["id"]
-        for r in json.loads(row["checks_json"]) if r.get("held")
-    ]  # fmt: skip
-    looked = [c for c in checks if c.get("type") != "no_recent_change"]
-    if not looked or any(
-        c.get("type") not in RESTATING_CHECKS or c.get("scope", "candidate") != "candidate"
-        for c in looked
-    ):
-        return None
-    others = [c for c in rules.candidates if c != cause][:3]
-    return (
-        f"its checks only say that {cause} alerts, which does not tell its own fault from "
-        f"{', '.join(others)}'s, and no verdict ever backed it"
-    )
-
-
 def overruled(
     measured: Decision,
     playbook: dict[str, Any],
     at: float,
     refuted: str | None = None,
     longer: str | None = None,
-    restated: str | None = None,
 ) -> Decision:
     """The rules' finding, its summary saying which remembered cause it overruled and why: the
     live evidence measured that cause as another's victim (`refuted`, `weigh.victim_of`), an
     alerting component alone explains the incident where that cause does not (`longer`,
-    `alone_explains`), an untried playbook's checks only restate what the rules weighed
-    (`restated`, `restates`), the measured evidence names another, or, over a lead (held only
-    by its components, or trusted under the 0.5 line), the rules' surer finding from the
-    alerts and the graph."""
+    `alone_explains`),
+    the measured evidence names another, or, over a lead (held only by its components, or
+    trusted under the 0.5 line), the rules' surer finding from the alerts and the graph."""
     sure = measured.root_cause is not None and measured.confidence >= LEAD_BELOW
     if refuted is not None:
         why = f"the live evidence rules it out: {refuted}"
-    elif restated is not None:
-        why = f"it cannot break the rules' tie: {restated}"
     elif measured_cause(measured):
         why = f"the measured evidence names {measured.root_cause}"
     elif longer is not None and not sure:

@@ -171,29 +171,6 @@ def test_an_untried_playbook_held_on_most_alerting_services_loses_to_what_explai
     assert len(found["alerts"]) == 4  # one incident: nothing split off
 
 
-def test_an_untried_playbook_that_only_says_its_cause_alerts_does_not_break_the_tie(
-    home: Gateway,
-):
-    """pay and orders fail with errors (orders calls pay; both read shop-db): pay explains both
-    and alerts, but shop-db, silent behind it, would fail them the same way, so the rules name
-    neither. A hand-written "errors on pay: restart pay", its one check an errors alert on pay,
-    says nothing the rules did not weigh: it does not name pay, and says why."""
-    restart_pay(home, {"type": "alert_kind", "kind": "errors"})
-    found = incident(home, fire(home, WEEK1, [
-        ("OrdersErrors", "orders", "5xx ratio 31% on orders"),
-        ("PayErrors", "pay", "5xx ratio 40% on pay"),
-    ]))  # fmt: skip
-    assert found["root_cause"] is None and found["finding"]["planner"] == "rules"
-    assert found["finding"]["candidates"][:2] == ["pay", "shop-db"]
-    assert found["finding"]["summary"].endswith(
-        "Memory suggested pay (playbook 'Restart pay', 0.45); it cannot break the rules' tie: "
-        "its checks only say that pay alerts, which does not tell its own fault from shop-db's, "
-        "and no verdict ever backed it."
-    )
-    (use,) = found["memory"]
-    assert (use["applicable"], use["steered"]) == (True, False)
-
-
 def test_an_untried_playbook_does_not_unsettle_a_cause_people_confirmed(home: Gateway):
     """orders and pay fail, an engineer names shop-db; then someone writes "pay has an alert:
     restart pay" (one check, no verdict ever). The same fault again, worded otherwise: both
