@@ -705,24 +705,31 @@ class Responder:
         paged already, then tell the other alerting teams (`_tell_teams`). The page, restated
         next, names both (`incident_paged.cypher`: the latest route and the first page's).
         Returns whether that page reached someone (`_repaged`; None: none was sent)."""
+        before, who = self._new_cause_route(task, incident)
+        repage = self._repage(task, incident, before, who)
+        if repage is not None:
+            self._page_cause(task, incident, who, repage, root, {})
+        self._tell_teams(task, incident, alerts, who)
+        return self._repaged(repage, who)
+
+    def _new_cause_route(
+        self, task: TaskRun, incident: dict[str, Any]
+    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """`(the route the first page named, or None; the route of the incident's new root
+        cause)`, each a checkpointed step (`paged_before`, `route_new_cause`)."""
         cause = incident["root_cause"]
         paged = task.step(
             "paged_before", {"incident_id": incident["id"]},
             lambda: task.graph.one("incident_paged", {"incident_id": incident["id"]}),
             deferred=True,
         )  # fmt: skip
-        before = json.loads(paged["result"]) if paged else None
         who: dict[str, Any] = task.step(
             "route_new_cause",
             {"cause": cause},
             lambda: routing.route(task.graph, [cause], self.default_channel),
             deferred=True,
         )
-        repage = self._repage(task, incident, before, who)
-        if repage is not None:
-            self._page_cause(task, incident, who, repage, root, {})
-        self._tell_teams(task, incident, alerts, who)
-        return self._repaged(repage, who)
+        return (json.loads(paged["result"]) if paged else None), who
 
     def _tell_lead_owner(self, task: TaskRun, incident: dict[str, Any], root: str) -> None:
         """After a re-investigation named a cause only as a lead: tell its owning team's on-call
@@ -730,18 +737,7 @@ class Responder:
         that team was paged already. A lead wakes nobody, but the team whose component it names
         hears of it, whatever order the alerts came in (the same alerts together would have
         paged them: a new user's trial)."""
-        paged = task.step(
-            "paged_before", {"incident_id": incident["id"]},
-            lambda: task.graph.one("incident_paged", {"incident_id": incident["id"]}),
-            deferred=True,
-        )  # fmt: skip
-        before = json.loads(paged["result"]) if paged else None
-        owner: dict[str, Any] = task.step(
-            "route_new_cause",
-            {"cause": incident["root_cause"]},
-            lambda: routing.route(task.graph, [incident["root_cause"]], self.default_channel),
-            deferred=True,
-        )
+        before, owner = self._new_cause_route(task, incident)
         team = owner.get("team")
         if not team or team == (before or {}).get("team"):
             return

@@ -505,12 +505,9 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     assert "Dee Example" in overview
 
 
-def test_a_changed_cause_named_only_as_a_lead_is_told_in_the_thread_and_pages_nobody(
-    gw: Gateway,
-) -> None:
-    """A playbook nobody confirmed yet (trust 0.5) names orders-db when shop joins: a lead
-    (0.45), so the thread hears of it and orders-db's on-call is not woken (the counter-case,
-    a conclusive new cause, pages them: the test above)."""
+def lead_on_orders_db(gw: Gateway) -> str:
+    """orders-api alerts (inconclusive, paged); a hand-written playbook nobody confirmed (trust
+    0.5) then names orders-db when shop joins: a lead at 0.45. The incident's id."""
     (incident_id,) = post(gw, delivery(("HighErrorRate", "orders-api", "critical", 0)))["incidents"]
     gw.drain()
     planted = {
@@ -524,6 +521,16 @@ def test_a_changed_cause_named_only_as_a_lead_is_told_in_the_thread_and_pages_no
     assert gw.http.post("/api/v1/playbooks", json=planted).status_code == 201
     post(gw, delivery(("HighErrorRate", "shop", "critical", 1), group="b"))
     gw.drain()
+    return str(incident_id)
+
+
+def test_a_changed_cause_named_only_as_a_lead_is_told_in_the_thread_and_pages_nobody(
+    gw: Gateway,
+) -> None:
+    """A playbook nobody confirmed yet (trust 0.5) names orders-db when shop joins: a lead
+    (0.45), so the thread hears of it and orders-db's on-call is not woken (the counter-case,
+    a conclusive new cause, pages them: the test above)."""
+    incident_id = lead_on_orders_db(gw)
     found = incident(gw, incident_id)
     assert (found["root_cause"], found["finding"]["confidence"]) == ("orders-db", 0.45)
     texts = {f["intent_id"].split(":")[2]: f for f in sent(gw, incident_id, "followup")}
@@ -848,19 +855,7 @@ def test_a_lead_on_another_team_s_component_tells_that_team_without_paging(gw: G
     its on-call hears of it in the thread, with a mention, once (a new user's trial: the same
     alerts arriving together page that team; arriving one after the other they told it
     nothing)."""
-    (incident_id,) = post(gw, delivery(("HighErrorRate", "orders-api", "critical", 0)))["incidents"]
-    gw.drain()
-    planted = {
-        "id": "untried", "title": "orders-api and shop failing mean orders-db",
-        "component": "orders-db", "failure_kind": "errors",
-        "checks": [{"type": "signature", "overlap": 0.5, "alerts": [
-            {"component": "orders-api", "kind": "errors", "path": ["orders-api", "orders-db"]},
-            {"component": "shop", "kind": "errors", "path": ["shop", "orders-api", "orders-db"]},
-        ]}],
-    }  # fmt: skip
-    assert gw.http.post("/api/v1/playbooks", json=planted).status_code == 201
-    post(gw, delivery(("HighErrorRate", "shop", "critical", 1), group="b"))
-    gw.drain()
+    incident_id = lead_on_orders_db(gw)
     (told,) = [f for f in sent(gw, incident_id, "followup") if ":lead-told:" in f["intent_id"]]
     assert told["intent_id"].endswith(":lead-told:orders-data")
     assert told["text"].startswith(
