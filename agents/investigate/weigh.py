@@ -17,7 +17,8 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
    and a silent one whose callers still serve their own callers as usual (`absorbed`: its
    degradation reaches no alerting component). A root degraded only in one client's calls,
    its other clients served as usual, keeps that client a candidate, not a victim
-   (`asked_by_one`).
+   (`asked_by_one`), and explains only the alerting components that reach it through that
+   client (`confined`): the others reach it through calls served as usual.
 3. A client (traffic source) whose request rate into the incident's components jumped at least
    `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists);
    followed up through the callers whose own rate jumped (`surge_upstream`) to its source,
@@ -878,6 +879,38 @@ def asked_by_one(
     return bad[0], max(fine, key=lambda e: (e["calls"], e["client"]))
 
 
+def confined(
+    name: str, cover: dict[str, set[str]], edges: list[dict[str, Any]], alerting: list[str]
+) -> tuple[set[str], str] | None:
+    """`(the alerting components name's measured degradation reaches, why the others are
+    left out)`, or None when that is all the walk says it covers (`cover`: `coverage`).
+
+    When name is degraded only in one client's calls (`asked_by_one`), an alerting component
+    that reaches it only through clients it serves as usual is not explained by what was
+    measured on it: its trouble comes from elsewhere. Kept: name itself, the degraded client
+    and what reaches name through it. A database slowed for a batch job's queries alone (20 ->
+    49 ms for that job, its other callers served in 20 ms) had "explained" the pickers and the
+    robot fleet that read it as usual, over the slowed path planner they called."""
+    one = asked_by_one(name, edges)
+    if one is None:
+        return None
+    (bad, fine), mine = one, cover.get(name, set())
+    asking = bad["client"]
+    through = cover.get(asking, set()) | ({asking, name} & set(alerting))
+    served = {
+        e["client"] for e in edges
+        if e["server"] == name and e["known"] and e["calls"] >= EDGE_MIN_CALLS and as_usual(e)
+    }  # fmt: skip
+    reached = set().union(*(cover.get(c, set()) | ({c} & set(alerting)) for c in served))
+    left = (mine & reached) - through
+    if not left:
+        return None
+    return mine - left, (
+        f"degraded only for {asking} ({fine['client']}'s calls into it are served as usual), "
+        f"so it does not explain {', '.join(sorted(left))}"
+    )
+
+
 def bystander(
     name: str, edges: list[dict[str, Any]], sigs: dict[str, list[Signal]], alerting: list[str]
 ) -> str:
@@ -967,6 +1000,9 @@ def weigh(
     if not sigs:
         return stopped_reader(edges, near, win or "", backlog)
     cover = coverage(alerting, walk, edges)
+    narrowed = {n: found for n in sigs if (found := confined(n, cover, edges, alerting))}
+    for name, (kept, _) in narrowed.items():
+        cover[name] = kept
     victim_of: dict[str, str] = {}
     totals = inbound(edges)
     loaded_by_calls = {n: why for n in sigs if (why := surged_into(n, edges, sigs))}
@@ -1109,7 +1145,9 @@ def weigh(
     if separated:
         for other in roots[1:]:
             if other not in ruled:
-                ruled[other] = f"degraded too, but less: {sigs[other][0].text}"
+                ruled[other] = f"degraded too, but less: {sigs[other][0].text}" + (
+                    f"; {narrowed[other][1]}" if other in narrowed else ""
+                )
                 measured[other] = signal_measurement(sigs[other][0], win)
         top_cover = len(cover.get(top, ()))
         silent = "" if top in alerting else " It raises no alert of its own."

@@ -802,3 +802,33 @@ def test_a_server_degraded_only_for_a_caller_that_raises_no_alert_is_set_aside()
     alone = weigh(alerting, walk, [noise, edge("booking-svc", "tenant-svc")], [], [], [], (), set())
     assert alone is not None and (alone.root_cause, alone.confidence) == ("tenant-svc", 0.45)
     assert alone.summary.endswith("nothing measured carries it to the alerting components.")
+
+
+def test_a_store_slowed_for_one_alerting_caller_explains_only_that_caller() -> None:
+    """orders-db is slow only for erp-sync's batch (which alerts about its own merchant
+    ERP), while station-svc and fleet-manager read it in 20 ms: it explains erp-sync alone,
+    and the path planner, slowed for the fleet manager that both pickers and fleet reach,
+    explains the other two and is named. Before, orders-db "explained" all three."""
+    walk = [
+        Candidate("orders-db", ["erp-sync", "fleet-manager", "station-svc"], 2, kind="datastore"),
+        Candidate("path-planner", ["fleet-manager", "station-svc"], 2),
+    ]
+    edges = [
+        edge("erp-sync", "orders-db", latency_ms=168.0),
+        edge("station-svc", "orders-db"),
+        edge("fleet-manager", "orders-db"),
+        edge("station-svc", "fleet-manager"),
+        edge("fleet-manager", "path-planner", latency_ms=45.0),
+    ]
+    alerting = ["erp-sync", "fleet-manager", "station-svc"]
+    decision = weigh(alerting, walk, edges, [], [], [], (), set())
+    assert decision is not None and decision.root_cause == "path-planner"
+    assert decision.separated_by == "path-planner explains 2 alerting components, orders-db 1"
+    assert decision.ruled_out["orders-db"].endswith(
+        "; degraded only for erp-sync (station-svc's calls into it are served as usual), so "
+        "it does not explain fleet-manager, station-svc"
+    )
+    # every caller slowed: the store itself, explaining all three
+    slow = [edge(c, "orders-db", latency_ms=168.0) for c in ("station-svc", "fleet-manager")]
+    store = weigh(alerting, walk, [edges[0], *slow, *edges[3:]], [], [], [], (), set())
+    assert store is not None and store.root_cause == "orders-db"
