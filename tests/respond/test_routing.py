@@ -864,3 +864,31 @@ def test_a_lead_on_another_team_s_component_tells_that_team_without_paging(gw: G
         "Cy Example"
     )
     assert {e["person"] for e in gw.outbox if e["kind"] == "notification"} == {"Cy Example"}
+
+
+def test_a_no_data_alert_beside_real_alerts_is_a_monitoring_gap_not_a_symptom(
+    gw: Gateway,
+) -> None:
+    """orders-db saturates and orders-api errors, while Grafana's rule on shop returns no data
+    in the same delivery: the finding counts orders-api and orders-db as what the cause
+    explains, and lists shop apart as a monitoring gap, not as a symptom."""
+    body = delivery(
+        ("DBConnectionsSaturated", "orders-db", "critical", 0),
+        ("HighErrorRate", "orders-api", "critical", 1),
+        ("DatasourceNoData", "shop", "critical", 1),
+    )
+    body["alerts"][2]["labels"]["rulename"] = "Shop p99 latency"
+    (incident_id,) = post(gw, body)["incidents"]
+    gw.drain()
+    shown = incident(gw, incident_id)
+    finding = shown["finding"]
+    assert finding["summary"] == (
+        "orders-db explains 2 of 2 alerting components (orders-db, orders-api). No data from "
+        "shop: monitoring, not measured (Grafana's rule 'Shop p99 latency' returned no data "
+        "(DatasourceNoData)); not counted as a symptom."
+    )
+    assert shown["root_cause"] == "orders-db"
+    assert ["shop", "orders-api", "orders-db"] not in finding["paths"]
+    # nothing reached only through shop is weighed: it was no symptom to explain
+    assert [r["component"] for r in finding["ruled_out"]] == ["orders-api"]
+    assert finding["ruled_out"][0]["reason"] == "explains 1 of 2 alerting components"
