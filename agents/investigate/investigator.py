@@ -442,6 +442,7 @@ class Investigator:
         remembered = self._remember(task, evidence)
         candidates: list[Candidate] = []
         changes: list[dict[str, Any]] = []
+        rivals: Decision | None = None  # the rules' finding beside memory's, if they ran
         if steered is not None:
             decision = Decision(
                 steered["candidate"], [steered["candidate"]], memory_confidence(steered),
@@ -455,6 +456,7 @@ class Investigator:
             # rules surer of memory's own cause lend it their confidence
             if evidence.prometheus is not None or lead:
                 measured, found, looked = self._rules(task, evidence)
+                rivals = measured
                 sure = measured.root_cause is not None and measured.confidence >= LEAD_BELOW
                 # the live evidence measured memory's cause as another's victim: memory was
                 # checked against it and lost, however unsure the rules are otherwise
@@ -479,6 +481,7 @@ class Investigator:
                         and not left_open(measured, decision.root_cause)
                     )
                 ):
+                    rivals = None  # the rules decide: their own rivals stand as they are
                     for row in used:  # it did not decide: no trust moves for it
                         row["steered"] = False
                     decision = overruled(measured, steered, decision.confidence, refuted, longer)
@@ -502,6 +505,10 @@ class Investigator:
                         ruled_out=measured.ruled_out, measured=measured.measured,
                         evidence=measured.evidence, separated_by=measured.separated_by,
                     )  # fmt: skip
+            else:  # sure memory, alerts only: the rules still say which rivals they weighed
+                rivals, _, _ = self._rules(task, evidence)
+            if rivals is not None:
+                decision = with_rivals(decision, rivals)
         else:
             decision, candidates, changes = self._rules(task, evidence)
             planner = "rules"
@@ -1433,6 +1440,27 @@ def measured_about(decision: Decision, name: str) -> bool:
 def rival_names(rules: Decision) -> list[str]:
     """The candidates a rules finding left standing: its cause, then its candidates."""
     return [*filter(None, [rules.root_cause]), *rules.candidates]
+
+
+def with_rivals(memory: Decision, rules: Decision) -> Decision:
+    """Memory's `decision` with the rivals the `rules` weighed beside its cause, as a rules
+    finding lists them (`ruled_out`, with their measurements): each the rules set aside keeps
+    their reason; each they left standing (their cause, or a candidate of an inconclusive
+    finding) is set aside by memory, and its reason says so. Memory's cause is never listed,
+    and a reason memory's decision already gives stands."""
+    cause = memory.root_cause
+    ruled = {name: why for name, why in rules.ruled_out.items() if name != cause}
+    measured = {name: rules.measured[name] for name in ruled if name in rules.measured}
+    for name in dict.fromkeys(rival_names(rules)):
+        if name == cause or name in ruled:
+            continue
+        if name == rules.root_cause:
+            how = f"they named it, at {rules.confidence:.2f}"
+        else:
+            how = "they could not rule it out"
+        ruled[name] = (f"left standing by the rules ({how}); set aside: the checks of "
+                       f"memory's playbook held for {cause}")  # fmt: skip
+    return replace(memory, ruled_out=ruled | memory.ruled_out, measured=measured | memory.measured)
 
 
 def explains_fewer(explained: dict[str, int], cause: str) -> bool:
