@@ -279,7 +279,10 @@ def test_verdict_form_limits_and_checks_before_reading(site: Site) -> None:
                 "actual_cause": "prodcut-catalog"}  # fmt: skip
         typo = http.post(f"/ui/incidents/{incident}/verdict", data=form)
         assert typo.status_code == 422 and typo.headers["content-type"].startswith("text/html")
-        assert "actual cause &#39;prodcut-catalog&#39; is not a known component" in typo.text
+        assert (
+            "actual cause &#39;prodcut-catalog&#39; is not a known component; did you mean "
+            "&#39;product-catalog&#39;?"
+        ) in typo.text
         assert f'href="/ui/incidents/{incident}"' in typo.text
         stale = http.post(f"/ui/incidents/{incident}/verdict", data=form | {"csrf": "old"})
         assert stale.status_code == 403 and "reload the page" in stale.text

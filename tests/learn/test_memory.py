@@ -630,3 +630,25 @@ def test_rivals_the_rules_left_standing_are_said_to_be_set_aside_by_memory() -> 
         "payments-api": "left standing by the rules (they named it, at 0.60); set aside: "
         "the checks of memory's playbook held for payments-db"
     }
+
+
+def test_a_verdict_naming_a_misspelt_cause_is_refused_with_its_spelling(shop: Gateway) -> None:
+    """ "orders-dbb" through the API: 422 offering orders-db, nothing stored, nothing learned;
+    a name like no component says how to record a cause outside the world."""
+    first = fire(shop, WEEK1, SILENT_DB)
+    path = f"/api/v1/incidents/{first}/verdicts"
+    typo = shop.http.post(path, json={"verdict": "rejected", "by": "UDEE",
+                                      "actual_cause": "orders-dbb"})  # fmt: skip
+    assert typo.status_code == 422
+    assert typo.json()["detail"] == (
+        "actual_cause 'orders-dbb' is not a known component; did you mean 'orders-db'?"
+    )
+    outside = shop.http.post(path, json={"verdict": "rejected", "by": "UDEE",
+                                         "actual_cause": "stripe"})  # fmt: skip
+    assert outside.status_code == 422
+    assert outside.json()["detail"] == (
+        "actual_cause 'stripe' is not a known component (a cause outside the world: reject "
+        "without naming it and say what it was in words)"
+    )
+    shop.drain()
+    assert incident(shop, first)["verdicts"] == [] and playbooks(shop) == {}
