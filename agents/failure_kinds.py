@@ -151,6 +151,20 @@ def monitoring_gap(alerts: list[dict[str, Any]]) -> str | None:
         classify(a["alertname"], summary_of(a)) not in MONITORING_KINDS for a in alerts
     ):
         return None
+    said = _silent_rules(alerts)
+    components = sorted({a["component"] for a in alerts if a.get("component")})
+    about = ", ".join(components) or "the component these alerts name"
+    return (
+        f"Monitoring, not the service (alerts only): {'; '.join(said)}. The data source, the "
+        f"exporter or the scrape stopped answering: this says nothing yet about {about}'s "
+        "requests or what they depend on. Check the data source in Grafana and whether "
+        f"{about} still exports its metrics."
+    )
+
+
+def _silent_rules(alerts: list[dict[str, Any]]) -> list[str]:
+    """What the monitoring `alerts` (all of a `MONITORING_KINDS` kind) say went silent, one
+    phrase per Grafana state: "Grafana's rule 'X' returned no data (DatasourceNoData)"."""
     said = []
     for name, how in (("DatasourceNoData", "returned no data"),
                       ("DatasourceError", "could not query its data source")):  # fmt: skip
@@ -162,11 +176,40 @@ def monitoring_gap(alerts: list[dict[str, Any]]) -> str | None:
                         f"{how} ({name})")  # fmt: skip
     if not said:  # the words matched under another alert name: say it plainly
         said.append("the monitoring query returned no data")
-    components = sorted({a["component"] for a in alerts if a.get("component")})
-    about = ", ".join(components) or "the component these alerts name"
-    return (
-        f"Monitoring, not the service (alerts only): {'; '.join(said)}. The data source, the "
-        f"exporter or the scrape stopped answering: this says nothing yet about {about}'s "
-        "requests or what they depend on. Check the data source in Grafana and whether "
-        f"{about} still exports its metrics."
-    )
+    return said
+
+
+def monitoring_gaps(alerts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The components whose every alert is about the monitoring (a `MONITORING_KINDS` kind:
+    Grafana's `DatasourceNoData` or `DatasourceError`) while another component of the same
+    incident has a real alert: component -> its alerts, in the order of `alerts`. Such a
+    component is a gap in what is measured beside the fault, not one of its symptoms: the
+    investigator leaves it out of the alerting components it explains (`gap_note` says it
+    apart). Empty when no component has a real alert (then `monitoring_gap` is the finding).
+    `alerts`: rows with `alertname`, `component` (None: on no known component) and a
+    summary."""
+    kinds: dict[str, list[bool]] = {}
+    for a in alerts:
+        if a.get("component"):
+            about = classify(a["alertname"], summary_of(a)) in MONITORING_KINDS
+            kinds.setdefault(a["component"], []).append(about)
+    if all(all(found) for found in kinds.values()):
+        return {}
+    gaps = {c for c, found in kinds.items() if all(found)}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for a in alerts:
+        if a.get("component") in gaps:
+            out.setdefault(a["component"], []).append(a)
+    return out
+
+
+def gap_note(gaps: dict[str, list[dict[str, Any]]]) -> str:
+    """The finding's sentence for `monitoring_gaps`: "No data from shop: monitoring, not
+    measured (Grafana's rule 'Shop p99 latency' returned no data (DatasourceNoData)); not
+    counted as a symptom." One clause per component, by name; empty for no gaps."""
+    if not gaps:
+        return ""
+    told = [f"No data from {name}: monitoring, not measured ({'; '.join(_silent_rules(rows))})"
+            for name, rows in sorted(gaps.items())]  # fmt: skip
+    counted = "a symptom" if len(gaps) == 1 else "symptoms"
+    return f"{'. '.join(told)}; not counted as {counted}."

@@ -1,5 +1,8 @@
 // Every playbook with where it is pinned, its trust and status (newest first), and its
 // remediation with the trust its verified runs earned (remediation_trust, null before any).
+// Who made it: `author` for one a person wrote (the API, the CLI or a world file), else the
+// incident it was learned from (`learned_from`, opened at `learned_at`), who gave the verdict
+// (`confirmed_by`) and whether it confirmed or corrected the finding (`lesson`); null if unknown.
 MATCH (pb:Playbook)-[:PINNED_TO]->(c:Component)
 OPTIONAL MATCH (pb)-[:SUPERSEDES]->(old:Playbook)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, c.name AS component,
@@ -7,5 +10,7 @@ RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, c.name A
        pb.trust AS trust, pb.status AS status, old.id AS supersedes, pb.created_at AS created_at,
        pb.retired_reason AS retired_reason, pb.remediation_json AS remediation_json,
        pb.remediation_verified AS remediation_verified,
-       pb.remediation_failed AS remediation_failed, pb.remediation_trust AS remediation_trust
+       pb.remediation_failed AS remediation_failed, pb.remediation_trust AS remediation_trust,
+       pb.author AS author, pb.learned_from AS learned_from, pb.learned_at AS learned_at,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson
 ORDER BY created_at DESC, id

@@ -1,5 +1,6 @@
 // An alert that links two open incidents (its component is within the correlation reach of a
-// component of each) merges them. Unpaged means nobody was paged for it yet: not notified,
+// component of each, and a component of one of them reaches it: not only a common caller of
+// both) merges them. Unpaged means nobody was paged for it yet: not notified,
 // and its respond task does not exist, or waits (open, or paused by the page hold) with no
 // Action reserved for it; the same of its `page` task (the page before a late diagnosis). The
 // other one merges into the one the alert joined ($incident_id) while the other is unpaged;
@@ -20,6 +21,11 @@ WITH j, NOT coalesce(j.notified, false)
         AS j_unpaged
 MATCH (o:Incident {status: 'open'})
 WHERE o.id <> j.id AND size($near) > 0 AND any(x IN o.components WHERE x IN $near)
+  // a link, not a common caller: one side reaches the alert's component ($down: what it
+  // depends on, itself included). A caller of both (shop over orders and payments) is a victim
+  // of either fault; it joins one, and two unrelated faults stay two incidents.
+  AND (any(x IN o.components WHERE x IN $near AND NOT x IN $down)
+       OR any(x IN j.components WHERE x IN $near AND NOT x IN $down))
   AND o.opened_at >= $starts_at_ms - $window_ms AND o.opened_at <= $starts_at_ms + $window_ms
   AND o.split_from IS NULL AND coalesce(j.split_from, '') <> o.id
 OPTIONAL MATCH (r:Task {id: 'respond:' + o.id})

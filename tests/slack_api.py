@@ -1,7 +1,8 @@
 """A small Slack Web API on 127.0.0.1 for tests, served to the real slack-sdk `WebClient`, and
 request signing the way Slack signs what it sends us.
 
-Methods: `auth.test`, `chat.postMessage`, `chat.update`, `conversations.history`,
+Methods: `auth.test`, `chat.postMessage`, `chat.postEphemeral` (kept in `ephemeral`),
+`chat.update`, `conversations.history`,
 `conversations.replies`, `conversations.list`, `users.lookupByEmail`, `users.info`. Like Slack,
 it takes POST (JSON or form-encoded body) and GET (query string), checks `Authorization: Bearer
 <token>` (`invalid_auth` otherwise), answers errors as HTTP 200 `{"ok": false, "error": …}`,
@@ -73,6 +74,8 @@ class SlackAPI:
     def __init__(self, token: str = TOKEN) -> None:
         self.token = token
         self.messages: list[dict[str, Any]] = []
+        #: what `chat.postEphemeral` showed one user: {channel, user, text, thread_ts}
+        self.ephemeral: list[dict[str, Any]] = []
         self.calls: list[tuple[str, str, dict[str, Any]]] = []
         self.body_kinds: list[str] = []  # per call: json | form | none
         self._failures: dict[str, list[Failure]] = {}
@@ -229,6 +232,18 @@ class SlackAPI:
         }  # fmt: skip
         self.messages.append(message)
         return {"ok": True, "channel": channel, "ts": ts, "message": self._public(message, True)}
+
+    def _chat_postEphemeral(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Shown to one user only: kept in `ephemeral`, never among `messages` (Slack keeps
+        no ephemeral message either)."""
+        channel = self._channel(p.get("channel"))
+        if channel is None:
+            return {"ok": False, "error": "channel_not_found"}
+        if not p.get("user"):
+            return {"ok": False, "error": "user_not_in_channel"}
+        self.ephemeral.append({"channel": channel, "user": p["user"], "text": p.get("text"),
+                               "thread_ts": p.get("thread_ts")})  # fmt: skip
+        return {"ok": True, "message_ts": self._next_ts()}
 
     def _chat_update(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = self._channel(p.get("channel"))

@@ -234,6 +234,35 @@ def test_wrong_cause_reply_names_the_actual_cause(slack_gw: Gateway, api: SlackA
     assert status_block(root).endswith("; actual cause: *cart*.")
 
 
+def test_a_misspelt_cause_is_offered_its_spelling_and_never_stored(
+    slack_gw: Gateway, api: SlackAPI
+) -> None:
+    """ "wrong, it's prodcut-catalog": the rejection is recorded without a cause (nothing is
+    learned about a component that does not exist), the replier alone is asked "did you mean
+    product-catalog?", and a reply naming it completes the rejection."""
+    incident_id, root = paged(slack_gw, api)
+    answer = post_event(slack_gw, reply(root, "wrong, it's prodcut-catalog", "Ev10")).json()
+    assert (answer["verdict"], answer["actual_cause"]) == ("rejected", None)
+    assert answer["suggested"] == {"word": "prodcut-catalog", "names": ["product-catalog"]}
+    (told,) = api.ephemeral
+    assert (told["user"], told["thread_ts"]) == ("U0BOB", root["ts"])
+    assert told["text"] == (
+        "prodcut-catalog is not a component I know: did you mean product-catalog? Reply in "
+        'this thread naming it ("it was product-catalog") to record the actual cause; the '
+        "rejection is recorded without one."
+    )
+    assert not [m for m in api.messages if m["text"] == told["text"]]  # shown to Bob only
+    named = post_event(slack_gw, reply(root, "product catalog", "Ev11")).json()
+    assert (named["verdict"], named["actual_cause"]) == ("rejected", "product-catalog")
+    assert [v["actual_cause"] for v in detail(slack_gw, incident_id)["verdicts"]] == [
+        None, "product-catalog"
+    ]  # fmt: skip
+    # naming the rejected cause again, or words like no component, suggest nothing
+    plain = post_event(slack_gw, reply(root, "wrong: payment is fine, the database is slow",
+                                       "Ev12")).json()  # fmt: skip
+    assert "suggested" not in plain and len(api.ephemeral) == 1
+
+
 @pytest.mark.parametrize(
     ("text", "verdict", "cause"),
     [

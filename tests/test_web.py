@@ -279,7 +279,10 @@ def test_verdict_form_limits_and_checks_before_reading(site: Site) -> None:
                 "actual_cause": "prodcut-catalog"}  # fmt: skip
         typo = http.post(f"/ui/incidents/{incident}/verdict", data=form)
         assert typo.status_code == 422 and typo.headers["content-type"].startswith("text/html")
-        assert "actual cause &#39;prodcut-catalog&#39; is not a known component" in typo.text
+        assert (
+            "actual cause &#39;prodcut-catalog&#39; is not a known component; did you mean "
+            "&#39;product-catalog&#39;?"
+        ) in typo.text
         assert f'href="/ui/incidents/{incident}"' in typo.text
         stale = http.post(f"/ui/incidents/{incident}/verdict", data=form | {"csrf": "old"})
         assert stale.status_code == 403 and "reload the page" in stale.text
@@ -681,6 +684,25 @@ def test_memory_world_and_health_pages(site: Site, store: GraphStore) -> None:
     assert "No playbook yet" in memory
 
 
+def test_memory_says_who_wrote_a_playbook_by_hand(site: Site) -> None:
+    """A playbook planted through the API names its author on the memory page (a new user's
+    trial: hand-written and learned ones looked alike)."""
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    written = {
+        "title": "payment errors mean payment", "component": "payment", "author": "Dee Example",
+        "checks": [{"type": "alert_kind", "kind": "errors", "scope": "candidate"}],
+    }  # fmt: skip
+    with site.client() as http:
+        assert http.post("/api/v1/playbooks", json=written, headers=bearer).status_code == 201
+        listed = http.get("/api/v1/playbooks", headers=bearer).json()["playbooks"]
+        sign_in(http, VIEWER_A)
+        memory = http.get("/ui/memory").text
+    assert [(p["author"], p["learned_from"]) for p in listed] == [("Dee Example", None)]
+    playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
+    assert '<small class="made-by">written by Dee Example</small>' in playbooks
+    assert "learned from" not in playbooks
+
+
 def test_open_event_streams_do_not_hold_up_a_shutdown(site: Site) -> None:
     with site.client() as http:
         sign_in(http, VIEWER_A)
@@ -722,6 +744,10 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     assert '<td class="mono">payment</td>' in playbooks
     assert "<strong>0.67</strong>" in playbooks and "helped 1, misled 0" in playbooks
     assert f">{second}</a>: trust 0.50, steered, verdict helped" in playbooks
+    # which incident's verdict taught it, and who gave it
+    taught = f'learned from <a href="/ui/incidents/{first}">{first}</a> ('
+    assert taught in playbooks and "), confirmed by U1</small>" in playbooks
+    assert "written by" not in playbooks
     # each check a sentence (a new user's trial: type names and raw JSON only)
     assert "<li>no recent change on the other alerting components (2 h before)<details>" in (
         playbooks

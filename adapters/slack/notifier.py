@@ -212,6 +212,17 @@ class SlackNotifier:
         )  # fmt: skip
         return make_ref(channel, ts)
 
+    def tell(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
+        """Show `text` to `user` only, in `channel` (in the thread `thread_ts`): Slack's
+        `chat.postEphemeral`, for an answer meant for one person (a misspelt cause). Raises
+        `AdapterError`; nothing is kept, so a caller that cannot reach Slack loses only this."""
+        self._call(
+            "chat.postEphemeral",
+            lambda: self._post.chat_postEphemeral(
+                channel=channel, user=user, text=text, thread_ts=thread_ts, link_names=False
+            ),
+        )
+
     def find(self, intent_id: str, message: OutboundMessage | None = None) -> str | None:
         """The ref of the message posted for `intent_id`, found by its metadata, or None.
 

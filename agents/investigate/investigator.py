@@ -51,7 +51,7 @@ from typing import Any, Literal
 
 from adapters.falkordb import TenantGraph
 from adapters.prometheus import Prometheus
-from agents.failure_kinds import classify, monitoring_gap, surge
+from agents.failure_kinds import classify, gap_note, monitoring_gap, monitoring_gaps, surge
 from agents.investigate import similar
 from agents.investigate.checks import (
     Evidence,
@@ -139,10 +139,23 @@ def alert_dicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def similar_ask(rows: list[dict[str, Any]]) -> tuple[tuple[float, ...], tuple[str, ...], int]:
     """What the `similar_incidents` tool asks of the incident whose alerts `rows` are (as
     `alert_dicts` takes them): its text vector, its alerting components and its start (ms)."""
-    alerts = alert_dicts(rows)
+    every = alert_dicts(rows)
+    alerts, _ = symptoms_of(every)
     alerting = tuple(dict.fromkeys(a["component"] for a in alerts if a["component"]))
-    opened = min((a["starts_at_ms"] for a in alerts), default=0)
+    opened = min((a["starts_at_ms"] for a in every), default=0)
     return tuple(similar.text_vector(similar.incident_text(alerts))), alerting, opened
+
+
+def symptoms_of(
+    alerts: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """The alerts the rules, memory and the model reason about, and the monitoring gaps left
+    out of them (`failure_kinds.monitoring_gaps`: a component whose alerts all say its
+    monitoring returned no data, beside real alerts elsewhere): its component is not a symptom
+    a cause explains, nor one that lifts a cause's coverage or confidence. `alerts`: as
+    `alert_dicts` keeps them, in their order."""
+    gaps = monitoring_gaps(alerts)
+    return [a for a in alerts if a["component"] not in gaps], gaps
 
 
 def one_per_playbook(used: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -412,9 +425,12 @@ class Investigator:
                                 else graph.rows("incident_alerts", {"incident_id": incident_id})),
             deferred=True,
         )  # fmt: skip
-        alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+        # a component whose alerts only say its monitoring went silent, beside real alerts,
+        # is listed apart (`gap_note`), not weighed as a symptom
+        symptoms, gaps = symptoms_of(alerts)
+        alerting = list(dict.fromkeys(a["component"] for a in symptoms if a["component"]))
         evidence = Evidence(
-            graph, alerts, alerting, min((a["starts_at_ms"] for a in alerts), default=0),
+            graph, symptoms, alerting, min((a["starts_at_ms"] for a in alerts), default=0),
             self.source(graph.name),
         )  # fmt: skip
         if known is not None and known.opened_ms == evidence.opened_ms:
@@ -426,6 +442,7 @@ class Investigator:
         remembered = self._remember(task, evidence)
         candidates: list[Candidate] = []
         changes: list[dict[str, Any]] = []
+        rivals: Decision | None = None  # the rules' finding beside memory's, if they ran
         if steered is not None:
             decision = Decision(
                 steered["candidate"], [steered["candidate"]], memory_confidence(steered),
@@ -439,6 +456,7 @@ class Investigator:
             # rules surer of memory's own cause lend it their confidence
             if evidence.prometheus is not None or lead:
                 measured, found, looked = self._rules(task, evidence)
+                rivals = measured
                 sure = measured.root_cause is not None and measured.confidence >= LEAD_BELOW
                 # the live evidence measured memory's cause as another's victim: memory was
                 # checked against it and lost, however unsure the rules are otherwise
@@ -463,6 +481,7 @@ class Investigator:
                         and not left_open(measured, decision.root_cause)
                     )
                 ):
+                    rivals = None  # the rules decide: their own rivals stand as they are
                     for row in used:  # it did not decide: no trust moves for it
                         row["steered"] = False
                     decision = overruled(measured, steered, decision.confidence, refuted, longer)
@@ -486,13 +505,17 @@ class Investigator:
                         ruled_out=measured.ruled_out, measured=measured.measured,
                         evidence=measured.evidence, separated_by=measured.separated_by,
                     )  # fmt: skip
+            else:  # sure memory, alerts only: the rules still say which rivals they weighed
+                rivals, _, _ = self._rules(task, evidence)
+            if rivals is not None:
+                decision = with_rivals(decision, rivals)
         else:
             decision, candidates, changes = self._rules(task, evidence)
             planner = "rules"
             remembered_lead = self._remembered_lead(task, evidence, decision, missed, candidates)
             if remembered_lead is not None:
                 decision, planner = remembered_lead, "memory"
-        asked = self._ask_model(task, evidence, decision, planner)
+        asked = self._ask_model(task, evidence, decision, planner, len(alerts))
         if asked is None:
             return  # paused until a model is back; a worker resumes from the stored steps
         decision, planner, model_used = asked
@@ -500,6 +523,8 @@ class Investigator:
         if gap is not None:
             names = alerting or decision.candidates[:1]
             decision = decision.in_doubt(names, gap) if names else Decision(None, [], 0.0, gap)
+        if gaps:
+            decision = replace(decision, summary=f"{decision.summary} {gap_note(gaps)}")
         task.metrics.planner_calls.labels(planner=planner).inc()
         if used:
             # the steering playbook's remediation (if it has one) is proposed only while memory
@@ -527,7 +552,7 @@ class Investigator:
         # joined since this task read them enqueued a `reinvestigate`, which splits if need be:
         # with fewer, nothing can be split, and the finding's write completes the task too
         # (with its batch's findings when the worker holds them, `TaskRun.held`).
-        may_split = len(alerting) > 1
+        may_split = len(alerting) + len(gaps) > 1
         finding = {
             "finding_id": f"finding:{incident_id}",
             "root_cause": decision.root_cause,
@@ -563,12 +588,13 @@ class Investigator:
             task.complete(outcome, follow_up["next_kind"], follow_up["next_id"])
 
     def _ask_model(
-        self, task: TaskRun, ev: Evidence, decision: Decision, planner: str
+        self, task: TaskRun, ev: Evidence, decision: Decision, planner: str, seen: int
     ) -> tuple[Decision, str, ModelFinding | None] | None:
         """The model planner's turn (agents/investigate/model_planner.py) when it is configured and
         the
         finding so far is unsure: `(decision, planner, the model's finding or None)`; the
         decision so far when no model runs or none could answer. None: the task was paused.
+        `seen`: how many alerts the incident held when this task read them (gaps included).
 
         A model's finding that already saw these alerts stands before the rules' confidence is
         weighed: after a split the rules are sure only because the model's answer
@@ -577,7 +603,7 @@ class Investigator:
         if self.model is None:
             return decision, planner, None
         if planner != "memory":
-            reused = self._model_finding_seen(task, len(ev.alerts))
+            reused = self._model_finding_seen(task, seen)
             if reused is not None:
                 return reused
         if not self.model.wanted(planner, decision.root_cause, decision.confidence):
@@ -1414,6 +1440,27 @@ def measured_about(decision: Decision, name: str) -> bool:
 def rival_names(rules: Decision) -> list[str]:
     """The candidates a rules finding left standing: its cause, then its candidates."""
     return [*filter(None, [rules.root_cause]), *rules.candidates]
+
+
+def with_rivals(memory: Decision, rules: Decision) -> Decision:
+    """Memory's `decision` with the rivals the `rules` weighed beside its cause, as a rules
+    finding lists them (`ruled_out`, with their measurements): each the rules set aside keeps
+    their reason; each they left standing (their cause, or a candidate of an inconclusive
+    finding) is set aside by memory, and its reason says so. Memory's cause is never listed,
+    and a reason memory's decision already gives stands."""
+    cause = memory.root_cause
+    ruled = {name: why for name, why in rules.ruled_out.items() if name != cause}
+    measured = {name: rules.measured[name] for name in ruled if name in rules.measured}
+    for name in dict.fromkeys(rival_names(rules)):
+        if name == cause or name in ruled:
+            continue
+        if name == rules.root_cause:
+            how = f"they named it, at {rules.confidence:.2f}"
+        else:
+            how = "they could not rule it out"
+        ruled[name] = (f"left standing by the rules ({how}); set aside: the checks of "
+                       f"memory's playbook held for {cause}")  # fmt: skip
+    return replace(memory, ruled_out=ruled | memory.ruled_out, measured=measured | memory.measured)
 
 
 def explains_fewer(explained: dict[str, int], cause: str) -> bool:

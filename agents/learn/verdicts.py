@@ -25,6 +25,7 @@ verdict has no `notify_verdict` task: the resolve it comes with edits the page (
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any, Literal
 
@@ -112,6 +113,60 @@ def actual_cause(graph: TenantGraph, plain: str, rejected: str | None) -> str | 
         name = known.get(word)
         if name and name != rejected:
             return name
+    return None
+
+
+#: How alike a misspelt name must be to a component's to be offered (difflib's ratio, 0-1):
+#: "orders-dbb" -> `orders-db` (0.95), "payment-db" -> `payments-db` (0.95); "it" or "db"
+#: alone suggest nothing.
+CLOSE_CUTOFF = 0.8
+
+
+def spellings(graph: TenantGraph) -> dict[str, str]:
+    """Every component's name and alias, lower-cased -> the component's name
+    (`cypher/component_names.cypher`): one read, only when a verdict names an unknown cause."""
+    spelt: dict[str, str] = {}
+    for row in graph.rows("component_names", {}):
+        for name in [row["name"], *row["aliases"]]:
+            spelt.setdefault(str(name).lower(), row["name"])
+    return spelt
+
+
+def close_names(spelt: dict[str, str], given: str, n: int = 3) -> list[str]:
+    """Up to `n` components whose name or alias (`spellings`) is spelt like `given`
+    (difflib's `get_close_matches`, `CLOSE_CUTOFF`, case-insensitive), closest first: what
+    "did you mean" offers for a cause that names no component."""
+    hits = difflib.get_close_matches(given.lower(), list(spelt), n=n, cutoff=CLOSE_CUTOFF)
+    return list(dict.fromkeys(spelt[hit] for hit in hits))
+
+
+def unknown_cause(graph: TenantGraph, given: str, field: str = "actual_cause") -> str:
+    """Why a verdict naming `given`, which is no known component, is refused: a typo gets
+    "did you mean 'orders-db'?"; otherwise how to record a cause outside the world (a
+    rejection without a cause, said in words: no playbook can be pinned to it)."""
+    near = close_names(spellings(graph), given)
+    if near:
+        return (f"{field} {given!r} is not a known component; did you mean "
+                f"{' or '.join(map(repr, near))}?")  # fmt: skip
+    return (f"{field} {given!r} is not a known component (a cause outside the world: reject "
+            "without naming it and say what it was in words)")  # fmt: skip
+
+
+def misspelt_cause(
+    graph: TenantGraph, plain: str, rejected: str | None
+) -> tuple[str, list[str]] | None:
+    """For a reply that rejects a finding but names no known component (`actual_cause`): the
+    first word of four characters or more spelt like a component's name but not one
+    (`close_names`), with those components other than the `rejected` cause; None when none
+    is. `plain`: as `plain_text` gives it."""
+    words = [w for w in dict.fromkeys(WORD.findall(plain)) if len(w) >= 4]
+    spelt = spellings(graph) if words else {}
+    for word in words:
+        if word in spelt:  # a name it knows: the rejected cause, said again
+            continue
+        near = [name for name in close_names(spelt, word) if name != rejected]
+        if near:
+            return word, near
     return None
 
 

@@ -1111,12 +1111,15 @@ def merge_bridged(
     """Merge the open incidents the alert's component links to with `incident_id`, the one it
     joined (`cypher/merge_incident.cypher`): each unpaged one into it, or it, while unpaged,
     into a paged one (which ends the loop). A chain proxy → frontend → checkout → payment
-    whose ends alerted first is one failure, whatever order the alerts came in. Returns
+    whose ends alerted first is one failure, whatever order the alerts came in; a component
+    that only calls into both (a common caller: shop over orders and payments) merges nothing,
+    since either fault explains its alert. Returns
     (merged, into) pairs (at most a few: each needs a component within the reach)."""
     merged: list[tuple[str, str]] = []
     params = {
         "incident_id": incident_id, "component": component, "near": links.names,
-        "near_paths": links.paths, "starts_at_ms": alert.starts_at_ms, "window_ms": window_ms,
+        "near_paths": links.paths, "down": links.down, "starts_at_ms": alert.starts_at_ms,
+        "window_ms": window_ms,
     }  # fmt: skip
     while (row := graph.one("merge_incident", params)) is not None:
         merged.append((str(row["merged"]), str(row["into"])))

@@ -51,6 +51,7 @@ from slack_sdk.signature import SignatureVerifier
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import GraphStore, TenantGraph, graph_name, key_problem, safe_key
+from adapters.notify import AdapterError
 from adapters.slack import actions
 from adapters.slack.payloads import (
     Action,
@@ -156,6 +157,37 @@ def ignored_event(body: EventEnvelope, event: MessageEvent | None) -> str | None
     return None
 
 
+def suggest_cause(
+    state: Any, graph: TenantGraph, plain: str, event: MessageEvent, rejected: str | None
+) -> dict[str, Any]:
+    """For a reply rejecting the finding (or completing a "Wrong cause" click) whose words name
+    no known component but spell one closely ("wrong, it's orders-dbb"): tell the replier
+    only (`chat.postEphemeral` in the thread) "did you mean orders-db?" and how to name it.
+    Nothing is stored for the misspelt word: a rejection then waits for its cause, which a
+    reply naming it completes (`verdicts.awaits_cause`). Returns `{suggested: {word, names}}`,
+    or nothing when no word is close; a Slack failure is logged, never raised."""
+    found = verdicts.misspelt_cause(graph, plain, rejected)
+    if found is None:
+        return {}
+    word, near = found
+    settings: Settings = state.settings
+    text = (f"{word} is not a component I know: did you mean "
+            f"{' or '.join(near)}? Reply in this thread naming it (\"it was {near[0]}\") to "
+            "record the actual cause; the rejection is recorded without one.")  # fmt: skip
+    if settings.slack_bot_token is not None and event.channel and event.user:
+        directory = getattr(state, "slack_directory", None)
+        if directory is None:
+            from adapters.slack.notifier import SlackNotifier
+
+            directory = SlackNotifier(settings.slack_bot_token, settings.slack_api_url)
+            state.slack_directory = directory
+        try:
+            directory.tell(event.channel, event.user, text, event.thread_ts)
+        except AdapterError as exc:
+            log.warning("could not suggest a cause in Slack: %s", exc)
+    return {"suggested": {"word": word, "names": near}}
+
+
 def record_reply(state: Any, body: EventEnvelope, event: MessageEvent) -> dict[str, Any]:
     """Turn a thread reply (checked by `ignored_event`) into a verdict if it states one, and a
     stated preference into a proposed Fact. Returns what happened."""
@@ -180,6 +212,10 @@ def record_reply(state: Any, body: EventEnvelope, event: MessageEvent) -> dict[s
     named = verdicts.actual_cause(graph, plain, page["root_cause"])
     if said is None and named and verdicts.awaits_cause(graph, page["incident_id"]):
         said = "rejected"  # names the cause after a "Wrong cause" click: completes it
+    if named is None and (
+        said == "rejected" or (said is None and verdicts.awaits_cause(graph, page["incident_id"]))
+    ):  # a cause misspelt: the rejection stands without it, the replier is asked
+        outcome |= suggest_cause(state, graph, plain, event, page["root_cause"])
     if said is None:
         return outcome or {"ignored": "the reply states no verdict"}
     cause = named if said == "rejected" else page["root_cause"] or named

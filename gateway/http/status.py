@@ -349,7 +349,9 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
     """Record a verdict on the incident's diagnosis, as a Slack button would: it reaches the
     learner (trust, new playbooks). `actual_cause` defaults to the root cause when confirmed.
     404 when the incident does not exist in this tenant; 422 when `actual_cause` names no
-    known component, or contradicts the verdict (`verdicts.contradiction`: confirming naming
+    known component (with "did you mean 'orders-db'?" for a misspelling,
+    `verdicts.unknown_cause`: no playbook is ever pinned to a component that does not exist),
+    or contradicts the verdict (`verdicts.contradiction`: confirming naming
     another cause, rejecting naming the finding's own). Posting the same `id` again changes
     nothing; without an id, each post is a new verdict."""
     graph = _graph(request)
@@ -362,9 +364,7 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
         if given.actual_cause is not None and not graph.rows(
             "match_components", {"candidates": [given.actual_cause]}
         ):
-            raise HTTPException(
-                422, f"actual_cause {given.actual_cause!r} is not a known component"
-            )
+            raise HTTPException(422, verdicts.unknown_cause(graph, given.actual_cause))
         wrong = verdicts.contradiction(given.verdict, found["root_cause"], given.actual_cause)
         if wrong is not None:
             raise HTTPException(422, wrong)

@@ -486,8 +486,9 @@ async def give_verdict(request: Request, incident_id: str) -> Response:
     (`agents/learn/verdicts.py`: a Verdict with its `learn` and `notify_verdict` tasks). Form:
     `csrf`, `verdict` (confirmed | rejected), `intent` (idempotency key: a double submit
     records once), optional `actual_cause` (a known component). 303 to the timeline; 403 bad
-    CSRF; 404 no such incident; 422 bad verdict, unknown component, or a cause that
-    contradicts the verdict (`verdicts.contradiction`)."""
+    CSRF; 404 no such incident; 422 bad verdict, unknown component (with "did you mean …?" for
+    a misspelling, `verdicts.unknown_cause`), or a cause that contradicts the verdict
+    (`verdicts.contradiction`)."""
     return await _act(request, incident_id, "verdict")
 
 
@@ -510,7 +511,7 @@ async def _record_verdict(
         if cause_given is not None and not graph.rows(
             "match_components", {"candidates": [cause_given]}
         ):
-            raise HTTPException(422, f"actual cause {cause_given!r} is not a known component")
+            raise HTTPException(422, verdicts.unknown_cause(graph, cause_given, "actual cause"))
         wrong = verdicts.contradiction(said, found["root_cause"], cause_given)
         if wrong is not None:
             raise HTTPException(422, wrong)

@@ -12,6 +12,8 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, graph_name
 from agents.failure_kinds import classify, kind_in
+from agents.investigate.decision import Decision
+from agents.investigate.investigator import with_rivals
 from agents.investigate.recall import UNTRIED_CONFIDENCE
 from agents.investigate.remembered import shape_missed, unrefuted
 from agents.learn.learner import WITHDRAWN, lesson_of
@@ -584,3 +586,69 @@ def test_rules_that_name_memorys_cause_lend_it_their_confidence_and_what_they_ru
     assert [(r["component"], r["reason"]) for r in found["ruled_out"]] == [
         ("payments-api", "explains 1 of 2 alerting components")
     ]
+
+
+def test_a_finding_memory_names_lists_the_rivals_the_rules_weighed(shop: Gateway) -> None:
+    """A playbook confirmed once names payments-db on its own (no lead, alerts only): the rules
+    still run and the finding lists what they set aside, as a rules finding does, never
+    memory's own cause."""
+    first = fire(shop, WEEK1, saturation("payments-db", "payments-api", 1))
+    verdict(shop, first, "confirmed")
+    second = fire(shop, WEEK1 + timedelta(days=7), saturation("payments-db", "payments-api", 2))
+    verdict(shop, second, "confirmed")  # trust 2/3: sure enough to name the cause alone
+    third = fire(shop, WEEK1 + timedelta(days=14), saturation("payments-db", "payments-api", 1))
+    found = incident(shop, third)["finding"]
+    assert found["planner"] == "memory" and found["confidence"] < 0.9
+    assert "The rules name it too" not in found["summary"]
+    assert [(r["component"], r["reason"], r["evidence"]["source"])
+            for r in found["ruled_out"]] == [
+        ("payments-api", "explains 1 of 2 alerting components", "alerts")
+    ]  # fmt: skip
+
+
+def test_rivals_the_rules_left_standing_are_said_to_be_set_aside_by_memory() -> None:
+    memory = Decision("payments-db", ["payments-db"], 0.67, "A playbook held.")
+    inconclusive = Decision(
+        None, ["payments-api", "payments-db"], 0.25, "Nothing tells them apart.",
+        ruled_out={"shop": "explains 1 of 2 alerting components"},
+        measured={"shop": {"source": "service graph", "text": "shop: 0 % of 40 calls fail"}},
+    )  # fmt: skip
+    both = with_rivals(memory, inconclusive)
+    assert both.ruled_out == {
+        "shop": "explains 1 of 2 alerting components",
+        "payments-api": "left standing by the rules (they could not rule it out); set aside: "
+        "the checks of memory's playbook held for payments-db",
+    }
+    assert both.measured == {"shop": inconclusive.measured["shop"]}
+    assert (both.root_cause, both.confidence, both.summary) == (
+        "payments-db",
+        0.67,
+        "A playbook held.",
+    )
+    named = Decision("payments-api", ["payments-api"], 0.6, "Only payments-api alerts.")
+    assert with_rivals(memory, named).ruled_out == {
+        "payments-api": "left standing by the rules (they named it, at 0.60); set aside: "
+        "the checks of memory's playbook held for payments-db"
+    }
+
+
+def test_a_verdict_naming_a_misspelt_cause_is_refused_with_its_spelling(shop: Gateway) -> None:
+    """ "orders-dbb" through the API: 422 offering orders-db, nothing stored, nothing learned;
+    a name like no component says how to record a cause outside the world."""
+    first = fire(shop, WEEK1, SILENT_DB)
+    path = f"/api/v1/incidents/{first}/verdicts"
+    typo = shop.http.post(path, json={"verdict": "rejected", "by": "UDEE",
+                                      "actual_cause": "orders-dbb"})  # fmt: skip
+    assert typo.status_code == 422
+    assert typo.json()["detail"] == (
+        "actual_cause 'orders-dbb' is not a known component; did you mean 'orders-db'?"
+    )
+    outside = shop.http.post(path, json={"verdict": "rejected", "by": "UDEE",
+                                         "actual_cause": "stripe"})  # fmt: skip
+    assert outside.status_code == 422
+    assert outside.json()["detail"] == (
+        "actual_cause 'stripe' is not a known component (a cause outside the world: reject "
+        "without naming it and say what it was in words)"
+    )
+    shop.drain()
+    assert incident(shop, first)["verdicts"] == [] and playbooks(shop) == {}

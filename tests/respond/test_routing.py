@@ -864,3 +864,65 @@ def test_a_lead_on_another_team_s_component_tells_that_team_without_paging(gw: G
         "Cy Example"
     )
     assert {e["person"] for e in gw.outbox if e["kind"] == "notification"} == {"Cy Example"}
+
+
+def test_a_no_data_alert_beside_real_alerts_is_a_monitoring_gap_not_a_symptom(
+    gw: Gateway,
+) -> None:
+    """orders-db saturates and orders-api errors, while Grafana's rule on shop returns no data
+    in the same delivery: the finding counts orders-api and orders-db as what the cause
+    explains, and lists shop apart as a monitoring gap, not as a symptom."""
+    body = delivery(
+        ("DBConnectionsSaturated", "orders-db", "critical", 0),
+        ("HighErrorRate", "orders-api", "critical", 1),
+        ("DatasourceNoData", "shop", "critical", 1),
+    )
+    body["alerts"][2]["labels"]["rulename"] = "Shop p99 latency"
+    (incident_id,) = post(gw, body)["incidents"]
+    gw.drain()
+    shown = incident(gw, incident_id)
+    finding = shown["finding"]
+    assert finding["summary"] == (
+        "orders-db explains 2 of 2 alerting components (orders-db, orders-api). No data from "
+        "shop: monitoring, not measured (Grafana's rule 'Shop p99 latency' returned no data "
+        "(DatasourceNoData)); not counted as a symptom."
+    )
+    assert shown["root_cause"] == "orders-db"
+    assert ["shop", "orders-api", "orders-db"] not in finding["paths"]
+    # nothing reached only through shop is weighed: it was no symptom to explain
+    assert [r["component"] for r in finding["ruled_out"]] == ["orders-api"]
+    assert finding["ruled_out"][0]["reason"] == "explains 1 of 2 alerting components"
+
+
+def test_another_groups_alerts_join_an_open_incident_only_along_a_dependency_path(
+    gw: Gateway,
+) -> None:
+    """An open incident on orders-db and orders-api (group a). Later notifications of other
+    Alertmanager groups: payments' alerts (another owner; reached from orders' components by
+    no dependency path within the radius, both only called by shop) and batch-job's (no edge
+    at all) each open their own incident, however close in time; shop's, which calls both
+    APIs, joins one along its path and merges nothing (it was merging payments' incident into
+    orders' through shop, a caller of both)."""
+    (orders,) = post(gw, delivery(("DBConnectionsSaturated", "orders-db", "critical", 0),
+                                  ("HighErrorRate", "orders-api", "critical", 0),
+                                  group="a"))["incidents"]  # fmt: skip
+    (payments,) = post(gw, delivery(("HighErrorRate", "payments-api", "critical", 0),
+                                    ("DBConnectionsSaturated", "payments-db", "critical", 0),
+                                    group="b"))["incidents"]  # fmt: skip
+    (batch,) = post(gw, delivery(("JobFailed", "batch-job", "critical", 0),
+                                 group="c"))["incidents"]  # fmt: skip
+    assert len({orders, payments, batch}) == 3
+    (joined,) = post(gw, delivery(("HighErrorRate", "shop", "critical", 1), group="d"))["incidents"]
+    assert joined in (orders, payments)  # shop calls both: it reaches each within the radius
+    # a caller of both links neither to the other: either fault explains shop's alert, so two
+    # unrelated faults are not merged into one incident through it
+    assert [incident(gw, x)["status"] for x in (orders, payments, batch)] == ["open"] * 3
+    assert {a["component"] for a in incident(gw, orders)["alerts"]} - {"shop"} == {
+        "orders-api", "orders-db"
+    }  # fmt: skip
+    assert {a["component"] for a in incident(gw, payments)["alerts"]} - {"shop"} == {
+        "payments-api", "payments-db"
+    }  # fmt: skip
+    assert {a["component"] for a in incident(gw, batch)["alerts"]} == {"batch-job"}
+    via = [a["joined_via"] for a in incident(gw, joined)["alerts"] if a["component"] == "shop"]
+    assert via in (["shop → orders-api"], ["shop → payments-api"])
