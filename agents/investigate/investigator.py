@@ -95,6 +95,7 @@ from agents.investigate.weigh import (
     stalled_topic,
     stopped_callers,
     stopped_reader,
+    surge_origins,
     surge_upstream,
     suspects,
     suspects_behind,
@@ -1653,13 +1654,15 @@ def serving_only(edges: list[dict[str, Any]], calling: set[str]) -> set[str]:
 
 def traffic_clients(edges: list[dict[str, Any]]) -> set[str]:
     """Clients whose request-rate jump may be the cause (`weigh.traffic_sources`): those the
-    world marks as traffic sources, and callers that nothing calls in the measured edges (a
-    load generator or an edge client a compose file or discovery cannot mark)."""
+    world marks as traffic sources, callers that nothing calls in the measured edges (a
+    load generator or an edge client a compose file or discovery cannot mark), and callers
+    that start a surge themselves (`weigh.surge_origins`: a batch or a planner flooding a
+    shared service)."""
     servers = {e["server"] for e in edges}
     return {
         e["client"] for e in edges
         if e.get("client_is_source") or (e["known"] and e["client"] not in servers)
-    }  # fmt: skip
+    } | surge_origins(edges)  # fmt: skip
 
 
 def no_blame_note(

@@ -21,6 +21,8 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
    client (`confined`): the others reach it through calls served as usual.
 3. A client (traffic source) whose request rate into the incident's components jumped at least
    `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists);
+   so is a caller that starts a surge itself (`surge_origins`: a batch flooding a shared
+   service, which has callers of its own or consumes a topic);
    followed up through the callers whose own rate jumped (`surge_upstream`) to its source,
    unless what degraded near the incident never got the extra calls (`load_missed`).
    With nothing degraded, a client whose calls into every server it uses fell while those
@@ -850,6 +852,40 @@ def surged_into(name: str, edges: list[dict[str, Any]], sigs: dict[str, list[Sig
         return ""
     rose = ", ".join(f"{e['client']}'s {e['rate_change']:.1f}x" for e in into)
     return f"slowed under more calls than usual ({rose}): loaded, not the origin"
+
+
+def surge_origins(edges: list[dict[str, Any]]) -> set[str]:
+    """Callers that start a surge themselves: one whose calls into a server rose at least
+    `RATE_JUMP` x (`EDGE_MIN_CALLS` calls or more) while another client's calls into that
+    server slowed (the extra work hurt the rest) and none fail there (failures make callers
+    retry: a storm of retries follows the fault, it does not cause it; `surged_into`), nothing
+    calling it sends it more than usual (every measured edge into it under `RATE_JUMP` x: no
+    surge passes through it), and its other calls are as usual (no cache failing in front of
+    it, whose misses it would pass on). A nightly batch or a planner releasing a wave of work
+    floods a shared service; it is no traffic source in the world file, since it has callers
+    or consumes a topic, but the load starts there. Pure."""
+    found = set()
+    for name in {e["client"] for e in edges if _surging(e)}:
+        mine = [e for e in edges if e["client"] == name and e["known"]]
+        into = [
+            [e for e in edges if e["server"] == s["server"] and e["known"]]
+            for s in mine if _surging(s)
+        ]  # fmt: skip
+        hurt = any(
+            any(e["client"] != name and edge_degraded(e) for e in server) for server in into
+        ) and not any(
+            failing(e["fail_ratio"], e["baseline_fail_ratio"]) for server in into for e in server
+        )  # fmt: skip
+        fed = any(e["server"] == name and (e["rate_change"] or 0.0) >= RATE_JUMP for e in edges)
+        if hurt and not fed and all(as_usual(e) for e in mine if not _surging(e)):
+            found.add(name)
+    return found
+
+
+def _surging(e: dict[str, Any]) -> bool:
+    return bool(
+        e["known"] and e["calls"] >= EDGE_MIN_CALLS and (e["rate_change"] or 0.0) >= RATE_JUMP
+    )
 
 
 #: The most a cause measured only on one client's calls earns while another client's calls into

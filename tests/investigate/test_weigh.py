@@ -7,12 +7,14 @@ from typing import Any
 
 from agents.failure_kinds import classify, words
 from agents.investigate.decision import Candidate, Decision
+from agents.investigate.investigator import traffic_clients
 from agents.investigate.weigh import (
     doubt,
     failing,
     signals,
     slowed,
     stalled_topic,
+    surge_origins,
     surge_upstream,
     weigh,
 )
@@ -832,3 +834,42 @@ def test_a_store_slowed_for_one_alerting_caller_explains_only_that_caller() -> N
     slow = [edge(c, "orders-db", latency_ms=168.0) for c in ("station-svc", "fleet-manager")]
     store = weigh(alerting, walk, [edges[0], *slow, *edges[3:]], [], [], [], (), set())
     assert store is not None and store.root_cause == "orders-db"
+
+
+def test_a_batch_that_floods_a_shared_service_starts_the_surge() -> None:
+    """The nightly reconcile job, which consumes a topic (so it has a caller) and is no traffic
+    source in the world file, sends the ledger 30x its usual calls; the ledger slows for
+    payments too and passes the load on to its database. The job starts the surge: named as
+    its source, over the ledger that "explains" both alerts. Before, the ledger was named."""
+    flood = [
+        edge("recon-job", "ledger-svc", calls=18_000.0, rate_change=30.0, latency_ms=900.0,
+             baseline_latency_ms=700.0),
+        edge("payments", "ledger-svc", latency_ms=900.0),
+        edge("ledger-svc", "ledger-db", calls=18_000.0, rate_change=30.0, latency_ms=60.0),
+        edge("orders", "recon-job", connection_type="messaging_system"),
+        edge("recon-job", "accounts-db"),
+    ]  # fmt: skip
+    assert surge_origins(flood) == {"recon-job"}
+    assert "recon-job" in traffic_clients(flood)  # what the investigator hands the rules
+    walk = [
+        Candidate("ledger-svc", ["ledger-svc", "payments"], 1),
+        Candidate("ledger-db", ["ledger-svc", "payments"], 3, kind="datastore"),
+    ]
+    alerting = ["ledger-svc", "payments"]
+    decision = weigh(alerting, walk, flood, [], [], [], surge_origins(flood), set())
+    assert decision is not None and (decision.root_cause, decision.confidence) == (
+        "recon-job",
+        0.9,
+    )
+    assert decision.summary.startswith(
+        "Traffic surge from recon-job: recon-job's requests to ledger-svc rose 30.0x"
+    )
+    # the ledger failing for payments: their retries follow the fault, they do not start it
+    failing = [*flood[:1], edge("payments", "ledger-svc", fail_ratio=0.3), *flood[2:]]
+    assert surge_origins(failing) == set()
+    # a cache failing in front of the job: its misses are what it passes on
+    missing = [*flood, edge("recon-job", "recon-cache", fail_ratio=0.2)]
+    assert surge_origins(missing) == set()
+    # more work sent to the job: the surge passes through it (`surge_upstream` follows it)
+    fed = [*flood[:3], edge("orders", "recon-job", rate_change=5.0), *flood[4:]]
+    assert surge_origins(fed) == set()
