@@ -15,7 +15,9 @@ A measurement is a dict (JSON in the finding, `finding.ruled_out[].evidence` in 
 - `value`: the number measured (a fail ratio 0-1, a count, a share), None when nothing was;
 - `window`: `<start>/<end>` in ISO 8601 UTC (the incident window the value covers);
 - `status`: `ok` (measured), `no_data` (the source answered, no series matched), `not_measured`
-  (no source was asked: no `PROMETHEUS_URL`, or the claim is about something no source covers);
+  (no source was asked: no `PROMETHEUS_URL`, or the claim is about something no source covers),
+  `changed` (measured, but the calls answer markedly faster than usual: `FASTER`; a value, not
+  a healthy one);
 - `text`: the line the page, the ticket and the web page print.
 """
 
@@ -29,6 +31,12 @@ from typing import Any
 SERVICE_GRAPH_QUERY = 'traces_service_graph_request_failed_total{{server="{name}"}} / _total'
 SPAN_QUERY = 'traces_span_metrics_calls_total{{service_name="{name}"}}'
 UP_QUERY = "up == 0"
+#: Calls into a component answered in at most this share of their usual time (the hour
+#: before, `FASTER_MIN_MS` or more) are not counted healthy: a dependency that suddenly answers
+#: much faster at its usual rate is often answering empty (a parser that drops every ad, a
+#: client short-circuiting to a default), and its failures do not show as errors.
+FASTER = 0.7
+FASTER_MIN_MS = 10.0
 
 
 def window(raw: Any) -> str:
@@ -88,6 +96,15 @@ def calls_into(
     failed = sum(e["failed"] for e in edges if e["server"] == name)
     if calls >= min_calls:
         ratio = round(failed / calls, 4)
+        quick = faster(name, edges)
+        if quick is not None:
+            now, before = quick
+            return measurement(
+                "service graph", SERVICE_GRAPH_QUERY.format(name=name), ratio,
+                f"{_share(ratio)} of {calls:,.0f} calls into {name} failed{when}, but they were "
+                f"answered in {now:.0f} ms against {before:.0f} ms the hour before: faster than "
+                "usual, as a dependency answering empty is; not counted healthy", win, "changed",
+            )  # fmt: skip
         return measurement(
             "service graph", SERVICE_GRAPH_QUERY.format(name=name), ratio,
             f"{_share(ratio)} of {calls:,.0f} calls into {name} failed{when}, service graph",
@@ -107,6 +124,20 @@ def calls_into(
         f"not measured: no service-graph, span-metric or `up` series for {name}{when}",
         win, "no_data",
     )  # fmt: skip
+
+
+def faster(name: str, edges: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """`(ms now, ms the hour before)` of the calls into `name` (means weighted by calls) when
+    they are answered in at most `FASTER` x their usual time, the usual being `FASTER_MIN_MS`
+    or more; else None (`edges`: `edge_health` rows)."""
+    timed = [e for e in edges if e["server"] == name and e.get("latency_ms") is not None
+             and e.get("baseline_latency_ms") is not None and e["calls"]]  # fmt: skip
+    if not timed:
+        return None
+    calls = sum(e["calls"] for e in timed)
+    now = sum(e["latency_ms"] * e["calls"] for e in timed) / calls
+    before = sum(e["baseline_latency_ms"] * e["calls"] for e in timed) / calls
+    return (now, before) if before >= FASTER_MIN_MS and now <= FASTER * before else None
 
 
 def healthy(m: dict[str, Any]) -> bool:

@@ -246,20 +246,22 @@ def signals(
     return out
 
 
-def accounts_for(e: dict[str, Any], caller: dict[str, float] | None) -> bool:
+def accounts_for(
+    e: dict[str, Any], caller: dict[str, float] | None, share: float = ACCOUNTS_FOR
+) -> bool:
     """Whether a degraded call edge client -> server can explain its client's own degradation
     (rule 2): failing calls can (one failing dependency fails a whole request), and so can a
-    slowdown that adds at least `ACCOUNTS_FOR` of the time the client's own callers lost. A
-    dependency 20 ms slower cannot explain a client 800 ms slower: it is more likely slowed by
-    the client's own fault (more calls, retries) than the cause of it. `caller`: the client's
-    inbound totals (`inbound`), None when nothing calls it."""
+    slowdown that adds at least `share` (`ACCOUNTS_FOR`) of the time the client's own callers
+    lost. A dependency 20 ms slower cannot explain a client 800 ms slower: it is more likely
+    slowed by the client's own fault (more calls, retries) than the cause of it. `caller`: the
+    client's inbound totals (`inbound`), None when nothing calls it."""
     if failing(e["fail_ratio"], e["baseline_fail_ratio"]):
         return True
     if caller is None or not caller["lat_n"] or not caller["base_lat_n"]:
         return True
     lost = caller["lat"] / caller["lat_n"] - caller["base_lat"] / caller["base_lat_n"]
     added = (e["latency_ms"] or 0.0) - (e["baseline_latency_ms"] or 0.0)
-    return lost <= 0 or added >= ACCOUNTS_FOR * lost
+    return lost <= 0 or added >= share * lost
 
 
 def suspects(
@@ -915,36 +917,73 @@ def asked_by_one(
     return bad[0], max(fine, key=lambda e: (e["calls"], e["client"]))
 
 
+#: The least share of what a degraded client lost itself that a slowdown of its calls into a
+#: server must add for the server to carry its trouble (`confined`): a search cluster 36 ms
+#: slower for a directory that lost 22 s a call carries none of it; a database 1,180 ms slower
+#: for a registry that lost 3,080 ms (several queries a request) may carry all of it.
+CARRIES = 0.1
+
+
 def confined(
-    name: str, cover: dict[str, set[str]], edges: list[dict[str, Any]], alerting: list[str]
+    name: str,
+    cover: dict[str, set[str]],
+    edges: list[dict[str, Any]],
+    alerting: list[str],
+    sigs: dict[str, list[Signal]],
+    victim_of: dict[str, str],
+    totals: dict[str, dict[str, float]],
 ) -> tuple[set[str], str] | None:
     """`(the alerting components name's measured degradation reaches, why the others are
     left out)`, or None when that is all the walk says it covers (`cover`: `coverage`).
 
-    When name is degraded only in one client's calls (`asked_by_one`), an alerting component
-    that reaches it only through clients it serves as usual is not explained by what was
-    measured on it: its trouble comes from elsewhere. Kept: name itself, the degraded client
-    and what reaches name through it. A database slowed for a batch job's queries alone (20 ->
-    49 ms for that job, its other callers served in 20 ms) had "explained" the pickers and the
-    robot fleet that read it as usual, over the slowed path planner they called."""
-    one = asked_by_one(name, edges)
-    if one is None:
-        return None
-    (bad, fine), mine = one, cover.get(name, set())
-    asking = bad["client"]
-    through = cover.get(asking, set()) | ({asking, name} & set(alerting))
-    served = {
-        e["client"] for e in edges
-        if e["server"] == name and e["known"] and e["calls"] >= EDGE_MIN_CALLS and as_usual(e)
+    Name's trouble reaches an alerting component only through the clients that carry it: a
+    client whose calls into name are degraded and that is name's victim, or degraded in no
+    other way, or whose calls into name slowed by `CARRIES` or more of what it lost itself. An
+    alerting component that reaches name only through clients it serves as usual, or through a
+    client degraded in its own right (its calls into name slowed by less than that), is not
+    explained by what was measured on name.
+    Kept: name itself, the carriers and what reaches name through them.
+
+    A database slowed for a batch job's queries alone (20 -> 49 ms for that job, its other
+    callers served in 20 ms) had "explained" the pickers and the robot fleet that read it as
+    usual, over the slowed path planner they called; a search cluster 36 ms slower for the
+    provider directory, which lost 22 s a call and failed 25 % by itself, had "explained" the
+    directory's callers over the directory."""
+    into = [
+        e for e in edges if e["server"] == name and e["known"] and e["calls"] >= EDGE_MIN_CALLS
+    ]  # fmt: skip
+    bad = [e for e in into if edge_degraded(e)]
+    carriers = {
+        e["client"] for e in bad
+        if e["client"] not in sigs or victim_of.get(e["client"]) == name
+        or accounts_for(e, totals.get(e["client"]), CARRIES)
     }  # fmt: skip
-    reached = set().union(*(cover.get(c, set()) | ({c} & set(alerting)) for c in served))
+    own = sorted({e["client"] for e in bad} - carriers)
+    served = sorted({e["client"] for e in into if as_usual(e)})
+    if not bad or not (own or served):
+        return None
+    mine = cover.get(name, set())
+    # cover holds alerting components only; a carrier or name itself counts when it alerts
+    through = set().union({name}, carriers, *(cover.get(c, set()) for c in carriers)) & set(
+        alerting
+    )
+    reached = set().union(*(cover.get(c, set()) | ({c} & set(alerting)) for c in [*own, *served]))
     left = (mine & reached) - through
     if not left:
         return None
-    return mine - left, (
-        f"degraded only for {asking} ({fine['client']}'s calls into it are served as usual), "
-        f"so it does not explain {', '.join(sorted(left))}"
-    )
+    why = []
+    if carriers:
+        why.append(f"degraded only for {', '.join(sorted(carriers))}")
+    if served:
+        busiest = max(
+            (e for e in into if e["client"] in served), key=lambda e: (e["calls"], e["client"])
+        )
+        why.append(f"{busiest['client']}'s calls into it are served as usual")
+    for client in own:
+        why.append(f"{client} is degraded in its own right, far more than its calls into it")
+    head, *rest = why
+    more = f" ({'; '.join(rest)})" if rest else ""
+    return mine - left, f"{head}{more}, so it does not explain {', '.join(sorted(left))}"
 
 
 def bystander(
@@ -1036,9 +1075,6 @@ def weigh(
     if not sigs:
         return stopped_reader(edges, near, win or "", backlog)
     cover = coverage(alerting, walk, edges)
-    narrowed = {n: found for n in sigs if (found := confined(n, cover, edges, alerting))}
-    for name, (kept, _) in narrowed.items():
-        cover[name] = kept
     victim_of: dict[str, str] = {}
     totals = inbound(edges)
     loaded_by_calls = {n: why for n in sigs if (why := surged_into(n, edges, sigs))}
@@ -1063,6 +1099,12 @@ def weigh(
             walked = name in alerting and other in walk and name in walk[other].covers
             if walked or other in (reach or {}).get(name, set()):
                 victim_of.setdefault(name, other)
+    narrowed = {
+        n: found for n in sigs
+        if (found := confined(n, cover, edges, alerting, sigs, victim_of, totals))
+    }  # fmt: skip
+    for name, (kept, _) in narrowed.items():
+        cover[name] = kept
     loaded = {s: f for s, f in fallbacks(edges, sigs, spoken, reach or {}).items()
               if s not in victim_of}  # fmt: skip
     stopped_at = {n: seen for n in sigs if n not in victim_of

@@ -141,7 +141,7 @@ def incident_detail(
     incidents its investigations split off it: where its alerts with another cause went, by id),
     finding {summary, confidence, candidates, paths, ruled_out [{component, reason, evidence
     (the measurement the reason rests on: source, query, value, window, status
-    ok|no_data|not_measured, text)}], planner, model (the planner model, or null),
+    ok|no_data|not_measured|changed, text)}], planner, model (the planner model, or null),
     second_opinion (the graph's check of a model's answer)}, alerts [{key, fingerprint,
     alertname, status, severity, component, labels, annotations, starts_at, starts_at_ms,
     ends_at_ms, generator_url, link, source (alertmanager | grafana), silence_url (where to

@@ -413,6 +413,35 @@ def test_healthy_only_where_measured_and_not_measured_elsewhere() -> None:
     assert decision.measured["valkey"]["status"] == "ok"
 
 
+def test_calls_answered_much_faster_than_usual_are_not_counted_healthy() -> None:
+    """A silent ad-exchange client answering in 12 ms against 20 ms the hour before, at its
+    usual rate and with no errors, is what a client that parses every bid as empty looks like:
+    the measurement keeps its value but is not a healthy one, so it clears nothing. Answers at
+    their usual speed stay healthy."""
+    walk = [
+        Candidate("ad-decision", ["ad-decision"], 0),
+        Candidate("exchange-client", ["ad-decision"], 1),
+        Candidate("db", ["ad-decision"], 1, kind="datastore"),
+    ]
+    quick = edge("ad-decision", "exchange-client", latency_ms=12.0)
+    peers = [{"component": "ad-decision", "peer": "db", "alertname": "DbErrors",
+              "label": "upstream"}]  # fmt: skip
+    decision = weigh(["ad-decision"], walk, [quick, edge("ad-decision", "db")], [], [], peers,
+                     (), set(), None, WINDOW)  # fmt: skip
+    assert decision is not None
+    assert decision.measured["exchange-client"]["status"] == "changed"
+    assert decision.measured["exchange-client"]["value"] == 0.0
+    assert decision.ruled_out["exchange-client"].startswith(
+        "0 % of 600 calls into exchange-client failed (23:05-23:15 UTC), but they were answered "
+        "in 12 ms against 20 ms the hour before: faster than usual"
+    )
+    assert "healthy" not in decision.ruled_out["exchange-client"].split(";")[-1]
+    usual = weigh(["ad-decision"], walk, [edge("ad-decision", "exchange-client"),
+                                          edge("ad-decision", "db")], [], [], peers, (), set(),
+                  None, WINDOW)  # fmt: skip
+    assert usual is not None and usual.ruled_out["exchange-client"].startswith("healthy: ")
+
+
 def test_alert_peer_labels_alone_never_read_healthy() -> None:
     peers = [{"component": "cart", "peer": "valkey", "alertname": "DependencyErrors",
               "label": "upstream"}]  # fmt: skip

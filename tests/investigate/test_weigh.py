@@ -873,3 +873,30 @@ def test_a_batch_that_floods_a_shared_service_starts_the_surge() -> None:
     # more work sent to the job: the surge passes through it (`surge_upstream` follows it)
     fed = [*flood[:3], edge("orders", "recon-job", rate_change=5.0), *flood[4:]]
     assert surge_origins(fed) == set()
+
+
+def test_a_dependency_slowed_a_little_does_not_explain_a_caller_failing_by_itself() -> None:
+    """The provider directory fails 25 % and lost 22 s a call for scheduling and the patient
+    BFF; its search cluster (which alerts yellow) answers it 36 ms slower. The cluster carries
+    none of the directory's trouble, so it explains only its own alert and the directory,
+    explaining the two callers, is named. Before, the cluster "explained" all three at 0.80."""
+    walk = [
+        Candidate("directory", ["patient-bff", "scheduling"], 2),
+        Candidate("search", ["patient-bff", "scheduling", "search"], 2, kind="datastore"),
+    ]
+    edges = [
+        edge("scheduling", "directory", fail_ratio=0.29, latency_ms=22_978.0),
+        edge("patient-bff", "directory", fail_ratio=0.25, latency_ms=22_157.0),
+        edge("directory", "search", latency_ms=56.0),
+    ]
+    alerting = ["patient-bff", "scheduling", "search"]
+    decision = weigh(alerting, walk, edges, [], [], [], (), set())
+    assert decision is not None and decision.root_cause == "directory"
+    assert decision.ruled_out["search"].endswith(
+        "; directory is degraded in its own right, far more than its calls into it, so it does "
+        "not explain patient-bff, scheduling"
+    )
+    # the cluster's slowdown adding a tenth or more of what the directory lost: it carries it
+    slow = [*edges[:2], edge("directory", "search", latency_ms=2_300.0)]
+    carried = weigh(alerting, walk, slow, [], [], [], (), set())
+    assert carried is not None and carried.root_cause == "search"
