@@ -447,7 +447,7 @@ class Investigator:
         if steered is not None:
             decision = Decision(
                 steered["candidate"], [steered["candidate"]], memory_confidence(steered),
-                cited(steered, len(gated(steered))), surge_paths=[steered["path"]],
+                cited(steered, gated(steered)), surge_paths=[steered["path"]],
             )  # fmt: skip
             planner = "memory"
             # a lead: held only by its components, or trusted under the line (untried, or it
@@ -499,7 +499,7 @@ class Investigator:
                 ):  # the rules name memory's cause on their own: as sure as they are
                     decision = replace(
                         decision, confidence=measured.confidence,
-                        summary=f"{cited(steered, len(gated(steered)), measured.confidence)} "
+                        summary=f"{cited(steered, gated(steered), measured.confidence)} "
                         f"The rules name it too, at {measured.confidence:.2f}: "
                         f"{measured.summary}",
                         # what they ruled out, and on which measurements, stands with them
@@ -1458,9 +1458,11 @@ def with_rivals(memory: Decision, rules: Decision) -> Decision:
         if name == rules.root_cause:
             how = f"they named it, at {rules.confidence:.2f}"
         else:
-            how = "they could not rule it out"
-        ruled[name] = (f"left standing by the rules ({how}); set aside: the checks of "
-                       f"memory's playbook held for {cause}")  # fmt: skip
+            how = "they could not tell it apart"
+        # not a rule-out: the rules kept it; memory chose over it (a new user's trial read
+        # "ruled out, left standing" as a contradiction)
+        ruled[name] = (f"not ruled out by the rules ({how}); memory named {cause} over it: "
+                       f"the checks of its playbook held")  # fmt: skip
     return replace(memory, ruled_out=ruled | memory.ruled_out, measured=measured | memory.measured)
 
 

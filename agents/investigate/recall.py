@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from adapters.falkordb import TenantGraph
+from agents.investigate.checks import describe
 
 PINNED_WEIGHT = 1.0
 SAME_TECH_WEIGHT = 0.5
@@ -122,12 +123,12 @@ def confidence(playbook: dict[str, Any]) -> float:
     return min(trust, UNTRIED_CONFIDENCE)
 
 
-def cited(playbook: dict[str, Any], held: int, at: float | None = None) -> str:
+def cited(playbook: dict[str, Any], held: list[dict[str, Any]], at: float | None = None) -> str:
     """The summary of a finding memory made: the playbook, its trust, where it was learned and
-    who confirmed it, the recall path and how many checks held (`held`, `explains_alerting`
-    among them). `playbook`: a `recall` entry; `at`: the finding's confidence when something
-    surer than the playbook set it (the rules naming the same cause), else the playbook's own
-    (`confidence`)."""
+    who confirmed it, the recall path and the checks that held, each as a sentence
+    (`checks.describe`; `held`: the checks as run, `checks.gated`). `playbook`: a `recall`
+    entry; `at`: the finding's confidence when something surer than the playbook set it (the
+    rules naming the same cause), else the playbook's own (`confidence`)."""
     why = (
         "a lead"
         if playbook.get("kinds_differ")
@@ -143,7 +144,8 @@ def cited(playbook: dict[str, Any], held: int, at: float | None = None) -> str:
         f"Memory: {playbook['candidate']}, as in playbook '{playbook['title']}' (trust "
         f"{trust}{learned(playbook)}; "
         f"recalled via {' → '.join(playbook['path'])}): its checks held for "
-        f"{playbook['candidate']} ({held}, explains_alerting with them){lead}."
+        f"{playbook['candidate']}: {'; '.join(describe(c, playbook['candidate']) for c in held)}"
+        f"{lead}."
     )
 
 

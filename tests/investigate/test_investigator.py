@@ -479,13 +479,17 @@ def test_a_memory_summary_says_why_it_is_held_under_the_trust_and_not_once_lifte
         "helped": 0, "path": ["payments-api", "payments-db"], "learned_from": "inc-1",
         "learned_at": None, "confirmed_by": "Dee Example", "lesson": "confirmed",
     }  # fmt: skip
-    untried = cited(playbook, 4)
+    held = [{"type": "explains_alerting"}, {"type": "alert_kind", "kind": "errors"}]
+    untried = cited(playbook, held)
     assert "(trust 0.50, this finding held at 0.45: the playbook is untried (no verdict yet" in (
         untried
     )
-    assert untried.endswith("its checks held for payments-db (4, explains_alerting with them).")
+    assert untried.endswith(
+        "its checks held for payments-db: payments-db explains most alerting components (a "
+        "dependency path from each); an errors alert on payments-db."
+    )
     # the rules name the same cause at 0.95 and lend it their confidence: nothing is held back
-    lifted = cited(playbook, 4, at=0.95)
+    lifted = cited(playbook, held, at=0.95)
     assert "held at" not in lifted and "(trust 0.50, learned from inc-1 (confirmed by" in lifted
     # a playbook that helped before is as sure as its trust
-    assert "held at" not in cited(playbook | {"helped": 1, "trust": 0.67}, 4)
+    assert "held at" not in cited(playbook | {"helped": 1, "trust": 0.67}, held)

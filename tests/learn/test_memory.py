@@ -616,8 +616,8 @@ def test_rivals_the_rules_left_standing_are_said_to_be_set_aside_by_memory() -> 
     both = with_rivals(memory, inconclusive)
     assert both.ruled_out == {
         "shop": "explains 1 of 2 alerting components",
-        "payments-api": "left standing by the rules (they could not rule it out); set aside: "
-        "the checks of memory's playbook held for payments-db",
+        "payments-api": "not ruled out by the rules (they could not tell it apart); memory named "
+        "payments-db over it: the checks of its playbook held",
     }
     assert both.measured == {"shop": inconclusive.measured["shop"]}
     assert (both.root_cause, both.confidence, both.summary) == (
@@ -627,8 +627,8 @@ def test_rivals_the_rules_left_standing_are_said_to_be_set_aside_by_memory() -> 
     )
     named = Decision("payments-api", ["payments-api"], 0.6, "Only payments-api alerts.")
     assert with_rivals(memory, named).ruled_out == {
-        "payments-api": "left standing by the rules (they named it, at 0.60); set aside: "
-        "the checks of memory's playbook held for payments-db"
+        "payments-api": "not ruled out by the rules (they named it, at 0.60); memory named "
+        "payments-db over it: the checks of its playbook held"
     }
 
 
