@@ -56,6 +56,7 @@ from agents.investigate import similar
 from agents.investigate.checks import (
     Evidence,
     about_candidate,
+    describe,
     evaluate,
     gated,
     kinds_differ,
@@ -157,6 +158,12 @@ def symptoms_of(
     `alert_dicts` keeps them, in their order."""
     gaps = monitoring_gaps(alerts)
     return [a for a in alerts if a["component"] not in gaps], gaps
+
+
+def described(playbook: dict[str, Any]) -> list[str]:
+    """The checks of a recalled playbook as run (`checks.gated`), each as a sentence people
+    read (`checks.describe`), for the summary of a finding memory made (`recall.cited`)."""
+    return [describe(c, playbook["candidate"]) for c in gated(playbook)]
 
 
 def one_per_playbook(used: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -447,7 +454,7 @@ class Investigator:
         if steered is not None:
             decision = Decision(
                 steered["candidate"], [steered["candidate"]], memory_confidence(steered),
-                cited(steered, gated(steered)), surge_paths=[steered["path"]],
+                cited(steered, described(steered)), surge_paths=[steered["path"]],
             )  # fmt: skip
             planner = "memory"
             # a lead: held only by its components, or trusted under the line (untried, or it
@@ -499,7 +506,7 @@ class Investigator:
                 ):  # the rules name memory's cause on their own: as sure as they are
                     decision = replace(
                         decision, confidence=measured.confidence,
-                        summary=f"{cited(steered, gated(steered), measured.confidence)} "
+                        summary=f"{cited(steered, described(steered), measured.confidence)} "
                         f"The rules name it too, at {measured.confidence:.2f}: "
                         f"{measured.summary}",
                         # what they ruled out, and on which measurements, stands with them

@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from adapters.falkordb import TenantGraph
-from agents.investigate.checks import describe
 
 PINNED_WEIGHT = 1.0
 SAME_TECH_WEIGHT = 0.5
@@ -123,10 +122,10 @@ def confidence(playbook: dict[str, Any]) -> float:
     return min(trust, UNTRIED_CONFIDENCE)
 
 
-def cited(playbook: dict[str, Any], held: list[dict[str, Any]], at: float | None = None) -> str:
+def cited(playbook: dict[str, Any], held: list[str], at: float | None = None) -> str:
     """The summary of a finding memory made: the playbook, its trust, where it was learned and
-    who confirmed it, the recall path and the checks that held, each as a sentence
-    (`checks.describe`; `held`: the checks as run, `checks.gated`). `playbook`: a `recall`
+    who confirmed it, the recall path and the checks that held, each as a sentence (`held`:
+    `checks.describe` of each check as run, `checks.gated`). `playbook`: a `recall`
     entry; `at`: the finding's confidence when something surer than the playbook set it (the
     rules naming the same cause), else the playbook's own (`confidence`)."""
     why = (
@@ -144,7 +143,7 @@ def cited(playbook: dict[str, Any], held: list[dict[str, Any]], at: float | None
         f"Memory: {playbook['candidate']}, as in playbook '{playbook['title']}' (trust "
         f"{trust}{learned(playbook)}; "
         f"recalled via {' → '.join(playbook['path'])}): its checks held for "
-        f"{playbook['candidate']}: {'; '.join(describe(c, playbook['candidate']) for c in held)}"
+        f"{playbook['candidate']}: {'; '.join(held)}"
         f"{lead}."
     )
 

@@ -479,7 +479,10 @@ def test_a_memory_summary_says_why_it_is_held_under_the_trust_and_not_once_lifte
         "helped": 0, "path": ["payments-api", "payments-db"], "learned_from": "inc-1",
         "learned_at": None, "confirmed_by": "Dee Example", "lesson": "confirmed",
     }  # fmt: skip
-    held = [{"type": "explains_alerting"}, {"type": "alert_kind", "kind": "errors"}]
+    held = [
+        "payments-db explains most alerting components (a dependency path from each)",
+        "an errors alert on payments-db",
+    ]
     untried = cited(playbook, held)
     assert "(trust 0.50, this finding held at 0.45: the playbook is untried (no verdict yet" in (
         untried
