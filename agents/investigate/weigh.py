@@ -938,10 +938,12 @@ def confined(
 
     Name's trouble reaches an alerting component only through the clients that carry it: a
     client whose calls into name are degraded and that is name's victim, or degraded in no
-    other way, or whose calls into name slowed by `CARRIES` or more of what it lost itself. An
-    alerting component that reaches name only through clients it serves as usual, or through a
-    client degraded in its own right (its calls into name slowed by less than that), is not
-    explained by what was measured on name.
+    other way, or that only slowed (a backlog multiplies a slower dependency's time), or whose
+    calls into name slowed by `CARRIES` or more of what it lost itself. An alerting component
+    that reaches name only through clients it serves as usual, or through a client degraded in
+    its own right (its own calls fail, while its calls into name neither fail nor slowed by that
+    much: a dependency a few ms slower fails nobody's calls), is not explained by what was
+    measured on name.
     Kept: name itself, the carriers and what reaches name through them.
 
     A database slowed for a batch job's queries alone (20 -> 49 ms for that job, its other
@@ -956,7 +958,7 @@ def confined(
     carriers = {
         e["client"] for e in bad
         if e["client"] not in sigs or victim_of.get(e["client"]) == name
-        or accounts_for(e, totals.get(e["client"]), CARRIES)
+        or not _fails(totals.get(e["client"])) or accounts_for(e, totals.get(e["client"]), CARRIES)
     }  # fmt: skip
     own = sorted({e["client"] for e in bad} - carriers)
     served = sorted({e["client"] for e in into if as_usual(e)})
@@ -984,6 +986,14 @@ def confined(
     head, *rest = why
     more = f" ({'; '.join(rest)})" if rest else ""
     return mine - left, f"{head}{more}, so it does not explain {', '.join(sorted(left))}"
+
+
+def _fails(calls: dict[str, float] | None) -> bool:
+    """Whether the calls into a component (`inbound` totals) fail (`failing`)."""
+    if calls is None or calls["calls"] < 5:
+        return False
+    base = calls["base_failed"] / calls["base"] if calls["base"] >= 5 else None
+    return failing(calls["failed"] / calls["calls"], base)
 
 
 def bystander(

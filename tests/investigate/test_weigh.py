@@ -900,3 +900,13 @@ def test_a_dependency_slowed_a_little_does_not_explain_a_caller_failing_by_itsel
     slow = [*edges[:2], edge("directory", "search", latency_ms=2_300.0)]
     carried = weigh(alerting, walk, slow, [], [], [], (), set())
     assert carried is not None and carried.root_cause == "search"
+    # the directory only slow, failing nothing: a backlog multiplies a slower dependency's
+    # time (an execution service 45 s behind over a database 930 ms slower), so it carries
+    backlog = [
+        edge("scheduling", "directory", latency_ms=22_978.0),
+        edge("patient-bff", "directory", latency_ms=22_157.0),
+        edges[2],
+    ]
+    queued = weigh(alerting, walk, backlog, [], [], [], (), set())
+    assert queued is not None and "directory" not in (queued.ruled_out.get("search") or "")
+    assert queued.root_cause == "search"
