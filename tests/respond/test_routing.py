@@ -588,6 +588,35 @@ def test_an_alert_joining_under_the_same_cause_is_added_to_the_page_quietly(gw: 
     assert len(sent(gw, incident_id, "notification")) == 1
 
 
+@pytest.mark.parametrize("joining", [1, 3])
+def test_a_critical_alert_on_a_component_the_incident_has_restates_its_warning_page(
+    gw: Gateway, joining: int
+) -> None:
+    """orders-db is paged at warning; then `joining` alerts on orders-db itself, one
+    critical, join the incident (one alert alone, or three in one delivery: the batched
+    join). The incident is re-investigated and the page restated as CRITICAL with every
+    alert, as a join on a new component does (a new user's trial: nothing ran, and the page
+    said WARNING with one alert while the incident was critical with four)."""
+    (incident_id,) = post(gw, delivery(("DBSlowQueries", "orders-db", "warning", 0),
+                                       group="a"))["incidents"]  # fmt: skip
+    gw.drain()
+    (page,) = sent(gw, incident_id, "notification")
+    assert page["notice"]["severity"] == "warning" and len(page["notice"]["alerts"]) == 1
+    names = ["DBDown", "DBReplicaLag", "DBDiskFull"][:joining]
+    answer = post(gw, delivery(*[(n, "orders-db", "critical", 1) for n in names], group="b"))
+    assert answer["incidents"] == [incident_id] and answer["opened"] == []
+    gw.drain()
+    found = incident(gw, incident_id)
+    assert found["severity"] == "critical" and found["alerts_firing"] == 1 + joining
+    assert [t["status"] for t in found["tasks"] if t["kind"] == "reinvestigate"] == ["done"]
+    (edit,) = page_edits(gw, incident_id)
+    assert edit["notice"]["severity"] == "critical"
+    assert len(edit["notice"]["alerts"]) == 1 + joining
+    assert edit["text"].startswith("*[CRITICAL]")
+    assert len(sent(gw, incident_id, "notification")) == 1
+    assert not [f for f in sent(gw, incident_id, "followup") if "Diagnosis update" in f["text"]]
+
+
 def test_an_alert_linking_two_unpaged_incidents_merges_them(
     falkordb: EmbeddedFalkorDB, store: GraphStore, tmp_path: Path, tenant: str
 ) -> None:
