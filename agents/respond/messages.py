@@ -336,15 +336,25 @@ def notification(
 def page_shows(incident: dict[str, Any], alerts: list[dict[str, Any]]) -> str:
     """What a page says of the finding and the alerts, beyond its root cause (stored as the
     incident's `notified_shows` when the page goes out or is edited for the finding): a JSON
-    object `{candidates, alerts}`, the candidates in order when the finding is inconclusive
-    (the page lists them as what to check first; a named cause shows none), and a digest of
-    the set of alerts on it (their keys; the components follow from them). A
-    re-investigation edits the page when this or the cause changed (`Responder._update`)."""
+    object `{candidates, alerts, finding}`, the candidates in order when the finding is
+    inconclusive (the page lists them as what to check first; a named cause shows none), a
+    digest of the set of alerts on it (their keys; the components follow from them), and a
+    digest of the finding's words the page prints (its confidence to two places, summary and
+    paths). A re-investigation edits the page when this or the cause changed
+    (`Responder._update`): a page sent while a joining alert was being investigated said
+    "valkey-cart is the only alerting component" at 0.60 above two alerting components, and
+    kept saying it after the re-investigation found 0.90 over both."""
     cause = incident.get("root_cause")
     keys = "\n".join(sorted(str(a["key"]) for a in alerts))
+    confidence = incident.get("confidence")
+    words = "\n".join([
+        "" if confidence is None else f"{float(confidence):.2f}",
+        str(incident.get("summary") or ""), str(incident.get("paths_json") or ""),
+    ])  # fmt: skip
     return json.dumps({
         "candidates": [] if cause else list(incident.get("candidates") or []),
         "alerts": hashlib.sha256(keys.encode()).hexdigest()[:16],
+        "finding": hashlib.sha256(words.encode()).hexdigest()[:16],
     })  # fmt: skip
 
 

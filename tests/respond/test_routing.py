@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -615,6 +616,31 @@ def test_a_critical_alert_on_a_component_the_incident_has_restates_its_warning_p
     assert edit["text"].startswith("*[CRITICAL]")
     assert len(sent(gw, incident_id, "notification")) == 1
     assert not [f for f in sent(gw, incident_id, "followup") if "Diagnosis update" in f["text"]]
+
+
+def test_a_page_sent_before_a_joining_alert_was_weighed_gets_the_new_finding(gw: Gateway) -> None:
+    """orders-db alerts and is investigated alone; orders-api's errors join before the page
+    goes out, so the page lists both alerts under the first finding ("the only alerting
+    component"); the re-investigation names orders-db again, surer, over the same alerts.
+    The page is restated with the new confidence and summary, quietly (a new user's trial:
+    the page kept the first words and confidence, while the web page said otherwise)."""
+    incident_id = db_alert(gw, 0)
+    gw.runtime.make_worker("investigator").run(threading.Event(), burst=True)
+    first = incident(gw, incident_id)["finding"]
+    post(gw, delivery(("HighErrorRate", "orders-api", "critical", 1), group="c"))
+    gw.runtime.make_worker("responder").run(threading.Event(), burst=True)
+    (page,) = sent(gw, incident_id, "notification")
+    assert len(page["notice"]["alerts"]) == 2
+    assert page["notice"]["summary"] == first["summary"]
+    gw.drain()
+    found = incident(gw, incident_id)
+    assert found["root_cause"] == "orders-db"
+    assert found["finding"]["summary"] != first["summary"]
+    (edit,) = page_edits(gw, incident_id)
+    assert edit["notice"]["summary"] == found["finding"]["summary"]
+    assert edit["notice"]["confidence"] == found["finding"]["confidence"]
+    assert not [f for f in sent(gw, incident_id, "followup") if "Diagnosis update" in f["text"]]
+    assert len(sent(gw, incident_id, "notification")) == 1
 
 
 def test_an_alert_linking_two_unpaged_incidents_merges_them(
