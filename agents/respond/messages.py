@@ -34,6 +34,7 @@ from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.investigate.decision import LEAD_BELOW
 from agents.investigate.similar import SIMILAR_SHOWN, cited
 from agents.triage import heartbeat
+from agents.triage.alerts import contact_point_test
 from agents.triage.triage import component_candidates
 
 __all__ = ["fmt_ms"]  # the responder formats times with the renderers' format
@@ -212,6 +213,30 @@ def _person(row: dict[str, Any] | None) -> Person | None:
                   slack_user_id=row.get("slack_user_id"))  # fmt: skip
 
 
+#: What a page and ticket say first when every alert of the incident is Grafana's
+#: contact-point test: nothing is broken, and nobody must hunt for a cause.
+TEST_NOTE = (
+    'This is Grafana\'s contact-point test notification (TestAlert, "Notification test"): the '
+    "webhook works and nothing is broken. Resolve this incident by hand; Grafana never "
+    "resolves a test."
+)
+
+
+def test_note(incident: dict[str, Any], alerts: list[dict[str, Any]]) -> str | None:
+    """`TEST_NOTE` followed by the finding's summary when every alert of `alerts` (rows with
+    `alertname`, `labels_json`, `annotations_json`) is Grafana's contact-point test, else
+    None: the test pages as any alert does, and its page read as an inconclusive incident on
+    an unknown component."""
+    if not alerts or not all(
+        contact_point_test(a.get("alertname"), json.loads(a.get("labels_json") or "{}"),
+                           json.loads(a.get("annotations_json") or "{}"))
+        for a in alerts
+    ):  # fmt: skip
+        return None
+    summary = incident.get("summary")
+    return f"{TEST_NOTE} {summary}" if summary else TEST_NOTE
+
+
 def page(
     incident: dict[str, Any],
     alerts: list[dict[str, Any]],
@@ -236,7 +261,8 @@ def page(
     said: dict[str, Any] = {
         "incident_id": incident["id"], "severity": incident["severity"],
         "title": incident["title"], "status": incident["status"],
-        "summary": incident.get("summary"), "paged": paged_line(who), "person": _person(who),
+        "summary": test_note(incident, alerts) or incident.get("summary"),
+        "paged": paged_line(who), "person": _person(who),
         "ticket_link": ticket_link,
         "resolved_at": incident.get("resolved_at") if incident["status"] == "resolved" else None,
         "resolved_by": incident.get("resolved_by"),
@@ -489,7 +515,7 @@ def ticket(
         lead=lead(cause, incident.get("confidence")),
         candidates=list(incident.get("candidates") or []),
         ruled_out=ruled_out_lines(incident),
-        summary=incident.get("summary"),
+        summary=test_note(incident, alerts) or incident.get("summary"),
         paths=json.loads(incident.get("paths_json") or "[]"),
         changes=[
             ChangeNote(
