@@ -6,6 +6,24 @@
 // others are deleted: the one left reads every alert that came meanwhile.
 // The tasks are found from each incident (a few), not from the open tasks (all of them: with
 // no worker running, 20 ms per storm after three storms).
+// $joined: [{incident_id, task_id}] open incidents new firing alerts joined on components they
+// already had (no task of their own from triage): each gets a `reinvestigate` task $task_id
+// unless one is pending already (open, unclaimed: it will read every alert) or its first
+// investigation has not started; the rest below schedules it as any other.
+CALL {
+  UNWIND $joined AS j
+  MATCH (i:Incident {id: j.incident_id})
+  WHERE i.status = 'open'
+  OPTIONAL MATCH (t:Task)-[:FOR]->(i)
+  WHERE t.kind IN ['investigate', 'reinvestigate'] AND t.status = 'open' AND t.epoch = 0
+  WITH j, i, count(t) AS waiting
+  WHERE waiting = 0
+  CREATE (r:Task {id: j.task_id, kind: 'reinvestigate', incident_id: i.id,
+// @include _fresh_task
+})-[:FOR]->(i)
+  RETURN count(r) AS created
+}
+WITH created
 UNWIND $incident_ids AS incident_id
 MATCH (i:Incident {id: incident_id})
 WITH i  // else the planner scans every open Task (the Task.status index) per incident

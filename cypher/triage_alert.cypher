@@ -4,7 +4,8 @@
 // A resolved alert only closes what fired: one never stored firing (a new key arriving
 // resolved) is recorded in no incident (`incident_id` null): it joins, opens and clears
 // nothing, and a resend or a stale 'firing' of it later changes nothing either.
-// An alert on a component new to an open incident enqueues a `reinvestigate` task.
+// An alert on a component new to an open incident enqueues a `reinvestigate` task (one on a
+// component it has already gets one from `settle_reinvestigations`, once per delivery).
 // Per-alert cost stays flat in an alert storm: the new alert's edge is created (not merged: it
 // has no incident yet), and the incident keeps a count of its firing alerts (`firing`: +1 when
 // a firing alert joins, -1 when one resolves) instead of counting them on every delivery.

@@ -9,8 +9,9 @@
 // again. $alerts: [{key, rank, props}] (rank: severity rank; props: the Alert's properties),
 // distinct keys; $near, $down as for `triage_alert`; $via: the path text of $component itself.
 // The incident's firing count, group keys and severity move once for the whole batch (per-row
-// SETs on one node read stale values, FalkorDB 4.16). No reinvestigation: the component is
-// already among the incident's. Returns how many alerts were written (none: no row).
+// SETs on one node read stale values, FalkorDB 4.16). No task here: the component is already
+// among the incident's, and `settle_reinvestigations` ($joined) gives the incident one
+// re-investigation for the delivery. Returns how many alerts were written (none: no row).
 // (a CASE, not `… OR o.id < i.id`: FalkorDB 4.16 answers that from the id index wrongly)
 MATCH (i:Incident {id: $incident_id})
 WHERE i.status = 'open' AND $component IN i.components

@@ -13,6 +13,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -819,12 +820,36 @@ def test_health_shows_workers_by_their_leases_and_the_queue(site: Site, store: G
     workers = {w["owner"]: w for w in found["workers"]}
     assert workers["worker-live"]["alive"] and not workers["worker-dead"]["alive"]
     assert 0 < workers["worker-live"]["tasks"][0]["lease_left_ms"] <= 60_000
-    assert found["queue"] == [{"kind": "investigate", "status": "claimed", "tasks": 2}]
+    assert found["queue"] == [
+        {"kind": "investigate", "status": "claimed", "tasks": 2, "next_at": None}
+    ]
     assert found["database"]["up"] and found["database"]["schema_ready"]
     with site.client() as http:
         sign_in(http, VIEWER_A)
         page = http.get("/ui/health").text
     assert "worker-live" in page and "✗ lease expired (died or stalled)" in page
+
+
+def test_health_counts_a_page_a_window_holds_as_work_to_come(site: Site, store: GraphStore) -> None:
+    """A maintenance window holds payment's page: its respond task waits, paused, until the
+    window's end. The health page lists it with when it is due, not "✓ Empty" (a new user's
+    trial: the queue read empty while escalations and held pages waited)."""
+    graph = store.graph(graph_name(site.a))
+    window = maintenance.start(graph, ["payment"], [], "db upgrade", "Ed Example", minutes=30)
+    assert window is not None
+    site.post_alert(site.a, "payment")
+    site.drain()
+    found = overview.health(store, graph, schema_ready=True)
+    (paused,) = [q for q in found["queue"] if q["status"] == "paused"]
+    assert paused["kind"] == "respond" and paused["tasks"] == 1
+    assert paused["next_at"] == window["ends_at"]
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        page = http.get("/ui/health").text
+    assert 'id="queue-empty"' not in page
+    assert "paused (waiting for its time)" in page
+    due = datetime.fromtimestamp(window["ends_at"] / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert due in page
 
 
 def test_viewer_tokens_are_one_per_person(falkordb: EmbeddedFalkorDB, tmp_path: Path) -> None:

@@ -688,7 +688,17 @@ def test_grafana_s_contact_point_test_is_counted_and_goes_the_whole_path(gateway
     assert (said["tests"], said["accepted"], len(said["opened"])) == (1, 1, 1)
     gateway.drain()
     assert sorted(e["kind"] for e in gateway.outbox) == ["notification", "ticket"]
+    # the page and ticket say first that it is the test, not an inconclusive incident (a new
+    # user's trial: "[UNKNOWN] TestAlert … inconclusive; no known component" woke the on-call)
+    for sent in gateway.outbox:
+        summary = str(sent["notice"]["summary"])  # type: ignore[index]
+        assert summary.startswith("This is Grafana's contact-point test notification")
+        assert "Resolve this incident by hand" in str(sent["text"])
     real = grafana_contact_point_test()
     real["alerts"][0]["labels"] = {"alertname": "TestAlert", "instance": "checkout-1"}
     answer = gateway.http.post("/api/v1/alerts", json=real, headers=gateway.auth)
     assert answer.json()["tests"] == 0 and answer.json()["accepted"] == 1
+    (incident,) = answer.json()["incidents"]  # the test's, by its Grafana group
+    gateway.drain()
+    edit = [e for e in gateway.outbox if e["incident_id"] == incident][-1]
+    assert edit["kind"] == "update" and "contact-point test" not in str(edit["text"])

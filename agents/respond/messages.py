@@ -34,6 +34,7 @@ from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.investigate.decision import LEAD_BELOW
 from agents.investigate.similar import SIMILAR_SHOWN, cited
 from agents.triage import heartbeat
+from agents.triage.alerts import contact_point_test
 from agents.triage.triage import component_candidates
 
 __all__ = ["fmt_ms"]  # the responder formats times with the renderers' format
@@ -212,6 +213,30 @@ def _person(row: dict[str, Any] | None) -> Person | None:
                   slack_user_id=row.get("slack_user_id"))  # fmt: skip
 
 
+#: What a page and ticket say first when every alert of the incident is Grafana's
+#: contact-point test: nothing is broken, and nobody must hunt for a cause.
+TEST_NOTE = (
+    'This is Grafana\'s contact-point test notification (TestAlert, "Notification test"): the '
+    "webhook works and nothing is broken. Resolve this incident by hand; Grafana never "
+    "resolves a test."
+)
+
+
+def test_note(incident: dict[str, Any], alerts: list[dict[str, Any]]) -> str | None:
+    """`TEST_NOTE` followed by the finding's summary when every alert of `alerts` (rows with
+    `alertname`, `labels_json`, `annotations_json`) is Grafana's contact-point test, else
+    None: the test pages as any alert does, and its page read as an inconclusive incident on
+    an unknown component."""
+    if not alerts or not all(
+        contact_point_test(a.get("alertname"), json.loads(a.get("labels_json") or "{}"),
+                           json.loads(a.get("annotations_json") or "{}"))
+        for a in alerts
+    ):  # fmt: skip
+        return None
+    summary = incident.get("summary")
+    return f"{TEST_NOTE} {summary}" if summary else TEST_NOTE
+
+
 def page(
     incident: dict[str, Any],
     alerts: list[dict[str, Any]],
@@ -236,7 +261,8 @@ def page(
     said: dict[str, Any] = {
         "incident_id": incident["id"], "severity": incident["severity"],
         "title": incident["title"], "status": incident["status"],
-        "summary": incident.get("summary"), "paged": paged_line(who), "person": _person(who),
+        "summary": test_note(incident, alerts) or incident.get("summary"),
+        "paged": paged_line(who), "person": _person(who),
         "ticket_link": ticket_link,
         "resolved_at": incident.get("resolved_at") if incident["status"] == "resolved" else None,
         "resolved_by": incident.get("resolved_by"),
@@ -336,15 +362,25 @@ def notification(
 def page_shows(incident: dict[str, Any], alerts: list[dict[str, Any]]) -> str:
     """What a page says of the finding and the alerts, beyond its root cause (stored as the
     incident's `notified_shows` when the page goes out or is edited for the finding): a JSON
-    object `{candidates, alerts}`, the candidates in order when the finding is inconclusive
-    (the page lists them as what to check first; a named cause shows none), and a digest of
-    the set of alerts on it (their keys; the components follow from them). A
-    re-investigation edits the page when this or the cause changed (`Responder._update`)."""
+    object `{candidates, alerts, finding}`, the candidates in order when the finding is
+    inconclusive (the page lists them as what to check first; a named cause shows none), a
+    digest of the set of alerts on it (their keys; the components follow from them), and a
+    digest of the finding's words the page prints (its confidence to two places, summary and
+    paths). A re-investigation edits the page when this or the cause changed
+    (`Responder._update`): a page sent while a joining alert was being investigated said
+    "valkey-cart is the only alerting component" at 0.60 above two alerting components, and
+    kept saying it after the re-investigation found 0.90 over both."""
     cause = incident.get("root_cause")
     keys = "\n".join(sorted(str(a["key"]) for a in alerts))
+    confidence = incident.get("confidence")
+    words = "\n".join([
+        "" if confidence is None else f"{float(confidence):.2f}",
+        str(incident.get("summary") or ""), str(incident.get("paths_json") or ""),
+    ])  # fmt: skip
     return json.dumps({
         "candidates": [] if cause else list(incident.get("candidates") or []),
         "alerts": hashlib.sha256(keys.encode()).hexdigest()[:16],
+        "finding": hashlib.sha256(words.encode()).hexdigest()[:16],
     })  # fmt: skip
 
 
@@ -479,7 +515,7 @@ def ticket(
         lead=lead(cause, incident.get("confidence")),
         candidates=list(incident.get("candidates") or []),
         ruled_out=ruled_out_lines(incident),
-        summary=incident.get("summary"),
+        summary=test_note(incident, alerts) or incident.get("summary"),
         paths=json.loads(incident.get("paths_json") or "[]"),
         changes=[
             ChangeNote(

@@ -654,7 +654,9 @@ class Responder:
     ) -> None:
         """After a re-investigation: when what the page says changed since it was sent or
         last edited (its root cause, the order of candidates of an inconclusive finding, the
-        set of alerts on it: `messages.page_shows`), restate the page; when the finding
+        set of alerts on it, the finding's confidence, summary or paths: `messages.page_shows`;
+        a page stored before the last was kept counts as showing the finding it has now),
+        restate the page; when the finding
         changed (cause or candidates), tell the thread too; page the new cause's on-call only
         when the cause changed and the new finding is conclusive (`LEAD_BELOW` or more).
         Nothing when the page would show what it shows. A quiet window that covers the
@@ -668,7 +670,13 @@ class Responder:
             before = json.loads(shows) if not moved else {}
         now = json.loads(shows)
         found = moved or before.get("candidates") != now["candidates"]
-        if not found and before.get("alerts") == now["alerts"]:
+        same_alerts = before.get("alerts") == now["alerts"]
+        reworded = before.get("finding", now["finding"]) != now["finding"]
+        if not found and same_alerts and reworded and self._reinvestigating(task, incident):
+            # a split leaves a passing finding ("stays the root cause … split into their own
+            # incident") and re-investigates what is left at once: its words are the ones
+            reworded = False
+        if not found and not reworded and same_alerts:
             task.complete("unchanged")
             return
         if maintenance.hold(task, incident, alerts, "update"):
@@ -689,9 +697,19 @@ class Responder:
             elif moved and cause:
                 self._tell_lead_owner(task, incident, root)
             self._restate(task, incident, alerts, f"page:{task.claim.task_id}")
-        task.complete("updated" if found else "page updated: its alerts changed",
+        task.complete("updated" if found else "page updated: its alerts or words changed",
                       mark_notified=True, root_cause=cause, shows=shows,
                       reached=reached)  # fmt: skip
+
+    @staticmethod
+    def _reinvestigating(task: TaskRun, incident: dict[str, Any]) -> bool:
+        """True while another re-investigation of `incident` is still to run (open, claimed
+        or paused): a finding about to be replaced is not worth an edit of the page."""
+        tasks = task.graph.rows("incident_tasks", {"incident_id": incident["id"]})
+        return any(
+            t["kind"] == "reinvestigate" and t["status"] in ("open", "claimed", "paused")
+            for t in tasks
+        )
 
     def _page_new_cause(
         self,

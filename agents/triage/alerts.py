@@ -106,10 +106,19 @@ def about_monitoring(alert: NormalizedAlert) -> bool:
 
 def is_contact_point_test(alert: NormalizedAlert) -> bool:
     """True for Grafana's contact-point test notification (`CONTACT_POINT_TEST`): a person
-    checking the webhook, not a failure. It pages nobody and opens no incident (Grafana never
-    sends its resolve, so an incident would stay open for good)."""
+    checking the webhook, not a failure. It is logged and triaged as any alert, so the test
+    shows the whole path, and its incident pages; the page says it is the test
+    (`agents.respond.messages.test_note`) and it stays open until resolved by hand (Grafana
+    never sends its resolve)."""
+    return contact_point_test(alert.alertname, alert.labels, alert.annotations)
+
+
+def contact_point_test(
+    alertname: str | None, labels: dict[str, str], annotations: dict[str, str]
+) -> bool:
+    """`is_contact_point_test` on a stored alert's name, labels and annotations."""
     return (
-        alert.alertname == CONTACT_POINT_TEST["alertname"]
-        and alert.labels.get("instance") in CONTACT_POINT_TEST["instances"]
-        and alert.annotations.get("summary") == CONTACT_POINT_TEST["summary"]
+        alertname == CONTACT_POINT_TEST["alertname"]
+        and labels.get("instance") in CONTACT_POINT_TEST["instances"]
+        and annotations.get("summary") == CONTACT_POINT_TEST["summary"]
     )

@@ -179,6 +179,10 @@ class TriageReport:
     reopened: list[str] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
+    #: incidents a new firing alert of the delivery joined (repeats allowed): each one opened
+    #: before the delivery is re-investigated (`settle_reinvestigations`), so its page shows
+    #: the new alert and its severity, on a component it already had as on a new one
+    joined: list[str] = field(default_factory=list)
     #: False while every write of the delivery opened a new incident: only a join, a merge, a
     #: stored alert or a batch can leave `reinvestigate` tasks for `settle_reinvestigations`.
     unsettled: bool = False
@@ -612,6 +616,7 @@ class Triage:
         written = int(row["written"]) if row else 0
         if written:
             self.report.accepted += written
+            self.report.joined.append(incident)
             self.touched(incident)
         return written
 
@@ -629,6 +634,7 @@ class Triage:
         self.report.unmatched += [a.key for a in batch[:written]]
         if written:
             self.report.accepted += written
+            self.report.joined.append(incident)
             self.touched(incident)
         return written
 
@@ -794,6 +800,7 @@ class Triage:
             self.report.opened.append(incident.id)
         else:
             _, incident, via_ = best
+            self.report.joined.append(incident.id)
             bridge = (component, incident.id)
             if component and bridge not in self.bridged:
                 if reached > 1:
@@ -904,6 +911,8 @@ class Triage:
         else:
             self.anchor.pop(anchor, None)
         self.touched(row["incident_id"])
+        if row["status"] == "firing" and row["prev"] is None and not row["opened"]:
+            report.joined.append(row["incident_id"])  # a reopen is told by its own task
         if row["opened"]:
             report.opened.append(row["incident_id"])
         if row["reopened"] and row["incident_id"] not in report.reopened:
@@ -1086,18 +1095,28 @@ def settle_reinvestigations(
     graph: TenantGraph, report: TriageReport, reinvestigate_ms: int
 ) -> None:
     """One delivery, one investigation: the `reinvestigate` tasks its alerts enqueued (one per
-    component new to an incident) are dropped while the incident's first investigation has not
-    started (it will read every alert), and otherwise collapse into one, which waits until
+    component new to an incident), and one for each incident opened before the delivery that
+    new firing alerts joined on components it already had (`report.joined`, not reopened: a
+    reopen restates the page itself), are dropped while the incident's first investigation has
+    not started (it will read every alert), and otherwise collapse into one, which waits until
     `reinvestigate_ms` after the incident's last re-investigation
-    (`settle_reinvestigations.cypher`).
+    (`settle_reinvestigations.cypher`). Without the second kind, a critical alert joining a
+    warning incident on the same component left its page saying WARNING and one alert.
     A storm of alerts joining one incident re-investigates it at most once per
     `reinvestigate_ms`, each time over every alert that arrived. A delivery that only opened
     incidents enqueued none: no query."""
-    if report.incidents and report.unsettled:
+    fresh = set(report.opened) | set(report.reopened) | set(report.merged)
+    joined = [
+        {"incident_id": i, "task_id": f"reinvestigate:{i}:joined:{uuid.uuid4().hex[:12]}"}
+        for i in dict.fromkeys(report.joined)
+        if i not in fresh
+    ]
+    if report.incidents and (report.unsettled or joined):
         graph.rows(
             "settle_reinvestigations",
-            {"incident_ids": report.incidents, "reinvestigate_ms": reinvestigate_ms},
-        )
+            {"incident_ids": report.incidents, "reinvestigate_ms": reinvestigate_ms,
+             "joined": joined},
+        )  # fmt: skip
 
 
 def merge_bridged(

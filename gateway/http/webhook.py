@@ -108,7 +108,8 @@ class Accepted:
     alerts: list[NormalizedAlert]
     report: TriageReport
     recovered: str | None = None
-    #: Grafana contact-point test notifications: logged, never triaged.
+    #: Grafana contact-point test notifications among `alerts`: logged, and triaged as any
+    #: alert (their page says they are the test).
     tests: int = 0
 
     def tasks(self) -> int:

@@ -244,9 +244,10 @@ def health(store: GraphStore, graph: TenantGraph, schema_ready: bool) -> dict[st
 
     Shape: `{database: {up, ping_ms, schema_ready}, workers: [{owner, alive, tasks: [{task_id,
     kind, epoch, attempts, lease_until, lease_left_ms, incident_id}]}], queue: [{kind, status,
-    tasks}], now}`. A worker appears while it holds a lease (idle workers leave nothing in the
-    graph); `alive` is false once all its leases expired (it died or stalled; another worker
-    takes the task over).
+    tasks, next_at}], now}` (`queue`: open, claimed, paused and failed tasks; `next_at`, ms,
+    the soonest a paused one is due again: an escalation level, a held page). A worker
+    appears while it holds a lease (idle workers leave nothing in the graph); `alive` is false
+    once all its leases expired (it died or stalled; another worker takes the task over).
     """
     started = time.perf_counter()
     up = store.ping()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -584,6 +585,60 @@ def test_an_alert_joining_under_the_same_cause_is_added_to_the_page_quietly(gw: 
     assert incident(gw, incident_id)["root_cause"] == "orders-db"
     (edit,) = page_edits(gw, incident_id)
     assert edit["notice"]["root_cause"] == "orders-db" and len(edit["notice"]["alerts"]) == 2
+    assert not [f for f in sent(gw, incident_id, "followup") if "Diagnosis update" in f["text"]]
+    assert len(sent(gw, incident_id, "notification")) == 1
+
+
+@pytest.mark.parametrize("joining", [1, 3])
+def test_a_critical_alert_on_a_component_the_incident_has_restates_its_warning_page(
+    gw: Gateway, joining: int
+) -> None:
+    """orders-db is paged at warning; then `joining` alerts on orders-db itself, one
+    critical, join the incident (one alert alone, or three in one delivery: the batched
+    join). The incident is re-investigated and the page restated as CRITICAL with every
+    alert, as a join on a new component does (a new user's trial: nothing ran, and the page
+    said WARNING with one alert while the incident was critical with four)."""
+    (incident_id,) = post(gw, delivery(("DBSlowQueries", "orders-db", "warning", 0),
+                                       group="a"))["incidents"]  # fmt: skip
+    gw.drain()
+    (page,) = sent(gw, incident_id, "notification")
+    assert page["notice"]["severity"] == "warning" and len(page["notice"]["alerts"]) == 1
+    names = ["DBDown", "DBReplicaLag", "DBDiskFull"][:joining]
+    answer = post(gw, delivery(*[(n, "orders-db", "critical", 1) for n in names], group="b"))
+    assert answer["incidents"] == [incident_id] and answer["opened"] == []
+    gw.drain()
+    found = incident(gw, incident_id)
+    assert found["severity"] == "critical" and found["alerts_firing"] == 1 + joining
+    assert [t["status"] for t in found["tasks"] if t["kind"] == "reinvestigate"] == ["done"]
+    (edit,) = page_edits(gw, incident_id)
+    assert edit["notice"]["severity"] == "critical"
+    assert len(edit["notice"]["alerts"]) == 1 + joining
+    assert edit["text"].startswith("*[CRITICAL]")
+    assert len(sent(gw, incident_id, "notification")) == 1
+    assert not [f for f in sent(gw, incident_id, "followup") if "Diagnosis update" in f["text"]]
+
+
+def test_a_page_sent_before_a_joining_alert_was_weighed_gets_the_new_finding(gw: Gateway) -> None:
+    """orders-db alerts and is investigated alone; orders-api's errors join before the page
+    goes out, so the page lists both alerts under the first finding ("the only alerting
+    component"); the re-investigation names orders-db again, surer, over the same alerts.
+    The page is restated with the new confidence and summary, quietly (a new user's trial:
+    the page kept the first words and confidence, while the web page said otherwise)."""
+    incident_id = db_alert(gw, 0)
+    gw.runtime.make_worker("investigator").run(threading.Event(), burst=True)
+    first = incident(gw, incident_id)["finding"]
+    post(gw, delivery(("HighErrorRate", "orders-api", "critical", 1), group="c"))
+    gw.runtime.make_worker("responder").run(threading.Event(), burst=True)
+    (page,) = sent(gw, incident_id, "notification")
+    assert len(page["notice"]["alerts"]) == 2
+    assert page["notice"]["summary"] == first["summary"]
+    gw.drain()
+    found = incident(gw, incident_id)
+    assert found["root_cause"] == "orders-db"
+    assert found["finding"]["summary"] != first["summary"]
+    (edit,) = page_edits(gw, incident_id)
+    assert edit["notice"]["summary"] == found["finding"]["summary"]
+    assert edit["notice"]["confidence"] == found["finding"]["confidence"]
     assert not [f for f in sent(gw, incident_id, "followup") if "Diagnosis update" in f["text"]]
     assert len(sent(gw, incident_id, "notification")) == 1
 
