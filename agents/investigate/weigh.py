@@ -17,8 +17,9 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
    and a silent one whose callers still serve their own callers as usual (`absorbed`: its
    degradation reaches no alerting component). A root degraded only in one client's calls,
    its other clients served as usual, keeps that client a candidate, not a victim
-   (`asked_by_one`), and explains only the alerting components that reach it through that
-   client (`confined`): the others reach it through calls served as usual.
+   (`asked_by_one`). A root explains only the alerting components that reach it through the
+   clients that carry its trouble (`confined`): not through calls it serves as usual, nor
+   through a client failing in its own right that a few ms more cannot explain.
 3. A client (traffic source) whose request rate into the incident's components jumped at least
    `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists);
    so is a caller that starts a surge itself (`surge_origins`: a batch flooding a shared
