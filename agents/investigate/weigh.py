@@ -135,6 +135,13 @@ def inbound(edges: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return into
 
 
+def fail_ratios(calls: dict[str, float]) -> tuple[float | None, float | None]:
+    """`(fail ratio now, the hour before)` of the calls into a component (`inbound` totals),
+    each None under 5 calls."""
+    ratio = calls["failed"] / calls["calls"] if calls["calls"] >= 5 else None
+    return ratio, calls["base_failed"] / calls["base"] if calls["base"] >= 5 else None
+
+
 def failing(ratio: float | None, baseline: float | None) -> bool:
     """A fail ratio that counts as failing against its baseline (rule 1). A ratio of
     `HIGH_FAIL_RATIO` or more fails whatever the baseline (a fault older than the incident
@@ -191,8 +198,7 @@ def signals(
         if e["calls"] >= EDGE_MIN_CALLS:
             into.setdefault(e["server"], []).append(e)
     for name, s in inbound(edges).items():
-        ratio = s["failed"] / s["calls"] if s["calls"] >= 5 else None
-        base = s["base_failed"] / s["base"] if s["base"] >= 5 else None
+        ratio, base = fail_ratios(s)
         if not failing(ratio, base):
             # Only some callers may suffer (a flag evaluated by two of eleven readers): then
             # the worst of their edges speaks, naming them.
@@ -991,10 +997,7 @@ def confined(
 
 def _fails(calls: dict[str, float] | None) -> bool:
     """Whether the calls into a component (`inbound` totals) fail (`failing`)."""
-    if calls is None or calls["calls"] < 5:
-        return False
-    base = calls["base_failed"] / calls["base"] if calls["base"] >= 5 else None
-    return failing(calls["failed"] / calls["calls"], base)
+    return calls is not None and failing(*fail_ratios(calls))
 
 
 def bystander(
