@@ -17,7 +17,6 @@ import os
 import signal
 import sys
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime
 from functools import partial
@@ -37,6 +36,7 @@ from adapters.falkordb import (
     graph_name,
 )
 from adapters.notify import AdapterError
+from adapters.processes import StopRequest
 from agents.act.run import cannot_run
 
 # Each command imports inside its body what only it uses, so a worker process (`python -m
@@ -251,7 +251,7 @@ def serve(
         settings = settings.model_copy(update={"metrics_dir": mine})
     if settings.metrics_dir is not None:
         use_multiprocess_dir(settings.metrics_dir, fresh=True)
-    stop = threading.Event()
+    stop = StopRequest()  # set by signal handlers: see its docstring
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGHUP, hangup_ignored)
@@ -404,7 +404,7 @@ def worker(
     # a typo, and starting an empty database there would look healthy while claiming nothing
     existing_data_dir(settings, "worker")
     configure_logging(settings, verbose)
-    stop = threading.Event()
+    stop = StopRequest()  # set by signal handlers: see its docstring
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGHUP, hangup_ignored)
     from agents.tasks.worker import worker_client_name
