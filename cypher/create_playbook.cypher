@@ -2,6 +2,8 @@
 // failure kind and the checks that held, linked to the incident, finding and verdict it came
 // from, and who gave that verdict (`confirmed_by`: their name, else their Slack id; cited when memory names the cause again)
 // and whether it confirmed the finding or corrected it (`lesson`: confirmed | corrected).
+// `upstream`: the lesson named a caller of what alerted (recalled from its callees);
+// `corrected_from`: the cause the corrected finding had named (kept from the version it supersedes).
 // Memory is never edited in place: a new version SUPERSEDES the old, which stops being
 // recalled (status 'superseded'); both stay. The new version keeps the remediation of the
 // one it supersedes (what to run is a person's choice; the learner only learns checks).
@@ -28,7 +30,8 @@ FOREACH (_ IN CASE WHEN refused THEN [] ELSE [1] END |
       pb.checks_json = $checks_json, pb.helped = 0, pb.misled = 0, pb.trust = 0.5,
       pb.status = 'active', pb.created_at = timestamp(), pb.learned_from = i.id,
       pb.learned_at = i.opened_at, pb.confirmed_by = coalesce(v.by_name, who, v.by),
-      pb.lesson = CASE v.verdict WHEN 'rejected' THEN 'corrected' ELSE 'confirmed' END
+      pb.lesson = CASE v.verdict WHEN 'rejected' THEN 'corrected' ELSE 'confirmed' END,
+      pb.upstream = $upstream, pb.corrected_from = $corrected_from
     ON MATCH SET pb.status = CASE WHEN pb.status = 'retired' AND pb.retired_reason = $withdrawn
                                   THEN 'active' ELSE pb.status END,
       pb.retired_reason = CASE WHEN pb.retired_reason = $withdrawn THEN null
@@ -45,6 +48,7 @@ WITH pb, kept, refused
 OPTIONAL MATCH (old:Playbook {id: $supersedes})
 FOREACH (_ IN CASE WHEN old IS NULL OR pb IS NULL THEN [] ELSE [1] END |
   MERGE (pb)-[:SUPERSEDES]->(old)
-  SET old.status = 'superseded', pb.remediation_json = coalesce(pb.remediation_json, old.remediation_json),
+  SET old.status = 'superseded', pb.corrected_from = coalesce(pb.corrected_from, old.corrected_from),
+    pb.remediation_json = coalesce(pb.remediation_json, old.remediation_json),
     pb.remediation_type = coalesce(pb.remediation_type, old.remediation_type))
 RETURN pb.id AS id, pb.trust AS trust, refused, kept

@@ -4,7 +4,9 @@
 // 0. pinned within 0-2 business hops of an alerting component (weight 1);
 // 1. pinned where the business walk does not go but a failure still explains alerts: a
 //    configuration service an alerting component reads, a client (traffic source) upstream
-//    within 1-3 calls (weight 1);
+//    within 1-3 calls, or a caller of an alerting component within 1-3 calls whose playbook
+//    a person taught by naming it (`upstream`: a batch locking the database that alerts)
+//    (weight 1);
 // 2. learned on another component of the same tech as one within the 0-2 hop reach (weight 1/2,
 //    "kind transfer"). Only active playbooks: a retired one is never recalled.
 MATCH (a:Component) WHERE a.name IN $alerting
@@ -13,7 +15,7 @@ WHERE all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS
 MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
        [n IN nodes(p) | n.name] AS path, length(p) AS hops, 0 AS source
 UNION ALL
 MATCH (a:Component) WHERE a.name IN $alerting
@@ -22,7 +24,7 @@ WHERE r.purpose = 'config'
 MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
        [n IN nodes(p) | n.name] AS path, length(p) AS hops, 1 AS source
 UNION ALL
 MATCH (a:Component) WHERE a.name IN $alerting
@@ -31,7 +33,15 @@ WHERE all(r IN relationships(p) WHERE r.purpose = 'business')
 MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
+       [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 1 AS source
+UNION ALL
+MATCH (pb:Playbook {status: 'active', upstream: true})-[:PINNED_TO]->(c:Component)
+MATCH p = (c)-[:CALLS|READS_WRITES*1..3]->(a:Component)
+WHERE a.name IN $alerting AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
+RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
+       pb.checks_json AS checks_json, pb.learned_from AS learned_from,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
        [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 1 AS source
 UNION ALL
 MATCH (a:Component) WHERE a.name IN $alerting
@@ -41,5 +51,5 @@ MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(o:Component)
 WHERE o.tech = c.tech AND o <> c
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, c.name AS candidate, c.client = true AS client, o.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, o.name AS pinned_to,
        [n IN nodes(p) | n.name] AS path, length(p) AS hops, 2 AS source

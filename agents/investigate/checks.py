@@ -30,11 +30,15 @@ is refused with the reason, so `POST /api/v1/playbooks` answers 422):
   fail its calls, so slow calls do not recognise a fault that made them fail.
 - `requests_rising` `{factor}` — the candidate's requests rose at least `factor` x (a traffic
   source).
-- `explains_alerting` — most alerting components (more than half) reach the candidate by a
-  dependency path (business or configuration edges, 0-6 hops), or the candidate is a traffic
-  source calling them: a remembered cause that cannot explain this incident's alerts is not
-  its cause (the few it does not explain are split off after the finding). The investigator
-  asks it of every recalled playbook, so a wrong one planted by hand is caught.
+- `explains_alerting` `{via}` — most alerting components (more than half) reach the candidate
+  by a dependency path (business or configuration edges, 0-6 hops), or the candidate is a
+  traffic source calling them: a remembered cause that cannot explain this incident's alerts is
+  not its cause (the few it does not explain are split off after the finding). The investigator
+  asks it of every recalled playbook, so a wrong one planted by hand is caught. `via: calls`
+  (what the learner writes when a person named a caller of what alerted: a batch holding row
+  locks on a database its other callers wait on, a service hammering the cache it calls) also
+  counts an alerting component the candidate's own calls reach, directly or through a
+  component both depend on (`cypher/reached_by_calls.cypher`).
 - `signature` `{alerts: [{component, kind, path}], overlap}` — the incident a playbook was
   learned from, as it can be observed again when nothing was measured: which components
   alerted with which failure kinds (`agents.failure_kinds`; the alert name when none
@@ -93,8 +97,9 @@ from agents.investigate.tools.graph import NoInput, alert_peers
 from agents.investigate.weigh import EDGE_MIN_CALLS, signals
 
 __all__ = [
-    "CHANGE_LOOKBACK_MS", "CHECK", "Check", "Evidence", "about_candidate", "about_incident",
-    "alert_signature", "evaluate", "evidence_checks", "kinds_differ", "paths_to",
+    "CHANGE_LOOKBACK_MS", "CHECK", "EXPLAINS", "EXPLAINS_BY_CALLS", "Check", "Evidence",
+    "about_candidate", "about_incident", "alert_signature", "evaluate", "evidence_checks",
+    "kinds_differ", "paths_to", "reached_by_calls",
 ]  # fmt: skip
 
 #: What checks may look at: the incident's alerts, its alerting components, when it opened
@@ -263,12 +268,14 @@ class RequestsRising(_Check):
 
 
 class ExplainsAlerting(_Check):
-    """Most alerting components reach the candidate (or are reached by it, a traffic source)."""
+    """Most alerting components reach the candidate (or are reached by it, a traffic source);
+    with `via: calls`, or are reached by the candidate's calls (module docstring)."""
 
     type: Literal["explains_alerting"]
+    via: Literal["dependencies", "calls"] = "dependencies"
 
     def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
-        return _explains(candidate, ev)
+        return _explains(candidate, ev, self.via)
 
     def about_candidate(self) -> bool:
         return False  # any cause upstream of the alerting components explains them
@@ -311,6 +318,11 @@ class PromQLCheck(_Check):
     def answer(self, candidate: str, ev: Evidence) -> dict[str, Any]:
         return _promql(self, candidate, ev)
 
+
+#: The gate every recalled playbook passes (`gated`), and the one a lesson naming a caller of
+#: what alerted carries instead (`agents.learn.learner`).
+EXPLAINS: dict[str, Any] = {"type": "explains_alerting"}
+EXPLAINS_BY_CALLS: dict[str, Any] = {"type": "explains_alerting", "via": "calls"}
 
 #: One check of a playbook, by its `type`.
 Check = Annotated[
@@ -385,8 +397,21 @@ def _walks(
     return out
 
 
-def _explains(candidate: str, ev: Evidence) -> dict[str, Any]:
+def reached_by_calls(ev: Evidence, sources: list[str], candidate: str) -> dict[str, list[str]]:
+    """The sources `candidate`'s calls reach, each with one path from it to the candidate
+    (`cypher/reached_by_calls.cypher`: directly, or through a component both depend on);
+    sources it does not reach are left out."""
+    if not sources:
+        return {}
+    rows = ev.graph.rows("reached_by_calls", {"sources": sources, "candidate": candidate})
+    return {r["source"]: list(r["path"]) for r in rows if r["path"]}
+
+
+def _explains(candidate: str, ev: Evidence, via: str = "dependencies") -> dict[str, Any]:
     found = paths_to(ev, ev.alerting, candidate)
+    if via == "calls":
+        unreached = [c for c in ev.alerting if not found.get(c)]
+        found |= reached_by_calls(ev, unreached, candidate)
     missing = sorted(c for c in ev.alerting if not found.get(c))
     explained = len(ev.alerting) - len(missing)
     detail = f"{candidate} explains {explained} of {len(ev.alerting)} alerting components"
@@ -673,6 +698,11 @@ def describe(check: dict[str, Any], candidate: str) -> str:
             return f"calls into {candidate} {' or '.join(c.how)} (the service graph)"
         case RequestsRising():
             return f"requests from {candidate} {c.factor:g}x the hour before"
+        case ExplainsAlerting() if c.via == "calls":
+            return (
+                f"{candidate} explains most alerting components (a dependency path from each, "
+                f"or {candidate}'s own calls reach it)"
+            )
         case ExplainsAlerting():
             return f"{candidate} explains most alerting components (a dependency path from each)"
         case Signature():
@@ -723,7 +753,7 @@ def gated(playbook: dict[str, Any]) -> list[dict[str, Any]]:
         checks = carried
     if any(c.get("type") == "explains_alerting" for c in checks):
         return checks
-    return [{"type": "explains_alerting"}, *checks]
+    return [dict(EXPLAINS), *checks]
 
 
 def evidence_checks(evidence: list[dict[str, Any]], cause: str) -> list[dict[str, Any]]:

@@ -54,6 +54,7 @@ from adapters.prometheus import Prometheus
 from agents.failure_kinds import classify, gap_note, monitoring_gap, monitoring_gaps, surge
 from agents.investigate import similar
 from agents.investigate.checks import (
+    EXPLAINS_BY_CALLS,
     Evidence,
     about_candidate,
     describe,
@@ -499,6 +500,8 @@ class Investigator:
                     remembered_lead = self._remembered_lead(task, evidence, decision, others, found)
                     if remembered_lead is not None:
                         decision, planner = remembered_lead, "memory"
+                    elif (again := corrected_before(steered, decision, evidence)) is not None:
+                        decision = again
                 elif (
                     sure
                     and measured.root_cause == decision.root_cause
@@ -592,7 +595,13 @@ class Investigator:
         log.info("incident %s: %s", incident_id, decision.summary)
         if may_split:
             if written["fresh"]:
-                split_unexplained(task, decision.root_cause, self.walk_hops)
+                by_calls = (
+                    planner == "memory"
+                    and steered is not None
+                    and steered["candidate"] == decision.root_cause
+                    and EXPLAINS_BY_CALLS in steered["checks"]
+                )
+                split_unexplained(task, decision.root_cause, self.walk_hops, by_calls)
             task.complete(outcome, follow_up["next_kind"], follow_up["next_id"])
 
     def _ask_model(
@@ -1367,6 +1376,11 @@ class Investigator:
         return paths
 
 
+#: The most a finding is sure of when a person corrected the same answer before on an incident
+#: memory finds alike, and nothing was measured (`corrected_before`): under the 0.5 line.
+CORRECTED_BEFORE = 0.45
+
+
 def outranks(measured: Decision, other: Decision) -> bool:
     """Whether the rules' finding outranks another planner's (memory's, or a model's): it
     names a cause, another one, rests on live evidence about that cause (service-graph or
@@ -1379,6 +1393,31 @@ def outranks(measured: Decision, other: Decision) -> bool:
         and measured.root_cause != other.root_cause
         and not left_open(measured, other.root_cause)
         and measured.confidence >= other.confidence
+    )
+
+
+def corrected_before(playbook: dict[str, Any], rules: Decision, ev: Evidence) -> Decision | None:
+    """The rules' finding (`rules`, which overruled memory's lead `playbook`, a `recall` entry
+    whose checks held) as a lead, or None: when the playbook was learned from a person
+    correcting a finding that named the very cause the rules name again (`corrected_from`),
+    and nothing was measured (no Prometheus). The rules read the same kind of alerts and graph
+    a person already judged wrong for an incident these checks find alike; nothing measured
+    separates the two causes, so the rules keep their answer but not their certainty (at most
+    `CORRECTED_BEFORE`), and the summary says who named what. Memory's cause does not replace
+    theirs: on an unseen game month the database a person had corrected to kafka was the
+    cause the next time. With live evidence the measurements decide, as before."""
+    wrong = playbook.get("corrected_from")
+    if ev.prometheus is not None or not wrong or rules.root_cause != wrong:
+        return None
+    who = playbook.get("confirmed_by") or "a person"
+    where = playbook.get("learned_from") or "an earlier incident"
+    note = (
+        f" {who} corrected this same answer to {playbook['candidate']} on {where}, an incident "
+        "memory's checks find alike, and nothing measured here tells the two apart: a lead, "
+        "not a conclusion."
+    )
+    return replace(
+        rules, confidence=min(rules.confidence, CORRECTED_BEFORE), summary=rules.summary + note
     )
 
 

@@ -3,7 +3,8 @@
 One query (`cypher/recall.cypher`), three sources: playbooks pinned within 0-2 dependency
 hops of an alerting component (weight 1); playbooks pinned where the business walk
 does not go but a failure still explains alerts — a configuration service an alerting
-component reads, a traffic source upstream (weight 1); and playbooks learned on
+component reads, a traffic source upstream, a caller upstream whose playbook a person taught
+by naming it (`upstream`) (weight 1); and playbooks learned on
 another component of the same tech as one within the 0-2 hop reach (weight 1/2, "kind
 transfer"). Ranked by how many of the alerting components reach the candidate, then weight ×
 trust, then fewer hops, then the most recently learned. Only active playbooks: a retired one is
@@ -59,6 +60,7 @@ def rank(rows: list[dict[str, Any]], reach: dict[str, int] | None = None) -> lis
             "learned_from": row.get("learned_from"), "learned_at": row.get("learned_at"),
             "confirmed_by": row.get("confirmed_by"), "lesson": row.get("lesson"),
             "helped": int(row.get("helped") or 0), "client": bool(row.get("client")),
+            "corrected_from": row.get("corrected_from"),
         }  # fmt: skip
         if key not in found or (entry["score"], -entry["hops"]) > (
             found[key]["score"],

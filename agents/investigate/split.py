@@ -70,11 +70,16 @@ def anchor(
     return (paged, True) if paged else (None, False)
 
 
-def split_unexplained(task: TaskRun, root_cause: str | None, hops: int) -> str | None:
+def split_unexplained(
+    task: TaskRun, root_cause: str | None, hops: int, by_calls: bool = False
+) -> str | None:
     """Move the incident's firing alerts that its cause does not explain into a new incident
     (`cypher/split_incident.cypher`, fenced). Returns the new incident's id, or None when
     nothing was split. `root_cause`: the finding just written (None: inconclusive); `hops`:
-    the walk's reach (1-6).
+    the walk's reach (1-6); `by_calls`: memory named `root_cause` as a caller of what alerted
+    (a playbook whose `explains_alerting` goes `via: calls`), so what its calls reach, directly
+    or through a component both depend on (`cypher/reached_by_calls.cypher`), is explained too:
+    the other readers of the database a batch holds locks on.
 
     Raises `LeaseLost` (stop) or `GraphUnavailable` (retry later).
     """
@@ -90,6 +95,10 @@ def split_unexplained(task: TaskRun, root_cause: str | None, hops: int) -> str |
     components = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
     ok = explained(task, components, cause, hops)
     ok |= starved_explained(task, alerts, ok, cause, hops)
+    if by_calls and cause == root_cause:
+        rest = [c for c in components if c not in ok]
+        rows = graph.rows("reached_by_calls", {"sources": rest, "candidate": cause}) if rest else []
+        ok |= {r["source"] for r in rows if r["path"]}
     moved = [a for a in alerts if a["status"] == "firing" and a["component"]
              and a["component"] not in ok]  # fmt: skip
     kept = [a for a in alerts if a not in moved]

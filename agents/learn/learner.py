@@ -33,6 +33,8 @@ from typing import Any
 
 from agents.failure_kinds import dominant
 from agents.investigate.checks import (
+    EXPLAINS,
+    EXPLAINS_BY_CALLS,
     Evidence,
     alert_signature,
     evaluate,
@@ -105,6 +107,23 @@ def merged_signature(learned: dict[str, Any], before: dict[str, Any] | None) -> 
     seen = {(a["component"], a["kind"]) for a in learned["alerts"]}
     kept = [a for c in old for a in c.get("alerts", []) if (a["component"], a["kind"]) not in seen]
     return learned | {"alerts": [*learned["alerts"], *kept][:50]}
+
+
+def merged_components(check: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
+    """`check` with, when it is an `alert_any` on listed components (a silent cause's
+    callers), the components of the same check of `before`, the playbook it supersedes (a
+    `playbooks_on` row), that it lacks: as for `merged_signature`, a silent cause's callers
+    change from one time to the next, and the next may alert where either did. Other checks
+    are returned as they are. At most 50 components, this incident's first."""
+    if before is None or check.get("type") != "alert_any" or check.get("scope") != "components":
+        return check
+    old = [
+        name
+        for c in json.loads(before["checks_json"] or "[]")
+        if c.get("type") == "alert_any" and c.get("scope") == "components"
+        for name in c.get("components", [])
+    ]
+    return check | {"components": list(dict.fromkeys([*check["components"], *old]))[:50]}
 
 
 def playbook_id(incident_id: str, cause: str) -> str:
@@ -223,14 +242,26 @@ class Learner:
             ],
             touched=[cause],
         )  # fmt: skip
-        held += measured
+        before = next((p for p in same if p["id"] == supersedes), None)
+        held = [merged_components(check, before) for check in held] + measured
         if not measured:  # nothing measured held on the cause: remember how the incident looked
-            before = next((p for p in same if p["id"] == supersedes), None)
             held.append(task.step(
                 "signature", {"cause": cause},
                 lambda: merged_signature(signature_check(evidence, cause), before),
                 touched=[cause], deferred=True,
             ))  # fmt: skip
+        # A person named a caller of what alerted (a batch holding locks on the database
+        # that alerts, a service hammering its cache): the dependency walk never reaches it
+        # from the alerting components, so its playbook explains them by its calls instead,
+        # and is recalled from its callees (`recall.cypher`).
+        upstream: bool = task.step(
+            "caller_lesson", {"cause": cause},
+            lambda: not evaluate(EXPLAINS, cause, evidence)["held"]
+            and evaluate(EXPLAINS_BY_CALLS, cause, evidence)["held"],
+            touched=[cause], deferred=True,
+        )  # fmt: skip
+        if upstream:
+            held.insert(0, EXPLAINS_BY_CALLS)
         title = f"{kind or on_cause[0]['alertname']} on {cause}"
         row = task.fenced(
             "create_playbook",
@@ -243,6 +274,11 @@ class Learner:
                 "failure_kind": kind,
                 "checks_json": json.dumps(held),
                 "supersedes": supersedes,
+                "upstream": upstream,
+                # the rules' (or memory's) answer this verdict corrected, if it corrected one
+                "corrected_from": verdict["root_cause"]
+                if verdict["verdict"] == "rejected"
+                else None,
                 "max_playbooks": self.max_playbooks,
                 "withdrawn": WITHDRAWN,
             },

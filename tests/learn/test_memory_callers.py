@@ -1,0 +1,123 @@
+"""A correction that names a caller of what alerted (a batch holding row locks on the database
+that alerts): its playbook explains the alerting components by the caller's own calls
+(`explains_alerting` `via: calls`), is recalled from its callees even when the caller is
+silent; and when the rules give the answer a person corrected again, with nothing measured,
+they are no longer sure of it (`investigator.corrected_before`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from adapters.falkordb import EmbeddedFalkorDB
+from agents.investigate.decision import Decision
+from agents.investigate.investigator import corrected_before
+from agents.learn.learner import merged_components
+from tests.conftest import Gateway
+from tests.learn.test_memory import WEEK1, clear, close_shop, fire, incident, open_shop, verdict
+from tests.learn.test_memory_leads import LEADS
+from tests.slack_api import SlackAPI
+
+#: The shop of the leads world: shop-gateway calls orders, pay and catalog; orders calls pay;
+#: all three read shop-db. orders' nightly export holds row locks on shop-db.
+LOCKED = [
+    ("OrdersExportOverrun", "orders", "order export 2h10m past its window, 41 shards left"),
+    ("ShopDbLockWaits", "shop-db", "shop-db: 212 sessions waiting on row locks > 30s"),
+    ("PayCaptureLatency", "pay", "pay capture p99 7.2s"),
+]
+AGAIN = [
+    ("OrdersExportStuck", "orders", "order export still running at 09:40, 3 shards retried"),
+    ("ShopDbLockWaits", "shop-db", "shop-db: oldest transaction open 2h02m, 96 waiting"),
+    ("CatalogReadsSlow", "catalog", "catalog GET /items p95 5.8s"),
+]
+
+
+@pytest.fixture
+def shop(falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI) -> Iterator[Gateway]:
+    gw = open_shop(falkordb, tmp_path, api, world=LEADS)
+    yield gw
+    close_shop(gw)
+
+
+def learned_on(gw: Gateway, component: str) -> dict:
+    (book,) = [p for p in gw.http.get("/api/v1/playbooks").json()["playbooks"]
+               if p["component"] == component and p["status"] == "active"]  # fmt: skip
+    return book
+
+
+def test_a_correction_naming_the_caller_is_checked_and_doubts_the_rules_next_time(
+    shop: Gateway,
+):
+    first = incident(shop, fire(shop, WEEK1, LOCKED))
+    # the rules: shop-db explains every alerting component, orders only itself and shop-db
+    assert (first["root_cause"], first["finding"]["planner"]) == ("shop-db", "rules")
+    assert first["finding"]["confidence"] == 0.9
+    verdict(shop, first["id"], "rejected", "orders")
+    clear(shop, WEEK1, LOCKED)
+    book = learned_on(shop, "orders")
+    assert book["checks"][0] == {"type": "explains_alerting", "via": "calls"}
+
+    again = incident(shop, fire(shop, WEEK1 + timedelta(days=3), AGAIN))
+    # orders' playbook held (before, its dependency-direction gate failed: 1 of 3); as an
+    # untried lead it does not replace the rules' answer, but the rules are no longer sure
+    (use,) = [u for u in again["memory"] if u["candidate"] == "orders"]
+    assert use["checks"][0]["detail"] == "orders explains 3 of 3 alerting components"
+    assert all(c["held"] for c in use["checks"])
+    assert (again["root_cause"], again["finding"]["planner"]) == ("shop-db", "rules")
+    assert again["finding"]["confidence"] == 0.45
+    assert (
+        "Dee Example corrected this same answer to orders on inc-" in (again["finding"]["summary"])
+    )
+
+
+def test_a_silent_caller_s_lesson_is_recalled_from_its_callees(shop: Gateway):
+    """Before `upstream` recall, a playbook on orders was reached only when orders alerted:
+    recall walks from the alerting components down their dependencies."""
+    verdict(shop, fire(shop, WEEK1, LOCKED), "rejected", "orders")
+    clear(shop, WEEK1, LOCKED)
+    silent = [
+        ("ShopDbLockWaits", "shop-db", "shop-db: 180 sessions waiting on row locks > 30s"),
+        ("PayCaptureLatency", "pay", "pay capture p99 6.4s"),
+    ]
+    again = incident(shop, fire(shop, WEEK1 + timedelta(days=3), silent))
+    recalled = {u["candidate"]: u for u in again["memory"]}
+    assert "orders" in recalled
+    explains = recalled["orders"]["checks"][0]
+    assert explains["detail"] == "orders explains 2 of 2 alerting components"
+
+
+def test_corrected_before_only_with_nothing_measured_and_the_same_answer():
+    playbook = {
+        "candidate": "orders", "corrected_from": "shop-db", "confirmed_by": "Dee Example",
+        "learned_from": "inc-1",
+    }  # fmt: skip
+    rules = Decision("shop-db", ["shop-db"], 0.9, "shop-db explains 3 of 3.")
+    alerts_only = SimpleNamespace(prometheus=None)
+    doubted = corrected_before(playbook, rules, alerts_only)  # type: ignore[arg-type]
+    assert doubted is not None
+    assert (doubted.root_cause, doubted.confidence) == ("shop-db", 0.45)
+    assert doubted.summary == (
+        "shop-db explains 3 of 3. Dee Example corrected this same answer to orders on inc-1, an "
+        "incident memory's checks find alike, and nothing measured here tells the two apart: a "
+        "lead, not a conclusion."
+    )
+    measured = SimpleNamespace(prometheus=object())  # the measurements decide
+    assert corrected_before(playbook, rules, measured) is None  # type: ignore[arg-type]
+    other = Decision("pay", ["pay"], 0.9, "pay explains 3 of 3")
+    assert corrected_before(playbook, other, alerts_only) is None  # type: ignore[arg-type]
+    never = playbook | {"corrected_from": None}
+    assert corrected_before(never, rules, alerts_only) is None  # type: ignore[arg-type]
+
+
+def test_a_silent_cause_s_next_version_keeps_the_callers_it_alerted_behind_before():
+    before = {"checks_json": '[{"type": "alert_any", "scope": "components", '
+              '"components": ["pay", "shop-db"]}, {"type": "named_by_alert"}]'}  # fmt: skip
+    now = {"type": "alert_any", "scope": "components", "components": ["catalog", "shop-db"]}
+    assert merged_components(now, before)["components"] == ["catalog", "shop-db", "pay"]
+    assert merged_components(now, None) == now
+    kind = {"type": "alert_kind", "kind": "latency", "scope": "candidate"}
+    assert merged_components(kind, before) == kind
