@@ -21,6 +21,7 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port
 from agents.learn import verdicts
+from agents.respond import lifecycle
 from agents.triage.triage import triage
 from gateway import __version__
 from gateway.http.payloads import normalize, parse_body
@@ -202,11 +203,22 @@ def test_incidents_and_incident_read_the_graph(
     assert cli("worker", "--burst", "--quiet", **env).returncode == 0
     shown = cli("incident", opened, **env)
     paged = [line for line in shown.stdout.splitlines() if line.startswith("paged: ")]
-    assert len(paged) == 1 and paged[0].endswith(")"), shown.stdout  # person (team, channel)
+    assert len(paged) == 1, shown.stdout
     person = paged[0].removeprefix("paged: ").split(" (")[0]
     assert person in ("Cy Example", "Di Example")  # checkout's on-call
+    # no Slack here: the page is in the outbox file only, and both say so rather than read as
+    # someone woken (a new user's trial: "paged Di Example"), as the web page's "Delivered ✓
+    # to outbox" does
+    assert paged[0] == (
+        f"paged: {person} (checkout, #checkout-oncall), outbox only (the page is in the local "
+        "outbox file: no one was messaged)"
+    ), shown.stdout
     (row,) = cli("incidents", **env).stdout.splitlines()[1:]
-    assert f"  paged {person}  " in row, row  # who, as README says, not just "paged"
+    assert f"  paged {person} (outbox only)  " in row, row  # who, as README says
+    # resolved, who was paged stays in the list (a trial's finding: `-` once resolved)
+    lifecycle.resolve(graph, opened, "Di Example")
+    (row,) = cli("incidents", **env).stdout.splitlines()[1:]
+    assert "  resolved  " in row and f"  paged {person} (outbox only)  " in row, row
     assert json.loads(cli("incident", opened, "--json", **env).stdout)["id"] == opened
     counted = cli("incident", opened, "--alerts", "0", **env).stdout  # counts, none listed
     assert "\nalerts (1, 1 firing), by component and alertname:\n" in counted

@@ -165,15 +165,47 @@ def test_the_on_call_column_says_quiet_only_while_the_window_lasts() -> None:
     assert on_call({"acknowledged_by": "Ann"}, now_ms=0) == "ack Ann"
     # paged, nobody acknowledged yet: not "-", which reads as nobody on call
     assert on_call({"paged": True, "status": "open"}, now_ms=0) == "paged"
-    assert on_call({"paged": True, "status": "resolved"}, now_ms=0) == "-"
     assert on_call({"paged": True, "status": "open", "acknowledged_by": "Ann"}) == "ack Ann"
+
+
+def test_the_on_call_column_keeps_who_was_paged_once_resolved() -> None:
+    """A new user's trial: resolved incidents read `-` for some and `esc 1` for others; who
+    was paged (or acknowledged) stays, open or resolved, before how far it escalated."""
+    route = {"person": "Di Example", "team": "checkout", "channel": "#checkout-oncall"}
+    resolved = {"paged": True, "status": "resolved"}
+    assert on_call(resolved, now_ms=0, route=route) == "paged Di Example"
+    assert on_call(resolved | {"escalation_level": 1}, 0, route) == "paged Di Example, esc 1"
+    assert on_call(resolved | {"status": "open", "escalation_level": 1}, 0, route) == (
+        "paged Di Example, esc 1"
+    )
+    acked = resolved | {"acknowledged_by": "Cy Example", "escalation_level": 2}
+    assert on_call(acked, 0, route) == "ack Cy Example, esc 2"
+
+
+def test_the_on_call_column_says_a_page_went_to_the_outbox_only() -> None:
+    """A new user's trial: with no Slack, `paged Di Example` read as someone woken; the page
+    was only written to the local outbox file (the web page: "Delivered ✓ to outbox")."""
+    route = {"person": "Di Example", "team": "checkout", "channel": "#checkout-oncall"}
+    row = {"paged": True, "status": "open", "delivered_to": "outbox"}
+    assert on_call(row, 0, route) == "paged Di Example (outbox only)"
+    assert on_call(row | {"delivered_to": "#checkout-oncall"}, 0, route) == "paged Di Example"
+    refused = {"outcome": "refused", "channel": "#checkout-oncall", "reason": "not_in_channel",
+               "fallback_from": None, "at": 0}  # fmt: skip
+    kept = refused | {"outcome": "delivered", "channel": "outbox", "reason": None}
+    found = incident(deliveries=[refused, kept | {"fallback_from": "#checkout-oncall"}])
+    assert (
+        "\npaged: Di Example (checkout, #checkout-oncall), outbox only (the page is in the local "
+        "outbox file: no one was messaged)\n"
+    ) in incident_report(found, route)
+    slack = incident(deliveries=[kept | {"channel": "#checkout-oncall"}])
+    assert "\npaged: Di Example (checkout, #checkout-oncall)\n" in incident_report(slack, route)
 
 
 def test_the_on_call_column_says_nobody_paged_when_the_page_reached_no_one() -> None:
     """No team on call and no channel (a new user's trial: the column said `paged`)."""
     nobody = {"paged": False, "nobody_paged": True, "status": "open"}
     assert on_call(nobody, now_ms=0) == "nobody paged"
-    assert on_call(nobody | {"status": "resolved"}, now_ms=0) == "-"
+    assert on_call(nobody | {"status": "resolved"}, now_ms=0) == "nobody paged"
     assert on_call(nobody | {"acknowledged_by": "Ann"}, now_ms=0) == "ack Ann"
     assert on_call({"paged": False, "nobody_paged": False, "status": "open"}, now_ms=0) == "-"
 

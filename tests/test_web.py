@@ -21,7 +21,7 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, graph_name
-from agents.respond import maintenance, preferences
+from agents.respond import maintenance, messages, preferences
 from agents.tasks.kinds import AFTER_PAGE, PRIORITY
 from gateway.cli.incident_text import incident_report
 from gateway.http.status import incident_detail
@@ -31,6 +31,7 @@ from gateway.web import live, overview
 from gateway.web.session import COOKIE, Sessions
 from tests.conftest import alert_body, make_settings
 from tests.respond.test_escalation import TRIAL_POLICY, TRIAL_WORDS, with_policy
+from tests.test_webhook import grafana_contact_point_test
 from tests.web_site import HOOK_A, HOOK_B, PERSON_A, VIEWER_A, VIEWER_B, Site, running_site
 
 
@@ -256,6 +257,32 @@ def test_an_inconclusive_finding_lists_its_candidates_in_order(site: Site) -> No
         '<strong id="headline" class="cause-inconclusive">? inconclusive: cart or valkey-cart'
         in text
     )
+
+
+def test_grafana_s_contact_point_test_reads_as_one_on_the_web_page_and_in_the_cli(
+    site: Site, store: GraphStore
+) -> None:
+    """A new user's trial: the page and ticket said Grafana's test was one, while the web page
+    offered "Which one is the cause?" and Snooze, and `blast-radius incident` showed only the
+    inconclusive finding. Both say first that it is the test and nothing is broken, and the
+    web page offers no cause to judge and nothing to snooze; Resolve stays (by hand)."""
+    with site.client() as http:
+        answer = http.post("/api/v1/alerts", json=grafana_contact_point_test(),
+                           headers={"Authorization": f"Bearer {HOOK_A}"})  # fmt: skip
+    assert answer.json()["tests"] == 1, answer.text
+    (incident,) = answer.json()["incidents"]
+    site.drain()
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        text = http.get(f"/ui/incidents/{incident}").text
+    note = text.split('id="contact-point-test">')[1].split("</p>")[0]
+    assert html.unescape(note) == messages.TEST_NOTE
+    for gone in ('id="snooze"', 'id="confirm"', 'id="reject"', "Which one is the cause?",
+                 "check them in the order listed"):  # fmt: skip
+        assert gone not in text, gone
+    assert 'id="resolve"' in text and 'id="acknowledge"' in text
+    report = incident_report(incident_detail(store.graph(graph_name(site.a)), incident) or {})
+    assert report.splitlines()[2] == messages.TEST_NOTE, report
 
 
 def test_verdict_form_limits_and_checks_before_reading(site: Site) -> None:

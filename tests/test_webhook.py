@@ -694,6 +694,9 @@ def test_grafana_s_contact_point_test_is_counted_and_goes_the_whole_path(gateway
         summary = str(sent["notice"]["summary"])  # type: ignore[index]
         assert summary.startswith("This is Grafana's contact-point test notification")
         assert "Resolve this incident by hand" in str(sent["text"])
+    (tested,) = said["incidents"]
+    shown = gateway.http.get(f"/api/v1/incidents/{tested}", headers=gateway.auth).json()
+    assert shown["contact_point_test"] is True  # the web page and the CLI say so too
     real = grafana_contact_point_test()
     real["alerts"][0]["labels"] = {"alertname": "TestAlert", "instance": "checkout-1"}
     answer = gateway.http.post("/api/v1/alerts", json=real, headers=gateway.auth)
@@ -702,3 +705,5 @@ def test_grafana_s_contact_point_test_is_counted_and_goes_the_whole_path(gateway
     gateway.drain()
     edit = [e for e in gateway.outbox if e["incident_id"] == incident][-1]
     assert edit["kind"] == "update" and "contact-point test" not in str(edit["text"])
+    shown = gateway.http.get(f"/api/v1/incidents/{incident}", headers=gateway.auth).json()
+    assert (incident, shown["contact_point_test"]) == (tested, False)  # a real alert in it

@@ -43,9 +43,10 @@ SIMILAR_SHOWN = 0.3
 TEXT_WEIGHT = 0.6
 IMPACT_WEIGHT = 0.25
 CAUSE_WEIGHT = 0.15
-#: The least score of an earlier incident people are shown as similar (`alike`): under it (0.00
-#: as shown) it shares nothing with the incident, no word, no component, no cause its alerts
-#: reach; the vector index returns its nearest whatever their distance.
+#: The least score of an earlier incident that is similar at all (`rank` keeps no other, and
+#: `alike` shows none stored before): under it (0.00 as shown) it shares nothing with the
+#: incident, no word, no component, no cause its alerts reach; the vector index returns its
+#: nearest whatever their distance.
 ALIKE = 0.005
 #: Labels whose values name one instance, not the failure: left out of the text.
 NOISY_LABELS = frozenset(
@@ -103,7 +104,8 @@ def rank(rows: list[dict[str, Any]], impacted: list[str]) -> list[dict[str, Any]
     they reach it (a past cause they cannot reach explains nothing). Returns at most `TOP` rows
     `{id, at (ms UTC), root_cause, confirmed_by, corrected (that person rejected the finding
     naming it), fixed_by, text, score}`, best first; `text`
-    is the text similarity (1 - cosine distance), `score` the mix (module docstring).
+    is the text similarity (1 - cosine distance), `score` the mix (module docstring). A row
+    scoring under `ALIKE` shares nothing with this incident and is no similar incident: left out.
     """
     mine = set(impacted)
     out = []
@@ -114,6 +116,8 @@ def rank(rows: list[dict[str, Any]], impacted: list[str]) -> list[dict[str, Any]
         cause = row["cause"]
         fits = 1.0 if cause and row["confirmed_by"] and cause in (row["reachable"] or []) else 0.0
         score = TEXT_WEIGHT * text + IMPACT_WEIGHT * overlap + CAUSE_WEIGHT * fits
+        if score < ALIKE:  # the index's nearest, however far: nothing in common
+            continue
         out.append({
             "id": row["id"], "at": row["at"], "root_cause": cause,
             "confirmed_by": row["confirmed_by"], "corrected": row.get("verdict") == "rejected",
@@ -159,7 +163,8 @@ def cited(found: list[dict[str, Any]], cause: str | None) -> dict[str, Any] | No
 def alike(found: list[dict[str, Any]], cause: str | None) -> list[dict[str, Any]]:
     """The similar incidents people are shown (the API, the web page, the CLI): `found` (an
     incident's `similar_json`, best first) without those that share nothing with it (under
-    `ALIKE`), but the one its page cites (`cited`, with `cause` its finding's root cause) even
+    `ALIKE`: `rank` keeps none, but an incident investigated before it left them out kept
+    them), but the one its page cites (`cited`, with `cause` its finding's root cause) even
     so, as the page names it. Pure."""
     named = cited(found, cause)
     return [r for r in found if r["score"] >= ALIKE or r is named]

@@ -332,7 +332,7 @@ class Responder:
             "response_context", {"components": components},
             lambda: routing.route_from(owners, components,
                                        lambda: default[0] if default else None,
-                                       self.default_channel),
+                                       self.default_channel, incident.get("heartbeat")),
             touched=components, deferred=True,
         )  # fmt: skip
         kind = dominant(alerts, cause)

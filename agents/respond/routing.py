@@ -6,7 +6,8 @@ Like Alertmanager's routing tree, whose root route always has a receiver, the wo
    that has an owner: its person on call now (two owners of one component, from sources that
    disagree: the one a world file names, else the first by name);
 2. that owner has nobody on call now: the default team's on-call, the reason stated;
-3. no team owns any of the components: the default team's on-call, the reason stated;
+3. no team owns any of the components: the default team's on-call, the reason stated (an
+   incident of a heartbeat's silence has no component by design: its reason says so);
 4. the default team has nobody on call either: its channel (else `SLACK_DEFAULT_CHANNEL`) and
    its escalation, said loudly on the page; with neither channel, nobody at all (the page
    goes to the outbox only, and says so).
@@ -40,10 +41,13 @@ def route_from(
     components: list[str],
     default: Callable[[], dict[str, Any] | None],
     default_channel: str | None = None,
+    heartbeat: str | None = None,
 ) -> dict[str, Any]:
     """`route` over rows already read: `rows` of `response_context.cypher` (any superset of
     `components`' rows), `default()` the `default_route.cypher` row or None (only called when
-    the route falls back to it), `default_channel` as in `route`. Pure but for `default`."""
+    the route falls back to it), `default_channel` as in `route`; `heartbeat`: the alertname
+    of the heartbeat whose silence the incident is (it names no component: the default team is
+    its route by design, and the reason says so). Pure but for `default`."""
     # two teams may own one component (two sources disagree): the world file's word first,
     # then by team name, so the same incident always pages the same team (rows come unordered)
     owned = [
@@ -62,6 +66,8 @@ def route_from(
         reason = f"{first['team']}, owner of {first['component']}, has nobody on call now"
     elif components:
         reason = f"no team owns {', '.join(components)}"
+    elif heartbeat:
+        reason = f"the {heartbeat} heartbeat went silent"
     else:
         reason = "no alert names a known component"
     fallback = default() or {

@@ -1054,8 +1054,8 @@ def incidents(
     tenant: TenantOption = None,
     data_dir: DataDir = None,
 ) -> None:
-    """`GET /api/v1/incidents` read from the graph directly; the table says whom each open
-    page went to (`web_paged.cypher`, as the web list does)."""
+    """`GET /api/v1/incidents` read from the graph directly; the table says whom each page
+    went to (`web_paged.cypher`, as the web list does), and when only to the outbox."""
     from gateway.cli.incident_text import incident_table
     from gateway.http.incident_views import loads
 

@@ -7,8 +7,8 @@ constraints (OPERATIONAL) and on-call coverage (someone on call for every team n
 next 14 days), the default route (in Slack mode the default team's `slack_channel`, else
 `SLACK_DEFAULT_CHANNEL`, exists), every team's Slack channel and every person's Slack identity
 (in Slack mode), how complete each tenant's world is (components with no business call out, edges
-with no stated propagation), every outbound notifier (`Notifier.check()`: the outbox is
-writable or can be created; Slack and GitHub adapters check their token and access), the
+with no stated propagation: warning lines), every outbound notifier (`Notifier.check()`: the
+outbox is writable or can be created; Slack and GitHub adapters check their token and access), the
 planner's models (`ChatModel.check()`: key and model name, no tokens spent), that some worker
 process is connected to the database (`check_workers`) and that no task has waited over a
 minute for one (`check_queue`: a wedged worker keeps its connection), with actions on that every
@@ -322,8 +322,9 @@ def check_slack_world(settings: Settings, store: GraphStore, slack: SlackNotifie
 def check_world(settings: Settings) -> list[Finding]:
     """Per tenant, how complete its world is for the investigator
     (`gateway.world.completeness`): components with no known business call out stay
-    inconclusive with alerts only. Reported, not a problem: a world grows by discovery
-    (nothing when the database is down: `check_falkordb` says so)."""
+    inconclusive with alerts only. Each gap is a warning (worth a look, exit code 0), not a
+    problem: a world grows by discovery (nothing when the database is down: `check_falkordb`
+    says so)."""
     url = database_url(settings)
     if url is None or not answers_ping(url):
         return []
@@ -342,7 +343,7 @@ def check_world(settings: Settings) -> list[Finding]:
             if not lines:
                 found.append(Finding(True, "world", f"{tenant}: every component has a known "
                                      "dependency"))  # fmt: skip
-            found += [Finding(True, "world", f"{tenant}: {line}") for line in lines]
+            found += [Finding(True, "world", f"{tenant}: {line}", warn=True) for line in lines]
     finally:
         store.close()
     return found

@@ -9,8 +9,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from adapters.outbox import Outbox
 from agents.act import notices, spec
 from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, SIMILAR_SHOWN, TEXT_WEIGHT
+from agents.respond import messages
 from agents.triage import heartbeat
 from agents.triage.triage import component_candidates
 from gateway.http.status import ALERT_GROUPS, playbook_outcome
@@ -66,31 +68,39 @@ def incident_table(
 def on_call(
     row: dict[str, Any], now_ms: int | None = None, route: dict[str, Any] | None = None
 ) -> str:
-    """The on-call state of a `list_incidents` row in a word or two: `ack <person>`, `esc <n>`
-    (escalation level reached while nobody acknowledged), `quiet` (a maintenance window holds
-    the page of an open incident until `maintenance_until`, ms since the epoch, later than
-    `now_ms`; default: now; a resolved incident has no page to hold),
-    else `paged <who>` for an open incident paged and not acknowledged yet (`route`, where
-    its page went, `{person, team, channel}`: the person, else the channel nobody on call
-    was paged in; `paged` alone without one), `nobody paged` for one whose page reached no
-    one (no team on call, no channel: `nobody_paged`), `-` for none of these; `, `-joined
-    when several hold."""
+    """The on-call state of a `list_incidents` row in a word or two, open or resolved (who
+    was paged stays visible once it is over): `ack <person>` when someone acknowledged; else
+    `paged <who>` for one paged (`route`, where its page went, `{person, team, channel}`: the
+    person, else the channel nobody on call was paged in; `paged` alone without one), with
+    ` (outbox only)` when the page was delivered to the local outbox file alone
+    (`delivered_to`: no messenger took it, nobody was messaged), or `nobody paged` for one
+    whose page reached no one (no team on call, no channel: `nobody_paged`); then `esc <n>`
+    (escalation level reached while nobody acknowledged) and `quiet` (a maintenance window
+    holds the page of an open incident until `maintenance_until`, ms since the epoch, later
+    than `now_ms`; default: now; a resolved incident has no page to hold); `, `-joined, `-`
+    for none of these."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     said = []
     if row.get("acknowledged_by"):
         said.append(f"ack {row['acknowledged_by']}")
+    elif row.get("nobody_paged"):
+        said.append("nobody paged")
+    elif row.get("paged"):
+        who = (route or {}).get("person") or (route or {}).get("channel")
+        said.append((f"paged {who}" if who else "paged") + _outbox_only(row.get("delivered_to")))
     if row.get("escalation_level"):
         said.append(f"esc {int(row['escalation_level'])}")
     # a window that ended holds nothing, nor one over a resolved incident
     if (row.get("maintenance_until") or 0) > now and row.get("status") != "resolved":
         said.append("quiet")
-    if not said and row.get("status") == "open":
-        if row.get("nobody_paged"):
-            said.append("nobody paged")
-        elif row.get("paged"):
-            who = (route or {}).get("person") or (route or {}).get("channel")
-            said.append(f"paged {who}" if who else "paged")
     return ", ".join(said) or "-"
+
+
+def _outbox_only(delivered_to: str | None) -> str:
+    """` (outbox only)` when a page was last delivered to the local outbox file (no Slack: the
+    outbox is the notifier, or every channel refused it), else nothing: "paged" alone reads as
+    someone messaged."""
+    return " (outbox only)" if delivered_to == Outbox.name else ""
 
 
 def judged(root_cause: str | None, verdict: dict[str, Any] | None) -> str | None:
@@ -113,6 +123,17 @@ def _route(route: dict[str, Any], nobody: bool = False) -> str:
     reached no one (`nobody`), `nobody paged (<why>)`)."""
     words = paged_words(route, nobody) or {"who": "nobody paged", "where": ""}
     return f"{words['who']}{words['where']}"
+
+
+def _outbox_note(found: dict[str, Any], nobody: bool) -> str:
+    """`, outbox only (…)` after whom the page of `found` (`incident_detail`) names, when its
+    latest delivery went to the local outbox file alone (as `list_incidents.cypher`'s
+    `delivered_to` and the web page's "Delivered ✓ to outbox" say); nothing when it reached no
+    one (`nobody`: "nobody paged" says so already)."""
+    done = [d for d in found.get("deliveries") or [] if d["outcome"] == "delivered"]
+    if nobody or not done or not _outbox_only(done[-1]["channel"]):
+        return ""
+    return ", outbox only (the page is in the local outbox file: no one was messaged)"
 
 
 def _listed(root_cause: str | None, confidence: float | None, investigated: bool) -> str:
@@ -153,7 +174,8 @@ def incident_report(
     `first` (the page's own route), whom the new cause paged after it; `remediations`
     (`incident_remediations.cypher` rows) what was proposed, decided, run and verified
     (`_remediation_lines`). A heartbeat's silence says what stopped and what to check, with no
-    cause or alerts (`_silence_report`)."""
+    cause or alerts (`_silence_report`); Grafana's contact-point test says that it is one and
+    nothing is broken (`contact_point_test`, `messages.TEST_NOTE`) before its cause."""
     if found.get("heartbeat"):
         return _silence_report(found, paged)
     finding = found["finding"] or {}
@@ -175,6 +197,8 @@ def incident_report(
         )
     lines = [
         *_heading(found),
+        # Grafana's test, as its page and ticket say first: nothing is broken
+        *([messages.TEST_NOTE] if found.get("contact_point_test") else []),
         cause,
     ]
     if not found["root_cause"] and judgement is None and finding.get("candidates"):
@@ -190,7 +214,7 @@ def incident_report(
         if first and _route(first, nobody) != _route(paged, nobody):
             then = _route(paged, nobody)
             line = f"paged: {_route(first, nobody)}; then, for the new cause: {then}"
-        lines.append(line)
+        lines.append(line + _outbox_note(found, nobody))
     lines += _remediation_lines(remediations or [])
     lines += _taken(found)
     lines += _alert_lines(found)
@@ -264,7 +288,8 @@ def _silence_report(found: dict[str, Any], paged: dict[str, Any] | None) -> str:
     if found["finding"]:
         lines.append(str(found["finding"]["summary"]))
     if paged:
-        lines.append(f"paged: {_route(paged, bool(found.get('nobody_paged')))}")
+        nobody = bool(found.get("nobody_paged"))
+        lines.append(f"paged: {_route(paged, nobody)}{_outbox_note(found, nobody)}")
     return "\n".join(lines + _taken(found) + _work(found))
 
 

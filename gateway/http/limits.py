@@ -57,7 +57,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -347,18 +347,51 @@ def shown_input(value: Any) -> Any:
     return text[: MAX_INPUT_CHARS - 1] + "…"
 
 
+def body_model(request: Request) -> type[BaseModel] | None:
+    """The pydantic model of the body the request's route takes, or None (no such route, or
+    its body is no single model)."""
+    route = request.scope.get("route")
+    field = route.body_field if isinstance(route, APIRoute) else None
+    model = field.field_info.annotation if field is not None else None
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def named_missing(errors: list[dict[str, Any]], model: type[BaseModel] | None) -> list[Any]:
+    """`errors` (pydantic's) with each required top-level field of the body `model` that is
+    missing said by name and, when the field has a description, what it is (`Field required:
+    who resolves the incident …`); no body at all (FastAPI's one `["body"]` error) is each
+    required field missing, as an empty object would be."""
+    if model is None:
+        return errors
+    fields = model.model_fields
+    required = [name for name, field in fields.items() if field.is_required()]
+    out: list[Any] = []
+    for err in errors:
+        if err.get("type") == "missing" and tuple(err.get("loc", ())) == ("body",) and required:
+            out += [err | {"loc": ("body", name)} for name in required]
+        else:
+            out.append(err)
+    for err in out:
+        loc = tuple(err.get("loc", ()))
+        if err.get("type") == "missing" and len(loc) == 2 and loc[0] == "body":
+            described = fields[loc[1]].description if loc[1] in fields else None
+            err["msg"] = f"Field required: {described}" if described else err["msg"]
+    return out
+
+
 async def validation_failed(request: Request, exc: RequestValidationError) -> SafeJSONResponse:
     """422 for a body or query of the wrong shape, whatever it contains: each error's location,
-    message and the offending input as JSON (`shown_input`: cut at 200 characters). A JSON
-    body sent without a JSON media type (curl's `-d` says `application/x-www-form-urlencoded`)
-    is a 415 saying so, not a dump of its bytes."""
+    message and the offending input as JSON (`shown_input`: cut at 200 characters); a missing
+    field of the body's model by name, with what it is (`named_missing`). A JSON body sent
+    without a JSON media type (curl's `-d` says `application/x-www-form-urlencoded`) is a 415
+    saying so, not a dump of its bytes."""
     unread = [e for e in exc.errors() if tuple(e.get("loc", ()))[:1] == ("body",)
               and isinstance(e.get("input"), bytes | str)]  # fmt: skip
     reason = json_media_problem(request.headers.get("content-type", ""))
     if unread and reason is not None:
         return SafeJSONResponse({"detail": reason}, status_code=415)
     errors = []
-    for err in exc.errors():
+    for err in named_missing([dict(e) for e in exc.errors()], body_model(request)):
         shown = {k: err[k] for k in ("loc", "msg", "type") if k in err}
         if "input" in err:
             shown["input"] = shown_input(err["input"])

@@ -5,9 +5,10 @@ Body of the POST: `{"components": [...]}` and/or `{"teams": [...]}` (at least on
 `"minutes"` (1 to 10,080: a week) or `"until"` (RFC 3339, at most a week ahead), `"reason"` and
 `"by"` (who asked; shown on the incidents it holds). Answers 201 with the window. Errors: 422
 for a body of the wrong shape, both or neither of minutes/until, an `until` in the past or over
-a week ahead, names the tenant's world does not know (each named); 404 for a DELETE of an
-unknown id, 409 for a DELETE of a window already over (it ran its course or someone ended
-it: the record stays as it is). `GET ?all=true` lists past windows too. `DELETE ?by=NAME`
+a week ahead, names the tenant's world does not know (each named, with the closest known ones:
+"component 'shiping' (did you mean 'shipping'?)"); 404 for a DELETE of an unknown id, 409 for
+a DELETE of a window already over (it ran its course or someone ended it: the record stays as
+it is). `GET ?all=true` lists past windows too. `DELETE ?by=NAME`
 records who ended it (required: a 422 names `by` when it is missing or blank).
 """
 
@@ -22,6 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import GraphStore, TenantGraph, graph_name
 from adapters.notices import fmt_ms
+from agents.learn import verdicts
 from agents.respond import maintenance
 from gateway.http.auth import tenant_for
 from gateway.http.limits import MAX_NAME_CHARS, MAX_TITLE_CHARS, ParsedOnceRoute
@@ -81,21 +83,39 @@ def _graph(request: Request) -> TenantGraph:
     return graph
 
 
+def _unknown(graph: TenantGraph, window: WindowIn) -> list[str]:
+    """Each name of `window` the world does not know, with the closest known names, as a
+    verdict's unknown cause gets them (`verdicts.close_names`: "component 'shiping' (did you
+    mean 'shipping'?)"; a component's alias counts as its name); the known names are read only
+    when one is unknown. Raises `GraphUnavailable`."""
+    known = graph.one("names_known", {"components": window.components, "teams": window.teams})
+    assert known is not None  # both parts collect: always one row
+    components = [c for c in window.components if c not in known["components"]]
+    teams = [t for t in window.teams if t not in known["teams"]]
+    spelt = verdicts.spellings(graph) if components else {}
+    named = (
+        {str(r["name"]).lower(): str(r["name"]) for r in graph.rows("team_names")} if teams else {}
+    )
+
+    def near(spellings: dict[str, str], given: str) -> str:
+        close = verdicts.close_names(spellings, given)
+        return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+
+    return [f"component {c!r}{near(spelt, c)}" for c in components] + [
+        f"team {t!r}{near(named, t)}" for t in teams
+    ]
+
+
 async def open_checked(graph: TenantGraph, window: WindowIn) -> dict[str, Any]:
     """Open `window` in `graph` once its names are known there; the window's row (ms UTC).
     The API and the web page's form both open windows through here. Raises HTTPException 422
     (an `until` over a week ahead or not in the future, names the world does not know: each
-    named), `GraphUnavailable`."""
+    named, with the closest known ones, `_unknown`), `GraphUnavailable`."""
     ends_at = window.ends_at()
     if ends_at is not None and ends_at > time.time() * 1000 + maintenance.MAX_WINDOW_MS:
         raise HTTPException(422, "'until' is more than a week ahead; a longer quiet is a change "
                                  "of the world")  # fmt: skip
-    known = await run_in_threadpool(
-        graph.one, "names_known", {"components": window.components, "teams": window.teams}
-    )
-    assert known is not None  # both parts collect: always one row
-    unknown = [f"component {c!r}" for c in window.components if c not in known["components"]]
-    unknown += [f"team {t!r}" for t in window.teams if t not in known["teams"]]
+    unknown = await run_in_threadpool(_unknown, graph, window)
     if unknown:
         raise HTTPException(422, f"not in this tenant's world: {', '.join(unknown)}")
     row = await run_in_threadpool(

@@ -23,6 +23,7 @@ from agents.investigate import similar
 from agents.investigate.checks import about_candidate
 from agents.learn import verdicts
 from agents.respond import lifecycle
+from agents.triage.alerts import CONTACT_POINT_TEST, contact_point_test
 from gateway.http.auth import tenant_for
 from gateway.http.limits import MAX_NAME_CHARS, MAX_TEXT_CHARS, Key, ParsedOnceRoute
 
@@ -152,7 +153,8 @@ def incident_detail(
     alerts_total and alerts_firing (how many alerts it has, and how many of them fire),
     alerts_offset and alerts_limit (which of them `alerts` lists), alert_groups [{component,
     alertname, alerts, firing}] (the counts by component and alertname, the most alerts
-    first, at most `ALERT_GROUPS`), actions [{intent_id, kind,
+    first, at most `ALERT_GROUPS`), contact_point_test (every alert of it is Grafana's
+    contact-point test: `only_contact_point_test`), actions [{intent_id, kind,
     status, adapter, external_ref}], deliveries [{intent_id, at, channel, outcome (delivered |
     refused | error), reason, fallback_from}] (every attempt to deliver a page, oldest first),
     verdicts [{id, verdict, actual_cause, by, by_name, at, text, source, event_id}] (engineers'
@@ -216,11 +218,25 @@ def incident_detail(
         "alerts_offset": alerts_offset,
         "alerts_limit": alerts_limit,
         "alert_groups": counts["groups"][:ALERT_GROUPS],
+        "contact_point_test": only_contact_point_test(alerts, counts["groups"]),
         "actions": graph.rows("incident_actions", {"incident_id": incident_id}),
         "deliveries": graph.rows("incident_deliveries", {"incident_id": incident_id}),
         "verdicts": graph.rows("incident_verdicts", {"incident_id": incident_id}),
         "tasks": graph.rows("incident_tasks", {"incident_id": incident_id}),
     } | memory_of(graph, incident_id, row["root_cause"])
+
+
+def only_contact_point_test(alerts: list[dict[str, Any]], groups: list[dict[str, Any]]) -> bool:
+    """True when every alert of an incident is Grafana's contact-point test, as its page and
+    ticket then say (`agents.respond.messages.test_note`): every (component, alertname) pair
+    counted (`groups`, `alert_counts`) is the test's alertname, and the alerts listed
+    (`alerts`, `alert_page` rows; at least one) are each the test
+    (`agents.triage.alerts.contact_point_test`). False when none is listed: nothing says."""
+    return (
+        bool(alerts)
+        and all(g["alertname"] == CONTACT_POINT_TEST["alertname"] for g in groups)
+        and all(contact_point_test(a["alertname"], a["labels"], a["annotations"]) for a in alerts)
+    )
 
 
 #: A playbook that steered though its checks held only with other components alerting.
@@ -280,9 +296,9 @@ async def list_incidents(
 ) -> dict[str, Any]:
     """The newest incidents first: id, status, title, severity, times, root_cause with the
     finding's `confidence` (0-1, null before a finding; under 0.5 the cause is a lead, as the
-    page and web say), `paged` and `nobody_paged` (`cypher/list_incidents.cypher`), alert
-    counts. Incidents merged into another are left out unless
-    `status=merged` asks for them."""
+    page and web say), `paged`, `nobody_paged` and `delivered_to` (where its page was last
+    delivered: a Slack channel, or `outbox`; `cypher/list_incidents.cypher`), alert counts.
+    Incidents merged into another are left out unless `status=merged` asks for them."""
     graph = _graph(request)
     rows = await run_in_threadpool(graph.rows, "list_incidents", {"status": status, "limit": limit})
     for row in rows:

@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from adapters.falkordb import TenantGraph, graph_name
 from agents.investigate.checks import describe
 from agents.learn import verdicts
-from agents.respond import lifecycle, maintenance
+from agents.respond import lifecycle, maintenance, messages
 from gateway.http import incident_views
 from gateway.http import maintenance as maintenance_api
 from gateway.http.limits import http_failed, read_limited
@@ -135,6 +135,7 @@ templates.env.globals.update(
     pretty=overview.pretty,
     VERDICTS=VERDICTS,
     LOW_CONFIDENCE=timeline.LOW_CONFIDENCE,
+    TEST_NOTE=messages.TEST_NOTE,
 )
 
 

@@ -67,6 +67,19 @@ def test_rank_mixes_text_impact_and_a_confirmed_cause_that_is_reachable():
                          "score": 0.42}  # fmt: skip
 
 
+def test_an_incident_that_shares_nothing_is_no_similar_incident() -> None:
+    """A new user's trial: the `similar_incidents` step said "1 similar incidents" for a
+    payment incident scoring 0.0 against a valkey-cart one (the vector index returns its
+    nearest however far). No word, no component, no reachable cause: none is listed or
+    counted; the least likeness (a word or so) still is."""
+    far = {"id": "inc-far", "at": 1, "cause": "payment", "confirmed_by": None, "fixed_by": None,
+           "impacted": ["payment"], "reachable": [], "distance": 1.02}  # fmt: skip
+    assert similar.rank([far], ["valkey-cart", "cart"]) == []
+    near = far | {"id": "inc-near", "distance": 0.99}  # text 0.01: score 0.006
+    ranked = similar.rank([far, near], ["valkey-cart", "cart"])
+    assert [(r["id"], r["score"]) for r in ranked] == [("inc-near", 0.006)]
+
+
 def test_a_repeat_lists_the_earlier_incident_in_the_api_and_on_the_page(
     shop: Gateway, api: SlackAPI
 ):

@@ -134,6 +134,14 @@ def test_acknowledge_from_the_button_and_the_api(slack_gw, api):
     }
     assert slack_gw.http.post("/api/v1/incidents/nope/ack", json={"by": "x"}).status_code == 404
     assert slack_gw.http.post(f"/api/v1/incidents/{incident_id}/ack", json={}).status_code == 422
+    # no body at all (a new user's trial: `{"loc": ["body"], "msg": "Field required"}`): the
+    # 422 names `by` and what it is, as for `{}`
+    bare = slack_gw.http.post(f"/api/v1/incidents/{incident_id}/resolve")
+    assert (bare.status_code, bare.json()["detail"]) == (422, [{
+        "loc": ["body", "by"], "type": "missing", "input": None,
+        "msg": "Field required: who resolves the incident (a person's name: the API's "
+               "credential is a tenant's, not a person's)",
+    }]), bare.text  # fmt: skip
     done = slack_gw.http.post(f"/api/v1/incidents/{incident_id}/resolve", json={"by": "Cy"})
     assert done.status_code == 200 and done.json()["status"] == "resolved"
     assert done.json()["resolved_by"] == "Cy" and not done.json()["repeat"]

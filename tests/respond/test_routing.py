@@ -397,7 +397,8 @@ def test_a_page_to_a_channel_with_nobody_on_call_is_paged(
         assert (page["person"], page["channel"]) == (None, "#platform-oncall")
         (row,) = gateway.http.get("/api/v1/incidents").json()["incidents"]
         assert (row["paged"], row["nobody_paged"]) == (True, False)
-        assert on_call(row) == "paged"
+        assert row["delivered_to"] == "outbox"  # no Slack here: in the outbox file only
+        assert on_call(row) == "paged (outbox only)"
         web = gateway.http.get(f"/ui/incidents/{incident_id}").text
         said = web.split('<dd id="paged">')[1].split("</dd>")[0]
         assert said == "<strong>nobody on call</strong> (platform, #platform-oncall)"

@@ -56,7 +56,9 @@ def similar_incidents(ctx: ToolContext, args: NoInput) -> ToolResult:
     (impacted components in common, a confirmed cause this incident's alerting components reach).
 
     `data`: at most 5 rows `{id, at (ms UTC), root_cause, confirmed_by, fixed_by, text, score}`,
-    best first; `root_cause` is the cause an engineer confirmed or named when there is one.
+    best first; `root_cause` is the cause an engineer confirmed or named when there is one. An
+    earlier incident that shares nothing with this one (no word, no component, no reachable
+    cause: `similar.ALIKE`) is none: `no_data` when only such ones are near.
     """
     vector = ctx.text_vector
     rows = prefetch.similar_rows(ctx.prefetched, vector, ctx.alerting, ctx.opened_ms)
