@@ -2,7 +2,8 @@
 // remediation with the trust its verified runs earned (remediation_trust, null before any).
 // Who made it: `author` for one a person wrote (the API, the CLI or a world file), else the
 // incident it was learned from (`learned_from`, opened at `learned_at`), who gave the verdict
-// (`confirmed_by`) and whether it confirmed or corrected the finding (`lesson`); null if unknown.
+// (`confirmed_by`) and whether it confirmed or corrected the finding (`lesson`), and the cause
+// the corrected finding had named (`corrected_from`); null if unknown.
 MATCH (pb:Playbook)-[:PINNED_TO]->(c:Component)
 OPTIONAL MATCH (pb)-[:SUPERSEDES]->(old:Playbook)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, c.name AS component,
@@ -12,5 +13,5 @@ RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, c.name A
        pb.remediation_verified AS remediation_verified,
        pb.remediation_failed AS remediation_failed, pb.remediation_trust AS remediation_trust,
        pb.author AS author, pb.learned_from AS learned_from, pb.learned_at AS learned_at,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.corrected_from AS corrected_from
 ORDER BY created_at DESC, id

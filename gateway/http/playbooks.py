@@ -175,7 +175,8 @@ async def list_playbooks(request: Request) -> dict[str, Any]:
     """Every playbook: id, title, failure_kind, component, checks, remediation (or null, with
     the trust its verified runs earned), helped, misled, trust, status, and who made it:
     `author` (written by a person), else `learned_from` (incident id), `learned_at` (ms UTC),
-    `confirmed_by` and `lesson` (`confirmed` | `corrected`); null where not stored."""
+    `confirmed_by`, `lesson` (`confirmed` | `corrected`) and `corrected_from` (the cause the
+    corrected finding had named); null where not stored."""
     graph = _graph(request)
     rows = await run_in_threadpool(graph.rows, "list_playbooks", {})
     for row in rows:

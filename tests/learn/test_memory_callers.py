@@ -60,6 +60,7 @@ def test_a_correction_naming_the_caller_is_checked_and_doubts_the_rules_next_tim
     clear(shop, WEEK1, LOCKED)
     book = learned_on(shop, "orders")
     assert book["checks"][0] == {"type": "explains_alerting", "via": "calls"}
+    assert (book["lesson"], book["corrected_from"]) == ("corrected", "shop-db")
 
     again = incident(shop, fire(shop, WEEK1 + timedelta(days=3), AGAIN))
     # orders' playbook held (before, its dependency-direction gate failed: 1 of 3); as an
