@@ -104,10 +104,18 @@ def remembered_lead_of(decision: Decision, missed: list[dict[str, Any]]) -> Deci
     playbook["row"]["steered"] = True
     cause = playbook["candidate"]
     confidence = min(memory_confidence(playbook), UNTRIED_CONFIDENCE)
-    others = ", ".join(c for c in tied if c != cause) or "nothing else"
+    others = ", ".join(c for c in tied if c != cause)
+    # with no rival left standing the rules had no answer of their own (a new user's trial
+    # read "cannot tell quote from nothing else")
+    if others:
+        unsure = f"the rules cannot tell {cause} from {others}"
+    elif decision.root_cause == cause:
+        unsure = f"the rules name {cause} too, at {decision.confidence:.2f}, but only as a lead"
+    else:
+        unsure = "the rules have no candidate of their own"
     trust = f"{playbook['trust']:.2f}{held_at(playbook, confidence, 'a lead')}"
     summary = (
-        f"A lead from memory: the rules cannot tell {cause} from {others}, and nothing "
+        f"A lead from memory: {unsure}, and nothing "
         f"measured rules it out; people established it before (playbook "
         f"'{playbook['title']}', trust {trust}{learned(playbook)}). Its checks held but for "
         "the shape of the alerts: other components alert than then. Check it first; it is not "

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB
-from agents.investigate.decision import Candidate
+from agents.investigate.decision import Candidate, Decision
 from agents.investigate.investigator import alone_explains
+from agents.investigate.remembered import remembered_lead_of
 from tests.conftest import Gateway
 from tests.learn.test_memory import (
     WEEK1,
@@ -189,3 +190,25 @@ def test_an_untried_playbook_does_not_unsettle_a_cause_people_confirmed(home: Ga
     uses = {u["playbook"]: (u["applicable"], u["steered"]) for u in again["memory"]}
     assert uses["pb-pay-restart"] == (True, False)
     assert [v for k, v in uses.items() if k.endswith(":shop-db")] == [(True, True)]
+
+
+def test_a_remembered_lead_says_what_the_rules_had_when_nothing_else_stood():
+    """A new user's trial read "the rules cannot tell quote from nothing else"."""
+    row: dict[str, object] = {"steered": False}
+    missed = [{
+        "candidate": "quote", "title": "latency on quote", "trust": 0.5, "helped": 1,
+        "checks": [], "row": row, "results": [], "pinned_to": "quote",
+    }]  # fmt: skip
+    alone = Decision("quote", ["quote"], 0.4, "quote alerts alone.")
+    lead = remembered_lead_of(alone, missed)
+    assert lead is not None and row["steered"] is True
+    assert lead.summary.startswith(
+        "A lead from memory: the rules name quote too, at 0.40, but only as a lead, and nothing "
+        "measured rules it out;"
+    )
+    nothing = Decision(None, [], 0.0, "No alert matched a known component.")
+    lead = remembered_lead_of(nothing, [dict(missed[0], row={"steered": False})])
+    assert lead is not None
+    assert lead.summary.startswith(
+        "A lead from memory: the rules have no candidate of their own, and nothing measured"
+    )
