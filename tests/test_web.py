@@ -784,6 +784,8 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     assert "<li>the same shape again (50% of: " in playbooks
     assert "✓ held: no_recent_change (changes in the last 2 h: none)" in incident
     assert "applied, steered" in incident
+    # rivals memory set aside are not "ruled out" (a new user's trial read a contradiction)
+    assert "<summary>Set aside (" in incident and "Ruled out" not in incident
 
 
 def test_memory_lists_preferences_with_their_versions(site: Site, store: GraphStore) -> None:

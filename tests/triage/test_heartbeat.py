@@ -197,7 +197,7 @@ def test_the_web_page_reads_a_silent_heartbeat_as_what_it_is(served, graph):
         "no known service",
         'id="incident-graph"',
         'id="alerts"',
-        "Ruled out",
+        "Set aside",
         "Snooze 1 h",
         "Similar earlier incidents",
         'id="remediations"',
