@@ -1,14 +1,16 @@
 // Recall (agents/investigate/recall.py) in one round trip: the playbooks that could explain an incident
-// whose alerting components are $alerting, from three sources, each row naming its `source`
-// (0, 1, 2: the order recall prefers among equal scores; its weight is set in recall.py):
+// whose alerting components are $alerting, from four sources, each row naming its `source`
+// (0, 1, 2, 3: the order recall prefers among equal scores; its weight is set in recall.py):
 // 0. pinned within 0-2 business hops of an alerting component (weight 1);
 // 1. pinned where the business walk does not go but a failure still explains alerts: a
 //    configuration service an alerting component reads, a client (traffic source) upstream
-//    within 1-3 calls, or a caller of an alerting component within 1-3 calls whose playbook
-//    a person taught by naming it (`upstream`: a batch locking the database that alerts)
-//    (weight 1);
+//    within 1-3 calls (weight 1);
 // 2. learned on another component of the same tech as one within the 0-2 hop reach (weight 1/2,
-//    "kind transfer"). Only active playbooks: a retired one is never recalled.
+//    "kind transfer");
+// 3. pinned to a caller of an alerting component within 1-3 calls, whose playbook a person
+//    taught by naming it (`upstream`: a batch holding locks on the database that alerts)
+//    (weight 1; listed after the others: nothing alerting depends on it).
+// Only active playbooks: a retired one is never recalled.
 MATCH (a:Component) WHERE a.name IN $alerting
 MATCH p = (a)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..2]->(c:Component)
 WHERE all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
@@ -42,7 +44,7 @@ WHERE a.name IN $alerting AND all(r IN relationships(p) WHERE r.purpose = 'busin
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
        pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
-       [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 1 AS source
+       [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 3 AS source
 UNION ALL
 MATCH (a:Component) WHERE a.name IN $alerting
 MATCH p = (a)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..2]->(c:Component)

@@ -1,14 +1,14 @@
 """Recall: which remembered playbooks could explain this incident, best first.
 
-One query (`cypher/recall.cypher`), three sources: playbooks pinned within 0-2 dependency
-hops of an alerting component (weight 1); playbooks pinned where the business walk
-does not go but a failure still explains alerts — a configuration service an alerting
-component reads, a traffic source upstream, a caller upstream whose playbook a person taught
-by naming it (`upstream`) (weight 1); and playbooks learned on
-another component of the same tech as one within the 0-2 hop reach (weight 1/2, "kind
-transfer"). Ranked by how many of the alerting components reach the candidate, then weight ×
-trust, then fewer hops, then the most recently learned. Only active playbooks: a retired one is
-never recalled.
+One query (`cypher/recall.cypher`), four sources: playbooks pinned within 0-2 dependency hops of
+an alerting component (weight 1); playbooks pinned where the business walk does not go but a
+failure still explains alerts — a configuration service an alerting component reads, a traffic
+source upstream (weight 1); playbooks learned on another component of the same tech as one
+within the 0-2 hop reach (weight 1/2, "kind transfer"); and a caller's playbook a person taught
+by naming it (`upstream`), within 1-3 calls upstream of an alerting component (weight 1, listed
+after the others). Ranked by how many of the alerting components reach the candidate, then
+weight × trust, then fewer hops, then the most recently learned. Only active playbooks: a
+retired one is never recalled.
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ from adapters.falkordb import TenantGraph
 
 PINNED_WEIGHT = 1.0
 SAME_TECH_WEIGHT = 0.5
+#: `recall.cypher`'s source of a caller's lesson recalled from its callees: checked by score as
+#: the others, listed after every playbook the alerting components reach (a caller of
+#: everything, an API gateway taught once, would otherwise head every list).
+UPSTREAM = 3
 
 
 def recall(
@@ -44,13 +48,15 @@ def rank(rows: list[dict[str, Any]], reach: dict[str, int] | None = None) -> lis
     recall's two hops) found reaching each component, when it was read with them. Pure."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     reached_from: dict[tuple[str, str], set[str]] = {}
-    weights = {0: PINNED_WEIGHT, 1: PINNED_WEIGHT, 2: SAME_TECH_WEIGHT}
+    weights = {0: PINNED_WEIGHT, 1: PINNED_WEIGHT, 2: SAME_TECH_WEIGHT, UPSTREAM: PINNED_WEIGHT}
     # among equal scores the earlier source, then the shorter path, wins (as when they were
     # three queries, each ordered by hops)
     for row in sorted(rows, key=lambda r: (int(r["source"]), int(r["hops"]), r["id"])):
         weight = weights[int(row["source"])]
         key = (row["id"], row["candidate"])
-        reached_from.setdefault(key, set()).add(row["path"][0])  # the alerting end
+        reached_from.setdefault(key, set())
+        if int(row["source"]) != UPSTREAM:  # what depends on it, not what its calls reach
+            reached_from[key].add(row["path"][0])  # the alerting end
         entry = {
             "id": row["id"], "title": row["title"], "failure_kind": row["failure_kind"],
             "trust": float(row["trust"]), "checks": json.loads(row["checks_json"]),

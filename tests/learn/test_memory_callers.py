@@ -16,6 +16,7 @@ import pytest
 from adapters.falkordb import EmbeddedFalkorDB
 from agents.investigate.decision import Decision
 from agents.investigate.investigator import corrected_before
+from agents.investigate.recall import UPSTREAM, rank
 from agents.learn.learner import merged_components
 from tests.conftest import Gateway
 from tests.learn.test_memory import WEEK1, clear, close_shop, fire, incident, open_shop, verdict
@@ -122,3 +123,28 @@ def test_a_silent_cause_s_next_version_keeps_the_callers_it_alerted_behind_befor
     assert merged_components(now, None) == now
     kind = {"type": "alert_kind", "kind": "latency", "scope": "candidate"}
     assert merged_components(kind, before) == kind
+
+
+def test_a_caller_s_lesson_is_listed_after_what_the_alerting_components_reach():
+    """A caller of everything taught once (an API gateway) reaches every alerting component by
+    its calls; listed by that reach it headed every recall list and pushed the right memory
+    out of the first five (a robotic fulfilment month)."""
+
+    def row(pid: str, candidate: str, path: list[str], source: int) -> dict[str, object]:
+        return {
+            "id": pid, "title": pid, "failure_kind": None, "trust": 0.5, "checks_json": "[]",
+            "candidate": candidate, "pinned_to": candidate, "path": path,
+            "hops": len(path) - 1, "source": source, "learned_at": 1,
+        }  # fmt: skip
+
+    rows = [
+        row("pb-gw", "api-gateway", ["pick-svc", "api-gateway"], UPSTREAM),
+        row("pb-gw", "api-gateway", ["pack-svc", "api-gateway"], UPSTREAM),
+        row("pb-db", "orders-db", ["pick-svc", "orders-db"], 0),
+    ]
+    ranked = rank(rows)
+    assert [(e["candidate"], e["reached_from"]) for e in ranked] == [
+        ("orders-db", 1),
+        ("api-gateway", 0),
+    ]
+    assert ranked[1]["score"] == ranked[0]["score"]  # checked by score as any other
