@@ -18,7 +18,10 @@ gets the
    held on it when there was any (calls into it degraded, its requests rising:
    `checks.evidence_checks`), otherwise the incident's `signature` (which components alerted,
    and their dependency paths to the cause), so a repeat of a silent cause is recognised from
-   alerts alone.
+   alerts alone. A cause that is a caller of what alerted (a batch holding locks on the
+   database that alerts) explains the alerts by its calls (`explains_alerting` `via: calls`,
+   first) and is marked `upstream` (recalled from its callees); a correction stores the cause
+   the finding had named (`corrected_from`).
 4. Learned playbooks count against the tenant's playbook quota (`BLAST_MAX_PLAYBOOKS`, with
    the ones people write; retired ones not counted), checked in the same write that would
    create one: when it is full, trust still moves and the verdict stays recorded, but no
