@@ -1403,9 +1403,10 @@ def corrected_before(playbook: dict[str, Any], rules: Decision, ev: Evidence) ->
     and nothing was measured (no Prometheus). The rules read the same kind of alerts and graph
     a person already judged wrong for an incident these checks find alike; nothing measured
     separates the two causes, so the rules keep their answer but not their certainty (at most
-    `CORRECTED_BEFORE`), and the summary says who named what. Memory's cause does not replace
-    theirs: on an unseen game month the database a person had corrected to kafka was the
-    cause the next time. With live evidence the measurements decide, as before."""
+    `CORRECTED_BEFORE`), the summary says who named what, and memory's cause is their second
+    candidate, not one they ruled out. Memory's cause does not replace theirs: on an unseen
+    game month the database a person had corrected to kafka was the cause the next time. With
+    live evidence the measurements decide, as before."""
     wrong = playbook.get("corrected_from")
     if ev.prometheus is not None or not wrong or rules.root_cause != wrong:
         return None
@@ -1416,9 +1417,14 @@ def corrected_before(playbook: dict[str, Any], rules: Decision, ev: Evidence) ->
         "memory's checks find alike, and nothing measured here tells the two apart: a lead, "
         "not a conclusion."
     )
+    cause = playbook["candidate"]
+    # not ruled out: the person's answer stands beside theirs, second (a new user's trial
+    # read "ruled out: cart: explains 1 of 2" beside the correction that named cart)
     return replace(
-        rules, confidence=min(rules.confidence, CORRECTED_BEFORE), summary=rules.summary + note
-    )
+        rules, confidence=min(rules.confidence, CORRECTED_BEFORE), summary=rules.summary + note,
+        candidates=list(dict.fromkeys([*(rules.candidates or [wrong]), cause])),
+        ruled_out={name: why for name, why in rules.ruled_out.items() if name != cause},
+    )  # fmt: skip
 
 
 def left_open(measured: Decision, cause: str | None) -> bool:

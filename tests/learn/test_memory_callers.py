@@ -74,6 +74,10 @@ def test_a_correction_naming_the_caller_is_checked_and_doubts_the_rules_next_tim
     assert (
         "Dee Example corrected this same answer to orders on inc-" in (again["finding"]["summary"])
     )
+    # the person's answer stands beside the rules', not among what they ruled out
+    assert again["finding"]["candidates"][:1] == ["shop-db"]
+    assert "orders" in again["finding"]["candidates"]
+    assert "orders" not in {r["component"] for r in again["finding"]["ruled_out"]}
 
 
 def test_a_silent_caller_s_lesson_is_recalled_from_its_callees(shop: Gateway):
@@ -102,6 +106,7 @@ def test_corrected_before_only_with_nothing_measured_and_the_same_answer():
     doubted = corrected_before(playbook, rules, alerts_only)  # type: ignore[arg-type]
     assert doubted is not None
     assert (doubted.root_cause, doubted.confidence) == ("shop-db", 0.45)
+    assert doubted.candidates == ["shop-db", "orders"]
     assert doubted.summary == (
         "shop-db explains 3 of 3. Dee Example corrected this same answer to orders on inc-1, an "
         "incident memory's checks find alike, and nothing measured here tells the two apart: a "
