@@ -256,12 +256,15 @@ def page(
     any page of an incident with no finding yet (an acknowledgement's edit of an early
     page must not read as an inconclusive finding nobody made). The page of a heartbeat's
     silence (`silence_line`) says what stopped and what to check (the finding's summary)
-    instead of a cause, paths and evidence: nothing was diagnosed."""
+    instead of a cause, paths and evidence: nothing was diagnosed. The page of Grafana's
+    contact-point test (`test_note`) says so first and is marked `contact_point_test`: no
+    cause to judge, nothing to snooze."""
     # what every page says, the silence's included: who, where, what happened since
+    tested = test_note(incident, alerts)
     said: dict[str, Any] = {
         "incident_id": incident["id"], "severity": incident["severity"],
         "title": incident["title"], "status": incident["status"],
-        "summary": test_note(incident, alerts) or incident.get("summary"),
+        "summary": tested or incident.get("summary"),
         "paged": paged_line(who), "person": _person(who),
         "ticket_link": ticket_link,
         "resolved_at": incident.get("resolved_at") if incident["status"] == "resolved" else None,
@@ -292,6 +295,7 @@ def page(
         ],
         runbooks=runbooks(alerts),
         silences=silence_links(alerts),
+        contact_point_test=tested is not None,
         # an incident with no finding yet: an acknowledgement's edit of an early page must
         # not read as an inconclusive finding nobody made
         investigating=investigating or (cause is None and incident.get("summary") is None),
