@@ -212,6 +212,35 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
     assert f"confirmed by {PERSON_A}" in box
 
 
+def test_the_alert_that_opened_an_incident_says_so_beside_one_that_started_earlier(
+    site: Site,
+) -> None:
+    """A new user's trial: payment's alert opened the incident and checkout's joined it,
+    started earlier (Alertmanager's group_wait, or the same second with a lower key); the page
+    took the oldest alert for the one that opened the incident, so the opener read
+    "correlated by triage (…; no reason recorded on the edge)". The opener is the alert that
+    joined by no path."""
+    incident = site.post_alert(site.a, "payment")
+    body = json.loads(alert_body("checkout", 0))
+    body["alerts"][0] |= {"startsAt": "2026-10-31T23:58:00Z", "fingerprint": "00000000000000c0"}
+    with site.client() as http:
+        answer = http.post(
+            "/api/v1/alerts", content=json.dumps(body),
+            headers={"Authorization": f"Bearer {HOOK_A}", "Content-Type": "application/json"},
+        )  # fmt: skip
+        assert answer.json()["incidents"] == [incident]
+        site.drain()
+        sign_in(http, VIEWER_A)
+        text = http.get(f"/ui/incidents/{incident}").text
+    table = text.split('<table id="alerts">')[1].split("</table>")[0]
+    why = {
+        re.sub(r"<[^>]+>", "", row.split("</td>")[2]).strip():
+        re.sub(r"<[^>]+>", "", row.split("<td>")[-1]).split("</td>")[0].strip()
+        for row in table.split("<tr data-key=")[1:]
+    }  # fmt: skip
+    assert why == {"payment": "opened the incident", "checkout": "via: checkout → payment"}
+
+
 def test_a_lead_from_memory_says_so_in_the_decisions(site: Site) -> None:
     """accounting alerts and the finding is corrected to postgres, which raised no alert; when
     product-reviews alerts later, memory names postgres as a lead: the decision row says it is
