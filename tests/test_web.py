@@ -241,6 +241,40 @@ def test_the_alert_that_opened_an_incident_says_so_beside_one_that_started_earli
     assert why == {"payment": "opened the incident", "checkout": "via: checkout → payment"}
 
 
+def test_the_timeline_says_what_each_notice_after_the_page_did(site: Site) -> None:
+    """A new user's trial: the timeline read "Sent update (page:update:reinvestigate:inc-…:
+    joined:f6bc1ff567fa) via outbox" and "Sent update (page:notify_verdict:api:…)". Each
+    notice after the page says what it did, in words."""
+    incident = site.post_alert(site.a, "payment")
+    site.drain()
+    assert site.post_alert(site.a, "checkout") == incident  # joins: the page is restated
+    site.drain()
+    token = {"Authorization": f"Bearer {HOOK_A}"}
+    with site.client() as http:
+        for path, body in (("ack", {"by": "Cy Example"}),
+                           ("verdicts", {"verdict": "confirmed", "by": "Cy Example"}),
+                           ("resolve", {"by": "Cy Example"})):  # fmt: skip
+            answer = http.post(f"/api/v1/incidents/{incident}/{path}", json=body, headers=token)
+            assert answer.status_code in (200, 201), answer.text
+            site.drain()
+        sign_in(http, VIEWER_A)
+        text = http.get(f"/ui/incidents/{incident}").text
+    story = [
+        html.unescape(re.sub(r"<[^>]+>", "", line))
+        for line in re.findall(r'<span class="what">(.*?)</span></li>', text)
+    ]
+    assert not [line for line in story if line.startswith("Sent ")], story
+    for line in (
+        "Page restated with the diagnosis via outbox",
+        "Page edited: acknowledged via outbox",
+        "Page edited to show the verdict via outbox",
+        "Resolve notice sent in the page's thread via outbox",
+        "Ticket closed via outbox",
+        "Page edited: resolved via outbox",
+    ):
+        assert line in story, (line, story)
+
+
 def test_a_lead_from_memory_says_so_in_the_decisions(site: Site) -> None:
     """accounting alerts and the finding is corrected to postgres, which raised no alert; when
     product-reviews alerts later, memory names postgres as a lead: the decision row says it is
