@@ -226,6 +226,7 @@ def test_the_web_page_reads_a_silent_heartbeat_as_what_it_is(served, graph):
     row = listed.split(f'data-key="{incident_id}"')[1].split("</tr>")[0]
     assert "the alerting pipeline" in row and "⚠ the Watchdog heartbeat stopped arriving" in row
     assert "no known service" not in row and "inconclusive" not in row
+    assert "0/0 firing" not in row and "no alert: the Watchdog heartbeat" in row  # a trial's
 
 
 def test_the_page_ticket_and_cli_read_a_silent_heartbeat_as_what_it_is(served, graph):
