@@ -1253,6 +1253,19 @@ def test_a_bad_state_and_an_unknown_page_say_so_as_pages(site: Site) -> None:
     assert (api.status_code, api.json()) == (404, {"detail": "Not Found"})
 
 
+def test_the_incidents_list_is_reached_from_the_ui_addresses_too(site: Site) -> None:
+    """A new user's trial: trimming an incident's address `/ui/incidents/inc-…` to
+    `/ui/incidents` (or `/ui/`) gave "There is no page". Those lead to the list at `/`, with
+    its filters."""
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        for path in ("/ui", "/ui/", "/ui/incidents", "/ui/incidents/"):
+            moved = http.get(path, params={"state": "all"})
+            assert (moved.status_code, moved.headers["location"]) == (307, "/?state=all"), path
+        listed = http.get("/ui/incidents", follow_redirects=True)
+    assert listed.status_code == 200 and "<h1>Incidents</h1>" in listed.text
+
+
 def test_the_incident_graph_never_draws_an_edge_through_another_box() -> None:
     """Layered layout: every segment runs between neighbouring rows, so no edge crosses an
     unrelated component's box (a frontend→payment edge passes beside checkout, not through)."""
