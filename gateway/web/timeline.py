@@ -148,8 +148,8 @@ def _action(
         team = what.partition(":")[2]
         return {"kind": "notice", "text": f"Told team {team} (their component alerts){done}",
                 "who": team, "link": None}  # fmt: skip
-    said = _notice_words(what)
-    text = f"{said}{via}{done}" if said else f"Sent {kind or 'notice'} ({what}){via}{done}"
+    words = _notice_words(what)
+    text = f"{words}{via}{done}" if words else f"Sent {kind or 'notice'} ({what}){via}{done}"
     return {"kind": "notice", "text": text, "who": None, "link": None}
 
 
