@@ -211,7 +211,8 @@ class Ticket(_Value):
     investigator's confidence line (as on the page); `held`: how long which quiet (maintenance)
     windows held the page and the ticket (the page's own sentence); `heartbeat`: the ticket of
     a heartbeat's silence, the page's sentence (`Page.heartbeat`), said instead of a cause,
-    paths, changes, candidates, steps and evidence."""
+    paths, changes, candidates, steps and evidence; `contact_point_test`: as on the page, every
+    alert is Grafana's contact-point test, which has no cause to find."""
 
     type: Literal["ticket"] = "ticket"
     incident_id: str
@@ -243,6 +244,7 @@ class Ticket(_Value):
     silences: list[str] = Field(default_factory=list)
     undelivered: str | None = None
     heartbeat: str | None = None
+    contact_point_test: bool = False
 
 
 class ClearedNote(_Value):

@@ -482,9 +482,11 @@ def ticket(
     (`steps`: `respond_context.cypher`'s), who was paged, the quiet windows that held the page
     (the row's `held`: `held_line`, as the page says it), and each alert's raw fields. The
     ticket of a heartbeat's silence says what stopped and what to check instead (`silence_line`,
-    the finding's summary), as its page does."""
+    the finding's summary), as its page does; so does that of Grafana's contact-point test
+    (`test_note`: no cause to find)."""
     cause = incident.get("root_cause")
     silence = silence_line(incident)
+    tested = test_note(incident, alerts)
     evidence = [
         {
             "fingerprint": alert["fingerprint"],
@@ -519,7 +521,8 @@ def ticket(
         lead=lead(cause, incident.get("confidence")),
         candidates=list(incident.get("candidates") or []),
         ruled_out=ruled_out_lines(incident),
-        summary=test_note(incident, alerts) or incident.get("summary"),
+        summary=tested or incident.get("summary"),
+        contact_point_test=tested is not None,
         paths=json.loads(incident.get("paths_json") or "[]"),
         changes=[
             ChangeNote(
