@@ -94,7 +94,10 @@ class Page(_Value):
     not a conclusion), which every renderer says beside it;
     `heartbeat`: the page of a heartbeat's silence (no service is at fault, nothing was
     diagnosed), what stopped and since when, in a sentence: said instead of a cause, evidence
-    and paths, with `summary` saying what to check.
+    and paths, with `summary` saying what to check;
+    `contact_point_test`: every alert of the incident is Grafana's contact-point test
+    (`summary` says so first): no cause to judge and no component to quiet, so renderers
+    offer no verdict buttons and no snooze.
     """
 
     type: Literal["page"] = "page"
@@ -129,6 +132,7 @@ class Page(_Value):
     investigating: bool = False
     lead: bool = False
     heartbeat: str | None = None
+    contact_point_test: bool = False
 
 
 #: What a follow-up is about; renderers may treat kinds differently (buttons for `readback`).
@@ -207,7 +211,8 @@ class Ticket(_Value):
     investigator's confidence line (as on the page); `held`: how long which quiet (maintenance)
     windows held the page and the ticket (the page's own sentence); `heartbeat`: the ticket of
     a heartbeat's silence, the page's sentence (`Page.heartbeat`), said instead of a cause,
-    paths, changes, candidates, steps and evidence."""
+    paths, changes, candidates, steps and evidence; `contact_point_test`: as on the page, every
+    alert is Grafana's contact-point test, which has no cause to find."""
 
     type: Literal["ticket"] = "ticket"
     incident_id: str
@@ -239,6 +244,7 @@ class Ticket(_Value):
     silences: list[str] = Field(default_factory=list)
     undelivered: str | None = None
     heartbeat: str | None = None
+    contact_point_test: bool = False
 
 
 class ClearedNote(_Value):

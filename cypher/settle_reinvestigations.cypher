@@ -6,16 +6,23 @@
 // others are deleted: the one left reads every alert that came meanwhile.
 // The tasks are found from each incident (a few), not from the open tasks (all of them: with
 // no worker running, 20 ms per storm after three storms).
-// $joined: [{incident_id, task_id}] open incidents new firing alerts joined on components they
-// already had (no task of their own from triage): each gets a `reinvestigate` task $task_id
-// unless one is pending already (open, unclaimed: it will read every alert) or its first
-// investigation has not started; the rest below schedules it as any other.
+// $joined: [{incident_id, alert_key, task_id}] open incidents new firing alerts of the delivery
+// joined (alert_key: the last of them written): each gets a `reinvestigate` task $task_id
+// unless one is pending already (open, unclaimed: it will read every alert), its first
+// investigation has not started, or a `reinvestigate` task was created at or after that alert
+// was received (database clock), claimed or even done since: it runs after the alert was in
+// the graph, so it reads it (triage's task for a component new to the incident, which a
+// worker may claim before this query runs); the rest below schedules it as any other.
 CALL {
   UNWIND $joined AS j
   MATCH (i:Incident {id: j.incident_id})
   WHERE i.status = 'open'
+  OPTIONAL MATCH (a:Alert {key: j.alert_key})
+  WITH j, i, a.received_at AS written
   OPTIONAL MATCH (t:Task)-[:FOR]->(i)
-  WHERE t.kind IN ['investigate', 'reinvestigate'] AND t.status = 'open' AND t.epoch = 0
+  WHERE t.kind IN ['investigate', 'reinvestigate']
+    AND ((t.status = 'open' AND t.epoch = 0)
+      OR (t.kind = 'reinvestigate' AND t.created_at >= written))
   WITH j, i, count(t) AS waiting
   WHERE waiting = 0
   CREATE (r:Task {id: j.task_id, kind: 'reinvestigate', incident_id: i.id,

@@ -253,8 +253,8 @@ def test_incidents_and_incident_show_a_verdict_as_the_web_page_does(
     assert listed["verdict"] == {"verdict": "rejected", "actual_cause": "cart",
                                  "by": "Priya Tester"}  # fmt: skip
     shown = cli("incident", opened, **env).stdout.splitlines()
-    assert shown[2].startswith("root cause: corrected to cart by Priya Tester (the finding: "
-                               "payment, confidence "), shown  # fmt: skip
+    assert shown[2] == ("root cause: corrected to cart by Priya Tester (the finding: "
+                        "payment, low confidence 0.45)"), shown  # fmt: skip
     verdict(1, "confirmed", None)
     (row,) = cli("incidents", **env).stdout.splitlines()[1:]
     assert "  payment (confirmed)  " in row, row

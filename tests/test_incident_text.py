@@ -43,6 +43,21 @@ def test_an_inconclusive_finding_says_so_and_lists_what_to_check_in_order() -> N
     assert "root cause: cart (confidence 0.90)" in done and "check in this order" not in done
 
 
+def test_a_cause_named_under_the_confidence_line_reads_as_a_lead() -> None:
+    """A new user's trial: `blast-radius incidents` said `payment (low confidence 0.45)` and the
+    page "named, low confidence: a lead to check first", while `blast-radius incident ID` said
+    `root cause: payment (confidence 0.45)`, as if it were a conclusion."""
+    lead = incident(root_cause="payment", finding={"summary": "s", "confidence": 0.45})
+    assert incident_report(lead).splitlines()[2] == (
+        "root cause: payment (low confidence 0.45: a lead to check first, not a conclusion)"
+    )
+    verdict = {"verdict": "rejected", "actual_cause": "cart", "by": "U1", "by_name": "Cy"}
+    corrected = incident_report({**lead, "verdicts": [verdict]}).splitlines()[2]
+    assert corrected == (
+        "root cause: corrected to cart by Cy (the finding: payment, low confidence 0.45)"
+    )
+
+
 def test_an_alert_on_an_unknown_component_shows_the_name_its_labels_gave() -> None:
     assert "LatencyHigh on billing (unknown component)" in incident_report(incident())
     bare = incident(alerts=[{**incident()["alerts"][0], "labels": {}}])

@@ -29,6 +29,7 @@ from gateway.cli.demo import demo_faults_path, scenario_bodies
 from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, make_settings
 from tests.slack_api import BOT_ID, BOT_USER, SIGNING_SECRET, TEAM, TOKEN, SlackAPI, signed_headers
+from tests.test_webhook import grafana_contact_point_test
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -344,6 +345,40 @@ def test_resolved_incident_edits_the_page_and_threads_the_clearing(
     assert [m["text"].split(":")[0] for m in said] == ["Resolved by alice"]
     assert parse_ref(detail(slack_gw, incident_id)["actions"][0]["external_ref"]) == (
         root["channel"], root["ts"])  # fmt: skip
+
+
+def test_grafana_s_contact_point_test_is_paged_without_cause_buttons_or_snooze(
+    slack_gw: Gateway, api: SlackAPI
+):
+    """A new user's trial: Grafana's "Test" button paged Slack with Wrong cause and Snooze 1 h
+    (and "Root cause: inconclusive; no known component to check first") while the web page
+    and the CLI already said it was a test. The page says there is no cause, and offers only
+    Acknowledge and Resolved, as a heartbeat's silence does; a real alert joining the test's
+    incident brings the verdict buttons and Snooze back."""
+    answer = slack_gw.http.post(
+        "/api/v1/alerts", json=grafana_contact_point_test(), headers=slack_gw.auth
+    )
+    assert answer.status_code == 200, answer.text
+    (incident_id,) = answer.json()["incidents"]
+    slack_gw.drain()
+    (root,) = api.roots()
+    buttons = next(b for b in root["blocks"] if b.get("block_id") == "verdict")["elements"]
+    assert [b["action_id"] for b in buttons] == ["blast_ack", "blast_resolved"]
+    cause = next(b for b in root["blocks"] if b.get("block_id") == "cause")["fields"][0]["text"]
+    assert cause == "*Root cause*\nnone: a test notification, nothing is broken"
+    assert (
+        root["text"].splitlines()[1] == "Root cause: none: a test notification, nothing is broken"
+    )
+    real = grafana_contact_point_test()
+    real["alerts"][0]["labels"] = {"alertname": "TestAlert", "instance": "checkout-1"}
+    answer = slack_gw.http.post("/api/v1/alerts", json=real, headers=slack_gw.auth)
+    assert answer.json()["incidents"] == [incident_id]  # the test's, by its Grafana group
+    slack_gw.drain()
+    (root,) = api.roots()
+    buttons = next(b for b in root["blocks"] if b.get("block_id") == "verdict")["elements"]
+    assert [b["action_id"] for b in buttons] == [
+        "blast_reject", "blast_ack", "blast_resolved", "blast_snooze",
+    ]  # fmt: skip
 
 
 def test_app_manifest_points_at_our_routes(slack_gw: Gateway):

@@ -212,6 +212,69 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
     assert f"confirmed by {PERSON_A}" in box
 
 
+def test_the_alert_that_opened_an_incident_says_so_beside_one_that_started_earlier(
+    site: Site,
+) -> None:
+    """A new user's trial: payment's alert opened the incident and checkout's joined it,
+    started earlier (Alertmanager's group_wait, or the same second with a lower key); the page
+    took the oldest alert for the one that opened the incident, so the opener read
+    "correlated by triage (…; no reason recorded on the edge)". The opener is the alert that
+    joined by no path."""
+    incident = site.post_alert(site.a, "payment")
+    body = json.loads(alert_body("checkout", 0))
+    body["alerts"][0] |= {"startsAt": "2026-10-31T23:58:00Z", "fingerprint": "00000000000000c0"}
+    with site.client() as http:
+        answer = http.post(
+            "/api/v1/alerts", content=json.dumps(body),
+            headers={"Authorization": f"Bearer {HOOK_A}", "Content-Type": "application/json"},
+        )  # fmt: skip
+        assert answer.json()["incidents"] == [incident]
+        site.drain()
+        sign_in(http, VIEWER_A)
+        text = http.get(f"/ui/incidents/{incident}").text
+    table = text.split('<table id="alerts">')[1].split("</table>")[0]
+    why = {
+        re.sub(r"<[^>]+>", "", row.split("</td>")[2]).strip():
+        re.sub(r"<[^>]+>", "", row.split("<td>")[-1]).split("</td>")[0].strip()
+        for row in table.split("<tr data-key=")[1:]
+    }  # fmt: skip
+    assert why == {"payment": "opened the incident", "checkout": "via: checkout → payment"}
+
+
+def test_the_timeline_says_what_each_notice_after_the_page_did(site: Site) -> None:
+    """A new user's trial: the timeline read "Sent update (page:update:reinvestigate:inc-…:
+    joined:f6bc1ff567fa) via outbox" and "Sent update (page:notify_verdict:api:…)". Each
+    notice after the page says what it did, in words."""
+    incident = site.post_alert(site.a, "payment")
+    site.drain()
+    assert site.post_alert(site.a, "checkout") == incident  # joins: the page is restated
+    site.drain()
+    token = {"Authorization": f"Bearer {HOOK_A}"}
+    with site.client() as http:
+        for path, body in (("ack", {"by": "Cy Example"}),
+                           ("verdicts", {"verdict": "confirmed", "by": "Cy Example"}),
+                           ("resolve", {"by": "Cy Example"})):  # fmt: skip
+            answer = http.post(f"/api/v1/incidents/{incident}/{path}", json=body, headers=token)
+            assert answer.status_code in (200, 201), answer.text
+            site.drain()
+        sign_in(http, VIEWER_A)
+        text = http.get(f"/ui/incidents/{incident}").text
+    story = [
+        html.unescape(re.sub(r"<[^>]+>", "", line))
+        for line in re.findall(r'<span class="what">(.*?)</span></li>', text)
+    ]
+    assert not [line for line in story if line.startswith("Sent ")], story
+    for line in (
+        "Page restated with the diagnosis via outbox",
+        "Page edited: acknowledged via outbox",
+        "Page edited to show the verdict via outbox",
+        "Resolve notice sent in the page's thread via outbox",
+        "Ticket closed via outbox",
+        "Page edited: resolved via outbox",
+    ):
+        assert line in story, (line, story)
+
+
 def test_a_lead_from_memory_says_so_in_the_decisions(site: Site) -> None:
     """accounting alerts and the finding is corrected to postgres, which raised no alert; when
     product-reviews alerts later, memory names postgres as a lead: the decision row says it is
@@ -1190,6 +1253,19 @@ def test_a_bad_state_and_an_unknown_page_say_so_as_pages(site: Site) -> None:
     assert f'<strong id="person">{PERSON_A}</strong>' in nope.text  # signed in: the nav
     assert PERSON_A not in anonymous.text
     assert (api.status_code, api.json()) == (404, {"detail": "Not Found"})
+
+
+def test_the_incidents_list_is_reached_from_the_ui_addresses_too(site: Site) -> None:
+    """A new user's trial: trimming an incident's address `/ui/incidents/inc-…` to
+    `/ui/incidents` (or `/ui/`) gave "There is no page". Those lead to the list at `/`, with
+    its filters."""
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        for path in ("/ui", "/ui/", "/ui/incidents", "/ui/incidents/"):
+            moved = http.get(path, params={"state": "all"})
+            assert (moved.status_code, moved.headers["location"]) == (307, "/?state=all"), path
+        listed = http.get("/ui/incidents", follow_redirects=True)
+    assert listed.status_code == 200 and "<h1>Incidents</h1>" in listed.text
 
 
 def test_the_incident_graph_never_draws_an_edge_through_another_box() -> None:

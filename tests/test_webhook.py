@@ -694,6 +694,11 @@ def test_grafana_s_contact_point_test_is_counted_and_goes_the_whole_path(gateway
         summary = str(sent["notice"]["summary"])  # type: ignore[index]
         assert summary.startswith("This is Grafana's contact-point test notification")
         assert "Resolve this incident by hand" in str(sent["text"])
+    # nor does it read as an inconclusive cause to hunt for (a later trial's ticket said
+    # "**Root cause:** inconclusive", titled "… — root cause unknown")
+    (ticket,) = [e for e in gateway.outbox if e["kind"] == "ticket"]
+    assert ticket["title"] == "[unknown] TestAlert — a test notification, nothing is broken"
+    assert "**Root cause:** none: a test notification, nothing is broken\n" in str(ticket["text"])
     (tested,) = said["incidents"]
     shown = gateway.http.get(f"/api/v1/incidents/{tested}", headers=gateway.auth).json()
     assert shown["contact_point_test"] is True  # the web page and the CLI say so too

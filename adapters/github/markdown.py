@@ -99,12 +99,15 @@ def title(ticket: Ticket) -> str:
     confidence): payment` for a lead (`Ticket.lead`: the title is what a list of issues
     shows, so it must not read as sure), or `… — root cause unclear: load-generator or
     frontend-web`. A heartbeat's silence has no cause to name: `[critical] No Watchdog
-    heartbeat for 3 min: the alerting pipeline may be down`."""
+    heartbeat for 3 min: the alerting pipeline may be down`; Grafana's contact-point test says
+    it is one: `[unknown] TestAlert — a test notification, nothing is broken`."""
     if ticket.heartbeat:
         return f"[{ticket.severity}] {ticket.title}"
     names = ticket.alert_names or [ticket.title]
     symptom = _names(names, 2) + (f" on {_names(ticket.where, 3)}" if ticket.where else "")
-    if ticket.root_cause and ticket.lead:
+    if ticket.contact_point_test:
+        why = "a test notification, nothing is broken"
+    elif ticket.root_cause and ticket.lead:
         why = f"likely cause (low confidence): {ticket.root_cause}"
     elif ticket.root_cause:
         why = f"root cause: {ticket.root_cause}"
@@ -243,7 +246,10 @@ def body(ticket: Ticket) -> str:
 
     parts += [
         "",
-        f"**Root cause:** {text(cause)} (confidence {ticket.confidence or 0:.2f}{lead})" if cause
+        "**Root cause:** none: a test notification, nothing is broken"
+        if ticket.contact_point_test
+        else f"**Root cause:** {text(cause)} (confidence {ticket.confidence or 0:.2f}{lead})"
+        if cause
         else "**Root cause:** inconclusive"
         + (f"; check in this order: {text(', '.join(candidates))}" if candidates else ""),
         "",

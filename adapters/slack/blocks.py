@@ -21,6 +21,7 @@ from slack_sdk.models.blocks import (
 from adapters.notices import FollowUp, Page
 from adapters.slack import actions
 from adapters.slack.mrkdwn import (
+    TEST_CAUSE,
     UNDER_INVESTIGATION,
     confidence_words,
     escape_mrkdwn,
@@ -61,6 +62,8 @@ def page_blocks(page: Page, who: str | None) -> list[Block]:
         return blocks + _silence_blocks(page, who)
     if page.investigating:
         cause = UNDER_INVESTIGATION
+    elif page.contact_point_test:
+        cause = TEST_CAUSE
     elif page.root_cause:
         cause = f"*{escape_mrkdwn(page.root_cause)}*{confidence_words(page)}"
     else:
@@ -130,14 +133,16 @@ def _status_blocks(page: Page) -> list[Block]:
 
 def page_buttons(page: Page) -> list[ButtonElement]:
     """The page's buttons, `value` = the incident id (no verdict on a cause not found yet,
-    nor on a heartbeat's silence, which has none; no snooze of it either: it has no component
-    a quiet window could cover)."""
+    nor on a heartbeat's silence or Grafana's contact-point test, which have none; no snooze
+    of them either: a silence has no component a quiet window could cover, and a test breaks
+    nothing to quiet)."""
     value = page.incident_id
     buttons = []
-    if page.root_cause:
+    judged = not page.investigating and not page.heartbeat and not page.contact_point_test
+    if page.root_cause and judged:
         buttons.append(ButtonElement(text="Confirm cause", action_id=actions.CONFIRM, value=value,
                                      style="primary"))  # fmt: skip
-    if not page.investigating and not page.heartbeat:
+    if judged:
         buttons.append(
             ButtonElement(text="Wrong cause", action_id=actions.REJECT, value=value, style="danger")
         )
@@ -147,7 +152,7 @@ def page_buttons(page: Page) -> list[ButtonElement]:
         )
     if page.status != "resolved":
         buttons.append(ButtonElement(text="Resolved", action_id=actions.RESOLVED, value=value))
-        if not page.heartbeat:
+        if not page.heartbeat and not page.contact_point_test:
             buttons.append(ButtonElement(text="Snooze 1 h", action_id=actions.SNOOZE, value=value))
     return buttons
 

@@ -97,12 +97,18 @@ def confidence_words(page: Page) -> str:
     return f" (confidence {page.confidence:.2f}" + (f"; {LEAD_WORDS})" if page.lead else ")")
 
 
+#: The cause of Grafana's contact-point test (`Page.contact_point_test`): there is none to find.
+TEST_CAUSE = "none: a test notification, nothing is broken"
+
+
 def cause_line(page: Page) -> str:
     """`Root cause: *x* (confidence 0.90)` (a lead says so: `confidence_words`), what to check
-    first when inconclusive, or that the diagnosis is not done yet (a page sent before it:
-    `investigating`)."""
+    first when inconclusive, that the diagnosis is not done yet (a page sent before it:
+    `investigating`), or that Grafana's contact-point test has none (`TEST_CAUSE`)."""
     if page.investigating:
         return f"Root cause: {UNDER_INVESTIGATION}"
+    if page.contact_point_test:
+        return f"Root cause: {TEST_CAUSE}"
     if page.root_cause:
         return f"Root cause: *{escape_mrkdwn(page.root_cause)}*{confidence_words(page)}"
     if page.candidates:

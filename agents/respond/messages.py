@@ -256,12 +256,15 @@ def page(
     any page of an incident with no finding yet (an acknowledgement's edit of an early
     page must not read as an inconclusive finding nobody made). The page of a heartbeat's
     silence (`silence_line`) says what stopped and what to check (the finding's summary)
-    instead of a cause, paths and evidence: nothing was diagnosed."""
+    instead of a cause, paths and evidence: nothing was diagnosed. The page of Grafana's
+    contact-point test (`test_note`) says so first and is marked `contact_point_test`: no
+    cause to judge, nothing to snooze."""
     # what every page says, the silence's included: who, where, what happened since
+    tested = test_note(incident, alerts)
     said: dict[str, Any] = {
         "incident_id": incident["id"], "severity": incident["severity"],
         "title": incident["title"], "status": incident["status"],
-        "summary": test_note(incident, alerts) or incident.get("summary"),
+        "summary": tested or incident.get("summary"),
         "paged": paged_line(who), "person": _person(who),
         "ticket_link": ticket_link,
         "resolved_at": incident.get("resolved_at") if incident["status"] == "resolved" else None,
@@ -292,6 +295,7 @@ def page(
         ],
         runbooks=runbooks(alerts),
         silences=silence_links(alerts),
+        contact_point_test=tested is not None,
         # an incident with no finding yet: an acknowledgement's edit of an early page must
         # not read as an inconclusive finding nobody made
         investigating=investigating or (cause is None and incident.get("summary") is None),
@@ -478,9 +482,11 @@ def ticket(
     (`steps`: `respond_context.cypher`'s), who was paged, the quiet windows that held the page
     (the row's `held`: `held_line`, as the page says it), and each alert's raw fields. The
     ticket of a heartbeat's silence says what stopped and what to check instead (`silence_line`,
-    the finding's summary), as its page does."""
+    the finding's summary), as its page does; so does that of Grafana's contact-point test
+    (`test_note`: no cause to find)."""
     cause = incident.get("root_cause")
     silence = silence_line(incident)
+    tested = test_note(incident, alerts)
     evidence = [
         {
             "fingerprint": alert["fingerprint"],
@@ -515,7 +521,8 @@ def ticket(
         lead=lead(cause, incident.get("confidence")),
         candidates=list(incident.get("candidates") or []),
         ruled_out=ruled_out_lines(incident),
-        summary=test_note(incident, alerts) or incident.get("summary"),
+        summary=tested or incident.get("summary"),
+        contact_point_test=tested is not None,
         paths=json.loads(incident.get("paths_json") or "[]"),
         changes=[
             ChangeNote(

@@ -180,6 +180,8 @@ def incident_report(
         return _silence_report(found, paged)
     finding = found["finding"] or {}
     figure = f"confidence {finding['confidence']:.2f}" if finding.get("confidence") else ""
+    if messages.lead(found["root_cause"], finding.get("confidence")):
+        figure = "low " + figure  # as the list, the page and the web page say it
     said = [v for v in found["verdicts"] if v["verdict"] in ("confirmed", "rejected")]
     verdict = said[-1] if said else None
     judgement = judged(found["root_cause"], verdict)
@@ -191,6 +193,10 @@ def incident_report(
         )
         found_by = _cause(found["root_cause"], finding) + (f", {figure}" if figure else "")
         cause = f"root cause: {judgement}{by} (the finding: {found_by})"
+    elif messages.lead(found["root_cause"], finding.get("confidence")):
+        cause = (
+            f"root cause: {found['root_cause']} ({figure}: a lead to check first, not a conclusion)"
+        )
     else:
         cause = f"root cause: {_cause(found['root_cause'], finding)}" + (
             f" ({figure})" if figure else ""

@@ -61,7 +61,8 @@ ALERT_GROUPS = 100
 
 def alert_counts(graph: TenantGraph, incident_id: str) -> dict[str, Any]:
     """How many alerts an incident has (`cypher/incident_alert_counts.cypher`): `{total,
-    firing, first (the key of the oldest alert: the one that opened it; None without alerts),
+    firing, first (the key of the alert that opened it: the oldest that joined by no path,
+    else the oldest; None without alerts),
     groups: [{component, alertname, alerts, firing}] (every (component, alertname) pair, the
     most alerts first; component None for alerts that matched none), components: {name:
     [alerts, firing]} (in the order their first alert started)}`."""

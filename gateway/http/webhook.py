@@ -41,16 +41,24 @@ log = logging.getLogger(__name__)
 router = APIRouter()
 
 
-def summary(tenant: str, report: TriageReport) -> str:
+def summary(tenant: str, report: TriageReport, heartbeats: int = 0, alertname: str = "") -> str:
     """The operator's line for one delivery, e.g. `webhook: 3 alerts for acme, 1 new incident`
     (then reopened and resolved incidents, alerts that matched no component and alerts
-    resolved without a firing, when there are any)."""
+    resolved without a firing, when there are any); `heartbeats` of the `alertname` heartbeat
+    are counted apart: `webhook: 1 Watchdog heartbeat for acme (proof of life: no incident)`
+    when the delivery held nothing else (a trial read "0 alerts, 0 new incidents" once a
+    minute)."""
 
     def count(n: int, what: str) -> str:
         return f"{n} {what}{'' if n == 1 else 's'}"
 
+    beats = count(heartbeats, f"{alertname} heartbeat".strip())
+    if heartbeats and not report.accepted:
+        return f"webhook: {beats} for {tenant} (proof of life: no incident)"
     parts = [f"webhook: {count(report.accepted, 'alert')} for {tenant}"]
     parts.append(f"{count(len(report.opened), 'new incident')}")
+    if heartbeats:
+        parts.append(beats)
     if report.reopened:
         parts.append(f"{count(len(report.reopened), 'incident')} reopened (flapping)")
     if report.resolved:
@@ -247,7 +255,7 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         await _replicated(store, graph_name(tenant), settings)
         if report.accepted or done.recovered:
             await run_in_threadpool(store.wake, done.tasks())
-    log.info("%s", summary(tenant, report))
+    log.info("%s", summary(tenant, report, len(beats), settings.heartbeat_alertname))
     if report.unfired:  # by key, so an operator can find them (Alert nodes in no incident)
         more = f" and {len(report.unfired) - 10} more" if len(report.unfired) > 10 else ""
         log.info("tenant %s: resolved without a firing, recorded in no incident: %s%s",

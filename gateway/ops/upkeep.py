@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph, graph_name
+from adapters.notices import fmt_ms
 from adapters.notify import AdapterError
 from agents.learn.retention import trim_old_incidents
 from agents.metrics import Metrics
@@ -173,8 +174,7 @@ class Upkeep:
             for row in heartbeat.overdue(graph, self.settings.heartbeat_timeout_ms):
                 log.error("tenant %s: no %s heartbeat since %s: the alerting pipeline may be "
                           "down; paging the default team (incident %s)", tenant,
-                          row["alertname"], datetime.fromtimestamp(row["last_at"] / 1000, UTC),
-                          row["incident_id"])  # fmt: skip
+                          row["alertname"], fmt_ms(row["last_at"]), row["incident_id"])  # fmt: skip
                 opened.append(row | {"tenant": tenant})
             for beat in heartbeat.heartbeats(graph):
                 if beat["last_at"] is not None:

@@ -318,6 +318,17 @@ def page_number(text: str | None) -> int:
     return int(text)
 
 
+@router.get("/ui", include_in_schema=False)
+@router.get("/ui/", include_in_schema=False)
+@router.get("/ui/incidents", include_in_schema=False)
+@router.get("/ui/incidents/", include_in_schema=False)
+async def incidents_elsewhere(request: Request) -> Response:
+    """The incidents list lives at `/`: a 307 there, filters kept (a new user's trial trimmed
+    an incident's address to `/ui/incidents` and got "There is no page")."""
+    query = request.url.query
+    return RedirectResponse("/" + (f"?{query}" if query else ""), status_code=307)
+
+
 @router.get("/ui/incidents/{incident_id}", response_class=HTMLResponse)
 async def incident_page(request: Request, incident_id: str) -> Response:
     """One incident, responder first: status, severity and who is on it; the actions; links;

@@ -148,8 +148,35 @@ def _action(
         team = what.partition(":")[2]
         return {"kind": "notice", "text": f"Told team {team} (their component alerts){done}",
                 "who": team, "link": None}  # fmt: skip
-    return {"kind": "notice", "text": f"Sent {kind or 'notice'} ({what}){via}{done}", "who": None,
-            "link": None}  # fmt: skip
+    words = _notice_words(what)
+    text = f"{words}{via}{done}" if words else f"Sent {kind or 'notice'} ({what}){via}{done}"
+    return {"kind": "notice", "text": text, "who": None, "link": None}
+
+
+def _notice_words(what: str) -> str | None:
+    """What a notice after the page did, in words, from its intent's tail (`what`): the page
+    restated or edited and why, the thread told, the ticket closed; None for one this does
+    not know (the timeline then names its kind and intent). A new user's trial read "Sent
+    update (page:update:reinvestigate:inc-…:joined:f6bc1ff567fa) via outbox"."""
+    if what.startswith("page:update:"):
+        return "Page restated with the diagnosis"
+    if what.startswith("page:notify_verdict:"):
+        return "Page edited to show the verdict"
+    if what.startswith("page:reopened:"):
+        return "Page restated: firing again"
+    if what == "acknowledged" or what.startswith("acknowledged:"):
+        return "Page edited: acknowledged"
+    if what == "resolved":
+        return "Page edited: resolved"
+    if what == "resolve-notice":
+        return "Resolve notice sent in the page's thread"
+    if what == "ticket-resolved":
+        return "Ticket closed"
+    if what.startswith("cleared:"):
+        return "Told the page's thread an alert cleared"
+    if what.startswith("reopened:"):
+        return "Told the page's thread it fires again"
+    return None
 
 
 def _words(

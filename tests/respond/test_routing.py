@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from adapters.slack.notifier import SlackNotifier
 from agents.respond.routing import route_from
+from agents.triage.triage import TriageReport, settle_reinvestigations
 from gateway.cli.commands import app
 from gateway.cli.doctor import check_default_route, run_checks
 from gateway.cli.incident_text import incident_report, incident_table, on_call
@@ -588,6 +589,36 @@ def test_an_alert_joining_under_the_same_cause_is_added_to_the_page_quietly(gw: 
     assert edit["notice"]["root_cause"] == "orders-db" and len(edit["notice"]["alerts"]) == 2
     assert not [f for f in sent(gw, incident_id, "followup") if "Diagnosis update" in f["text"]]
     assert len(sent(gw, incident_id, "notification")) == 1
+
+
+def test_a_join_on_a_new_component_is_re_investigated_once_when_a_worker_claims_it_at_once(
+    gw: Gateway, store: GraphStore, tenant: str
+) -> None:
+    """orders-api joins the paged orders-db incident: triage enqueues its re-investigation
+    (`reinvestigate:<id>:orders-api`), and a worker may claim and even finish it before the
+    delivery's `settle_reinvestigations` runs (a new user's trial: claimed 13 ms later, then a
+    second `…:joined:…` task ran and the page was edited twice, word for word). Settling late
+    adds nothing: that task was created after the alert was in the graph and read it. A later
+    alert joining is still re-investigated."""
+    incident_id = db_alert(gw, 0)
+    gw.drain()
+    post(gw, delivery(("HighErrorRate", "orders-api", "critical", 1), group="c"))
+    gw.drain()  # the worker that was quicker than the delivery's settle
+    key = next(a["key"] for a in incident(gw, incident_id)["alerts"]
+               if a["component"] == "orders-api")  # fmt: skip
+    graph = store.graph(graph_name(tenant))
+    settle_reinvestigations(
+        graph, TriageReport(incidents=[incident_id], joined={incident_id: key}), 0
+    )
+    gw.drain()
+    tasks = [(t["id"], t["status"]) for t in incident(gw, incident_id)["tasks"]
+             if t["kind"] == "reinvestigate"]  # fmt: skip
+    assert tasks == [(f"reinvestigate:{incident_id}:orders-api", "done")]
+    assert len(page_edits(gw, incident_id)) == 1
+    post(gw, delivery(("DBDown", "orders-db", "critical", 2), group="a"))
+    gw.drain()
+    tasks = [t["id"] for t in incident(gw, incident_id)["tasks"] if t["kind"] == "reinvestigate"]
+    assert len(tasks) == 2 and tasks[1].startswith(f"reinvestigate:{incident_id}:joined:")
 
 
 @pytest.mark.parametrize("joining", [1, 3])

@@ -6,6 +6,7 @@ arrived."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import time
@@ -70,6 +71,22 @@ def test_watchdog_opens_no_incident_and_shows_in_metrics(served, graph, tenant):
         if x.startswith("blast_heartbeat_last_seen_seconds{") and f'tenant="{tenant}"' in x
     )  # fmt: skip
     assert before - 5 <= float(line.split()[-1]) <= time.time() + 5
+
+
+def test_the_log_says_a_heartbeat_arrived_and_when_it_was_last_seen(served, graph, tenant, caplog):
+    """A new user's trial: each Watchdog delivery logged "webhook: 0 alerts for demo, 0 new
+    incidents", and its silence "no Watchdog heartbeat since 2026-12-07
+    05:31:41.781000+00:00". The first names the heartbeat; the second says the time as
+    every other line does."""
+    runtime, client = served
+    caplog.set_level(logging.INFO)
+    assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
+    said = [r.getMessage() for r in caplog.records if r.name == "gateway.http.webhook"]
+    assert said == [f"webhook: 1 Watchdog heartbeat for {tenant} (proof of life: no incident)"]
+    time.sleep(1.3)
+    (opened,) = Upkeep(runtime.store, runtime.settings, runtime.metrics).check_heartbeats()
+    (silent,) = [r.getMessage() for r in caplog.records if r.name == "gateway.ops.upkeep"]
+    assert f"no Watchdog heartbeat since {fmt_ms(opened['last_at'])}: " in silent, silent
 
 
 def test_a_silent_watchdog_pages_the_default_team_once_per_silence(served, graph, tenant):
@@ -209,6 +226,7 @@ def test_the_web_page_reads_a_silent_heartbeat_as_what_it_is(served, graph):
     row = listed.split(f'data-key="{incident_id}"')[1].split("</tr>")[0]
     assert "the alerting pipeline" in row and "⚠ the Watchdog heartbeat stopped arriving" in row
     assert "no known service" not in row and "inconclusive" not in row
+    assert "0/0 firing" not in row and "no alert: the Watchdog heartbeat" in row  # a trial's
 
 
 def test_the_page_ticket_and_cli_read_a_silent_heartbeat_as_what_it_is(served, graph):
