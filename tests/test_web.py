@@ -190,6 +190,12 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
         detail = http.get(
             f"/api/v1/incidents/{incident}", headers={"Authorization": f"Bearer {HOOK_A}"}
         )
+        # the form no longer asks what was answered (a new user's trial: "Is valkey-cart the
+        # cause?" above "corrected to cart")
+        box = http.get(f"/ui/incidents/{incident}").text.split('id="verdict-box"')[1]
+        box = box.split("</form>")[0]
+        assert "Verdict given: payment (confirmed). Another verdict replaces it." in box
+        assert "the cause?" not in box
     verdicts = detail.json()["verdicts"]
     assert [(v["verdict"], v["actual_cause"], v["source"], v["by"]) for v in verdicts] == [
         ("confirmed", "payment", "web", PERSON_A)
