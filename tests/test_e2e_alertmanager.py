@@ -397,10 +397,11 @@ def test_alertmanager_to_slack_and_github_once_each(
         # each alert's clearing, the other alerting teams told, a diagnosis update when a
         # group Alertmanager flushed later moved the cause after the page, and the cause's
         # on-call paged (in their own channel; this note in the thread) when the page went out
-        # before the investigation (the page deadline) to another team
+        # before the investigation (the page deadline) to another team; a team told of one
+        # component reads "your component frontend-proxy alerts in this incident"
         told = (
-            "Cleared", "alert in this incident", "Diagnosis update: root cause is now",
-            "Paged for the new root cause",
+            "Cleared", "alert in this incident", "alerts in this incident",
+            "Diagnosis update: root cause is now", "Paged for the new root cause",
         )  # fmt: skip
         assert thread and all(any(t in m["text"] for t in told) for m in thread), [
             m["text"] for m in thread
