@@ -87,6 +87,7 @@ from pydantic import (
     model_validator,
 )
 
+from adapters.falkordb import TenantGraph
 from adapters.notify import AdapterError
 from adapters.promql import BoundedPromQL
 from agents.failure_kinds import KINDS, SELF_KINDS, classify
@@ -397,13 +398,15 @@ def _walks(
     return out
 
 
-def reached_by_calls(ev: Evidence, sources: list[str], candidate: str) -> dict[str, list[str]]:
+def reached_by_calls(
+    graph: TenantGraph, sources: list[str], candidate: str
+) -> dict[str, list[str]]:
     """The sources `candidate`'s calls reach, each with one path from it to the candidate
     (`cypher/reached_by_calls.cypher`: directly, or through a component both depend on);
     sources it does not reach are left out."""
     if not sources:
         return {}
-    rows = ev.graph.rows("reached_by_calls", {"sources": sources, "candidate": candidate})
+    rows = graph.rows("reached_by_calls", {"sources": sources, "candidate": candidate})
     return {r["source"]: list(r["path"]) for r in rows if r["path"]}
 
 
@@ -411,7 +414,7 @@ def _explains(candidate: str, ev: Evidence, via: str = "dependencies") -> dict[s
     found = paths_to(ev, ev.alerting, candidate)
     if via == "calls":
         unreached = [c for c in ev.alerting if not found.get(c)]
-        found |= reached_by_calls(ev, unreached, candidate)
+        found |= reached_by_calls(ev.graph, unreached, candidate)
     missing = sorted(c for c in ev.alerting if not found.get(c))
     explained = len(ev.alerting) - len(missing)
     detail = f"{candidate} explains {explained} of {len(ev.alerting)} alerting components"

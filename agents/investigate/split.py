@@ -29,6 +29,7 @@ import uuid
 from typing import Any
 
 from agents.failure_kinds import MONITORING_KINDS, classify, starved
+from agents.investigate.checks import reached_by_calls
 from agents.tasks.coordination import TaskRun
 from agents.triage.triage import severity_rank
 
@@ -96,9 +97,7 @@ def split_unexplained(
     ok = explained(task, components, cause, hops)
     ok |= starved_explained(task, alerts, ok, cause, hops)
     if by_calls and cause == root_cause:
-        rest = [c for c in components if c not in ok]
-        rows = graph.rows("reached_by_calls", {"sources": rest, "candidate": cause}) if rest else []
-        ok |= {r["source"] for r in rows if r["path"]}
+        ok |= set(reached_by_calls(graph, [c for c in components if c not in ok], cause))
     moved = [a for a in alerts if a["status"] == "firing" and a["component"]
              and a["component"] not in ok]  # fmt: skip
     kept = [a for a in alerts if a not in moved]
