@@ -81,7 +81,12 @@ from agents.investigate.model_planner import (
 )
 from agents.investigate.recall import by_score, cited
 from agents.investigate.recall import confidence as memory_confidence
-from agents.investigate.remembered import fell_silent, remembered_lead_of, shape_missed
+from agents.investigate.remembered import (
+    fell_silent,
+    measure_missed,
+    remembered_lead_of,
+    shape_missed,
+)
 from agents.investigate.split import split_unexplained
 from agents.investigate.tools import call, prefetch
 from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
@@ -776,6 +781,8 @@ class Investigator:
             if not applicable:
                 if shape_missed(playbook, results, ev.alerting):
                     missed.append(playbook | {"row": row, "results": results})
+                elif measure_missed(playbook, results, len(gated(playbook))):
+                    missed.append(playbook | {"row": row, "results": results, "quiet": True})
                 continue
             if any(kinds_differ(r) for r in results):
                 leads.append(playbook | {"row": row})
@@ -822,6 +829,8 @@ class Investigator:
         its database, had been led to the partner integrations remembered from a flood."""
         weighed = {c.name for c in walked} | set(rival_names(decision))
         missed = [p for p in missed if not p.get("client") or p["candidate"] in weighed]
+        # one that missed on its calls only while the evidence blamed no call near the incident
+        missed = [p for p in missed if not p.get("quiet") or ev.quiet]
         if not missed or (decision.root_cause is not None and decision.confidence >= LEAD_BELOW):
             return None
         counts = self._explained(
@@ -957,6 +966,7 @@ class Investigator:
             first, alerting, ev.alerts, candidates, hard, peers, dependents, sources, config,
             readers,
         )  # fmt: skip
+        decision = served_as_usual(decision, fine)
         started = [n for n in order_only if n in decision.candidates and n in hard]
         if decision.root_cause is None and started:
             # alerts only, nothing is traced: start order stays a suspect, and the page says
@@ -1018,6 +1028,7 @@ class Investigator:
                 if healthy(m := calls_into(name, edges.data or [], services.data or [],
                                            down.data or [], win))
             }  # fmt: skip
+            ev.quiet = bool(measured)
             return None, no_blame_note(edges.data or [], services.data or [], near, win), measured
         x = decision.root_cause
         if (
@@ -1424,6 +1435,32 @@ def corrected_before(playbook: dict[str, Any], rules: Decision, ev: Evidence) ->
         rules, confidence=min(rules.confidence, CORRECTED_BEFORE), summary=rules.summary + note,
         candidates=list(dict.fromkeys([*(rules.candidates or [wrong]), cause])),
         ruled_out={name: why for name, why in rules.ruled_out.items() if name != cause},
+    )  # fmt: skip
+
+
+#: The most the walk's cause keeps when the live evidence measured its calls served as usual
+#: (`served_as_usual`): a lead (under `LEAD_BELOW`), not a conclusion.
+SERVED_AS_USUAL = 0.45
+
+
+def served_as_usual(decision: Decision, fine: dict[str, dict[str, Any]]) -> Decision:
+    """The walk's finding (`decision`, alerts and the dependency graph) as a lead when the live
+    evidence blamed nothing and measured the very cause it names serving its calls as usual
+    (`fine`: component -> its `calls_into` measurement, healthy in the window): what the graph
+    says it explains, the measurement does not show. Confidence at most `SERVED_AS_USUAL`, and
+    the summary says what was measured. Unchanged otherwise (no evidence, the cause not
+    measured, or already a lead). Issue: say only what was measured; an unseen food-delivery
+    story named payment-svc at 0.90 over stale menus while every call into it was served."""
+    x = decision.root_cause
+    if x is None or x not in fine or decision.confidence < LEAD_BELOW:
+        return decision
+    note = (
+        f" But the live evidence measured {x} serving its calls as usual ({fine[x]['text']}): "
+        "the dependency graph alone names it, a lead, not a conclusion."
+    )
+    return replace(
+        decision, confidence=min(decision.confidence, SERVED_AS_USUAL),
+        summary=decision.summary + note,
     )  # fmt: skip
 
 

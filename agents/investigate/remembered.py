@@ -61,6 +61,32 @@ def shape_missed(
     )
 
 
+def measure_missed(playbook: dict[str, Any], results: list[dict[str, Any]], checks: int) -> bool:
+    """Whether a recalled playbook (`recall` entry) failed only on its measured check: pinned
+    to the candidate, backed by a verdict, every one of its `checks` (how many `gated` runs)
+    run, and the one that failed, the last, is `calls_degraded` (calls into the candidate read
+    as usual), while the incident's shape held (a check about that incident or the candidate).
+    `results`: as `shape_missed` takes them.
+
+    Such a cause is a lead only when the evidence blamed no call near the incident
+    (`ToolContext.quiet`, checked by `Investigator._remembered_lead`): an unseen newsroom's
+    entitlements service, slow the first time, answered the next time at its usual speed with
+    the wrong entitlements, and the paywall and the partner feeds alerted as before."""
+    failed = [r for r in results if not r["held"]]
+    return (
+        playbook["candidate"] == playbook["pinned_to"]
+        and bool(playbook.get("learned_from") or playbook.get("helped"))
+        and len(results) == checks
+        and len(failed) == 1
+        and failed[0] is results[-1]
+        and failed[0]["check"].get("type") == "calls_degraded"
+        and any(
+            r["held"] and (about_incident(r["check"]) or r["check"]["type"] == "explains_alerting")
+            for r in results
+        )
+    )
+
+
 def unrefuted(
     missed: list[dict[str, Any]], measured: dict[str, dict[str, Any]]
 ) -> dict[str, Any] | None:
@@ -75,7 +101,9 @@ def unrefuted(
     say so, it is the one; when several can, none is. A rule-out from the alerts and the graph
     alone ("does not alert while an equally covering component does") is what such a cause
     contradicts: it was silent before too."""
-    left = [p for p in missed if p["candidate"] not in measured]
+    # a cause whose calls were measured as usual is refuted no more than any other when the
+    # evidence blamed no call (`measure_missed`: only then is such a playbook in `missed`)
+    left = [p for p in missed if p.get("quiet") or p["candidate"] not in measured]
     near = [
         p for p in left
         if any(r["held"] and about_incident(r["check"]) for r in p["results"])
@@ -114,12 +142,18 @@ def remembered_lead_of(decision: Decision, missed: list[dict[str, Any]]) -> Deci
     else:
         unsure = "the rules have no candidate of their own"
     trust = f"{playbook['trust']:.2f}{held_at(playbook, confidence, 'a lead')}"
+    but = (
+        f"the calls into {cause}: they neither failed nor slowed, and no measured call near "
+        "the incident did, while a fault in what it answers (the wrong content at status 200) "
+        "shows in no call metric"
+        if playbook.get("quiet")
+        else "the shape of the alerts: other components alert than then"
+    )
     summary = (
         f"A lead from memory: {unsure}, and nothing "
         f"measured rules it out; people established it before (playbook "
         f"'{playbook['title']}', trust {trust}{learned(playbook)}). Its checks held but for "
-        "the shape of the alerts: other components alert than then. Check it first; it is not "
-        "a conclusion."
+        f"{but}. Check it first; it is not a conclusion."
     )
     return replace(
         decision, root_cause=cause, candidates=[cause, *(c for c in tied if c != cause)],

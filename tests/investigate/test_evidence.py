@@ -528,3 +528,21 @@ def test_messages_stalled_over_two_topics_of_one_broker_blame_the_broker(
     assert "the messages over jobs and results on broker stopped or fell" in both["summary"]
     one = investigated({"orders>billing", "orders>notify"})
     assert "stopped or fell" not in one["summary"] and one["confidence"] < 0.8, one["summary"]
+
+
+def test_a_cause_measured_serving_as_usual_is_a_lead_not_a_conclusion(prometheus, run) -> None:
+    # Alerts on product-catalog and its database, every call in the shop measured as usual:
+    # the walk names postgres (both alerting components reach it, nothing behind it), but the
+    # calls into postgres were served as usual. Alerts only it stays the walk's conclusion.
+    alerts = [
+        ("PostgresSlowQueries", "postgres", {}),
+        ("ServiceHighLatency", "product-catalog", {}),
+    ]
+    blind = run(None, alerts)
+    assert blind["root_cause"] == "postgres" and blind["confidence"] >= 0.5
+    got = run(prometheus(HEALTHY).url, alerts)
+    assert got["root_cause"] == "postgres"
+    assert got["confidence"] == pytest.approx(0.45)
+    assert "shows no failing or slow calls" in got["summary"]
+    assert "the live evidence measured postgres serving its calls as usual (" in got["summary"]
+    assert "a lead, not a conclusion" in got["summary"]

@@ -15,7 +15,7 @@ import pytest
 from adapters.falkordb import EmbeddedFalkorDB
 from agents.investigate.decision import Candidate, Decision
 from agents.investigate.investigator import alone_explains
-from agents.investigate.remembered import remembered_lead_of
+from agents.investigate.remembered import measure_missed, remembered_lead_of
 from tests.conftest import Gateway
 from tests.learn.test_memory import (
     WEEK1,
@@ -212,3 +212,57 @@ def test_a_remembered_lead_says_what_the_rules_had_when_nothing_else_stood():
     assert lead.summary.startswith(
         "A lead from memory: the rules have no candidate of their own, and nothing measured"
     )
+
+
+def _entitlements(results: list[dict[str, object]], **more: object) -> dict[str, object]:
+    """A playbook learned from a confirmed verdict on entitlements-svc, with its check run."""
+    return {
+        "candidate": "entitlements-svc", "pinned_to": "entitlements-svc",
+        "title": "latency on entitlements-svc", "trust": 0.5, "helped": 0,
+        "learned_from": "inc-1", "confirmed_by": "Ola", "checks": [], "results": results,
+        "row": {"steered": False},
+    } | more  # fmt: skip
+
+
+HELD = [
+    {"check": {"type": "explains_alerting"}, "held": True},
+    {"check": {"type": "no_recent_change", "scope": "alerting"}, "held": True},
+    {"check": {"type": "alert_any", "scope": "components", "components": ["paywall-svc"]},
+     "held": True},
+]  # fmt: skip
+CALLS = {"check": {"type": "calls_degraded", "how": ["failing", "slowed"]}}
+
+
+def test_a_playbook_that_missed_only_on_its_calls_is_a_measure_miss():
+    """An unseen newsroom: the entitlements service was slow the first time; the next time it
+    answered at its usual speed with the wrong entitlements, and the same services alerted.
+    Every check but the calls held: `measure_missed`. Anything else failing, a check not
+    run, or a playbook no verdict backs is not."""
+    results = [*HELD, CALLS | {"held": False}]
+    assert measure_missed(_entitlements(results), results, 4)
+    assert not measure_missed(_entitlements(results), results, 5)  # a check never ran
+    shape = [HELD[0], HELD[1], HELD[2] | {"held": False}, CALLS | {"held": False}]
+    assert not measure_missed(_entitlements(shape), shape, 4)  # the shape missed too
+    untried = _entitlements(results, learned_from=None, helped=0)
+    assert not measure_missed(untried, results, 4)
+    held = [*HELD, CALLS | {"held": True}]
+    assert not measure_missed(_entitlements(held), held, 4)  # it held: it steers instead
+
+
+def test_a_measure_miss_leads_though_its_calls_were_measured_as_usual():
+    """With the evidence blaming no call, the remembered cause measured as usual is no more
+    refuted than the rules' own candidates (`unrefuted` keeps it) and the lead says why;
+    the same playbook without the mark is refuted by that measurement."""
+    results = [*HELD, CALLS | {"held": False}]
+    measured = {"entitlements-svc": {"status": "ok", "value": 0.0, "text": "0.0 % failed"}}
+    rules = Decision(None, ["syndication-api", "content-api"], 0.25, "inconclusive",
+                     measured=measured)  # fmt: skip
+    lead = remembered_lead_of(rules, [_entitlements(results, quiet=True)])
+    assert lead is not None and lead.root_cause == "entitlements-svc"
+    assert lead.confidence < 0.5
+    assert lead.candidates == ["entitlements-svc", "syndication-api", "content-api"]
+    assert (
+        "Its checks held but for the calls into entitlements-svc: they neither failed nor "
+        "slowed, and no measured call near the incident did" in lead.summary
+    )
+    assert remembered_lead_of(rules, [_entitlements(results)]) is None

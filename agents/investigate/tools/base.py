@@ -87,6 +87,11 @@ class ToolContext:
     #: traced call of their own, where it traces datastore calls near the incident: they call
     #: nothing on their request path (`investigator.start_order_edge`).
     serving_only: set[str] = field(default_factory=set)
+    #: Whether the live evidence measured calls near the incident and blamed none of them
+    #: (`Investigator._evidence`: nothing failing or slowed where a series exists): a fault
+    #: in what a component answers (the wrong content at status 200) shows in no call metric,
+    #: so a remembered cause whose calls read as usual is no more refuted than any other.
+    quiet: bool = False
 
     @cached_property
     def text_vector(self) -> list[float]:
