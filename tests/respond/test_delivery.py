@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -28,8 +29,10 @@ from gateway.cli.doctor import check_slack_world
 from gateway.cli.incident_text import incident_report
 from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, alert_body, clean_env, make_settings
+from tests.respond.test_escalation import with_policy
 from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, signed_headers
 from tests.tasks.test_coordination import investigated
+from tests.tasks.test_crash import task, wait_for
 from tests.test_slack_routes import click, detail, fire, slack_settings, status_block
 
 PUBLIC = "https://blast.example.com"
@@ -110,6 +113,64 @@ def test_every_channel_refusing_keeps_the_page_in_the_outbox_and_says_so(slack_g
     assert "C0DEFAULT refused it (not_in_channel)" in copy["text"]
     assert "Not delivered through slack" in copy["text"]
     assert metric(slack_gw, "blast_deliveries_failed_total", "not_in_channel") == 3
+
+
+def run_policy(gw: Gateway, graph: TenantGraph, incident_id: str) -> dict[str, Any]:
+    """Run a responder until the incident's escalation task is done or failed; its row."""
+    stop = threading.Event()
+    thread = threading.Thread(target=gw.runtime.make_worker("responder").run, args=(stop,))
+    thread.start()
+    try:
+        wait_for("the policy run", lambda: task(graph, incident_id, "escalate")["status"] in
+                 ("done", "failed"))  # fmt: skip
+    finally:
+        stop.set()
+        thread.join()
+    return task(graph, incident_id, "escalate")
+
+
+def test_a_refused_level_goes_along_the_root_route_and_the_next_level_still_runs(
+    slack_gw, api, graph
+):
+    with_policy(graph, [("1s", ["Di Example"]), ("2s", ["+platform"])])
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    (root,) = api.roots("C0CHECKOUT")
+    api.refuse("C0CHECKOUT", "is_archived")  # archived after the page: its thread refuses
+    done = run_policy(slack_gw, graph, incident_id)
+    assert done["status"] == "done", done
+    levels = [m for m in api.roots("C0PLATFORM") if "Escalation level" in m["text"]]
+    assert [m["text"].split(":")[0] for m in levels] == [
+        "<@U0DI> Escalation level 1 of 2",
+        "Escalation level 2 of 2",
+    ]
+    assert levels[0]["text"].endswith(
+        "(Posted here: the page's thread in C0CHECKOUT (is_archived); #checkout-oncall "
+        "(is_archived) refused it.)"
+    )
+    assert not [m for m in api.replies(root["ts"]) if "Escalation" in m["text"]]
+
+
+def test_every_channel_refusing_a_level_keeps_it_in_the_outbox_and_the_policy_goes_on(
+    slack_gw, api, graph
+):
+    with_policy(graph, [("1s", ["Di Example"]), ("2s", ["+platform"])])
+    for channel in ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT"):
+        api.refuse(channel, "not_in_channel")
+    incident_id = fire(slack_gw)
+    slack_gw.drain()  # the page: in the outbox only
+    done = run_policy(slack_gw, graph, incident_id)
+    assert done["status"] == "done", done
+    copies = {e["intent_id"]: e["text"] for e in slack_gw.outbox
+              if ":escalate:" in str(e["intent_id"])}  # fmt: skip
+    assert sorted(copies) == [f"incident:{incident_id}:escalate:{n}:fallback" for n in (1, 2)]
+    first = copies[f"incident:{incident_id}:escalate:1:fallback"]
+    assert "Escalation level 1 of 2" in first and "Notifying Di Example" in first
+    assert "Not delivered through slack: C0DEFAULT (not_in_channel); #checkout-oncall " in first
+    assert (
+        "Hal Example (on call for platform)"
+        in copies[f"incident:{incident_id}:escalate:2:fallback"]
+    )
 
 
 def test_acknowledge_from_the_button_and_the_api(slack_gw, api):
