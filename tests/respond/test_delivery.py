@@ -64,7 +64,25 @@ def metric(gw: Gateway, name: str, reason: str) -> float:
     return 0.0
 
 
-def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw, api):
+def tied(graph: TenantGraph, incident_id: str, order: tuple[int, int]) -> None:
+    """Write the page's two delivery records again with one timestamp, in `order` (0: the
+    refusal, 1: the delivery that fell back)."""
+    graph._graph.query(
+        "MATCH (i:Incident {id: $id})-[:HAS_DELIVERY]->(d:Delivery) "
+        "WITH i, collect(d) AS old, max(d.at) AS at FOREACH (d IN old | DELETE d) "
+        "WITH i, at UNWIND $rows AS r "
+        "CREATE (i)-[:HAS_DELIVERY]->(:Delivery {intent_id: r.intent_id, at: at, "
+        "channel: r.channel, outcome: r.outcome, reason: r.reason, fallback_from: r.from})",
+        {"id": incident_id, "rows": [[
+            {"intent_id": f"incident:{incident_id}:initial-notification", "channel": c,
+             "outcome": o, "reason": r, "from": f}
+            for c, o, r, f in (("#checkout-oncall", "refused", "is_archived", None),
+                               ("#platform-oncall", "delivered", None, "#checkout-oncall"))
+        ][n] for n in order]},
+    )  # fmt: skip
+
+
+def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw, api, graph):
     api.refuse("C0CHECKOUT", "is_archived")  # the owner's channel (payment: checkout)
     incident_id = fire(slack_gw)
     slack_gw.drain()
@@ -84,6 +102,15 @@ def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw
     assert "delivered #platform-oncall, after #checkout-oncall refused at " in report
     assert metric(slack_gw, "blast_deliveries_failed_total", "is_archived") == 1
     assert metric(slack_gw, "blast_delivery_fallbacks_total", "is_archived") == 1
+    # the web page's header says where it landed, not the refusal recorded in the same write:
+    # both carry one timestamp, and which comes first among equals is FalkorDB's choice
+    for order in ((0, 1), (1, 0)):
+        tied(graph, incident_id, order)
+        web = slack_gw.http.get(f"/ui/incidents/{incident_id}").text
+        delivered = web.split('id="delivered">')[1].split("</dd>")[0]
+        assert delivered == "✓ to #platform-oncall (fell back from #checkout-oncall)", order
+        row = slack_gw.http.get("/").text.split(f'data-key="{incident_id}"')[1].split("</tr>")[0]
+        assert "✗" not in row, order  # the list's Paged cell: no refusal either
     # the page links the incident's web page; the thread and edits follow it where it landed
     assert f"<{PUBLIC}/ui/incidents/{incident_id}|" in root["text"]
     fire(slack_gw, status="resolved")
@@ -111,6 +138,9 @@ def test_every_channel_refusing_keeps_the_page_in_the_outbox_and_says_so(slack_g
                         ("C0DEFAULT", "refused"), ("outbox", "delivered")]  # fmt: skip
     (copy,) = [e for e in slack_gw.outbox if e["intent_id"].endswith(":fallback")]
     assert "C0DEFAULT refused it (not_in_channel)" in copy["text"]
+    # the list does not let "Who has it" read as if someone was messaged
+    row = slack_gw.http.get("/").text.split(f'data-key="{incident_id}"')[1].split("</tr>")[0]
+    assert "✗ only in the outbox: every channel refused it" in row
     assert "Not delivered through slack" in copy["text"]
     assert metric(slack_gw, "blast_deliveries_failed_total", "not_in_channel") == 3
 
