@@ -203,6 +203,25 @@ def test_every_channel_refusing_a_level_keeps_it_in_the_outbox_and_the_policy_go
     )
 
 
+def test_a_click_from_a_person_the_world_knows_by_email_is_recorded_by_their_name(slack_gw, api):
+    """The demo world gives Cy and Di an email and no Slack id; Slack holds those emails for
+    U0CY and U0DI (`users.info`), as an approval is matched: their clicks carry their names,
+    not the Slack username."""
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    (root,) = api.roots()
+    assert click(slack_gw, root, "blast_ack", incident_id, user="U0CY").status_code == 200
+    assert click(slack_gw, root, "blast_confirm", incident_id, user="U0DI").status_code == 200
+    assert click(slack_gw, root, "blast_resolved", incident_id, user="U0DI",
+                 action_ts="1790000001.000001").status_code == 200  # fmt: skip
+    slack_gw.drain()
+    found = detail(slack_gw, incident_id)
+    assert (found["acknowledged_by"], found["resolved_by"]) == ("Cy Example", "Di Example")
+    assert {v["by_name"] for v in found["verdicts"]} == {"Di Example"}
+    (root,) = api.roots()
+    assert "Acknowledged by Cy Example at " in status_block(root)
+
+
 def test_acknowledge_from_the_button_and_the_api(slack_gw, api):
     incident_id = fire(slack_gw)
     slack_gw.drain()
