@@ -323,7 +323,7 @@ def record_click(state: Any, payload: Interaction, action: Action) -> dict[str, 
     try:
         row = verdicts.record(graph, verdict)
         if said == "resolved":  # the Resolved button resolves the incident, not only says so
-            lifecycle.resolve(graph, page["incident_id"], verdict.by_name or user.id)
+            lifecycle.resolve(graph, page["incident_id"], verdict.by_name or user.id or "someone")
     except LookupError:
         return {"ignored": "the page's incident is gone"}
     if row["fresh"]:  # its learn and notify tasks: wake an idle worker
