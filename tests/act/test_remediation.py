@@ -751,6 +751,12 @@ def test_a_flagd_flag_becomes_one_pull_request(shop, github: FakeGitHub) -> None
     (row,) = remediations(gw, incident)
     assert [a["outcome"] for a in row["attempts"]] == ["dispatched"]
     assert row["attempts"][0]["external_ref"].endswith(f"/pull/{pull['number']}")
+    # a pull request is not a fix that ran: the thread says it must be merged, and by when
+    (said,) = [e["text"] for e in gw.outbox if str(e["intent_id"]).endswith(":started")]
+    assert said.startswith("Pull request opened: open a pull request on o/r setting flagd flag")
+    assert said.endswith("Nothing changes until it is merged and deployed: it is verified "
+                         "within 10 min of now, and fails verification if the alerts still "
+                         "fire then.")  # fmt: skip
     # what a retry asks first: the pull request is found by its branch, so none is opened again
     adapter = FlagdPullRequest(client(SecretStr(GITHUB_TOKEN), github.url, 0, 0),
                                SecretStr(GITHUB_TOKEN), "o/r", "src/flagd/demo.flagd.json",
