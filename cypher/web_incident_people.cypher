@@ -3,7 +3,9 @@
 // the escalation actions, and the remediations with their approvals, attempts and checks.
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (i)-[:HAS_DELIVERY]->(d:Delivery)
-WITH i, d ORDER BY d.at
+// the records of one attempt chain share one timestamp: among equals the delivery that went out
+// comes last, so the page's header (the last record) says where the page landed
+WITH i, d ORDER BY d.at, d.outcome = 'delivered'
 WITH i, collect(CASE WHEN d IS NULL THEN NULL ELSE {intent_id: d.intent_id, at: d.at,
      channel: d.channel, outcome: d.outcome, reason: d.reason,
      fallback_from: d.fallback_from} END) AS deliveries

@@ -21,9 +21,13 @@ WITH i, f, alerts, firing, services, alertnames, teams,
      collect(CASE WHEN v IS NULL THEN NULL ELSE [v.verdict, v.actual_cause] END)[0] AS verdict
 OPTIONAL MATCH (x:Action {intent_id: 'incident:' + i.id + ':initial-notification'})
 OPTIONAL MATCH (i)-[:HAS_DELIVERY]->(d:Delivery)
-WITH i, f, alerts, firing, services, alertnames, teams, verdict, x, d ORDER BY d.at DESC
+// the latest record; among one attempt chain's (one timestamp) the delivery that went out.
+// `delivery`: [outcome, channel, the channel it fell back from]
+WITH i, f, alerts, firing, services, alertnames, teams, verdict, x, d
+  ORDER BY d.at DESC, d.outcome = 'delivered' DESC
 WITH i, f, alerts, firing, services, alertnames, teams, verdict, x,
-     collect(CASE WHEN d IS NULL THEN NULL ELSE [d.outcome, d.channel] END)[0] AS delivery
+     collect(CASE WHEN d IS NULL THEN NULL
+                  ELSE [d.outcome, d.channel, d.fallback_from] END)[0] AS delivery
 OPTIONAL MATCH (m:Maintenance)
   WHERE m.starts_at <= $now AND m.ends_at > $now
     AND any(name IN services WHERE name IN coalesce(m.components, []))

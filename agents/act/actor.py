@@ -123,7 +123,13 @@ class Actor:
         })  # fmt: skip
         log.info("remediation %s: %s (%s)", rem["id"], adapter.outcome, ref)
         if page is not None:
-            task.act(self.messenger, notices.started(row, what, ref, adapter.outcome, page))
+            # a pull request changes nothing until a person merges it: the thread says so
+            within = (
+                escalation.fmt_after(int(remediation.verify_within.total_seconds() * 1000))
+                if isinstance(remediation, spec.FlagdFlag) else None
+            )  # fmt: skip
+            task.act(self.messenger, notices.started(
+                row, what, ref, adapter.outcome, page, merge_within=within))  # fmt: skip
         task.complete("ran", next_kind="verify_remediation", next_id=f"verify:{rem['id']}")
 
     def _verify(self, task: TaskRun, row: dict[str, Any]) -> None:

@@ -120,15 +120,23 @@ def proposed(
 
 
 def started(
-    row: dict[str, Any], what: str, ref: str, outcome: str, reply_to: str | None
-) -> OutboundMessage:
-    """The run, in the thread: what ran, who approved it, and the outside reference."""
+    row: dict[str, Any], what: str, ref: str, outcome: str, reply_to: str | None,
+    merge_within: str | None = None,
+) -> OutboundMessage:  # fmt: skip
+    """The run, in the thread: what ran, who approved it, and the outside reference. A fix
+    that is a pull request (`merge_within`: its `verify_within` in words) has not run yet:
+    it says so, and by when it must be merged and deployed to be verified."""
     rem, approval = row["remediation"], row["approval"] or {}
     how = "was already done by an earlier try" if outcome != "dispatched" else "ran"
-    text = (
-        f"Remediation {how}: {what} (approved by {approval.get('by') or 'unknown'} via "
-        f"{approval.get('source') or '?'}). {ref}. Verifying it now."
-    )
+    by = f"(approved by {approval.get('by') or 'unknown'} via {approval.get('source') or '?'})"
+    text = f"Remediation {how}: {what} {by}. {ref}. Verifying it now."
+    if merge_within is not None:
+        opened = "was already opened by an earlier try" if outcome != "dispatched" else "opened"
+        text = (
+            f"Pull request {opened}: {what} {by}. {ref}. Nothing changes until it is merged "
+            f"and deployed: it is verified within {merge_within} of now, and fails "
+            "verification if the alerts still fire then."
+        )
     return _thread(intent(rem, "started"), row, [Span(text=text)], reply_to)
 
 

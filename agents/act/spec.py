@@ -17,9 +17,9 @@ field anywhere is refused with its name (extra="forbid"), so `POST /api/v1/playb
 - `webhook` `{url, body}` — a POST of `body` (JSON) to a runbook runner, signed as Slack signs
   its requests (see `adapters.runbook_webhook`).
 
-Each may say `verify_within` (seconds, or an ISO 8601 duration such as `PT10M`; default 10
-minutes): how long the verifier waits for the incident's alerts to resolve or its failure
-ratio to fall.
+Each may say `verify_within` (seconds, an ISO 8601 duration such as `PT10M`, or a Prometheus
+duration such as `10m`, as escalation levels take; default 10 minutes): how long the verifier
+waits for the incident's alerts to resolve or its failure ratio to fall.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from datetime import timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, TypeAdapter, field_validator
+
+from adapters.promql import duration_ms
 
 #: GitHub's `owner/name` spelling of a repository.
 REPO_PATTERN = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
@@ -44,6 +46,20 @@ class _Remediation(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     verify_within: timedelta = Field(VERIFY_WITHIN, gt=timedelta(0), le=timedelta(hours=24))
+
+    @field_validator("verify_within", mode="before")
+    @classmethod
+    def _prometheus_duration(cls, value: Any) -> Any:
+        """`90s`, `10m`, `1h30m` (the world file's other durations, escalation `after`) as a
+        timedelta; seconds and ISO 8601 (`PT10M`) are left to pydantic."""
+        if isinstance(value, str) and value.strip().isdigit():  # seconds, written as text
+            return timedelta(seconds=int(value))
+        if isinstance(value, str) and value.strip() and not value.strip().upper().startswith("P"):
+            try:
+                return timedelta(milliseconds=duration_ms(value))
+            except ValueError:
+                pass  # not one of those: pydantic says what it expects
+        return value
 
 
 class GitHubWorkflow(_Remediation):

@@ -26,6 +26,14 @@ they are told in the thread, and nothing escalates. A failed
 remediation verification retriggers the incident (`record_verification.cypher` clears its
 acknowledgement) and runs the policy again from then (`escalate:<id>:retrigger:<k>`).
 
+A level Slack refuses (the page's channel was archived or lost the bot since the page, or the
+page itself is only in the outbox because every channel refused it) goes on along the root
+route as a message of its own (the paged team's channel, the default team's, then
+`SLACK_DEFAULT_CHANNEL`), saying where it could not go; when every channel refuses it too, a
+copy goes to the outbox (intent `<level intent>:fallback`), as a refused page's does. Either
+way the level counts as sent and the policy goes on to the next one: a channel that refuses
+must not silence the levels that notify other people.
+
 After an acknowledgement or resolve, the policy stops: a reserved level of a dead worker is
 not sent then. While a quiet window holds the incident (`maintenance_until`: a snooze, a
 window that held its reopen, or one that held an incident merged into it), levels wait for its
@@ -45,8 +53,9 @@ import re
 from typing import Any
 
 from adapters.falkordb import TenantGraph
-from adapters.notices import Person, Span
-from adapters.notify import Notifier, OutboundMessage
+from adapters.notices import FollowUp, Person, Span
+from adapters.notify import AdapterError, Notifier, OutboundMessage
+from adapters.slack.refs import parse_ref
 from agents.respond import messages
 from agents.tasks.coordination import TaskRun
 
@@ -281,12 +290,21 @@ def notice(
 
 class Escalator:
     """Runs `escalate` tasks: the policy of the team a page went to, level by level (see the
-    module docstring). Sends through `messenger` (a `Notifier`: Slack or the outbox)."""
+    module docstring). Sends through `messenger` (a `Notifier`: Slack or the outbox); a level
+    every channel of the root route refuses goes to `fallback` (the outbox) instead.
+    `default_channel`: `SLACK_DEFAULT_CHANNEL`, the root route's last channel."""
 
     kinds = (KIND,)
 
-    def __init__(self, messenger: Notifier) -> None:
+    def __init__(
+        self,
+        messenger: Notifier,
+        fallback: Notifier | None = None,
+        default_channel: str | None = None,
+    ) -> None:
         self.messenger = messenger
+        self.fallback = fallback
+        self.default_channel = default_channel
 
     def run(self, task: TaskRun) -> None:
         """Send the levels that are due, then pause until the next one (or complete: no
@@ -314,7 +332,7 @@ class Escalator:
         for level in schedule(policy):
             n, after_ms, notify = level
             intent_id = level_intent(incident_id, n, round_)
-            if intent_id in sent:
+            if intent_id in sent or f"{intent_id}:fallback" in sent:
                 self._targets(task, n, notify)  # its stored step: later steps keep their place
                 continue
             stopped = self._stopped(state)
@@ -345,10 +363,72 @@ class Escalator:
             if row["prior"] != "sent":
                 since = ROUNDS[round_.partition(":")[0]] if round_ else "the page"
                 message = notice(intent_id, state, policy, level, targets, page["ref"], since)
-                ref = task.act(self.messenger, message)
+                ref = self._send(task, message, policy)
                 log.info("incident %s escalated to level %d via %s (%s)", incident_id, n,
                          self.messenger.name, ref)  # fmt: skip
         task.complete("escalated through the last level")
+
+    def _send(self, task: TaskRun, message: OutboundMessage, policy: dict[str, Any]) -> str:
+        """Deliver a level: to where `message` says (the page's thread, or the top of the
+        paged team's channel); when that refuses it, as a message of its own along the root
+        route (module docstring), each attempt under the level's one intent; when every
+        channel refuses, a copy through `fallback` (`<intent>:fallback`). Returns the ref that
+        went out. Raises `AdapterError` when a retry may still help (or there is no fallback),
+        `LeaseLost`, `GraphUnavailable`."""
+        try:
+            return task.act(self.messenger, message)
+        except AdapterError as exc:
+            if self.fallback is None or self.fallback is self.messenger:
+                raise
+            if exc.retryable and not task.last_attempt:
+                raise
+            failed = exc
+        thread = parse_ref(message.reply_to)
+        first = message.channel or (
+            f"the page's thread in {thread[0]}" if thread
+            else self.default_channel or self.messenger.name
+        )  # fmt: skip
+        refused = [f"{first} ({failed.reason or failed})"]
+        if failed.refused:
+            for channel in self._root_route(task.graph, policy):
+                if channel == message.channel:
+                    continue
+                notice = message.notice
+                if isinstance(notice, FollowUp):  # says why it is not in the thread
+                    note = Span(text=f" (Posted here: {'; '.join(refused)} refused it.)")
+                    notice = notice.model_copy(update={"text": [*notice.text, note]})
+                tried = message.model_copy(
+                    update={"reply_to": None, "channel": channel, "notice": notice}
+                )
+                try:
+                    ref = task.act(self.messenger, tried)
+                except AdapterError as exc:
+                    if exc.retryable and not task.last_attempt:
+                        raise
+                    refused.append(f"{channel} ({exc.reason or exc})")
+                    if not exc.refused:
+                        break
+                    continue
+                log.warning("escalation %s refused by %s; posted in %s instead",
+                            message.intent_id, "; ".join(refused), channel)  # fmt: skip
+                return ref
+        why = (
+            f"Not delivered through {self.messenger.name}: {'; '.join(refused)} refused it. "
+            f"Copied to {self.fallback.name} instead."
+        )
+        log.error("escalation %s not delivered: %s", message.intent_id, why)
+        copy = message.model_copy(update={
+            "intent_id": f"{message.intent_id}:fallback",
+            "notice": message.notice.model_copy(update={"undelivered": why}),
+        })  # fmt: skip
+        return task.act(self.fallback, copy)
+
+    def _root_route(self, graph: TenantGraph, policy: dict[str, Any]) -> list[str]:
+        """The channels a refused level may go to, in order: the paged team's, the default
+        team's, `SLACK_DEFAULT_CHANNEL` (each once). Raises `GraphUnavailable`."""
+        default = graph.one("default_route")
+        chain = [policy.get("channel"), (default or {}).get("channel"), self.default_channel]
+        return [c for c in dict.fromkeys(chain) if c]
 
     @staticmethod
     def _stopped(state: dict[str, Any]) -> str | None:

@@ -288,8 +288,19 @@ def check_slack_world(settings: Settings, store: GraphStore, slack: SlackNotifie
     """In Slack mode, every team's `slack_channel` takes a page (exists, not archived, the bot
     in it) and every member can be mentioned (their `slack_user_id`, else email, is a Slack
     user). A refused channel still pages along the root route, but late and elsewhere: each
-    one is a problem to fix."""
+    one is a problem to fix. So is `SLACK_DEFAULT_CHANNEL` when set: the last channel of every
+    page's root route (and of a refused escalation level), tried when the others refuse."""
     found: list[Finding] = []
+    last = settings.slack_default_channel
+    try:
+        why = slack.channel_problem(last) if last else None
+    except AdapterError as exc:
+        why = f"Slack could not be asked: {exc}"
+    if why:
+        found.append(Finding(False, "slack", (
+            f"SLACK_DEFAULT_CHANNEL {last}: {why} (the last channel a refused page tries "
+            "before the outbox)"
+        )))  # fmt: skip
     for tenant in settings.tenants:
         try:
             rows = store.graph(graph_name(tenant)).rows("slack_identities")

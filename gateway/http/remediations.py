@@ -182,7 +182,7 @@ def _slack_decide(state: Any, user_id: str, action: Action) -> str:
                 done = decide(graph, remediation_id, Approver(user_id, "slack"), approve,
                               settings.actions_enabled, creds=creds)  # fmt: skip
             except Refused as exc:
-                email = _slack_email(state, user_id) if exc.status == 403 else None
+                email = slack_email(state, user_id) if exc.status == 403 else None
                 if email is None:
                     raise
                 done = decide(graph, remediation_id, Approver(user_id, "slack", email), approve,
@@ -195,7 +195,7 @@ def _slack_decide(state: Any, user_id: str, action: Action) -> str:
     return "That remediation is gone."
 
 
-def _slack_email(state: Any, user_id: str) -> str | None:
+def slack_email(state: Any, user_id: str) -> str | None:
     """The email Slack holds for the clicking user, to match a person the world file knows by
     email only; None when Slack is off, has none, or cannot be asked (logged: the click is
     refused with the reason, never a 5xx). One Slack client per app, made on first use."""

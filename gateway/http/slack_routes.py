@@ -64,7 +64,7 @@ from adapters.slack.refs import make_ref
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance, preferences
 from gateway.http.limits import BodyError, load_json
-from gateway.http.remediations import remediation_click
+from gateway.http.remediations import remediation_click, slack_email
 from gateway.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -289,6 +289,22 @@ def clicked_page(
     return graph, page
 
 
+def clicker_name(state: Any, graph: TenantGraph, user: Any) -> str:
+    """The clicking Slack user's name: the world's person with that Slack user id, else the
+    one whose email Slack holds for the user (`users.info`, as an approval is matched: a world
+    file may give a person's email and no `slack_user_id`), else the name Slack sent, else
+    the id. Raises `GraphUnavailable`."""
+    known = graph.one("person_by_slack_id", {"slack_user_id": user.id}) if user.id else None
+    if known is not None and known["name"]:
+        return str(known["name"])
+    email = slack_email(state, user.id) if user.id else None
+    if email:
+        by_email = graph.one("person_by_email", {"email": email})
+        if by_email is not None and by_email["name"]:
+            return str(by_email["name"])
+    return str(user.username or user.name or user.id or "someone")
+
+
 def record_click(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
     """Turn a click on one of our buttons into a verdict. Returns what happened."""
     user = payload.user
@@ -300,15 +316,14 @@ def record_click(state: Any, payload: Interaction, action: Action) -> dict[str, 
     verdict = verdicts.Verdict(
         id=f"slack-action:{key}", incident_id=page["incident_id"], verdict=said,
         actual_cause=page["root_cause"] if said == "confirmed" else None, by=user.id,
-        by_name=user.username or user.name or None, at=at,
+        by_name=clicker_name(state, graph, user), at=at,
         text=(action.text.text if action.text else None) or action.action_id,
         source="button", event_id=key,
     )  # fmt: skip
     try:
         row = verdicts.record(graph, verdict)
         if said == "resolved":  # the Resolved button resolves the incident, not only says so
-            lifecycle.resolve(graph, page["incident_id"], lifecycle.slack_name(
-                graph, user.id, verdict.by_name))  # fmt: skip
+            lifecycle.resolve(graph, page["incident_id"], verdict.by_name or user.id or "someone")
     except LookupError:
         return {"ignored": "the page's incident is gone"}
     if row["fresh"]:  # its learn and notify tasks: wake an idle worker
@@ -317,12 +332,11 @@ def record_click(state: Any, payload: Interaction, action: Action) -> dict[str, 
 
 
 def acknowledge_click(state: Any, payload: Interaction, action: Action) -> dict[str, Any]:
-    """The Acknowledge button: the incident is acknowledged by the clicker (by name: the
-    world's person with that Slack user id, else the name Slack sent). A repeat, or a click
-    after someone else acknowledged, changes nothing."""
+    """The Acknowledge button: the incident is acknowledged by the clicker (by name:
+    `clicker_name`). A repeat, or a click after someone else acknowledged, changes nothing."""
     user = payload.user
     graph, page = clicked_page(state, payload, action, needs_ts=False)
-    name = lifecycle.slack_name(graph, user.id, user.username or user.name)
+    name = clicker_name(state, graph, user)
     try:
         row = lifecycle.acknowledge(graph, page["incident_id"], name)
     except LookupError:
@@ -361,7 +375,7 @@ def snooze_click(state: Any, payload: Interaction, action: Action) -> dict[str, 
     user = payload.user
     graph, page = clicked_page(state, payload, action)
     click = safe_key(f"{user.id}:{action.action_id}:{action.action_ts}")
-    by = user.username or user.name or str(user.id)  # clicked_page checked it is there
+    by = clicker_name(state, graph, user)
     row = maintenance.snooze(graph, page["incident_id"], by, click)
     if row is None:
         return {"ignored": "the page's incident is gone"}

@@ -436,7 +436,11 @@ class Runtime:
                 public_url=s.public_url,
             ),
             Learner(s.max_playbooks),
-            Escalator(self.messenger),
+            Escalator(
+                self.messenger,
+                fallback=self.outbox,
+                default_channel=s.slack_default_channel if self.slack is not None else None,
+            ),
             Reopener(self.messenger),
             Actor(
                 self.messenger,

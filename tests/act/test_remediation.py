@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from falkordb import FalkorDB
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 from typer.testing import CliRunner
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
@@ -32,6 +32,7 @@ from adapters.github.actions import FlagdPullRequest, branch_name
 from adapters.github.notifier import client
 from adapters.notices import FollowUp, Span, fmt_ms
 from adapters.notify import AdapterError, OutboundMessage
+from agents.act import spec
 from gateway.cli.commands import app
 from gateway.cli.demo import rfc3339
 from gateway.cli.demo_evidence import Edge, PrometheusServer, Window, available
@@ -210,6 +211,18 @@ def test_a_playbook_field_nobody_knows_is_a_422_naming_it(shop) -> None:
     (listed,) = [p for p in gw.http.get("/api/v1/playbooks").json()["playbooks"]]
     assert listed["remediation"]["inputs"] == {"service": "payment"}
     assert listed["remediation"]["verify_within"] == "PT2M"
+
+
+def test_verify_within_takes_the_durations_the_world_file_uses_elsewhere() -> None:
+    """`30s` is how the world file writes every other duration (escalation `after`): it is
+    taken, as are seconds and ISO 8601; a word that is none of them is refused by name."""
+    for given, seconds in (("90s", 90), ("10m", 600), ("1h30m", 5400), ("PT2M", 120),
+                           (45, 45), ("45", 45)):  # fmt: skip
+        found = spec.load(json.dumps(WORKFLOW | {"verify_within": given})).verify_within
+        assert found == timedelta(seconds=seconds), given
+    for bad in ("soon", "25h", "0s"):
+        with pytest.raises(ValidationError, match="verify_within"):
+            spec.load(json.dumps(WORKFLOW | {"verify_within": bad}))
 
 
 def test_with_actions_off_the_page_says_what_would_run_and_nothing_runs(
@@ -751,6 +764,12 @@ def test_a_flagd_flag_becomes_one_pull_request(shop, github: FakeGitHub) -> None
     (row,) = remediations(gw, incident)
     assert [a["outcome"] for a in row["attempts"]] == ["dispatched"]
     assert row["attempts"][0]["external_ref"].endswith(f"/pull/{pull['number']}")
+    # a pull request is not a fix that ran: the thread says it must be merged, and by when
+    (said,) = [e["text"] for e in gw.outbox if str(e["intent_id"]).endswith(":started")]
+    assert said.startswith("Pull request opened: open a pull request on o/r setting flagd flag")
+    assert said.endswith("Nothing changes until it is merged and deployed: it is verified "
+                         "within 10 min of now, and fails verification if the alerts still "
+                         "fire then.")  # fmt: skip
     # what a retry asks first: the pull request is found by its branch, so none is opened again
     adapter = FlagdPullRequest(client(SecretStr(GITHUB_TOKEN), github.url, 0, 0),
                                SecretStr(GITHUB_TOKEN), "o/r", "src/flagd/demo.flagd.json",

@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -28,8 +29,10 @@ from gateway.cli.doctor import check_slack_world
 from gateway.cli.incident_text import incident_report
 from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, alert_body, clean_env, make_settings
+from tests.respond.test_escalation import with_policy
 from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, signed_headers
 from tests.tasks.test_coordination import investigated
+from tests.tasks.test_crash import task, wait_for
 from tests.test_slack_routes import click, detail, fire, slack_settings, status_block
 
 PUBLIC = "https://blast.example.com"
@@ -61,7 +64,25 @@ def metric(gw: Gateway, name: str, reason: str) -> float:
     return 0.0
 
 
-def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw, api):
+def tied(graph: TenantGraph, incident_id: str, order: tuple[int, int]) -> None:
+    """Write the page's two delivery records again with one timestamp, in `order` (0: the
+    refusal, 1: the delivery that fell back)."""
+    graph._graph.query(
+        "MATCH (i:Incident {id: $id})-[:HAS_DELIVERY]->(d:Delivery) "
+        "WITH i, collect(d) AS old, max(d.at) AS at FOREACH (d IN old | DELETE d) "
+        "WITH i, at UNWIND $rows AS r "
+        "CREATE (i)-[:HAS_DELIVERY]->(:Delivery {intent_id: r.intent_id, at: at, "
+        "channel: r.channel, outcome: r.outcome, reason: r.reason, fallback_from: r.from})",
+        {"id": incident_id, "rows": [[
+            {"intent_id": f"incident:{incident_id}:initial-notification", "channel": c,
+             "outcome": o, "reason": r, "from": f}
+            for c, o, r, f in (("#checkout-oncall", "refused", "is_archived", None),
+                               ("#platform-oncall", "delivered", None, "#checkout-oncall"))
+        ][n] for n in order]},
+    )  # fmt: skip
+
+
+def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw, api, graph):
     api.refuse("C0CHECKOUT", "is_archived")  # the owner's channel (payment: checkout)
     incident_id = fire(slack_gw)
     slack_gw.drain()
@@ -81,6 +102,15 @@ def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw
     assert "delivered #platform-oncall, after #checkout-oncall refused at " in report
     assert metric(slack_gw, "blast_deliveries_failed_total", "is_archived") == 1
     assert metric(slack_gw, "blast_delivery_fallbacks_total", "is_archived") == 1
+    # the web page's header says where it landed, not the refusal recorded in the same write:
+    # both carry one timestamp, and which comes first among equals is FalkorDB's choice
+    for order in ((0, 1), (1, 0)):
+        tied(graph, incident_id, order)
+        web = slack_gw.http.get(f"/ui/incidents/{incident_id}").text
+        delivered = web.split('id="delivered">')[1].split("</dd>")[0]
+        assert delivered == "✓ to #platform-oncall (fell back from #checkout-oncall)", order
+        row = slack_gw.http.get("/").text.split(f'data-key="{incident_id}"')[1].split("</tr>")[0]
+        assert "✗" not in row, order  # the list's Paged cell: no refusal either
     # the page links the incident's web page; the thread and edits follow it where it landed
     assert f"<{PUBLIC}/ui/incidents/{incident_id}|" in root["text"]
     fire(slack_gw, status="resolved")
@@ -108,8 +138,88 @@ def test_every_channel_refusing_keeps_the_page_in_the_outbox_and_says_so(slack_g
                         ("C0DEFAULT", "refused"), ("outbox", "delivered")]  # fmt: skip
     (copy,) = [e for e in slack_gw.outbox if e["intent_id"].endswith(":fallback")]
     assert "C0DEFAULT refused it (not_in_channel)" in copy["text"]
+    # the list does not let "Who has it" read as if someone was messaged
+    row = slack_gw.http.get("/").text.split(f'data-key="{incident_id}"')[1].split("</tr>")[0]
+    assert "✗ only in the outbox: every channel refused it" in row
     assert "Not delivered through slack" in copy["text"]
     assert metric(slack_gw, "blast_deliveries_failed_total", "not_in_channel") == 3
+
+
+def run_policy(gw: Gateway, graph: TenantGraph, incident_id: str) -> dict[str, Any]:
+    """Run a responder until the incident's escalation task is done or failed; its row."""
+    stop = threading.Event()
+    thread = threading.Thread(target=gw.runtime.make_worker("responder").run, args=(stop,))
+    thread.start()
+    try:
+        wait_for("the policy run", lambda: task(graph, incident_id, "escalate")["status"] in
+                 ("done", "failed"))  # fmt: skip
+    finally:
+        stop.set()
+        thread.join()
+    return task(graph, incident_id, "escalate")
+
+
+def test_a_refused_level_goes_along_the_root_route_and_the_next_level_still_runs(
+    slack_gw, api, graph
+):
+    with_policy(graph, [("1s", ["Di Example"]), ("2s", ["+platform"])])
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    (root,) = api.roots("C0CHECKOUT")
+    api.refuse("C0CHECKOUT", "is_archived")  # archived after the page: its thread refuses
+    done = run_policy(slack_gw, graph, incident_id)
+    assert done["status"] == "done", done
+    levels = [m for m in api.roots("C0PLATFORM") if "Escalation level" in m["text"]]
+    assert [m["text"].split(":")[0] for m in levels] == [
+        "<@U0DI> Escalation level 1 of 2",
+        "Escalation level 2 of 2",
+    ]
+    assert levels[0]["text"].endswith(
+        "(Posted here: the page's thread in C0CHECKOUT (is_archived); #checkout-oncall "
+        "(is_archived) refused it.)"
+    )
+    assert not [m for m in api.replies(root["ts"]) if "Escalation" in m["text"]]
+
+
+def test_every_channel_refusing_a_level_keeps_it_in_the_outbox_and_the_policy_goes_on(
+    slack_gw, api, graph
+):
+    with_policy(graph, [("1s", ["Di Example"]), ("2s", ["+platform"])])
+    for channel in ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT"):
+        api.refuse(channel, "not_in_channel")
+    incident_id = fire(slack_gw)
+    slack_gw.drain()  # the page: in the outbox only
+    done = run_policy(slack_gw, graph, incident_id)
+    assert done["status"] == "done", done
+    copies = {e["intent_id"]: e["text"] for e in slack_gw.outbox
+              if ":escalate:" in str(e["intent_id"])}  # fmt: skip
+    assert sorted(copies) == [f"incident:{incident_id}:escalate:{n}:fallback" for n in (1, 2)]
+    first = copies[f"incident:{incident_id}:escalate:1:fallback"]
+    assert "Escalation level 1 of 2" in first and "Notifying Di Example" in first
+    assert "Not delivered through slack: C0DEFAULT (not_in_channel); #checkout-oncall " in first
+    assert (
+        "Hal Example (on call for platform)"
+        in copies[f"incident:{incident_id}:escalate:2:fallback"]
+    )
+
+
+def test_a_click_from_a_person_the_world_knows_by_email_is_recorded_by_their_name(slack_gw, api):
+    """The demo world gives Cy and Di an email and no Slack id; Slack holds those emails for
+    U0CY and U0DI (`users.info`), as an approval is matched: their clicks carry their names,
+    not the Slack username."""
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    (root,) = api.roots()
+    assert click(slack_gw, root, "blast_ack", incident_id, user="U0CY").status_code == 200
+    assert click(slack_gw, root, "blast_confirm", incident_id, user="U0DI").status_code == 200
+    assert click(slack_gw, root, "blast_resolved", incident_id, user="U0DI",
+                 action_ts="1790000001.000001").status_code == 200  # fmt: skip
+    slack_gw.drain()
+    found = detail(slack_gw, incident_id)
+    assert (found["acknowledged_by"], found["resolved_by"]) == ("Cy Example", "Di Example")
+    assert {v["by_name"] for v in found["verdicts"]} == {"Di Example"}
+    (root,) = api.roots()
+    assert "Acknowledged by Cy Example at " in status_block(root)
 
 
 def test_acknowledge_from_the_button_and_the_api(slack_gw, api):
@@ -192,10 +302,16 @@ def test_doctor_names_every_refusing_channel_and_unknown_person(slack_gw, api):
     api.refuse("C0CHECKOUT", "is_archived")
     api.refuse("C0CATALOG", "not_in_channel")
     api.refuse("C0DATA", "channel_not_found")
+    api.refuse("C0DEFAULT", "not_in_channel")
     runtime = slack_gw.runtime
     assert runtime.slack is not None and runtime.store is not None
     found = check_slack_world(runtime.settings, runtime.store, runtime.slack)
-    problems = sorted(f.what.split(": ", 1)[1] for f in found if not f.ok)
+    assert [f.what for f in found if f.what.startswith("SLACK_DEFAULT_CHANNEL")] == [
+        "SLACK_DEFAULT_CHANNEL C0DEFAULT: not_in_channel: invite the bot (/invite) (the last "
+        "channel a refused page tries before the outbox)"
+    ]
+    problems = sorted(f.what.split(": ", 1)[1] for f in found
+                      if not f.ok and not f.what.startswith("SLACK_"))  # fmt: skip
     assert problems == [
         "team catalog: Ed Example: users_not_found: Slack knows no user with that email",
         "team catalog: channel #catalog-oncall: not_in_channel: invite the bot (/invite)",
