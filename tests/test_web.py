@@ -857,6 +857,34 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     assert "<summary>Set aside (" in incident and "Ruled out" not in incident
 
 
+def test_memory_lists_a_re_investigated_incident_once_in_a_playbook_s_trust_history(
+    site: Site, store: GraphStore
+) -> None:
+    """An alert joining an incident re-investigates it, and both investigations use the
+    playbook: the trust history lists the incident once, as its latest use (the one a verdict
+    moves), saying it was re-investigated (a new user's trial read one repeat as two)."""
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    first = site.post_alert(site.a, "payment", hour=0)
+    site.drain()
+    with site.client() as http:
+        confirm = {"verdict": "confirmed", "by": "U1"}
+        http.post(f"/api/v1/incidents/{first}/verdicts", json=confirm, headers=bearer)
+        site.drain()  # the learner writes a playbook pinned to payment
+        second = site.post_alert(site.a, "payment", hour=2)
+        site.drain()  # investigated: the playbook is used once
+        assert site.post_alert(site.a, "checkout", hour=2) == second  # checkout calls payment
+        site.drain()  # re-investigated: used again
+        http.post(f"/api/v1/incidents/{second}/verdicts", json=confirm, headers=bearer)
+        site.drain()
+        sign_in(http, VIEWER_A)
+        memory = http.get("/ui/memory").text
+    assert len(store.graph(graph_name(site.a)).rows("web_playbook_uses")) == 2
+    playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
+    assert playbooks.count(f">{second}</a>") == 1
+    line = f">{second}</a>: trust 0.50, steered, verdict helped (re-investigated: the latest of 2"
+    assert line + " uses)</li>" in playbooks
+
+
 def test_memory_lists_preferences_with_their_versions(site: Site, store: GraphStore) -> None:
     incident = site.post_alert(site.a, "payment")
     graph = store.graph(graph_name(site.a))

@@ -141,12 +141,21 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
     Shape: `{active: [playbook], retired: [playbook], facts: [fact]}` (retired: status retired,
     or superseded by a newer version); playbook = a
     `list_playbooks` row with `checks` (parsed) and `uses: [{incident_id, at, trust_at_use,
-    steered, verdict}]` oldest first; fact = a `web_facts` row with `version` (1 for the first
-    statement; a version SUPERSEDES the one before) and `current` (nothing supersedes it).
+    steered, verdict, investigations}]` oldest first, one per incident: its latest use (the one
+    a verdict moves: `incident_decision`), `investigations` the number of its investigations
+    that used the playbook (2 or more: it was re-investigated); fact = a `web_facts` row with
+    `version` (1 for the first statement; a version SUPERSEDES the one before) and `current`
+    (nothing supersedes it).
     """
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for use in graph.rows("web_playbook_uses"):  # oldest first: a later use replaces one
+        key = (use.pop("playbook"), use["incident_id"])
+        use["investigations"] = latest[key]["investigations"] + 1 if key in latest else 1
+        latest.pop(key, None)  # so the incident sits where its latest use does
+        latest[key] = use
     uses: dict[str, list[dict[str, Any]]] = {}
-    for use in graph.rows("web_playbook_uses"):
-        uses.setdefault(use.pop("playbook"), []).append(use)
+    for (playbook, _), use in latest.items():
+        uses.setdefault(playbook, []).append(use)
     playbooks = graph.rows("list_playbooks")
     for pb in playbooks:
         pb["checks"] = loads(pb.pop("checks_json")) or []
