@@ -523,7 +523,8 @@ async def _record_verdict(
         if cause_given is not None and not graph.rows(
             "match_components", {"candidates": [cause_given]}
         ):
-            raise HTTPException(422, verdicts.unknown_cause(graph, cause_given, "actual cause"))
+            why = verdicts.unknown_cause(graph, cause_given, "actual cause", words=None)
+            raise HTTPException(422, why)  # the form has no field for words
         wrong = verdicts.contradiction(said, found["root_cause"], cause_given)
         if wrong is not None:
             raise HTTPException(422, wrong)
