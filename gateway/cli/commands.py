@@ -593,6 +593,11 @@ FormatOption = Annotated[
 ]
 
 
+#: The longest list `topology import` prints item by item without `--verbose`: a re-import's
+#: few changes are listed, a first import's hundred new components and edges counted.
+IMPORT_DETAIL = 10
+
+
 @topology_app.command(
     "import",
     help="Load world files (components, dependencies, teams, people, on-call rotations) or "
@@ -617,10 +622,20 @@ def topology_import(
         typer.Option(help="CODEOWNERS file: owners of components by their paths."),
     ] = None,
     data_dir: DataDir = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help=f"List every item new, changed, retired or not mapped (else a list longer "
+            f"than {IMPORT_DETAIL} items is counted by kind).",
+        ),
+    ] = False,
 ) -> None:
     """Validate every source, then load components, edges, teams, people and on-call into a
-    tenant graph; print what was new, changed, retired or not mapped. Nothing is written when
-    any problem is found (exit 2, every problem listed)."""
+    tenant graph; print what was new, changed, retired or not mapped (a list longer than
+    `IMPORT_DETAIL` items counted by kind, every item with `--verbose`). Nothing is written
+    when any problem is found (exit 2, every problem listed)."""
     from gateway.world.codeowners import read_codeowners
 
     setup_logging(False)
@@ -650,7 +665,8 @@ def topology_import(
     report.unmapped = loaded.unmapped + report.unmapped
     counts = report.counts
     typer.echo(f"imported into {name}: {counted(counts)}")
-    for line in report.lines():
+    limit = None if verbose else IMPORT_DETAIL
+    for line in report.lines(limit, " (--verbose lists each)"):
         typer.echo(line)
     typer.echo(f"{name} now holds: {counted(totals)}")
     for line in complete.lines():
