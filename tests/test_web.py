@@ -342,8 +342,15 @@ def test_grafana_s_contact_point_test_reads_as_one_on_the_web_page_and_in_the_cl
     (incident,) = answer.json()["incidents"]
     site.drain()
     with site.client() as http:
+        listed = http.get("/api/v1/incidents", headers={"Authorization": f"Bearer {HOOK_A}"})
         sign_in(http, VIEWER_A)
         text = http.get(f"/ui/incidents/{incident}").text
+        overview = http.get("/").text
+    # the lists say so too, not "inconclusive: no known component" (a new user's trial)
+    assert [r["contact_point_test"] for r in listed.json()["incidents"]] == [True]
+    row = overview.split(f'data-key="{incident}"')[1].split("</tr>")[0]
+    assert "ⓘ none: a test notification, nothing is broken</td>" in row, row
+    assert "inconclusive" not in row
     note = text.split('id="contact-point-test">')[1].split("</p>")[0]
     assert html.unescape(note) == messages.TEST_NOTE
     for gone in ('id="snooze"', 'id="confirm"', 'id="reject"', "Which one is the cause?",

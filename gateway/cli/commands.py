@@ -1074,6 +1074,7 @@ def incidents(
     went to (`web_paged.cypher`, as the web list does), and when only to the outbox."""
     from gateway.cli.incident_text import incident_table
     from gateway.http.incident_views import loads
+    from gateway.http.status import mark_contact_point_tests
 
     if status not in (None, "open", "resolved", "merged"):
         typer.echo(f"--status must be open, resolved or merged, not {status!r}", err=True)
@@ -1086,11 +1087,12 @@ def incidents(
         (name,) = read_tenants(runtime, tenant, "incidents")
         graph = runtime.store.graph(graph_name(name))
         rows = graph.rows("list_incidents", {"status": status, "limit": limit})
+        for row in rows:
+            row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
+        mark_contact_point_tests(graph, rows)  # as the API's rows say it
         found = [] if as_json or not rows else graph.rows(
             "web_paged", {"incident_ids": [r["id"] for r in rows]}
         )  # fmt: skip
-    for row in rows:
-        row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
     routes = {f["incident_id"]: loads(f["result"]) for f in found}
     routes = {k: v for k, v in routes.items() if isinstance(v, dict)}
     typer.echo(
