@@ -751,6 +751,7 @@ def test_open_mode_needs_no_sign_in_but_forms_need_csrf(
         with httpx.Client(base_url=url, timeout=30) as http:
             posted = http.post("/api/v1/alerts", content=alert_body("payment")).json()
             incident_id = posted["incidents"][0]
+            other = http.post("/api/v1/alerts", content=alert_body("cart", 3)).json()
             page = http.get("/")
             assert page.status_code == 200 and incident_id in page.text
             assert "open mode" in page.text
@@ -765,7 +766,19 @@ def test_open_mode_needs_no_sign_in_but_forms_need_csrf(
             )  # fmt: skip
             assert ok.status_code == 303
             page = http.get(f"/ui/incidents/{incident_id}").text
-            assert "Resolved by local" in page  # open mode's person
+            # open mode tells nobody apart: the record says nobody signed in, not a bare
+            # "local" that reads as a person (a new user's trial)
+            assert "Resolved by local (unauthenticated)" in page
+            assert "(as local, unauthenticated)</small>" in page
+            got = http.get(f"/api/v1/incidents/{incident_id}").json()
+            assert got["resolved_by"] == "local (unauthenticated)"
+            assert [(v["by"], v["by_name"]) for v in got["verdicts"]] == [
+                ("local", "local (unauthenticated)")
+            ]
+            # a name given through the API is the name recorded, open mode or not
+            (cart,) = other["incidents"]
+            acked = http.post(f"/api/v1/incidents/{cart}/ack", json={"by": "Cy Example"})
+            assert acked.json()["acknowledged_by"] == "Cy Example"
     finally:
         runtime.close()
 
