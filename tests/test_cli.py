@@ -27,6 +27,7 @@ from gateway import __version__
 from gateway.http.payloads import normalize, parse_body
 from gateway.world import demo_world_path
 from tests.conftest import alert_body, clean_env, demo_graph
+from tests.test_webhook import grafana_contact_point_test
 
 ROOT = Path(__file__).resolve().parents[1]
 WORLD = ROOT / "gateway/data/otel-demo/topology.yaml"
@@ -260,6 +261,25 @@ def test_incidents_and_incident_show_a_verdict_as_the_web_page_does(
     assert "  payment (confirmed)  " in row, row
     shown = cli("incident", opened, **env).stdout.splitlines()
     assert shown[2].startswith("root cause: payment (confirmed) by Priya Tester"), shown
+
+
+def test_incidents_lists_grafana_s_contact_point_test_as_a_test_not_inconclusive(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    """A new user's trial: `incidents` listed Grafana's contact-point test as `inconclusive`
+    while `incident`, the web page, the page and the ticket said it was a test."""
+    env = {"FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
+           "BLAST_DATA_DIR": str(tmp_path)}  # fmt: skip
+    body = json.dumps(grafana_contact_point_test()).encode()
+    (tested,) = triage(graph, normalize(parse_body(body), "u"), 900_000).opened
+    (real,) = triage(graph, normalize(parse_body(alert_body("payment")), "u"), 900_000).opened
+    assert cli("worker", "--burst", "--quiet", **env).returncode == 0
+    rows = {line.split()[0]: line for line in cli("incidents", **env).stdout.splitlines()[1:]}
+    assert "  none: a test notification, nothing is broken  " in rows[tested], rows[tested]
+    assert "inconclusive" not in rows[tested]
+    assert "  payment (low confidence 0.45)  " in rows[real], rows[real]
+    listed = json.loads(cli("incidents", "--json", **env).stdout)["incidents"]
+    assert {r["id"]: r["contact_point_test"] for r in listed} == {tested: True, real: False}
 
 
 def test_read_commands_find_a_tenant_only_serve_s_environment_names(tmp_path: Path) -> None:

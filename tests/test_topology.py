@@ -92,6 +92,49 @@ def test_topology_import_loads_the_world_and_a_second_import_changes_nothing(
     assert holds(second.stdout) == totals
 
 
+def test_a_first_import_counts_what_is_new_and_lists_each_item_only_with_verbose(
+    tmp_path: Path,
+) -> None:
+    """The demo world's first import said 111 "new" lines (a new user's trial): counted by
+    kind now; `--verbose` lists each; a re-import's few changes are listed as before."""
+    world = ROOT / "gateway/data/otel-demo/topology.yaml"
+    data = str(tmp_path / "data")
+    first = cli("topology", "import", str(world), "--data-dir", data)
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[:3] == [
+        "imported into org_demo: 37 components, 74 edges, 5 teams, 8 people, 0 playbooks, "
+        "89 shifts",
+        "new (111): 37 components, 74 edges (--verbose lists each)",
+        "org_demo now holds: 37 components, 74 edges, 5 teams, 8 people, 89 shifts",
+    ]
+    assert len(lines) == 4 and lines[3].startswith("incomplete: 15 of 30 services"), lines
+    edited = tmp_path / "world.yaml"  # two edges more: a list short enough to read
+    text = world.read_text(encoding="utf-8")
+    assert "\nedges:\n" in text
+    edited.write_text(
+        text.replace(
+            "\nedges:\n",
+            "\nedges:\n  - {from: ad, to: quote, type: CALLS}\n"
+            "  - {from: email, to: quote, type: CALLS}\n",
+        ),
+        encoding="utf-8",
+    )
+    again = cli("topology", "import", str(edited), "--data-dir", data)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[1:4] == [
+        "new (2):",
+        f"  edge ad -CALLS-> quote (from world:{edited})",
+        f"  edge email -CALLS-> quote (from world:{edited})",
+    ]
+    verbose = cli("topology", "import", str(world), "--data-dir", str(tmp_path / "v"), "-v")
+    assert verbose.returncode == 0, verbose.stderr
+    listed = verbose.stdout.splitlines()
+    assert listed[1] == "new (111):" and "(--verbose lists each)" not in verbose.stdout
+    assert f"  component valkey-cart (datastore, from world:{world})" in listed
+    assert sum(line.startswith("  edge ") for line in listed) == 74
+
+
 def test_a_second_app_merged_into_a_world_and_no_default_team_are_warned(tmp_path: Path) -> None:
     compose = ROOT / "tests/data/robot-shop/docker-compose.yml"
     alone = cli("topology", "import", str(compose), "--data-dir", str(tmp_path / "alone"))

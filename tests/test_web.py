@@ -342,8 +342,15 @@ def test_grafana_s_contact_point_test_reads_as_one_on_the_web_page_and_in_the_cl
     (incident,) = answer.json()["incidents"]
     site.drain()
     with site.client() as http:
+        listed = http.get("/api/v1/incidents", headers={"Authorization": f"Bearer {HOOK_A}"})
         sign_in(http, VIEWER_A)
         text = http.get(f"/ui/incidents/{incident}").text
+        overview = http.get("/").text
+    # the lists say so too, not "inconclusive: no known component" (a new user's trial)
+    assert [r["contact_point_test"] for r in listed.json()["incidents"]] == [True]
+    row = overview.split(f'data-key="{incident}"')[1].split("</tr>")[0]
+    assert "ⓘ none: a test notification, nothing is broken</td>" in row, row
+    assert "inconclusive" not in row
     note = text.split('id="contact-point-test">')[1].split("</p>")[0]
     assert html.unescape(note) == messages.TEST_NOTE
     for gone in ('id="snooze"', 'id="confirm"', 'id="reject"', "Which one is the cause?",
@@ -744,6 +751,7 @@ def test_open_mode_needs_no_sign_in_but_forms_need_csrf(
         with httpx.Client(base_url=url, timeout=30) as http:
             posted = http.post("/api/v1/alerts", content=alert_body("payment")).json()
             incident_id = posted["incidents"][0]
+            other = http.post("/api/v1/alerts", content=alert_body("cart", 3)).json()
             page = http.get("/")
             assert page.status_code == 200 and incident_id in page.text
             assert "open mode" in page.text
@@ -758,7 +766,19 @@ def test_open_mode_needs_no_sign_in_but_forms_need_csrf(
             )  # fmt: skip
             assert ok.status_code == 303
             page = http.get(f"/ui/incidents/{incident_id}").text
-            assert "Resolved by local" in page  # open mode's person
+            # open mode tells nobody apart: the record says nobody signed in, not a bare
+            # "local" that reads as a person (a new user's trial)
+            assert "Resolved by local (unauthenticated)" in page
+            assert "(as local, unauthenticated)</small>" in page
+            got = http.get(f"/api/v1/incidents/{incident_id}").json()
+            assert got["resolved_by"] == "local (unauthenticated)"
+            assert [(v["by"], v["by_name"]) for v in got["verdicts"]] == [
+                ("local", "local (unauthenticated)")
+            ]
+            # a name given through the API is the name recorded, open mode or not
+            (cart,) = other["incidents"]
+            acked = http.post(f"/api/v1/incidents/{cart}/ack", json={"by": "Cy Example"})
+            assert acked.json()["acknowledged_by"] == "Cy Example"
     finally:
         runtime.close()
 
@@ -855,6 +875,34 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     assert "applied, steered" in incident
     # rivals memory set aside are not "ruled out" (a new user's trial read a contradiction)
     assert "<summary>Set aside (" in incident and "Ruled out" not in incident
+
+
+def test_memory_lists_a_re_investigated_incident_once_in_a_playbook_s_trust_history(
+    site: Site, store: GraphStore
+) -> None:
+    """An alert joining an incident re-investigates it, and both investigations use the
+    playbook: the trust history lists the incident once, as its latest use (the one a verdict
+    moves), saying it was re-investigated (a new user's trial read one repeat as two)."""
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    first = site.post_alert(site.a, "payment", hour=0)
+    site.drain()
+    with site.client() as http:
+        confirm = {"verdict": "confirmed", "by": "U1"}
+        http.post(f"/api/v1/incidents/{first}/verdicts", json=confirm, headers=bearer)
+        site.drain()  # the learner writes a playbook pinned to payment
+        second = site.post_alert(site.a, "payment", hour=2)
+        site.drain()  # investigated: the playbook is used once
+        assert site.post_alert(site.a, "checkout", hour=2) == second  # checkout calls payment
+        site.drain()  # re-investigated: used again
+        http.post(f"/api/v1/incidents/{second}/verdicts", json=confirm, headers=bearer)
+        site.drain()
+        sign_in(http, VIEWER_A)
+        memory = http.get("/ui/memory").text
+    assert len(store.graph(graph_name(site.a)).rows("web_playbook_uses")) == 2
+    playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
+    assert playbooks.count(f">{second}</a>") == 1
+    line = f">{second}</a>: trust 0.50, steered, verdict helped (re-investigated: the latest of 2"
+    assert line + " uses)</li>" in playbooks
 
 
 def test_memory_lists_preferences_with_their_versions(site: Site, store: GraphStore) -> None:

@@ -132,24 +132,67 @@ def spellings(graph: TenantGraph) -> dict[str, str]:
     return spelt
 
 
-def close_names(spelt: dict[str, str], given: str, n: int = 3) -> list[str]:
-    """Up to `n` components whose name or alias (`spellings`) is spelt like `given`
-    (difflib's `get_close_matches`, `CLOSE_CUTOFF`, case-insensitive), closest first: what
-    "did you mean" offers for a cause that names no component."""
-    hits = difflib.get_close_matches(given.lower(), list(spelt), n=n, cutoff=CLOSE_CUTOFF)
-    return list(dict.fromkeys(spelt[hit] for hit in hits))
+#: What separates the parts of a name as "did you mean" compares them: "valkey_cart",
+#: "Valkey Cart" and "valkey.cart" are all spelt as `valkey-cart`.
+SEPARATORS = re.compile(r"[\s_.-]+")
+#: The shortest part of a name compared on its own: "db" or "api" alone suggest nothing.
+MIN_PART = 4
 
 
-def unknown_cause(graph: TenantGraph, given: str, field: str = "actual_cause") -> str:
-    """Why a verdict naming `given`, which is no known component, is refused: a typo gets
-    "did you mean 'orders-db'?"; otherwise how to record a cause outside the world (a
-    rejection without a cause, said in words: no playbook can be pinned to it)."""
+def plain_name(name: str) -> str:
+    """`name` as "did you mean" compares it: case-folded, each run of spaces, `_`, `.` or `-`
+    one `-`."""
+    return SEPARATORS.sub("-", name.casefold()).strip("-")
+
+
+def close_names(spelt: dict[str, str], given: str, n: int = 3, parts: bool = True) -> list[str]:
+    """Up to `n` components whose name or alias (`spellings`) is spelt like `given`, closest
+    first: what "did you mean" offers for a cause that names no component. Compared as
+    `plain_name` spells both (case, `_` for `-` and spaces do not count): the same name; else
+    the whole names (difflib's `get_close_matches`, `CLOSE_CUTOFF`: "orders-dbb" ->
+    `orders-db`); else, with `parts`, a part of 4 characters or more of `given` spelt like a
+    part of a name ("valkey" -> `valkey-cart`, "catalog" -> `product-catalog`, "payments-db"
+    -> `payment`), for a name typed in a field; a word picked out of a sentence
+    (`misspelt_cause`) is compared whole only, as the common words of a reply would otherwise
+    match parts of names ("load" -> `load-generator`)."""
+    plain: dict[str, str] = {}
+    for spelling, name in spelt.items():
+        plain.setdefault(plain_name(spelling), name)
+    want = plain_name(given)
+    if want in plain:
+        return [plain[want]]
+    hits = difflib.get_close_matches(want, list(plain), n=n, cutoff=CLOSE_CUTOFF)
+    if not hits and parts:
+        mine = [p for p in want.split("-") if len(p) >= MIN_PART]
+
+        def likeness(spelling: str) -> tuple[int, float]:
+            """How many parts of `given` are spelt like one of `spelling`'s, and how alike the
+            best one is: "cart-valkey" is more like `valkey-cart` (2) than `cart` (1)."""
+            theirs = [b for b in spelling.split("-") if len(b) >= MIN_PART]
+            ratios = [max((difflib.SequenceMatcher(None, a, b).ratio() for b in theirs),
+                          default=0.0) for a in mine]  # fmt: skip
+            return sum(r >= CLOSE_CUTOFF for r in ratios), max(ratios, default=0.0)
+
+        # most parts alike first, then the most alike, then by name
+        ranked = sorted(((likeness(s), s) for s in plain), key=lambda x: (-x[0][0], -x[0][1], x[1]))
+        hits = [s for (count, _), s in ranked if count][:n]
+    return list(dict.fromkeys(plain[hit] for hit in hits))
+
+
+def unknown_cause(
+    graph: TenantGraph, given: str, field: str = "actual_cause", words: str | None = "text"
+) -> str:
+    """Why a verdict naming `given`, which is no known component, is refused: a typo, another
+    case, `_` for `-` or a part of a name gets "did you mean 'orders-db'?" (`close_names`);
+    otherwise how to record a cause outside the world (a rejection without a cause, said in
+    the verdict's `words` field when it has one: no playbook can be pinned to it)."""
     near = close_names(spellings(graph), given)
     if near:
         return (f"{field} {given!r} is not a known component; did you mean "
                 f"{' or '.join(map(repr, near))}?")  # fmt: skip
+    said = f" and say what it was in {words}" if words else ""
     return (f"{field} {given!r} is not a known component (a cause outside the world: reject "
-            "without naming it and say what it was in words)")  # fmt: skip
+            f"without naming it{said})")  # fmt: skip
 
 
 def misspelt_cause(
@@ -164,7 +207,7 @@ def misspelt_cause(
     for word in words:
         if word in spelt:  # a name it knows: the rejected cause, said again
             continue
-        near = [name for name in close_names(spelt, word) if name != rejected]
+        near = [name for name in close_names(spelt, word, parts=False) if name != rejected]
         if near:
             return word, near
     return None

@@ -4,8 +4,9 @@ Every external action carries an intent id and goes through `TaskRun.act`, so a 
 resumed run never pages twice. An approved preference of the on-call person for the incident's
 failure kind is obeyed (e.g. no Slack page, a ticket only), and the ticket says why.
 - `incident:<id>:initial-notification` and `incident:<id>:ticket` (task `respond`);
-- `incident:<id>:update:<task id>` when a re-investigation changed the finding after the page:
-  its root cause, or an inconclusive one's candidates (task `notify_update`);
+- `incident:<id>:update:<reinvestigate task id>` when a re-investigation changed the finding
+  after the page: its root cause, or an inconclusive one's candidates (task `notify_update`,
+  whose id is `update:<reinvestigate task id>`; `update_intent`);
 - `incident:<id>:readback:<fact id>`: a stated preference read back for approval, and
   `…:readback-answer:<fact id>` once it is approved or discarded (`readback`);
 - `incident:<id>:cleared:<alert key>` per alert that clears, and `incident:<id>:ticket-resolved`
@@ -32,7 +33,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 import redis
@@ -63,6 +64,21 @@ EARLY_PAGE_WAIT_MS = 250
 def intent(incident_id: str, what: str) -> str:
     """The intent id of an action on an incident, e.g. `incident:inc-1:initial-notification`."""
     return f"incident:{incident_id}:{what}"
+
+
+def update_intent(incident_id: str, task_id: str, taken: Collection[str]) -> str:
+    """The intent id of the diagnosis update of `notify_update` task `task_id` (itself
+    `update:<reinvestigate task id>`): `incident:<id>:update:<reinvestigate task id>`.
+
+    Versions before this one said `update:` twice (`…:update:update:reinvestigate:…`). An
+    update such a version reserved (`taken`: the incident's action intent ids, reserved or
+    sent) and did not finish, its task retried after an upgrade, keeps that id: under the new
+    one it would be a new action, and one already sent before a crash, whose outcome only the
+    notifier knows (`TaskRun.act` asks `find` for the reserved id), would be sent again."""
+    before = intent(incident_id, f"update:{task_id}")
+    if before in taken:
+        return before
+    return intent(incident_id, task_id if task_id.startswith("update:") else f"update:{task_id}")
 
 
 def link(ref: str | None) -> str | None:
@@ -681,12 +697,13 @@ class Responder:
             return
         if maintenance.hold(task, incident, alerts, "update"):
             return
-        root = self._refs(task, incident["id"]).get(intent(incident["id"], "initial-notification"))
+        refs = self._refs(task, incident["id"])
+        root = refs.get(intent(incident["id"], "initial-notification"))
         reached = None
         if root is not None:  # nobody was paged (a preference): no thread to update
             if found:
                 update = messages.diagnosis_update(
-                    intent(incident["id"], f"update:{task.claim.task_id}"), incident,
+                    update_intent(incident["id"], task.claim.task_id, refs), incident,
                     incident["notified_root_cause"], root, before.get("candidates"),
                 )  # fmt: skip
                 self._say(task, update)

@@ -66,5 +66,6 @@ def overdue(graph: TenantGraph, timeout_ms: int) -> list[dict[str, Any]]:
 
 
 def heartbeats(graph: TenantGraph) -> list[dict[str, Any]]:
-    """The tenant's heartbeats: rows `{alertname, last_at, paged_at, incident_id}` (ms UTC)."""
+    """The tenant's heartbeats: rows `{alertname, last_at, paged_at, incident_id, silent_ms}`
+    (ms UTC; `silent_ms`: since `last_at`, on the database clock)."""
     return graph.rows("heartbeats")

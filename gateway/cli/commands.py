@@ -593,6 +593,11 @@ FormatOption = Annotated[
 ]
 
 
+#: The longest list `topology import` prints item by item without `--verbose`: a re-import's
+#: few changes are listed, a first import's hundred new components and edges counted.
+IMPORT_DETAIL = 10
+
+
 @topology_app.command(
     "import",
     help="Load world files (components, dependencies, teams, people, on-call rotations) or "
@@ -617,10 +622,20 @@ def topology_import(
         typer.Option(help="CODEOWNERS file: owners of components by their paths."),
     ] = None,
     data_dir: DataDir = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help=f"List every item new, changed, retired or not mapped (else a list longer "
+            f"than {IMPORT_DETAIL} items is counted by kind).",
+        ),
+    ] = False,
 ) -> None:
     """Validate every source, then load components, edges, teams, people and on-call into a
-    tenant graph; print what was new, changed, retired or not mapped. Nothing is written when
-    any problem is found (exit 2, every problem listed)."""
+    tenant graph; print what was new, changed, retired or not mapped (a list longer than
+    `IMPORT_DETAIL` items counted by kind, every item with `--verbose`). Nothing is written
+    when any problem is found (exit 2, every problem listed)."""
     from gateway.world.codeowners import read_codeowners
 
     setup_logging(False)
@@ -650,7 +665,8 @@ def topology_import(
     report.unmapped = loaded.unmapped + report.unmapped
     counts = report.counts
     typer.echo(f"imported into {name}: {counted(counts)}")
-    for line in report.lines():
+    limit = None if verbose else IMPORT_DETAIL
+    for line in report.lines(limit, " (--verbose lists each)"):
         typer.echo(line)
     typer.echo(f"{name} now holds: {counted(totals)}")
     for line in complete.lines():
@@ -1058,6 +1074,7 @@ def incidents(
     went to (`web_paged.cypher`, as the web list does), and when only to the outbox."""
     from gateway.cli.incident_text import incident_table
     from gateway.http.incident_views import loads
+    from gateway.http.status import mark_contact_point_tests
 
     if status not in (None, "open", "resolved", "merged"):
         typer.echo(f"--status must be open, resolved or merged, not {status!r}", err=True)
@@ -1070,11 +1087,12 @@ def incidents(
         (name,) = read_tenants(runtime, tenant, "incidents")
         graph = runtime.store.graph(graph_name(name))
         rows = graph.rows("list_incidents", {"status": status, "limit": limit})
+        for row in rows:
+            row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
+        mark_contact_point_tests(graph, rows)  # as the API's rows say it
         found = [] if as_json or not rows else graph.rows(
             "web_paged", {"incident_ids": [r["id"] for r in rows]}
         )  # fmt: skip
-    for row in rows:
-        row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
     routes = {f["incident_id"]: loads(f["result"]) for f in found}
     routes = {k: v for k, v in routes.items() if isinstance(v, dict)}
     typer.echo(

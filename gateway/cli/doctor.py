@@ -6,17 +6,17 @@ every shard's replicas) and every tenant graph (one line when it does not exist 
 constraints (OPERATIONAL) and on-call coverage (someone on call for every team now and for the
 next 14 days), the default route (in Slack mode the default team's `slack_channel`, else
 `SLACK_DEFAULT_CHANNEL`, exists), every team's Slack channel and every person's Slack identity
-(in Slack mode), how complete each tenant's world is (components with no business call out, edges
-with no stated propagation: warning lines), every outbound notifier (`Notifier.check()`: the
-outbox is writable or can be created; Slack and GitHub adapters check their token and access), the
-planner's models (`ChatModel.check()`: key and model name, no tokens spent), that some worker
-process is connected to the database (`check_workers`) and that no task has waited over a
-minute for one (`check_queue`: a wedged worker keeps its connection), with actions on that every
-playbook's remediation has its credential (`check_actions`), that the webhook answers `GET
-/health/ready` at the URL Alertmanager will post to (its `detail` lines as warnings), and, with
-`PROMETHEUS_URL`,
-that Prometheus answers and holds service-graph metrics. Nothing is written to a graph and
-nothing is sent.
+(in Slack mode), how complete each tenant's world is (components with no business call out,
+edges with no stated propagation: warning lines), whether each tenant's heartbeat arrives (a
+warning when it never did or is silent past its timeout: `check_heartbeat`), every outbound
+notifier (`Notifier.check()`: the outbox is writable or can be created; Slack and GitHub
+adapters check their token and access), the planner's models (`ChatModel.check()`: key and model
+name, no tokens spent), that some worker process is connected to the database (`check_workers`)
+and that no task has waited over a minute for one (`check_queue`: a wedged worker keeps its
+connection), with actions on that every playbook's remediation has its credential
+(`check_actions`), that the webhook answers `GET /health/ready` at the URL Alertmanager will
+post to (its `detail` lines as warnings), and, with `PROMETHEUS_URL`, that Prometheus answers
+and holds service-graph metrics. Nothing is written to a graph and nothing is sent.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import redis
@@ -37,12 +38,15 @@ from adapters.falkordb import (
     graph_name,
 )
 from adapters.models import ModelError
+from adapters.notices import fmt_ms
 from adapters.notify import AdapterError
 from adapters.slack.notifier import SlackNotifier
 from agents.act.run import missing_credential
+from agents.respond import messages
 from agents.tasks.coordination import oldest_ready
 from agents.tasks.kinds import ROLE_KINDS
 from agents.tasks.worker import WORKER_CLIENT
+from agents.triage import heartbeat
 from gateway.ops.runtime import (
     Runtime,
     listen_refusal,
@@ -360,6 +364,57 @@ def check_world(settings: Settings) -> list[Finding]:
     return found
 
 
+def heartbeat_finding(settings: Settings, tenant: str, beats: list[dict[str, Any]]) -> Finding:
+    """What `doctor` says of `tenant`'s heartbeat (`BLAST_HEARTBEAT_ALERTNAME`), from its
+    `heartbeat.heartbeats` rows: ok when it arrived within `BLAST_HEARTBEAT_TIMEOUT`; a warning
+    (exit code 0: a pipeline without one works, unwatched) when none ever arrived (the silence
+    check is not armed) or it has been silent longer than the timeout, with when it was last
+    seen, the incident of that silence and what to check."""
+    name, timeout = settings.heartbeat_alertname, settings.heartbeat_timeout
+    beat = next((b for b in beats if b["alertname"] == name and b["last_at"] is not None), None)
+    route = (f"that Alertmanager routes it to this receiver with a repeat_interval well under "
+             f"BLAST_HEARTBEAT_TIMEOUT ({timeout})")  # fmt: skip
+    if beat is None:
+        return Finding(True, "heartbeat", (
+            f"{tenant}: no {name} heartbeat has ever arrived, so nobody is paged if alerting "
+            f"stops: check that Prometheus has the always-firing {name} rule (kube-prometheus "
+            f"ships it) and {route} (deploy/alertmanager.yml); BLAST_HEARTBEAT_ALERTNAME='' "
+            "turns the check off"
+        ), warn=True)  # fmt: skip
+    silent = messages.held_for(max(0, beat["silent_ms"]))
+    if beat["silent_ms"] <= settings.heartbeat_timeout_ms:
+        return Finding(True, "heartbeat", f"{tenant}: {name} last arrived {silent} ago "
+                       f"(timeout {timeout})")  # fmt: skip
+    paged = f"; incident {beat['incident_id']} paged the default team" if beat["paged_at"] else ""
+    return Finding(True, "heartbeat", (
+        f"{tenant}: {name} silent since {fmt_ms(beat['last_at'])} ({silent}, over the "
+        f"{timeout} timeout){paged}: check that Prometheus still evaluates the {name} rule, "
+        f"that Alertmanager is up, {route}, and that it reaches this gateway's webhook"
+    ), warn=True)  # fmt: skip
+
+
+def check_heartbeat(settings: Settings) -> list[Finding]:
+    """Per tenant, whether its heartbeat arrives (`heartbeat_finding`); nothing when the
+    check is off (`BLAST_HEARTBEAT_ALERTNAME` empty) or the database is down
+    (`check_falkordb` says so)."""
+    url = database_url(settings)
+    if not settings.heartbeat_alertname or url is None or not answers_ping(url):
+        return []
+    store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
+    found = []
+    try:
+        for tenant in settings.tenants:
+            try:
+                beats = heartbeat.heartbeats(store.graph(graph_name(tenant)))
+            except GraphUnavailable as exc:
+                found.append(Finding(False, "heartbeat", f"{tenant}: {exc}"))
+                continue
+            found.append(heartbeat_finding(settings, tenant, beats))
+    finally:
+        store.close()
+    return found
+
+
 def database_url(settings: Settings) -> str | None:
     """FALKORDB_URL, else the embedded server running for the data folder, else None."""
     if settings.falkordb_url is not None:
@@ -624,6 +679,7 @@ def run_checks(
         + check_falkordb(settings)
         + check_routing(settings, runtime)
         + check_world(settings)
+        + check_heartbeat(settings)
         + check_notifiers(runtime)
         + check_planner(runtime)
         + check_workers(settings)

@@ -39,7 +39,9 @@ def incident_table(
     of all alerts, root cause (a verdict's first, as the web list says it: `corrected to x`,
     `x (confirmed)`; else the finding's, `x (low confidence 0.45)` for a lead, `inconclusive`
     when it names none, `-` before there is a finding; a heartbeat's silence, which has no
-    cause and no alerts, `the Watchdog heartbeat stopped arriving` and `-` firing), on call
+    cause and no alerts, `the Watchdog heartbeat stopped arriving` and `-` firing; Grafana's
+    contact-point test, `contact_point_test`, `none: a test notification, nothing is broken`),
+    on call
     (`on_call` below, with the route its page went to from `routes`, by incident id), title;
     newest first, as given."""
     routes = routes or {}
@@ -50,7 +52,7 @@ def incident_table(
         (
             str(r["id"]), str(r["status"]), str(r["severity"]), when(r["opened_at"]),
             "-" if r.get("heartbeat") else f"{int(r['firing'])}/{int(r['alerts'])}",
-            listed_cause(r)["text"] if r.get("heartbeat")
+            listed_cause(r)["text"] if r.get("heartbeat") or r.get("contact_point_test")
             else judged(r["root_cause"], r.get("verdict"))
             or _listed(r["root_cause"], r.get("confidence"), bool(r.get("investigated"))),
             on_call(r, route=routes.get(str(r["id"]))), str(r["title"]),

@@ -240,6 +240,30 @@ def only_contact_point_test(alerts: list[dict[str, Any]], groups: list[dict[str,
     )
 
 
+#: How many of an incident's alerts `mark_contact_point_tests` reads: Grafana's test is one
+#: alert (two presses, two); an incident with more is no test to tell apart this way.
+TEST_ALERTS = 10
+
+
+def mark_contact_point_tests(graph: TenantGraph, rows: list[dict[str, Any]]) -> None:
+    """Set `contact_point_test` on each incident row (`list_incidents`, `web_incidents`: `id`,
+    `title`, `root_cause`, `alerts`): True when every alert of it is Grafana's contact-point
+    test (`only_contact_point_test`), as `incident_detail` says it, so a list does not read it
+    as an inconclusive incident. Only a row titled as the test, with no cause and at most
+    `TEST_ALERTS` alerts, is read further (its counts and alerts: two queries); the others are
+    False without a query. Raises `GraphUnavailable`."""
+    for row in rows:
+        row["contact_point_test"] = False
+        if (
+            row["title"] == CONTACT_POINT_TEST["alertname"]
+            and row["root_cause"] is None
+            and 0 < int(row["alerts"]) <= TEST_ALERTS
+        ):
+            counts = alert_counts(graph, row["id"])
+            alerts = alert_page(graph, row["id"], TEST_ALERTS)
+            row["contact_point_test"] = only_contact_point_test(alerts, counts["groups"])
+
+
 #: A playbook that steered though its checks held only with other components alerting.
 LEAD_USE = (
     "a lead: its checks held but for the shape of the alerts (other components alert than "
@@ -299,12 +323,19 @@ async def list_incidents(
     finding's `confidence` (0-1, null before a finding; under 0.5 the cause is a lead, as the
     page and web say), `paged`, `nobody_paged` and `delivered_to` (where its page was last
     delivered: a Slack channel, or `outbox`; `cypher/list_incidents.cypher`), alert counts.
-    Incidents merged into another are left out unless `status=merged` asks for them."""
+    Incidents merged into another are left out unless `status=merged` asks for them.
+    `contact_point_test`: every alert of it is Grafana's contact-point test
+    (`mark_contact_point_tests`)."""
     graph = _graph(request)
-    rows = await run_in_threadpool(graph.rows, "list_incidents", {"status": status, "limit": limit})
-    for row in rows:
-        row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
-    return {"incidents": rows}
+
+    def read() -> list[dict[str, Any]]:
+        rows = graph.rows("list_incidents", {"status": status, "limit": limit})
+        for row in rows:
+            row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
+        mark_contact_point_tests(graph, rows)
+        return rows
+
+    return {"incidents": await run_in_threadpool(read)}
 
 
 @router.get("/api/v1/incidents/{incident_id}")

@@ -11,12 +11,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from adapters.falkordb import GraphStore, TenantGraph
+from adapters.slack.mrkdwn import TEST_CAUSE
 from agents.act import notices, spec
 from agents.act.run import Credentials, cannot_run
 from agents.respond import escalation
 from agents.respond import maintenance as quiet_windows
 from agents.respond.messages import lead
 from gateway.http.incident_views import loads
+from gateway.http.status import mark_contact_point_tests
 from gateway.web.timeline import paged_words
 
 #: Severities in the order the list sorts them (anything else sorts last).
@@ -43,9 +45,13 @@ def cause(row: dict[str, Any]) -> dict[str, str]:
     """What the list says about the cause: `{state, text}`; state is investigating |
     inconclusive | lead (named under the investigator's line: `messages.lead`, as the page says)
     | found | confirmed | corrected (a verdict outranks the finding) | heartbeat (the incident of
-    a heartbeat's silence, `row["heartbeat"]` its alertname: no service is the cause)."""
+    a heartbeat's silence, `row["heartbeat"]` its alertname: no service is the cause) | test
+    (every alert is Grafana's contact-point test, `row["contact_point_test"]`: nothing is
+    broken)."""
     if row.get("heartbeat"):
         return {"state": "heartbeat", "text": f"the {row['heartbeat']} heartbeat stopped arriving"}
+    if row.get("contact_point_test"):  # as its page says: no cause to find
+        return {"state": "test", "text": TEST_CAUSE}
     verdict = row.get("verdict") or [None, None]
     if verdict[0] == "rejected":
         if verdict[1]:
@@ -94,10 +100,12 @@ def incident_rows(
         for found in graph.rows("web_paged", {"incident_ids": [r["id"] for r in rows]}):
             paged[found["incident_id"]] = loads(found["result"])
     for row in rows:
+        row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
+    mark_contact_point_tests(graph, rows)
+    for row in rows:
         who = paged.get(row["id"])
         row["paged"] = who if isinstance(who, dict) else None
         row["paged_words"] = paged_words(row["paged"], bool(row["nobody_paged"]))
-        row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
         row["services"], row["alertnames"] = sorted(row["services"]), sorted(row["alertnames"])
         row["cause"] = cause(row)
         row["acked"] = row["acknowledged_at"] is not None
@@ -141,12 +149,21 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
     Shape: `{active: [playbook], retired: [playbook], facts: [fact]}` (retired: status retired,
     or superseded by a newer version); playbook = a
     `list_playbooks` row with `checks` (parsed) and `uses: [{incident_id, at, trust_at_use,
-    steered, verdict}]` oldest first; fact = a `web_facts` row with `version` (1 for the first
-    statement; a version SUPERSEDES the one before) and `current` (nothing supersedes it).
+    steered, verdict, investigations}]` oldest first, one per incident: its latest use (the one
+    a verdict moves: `incident_decision`), `investigations` the number of its investigations
+    that used the playbook (2 or more: it was re-investigated); fact = a `web_facts` row with
+    `version` (1 for the first statement; a version SUPERSEDES the one before) and `current`
+    (nothing supersedes it).
     """
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for use in graph.rows("web_playbook_uses"):  # oldest first: a later use replaces one
+        key = (use.pop("playbook"), use["incident_id"])
+        use["investigations"] = latest[key]["investigations"] + 1 if key in latest else 1
+        latest.pop(key, None)  # so the incident sits where its latest use does
+        latest[key] = use
     uses: dict[str, list[dict[str, Any]]] = {}
-    for use in graph.rows("web_playbook_uses"):
-        uses.setdefault(use.pop("playbook"), []).append(use)
+    for (playbook, _), use in latest.items():
+        uses.setdefault(playbook, []).append(use)
     playbooks = graph.rows("list_playbooks")
     for pb in playbooks:
         pb["checks"] = loads(pb.pop("checks_json")) or []

@@ -47,6 +47,7 @@ from gateway.web.proxies import ForwardedFrom, forwarding_hosts
 from gateway.web.session import (
     COOKIE,
     LOCAL_PERSON,
+    OPEN_MODE_NAME,
     NotAViewer,
     Session,
     Sessions,
@@ -436,11 +437,12 @@ def _change_state(
     """Acknowledge, resolve or snooze as `session.person`, exactly as the page's Slack buttons do
     (`agents.respond.lifecycle`: the incident's `acknowledged_at/_by` or `status,
     resolved_at/_by`, and the page edited to say so), by the person's name as the world names
-    them (`lifecycle.web_name`: matched by email; else the sign-in identity). Resolving also
+    them (`acting_name`: matched by email; else the sign-in identity; in open mode "local
+    (unauthenticated)"). Resolving also
     records a `resolved` verdict, as Slack's Resolved button does (the learner hears of it).
     Raises HTTPException 404 (no such incident), 409 (not open), 422 (a malformed intent id)."""
     intent = _intent(form) if what in ("resolve", "snooze") else ""
-    name = lifecycle.web_name(graph, session.person)
+    name = acting_name(graph, session)
     try:
         if what == "acknowledge":
             lifecycle.acknowledge(graph, incident_id, name)
@@ -461,6 +463,15 @@ def _change_state(
             by=session.person, by_name=name, at=_now_ms(), text=VERDICTS["resolved"],
             source="web", event_id=intent,
         ))  # fmt: skip
+
+
+def acting_name(graph: TenantGraph, session: Session) -> str:
+    """The name what `session`'s person does in the web UI is recorded under: the person's
+    name as the world names them (`lifecycle.web_name`), or, in open mode, where nobody signs
+    in and so nobody is told apart, `OPEN_MODE_NAME` ("local (unauthenticated)")."""
+    if session.via == "open":
+        return OPEN_MODE_NAME
+    return lifecycle.web_name(graph, session.person)
 
 
 def _intent(form: dict[str, str]) -> str:
@@ -508,7 +519,7 @@ async def _record_verdict(
     graph: TenantGraph, session: Session, incident_id: str, form: dict[str, str]
 ) -> None:
     """`give_verdict`'s work: the Verdict's `by` is the sign-in identity, its `by_name` the
-    person's name (`lifecycle.web_name`), as a Slack click records a user id and a name.
+    person's name (`acting_name`), as a Slack click records a user id and a name.
     Raises HTTPException with the reason."""
     said = form.get("verdict", "")
     if said not in ("confirmed", "rejected"):
@@ -523,7 +534,8 @@ async def _record_verdict(
         if cause_given is not None and not graph.rows(
             "match_components", {"candidates": [cause_given]}
         ):
-            raise HTTPException(422, verdicts.unknown_cause(graph, cause_given, "actual cause"))
+            why = verdicts.unknown_cause(graph, cause_given, "actual cause", words=None)
+            raise HTTPException(422, why)  # the form has no field for words
         wrong = verdicts.contradiction(said, found["root_cause"], cause_given)
         if wrong is not None:
             raise HTTPException(422, wrong)
@@ -536,7 +548,7 @@ async def _record_verdict(
             verdicts.record(graph, verdicts.Verdict(
                 id=f"web:{intent}", incident_id=incident_id, verdict=said,  # type: ignore[arg-type]
                 actual_cause=cause, by=session.person,
-                by_name=lifecycle.web_name(graph, session.person), at=_now_ms(),
+                by_name=acting_name(graph, session), at=_now_ms(),
                 text=VERDICTS[said], source="web", event_id=intent,
             ))  # fmt: skip
         except verdicts.IdTaken:  # the same form posted for another incident or verdict
@@ -579,7 +591,7 @@ async def _quiet(request: Request, window_id: str | None) -> Response:
         form = await _form(request)
         check_csrf(session, form.get("csrf"))
         graph = _graph(request, session)
-        name = await run_in_threadpool(lifecycle.web_name, graph, session.person)
+        name = await run_in_threadpool(acting_name, graph, session)
         if window_id is None:
             await maintenance_api.open_checked(graph, maintenance_form.window(form, name))
         else:

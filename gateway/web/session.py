@@ -48,6 +48,10 @@ COOKIE = "blast_session"
 IDENTITY_HEADERS = ("x-forwarded-email", "x-auth-request-email")
 #: Who acts in open mode (no sign-in configured, loopback only).
 LOCAL_PERSON = "local"
+#: The name an acknowledgement, resolve, snooze, verdict or quiet window given in open mode
+#: records (Slack's page, the ticket, the web and the CLI then show it): open mode tells no
+#: person apart, so the record says that nobody signed in rather than a bare "local".
+OPEN_MODE_NAME = f"{LOCAL_PERSON} (unauthenticated)"
 #: Longest person name or email kept from a proxy header.
 MAX_PERSON_CHARS = 200
 

@@ -51,19 +51,51 @@ class ImportReport:
     notes: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
 
-    def lines(self) -> list[str]:
-        """Human-readable report lines (counts first, then each list that is not empty)."""
-        out = []
-        for title, items in (
+    def sections(self) -> list[tuple[str, list[str]]]:
+        """Each list with its title, in the order the report says them."""
+        return [
             ("new", self.new), ("changed", self.changed), ("retired", self.retired),
             ("removed", self.removed), ("the world file wins", self.world_wins),
-            ("not mapped (never guessed)", self.unmapped),
-            ("note", self.notes),
-        ):  # fmt: skip
-            if items:
+            ("not mapped (never guessed)", self.unmapped), ("note", self.notes),
+        ]  # fmt: skip
+
+    def lines(self, limit: int | None = None, hint: str = "") -> list[str]:
+        """Human-readable report lines: each list that is not empty, under its title with its
+        length, one line per item. A list longer than `limit` (None: no limit) is said in one
+        line, its items counted by kind when each names one (`new (111): 37 components, 74
+        edges`), else its first `limit` items and how many more; `hint` (how to see every
+        item) follows what was left out."""
+        out = []
+        for title, items in self.sections():
+            if not items:
+                continue
+            if limit is None or len(items) <= limit:
                 out.append(f"{title} ({len(items)}):")
                 out += [f"  {item}" for item in items]
+                continue
+            kinds = [k for k in map(_kind, items) if k]
+            if len(kinds) == len(items):
+                counts = {k: kinds.count(k) for k in dict.fromkeys(kinds)}
+                said = ", ".join(f"{n} {k if n == 1 else _PLURAL[k]}" for k, n in counts.items())
+                out.append(f"{title} ({len(items)}): {said}{hint}")
+            else:
+                out.append(f"{title} ({len(items)}):")
+                out += [f"  {item}" for item in items[:limit]]
+                out.append(f"  … and {len(items) - limit} more{hint}")
         return out
+
+
+#: What a report item is about, by its first words (`component cart (service, …)`, `edge a
+#: -CALLS-> b …`, `escalation policy of team t: …`), and how several are said.
+_PLURAL = {
+    "escalation policy": "escalation policies", "component": "components", "edge": "edges",
+    "owner": "owners", "member": "members", "team": "teams", "playbook": "playbooks",
+}  # fmt: skip
+
+
+def _kind(item: str) -> str | None:
+    """The kind `item` is about (a key of `_PLURAL`), or None when it names none."""
+    return next((k for k in _PLURAL if item.startswith(f"{k} ")), None)
 
 
 #: An earlier source is the same app as an import when the components they share are at

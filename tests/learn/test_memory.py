@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from adapters.falkordb import EmbeddedFalkorDB, graph_name
+from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, graph_name
 from agents.failure_kinds import classify, kind_in
 from agents.investigate.decision import Decision
 from agents.investigate.investigator import with_rivals
 from agents.investigate.recall import UNTRIED_CONFIDENCE
 from agents.investigate.remembered import shape_missed, unrefuted
+from agents.learn import verdicts
 from agents.learn.learner import WITHDRAWN, lesson_of
 from gateway.cli.demo import rfc3339
 from gateway.http.payloads import label_fingerprint
@@ -632,6 +633,47 @@ def test_rivals_the_rules_left_standing_are_said_to_be_set_aside_by_memory() -> 
     }
 
 
+@pytest.mark.parametrize(
+    ("given", "offered"),
+    [
+        ("valkey", "'valkey-cart'"),  # a part of the name (a new user's trial: nothing offered)
+        ("cart-valkey", "'valkey-cart' or 'cart'"),
+        ("catalog", "'product-catalog'"),
+        ("payments-db", "'payment'"),
+        ("Valkey_Cart", "'valkey-cart'"),  # another case, `_` for `-`
+        ("Product Catalog", "'product-catalog'"),
+        ("paymnet", "'payment'"),  # a typo, as before
+        ("product", "'product-catalog' or 'product-reviews'"),
+    ],
+)
+def test_an_unknown_cause_is_offered_the_component_it_is_part_of(
+    graph: TenantGraph, given: str, offered: str
+) -> None:
+    """The 422 of a verdict (API, web form) and a maintenance window naming no component
+    offers the closest names (`verdicts.unknown_cause`) on the demo world."""
+    assert verdicts.unknown_cause(graph, given) == (
+        f"actual_cause {given!r} is not a known component; did you mean {offered}?"
+    )
+
+
+def test_a_name_like_no_component_and_a_word_of_a_reply_are_offered_nothing(
+    graph: TenantGraph,
+) -> None:
+    """ "stripe" or "db" is like no component's name or part; a reply's words are compared
+    whole ("load" is no misspelt `load-generator`), a misspelt one still found."""
+    for given in ("stripe", "db", "api-gw"):
+        assert "did you mean" not in verdicts.unknown_cause(graph, given)
+    assert verdicts.unknown_cause(graph, "stripe", "actual cause", None) == (
+        "actual cause 'stripe' is not a known component (a cause outside the world: reject "
+        "without naming it)"
+    )
+    assert verdicts.misspelt_cause(graph, "wrong, the load was too high", None) is None
+    assert verdicts.misspelt_cause(graph, "wrong, it's valkey-crat", None) == (
+        "valkey-crat",
+        ["valkey-cart"],
+    )
+
+
 def test_a_verdict_naming_a_misspelt_cause_is_refused_with_its_spelling(shop: Gateway) -> None:
     """ "orders-dbb" through the API: 422 offering orders-db, nothing stored, nothing learned;
     a name like no component says how to record a cause outside the world."""
@@ -648,7 +690,7 @@ def test_a_verdict_naming_a_misspelt_cause_is_refused_with_its_spelling(shop: Ga
     assert outside.status_code == 422
     assert outside.json()["detail"] == (
         "actual_cause 'stripe' is not a known component (a cause outside the world: reject "
-        "without naming it and say what it was in words)"
+        "without naming it and say what it was in text)"
     )
     shop.drain()
     assert incident(shop, first)["verdicts"] == [] and playbooks(shop) == {}

@@ -22,7 +22,9 @@ from typer.testing import CliRunner
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from adapters.slack.notifier import SlackNotifier
+from agents.respond import messages
 from agents.respond.routing import route_from
+from agents.tasks.coordination import TaskRun, claim
 from agents.triage.triage import TriageReport, settle_reinvestigations
 from gateway.cli.commands import app
 from gateway.cli.doctor import check_default_route, run_checks
@@ -470,6 +472,8 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     texts = {f["intent_id"].split(":")[2]: f for f in sent(gw, incident_id, "followup")}
     # orders-api alone was inconclusive (orders-db behind it states no propagation)
     assert "root cause is now *orders-db* (was inconclusive)" in texts["update"]["text"]
+    # `update:` once (it read `…:update:update:reinvestigate:…`)
+    assert texts["update"]["intent_id"].startswith(f"incident:{incident_id}:update:reinvestigate:")
     # the new cause's on-call is paged in their own channel: a root message, not a reply
     repage = texts["repage"]
     assert repage["person"] == "Dee Example"
@@ -506,6 +510,38 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     assert "Paged for the new cause: Dee Example (orders-data) in #data-platform-oncall" in page
     overview = gw.http.get("/").text
     assert "Dee Example" in overview
+
+
+def test_a_diagnosis_update_sent_under_the_doubled_id_before_an_upgrade_is_not_sent_again(
+    gw: Gateway, store: GraphStore, tenant: str
+) -> None:
+    """A diagnosis update's intent id read `incident:<id>:update:update:reinvestigate:…` (a
+    new user's trial), `update:` once now (`responder.update_intent`). An update an earlier
+    version sent under the doubled id, its worker gone before it recorded the send (the
+    Action left `reserved`), is found under that id by the retry after the upgrade, not sent
+    a second time under the new one."""
+    graph = store.graph(graph_name(tenant))
+    (incident_id,) = post(gw, delivery(("HighErrorRate", "orders-api", "critical", 0)))["incidents"]
+    gw.drain()
+    post(gw, delivery(("DBConnectionsSaturated", "orders-db", "critical", 1), group="db"))
+    gw.runtime.make_worker("investigator").run(threading.Event(), burst=True)
+    # the re-investigation named orders-db: its notify_update waits; an earlier version's
+    # worker claims it, sends the update under the doubled id and dies before recording it
+    held = claim(graph, ["notify_update"], "before-the-upgrade", 300, 5)
+    assert held is not None and held.task_id.startswith("update:reinvestigate:")
+    doubled = f"incident:{incident_id}:update:{held.task_id}"
+    (page,) = sent(gw, incident_id, "notification")
+    told = messages.diagnosis_update(doubled, incident(gw, incident_id), None, str(page["ref"]))
+    TaskRun(graph, held, 300).act(gw.runtime.outbox, told)
+    assert [a["status"] for a in graph.rows("incident_actions", {"incident_id": incident_id})
+            if a["intent_id"] == doubled] == ["reserved"]  # fmt: skip
+    time.sleep(0.4)  # its lease runs out: the upgraded worker retries the task
+    gw.drain()
+    updates = [e["intent_id"] for e in sent(gw, incident_id, "followup")
+               if str(e["intent_id"]).startswith(f"incident:{incident_id}:update:")]  # fmt: skip
+    assert updates == [doubled], updates
+    actions = graph.rows("incident_actions", {"incident_id": incident_id})
+    assert [a["status"] for a in actions if a["intent_id"] == doubled] == ["sent"]
 
 
 def lead_on_orders_db(gw: Gateway) -> str:

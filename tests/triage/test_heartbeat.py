@@ -19,6 +19,7 @@ from adapters.falkordb import TenantGraph
 from adapters.github import markdown
 from adapters.notices import Page, fmt_ms
 from adapters.slack.blocks import page_blocks, page_buttons
+from gateway.cli.doctor import check_heartbeat
 from gateway.cli.incident_text import incident_report, incident_table, when
 from gateway.http.status import incident_detail
 from gateway.ops.runtime import Runtime
@@ -286,3 +287,45 @@ def test_the_page_ticket_and_cli_read_a_silent_heartbeat_as_what_it_is(served, g
     blocks = json.dumps([b.to_dict() for b in page_blocks(notice, None)])
     for said in (page["text"], ticket["text"], report, blocks):  # said once, in the headline
         assert said.count("other alerts may be firing unseen") == 1, said
+
+
+def test_doctor_warns_of_a_heartbeat_never_seen_or_silent_and_says_what_to_check(
+    served, graph, tenant
+):
+    """A new user's trial: every `doctor` line said ok while a "No Watchdog heartbeat"
+    incident was open. Never seen, silent past its timeout (with when it was last seen and the
+    incident it paged): a warning (exit code 0) naming the Watchdog rule and the route to
+    check; arrived within its timeout: ok."""
+    runtime, client = served
+    settings = runtime.settings
+
+    def said() -> str:
+        (found,) = check_heartbeat(settings)
+        assert found.ok, found.line()  # never a PROBLEM: doctor exits 0
+        return found.line()
+
+    assert said() == (
+        f"warning  heartbeat: {tenant}: no Watchdog heartbeat has ever arrived, so nobody is "
+        "paged if alerting stops: check that Prometheus has the always-firing Watchdog rule "
+        "(kube-prometheus ships it) and that Alertmanager routes it to this receiver with a "
+        "repeat_interval well under BLAST_HEARTBEAT_TIMEOUT (1s) (deploy/alertmanager.yml); "
+        "BLAST_HEARTBEAT_ALERTNAME='' turns the check off"
+    )
+    assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
+    assert re.fullmatch(
+        rf"ok       heartbeat: {tenant}: Watchdog last arrived [01] s ago \(timeout 1s\)", said()
+    ), said()
+    _, incident_id = silenced(runtime, client, graph)
+    (now,) = graph.rows("heartbeats")
+    line = said()
+    assert line.startswith(
+        f"warning  heartbeat: {tenant}: Watchdog silent since {fmt_ms(now['last_at'])} ("
+    ), line
+    assert line.endswith(
+        f" s, over the 1s timeout); incident {incident_id} paged the default team: check that "
+        "Prometheus still evaluates the Watchdog rule, that Alertmanager is up, that "
+        "Alertmanager routes it to this receiver with a repeat_interval well under "
+        "BLAST_HEARTBEAT_TIMEOUT (1s), and that it reaches this gateway's webhook"
+    ), line
+    off = settings.model_copy(update={"heartbeat_alertname": ""})
+    assert check_heartbeat(off) == []
