@@ -966,7 +966,7 @@ class Investigator:
             first, alerting, ev.alerts, candidates, hard, peers, dependents, sources, config,
             readers,
         )  # fmt: skip
-        decision = served_as_usual(decision, fine)
+        decision = served_as_usual(decision, fine, ev.alerts)
         started = [n for n in order_only if n in decision.candidates and n in hard]
         if decision.root_cause is None and started:
             # alerts only, nothing is traced: start order stays a suspect, and the page says
@@ -1443,16 +1443,22 @@ def corrected_before(playbook: dict[str, Any], rules: Decision, ev: Evidence) ->
 SERVED_AS_USUAL = 0.45
 
 
-def served_as_usual(decision: Decision, fine: dict[str, dict[str, Any]]) -> Decision:
+def served_as_usual(
+    decision: Decision, fine: dict[str, dict[str, Any]], alerts: list[dict[str, Any]]
+) -> Decision:
     """The walk's finding (`decision`, alerts and the dependency graph) as a lead when the live
     evidence blamed nothing and measured the very cause it names serving its calls as usual
     (`fine`: component -> its `calls_into` measurement, healthy in the window): what the graph
     says it explains, the measurement does not show. Confidence at most `SERVED_AS_USUAL`, and
-    the summary says what was measured. Unchanged otherwise (no evidence, the cause not
-    measured, or already a lead). Issue: say only what was measured; an unseen food-delivery
-    story named payment-svc at 0.90 over stale menus while every call into it was served."""
+    the summary says what was measured. Unchanged otherwise: no evidence, the cause not
+    measured, already a lead, or one of the incident's `alerts` is about the cause's own
+    process (`weigh.self_inflicted`: memory, CPU, disk, which its calls need not show).
+    Issue: say only what was measured; an unseen food-delivery story named payment-svc at
+    0.90 over stale menus while every call into it was served."""
     x = decision.root_cause
     if x is None or x not in fine or decision.confidence < LEAD_BELOW:
+        return decision
+    if self_inflicted(alerts, x):
         return decision
     note = (
         f" But the live evidence measured {x} serving its calls as usual ({fine[x]['text']}): "
