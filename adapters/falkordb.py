@@ -61,6 +61,7 @@ INDEXES: tuple[tuple[str, str], ...] = (
     ("Maintenance", "ends_at"),  # the windows not over yet, before every page
     ("Maintenance", "id"),
     ("Remediation", "playbook_id"),  # a fix's record on earlier incidents, when it is proposed
+    ("Verdict", "actual_cause"),  # the last time people established a cause (similar incidents)
 )
 #: (label, property, dimension) of the cosine vector indexes: an incident's hashed bag of words
 #: (`agents.investigate.similar`, 128 float32 buckets) for similar-incident recall.

@@ -554,7 +554,8 @@ class Investigator:
                  "candidate": decision.root_cause if kept else None},
             )  # fmt: skip
         if remembered["similar_json"] is not None and decision.root_cause is not None:
-            cited_first = similar.first_of_cause(evidence.similar or [], decision.root_cause)
+            alike = self._with_established(task, evidence, decision.root_cause)
+            cited_first = similar.first_of_cause(alike, decision.root_cause)
             remembered["similar_json"] = json.dumps(cited_first, ensure_ascii=False)
         paths = self._paths(task, evidence, decision, candidates)
         outcome = "conclusive" if decision.root_cause else "inconclusive"
@@ -892,6 +893,32 @@ class Investigator:
             deferred=True,
         )
         return counts
+
+    def _with_established(self, task: TaskRun, ev: Evidence, cause: str) -> list[dict[str, Any]]:
+        """The similar incidents found (`ev.similar`), with the latest earlier incident people
+        established `cause` for (`similar.established`, a checkpointed step) last among them
+        when none of them is one (`similar.first_of_cause` then cites it first): the page
+        says "this happened on the 3rd, Priya confirmed it was the orders database" though
+        the alerts were worded otherwise (issue: memory that carries the repeats). At most
+        `similar.TOP` rows. Only with graph memory (`BLAST_MEMORY=graph`)."""
+        found = list(ev.similar or [])
+        if self.memory != "graph" or any(
+            r["root_cause"] == cause and r["confirmed_by"] for r in found
+        ):  # text memory is the words alone; the verdicts are graph memory's
+            return found
+        row = task.step(
+            "established_incident",
+            {"cause": cause},
+            lambda: similar.established(
+                task.graph, task.claim.incident_id, cause, ev.text_vector, ev.alerting,
+                ev.opened_ms,
+            ),
+            touched=[cause],
+            deferred=True,
+        )  # fmt: skip
+        if row is None or not row["confirmed_by"]:
+            return found
+        return [*[r for r in found if r["id"] != row["id"]][: similar.TOP - 1], row]
 
     def _remember(self, task: TaskRun, ev: Evidence) -> dict[str, Any]:
         """What similarity keeps on the incident, written with the finding: its text vector and

@@ -147,6 +147,40 @@ def first_of_cause(found: list[dict[str, Any]], cause: str | None) -> list[dict[
     return [same[0], *(r for r in found if r is not same[0])]
 
 
+def established(
+    graph: TenantGraph,
+    incident_id: str,
+    cause: str,
+    vector: Sequence[float],
+    impacted: list[str],
+    before_ms: int,
+) -> dict[str, Any] | None:
+    """The latest earlier incident people established `cause` for (confirmed, or corrected
+    naming it: `established_incident.cypher`), as a `rank` row, or None when there is none:
+    for `first_of_cause` when the incident's finding names `cause` and no incident among the
+    text-nearest does (a batch's repeat worded unlike its first time, out of the vector index's
+    `K_TEXT` nearest). Its `text` is the cosine of the two stored vectors (both L2-normalised,
+    0 when either has no words), its `score` mixes it as `rank` does, the cause counting as
+    reached (this incident's finding names it). `vector`: this incident's text vector;
+    `impacted`: its alerting components; `before_ms`: when it opened (ms UTC). Raises
+    `GraphUnavailable`."""
+    row = graph.one(
+        "established_incident", {"cause": cause, "incident_id": incident_id, "before": before_ms}
+    )
+    if row is None:
+        return None
+    theirs = list(row["text_vec"] or [])
+    text = max(0.0, sum(a * b for a, b in zip(vector, theirs, strict=False)))
+    mine, impacts = set(impacted), set(row["impacted"] or [])
+    overlap = len(mine & impacts) / len(mine | impacts) if mine | impacts else 0.0
+    score = TEXT_WEIGHT * text + IMPACT_WEIGHT * overlap + CAUSE_WEIGHT
+    return {
+        "id": row["id"], "at": row["at"], "root_cause": cause,
+        "confirmed_by": row["confirmed_by"], "corrected": row["verdict"] == "rejected",
+        "fixed_by": row["fixed_by"], "text": round(text, 3), "score": round(score, 3),
+    }  # fmt: skip
+
+
 def cited(found: list[dict[str, Any]], cause: str | None) -> dict[str, Any] | None:
     """The earlier incident a page names (`found`: the incident's `similar_json`, best first;
     `cause`: its finding's root cause): the first, when it scores `SIMILAR_SHOWN` or more, or

@@ -194,3 +194,36 @@ def test_a_text_vector_asked_again_is_the_same_and_a_list_of_its_own():
     again = similar.text_vector("checkout latency high")
     assert again != first and again == similar.text_vector("checkout  latency high")
     assert math.isclose(math.sqrt(sum(v * v for v in again)), 1.0, abs_tol=1e-4)
+
+
+def test_the_last_incident_people_established_a_cause_for_is_found_by_its_verdict(
+    shop: Gateway,
+) -> None:
+    """`similar.established`: once a finding names a cause, the latest earlier incident whose
+    verdict named it is found whatever its words (a batch's repeat reads nothing like its first
+    time, out of the vector index's nearest), as a `rank` row: its text similarity from the two
+    stored vectors, the cause counted as reached. Nothing before it, nothing for a cause never
+    established, never the incident itself."""
+    first = fire(shop, WEEK1, saturation("orders-db", "orders-api", 1))
+    verdict(shop, first, "confirmed")
+    graph = shop.graph  # type: ignore[attr-defined]
+    later_ms = int((WEEK1 + timedelta(days=3)).timestamp() * 1000)
+    words = similar.text_vector("checkout basket totals wrong")
+    row = similar.established(graph, "inc-later", "orders-db", words, ["shop"], later_ms)
+    assert row is not None
+    assert (row["id"], row["root_cause"], row["confirmed_by"], row["corrected"]) == (
+        first,
+        "orders-db",
+        "UDEE",
+        False,
+    )
+    assert row["text"] == 0.0  # no word in common
+    assert row["score"] == pytest.approx(similar.CAUSE_WEIGHT)  # nor a component
+    same = similar.text_vector(similar.incident_text(incident(shop, first)["alerts"]))
+    alike = similar.established(graph, "inc-later", "orders-db", same, ["orders-db"], later_ms)
+    assert alike is not None and alike["text"] > 0.5  # its own alerts' words, as the API lists them
+    assert alike["score"] > row["score"]
+    assert similar.established(graph, "inc-later", "payments-db", words, [], later_ms) is None
+    assert similar.established(graph, first, "orders-db", words, [], later_ms) is None
+    before = int(WEEK1.timestamp() * 1000) - 1
+    assert similar.established(graph, "inc-later", "orders-db", words, [], before) is None
