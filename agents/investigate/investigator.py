@@ -900,11 +900,16 @@ class Investigator:
         when none of them is one (`similar.first_of_cause` then cites it first): the page
         says "this happened on the 3rd, Priya confirmed it was the orders database" though
         the alerts were worded otherwise (issue: memory that carries the repeats). At most
-        `similar.TOP` rows. Only with graph memory (`BLAST_MEMORY=graph`)."""
+        `similar.TOP` rows. Only with graph memory (`BLAST_MEMORY=graph`), and only when one of
+        the similar incidents got a verdict (else `ev.similar` as it is)."""
         found = list(ev.similar or [])
-        if self.memory != "graph" or any(
-            r["root_cause"] == cause and r["confirmed_by"] for r in found
-        ):  # text memory is the words alone; the verdicts are graph memory's
+        # text memory is the words alone (the verdicts are graph memory's); a tenant whose
+        # nearest incidents got no verdict (a new one, or one that gives none) pays no lookup
+        if (
+            self.memory != "graph"
+            or not any(r["confirmed_by"] for r in found)
+            or any(r["root_cause"] == cause and r["confirmed_by"] for r in found)
+        ):
             return found
         row = task.step(
             "established_incident",
