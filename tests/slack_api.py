@@ -11,8 +11,8 @@ and knows channels by id (the read methods take ids only, as Slack's do; `chat.p
 also takes `#name`). `fail()` scripts failures per method: an `ok: false` error, an HTTP status
 (429 with `Retry-After`, 5xx), or a hook that runs after a message is stored and before the
 answer (to kill the caller between Slack's accept and its record). `refuse(channel, error)`
-makes a channel refuse every post as Slack does (`channel_not_found`, `not_in_channel`,
-`is_archived`), and `conversations.list` shows it archived or without the bot.
+makes a channel refuse every post and edit as Slack does (`channel_not_found`,
+`not_in_channel`, `is_archived`), and `conversations.list` shows it archived or without the bot.
 """
 
 from __future__ import annotations
@@ -117,8 +117,8 @@ class SlackAPI:
             self._failures.setdefault(method, []).extend([failure] * times)
 
     def refuse(self, channel: str, error: str = "channel_not_found") -> None:
-        """Make `channel` (an id) refuse posts with `error`, as Slack does for a channel that
-        is gone (`channel_not_found`), archived (`is_archived`) or lacks the bot
+        """Make `channel` (an id) refuse posts and edits with `error`, as Slack does for a
+        channel that is gone (`channel_not_found`), archived (`is_archived`) or lacks the bot
         (`not_in_channel`)."""
         with self._lock:
             self.refusing[channel] = error
@@ -247,6 +247,8 @@ class SlackAPI:
 
     def _chat_update(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = self._channel(p.get("channel"))
+        if channel in self.refusing:  # an archived channel, or one without the bot
+            return {"ok": False, "error": self.refusing[channel]}
         for message in self.messages:
             if message["channel"] == channel and message["ts"] == p.get("ts"):
                 message["text"] = p.get("text")

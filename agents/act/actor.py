@@ -1,6 +1,11 @@
 """The acting agent: runs `propose_remediation`, `remediate` and `verify_remediation` tasks
 (see `agents.act`). Messages go through `messenger` (the page's thread) and `tickets` (a
 comment on the incident's ticket), each once per intent through `TaskRun.act`.
+
+A thread message Slack refuses for good (the page's channel archived or without the bot since
+the page) never stops what follows it: it goes along the root route as a message of its own,
+else a copy goes to the outbox (`agents.respond.fallback`), and the task goes on, so a fix
+that ran is still verified and a failed verification still retriggers the incident.
 """
 
 from __future__ import annotations
@@ -10,10 +15,11 @@ import logging
 import time
 from typing import Any
 
-from adapters.notify import AdapterError, Notifier
+from adapters.notify import AdapterError, Notifier, OutboundMessage
 from adapters.prometheus import Prometheus
 from agents.act import notices, run, spec, verify
 from agents.respond import escalation
+from agents.respond.fallback import root_route, tell
 from agents.tasks.coordination import TaskRun
 from agents.tasks.kinds import handled_by
 
@@ -33,15 +39,20 @@ class Actor:
     """Proposes, runs and verifies remediations. `enabled`: `BLAST_ACTIONS_ENABLED` (off:
     proposals only say what would run; nothing runs); `creds`: what the remediation adapters
     need; `prometheus`: the verifier's evidence, one for all tenants or one per graph name
-    (None: only alerts can verify)."""
+    (None: only alerts can verify); `fallback`: where a message Slack refuses for good is
+    copied when no channel of the root route takes it (the outbox); `default_channel`:
+    `SLACK_DEFAULT_CHANNEL`, the root route's last channel."""
 
     kinds = handled_by("act")
 
     def __init__(
         self, messenger: Notifier, tickets: Notifier, enabled: bool, creds: run.Credentials,
         prometheus: Prometheus | dict[str, Prometheus] | None = None,
+        fallback: Notifier | None = None, default_channel: str | None = None,
     ) -> None:  # fmt: skip
         self.messenger = messenger
+        self.fallback = fallback
+        self.default_channel = default_channel
         self.tickets = tickets
         self.enabled = enabled
         self.creds = creds
@@ -75,7 +86,7 @@ class Actor:
         earlier = notices.runs(task.graph, row["remediation"])
         # a setting it needs is missing: said now, not after a person approved it
         cannot = run.missing_credential(remediation.type, self.creds) if self.enabled else None
-        task.act(self.messenger, notices.proposed(row, what, self.enabled, page, earlier, cannot))
+        self._say(task, notices.proposed(row, what, self.enabled, page, earlier, cannot))
         task.complete("shown (actions off)" if not self.enabled
                       else f"shown (cannot run: {cannot})" if cannot else "proposed")  # fmt: skip
 
@@ -110,7 +121,7 @@ class Actor:
             if not gives_up:
                 raise
             if page is not None:
-                task.act(self.messenger, notices.run_failed(row, what, str(exc)[:300], page))
+                self._say(task, notices.run_failed(row, what, str(exc)[:300], page))
             task.complete("failed")
             return
         # the run's checkpoint (its ref in the task's steps); this try's own outcome is the
@@ -128,7 +139,8 @@ class Actor:
                 escalation.fmt_after(int(remediation.verify_within.total_seconds() * 1000))
                 if isinstance(remediation, spec.FlagdFlag) else None
             )  # fmt: skip
-            task.act(self.messenger, notices.started(
+            # refused for good: along the root route or to the outbox; verified all the same
+            self._say(task, notices.started(
                 row, what, ref, adapter.outcome, page, merge_within=within))  # fmt: skip
         task.complete("ran", next_kind="verify_remediation", next_id=f"verify:{rem['id']}")
 
@@ -169,11 +181,33 @@ class Actor:
                             if outcome == "failed" else ({}, False))  # fmt: skip
         if page is not None:
             said = notices.verification(row, outcome, detail, page, who, escalates)
-            task.act(self.messenger, said)
+            self._say(task, said, who)
         if ticket is not None:
             what = spec.describe(run.stored_spec(row))
-            task.act(self.tickets, notices.verification_ticket(row, what, outcome, detail, ticket))
+            comment = notices.verification_ticket(row, what, outcome, detail, ticket)
+            # a ticket has no root route: refused for good, it is copied to the outbox
+            tell(task, self.tickets, comment, self.fallback, list, "verification comment")
         task.complete(f"verification {outcome}", **again)
+
+    def _say(
+        self, task: TaskRun, message: OutboundMessage, who: dict[str, Any] | None = None
+    ) -> str | None:
+        """Say `message` in the page's thread; when Slack refuses it for good, along the root
+        route from the channel of the team the page went to (`who`, a route; else read from
+        `incident_paged.cypher`, only then), else a copy to `fallback` (`<intent>:fallback`).
+        Returns the ref that went out, or None when nothing could take it (logged: the task
+        goes on). Raises `AdapterError` when a retry may still help, `LeaseLost`,
+        `GraphUnavailable`."""
+
+        def route() -> list[str]:
+            paged = who
+            if paged is None:
+                found = task.graph.one("incident_paged", {"incident_id": message.incident_id})
+                paged = json.loads(found["result"]) if found else None
+            return root_route(task.graph, (paged or {}).get("channel"), self.default_channel)
+
+        return tell(task, self.messenger, message, self.fallback, route, "remediation notice",
+                    self.default_channel)  # fmt: skip
 
     @staticmethod
     def _retriggered(

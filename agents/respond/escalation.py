@@ -53,10 +53,10 @@ import re
 from typing import Any
 
 from adapters.falkordb import TenantGraph
-from adapters.notices import FollowUp, Person, Span
-from adapters.notify import AdapterError, Notifier, OutboundMessage
-from adapters.slack.refs import parse_ref
+from adapters.notices import Person, Span
+from adapters.notify import Notifier, OutboundMessage
 from agents.respond import messages
+from agents.respond.fallback import deliver, root_route
 from agents.tasks.coordination import TaskRun
 
 log = logging.getLogger(__name__)
@@ -370,65 +370,15 @@ class Escalator:
 
     def _send(self, task: TaskRun, message: OutboundMessage, policy: dict[str, Any]) -> str:
         """Deliver a level: to where `message` says (the page's thread, or the top of the
-        paged team's channel); when that refuses it, as a message of its own along the root
-        route (module docstring), each attempt under the level's one intent; when every
-        channel refuses, a copy through `fallback` (`<intent>:fallback`). Returns the ref that
-        went out. Raises `AdapterError` when a retry may still help (or there is no fallback),
-        `LeaseLost`, `GraphUnavailable`."""
-        try:
-            return task.act(self.messenger, message)
-        except AdapterError as exc:
-            if self.fallback is None or self.fallback is self.messenger:
-                raise
-            if exc.retryable and not task.last_attempt:
-                raise
-            failed = exc
-        thread = parse_ref(message.reply_to)
-        first = message.channel or (
-            f"the page's thread in {thread[0]}" if thread
-            else self.default_channel or self.messenger.name
+        paged team's channel); when that refuses it, along the root route from the paged
+        team's channel, else a copy through `fallback` (`agents.respond.fallback.deliver`).
+        Returns the ref that went out. Raises `AdapterError` when a retry may still help (or
+        there is no fallback), `LeaseLost`, `GraphUnavailable`."""
+        return deliver(
+            task, self.messenger, message, self.fallback,
+            lambda: root_route(task.graph, policy.get("channel"), self.default_channel),
+            "escalation", self.default_channel,
         )  # fmt: skip
-        refused = [f"{first} ({failed.reason or failed})"]
-        if failed.refused:
-            for channel in self._root_route(task.graph, policy):
-                if channel == message.channel:
-                    continue
-                notice = message.notice
-                if isinstance(notice, FollowUp):  # says why it is not in the thread
-                    note = Span(text=f" (Posted here: {'; '.join(refused)} refused it.)")
-                    notice = notice.model_copy(update={"text": [*notice.text, note]})
-                tried = message.model_copy(
-                    update={"reply_to": None, "channel": channel, "notice": notice}
-                )
-                try:
-                    ref = task.act(self.messenger, tried)
-                except AdapterError as exc:
-                    if exc.retryable and not task.last_attempt:
-                        raise
-                    refused.append(f"{channel} ({exc.reason or exc})")
-                    if not exc.refused:
-                        break
-                    continue
-                log.warning("escalation %s refused by %s; posted in %s instead",
-                            message.intent_id, "; ".join(refused), channel)  # fmt: skip
-                return ref
-        why = (
-            f"Not delivered through {self.messenger.name}: {'; '.join(refused)} refused it. "
-            f"Copied to {self.fallback.name} instead."
-        )
-        log.error("escalation %s not delivered: %s", message.intent_id, why)
-        copy = message.model_copy(update={
-            "intent_id": f"{message.intent_id}:fallback",
-            "notice": message.notice.model_copy(update={"undelivered": why}),
-        })  # fmt: skip
-        return task.act(self.fallback, copy)
-
-    def _root_route(self, graph: TenantGraph, policy: dict[str, Any]) -> list[str]:
-        """The channels a refused level may go to, in order: the paged team's, the default
-        team's, `SLACK_DEFAULT_CHANNEL` (each once). Raises `GraphUnavailable`."""
-        default = graph.one("default_route")
-        chain = [policy.get("channel"), (default or {}).get("channel"), self.default_channel]
-        return [c for c in dict.fromkeys(chain) if c]
 
     @staticmethod
     def _stopped(state: dict[str, Any]) -> str | None:

@@ -24,6 +24,7 @@ from typing import Any
 from adapters.notices import Span
 from adapters.notify import Notifier
 from agents.respond import escalation, maintenance, messages
+from agents.respond.fallback import root_route, tell
 from agents.tasks.coordination import TaskRun
 
 #: The task kind triage enqueues for an alert that reopened its incident.
@@ -49,19 +50,32 @@ def reopened_text(
 
 
 class Reopener:
-    """Runs `notify_reopened` tasks through `messenger` (Slack or the outbox)."""
+    """Runs `notify_reopened` tasks through `messenger` (Slack or the outbox). A notice Slack
+    refuses for good goes along the root route, else to `fallback` (the outbox), and the task
+    goes on (`agents.respond.fallback`); `default_channel`: `SLACK_DEFAULT_CHANNEL`, the root
+    route's last channel."""
 
     kinds = (KIND,)
 
-    def __init__(self, messenger: Notifier) -> None:
+    def __init__(
+        self,
+        messenger: Notifier,
+        fallback: Notifier | None = None,
+        default_channel: str | None = None,
+    ) -> None:
         self.messenger = messenger
+        self.fallback = fallback
+        self.default_channel = default_channel
 
     def run(self, task: TaskRun) -> None:
         """Say in the page's thread that the incident reopened, then restate the page, and run
         the escalation policy again when nobody acknowledged it. No page yet (the incident was
         never paged): nothing to say; its page, when it goes out, shows it open and escalates.
         A window that covers the incident holds all of it until its end (`maintenance.hold`).
-        Raises `LeaseLost`, `GraphUnavailable` or `AdapterError`."""
+        A notice or page edit Slack refuses for good does not stop the rest: the notice goes
+        along the root route (paged team's channel, default team's, `SLACK_DEFAULT_CHANNEL`)
+        or is copied to the outbox (`<intent>:fallback`), the edit is copied there.
+        Raises `LeaseLost`, `GraphUnavailable` or `AdapterError` (one a retry may help)."""
         graph, incident_id = task.graph, task.claim.incident_id
         incident = graph.one("response_incident", {"incident_id": incident_id})
         if incident is None:
@@ -98,7 +112,10 @@ class Reopener:
             f"incident:{incident_id}:reopened:{key}", incident, "reopened",
             reopened_text(incident, alert, bool(again)), page,
         )  # fmt: skip
-        task.act(self.messenger, notice)
+        channel = (route or {}).get("channel")
+        tell(task, self.messenger, notice, self.fallback,
+             lambda: root_route(graph, channel, self.default_channel), "reopen notice",
+             self.default_channel)  # fmt: skip
         ticket = refs.get(f"incident:{incident_id}:ticket")
         update = messages.page_update(
             f"incident:{incident_id}:page:reopened:{key}", page, incident, alerts,
@@ -107,5 +124,6 @@ class Reopener:
             graph.rows("incident_verdicts", {"incident_id": incident_id}),
             ticket if ticket and ticket.startswith(("https://", "http://")) else None,
         )  # fmt: skip
-        task.act(self.messenger, update)
+        tell(task, self.messenger, update, self.fallback, list, "reopened page edit",
+             self.default_channel)  # fmt: skip
         task.complete("reopened" + (", escalation policy again" if again else ""), **again)

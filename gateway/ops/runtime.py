@@ -422,6 +422,8 @@ class Runtime:
         assert self.store is not None
         s = self.settings
         prometheus = prometheus_clients(s)
+        # the root route's last channel (a refused message's before the outbox)
+        default_channel = s.slack_default_channel if self.slack is not None else None
         agents: list[Any] = [
             Investigator(
                 s.walk_hops, prometheus, self.model_planner, s.memory, s.max_recalled_playbooks
@@ -432,22 +434,20 @@ class Runtime:
                 self.tickets,
                 records=self.outbox if s.notify_mode == "slack" else None,
                 fallback=self.outbox,
-                default_channel=s.slack_default_channel if self.slack is not None else None,
+                default_channel=default_channel,
                 public_url=s.public_url,
             ),
             Learner(s.max_playbooks),
-            Escalator(
-                self.messenger,
-                fallback=self.outbox,
-                default_channel=s.slack_default_channel if self.slack is not None else None,
-            ),
-            Reopener(self.messenger),
+            Escalator(self.messenger, fallback=self.outbox, default_channel=default_channel),
+            Reopener(self.messenger, fallback=self.outbox, default_channel=default_channel),
             Actor(
                 self.messenger,
                 self.tickets,
                 s.actions_enabled,
                 remediation_credentials(s),
                 prometheus,
+                fallback=self.outbox,
+                default_channel=default_channel,
             ),
         ]
         hooks = StepHooks(s.chaos_step_delay_ms, s.chaos_slow_steps, s.chaos_halt_after_step)

@@ -859,6 +859,62 @@ def test_in_slack_a_stranger_is_told_why_and_a_member_approves(
     )
 
 
+@pytest.mark.parametrize(
+    "refusing", [("C0CHECKOUT",), ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT")],
+    ids=["root-route", "outbox"],
+)  # fmt: skip
+def test_a_run_whose_thread_slack_refuses_is_still_verified_and_said_once(
+    slack_shop: Gateway, api: SlackAPI, github: FakeGitHub, refusing: tuple[str, ...]
+) -> None:
+    """The page's channel is archived between the proposal and the run: the "ran" message
+    Slack refuses goes along the root route as a message of its own (else to the outbox),
+    once, and the fix is verified all the same, its outcome said the same way."""
+    gw = slack_shop
+    plant(gw, WORKFLOW | {"verify_within": 30})
+    started = datetime.now(UTC) - timedelta(minutes=5)
+    incident = fire(gw, started)
+    (root,) = api.roots("C0CHECKOUT")
+    assert [m for m in api.replies(root["ts"]) if "Proposed remediation" in str(m["text"])]
+    for channel in refusing:
+        api.refuse(channel, "is_archived")
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    gw.drain()
+    assert len(github.runs) == 1
+    (row,) = remediations(gw, incident)
+    assert row["remediation"]["status"] == "running"  # ran, now verifying
+    kinds = {t["kind"]: t for t in graph_of(gw).rows("incident_tasks", {"incident_id": incident})}
+    assert (kinds["remediate"]["status"], kinds["remediate"]["outcome"]) == ("done", "ran")
+    assert kinds["verify_remediation"]["status"] in ("open", "paused", "claimed")
+    answer = gw.http.post("/api/v1/alerts", json={"alerts": [alert("resolved", started)]})
+    assert answer.status_code == 200
+    row = wait_verified(gw, incident)
+    assert row["verification"]["outcome"] == "verified"
+    gw.drain()  # nothing is said twice
+    said = [m for m in api.messages if "Remediation " in str(m["text"])]
+    copies = [e for e in gw.outbox if str(e["intent_id"]).endswith(":fallback")
+              and ":remediation:" in str(e["intent_id"])]  # fmt: skip
+    refused = "the page's thread in C0CHECKOUT (is_archived); #checkout-oncall (is_archived)"
+    if refusing == ("C0CHECKOUT",):
+        assert [(m["channel"], m["thread_ts"], str(m["text"]).split(":")[0]) for m in said] == [
+            ("C0PLATFORM", None, "Remediation ran"),
+            ("C0PLATFORM", None, "Remediation verified"),
+        ]
+        assert f"(Posted here: {refused} refused it.)" in said[0]["text"]
+        assert copies == []
+    else:
+        assert said == []
+        assert [e["intent_id"] for e in copies] == [
+            f"incident:{incident}:remediation:pb-rollback:{what}:fallback"
+            for what in ("started", "verification:verified")
+        ]
+        assert "Remediation ran" in str(copies[0]["text"])
+        assert copies[0]["notice"]["undelivered"] == (
+            f"Not delivered through slack: {refused}; #platform-oncall (is_archived); "
+            "C0DEFAULT (is_archived) refused it. Copied to outbox instead."
+        )
+    assert not [m for m in api.replies(root["ts"]) if "Remediation " in str(m["text"])]
+
+
 def test_in_slack_a_member_known_by_email_only_approves_as_slack_names_them(
     shop, api: SlackAPI, github: FakeGitHub
 ) -> None:

@@ -25,14 +25,16 @@ from adapters.outbox import Outbox
 from agents.respond.responder import Responder
 from agents.tasks.coordination import TaskRun, claim
 from agents.tasks.kinds import ROLE_KINDS
+from agents.triage.triage import triage
 from gateway.cli.doctor import check_slack_world
 from gateway.cli.incident_text import incident_report
+from gateway.http.payloads import normalize, parse_body
 from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, alert_body, clean_env, make_settings
 from tests.respond.test_escalation import with_policy
 from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, signed_headers
 from tests.tasks.test_coordination import investigated
-from tests.tasks.test_crash import task, wait_for
+from tests.tasks.test_crash import incident, task, wait_for
 from tests.test_slack_routes import click, detail, fire, slack_settings, status_block
 
 PUBLIC = "https://blast.example.com"
@@ -220,6 +222,62 @@ def test_a_click_from_a_person_the_world_knows_by_email_is_recorded_by_their_nam
     assert {v["by_name"] for v in found["verdicts"]} == {"Di Example"}
     (root,) = api.roots()
     assert "Acknowledged by Cy Example at " in status_block(root)
+
+
+def reopen(graph: TenantGraph, incident_id: str) -> None:
+    """Resolve the payment alert at 00:05 and fire it again at 00:07: inside the 10-minute
+    reopen window, so triage reopens the incident (task `notify_reopened`)."""
+    for status, starts, ends in (("resolved", "00:00", "2026-11-01T00:05:00Z"),
+                                 ("firing", "00:07", "0001-01-01T00:00:00Z")):  # fmt: skip
+        body = json.loads(alert_body("payment"))
+        body["alerts"][0] |= {"status": status, "startsAt": f"2026-11-01T{starts}:00Z",
+                              "endsAt": ends}  # fmt: skip
+        report = triage(graph, normalize(parse_body(json.dumps(body).encode()), "unknown"),
+                        900_000, reopen_ms=600_000)  # fmt: skip
+    assert report.reopened == [incident_id]
+
+
+@pytest.mark.parametrize(
+    "refusing", [("C0CHECKOUT",), ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT")],
+    ids=["root-route", "outbox"],
+)  # fmt: skip
+def test_a_reopen_notice_slack_refuses_goes_along_the_root_route_and_the_task_completes(
+    slack_gw, api, graph, refusing
+):
+    """The page's channel is archived after the page: the reopen's notice goes along the root
+    route as a message of its own (else to the outbox), once, the page's edit is kept in the
+    outbox, and the policy's reopen round is still enqueued."""
+    with_policy(graph, [("1h", ["Di Example"])])
+    incident_id = incident(graph)
+    slack_gw.drain()
+    (root,) = api.roots("C0CHECKOUT")
+    for channel in refusing:
+        api.refuse(channel, "is_archived")
+    reopen(graph, incident_id)
+    slack_gw.drain()
+    assert task(graph, incident_id, "notify_reopened")["status"] == "done"
+    rounds = [t["id"] for t in graph.rows("incident_tasks", {"incident_id": incident_id})]
+    assert f"escalate:{incident_id}:reopen:1" in rounds
+    slack_gw.drain()  # nothing is said twice
+    told = [m for m in api.messages if "Firing again" in str(m["text"])]
+    copies = [e for e in slack_gw.outbox if str(e["intent_id"]).endswith(":fallback")]
+    notices = [e for e in copies if f"{incident_id}:reopened:" in str(e["intent_id"])]
+    # the page's edit (open again) is refused in its channel too: kept in the outbox, once
+    edits = [e for e in copies if f"{incident_id}:page:reopened:" in str(e["intent_id"])]
+    assert len(edits) == 1 and edits[0]["kind"] == "update"
+    refused = "the page's thread in C0CHECKOUT (is_archived); #checkout-oncall (is_archived)"
+    if refusing == ("C0CHECKOUT",):
+        assert [(m["channel"], m["thread_ts"]) for m in told] == [("C0PLATFORM", None)]
+        assert f"(Posted here: {refused} refused it.)" in told[0]["text"]
+        assert notices == []
+    else:
+        assert told == [] and len(notices) == 1
+        assert "Firing again" in notices[0]["text"]
+        assert notices[0]["notice"]["undelivered"] == (
+            f"Not delivered through slack: {refused}; #platform-oncall (is_archived); "
+            "C0DEFAULT (is_archived) refused it. Copied to outbox instead."
+        )
+    assert not [m for m in api.replies(root["ts"]) if "Firing again" in str(m["text"])]
 
 
 def test_acknowledge_from_the_button_and_the_api(slack_gw, api):
