@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,10 @@ from agents.tasks.worker import Worker
 from agents.triage.triage import triage
 from bench.round_trips import counting
 from gateway.http.payloads import normalize, parse_body
+from gateway.world import demo_world_path, load_world
+from gateway.world.oncall import rotation_shifts
 from tests.conftest import alert_body
-from tests.slack_api import TOKEN, SlackAPI
+from tests.slack_api import TOKEN, USERS, SlackAPI
 from tests.tasks.test_coordination import INVESTIGATE, RESPOND, open_incident
 
 #: The page deadline of these tests' workers (ms); a held-back investigation is made older.
@@ -223,6 +226,18 @@ def two_team_incident(graph: TenantGraph) -> str:
     return incident
 
 
+def on_call_now(team: str) -> str:
+    """The Slack id of whoever the demo world's rotation has on call for `team` now (its
+    shifts turn every Monday at 09:00 UTC: a test must not name one person)."""
+    (spec,) = [t for t in load_world(demo_world_path()).teams if t.name == team]
+    assert spec.oncall is not None and spec.oncall.rotation
+    now = datetime.now(UTC)
+    shifts = rotation_shifts(spec.oncall, now)
+    (shift,) = [s for s in shifts if s["starts_at"] <= now.timestamp() * 1000 < s["ends_at"]]
+    (member,) = [m for m in spec.members if m.name == shift["person"]]
+    return USERS[member.email]
+
+
 def test_a_late_cause_another_team_owns_is_paged_in_its_own_channel_from_what_respond_read(
     store: GraphStore, graph: TenantGraph, tenant: str, tmp_path: Path, api: SlackAPI
 ) -> None:
@@ -263,7 +278,7 @@ def test_a_late_cause_another_team_owns_is_paged_in_its_own_channel_from_what_re
     assert page["edited"] == 1 and "Root cause: *payment*" in page["text"]
     # checkout's on-call is paged where they are: a root message in their own channel
     (repage,) = api.roots("C0CHECKOUT")
-    assert repage["text"].startswith("<@U0DI> Paged for incident " + incident)
+    assert repage["text"].startswith(f"<@{on_call_now('checkout')}> Paged for incident {incident}")
     assert "the root cause is *payment*" in repage["text"]
     assert "(on call for checkout, owner of payment)" in repage["text"]
     assert "The first page went to " in repage["text"] and "#storefront-oncall" in repage["text"]
