@@ -1,9 +1,10 @@
 """A message Slack refuses for good goes on along the root route, else to the outbox.
 
 Shared by every agent that says something after the page (the escalation's levels, the
-reopen's notice, the remediation's proposal, run and verification): a channel archived or
-without the bot since the page must neither lose the message nor stop what comes after it
-(the next escalation level, the fix's verification, the reopen's escalation round).
+reopen's notice, the remediation's proposal, run and verification, the responder's follow-ups,
+page edits and ticket-resolved comment): a channel archived or without the bot since the page
+must neither lose the message nor stop what comes after it (the next escalation level, the
+fix's verification, the reopen's escalation round, the resolve's ticket comment and page edit).
 
 `deliver` sends the message where it says (the page's thread, or a channel). When that is
 refused for good (`AdapterError.refused`: not found, archived, the bot not in it), the message

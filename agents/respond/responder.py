@@ -26,6 +26,12 @@ out: it pages the cause's on-call in their own channel when that is someone else
 id>`, a root message; `…:repage-note:<task id>` says so in the page's thread), tells the other
 alerting teams, opens the ticket and edits the cause into the page (`…:diagnosis`). It waits
 while the `page` task is unfinished, so the two never run at once.
+
+After the page, a follow-up in its thread (cleared, resolved, diagnosis update, read-back), a
+page edit or the ticket's closing comment that Slack or the tracker refuses for good (the
+page's channel archived or without the bot since the page) never fails the task: a follow-up
+goes along the root route as a message of its own, else a copy goes to the outbox; an edit or
+a comment has nowhere else to go and is copied to the outbox (`agents.respond.fallback`).
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.investigate.decision import LEAD_BELOW
 from agents.respond import escalation, flapping, maintenance, messages, preferences, routing
+from agents.respond.fallback import root_route, tell
 from agents.tasks.coordination import Claim, Intended, TaskRun
 from agents.tasks.kinds import PAGE_KIND, handled_by
 
@@ -150,6 +157,9 @@ class Responder:
 
     `records`: where a copy of each "team told" follow-up goes when `messenger` keeps no record
     of its own (Slack alone: the outbox), so the people told can be listed afterwards.
+    `fallback`: where a page or ticket its own adapter cannot take goes, and a follow-up, page
+    edit or ticket comment refused for good (`_say`, `_restate`); `default_channel`:
+    `SLACK_DEFAULT_CHANNEL`, the root route's last channel.
     """
 
     #: The responder role's kinds but those with an agent of their own (`escalation.Escalator`,
@@ -625,9 +635,21 @@ class Responder:
         finally:
             task.deliveries(page.incident_id, deliveries)
 
-    def _say(self, task: TaskRun, message: OutboundMessage) -> str:
-        """`task.act(messenger, message)` for a follow-up, linked (`_linked`)."""
-        return task.act(self.messenger, self._linked(message))
+    def _say(self, task: TaskRun, message: OutboundMessage) -> str | None:
+        """Say a follow-up, linked (`_linked`), in the page's thread; when Slack refuses it for
+        good (the page's channel archived or without the bot since the page), along the root
+        route from the paged team's channel (`incident_paged.cypher`, read only then), else a
+        copy to `fallback` (`<intent>:fallback`; `agents.respond.fallback.tell`). Returns the
+        ref that went out, or None when nothing could take it (logged: the task goes on).
+        Raises `AdapterError` when a retry may still help, `LeaseLost`, `GraphUnavailable`."""
+
+        def route() -> list[str]:
+            found = task.graph.one("incident_paged", {"incident_id": message.incident_id})
+            paged = json.loads(found["result"]) if found else None
+            return root_route(task.graph, (paged or {}).get("channel"), self.default_channel)
+
+        return tell(task, self.messenger, self._linked(message), self.fallback, route,
+                    "follow-up", self.default_channel)  # fmt: skip
 
     def _linked(self, message: OutboundMessage) -> OutboundMessage:
         """A follow-up linked to the incident's web page when `BLAST_PUBLIC_URL` is set."""
@@ -975,7 +997,9 @@ class Responder:
         (`…:ticket-resolved`) and the page restated (`…:resolved`). An incident that flapped
         (reopened N times) resolves again under `…:resolve-notice:N` and so on: each episode is
         said once, the first keeps the plain ids. A reopen a quiet window held, never told,
-        that resolved inside the window says nothing (`_untold`). Returns the task's outcome."""
+        that resolved inside the window says nothing (`_untold`). A notice, comment or edit
+        refused for good goes along the root route or to the outbox (`_say`, `_restate`; the
+        comment to the outbox) and the rest still happens. Returns the task's outcome."""
         if self._untold(task, incident):
             return "resolved again during maintenance: the reopen not told"
         episode = f":{incident['reopens']}" if incident.get("reopens") else ""
@@ -995,7 +1019,8 @@ class Responder:
             intent(incident["id"], f"ticket-resolved{episode}"), incident, alerts, issue
         )
         if issue is not None:  # none opened (resolved in a quiet window): none to close
-            task.act(self.tickets, closing)
+            # a ticket has no root route: refused for good, it is copied to the outbox
+            tell(task, self.tickets, closing, self.fallback, list, "ticket-resolved comment")
         self._restate(task, incident, alerts, f"resolved{episode}")
         return "resolved"
 
@@ -1018,7 +1043,8 @@ class Responder:
     ) -> None:
         """Restate the page with the incident's current state (intent `incident:<id>:<what>`):
         cause, the person paged then, ticket link, resolution and verdicts. Nothing to do when
-        no page went out."""
+        no page went out. An edit Slack refuses for good (the page's channel archived since) is
+        copied to the outbox (`…:<what>:fallback`) and the task goes on."""
         incident_id = incident["id"]
         refs = self._refs(task, incident_id)
         page = refs.get(intent(incident_id, "initial-notification"))
@@ -1036,7 +1062,8 @@ class Responder:
              for d in task.graph.rows("incident_deliveries", {"incident_id": incident_id})
              if d["intent_id"] == page_intent and d["outcome"] == "refused"],
         )  # fmt: skip
-        task.act(self.messenger, update)
+        # a page in a channel archived since: nothing else to edit, so a copy to the outbox
+        tell(task, self.messenger, update, self.fallback, list, "page edit", self.default_channel)
 
     def _page_edit(
         self,

@@ -280,6 +280,47 @@ def test_a_reopen_notice_slack_refuses_goes_along_the_root_route_and_the_task_co
     assert not [m for m in api.replies(root["ts"]) if "Firing again" in str(m["text"])]
 
 
+@pytest.mark.parametrize(
+    "refusing", [("C0CHECKOUT",), ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT")],
+    ids=["root-route", "outbox"],
+)  # fmt: skip
+def test_a_resolve_notice_slack_refuses_goes_along_the_root_route_and_the_task_completes(
+    slack_gw, api, refusing
+):
+    """The page's channel is archived after the page, then the alerts resolve: the
+    `notify_cleared` task ends done, its notice goes along the root route as a message of its
+    own (else to the outbox), once, and the page's edit is kept in the outbox."""
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    (root,) = api.roots("C0CHECKOUT")
+    for channel in refusing:
+        api.refuse(channel, "is_archived")
+    fire(slack_gw, status="resolved")
+    slack_gw.drain()
+    cleared = [t for t in detail(slack_gw, incident_id)["tasks"] if t["kind"] == "notify_cleared"]
+    assert cleared and {t["status"] for t in cleared} == {"done"}
+    slack_gw.drain()  # nothing is said twice
+    told = [m for m in api.messages if str(m["text"]).startswith("Resolved: incident")]
+    copies = [e for e in slack_gw.outbox if str(e["intent_id"]).endswith(":fallback")]
+    notices = [e for e in copies if e["intent_id"].startswith(f"incident:{incident_id}:resolve-")]
+    edits = [e for e in copies if e["intent_id"] == f"incident:{incident_id}:resolved:fallback"]
+    assert len(edits) == 1 and edits[0]["kind"] == "update"
+    refused = "the page's thread in C0CHECKOUT (is_archived); #checkout-oncall (is_archived)"
+    if refusing == ("C0CHECKOUT",):
+        assert [(m["channel"], m["thread_ts"]) for m in told] == [("C0PLATFORM", None)]
+        assert f"(Posted here: {refused} refused it.)" in told[0]["text"]
+        assert notices == []
+    else:
+        assert told == [] and len(notices) == 1
+        assert notices[0]["intent_id"] == f"incident:{incident_id}:resolve-notice:fallback"
+        assert "Resolved: incident" in notices[0]["text"]
+        assert notices[0]["notice"]["undelivered"] == (
+            f"Not delivered through slack: {refused}; #platform-oncall (is_archived); "
+            "C0DEFAULT (is_archived) refused it. Copied to outbox instead."
+        )
+    assert not [m for m in api.replies(root["ts"]) if "Resolved" in str(m["text"])]
+
+
 def test_acknowledge_from_the_button_and_the_api(slack_gw, api):
     incident_id = fire(slack_gw)
     slack_gw.drain()
