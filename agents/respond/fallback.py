@@ -69,13 +69,16 @@ def deliver(
             raise
         failed = exc
     thread = parse_ref(message.reply_to)
-    first = message.channel or (
-        f"the page's thread in {thread[0]}" if thread else default_channel or messenger.name
-    )
+    # a reply goes to its thread's channel, whatever channel the message names (a team told
+    # names its own: where it goes without a thread)
+    first = (
+        f"the page's thread in {thread[0]}" if thread
+        else message.channel or default_channel or messenger.name
+    )  # fmt: skip
     refused = [f"{first} ({failed.reason or failed})"]
     if failed.refused and message.kind != "update":
         for channel in route():
-            if channel == message.channel:
+            if channel == message.channel and not thread:  # that one refused it just now
                 continue
             notice = message.notice
             if isinstance(notice, FollowUp):  # says why it is not where it belongs

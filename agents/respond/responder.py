@@ -479,8 +479,7 @@ class Responder:
         def rest() -> None:
             if repage is not None and who is not None:
                 self._page_cause(task, incident, who, repage, root, refs)
-            for notifier, message in sends:
-                task.act(notifier, message)
+            self._send_told(task, sends)
             self._deliver(task, self.tickets, issue, refs)
             update = self._page_edit(
                 incident, alerts, "diagnosis", root, who, before,
@@ -801,7 +800,7 @@ class Responder:
         message = messages.lead_told(
             intent(incident["id"], f"lead-told:{team}"), incident, owner, before, root
         )
-        task.act(self.messenger, self._linked(message))
+        self._say(task, message)  # refused for good: along the root route, never failing
         if self.records is not None:
             copy = message.model_copy(update={"intent_id": f"{message.intent_id}:record"})
             task.act(self.records, copy)
@@ -885,8 +884,18 @@ class Responder:
         if refs is None:
             refs = dict(self._refs(task, incident["id"]))
         root = refs.get(intent(incident["id"], "initial-notification"))
-        for notifier, message in self._told(incident, who, teams, root):
-            task.act(notifier, message)
+        self._send_told(task, self._told(incident, who, teams, root))
+
+    def _send_told(self, task: TaskRun, told: list[tuple[Notifier, OutboundMessage]]) -> None:
+        """Send `_told`'s messages in order: each mention through `_say` (refused for good, as
+        a channel archived since the page: along the root route, else the fallback's copy; a
+        team told is worth neither failing the task nor losing the ticket and edit after it),
+        each record through `task.act`. Raises as `_say` and `TaskRun.act` do."""
+        for notifier, message in told:
+            if notifier is self.messenger:
+                self._say(task, message)
+            else:
+                task.act(notifier, message)
 
     def _told(
         self,

@@ -32,7 +32,7 @@ from gateway.cli.incident_text import incident_report, incident_table, on_call
 from gateway.ops.runtime import Runtime
 from gateway.world import apply_world, import_world, load_world
 from tests.conftest import FIXTURES, Gateway, make_settings
-from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI
+from tests.slack_api import SIGNING_SECRET, TOKEN, Failure, SlackAPI
 
 WORLD = FIXTURES / "routing-world.yaml"
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30)
@@ -858,6 +858,67 @@ def test_every_other_alerting_team_is_told_in_the_thread(slack_gw: Gateway, api:
     assert sorted(e["person"] for e in records) == ["Ada Example", "Cy Example"]
     # ...and the channel they went to: the page's (its id, from the thread's ref)
     assert {e["channel"] for e in records} == {"C0DATA"}
+
+
+def test_a_team_told_that_slack_refuses_goes_along_the_root_route_and_the_task_completes(
+    slack_gw: Gateway, api: SlackAPI
+) -> None:
+    """The page's channel is archived right after the page: each mention of another alerting
+    team is refused in its thread, so it goes to the default team's channel, saying why; the
+    respond task still opens the ticket and ends done (it failed on the first refusal)."""
+    archive = Failure(after_store=lambda: api.refuse("C0DATA", "is_archived"))
+    api.fail("chat.postMessage", archive)  # the page is stored, then its channel refuses
+    (incident_id,) = post(slack_gw, delivery(
+        ("DBConnectionsSaturated", "orders-db", "critical", 0),
+        ("HighErrorRate", "orders-api", "critical", 1),
+        ("HighErrorRate", "shop", "warning", 2),
+    ))["incidents"]  # fmt: skip
+    slack_gw.drain()
+    (page,) = api.roots("C0DATA")
+    assert [m for m in api.replies(page["ts"]) if "your component" in m["text"]] == []
+    told = {m["text"].split(" ")[0]: m for m in api.roots("C0PLATFORM")}
+    assert set(told) == {"<@U0CY>", "<@U0ADA>"}
+    assert told["<@U0CY>"]["text"].endswith(
+        "(Posted here: the page's thread in C0DATA (is_archived); #data-platform-oncall "
+        "(is_archived) refused it.)"
+    )
+    shown = incident(slack_gw, str(incident_id))
+    assert {t["kind"]: t["status"] for t in shown["tasks"]}["respond"] == "done"
+    assert len(sent(slack_gw, str(incident_id), "ticket")) == 1
+
+
+def test_a_lead_told_that_slack_refuses_goes_along_the_root_route_and_the_task_completes(
+    slack_gw: Gateway, api: SlackAPI
+) -> None:
+    """As above for the lead's mention (`…:lead-told:<team>`) after a re-investigation: the
+    page's channel (orders, #checkout-oncall) was archived since the page."""
+    (incident_id,) = post(slack_gw, delivery(("HighErrorRate", "orders-api", "critical", 0)))[
+        "incidents"
+    ]
+    slack_gw.drain()
+    (page,) = api.roots("C0CHECKOUT")
+    api.refuse("C0CHECKOUT", "is_archived")
+    planted = {
+        "id": "untried", "title": "orders-api and shop failing mean orders-db",
+        "component": "orders-db", "failure_kind": "errors",
+        "checks": [{"type": "signature", "overlap": 0.5, "alerts": [
+            {"component": "orders-api", "kind": "errors", "path": ["orders-api", "orders-db"]},
+            {"component": "shop", "kind": "errors", "path": ["shop", "orders-api", "orders-db"]},
+        ]}],
+    }  # fmt: skip
+    assert slack_gw.http.post("/api/v1/playbooks", json=planted).status_code == 201
+    post(slack_gw, delivery(("HighErrorRate", "shop", "critical", 1), group="b"))
+    slack_gw.drain()
+    # the root route starts at the route the incident names last: the lead's owner's channel
+    (told,) = [m for m in api.roots() if m["text"].startswith("<@U0DEE> ")]
+    assert told["channel"] == "C0DATA"
+    assert "your component *orders-db* is now named as a lead" in told["text"]
+    assert told["text"].endswith(
+        "(Posted here: the page's thread in C0CHECKOUT (is_archived) refused it.)"
+    )
+    assert api.replies(page["ts"]) == []
+    failed = [t for t in incident(slack_gw, str(incident_id))["tasks"] if t["status"] != "done"]
+    assert failed == []
 
 
 def test_teams_told_leave_a_followup_naming_the_person(gw: Gateway) -> None:
