@@ -29,11 +29,13 @@ Source = Literal["slack", "web"]
 class Approver:
     """A verified identity: a Slack user id (`slack`), or an email or name (`web`). `email`:
     for a Slack user, the email Slack holds for them (`users.info`), when asked: it matches a
-    person the world file gives an email and no `slack_user_id`."""
+    person the world file gives an email and no `slack_user_id`. `name`: the name the world
+    knows them by, when known: a refusal names them by it rather than by a Slack id."""
 
     identity: str
     source: Source
     email: str | None = None
+    name: str | None = None
 
 
 class Refused(Exception):
@@ -59,7 +61,8 @@ def _matches(person: dict[str, Any], who: Approver) -> bool:
 
 def authorised(row: dict[str, Any], who: Approver) -> str:
     """The person's name when `who` may decide the remediation of `row` (a `remediation_get`
-    row). Raises `Refused` (403) naming the teams and why not."""
+    row). Raises `Refused` (403) naming `who` (by `name` when known, else "Slack user 'U…'" or
+    "signed-in person '…'"), the teams and why not."""
     teams = row["teams"]
     for team in teams:
         for person in (*team["members"], *team["approvers"]):
@@ -67,9 +70,10 @@ def authorised(row: dict[str, Any], who: Approver) -> str:
                 return str(person["name"])
     names = ", ".join(t["team"] for t in teams) or "no team (the world names no default team)"
     how = "Slack user" if who.source == "slack" else "signed-in person"
+    named = who.name or f"{how} {who.identity!r}"
     raise Refused(
         403,
-        f"{how} {who.identity!r} may not decide this remediation: only members of {names} "
+        f"{named} may not decide this remediation: only members of {names} "
         f"(owning {row['remediation']['component']}) or people on their `approvers:` list in "
         "the world file may",
     )

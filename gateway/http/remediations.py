@@ -33,7 +33,7 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from slack_sdk.webhook import WebhookClient
 from starlette.concurrency import run_in_threadpool
 
-from adapters.falkordb import graph_name, key_problem
+from adapters.falkordb import TenantGraph, graph_name, key_problem
 from adapters.notify import AdapterError
 from adapters.slack.payloads import Action, Interaction
 from agents.act.approval import Approver, Refused, decide
@@ -182,17 +182,33 @@ def _slack_decide(state: Any, user_id: str, action: Action) -> str:
                 done = decide(graph, remediation_id, Approver(user_id, "slack"), approve,
                               settings.actions_enabled, creds=creds)  # fmt: skip
             except Refused as exc:
-                email = slack_email(state, user_id) if exc.status == 403 else None
-                if email is None:
+                if exc.status != 403:
                     raise
-                done = decide(graph, remediation_id, Approver(user_id, "slack", email), approve,
-                              settings.actions_enabled, creds=creds)  # fmt: skip
+                # matched by the email Slack holds, else refused naming them as the world does
+                email = slack_email(state, user_id)
+                name = slack_person(graph, user_id, email)
+                if email is None and name is None:
+                    raise
+                who = Approver(user_id, "slack", email, name)
+                done = decide(graph, remediation_id, who, approve, settings.actions_enabled,
+                              creds=creds)  # fmt: skip
         except Refused as exc:
             return f"Not done: {exc.reason}."
         if done["fresh"] and done["status"] == "approved":
             state.store.wake()
         return decided_words("approve" if approve else "reject", done)
     return "That remediation is gone."
+
+
+def slack_person(graph: TenantGraph, user_id: str, email: str | None) -> str | None:
+    """The name the world knows Slack user `user_id` by: the person with that Slack user id,
+    else the one with `email` (the email Slack holds for them, `slack_email`); None when
+    neither is known. Raises `GraphUnavailable`."""
+    known = graph.one("person_by_slack_id", {"slack_user_id": user_id})
+    if known is not None and known["name"]:
+        return str(known["name"])
+    by_email = graph.one("person_by_email", {"email": email}) if email else None
+    return str(by_email["name"]) if by_email is not None and by_email["name"] else None
 
 
 def slack_email(state: Any, user_id: str) -> str | None:
