@@ -103,6 +103,11 @@ def graph_name(tenant: str) -> str:
     return f"org_{tenant}"
 
 
+def tenant_of(graph: str) -> str:
+    """The tenant of a graph named by `graph_name`: `org_acme` -> `acme`."""
+    return graph.removeprefix("org_")
+
+
 class GraphUnavailable(RuntimeError):
     """The database cannot answer now (down, restarting, LOADING, timed out). Retryable."""
 

@@ -97,7 +97,10 @@ class Page(_Value):
     and paths, with `summary` saying what to check;
     `contact_point_test`: every alert of the incident is Grafana's contact-point test
     (`summary` says so first): no cause to judge and no component to quiet, so renderers
-    offer no verdict buttons and no snooze.
+    offer no verdict buttons and no snooze;
+    `organisation`: the tenant the incident is in, set when the server serves more than one
+    (several organisations' pages in one Slack workspace): renderers name it first ("[acme]");
+    None with one tenant, and nothing is said.
     """
 
     type: Literal["page"] = "page"
@@ -133,6 +136,7 @@ class Page(_Value):
     lead: bool = False
     heartbeat: str | None = None
     contact_point_test: bool = False
+    organisation: str | None = None
 
 
 #: What a follow-up is about; renderers may treat kinds differently (buttons for `readback`).

@@ -2,7 +2,8 @@
 // on an unacknowledged incident, in the shared shapes the web page reads (so the test shows
 // how they read): the page's first delivery
 // refused and fallen back to the default channel, escalation level 1 five minutes after the
-// page, and a restart remediation proposed, approved by $by, run once and verified.
+// page, and a restart remediation proposed (its proposal sent through slack), approved by $by,
+// run once and verified (the thread refused that notice: a copy went to the outbox).
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (page:Action {intent_id: 'incident:' + i.id + ':initial-notification'})
 WITH i, coalesce(page.reserved_at, i.opened_at) AS paged
@@ -28,4 +29,14 @@ CREATE (i)-[:HAS_REMEDIATION]->(r:Remediation {id: 'rem:' + i.id, playbook_id: '
          external_ref: 'outbox:restart-1'}),
        (r)-[:VERIFIED]->(:Verification {outcome: 'verified', at: paged + 550000,
          detail: 'alerts resolved'})
+MERGE (p:Action {intent_id: 'incident:' + i.id + ':remediation:pb:restart:proposed'})
+  ON CREATE SET p.kind = 'followup', p.status = 'sent', p.adapter = 'slack',
+    p.reserved_at = paged + 361000, p.updated_at = paged + 361000, p.external_ref = 'C0:1.2'
+MERGE (p)-[:FOR]->(i)
+MERGE (v:Action {intent_id: 'incident:' + i.id +
+                 ':remediation:pb:restart:verification:verified:fallback'})
+  ON CREATE SET v.kind = 'followup', v.status = 'sent', v.adapter = 'outbox',
+    v.reserved_at = paged + 551000, v.updated_at = paged + 551000,
+    v.external_ref = 'outbox:verified-1'
+MERGE (v)-[:FOR]->(i)
 RETURN i.id AS id

@@ -18,7 +18,7 @@ import yaml
 from falkordb import FalkorDB
 from pydantic import SecretStr
 
-from adapters.falkordb import EmbeddedFalkorDB, TenantGraph, graph_name
+from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from adapters.notify import OutboundMessage
 from adapters.outbox import Outbox
 from adapters.slack.refs import parse_ref
@@ -27,7 +27,7 @@ from agents.respond.responder import Responder
 from agents.tasks.worker import Worker
 from gateway.cli.demo import demo_faults_path, scenario_bodies
 from gateway.ops.runtime import Runtime
-from tests.conftest import Gateway, make_settings
+from tests.conftest import Gateway, demo_graph, make_settings
 from tests.slack_api import BOT_ID, BOT_USER, SIGNING_SECRET, TEAM, TOKEN, SlackAPI, signed_headers
 from tests.test_webhook import grafana_contact_point_test
 
@@ -194,6 +194,35 @@ def test_confirm_click_becomes_a_verdict_and_edits_the_page(
     assert raw_rows(falkordb, tenant, "MATCH (t:Task {kind: 'learn'}) RETURN t.status") == [
         ["done"]
     ]
+
+
+def test_with_two_tenants_on_one_slack_app_each_page_names_its_tenant(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, store: GraphStore, tmp_path: Path,
+    tenant: str, api: SlackAPI,
+):  # fmt: skip
+    """A trial: two organisations' pages side by side in one channel, nothing saying whose.
+    With more than one tenant the page's title names its own ("[acme] [CRITICAL] …"), in the
+    blocks and the notification text, and so does the page restated (a verdict's edit)."""
+    other = f"{tenant}x"
+    demo_graph(store, other)
+    tokens = {tenant: SecretStr("token-a-123456"), other: SecretStr("token-b-123456")}
+    settings = make_settings(falkordb, tmp_path, tenant, webhook_tokens=tokens,
+                             **slack_settings(api))  # fmt: skip
+    runtime = Runtime(settings)
+    runtime.open()
+    gw = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), "token-a-123456")
+    try:
+        incident_id, root = paged(gw, api)
+        assert root["blocks"][0]["text"]["text"].startswith(f"*[{tenant}] [")
+        assert f"*[{tenant}] [" in root["text"].split("\n")[0]
+        assert click(gw, root, "blast_confirm", incident_id).status_code == 200
+        gw.drain()
+        (root,) = api.roots()
+        assert root["edited"] == 1
+        assert root["blocks"][0]["text"]["text"].startswith(f"*[{tenant}] [")
+    finally:
+        gw.http.close()
+        runtime.close()
 
 
 def test_forged_click_changes_nothing(slack_gw: Gateway, api: SlackAPI):

@@ -1248,6 +1248,17 @@ def test_deliveries_escalation_and_remediation_read_in_order(site: Site, store: 
         "Remediation restart verification: verified (alerts resolved)",
     ]
     assert [t for t in texts if t in wanted] == wanted
+    # the messages about the fix say what they were, the intent id on hover (a trial read
+    # "Sent followup (remediation:cart-flag-off:proposed) via slack+outbox")
+    told = [
+        "Sent the fix's proposal (pb:restart) via slack",
+        "Said the fix (pb:restart) was verified: copied to the outbox, no channel took it",
+    ]
+    said = [html.unescape(t) for t in texts]
+    assert [t for t in said if t in told] == told, said
+    assert not [t for t in said if t.startswith("Sent followup")], said
+    proposal = f"incident:{incident}:remediation:pb:restart:proposed"
+    assert f'title="{proposal}"><span class="at">' in story
 
 
 def test_the_list_says_what_is_broken_and_filters_by_team_service_and_state(site: Site) -> None:

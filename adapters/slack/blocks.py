@@ -27,6 +27,7 @@ from adapters.slack.mrkdwn import (
     escape_mrkdwn,
     followup_text,
     link,
+    organisation,
     refused_line,
     status_lines,
 )
@@ -54,7 +55,10 @@ def page_blocks(page: Page, who: str | None) -> list[Block]:
     someone has), Resolved (until resolved). A heartbeat's silence says what stopped and what
     to check instead of a cause, paths and evidence (`_silence_blocks`)."""
     severity = escape_mrkdwn(page.severity.upper())
-    head = f"*[{severity}] {escape_mrkdwn(page.title)}*\nIncident {escape_mrkdwn(page.incident_id)}"
+    head = (
+        f"*{organisation(page)}[{severity}] {escape_mrkdwn(page.title)}*\n"
+        f"Incident {escape_mrkdwn(page.incident_id)}"
+    )
     if page.incident_url:
         head += f" · {link(page.incident_url, 'incident page')}"
     blocks: list[Block] = [SectionBlock(block_id="title", text=_mrkdwn(cut(head, SECTION_LIMIT)))]

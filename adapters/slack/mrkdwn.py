@@ -127,12 +127,19 @@ def refused_line(page: Page) -> str | None:
     return f"Delivered here because {said}."
 
 
+def organisation(page: Page) -> str:
+    """The page's tenant as its title's first words, `[acme] ` (escaped), when it names one
+    (`Page.organisation`: the server serves several), else empty."""
+    return f"[{escape_mrkdwn(page.organisation)}] " if page.organisation else ""
+
+
 def page_text(page: Page) -> str:
     """The page as one mrkdwn text (Slack's notification fallback, and the outbox's copy). A
     heartbeat's silence (`Page.heartbeat`) says what stopped and what to check, without a
     cause, paths or evidence: nothing was diagnosed."""
     lines = [
-        f"*[{escape_mrkdwn(page.severity.upper())}] {escape_mrkdwn(page.title)}*"
+        f"*{organisation(page)}[{escape_mrkdwn(page.severity.upper())}] "
+        f"{escape_mrkdwn(page.title)}*"
         f" (incident {escape_mrkdwn(page.incident_id)}, {escape_mrkdwn(page.status)})",
     ]
     if page.heartbeat:

@@ -424,6 +424,8 @@ class Runtime:
         prometheus = prometheus_clients(s)
         # the root route's last channel (a refused message's before the outbox)
         default_channel = s.slack_default_channel if self.slack is not None else None
+        # several organisations may share one Slack app: each page names its tenant then
+        name_tenant = len(s.tenants) > 1
         agents: list[Any] = [
             Investigator(
                 s.walk_hops, prometheus, self.model_planner, s.memory, s.max_recalled_playbooks
@@ -436,10 +438,16 @@ class Runtime:
                 fallback=self.outbox,
                 default_channel=default_channel,
                 public_url=s.public_url,
+                name_tenant=name_tenant,
             ),
             Learner(s.max_playbooks),
             Escalator(self.messenger, fallback=self.outbox, default_channel=default_channel),
-            Reopener(self.messenger, fallback=self.outbox, default_channel=default_channel),
+            Reopener(
+                self.messenger,
+                fallback=self.outbox,
+                default_channel=default_channel,
+                name_tenant=name_tenant,
+            ),
             Actor(
                 self.messenger,
                 self.tickets,

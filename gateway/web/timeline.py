@@ -3,7 +3,9 @@ delivered or fell back, acknowledged, escalated, cause found or changed, confirm
 remediation proposed, approved, run and verified, resolved. Every line is a record in the graph
 (`cypher/web_timeline.cypher`); nothing is inferred that the graph does not hold.
 
-Each event is `{at (ms UTC), kind, text, who, link}`: `kind` is a CSS-safe word for the
+Each event is `{at (ms UTC), intent, kind, text, who, link}`: `intent` the intent id of a
+message or ticket (an Action's; None for other events: the page shows it on hover, for
+whoever debugs), `kind` is a CSS-safe word for the
 event (`alert`, `held`, `page`, `delivery`, `ack`, `escalation`, `cause`, `verdict`,
 `remediation`, `ticket`, `resolved`, `opened`, `notice`), `who` the person or channel named (or
 None) and `link`
@@ -112,6 +114,8 @@ def _action(
     what = intent.split(":", 2)[2] if intent.count(":") >= 2 else intent
     done = {"sent": "", "reserved": " (being sent)", "unknown": " (outcome unknown: checking)",
             "failed": " (failed)"}.get(status, f" ({status})")  # fmt: skip
+    if what.endswith(":fallback"):  # a copy of `<intent>` after no channel took it
+        return _fallback(row, paged, api_url, first, nobody, intent, adapter, done)
     via = f" via {adapter}" if adapter else ""
     if what == "initial-notification":
         route = first or paged
@@ -153,11 +157,40 @@ def _action(
     return {"kind": "notice", "text": text, "who": None, "link": None}
 
 
+def _fallback(
+    row: dict[str, Any],
+    paged: dict[str, Any] | None,
+    api_url: str,
+    first: dict[str, Any] | None,
+    nobody: bool,
+    intent: str,
+    adapter: str | None,
+    done: str,
+) -> dict[str, Any]:
+    """Words for the copy of a message no channel took (intent `<intent>:fallback`, sent
+    through the fallback notifier `adapter`, the outbox): the page's reads "Copied the page to
+    the outbox: no channel took it" (the deliveries above it say who refused it and why);
+    another's says what the message was, then that it was copied. A trial read "Sent
+    notification (initial-notification:fallback) via outbox"."""
+    to = "the outbox" if adapter == "outbox" else adapter or "the fallback notifier"
+    if intent.endswith(":initial-notification:fallback"):
+        return {"kind": "delivery", "text": f"Copied the page to {to}: no channel took it{done}",
+                "who": None, "link": None}  # fmt: skip
+    kind, _adapter, *rest = [*list(row["ref"] or []), None, None, None, None][:4]
+    inner = {**row, "detail": intent.removesuffix(":fallback"), "who": "sent",
+             "ref": [kind, None, *rest]}  # fmt: skip
+    said = _action(inner, paged, api_url, first, nobody)
+    said["text"] = f"{said['text']}: copied to {to}, no channel took it{done}"
+    return said
+
+
 def _notice_words(what: str) -> str | None:
     """What a notice after the page did, in words, from its intent's tail (`what`): the page
     restated or edited and why, the thread told, the ticket closed; None for one this does
     not know (the timeline then names its kind and intent). A new user's trial read "Sent
     update (page:update:reinvestigate:inc-…:joined:f6bc1ff567fa) via outbox"."""
+    if what.startswith("remediation:"):
+        return _remediation_words(what.removeprefix("remediation:"))
     if what.startswith("page:update:"):
         return "Page restated with the diagnosis"
     if what.startswith("page:notify_verdict:"):
@@ -177,6 +210,29 @@ def _notice_words(what: str) -> str | None:
     if what.startswith("reopened:"):
         return "Told the page's thread it fires again"
     return None
+
+
+#: What the acting agent's messages about a fix said, by their intent's last part
+#: (`agents.act.notices.intent`), `{}` standing for the playbook id.
+REMEDIATION_WORDS = {
+    "proposed": "Sent the fix's proposal ({})",
+    "started": "Said the fix ({}) started",
+    "run-failed": "Said the fix ({}) failed to run",
+    "verification:verified": "Said the fix ({}) was verified",
+    "verification:failed": "Said the fix ({}) did not work",
+    "verification:unknown": "Said the fix's outcome ({}) is unknown",
+    "verification-ticket": "Commented the fix's verification ({}) on the ticket",
+}
+
+
+def _remediation_words(rest: str) -> str:
+    """`<playbook id>:<step>` (the playbook id may hold colons) in words: "Sent the fix's
+    proposal (cart-flag-off)"; a step this does not know is named as it is."""
+    for step, words in REMEDIATION_WORDS.items():
+        if rest.endswith(f":{step}"):
+            return words.format(rest.removesuffix(f":{step}"))
+    playbook, _, step = rest.rpartition(":")
+    return f"Sent a message about the fix ({playbook or step}): {step}"
 
 
 def _words(
@@ -281,7 +337,11 @@ def events(
         # the page's Resolve records a `resolved` verdict too: one line for one act
         rows = [r for r in rows if not (r["event"] == "verdict" and r["detail"] == "resolved")]
     rows.sort(key=lambda r: (r["at"], _rank(r["event"])))
-    return [{"at": row["at"], **_words(row, paged, github_api_url, first, nobody)} for row in rows]
+    return [
+        {"at": row["at"], "intent": row["detail"] if row["event"] == "action" else None,
+         **_words(row, paged, github_api_url, first, nobody)}
+        for row in rows
+    ]  # fmt: skip
 
 
 def _rank(kind: str) -> int:

@@ -143,6 +143,13 @@ def test_every_channel_refusing_keeps_the_page_in_the_outbox_and_says_so(slack_g
     # the list does not let "Who has it" read as if someone was messaged
     row = slack_gw.http.get("/").text.split(f'data-key="{incident_id}"')[1].split("</tr>")[0]
     assert "✗ only in the outbox: every channel refused it" in row
+    # the timeline says it in words, the intent id on hover (a trial read "Sent notification
+    # (initial-notification:fallback) via outbox")
+    story = slack_gw.http.get(f"/ui/incidents/{incident_id}").text.split('id="events">')[1]
+    copied = f'title="incident:{incident_id}:initial-notification:fallback"><span class="at">'
+    assert copied in story
+    line = story.split(copied)[1].split("</li>")[0]
+    assert "Copied the page to the outbox: no channel took it</span>" in line, line
     assert "Not delivered through slack" in copy["text"]
     assert metric(slack_gw, "blast_deliveries_failed_total", "not_in_channel") == 3
 
