@@ -19,7 +19,7 @@ from adapters.notify import AdapterError, Notifier, OutboundMessage
 from adapters.prometheus import Prometheus
 from agents.act import notices, run, spec, verify
 from agents.respond import escalation
-from agents.respond.fallback import root_route, tell
+from agents.respond.fallback import no_route, paged_route, root_route, tell
 from agents.tasks.coordination import TaskRun
 from agents.tasks.kinds import handled_by
 
@@ -186,7 +186,7 @@ class Actor:
             what = spec.describe(run.stored_spec(row))
             comment = notices.verification_ticket(row, what, outcome, detail, ticket)
             # a ticket has no root route: refused for good, it is copied to the outbox
-            tell(task, self.tickets, comment, self.fallback, list, "verification comment")
+            tell(task, self.tickets, comment, self.fallback, no_route, "verification comment")
         task.complete(f"verification {outcome}", **again)
 
     def _say(
@@ -200,11 +200,9 @@ class Actor:
         `GraphUnavailable`."""
 
         def route() -> list[str]:
-            paged = who
-            if paged is None:
-                found = task.graph.one("incident_paged", {"incident_id": message.incident_id})
-                paged = json.loads(found["result"]) if found else None
-            return root_route(task.graph, (paged or {}).get("channel"), self.default_channel)
+            if who is None:
+                return paged_route(task.graph, message.incident_id, self.default_channel)
+            return root_route(task.graph, who.get("channel"), self.default_channel)
 
         return tell(task, self.messenger, message, self.fallback, route, "remediation notice",
                     self.default_channel)  # fmt: skip

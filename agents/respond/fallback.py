@@ -20,6 +20,7 @@ instead."). A page edit (kind `update`) has nothing to edit elsewhere: it skips 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 
@@ -40,6 +41,29 @@ def root_route(graph: TenantGraph, channel: str | None, default_channel: str | N
     default = graph.one("default_route")
     chain = [channel, (default or {}).get("channel"), default_channel]
     return [c for c in dict.fromkeys(chain) if c]
+
+
+def paged_route(graph: TenantGraph, incident_id: str, default_channel: str | None) -> list[str]:
+    """`root_route` from the channel of the team the incident's page went to (the latest route
+    of `incident_paged.cypher`; none when it was never paged). Raises `GraphUnavailable`."""
+    found = graph.one("incident_paged", {"incident_id": incident_id})
+    paged = json.loads(found["result"]) if found else None
+    return root_route(graph, (paged or {}).get("channel"), default_channel)
+
+
+def no_route() -> list[str]:
+    """No channel to try: a ticket comment or a page edit has nowhere else to go, so a refusal
+    goes straight to the fallback's copy (`deliver`'s `route`)."""
+    return []
+
+
+def fallback_copy(message: OutboundMessage, why: str) -> OutboundMessage:
+    """`message` as its copy through the fallback notifier: intent `<intent>:fallback`, the
+    notice saying `why` it was not delivered (`undelivered`)."""
+    return message.model_copy(update={
+        "intent_id": f"{message.intent_id}:fallback",
+        "notice": message.notice.model_copy(update={"undelivered": why}),
+    })  # fmt: skip
 
 
 def deliver(
@@ -104,11 +128,7 @@ def deliver(
         f"Copied to {fallback.name} instead."
     )
     log.error("%s %s not delivered: %s", what, message.intent_id, why)
-    copy = message.model_copy(update={
-        "intent_id": f"{message.intent_id}:fallback",
-        "notice": message.notice.model_copy(update={"undelivered": why}),
-    })  # fmt: skip
-    return task.act(fallback, copy)
+    return task.act(fallback, fallback_copy(message, why))
 
 
 def tell(

@@ -25,7 +25,7 @@ from adapters.falkordb import tenant_of
 from adapters.notices import Span
 from adapters.notify import Notifier
 from agents.respond import escalation, maintenance, messages
-from agents.respond.fallback import root_route, tell
+from agents.respond.fallback import no_route, root_route, tell
 from agents.tasks.coordination import TaskRun
 
 #: The task kind triage enqueues for an alert that reopened its incident.
@@ -129,6 +129,6 @@ class Reopener:
             ticket if ticket and ticket.startswith(("https://", "http://")) else None,
             organisation=tenant_of(graph.name) if self.name_tenant else None,
         )  # fmt: skip
-        tell(task, self.messenger, update, self.fallback, list, "reopened page edit",
+        tell(task, self.messenger, update, self.fallback, no_route, "reopened page edit",
              self.default_channel)  # fmt: skip
         task.complete("reopened" + (", escalation policy again" if again else ""), **again)

@@ -52,7 +52,7 @@ from agents.failure_kinds import dominant
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.investigate.decision import LEAD_BELOW
 from agents.respond import escalation, flapping, maintenance, messages, preferences, routing
-from agents.respond.fallback import root_route, tell
+from agents.respond.fallback import fallback_copy, no_route, paged_route, tell
 from agents.tasks.coordination import Claim, Intended, TaskRun
 from agents.tasks.kinds import PAGE_KIND, handled_by
 
@@ -560,12 +560,7 @@ class Responder:
         log.error("%s not delivered through %s (%s); copying it to %s", message.intent_id,
                   notifier.name, exc, other.name)  # fmt: skip
         why = f"Not delivered through {notifier.name}: {exc}. Copied to {other.name} instead."
-        copy = message.model_copy(
-            update={
-                "intent_id": f"{message.intent_id}:fallback",
-                "notice": message.notice.model_copy(update={"undelivered": why}),
-            }
-        )
+        copy = fallback_copy(message, why)
         ref = task.act(other, copy)
         said(copy, other.name, ref)
         if refs is not None:
@@ -652,9 +647,7 @@ class Responder:
         Raises `AdapterError` when a retry may still help, `LeaseLost`, `GraphUnavailable`."""
 
         def route() -> list[str]:
-            found = task.graph.one("incident_paged", {"incident_id": message.incident_id})
-            paged = json.loads(found["result"]) if found else None
-            return root_route(task.graph, (paged or {}).get("channel"), self.default_channel)
+            return paged_route(task.graph, message.incident_id, self.default_channel)
 
         return tell(task, self.messenger, self._linked(message), self.fallback, route,
                     "follow-up", self.default_channel)  # fmt: skip
@@ -1038,7 +1031,7 @@ class Responder:
         )
         if issue is not None:  # none opened (resolved in a quiet window): none to close
             # a ticket has no root route: refused for good, it is copied to the outbox
-            tell(task, self.tickets, closing, self.fallback, list, "ticket-resolved comment")
+            tell(task, self.tickets, closing, self.fallback, no_route, "ticket-resolved comment")
         self._restate(task, incident, alerts, f"resolved{episode}")
         return "resolved"
 
@@ -1082,7 +1075,8 @@ class Responder:
             self._organisation(task),
         )  # fmt: skip
         # a page in a channel archived since: nothing else to edit, so a copy to the outbox
-        tell(task, self.messenger, update, self.fallback, list, "page edit", self.default_channel)
+        tell(task, self.messenger, update, self.fallback, no_route, "page edit",
+             self.default_channel)  # fmt: skip
 
     def _page_edit(
         self,
