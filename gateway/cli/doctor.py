@@ -21,6 +21,7 @@ and holds service-graph metrics. Nothing is written to a graph and nothing is se
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -340,25 +341,36 @@ def check_world(settings: Settings) -> list[Finding]:
     inconclusive with alerts only. Each gap is a warning (worth a look, exit code 0), not a
     problem: a world grows by discovery (nothing when the database is down: `check_falkordb`
     says so)."""
+
+    def judge(tenant: str, graph: TenantGraph) -> list[Finding]:
+        rows = graph.rows("world_dependencies")
+        if not rows:
+            return []  # no world yet: `check_oncall` and the routing checks say so
+        lines = from_rows(rows).lines()
+        if not lines:
+            return [Finding(True, "world", f"{tenant}: every component has a known dependency")]
+        return [Finding(True, "world", f"{tenant}: {line}", warn=True) for line in lines]
+
+    return per_tenant(settings, "world", judge)
+
+
+def per_tenant(
+    settings: Settings, area: str, judge: Callable[[str, TenantGraph], list[Finding]]
+) -> list[Finding]:
+    """`judge(tenant, graph)`'s findings for each tenant, on a connection of its own; a tenant
+    whose graph cannot answer (`GraphUnavailable`) is a problem in `area`. Nothing when the
+    database is down (`check_falkordb` says so)."""
     url = database_url(settings)
     if url is None or not answers_ping(url):
         return []
     store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
-    found = []
+    found: list[Finding] = []
     try:
         for tenant in settings.tenants:
             try:
-                rows = store.graph(graph_name(tenant)).rows("world_dependencies")
+                found += judge(tenant, store.graph(graph_name(tenant)))
             except GraphUnavailable as exc:
-                found.append(Finding(False, "world", f"{tenant}: {exc}"))
-                continue
-            if not rows:
-                continue  # no world yet: `check_oncall` and the routing checks say so
-            lines = from_rows(rows).lines()
-            if not lines:
-                found.append(Finding(True, "world", f"{tenant}: every component has a known "
-                                     "dependency"))  # fmt: skip
-            found += [Finding(True, "world", f"{tenant}: {line}", warn=True) for line in lines]
+                found.append(Finding(False, area, f"{tenant}: {exc}"))
     finally:
         store.close()
     return found
@@ -397,22 +409,12 @@ def check_heartbeat(settings: Settings) -> list[Finding]:
     """Per tenant, whether its heartbeat arrives (`heartbeat_finding`); nothing when the
     check is off (`BLAST_HEARTBEAT_ALERTNAME` empty) or the database is down
     (`check_falkordb` says so)."""
-    url = database_url(settings)
-    if not settings.heartbeat_alertname or url is None or not answers_ping(url):
+    if not settings.heartbeat_alertname:
         return []
-    store = GraphStore(url, timeout_ms=settings.query_timeout_max_ms)
-    found = []
-    try:
-        for tenant in settings.tenants:
-            try:
-                beats = heartbeat.heartbeats(store.graph(graph_name(tenant)))
-            except GraphUnavailable as exc:
-                found.append(Finding(False, "heartbeat", f"{tenant}: {exc}"))
-                continue
-            found.append(heartbeat_finding(settings, tenant, beats))
-    finally:
-        store.close()
-    return found
+    return per_tenant(
+        settings, "heartbeat",
+        lambda tenant, graph: [heartbeat_finding(settings, tenant, heartbeat.heartbeats(graph))],
+    )  # fmt: skip
 
 
 def database_url(settings: Settings) -> str | None:
