@@ -30,6 +30,7 @@ import orjson
 import redis
 from falkordb import FalkorDB
 from falkordb.helpers import stringify_param_value
+from falkordb.query_result import QueryResult
 from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
 from redis.exceptions import ClusterDownError, MasterDownError, SlotNotCoveredError, TryAgainError
@@ -516,10 +517,15 @@ class TenantGraph:
     value can crash the server (`UnsafeKey`).
     """
 
-    def __init__(self, db: FalkorDB, name: str, timeout_ms: int) -> None:
+    def __init__(
+        self, db: FalkorDB, name: str, timeout_ms: int, pool: redis.ConnectionPool | None = None
+    ) -> None:
+        """`pool`: the store's connection pool (None in a cluster), where `send` takes a
+        connection of its own."""
         self.name = name
         self._graph = db.select_graph(name)
         self._timeout_ms = timeout_ms
+        self._pool = pool
 
     def rows(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run the named query (a write is allowed) and return its rows as dicts by column.
@@ -538,6 +544,22 @@ class TenantGraph:
         """The first row of `rows()`, or None when the query matched nothing."""
         found = self.rows(query, params)
         return found[0] if found else None
+
+    def send(self, query: str, params: dict[str, Any] | None = None) -> SentQuery:
+        """Send the named query now and read its answer later (`SentQuery.one`), so that this
+        thread works while the server runs it: no other thread to hand the work to and back
+        (each hand-over waits for the GIL, up to the interpreter's 5 ms switch interval, while
+        this thread is busy). The query holds a connection of its own until its answer is
+        read or it is `close`d. In a cluster it runs at once (redis-py's cluster client sends
+        and reads in one call). Raises `UnsafeKey` as `rows`; the rest as `rows` raises it,
+        from `SentQuery.one`."""
+        return SentQuery(self, query, params or {})
+
+    def _parsed(self, response: Any) -> list[dict[str, Any]]:
+        """The rows of a GRAPH.QUERY `--compact` reply, as `rows` returns them."""
+        result = QueryResult(self._graph, response)
+        header = [column[1] for column in result.header]
+        return [dict(zip(header, row, strict=True)) for row in result.result_set]
 
     def explain(self, query: str, params: dict[str, Any] | None = None) -> str:
         """The execution plan of a named query, as text (compiles it without running it)."""
@@ -653,6 +675,76 @@ WAKE_KEY = "blast-radius:wake"
 WAKE_BACKLOG = 64
 
 
+class SentQuery:
+    """A query `TenantGraph.send` sent, its answer read once by `one`, by any one thread.
+
+    On a single server the query goes out on a connection taken from the store's pool for it
+    alone, and the connection goes back when the answer is read; `close` gives it back unread
+    (closed: an answer may still be on its way) when nobody will read it. In a cluster the
+    query has run by the time the object exists. An error sending it is raised by `one`.
+    """
+
+    def __init__(self, graph: TenantGraph, query: str, params: dict[str, Any]) -> None:
+        self._graph = graph
+        self._connection: Any = None
+        self._rows: list[dict[str, Any]] | None = None
+        self._error: BaseException | None = None
+        written = rendered(params)  # UnsafeKey here, as `rows`
+        pool = graph._pool
+        try:
+            if pool is None:
+                self._rows = graph.rows(query, written)
+                return
+            with unavailable_as_retryable():
+                self._connection = pool.get_connection()
+                self._connection.send_command(
+                    "GRAPH.QUERY", graph.name, written.header + cypher.load(query), "--compact",
+                    "timeout", graph._timeout_ms,
+                )  # fmt: skip
+        except (GraphUnavailable, redis.RedisError) as exc:
+            self._error = exc
+            self.close()
+
+    def one(self) -> dict[str, Any] | None:
+        """The first row of the answer, or None when the query matched nothing; the same row
+        when called again. Raises as `TenantGraph.rows`."""
+        if self._error is not None:
+            raise self._error
+        if self._rows is None:
+            connection, pool = self._connection, self._graph._pool
+            assert connection is not None and pool is not None
+            try:
+                with unavailable_as_retryable():
+                    response = connection.read_response()
+            except BaseException:
+                connection.disconnect()  # an answer half read is no answer to the next query
+                raise
+            finally:
+                self._connection = None
+                pool.release(connection)
+            self._rows = self._graph._parsed(response)
+        return self._rows[0] if self._rows else None
+
+    def answered(self) -> bool:
+        """Whether the answer is in (or there is none to wait for: read, closed, or failed to
+        send): `one` would not wait for the server. Never raises."""
+        connection = self._connection
+        if connection is None:
+            return True
+        try:
+            return bool(connection.can_read(timeout=0))
+        except (redis.RedisError, OSError):
+            return True  # `one` reads the error
+
+    def close(self) -> None:
+        """Give the connection back without reading the answer (it is disconnected: the
+        answer may still come); nothing when it was read already."""
+        connection, self._connection = self._connection, None
+        if connection is not None and self._graph._pool is not None:
+            connection.disconnect()
+            self._graph._pool.release(connection)
+
+
 class GraphStore:
     """The client side of FalkorDB: one connection pool, one `TenantGraph` per organisation.
 
@@ -700,7 +792,7 @@ class GraphStore:
     def graph(self, name: str) -> TenantGraph:
         """The graph called `name` (from `graph_name(tenant)`; never from a request)."""
         if name not in self._graphs:
-            self._graphs[name] = TenantGraph(self._db, name, self._timeout_ms)
+            self._graphs[name] = TenantGraph(self._db, name, self._timeout_ms, self._pool)
         return self._graphs[name]
 
     def ping(self) -> bool:

@@ -1,17 +1,27 @@
 // A fragment, not a query: what triage reads before it writes a delivery (triage_context.cypher
 // says what each part is; triage_lone.cypher reads the same and may write in the same query).
-// Binds matched, grouped, links, known, open, refired and episodes, one row.
+// Binds topology, matched, grouped, links, known, open, refired and episodes, one row.
+// The topology a caller remembers (agents/triage/link_cache.py) is not read again: when the
+// graph's (:Topology) version is still $topology, only the candidates in $fresh are matched
+// and the origins in $walked are not walked (their rows are the caller's); else every one.
 CALL {
+  OPTIONAL MATCH (v:Topology)
+  RETURN v.version AS topology, coalesce(v.version = $topology, false) AS cached
+}
+CALL {
+  WITH cached
   CALL {
-    UNWIND $candidates AS candidate
+    WITH cached
+    UNWIND CASE WHEN cached THEN $fresh ELSE $candidates END AS candidate
     MATCH (c:Component {name: candidate})
-    RETURN c
+    RETURN candidate, c
     UNION
-    UNWIND $candidates AS candidate
+    WITH cached
+    UNWIND CASE WHEN cached THEN $fresh ELSE $candidates END AS candidate
     MATCH (c:Component) WHERE candidate IN c.aliases
-    RETURN c
+    RETURN candidate, c
   }
-  RETURN collect({name: c.name, aliases: c.aliases}) AS matched
+  RETURN collect({candidate: candidate, name: c.name, aliases: c.aliases}) AS matched
 }
 CALL {
   UNWIND $group_keys AS g
@@ -20,17 +30,19 @@ CALL {
   RETURN collect(DISTINCT a.component) AS grouped
 }
 CALL {  // a component both matched and grouped is walked once (its rows would repeat)
-  WITH matched, grouped
+  WITH cached, matched, grouped
   CALL {
-    WITH matched, grouped
-    UNWIND [m IN matched | m.name] + [g IN grouped WHERE NOT g IN [m IN matched | m.name]] AS origin
+    WITH cached, matched, grouped
+    UNWIND [m IN matched | m.name] + [g IN grouped WHERE NOT g IN [m IN matched | m.name]] AS o
+    WITH DISTINCT o AS origin, cached WHERE NOT (cached AND origin IN $walked)
     MATCH (c:Component {name: origin})
     MATCH p = (c)-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*0..6]->(d:Component)
     WHERE length(p) <= $hops AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
     RETURN origin, d.name AS name, [n IN nodes(p) | n.name] AS path, length(p) AS hops, 'down' AS way
     UNION ALL
-    WITH matched, grouped
-    UNWIND [m IN matched | m.name] + [g IN grouped WHERE NOT g IN [m IN matched | m.name]] AS origin
+    WITH cached, matched, grouped
+    UNWIND [m IN matched | m.name] + [g IN grouped WHERE NOT g IN [m IN matched | m.name]] AS o
+    WITH DISTINCT o AS origin, cached WHERE NOT (cached AND origin IN $walked)
     MATCH (c:Component {name: origin})
     WITH origin, c  // else the planner walks from every component towards c
     MATCH p = (c)<-[:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON*1..6]-(d:Component)

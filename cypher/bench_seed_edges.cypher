@@ -6,4 +6,6 @@ MATCH (d:Component {name: $prefix + toString(k + ahead)})
 MERGE (c)-[r:CALLS]->(d)
   ON CREATE SET r.purpose = 'business', r.protocol = 'grpc', r.source = 'bench',
     r.sources = ['bench'], r.last_seen = timestamp()
-RETURN count(r) AS edges
+WITH count(r) AS edges
+// @include _topology_changed
+RETURN edges

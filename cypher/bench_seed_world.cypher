@@ -4,4 +4,6 @@ UNWIND range($from, $to) AS k
 MERGE (c:Component {name: $prefix + toString(k)})
   ON CREATE SET c.kind = 'service', c.tech = 'go', c.client = false, c.aliases = [], c.paths = [],
     c.source = 'bench', c.sources = ['bench'], c.declared = true, c.last_seen = timestamp()
-RETURN count(c) AS components
+WITH count(c) AS components
+// @include _topology_changed
+RETURN components

@@ -17,4 +17,6 @@ SET c.kind = CASE WHEN keep THEN c.kind ELSE row.kind END,
                      ELSE coalesce(c.sources, []) + [row.source] END,
     c.declared = coalesce(c.declared, false) OR row.declared,
     c.last_seen = CASE WHEN c.last_seen > $now THEN c.last_seen ELSE $now END
-RETURN count(c) AS components
+WITH count(c) AS components
+// @include _topology_changed
+RETURN components

@@ -62,4 +62,6 @@ FOREACH (_ IN CASE WHEN e.type = 'HOSTED_ON' THEN [1] ELSE [] END |
       r.declared = coalesce(r.declared, false) OR e.declared,
       r.retired_at = CASE WHEN r.retired_at > $now THEN r.retired_at ELSE null END,
       r.last_seen = CASE WHEN r.last_seen > $now THEN r.last_seen ELSE $now END)
-RETURN count(e) AS edges
+WITH count(e) AS edges
+// @include _topology_changed
+RETURN edges

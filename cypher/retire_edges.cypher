@@ -8,4 +8,8 @@ WHERE $source IN coalesce(r.sources, []) AND NOT (a.name + '|' + type(r) + '|' +
 WITH a, r, b, [s IN r.sources WHERE s <> $source] AS rest
 SET r.sources = rest,
     r.retired_at = CASE WHEN size(rest) = 0 THEN coalesce(r.retired_at, $now) ELSE r.retired_at END
-RETURN a.name AS from, type(r) AS type, b.name AS to, size(rest) = 0 AS retired
+WITH collect({from: a.name, type: type(r), to: b.name, retired: size(rest) = 0}) AS retiring
+// @include _topology_changed
+WITH retiring
+UNWIND retiring AS e
+RETURN e.from AS from, e.type AS type, e.to AS to, e.retired AS retired

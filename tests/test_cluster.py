@@ -61,6 +61,8 @@ def test_graphs_live_on_the_shard_of_their_key(cluster: LocalCluster) -> None:
             counts = import_world(graph, load_world(demo_world_path()))
             assert counts["components"] == 37
             assert store.replicate(graph.name, 1, 2_000) == 1
+            # a query sent ahead runs at once in a cluster, and answers as `one`
+            assert graph.send("node_count").one() == graph.one("node_count")
         owners = {cluster.primary_port_of(graph_name(t)) for t in tenants}
         assert len(owners) == 3  # one tenant per shard
         assert store.tenants() == sorted(tenants)  # GRAPH.LIST of every primary

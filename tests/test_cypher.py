@@ -68,6 +68,31 @@ def test_every_fragment_is_included_and_every_include_expanded():
     assert not any(cypher.INCLUDE.search(cypher.load(name)) for name in cypher.names())
 
 
+#: A write of a component, and a dependency edge bound to a name (what triage's walks read).
+COMPONENT_WRITE = re.compile(r"(?:MERGE|CREATE) \(\w*:Component\b")
+EDGE = re.compile(r"\[(\w+):(?:CALLS|READS_WRITES|PUBLISHES|CONSUMES|HOSTED_ON)\b")
+
+
+def changes_topology(text: str) -> bool:
+    """Whether a query creates a component or a dependency edge, or sets one's properties."""
+    text = re.sub(r"//.*", "", text)
+    edges = set(EDGE.findall(text))
+    return bool(COMPONENT_WRITE.search(text)) or any(
+        re.search(rf"(?:MERGE|CREATE) \(\w+\)-\[{e}:|SET {e}\.", text) for e in edges
+    )
+
+
+def test_every_query_that_changes_the_topology_gives_it_a_new_version():
+    # triage remembers walks by the graph's topology version (agents/triage/link_cache.py):
+    # a query that changes a component or an edge without a new version would leave every
+    # process walking the old topology
+    changing = {n for n in cypher.names() if n != "schema_names"  # registers, leaves nothing
+                and changes_topology(cypher.load(n))}  # fmt: skip
+    assert {"import_components", "import_edges", "retire_edges"} <= changing
+    raw = {n: (Path(cypher.__file__).parent / f"{n}.cypher").read_text() for n in changing}
+    assert {n for n, text in raw.items() if "// @include _topology_changed" not in text} == set()
+
+
 def graph_names(text: str) -> set[str]:
     """Labels, relationship types and property names a query uses (roughly; strings skipped)."""
     text = re.sub(r"'[^']*'", "''", re.sub(r"//.*", "", text))

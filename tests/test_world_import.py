@@ -158,7 +158,7 @@ def test_reimport_is_idempotent_and_a_dropped_edge_is_retired_not_walked(
     assert text.count("      - QUOTE_ADDR\n") == 1  # only shipping names quote's address
     compose.write_text(text.replace("      - QUOTE_ADDR\n", ""), encoding="utf-8")
     links = {"candidates": ["shipping"], "keys": [], "group_keys": [], "hops": 1, "lo": 1,
-             "hi": 0, "fingerprints": []}  # fmt: skip
+             "hi": 0, "fingerprints": [], "topology": "", "fresh": [], "walked": []}  # fmt: skip
     near = {r["name"] for r in graph.one("triage_context", links)["links"]}
     assert "quote" in near
     later = load_sources([compose], "compose", env)
@@ -168,7 +168,7 @@ def test_reimport_is_idempotent_and_a_dropped_edge_is_retired_not_walked(
     ]
     assert world_counts(graph) == totals, "retired edges are kept"
     links = {"candidates": ["shipping"], "keys": [], "group_keys": [], "hops": 1, "lo": 1,
-             "hi": 0, "fingerprints": []}  # fmt: skip
+             "hi": 0, "fingerprints": [], "topology": "", "fresh": [], "walked": []}  # fmt: skip
     near = {r["name"] for r in graph.one("triage_context", links)["links"]}
     assert "quote" not in near, "a retired edge is not walked"
     retired = [r for r in graph.rows("world_edges") if r["retired_at"] is not None]

@@ -38,15 +38,16 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from queue import SimpleQueue
 from typing import Any
 
 import orjson
 
-from adapters.falkordb import Rendered, TenantGraph, rendered
+from adapters.falkordb import Rendered, SentQuery, TenantGraph, rendered
 from agents.triage.alerts import NormalizedAlert, about_monitoring
+from agents.triage.link_cache import LINKS, Asked
 
 #: Label names tried in order to find an alert's component (first known component wins).
 COMPONENT_LABELS = (
@@ -276,12 +277,13 @@ BATCH = 250
 FAST_BATCH = 1000
 #: Firing alerts a delivery needs before `Triage.fast` reads the open incidents to group them.
 FAST_MIN = 2
-#: Firing alerts a delivery needs for `read_ahead`: building fewer takes less time than
-#: handing the read to another thread and back (a storm's 5,000 take 15-20 ms, the read's own).
+#: Firing alerts a delivery needs for `read_ahead`, whose read holds a connection of its own
+#: while the alerts are built: fewer are built in less time than the read takes (a storm's
+#: 5,000 in about 10 ms).
 AHEAD_MIN = FAST_BATCH
 #: Where `Triage.fast` sends its writes (`send_batches`, one job per delivery), so that it
-#: decides the next batches meanwhile (the thread waits on the database, without the GIL), and
-#: where `read_ahead` reads; a few deliveries' at a time.
+#: decides the next batches meanwhile (the thread waits on the database, without the GIL); a
+#: few deliveries' at a time.
 WRITES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="triage-write")
 
 
@@ -430,9 +432,9 @@ def alert_values(alert: NormalizedAlert) -> list[object]:
 
 def alert_value_rows(alerts: list[NormalizedAlert]) -> dict[int, list[object]]:
     """`alert_values` of each of `alerts`, by `id` of the alert: `triage` works them out while
-    its read is under way (3-4 ms for a storm's 5,000 alerts, which `Triage.decide` would
-    otherwise spend after the read's answer, batch by batch, while the writes wait on it). The
-    alerts must outlive the answer (an `id` is an object's only while it lives)."""
+    its read's answer is on its way (3-4 ms for a storm's 5,000 alerts, which `Triage.decide`
+    otherwise spends batch by batch, the first batch's before the first write). The alerts
+    must outlive the answer (an `id` is an object's only while it lives)."""
     return {id(alert): alert_values(alert) for alert in alerts}
 
 
@@ -946,8 +948,8 @@ def triage(
     with the components of open incidents of their Alertmanager group (a later delivery).
     `reopen_ms`: a new firing episode of an alert of an incident resolved at most this long
     before it started reopens that incident (`BLAST_REOPEN_WINDOW`; 0: never), no new page.
-    `ahead`: this delivery's read started by `read_ahead`, taken when it was started for
-    these alerts and settings (else `triage` reads again).
+    `ahead`: this delivery's read sent by `read_ahead`, taken when it was sent for these
+    alerts and settings (else closed, and `triage` reads again).
     Queries: one to resolve components, find their links, the stored alerts and the open
     incidents (`triage_context.cypher`), then `Triage`'s (a storm of new alerts: one
     `triage_batch` per 1,000; otherwise one write per batch of a few hundred, or per alert).
@@ -964,14 +966,28 @@ def triage(
     values: dict[int, list[object]] = {}
     if ahead is not None and batch and ahead.taken(heads, window_ms, hops, reopen_ms):
         candidates = ahead.candidates  # `read_ahead`: never lone
-        values = alert_value_rows(alerts)  # while the read is under way
-        context, read = ahead.params, ahead.answer.result()
+        # while the answer is on its way, the values `decide` would work out batch by batch
+        # (an answer already in: they are worked out as the writes go, not before the first)
+        for first in range(0, len(alerts), FAST_BATCH):
+            if ahead.answer.answered():
+                break
+            values |= alert_value_rows(alerts[first : first + FAST_BATCH])
+        context, asked, read = ahead.params, ahead.asked, ahead.answer.one()
     else:
+        if ahead is not None:  # started for other alerts: its connection back, its answer unread
+            ahead.answer.close()
         candidates, names = alert_candidates(alerts)
         context = heads.context(names, window_ms, hops, batch, reopen_ms)
-        read = graph.one("triage_lone" if lone else "triage_context", context | opening)
-    fast = context["lo"] <= context["hi"]  # else (1, 0): no storm to group (`Heads.context`)
+        # a lone alert's query decides from the whole topology it reads: nothing remembered
+        asked = Asked(None, {"topology": "", "fresh": names, "walked": []}) if lone else (
+            LINKS.ask(graph.name, names, context["hops"])
+        )  # fmt: skip
+        read = graph.one("triage_lone" if lone else "triage_context",
+                         context | asked.params | opening)  # fmt: skip
     assert read is not None  # every part collects: always one row
+    if not lone:
+        read = LINKS.answer(graph.name, asked, read, context["candidates"], context["hops"])
+    fast = context["lo"] <= context["hi"]  # else (1, 0): no storm to group (`Heads.context`)
     components = resolve_components(candidates, read["matched"])
     if lone and read["written"]:  # what `Triage.one` reports for an alert that opened one
         key, incident = alerts[0].key, str(opening["new_incident_id"])
@@ -1042,12 +1058,15 @@ class Heads:
 class Ahead:
     """A `triage_context` read started before the delivery's alerts were built (`read_ahead`):
     what it was started for (the alerts' heads and `triage`'s window, reach and reopen window,
-    ms), its parameters, its answer to come, and the alerts' `alert_candidates` by key."""
+    ms), its parameters, what it counts on of the topology remembered (`LINKS`: the read is
+    sent with `asked.params` too), its answer to come, and the alerts' `alert_candidates` by
+    key."""
 
     heads: Heads
     settings: tuple[int, int, int]
     params: dict[str, Any]
-    answer: Future[dict[str, Any] | None]
+    asked: Asked
+    answer: SentQuery
     candidates: dict[str, list[str]]
 
     def taken(self, heads: Heads, window_ms: int, hops: int, reopen_ms: int) -> bool:
@@ -1059,17 +1078,19 @@ class Ahead:
 def read_ahead(
     graph: TenantGraph, heads: Heads, window_ms: int, hops: int = 2, reopen_ms: int = 0
 ) -> Ahead | None:
-    """Start `triage`'s read of the graph for the alerts `heads` (in `WRITES`), for a
-    delivery of at least `AHEAD_MIN` firing alerts, so that it runs while the webhook builds
-    the alerts; `triage` takes its answer when it was started for the same alerts and
-    settings (`triage`'s arguments otherwise), else it reads again. None when not started. A
-    read only: an answer nobody takes changes nothing."""
+    """Send `triage`'s read of the graph for the alerts `heads` (`TenantGraph.send`), for a
+    delivery of at least `AHEAD_MIN` firing alerts, so that the server runs it while the
+    webhook builds the alerts; `triage` takes its answer when it was sent for the same alerts
+    and settings (`triage`'s arguments otherwise), else it closes it and reads again. None
+    when not sent. A read only: an answer nobody takes changes nothing, and whoever gets an
+    `Ahead` closes or takes it (its connection is its own until then)."""
     if heads.statuses.count("firing") < AHEAD_MIN:
         return None
     candidates, names = labelled_candidates(heads.keys, heads.labels)
     params = heads.context(names, window_ms, hops, True, reopen_ms)
-    answer = WRITES.submit(graph.one, "triage_context", params)
-    return Ahead(heads, (window_ms, hops, reopen_ms), params, answer, candidates)
+    asked = LINKS.ask(graph.name, names, params["hops"])
+    answer = graph.send("triage_context", params | asked.params)
+    return Ahead(heads, (window_ms, hops, reopen_ms), params, asked, answer, candidates)
 
 
 def lone_params(

@@ -15,7 +15,6 @@ import itertools
 import json
 import operator
 import re
-import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from pydantic import (
 )
 
 from agents.triage.alerts import MAX_VALUE_CHARS, NormalizedAlert, cut, cut_values
-from agents.triage.triage import HAND_OVER, Heads
+from agents.triage.triage import Heads
 from gateway.http.limits import (
     MAX_INT_DIGITS,
     BodyError,
@@ -481,7 +480,7 @@ def read_notification(
     data: Any,
     default_severity: str,
     now_ms: int | None = None,
-    ahead: Callable[[Heads], bool] | None = None,
+    ahead: Callable[[Heads], object] | None = None,
 ) -> Notification:
     """`validate_body` then `normalize` of parsed JSON, in one pass over its alerts when the
     body is plain (every field absent or of its JSON type, no Grafana `values`, every time and
@@ -489,9 +488,7 @@ def read_notification(
     of the time for a 5,000-alert storm (no model per alert; each time parsed once). Any other
     body goes through `validate_body` and `normalize`, so a refusal is theirs, word for word.
     `ahead`: called with the alerts' `Heads` once a plain body is validated, before its alerts
-    are built (the webhook starts triage's read meanwhile, `agents.triage.triage.read_ahead`);
-    it says whether a read is under way, and then the GIL is offered to it every `HAND_OVER`
-    alerts built.
+    are built (the webhook sends triage's read meanwhile, `agents.triage.triage.read_ahead`).
     Raises `PayloadError` as they do."""
     plain = _plain_notification(data, default_severity, now_ms, ahead)
     if plain is not None:
@@ -502,7 +499,7 @@ def read_notification(
 
 
 def _plain_notification(
-    data: Any, default_severity: str, now_ms: int | None, ahead: Callable[[Heads], bool] | None
+    data: Any, default_severity: str, now_ms: int | None, ahead: Callable[[Heads], object] | None
 ) -> Notification | None:
     """`read_notification` of a plain body, or None when the body is not plain: every alert
     checked first (`sent.alert`'s arguments), then `ahead` told, then the alerts built."""
@@ -552,21 +549,15 @@ def _plain_notification(
              ends_ms if status == "resolved" else None, got("generatorURL", ""),
              fingerprint or label_fingerprint(labels), "null", got("silenceURL", ""))
         )  # fmt: skip
-    reading = False
     if ahead is not None:  # labels as sent: `cut_values` changes one in a million
-        reading = ahead(
+        ahead(
             Heads(
                 [f"{c[7]}@{c[3]}" for c in checked], [c[7] for c in checked],
                 [c[0] for c in checked], [sent.start(c[4]) for c in checked],
                 [c[1] for c in checked], [sent.group_key] * len(checked),
             )
         )  # fmt: skip
-    alerts: list[NormalizedAlert] = []
-    for first in range(0, len(checked), HAND_OVER):
-        alerts += [sent.alert(*c) for c in checked[first : first + HAND_OVER]]
-        if reading:  # the read's thread goes on as its answer comes (`HAND_OVER`)
-            time.sleep(0)
-    return Notification(alerts, truncated, group_key)
+    return Notification([sent.alert(*c) for c in checked], truncated, group_key)
 
 
 def _all_text(values: object) -> bool:
@@ -666,7 +657,7 @@ def read_notification_bytes(
     raw: bytes,
     default_severity: str,
     now_ms: int | None = None,
-    ahead: Callable[[Heads], bool] | None = None,
+    ahead: Callable[[Heads], object] | None = None,
 ) -> Notification:
     """`read_notification` of the body's bytes `raw` as `load_body` parses them: the same
     alerts, or the same refusal word for word. An Alertmanager body (`_TypedBody`, or
@@ -680,7 +671,7 @@ def read_notification_bytes(
 
 
 def _typed_notification(
-    raw: bytes, default_severity: str, now_ms: int | None, ahead: Callable[[Heads], bool] | None
+    raw: bytes, default_severity: str, now_ms: int | None, ahead: Callable[[Heads], object] | None
 ) -> Notification | None:
     """`read_notification_bytes` of a body msgspec decodes as a `_TypedBody` whose times and
     fingerprints `read_notification` takes in its one pass, else None. Such a body is JSON
@@ -740,9 +731,8 @@ def _typed_notification(
     kept = cast(list[int], sent_starts)  # `required`: a time each
     if now_ms is not None and max(kept, default=now_ms) > now_ms + MAX_CLOCK_SKEW_MS:
         kept = list(map(sent.start, kept))
-    reading = False
     if ahead is not None:  # labels as sent: no text here is cut
-        reading = ahead(Heads(keys, fingerprints, list(statuses), kept, labels,
+        ahead(Heads(keys, fingerprints, list(statuses), kept, labels,
                               [sent.group_key] * len(alerts)))  # fmt: skip
     ends: list[int | None] = [None] * len(alerts)
     if "resolved" in statuses:
@@ -761,12 +751,7 @@ def _typed_notification(
         ends, labels, annotations, generator_urls, map(sent.link, generator_urls),
         every(sent.group_key), every(sent.receiver), every(sent.source), every("null"), silences,
     )  # fmt: skip
-    built: list[NormalizedAlert] = []
-    while chunk := list(itertools.islice(made, HAND_OVER)):
-        built += chunk
-        if reading:  # the read's thread goes on as its answer comes (`HAND_OVER`)
-            time.sleep(0)
-    return Notification(built, truncated, group_key)
+    return Notification(list(made), truncated, group_key)
 
 
 def _times_ms(texts: list[str], required: bool) -> list[int | None] | None:

@@ -186,17 +186,30 @@ def accept(
 def _accept(
     store: GraphStore, tenant: str, raw: bytes, settings: Settings, metrics: Metrics, wake: bool
 ) -> Accepted:
-    """`accept`, the collector paused or not."""
+    """`accept`, the collector paused or not: `_triaged`, and triage's read sent ahead given
+    back whatever happened (`SentQuery.close`: nothing once it was read)."""
+    reads: list[Ahead | None] = []  # triage's read, sent while the alerts are built
+    try:
+        return _triaged(store, tenant, raw, settings, metrics, wake, reads)
+    finally:
+        for read in reads:
+            if read is not None:
+                read.answer.close()
+
+
+def _triaged(
+    store: GraphStore, tenant: str, raw: bytes, settings: Settings, metrics: Metrics, wake: bool,
+    reads: list[Ahead | None],
+) -> Accepted:  # fmt: skip
+    """`_accept`'s work; `reads` gets the read sent ahead."""
     now_ms = int(time.time() * 1000)
     graph = store.graph(graph_name(tenant))
-    reads: list[Ahead | None] = []  # triage's read, started while the alerts are built
 
-    def ahead(heads: Heads) -> bool:
+    def ahead(heads: Heads) -> None:
         reads.append(
             read_ahead(graph, heads, settings.incident_window_s * 1000, settings.correlation_hops,
                        settings.reopen_window_ms)
         )  # fmt: skip
-        return reads[0] is not None
 
     try:
         notification = read_notification_bytes(raw, settings.default_severity, now_ms, ahead)

@@ -206,7 +206,8 @@ def test_a_component_both_named_and_of_the_group_is_walked_once(store: GraphStor
     alerts = storm(40, seed=61)
     triage(graph, alerts, WINDOW_MS)
     _, names = alert_candidates(alerts)
-    read = {"candidates": names, "keys": [], "hops": 4, "lo": 1, "hi": 0, "fingerprints": []}
+    read = {"candidates": names, "keys": [], "hops": 4, "lo": 1, "hi": 0, "fingerprints": [],
+            "topology": "", "fresh": [], "walked": []}  # fmt: skip
     alone = graph.one("triage_context", read | {"group_keys": []})
     grouped = graph.one("triage_context", read | {"group_keys": [alerts[0].group_key]})
     assert alone and grouped and alone["grouped"] == []
@@ -219,10 +220,10 @@ def test_a_component_both_named_and_of_the_group_is_walked_once(store: GraphStor
 def test_a_read_started_ahead_is_taken_only_for_the_same_alerts(
     store: GraphStore, monkeypatch: pytest.MonkeyPatch, same: bool
 ) -> None:
-    # the webhook starts triage's read while it builds the alerts (`read_ahead`): triage takes
-    # that answer when it would have read the same, and reads again otherwise (here: the read
-    # was started for the storm's alerts but one was left out, as a heartbeat is); either way
-    # the graph ends as without a read ahead
+    # the webhook sends triage's read while it builds the alerts (`read_ahead`): triage takes
+    # that answer when it would have read the same, and closes it and reads again otherwise
+    # (here: the read was sent for the storm's alerts but one was left out, as a heartbeat
+    # is); either way the graph ends as without a read ahead
     alerts = storm(1200, seed=71)
     triaged = alerts if same else alerts[1:]
     original = TenantGraph.one
@@ -239,33 +240,42 @@ def test_a_read_started_ahead_is_taken_only_for_the_same_alerts(
     monkeypatch.setattr(TenantGraph, "one", recording)
     ahead = read_ahead(ahead_graph, Heads.of(alerts), WINDOW_MS, reopen_ms=600_000)
     assert ahead is not None and ahead.params["fingerprints"]
+    closed: list[bool] = []
+    close = ahead.answer.close
+    monkeypatch.setattr(ahead.answer, "close", lambda: closed.append(True) or close())
     report = triage(ahead_graph, triaged, WINDOW_MS, reopen_ms=600_000, ahead=ahead)
-    assert asked.count("triage_context") == (1 if same else 2)
+    assert asked.count("triage_context") == (0 if same else 1) and closed == [True] * (not same)
     monkeypatch.setattr(TenantGraph, "one", original)
     triage(plain_graph, triaged, WINDOW_MS, reopen_ms=600_000)
     assert report.accepted == len(triaged) and shape(ahead_graph) == shape(plain_graph)
 
 
+@pytest.mark.parametrize("answered", [False, True])
 def test_a_storms_alert_values_are_worked_out_while_its_read_ahead_is_under_way(
-    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch, answered: bool
 ) -> None:
-    # with a read started ahead, each alert's stored values are worked out before triage waits
-    # on the read's answer (none is left for deciding the batches), and the graph is the same
+    # with a read sent ahead whose answer is not in yet, each alert's stored values are worked
+    # out before triage waits on it (none is left for deciding the batches); with the answer
+    # in, none before: they are worked out batch by batch as the writes go. The graph is the
+    # same either way
     alerts = storm(1100, seed=73)
-    ahead_graph, plain_graph = demo_graph(store, "valuesahead"), demo_graph(store, "valuesplain")
+    ahead_graph = demo_graph(store, f"valuesahead{int(answered)}")
+    plain_graph = demo_graph(store, f"valuesplain{int(answered)}")
     original = triage_module.alert_values
     calls: list[str] = []
     monkeypatch.setattr(triage_module, "alert_values",
                         lambda alert: calls.append(alert.key) or original(alert))  # fmt: skip
     ahead = read_ahead(ahead_graph, Heads.of(alerts), WINDOW_MS)
     assert ahead is not None
-    answered = ahead.answer.result  # the answer taken: every value was worked out before it
+    monkeypatch.setattr(ahead.answer, "answered", lambda: answered)
+    answer = ahead.answer.one  # the answer taken: the values worked out before it, or none
 
     def taken() -> Any:
-        assert sorted(calls) == sorted(a.key for a in alerts)
-        return answered()
+        before = [] if answered else sorted(a.key for a in alerts)
+        assert sorted(calls) == before
+        return answer()
 
-    monkeypatch.setattr(ahead.answer, "result", taken)
+    monkeypatch.setattr(ahead.answer, "one", taken)
     report = triage(ahead_graph, alerts, WINDOW_MS, ahead=ahead)
     assert report.accepted == len(alerts) and len(calls) == len(alerts)
     monkeypatch.setattr(triage_module, "alert_values", original)
@@ -275,8 +285,8 @@ def test_a_storms_alert_values_are_worked_out_while_its_read_ahead_is_under_way(
 
 
 def test_no_read_ahead_for_a_delivery_built_sooner_than_handed_over(store: GraphStore) -> None:
-    # fewer firing alerts than AHEAD_MIN are built in less time than the read takes to go to
-    # another thread and back (and a lone alert is read by `triage_lone`): read as before
+    # fewer firing alerts than AHEAD_MIN are built in less time than the read takes (and a
+    # lone alert is read by `triage_lone`): read as before, on no connection of its own
     graph = demo_graph(store, "aheadsmall")
     assert triage_module.AHEAD_MIN == 1000
     resolved = storm(1000, seed=81, status="resolved")
