@@ -143,6 +143,9 @@ CALL {
   WITH i WHERE pt IS NOT NULL  // a calm incident's respond needs none of this
   MATCH (t:Task)-[:FOR]->(i) WHERE t.kind IN ['respond', 'page', 'notify_update']
   MATCH (s:Step)-[:OF]->(t) WHERE s.tool IN ['response_context', 'route_new_cause']
+  // a new cause's route only when it was paged (as incident_paged.cypher): not a lead's owner
+  OPTIONAL MATCH (x:Action {intent_id: 'incident:' + i.id + ':repage:' + t.id})
+  WITH s, x WHERE s.tool = 'response_context' OR x IS NOT NULL
   WITH s ORDER BY s.at DESC LIMIT 1
   RETURN collect({result: s.result, at: s.at}) AS paged
 }
