@@ -244,6 +244,23 @@ def reopen(graph: TenantGraph, incident_id: str) -> None:
     assert report.reopened == [incident_id]
 
 
+def test_the_page_restated_after_a_reopen_keeps_the_incident_page_link(slack_gw, api, graph):
+    """A reopen edits the page (`…:page:reopened:<alert key>`) as every other edit does: with
+    the link to the incident's web page under `BLAST_PUBLIC_URL`."""
+    incident_id = incident(graph)
+    slack_gw.drain()
+    (root,) = api.roots("C0CHECKOUT")
+    link = f"<{PUBLIC}/ui/incidents/{incident_id}|"
+    assert link in root["text"] and not root.get("edited")
+    reopen(graph, incident_id)
+    slack_gw.drain()
+    assert task(graph, incident_id, "notify_reopened")["status"] == "done"
+    (root,) = api.roots("C0CHECKOUT")
+    edits = [p for _, m, p in api.calls if m == "chat.update" and p.get("ts") == root["ts"]]
+    assert len(edits) == 1 and root["edited"] == 1
+    assert link in root["text"], root["text"]
+
+
 @pytest.mark.parametrize(
     "refusing", [("C0CHECKOUT",), ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT")],
     ids=["root-route", "outbox"],
