@@ -216,6 +216,7 @@ def _notice_words(what: str) -> str | None:
 #: (`agents.act.notices.intent`), `{}` standing for the playbook id.
 REMEDIATION_WORDS = {
     "proposed": "Sent the fix's proposal ({})",
+    "decided": "Edited the fix's proposal ({}) to say who decided it",
     "started": "Said the fix ({}) started",
     "run-failed": "Said the fix ({}) failed to run",
     "verification:verified": "Said the fix ({}) was verified",
