@@ -558,7 +558,13 @@ def test_an_acknowledgement_after_a_retrigger_edits_the_page_once(shop, github: 
         acked = gw.http.post(f"/api/v1/incidents/{incident}/ack", json={"by": "Di Example"})
         assert acked.status_code == 200 and acked.json()["acknowledged_by"] == "Di Example"
         gw.drain()
-    edits = [e for e in gw.outbox if e["incident_id"] == incident and e["kind"] == "update"]
+    edits = [
+        e
+        for e in gw.outbox
+        if e["incident_id"] == incident
+        and e["kind"] == "update"
+        and ":remediation:" not in str(e["intent_id"])
+    ]  # the page's, not the proposal's
     said = [(e["intent_id"], e["notice"]["acknowledged_by"]) for e in edits]  # type: ignore[index]
     assert said.count((f"incident:{incident}:acknowledged", "Cy Example")) == 1, said
     assert said.count((f"incident:{incident}:page:retrigger:1", None)) == 1, said
@@ -897,6 +903,10 @@ def test_a_run_whose_thread_slack_refuses_is_still_verified_and_said_once(
     said = [m for m in api.messages if "Remediation " in str(m["text"])]
     copies = [e for e in gw.outbox if str(e["intent_id"]).endswith(":fallback")
               and ":remediation:" in str(e["intent_id"])]  # fmt: skip
+    # the proposal's edit (approved) has nothing else to edit: its copy is kept, once
+    edit = f"incident:{incident}:remediation:pb-rollback:decided:fallback"
+    assert [e["intent_id"] for e in copies].count(edit) == 1
+    copies = [e for e in copies if e["intent_id"] != edit]
     refused = "the page's thread in C0CHECKOUT (is_archived); #checkout-oncall (is_archived)"
     if refusing == ("C0CHECKOUT",):
         assert [(m["channel"], m["thread_ts"], str(m["text"]).split(":")[0]) for m in said] == [
