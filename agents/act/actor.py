@@ -126,10 +126,13 @@ class Actor:
         edit = notices.decided(row, what, str(proposal["external_ref"]))
         ref = tell(task, self.messenger, edit, self.fallback, no_route, "proposal edit",
                    self.default_channel)  # fmt: skip
+        # Slack's edit answers with the proposal's own ref; any other is the fallback's copy
+        copied = self.fallback is not None and self.fallback is not self.messenger
         task.complete(
-            "proposal edited" if ref == edit.reply_to
-            else f"proposal edit copied to {self.fallback.name}" if ref and self.fallback
-            else "proposal edit not delivered"
+            "proposal edit not delivered" if ref is None
+            else f"proposal edit copied to {self.fallback.name}"
+            if copied and ref != edit.reply_to and self.fallback is not None
+            else "proposal edited"
         )  # fmt: skip
 
     def _remediate(self, task: TaskRun, row: dict[str, Any]) -> None:

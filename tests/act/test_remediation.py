@@ -1062,6 +1062,24 @@ def test_a_rejection_on_the_web_edits_the_proposal_once_and_runs_nothing(
     assert "remediate" not in kinds and kinds.count("edit_proposal") == 1
 
 
+def test_without_slack_the_proposal_s_edit_is_kept_in_the_outbox(shop, github: FakeGitHub) -> None:
+    """Outbox mode: the decision is recorded as the proposal's edit (kind `update`, replying to
+    the proposal's line), once, with no button to offer."""
+    gw = shop()
+    plant(gw, WORKFLOW)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    assert decide(gw, incident, "reject", MEMBER).status_code == 200
+    gw.drain()
+    (proposal,) = [e for e in thread(gw, incident) if e["intent_id"].endswith(":proposed")]
+    assert proposal["notice"]["remediation_id"] is not None
+    (edit,) = [e for e in thread(gw, incident) if e["intent_id"].endswith(":decided")]
+    assert (edit["kind"], edit["reply_to"]) == ("update", proposal["ref"])
+    assert edit["notice"]["remediation_id"] is None
+    assert "Rejected by Cy Example (on the web) at " in edit["text"]
+    tasks = {t["kind"]: t for t in graph_of(gw).rows("incident_tasks", {"incident_id": incident})}
+    assert tasks["edit_proposal"]["outcome"] == "proposal edited"
+
+
 def test_a_proposal_edit_slack_refuses_is_copied_to_the_outbox_and_the_fix_still_runs(
     slack_shop: Gateway, api: SlackAPI, github: FakeGitHub
 ) -> None:
