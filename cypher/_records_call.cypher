@@ -3,7 +3,9 @@
 // this attempt's earlier outside calls ($records, maps {intent_id, status, external_ref,
 // detail}) and its delivery attempts ($deliveries, maps {incident_id, intent_id, channel,
 // outcome: delivered|refused|error, reason, fallback_from}, each a Delivery node on its
-// incident, stamped with the database clock), whether or not the lease still holds: the calls
+// incident, stamped with the database clock, with `n` its place in $deliveries: the attempts of
+// one page are written together, so they share a millisecond and `n` keeps their order, the
+// refusals before the delivery that fell back), whether or not the lease still holds: the calls
 // happened, and the graph must say so. One lookup per record on the unique intent_id index:
 // `intent_id IN [r IN $records | …]` scanned every Action.
 CALL {
@@ -13,8 +15,9 @@ CALL {
       d.updated_at = timestamp()
 }
 CALL {
-  UNWIND $deliveries AS d
+  UNWIND range(0, size($deliveries) - 1) AS n
+  WITH $deliveries[n] AS d, n
   MATCH (i:Incident {id: d.incident_id})
-  CREATE (i)-[:HAS_DELIVERY]->(:Delivery {intent_id: d.intent_id, at: timestamp(),
+  CREATE (i)-[:HAS_DELIVERY]->(:Delivery {intent_id: d.intent_id, at: timestamp(), n: n,
     channel: d.channel, outcome: d.outcome, reason: d.reason, fallback_from: d.fallback_from})
 }

@@ -15,7 +15,7 @@
 // sent before a late diagnosis: agents/tasks/kinds.py, `page_due`), null when it has none.
 // Only when it has one (what `Responder._cause_found` edits into that page), else []: `paged`
 // (the `incident_paged` row: whom the page names now), `verdicts` (`incident_verdicts`) and
-// `refused` (the page's `incident_deliveries` whose outcome is `refused`). `held`: the ended
+// `refused` (the page's `incident_deliveries` whose outcome is `refused`, with `n`). `held`: the ended
 // windows that held the page (`_held_windows`), which it then says. `heartbeat` and `last_seen`:
 // the alertname and last arrival (ms) of a heartbeat whose silence this incident is, else null.
 // Lists come unordered: the caller sorts.
@@ -143,6 +143,9 @@ CALL {
   WITH i WHERE pt IS NOT NULL  // a calm incident's respond needs none of this
   MATCH (t:Task)-[:FOR]->(i) WHERE t.kind IN ['respond', 'page', 'notify_update']
   MATCH (s:Step)-[:OF]->(t) WHERE s.tool IN ['response_context', 'route_new_cause']
+  // a new cause's route only when it was paged (as incident_paged.cypher): not a lead's owner
+  OPTIONAL MATCH (x:Action {intent_id: 'incident:' + i.id + ':repage:' + t.id})
+  WITH s, x WHERE s.tool = 'response_context' OR x IS NOT NULL
   WITH s ORDER BY s.at DESC LIMIT 1
   RETURN collect({result: s.result, at: s.at}) AS paged
 }
@@ -159,7 +162,7 @@ CALL {
   WITH i WHERE pt IS NOT NULL
   MATCH (i)-[:HAS_DELIVERY]->(d:Delivery)
   WHERE d.intent_id = 'incident:' + i.id + ':initial-notification' AND d.outcome = 'refused'
-  RETURN collect({channel: d.channel, reason: d.reason, at: d.at}) AS refused
+  RETURN collect({channel: d.channel, reason: d.reason, at: d.at, n: d.n}) AS refused
 }
 // @include _held_windows
 RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,

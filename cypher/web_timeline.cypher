@@ -46,7 +46,7 @@ RETURN coalesce(x.updated_at, x.reserved_at) AS at, 'action' AS event, x.intent_
 UNION ALL
 MATCH (:Incident {id: $incident_id})-[:HAS_DELIVERY]->(d:Delivery)
 RETURN d.at AS at, 'delivery' AS event, d.outcome AS detail, d.channel AS who,
-       [d.intent_id, d.reason, d.fallback_from] AS ref
+       [d.intent_id, d.reason, d.fallback_from, d.n] AS ref
 UNION ALL
 MATCH (i:Incident {id: $incident_id}) WHERE i.acknowledged_at IS NOT NULL
 RETURN i.acknowledged_at AS at, 'acknowledged' AS event, null AS detail,

@@ -9,9 +9,10 @@ one dispatch, with reconciliation and Attempt nodes), `verify` (the independent 
 afterwards), `actor` (the agent that runs the three task kinds below).
 
 Task kinds (declared in `agents.tasks.kinds`): `propose_remediation` (tell the thread what is
-proposed; waits for the first page), `remediate` (enqueued by an approval), and
-`verify_remediation` (enqueued by the run; pauses until the evidence answers or
-`verify_within` is over).
+proposed; waits for the first page), `edit_proposal` (enqueued by an approval or a rejection:
+the proposal's message edited once to say who decided, its buttons gone), `remediate`
+(enqueued by an approval), and `verify_remediation` (enqueued by the run; pauses until the
+evidence answers or `verify_within` is over).
 """
 
 from __future__ import annotations

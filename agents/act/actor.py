@@ -1,6 +1,7 @@
-"""The acting agent: runs `propose_remediation`, `remediate` and `verify_remediation` tasks
-(see `agents.act`). Messages go through `messenger` (the page's thread) and `tickets` (a
-comment on the incident's ticket), each once per intent through `TaskRun.act`.
+"""The acting agent: runs `propose_remediation`, `edit_proposal`, `remediate` and
+`verify_remediation` tasks (see `agents.act`). Messages go through `messenger` (the page's
+thread) and `tickets` (a comment on the incident's ticket), each once per intent through
+`TaskRun.act`.
 
 A thread message Slack refuses for good (the page's channel archived or without the bot since
 the page) never stops what follows it: it goes along the root route as a message of its own,
@@ -24,6 +25,9 @@ from agents.tasks.coordination import TaskRun
 from agents.tasks.kinds import handled_by
 
 log = logging.getLogger(__name__)
+
+#: The longest wait between two looks for a proposal not said yet (`Actor._edit_proposal`).
+PROPOSAL_WAIT_MAX_MS = 60_000
 
 
 def page_refs(task: TaskRun, incident_id: str) -> tuple[str | None, str | None]:
@@ -69,6 +73,8 @@ class Actor:
             return
         if kind == "propose_remediation":
             self._propose(task, row)
+        elif kind == "edit_proposal":
+            self._edit_proposal(task, row)
         elif kind == "remediate":
             self._remediate(task, row)
         else:
@@ -89,6 +95,45 @@ class Actor:
         self._say(task, notices.proposed(row, what, self.enabled, page, earlier, cannot))
         task.complete("shown (actions off)" if not self.enabled
                       else f"shown (cannot run: {cannot})" if cannot else "proposed")  # fmt: skip
+
+    def _edit_proposal(self, task: TaskRun, row: dict[str, Any]) -> None:
+        """Once decided, edit the proposal's message once (intent `…:decided`, kind `update`:
+        Slack's `chat.update`) to say who approved or rejected it, with no Approve / Reject
+        buttons left to click. While the proposal is still to be said (its `propose_remediation`
+        task not done: a decision on the web can come first), wait for it, paused, 1 s at first
+        and at most `PROPOSAL_WAIT_MAX_MS` between looks. Nothing to edit when no proposal went
+        out as a message of its own (nobody paged, or only its outbox copy). An edit Slack
+        refuses for good (the channel archived since) is copied to the outbox
+        (`…:decided:fallback`) and the task completes: the decision itself is in the graph."""
+        rem = row["remediation"]
+        if row["approval"] is None and row["rejection"] is None:
+            task.complete(f"remediation is {rem['status']}: nothing decided")
+            return
+        tasks = task.graph.rows("incident_tasks", {"incident_id": row["incident_id"]})
+        proposing = [t for t in tasks if t["id"] == f"propose:{rem['id']}"]
+        if proposing and proposing[0]["status"] in ("open", "claimed", "paused"):
+            wait_ms = min(PROPOSAL_WAIT_MAX_MS, 1000 * 2 ** min(task.pauses, 10))
+            task.pause(int(time.time() * 1000) + wait_ms, "waiting for the proposal to be said")
+            return
+        task.flush_records()
+        said = {a["intent_id"]: a for a in task.graph.rows(
+            "incident_actions", {"incident_id": row["incident_id"]})}  # fmt: skip
+        proposal = said.get(notices.intent(rem, "proposed"))
+        if proposal is None or proposal["status"] != "sent" or not proposal["external_ref"]:
+            task.complete("no proposal message to edit")
+            return
+        what = spec.describe(run.stored_spec(row))
+        edit = notices.decided(row, what, str(proposal["external_ref"]))
+        ref = tell(task, self.messenger, edit, self.fallback, no_route, "proposal edit",
+                   self.default_channel)  # fmt: skip
+        # Slack's edit answers with the proposal's own ref; any other is the fallback's copy
+        copied = self.fallback is not None and self.fallback is not self.messenger
+        task.complete(
+            "proposal edit not delivered" if ref is None
+            else f"proposal edit copied to {self.fallback.name}"
+            if copied and ref != edit.reply_to and self.fallback is not None
+            else "proposal edited"
+        )  # fmt: skip
 
     def _remediate(self, task: TaskRun, row: dict[str, Any]) -> None:
         """Run the approved remediation once (`agents.act.run`), then enqueue its check."""

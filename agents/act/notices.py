@@ -1,6 +1,7 @@
 """What the acting agent says in the page's thread and on the ticket: the proposal (with
 Approve / Reject when actions are on, and the fix's record on earlier incidents: `runs` reads
-it, `record` says it), the run, and the verification's outcome.
+it, `record` says it), the proposal edited once decided (`decided`: no buttons, who decided),
+the run, and the verification's outcome.
 
 Notices are data (`adapters.notices`): raw values, escaped by each adapter's renderer.
 """
@@ -117,6 +118,31 @@ def proposed(
     )
     return _thread(intent(rem, "proposed"), row, [*head, Span(text=tail), *history], reply_to,
                    remediation_id=rem["id"])  # fmt: skip
+
+
+def decided(row: dict[str, Any], what: str, proposal_ref: str) -> OutboundMessage:
+    """The proposal (ref `proposal_ref`) restated once it is decided (kind `update`: Slack
+    edits it in place, intent `…:decided`): what was proposed, then who decided it, how and
+    when ("Approved by Cy Example (in Slack) at …: it runs once now, and is verified
+    afterwards." / "Rejected by Cy Example (on the web) at …: it will not run."), with no
+    Approve / Reject buttons. `row`: a `remediation_get` row with its approval or rejection."""
+    rem = row["remediation"]
+    approved = row["approval"] is not None
+    decision = row["approval"] or row["rejection"] or {}
+    how = {"slack": " (in Slack)", "web": " (on the web)"}.get(decision.get("source") or "", "")
+    at = f" at {fmt_ms(decision['at'])}" if decision.get("at") else ""
+    then = ("it runs once now, and is verified afterwards." if approved
+            else "it will not run.")  # fmt: skip
+    spans = [
+        Span(text="Playbook "), Span(text=row["playbook_title"] or rem["playbook_id"], strong=True),
+        Span(text=": its checks held for "), Span(text=rem["component"], strong=True),
+        Span(text=f". Proposed remediation: {what}. "),
+        Span(text=f"{'Approved' if approved else 'Rejected'} by {decision.get('by') or 'someone'}",
+             strong=True),
+        Span(text=f"{how}{at}: {then}"),
+    ]  # fmt: skip
+    message = _thread(intent(rem, "decided"), row, spans, proposal_ref)
+    return message.model_copy(update={"kind": "update"})
 
 
 def started(

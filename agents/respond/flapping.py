@@ -54,7 +54,8 @@ class Reopener:
     """Runs `notify_reopened` tasks through `messenger` (Slack or the outbox). A notice Slack
     refuses for good goes along the root route, else to `fallback` (the outbox), and the task
     goes on (`agents.respond.fallback`); `default_channel`: `SLACK_DEFAULT_CHANNEL`, the root
-    route's last channel."""
+    route's last channel; `public_url`: `BLAST_PUBLIC_URL`, so the page restated keeps its link
+    to the incident's web page, as every other edit of it does."""
 
     kinds = (KIND,)
 
@@ -64,8 +65,10 @@ class Reopener:
         fallback: Notifier | None = None,
         default_channel: str | None = None,
         name_tenant: bool = False,
+        public_url: str | None = None,
     ) -> None:
         self.messenger = messenger
+        self.public_url = public_url
         self.fallback = fallback
         self.default_channel = default_channel
         #: The server serves several tenants: the page restated names its own.
@@ -127,6 +130,7 @@ class Reopener:
             graph.rows("incident_changes", {"incident_id": incident_id}),
             graph.rows("incident_verdicts", {"incident_id": incident_id}),
             ticket if ticket and ticket.startswith(("https://", "http://")) else None,
+            public_url=self.public_url,
             organisation=tenant_of(graph.name) if self.name_tenant else None,
         )  # fmt: skip
         tell(task, self.messenger, update, self.fallback, no_route, "reopened page edit",

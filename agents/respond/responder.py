@@ -495,7 +495,7 @@ class Responder:
                 sorted(incident["verdicts"], key=lambda v: (v["at"], v["id"])),
                 refs.get(intent(incident_id, "ticket")),
                 [Refusal(channel=d["channel"], reason=d["reason"] or "refused")
-                 for d in sorted(incident["refused"], key=lambda d: d["at"])],
+                 for d in sorted(incident["refused"], key=lambda d: (d["at"], d["n"] or 0))],
                 self._organisation(task),
             )  # fmt: skip
             task.act(self.messenger, update)

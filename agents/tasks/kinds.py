@@ -81,11 +81,14 @@ TASK_KINDS: tuple[TaskKind, ...] = (
     TaskKind("notify_reopened", "responder", priority=FOLLOW_UP),
     TaskKind("learn", "learner", priority=BACKGROUND),
     # acting on the world (agents/act): the proposal and the verification speak in the
-    # page's thread; `remediate` is enqueued by an approval and enqueues the verification.
+    # page's thread; `remediate` is enqueued by an approval and enqueues the verification;
+    # `edit_proposal` by an approval or a rejection.
     # A person waits on a remediation they approved: follow-up priority.
     TaskKind("propose_remediation", "responder", after_page=True, agent="act", priority=FOLLOW_UP),
     TaskKind("remediate", "responder", then="verify_remediation", agent="act", priority=FOLLOW_UP),
     TaskKind("verify_remediation", "responder", after_page=True, agent="act", priority=FOLLOW_UP),
+    # enqueued by an approval or a rejection: the proposal edited once, without its buttons
+    TaskKind("edit_proposal", "responder", after_page=True, agent="act", priority=FOLLOW_UP),
 )
 
 #: Kind name -> its declaration.

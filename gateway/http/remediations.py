@@ -101,8 +101,8 @@ async def _decide(
             request, "error.html", session, None, status_code=exc.status_code,
             title=f"Remediation not {verb}d", message=str(exc.detail), back=back,
         )  # fmt: skip
-    if done["fresh"] and done["status"] == "approved":
-        request.app.state.store.wake()  # its remediate task: wake an idle worker
+    if done["fresh"]:  # its edit_proposal (and remediate) task: wake an idle worker
+        request.app.state.store.wake()
     if form_post:
         said = urllib.parse.urlencode({"remediation": decided_words(verb, done)})
         return RedirectResponse(f"{back}?{said}#remediations", status_code=303)
@@ -194,7 +194,7 @@ def _slack_decide(state: Any, user_id: str, action: Action) -> str:
                               creds=creds)  # fmt: skip
         except Refused as exc:
             return f"Not done: {exc.reason}."
-        if done["fresh"] and done["status"] == "approved":
+        if done["fresh"]:  # its edit_proposal (and remediate) task
             state.store.wake()
         return decided_words("approve" if approve else "reject", done)
     return "That remediation is gone."

@@ -447,6 +447,7 @@ class Runtime:
                 fallback=self.outbox,
                 default_channel=default_channel,
                 name_tenant=name_tenant,
+                public_url=s.public_url,
             ),
             Actor(
                 self.messenger,

@@ -216,6 +216,7 @@ def _notice_words(what: str) -> str | None:
 #: (`agents.act.notices.intent`), `{}` standing for the playbook id.
 REMEDIATION_WORDS = {
     "proposed": "Sent the fix's proposal ({})",
+    "decided": "Edited the fix's proposal ({}) to say who decided it",
     "started": "Said the fix ({}) started",
     "run-failed": "Said the fix ({}) failed to run",
     "verification:verified": "Said the fix ({}) was verified",
@@ -336,7 +337,7 @@ def events(
     if any(r["event"] == "resolved" and r["who"] for r in rows):
         # the page's Resolve records a `resolved` verdict too: one line for one act
         rows = [r for r in rows if not (r["event"] == "verdict" and r["detail"] == "resolved")]
-    rows.sort(key=lambda r: (r["at"], _rank(r["event"])))
+    rows.sort(key=_order)
     return [
         {"at": row["at"], "intent": row["detail"] if row["event"] == "action" else None,
          **_words(row, paged, github_api_url, first, nobody)}
@@ -346,3 +347,17 @@ def events(
 
 def _rank(kind: str) -> int:
     return ORDER.index(kind) if kind in ORDER else len(ORDER)
+
+
+def _order(row: dict[str, Any]) -> tuple[int, int, int, int]:
+    """Where a `web_timeline` row goes: by time, then by `ORDER`. A page's delivery attempts
+    are written together and share a millisecond: its refusals come first, in the order they
+    were made (the Delivery's `n`; a record without one by outcome alone), then the delivery
+    that fell back, then the copy of a message no channel took (`<intent>:fallback`)."""
+    event = row["event"]
+    if event == "delivery":
+        n = ([*list(row["ref"] or []), None, None, None, None])[3]
+        return (row["at"], _rank(event), 1 if row["detail"] == "delivered" else 0, n or 0)
+    if event == "action" and str(row["detail"] or "").endswith(":fallback"):
+        return (row["at"], _rank("delivery"), 2, 0)
+    return (row["at"], _rank(event), 0, 0)

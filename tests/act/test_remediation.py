@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 import uuid
@@ -557,7 +558,13 @@ def test_an_acknowledgement_after_a_retrigger_edits_the_page_once(shop, github: 
         acked = gw.http.post(f"/api/v1/incidents/{incident}/ack", json={"by": "Di Example"})
         assert acked.status_code == 200 and acked.json()["acknowledged_by"] == "Di Example"
         gw.drain()
-    edits = [e for e in gw.outbox if e["incident_id"] == incident and e["kind"] == "update"]
+    edits = [
+        e
+        for e in gw.outbox
+        if e["incident_id"] == incident
+        and e["kind"] == "update"
+        and ":remediation:" not in str(e["intent_id"])
+    ]  # the page's, not the proposal's
     said = [(e["intent_id"], e["notice"]["acknowledged_by"]) for e in edits]  # type: ignore[index]
     assert said.count((f"incident:{incident}:acknowledged", "Cy Example")) == 1, said
     assert said.count((f"incident:{incident}:page:retrigger:1", None)) == 1, said
@@ -896,6 +903,10 @@ def test_a_run_whose_thread_slack_refuses_is_still_verified_and_said_once(
     said = [m for m in api.messages if "Remediation " in str(m["text"])]
     copies = [e for e in gw.outbox if str(e["intent_id"]).endswith(":fallback")
               and ":remediation:" in str(e["intent_id"])]  # fmt: skip
+    # the proposal's edit (approved) has nothing else to edit: its copy is kept, once
+    edit = f"incident:{incident}:remediation:pb-rollback:decided:fallback"
+    assert [e["intent_id"] for e in copies].count(edit) == 1
+    copies = [e for e in copies if e["intent_id"] != edit]
     refused = "the page's thread in C0CHECKOUT (is_archived); #checkout-oncall (is_archived)"
     if refusing == ("C0CHECKOUT",):
         assert [(m["channel"], m["thread_ts"], str(m["text"]).split(":")[0]) for m in said] == [
@@ -979,3 +990,161 @@ def test_approvers_in_a_world_file_are_people_of_some_team(
     inspect = FalkorDB.from_url(falkordb.url).select_graph(graph_name(tenant))  # read-only look
     rows = inspect.ro_query("MATCH (t:Team) RETURN t.name, t.approvers ORDER BY t.name")
     assert rows.result_set == [["checkout", ["Hal Lee"]], ["platform", None]]
+
+
+def proposal_of(api: SlackAPI) -> dict[str, Any]:
+    """The proposal's message in the page's thread (as Slack holds it now, edits included)."""
+    (found,) = [m for m in api.messages if "Proposed remediation" in str(m["text"])]
+    return found
+
+
+def proposal_edits(api: SlackAPI, message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The `chat.update` calls that edited `message`."""
+    where = (message["channel"], message["ts"])
+    return [p for _, method, p in api.calls
+            if method == "chat.update" and (p.get("channel"), p.get("ts")) == where]  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["slack", "web"])
+def test_an_approval_edits_the_proposal_once_to_say_who_approved_it_without_buttons(
+    slack_shop: Gateway, api: SlackAPI, github: FakeGitHub, how: str
+) -> None:
+    """Approved from Slack or the web, the proposal's message keeps no Approve / Reject: it is
+    edited once (intent `…:decided`) to say who approved it; a double click edits nothing
+    more."""
+    gw = slack_shop
+    plant(gw, WORKFLOW)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    rid = f"remediation:{incident}:pb-rollback"
+    proposal = proposal_of(api)
+    assert "remediation_approve" in json.dumps(proposal["blocks"])
+    for _ in range(2):  # a double click decides once, and edits once
+        if how == "slack":
+            assert slack_click(gw, api, "remediation_approve", rid, "U0CY").status_code == 200
+        else:
+            assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    gw.drain()
+    gw.drain()
+    assert len(github.runs) == 1
+    proposal = proposal_of(api)
+    assert len(proposal_edits(api, proposal)) == 1 and proposal["edited"] == 1
+    assert "remediation_approve" not in json.dumps(proposal["blocks"])
+    assert "remediation_reject" not in json.dumps(proposal["blocks"])
+    where = "in Slack" if how == "slack" else "on the web"
+    assert f"Approved by Cy Example* ({where}) at " in proposal["text"], proposal["text"]
+    assert "it runs once now" in proposal["text"]
+    assert "Proposed remediation: " in proposal["text"]  # what it was stays said
+    tasks = {t["kind"]: t for t in graph_of(gw).rows("incident_tasks", {"incident_id": incident})}
+    assert (tasks["edit_proposal"]["status"], tasks["edit_proposal"]["outcome"]) == (
+        "done", "proposal edited")  # fmt: skip
+    story = [e["text"] for e in events(graph_of(gw), incident, None, github.url)]
+    assert "Edited the fix's proposal (pb-rollback) to say who decided it via slack" in story
+
+
+def test_a_rejection_on_the_web_edits_the_proposal_once_and_runs_nothing(
+    slack_shop: Gateway, api: SlackAPI, github: FakeGitHub
+) -> None:
+    gw = slack_shop
+    plant(gw, WORKFLOW)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    proposal = proposal_of(api)
+    assert decide(gw, incident, "reject", MEMBER).status_code == 200
+    gw.drain()
+    assert decide(gw, incident, "reject", MEMBER).json()["fresh"] is False
+    gw.drain()
+    assert github.runs == []
+    proposal = proposal_of(api)
+    assert len(proposal_edits(api, proposal)) == 1
+    assert "remediation_approve" not in json.dumps(proposal["blocks"])
+    assert "Rejected by Cy Example* (on the web) at " in proposal["text"], proposal["text"]
+    assert proposal["text"].endswith("it will not run.")
+    kinds = [t["kind"] for t in graph_of(gw).rows("incident_tasks", {"incident_id": incident})]
+    assert "remediate" not in kinds and kinds.count("edit_proposal") == 1
+
+
+def test_without_slack_the_proposal_s_edit_is_kept_in_the_outbox(shop, github: FakeGitHub) -> None:
+    """Outbox mode: the decision is recorded as the proposal's edit (kind `update`, replying to
+    the proposal's line), once, with no button to offer."""
+    gw = shop()
+    plant(gw, WORKFLOW)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    assert decide(gw, incident, "reject", MEMBER).status_code == 200
+    gw.drain()
+    (proposal,) = [e for e in thread(gw, incident) if e["intent_id"].endswith(":proposed")]
+    assert proposal["notice"]["remediation_id"] is not None
+    (edit,) = [e for e in thread(gw, incident) if e["intent_id"].endswith(":decided")]
+    assert (edit["kind"], edit["reply_to"]) == ("update", proposal["ref"])
+    assert edit["notice"]["remediation_id"] is None
+    assert "Rejected by Cy Example (on the web) at " in edit["text"]
+    tasks = {t["kind"]: t for t in graph_of(gw).rows("incident_tasks", {"incident_id": incident})}
+    assert tasks["edit_proposal"]["outcome"] == "proposal edited"
+
+
+def test_a_proposal_edit_slack_refuses_is_copied_to_the_outbox_and_the_fix_still_runs(
+    slack_shop: Gateway, api: SlackAPI, github: FakeGitHub
+) -> None:
+    """The proposal's channel is archived before the approval: the edit Slack refuses is kept
+    in the outbox (`…:decided:fallback`), once; the fix runs all the same."""
+    gw = slack_shop
+    plant(gw, WORKFLOW)
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    proposal = proposal_of(api)
+    api.refuse(proposal["channel"], "is_archived")
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    gw.drain()
+    gw.drain()
+    assert len(github.runs) == 1
+    assert not proposal_of(api).get("edited")
+    copies = [e for e in gw.outbox if str(e["intent_id"]).endswith(":decided:fallback")]
+    assert [e["intent_id"] for e in copies] == [
+        f"incident:{incident}:remediation:pb-rollback:decided:fallback"
+    ]
+    assert "Approved by Cy Example" in str(copies[0]["text"])
+    tasks = {t["kind"]: t for t in graph_of(gw).rows("incident_tasks", {"incident_id": incident})}
+    assert (tasks["edit_proposal"]["status"], tasks["edit_proposal"]["outcome"]) == (
+        "done", "proposal edit copied to outbox")  # fmt: skip
+    assert tasks["remediate"]["status"] == "done"
+
+
+def test_a_decision_before_the_proposal_is_said_edits_it_once_it_is(
+    slack_shop: Gateway, api: SlackAPI, github: FakeGitHub
+) -> None:
+    """Approved on the web while the proposal is still to be said (diagnosed, its proposal
+    held back): the edit waits, paused, for the proposal's message, then edits it once."""
+    gw = slack_shop
+    plant(gw, WORKFLOW)
+    answer = gw.http.post("/api/v1/alerts", json={"alerts": [
+        alert("firing", datetime.now(UTC) - timedelta(minutes=5))]})  # fmt: skip
+    (incident,) = answer.json()["incidents"]
+    gw.runtime.make_worker("investigator").run(threading.Event(), burst=True)
+    (row,) = remediations(gw, incident)
+    assert row["remediation"]["status"] == "proposed" and api.messages == []
+    graph = graph_of(gw)
+    rid = row["remediation"]["id"]
+
+    def hold_proposal(until_ms: int) -> None:  # as a worker's pause leaves a task
+        graph._graph.query(
+            "MATCH (t:Task {id: $id}) SET t.status = $status, t.lease_until = $until",
+            {"id": f"propose:{rid}", "status": "paused" if until_ms else "open",
+             "until": until_ms},
+        )  # fmt: skip
+
+    def edit_task() -> dict[str, Any]:
+        tasks = {t["kind"]: t for t in graph.rows("incident_tasks", {"incident_id": incident})}
+        return tasks["edit_proposal"]
+
+    hold_proposal(int(time.time() * 1000) + 3_600_000)
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    gw.drain()
+    assert edit_task()["status"] == "paused" and api.called("chat.update") == 0
+    assert not [m for m in api.messages if "Proposed remediation" in str(m["text"])]
+    hold_proposal(0)
+    deadline = time.monotonic() + 20
+    while edit_task()["status"] != "done" and time.monotonic() < deadline:
+        gw.drain()  # the paused edit waits its second, then is claimable again
+        time.sleep(0.2)
+    assert (edit_task()["status"], edit_task()["outcome"]) == ("done", "proposal edited")
+    proposal = proposal_of(api)
+    assert len(proposal_edits(api, proposal)) == 1
+    assert "Approved by Cy Example* (on the web)" in proposal["text"]
+    assert "remediation_approve" not in json.dumps(proposal["blocks"])

@@ -5,7 +5,9 @@ workspace or app are refused."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -84,6 +86,13 @@ def tied(graph: TenantGraph, incident_id: str, order: tuple[int, int]) -> None:
     )  # fmt: skip
 
 
+def delivery_lines(page: str) -> list[str]:
+    """The delivery lines of an incident page's timeline (its `ev-delivery` events), in order."""
+    story = page.split('id="events">')[1].split("</ol>")[0]
+    return [html.unescape(t) for t in re.findall(
+        r'class="ev-delivery"[^>]*>.*?<span class="what">([^<]+)</span>', story, re.S)]  # fmt: skip
+
+
 def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw, api, graph):
     api.refuse("C0CHECKOUT", "is_archived")  # the owner's channel (payment: checkout)
     incident_id = fire(slack_gw)
@@ -113,6 +122,13 @@ def test_a_refused_channel_falls_back_along_the_root_route_and_says_why(slack_gw
         assert delivered == "✓ to #platform-oncall (fell back from #checkout-oncall)", order
         row = slack_gw.http.get("/").text.split(f'data-key="{incident_id}"')[1].split("</tr>")[0]
         assert "✗" not in row, order  # the list's Paged cell: no refusal either
+        # the timeline tells it in the order it happened: the refusal, then where it landed
+        assert delivery_lines(web) == [
+            "Not delivered to #checkout-oncall: refused (is_archived)",
+            "Delivered to #platform-oncall (fell back from #checkout-oncall)",
+        ], order
+        found = [(d["channel"], d["outcome"]) for d in detail(slack_gw, incident_id)["deliveries"]]
+        assert found == [("#checkout-oncall", "refused"), ("#platform-oncall", "delivered")], order
     # the page links the incident's web page; the thread and edits follow it where it landed
     assert f"<{PUBLIC}/ui/incidents/{incident_id}|" in root["text"]
     fire(slack_gw, status="resolved")
@@ -150,6 +166,14 @@ def test_every_channel_refusing_keeps_the_page_in_the_outbox_and_says_so(slack_g
     assert copied in story
     line = story.split(copied)[1].split("</li>")[0]
     assert "Copied the page to the outbox: no channel took it</span>" in line, line
+    # in the order it happened: every refusal, then where the page went instead
+    assert delivery_lines(slack_gw.http.get(f"/ui/incidents/{incident_id}").text) == [
+        "Not delivered to #checkout-oncall: refused (not_in_channel)",
+        "Not delivered to #platform-oncall: refused (not_in_channel)",
+        "Not delivered to C0DEFAULT: refused (not_in_channel)",
+        "Delivered to outbox (fell back from C0DEFAULT)",
+        "Copied the page to the outbox: no channel took it",
+    ]
     assert "Not delivered through slack" in copy["text"]
     assert metric(slack_gw, "blast_deliveries_failed_total", "not_in_channel") == 3
 
@@ -242,6 +266,23 @@ def reopen(graph: TenantGraph, incident_id: str) -> None:
         report = triage(graph, normalize(parse_body(json.dumps(body).encode()), "unknown"),
                         900_000, reopen_ms=600_000)  # fmt: skip
     assert report.reopened == [incident_id]
+
+
+def test_the_page_restated_after_a_reopen_keeps_the_incident_page_link(slack_gw, api, graph):
+    """A reopen edits the page (`…:page:reopened:<alert key>`) as every other edit does: with
+    the link to the incident's web page under `BLAST_PUBLIC_URL`."""
+    incident_id = incident(graph)
+    slack_gw.drain()
+    (root,) = api.roots("C0CHECKOUT")
+    link = f"<{PUBLIC}/ui/incidents/{incident_id}|"
+    assert link in root["text"] and not root.get("edited")
+    reopen(graph, incident_id)
+    slack_gw.drain()
+    assert task(graph, incident_id, "notify_reopened")["status"] == "done"
+    (root,) = api.roots("C0CHECKOUT")
+    edits = [p for _, m, p in api.calls if m == "chat.update" and p.get("ts") == root["ts"]]
+    assert len(edits) == 1 and root["edited"] == 1
+    assert link in root["text"], root["text"]
 
 
 @pytest.mark.parametrize(

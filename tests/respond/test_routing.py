@@ -888,10 +888,12 @@ def test_a_team_told_that_slack_refuses_goes_along_the_root_route_and_the_task_c
 
 
 def test_a_lead_told_that_slack_refuses_goes_along_the_root_route_and_the_task_completes(
-    slack_gw: Gateway, api: SlackAPI
+    slack_gw: Gateway, api: SlackAPI, store: GraphStore, tenant: str
 ) -> None:
     """As above for the lead's mention (`…:lead-told:<team>`) after a re-investigation: the
-    page's channel (orders, #checkout-oncall) was archived since the page."""
+    page's channel (orders, #checkout-oncall) was archived since the page. A lead pages
+    nobody, so the incident's route stays the team paged (checkout): the root route tries its
+    channel, then the default team's, never the lead's owner's first."""
     (incident_id,) = post(slack_gw, delivery(("HighErrorRate", "orders-api", "critical", 0)))[
         "incidents"
     ]
@@ -909,13 +911,17 @@ def test_a_lead_told_that_slack_refuses_goes_along_the_root_route_and_the_task_c
     assert slack_gw.http.post("/api/v1/playbooks", json=planted).status_code == 201
     post(slack_gw, delivery(("HighErrorRate", "shop", "critical", 1), group="b"))
     slack_gw.drain()
-    # the root route starts at the route the incident names last: the lead's owner's channel
+    # the root route starts at the team paged (checkout, archived), then the default team's
     (told,) = [m for m in api.roots() if m["text"].startswith("<@U0DEE> ")]
-    assert told["channel"] == "C0DATA"
+    assert told["channel"] == "C0PLATFORM"
     assert "your component *orders-db* is now named as a lead" in told["text"]
     assert told["text"].endswith(
-        "(Posted here: the page's thread in C0CHECKOUT (is_archived) refused it.)"
+        "(Posted here: the page's thread in C0CHECKOUT (is_archived); #checkout-oncall "
+        "(is_archived) refused it.)"
     )
+    found = store.graph(graph_name(tenant)).one("incident_paged", {"incident_id": incident_id})
+    paged = json.loads(found["result"])
+    assert (paged["team"], paged["channel"]) == ("orders", "#checkout-oncall")
     assert api.replies(page["ts"]) == []
     failed = [t for t in incident(slack_gw, str(incident_id))["tasks"] if t["status"] != "done"]
     assert failed == []
