@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from adapters.falkordb import tenant_of
 from adapters.notices import Span
 from adapters.notify import Notifier
 from agents.respond import escalation, maintenance, messages
@@ -63,13 +62,10 @@ class Reopener:
         messenger: Notifier,
         fallback: Notifier | None = None,
         default_channel: str | None = None,
-        name_tenant: bool = False,
     ) -> None:
         self.messenger = messenger
         self.fallback = fallback
         self.default_channel = default_channel
-        #: The server serves several tenants: the page restated names its own.
-        self.name_tenant = name_tenant
 
     def run(self, task: TaskRun) -> None:
         """Say in the page's thread that the incident reopened, then restate the page, and run
@@ -127,7 +123,6 @@ class Reopener:
             graph.rows("incident_changes", {"incident_id": incident_id}),
             graph.rows("incident_verdicts", {"incident_id": incident_id}),
             ticket if ticket and ticket.startswith(("https://", "http://")) else None,
-            organisation=tenant_of(graph.name) if self.name_tenant else None,
         )  # fmt: skip
         tell(task, self.messenger, update, self.fallback, no_route, "reopened page edit",
              self.default_channel)  # fmt: skip
