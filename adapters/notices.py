@@ -30,6 +30,14 @@ def still_firing(n: int) -> str:
     return f"{n} alert{'' if n == 1 else 's'} still firing when it was resolved."
 
 
+def tenant_prefix(organisation: str | None) -> str:
+    """`[acme] `: the words that start every message a person sees (page, thread reply,
+    escalation level, ticket title, the incident list on the command line) when the server
+    serves several tenants (`organisation` set: several organisations may share one Slack
+    app or repository); empty for None. Raw text: each renderer escapes it for its format."""
+    return f"[{organisation}] " if organisation else ""
+
+
 class _Value(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -166,6 +174,8 @@ class FollowUp(_Value):
     remediation_id: str | None = None
     incident_url: str | None = None
     undelivered: str | None = None
+    #: The tenant, named first when the server serves several (as `Page.organisation`).
+    organisation: str | None = None
 
     def plain(self) -> str:
         """The sentence as plain text, no markup."""
@@ -249,6 +259,8 @@ class Ticket(_Value):
     undelivered: str | None = None
     heartbeat: str | None = None
     contact_point_test: bool = False
+    #: The tenant, named first in the title when the server serves several (as the page's).
+    organisation: str | None = None
 
 
 class ClearedNote(_Value):
@@ -276,6 +288,9 @@ class TicketUpdate(_Value):
     note: str | None = None
     close: bool = True
     undelivered: str | None = None
+    #: The tenant (as `Page.organisation`); a comment sits under the ticket's title, which
+    #: names it, so renderers need not repeat it.
+    organisation: str | None = None
 
 
 #: Any notice; `type` tells them apart in JSON.

@@ -71,6 +71,15 @@ class OutboundMessage(BaseModel):
     opened_at_ms: int | None = None
     notice: Notice
 
+    def named(self, organisation: str | None) -> OutboundMessage:
+        """This message with its notice naming `organisation` (the tenant, when the server
+        serves several: renderers put `tenant_prefix` first); itself when None or already
+        named so."""
+        if organisation is None or self.notice.organisation == organisation:
+            return self
+        notice = self.notice.model_copy(update={"organisation": organisation})
+        return self.model_copy(update={"notice": notice})
+
 
 class Notifier(Protocol):
     """What the responder needs from an outbound adapter."""

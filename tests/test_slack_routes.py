@@ -5,6 +5,7 @@ way Slack signs them; buttons and thread replies become Verdicts; the responder 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import urllib.parse
@@ -223,6 +224,66 @@ def test_with_two_tenants_on_one_slack_app_each_page_names_its_tenant(
     finally:
         gw.http.close()
         runtime.close()
+
+
+def test_with_two_tenants_every_message_a_person_sees_names_its_tenant(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, store: GraphStore, tmp_path: Path,
+    tenant: str, api: SlackAPI,
+):  # fmt: skip
+    """The page named its tenant, but what followed it did not: a thread reply, an
+    escalation level, the resolve notice, the GitHub issue's title and the `incidents` list
+    read as anyone's. With two tenants each starts with "[acme] " (the one `tenant_prefix`);
+    with one, nothing is added (the escalation and CLI tests read them unprefixed)."""
+    from tests.github_api import REPO, FakeGitHub
+    from tests.github_api import TOKEN as GITHUB_TOKEN
+    from tests.respond.test_escalation import with_policy
+    from tests.test_cli import cli
+
+    other = f"{tenant}x"
+    demo_graph(store, other)
+    with_policy(graph, [("1s", ["Di Example"])])
+    tokens = {tenant: SecretStr("token-a-123456"), other: SecretStr("token-b-123456")}
+    github = FakeGitHub().start()
+    settings = make_settings(
+        falkordb, tmp_path, tenant, webhook_tokens=tokens, github_token=SecretStr(GITHUB_TOKEN),
+        github_repo=REPO, github_api_url=github.url, github_request_interval_s=0,
+        github_write_interval_s=0, **slack_settings(api),
+    )  # fmt: skip
+    runtime = Runtime(settings)
+    runtime.open()
+    gw = Gateway(runtime, runtime.serve_http("127.0.0.1", 0), "token-a-123456")
+    named = f"[{tenant}] "
+    try:
+        incident_id, root = paged(gw, api)
+        assert f"*{named}[" in root["text"].split("\n")[0]
+        (issue,) = github.issues
+        assert issue["title"].startswith(f"{named}[critical] ")
+        time.sleep(1.1)  # the escalation level is due
+        gw.drain()
+        fire(gw, status="resolved")
+        gw.drain()
+        replies = api.replies(root["ts"])
+        said = {
+            what: [m for m in replies if what in m["text"]]
+            for what in ("alert in this incident", "Escalation level 1 of 1", "Resolved: ")
+        }
+        assert all(len(found) == 1 for found in said.values()), said
+        for (reply,) in said.values():  # the text, and the blocks people see: after a mention
+            for text in (reply["text"], reply["blocks"][0]["text"]["text"]):  # as on the page
+                assert re.sub(r"^<@U\w+> ", "", text).startswith(named), text
+        assert said["Escalation level 1 of 1"][0]["text"].startswith(f"<@U0DI> {named}Escalation")
+    finally:
+        gw.http.close()
+        runtime.close()
+        github.stop()
+    env = {"FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
+           "BLAST_DATA_DIR": str(tmp_path)}  # fmt: skip
+    both = f"{tenant}=token-a-123456,{other}=token-b-123456"
+    (row,) = cli("incidents", BLAST_WEBHOOK_TOKENS=both, **env).stdout.splitlines()[1:]
+    title = str(graph.one("incident_get", {"incident_id": incident_id})["title"])
+    assert row.endswith(f"  {named}{title}"), row
+    (row,) = cli("incidents", **env).stdout.splitlines()[1:]  # one tenant: as before
+    assert row.endswith(f"  {title}") and named not in row, row
 
 
 def test_forged_click_changes_nothing(slack_gw: Gateway, api: SlackAPI):

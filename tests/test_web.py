@@ -820,6 +820,55 @@ def test_memory_says_who_wrote_a_playbook_by_hand(site: Site) -> None:
     assert "learned from" not in playbooks
 
 
+def test_memory_shows_the_fix_a_playbook_would_propose(site: Site) -> None:
+    """A playbook may carry a fix (a rollback workflow, a flag flip), but the memory page said
+    nothing of it: a team could not see what its memory would propose on the next incident.
+    Each playbook's row says the fix's kind, its target and what it would do (with no
+    credential of a webhook's URL), and "none" for a playbook without one."""
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    checks = [{"type": "alert_kind", "kind": "errors", "scope": "candidate"}]
+    written = [
+        {"id": "pb-rollback", "title": "roll back payment", "component": "payment",
+         "checks": checks, "remediation": {
+             "type": "github_workflow", "repo": "acme/payment", "workflow": "rollback.yml",
+             "ref": "main", "inputs": {"service": "payment"}, "verify_within": "15m"}},
+        {"id": "pb-flag", "title": "cart flag <off>", "component": "cart", "checks": checks,
+         "remediation": {"type": "flagd_flag", "repo": "acme/flags", "path": "demo.flagd.json",
+                         "flag": "cartFailure", "variant": "off"}},
+        {"id": "pb-hook", "title": "restart ad", "component": "ad", "checks": checks,
+         "remediation": {"type": "webhook",
+                         "url": "https://ops:hunter2@runner.example:8443/run?key=s3cret"}},
+        {"id": "pb-plain", "title": "checkout errors", "component": "checkout", "checks": checks},
+    ]  # fmt: skip
+    with site.client() as http:
+        for playbook in written:
+            answer = http.post("/api/v1/playbooks", json=playbook, headers=bearer)
+            assert answer.status_code == 201, answer.text
+        sign_in(http, VIEWER_A)
+        memory = http.get("/ui/memory").text
+    table = memory.split('id="playbooks"')[1].split("</table>")[0]
+    assert '<th scope="col">Fix</th>' in table
+    rows = {row.split('"')[0]: row for row in table.split('data-key="')[1:]}
+    fixes = {key: row.split('<td class="fix">')[1].split("</td>")[0] for key, row in rows.items()}
+    assert fixes["pb-rollback"].startswith(
+        "<strong>GitHub Actions workflow (a rollback or restart)</strong><br>"
+        '<span class="mono">acme/payment: rollback.yml@main</span><br>'
+        "<small>would run GitHub Actions workflow rollback.yml on acme/payment@main with "
+        "service=payment, then verify it within 15 min; only once a person of the owning team "
+        "approves it</small><br><small>never run</small>"
+    ), fixes["pb-rollback"]
+    assert "<strong>flagd flag flip (a pull request)</strong>" in fixes["pb-flag"]
+    assert (
+        "would open a pull request on acme/flags setting flagd flag cartFailure to off in "
+        "demo.flagd.json, then verify it within 10 min" in fixes["pb-flag"]
+    )
+    assert "cart flag &lt;off&gt;" in rows["pb-flag"]  # escaped by the template
+    assert "<strong>runbook webhook</strong>" in fixes["pb-hook"]
+    assert "https://runner.example:8443/run" in fixes["pb-hook"]
+    assert "hunter2" not in memory and "s3cret" not in memory
+    assert fixes["pb-plain"] == '<span class="muted">none</span>'
+
+
 def test_open_event_streams_do_not_hold_up_a_shutdown(site: Site) -> None:
     with site.client() as http:
         sign_in(http, VIEWER_A)

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from adapters.notices import StepNote, Ticket, TicketUpdate, fmt_ms, still_firing
+from adapters.notices import StepNote, Ticket, TicketUpdate, fmt_ms, still_firing, tenant_prefix
 
 #: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
 TICKET_BODY_LIMIT = 60_000
@@ -100,9 +100,11 @@ def title(ticket: Ticket) -> str:
     shows, so it must not read as sure), or `… — root cause unclear: load-generator or
     frontend-web`. A heartbeat's silence has no cause to name: `[critical] No Watchdog
     heartbeat for 3 min: the alerting pipeline may be down`; Grafana's contact-point test says
-    it is one: `[unknown] TestAlert — a test notification, nothing is broken`."""
+    it is one: `[unknown] TestAlert — a test notification, nothing is broken`. With several
+    tenants served, the tenant comes first (`tenant_prefix`): `[acme] [critical] …`."""
+    named = tenant_prefix(ticket.organisation)
     if ticket.heartbeat:
-        return f"[{ticket.severity}] {ticket.title}"
+        return f"{named}[{ticket.severity}] {ticket.title}"
     names = ticket.alert_names or [ticket.title]
     symptom = _names(names, 2) + (f" on {_names(ticket.where, 3)}" if ticket.where else "")
     if ticket.contact_point_test:
@@ -115,7 +117,7 @@ def title(ticket: Ticket) -> str:
         why = "root cause unclear: " + " or ".join(ticket.candidates[:3])
     else:
         why = "root cause unknown"
-    return f"[{ticket.severity}] {symptom} — {why}"
+    return f"{named}[{ticket.severity}] {symptom} — {why}"
 
 
 def labels(ticket: Ticket) -> list[str]:

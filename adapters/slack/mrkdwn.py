@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from adapters.notices import FollowUp, Page, Span, fmt_ms
+from adapters.notices import FollowUp, Page, Span, fmt_ms, tenant_prefix
 
 USER_ID = re.compile(r"^[UW][A-Z0-9]{2,30}$")
 #: What each verdict reads as on a page.
@@ -127,10 +127,10 @@ def refused_line(page: Page) -> str | None:
     return f"Delivered here because {said}."
 
 
-def organisation(page: Page) -> str:
-    """The page's tenant as its title's first words, `[acme] ` (escaped), when it names one
-    (`Page.organisation`: the server serves several), else empty."""
-    return f"[{escape_mrkdwn(page.organisation)}] " if page.organisation else ""
+def organisation(notice: Page | FollowUp) -> str:
+    """The notice's tenant as its first words, `[acme] ` (`tenant_prefix`, escaped), when it
+    names one (`organisation`: the server serves several), else empty."""
+    return escape_mrkdwn(tenant_prefix(notice.organisation))
 
 
 def page_text(page: Page) -> str:
@@ -177,8 +177,10 @@ def page_text(page: Page) -> str:
 
 
 def followup_text(followup: FollowUp) -> str:
-    """A follow-up as mrkdwn (without the mention of `followup.person`, which needs a lookup)."""
-    text = spans(followup.text)
+    """A follow-up as mrkdwn, its tenant first (`organisation`), as a page's title starts
+    (without the mention of `followup.person`, which needs a lookup: a renderer puts it
+    before, as before a page)."""
+    text = organisation(followup) + spans(followup.text)
     if followup.incident_url:
         text += f" {link(followup.incident_url, 'Incident page')}"
     if followup.undelivered:

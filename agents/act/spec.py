@@ -114,6 +114,33 @@ def dump(remediation: GitHubWorkflow | FlagdFlag | Webhook) -> str:
     return remediation.model_dump_json(exclude_none=True, round_trip=True)
 
 
+#: Each remediation type in words, for people (the memory page's fix).
+KINDS = {
+    "github_workflow": "GitHub Actions workflow (a rollback or restart)",
+    "flagd_flag": "flagd flag flip (a pull request)",
+    "webhook": "runbook webhook",
+}
+
+
+def _url(url: HttpUrl) -> str:
+    """A runbook URL as people may see it: scheme, host, port and path (which runner, which
+    environment); user, password and query left out (they may carry a credential)."""
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    port = f":{url.port}" if url.port and url.port != default else ""
+    return f"{url.scheme}://{url.host}{port}{url.path or ''}"
+
+
+def target(remediation: GitHubWorkflow | FlagdFlag | Webhook) -> str:
+    """What a remediation acts on, in short, for people (plain text, not escaped):
+    `acme/payment: rollback.yml@main`, `acme/flags: demo.flagd.json, flag paymentFailure`,
+    `https://runner.example/run` (no credential: `_url`)."""
+    if isinstance(remediation, GitHubWorkflow):
+        return f"{remediation.repo}: {remediation.workflow}@{remediation.ref}"
+    if isinstance(remediation, FlagdFlag):
+        return f"{remediation.repo}: {remediation.path}, flag {remediation.flag}"
+    return _url(remediation.url)
+
+
 def describe(remediation: GitHubWorkflow | FlagdFlag | Webhook) -> str:
     """One line saying what would run, for people (plain text, not escaped)."""
     if isinstance(remediation, GitHubWorkflow):
@@ -127,8 +154,4 @@ def describe(remediation: GitHubWorkflow | FlagdFlag | Webhook) -> str:
             f"open a pull request on {remediation.repo} setting flagd flag {remediation.flag} "
             f"to {remediation.variant} in {remediation.path}"
         )
-    # scheme and port kept (which runner, which environment); user, password and query left out
-    url = remediation.url
-    default = {"http": 80, "https": 443}.get(url.scheme)
-    port = f":{url.port}" if url.port and url.port != default else ""
-    return f"POST the runbook webhook {url.scheme}://{url.host}{port}{url.path or ''}"
+    return f"POST the runbook webhook {_url(remediation.url)}"

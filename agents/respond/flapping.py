@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from adapters.falkordb import tenant_of
 from adapters.notices import Span
 from adapters.notify import Notifier
 from agents.respond import escalation, maintenance, messages
@@ -64,15 +63,12 @@ class Reopener:
         messenger: Notifier,
         fallback: Notifier | None = None,
         default_channel: str | None = None,
-        name_tenant: bool = False,
         public_url: str | None = None,
     ) -> None:
         self.messenger = messenger
         self.public_url = public_url
         self.fallback = fallback
         self.default_channel = default_channel
-        #: The server serves several tenants: the page restated names its own.
-        self.name_tenant = name_tenant
 
     def run(self, task: TaskRun) -> None:
         """Say in the page's thread that the incident reopened, then restate the page, and run
@@ -131,7 +127,6 @@ class Reopener:
             graph.rows("incident_verdicts", {"incident_id": incident_id}),
             ticket if ticket and ticket.startswith(("https://", "http://")) else None,
             public_url=self.public_url,
-            organisation=tenant_of(graph.name) if self.name_tenant else None,
         )  # fmt: skip
         tell(task, self.messenger, update, self.fallback, no_route, "reopened page edit",
              self.default_channel)  # fmt: skip

@@ -246,7 +246,6 @@ def page(
     ticket_link: str | None = None,
     public_url: str | None = None,
     investigating: bool = False,
-    organisation: str | None = None,
 ) -> Page:
     """The page for an incident: severity, title, cause and confidence, paths, evidence
     (alerts and the recent `changes` the finding cites), who is paged and why, the ticket
@@ -259,8 +258,7 @@ def page(
     silence (`silence_line`) says what stopped and what to check (the finding's summary)
     instead of a cause, paths and evidence: nothing was diagnosed. The page of Grafana's
     contact-point test (`test_note`) says so first and is marked `contact_point_test`: no
-    cause to judge, nothing to snooze. `organisation`: the tenant, named first when the
-    server serves several (`Page.organisation`); None says nothing."""
+    cause to judge, nothing to snooze."""
     # what every page says, the silence's included: who, where, what happened since
     tested = test_note(incident, alerts)
     said: dict[str, Any] = {
@@ -275,7 +273,6 @@ def page(
         "acknowledged_by": incident.get("acknowledged_by"),
         "incident_url": incident_url(public_url, incident["id"]),
         "held": held_line(incident.get("held")), "verdicts": _verdict_notes(verdicts),
-        "organisation": organisation,
     }  # fmt: skip
     silence = silence_line(incident)
     if silence is not None:
@@ -352,10 +349,8 @@ def notification(
     ticket_link: str | None = None,
     public_url: str | None = None,
     investigating: bool = False,
-    organisation: str | None = None,
 ) -> OutboundMessage:
-    """The page (`page`) to the route's channel (`who`'s; None: the notifier's default);
-    `organisation` as for `page`."""
+    """The page (`page`) to the route's channel (`who`'s; None: the notifier's default)."""
     return OutboundMessage(
         intent_id=intent_id,
         incident_id=incident["id"],
@@ -363,15 +358,7 @@ def notification(
         channel=(who or {}).get("channel"),
         opened_at_ms=since(incident),
         notice=page(
-            incident,
-            alerts,
-            who,
-            changes,
-            verdicts,
-            ticket_link,
-            public_url,
-            investigating,
-            organisation,
+            incident, alerts, who, changes, verdicts, ticket_link, public_url, investigating
         ),
     )
 
@@ -435,13 +422,11 @@ def page_update(
     ticket_link: str | None,
     public_url: str | None = None,
     first: dict[str, Any] | None = None,
-    organisation: str | None = None,
 ) -> OutboundMessage:
     """The page restated with the incident's current state (kind `update`, `reply_to` = the
     page's ref): Slack edits the page in place. `first`: the route the page went to, when the
     on-call of a new cause (`who`) was paged in their own channel since: the page still names
-    its own addressee, then whom the new cause paged and where. `organisation` as for
-    `page`."""
+    its own addressee, then whom the new cause paged and where."""
     other = (
         first is not None
         and who is not None
@@ -449,15 +434,7 @@ def page_update(
     )
     addressee = first if other else who
     message = notification(
-        intent_id,
-        incident,
-        alerts,
-        addressee,
-        changes,
-        verdicts,
-        ticket_link,
-        public_url,
-        organisation=organisation,
+        intent_id, incident, alerts, addressee, changes, verdicts, ticket_link, public_url
     )
     if other and isinstance(message.notice, Page):
         paged = (

@@ -44,7 +44,7 @@ from typing import Any, TypeVar
 
 import redis
 
-from adapters.falkordb import TenantGraph, tenant_of
+from adapters.falkordb import TenantGraph
 from adapters.notices import FollowUp, Refusal
 from adapters.notify import AdapterError, Notifier, OutboundMessage
 from adapters.slack.refs import parse_ref
@@ -174,7 +174,6 @@ class Responder:
         fallback: Notifier | None = None,
         default_channel: str | None = None,
         public_url: str | None = None,
-        name_tenant: bool = False,
     ) -> None:
         self.messenger = messenger
         self.tickets = tickets
@@ -185,12 +184,6 @@ class Responder:
         self.default_channel = default_channel
         #: `BLAST_PUBLIC_URL`: pages and tickets link to the incident's web page under it.
         self.public_url = public_url
-        #: The server serves several tenants: each page names its own (`Page.organisation`).
-        self.name_tenant = name_tenant
-
-    def _organisation(self, task: TaskRun) -> str | None:
-        """The tenant a page of `task` names (its graph's), or None when only one is served."""
-        return tenant_of(task.graph.name) if self.name_tenant else None
 
     def read_ahead(self, graph: TenantGraph, claims: list[Claim]) -> dict[str, dict[str, Any]]:
         """The `respond_context` (or `page_context`) rows of a batch of claimed `respond` (or
@@ -318,9 +311,8 @@ class Responder:
             note += f" ({pref['detail']} below)." if pref["detail"] else "."
         else:
             page = messages.notification(
-                page_intent, incident, alerts, who, changes, public_url=self.public_url,
-                organisation=self._organisation(task),
-            )  # fmt: skip
+                page_intent, incident, alerts, who, changes, public_url=self.public_url
+            )
             fallback = incident["fallback"][0] if incident["fallback"] else None
             chain = messages.page_channels(who, fallback, self.default_channel)
             # the ticket comes next: reserved with the page, one write fewer
@@ -410,7 +402,7 @@ class Responder:
             return None
         page = messages.notification(
             intent(incident["id"], "initial-notification"), incident, alerts, who,
-            public_url=self.public_url, investigating=True, organisation=self._organisation(task),
+            public_url=self.public_url, investigating=True,
         )  # fmt: skip
         fallback = incident["fallback"][0] if incident["fallback"] else None
         chain = messages.page_channels(who, fallback, self.default_channel)
@@ -496,7 +488,6 @@ class Responder:
                 refs.get(intent(incident_id, "ticket")),
                 [Refusal(channel=d["channel"], reason=d["reason"] or "refused")
                  for d in sorted(incident["refused"], key=lambda d: (d["at"], d["n"] or 0))],
-                self._organisation(task),
             )  # fmt: skip
             task.act(self.messenger, update)
             task.complete("cause edited into the page", mark_notified=True, root_cause=cause,
@@ -1072,7 +1063,6 @@ class Responder:
             [Refusal(channel=d["channel"], reason=d["reason"] or "refused")
              for d in task.graph.rows("incident_deliveries", {"incident_id": incident_id})
              if d["intent_id"] == page_intent and d["outcome"] == "refused"],
-            self._organisation(task),
         )  # fmt: skip
         # a page in a channel archived since: nothing else to edit, so a copy to the outbox
         tell(task, self.messenger, update, self.fallback, no_route, "page edit",
@@ -1090,16 +1080,14 @@ class Responder:
         verdicts: list[dict[str, Any]],
         ticket: str | None,
         refused: list[Refusal],
-        organisation: str | None = None,
     ) -> OutboundMessage:
         """The page (ref `page`) restated (intent `incident:<id>:<what>`) naming `first` (the
         route the page went to) and `who` (the route paged last, for a new cause), with the
         cited `changes` (newest first), the `verdicts` (oldest first), the ticket's link
-        (`ticket`, its ref), the channels that `refused` the page (oldest first) and the
-        `organisation` (`_organisation`)."""
+        (`ticket`, its ref) and the channels that `refused` the page (oldest first)."""
         update = messages.page_update(
             intent(incident["id"], what), page, incident, alerts, who, changes, verdicts,
-            link(ticket), self.public_url, first, organisation,
+            link(ticket), self.public_url, first,
         )  # fmt: skip
         if refused:  # the page keeps saying why it landed where it did
             notice = update.notice.model_copy(update={"refused": refused})

@@ -174,6 +174,9 @@ class TaskRun:
         #: Where steps, actions and planner calls are counted (the worker's `Metrics`).
         self.metrics = metrics if metrics is not None else Metrics()
         self.hooks = hooks or StepHooks()
+        #: The tenant every message of this run names first (set by the worker when the
+        #: server serves several: `OutboundMessage.named`), or None: nothing is added.
+        self.organisation: str | None = None
         #: True on the task's last allowed attempt (set by the worker): an agent that cannot
         #: finish now should save what it can (the responder copies the page to its fallback).
         self.last_attempt = False
@@ -485,7 +488,9 @@ class TaskRun:
         `notifier.find()` first and send only if it is not there.
         Raises `LeaseLost`, or `AdapterError` (the Action stays reserved when the outcome is
         unknown, and is marked failed when the adapter says a retry cannot help).
+        The message names this run's tenant first (`organisation`), whichever agent made it.
         """
+        message = message.named(self.organisation)
         if message.intent_id in self._sent:  # sent with its batch's (`send_ahead`)
             return self._sent.pop(message.intent_id)
         row = self._reserved.pop(message.intent_id, None)
@@ -724,7 +729,7 @@ def send_ahead(planned: list[tuple[TaskRun, Intended]]) -> None:
     for send_many, group in groups.values():
         notifier = group[0][1].notifier
         try:
-            refs = send_many([intended.message for _, intended in group])
+            refs = send_many([intended.message.named(run.organisation) for run, intended in group])
         except AdapterError as exc:
             log.warning("%d actions not sent together through %s (%s); each sends its own",
                         len(group), notifier.name, exc)  # fmt: skip

@@ -39,7 +39,14 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Protocol
 
-from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph, UnsafeKey, graph_name
+from adapters.falkordb import (
+    GraphStore,
+    GraphUnavailable,
+    TenantGraph,
+    UnsafeKey,
+    graph_name,
+    tenant_of,
+)
 from adapters.notify import AdapterError
 from agents.log_context import log_context
 from agents.metrics import Metrics
@@ -148,6 +155,7 @@ class Worker:
         idle_poll_s: float = 1.0,
         claim_batch: int = 1,
         page_within_ms: int = 0,
+        name_tenant: bool = False,
     ) -> None:
         if role not in ROLE_KINDS:
             raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLE_KINDS)}")
@@ -176,6 +184,9 @@ class Worker:
         #: `BLAST_PAGE_WITHIN_MS`: an incident whose investigation is not done that long after
         #: it opened is paged without it (`claim_batch`); 0: pages wait for their diagnosis.
         self.page_within_ms = page_within_ms
+        #: Several tenants are served: every message a task sends names its own first
+        #: (`TaskRun.organisation`).
+        self.name_tenant = name_tenant
         self.reap_every_s = max(lease_ms / 1000, 1.0)
         self.done = 0
         #: Claims, takeovers, failures; passed to each `TaskRun` for steps and actions.
@@ -386,6 +397,7 @@ class Worker:
         if claimed.taken_over:
             self.metrics.tasks_taken_over.labels(kind=claimed.kind).inc()
         run = TaskRun(graph, claimed, self.lease_ms, self.metrics, self.hooks)
+        run.organisation = tenant_of(graph.name) if self.name_tenant else None
         run.ahead = ahead
         run.held = held
         run.last_attempt = claimed.attempts >= self.max_attempts

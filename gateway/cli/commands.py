@@ -1095,8 +1095,12 @@ def incidents(
         )  # fmt: skip
     routes = {f["incident_id"]: loads(f["result"]) for f in found}
     routes = {k: v for k, v in routes.items() if isinstance(v, dict)}
+    # several tenants configured: each title names its own, as their pages and tickets do
+    named = name if len(settings.tenants) > 1 else None
     typer.echo(
-        json.dumps({"incidents": rows}, indent=2) if as_json else incident_table(rows, routes)
+        json.dumps({"incidents": rows}, indent=2)
+        if as_json
+        else incident_table(rows, routes, named)
     )
 
 

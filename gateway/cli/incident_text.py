@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from adapters.notices import tenant_prefix
 from adapters.outbox import Outbox
 from agents.act import notices, spec
 from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, SIMILAR_SHOWN, TEXT_WEIGHT
@@ -33,7 +34,9 @@ def when(ms: int | None) -> str:
 
 
 def incident_table(
-    rows: list[dict[str, Any]], routes: dict[str, dict[str, Any]] | None = None
+    rows: list[dict[str, Any]],
+    routes: dict[str, dict[str, Any]] | None = None,
+    organisation: str | None = None,
 ) -> str:
     """One line per incident (rows of `list_incidents`): id, status, severity, opened, firing
     of all alerts, root cause (a verdict's first, as the web list says it: `corrected to x`,
@@ -42,8 +45,9 @@ def incident_table(
     cause and no alerts, `the Watchdog heartbeat stopped arriving` and `-` firing; Grafana's
     contact-point test, `contact_point_test`, `none: a test notification, nothing is broken`),
     on call
-    (`on_call` below, with the route its page went to from `routes`, by incident id), title;
-    newest first, as given."""
+    (`on_call` below, with the route its page went to from `routes`, by incident id), title
+    (naming the tenant first, `[acme] …`, when `organisation` is given: several are served,
+    as every page and ticket says it); newest first, as given."""
     routes = routes or {}
     if not rows:
         return "no incidents"
@@ -55,7 +59,8 @@ def incident_table(
             listed_cause(r)["text"] if r.get("heartbeat") or r.get("contact_point_test")
             else judged(r["root_cause"], r.get("verdict"))
             or _listed(r["root_cause"], r.get("confidence"), bool(r.get("investigated"))),
-            on_call(r, route=routes.get(str(r["id"]))), str(r["title"]),
+            on_call(r, route=routes.get(str(r["id"]))),
+            tenant_prefix(organisation) + str(r["title"]),
         )
         for r in rows
     ]  # fmt: skip

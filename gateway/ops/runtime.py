@@ -424,8 +424,6 @@ class Runtime:
         prometheus = prometheus_clients(s)
         # the root route's last channel (a refused message's before the outbox)
         default_channel = s.slack_default_channel if self.slack is not None else None
-        # several organisations may share one Slack app: each page names its tenant then
-        name_tenant = len(s.tenants) > 1
         agents: list[Any] = [
             Investigator(
                 s.walk_hops, prometheus, self.model_planner, s.memory, s.max_recalled_playbooks
@@ -438,7 +436,6 @@ class Runtime:
                 fallback=self.outbox,
                 default_channel=default_channel,
                 public_url=s.public_url,
-                name_tenant=name_tenant,
             ),
             Learner(s.max_playbooks),
             Escalator(self.messenger, fallback=self.outbox, default_channel=default_channel),
@@ -446,7 +443,6 @@ class Runtime:
                 self.messenger,
                 fallback=self.outbox,
                 default_channel=default_channel,
-                name_tenant=name_tenant,
                 public_url=s.public_url,
             ),
             Actor(
@@ -465,6 +461,9 @@ class Runtime:
             max_attempts=s.max_attempts, name=name, metrics=self.metrics, hooks=hooks,
             shutdown_grace_s=s.shutdown_grace_s, idle_poll_s=s.idle_poll_ms / 1000,
             claim_batch=s.claim_batch, page_within_ms=s.page_within_ms,
+            # several organisations may share one Slack app or repository: then every message
+            # names its tenant first
+            name_tenant=len(s.tenants) > 1,
         )  # fmt: skip
 
     def notifiers(self) -> list[Notifier]:

@@ -148,7 +148,8 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
 
     Shape: `{active: [playbook], retired: [playbook], facts: [fact]}` (retired: status retired,
     or superseded by a newer version); playbook = a
-    `list_playbooks` row with `checks` (parsed) and `uses: [{incident_id, at, trust_at_use,
+    `list_playbooks` row with `checks` (parsed), `fix` (`playbook_fix`) and
+    `uses: [{incident_id, at, trust_at_use,
     steered, verdict, investigations}]` oldest first, one per incident: its latest use (the one
     a verdict moves: `incident_decision`), `investigations` the number of its investigations
     that used the playbook (2 or more: it was re-investigated); fact = a `web_facts` row with
@@ -168,6 +169,7 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
     for pb in playbooks:
         pb["checks"] = loads(pb.pop("checks_json")) or []
         pb["uses"] = uses.get(pb["id"], [])
+        pb["fix"] = playbook_fix(pb)
     facts = graph.rows("web_facts")
     older = {f["id"]: list(f["supersedes"]) for f in facts}
     superseded = {old for olds in older.values() for old in olds}
@@ -187,6 +189,33 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
         "retired": [p for p in playbooks if p["status"] != "active"],
         "facts": facts,
     }
+
+
+def playbook_fix(pb: dict[str, Any]) -> dict[str, Any] | None:
+    """The fix a playbook proposes (a `list_playbooks` row's `remediation_json`), in words:
+    `{kind, target, what, verify_within, verified, failed, trust}` (`agents.act.spec`'s
+    `KINDS`, `target` and `describe`; `verify_within` in words, `10 min`; the verified and failed
+    runs so far and the trust they earned, None before any); None for a playbook without one.
+    One stored by another version that no longer validates says so in `what`, its `type` as
+    `kind`."""
+    stored = pb.get("remediation_json")
+    if not stored:
+        return None
+    runs = {"verified": int(pb.get("remediation_verified") or 0),
+            "failed": int(pb.get("remediation_failed") or 0),
+            "trust": pb.get("remediation_trust")}  # fmt: skip
+    try:
+        fix = spec.load(stored)
+    except ValidationError:
+        raw = loads(stored)
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        said = "stored by another version; it no longer validates here"
+        return runs | {"kind": str(kind or "unknown"), "target": "-", "verify_within": None,
+                       "what": said}  # fmt: skip
+    return runs | {
+        "kind": spec.KINDS[fix.type], "target": spec.target(fix), "what": spec.describe(fix),
+        "verify_within": escalation.fmt_after(int(fix.verify_within.total_seconds() * 1000)),
+    }  # fmt: skip
 
 
 def holes(shifts: list[dict[str, Any]], start: int, end: int) -> list[tuple[int, int]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import signal
 import subprocess
@@ -24,6 +25,7 @@ import redis
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, free_port
 from adapters.outbox import Outbox
+from adapters.slack.refs import parse_ref
 from agents.respond.responder import Responder
 from agents.tasks.coordination import TaskRun, claim
 from agents.tasks.kinds import ROLE_KINDS
@@ -34,10 +36,12 @@ from gateway.http.payloads import normalize, parse_body
 from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, alert_body, clean_env, make_settings
 from tests.respond.test_escalation import with_policy
-from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, signed_headers
+from tests.slack_api import SIGNING_SECRET, TOKEN, Failure, SlackAPI, signed_headers
 from tests.tasks.test_coordination import investigated
-from tests.tasks.test_crash import incident, task, wait_for
+from tests.tasks.test_crash import incident, spawn, task, wait_for
 from tests.test_slack_routes import click, detail, fire, slack_settings, status_block
+
+__all__ = ["spawn"]  # the fixture, used by name
 
 PUBLIC = "https://blast.example.com"
 ROOT = Path(__file__).resolve().parents[2]
@@ -234,6 +238,82 @@ def test_every_channel_refusing_a_level_keeps_it_in_the_outbox_and_the_policy_go
         "Hal Example (on call for platform)"
         in copies[f"incident:{incident_id}:escalate:2:fallback"]
     )
+
+
+@pytest.mark.parametrize(
+    "refusing", [("C0CHECKOUT",), ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT")],
+    ids=["root-route", "outbox"],
+)  # fmt: skip
+def test_a_worker_killed_mid_fallback_delivers_the_level_once_after_restart(
+    slack_gw, api, graph, spawn, refusing
+):
+    """The page's channel is archived after the page; a responder process is SIGKILLed in the
+    middle of a level's fallback delivery, after the message landed and before its outcome
+    was recorded: inside Slack's accept of the post along the root route, or (every channel
+    refusing) just after the outbox copy was appended. A worker taking over finds it there,
+    and the level lands exactly once, its Action recorded sent."""
+    with_policy(graph, [("1s", ["Di Example"]), ("2s", ["+platform"])])
+    incident_id = fire(slack_gw)
+    slack_gw.drain()
+    (root,) = api.roots("C0CHECKOUT")
+    for channel in refusing:
+        api.refuse(channel, "is_archived")
+    time.sleep(2.1)  # both levels due: the worker sends level 1, then checkpoints level 2's step
+    first = f"incident:{incident_id}:escalate:1"
+    slack_env = {"SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+                 "SLACK_API_URL": api.base_url, "SLACK_DEFAULT_CHANNEL": "C0DEFAULT",
+                 "BLAST_DEV": "true", "BLAST_LEASE_MS": "500"}  # fmt: skip
+    doomed: dict[str, subprocess.Popen[bytes]] = {}
+    if refusing == ("C0CHECKOUT",):
+
+        def kill_on_platform() -> None:
+            # Slack has stored the level in #platform-oncall; the worker dies before the answer
+            last = api.messages[-1]
+            level = last["channel"] == "C0PLATFORM" and "Escalation level 1" in str(last["text"])
+            if level and doomed["p"].poll() is None:
+                os.kill(doomed["p"].pid, signal.SIGKILL)
+
+        api.fail("chat.postMessage", Failure(after_store=kill_on_platform), times=10)
+        doomed["p"] = spawn("worker", "--role", "responder", **slack_env)
+    else:  # step 3 (level 2's whom) is checkpointed right after level 1's outbox copy
+        doomed["p"] = spawn("worker", "--role", "responder", BLAST_CHAOS_HALT_AFTER_STEP="3",
+                            **slack_env)  # fmt: skip
+        escalate = {"task_id": task(graph, incident_id, "escalate")["id"]}
+        wait_for("level 2's step", lambda: len(graph.rows("task_steps", escalate)) == 3)
+        doomed["p"].send_signal(signal.SIGKILL)
+    assert doomed["p"].wait(30) == -signal.SIGKILL
+
+    def levels(n: int) -> list[dict[str, Any]]:
+        return [m for m in api.messages if f"Escalation level {n} of 2" in str(m["text"])]
+
+    def copies(n: int) -> list[dict[str, Any]]:
+        return [e for e in slack_gw.outbox if e["intent_id"] == f"{first[:-1]}{n}:fallback"]
+
+    def actions() -> dict[str, dict[str, Any]]:
+        rows = graph.rows("incident_actions", {"incident_id": incident_id})
+        return {a["intent_id"]: a for a in rows}
+
+    # the dead worker's delivery landed, its outcome unknown to the graph
+    if refusing == ("C0CHECKOUT",):
+        assert [m["channel"] for m in levels(1)] == ["C0PLATFORM"] and copies(1) == []
+        assert actions()[first]["external_ref"] is None
+    else:
+        assert levels(1) == [] and len(copies(1)) == 1
+        assert actions()[f"{first}:fallback"]["status"] == "reserved"
+    done = run_policy(slack_gw, graph, incident_id)
+    assert (done["status"], done["taken_over"]) == ("done", True), done
+    slack_gw.drain()  # nothing is said twice
+    if refusing == ("C0CHECKOUT",):
+        (landed,) = levels(1)
+        assert [m["channel"] for m in levels(2)] == ["C0PLATFORM"]
+        assert copies(1) == copies(2) == []
+        assert (actions()[first]["status"], parse_ref(actions()[first]["external_ref"])) == (
+            "sent", (landed["channel"], landed["ts"]))  # fmt: skip
+    else:
+        assert levels(1) == levels(2) == []
+        assert len(copies(1)) == len(copies(2)) == 1
+        assert actions()[f"{first}:fallback"]["status"] == "sent"
+    assert not [m for m in api.replies(root["ts"]) if "Escalation" in str(m["text"])]
 
 
 def test_a_click_from_a_person_the_world_knows_by_email_is_recorded_by_their_name(slack_gw, api):
