@@ -43,7 +43,8 @@ CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:
   approvers: 0, decided_at: 0, identity: 0, members: 0,
   ran_at: 0, remediation_failed: 0, remediation_id: 0, remediation_json: 0,
   remediation_trust: 0, remediation_type: 0, remediation_verified: 0, spec_json: 0,
-  task_attempt: 0, notified_shows: 0, page_reached: 0, held_at: 0, version: 0, retired: 0})
+  task_attempt: 0, notified_shows: 0, page_reached: 0, held_at: 0, version: 0, retired: 0,
+  until: 0, windows: 0})
 CREATE (s)-[:APPROVED_BY]->(s),
        (s)-[:CALLS]->(s),
        (s)-[:CONSUMES]->(s),

@@ -7,6 +7,7 @@ environment elsewhere. Every field is listed, with a comment, in `.env.example`.
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
+from dotenv.parser import parse_stream
 from pydantic import (
     Field,
     IPvAnyNetwork,
@@ -585,14 +587,15 @@ NOT_SETTINGS = frozenset({"BLAST_VENV_ARGS", "BLAST_PIP_ARGS", "BLAST_TEST_ARTIF
 
 
 def unknown_settings(env_file: Path | None = None) -> list[str]:
-    """One line per `BLAST_*` name set in the environment or in the env file (`env_file`, else
-    `./.env`) that is no setting, naming the closest setting when one is close: a typo such
-    as `BLAST_WEBHOOK_TOKEN` would otherwise be ignored without a word (pydantic-settings
-    ignores unknown names, as other tools' variables share the environment)."""
+    """One line per line of the env file (`env_file`, else `./.env`) that is no `NAME=value`
+    (`unreadable_lines`), then one per `BLAST_*` name set in the environment or that file
+    that is no setting, naming the closest setting when one is close: a typo such as
+    `BLAST_WEBHOOK_TOKEN` would otherwise be ignored without a word (pydantic-settings ignores
+    unknown names, as other tools' variables share the environment)."""
     known = {field.alias for field in Settings.model_fields.values() if field.alias}
     path = env_file if env_file is not None else Path(".env")
     names = set(os.environ) | (set(dotenv_values(path)) if path.is_file() else set())
-    lines = []
+    lines = unreadable_lines(path) if path.is_file() else []
     for name in sorted(n for n in names if n.startswith("BLAST_")):
         if name in known or name in NOT_SETTINGS:
             continue
@@ -600,6 +603,28 @@ def unknown_settings(env_file: Path | None = None) -> list[str]:
         hint = f" (did you mean {close[0]}?)" if close else ""
         lines.append(f"{name} is no setting{hint}; it is ignored (docs/configuration.md)")
     return lines
+
+
+def unreadable_lines(path: Path) -> list[str]:
+    """One line per statement of the env file at `path` that python-dotenv cannot read (no
+    `NAME=value`, an unclosed quote): it is skipped, so whatever it meant to set keeps its
+    default (a trial's `BLAST_WORKERS="2` was dropped while doctor said the settings were ok).
+    The line number and its first word (up to a `=` or a space) only: the rest may hold a
+    secret."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []  # an unreadable file is the caller's error (`load_settings`)
+    bad = [b.original for b in parse_stream(io.StringIO(text)) if b.error]
+    return [
+        f"{path} line {line.line}: not NAME=value, so it sets nothing (it starts "
+        f"{FIRST_WORD.split(line.string.strip())[0][:40]!r})"
+        for line in bad
+    ]
+
+
+#: What `unreadable_lines` shows of a line: up to its first `=` or space.
+FIRST_WORD = re.compile(r"[=\s]")
 
 
 def viewer_pairs(value: object) -> object:

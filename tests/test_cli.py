@@ -537,3 +537,24 @@ def test_an_env_file_that_cannot_be_read_is_a_configuration_error(tmp_path: Path
         done = cli("doctor", "--env-file", str(path))
         assert done.returncode == 2
         assert done.stderr.strip() == f"configuration error: env file {path}: {why}"
+
+
+def test_an_env_file_line_that_sets_nothing_is_a_problem(tmp_path: Path) -> None:
+    """A trial's env file: an unclosed quote and a line of words were skipped by python-dotenv
+    (BLAST_WORKERS kept its default) while doctor's settings line said ok. Each is a PROBLEM
+    naming its line and first word only, never the rest (it may be a secret)."""
+    path = tmp_path / "env"
+    path.write_text(
+        f"BLAST_DATA_DIR={tmp_path / 'missing'}\nSLACK_BOT_TOKEN xoxb-not-shown-123456\n"
+        'BLAST_WORKERS="2\n'
+    )
+    done = cli("doctor", "--env-file", str(path))
+    assert done.returncode == 1, done.stderr
+    problems = [line for line in done.stdout.splitlines() if line.startswith("PROBLEM  settings")]
+    assert problems == [
+        f"PROBLEM  settings: {path} line 2: not NAME=value, so it sets nothing (it starts "
+        "'SLACK_BOT_TOKEN')",
+        f"PROBLEM  settings: {path} line 3: not NAME=value, so it sets nothing (it starts "
+        "'BLAST_WORKERS')",
+    ], done.stdout
+    assert "xoxb-not-shown" not in done.stdout + done.stderr

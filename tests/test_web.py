@@ -1231,14 +1231,24 @@ def test_the_maintenance_page_opens_lists_and_ends_windows_of_any_length(
             "nan": open_one(components="payment", length="soon", reason="x"),
             "nothing": open_one(length="5", reason="x"),
             "csrf": http.post("/ui/maintenance", data={"csrf": "0" * 32, "length": "5"}),
+            # a trial's 1e308 days: finite, its minutes are not (an OverflowError, a 500)
+            "huge": open_one(components="payment", length="1e308", unit="days", reason="x"),
         }
         assert {k: r.status_code for k, r in refused.items()} == {
             "unknown": 422, "both": 422, "long": 422, "nan": 422, "nothing": 422, "csrf": 403,
+            "huge": 422,
         }  # fmt: skip
         assert "component &#39;paymnt&#39;" in refused["unknown"].text
         assert "not both" in refused["both"].text
         assert "name at least one of" in refused["nothing"].text
+        assert "length (minutes): Input should be less than or equal to" in refused["huge"].text
+        # a datetime-local value with seconds (a browser sends them when they are not 0)
+        seconds = time.strftime("%Y-%m-%dT%H:%M:30", time.gmtime(time.time() + 3600))
+        assert open_one(components="cart", until=seconds, reason="cache flush").status_code == 303
         windows = {tuple(w["components"] or w["teams"]): w for w in maintenance.windows(graph)}
+        cart = windows.pop(("cart",))
+        assert time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(cart["ends_at"] / 1000)) == seconds
+        maintenance.end(graph, cart["id"], PERSON_A)
         assert set(windows) == {("payment",), ("checkout",)}  # the refused ones opened nothing
         payment, freeze = windows[("payment",)], windows[("checkout",)]
         assert payment["ends_at"] - payment["starts_at"] == 150 * 60_000

@@ -14,8 +14,12 @@ thread's notice, the restated page and the escalation that follows wait for its 
 incident it holds that merges into another carries the hold there
 (`cypher/merge_incident.cypher`): the survivor's escalation and diagnosis update wait too.
 
-Like an Alertmanager silence, a window matches by name: a component (the incident's root cause,
-candidates or alerting components) or a team (owner of one of them).
+A window matches by name: a component, or a team (the owner of one). It covers an incident when
+it names the incident's root cause, or when windows name every one of its alerting components:
+a window over one of several alerting services, or over a candidate the finding only lists to
+check, covers nothing, as an Alertmanager silence silences alerts, not the groups they are in.
+So an outage on a service no window names is paged even when it joined, or may be caused by,
+something in maintenance.
 """
 
 from __future__ import annotations
@@ -99,21 +103,21 @@ def hold(
     rare) or before a diagnosis update (`update`: looked up when `maintenance_until` says a
     window held the incident, e.g. one merged into it): True when it must not speak now, the
     task then paused until the covering window ends, or completed (resolved inside a window:
-    a page never sent, a reopen never told); False: go on now. A window covers by name
-    (`maintenance_covering.cypher`): the root cause, the candidates, an alerting component,
-    or a team owning one. Raises `LeaseLost`, `GraphUnavailable`."""
+    a page never sent, a reopen never told); False: go on now. Windows cover by name
+    (`maintenance_covering.cypher`): the root cause, or every alerting component (each named
+    by a window, or owned by a team one names); a candidate never does. Raises `LeaseLost`,
+    `GraphUnavailable`."""
     quiet = incident.get("quiet_until") is None and incident.get("maintenance_until") is None
     if quiet and what != "reopen":
         return False  # no window covers it, nor ever did: the common case, no query
-    components = [incident["root_cause"]] if incident.get("root_cause") else []
-    components += [c for c in incident.get("candidates") or [] if c not in components]
-    components += [
-        a["component"] for a in alerts if a["component"] and a["component"] not in components
-    ]
+    cause = incident.get("root_cause") or ""  # '': no cause (a null parameter is refused)
+    alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+    names = list(dict.fromkeys(([cause] if cause else []) + alerting))
     row = task.graph.one(
         "maintenance_covering",
-        {"incident_id": incident["id"], "components": components, "message": what != "update"},
-    )
+        {"incident_id": incident["id"], "cause": cause, "alerting": alerting, "names": names,
+         "message": what != "update"},
+    )  # fmt: skip
     if row is None:
         return False
     if row["until"] is not None and row["status"] == "open":

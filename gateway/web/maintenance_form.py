@@ -4,8 +4,8 @@ WindowIn`), so a window opened in a browser is checked exactly as one opened wit
 
 Fields (urlencoded): `components` and `teams` (comma-separated names), then either `length`
 (a number, decimals allowed) with `unit` (minutes | hours | days), or `until` (the browser's
-`datetime-local` value, read as UTC, or a full RFC 3339 time), and `reason`. Who opens it is
-the signed-in person, never a form field.
+`datetime-local` value, with or without seconds, read as UTC, or a full RFC 3339 time), and
+`reason`. Who opens it is the signed-in person, never a form field.
 """
 
 from __future__ import annotations
@@ -43,9 +43,12 @@ def window(form: dict[str, str], person: str) -> WindowIn:
         if unit is None or not math.isfinite(amount):
             raise HTTPException(422, f"the length must be a number of minutes, hours or days, "
                                      f"not {length[:20]!r}")  # fmt: skip
-        minutes = round(amount * unit)
+        # 1e308 days is finite, its minutes are not: say it is too long, as the API does
+        minutes = round(amount * unit) if math.isfinite(amount * unit) else 10**9
     elif len(until) == len("2026-12-04T18:00"):  # a datetime-local value: no seconds, no zone
         until += ":00Z"
+    elif len(until) == len("2026-12-04T18:00:30") and until[10:11] == "T":  # with seconds
+        until += "Z"
     try:
         return WindowIn(
             components=names(form.get("components", "")), teams=names(form.get("teams", "")),

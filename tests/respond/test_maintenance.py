@@ -606,3 +606,46 @@ def test_the_held_line_names_every_window_and_the_whole_hold():
     assert "'&lt;!channel&gt; rollout'" in page_text(page) and "<!channel>" not in page_text(page)
     status = next(b for b in page_blocks(page, None) if b.block_id == "status")
     assert "'&lt;!channel&gt; rollout'" in json.dumps(status.to_dict())
+
+
+def deliver(gw: Gateway, *services: str, index: int) -> str:
+    """One delivery of a firing alert on each of `services` (an hour apart per `index`, as
+    `fire`); the incident id of the first."""
+    body = json.loads(alert_body(services[0], index))
+    for n, service in enumerate(services[1:], 1):
+        (alert,) = json.loads(alert_body(service, index))["alerts"]
+        body["alerts"].append(alert | {"fingerprint": f"{index:015x}{n}"})
+    answer = gw.http.post("/api/v1/alerts", json=body, headers=gw.auth)
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["incidents"][0])
+
+
+def test_a_window_covers_an_incident_by_its_cause_or_all_its_alerting_services(gateway, graph):
+    """A trial's night: a window over flagd, which nearly every inconclusive finding lists last
+    to check, held a cart outage for the window's two hours; one over frontend held checkout's
+    crash that came in the same delivery. A window holds a page only when it names the cause,
+    or windows name every alerting service."""
+    flagd = quiet(gateway, components=["flagd"], minutes=120)
+    cart = deliver(gateway, "cart", index=0)
+    gateway.drain()
+    shown = detail(gateway, cart)
+    assert shown["root_cause"] is None and "flagd" in shown["finding"]["candidates"]
+    assert len(pages(gateway, cart)) == 1 and shown["maintenance_until"] is None
+
+    frontend = quiet(gateway, components=["frontend"], minutes=30)
+    both = deliver(gateway, "frontend", "checkout", index=2)
+    gateway.drain()
+    shown = detail(gateway, both)
+    assert shown["root_cause"] is None  # inconclusive: no cause to be in maintenance
+    assert {a["component"] for a in shown["alerts"]} == {"frontend", "checkout"}
+    assert len(pages(gateway, both)) == 1 and shown["maintenance_until"] is None
+
+    # windows over every alerting service hold it, until the first of them stops covering one
+    team = quiet(gateway, teams=["checkout"], minutes=60)  # checkout owns checkout
+    held = deliver(gateway, "frontend", "checkout", index=4)
+    gateway.drain()
+    assert pages(gateway, held) == []
+    assert detail(gateway, held)["maintenance_until"] == frontend["ends_at"] < team["ends_at"]
+    assert flagd["ends_at"] > frontend["ends_at"]  # flagd's window, still on, is no part of it
+    (window,) = [w for w in maintenance.windows(graph) if w["id"] == frontend["id"]]
+    assert held in window["held"] and both not in window["held"]
