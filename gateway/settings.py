@@ -27,7 +27,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from adapters.falkordb import TENANT_RE, graph_name
-from adapters.promql import duration_ms
+from adapters.promql import PROM_DURATION, duration_ms
 
 #: `BLAST_MODELS` by default: a fast model first, a stronger one when it is unavailable.
 DEFAULT_MODELS = ("claude-haiku-5-5", "claude-sonnet-5-5")
@@ -187,7 +187,8 @@ class Settings(BaseSettings):
     discovery_interval_s: float = Field(300.0, alias="BLAST_DISCOVERY_INTERVAL_S", gt=0)
     discovery_window: str = Field("1h", alias="BLAST_DISCOVERY_WINDOW", pattern=DURATION_RE.pattern)
     #: The always-firing alert that proves the alerting pipeline works (kube-prometheus'
-    #: `Watchdog`): it opens no incident, and its silence pages the default team once; "" off.
+    #: `Watchdog`): it opens no incident, and its silence pages the default team once; "" off
+    #: (`BLAST_HEARTBEAT_ALERTNAME=off`: an empty value in the environment means the default).
     heartbeat_alertname: str = Field("Watchdog", alias="BLAST_HEARTBEAT_ALERTNAME", max_length=256)
     #: How long the heartbeat may be silent before that page (a Prometheus duration: 30s, 10m,
     #: 1h); the check is armed by the first heartbeat, so a tenant without one is never paged.
@@ -366,12 +367,34 @@ class Settings(BaseSettings):
             return [m.strip() for m in value.split(",") if m.strip()]
         return value
 
+    @field_validator("heartbeat_alertname", mode="before")
+    @classmethod
+    def _heartbeat_off(cls, value: object) -> object:
+        """`off` turns the heartbeat check off (""): `BLAST_HEARTBEAT_ALERTNAME=` in the
+        environment is the default, `Watchdog`, as every empty setting is (`env_ignore_empty`)."""
+        if isinstance(value, str) and value.strip().lower() == "off":
+            return ""
+        return value
+
     @field_validator("heartbeat_timeout", "reopen_window")
     @classmethod
     def _check_duration(cls, value: str, info: ValidationInfo) -> str:
-        """A Prometheus duration (`10m`); the reopen window may be "0" (off)."""
-        if info.field_name == "reopen_window" and value.strip() in ("0", "0s"):
+        """A Prometheus duration (`10m`); the reopen window may be "0" (off). A zero heartbeat
+        timeout is refused with the way to turn the check off instead (the reopen window's
+        "0" suggests it would be)."""
+        text = value.strip()
+        # "0", "0s", "0m", …: a zero that is no Prometheus duration
+        zero = text == "0" or (
+            bool(text) and bool(PROM_DURATION.match(text)) and not set(text) & set("123456789")
+        )
+        if info.field_name == "reopen_window" and zero:
             return "0"
+        if info.field_name == "heartbeat_timeout" and zero:
+            raise ValueError(
+                f"{value.strip()!r} is no timeout (the check would page as soon as a "
+                "heartbeat arrived); to turn the heartbeat check off, set "
+                "BLAST_HEARTBEAT_ALERTNAME=off; else give a duration like 10m"
+            )
         duration_ms(value)  # raises ValueError with the reason
         return value.strip()
 

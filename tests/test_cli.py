@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -358,6 +359,7 @@ def test_serve_says_an_ipv6_url_no_workers_and_an_empty_host_plainly(
     env = clean_env(("BLAST_", "FALKORDB_", "PROMETHEUS_")) | {
         "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
         "BLAST_DATA_DIR": str(tmp_path), "BLAST_WORKERS": "0", "BLAST_CHAOS_STEP_DELAY_MS": "5",
+        "BLAST_HEARTBEAT_TIMEOUT": "5s",
     }  # fmt: skip
     serve = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "serve", "--host", "::1", "--port", str(port)],
@@ -381,6 +383,9 @@ def test_serve_says_an_ipv6_url_no_workers_and_an_empty_host_plainly(
         assert serve.stderr.readline().startswith(  # a test harness's knob, on: said
             "blast-radius: warning: BLAST_CHAOS_* settings are on"
         )
+        # said right after (bounded: a serve that says nothing more must fail, not hang)
+        assert select.select([serve.stderr], [], [], 30)[0], "no heartbeat timeout warning"
+        assert serve.stderr.readline().strip() == f"blast-radius: warning: {SHORT_HEARTBEAT}"
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.wait(timeout=30)
@@ -529,6 +534,38 @@ def test_doctor_refuses_the_host_serve_refuses(falkordb, tmp_path: Path) -> None
     assert done.returncode == 1, done.stdout
     (line,) = [line for line in done.stdout.splitlines() if "settings:" in line]
     assert line.startswith("PROBLEM  settings: BLAST_HOST='0.0.0.0' needs BLAST_WEBHOOK_TOKENS")
+
+
+#: What serve and doctor say of `BLAST_HEARTBEAT_TIMEOUT=5s` (docs/oncall.md).
+SHORT_HEARTBEAT = (
+    "BLAST_HEARTBEAT_TIMEOUT=5s is shorter than serve's 15 s heartbeat check: a silence is paged "
+    "up to 15 s after it, and a timeout under Alertmanager's repeat_interval pages between two "
+    "heartbeats of a working pipeline; use at least a few times the heartbeat route's "
+    "repeat_interval (e.g. 10m)"
+)
+
+
+def test_a_heartbeat_timeout_of_zero_says_how_to_turn_the_check_off(tmp_path: Path) -> None:
+    """A trial: `BLAST_HEARTBEAT_TIMEOUT=0` was refused as "'0' is not a duration", while
+    `BLAST_REOPEN_WINDOW=0` means off; the refusal names the way off. A timeout shorter than
+    serve's 15 s check is allowed (a trial may want a fast page) and said as a warning."""
+    for zero in ("0", "0s"):
+        done = cli("doctor", "--data-dir", str(tmp_path), BLAST_HEARTBEAT_TIMEOUT=zero)
+        assert done.returncode == 1, (done.stdout, done.stderr)
+        assert done.stdout.splitlines()[0] == (
+            f"PROBLEM  settings: BLAST_HEARTBEAT_TIMEOUT: {zero!r} is no timeout (the check "
+            "would page as soon as a heartbeat arrived); to turn the heartbeat check off, set "
+            "BLAST_HEARTBEAT_ALERTNAME=off; else give a duration like 10m"
+        ), done.stdout
+    # the way off it names works (an empty value is the default, Watchdog, as for every setting)
+    off = cli("doctor", "--data-dir", str(tmp_path / "missing"), BLAST_HEARTBEAT_ALERTNAME="off",
+              BLAST_HEARTBEAT_TIMEOUT="5s")  # fmt: skip
+    assert not [line for line in off.stdout.splitlines() if "HEARTBEAT" in line], off.stdout
+    short = cli("doctor", "--data-dir", str(tmp_path / "missing"), BLAST_HEARTBEAT_TIMEOUT="5s")
+    said = [line for line in short.stdout.splitlines() if line.startswith(("ok", "warning"))]
+    assert [line for line in said if " settings: " in line][-1] == (
+        f"warning  settings: {SHORT_HEARTBEAT}"
+    ), short.stdout
 
 
 def test_an_env_file_that_cannot_be_read_is_a_configuration_error(tmp_path: Path) -> None:

@@ -234,6 +234,7 @@ def serve(
     is set, the embedded FalkorDB (restarted on its port when it dies), until SIGTERM or Ctrl-C.
     """
     from gateway.cli.doctor import check_default_route
+    from gateway.ops.upkeep import short_heartbeat_timeout
 
     setup_logging(verbose)
     settings = load_settings(port=port, host=host, data_dir=data_dir, workers=workers)
@@ -294,6 +295,8 @@ def serve(
                     "knobs): every investigation step is slowed or halted",
                     warning=True,
                 )
+            if (short := short_heartbeat_timeout(settings)) is not None:
+                say(settings, short, warning=True)
             warn_empty_worlds(settings, runtime)
             warn_unrunnable_remediations(settings, runtime)
             # what start-up built (modules, the app) lives as long as the process: out of the

@@ -56,6 +56,7 @@ from gateway.ops.runtime import (
     remediation_credentials,
     running_embedded_url,
 )
+from gateway.ops.upkeep import short_heartbeat_timeout
 from gateway.settings import Settings, unknown_settings
 from gateway.world.completeness import from_rows
 from gateway.world.oncall import coverage, coverage_problems
@@ -119,11 +120,14 @@ def check_settings(settings: Settings, env_file: Path | None = None) -> list[Fin
                              f"BLAST_WEBHOOK_TOKENS: serve says {refusal!r} and exits 2 "
                              f"({source})"))  # fmt: skip
     found += [Finding(False, "settings", line) for line in unknown_settings(env_file)]
+    short = short_heartbeat_timeout(settings)
     if not found:
         mode = "dev mode: placeholder secrets allowed" if settings.dev else "no placeholder secret"
         found.append(Finding(True, "settings", f"tenants {', '.join(settings.tenants)}; {mode}; "
                              f"{source} (serve reads its own: run doctor with the same "
                              "environment, e.g. --env-file for a unit's file)"))  # fmt: skip
+    if short is not None:  # allowed, so a warning (exit 0)
+        found.append(Finding(True, "settings", short, warn=True))
     return found
 
 
@@ -390,7 +394,7 @@ def heartbeat_finding(settings: Settings, tenant: str, beats: list[dict[str, Any
         return Finding(True, "heartbeat", (
             f"{tenant}: no {name} heartbeat has ever arrived, so nobody is paged if alerting "
             f"stops: check that Prometheus has the always-firing {name} rule (kube-prometheus "
-            f"ships it) and {route} (deploy/alertmanager.yml); BLAST_HEARTBEAT_ALERTNAME='' "
+            f"ships it) and {route} (deploy/alertmanager.yml); BLAST_HEARTBEAT_ALERTNAME=off "
             "turns the check off"
         ), warn=True)  # fmt: skip
     silent = messages.held_for(max(0, beat["silent_ms"]))
