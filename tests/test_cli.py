@@ -568,6 +568,22 @@ def test_a_heartbeat_timeout_of_zero_says_how_to_turn_the_check_off(tmp_path: Pa
     ), short.stdout
 
 
+def test_doctor_says_a_query_timeout_over_its_maximum_is_a_problem(tmp_path: Path) -> None:
+    """A trial: doctor said ok for BLAST_QUERY_TIMEOUT_MS=9000 over BLAST_QUERY_TIMEOUT_MAX_MS
+    (5000), a pair FalkorDB refuses (the embedded server exits at start)."""
+    missing = str(tmp_path / "missing")
+    done = cli("doctor", "--data-dir", missing, BLAST_QUERY_TIMEOUT_MS="9000")
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert [line for line in done.stdout.splitlines() if "QUERY_TIMEOUT" in line] == [
+        "PROBLEM  settings: BLAST_QUERY_TIMEOUT_MS=9000 is over BLAST_QUERY_TIMEOUT_MAX_MS=5000: "
+        "FalkorDB refuses a TIMEOUT_DEFAULT over TIMEOUT_MAX, so the embedded server (and "
+        "`blast-radius falkordb`) exits at start; set BLAST_QUERY_TIMEOUT_MS at most "
+        "BLAST_QUERY_TIMEOUT_MAX_MS"
+    ], done.stdout
+    equal = cli("doctor", "--data-dir", missing, BLAST_QUERY_TIMEOUT_MS="5000")
+    assert "QUERY_TIMEOUT" not in equal.stdout, equal.stdout
+
+
 def test_an_env_file_that_cannot_be_read_is_a_configuration_error(tmp_path: Path) -> None:
     for path, why in ((tmp_path / "missing.env", "No such file or directory"),
                       (tmp_path, "Is a directory")):  # fmt: skip
