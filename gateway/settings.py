@@ -54,7 +54,8 @@ DURATION_RE = re.compile(r"^[0-9]+[smhd]$")
 class Settings(BaseSettings):
     """Every setting of the gateway and the workers.
 
-    Environment names are given per field (`alias`); `.env` in the working directory is read too.
+    Environment names are given per field (`alias`); `.env` in the working directory is read too
+    (the commands read `BLAST_ENV_FILE`'s file instead when it is set: `chosen_env_file`).
     Durations carry their unit in the name (`_ms`, `_s`).
     """
 
@@ -604,9 +605,26 @@ class Settings(BaseSettings):
         return not (self.webhook_tokens or self.viewer_tokens or self.proxy_viewers)
 
 
-#: `BLAST_*` names that are no setting of `Settings`: deploy/install.sh's own and the browser
-#: test's (README "The two commands").
-NOT_SETTINGS = frozenset({"BLAST_VENV_ARGS", "BLAST_PIP_ARGS", "BLAST_TEST_ARTIFACTS"})
+#: The environment variable naming the env file every command reads instead of `./.env` (an
+#: `--env-file` option still wins): the systemd units set it to their `EnvironmentFile=`, so a
+#: stray `.env` in their working directory is never read.
+ENV_FILE_VAR = "BLAST_ENV_FILE"
+
+#: `BLAST_*` names that are no setting of `Settings`: deploy/install.sh's own, the browser
+#: test's (README "The two commands") and `ENV_FILE_VAR`, which chooses where settings are read.
+NOT_SETTINGS = frozenset(
+    {"BLAST_VENV_ARGS", "BLAST_PIP_ARGS", "BLAST_TEST_ARTIFACTS", ENV_FILE_VAR}
+)
+
+
+def chosen_env_file(option: Path | None = None) -> Path | None:
+    """The env file the settings are read from besides the environment: `option` (a command's
+    `--env-file`), else `BLAST_ENV_FILE` when set and not empty, else None (`./.env` of the
+    working directory, when there is one)."""
+    if option is not None:
+        return option
+    named = os.environ.get(ENV_FILE_VAR, "").strip()
+    return Path(named) if named else None
 
 
 def unknown_settings(env_file: Path | None = None) -> list[str]:
