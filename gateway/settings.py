@@ -27,7 +27,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from adapters.falkordb import TENANT_RE, graph_name
-from adapters.promql import duration_ms
+from adapters.promql import PROM_DURATION, duration_ms
 
 #: `BLAST_MODELS` by default: a fast model first, a stronger one when it is unavailable.
 DEFAULT_MODELS = ("claude-haiku-5-5", "claude-sonnet-5-5")
@@ -54,7 +54,8 @@ DURATION_RE = re.compile(r"^[0-9]+[smhd]$")
 class Settings(BaseSettings):
     """Every setting of the gateway and the workers.
 
-    Environment names are given per field (`alias`); `.env` in the working directory is read too.
+    Environment names are given per field (`alias`); `.env` in the working directory is read too
+    (the commands read `BLAST_ENV_FILE`'s file instead when it is set: `chosen_env_file`).
     Durations carry their unit in the name (`_ms`, `_s`).
     """
 
@@ -187,7 +188,8 @@ class Settings(BaseSettings):
     discovery_interval_s: float = Field(300.0, alias="BLAST_DISCOVERY_INTERVAL_S", gt=0)
     discovery_window: str = Field("1h", alias="BLAST_DISCOVERY_WINDOW", pattern=DURATION_RE.pattern)
     #: The always-firing alert that proves the alerting pipeline works (kube-prometheus'
-    #: `Watchdog`): it opens no incident, and its silence pages the default team once; "" off.
+    #: `Watchdog`): it opens no incident, and its silence pages the default team once; "" off
+    #: (`BLAST_HEARTBEAT_ALERTNAME=off`: an empty value in the environment means the default).
     heartbeat_alertname: str = Field("Watchdog", alias="BLAST_HEARTBEAT_ALERTNAME", max_length=256)
     #: How long the heartbeat may be silent before that page (a Prometheus duration: 30s, 10m,
     #: 1h); the check is armed by the first heartbeat, so a tenant without one is never paged.
@@ -366,12 +368,34 @@ class Settings(BaseSettings):
             return [m.strip() for m in value.split(",") if m.strip()]
         return value
 
+    @field_validator("heartbeat_alertname", mode="before")
+    @classmethod
+    def _heartbeat_off(cls, value: object) -> object:
+        """`off` turns the heartbeat check off (""): `BLAST_HEARTBEAT_ALERTNAME=` in the
+        environment is the default, `Watchdog`, as every empty setting is (`env_ignore_empty`)."""
+        if isinstance(value, str) and value.strip().lower() == "off":
+            return ""
+        return value
+
     @field_validator("heartbeat_timeout", "reopen_window")
     @classmethod
     def _check_duration(cls, value: str, info: ValidationInfo) -> str:
-        """A Prometheus duration (`10m`); the reopen window may be "0" (off)."""
-        if info.field_name == "reopen_window" and value.strip() in ("0", "0s"):
+        """A Prometheus duration (`10m`); the reopen window may be "0" (off). A zero heartbeat
+        timeout is refused with the way to turn the check off instead (the reopen window's
+        "0" suggests it would be)."""
+        text = value.strip()
+        # "0", "0s", "0m", …: a zero that is no Prometheus duration
+        zero = text == "0" or (
+            bool(text) and bool(PROM_DURATION.match(text)) and not set(text) & set("123456789")
+        )
+        if info.field_name == "reopen_window" and zero:
             return "0"
+        if info.field_name == "heartbeat_timeout" and zero:
+            raise ValueError(
+                f"{value.strip()!r} is no timeout (the check would page as soon as a "
+                "heartbeat arrived); to turn the heartbeat check off, set "
+                "BLAST_HEARTBEAT_ALERTNAME=off; else give a duration like 10m"
+            )
         duration_ms(value)  # raises ValueError with the reason
         return value.strip()
 
@@ -581,9 +605,26 @@ class Settings(BaseSettings):
         return not (self.webhook_tokens or self.viewer_tokens or self.proxy_viewers)
 
 
-#: `BLAST_*` names that are no setting of `Settings`: deploy/install.sh's own and the browser
-#: test's (README "The two commands").
-NOT_SETTINGS = frozenset({"BLAST_VENV_ARGS", "BLAST_PIP_ARGS", "BLAST_TEST_ARTIFACTS"})
+#: The environment variable naming the env file every command reads instead of `./.env` (an
+#: `--env-file` option still wins): the systemd units set it to their `EnvironmentFile=`, so a
+#: stray `.env` in their working directory is never read.
+ENV_FILE_VAR = "BLAST_ENV_FILE"
+
+#: `BLAST_*` names that are no setting of `Settings`: deploy/install.sh's own, the browser
+#: test's (README "The two commands") and `ENV_FILE_VAR`, which chooses where settings are read.
+NOT_SETTINGS = frozenset(
+    {"BLAST_VENV_ARGS", "BLAST_PIP_ARGS", "BLAST_TEST_ARTIFACTS", ENV_FILE_VAR}
+)
+
+
+def chosen_env_file(option: Path | None = None) -> Path | None:
+    """The env file the settings are read from besides the environment: `option` (a command's
+    `--env-file`), else `BLAST_ENV_FILE` when set and not empty, else None (`./.env` of the
+    working directory, when there is one)."""
+    if option is not None:
+        return option
+    named = os.environ.get(ENV_FILE_VAR, "").strip()
+    return Path(named) if named else None
 
 
 def unknown_settings(env_file: Path | None = None) -> list[str]:

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -358,6 +359,7 @@ def test_serve_says_an_ipv6_url_no_workers_and_an_empty_host_plainly(
     env = clean_env(("BLAST_", "FALKORDB_", "PROMETHEUS_")) | {
         "FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
         "BLAST_DATA_DIR": str(tmp_path), "BLAST_WORKERS": "0", "BLAST_CHAOS_STEP_DELAY_MS": "5",
+        "BLAST_HEARTBEAT_TIMEOUT": "5s",
     }  # fmt: skip
     serve = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "serve", "--host", "::1", "--port", str(port)],
@@ -381,6 +383,15 @@ def test_serve_says_an_ipv6_url_no_workers_and_an_empty_host_plainly(
         assert serve.stderr.readline().startswith(  # a test harness's knob, on: said
             "blast-radius: warning: BLAST_CHAOS_* settings are on"
         )
+        # said right after; a serve that says nothing more is stopped (its readline ends) so
+        # the test fails rather than hangs
+        stopper = threading.Timer(60, serve.kill)
+        stopper.start()
+        try:
+            said = serve.stderr.readline().strip()
+        finally:
+            stopper.cancel()
+        assert said == f"blast-radius: warning: {SHORT_HEARTBEAT}"
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.wait(timeout=30)
@@ -529,6 +540,77 @@ def test_doctor_refuses_the_host_serve_refuses(falkordb, tmp_path: Path) -> None
     assert done.returncode == 1, done.stdout
     (line,) = [line for line in done.stdout.splitlines() if "settings:" in line]
     assert line.startswith("PROBLEM  settings: BLAST_HOST='0.0.0.0' needs BLAST_WEBHOOK_TOKENS")
+
+
+#: What serve and doctor say of `BLAST_HEARTBEAT_TIMEOUT=5s` (docs/oncall.md).
+SHORT_HEARTBEAT = (
+    "BLAST_HEARTBEAT_TIMEOUT=5s is shorter than serve's 15 s heartbeat check: a silence is paged "
+    "up to 15 s after it, and a timeout under Alertmanager's repeat_interval pages between two "
+    "heartbeats of a working pipeline; use at least a few times the heartbeat route's "
+    "repeat_interval (e.g. 10m)"
+)
+
+
+def test_a_heartbeat_timeout_of_zero_says_how_to_turn_the_check_off(tmp_path: Path) -> None:
+    """A trial: `BLAST_HEARTBEAT_TIMEOUT=0` was refused as "'0' is not a duration", while
+    `BLAST_REOPEN_WINDOW=0` means off; the refusal names the way off. A timeout shorter than
+    serve's 15 s check is allowed (a trial may want a fast page) and said as a warning."""
+    for zero in ("0", "0s"):
+        done = cli("doctor", "--data-dir", str(tmp_path), BLAST_HEARTBEAT_TIMEOUT=zero)
+        assert done.returncode == 1, (done.stdout, done.stderr)
+        assert done.stdout.splitlines()[0] == (
+            f"PROBLEM  settings: BLAST_HEARTBEAT_TIMEOUT: {zero!r} is no timeout (the check "
+            "would page as soon as a heartbeat arrived); to turn the heartbeat check off, set "
+            "BLAST_HEARTBEAT_ALERTNAME=off; else give a duration like 10m"
+        ), done.stdout
+    # the way off it names works (an empty value is the default, Watchdog, as for every setting)
+    off = cli("doctor", "--data-dir", str(tmp_path / "missing"), BLAST_HEARTBEAT_ALERTNAME="off",
+              BLAST_HEARTBEAT_TIMEOUT="5s")  # fmt: skip
+    assert not [line for line in off.stdout.splitlines() if "HEARTBEAT" in line], off.stdout
+    short = cli("doctor", "--data-dir", str(tmp_path / "missing"), BLAST_HEARTBEAT_TIMEOUT="5s")
+    said = [line for line in short.stdout.splitlines() if line.startswith(("ok", "warning"))]
+    assert [line for line in said if " settings: " in line][-1] == (
+        f"warning  settings: {SHORT_HEARTBEAT}"
+    ), short.stdout
+
+
+def test_doctor_says_a_query_timeout_over_its_maximum_is_a_problem(tmp_path: Path) -> None:
+    """A trial: doctor said ok for BLAST_QUERY_TIMEOUT_MS=9000 over BLAST_QUERY_TIMEOUT_MAX_MS
+    (5000), a pair FalkorDB refuses (the embedded server exits at start)."""
+    missing = str(tmp_path / "missing")
+    done = cli("doctor", "--data-dir", missing, BLAST_QUERY_TIMEOUT_MS="9000")
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert [line for line in done.stdout.splitlines() if "QUERY_TIMEOUT" in line] == [
+        "PROBLEM  settings: BLAST_QUERY_TIMEOUT_MS=9000 is over BLAST_QUERY_TIMEOUT_MAX_MS=5000: "
+        "FalkorDB refuses a TIMEOUT_DEFAULT over TIMEOUT_MAX, so the embedded server (and "
+        "`blast-radius falkordb`) exits at start; set BLAST_QUERY_TIMEOUT_MS at most "
+        "BLAST_QUERY_TIMEOUT_MAX_MS"
+    ], done.stdout
+    equal = cli("doctor", "--data-dir", missing, BLAST_QUERY_TIMEOUT_MS="5000")
+    assert "QUERY_TIMEOUT" not in equal.stdout, equal.stdout
+
+
+def test_blast_env_file_is_read_instead_of_the_working_directorys_env(tmp_path: Path) -> None:
+    """The systemd units run in /var/lib/blast-radius: a stray `.env` there was read besides
+    their env file. With `BLAST_ENV_FILE` (the units set it) only that file is read."""
+    workdir, env_file = tmp_path / "work", tmp_path / "env"
+    workdir.mkdir()
+    (workdir / ".env").write_text("BLAST_PORT=7777\n")
+    env_file.write_text(f"BLAST_PORT=9090\nBLAST_DATA_DIR={tmp_path / 'missing'}\n")
+    env = clean_env(("BLAST_", "FALKORDB_")) | {"PYTHONPATH": str(ROOT)}
+
+    def doctor(**more: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "gateway.cli", "doctor"], cwd=workdir, env=env | more,
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        return done.stdout
+
+    said = doctor(BLAST_ENV_FILE=str(env_file))
+    assert "127.0.0.1:9090/api/v1/alerts" in said and "7777" not in said, said
+    (line,) = [x for x in said.splitlines() if " settings: " in x]
+    assert line.startswith("ok       settings: ") and f"environment and {env_file} (" in line
+    assert "127.0.0.1:7777/api/v1/alerts" in doctor()  # without it: ./.env, as before
 
 
 def test_an_env_file_that_cannot_be_read_is_a_configuration_error(tmp_path: Path) -> None:

@@ -144,6 +144,8 @@ def test_units_are_ordered_hardened_and_outlast_the_grace_period() -> None:
         service = unit(name)["Service"]
         assert service["User"] == "blast-radius"
         assert service["EnvironmentFile"] == "/etc/blast-radius/env"
+        # the settings read that file, never a .env in WorkingDirectory (a trial's finding)
+        assert service["Environment"] == "BLAST_ENV_FILE=/etc/blast-radius/env"
         assert service["ExecStart"].startswith(BINARY + " ")
         assert service["Restart"] == "on-failure"
         assert service["ReadWritePaths"] == "/var/lib/blast-radius"
@@ -203,6 +205,14 @@ def test_stack_starts_the_way_the_units_do(installed, tmp_path) -> None:
     }
     base = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
     base |= {k: v for k, v in env.items() if v is not None}
+    # the units' Environment= (the installed env file, in the throwaway root), and their
+    # WorkingDirectory holding a stray .env: read, its BLAST_NOTIFY=slack would fill the env
+    # file's empty one and serve would refuse to start (no SLACK_BOT_TOKEN)
+    var, path = unit("blast-radius.service")["Service"]["Environment"].split("=", 1)
+    base[var] = str(destdir) + path
+    workdir = tmp_path / "workdir"
+    workdir.mkdir()
+    (workdir / ".env").write_text("BLAST_NOTIFY=slack\n")
     procs: dict[str, subprocess.Popen[bytes]] = {}
     logs = {name: tmp_path / f"{name}.log" for name in ("falkordb", "gateway", "worker")}
 
@@ -210,7 +220,7 @@ def test_stack_starts_the_way_the_units_do(installed, tmp_path) -> None:
         extra = {"NOTIFY_SOCKET": str(notify.path)} if notify else {}
         with logs[name].open("wb") as out:
             procs[name] = subprocess.Popen(
-                argv, cwd=ROOT, env=base | extra, stdout=out, stderr=subprocess.STDOUT
+                argv, cwd=workdir, env=base | extra, stdout=out, stderr=subprocess.STDOUT
             )
 
     gateway_notify = Notifications(tmp_path / "gateway.notify")
@@ -220,7 +230,7 @@ def test_stack_starts_the_way_the_units_do(installed, tmp_path) -> None:
         start("falkordb", command("blast-radius-falkordb.service"), None)
         ready = subprocess.run(
             command("blast-radius-falkordb.service", key="ExecStartPost"),
-            cwd=ROOT, env=base, capture_output=True, text=True, timeout=90,
+            cwd=workdir, env=base, capture_output=True, text=True, timeout=90,
         )  # fmt: skip
         assert ready.returncode == 0, ready.stderr + logs["falkordb"].read_text()
         db = redis.Redis(port=db_port, decode_responses=True)

@@ -19,6 +19,7 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, UnsafeKey, safe_key
+from gateway.cli.incident_text import incident_report, when
 from gateway.ops.runtime import Runtime
 from tests.conftest import Gateway, alert_body, make_settings
 from tests.slack_api import SIGNING_SECRET, TOKEN, SlackAPI, signed_headers
@@ -405,6 +406,21 @@ def test_sender_clocks_cannot_hide_or_pin_an_incident(hostile: Gateway):
                              headers=hostile.auth).json()  # fmt: skip
     assert before <= found["alerts"][0]["starts_at_ms"] <= int(time.time() * 1000)
     assert found["alerts"][0]["starts_at"] == "9999-12-31T23:59:59Z"
+    # a trial: the start shown was the time of receipt with no word of the sent 9999: the API,
+    # the CLI and the web page say the sent one was ahead and the start shown is the arrival
+    assert found["alerts"][0]["starts_at_ahead"] is True
+    on_time = hostile.http.get(f"/api/v1/incidents/{inc}", headers=hostile.auth).json()
+    assert on_time["alerts"][0]["starts_at_ahead"] is False
+    (line,) = [x for x in incident_report(found).splitlines() if "HighErrorRate on" in x]
+    assert line.endswith(
+        ", since " + when(found["alerts"][0]["starts_at_ms"]) + " (when it arrived: its "
+        "startsAt was over 5 min ahead of this gateway's clock)"
+    ), line
+    assert "ahead of this" not in incident_report(on_time)
+    sign_in(hostile)
+    page = hostile.http.get(f"/ui/incidents/{found['id']}").text
+    assert page.count('class="clock-ahead"') == 1
+    assert "its startsAt (9999-12-31T23:59:59Z) was over 5 min ahead of this" in page
 
 
 @pytest.mark.parametrize("raw", [b'{"n": 1e999}', b'{"n": -1e999}'])

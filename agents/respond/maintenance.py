@@ -51,12 +51,13 @@ def start(
     window_id: str | None = None,
 ) -> dict[str, Any] | None:
     """Open a window from now for `minutes`, or until `ends_at` (ms UTC); the window's row
-    (`id, components, teams, starts_at, ends_at, reason, by`), or None when it would end now or
-    earlier. Raises `GraphUnavailable`."""
+    (`id, components, teams, starts_at, ends_at, reason, by`; each name stored once, in the
+    order first given), or None when it would end now or earlier. Raises `GraphUnavailable`."""
     return graph.one(
         "maintenance_start",
-        {"id": window_id or f"mw-{uuid.uuid4().hex[:12]}", "components": components,
-         "teams": teams, "minutes": minutes, "ends_at": ends_at, "reason": reason, "by": by},
+        {"id": window_id or f"mw-{uuid.uuid4().hex[:12]}",
+         "components": list(dict.fromkeys(components)), "teams": list(dict.fromkeys(teams)),
+         "minutes": minutes, "ends_at": ends_at, "reason": reason, "by": by},
     )  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from adapters.notices import (
     Page,
     Person,
     PreviousNote,
+    Refusal,
     Span,
     StepNote,
     Ticket,
@@ -445,6 +446,52 @@ def page_update(
             update={"notice": message.notice.model_copy(update={"paged": paged})}
         )
     return message.model_copy(update={"kind": "update", "reply_to": page_ref})
+
+
+def page_restated(
+    intent_id: str,
+    page_ref: str,
+    incident: dict[str, Any],
+    alerts: list[dict[str, Any]],
+    who: dict[str, Any] | None,
+    first: dict[str, Any] | None,
+    changes: list[dict[str, Any]],
+    verdicts: list[dict[str, Any]],
+    ticket_link: str | None,
+    refused: list[Refusal],
+    public_url: str | None = None,
+) -> OutboundMessage:
+    """`page_update` as every edit of the page makes it: naming `first` (the route the page
+    went to) and `who` (the route paged last, for a new cause), and still saying which
+    channels `refused` the page (oldest first), so the edit keeps saying why it landed where
+    it did. The responder's edits and a reopen's (`flapping.Reopener`) go through here."""
+    update = page_update(
+        intent_id,
+        page_ref,
+        incident,
+        alerts,
+        who,
+        changes,
+        verdicts,
+        ticket_link,
+        public_url,
+        first,
+    )
+    if refused:
+        notice = update.notice.model_copy(update={"refused": refused})
+        update = update.model_copy(update={"notice": notice})
+    return update
+
+
+def page_refusals(deliveries: list[dict[str, Any]], incident_id: str) -> list[Refusal]:
+    """The channels that refused the incident's page (its `initial-notification` attempts
+    refused, in `incident_deliveries.cypher` rows, oldest first)."""
+    page = f"incident:{incident_id}:initial-notification"
+    return [
+        Refusal(channel=d["channel"], reason=d["reason"] or "refused")
+        for d in deliveries
+        if d["intent_id"] == page and d["outcome"] == "refused"
+    ]
 
 
 def ruled_out_lines(incident: dict[str, Any]) -> dict[str, str]:

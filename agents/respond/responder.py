@@ -1053,16 +1053,15 @@ class Responder:
         if page is None:
             return
         paged = task.graph.one("incident_paged", {"incident_id": incident_id})
-        page_intent = intent(incident_id, "initial-notification")
         update = self._page_edit(
             incident, alerts, what, page, json.loads(paged["result"]) if paged else None,
             json.loads(paged["first"]) if paged and paged["first"] else None,
             task.graph.rows("incident_changes", {"incident_id": incident_id}),
             task.graph.rows("incident_verdicts", {"incident_id": incident_id}),
             refs.get(intent(incident_id, "ticket")),
-            [Refusal(channel=d["channel"], reason=d["reason"] or "refused")
-             for d in task.graph.rows("incident_deliveries", {"incident_id": incident_id})
-             if d["intent_id"] == page_intent and d["outcome"] == "refused"],
+            messages.page_refusals(
+                task.graph.rows("incident_deliveries", {"incident_id": incident_id}), incident_id
+            ),
         )  # fmt: skip
         # a page in a channel archived since: nothing else to edit, so a copy to the outbox
         tell(task, self.messenger, update, self.fallback, no_route, "page edit",
@@ -1085,11 +1084,7 @@ class Responder:
         route the page went to) and `who` (the route paged last, for a new cause), with the
         cited `changes` (newest first), the `verdicts` (oldest first), the ticket's link
         (`ticket`, its ref) and the channels that `refused` the page (oldest first)."""
-        update = messages.page_update(
-            intent(incident["id"], what), page, incident, alerts, who, changes, verdicts,
-            link(ticket), self.public_url, first,
+        return messages.page_restated(
+            intent(incident["id"], what), page, incident, alerts, who, first, changes, verdicts,
+            link(ticket), refused, self.public_url,
         )  # fmt: skip
-        if refused:  # the page keeps saying why it landed where it did
-            notice = update.notice.model_copy(update={"refused": refused})
-            update = update.model_copy(update={"notice": notice})
-        return update

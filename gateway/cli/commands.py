@@ -58,7 +58,7 @@ from gateway.ops.runtime import (
 )
 from gateway.ops.sdnotify import notify
 from gateway.ops.supervisor import WORKERS_STARTING, WorkerPool, worker_env
-from gateway.settings import DURATION_RE, Settings, unknown_settings
+from gateway.settings import DURATION_RE, Settings, chosen_env_file, unknown_settings
 from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
 from gateway.world.completeness import from_rows, of_world
 from gateway.world.sources import FORMATS, load_sources
@@ -115,8 +115,10 @@ def load_settings(
     line each on stdout and exit 1). With `warn`, prints one `configuration warning` line
     per `BLAST_*` name that is no setting (`unknown_settings`).
 
-    `env_file`: read this file instead of `./.env` (e.g. the systemd unit's env file).
+    `env_file`: read this file instead of `./.env` (e.g. the systemd unit's env file); None:
+    `BLAST_ENV_FILE`'s when set (`chosen_env_file`: the units set it), else `./.env`.
     """
+    env_file = chosen_env_file(env_file)
     if env_file is not None:
         try:  # pydantic-settings silently skips an env file it cannot read: say so instead
             env_file.read_bytes()
@@ -234,6 +236,7 @@ def serve(
     is set, the embedded FalkorDB (restarted on its port when it dies), until SIGTERM or Ctrl-C.
     """
     from gateway.cli.doctor import check_default_route
+    from gateway.ops.upkeep import short_heartbeat_timeout
 
     setup_logging(verbose)
     settings = load_settings(port=port, host=host, data_dir=data_dir, workers=workers)
@@ -294,6 +297,8 @@ def serve(
                     "knobs): every investigation step is slowed or halted",
                     warning=True,
                 )
+            if (short := short_heartbeat_timeout(settings)) is not None:
+                say(settings, short, warning=True)
             warn_empty_worlds(settings, runtime)
             warn_unrunnable_remediations(settings, runtime)
             # what start-up built (modules, the app) lives as long as the process: out of the
@@ -448,7 +453,10 @@ def refuse_placeholder_secrets(settings: Settings) -> None:
 def doctor(
     env_file: Annotated[
         Path | None,
-        typer.Option(help="Read this env file instead of ./.env, e.g. /etc/blast-radius/env."),
+        typer.Option(
+            help="Read this env file instead of ./.env (default: BLAST_ENV_FILE), e.g. "
+            "/etc/blast-radius/env."
+        ),
     ] = None,
     url: Annotated[
         str | None,
@@ -464,6 +472,7 @@ def doctor(
     from gateway.cli.doctor import receiver_snippet, run_checks
 
     setup_logging(False)
+    env_file = chosen_env_file(env_file)  # --env-file, else BLAST_ENV_FILE's, else ./.env
     # doctor: PROBLEM lines, for an invalid value too
     settings = load_settings(env_file, warn=False, as_problems=True, data_dir=data_dir)
     found = run_checks(settings, url, env_file)

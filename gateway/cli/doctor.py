@@ -56,6 +56,7 @@ from gateway.ops.runtime import (
     remediation_credentials,
     running_embedded_url,
 )
+from gateway.ops.upkeep import short_heartbeat_timeout
 from gateway.settings import Settings, unknown_settings
 from gateway.world.completeness import from_rows
 from gateway.world.oncall import coverage, coverage_problems
@@ -106,11 +107,28 @@ def settings_source(env_file: Path | None = None) -> str:
     return f"read from this shell's environment only (no {dotenv})"
 
 
+def query_timeouts_problem(settings: Settings) -> str | None:
+    """Why `BLAST_QUERY_TIMEOUT_MS` over `BLAST_QUERY_TIMEOUT_MAX_MS` is a problem, or None:
+    they are FalkorDB's `TIMEOUT_DEFAULT` and `TIMEOUT_MAX`, and FalkorDB refuses to load with
+    the default over the maximum ("The TIMEOUT_DEFAULT(9000) configuration parameter value is
+    higher than TIMEOUT_MAX(5000)" in its log), so the embedded server and `blast-radius
+    falkordb` exit at start."""
+    default, most = settings.query_timeout_ms, settings.query_timeout_max_ms
+    if default <= most:
+        return None
+    return (
+        f"BLAST_QUERY_TIMEOUT_MS={default} is over BLAST_QUERY_TIMEOUT_MAX_MS={most}: FalkorDB "
+        "refuses a TIMEOUT_DEFAULT over TIMEOUT_MAX, so the embedded server (and `blast-radius "
+        "falkordb`) exits at start; set BLAST_QUERY_TIMEOUT_MS at most BLAST_QUERY_TIMEOUT_MAX_MS"
+    )
+
+
 def check_settings(settings: Settings, env_file: Path | None = None) -> list[Finding]:
     """Every combination `serve` refuses is a problem, through serve's own rules: placeholder or
     weak secrets (unless `BLAST_DEV`) and a non-loopback `BLAST_HOST` with no webhook tokens
     (`listen_refusal`); so is a `BLAST_*` name in the environment or `env_file` that is no
-    setting (a typo: `unknown_settings`). Each line says where the settings were read
+    setting (a typo: `unknown_settings`), and a query timeout over its maximum, which FalkorDB
+    refuses (`query_timeouts_problem`). Each line says where the settings were read
     (`settings_source`): doctor checks its own environment, not the running serve's."""
     source = settings_source(env_file)
     found = [Finding(False, "settings", line) for line in settings.placeholder_secrets()]
@@ -119,11 +137,16 @@ def check_settings(settings: Settings, env_file: Path | None = None) -> list[Fin
                              f"BLAST_WEBHOOK_TOKENS: serve says {refusal!r} and exits 2 "
                              f"({source})"))  # fmt: skip
     found += [Finding(False, "settings", line) for line in unknown_settings(env_file)]
+    if (timeouts := query_timeouts_problem(settings)) is not None:
+        found.append(Finding(False, "settings", timeouts))
+    short = short_heartbeat_timeout(settings)
     if not found:
         mode = "dev mode: placeholder secrets allowed" if settings.dev else "no placeholder secret"
         found.append(Finding(True, "settings", f"tenants {', '.join(settings.tenants)}; {mode}; "
                              f"{source} (serve reads its own: run doctor with the same "
                              "environment, e.g. --env-file for a unit's file)"))  # fmt: skip
+    if short is not None:  # allowed, so a warning (exit 0)
+        found.append(Finding(True, "settings", short, warn=True))
     return found
 
 
@@ -390,7 +413,7 @@ def heartbeat_finding(settings: Settings, tenant: str, beats: list[dict[str, Any
         return Finding(True, "heartbeat", (
             f"{tenant}: no {name} heartbeat has ever arrived, so nobody is paged if alerting "
             f"stops: check that Prometheus has the always-firing {name} rule (kube-prometheus "
-            f"ships it) and {route} (deploy/alertmanager.yml); BLAST_HEARTBEAT_ALERTNAME='' "
+            f"ships it) and {route} (deploy/alertmanager.yml); BLAST_HEARTBEAT_ALERTNAME=off "
             "turns the check off"
         ), warn=True)  # fmt: skip
     silent = messages.held_for(max(0, beat["silent_ms"]))

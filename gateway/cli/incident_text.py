@@ -351,6 +351,11 @@ def _values(values: dict[str, Any]) -> str:
                      for k, v in sorted(values.items()))  # fmt: skip
 
 
+#: After an alert's start when its `startsAt` as sent was far ahead of the gateway's clock
+#: (`gateway.http.payloads.sent_ahead`): the start shown is when it arrived.
+AHEAD = " (when it arrived: its startsAt was over 5 min ahead of this gateway's clock)"
+
+
 def _alert_lines(found: dict[str, Any]) -> list[str]:
     """The incident's alerts: each one listed (`found["alerts"]`, firing first) when that is
     all of them; else first their counts by component and alertname (`alert_groups`, at most
@@ -358,7 +363,7 @@ def _alert_lines(found: dict[str, Any]) -> list[str]:
     alerts, total = found["alerts"], found["alerts_total"]
     listed = [
         f"  {a['status']:<8} {a['alertname'] or '-'} on {a['component'] or unknown_component(a)}"
-        f", since {when(a['starts_at_ms'])}"
+        f", since {when(a['starts_at_ms'])}{AHEAD if a.get('starts_at_ahead') else ''}"
         + (f", values {_values(a['values'])}" if isinstance(a.get("values"), dict) and a["values"]
            else "")
         for a in alerts

@@ -3,7 +3,8 @@
 
 Body of the POST: `{"components": [...]}` and/or `{"teams": [...]}` (at least one name), then
 `"minutes"` (1 to 10,080: a week) or `"until"` (RFC 3339, at most a week ahead), `"reason"` and
-`"by"` (who asked; shown on the incidents it holds). Answers 201 with the window. Errors: 422
+`"by"` (who asked; shown on the incidents it holds); a name given twice counts once. Answers
+201 with the window. Errors: 422
 for a body of the wrong shape, both or neither of minutes/until, an `until` in the past or over
 a week ahead, names the tenant's world does not know (each named, with the closest known ones:
 "component 'shiping' (did you mean 'shipping'?)"); 404 for a DELETE of an unknown id, 409 for
@@ -49,6 +50,13 @@ class WindowIn(BaseModel):
     until: str | None = Field(None, max_length=64)
     reason: str = Field(min_length=1, max_length=MAX_TITLE_CHARS)
     by: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+
+    @field_validator("components", "teams")
+    @classmethod
+    def _once_each(cls, value: list[str]) -> list[str]:
+        """Each name once, in the order first given: a window naming `payment` twice (a
+        trial's body) covers it once, and lists it once."""
+        return list(dict.fromkeys(value))
 
     @field_validator("until")
     @classmethod

@@ -229,6 +229,18 @@ def validate_body(data: Any) -> WebhookBody:
 MAX_CLOCK_SKEW_MS = 5 * 60 * 1000
 
 
+def sent_ahead(starts_at: str, starts_at_ms: int | None) -> bool:
+    """Whether an alert's `startsAt` as sent (`starts_at`, the text its identity keeps) was more
+    than `MAX_CLOCK_SKEW_MS` ahead of the start it was kept with (`starts_at_ms`): then that
+    start is the time of receipt (`_Sent.start`), and what shows it says so, so a `startsAt`
+    of 9999-12-31 is not read as a start the sender meant. Never raises."""
+    try:
+        sent = rfc3339_ms(starts_at)
+    except ValueError:
+        return False
+    return sent is not None and starts_at_ms is not None and sent > starts_at_ms + MAX_CLOCK_SKEW_MS
+
+
 def http_link(url: str) -> str:
     """`url` when it is an absolute http(s) URL, else "": what a page, a Slack message or a
     ticket may show as a link. A sender's `javascript:` or `data:` URL is never one."""

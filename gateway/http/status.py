@@ -26,6 +26,7 @@ from agents.respond import lifecycle
 from agents.triage.alerts import CONTACT_POINT_TEST, contact_point_test
 from gateway.http.auth import tenant_for
 from gateway.http.limits import MAX_NAME_CHARS, MAX_TEXT_CHARS, Key, ParsedOnceRoute
+from gateway.http.payloads import sent_ahead
 
 router = APIRouter(route_class=ParsedOnceRoute)
 
@@ -111,6 +112,7 @@ def alert_page(
             "labels": json.loads(a["labels_json"]),
             "annotations": json.loads(a["annotations_json"]),
             "starts_at": a["starts_at"], "starts_at_ms": a["starts_at_ms"],
+            "starts_at_ahead": sent_ahead(a["starts_at"], a["starts_at_ms"]),
             "ends_at_ms": a["ends_at_ms"], "generator_url": a["generator_url"], "link": a["link"],
             "source": a["source"],
             "silence_url": a["silence_url"] or None,
@@ -145,9 +147,11 @@ def incident_detail(
     (the measurement the reason rests on: source, query, value, window, status
     ok|no_data|not_measured|changed, text)}], planner, model (the planner model, or null),
     second_opinion (the graph's check of a model's answer)}, alerts [{key, fingerprint,
-    alertname, status, severity, component, labels, annotations, starts_at, starts_at_ms,
-    ends_at_ms, generator_url, link, source (alertmanager | grafana), silence_url (where to
-    silence it: Grafana's `silenceURL`, else a new Alertmanager silence; null when neither),
+    alertname, status, severity, component, labels, annotations, starts_at (as sent),
+    starts_at_ms (as kept: the time of receipt when the sent one was more than 5 min ahead of
+    it), starts_at_ahead (true then: `sent_ahead`), ends_at_ms, generator_url, link, source
+    (alertmanager | grafana), silence_url (where to silence it: Grafana's `silenceURL`, else a
+    new Alertmanager silence; null when neither),
     values (Grafana's `values`, e.g. {"A": 2.7, "C": 1}, or null), joined_via (the dependency
     path that joined it, `a → b`, or null for the first alert)}] (`alerts_limit` of them after
     the first `alerts_offset`, oldest first, or with `firing_first` the firing ones first),

@@ -1,16 +1,17 @@
 """`POST /api/v1/alerts`: Alertmanager v4 and Grafana unified alerting bodies on one URL.
 
-Answers 200 only after every accepted alert is in the graph. Status codes a sender sees:
+Answers 200 only after every accepted alert is in the graph.
 The heartbeat alert (`BLAST_HEARTBEAT_ALERTNAME`) is taken out before triage: it only stamps
-the tenant's heartbeat (agents/triage/heartbeat.py) and is counted in `heartbeats`. So is
+the tenant's heartbeat (agents/triage/heartbeat.py) and is counted in `heartbeats` when firing,
+in `heartbeats_resolved` when resolved (no proof of life: it stamps nothing).
 Grafana's contact-point test notification (`agents.triage.alerts.is_contact_point_test`) is
 logged and counted in `tests`, and triaged as any alert: its incident pages and stays open
 until someone resolves it (Grafana never resolves a test).
-400 not JSON, 401 bad credential, 413 body over `BLAST_MAX_BODY_BYTES`, 415 a media type
-other than JSON (`gateway.http.limits.json_media_problem`: no Content-Type is JSON) or a
-compressed body, 422 wrong shape (including legacy Grafana bodies), 503 graph unavailable
-(Alertmanager retries). Nothing a
-sender can put in a body leads to a 500.
+Status codes a sender sees: 400 not JSON, 401 bad credential, 413 body over
+`BLAST_MAX_BODY_BYTES`, 415 a media type other than JSON
+(`gateway.http.limits.json_media_problem`: no Content-Type is JSON) or a compressed body, 422
+wrong shape (including legacy Grafana bodies), 503 graph unavailable (Alertmanager retries).
+Nothing a sender can put in a body leads to a 500.
 """
 
 from __future__ import annotations
@@ -41,24 +42,39 @@ log = logging.getLogger(__name__)
 router = APIRouter()
 
 
-def summary(tenant: str, report: TriageReport, heartbeats: int = 0, alertname: str = "") -> str:
+def summary(
+    tenant: str, report: TriageReport, heartbeats: int = 0, alertname: str = "", stopped: int = 0
+) -> str:
     """The operator's line for one delivery, e.g. `webhook: 3 alerts for acme, 1 new incident`
     (then reopened and resolved incidents, alerts that matched no component and alerts
-    resolved without a firing, when there are any); `heartbeats` of the `alertname` heartbeat
-    are counted apart: `webhook: 1 Watchdog heartbeat for acme (proof of life: no incident)`
-    when the delivery held nothing else (a trial read "0 alerts, 0 new incidents" once a
-    minute)."""
+    resolved without a firing, when there are any); `heartbeats` firing alerts of the
+    `alertname` heartbeat are counted apart: `webhook: 1 Watchdog heartbeat for acme (proof of
+    life: no incident)` when the delivery held nothing else (a trial read "0 alerts, 0 new
+    incidents" once a minute). `stopped` resolved ones are no proof of life (Prometheus
+    stopped firing the rule) and say so: `webhook: 1 Watchdog resolved for acme (not proof of
+    life: the heartbeat's rule stopped firing; no incident)`."""
 
     def count(n: int, what: str) -> str:
         return f"{n} {what}{'' if n == 1 else 's'}"
 
+    name = alertname or "heartbeat"
     beats = count(heartbeats, f"{alertname} heartbeat".strip())
-    if heartbeats and not report.accepted:
-        return f"webhook: {beats} for {tenant} (proof of life: no incident)"
+    ended = f"{stopped} {name} resolved (not proof of life: the heartbeat's rule stopped firing)"
+    if (heartbeats or stopped) and not report.accepted:
+        if not stopped:
+            return f"webhook: {beats} for {tenant} (proof of life: no incident)"
+        if not heartbeats:
+            return (
+                f"webhook: {stopped} {name} resolved for {tenant} (not proof of life: the "
+                "heartbeat's rule stopped firing; no incident)"
+            )
+        return f"webhook: {beats} for {tenant} (proof of life: no incident), {ended}"
     parts = [f"webhook: {count(report.accepted, 'alert')} for {tenant}"]
     parts.append(f"{count(len(report.opened), 'new incident')}")
     if heartbeats:
         parts.append(beats)
+    if stopped:
+        parts.append(ended)
     if report.reopened:
         parts.append(f"{count(len(report.reopened), 'incident')} reopened (flapping)")
     if report.resolved:
@@ -233,7 +249,7 @@ def _triaged(
             "by hand (Grafana never resolves a test)", tenant, tests[0].receiver,
         )  # fmt: skip
     recovered = None
-    if beats:  # proof of life, never an incident
+    if beats:  # never an incident; only a firing one is proof of life (`seen`)
         beat = heartbeat.seen(graph, settings.heartbeat_alertname, beats)
         if beat is not None:
             metrics.heartbeat_last_seen.labels(tenant, settings.heartbeat_alertname).set(
@@ -268,7 +284,10 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         await _replicated(store, graph_name(tenant), settings)
         if report.accepted or done.recovered:
             await run_in_threadpool(store.wake, done.tasks())
-    log.info("%s", summary(tenant, report, len(beats), settings.heartbeat_alertname))
+    firing = sum(1 for beat in beats if beat.status == "firing")
+    log.info(
+        "%s", summary(tenant, report, firing, settings.heartbeat_alertname, len(beats) - firing)
+    )
     if report.unfired:  # by key, so an operator can find them (Alert nodes in no incident)
         more = f" and {len(report.unfired) - 10} more" if len(report.unfired) > 10 else ""
         log.info("tenant %s: resolved without a firing, recorded in no incident: %s%s",
@@ -289,6 +308,7 @@ async def _receive(request: Request, metrics: Metrics) -> dict[str, Any]:
         "unmatched": report.unmatched,
         "unfired": report.unfired,
         "truncated": notification.truncated,
-        "heartbeats": len(beats),
+        "heartbeats": firing,
+        "heartbeats_resolved": len(beats) - firing,
         "tests": done.tests,
     }

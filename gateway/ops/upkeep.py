@@ -51,6 +51,24 @@ HEADROOM_EVERY_S = 10.0
 HEARTBEAT_EVERY_S = 15.0
 
 
+def short_heartbeat_timeout(settings: Settings) -> str | None:
+    """Why `BLAST_HEARTBEAT_TIMEOUT` is shorter than `serve`'s silence check
+    (`HEARTBEAT_EVERY_S`), or None. Allowed (a trial may want a fast page) but said at start
+    and by doctor: the silence is seen only at the next check, up to 15 s after the timeout,
+    and a timeout that short is also under any Alertmanager `repeat_interval`, so it would
+    page between two heartbeats of a working pipeline."""
+    short = settings.heartbeat_timeout_ms < HEARTBEAT_EVERY_S * 1000
+    if not settings.heartbeat_alertname or not short:
+        return None
+    every = f"{HEARTBEAT_EVERY_S:g} s"
+    return (
+        f"BLAST_HEARTBEAT_TIMEOUT={settings.heartbeat_timeout} is shorter than serve's {every} "
+        f"heartbeat check: a silence is paged up to {every} after it, and a timeout under "
+        "Alertmanager's repeat_interval pages between two heartbeats of a working pipeline; "
+        "use at least a few times the heartbeat route's repeat_interval (e.g. 10m)"
+    )
+
+
 class Upkeep:
     """The background rounds of one `serve` process over `settings.tenants`.
 

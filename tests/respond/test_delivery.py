@@ -365,6 +365,25 @@ def test_the_page_restated_after_a_reopen_keeps_the_incident_page_link(slack_gw,
     assert link in root["text"], root["text"]
 
 
+def test_the_page_restated_after_a_reopen_still_says_which_channel_refused_it(slack_gw, api, graph):
+    """The page fell back from checkout's archived channel to platform's and says why; every
+    edit of it keeps saying so, the reopen's too (it dropped the refusal: the restated page
+    read as if the page had gone to platform's channel first)."""
+    api.refuse("C0CHECKOUT", "is_archived")
+    incident_id = incident(graph)
+    slack_gw.drain()
+    (root,) = api.roots("C0PLATFORM")
+    assert "#checkout-oncall refused it (is_archived)" in status_block(root)
+    reopen(graph, incident_id)
+    slack_gw.drain()
+    assert task(graph, incident_id, "notify_reopened")["status"] == "done"
+    (root,) = api.roots("C0PLATFORM")
+    edits = [p for _, m, p in api.calls if m == "chat.update" and p.get("ts") == root["ts"]]
+    assert len(edits) == 1 and root["edited"] == 1  # the reopen's edit
+    assert "#checkout-oncall refused it (is_archived)" in status_block(root), status_block(root)
+    assert "#checkout-oncall refused it (is_archived)" in root["text"]
+
+
 @pytest.mark.parametrize(
     "refusing", [("C0CHECKOUT",), ("C0CHECKOUT", "C0PLATFORM", "C0DEFAULT")],
     ids=["root-route", "outbox"],

@@ -100,6 +100,29 @@ def test_the_api_refuses_what_it_cannot_honour(gateway):
     assert gone.status_code == 404 and "no maintenance window 'mw-nope'" in gone.text
 
 
+def test_a_window_naming_a_component_twice_keeps_it_once(gateway, graph):
+    """A trial: `{"components": ["payment", "payment"], …}` was stored and answered with
+    payment twice. Each name is kept once, in the order first given, through the API and
+    through `maintenance.start` (every way a window is opened)."""
+    window = quiet(gateway, components=["payment", "cart", "payment"], teams=["checkout"] * 2,
+                   minutes=30)  # fmt: skip
+    assert (window["components"], window["teams"]) == (["payment", "cart"], ["checkout"])
+    listed = gateway.http.get("/api/v1/maintenance", headers=gateway.auth).json()["windows"]
+    (stored,) = [w for w in listed if w["id"] == window["id"]]
+    assert (stored["components"], stored["teams"]) == (["payment", "cart"], ["checkout"])
+    # an unknown name given twice is named once
+    answer = gateway.http.post(
+        "/api/v1/maintenance",
+        headers=gateway.auth,
+        json={"components": ["paymnt", "paymnt"], "minutes": 5, "reason": "x", "by": "Ed Example"},
+    )
+    assert answer.json()["detail"] == (
+        "not in this tenant's world: component 'paymnt' (did you mean 'payment'?)"
+    )  # fmt: skip
+    row = maintenance.start(graph, ["cart", "cart"], ["checkout", "checkout"], "x", "Ed", 5)
+    assert row is not None and (row["components"], row["teams"]) == (["cart"], ["checkout"])
+
+
 def test_an_incident_in_a_window_is_recorded_not_paged_and_paged_when_it_is_ended(gateway, graph):
     window = quiet(gateway, teams=["checkout"], minutes=60)  # checkout owns payment
     assert window["ends_at"] - window["starts_at"] == 3_600_000

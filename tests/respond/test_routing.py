@@ -512,6 +512,40 @@ def test_a_changed_cause_says_so_and_pages_the_new_owner(gw: Gateway) -> None:
     assert "Dee Example" in overview
 
 
+def test_a_reopen_restates_the_page_naming_its_addressee_then_the_new_causes(gw: Gateway) -> None:
+    """After a new cause's on-call was paged, every edit of the page names its own addressee
+    first, then whom the new cause paged; the reopen's edit named only the new cause's on-call
+    (it passed no first route), as if the page had gone to them."""
+    api = delivery(("HighErrorRate", "orders-api", "critical", 0))
+    (incident_id,) = post(gw, api)["incidents"]
+    gw.drain()
+    db = delivery(("DBConnectionsSaturated", "orders-db", "critical", 1), group="db")
+    post(gw, db)
+    gw.drain()
+    assert incident(gw, incident_id)["root_cause"] == "orders-db"
+    ended = (T0 + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for body in (api, db):  # both clear: the incident resolves
+        body["status"] = "resolved"
+        body["alerts"][0] |= {"status": "resolved", "endsAt": ended}
+        post(gw, body)
+    gw.drain()
+    assert incident(gw, incident_id)["status"] == "resolved"
+    again = delivery(("HighErrorRate", "orders-api", "critical", 7))  # within the reopen window
+    assert post(gw, again)["reopened"] == [incident_id]
+    gw.drain()
+    (restated,) = [e for e in gw.outbox if ":page:reopened:" in str(e["intent_id"])]
+    assert restated["person"] == "Cy Example", restated
+    assert restated["notice"]["paged"].startswith(
+        "Cy Example (on call for orders, owner of orders-api)"
+    ), restated["notice"]["paged"]
+    assert (
+        "then, for the new root cause orders-db: Dee Example (on call for orders-data, "
+        "owner of orders-db) in #data-platform-oncall" in restated["notice"]["paged"]
+    )
+    (first,) = sent(gw, incident_id, "notification")
+    assert (restated["channel"], restated["reply_to"]) == ("#checkout-oncall", first["ref"])
+
+
 def test_a_diagnosis_update_sent_under_the_doubled_id_before_an_upgrade_is_not_sent_again(
     gw: Gateway, store: GraphStore, tenant: str
 ) -> None:

@@ -120,10 +120,34 @@ def test_a_silent_watchdog_pages_the_default_team_once_per_silence(served, graph
     assert again["incident_id"] != incident_id
 
 
-def test_a_resolved_watchdog_is_no_proof_of_life(served, graph):
+def test_a_resolved_watchdog_is_no_proof_of_life(served, graph, tenant, caplog):
+    """A trial: a resolved Watchdog was logged "1 Watchdog heartbeat … (proof of life)" and
+    counted in `heartbeats`, though it stamps nothing: Prometheus stopped firing the rule, the
+    opposite of proof of life. It is counted and logged apart."""
     _, client = served
-    assert client.post("/api/v1/alerts", json=watchdog("resolved")).status_code == 200
+    caplog.set_level(logging.INFO)
+    answer = client.post("/api/v1/alerts", json=watchdog("resolved"))
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["heartbeats"], answer.json()["heartbeats_resolved"]) == (0, 1)
     assert incidents(graph) == [] and graph.rows("heartbeats") == []
+    said = [r.getMessage() for r in caplog.records if r.name == "gateway.http.webhook"]
+    assert said == [
+        f"webhook: 1 Watchdog resolved for {tenant} (not proof of life: the heartbeat's rule "
+        "stopped firing; no incident)"
+    ]
+    caplog.clear()
+    # a firing one and a resolved one of another Prometheus in one delivery: each says its own
+    both = watchdog()
+    ended = dict(watchdog("resolved")["alerts"][0], fingerprint="a1b2c3d4e5f60718")  # type: ignore[index]
+    both["alerts"] = [*both["alerts"], ended]  # type: ignore[misc]
+    answer = client.post("/api/v1/alerts", json=both)
+    assert (answer.json()["heartbeats"], answer.json()["heartbeats_resolved"]) == (1, 1)
+    said = [r.getMessage() for r in caplog.records if r.name == "gateway.http.webhook"]
+    assert said == [
+        f"webhook: 1 Watchdog heartbeat for {tenant} (proof of life: no incident), 1 Watchdog "
+        "resolved (not proof of life: the heartbeat's rule stopped firing)"
+    ]
+    assert len(graph.rows("heartbeats")) == 1
 
 
 def test_the_heartbeat_off_triages_watchdog_like_any_alert(falkordb, tmp_path, tenant, graph):
@@ -309,7 +333,7 @@ def test_doctor_warns_of_a_heartbeat_never_seen_or_silent_and_says_what_to_check
         "paged if alerting stops: check that Prometheus has the always-firing Watchdog rule "
         "(kube-prometheus ships it) and that Alertmanager routes it to this receiver with a "
         "repeat_interval well under BLAST_HEARTBEAT_TIMEOUT (1s) (deploy/alertmanager.yml); "
-        "BLAST_HEARTBEAT_ALERTNAME='' turns the check off"
+        "BLAST_HEARTBEAT_ALERTNAME=off turns the check off"
     )
     assert client.post("/api/v1/alerts", json=watchdog()).status_code == 200
     assert re.fullmatch(
