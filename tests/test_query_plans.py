@@ -30,8 +30,8 @@ from tests.conftest import alert_body, make_settings
 
 #: Labels whose node count grows with stored history or with the size of the world. Teams,
 #: people, shifts and playbooks are sized by the organisation (tens to hundreds) and left out.
-GROWING = {"Incident", "Alert", "Task", "Action", "Step", "Finding", "Fact", "Verdict", "Change",
-           "Component"}  # fmt: skip
+GROWING = {"Incident", "IncidentText", "Alert", "Task", "Action", "Step", "Finding", "Fact",
+           "Verdict", "Change", "Component"}  # fmt: skip
 #: A scan of a label in a plan: FalkorDB names the operation and the node as `(var:Label)`.
 SCAN = re.compile(r"(?:Node By Label Scan|All Node Scan) \| \((?:\w+)?:?(\w*)\)")
 

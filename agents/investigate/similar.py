@@ -6,9 +6,11 @@ and summaries. It becomes a hashed bag of words (the "hashing trick" of Weinberg
 "Feature Hashing for Large Scale Multitask Learning", 2009): each word and each pair of
 neighbouring words is hashed (BLAKE2b, stable across processes) into one of `DIM` buckets
 with a sign, counts are damped (1 + log tf) and the vector is L2-normalised. Nothing is
-downloaded and no model runs. FalkorDB keeps the vector on the Incident (`text_vec`) under a
-cosine vector index; `db.idx.vector.queryNodes` answers a *distance* (0 identical, 1
-orthogonal), so text similarity = 1 - score.
+downloaded and no model runs. FalkorDB keeps the vector on a node of the incident's own
+(`(:IncidentText {text_vec})-[:OF]->(:Incident)`, never written again: FalkorDB 4 counts a stale
+index entry, left at every write to an indexed node, against the k asked) under a cosine vector
+index; `db.idx.vector.queryNodes` answers a *distance* (0 identical, 1 orthogonal), so text
+similarity = 1 - score.
 
 The score mixes the text with the graph, as SREs read a past incident: text similarity
 (weight `TEXT_WEIGHT`), the overlap (Jaccard) of impacted components (`IMPACT_WEIGHT`), and
@@ -30,9 +32,11 @@ from typing import Any
 from adapters.falkordb import VECTOR_INDEXES, TenantGraph
 from agents.failure_kinds import words
 
-#: Buckets of the hashed bag of words: the dimension of the Incident text vector index
+#: Buckets of the hashed bag of words: the dimension of the incident text vector index
 #: (float32: 512 bytes per incident).
-DIM = next(dim for label, prop, dim in VECTOR_INDEXES if (label, prop) == ("Incident", "text_vec"))
+DIM = next(
+    dim for label, prop, dim in VECTOR_INDEXES if (label, prop) == ("IncidentText", "text_vec")
+)
 #: Nearest incidents the vector index returns before the graph re-ranks them.
 K_TEXT = 20
 #: Similar incidents kept per incident.

