@@ -76,7 +76,7 @@ class LinkCache:
     def answer(
         self, graph: str, asked: Asked, read: dict[str, Any], candidates: list[str], hops: int
     ) -> dict[str, Any]:
-        """`read` (a `triage_context` or `triage_lone` row read with `asked`'s parameters) with
+        """`read` (a `triage_context` row read with `asked`'s parameters) with
         every one of `candidates`' `matched` rows and every walked component's `links` rows, the
         remembered ones added; what it read is remembered (a new version starts over).
         The row is returned as a new dict; `read` is not changed."""
