@@ -3,7 +3,9 @@
 // the pages it held went out at that end. `over`: it was already over (no write), with its
 // `ended_by` (null when it ran its course).
 // Ending one not over yet releases the paused `respond`, `page`, `escalate`, `notify_reopened`
-// and `notify_update` tasks that wait for it: paused until its old end (maintenance.hold and
+// and `notify_update` tasks that wait for it: paused until its old end (a first page of an
+// incident held until then: paused at most until then, as it looks again every
+// HELD_PAGE_RECHECK_MS in agents/respond/maintenance.py) (maintenance.hold and
 // a snoozed escalation pause until the latest end of the windows covering the incident, so a
 // task paused until another time waits for another window, or for an escalation level that is
 // not due yet, and stays paused). Each released task checks again whether any window still
@@ -19,14 +21,18 @@ SET m.ends_at = CASE WHEN over THEN old_end ELSE timestamp() END,
     m.ended_by = CASE WHEN over THEN m.ended_by ELSE $by END
 WITH m, old_end, over
 OPTIONAL MATCH (i:Incident)-[:IN_MAINTENANCE]->(m) WHERE NOT over
+WITH m, over, old_end, i, i.maintenance_until = old_end AS held_here
 // a task released below that finds another window covering it sets a later end again
 // (maintenance_covering)
-FOREACH (_ IN CASE WHEN i.maintenance_until = old_end THEN [1] ELSE [] END |
-  SET i.maintenance_until = m.ends_at)
-WITH m, over, old_end, i
+FOREACH (_ IN CASE WHEN held_here THEN [1] ELSE [] END | SET i.maintenance_until = m.ends_at)
+WITH m, over, old_end, i, held_here
 OPTIONAL MATCH (t:Task)-[:FOR]->(i)
   WHERE t.kind IN ['respond', 'page', 'escalate', 'notify_reopened', 'notify_update']
-    AND t.status = 'paused' AND t.resume_at = old_end
+    AND t.status = 'paused'
+    // a held first page looks again before the end (HELD_PAGE_RECHECK_MS): it waits for this
+    // window when the incident is held until its end
+    AND (t.resume_at = old_end OR (t.kind IN ['respond', 'page'] AND held_here
+                                   AND t.resume_at <= old_end))
 // a paused task is claimable once its lease_until has passed: one ms ago is at once, even for
 // a claim in this same millisecond
 FOREACH (_ IN CASE WHEN t IS NULL THEN [] ELSE [1] END | SET t.lease_until = timestamp() - 1)

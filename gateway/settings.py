@@ -382,7 +382,8 @@ class Settings(BaseSettings):
     def _check_duration(cls, value: str, info: ValidationInfo) -> str:
         """A Prometheus duration (`10m`); the reopen window may be "0" (off). A zero heartbeat
         timeout is refused with the way to turn the check off instead (the reopen window's
-        "0" suggests it would be)."""
+        "0" suggests it would be), unless the check is off already (`off` and `0` together
+        mean off)."""
         text = value.strip()
         # "0", "0s", "0m", …: a zero that is no Prometheus duration
         zero = text == "0" or (
@@ -391,6 +392,8 @@ class Settings(BaseSettings):
         if info.field_name == "reopen_window" and zero:
             return "0"
         if info.field_name == "heartbeat_timeout" and zero:
+            if info.data.get("heartbeat_alertname") == "":  # the check is off: nothing to time
+                return "0"
             raise ValueError(
                 f"{value.strip()!r} is no timeout (the check would page as soon as a "
                 "heartbeat arrived); to turn the heartbeat check off, set "
@@ -401,8 +404,8 @@ class Settings(BaseSettings):
 
     @property
     def heartbeat_timeout_ms(self) -> int:
-        """`BLAST_HEARTBEAT_TIMEOUT` in ms."""
-        return duration_ms(self.heartbeat_timeout)
+        """`BLAST_HEARTBEAT_TIMEOUT` in ms (0 with the check off and a timeout of "0")."""
+        return 0 if self.heartbeat_timeout == "0" else duration_ms(self.heartbeat_timeout)
 
     @property
     def reopen_window_ms(self) -> int:

@@ -11,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from adapters.falkordb import graph_name
+from gateway.ops.upkeep import short_heartbeat_timeout
 from gateway.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,3 +125,16 @@ def test_services_refuse_to_start_with_a_placeholder(tmp_path, command):
         "configuration error: BLAST_WEBHOOK_TOKENS[acme] looks like a placeholder (it contains "
         "'test') (set BLAST_DEV=true to allow)"
     )
+
+
+def test_a_zero_heartbeat_timeout_is_off_with_the_check_off_and_refused_with_it_on(monkeypatch):
+    # a trial wrote both lines to mean "off": serve refused to start, telling them to set the
+    # line they had set
+    monkeypatch.setenv("BLAST_HEARTBEAT_ALERTNAME", "off")
+    monkeypatch.setenv("BLAST_HEARTBEAT_TIMEOUT", "0")
+    off = Settings()
+    assert off.heartbeat_alertname == "" and off.heartbeat_timeout_ms == 0
+    assert short_heartbeat_timeout(off) is None
+    monkeypatch.setenv("BLAST_HEARTBEAT_ALERTNAME", "Watchdog")
+    with pytest.raises(ValidationError, match="BLAST_HEARTBEAT_ALERTNAME=off"):
+        Settings()

@@ -5,13 +5,15 @@ never paged (nor ticketed): that is what a planned change looks like.
 
 Windows are `(:Maintenance {id, components, teams, starts_at, ends_at, reason, by})` (ms,
 database clock). The page waits in the graph, like every other wait: the incident's `respond`
-task, when a window covers the incident, is paused until the window's end (`TaskRun.pause`),
-then checks again (another window may still cover it). Ending a window early makes those tasks
-claimable at once (`cypher/maintenance_end.cypher`). A snooze ("Snooze 1 h" on the page) is a
-window over one incident's components: its escalation waits until the end, and new incidents
-there are held too. A window holds an incident's reopen the same way (`flapping.py`: the
-thread's notice, the restated page and the escalation that follows wait for its end), and an
-incident it holds that merges into another carries the hold there
+task, when a window covers the incident, is paused until the window's end, or
+`HELD_PAGE_RECHECK_MS` if sooner (`TaskRun.pause`), then checks again: another window may still
+cover it, and an alert that joined since, or a cause a re-investigation named, may be one no
+window covers (then it is paged within that time, not at the window's end). Ending a window
+early makes those tasks claimable at once (`cypher/maintenance_end.cypher`). A snooze
+("Snooze 1 h" on the page) is a window over one incident's components: its escalation waits
+until the end, and new incidents there are held too. A window holds an incident's reopen the
+same way (`flapping.py`: the thread's notice, the restated page and the escalation that follows
+wait for its end), and an incident it holds that merges into another carries the hold there
 (`cypher/merge_incident.cypher`): the survivor's escalation and diagnosis update wait too.
 
 A window matches by name: a component, or a team (the owner of one). It covers an incident when
@@ -25,6 +27,7 @@ something in maintenance.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from typing import Any, Literal
 
@@ -36,6 +39,9 @@ log = logging.getLogger(__name__)
 
 #: The longest a window may last (ms): a week; a longer quiet is a change of the world file.
 MAX_WINDOW_MS = 7 * 86_400_000
+#: How often a held page looks again whether the windows still cover its incident (ms): a
+#: window may last a week, and an alert on a service no window names may join meanwhile.
+HELD_PAGE_RECHECK_MS = 60_000
 #: What "Snooze 1 h" on a page gives.
 SNOOZE_MINUTES = 60
 
@@ -125,7 +131,10 @@ def hold(
         why = f"in maintenance until {messages.fmt_ms(row['until'])}"
         if row["reason"]:
             why += f" ({row['reason']}, by {row['by'] or 'someone'})"
-        task.pause(int(row["until"]), why)
+        until = int(row["until"])
+        if what == "page":  # looks again sooner: what the incident holds may change meanwhile
+            until = min(until, int(time.time() * 1000) + HELD_PAGE_RECHECK_MS)
+        task.pause(until, why)
         log.info("incident %s: %s held, %s", incident["id"], what, why)
         return True
     if row["status"] == "open" or what == "update":

@@ -99,7 +99,8 @@ async def _decide(
         # back, as every refusal of the web's forms is (`gateway.web.pages._act`)
         return await render(
             request, "error.html", session, None, status_code=exc.status_code,
-            title=f"Remediation not {verb}d", message=str(exc.detail), back=back,
+            title=f"Remediation not {'approved' if verb == 'approve' else 'rejected'}",
+            message=str(exc.detail), back=back,
         )  # fmt: skip
     if done["fresh"]:  # its edit_proposal (and remediate) task: wake an idle worker
         request.app.state.store.wake()

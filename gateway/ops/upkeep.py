@@ -57,8 +57,9 @@ def short_heartbeat_timeout(settings: Settings) -> str | None:
     and by doctor: the silence is seen only at the next check, up to 15 s after the timeout,
     and a timeout that short is also under any Alertmanager `repeat_interval`, so it would
     page between two heartbeats of a working pipeline."""
-    short = settings.heartbeat_timeout_ms < HEARTBEAT_EVERY_S * 1000
-    if not settings.heartbeat_alertname or not short:
+    if not settings.heartbeat_alertname:
+        return None  # the check is off
+    if settings.heartbeat_timeout_ms >= HEARTBEAT_EVERY_S * 1000:
         return None
     every = f"{HEARTBEAT_EVERY_S:g} s"
     return (

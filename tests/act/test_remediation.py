@@ -307,6 +307,9 @@ def test_only_the_owning_team_or_its_approvers_approve_and_a_double_click_runs_o
     assert forged_csrf.status_code == 403 and "<h1>Remediation not approved</h1>" in (
         forged_csrf.text
     )
+    reject = action.group(1).replace("&amp;", "&").removesuffix("/approve") + "/reject"
+    refused = gw.http.post(reject, data={"csrf": csrf.group(1)})  # a trial read "not rejectd"
+    assert refused.status_code == 403 and "<h1>Remediation not rejected</h1>" in refused.text
     forged = gw.http.post(  # a body naming the approver counts for nothing: no session, no CSRF
         f"/api/v1/incidents/{incident}/remediations/remediation:{incident}:pb-rollback/approve",
         json={"by": MEMBER, "approved": True},
