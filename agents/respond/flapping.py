@@ -122,16 +122,16 @@ class Reopener:
         ticket = refs.get(f"incident:{incident_id}:ticket")
         # restated as every other edit of the page: its own addressee first, then whom a new
         # cause paged (`first`), and the channels that refused it (why it landed where it did)
-        update = messages.page_restated(
+        update = messages.page_update(
             f"incident:{incident_id}:page:reopened:{key}", page, incident, alerts, route,
-            json.loads(paged["first"]) if paged and paged["first"] else None,
             graph.rows("incident_changes", {"incident_id": incident_id}),
             graph.rows("incident_verdicts", {"incident_id": incident_id}),
             ticket if ticket and ticket.startswith(("https://", "http://")) else None,
+            self.public_url,
+            json.loads(paged["first"]) if paged and paged["first"] else None,
             messages.page_refusals(
                 graph.rows("incident_deliveries", {"incident_id": incident_id}), incident_id
             ),
-            self.public_url,
         )  # fmt: skip
         tell(task, self.messenger, update, self.fallback, no_route, "reopened page edit",
              self.default_channel)  # fmt: skip

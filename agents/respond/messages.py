@@ -423,11 +423,14 @@ def page_update(
     ticket_link: str | None,
     public_url: str | None = None,
     first: dict[str, Any] | None = None,
+    refused: list[Refusal] | None = None,
 ) -> OutboundMessage:
     """The page restated with the incident's current state (kind `update`, `reply_to` = the
     page's ref): Slack edits the page in place. `first`: the route the page went to, when the
     on-call of a new cause (`who`) was paged in their own channel since: the page still names
-    its own addressee, then whom the new cause paged and where."""
+    its own addressee, then whom the new cause paged and where. `refused`: the channels that
+    refused the page (oldest first), so the edit keeps saying why it landed where it did. The
+    responder's edits and a reopen's (`flapping.Reopener`) go through here."""
     other = (
         first is not None
         and who is not None
@@ -445,42 +448,11 @@ def page_update(
         message = message.model_copy(
             update={"notice": message.notice.model_copy(update={"paged": paged})}
         )
+    if refused and isinstance(message.notice, Page):
+        message = message.model_copy(
+            update={"notice": message.notice.model_copy(update={"refused": refused})}
+        )
     return message.model_copy(update={"kind": "update", "reply_to": page_ref})
-
-
-def page_restated(
-    intent_id: str,
-    page_ref: str,
-    incident: dict[str, Any],
-    alerts: list[dict[str, Any]],
-    who: dict[str, Any] | None,
-    first: dict[str, Any] | None,
-    changes: list[dict[str, Any]],
-    verdicts: list[dict[str, Any]],
-    ticket_link: str | None,
-    refused: list[Refusal],
-    public_url: str | None = None,
-) -> OutboundMessage:
-    """`page_update` as every edit of the page makes it: naming `first` (the route the page
-    went to) and `who` (the route paged last, for a new cause), and still saying which
-    channels `refused` the page (oldest first), so the edit keeps saying why it landed where
-    it did. The responder's edits and a reopen's (`flapping.Reopener`) go through here."""
-    update = page_update(
-        intent_id,
-        page_ref,
-        incident,
-        alerts,
-        who,
-        changes,
-        verdicts,
-        ticket_link,
-        public_url,
-        first,
-    )
-    if refused:
-        notice = update.notice.model_copy(update={"refused": refused})
-        update = update.model_copy(update={"notice": notice})
-    return update
 
 
 def page_refusals(deliveries: list[dict[str, Any]], incident_id: str) -> list[Refusal]:

@@ -1084,7 +1084,7 @@ class Responder:
         route the page went to) and `who` (the route paged last, for a new cause), with the
         cited `changes` (newest first), the `verdicts` (oldest first), the ticket's link
         (`ticket`, its ref) and the channels that `refused` the page (oldest first)."""
-        return messages.page_restated(
-            intent(incident["id"], what), page, incident, alerts, who, first, changes, verdicts,
-            link(ticket), refused, self.public_url,
+        return messages.page_update(
+            intent(incident["id"], what), page, incident, alerts, who, changes, verdicts,
+            link(ticket), self.public_url, first, refused,
         )  # fmt: skip
