@@ -337,7 +337,14 @@ def events(
     if any(r["event"] == "resolved" and r["who"] for r in rows):
         # the page's Resolve records a `resolved` verdict too: one line for one act
         rows = [r for r in rows if not (r["event"] == "verdict" and r["detail"] == "resolved")]
-    rows.sort(key=_order)
+    # a copy made after every channel refused is written apart from the refusals (its own
+    # clock reading, which may be a millisecond before theirs): it goes after them all
+    refused_until: dict[str, int] = {}
+    for r in rows:
+        if r["event"] == "delivery" and r["ref"]:
+            intent = str(r["ref"][0])
+            refused_until[intent] = max(refused_until.get(intent, r["at"]), r["at"])
+    rows.sort(key=lambda r: _order(r, refused_until))
     return [
         {"at": row["at"], "intent": row["detail"] if row["event"] == "action" else None,
          **_words(row, paged, github_api_url, first, nobody)}
@@ -349,15 +356,17 @@ def _rank(kind: str) -> int:
     return ORDER.index(kind) if kind in ORDER else len(ORDER)
 
 
-def _order(row: dict[str, Any]) -> tuple[int, int, int, int]:
+def _order(row: dict[str, Any], refused_until: dict[str, int]) -> tuple[int, int, int, int]:
     """Where a `web_timeline` row goes: by time, then by `ORDER`. A page's delivery attempts
     are written together and share a millisecond: its refusals come first, in the order they
     were made (the Delivery's `n`; a record without one by outcome alone), then the delivery
-    that fell back, then the copy of a message no channel took (`<intent>:fallback`)."""
+    that fell back, then the copy of a message no channel took (`<intent>:fallback`), never
+    before the last delivery record of its intent (`refused_until`: intent → ms UTC)."""
     event = row["event"]
     if event == "delivery":
         n = ([*list(row["ref"] or []), None, None, None, None])[3]
         return (row["at"], _rank(event), 1 if row["detail"] == "delivered" else 0, n or 0)
     if event == "action" and str(row["detail"] or "").endswith(":fallback"):
-        return (row["at"], _rank("delivery"), 2, 0)
+        at = max(row["at"], refused_until.get(str(row["detail"]).removesuffix(":fallback"), 0))
+        return (at, _rank("delivery"), 2, 0)
     return (row["at"], _rank(event), 0, 0)
