@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import difflib
 import io
+import logging
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
@@ -638,7 +641,8 @@ def unknown_settings(env_file: Path | None = None) -> list[str]:
     unknown names, as other tools' variables share the environment)."""
     known = {field.alias for field in Settings.model_fields.values() if field.alias}
     path = env_file if env_file is not None else Path(".env")
-    names = set(os.environ) | (set(dotenv_values(path)) if path.is_file() else set())
+    with dotenv_quiet():
+        names = set(os.environ) | (set(dotenv_values(path)) if path.is_file() else set())
     lines = unreadable_lines(path) if path.is_file() else []
     for name in sorted(n for n in names if n.startswith("BLAST_")):
         if name in known or name in NOT_SETTINGS:
@@ -649,22 +653,50 @@ def unknown_settings(env_file: Path | None = None) -> list[str]:
     return lines
 
 
+@contextmanager
+def dotenv_quiet() -> Iterator[None]:
+    """While the env file is read: python-dotenv's own logger off. It logs a WARNING ("could
+    not parse statement starting at line N") each time the file is read (twice for doctor,
+    once per worker process), beside our line for it (`unreadable_lines`), which says what the
+    line starts with and that it sets nothing."""
+    logger = logging.getLogger("dotenv.main")
+    was = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = was
+
+
 def unreadable_lines(path: Path) -> list[str]:
-    """One line per statement of the env file at `path` that python-dotenv cannot read (no
-    `NAME=value`, an unclosed quote): it is skipped, so whatever it meant to set keeps its
-    default (a trial's `BLAST_WORKERS="2` was dropped while doctor said the settings were ok).
-    The line number and its first word (up to a `=` or a space) only: the rest may hold a
-    secret."""
+    """One line per statement of the env file at `path` that sets nothing: one python-dotenv
+    cannot read (no `NAME=value`, an unclosed quote) and a bare `NAME` with no `=` (python-dotenv
+    reads it as no value, so the setting keeps its default). Either is skipped, so whatever it
+    meant to set keeps its default (a trial's `BLAST_WORKERS="2` was dropped while doctor said
+    the settings were ok). The line number and its first word (up to a `=` or a space; a line
+    that starts with `=` shows that `=` alone) only: the rest may hold a secret."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []  # an unreadable file is the caller's error (`load_settings`)
-    bad = [b.original for b in parse_stream(io.StringIO(text)) if b.error]
+    bad = [
+        b.original
+        for b in parse_stream(io.StringIO(text))
+        if b.error or (b.key is not None and b.value is None)
+    ]
     return [
         f"{path} line {line.line}: not NAME=value, so it sets nothing (it starts "
-        f"{FIRST_WORD.split(line.string.strip())[0][:40]!r})"
+        f"{first_word(line.string)!r})"
         for line in bad
     ]
+
+
+def first_word(line: str) -> str:
+    """What `unreadable_lines` shows of a line: up to its first `=` or space, at most 40
+    characters; `=` for a line that starts with one (its name is missing, and what follows
+    is a value, perhaps a secret)."""
+    text = line.strip()
+    return FIRST_WORD.split(text)[0][:40] or text[:1]
 
 
 #: What `unreadable_lines` shows of a line: up to its first `=` or space.

@@ -640,3 +640,26 @@ def test_an_env_file_line_that_sets_nothing_is_a_problem(tmp_path: Path) -> None
         "'BLAST_WORKERS')",
     ], done.stdout
     assert "xoxb-not-shown" not in done.stdout + done.stderr
+
+
+def test_a_bare_name_or_a_line_starting_with_equals_sets_nothing(tmp_path: Path) -> None:
+    """A trial: a bare `BLAST_WORKERS` line (no `=`: python-dotenv reads no value) was skipped
+    without a word, `=novalue` was reported as "(it starts '')", and python-dotenv's own
+    "could not parse statement" WARNING was printed beside our line. Both are a doctor
+    PROBLEM and a warning of the other commands (serve's way), in our words only; the value
+    after a leading `=` is not shown (it may be a secret)."""
+    path = tmp_path / "env"
+    path.write_text(f"BLAST_WORKERS\n=novalue-secret\nBLAST_DATA_DIR={tmp_path / 'missing'}\n")
+    said = [
+        f"{path} line 1: not NAME=value, so it sets nothing (it starts 'BLAST_WORKERS')",
+        f"{path} line 2: not NAME=value, so it sets nothing (it starts '=')",
+    ]
+    done = cli("doctor", "--env-file", str(path))
+    assert done.returncode == 1, done.stderr
+    problems = [line for line in done.stdout.splitlines() if line.startswith("PROBLEM  settings")]
+    assert problems == [f"PROBLEM  settings: {line}" for line in said], done.stdout
+    assert "dotenv" not in done.stdout + done.stderr and "novalue" not in done.stdout
+    listed = cli("incidents", BLAST_ENV_FILE=str(path))  # stops at the missing data folder
+    warned = [line for line in listed.stderr.splitlines() if line.startswith("configuration")]
+    assert warned == [f"configuration warning: {line}" for line in said], listed.stderr
+    assert "dotenv" not in listed.stderr and "novalue" not in listed.stderr

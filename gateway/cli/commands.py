@@ -58,7 +58,13 @@ from gateway.ops.runtime import (
 )
 from gateway.ops.sdnotify import notify
 from gateway.ops.supervisor import WORKERS_STARTING, WorkerPool, worker_env
-from gateway.settings import DURATION_RE, Settings, chosen_env_file, unknown_settings
+from gateway.settings import (
+    DURATION_RE,
+    Settings,
+    chosen_env_file,
+    dotenv_quiet,
+    unknown_settings,
+)
 from gateway.world import TopologyError, apply_world, demo_world_path, load_world, world_counts
 from gateway.world.completeness import from_rows, of_world
 from gateway.world.sources import FORMATS, load_sources
@@ -126,7 +132,8 @@ def load_settings(
             typer.echo(f"configuration error: env file {env_file}: {exc.strerror}", err=True)
             raise typer.Exit(2) from None
     try:
-        settings = Settings(_env_file=env_file) if env_file else Settings()  # type: ignore[call-arg]
+        with dotenv_quiet():  # `unknown_settings` says which lines it skipped, in our words
+            settings = Settings(_env_file=env_file) if env_file else Settings()  # type: ignore[call-arg]
         changed = {k: v for k, v in overrides.items() if v is not None}
         if changed:  # validated as the environment's values are (`--port 99999` is refused)
             settings = Settings.model_validate(settings.model_dump() | changed)
