@@ -319,6 +319,51 @@ def test_read_commands_find_a_tenant_only_serve_s_environment_names(tmp_path: Pa
         server.stop()
 
 
+def test_with_two_tenants_the_read_commands_name_them_and_an_id_finds_its_own(
+    tmp_path: Path,
+) -> None:
+    """A trial: with acme and globex configured and no --tenant, `incidents` said "unknown
+    tenant 'demo'" (the built-in default, never set) and `incident ID` failed alike. Now
+    `incidents` names the configured tenants, and the id alone finds the graph holding it."""
+    server = EmbeddedFalkorDB(tmp_path / "db")
+    server.start()
+    store = GraphStore(server.url)
+    try:
+        demo_graph(store, "acme")
+        graph = demo_graph(store, "globex")
+        (opened,) = triage(graph, normalize(parse_body(alert_body("payment")), "u"), 900_000).opened
+        env = {"FALKORDB_URL": server.url, "BLAST_DATA_DIR": str(tmp_path),
+               "BLAST_WEBHOOK_TOKENS": "acme=a8f3k2m9x7q1w5e4,globex=z9y8x7w6v5u4t3s2"}  # fmt: skip
+        listed = cli("incidents", **env)
+        assert (listed.returncode, listed.stderr) == (
+            2, "incidents: 2 tenants configured: acme, globex: say which with --tenant\n"
+        )  # fmt: skip
+        chosen = cli("incidents", **env | {"BLAST_DEFAULT_TENANT": "initech"})
+        assert chosen.stderr == (
+            "incidents: BLAST_DEFAULT_TENANT 'initech' is not configured; 2 tenants configured: "
+            "acme, globex: say which with --tenant\n"
+        )
+        shown = cli("incident", opened, **env)
+        assert shown.returncode == 0 and shown.stdout.startswith(opened), shown.stderr
+        missing = cli("incident", "inc-000000000000", **env)
+        assert (missing.returncode, missing.stderr) == (
+            1, "incident: no incident 'inc-000000000000' in the graph or archive of any "
+            "configured tenant (acme, globex)\n",
+        )  # fmt: skip
+        twice = demo_graph(store, "acme")
+        triage(twice, normalize(parse_body(alert_body("payment")), "u"), 900_000)
+        twice._graph.query("MATCH (i:Incident) SET i.id = $id", {"id": opened})  # same id
+        both = cli("incident", opened, **env)
+        assert (both.returncode, both.stderr) == (
+            2, f"incident: tenants acme, globex each have an incident {opened!r}: say which "
+            "with --tenant\n",
+        )  # fmt: skip
+        assert cli("incident", opened, "--tenant", "globex", **env).returncode == 0
+    finally:
+        store.close()
+        server.stop()
+
+
 def test_with_json_logs_serve_s_start_up_lines_and_warnings_are_json(
     falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
 ) -> None:

@@ -1046,8 +1046,7 @@ def read_tenants(
     else:
         one = settings.tenants[0] if len(settings.tenants) == 1 else settings.default_tenant
         if one not in settings.tenants:
-            typer.echo(f"{command}: unknown tenant {one!r}; configured: {configured}; say which "
-                       "with --tenant", err=True)  # fmt: skip
+            typer.echo(f"{command}: {several_tenants(settings)}", err=True)
             raise typer.Exit(2)
         chosen = [one]
     if any(store.graph(graph_name(t)).node_count() for t in chosen):
@@ -1065,11 +1064,60 @@ def read_tenants(
     return chosen
 
 
+def several_tenants(settings: Settings) -> str:
+    """Why a reading command without `--tenant` cannot choose among the configured tenants
+    (`BLAST_DEFAULT_TENANT` is none of them). The built-in default (`demo`) is not named: the
+    user never set it, and naming it read as a typo of theirs."""
+    said = f"{len(settings.tenants)} tenants configured: {', '.join(settings.tenants)}"
+    if settings.default_tenant != Settings.model_fields["default_tenant"].default:
+        said = f"BLAST_DEFAULT_TENANT {settings.default_tenant!r} is not configured; {said}"
+    return f"{said}: say which with --tenant"
+
+
+def incident_tenant(runtime: Runtime, incident_id: str, tenant: str | None) -> str:
+    """The tenant `incident ID` reads: `--tenant` or the only configured one (`read_tenants`);
+    with several configured, the one whose graph holds `incident_id`, else whose archive does
+    (BLAST_ARCHIVE_DAYS). Exits 1 when none holds it and 2 when several do, saying which."""
+    settings = runtime.settings
+    if tenant or len(settings.tenants) == 1:
+        (name,) = read_tenants(runtime, tenant, "incident")
+        return name
+    store = runtime.store
+    assert store is not None
+    found = {"incident_id": incident_id}
+    holders = [t for t in settings.tenants if store.graph(graph_name(t)).one("incident_get", found)]
+    if not holders:  # it may have left the graph for its tenant's archive
+        holders = [
+            t for t in settings.tenants
+            if find_archived(archive_path(settings.data_dir, t), incident_id) is not None
+        ]  # fmt: skip
+    if len(holders) == 1:
+        return holders[0]
+    configured = ", ".join(settings.tenants)
+    if not holders:
+        typer.echo(f"incident: no incident {incident_id!r} in the graph or archive of any "
+                   f"configured tenant ({configured})", err=True)  # fmt: skip
+        raise typer.Exit(1)
+    typer.echo(f"incident: tenants {', '.join(holders)} each have an incident {incident_id!r}: "
+               "say which with --tenant", err=True)  # fmt: skip
+    raise typer.Exit(2)
+
+
 TenantOption = Annotated[
     str | None,
     typer.Option(
         help="Tenant to read (default: the only configured one, else BLAST_DEFAULT_TENANT; "
         "when its graph is empty, the only other graph here).",
+        show_default=False,
+    ),
+]
+
+#: `incident ID`'s `--tenant`: without it the id finds its tenant (`incident_tenant`).
+IncidentTenantOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Tenant to read (default: the only configured one, else the one whose graph holds "
+        "ID).",
         show_default=False,
     ),
 ]
@@ -1135,7 +1183,7 @@ def incident(
             max=5000,
         ),
     ] = None,
-    tenant: TenantOption = None,
+    tenant: IncidentTenantOption = None,
     data_dir: DataDir = None,
 ) -> None:
     """`GET /api/v1/incidents/{id}` read from the graph directly, or the incident's archived
@@ -1152,7 +1200,7 @@ def incident(
     listed = alerts if alerts is not None else API_ALERTS if as_json else LISTED_ALERTS
     with Runtime(settings) as runtime:
         assert runtime.store is not None
-        (name,) = read_tenants(runtime, tenant, "incident")
+        name = incident_tenant(runtime, incident_id, tenant)
         graph = runtime.store.graph(graph_name(name))
         found = incident_detail(graph, incident_id, listed, firing_first=not as_json)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
