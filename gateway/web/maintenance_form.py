@@ -15,7 +15,7 @@ import math
 from fastapi import HTTPException
 from pydantic import ValidationError
 
-from gateway.http.maintenance import WindowIn
+from gateway.http.maintenance import MAX_MINUTES, WindowIn
 
 #: The form's length units, in minutes.
 UNITS = {"minutes": 1, "hours": 60, "days": 1440}
@@ -28,8 +28,9 @@ def names(text: str) -> list[str]:
 
 def window(form: dict[str, str], person: str) -> WindowIn:
     """The window the form asks for, opened by `person`. Raises HTTPException 422 with every
-    reason in words (a length that is not a number, both or neither of length and end time,
-    and whatever the API's model refuses)."""
+    reason in words (a length that is not a number, or under a minute or over a week, said in
+    the unit chosen; both or neither of length and end time; whatever the API's model
+    refuses)."""
     length, until = form.get("length", "").strip(), form.get("until", "").strip()
     if bool(length) == bool(until):
         raise HTTPException(422, "give either a length or an end time (UTC), not both")
@@ -45,6 +46,15 @@ def window(form: dict[str, str], person: str) -> WindowIn:
                                      f"not {length[:20]!r}")  # fmt: skip
         # 1e308 days is finite, its minutes are not: say it is too long, as the API does
         minutes = round(amount * unit) if math.isfinite(amount * unit) else 10**9
+        unit_name = form.get("unit", "minutes")
+        # the API model's bounds are in minutes and in its words: say them in the unit chosen
+        if minutes < 1:
+            raise HTTPException(422, f"the length {length[:20]} {unit_name} is too short: a "
+                                     "window lasts at least 1 minute")  # fmt: skip
+        if minutes > MAX_MINUTES:
+            raise HTTPException(422, f"the length {length[:20]} {unit_name} is too long: a "
+                                     f"window lasts at most a week ({MAX_MINUTES // unit} "
+                                     f"{unit_name})")  # fmt: skip
     elif len(until) == len("2026-12-04T18:00"):  # a datetime-local value: no seconds, no zone
         until += ":00Z"
     elif len(until) == len("2026-12-04T18:00:30") and until[10:11] == "T":  # with seconds
