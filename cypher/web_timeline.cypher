@@ -64,6 +64,10 @@ MATCH (:Incident {id: $incident_id})-[:HAS_REMEDIATION]->(r:Remediation)-[:APPRO
 RETURN p.at AS at, 'remediation_approved' AS event, r.type AS detail, p.by AS who,
        [r.id, p.source] AS ref
 UNION ALL
+MATCH (:Incident {id: $incident_id})-[:HAS_REMEDIATION]->(r:Remediation)-[:REJECTED_BY]->(p:Rejection)
+RETURN p.at AS at, 'remediation_rejected' AS event, r.type AS detail, p.by AS who,
+       [r.id, p.source] AS ref
+UNION ALL
 MATCH (:Incident {id: $incident_id})-[:HAS_REMEDIATION]->(r:Remediation)-[:HAS_ATTEMPT]->(t:Attempt)
 RETURN t.at AS at, 'remediation_run' AS event, r.type AS detail, t.outcome AS who,
        [r.id, toString(t.n), t.external_ref] AS ref

@@ -1,7 +1,7 @@
 """An incident's story in the order it happened, in words a responder reads: triggered, paged,
 delivered or fell back, acknowledged, escalated, cause found or changed, confirmed or corrected,
-remediation proposed, approved, run and verified, resolved. Every line is a record in the graph
-(`cypher/web_timeline.cypher`); nothing is inferred that the graph does not hold.
+remediation proposed, approved or rejected, run and verified, resolved. Every line is a record
+in the graph (`cypher/web_timeline.cypher`); nothing is inferred that the graph does not hold.
 
 Each event is `{at (ms UTC), intent, kind, text, who, link}`: `intent` the intent id of a
 message or ticket (an Action's; None for other events: the page shows it on hover, for
@@ -27,7 +27,8 @@ ALERTS_LISTED = 6
 ORDER = ("opened", "alert", "alerts_more", "finding", "cause", "held", "action", "page",
          "ticket", "delivery", "notice",
          "escalation", "acknowledged", "ack", "verdict", "remediation_proposed",
-         "remediation_approved", "remediation_run", "remediation_verified", "remediation",
+         "remediation_approved", "remediation_rejected", "remediation_run",
+         "remediation_verified", "remediation",
          "alert_resolved", "resolved_more", "resolved")  # fmt: skip
 
 #: A finding that names a cause under this confidence is shown as "named, low confidence", not
@@ -303,8 +304,8 @@ def _words(
         if step == "proposed":
             playbook = f" from playbook {parts[1]}" if len(parts) > 1 and parts[1] else ""
             text = f"Remediation proposed: {detail}{playbook}"
-        elif step == "approved":
-            text = f"Remediation {detail} approved by {who}"
+        elif step in ("approved", "rejected"):
+            text = f"Remediation {detail} {step} by {who}"
         elif step == "run":
             n = parts[1] if len(parts) > 1 else "?"
             text = f"Remediation {detail} run (attempt {n}): {who or 'no outcome yet'}"

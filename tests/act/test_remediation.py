@@ -1081,6 +1081,9 @@ def test_without_slack_the_proposal_s_edit_is_kept_in_the_outbox(shop, github: F
     assert "Rejected by Cy Example (on the web) at " in edit["text"]
     tasks = {t["kind"]: t for t in graph_of(gw).rows("incident_tasks", {"incident_id": incident})}
     assert tasks["edit_proposal"]["outcome"] == "proposal edited"
+    # the web timeline has a row for it, as for an approval (a trial found none)
+    story = [e["text"] for e in events(graph_of(gw), incident, None, github.url)]
+    assert "Remediation github_workflow rejected by Cy Example" in story, story
 
 
 def test_a_proposal_edit_slack_refuses_is_copied_to_the_outbox_and_the_fix_still_runs(
