@@ -611,6 +611,23 @@ class Settings(BaseSettings):
         return not (self.webhook_tokens or self.viewer_tokens or self.proxy_viewers)
 
 
+def query_timeouts_problem(settings: Settings) -> str | None:
+    """Why `BLAST_QUERY_TIMEOUT_MS` over `BLAST_QUERY_TIMEOUT_MAX_MS` is a problem, or None:
+    they are FalkorDB's `TIMEOUT_DEFAULT` and `TIMEOUT_MAX`, and FalkorDB refuses to load with
+    the default over the maximum ("The TIMEOUT_DEFAULT(9000) configuration parameter value is
+    higher than TIMEOUT_MAX(5000)" in its log), so the embedded server and `blast-radius
+    falkordb` would exit at start: doctor says it, and `gateway.ops.runtime.embedded_server`
+    refuses to start the server with it (in these words, not FalkorDB's log's)."""
+    default, most = settings.query_timeout_ms, settings.query_timeout_max_ms
+    if default <= most:
+        return None
+    return (
+        f"BLAST_QUERY_TIMEOUT_MS={default} is over BLAST_QUERY_TIMEOUT_MAX_MS={most}: FalkorDB "
+        "refuses a TIMEOUT_DEFAULT over TIMEOUT_MAX, so the embedded server (and `blast-radius "
+        "falkordb`) exits at start; set BLAST_QUERY_TIMEOUT_MS at most BLAST_QUERY_TIMEOUT_MAX_MS"
+    )
+
+
 #: The environment variable naming the env file every command reads instead of `./.env` (an
 #: `--env-file` option still wins): the systemd units set it to their `EnvironmentFile=`, so a
 #: stray `.env` in their working directory is never read.

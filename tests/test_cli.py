@@ -635,6 +635,29 @@ def test_doctor_says_a_query_timeout_over_its_maximum_is_a_problem(tmp_path: Pat
     assert "QUERY_TIMEOUT" not in equal.stdout, equal.stdout
 
 
+def test_serve_and_import_refuse_a_query_timeout_over_its_maximum_in_doctor_s_words(
+    tmp_path: Path,
+) -> None:
+    """A trial: serve and `topology import` started the embedded FalkorDB with the pair it
+    refuses and said only "embedded FalkorDB exited with code 1; see …/falkordb.log". Both
+    now refuse before starting it, with doctor's line; no server log is written."""
+    said = (
+        "blast-radius: BLAST_QUERY_TIMEOUT_MS=6000 is over BLAST_QUERY_TIMEOUT_MAX_MS=5000: "
+        "FalkorDB refuses a TIMEOUT_DEFAULT over TIMEOUT_MAX, so the embedded server (and "
+        "`blast-radius falkordb`) exits at start; set BLAST_QUERY_TIMEOUT_MS at most "
+        "BLAST_QUERY_TIMEOUT_MAX_MS"
+    )
+    data = str(tmp_path / "data")
+    serve = cli("serve", "--data-dir", data, "--port", str(free_port()), "--workers", "0",
+                BLAST_QUERY_TIMEOUT_MS="6000", timeout=60)  # fmt: skip
+    assert serve.returncode == 1, serve.stderr
+    assert serve.stderr.strip().splitlines()[-1] == said, serve.stderr
+    imported = cli("topology", "import", str(demo_world_path()), "--data-dir", data,
+                   BLAST_QUERY_TIMEOUT_MS="6000", timeout=60)  # fmt: skip
+    assert (imported.returncode, imported.stderr.strip()) == (1, said)
+    assert not (tmp_path / "data" / "falkordb" / "falkordb.log").exists()
+
+
 def test_blast_env_file_is_read_instead_of_the_working_directorys_env(tmp_path: Path) -> None:
     """The systemd units run in /var/lib/blast-radius: a stray `.env` there was read besides
     their env file. With `BLAST_ENV_FILE` (the units set it) only that file is read."""

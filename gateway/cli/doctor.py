@@ -57,7 +57,7 @@ from gateway.ops.runtime import (
     running_embedded_url,
 )
 from gateway.ops.upkeep import short_heartbeat_timeout
-from gateway.settings import Settings, unknown_settings
+from gateway.settings import Settings, query_timeouts_problem, unknown_settings
 from gateway.world.completeness import from_rows
 from gateway.world.oncall import coverage, coverage_problems
 
@@ -105,22 +105,6 @@ def settings_source(env_file: Path | None = None) -> str:
     if dotenv.is_file():
         return f"read from this shell's environment and {dotenv}"
     return f"read from this shell's environment only (no {dotenv})"
-
-
-def query_timeouts_problem(settings: Settings) -> str | None:
-    """Why `BLAST_QUERY_TIMEOUT_MS` over `BLAST_QUERY_TIMEOUT_MAX_MS` is a problem, or None:
-    they are FalkorDB's `TIMEOUT_DEFAULT` and `TIMEOUT_MAX`, and FalkorDB refuses to load with
-    the default over the maximum ("The TIMEOUT_DEFAULT(9000) configuration parameter value is
-    higher than TIMEOUT_MAX(5000)" in its log), so the embedded server and `blast-radius
-    falkordb` exit at start."""
-    default, most = settings.query_timeout_ms, settings.query_timeout_max_ms
-    if default <= most:
-        return None
-    return (
-        f"BLAST_QUERY_TIMEOUT_MS={default} is over BLAST_QUERY_TIMEOUT_MAX_MS={most}: FalkorDB "
-        "refuses a TIMEOUT_DEFAULT over TIMEOUT_MAX, so the embedded server (and `blast-radius "
-        "falkordb`) exits at start; set BLAST_QUERY_TIMEOUT_MS at most BLAST_QUERY_TIMEOUT_MAX_MS"
-    )
 
 
 def check_settings(settings: Settings, env_file: Path | None = None) -> list[Finding]:

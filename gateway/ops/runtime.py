@@ -46,7 +46,7 @@ from agents.respond.flapping import Reopener
 from agents.respond.responder import Responder
 from agents.tasks.coordination import StepHooks
 from agents.tasks.worker import Worker
-from gateway.settings import Settings
+from gateway.settings import Settings, query_timeouts_problem
 
 if TYPE_CHECKING:  # imported where used: a worker process never loads the web stack
     import uvicorn
@@ -179,7 +179,11 @@ def embedded_server(
     settings: Settings, data_dir: Path | None = None, port: int | None = None
 ) -> EmbeddedFalkorDB:
     """The embedded FalkorDB the settings describe (query timeouts, threads, AOF fsync), its
-    files under `data_dir` (default: `BLAST_DATA_DIR`), on `port` (default: a free one)."""
+    files under `data_dir` (default: `BLAST_DATA_DIR`), on `port` (default: a free one).
+    Raises `ConfigError` for a query timeout over its maximum (`query_timeouts_problem`, doctor's
+    words): FalkorDB would exit at start and say why only in its log."""
+    if (problem := query_timeouts_problem(settings)) is not None:
+        raise ConfigError(problem)
     return EmbeddedFalkorDB(
         settings.data_dir if data_dir is None else data_dir, port=port,
         timeout_default_ms=settings.query_timeout_ms, timeout_max_ms=settings.query_timeout_max_ms,
