@@ -1,7 +1,9 @@
 // Move a playbook's trust on a verdict (fenced; idempotent per verdict id). Only a playbook
 // that steered the diagnosis is helped (confirmed) or misled (rejected); one whose check failed
 // was not applicable and nothing changes. trust = (helped + 1) / (helped + misled + 2); a
-// playbook that misled twice with trust under 0.5 retires. A decision moves a playbook's
+// playbook that misled twice with trust under 0.5 retires, saying why: `retired_reason` names
+// the incidents it misled on and who rejected them ("misled twice, trust under 0.5: rejected
+// on inc-a by Pat Platform, inc-b by Pat Platform"; a reason already there stays). A decision moves a playbook's
 // trust once, as its latest verdict says. WITH between the SETs: a second SET
 // clause would read the values from before the first (FalkorDB 4.16).
 MATCH (t:Task {id: $task_id})
@@ -27,7 +29,23 @@ SET u.verdict = CASE WHEN fresh THEN outcome ELSE u.verdict END,
                                  WHEN before = 'misled' THEN -1 ELSE 0 END
 WITH pb, u
 SET pb.trust = toFloat(pb.helped + 1) / (pb.helped + pb.misled + 2)
-WITH pb, u
-SET pb.status = CASE WHEN pb.misled >= 2 AND pb.trust < 0.5 THEN 'retired' ELSE pb.status END
+WITH pb, u, pb.misled >= 2 AND pb.trust < 0.5 AND pb.status <> 'retired' AS retiring
+// the decisions it misled on (this one's verdict is set above), oldest incident first
+OPTIONAL MATCH (i:Incident)-[:HAS_DECISION]->(:Decision)-[m:USED]->(pb),
+               (i)-[:HAS_VERDICT]->(v:Verdict)
+WHERE retiring AND m.verdict = 'misled' AND v.id = m.verdict_id
+// who: their name as the world file gives it (a Slack verdict stores their Slack id)
+OPTIONAL MATCH (who:Person) WHERE v.by_name IS NULL AND who.slack_user_id = v.by
+WITH pb, u, retiring, i, v, head(collect(who.name)) AS who ORDER BY i.opened_at
+WITH pb, u, retiring,
+     collect(DISTINCT i.id + coalesce(' by ' + coalesce(v.by_name, who, v.by), '')) AS misled_on
+SET pb.status = CASE WHEN retiring THEN 'retired' ELSE pb.status END,
+    pb.retired_at = CASE WHEN retiring THEN coalesce(pb.retired_at, timestamp())
+                         ELSE pb.retired_at END,
+    pb.retired_reason = CASE WHEN retiring THEN coalesce(pb.retired_reason,
+        'misled ' + CASE pb.misled WHEN 2 THEN 'twice' ELSE toString(pb.misled) + ' times' END
+        + ', trust under 0.5: rejected on '
+        + reduce(s = '', x IN misled_on | s + CASE WHEN s = '' THEN '' ELSE ', ' END + x))
+      ELSE pb.retired_reason END
 RETURN pb.id AS playbook, u.verdict AS verdict, pb.helped AS helped, pb.misled AS misled,
-       pb.trust AS trust, pb.status AS status
+       pb.trust AS trust, pb.status AS status, pb.retired_reason AS retired_reason

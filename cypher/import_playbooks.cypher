@@ -4,7 +4,9 @@
 // component changed, and active again when an earlier import had retired it as no longer in
 // the file (a person's retirement stands). `world_source` names the file, so the next import
 // of it can retire what it dropped (retire_world_playbooks.cypher).
-// Returns per playbook: created (new now), same (its content was already this), revived.
+// Returns per playbook: created (new now), same (its content was already this), revived, and
+// its status and retired_reason after the import (one retired by verdicts or a person stays
+// retired: the import says so, and `blast-radius playbook restore` brings it back).
 UNWIND $playbooks AS p
 MATCH (c:Component {name: p.component})
 MERGE (pb:Playbook {id: p.id})
@@ -26,4 +28,5 @@ SET pb.title = p.title, pb.checks_json = p.checks_json, pb.failure_kind = p.fail
     pb.status = CASE WHEN revived THEN 'active' ELSE pb.status END,
     pb.retired_at = CASE WHEN revived THEN null ELSE pb.retired_at END,
     pb.retired_reason = CASE WHEN revived THEN null ELSE pb.retired_reason END
-RETURN pb.id AS id, c.name AS component, p.source AS source, created, same, revived
+RETURN pb.id AS id, c.name AS component, p.source AS source, created, same, revived,
+       pb.status AS status, pb.retired_reason AS retired_reason

@@ -142,11 +142,21 @@ def first_of_cause(found: list[dict[str, Any]], cause: str | None) -> list[dict[
     cause is what an on-call engineer wants cited ("Similar: inc-… 3 days before, cause
     orders-db, confirmed by Priya"), over a better-worded incident of another cause, however
     its alerts were worded: a silent cause's repeat comes from other callers in other words.
+    Except when the best of `found`, scoring `SIMILAR_SHOWN` or more and no less than it, is a
+    correction naming another cause: people said of the incident most alike this one that its
+    finding was wrong ("inc-…, cause cache, corrected by Pat"), which the page must not hide
+    behind an older incident confirmed as `cause`.
     """
-    if cause is None:
+    if cause is None or not found:
         return found
     same = [r for r in found if r["root_cause"] == cause and r["confirmed_by"]]
     if not same or same[0] is found[0]:
+        return found
+    best = found[0]
+    if (
+        best["corrected"] and best["confirmed_by"] and best["root_cause"] != cause
+        and best["score"] >= max(SIMILAR_SHOWN, same[0]["score"])
+    ):  # fmt: skip
         return found
     return [same[0], *(r for r in found if r is not same[0])]
 

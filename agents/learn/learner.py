@@ -187,6 +187,7 @@ class Learner:
             "decision", {"incident_id": incident_id},
             lambda: graph.rows("incident_decision", {"incident_id": incident_id}),
         )  # fmt: skip
+        said: list[str] = []  # what the verdict did, in the task's outcome
         for row in used:
             outcome = task.fenced(
                 "apply_verdict",
@@ -195,6 +196,8 @@ class Learner:
             )  # fmt: skip
             log.info("playbook %s: %s, trust %.2f (%s)", outcome["playbook"], outcome["verdict"],
                      outcome["trust"], outcome["status"])  # fmt: skip
+            if row["steered"]:
+                said.append(credited(outcome))
         steered = any(row["steered"] for row in used)
         lesson = lesson_of(verdict, steered)
         # a changed verdict withdraws what an earlier one on this incident taught
@@ -204,14 +207,23 @@ class Learner:
         )
         for gone in withdrawn["retired"]:
             log.info("playbook %s retired: %s", gone, WITHDRAWN)
-        refused = self._learn(task, verdict, lesson, used) if lesson else None
-        task.complete(f"learned from {verdict['verdict']}" + (f"; {refused}" if refused else ""))
+        if lesson:
+            said.append(self._learn(task, verdict, lesson, used))
+        elif not said:
+            said.append(
+                "nothing learned: the rejection names no cause and no playbook steered"
+                if verdict["verdict"] == "rejected"
+                else "nothing learned: no playbook steered and the finding names no cause"
+            )
+        task.complete(f"{verdict['verdict']}: " + "; ".join(said))
 
     def _learn(
         self, task: TaskRun, verdict: dict[str, Any], cause: str, used: list[dict[str, Any]]
-    ) -> str | None:
-        """Create the playbook for a confirmed cause (or its next version). Returns None, or
-        why none was created when the tenant's playbook quota is full."""
+    ) -> str:
+        """Create the playbook for a confirmed cause (or its next version). Returns what
+        happened, for the learn task's outcome: the playbook pinned, or why none was (a lesson
+        memory already holds, a cause whose playbook could not apply to this very incident,
+        the tenant's playbook quota full)."""
         graph, incident_id = task.graph, verdict["incident_id"]
         alerts = [
             {k: row[k] for k in ("key", "alertname", "component", "starts_at_ms")}
@@ -227,8 +239,16 @@ class Learner:
             r["playbook"] for r in used if not r["applicable"] and r["candidate"] == cause
         }
         supersedes = next((p["id"] for p in same if p["id"] in not_applicable), None)
-        if same and supersedes is None:
-            return None  # memory already has this lesson and it was not contradicted
+        # Memory already has this lesson, and it was not contradicted, only when a verdict
+        # taught it: a runbook people wrote (the world file, the API) with the same kind, or
+        # with none (`alert_any` on its component), is not what this verdict teaches.
+        lessons = [p for p in same if p["learned_from"]]
+        if lessons and supersedes is None:
+            held_by = lessons[0]
+            return (
+                f"nothing new learned: playbook {held_by['id']} (learned from "
+                f"{held_by['learned_from']}) already holds this lesson for {cause}"
+            )
         alerting = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
         evidence = Evidence(graph, alerts, alerting, min(a["starts_at_ms"] for a in alerts))
         # The live evidence that held when the finding was made (it cannot be re-read here:
@@ -265,6 +285,21 @@ class Learner:
         )  # fmt: skip
         if upstream:
             held.insert(0, EXPLAINS_BY_CALLS)
+        else:
+            # Every recalled playbook is first asked `explains_alerting`: one that fails it on
+            # the incident it is learned from could never apply to a repeat of it, so none is
+            # pinned and the task says why (the verdict stays on the incident, and similar
+            # incidents cite the correction).
+            explains = task.step(
+                "explains_lesson", {"cause": cause},
+                lambda: evaluate(EXPLAINS, cause, evidence),
+                touched=[cause], deferred=True,
+            )  # fmt: skip
+            if not explains["held"]:
+                return (
+                    f"no playbook learned: {explains['detail']}, so a playbook on {cause} "
+                    "would fail its explains_alerting check on this very incident"
+                )
         title = f"{kind or on_cause[0]['alertname']} on {cause}"
         row = task.fenced(
             "create_playbook",
@@ -294,4 +329,14 @@ class Learner:
             log.warning("%r from incident %s: %s", title, incident_id, refused)
             return refused
         log.info("learned playbook %r from incident %s", title, incident_id)
-        return None
+        instead = f", superseding {supersedes}" if supersedes else ""
+        return f"learned playbook {row['id']} on {cause}{instead}"
+
+
+def credited(outcome: dict[str, Any]) -> str:
+    """What a verdict did to a playbook that steered (an `apply_verdict` row), in words:
+    "db-restart helped (trust 0.67)", "wrong misled (trust 0.25), retired: misled twice, …"."""
+    said = f"{outcome['playbook']} {outcome['verdict']} (trust {outcome['trust']:.2f})"
+    if outcome["status"] == "retired" and outcome["retired_reason"]:
+        said += f", retired: {outcome['retired_reason']}"
+    return said

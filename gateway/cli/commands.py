@@ -80,6 +80,10 @@ topology_app = typer.Typer(
     no_args_is_help=True, help="Load the world: components, edges, teams, on-call."
 )
 app.add_typer(topology_app, name="topology")
+playbook_app = typer.Typer(
+    no_args_is_help=True, help="Playbooks in memory: bring back a retired one."
+)
+app.add_typer(playbook_app, name="playbook")
 
 
 def _print_version(asked: bool) -> None:
@@ -1226,6 +1230,44 @@ def incident(
             found, paged if isinstance(paged, dict) else None,
             first if isinstance(first, dict) and first != paged else None, fixes,
         ))  # fmt: skip
+
+
+@playbook_app.command(
+    "restore",
+    help="Bring back a retired playbook (retired after it misled twice, by a person, or as no "
+    "longer in its world file): active and recalled again, its trust kept.",
+)
+def playbook_restore(
+    playbook_id: Annotated[str, typer.Argument(metavar="ID", help="Playbook id.")],
+    tenant: Annotated[str | None, typer.Option(help=WRITE_TENANT_HELP)] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Set a retired playbook active again (`restore_playbook.cypher`) and say what it was
+    retired for and the trust it keeps; exit 1 for an unknown id or one not retired (a
+    superseded one: its next version is the one recalled)."""
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    existing_data_dir(settings, "playbook restore")
+    name = graph_name(import_tenant(settings, tenant, "playbook restore"))
+    with Runtime(settings) as runtime:
+        assert runtime.store is not None
+        row = runtime.store.graph(name).one("restore_playbook", {"id": playbook_id})
+    if row is None:
+        typer.echo(f"playbook restore: no playbook {playbook_id!r} in {name}", err=True)
+        raise typer.Exit(1)
+    if row["was"] != "retired":
+        typer.echo(
+            f"playbook restore: {playbook_id} is {row['was']}, not retired: nothing to restore",
+            err=True,
+        )
+        raise typer.Exit(1)
+    why = f" (it was retired: {row['reason']})" if row["reason"] else ""
+    typer.echo(
+        f"playbook {playbook_id} is active again{why}; trust {row['trust']:.2f} kept "
+        "(trust moves only on verdicts: under 0.5, it retires again if it misleads once more)"
+        if row["misled"] >= 2 and row["trust"] < 0.5
+        else f"playbook {playbook_id} is active again{why}; trust {row['trust']:.2f} kept"
+    )
 
 
 def failure_line(exc: BaseException) -> str | None:

@@ -8,7 +8,9 @@ Import semantics (`write`): a playbook is created active at trust 0.5; a re-impo
 title, checks, failure kind and remediation and keeps what memory earned (trust, helped,
 misled, remediation trust), re-pinning it when the component changed; a playbook the file
 listed before and no longer lists is retired (kept, never recalled), with the reason; listed
-again, it is active again. A playbook a person retired by hand stays retired. An id that
+again, it is active again. A playbook a person retired by hand, or that retired after it
+misled twice (`apply_verdict.cypher`), stays retired: the import says so with the reason and
+how to bring it back (`blast-radius playbook restore ID`). An id that
 already names a playbook from the API or the learner is taken over by the file (the file is
 the team's word). World-file playbooks are trusted configuration and do not count against
 `BLAST_MAX_PLAYBOOKS`.
@@ -52,16 +54,29 @@ def rows(playbooks: list[WorldPlaybook], default_source: str) -> list[dict[str, 
     ]  # fmt: skip
 
 
+def stays_retired(playbook_id: str, reason: str | None) -> str:
+    """The import report's note for a playbook the file lists that stays retired."""
+    why = f" ({reason})" if reason else ""
+    return (
+        f"playbook {playbook_id} stays retired{why}: the file lists it but a re-import does "
+        f"not undo that; `blast-radius playbook restore {playbook_id}` brings it back"
+    )
+
+
 def write(
     graph: TenantGraph, playbooks: list[WorldPlaybook], sources: list[str], now_ms: int
-) -> tuple[list[str], list[str], list[str]]:
+) -> tuple[list[str], list[str], list[str], list[str]]:
     """Write the world's playbooks and retire those a world-file source no longer lists.
-    Returns `(new, changed, retired)` lines for the import report. Raises `GraphUnavailable`."""
+    Returns `(new, changed, retired, notes)` lines for the import report (`notes`: listed
+    playbooks that stay retired, with why). Raises `GraphUnavailable`."""
     new: list[str] = []
     changed: list[str] = []
+    notes: list[str] = []
     params = {"playbooks": rows(playbooks, sources[0]), "now": now_ms, "dropped": DROPPED}
     for row in graph.rows("import_playbooks", params):
         where = f"playbook {row['id']} on {row['component']}"
+        if row["status"] == "retired":
+            notes.append(stays_retired(row["id"], row["retired_reason"]))
         if row["created"]:
             new.append(f"{where} (from {row['source']})")
         elif row["revived"]:
@@ -75,4 +90,4 @@ def write(
                   "reason": f"{DROPPED}{source.removeprefix('world:')}"}  # fmt: skip
         retired += [f"playbook {row['id']}: {params['reason']}"
                     for row in graph.rows("retire_world_playbooks", params)]  # fmt: skip
-    return new, changed, retired
+    return new, changed, retired, notes

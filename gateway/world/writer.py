@@ -333,10 +333,11 @@ def apply_world(
     if world.default_team:
         graph.rows("set_default_team", {"team": world.default_team})
     if explicit:  # only world files carry playbooks; an import of other sources leaves them
-        new, changed, retired = playbooks.write(graph, world.playbooks, sources, stamp)
+        new, changed, retired, notes = playbooks.write(graph, world.playbooks, sources, stamp)
         report.new += new
         report.changed += changed
         report.retired += retired
+        report.notes += notes
     report.counts = {"components": len(components), "edges": len(edges)}
     if not oncall:
         return report

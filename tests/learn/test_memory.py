@@ -397,7 +397,7 @@ def test_a_full_quota_keeps_the_verdict_but_learns_no_playbook(full_shop: Gatewa
     (learn,) = [t for t in found["tasks"] if t["kind"] == "learn"]
     assert learn["status"] == "done"
     assert learn["outcome"] == (
-        "learned from confirmed; no playbook learned: this tenant keeps 2 playbooks, "
+        "confirmed: no playbook learned: this tenant keeps 2 playbooks, "
         "the limit (BLAST_MAX_PLAYBOOKS=2)"
     )
     retired = full_shop.http.request(
