@@ -154,7 +154,7 @@ def first_of_cause(found: list[dict[str, Any]], cause: str | None) -> list[dict[
         return found
     best = found[0]
     if (
-        best["corrected"] and best["confirmed_by"] and best["root_cause"] != cause
+        best.get("corrected") and best["confirmed_by"] and best["root_cause"] != cause
         and best["score"] >= max(SIMILAR_SHOWN, same[0]["score"])
     ):  # fmt: skip
         return found
