@@ -12,7 +12,13 @@ gets the
    A correction does the same for the cause the engineer named: a rejection naming the actual
    cause, or a confirmation of an inconclusive finding naming it (`lesson_of`).
    If an active playbook of that kind on that component was recalled but not applicable, the
-   new one is its next version and SUPERSEDES it.
+   new one is its next version and SUPERSEDES it. An active one a verdict taught (not a
+   runbook people wrote) that was not contradicted already holds the lesson: nothing is
+   learned. A cause that does not explain the incident's alerting components (by dependency
+   paths or by its calls) teaches nothing either: its playbook would fail `explains_alerting`,
+   asked first of every recalled playbook, on the very incident it came from.
+   The task's outcome says what the verdict did: the playbooks it credited (helped or misled,
+   trust, why one retired), the playbook it pinned, or why none.
 3. Its checks are what can be observed on that cause next time, however the repeat is worded
    or presents: the symptom checks that held (`proposed_checks`), plus the live evidence that
    held on it when there was any (calls into it degraded, its requests rising:
