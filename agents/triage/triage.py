@@ -49,15 +49,24 @@ from adapters.falkordb import Rendered, SentQuery, TenantGraph, rendered
 from agents.triage.alerts import NormalizedAlert, about_monitoring
 from agents.triage.link_cache import LINKS, Asked
 
-#: Label names tried in order to find an alert's component (first known component wins).
-COMPONENT_LABELS = (
+#: Labels that name an alert's component outright (cAdvisor's
+#: `container_label_com_docker_compose_service` is a compose deployment's service name).
+NAMING_COMPONENT = (
     "service",
     "app",
     "app.kubernetes.io/name",
     "service.name",
     "service_name",
-    "job",
-    "container",
+    "container_label_com_docker_compose_service",
+)
+#: Label names tried in order to find an alert's component (first known component wins).
+COMPONENT_LABELS = (*NAMING_COMPONENT, "job", "container")
+#: `instance`'s host (`orders:8080`, `http://orders:8080/health`: `orders`), tried last and
+#: only when no `NAMING_COMPONENT` label nor a pod is set: an exporter's own address is often
+#: the instance (`postgres-exporter:9187`), and a storm's alerts, each its own instance, would
+#: otherwise each add a name to look up.
+INSTANCE_HOST = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:[^@/]*@)?([A-Za-z0-9][A-Za-z0-9._-]*)(?::\d+)?(?:/.*)?"
 )
 #: Pod name suffixes: Deployment (`-<replicaset hash>-<5>`), DaemonSet (`-<5>`),
 #: StatefulSet (`-<n>`).
@@ -90,7 +99,22 @@ def component_candidates(labels: dict[str, str]) -> list[str]:
     pod = labels.get("pod") or labels.get("pod_name")
     if pod and len(pod) <= MAX_POD_CHARS:  # longer is no pod name: no pattern runs on it
         names += [m.group("base") for rx in POD_SUFFIXES if (m := rx.match(pod))]
+    host = instance_host(labels)
+    if host:
+        names.append(host)
     return list(dict.fromkeys(names))
+
+
+def instance_host(labels: dict[str, str]) -> str | None:
+    """The host of the `instance` label (`orders:8080` -> `orders`), when the alert has no
+    `NAMING_COMPONENT` label and no pod (see `INSTANCE_HOST`); else None."""
+    instance = labels.get("instance")
+    if not instance or len(instance) > MAX_POD_CHARS or labels.get("pod") or labels.get("pod_name"):
+        return None
+    if any(labels.get(key) for key in NAMING_COMPONENT):
+        return None
+    match = INSTANCE_HOST.fullmatch(instance)
+    return match.group(1) if match else None
 
 
 @dataclass
@@ -191,7 +215,9 @@ class TriageReport:
 
 
 #: The labels `component_candidates` reads: alerts that agree on them have the same candidates.
-NAMING_LABELS = (*COMPONENT_LABELS, "pod", "pod_name")
+#: The first `STRONG` name the component or a pod: without any, `instance` is read too.
+NAMING_LABELS = (*NAMING_COMPONENT, "pod", "pod_name", "job", "container")
+STRONG = len(NAMING_COMPONENT) + 2
 
 
 def alert_candidates(alerts: list[NormalizedAlert]) -> tuple[dict[str, list[str]], list[str]]:
@@ -210,6 +236,8 @@ def labelled_candidates(
     seen: dict[tuple[str | None, ...], list[str]] = {}
     for key, each in zip(keys, labels, strict=True):
         values = tuple(map(each.get, NAMING_LABELS))
+        if not any(values[:STRONG]):  # `instance` is read only then (`instance_host`)
+            values += (each.get("instance"),)
         names = seen.get(values)
         if names is None:
             names = seen[values] = component_candidates(each)

@@ -9,8 +9,10 @@ What it reads (the compose specification):
   variables to that service;
 - `depends_on` in list and map forms (start order, not calls: such edges get basis
   `depends_on`, weaker than a hostname in the environment, basis `environment`); hostnames
-  named in environment values (`host:port`, URLs, `Host=db;...` connection strings) matched
-  against service names, `container_name`, `hostname` and network `aliases`.
+  named in the container's environment (`env_file`s, then `environment`) where a host is
+  written (a URL's host, `host:port`, `Host=db;...`, a bare name in a `*_HOST`/`*_ADDR`/...
+  variable; never a `*_DB`/`*_USER`/`*_NAME` value or a URL's path: `gateway.world.hosts`)
+  matched against service names, `container_name`, `hostname` and network `aliases`.
 
 What it makes: a component per service (kind and `tech` from the image: postgres, redis,
 valkey, kafka, ... are datastores), and an edge per dependency: READS_WRITES to a datastore,
@@ -22,10 +24,14 @@ Dockerfile's folder) become the component's `paths` for CODEOWNERS.
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from dotenv.parser import parse_stream
+
+from gateway.world.hosts import hosts_in, is_external
 from gateway.world.model import ComponentSpec, EdgeSpec, TopologyError, WorldSpec
 from gateway.world.yamlfile import load_document
 
@@ -54,9 +60,6 @@ _VAR = re.compile(
     r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])((?:[^{}]|\{[^{}]*\})*))?\}"
     r"|([A-Za-z_][A-Za-z0-9_]*))"  # a default may hold one nested ${...}
 )
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_HOSTPORT = re.compile(r"(?:([a-z][a-z0-9+.-]*)://)?([A-Za-z0-9][A-Za-z0-9.-]*):\d+")
-_LOCAL = {"localhost", "0.0.0.0", "127.0.0.1", "host.docker.internal"}  # noqa: S104
 
 
 def interpolate(text: str, env: dict[str, str], missing: set[str] | None = None) -> str:
@@ -81,23 +84,22 @@ def interpolate(text: str, env: dict[str, str], missing: set[str] | None = None)
 
 
 def read_env_file(path: Path, env: dict[str, str] | None = None) -> dict[str, str]:
-    """`KEY=value` lines (comments, blanks and `export ` skipped; quotes stripped), each
-    interpolated with the variables before it. Raises `TopologyError` if unreadable."""
+    """`KEY=value` statements, parsed as compose reads an env file (python-dotenv's parser:
+    comments, blanks, `export `, quotes, escapes in double quotes and an unquoted value's
+    ` # comment` dropped), each interpolated with the variables before it unless single-quoted
+    (compose takes those literally). Raises `TopologyError` if unreadable."""
     known = dict(env or {})
     found: dict[str, str] = {}
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TopologyError(f"{path}: {exc}") from exc
-    for line in lines:
-        line = line.strip().removeprefix("export ")
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, value = line.split("=", 1)
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        found[key.strip()] = known[key.strip()] = interpolate(value, known)
+    for binding in parse_stream(io.StringIO(text)):
+        if binding.key is None or binding.value is None:
+            continue  # not `KEY=value`: compose would refuse the file; nothing to read
+        literal = binding.original.string.partition("=")[2].lstrip().startswith("'")
+        value = binding.value if literal else interpolate(binding.value, known)
+        found[binding.key] = known[binding.key] = value
     return found
 
 
@@ -185,22 +187,13 @@ def load_compose(files: list[Path], env_file: Path | None = None) -> tuple[World
     edges: dict[tuple[str, str, str], EdgeSpec] = {}
     unmapped: set[str] = set()
     for name, spec in services.items():
-        own_env = dict(env)
-        for extra in _list(spec.get("env_file")):
-            extra_path = Path(spec["_dir"]) / interpolate(str(_env_file_path(extra)), env)
-            if extra_path.is_file():
-                own_env |= read_env_file(extra_path, own_env)
         found: dict[str, str] = {}  # callee -> variable that named it
-        for var, raw in _environment(spec.get("environment")).items():
-            if "SERVICE_NAME" in var:
-                continue  # the service's own name, not a dependency
-            value = own_env.get(var, "") if raw is None else interpolate(raw, own_env, missing)
-            for token in _TOKEN.findall(value):
-                callee = hosts.get(token)
+        for var, value in _container_env(name, spec, env, missing, unmapped).items():
+            for host in hosts_in(var, value):
+                callee = hosts.get(host)
                 if callee and callee != name:
                     found.setdefault(callee, var)
-            for _, host in _HOSTPORT.findall(value):
-                if host not in hosts and host not in _LOCAL and not host[0].isdigit():
+                elif callee is None and is_external(host):
                     unmapped.add(f"{name}: {var} names host {host!r}, which is no service")
         depends = spec.get("depends_on") or []
         for callee in depends if isinstance(depends, list) else list(depends):
@@ -218,6 +211,30 @@ def load_compose(files: list[Path], env_file: Path | None = None) -> tuple[World
             f"--env-file names another): {', '.join(sorted(missing))}"
         )
     return world, sorted(unmapped)
+
+
+def _container_env(
+    name: str, spec: dict[str, Any], env: dict[str, str], missing: set[str], notes: set[str]
+) -> dict[str, str]:  # fmt: skip
+    """The container's environment as compose gives it: each `env_file`'s variables (read
+    relative to the compose file that names it, in order), then `environment`'s, which win.
+    `environment` values are interpolated with `env` and the env files' variables (a bare
+    `- VAR` takes its value from them too; unset names go to `missing`); a missing env file is
+    a note in `notes` (compose refuses to start without it unless `required: false`)."""
+    own_env = dict(env)
+    container: dict[str, str] = {}
+    for extra in _list(spec.get("env_file")):
+        extra_path = Path(spec["_dir"]) / interpolate(str(_env_file_path(extra)), env)
+        if extra_path.is_file():
+            found = read_env_file(extra_path, own_env)
+            own_env |= found
+            container |= found
+        elif not (isinstance(extra, dict) and extra.get("required") is False):
+            notes.add(f"{name}: env_file {extra_path} not found, so its variables were not "
+                      "read for hostnames")  # fmt: skip
+    for var, raw in _environment(spec.get("environment")).items():
+        container[var] = own_env.get(var, "") if raw is None else interpolate(raw, own_env, missing)
+    return container
 
 
 def _list(value: Any) -> list[Any]:

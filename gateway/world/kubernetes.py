@@ -7,29 +7,28 @@
   `part-of` are kept as annotations.
 - A Service belongs to the workload whose pod template labels match its selector; its name
   (and `name.namespace`, `name.namespace.svc[.cluster.local]`) is a hostname of that component.
-- A container environment value naming a Service (`cartservice:7070`, a URL, a connection
-  string) is an edge from the workload to the Service's component: READS_WRITES to a
-  datastore, CALLS otherwise. A `host:port` naming no Service is reported, never guessed.
+- A container environment value naming a Service where a host is written (`cartservice:7070`,
+  a URL's host, a connection string's `Host=`, a bare name in a `*_HOST`/`*_ADDR`/... variable:
+  the rule of `gateway.world.hosts`) is an edge from the workload to the Service's component:
+  READS_WRITES to a datastore, CALLS otherwise. A host naming no Service is reported, never
+  guessed.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from gateway.world.compose import classify
+from gateway.world.hosts import hosts_in, is_external
 from gateway.world.model import ComponentSpec, EdgeSpec, TopologyError, WorldSpec
 from gateway.world.yamlfile import load_documents
 
 WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet")
 #: `app.kubernetes.io/component` values that mean a datastore.
 DATASTORE_ROLES = {"database", "db", "cache", "queue", "broker", "storage", "datastore"}
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*")
-_HOSTPORT = re.compile(r"(?:[a-z][a-z0-9+.-]*://)?([A-Za-z][A-Za-z0-9.-]*):\d+")
-_LOCAL = {"localhost", "0.0.0.0"}  # noqa: S104
 
 
 def read_manifests(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
@@ -129,9 +128,9 @@ def load_kubernetes(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
     for name, template, _, _ in workloads:
         for container in (template.get("spec") or {}).get("containers") or []:
             for var in container.get("env") or []:
-                value = str(var.get("value") or "")
-                for token in _TOKEN.findall(value):
-                    callee = hosts.get(token)
+                name_of = str(var.get("name") or "")
+                for host in hosts_in(name_of, str(var.get("value") or "")):
+                    callee = hosts.get(host)
                     if callee and callee != name:
                         edge = EdgeSpec.model_validate(
                             {"from": name, "to": callee, "origin": components[name].source,
@@ -140,8 +139,7 @@ def load_kubernetes(paths: list[Path]) -> tuple[WorldSpec, list[str]]:
                              else "CALLS"}
                         )  # fmt: skip
                         edges.setdefault(edge.key(), edge)
-                for host in _HOSTPORT.findall(value):
-                    if host not in hosts and host not in _LOCAL:
-                        unmapped.add(f"{name}: {var.get('name')} names host {host!r}, no Service")
+                    elif callee is None and is_external(host):
+                        unmapped.add(f"{name}: {name_of} names host {host!r}, no Service")
     world = WorldSpec(components=list(components.values()), edges=list(edges.values()))
     return world, sorted(unmapped | notes)
