@@ -725,11 +725,14 @@ class Investigator:
         each one's checks (each a step) until one holds entirely with its signature's kinds
         and no playbook of another cause with the same score does too (then none steers); one
         held only by its components (`checks.kinds_differ`) steers if no playbook of another
-        cause holds, marked `kinds_differ` (`recall.confidence`: a lead).
+        cause holds, or if of the causes held so its own explains the most alerting components
+        by a dependency path, alone (`_explained`), marked `kinds_differ` (`recall.confidence`:
+        a lead).
 
         Returns (the USED rows for the Decision, the steering playbook or None, the playbooks
         that missed only on the incident's shape, `recall.shape_missed`, each with its USED
-        `row`).
+        `row`; none when playbooks of more than one cause held and none steers: memory is
+        unsure among those, and one that missed is no better a lead).
         """
         if not ev.alerting:
             return [], None, []
@@ -742,8 +745,9 @@ class Investigator:
         # Two remembered causes that hold alike leave memory unsure: one held with its kinds
         # names its cause unless another cause's playbook of the same score (weight × trust)
         # holds with its kinds too; one held only by its components (`checks.kinds_differ`)
-        # is a lead, followed only if no playbook of another cause holds at all (two silent
-        # causes behind the same callers are told apart by the callers' kinds).
+        # is a lead, followed only if no playbook of another cause holds with its kinds (two
+        # silent causes behind the same callers are told apart by the callers' kinds), and of
+        # several held by their components only, the one that explains the most.
         found: dict[str, Any] | None = None  # held with its kinds
         leads: list[dict[str, Any]] = []  # held by components only
         unsure = False
@@ -796,12 +800,23 @@ class Investigator:
             else:
                 unsure = True  # another cause holds as well, as trusted
                 break
+        # Causes whose checks held, several of them alike, are what memory is unsure among: a
+        # cause whose playbooks missed on the incident's shape says less than any of them, so
+        # it is no lead then (`remembered.unrefuted` would otherwise single it out, the only
+        # cause left in `missed`, and name it over the ones that held).
         if found is not None:
             if unsure:
-                return used, None, missed
+                return used, None, []
             found.pop("row")["steered"] = True
             return used, found, missed
-        if len({lead["candidate"] for lead in leads}) != 1:
+        if len({lead["candidate"] for lead in leads}) > 1:
+            # held by their components alike: the one that explains the most alerting
+            # components, if one does, as the rules' ties are broken (`explains_fewer`)
+            counts = self._explained(task, ev, [lead["candidate"] for lead in leads])
+            leads = [lead for lead in leads if not explains_fewer(counts, lead["candidate"])]
+            if len({lead["candidate"] for lead in leads}) > 1:
+                return used, None, []
+        if not leads:
             return used, None, missed
         lead = leads[0]
         lead.pop("row")["steered"] = True

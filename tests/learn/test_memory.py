@@ -512,6 +512,31 @@ def test_a_silent_cause_behind_other_callers_is_a_lead_among_the_rules_ties(shop
     assert not [u for u in tie["memory"] if u["steered"]]
 
 
+def test_a_cause_that_missed_on_the_shape_is_no_lead_when_causes_that_held_tie(shop: Gateway):
+    """payments-db, silent, was named in a correction when payments-api alerted; orders-api
+    is remembered for shop's errors, orders-db for its slowness. shop saturated: both of
+    those hold by their component, with another kind (a lead each), so memory is unsure
+    between them; payments-db's playbook missed on the shape (its caller is quiet). It says
+    less than either that held, so it is no lead either: the rules decide, and no playbook
+    steers (it had been named at 0.45, the one cause left among those that missed)."""
+    first = fire(shop, WEEK1, SILENT_DB)
+    verdict(shop, first, "rejected", "payments-db")
+    remembered(shop, "orders-api", ("shop", "errors"))
+    remembered(shop, "orders-db", ("shop", "latency"))
+    saturated = [("ShopSaturated", "shop", "pool saturated")]
+    tie = incident(shop, fire(shop, WEEK1 + timedelta(days=2), saturated))
+    assert tie["finding"]["planner"] == "rules"
+    assert tie["root_cause"] != "payments-db"
+    assert not [u for u in tie["memory"] if u["steered"]]
+    assert {u["playbook"] for u in tie["memory"] if u["applicable"]} == {
+        "on-orders-api",
+        "on-orders-db",
+    }
+    (missed,) = [u for u in tie["memory"] if u["candidate"] == "payments-db"
+                 and u["playbook"] not in ("on-orders-api", "on-orders-db")]  # fmt: skip
+    assert [c["held"] for c in missed["checks"]][-1] is False  # its caller is quiet
+
+
 def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shape():
     """`shape_missed`: only the incident's own components (its signature, alerts on its
     callers) or the cause's own alert while it is silent now may have failed, on a playbook

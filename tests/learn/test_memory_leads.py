@@ -24,6 +24,7 @@ from tests.learn.test_memory import (
     fire,
     incident,
     open_shop,
+    remembered,
     verdict,
 )
 from tests.slack_api import SlackAPI
@@ -115,6 +116,31 @@ def test_a_remembered_lead_loses_to_an_alerting_component_that_explains_every_al
     # claims reaches bank-client only through the events it consumes: split off after the
     # finding (`split.split_unexplained`), as every alert its cause has no path from
     assert sorted(a["component"] for a in again["alerts"]) == ["bank-client", "payments"]
+
+
+def test_of_two_causes_held_by_their_components_the_one_that_explains_more_is_the_lead(
+    home: Gateway,
+):
+    """registry is remembered for errors on voice, command and notifier; shadow-store for
+    latency on voice and command. All three saturated: both playbooks hold by their
+    components only, with other kinds (a lead each). registry explains 3 of 3 alerting
+    components, shadow-store 2 (no call path from notifier): memory follows registry as a
+    lead, as it breaks the rules' ties (it had left both, unsure, to the rules)."""
+    remembered(home, "registry", ("voice", "errors"), ("command", "errors"),
+               ("notifier", "errors"))  # fmt: skip
+    remembered(home, "shadow-store", ("voice", "latency"), ("command", "latency"))
+    found = incident(home, fire(home, WEEK1, [
+        ("VoicePoolSaturated", "voice", "worker pool saturated"),
+        ("CommandPoolSaturated", "command", "worker pool saturated"),
+        ("NotifierPoolSaturated", "notifier", "worker pool saturated"),
+    ]))  # fmt: skip
+    assert {u["playbook"] for u in found["memory"] if u["applicable"]} == {
+        "on-registry",
+        "on-shadow-store",
+    }
+    assert (found["root_cause"], found["finding"]["planner"]) == ("registry", "memory")
+    assert [u["playbook"] for u in found["memory"] if u["steered"]] == ["on-registry"]
+    assert "with other kinds than then: a lead" in found["finding"]["summary"]
 
 
 def test_why_a_remembered_cause_is_the_longer_explanation():
