@@ -93,8 +93,7 @@ class Actor:
         # a setting it needs is missing: said now, not after a person approved it
         cannot = run.missing_credential(remediation.type, self.creds) if self.enabled else None
         self._say(task, notices.proposed(row, what, self.enabled, page, earlier, cannot))
-        task.complete("shown (actions off)" if not self.enabled
-                      else f"shown (cannot run: {cannot})" if cannot else "proposed")  # fmt: skip
+        task.complete(run.proposal_outcome(self.enabled, cannot))
 
     def _edit_proposal(self, task: TaskRun, row: dict[str, Any]) -> None:
         """Once decided, edit the proposal's message once (intent `…:decided`, kind `update`:

@@ -37,7 +37,7 @@ from adapters.falkordb import (
 )
 from adapters.notify import AdapterError
 from adapters.processes import StopRequest
-from agents.act.run import cannot_run
+from agents.act.run import recorded_cannot_run
 
 # Each command imports inside its body what only it uses, so a worker process (`python -m
 # gateway.cli worker`, started by serve) loads no web stack, model SDK or PyGithub (README
@@ -53,7 +53,6 @@ from gateway.ops.runtime import (
     embedded_server,
     listen_refusal,
     missing_data_dir,
-    remediation_credentials,
     writable_folder,
 )
 from gateway.ops.sdnotify import notify
@@ -1205,9 +1204,6 @@ def incident(
         found = incident_detail(graph, incident_id, listed, firing_first=not as_json)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
         fixes = graph.rows("incident_remediations", {"incident_id": incident_id}) if found else []
-    creds = remediation_credentials(settings)
-    for fix in fixes:  # with this shell's settings: say a proposal nobody can approve
-        fix["cannot_run"] = cannot_run(fix["remediation"], creds, settings.actions_enabled)
     if found is None:
         path = archive_path(settings.data_dir, name)
         archived = find_archived(path, incident_id)
@@ -1217,6 +1213,14 @@ def incident(
             return
         typer.echo(f"no incident {incident_id!r}", err=True)
         raise typer.Exit(1)
+    # Whether a proposal can run depends on the server's settings, which this shell may not
+    # have (a VPS keeps them in the units' env file): only what the server recorded when it
+    # proposed it is said (`run.recorded_cannot_run`), never this process's settings.
+    outcomes = {t["id"]: t["outcome"] for t in found["tasks"]}
+    for fix in fixes:
+        if fix["remediation"].get("status") == "proposed":
+            said = outcomes.get(f"propose:{fix['remediation']['id']}")
+            fix["cannot_run_when_proposed"] = recorded_cannot_run(said)
     paged = loads(row["result"]) if row else None
     first = loads(row["first"]) if row and row["first"] else None
     if as_json:

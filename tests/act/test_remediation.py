@@ -246,6 +246,33 @@ def test_with_actions_off_the_page_says_what_would_run_and_nothing_runs(
     )
 
 
+def test_blast_radius_incident_says_what_the_server_recorded_not_this_shell_s_settings(
+    shop, github: FakeGitHub, falkordb: EmbeddedFalkorDB, tmp_path: Path
+) -> None:
+    """A server with actions on, an operator's shell without its env file (actions off there):
+    the proposal is said as the server made it, not "cannot run here: actions are off"; and a
+    server with actions off is said so from a shell that has them on."""
+    on, off = shop(), shop(actions_enabled=False)
+    lines = {}
+    for gw, shell_actions in ((on, "false"), (off, "true")):
+        plant(gw, WORKFLOW)
+        incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+        env = {"FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": gw.tenant,  # type: ignore[attr-defined]
+               "BLAST_DATA_DIR": str(tmp_path), "BLAST_ACTIONS_ENABLED": shell_actions}  # fmt: skip
+        said = CliRunner().invoke(app, ["incident", incident], env=env)
+        assert said.exit_code == 0, said.output
+        (lines[gw],) = [x for x in said.output.splitlines() if "(playbook pb-rollback)" in x]
+    assert lines[on] == (
+        "  run GitHub Actions workflow rollback.yml on o/r@main with service=payment "
+        "(playbook pb-rollback): proposed"
+    )
+    assert lines[off].endswith(
+        "(playbook pb-rollback): proposed, but when it was proposed the server could not run "
+        "it: actions are off (BLAST_ACTIONS_ENABLED=false): nothing runs, nothing is approvable "
+        "(the incident's web page says whether it can now)"
+    )
+
+
 def test_a_world_file_playbook_proposes_its_remediation_and_runs_once_approved(
     shop, github: FakeGitHub, tmp_path: Path
 ) -> None:
@@ -722,14 +749,18 @@ def test_a_remediation_without_its_credential_is_said_early_never_offered_for_ap
                   if r["remediation"]["playbook_id"] == "pb-rollback"]  # fmt: skip
     assert api_row["remediation"]["status"] == "proposed"
     assert api_row["cannot_run"].startswith("a webhook remediation needs BLAST_RUNBOOK_WEBHOOK")
-    # and so does `blast-radius incident`, with this shell's settings
+    # and so does `blast-radius incident`, from what the server recorded when it proposed it,
+    # whatever this shell's settings (here: actions off, the default)
     env = {"FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": gw.tenant,  # type: ignore[attr-defined]
-           "BLAST_DATA_DIR": str(tmp_path), "BLAST_ACTIONS_ENABLED": "true"}  # fmt: skip
+           "BLAST_DATA_DIR": str(tmp_path)}  # fmt: skip
     said = CliRunner().invoke(app, ["incident", incident], env=env)
     assert said.exit_code == 0, said.output
-    assert "(playbook pb-rollback): proposed, but it cannot run here: a webhook remediation " in (
-        said.output
-    )
+    assert (
+        "(playbook pb-rollback): proposed, but when it was proposed the server could not run "
+        "it: a webhook remediation needs BLAST_RUNBOOK_WEBHOOK_SECRET (requests are signed), "
+        "which is not set (the incident's web page says whether it can now)"
+    ) in said.output
+    assert "actions are off" not in said.output
     refused = decide(gw, incident, "approve", MEMBER)
     assert refused.status_code == 409, refused.text
     assert refused.json()["detail"] == (
