@@ -80,6 +80,25 @@ def cannot_run(remediation: dict[str, Any], creds: Credentials, enabled: bool) -
     return missing_credential(remediation.get("type"), creds)
 
 
+#: How long an approved remediation waits before its next try after a failure a retry may
+#: help (its runner down, a 5xx without `Retry-After`), by the try that failed: at once after
+#: the first (a blip), then `RETRY_BASE_S` doubling, at most `RETRY_MAX_S`. With
+#: BLAST_MAX_ATTEMPTS=5 the last try comes about 3.5 min after the first, so a runner being
+#: restarted is waited for; the worker's own backoff (1 s doubling) spent them in ~9 s.
+RETRY_BASE_S = 30
+RETRY_MAX_S = 300
+
+
+def retry_wait_s(attempts: int) -> int:
+    """Seconds before the next try of a remediation whose try number `attempts` (1-based, the
+    task's) failed retryably: 0 after the first, then 30, 60, 120, … at most 300 (see
+    `RETRY_BASE_S`). Handed to the worker as the error's `retry_after_s`, its own mechanism
+    for an outside system's "retry after"."""
+    if attempts <= 1:
+        return 0
+    return int(min(RETRY_BASE_S * 2 ** (attempts - 2), RETRY_MAX_S))
+
+
 #: The `propose_remediation` task's outcome when the proposal was shown although it could
 #: not run (actions off), and the start of the one naming a missing credential
 #: (`proposal_outcome`).

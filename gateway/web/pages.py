@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adapters.falkordb import TenantGraph, graph_name
+from agents.act import notices
 from agents.investigate.checks import describe
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance, messages
@@ -400,6 +401,7 @@ async def incident_page(request: Request, incident_id: str) -> Response:
         request, "incident.html", session, cookie, intent=uuid.uuid4().hex,
         page_alerts=PAGE_ALERTS, links=links(request, found["incident"]),
         actions_enabled=request.app.state.settings.actions_enabled,
+        run_failed_next=notices.RUN_FAILED_NEXT,
         web_person=None if session.via == "open" else session.person,
         remediation_notice=request.query_params.get("remediation", "")[:500], **found,
     )  # fmt: skip

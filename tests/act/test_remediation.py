@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -33,7 +34,7 @@ from adapters.github.actions import FlagdPullRequest, branch_name
 from adapters.github.notifier import client
 from adapters.notices import FollowUp, Span, fmt_ms
 from adapters.notify import AdapterError, OutboundMessage
-from agents.act import spec
+from agents.act import run, spec
 from gateway.cli.commands import app
 from gateway.cli.demo import rfc3339
 from gateway.cli.demo_evidence import Edge, PrometheusServer, Window, available
@@ -693,6 +694,54 @@ def test_a_runbook_webhook_with_the_wrong_secret_is_refused_and_fails(
     assert row["remediation"]["status"] == "failed"
     assert row["attempts"][0]["outcome"].endswith("answered HTTP 401")
     assert any("Remediation failed to run" in e["text"] for e in thread(gw, incident))
+
+
+def test_a_runner_that_is_down_is_waited_for_minutes_then_the_failure_says_what_to_do(
+    shop,
+) -> None:
+    """The runner down: the first retry is at once, the next ones wait 30 s, 1 min, 2 min (the
+    worker's retry-after, not its 1 s backoff), each attempt saying when it is tried again;
+    once the tries are used up, the thread and the page say what a person does next."""
+    with socket.socket() as closed:  # a port nobody listens on: the runner is down
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/restart"
+    assert [run.retry_wait_s(n) for n in range(1, 8)] == [0, 30, 60, 120, 240, 300, 300]
+    gw = shop()
+    plant(gw, {"type": "webhook", "url": url, "body": {}})
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    gw.drain()
+    (row,) = remediations(gw, incident)
+    error = f"error: runbook webhook {url} failed: ConnectError"
+    assert [a["outcome"] for a in row["attempts"]] == [
+        f"{error} (tried again at once)", f"{error} (tried again in 30 s)",
+    ]  # fmt: skip
+    assert row["remediation"]["status"] == "running"
+    rid = f"remediation:{incident}:pb-rollback"
+    graph = graph_of(gw)._graph  # type: ignore[attr-defined]
+    (until,) = graph.ro_query(
+        "MATCH (t:Task {id: $id}) RETURN t.lease_until - timestamp()", {"id": f"remediate:{rid}"}
+    ).result_set[0]
+    assert 25_000 < until <= 30_000, until
+    # its last try (BLAST_MAX_ATTEMPTS=5), now rather than in minutes
+    graph.query("MATCH (t:Task {id: $id}) SET t.attempts = 4, t.lease_until = 0",
+                {"id": f"remediate:{rid}"})  # fmt: skip
+    gw.drain()
+    (row,) = remediations(gw, incident)
+    assert row["remediation"]["status"] == "failed"
+    assert row["attempts"][-1]["outcome"] == error
+    (said,) = [e for e in thread(gw, incident) if e["intent_id"].endswith(":run-failed")]
+    assert said["text"] == (
+        "Remediation failed to run after 3 tries: POST the runbook webhook "
+        f"{url}: runbook webhook {url} failed: ConnectError. It is not tried again on this "
+        "incident (an approval runs it once, and cannot be given again): run it by hand if it "
+        "is still needed; a later incident proposes it again."
+    )
+    page = page_as(gw, incident, MEMBER)
+    assert (
+        '<p class="notice run-failed">It failed to run after 3 tries. It is not tried again on '
+        "this incident (an approval runs it once, and cannot be given again)"
+    ) in page
 
 
 def test_a_remediation_without_its_credential_is_said_early_never_offered_for_approval(
