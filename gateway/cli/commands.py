@@ -32,6 +32,7 @@ from adapters.falkordb import (
     TENANT_RE,
     GraphUnavailable,
     SchemaFailed,
+    TenantGraph,
     answers_ping,
     graph_name,
 )
@@ -669,7 +670,7 @@ def topology_import(
             report = apply_world(
                 graph, loaded.world, loaded.sources, explicit=loaded.explicit, codeowners=rules
             )
-            totals = world_counts(graph)
+            totals = holds(graph)
             complete = from_rows(graph.rows("world_dependencies"))
             routed = graph.one("default_route") is not None
     except TopologyError as exc:
@@ -794,7 +795,7 @@ def topology_discover(
             graph = runtime.store.graph(name)
             graph.ensure_schema()
             report = discover(graph, client, url, window, when)
-            totals = world_counts(graph)
+            totals = holds(graph)
     except TopologyError as exc:
         fail_topology("topology discover", exc)
     except AdapterError as exc:  # only Prometheus answers through an adapter here
@@ -822,6 +823,16 @@ def without_password(url: str) -> str:
     except ValueError:  # a port that is no number: said as the URL has it, still no password
         port = ":" + parts.netloc.rsplit(":", 1)[-1]
     return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def holds(graph: TenantGraph) -> dict[str, int]:
+    """What the graph holds now, as `… now holds:` says it: the world's counts
+    (`world_counts`) with its active playbooks (world-file, API or learned:
+    `cypher/active_playbooks.cypher`) before the shifts, as `imported into …:` lists them."""
+    row = graph.one("active_playbooks") or {}
+    world = world_counts(graph)
+    shifts = world.pop("shifts")  # last, as `imported into …:` lists them
+    return world | {"playbooks": int(row.get("playbooks") or 0), "shifts": shifts}
 
 
 def counted(counts: dict[str, int]) -> str:

@@ -313,7 +313,8 @@ def test_only_the_owning_team_or_its_approvers_approve_and_a_double_click_runs_o
     incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
     (said,) = thread(gw, incident)
     assert said["notice"]["remediation_id"] == f"remediation:{incident}:pb-rollback"
-    assert "Approve as cy@example.com" in page_as(gw, incident, MEMBER)
+    # named as the world names them, not by their sign-in email (a trial's finding)
+    assert "Approve as Cy Example</button>" in page_as(gw, incident, MEMBER)
     # a stranger, a member of another team, and nobody named are refused; nothing is queued
     for person, status in (("mallory@evil.example", 403), (OUTSIDER, 403), (None, 401)):
         answer = decide(gw, incident, "approve", person)
@@ -328,8 +329,15 @@ def test_only_the_owning_team_or_its_approvers_approve_and_a_double_click_runs_o
     posted = gw.http.post(action.group(1).replace("&amp;", "&"), data={"csrf": csrf.group(1)})
     assert posted.status_code == 403 and posted.headers["content-type"].startswith("text/html")
     assert "<h1>Remediation not approved</h1>" in posted.text
-    assert ("signed-in person &#39;hal@example.com&#39; may not decide this remediation: only "
+    assert ("Hal Example may not decide this remediation: only "
             "members of checkout (owning payment)") in posted.text  # fmt: skip
+    assert "signed-in person &#39;hal@example.com&#39;" not in posted.text
+    # one the world does not know is still named by the identity they signed in with
+    assert (
+        decide(gw, incident, "approve", "mallory@evil.example")
+        .json()["detail"]
+        .startswith("signed-in person 'mallory@evil.example' may not decide this remediation")
+    )
     assert f'<a href="/ui/incidents/{incident}">Back to the incident</a>' in posted.text
     forged_csrf = gw.http.post(action.group(1).replace("&amp;", "&"), data={"csrf": "0" * 32})
     assert forged_csrf.status_code == 403 and "<h1>Remediation not approved</h1>" in (
@@ -679,6 +687,10 @@ def test_a_runbook_webhook_is_signed_and_posted_once(shop, receiver: Receiver) -
     (row,) = remediations(gw, incident)
     assert [a["outcome"] for a in row["attempts"]] == ["dispatched"]
     assert row["attempts"][0]["external_ref"].endswith("(run-1)")
+    # ran, its verification under way: the memory page does not say "never run"
+    page_as(gw, incident, MEMBER)
+    fix = gw.http.get("/ui/memory").text.split('<td class="fix">', 1)[1].split("</td>", 1)[0]
+    assert fix.endswith("<small>1 run not verified yet</small>"), fix
 
 
 def test_a_runbook_webhook_with_the_wrong_secret_is_refused_and_fails(
@@ -742,6 +754,8 @@ def test_a_runner_that_is_down_is_waited_for_minutes_then_the_failure_says_what_
         '<p class="notice run-failed">It failed to run after 3 tries. It is not tried again on '
         "this incident (an approval runs it once, and cannot be given again)"
     ) in page
+    fix = gw.http.get("/ui/memory").text.split('<td class="fix">', 1)[1].split("</td>", 1)[0]
+    assert fix.endswith("<small>1 approved but failed to run</small>"), fix
 
 
 def test_a_remediation_without_its_credential_is_said_early_never_offered_for_approval(
