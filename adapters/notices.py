@@ -220,6 +220,8 @@ class Ticket(_Value):
     """The ticket: what the investigator saw. `note` comes first (e.g. why nobody was paged);
     `alert_names` and `where` (the alerting components) make the title; `ruled_out` maps a
     candidate to why it was ruled out; `lookback_h` is how far back changes were looked for;
+    `changes_checked` false: no change source ever recorded one, so no change was looked for
+    (the ticket says "not checked", not "none");
     `evidence` holds each alert's raw fields verbatim (`fingerprint`, `labels`, `annotations`,
     `values`, `startsAt`, `status`, `generatorURL`); `lead`: the cause is named under the
     investigator's confidence line (as on the page); `held`: how long which quiet (maintenance)
@@ -246,6 +248,7 @@ class Ticket(_Value):
     paths: list[list[str]] = Field(default_factory=list)
     changes: list[ChangeNote] = Field(default_factory=list)
     lookback_h: int = 0
+    changes_checked: bool = True
     steps: list[StepNote] = Field(default_factory=list)
     paged: str = ""
     held: str | None = None

@@ -5,6 +5,7 @@
 // `owners` (rows of `response_context` for the root cause, the candidates and the alerting
 // components), `fallback` (the `default_route` row, or empty), `cited` (`incident_changes`),
 // `recent` (`recent_changes` of those components in [opened_at - $lookback_ms, opened_at]),
+// `change_source` (whether any Change was ever recorded: false, `recent` measured nothing),
 // `actions` (`incident_actions`), `steps` (the investigations' steps), `previous` (the latest
 // earlier incident with an alert of the same fingerprint, and its ticket; or empty) and
 // `preferences` (the approved, current preferences of every person in `owners` and `fallback`,
@@ -82,6 +83,13 @@ CALL {
        author: ch.author} END) AS recent
 }
 CALL {
+  // Whether any change was ever recorded (a change source exists): without one, no `recent`
+  // says nothing was measured, not "no change". One row at most, from Change.at's index.
+  OPTIONAL MATCH (ch:Change) WHERE ch.at >= 0
+  WITH ch LIMIT 1
+  RETURN ch IS NOT NULL AS change_source
+}
+CALL {
   WITH i
   OPTIONAL MATCH (a:Action)-[:FOR]->(i)
   RETURN collect(CASE WHEN a IS NULL THEN null ELSE {
@@ -123,7 +131,8 @@ CALL {
       OR any(t IN m.teams WHERE t IN [o IN owners | o.team]))
   RETURN max(m.ends_at) AS quiet_until
 }
-WITH i, f, alerts, owners, fallback, cited, recent, actions, steps, previous, quiet_until,
+WITH i, f, alerts, owners, fallback, cited, recent, change_source, actions, steps, previous,
+     quiet_until,
      [o IN owners + fallback WHERE o.person IS NOT NULL | o.person]
        + [o IN owners + fallback WHERE o.slack_user_id IS NOT NULL | o.slack_user_id] AS people
 CALL {
@@ -178,5 +187,5 @@ RETURN i.id AS id, i.status AS status, i.title AS title, i.severity AS severity,
        f.model AS model, f.second_opinion_json AS second_opinion_json,
        f.separated_by AS separated_by, f.evidence_json AS evidence_json,
        i.similar_json AS similar_json, i.heartbeat AS heartbeat, i.last_seen AS last_seen, alerts,
-       owners, fallback, cited, recent, actions, steps, previous, preferences,
+       owners, fallback, cited, recent, change_source, actions, steps, previous, preferences,
        pt.status AS early_page, paged, verdicts, refused, held

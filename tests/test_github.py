@@ -669,6 +669,33 @@ def test_end_to_end_one_issue_per_incident_closed_on_resolve(github_runtime, git
     )  # pages still in the outbox, tickets on GitHub
 
 
+def test_end_to_end_the_ticket_says_changes_were_not_checked_without_a_change_source(
+    github_runtime, github_api
+):
+    """No change source (nothing ever posted to /api/v1/changes): the ticket says the recent
+    changes were not checked, not "none in the 2 h"; once one exists, "none" is measured."""
+    runtime, http = github_runtime
+    first = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2)
+    (incident,) = post(http, payment_failure(), first, "firing")
+    drain(runtime)
+    body = github_api.issues[0]["body"]
+    section = body.split("### Recent changes near the cause\n", 1)[1].split("\n\n", 1)[0]
+    assert section == (
+        "- not checked (no change source configured: no deploy or merged pull request was ever "
+        "recorded, by `POST /api/v1/changes` or `blast-radius topology changes`)"
+    )
+    # a deploy a day earlier: a source exists, and nothing changed in the 2 h
+    deploy = {"component": "payment", "kind": "deploy", "ref": "v1",
+              "at": int((first - timedelta(days=1)).timestamp() * 1000)}  # fmt: skip
+    assert http.post("/api/v1/changes", json=deploy).status_code == 201
+    (other,) = post(http, payment_failure(), first + timedelta(days=2), "firing")
+    drain(runtime)
+    assert other != incident
+    body = github_api.issues[1]["body"]
+    section = body.split("### Recent changes near the cause\n", 1)[1].split("\n\n", 1)[0]
+    assert section == "- none in the 2 h before the incident opened"
+
+
 def test_end_to_end_a_rate_limited_ticket_waits_for_retry_after(github_runtime, github_api):
     runtime, http = github_runtime
     github_api.fail("POST", ISSUES, 403, {"message": SECONDARY}, {"Retry-After": "1"})

@@ -107,7 +107,7 @@ def test_a_first_import_counts_what_is_new_and_lists_each_item_only_with_verbose
     assert lines[:3] == [
         "imported into org_demo: 37 components, 74 edges, 5 teams, 8 people, 0 playbooks, N shifts",
         "new (111): 37 components, 74 edges (--verbose lists each)",
-        "org_demo now holds: 37 components, 74 edges, 5 teams, 8 people, N shifts",
+        "org_demo now holds: 37 components, 74 edges, 5 teams, 8 people, 0 playbooks, N shifts",
     ]
     assert len(lines) == 4 and lines[3].startswith("incomplete: 15 of 30 services"), lines
     edited = tmp_path / "world.yaml"  # two edges more: a list short enough to read

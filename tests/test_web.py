@@ -218,6 +218,36 @@ def test_incident_page_shows_the_agents_work_and_the_verdict_button_records(site
     assert f"confirmed by {PERSON_A}" in box
 
 
+def test_an_empty_wrong_cause_on_an_inconclusive_finding_is_refused_as_the_api_refuses_it(
+    site: Site,
+) -> None:
+    """A new user's trial: "✗ Wrong cause" with the box empty on an inconclusive finding was
+    recorded, and the list said "cause marked wrong" of a finding that named none, while the
+    API refused `{"actual_cause": ""}`. Both refuse it now, with one reason."""
+    incident = site.post_alert(site.a, "no-such-service")
+    site.drain()
+    reason = ("the finding is inconclusive: it named no cause to mark wrong; a rejection names "
+              "the actual cause (actual_cause)")  # fmt: skip
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    with site.client() as http:
+        sign_in(http, VIEWER_A)
+        text = http.get(f"/ui/incidents/{incident}").text
+        intent = re.search(r'name="intent" value="([0-9a-f]+)"', text)
+        assert intent
+        form = {"csrf": csrf_of(text), "intent": intent.group(1), "verdict": "rejected",
+                "actual_cause": "  "}  # fmt: skip
+        web = http.post(f"/ui/incidents/{incident}/verdict", data=form)
+        answers = [
+            http.post(f"/api/v1/incidents/{incident}/verdicts", headers=bearer,
+                      json={"verdict": "rejected", "by": "Cy Example"} | extra)
+            for extra in ({"actual_cause": ""}, {})
+        ]  # fmt: skip
+        found = http.get(f"/api/v1/incidents/{incident}", headers=bearer).json()
+    assert found["root_cause"] is None and found["verdicts"] == []
+    assert web.status_code == 422 and html.escape(reason) in web.text
+    assert [(a.status_code, a.json()["detail"]) for a in answers] == [(422, reason)] * 2
+
+
 def test_the_alert_that_opened_an_incident_says_so_beside_one_that_started_earlier(
     site: Site,
 ) -> None:

@@ -231,6 +231,13 @@ def evidence_section(raws: list[dict[str, Any]], budget: int, incident_id: str) 
     return "".join(out)
 
 
+#: The ticket's recent changes when no change source ever recorded one: nothing was measured.
+NOT_CHECKED = (
+    "- not checked (no change source configured: no deploy or merged pull request was ever "
+    "recorded, by `POST /api/v1/changes` or `blast-radius topology changes`)"
+)
+
+
 def body(ticket: Ticket) -> str:
     """The issue body, under `TICKET_BODY_LIMIT` characters. Sections: the note first (e.g.
     why nobody was paged), incident and previous occurrence, root cause and confidence, graph
@@ -266,7 +273,10 @@ def body(ticket: Ticket) -> str:
             f"- {fmt_ms(c.at)}: {text(c.kind)} {inline_code(c.ref or '')} on {text(c.component)}"
             + (f" by {inline_code(c.author)}" if c.author else "")
             for c in ticket.changes
-        ], 20, "changes") or [f"- none in the {ticket.lookback_h} h before the incident opened"]),
+        ], 20, "changes") or [
+            f"- none in the {ticket.lookback_h} h before the incident opened"
+            if ticket.changes_checked else NOT_CHECKED
+        ]),
         "",
         "### Candidates considered",
         *(_capped(

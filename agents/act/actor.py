@@ -93,8 +93,7 @@ class Actor:
         # a setting it needs is missing: said now, not after a person approved it
         cannot = run.missing_credential(remediation.type, self.creds) if self.enabled else None
         self._say(task, notices.proposed(row, what, self.enabled, page, earlier, cannot))
-        task.complete("shown (actions off)" if not self.enabled
-                      else f"shown (cannot run: {cannot})" if cannot else "proposed")  # fmt: skip
+        task.complete(run.proposal_outcome(self.enabled, cannot))
 
     def _edit_proposal(self, task: TaskRun, row: dict[str, Any]) -> None:
         """Once decided, edit the proposal's message once (intent `…:decided`, kind `update`:
@@ -158,15 +157,24 @@ class Actor:
             ref = task.act(adapter, run.message(row, what))
         except AdapterError as exc:
             gives_up = not exc.retryable or task.last_attempt
+            # a runner restarting is waited for minutes, not seconds (`run.retry_wait_s`),
+            # through the worker's retry-after; an outside system's own Retry-After wins
+            wait_s = exc.retry_after_s or run.retry_wait_s(task.claim.attempts)
+            then = "" if gives_up else (
+                f" (tried again in {escalation.fmt_after(int(wait_s * 1000))})" if wait_s
+                else " (tried again at once)"
+            )  # fmt: skip
             task.flush_records()
             task.graph.one("end_attempt", ends | {
-                "outcome": f"error: {exc}"[:500], "external_ref": None,
+                "outcome": f"error: {str(exc)[:450]}{then}", "external_ref": None,
                 "status": "failed" if gives_up else "running",
             })  # fmt: skip
             if not gives_up:
+                exc.retry_after_s = wait_s or None
                 raise
             if page is not None:
-                self._say(task, notices.run_failed(row, what, str(exc)[:300], page))
+                said = notices.run_failed(row, what, str(exc)[:300], page, int(tried["n"]))
+                self._say(task, said)
             task.complete("failed")
             return
         # the run's checkpoint (its ref in the task's steps); this try's own outcome is the

@@ -166,11 +166,20 @@ def started(
     return _thread(intent(rem, "started"), row, [Span(text=text)], reply_to)
 
 
+#: What a person does once a remediation failed to run: said in the thread and on the page.
+RUN_FAILED_NEXT = (
+    "It is not tried again on this incident (an approval runs it once, and cannot be given "
+    "again): run it by hand if it is still needed; a later incident proposes it again."
+)
+
+
 def run_failed(
-    row: dict[str, Any], what: str, reason: str, reply_to: str | None
+    row: dict[str, Any], what: str, reason: str, reply_to: str | None, tries: int = 1
 ) -> OutboundMessage:
-    """A run that a retry cannot help, in the thread."""
-    text = f"Remediation failed to run: {what}: {reason}"
+    """A run that a retry cannot help, or whose tries (`tries`, its Attempts) are used up, in
+    the thread, with what to do next (`RUN_FAILED_NEXT`)."""
+    after = f" after {tries} tries" if tries > 1 else ""
+    text = f"Remediation failed to run{after}: {what}: {reason.rstrip('.')}. {RUN_FAILED_NEXT}"
     return _thread(intent(row["remediation"], "run-failed"), row, [Span(text=text)], reply_to)
 
 

@@ -80,6 +80,54 @@ def cannot_run(remediation: dict[str, Any], creds: Credentials, enabled: bool) -
     return missing_credential(remediation.get("type"), creds)
 
 
+#: How long an approved remediation waits before its next try after a failure a retry may
+#: help (its runner down, a 5xx without `Retry-After`), by the try that failed: at once after
+#: the first (a blip), then `RETRY_BASE_S` doubling, at most `RETRY_MAX_S`. With
+#: BLAST_MAX_ATTEMPTS=5 the last try comes about 3.5 min after the first, so a runner being
+#: restarted is waited for; the worker's own backoff (1 s doubling) spent them in ~9 s.
+RETRY_BASE_S = 30
+RETRY_MAX_S = 300
+
+
+def retry_wait_s(attempts: int) -> int:
+    """Seconds before the next try of a remediation whose try number `attempts` (1-based, the
+    task's) failed retryably: 0 after the first, then 30, 60, 120, … at most 300 (see
+    `RETRY_BASE_S`). Handed to the worker as the error's `retry_after_s`, its own mechanism
+    for an outside system's "retry after"."""
+    if attempts <= 1:
+        return 0
+    return int(min(RETRY_BASE_S * 2 ** (attempts - 2), RETRY_MAX_S))
+
+
+#: The `propose_remediation` task's outcome when the proposal was shown although it could
+#: not run (actions off), and the start of the one naming a missing credential
+#: (`proposal_outcome`).
+SHOWN_ACTIONS_OFF = "shown (actions off)"
+SHOWN_CANNOT_RUN = "shown (cannot run: "
+
+
+def proposal_outcome(enabled: bool, cannot: str | None) -> str:
+    """The outcome the `propose_remediation` task records: `SHOWN_ACTIONS_OFF` with actions
+    off, `SHOWN_CANNOT_RUN` + the missing credential + ")" (`missing_credential`), else
+    "proposed". What `recorded_cannot_run` reads back."""
+    if not enabled:
+        return SHOWN_ACTIONS_OFF
+    return f"{SHOWN_CANNOT_RUN}{cannot})" if cannot else "proposed"
+
+
+def recorded_cannot_run(outcome: str | None) -> str | None:
+    """Why the server could not run a proposal when it proposed it, from its
+    `propose_remediation` task's `outcome` (`proposal_outcome`): `ACTIONS_OFF` or the missing
+    credential; None when it could, or nothing was recorded. What a reader without the
+    server's settings (`blast-radius incident`, run from any shell) may say: the server's own
+    record, at the time of the proposal, not this process's settings."""
+    if outcome == SHOWN_ACTIONS_OFF:
+        return ACTIONS_OFF
+    if outcome and outcome.startswith(SHOWN_CANNOT_RUN) and outcome.endswith(")"):
+        return outcome[len(SHOWN_CANNOT_RUN) : -1]
+    return None
+
+
 def adapter_for(remediation: spec.GitHubWorkflow | spec.FlagdFlag | spec.Webhook,
                 creds: Credentials) -> Notifier:  # fmt: skip
     """The adapter that runs `remediation`. Raises a non-retryable `AdapterError` when its

@@ -497,7 +497,8 @@ def ticket(
     """The ticket: what the investigator saw. `note` first (e.g. why nobody was paged: a
     stated preference), the previous occurrence (`previous`: `respond_context.cypher`'s),
     root cause and confidence, graph paths, recent changes near the cause (`changes`: rows of
-    `recent_changes.cypher`), candidates and why each was ruled out, the investigator's steps
+    `recent_changes.cypher`; "not checked" when the row's `change_source` is false: no change
+    was ever recorded), candidates and why each was ruled out, the investigator's steps
     (`steps`: `respond_context.cypher`'s), who was paged, the quiet windows that held the page
     (the row's `held`: `held_line`, as the page says it), and each alert's raw fields. The
     ticket of a heartbeat's silence says what stopped and what to check instead (`silence_line`,
@@ -554,6 +555,8 @@ def ticket(
             for c in changes or []
         ],
         lookback_h=CHANGE_LOOKBACK_MS // 3_600_000,
+        # no change ever recorded: no "none in the 2 h" that nothing measured
+        changes_checked=bool(changes) or incident.get("change_source", True) is not False,
         steps=[
             StepNote(
                 task_id=s["task_id"],

@@ -32,12 +32,13 @@ from adapters.falkordb import (
     TENANT_RE,
     GraphUnavailable,
     SchemaFailed,
+    TenantGraph,
     answers_ping,
     graph_name,
 )
 from adapters.notify import AdapterError
 from adapters.processes import StopRequest
-from agents.act.run import cannot_run
+from agents.act.run import recorded_cannot_run
 
 # Each command imports inside its body what only it uses, so a worker process (`python -m
 # gateway.cli worker`, started by serve) loads no web stack, model SDK or PyGithub (README
@@ -53,7 +54,6 @@ from gateway.ops.runtime import (
     embedded_server,
     listen_refusal,
     missing_data_dir,
-    remediation_credentials,
     writable_folder,
 )
 from gateway.ops.sdnotify import notify
@@ -674,7 +674,7 @@ def topology_import(
             report = apply_world(
                 graph, loaded.world, loaded.sources, explicit=loaded.explicit, codeowners=rules
             )
-            totals = world_counts(graph)
+            totals = holds(graph)
             complete = from_rows(graph.rows("world_dependencies"))
             routed = graph.one("default_route") is not None
     except TopologyError as exc:
@@ -799,7 +799,7 @@ def topology_discover(
             graph = runtime.store.graph(name)
             graph.ensure_schema()
             report = discover(graph, client, url, window, when)
-            totals = world_counts(graph)
+            totals = holds(graph)
     except TopologyError as exc:
         fail_topology("topology discover", exc)
     except AdapterError as exc:  # only Prometheus answers through an adapter here
@@ -827,6 +827,16 @@ def without_password(url: str) -> str:
     except ValueError:  # a port that is no number: said as the URL has it, still no password
         port = ":" + parts.netloc.rsplit(":", 1)[-1]
     return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def holds(graph: TenantGraph) -> dict[str, int]:
+    """What the graph holds now, as `… now holds:` says it: the world's counts
+    (`world_counts`) with its active playbooks (world-file, API or learned:
+    `cypher/active_playbooks.cypher`) before the shifts, as `imported into …:` lists them."""
+    row = graph.one("active_playbooks") or {}
+    world = world_counts(graph)
+    shifts = world.pop("shifts")  # last, as `imported into …:` lists them
+    return world | {"playbooks": int(row.get("playbooks") or 0), "shifts": shifts}
 
 
 def counted(counts: dict[str, int]) -> str:
@@ -1209,9 +1219,6 @@ def incident(
         found = incident_detail(graph, incident_id, listed, firing_first=not as_json)
         row = graph.one("web_paged", {"incident_ids": [incident_id]}) if found else None
         fixes = graph.rows("incident_remediations", {"incident_id": incident_id}) if found else []
-    creds = remediation_credentials(settings)
-    for fix in fixes:  # with this shell's settings: say a proposal nobody can approve
-        fix["cannot_run"] = cannot_run(fix["remediation"], creds, settings.actions_enabled)
     if found is None:
         path = archive_path(settings.data_dir, name)
         archived = find_archived(path, incident_id)
@@ -1221,6 +1228,14 @@ def incident(
             return
         typer.echo(f"no incident {incident_id!r}", err=True)
         raise typer.Exit(1)
+    # Whether a proposal can run depends on the server's settings, which this shell may not
+    # have (a VPS keeps them in the units' env file): only what the server recorded when it
+    # proposed it is said (`run.recorded_cannot_run`), never this process's settings.
+    outcomes = {t["id"]: t["outcome"] for t in found["tasks"]}
+    for fix in fixes:
+        if fix["remediation"].get("status") == "proposed":
+            said = outcomes.get(f"propose:{fix['remediation']['id']}")
+            fix["cannot_run_when_proposed"] = recorded_cannot_run(said)
     paged = loads(row["result"]) if row else None
     first = loads(row["first"]) if row and row["first"] else None
     if as_json:

@@ -236,9 +236,10 @@ def incident_report(
 
 def _remediation_lines(rows: list[dict[str, Any]]) -> list[str]:
     """`remediations:` then, per remediation (newest first), what it runs
-    (`agents.act.spec.describe`), its playbook and status (with the row's `cannot_run`, why a
-    proposal cannot be approved), and under it who decided, each attempt and the
-    verification, as the incident's web page says them."""
+    (`agents.act.spec.describe`), its playbook and status (with the row's
+    `cannot_run_when_proposed`: why the server could not run a proposal when it proposed it,
+    as it recorded then; this process does not know the server's settings), and under it who
+    decided, each attempt and the verification, as the incident's web page says them."""
     if not rows:
         return []
     lines = ["remediations:"]
@@ -250,8 +251,10 @@ def _remediation_lines(rows: list[dict[str, Any]]) -> list[str]:
             what = None
         what = what or f"remediation {rem.get('type') or 'of unknown type'}"
         status = rem.get("status")
-        if row.get("cannot_run"):  # `run.cannot_run`: no approval would run it
-            status = f"{status}, but it cannot run here: {row['cannot_run']}"
+        if row.get("cannot_run_when_proposed"):  # the server's record (`run.recorded_cannot_run`)
+            status = (f"{status}, but when it was proposed the server could not run it: "
+                      f"{row['cannot_run_when_proposed']} (the incident's web page says whether "
+                      "it can now)")  # fmt: skip
         lines.append(f"  {what} (playbook {rem.get('playbook_id')}): {status}")
         for verb, decision in (("approved", row["approval"]), ("rejected", row["rejection"])):
             if decision:

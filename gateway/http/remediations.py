@@ -39,6 +39,7 @@ from adapters.slack.payloads import Action, Interaction
 from agents.act.approval import Approver, Refused, decide
 from agents.act.notices import APPROVE
 from agents.act.run import cannot_run
+from agents.respond import lifecycle
 from gateway.http.incident_views import api_tenant
 from gateway.http.limits import ParsedOnceRoute, read_limited
 from gateway.ops.runtime import remediation_credentials
@@ -143,11 +144,16 @@ async def _decided(
     if key_problem(remediation_id) is not None:
         raise HTTPException(404, f"no remediation {remediation_id[:200]!r} on this incident")
     graph = request.app.state.store.graph(graph_name(session.tenant))
+
+    def decided() -> dict[str, Any]:
+        # a refusal names them as the world does ("Pay Person may not …"), not by their email
+        name = lifecycle.web_name(graph, session.person)
+        who = Approver(session.person, "web", None, name if name != session.person else None)
+        return decide(graph, remediation_id, who, verb == "approve", settings.actions_enabled,
+                      incident_id, remediation_credentials(settings))  # fmt: skip
+
     try:
-        done: dict[str, Any] = await run_in_threadpool(
-            decide, graph, remediation_id, Approver(session.person, "web"), verb == "approve",
-            settings.actions_enabled, incident_id, remediation_credentials(settings),
-        )  # fmt: skip
+        done: dict[str, Any] = await run_in_threadpool(decided)
     except Refused as exc:
         raise HTTPException(exc.status, exc.reason) from None
     return done

@@ -56,7 +56,10 @@ def cause(row: dict[str, Any]) -> dict[str, str]:
     if verdict[0] == "rejected":
         if verdict[1]:
             return {"state": "corrected", "text": f"corrected to {verdict[1]}"}
-        return {"state": "corrected", "text": f"{row['root_cause'] or 'cause'} marked wrong"}
+        # an inconclusive finding named no cause: "cause marked wrong" would invent one (such
+        # a rejection is refused now, `status.rejects_nothing`; older ones are still stored)
+        said = row["root_cause"] or "inconclusive finding"
+        return {"state": "corrected", "text": f"{said} marked wrong"}
     if verdict[0] == "confirmed" and (verdict[1] or row["root_cause"]):
         return {"state": "confirmed", "text": f"{verdict[1] or row['root_cause']} (confirmed)"}
     if row["root_cause"]:
@@ -166,10 +169,11 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
     for (playbook, _), use in latest.items():
         uses.setdefault(playbook, []).append(use)
     playbooks = graph.rows("list_playbooks")
+    runs = {r["playbook"]: r for r in graph.rows("web_fix_runs")}
     for pb in playbooks:
         pb["checks"] = loads(pb.pop("checks_json")) or []
         pb["uses"] = uses.get(pb["id"], [])
-        pb["fix"] = playbook_fix(pb)
+        pb["fix"] = playbook_fix(pb, runs.get(pb["id"]))
     facts = graph.rows("web_facts")
     older = {f["id"]: list(f["supersedes"]) for f in facts}
     superseded = {old for olds in older.values() for old in olds}
@@ -191,11 +195,15 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
     }
 
 
-def playbook_fix(pb: dict[str, Any]) -> dict[str, Any] | None:
+def playbook_fix(
+    pb: dict[str, Any], pending: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
     """The fix a playbook proposes (a `list_playbooks` row's `remediation_json`), in words:
-    `{kind, target, what, verify_within, verified, failed, trust}` (`agents.act.spec`'s
-    `KINDS`, `target` and `describe`; `verify_within` in words, `10 min`; the verified and failed
-    runs so far and the trust they earned, None before any); None for a playbook without one.
+    `{kind, target, what, verify_within, verified, failed, trust, unverified, unrun}`
+    (`agents.act.spec`'s `KINDS`, `target` and `describe`; `verify_within` in words, `10 min`;
+    the verified and failed runs so far and the trust they earned, None before any; from
+    `pending`, its `web_fix_runs` row, the runs not verified yet and the approvals that failed
+    to run, 0 without one); None for a playbook without one.
     One stored by another version that no longer validates says so in `what`, its `type` as
     `kind`."""
     stored = pb.get("remediation_json")
@@ -203,7 +211,9 @@ def playbook_fix(pb: dict[str, Any]) -> dict[str, Any] | None:
         return None
     runs = {"verified": int(pb.get("remediation_verified") or 0),
             "failed": int(pb.get("remediation_failed") or 0),
-            "trust": pb.get("remediation_trust")}  # fmt: skip
+            "trust": pb.get("remediation_trust"),
+            "unverified": int((pending or {}).get("unverified") or 0),
+            "unrun": int((pending or {}).get("unrun") or 0)}  # fmt: skip
     try:
         fix = spec.load(stored)
     except ValidationError:

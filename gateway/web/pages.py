@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adapters.falkordb import TenantGraph, graph_name
+from agents.act import notices
 from agents.investigate.checks import describe
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance, messages
@@ -39,7 +40,7 @@ from gateway.http import incident_views
 from gateway.http import maintenance as maintenance_api
 from gateway.http.limits import http_failed, read_limited
 from gateway.http.payloads import http_link
-from gateway.http.status import alert_counts, incident_detail
+from gateway.http.status import alert_counts, incident_detail, rejects_nothing
 from gateway.ops.runtime import remediation_credentials
 from gateway.web import drawing, live, maintenance_form, overview, timeline
 from gateway.web.live import LiveFeed
@@ -368,6 +369,8 @@ async def incident_page(request: Request, incident_id: str) -> Response:
         drawn = incident_views.incident_graph(graph, detail, counts["components"])
         nobody = bool(detail["nobody_paged"])
         return {
+            # the Approve button names them as the world does, not by their sign-in email
+            "web_person": None if session.via == "open" else acting_name(graph, session),
             "incident": detail, "paged": timeline.paged_words(who, nobody),
             "first_paged": timeline.paged_words(first, nobody), "people": people,
             "services": list(counts["components"]), "first_alert": counts["first"],
@@ -400,7 +403,7 @@ async def incident_page(request: Request, incident_id: str) -> Response:
         request, "incident.html", session, cookie, intent=uuid.uuid4().hex,
         page_alerts=PAGE_ALERTS, links=links(request, found["incident"]),
         actions_enabled=request.app.state.settings.actions_enabled,
-        web_person=None if session.via == "open" else session.person,
+        run_failed_next=notices.RUN_FAILED_NEXT,
         remediation_notice=request.query_params.get("remediation", "")[:500], **found,
     )  # fmt: skip
 
@@ -510,8 +513,9 @@ async def give_verdict(request: Request, incident_id: str) -> Response:
     `csrf`, `verdict` (confirmed | rejected), `intent` (idempotency key: a double submit
     records once), optional `actual_cause` (a known component). 303 to the timeline; 403 bad
     CSRF; 404 no such incident; 422 bad verdict, unknown component (with "did you mean …?" for
-    a misspelling, `verdicts.unknown_cause`), or a cause that contradicts the verdict
-    (`verdicts.contradiction`)."""
+    a misspelling, `verdicts.unknown_cause`), a cause that contradicts the verdict
+    (`verdicts.contradiction`), or an empty box rejecting an inconclusive finding
+    (`status.rejects_nothing`, as the API answers)."""
     return await _act(request, incident_id, "verdict")
 
 
@@ -536,7 +540,9 @@ async def _record_verdict(
         ):
             why = verdicts.unknown_cause(graph, cause_given, "actual cause", words=None)
             raise HTTPException(422, why)  # the form has no field for words
-        wrong = verdicts.contradiction(said, found["root_cause"], cause_given)
+        wrong = verdicts.contradiction(said, found["root_cause"], cause_given) or (
+            rejects_nothing(said, found["root_cause"], cause_given)  # as the API refuses it
+        )
         if wrong is not None:
             raise HTTPException(422, wrong)
         cause = cause_given or (found["root_cause"] if said == "confirmed" else None)

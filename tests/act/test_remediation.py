@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -33,7 +34,7 @@ from adapters.github.actions import FlagdPullRequest, branch_name
 from adapters.github.notifier import client
 from adapters.notices import FollowUp, Span, fmt_ms
 from adapters.notify import AdapterError, OutboundMessage
-from agents.act import spec
+from agents.act import run, spec
 from gateway.cli.commands import app
 from gateway.cli.demo import rfc3339
 from gateway.cli.demo_evidence import Edge, PrometheusServer, Window, available
@@ -246,6 +247,33 @@ def test_with_actions_off_the_page_says_what_would_run_and_nothing_runs(
     )
 
 
+def test_blast_radius_incident_says_what_the_server_recorded_not_this_shell_s_settings(
+    shop, github: FakeGitHub, falkordb: EmbeddedFalkorDB, tmp_path: Path
+) -> None:
+    """A server with actions on, an operator's shell without its env file (actions off there):
+    the proposal is said as the server made it, not "cannot run here: actions are off"; and a
+    server with actions off is said so from a shell that has them on."""
+    on, off = shop(), shop(actions_enabled=False)
+    lines = {}
+    for gw, shell_actions in ((on, "false"), (off, "true")):
+        plant(gw, WORKFLOW)
+        incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+        env = {"FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": gw.tenant,  # type: ignore[attr-defined]
+               "BLAST_DATA_DIR": str(tmp_path), "BLAST_ACTIONS_ENABLED": shell_actions}  # fmt: skip
+        said = CliRunner().invoke(app, ["incident", incident], env=env)
+        assert said.exit_code == 0, said.output
+        (lines[gw],) = [x for x in said.output.splitlines() if "(playbook pb-rollback)" in x]
+    assert lines[on] == (
+        "  run GitHub Actions workflow rollback.yml on o/r@main with service=payment "
+        "(playbook pb-rollback): proposed"
+    )
+    assert lines[off].endswith(
+        "(playbook pb-rollback): proposed, but when it was proposed the server could not run "
+        "it: actions are off (BLAST_ACTIONS_ENABLED=false): nothing runs, nothing is approvable "
+        "(the incident's web page says whether it can now)"
+    )
+
+
 def test_a_world_file_playbook_proposes_its_remediation_and_runs_once_approved(
     shop, github: FakeGitHub, tmp_path: Path
 ) -> None:
@@ -285,7 +313,8 @@ def test_only_the_owning_team_or_its_approvers_approve_and_a_double_click_runs_o
     incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
     (said,) = thread(gw, incident)
     assert said["notice"]["remediation_id"] == f"remediation:{incident}:pb-rollback"
-    assert "Approve as cy@example.com" in page_as(gw, incident, MEMBER)
+    # named as the world names them, not by their sign-in email (a trial's finding)
+    assert "Approve as Cy Example</button>" in page_as(gw, incident, MEMBER)
     # a stranger, a member of another team, and nobody named are refused; nothing is queued
     for person, status in (("mallory@evil.example", 403), (OUTSIDER, 403), (None, 401)):
         answer = decide(gw, incident, "approve", person)
@@ -300,8 +329,15 @@ def test_only_the_owning_team_or_its_approvers_approve_and_a_double_click_runs_o
     posted = gw.http.post(action.group(1).replace("&amp;", "&"), data={"csrf": csrf.group(1)})
     assert posted.status_code == 403 and posted.headers["content-type"].startswith("text/html")
     assert "<h1>Remediation not approved</h1>" in posted.text
-    assert ("signed-in person &#39;hal@example.com&#39; may not decide this remediation: only "
+    assert ("Hal Example may not decide this remediation: only "
             "members of checkout (owning payment)") in posted.text  # fmt: skip
+    assert "signed-in person &#39;hal@example.com&#39;" not in posted.text
+    # one the world does not know is still named by the identity they signed in with
+    assert (
+        decide(gw, incident, "approve", "mallory@evil.example")
+        .json()["detail"]
+        .startswith("signed-in person 'mallory@evil.example' may not decide this remediation")
+    )
     assert f'<a href="/ui/incidents/{incident}">Back to the incident</a>' in posted.text
     forged_csrf = gw.http.post(action.group(1).replace("&amp;", "&"), data={"csrf": "0" * 32})
     assert forged_csrf.status_code == 403 and "<h1>Remediation not approved</h1>" in (
@@ -651,6 +687,10 @@ def test_a_runbook_webhook_is_signed_and_posted_once(shop, receiver: Receiver) -
     (row,) = remediations(gw, incident)
     assert [a["outcome"] for a in row["attempts"]] == ["dispatched"]
     assert row["attempts"][0]["external_ref"].endswith("(run-1)")
+    # ran, its verification under way: the memory page does not say "never run"
+    page_as(gw, incident, MEMBER)
+    fix = gw.http.get("/ui/memory").text.split('<td class="fix">', 1)[1].split("</td>", 1)[0]
+    assert fix.endswith("<small>1 run not verified yet</small>"), fix
 
 
 def test_a_runbook_webhook_with_the_wrong_secret_is_refused_and_fails(
@@ -666,6 +706,56 @@ def test_a_runbook_webhook_with_the_wrong_secret_is_refused_and_fails(
     assert row["remediation"]["status"] == "failed"
     assert row["attempts"][0]["outcome"].endswith("answered HTTP 401")
     assert any("Remediation failed to run" in e["text"] for e in thread(gw, incident))
+
+
+def test_a_runner_that_is_down_is_waited_for_minutes_then_the_failure_says_what_to_do(
+    shop,
+) -> None:
+    """The runner down: the first retry is at once, the next ones wait 30 s, 1 min, 2 min (the
+    worker's retry-after, not its 1 s backoff), each attempt saying when it is tried again;
+    once the tries are used up, the thread and the page say what a person does next."""
+    with socket.socket() as closed:  # a port nobody listens on: the runner is down
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/restart"
+    assert [run.retry_wait_s(n) for n in range(1, 8)] == [0, 30, 60, 120, 240, 300, 300]
+    gw = shop()
+    plant(gw, {"type": "webhook", "url": url, "body": {}})
+    incident = fire(gw, datetime.now(UTC) - timedelta(minutes=5))
+    assert decide(gw, incident, "approve", MEMBER).status_code == 200
+    gw.drain()
+    (row,) = remediations(gw, incident)
+    error = f"error: runbook webhook {url} failed: ConnectError"
+    assert [a["outcome"] for a in row["attempts"]] == [
+        f"{error} (tried again at once)", f"{error} (tried again in 30 s)",
+    ]  # fmt: skip
+    assert row["remediation"]["status"] == "running"
+    rid = f"remediation:{incident}:pb-rollback"
+    graph = graph_of(gw)._graph  # type: ignore[attr-defined]
+    (until,) = graph.ro_query(
+        "MATCH (t:Task {id: $id}) RETURN t.lease_until - timestamp()", {"id": f"remediate:{rid}"}
+    ).result_set[0]
+    assert 25_000 < until <= 30_000, until
+    # its last try (BLAST_MAX_ATTEMPTS=5), now rather than in minutes
+    graph.query("MATCH (t:Task {id: $id}) SET t.attempts = 4, t.lease_until = 0",
+                {"id": f"remediate:{rid}"})  # fmt: skip
+    gw.drain()
+    (row,) = remediations(gw, incident)
+    assert row["remediation"]["status"] == "failed"
+    assert row["attempts"][-1]["outcome"] == error
+    (said,) = [e for e in thread(gw, incident) if e["intent_id"].endswith(":run-failed")]
+    assert said["text"] == (
+        "Remediation failed to run after 3 tries: POST the runbook webhook "
+        f"{url}: runbook webhook {url} failed: ConnectError. It is not tried again on this "
+        "incident (an approval runs it once, and cannot be given again): run it by hand if it "
+        "is still needed; a later incident proposes it again."
+    )
+    page = page_as(gw, incident, MEMBER)
+    assert (
+        '<p class="notice run-failed">It failed to run after 3 tries. It is not tried again on '
+        "this incident (an approval runs it once, and cannot be given again)"
+    ) in page
+    fix = gw.http.get("/ui/memory").text.split('<td class="fix">', 1)[1].split("</td>", 1)[0]
+    assert fix.endswith("<small>1 approved but failed to run</small>"), fix
 
 
 def test_a_remediation_without_its_credential_is_said_early_never_offered_for_approval(
@@ -722,14 +812,18 @@ def test_a_remediation_without_its_credential_is_said_early_never_offered_for_ap
                   if r["remediation"]["playbook_id"] == "pb-rollback"]  # fmt: skip
     assert api_row["remediation"]["status"] == "proposed"
     assert api_row["cannot_run"].startswith("a webhook remediation needs BLAST_RUNBOOK_WEBHOOK")
-    # and so does `blast-radius incident`, with this shell's settings
+    # and so does `blast-radius incident`, from what the server recorded when it proposed it,
+    # whatever this shell's settings (here: actions off, the default)
     env = {"FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": gw.tenant,  # type: ignore[attr-defined]
-           "BLAST_DATA_DIR": str(tmp_path), "BLAST_ACTIONS_ENABLED": "true"}  # fmt: skip
+           "BLAST_DATA_DIR": str(tmp_path)}  # fmt: skip
     said = CliRunner().invoke(app, ["incident", incident], env=env)
     assert said.exit_code == 0, said.output
-    assert "(playbook pb-rollback): proposed, but it cannot run here: a webhook remediation " in (
-        said.output
-    )
+    assert (
+        "(playbook pb-rollback): proposed, but when it was proposed the server could not run "
+        "it: a webhook remediation needs BLAST_RUNBOOK_WEBHOOK_SECRET (requests are signed), "
+        "which is not set (the incident's web page says whether it can now)"
+    ) in said.output
+    assert "actions are off" not in said.output
     refused = decide(gw, incident, "approve", MEMBER)
     assert refused.status_code == 409, refused.text
     assert refused.json()["detail"] == (
