@@ -33,19 +33,15 @@ from __future__ import annotations
 import copy
 import json
 import re
-import threading
-import time
 import uuid
 from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
-from queue import SimpleQueue
 from typing import Any
 
 import orjson
 
-from adapters.falkordb import Rendered, SentQuery, TenantGraph, rendered
+from adapters.falkordb import SentQuery, TenantGraph, rendered
 from agents.triage.alerts import NormalizedAlert, about_monitoring
 from agents.triage.link_cache import LINKS, Asked
 
@@ -281,37 +277,6 @@ FAST_MIN = 2
 #: while the alerts are built: fewer are built in less time than the read takes (a storm's
 #: 5,000 in about 10 ms).
 AHEAD_MIN = FAST_BATCH
-#: Where `Triage.fast` sends its writes (`send_batches`, one job per delivery), so that it
-#: decides the next batches meanwhile (the thread waits on the database, without the GIL); a
-#: few deliveries' at a time.
-WRITES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="triage-write")
-
-
-#: Alerts `Triage.prepare` decides between two offers of the GIL to the thread that sends the
-#: writes: a thread whose socket call returned waits for the GIL until the one holding it
-#: lets go, else for the interpreter's switch interval (5 ms), and a 700 KB write returns
-#: from the socket several times (measured: the writes made while this thread decided took
-#: 30-45 ms, 15-18 once it was idle).
-HAND_OVER = 100
-
-
-def send_batches(
-    graph: TenantGraph, batches: SimpleQueue[Rendered | None], stopped: threading.Event
-) -> list[dict[str, Any] | None]:
-    """`Triage.fast`'s writes: each `triage_batch` of `batches` in turn, up to None, the first
-    write that did not write all its alerts, or `stopped` (set by either side: here once the
-    writes are over, whatever ended them); their answers. Each is sent from this thread as soon
-    as the one before answered."""
-    answers: list[dict[str, Any] | None] = []
-    try:
-        while (params := batches.get()) is not None and not stopped.is_set():
-            answer = graph.one("triage_batch", params)
-            answers.append(answer)
-            if not answer or int(answer["written"]) != len(params["alert_rows"]):
-                break
-    finally:  # also when a write raised: the deciding thread stops too
-        stopped.set()
-    return answers
 
 
 @dataclass(eq=False)
@@ -655,39 +620,35 @@ class Triage:
         since (a concurrent delivery, an investigation, a merge) writes nothing, and the rest
         go through `feed`. Each alert joined to an incident counts as bridged, as in `one`:
         there was no other open incident in its reach for `merge_bridged` to merge.
-        The writes go to one job in `WRITES` (it waits on the database without the GIL), which
-        sends each batch as soon as the write before it wrote all its alerts, and stops at the
-        first that did not; meanwhile this thread decides and writes out the next batches as if
-        they all succeed, and drops everything decided after a refused write: the same writes in
-        the same order, the database's time and this thread's overlapping, and no handing over
-        between two writes."""
+        The writes are sent in turn on one connection (`TenantGraph.in_turn`), each as soon
+        as it is decided, while this thread decides the next: the server runs them back to
+        back, and each writes only if the one before it wrote (`$after`), so everything
+        decided after a refused write is dropped: the same writes in the same order, the
+        database's time and this thread's overlapping, and no other thread to hand over to."""
         state = {row[0]: OpenIncident(*row) for row in open_rows}
         seen: set[str] = set()
         prepared = 0
-        batches: SimpleQueue[Rendered | None] = SimpleQueue()
-        stopped = threading.Event()
-        sent = WRITES.submit(send_batches, self.graph, batches, stopped)
+        writes = self.graph.in_turn()
         decided: list[tuple[int, tuple[Any, ...], bool]] = []
+        after: list[str] | None = None
         try:
-            while prepared < len(items) and not stopped.is_set():
+            while prepared < len(items):
                 batch = self.prepare(items[prepared : prepared + FAST_BATCH], state, seen,
-                                     refired, span, bool(decided))  # fmt: skip
+                                     refired, span)  # fmt: skip
                 if batch is None:
                     break
                 params, count, saved, enqueued = batch
-                batches.put(rendered(params))
+                write = uuid.uuid4().hex
+                writes.send("triage_batch", rendered(params | {"write": write, "after": after}))
+                after = [params["alert_rows"][0][0], write]
                 decided.append((count, saved, enqueued))
                 prepared += count
-                if prepared < len(items):  # more to decide: the GIL to the sending thread first
-                    time.sleep(0)
         except BaseException:
-            stopped.set()  # nothing more is sent
+            writes.close()  # what was sent runs; what was decided after it is not sent
             raise
-        finally:
-            batches.put(None)
-            answers = sent.result()
+        answers = writes.answers()
         done = 0
-        for (count, saved, enqueued), answer in zip(decided, answers, strict=False):
+        for (count, saved, enqueued), answer in zip(decided, answers, strict=True):
             if not answer or int(answer["written"]) != count:
                 self.anchor, self.bridged, self.report = saved
                 return done
@@ -704,14 +665,12 @@ class Triage:
         seen: set[str],
         refired: set[str],
         span: tuple[int, int],
-        sending: bool = False,
     ) -> tuple[dict[str, Any], int, tuple[Any, ...], bool] | None:
         """`fast`'s next write: where each of the first `items` goes (`decide`, changing
         `state`, `seen` and the report, then leaving `state` as the write will), up to the
-        first that `triage_batch` cannot take; `sending`: a write is under way (the GIL is
-        offered to its thread every `HAND_OVER` alerts). Returns its parameters, how many
-        items it takes, what a refusal rolls back to and whether it enqueues
-        re-investigations; None when the first item cannot go."""
+        first that `triage_batch` cannot take. Returns its parameters (all but `write` and
+        `after`), how many items it takes, what a refusal rolls back to and whether it
+        enqueues re-investigations; None when the first item cannot go."""
         # what a refused write rolls back (`fast` writes nothing more, so `state` and `seen`
         # are not needed again): `decide` adds to the report's lists, so one level of copies
         # is enough
@@ -734,8 +693,6 @@ class Triage:
                 break
             seen.add(alert.fingerprint)
             rows.append(row)
-            if sending and not len(rows) % HAND_OVER:
-                time.sleep(0)  # if the sending thread's answer came, it goes on now
         if not rows:
             return None
         params = {
