@@ -567,6 +567,12 @@ class TenantGraph:
         from `SentQuery.one`."""
         return SentQuery(self, query, params or {})
 
+    def in_turn(self) -> SentInTurn:
+        """Writes to send one after another on one connection, each as soon as it is ready and
+        before the one before it answers (`SentInTurn`): the server runs them in the order
+        sent, with no wait between two for this process to read an answer and send the next."""
+        return SentInTurn(self)
+
     def _parsed(self, response: Any) -> list[dict[str, Any]]:
         """The rows of a GRAPH.QUERY `--compact` reply, as `rows` returns them."""
         result = QueryResult(self._graph, response)
@@ -768,6 +774,80 @@ class SentQuery:
     def close(self) -> None:
         """Give the connection back without reading the answer (it is disconnected: the
         answer may still come); nothing when it was read already."""
+        connection, self._connection = self._connection, None
+        if connection is not None and self._graph._pool is not None:
+            connection.disconnect()
+            self._graph._pool.release(connection)
+
+
+class SentInTurn:
+    """Queries sent in turn on one connection of their own (`TenantGraph.in_turn`), their
+    answers read afterwards, in the same order, by `answers`: by one thread.
+
+    Redis runs the commands of one connection in the order they came, one after the other
+    (a module command that runs in FalkorDB's threads blocks its client until it is done), so
+    the second query runs right after the first, whether or not its answer was read. A query
+    whose correctness depends on the one before must check that itself (`triage_batch`'s
+    `$after`). In a cluster each query runs when sent (redis-py's cluster client sends and
+    reads in one call). A failure to send is raised by `answers`; nothing is sent after it.
+    """
+
+    def __init__(self, graph: TenantGraph) -> None:
+        self._graph = graph
+        self._connection: Any = None
+        self._sent = 0
+        self._ran: list[list[dict[str, Any]]] = []
+        self._error: BaseException | None = None
+
+    def send(self, query: str, params: dict[str, Any]) -> None:
+        """Send the named query (`params` may be `Rendered`). Raises `UnsafeKey` as `rows`;
+        a failure to reach the server is kept for `answers`."""
+        written = params if isinstance(params, Rendered) else rendered(params)
+        graph, pool = self._graph, self._graph._pool
+        if self._error is not None:
+            return
+        try:
+            if pool is None:
+                self._ran.append(graph.rows(query, written))
+                return
+            with unavailable_as_retryable():
+                if self._connection is None:
+                    self._connection = pool.get_connection()
+                self._connection.send_command(
+                    "GRAPH.QUERY", graph.name, written.header + cypher.load(query), "--compact",
+                    "timeout", graph._timeout_ms,
+                )  # fmt: skip
+            self._sent += 1
+        except (GraphUnavailable, redis.RedisError) as exc:
+            self._error = exc
+            self.close()
+
+    def answers(self) -> list[dict[str, Any] | None]:
+        """The first row of each query's answer (None: it matched nothing), in the order sent;
+        the connection goes back to the pool. Raises the first error as `TenantGraph.rows`
+        (the answers after it are not read: the connection is closed)."""
+        rows, connection, pool = self._ran, self._connection, self._graph._pool
+        self._connection = None
+        try:
+            if connection is not None and pool is not None:
+                try:
+                    with unavailable_as_retryable():
+                        for _ in range(self._sent):
+                            rows.append(self._graph._parsed(connection.read_response()))
+                except BaseException:
+                    connection.disconnect()  # answers left unread are no answers to the next
+                    raise
+                finally:
+                    pool.release(connection)
+        finally:
+            self._sent = 0
+        if self._error is not None:
+            raise self._error
+        return [found[0] if found else None for found in rows]
+
+    def close(self) -> None:
+        """Give the connection back without reading what is left (it is disconnected: answers
+        may still come)."""
         connection, self._connection = self._connection, None
         if connection is not None and self._graph._pool is not None:
             connection.disconnect()

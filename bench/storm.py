@@ -14,9 +14,9 @@ world, then posts Alertmanager v4 notifications and prints one table:
   lists (each alert MERGEd on its fingerprint onto its component, looked up once per component,
   into one incident with its task). No HTTP, no validation, no correlation: what the product
   does beyond this is what `big / floor` prices;
-- `--rounds` pairs of `big floor` then `big` (the first is the table's), each on alerts of
-  its own day and a floor graph of its own: `big / floor` by round and its median, the figure
-  to quote on a shared machine;
+- `--rounds` (5) pairs of `big floor` then `big` (the first is the table's), each on alerts
+  of its own day and a floor graph of its own: `big / floor` by round and its median, the
+  figure to quote (a single round moves by a third from one to the next on a quiet machine);
 - `small`: `--small` notifications of `--per-small` alerts each, `--concurrency` at a time,
   each on its own group of components and its own hour (so each opens its own incidents).
 
@@ -63,7 +63,7 @@ def options() -> argparse.Namespace:
     p.add_argument("--small", type=int, default=300, help="small notifications")
     p.add_argument("--per-small", type=int, default=10, help="alerts per small notification")
     p.add_argument("--concurrency", type=int, default=4, help="small posts in flight")
-    p.add_argument("--rounds", type=int, default=3,
+    p.add_argument("--rounds", type=int, default=5,
                    help="big floor, then big: each pair on new alerts, a new floor")  # fmt: skip
     return p.parse_args()
 

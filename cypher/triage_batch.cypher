@@ -16,8 +16,13 @@
 // agents/triage/triage.py, in its order]] (via null on the alert that opened its incident: a
 // list, not a map, is what makes 5,000 of them cheap to send), grouped by incident and
 // component; $runs: [[incident_id, component, first, end]], one per group (its
-// rows are alert_rows[first..end-1]). Returns how many alerts were written (0: none) and
-// `queued`: the `reinvestigate` tasks it left (0: nothing for settle_reinvestigations).
+// rows are alert_rows[first..end-1]); $write: this write's id, kept on its first alert
+// (`written_by`); $after: [first alert key, write id] of the delivery's write before this one
+// (null for its first): the writes are sent before the one before answers (`SentInTurn`),
+// and Python decided this one as if that one wrote, so it writes only if that one did (its
+// alert stored by itself: the same alert in another delivery, an HA pair's duplicate, has no
+// such id). Returns how many alerts were written (0: none) and `queued`: the `reinvestigate`
+// tasks it left (0: nothing for settle_reinvestigations).
 OPTIONAL MATCH (o:Incident {status: 'open'}) WHERE o.opened_at >= $lo AND o.opened_at <= $hi
 WITH o ORDER BY o.id
 WITH collect(CASE WHEN o IS NULL THEN null ELSE
@@ -32,7 +37,8 @@ CALL {
   OPTIONAL MATCH (old:Alert {fingerprint: f})
   RETURN count(old) AS refired
 }
-WITH same AND stored = 0 AND refired = 0 AS ok
+OPTIONAL MATCH (before:Alert {key: coalesce($after[0], '')}) WHERE before.written_by = $after[1]
+WITH same AND stored = 0 AND refired = 0 AND ($after IS NULL OR before IS NOT NULL) AS ok
 CALL {
   WITH ok
   UNWIND CASE WHEN ok THEN $opened ELSE [] END AS n
@@ -82,5 +88,11 @@ CALL {
     title: x[20], received_at: timestamp()})
   CREATE (i)-[:HAS_ALERT {via: x[3]}]->(a)
   FOREACH (_ IN CASE WHEN c IS NULL THEN [] ELSE [1] END | CREATE (a)-[:ON]->(c))
+}
+CALL {
+  WITH ok
+  UNWIND CASE WHEN ok THEN [$alert_rows[0][0]] ELSE [] END AS first
+  MATCH (a:Alert {key: first})
+  SET a.written_by = $write
 }
 RETURN CASE WHEN ok THEN size($alert_rows) ELSE 0 END AS written, queued

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
-from adapters.falkordb import EmbeddedFalkorDB, TenantGraph
+from adapters.falkordb import EmbeddedFalkorDB, SentInTurn, TenantGraph
 from gateway.ops.runtime import Runtime
 from tests.conftest import alert_body, make_settings
 
@@ -65,11 +65,15 @@ def test_alert_to_page_queries_never_scan_a_growing_label(
     falkordb: EmbeddedFalkorDB, tmp_path: Path, tenant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[tuple[TenantGraph, str, dict[str, Any]]] = []
-    original = TenantGraph.rows
+    original, sending = TenantGraph.rows, SentInTurn.send
 
     def recording(self: TenantGraph, query: str, params: dict[str, Any] | None = None) -> Any:
         calls.append((self, query, dict(params or {})))
         return original(self, query, params)
+
+    def sent(self: SentInTurn, query: str, params: dict[str, Any]) -> None:
+        calls.append((self._graph, query, dict(params)))
+        sending(self, query, params)
 
     runtime = Runtime(make_settings(falkordb, tmp_path, tenant))
     runtime.open()
@@ -84,6 +88,7 @@ def test_alert_to_page_queries_never_scan_a_growing_label(
         bodies.append(alert_body("payment", 0).replace(b'"0000000000000000"', b'"c0"'))
         bodies.append(one_delivery(["checkout", "payment", "checkout", "no-such-service"], 5))
         monkeypatch.setattr(TenantGraph, "rows", recording)
+        monkeypatch.setattr(SentInTurn, "send", sent)
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
             for batch in (bodies, [resolved(b) for b in bodies]):
                 for body in batch:
@@ -92,6 +97,7 @@ def test_alert_to_page_queries_never_scan_a_growing_label(
                     assert answer.status_code == 200, answer.text
                 runtime.make_worker().run(threading.Event(), burst=True)
         monkeypatch.setattr(TenantGraph, "rows", original)
+        monkeypatch.setattr(SentInTurn, "send", sending)
         pages = [e for e in runtime.outbox.entries() if e["kind"] == "notification"]
         # a shape per query and set of null parameters: a null lookup value changes the plan
         shapes: dict[tuple[str, frozenset[str]], tuple[TenantGraph, dict[str, Any]]] = {}

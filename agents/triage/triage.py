@@ -33,21 +33,17 @@ from __future__ import annotations
 import copy
 import json
 import re
-import threading
-import time
 import uuid
 from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
-from queue import SimpleQueue
 from typing import Any
 
 import orjson
 
-from adapters.falkordb import Rendered, SentQuery, TenantGraph, rendered
+from adapters.falkordb import SentQuery, TenantGraph, rendered
 from agents.triage.alerts import NormalizedAlert, about_monitoring
-from agents.triage.link_cache import LINKS, Asked
+from agents.triage.link_cache import LINKS, MAX_NAMES, Asked
 
 #: Labels that name an alert's component outright (cAdvisor's
 #: `container_label_com_docker_compose_service` is a compose deployment's service name).
@@ -309,37 +305,6 @@ FAST_MIN = 2
 #: while the alerts are built: fewer are built in less time than the read takes (a storm's
 #: 5,000 in about 10 ms).
 AHEAD_MIN = FAST_BATCH
-#: Where `Triage.fast` sends its writes (`send_batches`, one job per delivery), so that it
-#: decides the next batches meanwhile (the thread waits on the database, without the GIL); a
-#: few deliveries' at a time.
-WRITES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="triage-write")
-
-
-#: Alerts `Triage.prepare` decides between two offers of the GIL to the thread that sends the
-#: writes: a thread whose socket call returned waits for the GIL until the one holding it
-#: lets go, else for the interpreter's switch interval (5 ms), and a 700 KB write returns
-#: from the socket several times (measured: the writes made while this thread decided took
-#: 30-45 ms, 15-18 once it was idle).
-HAND_OVER = 100
-
-
-def send_batches(
-    graph: TenantGraph, batches: SimpleQueue[Rendered | None], stopped: threading.Event
-) -> list[dict[str, Any] | None]:
-    """`Triage.fast`'s writes: each `triage_batch` of `batches` in turn, up to None, the first
-    write that did not write all its alerts, or `stopped` (set by either side: here once the
-    writes are over, whatever ended them); their answers. Each is sent from this thread as soon
-    as the one before answered."""
-    answers: list[dict[str, Any] | None] = []
-    try:
-        while (params := batches.get()) is not None and not stopped.is_set():
-            answer = graph.one("triage_batch", params)
-            answers.append(answer)
-            if not answer or int(answer["written"]) != len(params["alert_rows"]):
-                break
-    finally:  # also when a write raised: the deciding thread stops too
-        stopped.set()
-    return answers
 
 
 @dataclass(eq=False)
@@ -683,39 +648,35 @@ class Triage:
         since (a concurrent delivery, an investigation, a merge) writes nothing, and the rest
         go through `feed`. Each alert joined to an incident counts as bridged, as in `one`:
         there was no other open incident in its reach for `merge_bridged` to merge.
-        The writes go to one job in `WRITES` (it waits on the database without the GIL), which
-        sends each batch as soon as the write before it wrote all its alerts, and stops at the
-        first that did not; meanwhile this thread decides and writes out the next batches as if
-        they all succeed, and drops everything decided after a refused write: the same writes in
-        the same order, the database's time and this thread's overlapping, and no handing over
-        between two writes."""
+        The writes are sent in turn on one connection (`TenantGraph.in_turn`), each as soon
+        as it is decided, while this thread decides the next: the server runs them back to
+        back, and each writes only if the one before it wrote (`$after`), so everything
+        decided after a refused write is dropped: the same writes in the same order, the
+        database's time and this thread's overlapping, and no other thread to hand over to."""
         state = {row[0]: OpenIncident(*row) for row in open_rows}
         seen: set[str] = set()
         prepared = 0
-        batches: SimpleQueue[Rendered | None] = SimpleQueue()
-        stopped = threading.Event()
-        sent = WRITES.submit(send_batches, self.graph, batches, stopped)
+        writes = self.graph.in_turn()
         decided: list[tuple[int, tuple[Any, ...], bool]] = []
+        after: list[str] | None = None
         try:
-            while prepared < len(items) and not stopped.is_set():
+            while prepared < len(items):
                 batch = self.prepare(items[prepared : prepared + FAST_BATCH], state, seen,
-                                     refired, span, bool(decided))  # fmt: skip
+                                     refired, span)  # fmt: skip
                 if batch is None:
                     break
                 params, count, saved, enqueued = batch
-                batches.put(rendered(params))
+                write = uuid.uuid4().hex
+                writes.send("triage_batch", rendered(params | {"write": write, "after": after}))
+                after = [params["alert_rows"][0][0], write]
                 decided.append((count, saved, enqueued))
                 prepared += count
-                if prepared < len(items):  # more to decide: the GIL to the sending thread first
-                    time.sleep(0)
         except BaseException:
-            stopped.set()  # nothing more is sent
+            writes.close()  # what was sent runs; what was decided after it is not sent
             raise
-        finally:
-            batches.put(None)
-            answers = sent.result()
+        answers = writes.answers()
         done = 0
-        for (count, saved, enqueued), answer in zip(decided, answers, strict=False):
+        for (count, saved, enqueued), answer in zip(decided, answers, strict=True):
             if not answer or int(answer["written"]) != count:
                 self.anchor, self.bridged, self.report = saved
                 return done
@@ -732,14 +693,12 @@ class Triage:
         seen: set[str],
         refired: set[str],
         span: tuple[int, int],
-        sending: bool = False,
     ) -> tuple[dict[str, Any], int, tuple[Any, ...], bool] | None:
         """`fast`'s next write: where each of the first `items` goes (`decide`, changing
         `state`, `seen` and the report, then leaving `state` as the write will), up to the
-        first that `triage_batch` cannot take; `sending`: a write is under way (the GIL is
-        offered to its thread every `HAND_OVER` alerts). Returns its parameters, how many
-        items it takes, what a refusal rolls back to and whether it enqueues
-        re-investigations; None when the first item cannot go."""
+        first that `triage_batch` cannot take. Returns its parameters (all but `write` and
+        `after`), how many items it takes, what a refusal rolls back to and whether it
+        enqueues re-investigations; None when the first item cannot go."""
         # what a refused write rolls back (`fast` writes nothing more, so `state` and `seen`
         # are not needed again): `decide` adds to the report's lists, so one level of copies
         # is enough
@@ -762,8 +721,6 @@ class Triage:
                 break
             seen.add(alert.fingerprint)
             rows.append(row)
-            if sending and not len(rows) % HAND_OVER:
-                time.sleep(0)  # if the sending thread's answer came, it goes on now
         if not rows:
             return None
         params = {
@@ -1075,9 +1032,9 @@ class Heads:
         fast = batch and len(starts) >= FAST_MIN
         span = (min(starts) - window_ms, max(starts) + window_ms) if fast else (1, 0)
         fingerprints = sorted(set(self.fingerprints)) if fast and reopen_ms else []
-        return {  # links up to twice the reach: the farther ones are `Links.beyond`
+        return {
             "candidates": names, "keys": [] if fingerprints else sorted(set(self.keys)),
-            "hops": min(6, 2 * hops), "group_keys": sorted({g for g in self.group_keys if g}),
+            "hops": read_reach(hops), "group_keys": sorted({g for g in self.group_keys if g}),
             "lo": span[0], "hi": span[1], "fingerprints": fingerprints,
         }  # fmt: skip
 
@@ -1119,6 +1076,45 @@ def read_ahead(
     asked = LINKS.ask(graph.name, names, params["hops"])
     answer = graph.send("triage_context", params | asked.params)
     return Ahead(heads, (window_ms, hops, reopen_ms), params, asked, answer, candidates)
+
+
+def read_reach(hops: int) -> int:
+    """How far `triage_context` walks for a reach of `hops` edges: twice as far (the farther
+    links are `Links.beyond`), at most 6."""
+    return min(6, 2 * hops)
+
+
+#: Components whose paths `remember_topology` reads per query, and the paths it stops after:
+#: a world of a few hundred services is remembered whole, a huge one in part (the rest is
+#: walked by the deliveries that name it, as before).
+REMEMBER_CHUNK = 64
+REMEMBER_MAX_PATHS = 20_000
+
+
+def remember_topology(graph: TenantGraph, hops: int) -> tuple[int, int]:
+    """Read which components each component name and alias names, and the paths from each
+    component, into the process's topology memory (`LINKS`), as the first storm's read would:
+    so that the first storm after the gateway starts is read as fast as the next ones (its
+    read walked every component it named, 11 of 19 ms on the demo world; docs/hot-path.md).
+    Reads `REMEMBER_CHUNK` components a query until `REMEMBER_MAX_PATHS` paths are held, and at
+    most `link_cache.MAX_NAMES` names. Returns (names, paths) remembered. Raises as
+    `TenantGraph.rows` (`GraphUnavailable`)."""
+    names = sorted({name for row in graph.rows("component_names", {})
+                    for name in [row["name"], *row["aliases"]] if name})[:MAX_NAMES]  # fmt: skip
+    reach, paths = read_reach(hops), 0
+    for first in range(0, len(names), REMEMBER_CHUNK):
+        chunk = names[first : first + REMEMBER_CHUNK]
+        params = {"candidates": chunk, "keys": [], "hops": reach, "group_keys": [],
+                  "lo": 1, "hi": 0, "fingerprints": []}  # fmt: skip
+        asked = LINKS.ask(graph.name, chunk, reach)
+        read = graph.one("triage_context", params | asked.params)
+        if read is None:
+            break
+        paths += len(read["links"])
+        LINKS.answer(graph.name, asked, read, chunk, reach)
+        if paths >= REMEMBER_MAX_PATHS:
+            return first + len(chunk), paths
+    return len(names), paths
 
 
 def lone_params(

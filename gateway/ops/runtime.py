@@ -46,6 +46,7 @@ from agents.respond.flapping import Reopener
 from agents.respond.responder import Responder
 from agents.tasks.coordination import StepHooks
 from agents.tasks.worker import Worker
+from agents.triage.triage import remember_topology
 from gateway.settings import Settings, query_timeouts_problem
 
 if TYPE_CHECKING:  # imported where used: a worker process never loads the web stack
@@ -418,7 +419,29 @@ class Runtime:
             if not thread.is_alive():
                 raise ConfigError(f"the gateway could not start on {host}:{port}")
             time.sleep(0.01)
+        remembering = threading.Thread(target=self.remember_topologies, name="topology",
+                                       daemon=True)  # fmt: skip
+        remembering.start()
+        self._threads.append(remembering)
         return int(listener.getsockname()[1])
+
+    def remember_topologies(self) -> None:
+        """Read each tenant's topology into the webhook's memory (`remember_topology`), in the
+        background once the gateway listens: the first storm after a start (a restart in the
+        middle of an outage) is then read as fast as the next ones. A graph that cannot be
+        read is left to the first delivery, as before (one log line)."""
+        assert self.store is not None
+        for tenant in self.settings.tenants:
+            began = time.perf_counter()
+            try:
+                names, paths = remember_topology(
+                    self.store.graph(graph_name(tenant)), self.settings.correlation_hops
+                )
+            except GraphUnavailable as exc:
+                log.warning("topology of tenant %s not remembered at start: %s", tenant, exc)
+                continue
+            log.info("topology of tenant %s remembered: %d names, %d paths in %.0f ms",
+                     tenant, names, paths, (time.perf_counter() - began) * 1000)  # fmt: skip
 
     def make_worker(self, role: str = "any", name: str | None = None) -> Worker:
         """A worker with every agent: investigator (memory, then rules, then the model planner

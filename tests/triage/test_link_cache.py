@@ -5,6 +5,7 @@ is walked at once."""
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,15 @@ import redis
 
 from adapters.falkordb import EmbeddedFalkorDB, GraphStore, TenantGraph, graph_name
 from agents.triage import link_cache
+from agents.triage import triage as triage_module
 from agents.triage.alerts import NormalizedAlert
 from agents.triage.link_cache import LINKS
-from agents.triage.triage import triage
+from agents.triage.triage import remember_topology, triage
 from gateway.cli.demo import rfc3339
 from gateway.http.payloads import normalize, parse_body
+from gateway.ops.runtime import Runtime
 from gateway.world import import_world, load_world
+from tests.conftest import make_settings
 
 WINDOW_MS = 600_000
 START = datetime(2026, 11, 4, tzinfo=UTC)
@@ -150,3 +154,56 @@ def test_a_flood_of_label_values_starts_the_memory_over(
         triage(graph, alerts, WINDOW_MS)
         remembered = LINKS.ask(graph.name, ["web"], 4).remembered
         assert remembered is not None and len(remembered.matched) <= 4
+
+
+def test_a_topology_remembered_at_start_leaves_the_first_storm_nothing_to_walk(
+    store: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what the gateway reads when it starts (`remember_topology`, by `Runtime.serve_http`):
+    # the first delivery's read then matches and walks nothing, and groups as one that walked
+    graph = store.graph(graph_name("linkcachestart"))
+    graph.ensure_schema()
+    import_world(graph, load_world(world(tmp_path, linked=True)))
+    monkeypatch.setattr(triage_module, "REMEMBER_CHUNK", 2)  # three names: two reads
+    assert remember_topology(graph, hops=2) == (3, len(walk_all(graph)))
+    read: list[dict[str, Any]] = []
+    original = TenantGraph.one
+
+    def one(self: TenantGraph, query: str, params: dict[str, Any] | None = None) -> Any:
+        answer = original(self, query, params)
+        if query == "triage_context":
+            read.append(answer or {})
+        return answer
+
+    monkeypatch.setattr(TenantGraph, "one", one)
+    triage(graph, delivery(0), WINDOW_MS)
+    assert read[0]["matched"] == [] and read[0]["links"] == []
+    assert open_components(graph) == [["ledger", "web"]]  # web -> api -> ledger, remembered
+
+
+def walk_all(graph: TenantGraph) -> list[dict[str, Any]]:
+    """Every path `triage_context` walks from the world's three components (reach 2)."""
+    params = {"candidates": ["web", "api", "ledger"], "keys": [], "hops": 4, "group_keys": [],
+              "lo": 1, "hi": 0, "fingerprints": [], "topology": "", "fresh": ["web", "api",
+              "ledger"], "walked": []}  # fmt: skip
+    row = graph.one("triage_context", params)
+    assert row is not None and row["links"]
+    return list(row["links"])
+
+
+def test_serve_remembers_each_tenants_topology(falkordb: EmbeddedFalkorDB, tmp_path: Path) -> None:
+    settings = make_settings(falkordb, tmp_path, "linkcacheserve")
+    runtime = Runtime(settings)
+    store = runtime.open()
+    try:
+        graph = store.graph(graph_name("linkcacheserve"))
+        import_world(graph, load_world(world(tmp_path, linked=False)))
+        runtime.serve_http("127.0.0.1", 0)
+        for _ in range(500):
+            if LINKS.ask(graph.name, ["web", "ledger"], 4).params["fresh"] == []:
+                break
+            time.sleep(0.01)
+        asked = LINKS.ask(graph.name, ["web", "ledger", "no-such"], 4)
+        assert asked.params["fresh"] == ["no-such"] and asked.params["walked"] == ["ledger", "web"]
+    finally:
+        runtime.close()

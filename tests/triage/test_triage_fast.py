@@ -5,15 +5,18 @@ incidents and written 1,000 per `triage_batch` query, exactly as alert-by-alert 
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
+import redis
 
-from adapters.falkordb import GraphStore, GraphUnavailable, TenantGraph
+from adapters.falkordb import GraphStore, GraphUnavailable, SentInTurn, TenantGraph
 from agents.tasks.coordination import claim
 from agents.triage import triage as triage_module
 from agents.triage.triage import Heads, alert_candidates, alert_value_rows, read_ahead, triage
 from tests.conftest import demo_graph
+from tests.triage import test_triage_batches
 from tests.triage.test_triage_batches import WINDOW_MS, graph_queries, storm
 
 HOLD_MS = 5_000
@@ -78,22 +81,19 @@ def test_a_graph_changed_since_the_read_sends_the_storm_alert_by_alert(
     reference = demo_graph(store, "fastreference")
     triage(reference, other, WINDOW_MS, batch=False)
     triage(reference, alerts, WINDOW_MS, batch=False)
-    original = TenantGraph.one
-    written: list[int] = []
+    written = writes_seen(monkeypatch)
+    sent: list[int] = []
+    original = SentInTurn.send
 
-    def interfering(self: TenantGraph, query: str, params: dict[str, Any] | None = None) -> Any:
-        if query == "triage_batch" and not written:
-            monkeypatch.setattr(TenantGraph, "one", original)
-            triage(self, other, WINDOW_MS, batch=False)
-            monkeypatch.setattr(TenantGraph, "one", interfering)
-        row = original(self, query, params)
-        if query == "triage_batch":
-            written.append(int(row["written"]) if row else 0)
-        return row
+    def interfering(self: SentInTurn, query: str, params: Any) -> None:
+        if query == "triage_batch" and not sent:
+            triage(changed, other, WINDOW_MS, batch=False)
+        sent.append(len(params["alert_rows"]))
+        original(self, query, params)
 
-    monkeypatch.setattr(TenantGraph, "one", interfering)
+    monkeypatch.setattr(SentInTurn, "send", interfering)
     report = triage(changed, alerts, WINDOW_MS)
-    monkeypatch.setattr(TenantGraph, "one", original)
+    monkeypatch.setattr(SentInTurn, "send", original)
     assert written[0] == 0 and report.accepted == 800
     assert [g[:1] + g[3:6] + g[8:] for g in map(list, shape(changed))] == [
         g[:1] + g[3:6] + g[8:] for g in map(list, shape(reference))
@@ -115,54 +115,61 @@ def test_a_lone_alert_is_no_batch(graph: TenantGraph, monkeypatch: Any) -> None:
     assert triage_module.FAST_MIN == 2
 
 
-class _Later:
-    """An executor that runs a job when its result is asked for: `Triage.fast`'s writes start
-    only once every batch is decided (the other end from the database waiting on none)."""
+def writes_seen(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gets each `triage_batch` answer's `written` as `Triage.fast` reads them."""
+    written: list[int] = []
+    original = SentInTurn.answers
 
-    def submit(self, fn: Any, *args: Any) -> Any:
-        class Deferred:
-            def result(self) -> Any:
-                return fn(*args)
+    def answers(self: SentInTurn) -> list[dict[str, Any] | None]:
+        found = original(self)
+        written.extend(int(row["written"]) if row else 0 for row in found)
+        return found
 
-        return Deferred()
+    monkeypatch.setattr(SentInTurn, "answers", answers)
+    return written
 
 
-def test_a_batch_decided_while_the_write_before_it_runs_is_dropped_when_that_write_is(
+def stored_alerts(graph: TenantGraph) -> int:
+    return sum(len(r["fingerprints"]) for r in graph.rows("bench_incident_groups"))
+
+
+def test_a_write_after_a_refused_one_writes_nothing_though_sent_before_its_answer(
     store: GraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # another delivery opens incidents just before the storm's second write: that write is
-    # refused, and the batches decided after it (while the writes ran, or before the first
-    # was sent) must leave no trace (no incident in the report or the graph, no alert
-    # counted): the graph ends the same either way
-    other = another_delivery(seed=41)
+    # the writes go out before the ones before them answer; the second is refused (one of its
+    # alerts came in another delivery meanwhile), and the third, decided as if the second had
+    # written, must not write either (`$after`), though the open incidents are as it expects
+    # (one service: the first write opened the one incident every later alert joins): the
+    # storm goes on alert by alert from the second batch and ends as if that alert came first
+    monkeypatch.setattr(test_triage_batches, "SERVICES", ["checkout"])
     alerts = storm(2500, seed=42)
-    original = TenantGraph.one
+    by_key = {a.key: a for a in alerts}
+    graph, reference = demo_graph(store, "fastafter"), demo_graph(store, "fastafterref")
+    written = writes_seen(monkeypatch)
+    original = SentInTurn.send
+    batches: list[list[str]] = []
 
-    def run(name: str, writer: Any) -> tuple[list[Any], list[int]]:
-        graph = demo_graph(store, f"fastdropped-{name}")
-        monkeypatch.setattr(triage_module, "WRITES", writer)
-        written: list[int] = []
+    def interfering(self: SentInTurn, query: str, params: Any) -> None:
+        if query == "triage_batch" and len(batches) == 1:
+            for _ in range(200):  # the first write ran (it was sent, not read)
+                if stored_alerts(graph) == 1000:
+                    break
+                time.sleep(0.01)
+            triage(graph, [by_key[params["alert_rows"][0][0]]], WINDOW_MS, batch=False)
+        batches.append([row[0] for row in params["alert_rows"]])
+        original(self, query, params)
 
-        def interfering(self: TenantGraph, query: str, params: Any = None) -> Any:
-            if query == "triage_batch" and len(written) == 1:
-                monkeypatch.setattr(TenantGraph, "one", original)
-                triage(self, other, WINDOW_MS, batch=False)
-                monkeypatch.setattr(TenantGraph, "one", interfering)
-            row = original(self, query, params)
-            if query == "triage_batch":
-                written.append(int(row["written"]) if row else 0)
-            return row
-
-        monkeypatch.setattr(TenantGraph, "one", interfering)
-        report = triage(graph, alerts, WINDOW_MS)
-        monkeypatch.setattr(TenantGraph, "one", original)
-        stored = {i["id"] for i in graph.rows("list_incidents", {"limit": 1000, "status": None})}
-        assert report.accepted == 2500 and set(report.opened) <= stored
-        return shape(graph), written
-
-    overlapped, ahead = run("overlapped", triage_module.WRITES), run("ahead", _Later())
-    assert overlapped[1] == ahead[1] == [1000, 0]
-    assert overlapped[0] == ahead[0]
+    monkeypatch.setattr(SentInTurn, "send", interfering)
+    report = triage(graph, alerts, WINDOW_MS)
+    monkeypatch.setattr(SentInTurn, "send", original)
+    assert [len(b) for b in batches] == [1000, 1000, 500] and written == [1000, 0, 0]
+    assert report.accepted == stored_alerts(graph) == 2500  # one of them the other way
+    first, early = set(batches[0]), batches[1][0]
+    triage(reference, [a for a in alerts if a.key in first], WINDOW_MS, batch=False)
+    triage(reference, [by_key[early]], WINDOW_MS, batch=False)
+    rest = [a for a in alerts if a.key not in first and a.key != early]
+    triage(reference, rest, WINDOW_MS, batch=False)
+    assert shape(graph) == shape(reference)
 
 
 @pytest.mark.parametrize("claimed", [False, True])
@@ -174,20 +181,30 @@ def test_a_storm_leaves_a_reinvestigation_only_once_the_first_investigation_star
     # `reinvestigate` task and nothing is settled after them, as alert by alert; once it is
     # claimed (here: by a worker just after the first write), the tasks are left and settled
     alerts = storm(3000, seed=52)
-    original = TenantGraph.rows
+    original, send = TenantGraph.rows, SentInTurn.send
     asked: list[tuple[str, int]] = []
+    fast = demo_graph(store, f"fastsettled{int(claimed)}")
 
     def recording(self: TenantGraph, query: str, params: Any = None) -> Any:
-        asked.append((query, len(params["reinvestigate"]) if query == "triage_batch" else 0))
-        found = original(self, query, params)
-        while claimed and query == "triage_batch" and claim(self, ["investigate"], "w", 30_000, 5):
-            pass
-        return found
+        asked.append((query, 0))
+        return original(self, query, params)
 
+    def sending(self: SentInTurn, query: str, params: Any) -> None:
+        if claimed and len([q for q, _ in asked if q == "triage_batch"]) == 1:
+            for _ in range(200):  # the first write ran (it was sent, not read)
+                if stored_alerts(fast) == 1000:
+                    break
+                time.sleep(0.01)
+            while claim(fast, ["investigate"], "w", 30_000, 5):
+                pass
+        asked.append((query, len(params["reinvestigate"])))
+        send(self, query, params)
+
+    monkeypatch.setattr(SentInTurn, "send", sending)
     monkeypatch.setattr(TenantGraph, "rows", recording)
-    fast = demo_graph(store, f"fastsettled{int(claimed)}")
     triage(fast, alerts, WINDOW_MS)
     monkeypatch.setattr(TenantGraph, "rows", original)
+    monkeypatch.setattr(SentInTurn, "send", send)
     assert sum(n for q, n in asked if q == "triage_batch") > 0  # components new to incidents
     assert ("settle_reinvestigations" in [q for q, _ in asked]) is claimed
     left = [kind for row in shape(fast) for kind in row[-1]]
@@ -295,41 +312,50 @@ def test_no_read_ahead_for_a_delivery_built_sooner_than_handed_over(store: Graph
     assert read_ahead(graph, Heads.of(storm(1000, seed=83)), WINDOW_MS) is not None
 
 
-def test_deciding_a_storm_offers_the_gil_to_the_sending_thread(
+def test_a_storms_writes_are_all_sent_before_the_first_answer_is_read(
     store: GraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # every HAND_OVER alerts decided while a write is under way (the batches after the first),
-    # and once per write queued: a thread whose socket call returned would otherwise wait out
-    # the interpreter's switch interval for each answer
-    graph = demo_graph(store, "handover")
-    offered: list[float] = []
-    original = triage_module.time.sleep
-    monkeypatch.setattr(triage_module.time, "sleep", lambda s: offered.append(s) or original(s))
+    # each write goes out as soon as it is decided: the server runs them back to back while
+    # the next is decided, with no wait for this process to read an answer in between
+    graph = demo_graph(store, "inturn")
+    events: list[str] = []
+    send, answers = SentInTurn.send, SentInTurn.answers
+    monkeypatch.setattr(SentInTurn, "send",
+                        lambda self, q, p: events.append(q) or send(self, q, p))  # fmt: skip
+    monkeypatch.setattr(SentInTurn, "answers",
+                        lambda self: events.append("answers") or answers(self))  # fmt: skip
     report = triage(graph, storm(3000, seed=85), WINDOW_MS)
-    monkeypatch.setattr(triage_module.time, "sleep", original)
-    later = 3000 - triage_module.FAST_BATCH
-    assert report.accepted == 3000 and offered.count(0) >= later // triage_module.HAND_OVER
+    assert report.accepted == 3000
+    assert events == ["triage_batch"] * 3 + ["answers"]
 
 
 def test_a_write_that_fails_stops_the_storm_with_its_error(
     store: GraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the database goes away during the second write: triage raises it (the webhook answers
-    # 503 and the sender retries), the first write's alerts stay, nothing after is sent
+    # the database goes away while the second write is sent: triage raises it (the webhook
+    # answers 503 and the sender retries), the first write's alerts stay, nothing after is sent
     graph = demo_graph(store, "aheadfailed")
-    original = TenantGraph.one
+    original = SentInTurn.send
     sent: list[int] = []
 
-    def failing(self: TenantGraph, query: str, params: Any = None) -> Any:
-        if query == "triage_batch":
-            sent.append(len(params["alert_rows"]))
-            if len(sent) == 2:
-                raise GraphUnavailable("gone")
-        return original(self, query, params)
+    def failing(self: SentInTurn, query: str, params: Any) -> None:
+        if query == "triage_batch" and len(sent) == 1:
+            connection, failed = self._connection, []
 
-    monkeypatch.setattr(TenantGraph, "one", failing)
+            def gone(*args: Any, **kwargs: Any) -> None:
+                if failed:  # the connection, back in the pool, works again
+                    return type(connection).send_command(connection, *args, **kwargs)
+                failed.append(True)
+                raise redis.ConnectionError("gone")
+
+            monkeypatch.setattr(connection, "send_command", gone)
+        if self._error is None:
+            sent.append(len(params["alert_rows"]))
+        original(self, query, params)
+
+    monkeypatch.setattr(SentInTurn, "send", failing)
     with pytest.raises(GraphUnavailable):
         triage(graph, storm(3500, seed=91), WINDOW_MS)
-    monkeypatch.setattr(TenantGraph, "one", original)
+    monkeypatch.setattr(SentInTurn, "send", original)
     assert sent == [1000, 1000]
-    assert sum(len(r["fingerprints"]) for r in graph.rows("bench_incident_groups")) == 1000
+    assert stored_alerts(graph) == 1000
