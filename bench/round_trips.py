@@ -71,6 +71,7 @@ def measure(runtime: Runtime, bodies: list[dict[str, Any]]) -> tuple[Counter[str
     returns (calls by query name, GRAPH.QUERY calls the server counted meanwhile)."""
     assert runtime.url is not None
     port = runtime.serve_http("127.0.0.1", 0)
+    runtime.topology_remembered.wait(10)  # its reads are not the benchmark's
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
         before = server_calls(runtime.url)
         with counting() as counts:

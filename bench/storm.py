@@ -164,6 +164,7 @@ def main() -> int:
         import_world(store.graph(graph_name(TENANT)), load_world(demo_world_path()))
         url = str(runtime.url)
         port = runtime.serve_http("127.0.0.1", 0)
+        runtime.topology_remembered.wait(10)  # its reads are not the benchmark's
         try:
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as http:
                 big = [alert(services[n % len(services)], n, START) for n in range(args.big)]

@@ -465,7 +465,8 @@ def test_an_idempotency_id_reused_for_another_request_is_422(hostile: Gateway, g
     first, second = incident(hostile), hostile.http.post(
         "/api/v1/alerts", content=alert_body("payment", 400), headers=hostile.auth
     ).json()["incidents"][0]  # fmt: skip
-    verdict = {"verdict": "rejected", "by": "alice", "id": "v-1"}
+    # a rejection names the cause (one of an inconclusive finding that names none is refused)
+    verdict = {"verdict": "rejected", "by": "alice", "id": "v-1", "actual_cause": "payment"}
     path = "/api/v1/incidents/{}/verdicts"
     assert (
         hostile.http.post(path.format(first), json=verdict, headers=hostile.auth).status_code == 201

@@ -42,6 +42,7 @@ def test_an_incident_costs_at_most_10_graph_queries_from_alert_to_page(
     runtime.open()
     try:
         port = runtime.serve_http("127.0.0.1", 0)
+        assert runtime.topology_remembered.wait(10)  # its reads are not the incidents'
         before = server_calls(falkordb.url)
         with counting() as by_name:
             for index, service in enumerate(SERVICES):
@@ -151,6 +152,7 @@ def test_a_kept_alive_connection_is_answered_without_waiting_for_a_delayed_ack(
     runtime.open()
     try:
         port = runtime.serve_http("127.0.0.1", 0)
+        assert runtime.topology_remembered.wait(10)  # its reads are not the incidents'
         took = []
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
             for _ in range(21):

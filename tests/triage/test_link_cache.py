@@ -5,7 +5,6 @@ is walked at once."""
 from __future__ import annotations
 
 import json
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -199,10 +198,7 @@ def test_serve_remembers_each_tenants_topology(falkordb: EmbeddedFalkorDB, tmp_p
         graph = store.graph(graph_name("linkcacheserve"))
         import_world(graph, load_world(world(tmp_path, linked=False)))
         runtime.serve_http("127.0.0.1", 0)
-        for _ in range(500):
-            if LINKS.ask(graph.name, ["web", "ledger"], 4).params["fresh"] == []:
-                break
-            time.sleep(0.01)
+        assert runtime.topology_remembered.wait(10)
         asked = LINKS.ask(graph.name, ["web", "ledger", "no-such"], 4)
         assert asked.params["fresh"] == ["no-such"] and asked.params["walked"] == ["ledger", "web"]
     finally:
