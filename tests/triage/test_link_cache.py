@@ -88,13 +88,9 @@ def open_components(graph: TenantGraph) -> list[list[str]]:
     )  # fmt: skip
 
 
-def test_a_remembered_walk_is_not_read_again_until_the_topology_changes(
-    store: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    graph = store.graph(graph_name("linkcache"))
-    graph.ensure_schema()
-    import_world(graph, load_world(world(tmp_path, linked=False)))
-    read: list[dict[str, Any]] = []  # what the database answered to triage's read
+def triage_reads(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """A list that gets what the database answers to each `triage_context` read from now on."""
+    read: list[dict[str, Any]] = []
     original = TenantGraph.one
 
     def one(self: TenantGraph, query: str, params: dict[str, Any] | None = None) -> Any:
@@ -104,6 +100,16 @@ def test_a_remembered_walk_is_not_read_again_until_the_topology_changes(
         return answer
 
     monkeypatch.setattr(TenantGraph, "one", one)
+    return read
+
+
+def test_a_remembered_walk_is_not_read_again_until_the_topology_changes(
+    store: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph = store.graph(graph_name("linkcache"))
+    graph.ensure_schema()
+    import_world(graph, load_world(world(tmp_path, linked=False)))
+    read = triage_reads(monkeypatch)
 
     assert storm_then_resolved(graph, 0) == [["ledger"], ["web"]]
     assert {m["name"] for m in read[0]["matched"]} == {"web", "ledger"}
@@ -165,16 +171,7 @@ def test_a_topology_remembered_at_start_leaves_the_first_storm_nothing_to_walk(
     import_world(graph, load_world(world(tmp_path, linked=True)))
     monkeypatch.setattr(triage_module, "REMEMBER_CHUNK", 2)  # three names: two reads
     assert remember_topology(graph, hops=2) == (3, len(walk_all(graph)))
-    read: list[dict[str, Any]] = []
-    original = TenantGraph.one
-
-    def one(self: TenantGraph, query: str, params: dict[str, Any] | None = None) -> Any:
-        answer = original(self, query, params)
-        if query == "triage_context":
-            read.append(answer or {})
-        return answer
-
-    monkeypatch.setattr(TenantGraph, "one", one)
+    read = triage_reads(monkeypatch)
     triage(graph, delivery(0), WINDOW_MS)
     assert read[0]["matched"] == [] and read[0]["links"] == []
     assert open_components(graph) == [["ledger", "web"]]  # web -> api -> ledger, remembered
