@@ -710,76 +710,6 @@ WAKE_KEY = "blast-radius:wake"
 WAKE_BACKLOG = 64
 
 
-class SentQuery:
-    """A query `TenantGraph.send` sent, its answer read once by `one`, by any one thread.
-
-    On a single server the query goes out on a connection taken from the store's pool for it
-    alone, and the connection goes back when the answer is read; `close` gives it back unread
-    (closed: an answer may still be on its way) when nobody will read it. In a cluster the
-    query has run by the time the object exists. An error sending it is raised by `one`.
-    """
-
-    def __init__(self, graph: TenantGraph, query: str, params: dict[str, Any]) -> None:
-        self._graph = graph
-        self._connection: Any = None
-        self._rows: list[dict[str, Any]] | None = None
-        self._error: BaseException | None = None
-        written = rendered(params)  # UnsafeKey here, as `rows`
-        pool = graph._pool
-        try:
-            if pool is None:
-                self._rows = graph.rows(query, written)
-                return
-            with unavailable_as_retryable():
-                self._connection = pool.get_connection()
-                self._connection.send_command(
-                    "GRAPH.QUERY", graph.name, written.header + cypher.load(query), "--compact",
-                    "timeout", graph._timeout_ms,
-                )  # fmt: skip
-        except (GraphUnavailable, redis.RedisError) as exc:
-            self._error = exc
-            self.close()
-
-    def one(self) -> dict[str, Any] | None:
-        """The first row of the answer, or None when the query matched nothing; the same row
-        when called again. Raises as `TenantGraph.rows`."""
-        if self._error is not None:
-            raise self._error
-        if self._rows is None:
-            connection, pool = self._connection, self._graph._pool
-            assert connection is not None and pool is not None
-            try:
-                with unavailable_as_retryable():
-                    response = connection.read_response()
-            except BaseException:
-                connection.disconnect()  # an answer half read is no answer to the next query
-                raise
-            finally:
-                self._connection = None
-                pool.release(connection)
-            self._rows = self._graph._parsed(response)
-        return self._rows[0] if self._rows else None
-
-    def answered(self) -> bool:
-        """Whether the answer is in (or there is none to wait for: read, closed, or failed to
-        send): `one` would not wait for the server. Never raises."""
-        connection = self._connection
-        if connection is None:
-            return True
-        try:
-            return bool(connection.can_read(timeout=0))
-        except (redis.RedisError, OSError):
-            return True  # `one` reads the error
-
-    def close(self) -> None:
-        """Give the connection back without reading the answer (it is disconnected: the
-        answer may still come); nothing when it was read already."""
-        connection, self._connection = self._connection, None
-        if connection is not None and self._graph._pool is not None:
-            connection.disconnect()
-            self._graph._pool.release(connection)
-
-
 class SentInTurn:
     """Queries sent in turn on one connection of their own (`TenantGraph.in_turn`), their
     answers read afterwards, in the same order, by `answers`: by one thread.
@@ -825,7 +755,8 @@ class SentInTurn:
     def answers(self) -> list[dict[str, Any] | None]:
         """The first row of each query's answer (None: it matched nothing), in the order sent;
         the connection goes back to the pool. Raises the first error as `TenantGraph.rows`
-        (the answers after it are not read: the connection is closed)."""
+        (the answers after it are not read: the connection is closed), and again if called
+        again."""
         rows, connection, pool = self._ran, self._connection, self._graph._pool
         self._connection = None
         try:
@@ -834,8 +765,10 @@ class SentInTurn:
                     with unavailable_as_retryable():
                         for _ in range(self._sent):
                             rows.append(self._graph._parsed(connection.read_response()))
-                except BaseException:
+                except BaseException as exc:
                     connection.disconnect()  # answers left unread are no answers to the next
+                    if isinstance(exc, Exception):
+                        self._error = exc  # raised again by a later call
                     raise
                 finally:
                     pool.release(connection)
@@ -852,6 +785,40 @@ class SentInTurn:
         if connection is not None and self._graph._pool is not None:
             connection.disconnect()
             self._graph._pool.release(connection)
+
+
+class SentQuery(SentInTurn):
+    """A query `TenantGraph.send` sent, its answer read once by `one`, by any one thread: a
+    `SentInTurn` of one query.
+
+    On a single server the query goes out on a connection taken from the store's pool for it
+    alone, and the connection goes back when the answer is read; `close` gives it back unread
+    (closed: an answer may still be on its way) when nobody will read it. In a cluster the
+    query has run by the time the object exists. An error sending it is raised by `one`.
+    """
+
+    def __init__(self, graph: TenantGraph, query: str, params: dict[str, Any]) -> None:
+        super().__init__(graph)
+        self.send(query, params)
+        self._answer: list[dict[str, Any] | None] | None = None
+
+    def one(self) -> dict[str, Any] | None:
+        """The first row of the answer, or None when the query matched nothing; the same row
+        when called again. Raises as `TenantGraph.rows` (again when called again)."""
+        if self._answer is None:
+            self._answer = self.answers()
+        return self._answer[0]
+
+    def answered(self) -> bool:
+        """Whether the answer is in (or there is none to wait for: read, closed, or failed to
+        send): `one` would not wait for the server. Never raises."""
+        connection = self._connection
+        if connection is None:
+            return True
+        try:
+            return bool(connection.can_read(timeout=0))
+        except (redis.RedisError, OSError):
+            return True  # `one` reads the error
 
 
 class GraphStore:
