@@ -53,6 +53,14 @@ def world(tmp_path: Path, linked: bool) -> Path:
     return path
 
 
+def imported(store: GraphStore, name: str, tmp_path: Path, linked: bool) -> TenantGraph:
+    """The graph `name` with its schema and `world(tmp_path, linked)` imported."""
+    graph = store.graph(name)
+    graph.ensure_schema()
+    import_world(graph, load_world(world(tmp_path, linked)))
+    return graph
+
+
 def delivery(hours: int, status: str = "firing") -> list[NormalizedAlert]:
     """Six alerts, three on web and three on ledger, starting `hours` after START, as one
     notification; resolved a minute later with `status` "resolved"."""
@@ -106,9 +114,7 @@ def triage_reads(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 def test_a_remembered_walk_is_not_read_again_until_the_topology_changes(
     store: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    graph = store.graph(graph_name("linkcache"))
-    graph.ensure_schema()
-    import_world(graph, load_world(world(tmp_path, linked=False)))
+    graph = imported(store, graph_name("linkcache"), tmp_path, linked=False)
     read = triage_reads(monkeypatch)
 
     assert storm_then_resolved(graph, 0) == [["ledger"], ["web"]]
@@ -131,15 +137,11 @@ def test_a_graph_dropped_and_imported_again_is_walked_again(
 ) -> None:
     # the version is random, never a counter a new graph of the same name would repeat
     name = graph_name("linkcachedropped")
-    graph = store.graph(name)
-    graph.ensure_schema()
-    import_world(graph, load_world(world(tmp_path, linked=False)))
+    graph = imported(store, name, tmp_path, linked=False)
     triage(graph, delivery(0), WINDOW_MS)
     with redis.Redis.from_url(falkordb.url) as client:
         client.execute_command("GRAPH.DELETE", name)
-    graph = store.graph(name)
-    graph.ensure_schema()
-    import_world(graph, load_world(world(tmp_path, linked=True)))
+    graph = imported(store, name, tmp_path, linked=True)
     triage(graph, delivery(0), WINDOW_MS)
     assert open_components(graph) == [["ledger", "web"]]
 
@@ -149,9 +151,7 @@ def test_a_flood_of_label_values_starts_the_memory_over(
 ) -> None:
     # label values come from senders: what one graph remembers is bounded
     monkeypatch.setattr(link_cache, "MAX_NAMES", 4)
-    graph = store.graph(graph_name("linkcacheflood"))
-    graph.ensure_schema()
-    import_world(graph, load_world(world(tmp_path, linked=False)))
+    graph = imported(store, graph_name("linkcacheflood"), tmp_path, linked=False)
     for hours in range(0, 6, 2):
         alerts = delivery(hours)
         for n, alert in enumerate(alerts):
@@ -166,9 +166,7 @@ def test_a_topology_remembered_at_start_leaves_the_first_storm_nothing_to_walk(
 ) -> None:
     # what the gateway reads when it starts (`remember_topology`, by `Runtime.serve_http`):
     # the first delivery's read then matches and walks nothing, and groups as one that walked
-    graph = store.graph(graph_name("linkcachestart"))
-    graph.ensure_schema()
-    import_world(graph, load_world(world(tmp_path, linked=True)))
+    graph = imported(store, graph_name("linkcachestart"), tmp_path, linked=True)
     monkeypatch.setattr(triage_module, "REMEMBER_CHUNK", 2)  # three names: two reads
     assert remember_topology(graph, hops=2) == (3, len(walk_all(graph)))
     read = triage_reads(monkeypatch)
