@@ -226,10 +226,14 @@ def contradiction(verdict: str, root_cause: str | None, actual: str | None) -> s
     would move the playbooks' trust the wrong way (a confirmation counts as helped, a
     rejection as misled), so the API and the web page refuse it (422) with this reason. An
     inconclusive finding (`root_cause` None) may be confirmed or rejected naming any cause,
-    but confirmed only naming one: it named none to agree with."""
+    but only naming one: it named none to agree with, nor any to mark wrong ("cause marked
+    wrong" of no cause would say nothing)."""
     if root_cause is None and verdict == "confirmed" and actual is None:
         return ("the finding is inconclusive: a confirmation names the cause it confirms "
                 "(actual_cause), or reject it")  # fmt: skip
+    if root_cause is None and verdict == "rejected" and actual is None:
+        return ("the finding is inconclusive: it named no cause to mark wrong; a rejection "
+                "names the actual cause (actual_cause)")  # fmt: skip
     if root_cause is None or actual is None:
         return None
     if verdict == "confirmed" and actual != root_cause:

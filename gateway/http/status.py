@@ -396,16 +396,6 @@ class VerdictIn(BaseModel):
     id: Key | None = Field(None, description="idempotency key; a repeat changes nothing")
 
 
-def rejects_nothing(verdict: str, root_cause: str | None, actual: str | None) -> str | None:
-    """Why a rejection naming no cause of an inconclusive finding (`root_cause` None) is
-    refused (422), or None: the finding named no cause to mark wrong, so it would say nothing
-    ("cause marked wrong" of no cause). The API and the web page's form refuse it alike."""
-    if verdict == "rejected" and root_cause is None and actual is None:
-        return ("the finding is inconclusive: it named no cause to mark wrong; a rejection "
-                "names the actual cause (actual_cause)")  # fmt: skip
-    return None
-
-
 @router.post("/api/v1/incidents/{incident_id}/verdicts", status_code=201)
 async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> dict[str, Any]:
     """Record a verdict on the incident's diagnosis, as a Slack button would: it reaches the
@@ -415,7 +405,7 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
     `verdicts.unknown_cause`: no playbook is ever pinned to a component that does not exist),
     or contradicts the verdict (`verdicts.contradiction`: confirming naming
     another cause, rejecting naming the finding's own), or rejects an inconclusive finding
-    naming no cause (`rejects_nothing`; a blank `actual_cause` is none). Posting the same
+    naming no cause (`verdicts.contradiction` too; a blank `actual_cause` is none). Posting the same
     `id` again changes nothing; without an id, each post is a new verdict."""
     graph = _graph(request)
     key = given.id or uuid.uuid4().hex
@@ -428,9 +418,7 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
             return None
         if actual is not None and not graph.rows("match_components", {"candidates": [actual]}):
             raise HTTPException(422, verdicts.unknown_cause(graph, actual))
-        wrong = verdicts.contradiction(given.verdict, found["root_cause"], actual) or (
-            rejects_nothing(given.verdict, found["root_cause"], actual)
-        )
+        wrong = verdicts.contradiction(given.verdict, found["root_cause"], actual)
         if wrong is not None:
             raise HTTPException(422, wrong)
         cause = actual or (found["root_cause"] if given.verdict == "confirmed" else None)

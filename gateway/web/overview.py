@@ -57,7 +57,7 @@ def cause(row: dict[str, Any]) -> dict[str, str]:
         if verdict[1]:
             return {"state": "corrected", "text": f"corrected to {verdict[1]}"}
         # an inconclusive finding named no cause: "cause marked wrong" would invent one (such
-        # a rejection is refused now, `status.rejects_nothing`; older ones are still stored)
+        # a rejection is refused now, `verdicts.contradiction`; older ones are still stored)
         said = row["root_cause"] or "inconclusive finding"
         return {"state": "corrected", "text": f"{said} marked wrong"}
     if verdict[0] == "confirmed" and (verdict[1] or row["root_cause"]):

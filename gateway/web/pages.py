@@ -40,7 +40,7 @@ from gateway.http import incident_views
 from gateway.http import maintenance as maintenance_api
 from gateway.http.limits import http_failed, read_limited
 from gateway.http.payloads import http_link
-from gateway.http.status import alert_counts, incident_detail, rejects_nothing
+from gateway.http.status import alert_counts, incident_detail
 from gateway.ops.runtime import remediation_credentials
 from gateway.web import drawing, live, maintenance_form, overview, timeline
 from gateway.web.live import LiveFeed
@@ -514,8 +514,8 @@ async def give_verdict(request: Request, incident_id: str) -> Response:
     records once), optional `actual_cause` (a known component). 303 to the timeline; 403 bad
     CSRF; 404 no such incident; 422 bad verdict, unknown component (with "did you mean …?" for
     a misspelling, `verdicts.unknown_cause`), a cause that contradicts the verdict
-    (`verdicts.contradiction`), or an empty box rejecting an inconclusive finding
-    (`status.rejects_nothing`, as the API answers)."""
+    (`verdicts.contradiction`, as the API answers: also an empty box rejecting an
+    inconclusive finding)."""
     return await _act(request, incident_id, "verdict")
 
 
@@ -540,9 +540,7 @@ async def _record_verdict(
         ):
             why = verdicts.unknown_cause(graph, cause_given, "actual cause", words=None)
             raise HTTPException(422, why)  # the form has no field for words
-        wrong = verdicts.contradiction(said, found["root_cause"], cause_given) or (
-            rejects_nothing(said, found["root_cause"], cause_given)  # as the API refuses it
-        )
+        wrong = verdicts.contradiction(said, found["root_cause"], cause_given)
         if wrong is not None:
             raise HTTPException(422, wrong)
         cause = cause_given or (found["root_cause"] if said == "confirmed" else None)
