@@ -5,7 +5,8 @@
 // one shortest path from each component it covers, as walk_path.cypher finds), `links`
 // (`topic_producers` of the topics that walk reaches, with their consumers), `beyond` (`coverage_walk` rows from
 // those producers), `changes` (`recent_changes` of every component alerting or reached, in
-// [opened - $lookback_ms, opened], `opened` being the first alert's start), `remembered`
+// [opened - $lookback_ms, opened], `opened` being the first alert's start), `change_source`
+// (whether any change was ever recorded: without one, no `changes` measured nothing), `remembered`
 // (whether memory holds an active playbook: only then is `recall` asked, in a query of its
 // own, so an investigation with nothing to recall does not carry its four walks) and `near`
 // (`neighbours` rows of every alerting component, `of` naming it). The tools read
@@ -84,6 +85,13 @@ CALL {
          AS changes
 }
 CALL {
+  // whether any change was ever recorded (change_source.cypher): without one, no `changes`
+  // measured nothing
+  OPTIONAL MATCH (ch:Change) WHERE ch.at >= 0
+  WITH ch LIMIT 1
+  RETURN ch IS NOT NULL AS change_source
+}
+CALL {
   MATCH (pb:Playbook {status: 'active'})
   WITH pb LIMIT 1
   RETURN count(pb) > 0 AS remembered
@@ -110,5 +118,5 @@ CALL {
                   direction: direction, purpose: purpose, protocol: protocol,
                   propagation: propagation, basis: basis}) AS near
 }
-RETURN i.id AS incident_id, alerts, alerting, opened, walk, links, beyond, changes, remembered,
-       near
+RETURN i.id AS incident_id, alerts, alerting, opened, walk, links, beyond, changes,
+       change_source, remembered, near

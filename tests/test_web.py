@@ -950,7 +950,11 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     )
     assert "<li>an alert of any kind on payment<details>" in playbooks
     assert "<li>the same shape again (50% of: " in playbooks
-    assert "✓ held: no_recent_change (changes in the last 2 h: none)" in incident
+    # no change source recorded a change: the page says the check measured nothing
+    assert (
+        "– not checked: no_recent_change (recent changes not checked: no change source has "
+        "recorded a deploy or merged pull request)" in incident
+    )
     assert "applied, steered" in incident
     # rivals memory set aside are not "ruled out" (a new user's trial read a contradiction)
     assert "<summary>Set aside (" in incident and "Ruled out" not in incident

@@ -66,7 +66,10 @@ is refused with the reason, so `POST /api/v1/playbooks` answers 422):
 
 Every check answers `{held, status: ok|no_data|error, raw, detail}`. `error` (an invalid stored
 check, a bad query, Prometheus down or not configured) never holds: the playbook is not
-applicable for this incident, and the investigation goes on.
+applicable for this incident, and the investigation goes on. `no_data` measured nothing: a
+service-graph check with no series does not hold; `no_recent_change` while no change was ever
+recorded (no change source) holds, not contradicted, and says "not checked" (it never singles
+out the candidate on its own), and `recent_change` does not.
 """
 
 from __future__ import annotations
@@ -92,7 +95,7 @@ from adapters.notify import AdapterError
 from adapters.promql import BoundedPromQL
 from agents.failure_kinds import KINDS, SELF_KINDS, classify
 from agents.investigate.tools.base import ToolContext
-from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS
+from agents.investigate.tools.changes import CHANGE_LOOKBACK_MS, NO_CHANGE_SOURCE, NOT_CHECKED
 from agents.investigate.tools.evidence import EdgeInput, edge_health
 from agents.investigate.tools.graph import NoInput, alert_peers
 from agents.investigate.weigh import EDGE_MIN_CALLS, signals
@@ -545,6 +548,10 @@ def _changes(check: NoRecentChange | RecentChange, candidate: str, ev: Evidence)
         else [candidate]
     )
     rows = ev.graph.rows("recent_changes", {"components": scope, "since": since, "until": until})
+    if not rows and not ev.change_source:
+        # nothing measured: `no_recent_change` is not contradicted (it cannot single out the
+        # candidate anyway, `about_candidate`), `recent_change` is not shown; neither says so
+        return _result(isinstance(check, NoRecentChange), [], NOT_CHECKED, "no_data")
     raw = [{k: r[k] for k in ("component", "kind", "ref", "at")} for r in rows]
     held = not rows if isinstance(check, NoRecentChange) else bool(rows)
     what = ", ".join(f"{r['kind']} {r['ref']} on {r['component']}" for r in raw) or "none"
@@ -669,9 +676,10 @@ def _parsed(check: dict[str, Any]) -> _Check | None:
     return parsed
 
 
-def describe(check: dict[str, Any], candidate: str) -> str:
+def describe(check: dict[str, Any], candidate: str, measured: bool = True) -> str:
     """A stored check as a sentence people read (the memory page, docs/web.md): what must hold
-    for the playbook pinned to `candidate`. An invalid one says so."""
+    for the playbook pinned to `candidate`. An invalid one says so. `measured` false: the check
+    ran and measured nothing (status `no_data`); a change check then says it was not checked."""
     c = _parsed(check)
     where = (
         candidate if getattr(c, "scope", "candidate") == "candidate" else "an alerting component"
@@ -679,6 +687,8 @@ def describe(check: dict[str, Any], candidate: str) -> str:
     match c:
         case None:
             return f"an invalid check (never holds): {str(check)[:120]}"
+        case NoRecentChange() | RecentChange() if not measured:
+            return f"recent changes not checked ({NO_CHANGE_SOURCE})"
         case NoRecentChange():
             return "no recent change on the other alerting components (2 h before)"
         case RecentChange():

@@ -168,8 +168,15 @@ def symptoms_of(
 
 def described(playbook: dict[str, Any]) -> list[str]:
     """The checks of a recalled playbook as run (`checks.gated`), each as a sentence people
-    read (`checks.describe`), for the summary of a finding memory made (`recall.cited`)."""
-    return [describe(c, playbook["candidate"]) for c in gated(playbook)]
+    read (`checks.describe`), for the summary of a finding memory made (`recall.cited`). One
+    that measured nothing (`results`, as `_recall` ran them: status `no_data`) says so: "no
+    recent change" with no change source was not checked, and a page must not say it held."""
+    results = playbook.get("results") or []
+    said = []
+    for n, check in enumerate(gated(playbook)):
+        measured = n >= len(results) or results[n].get("status") != "no_data"
+        said.append(describe(check, playbook["candidate"], measured))
+    return said
 
 
 def one_per_playbook(used: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -790,13 +797,16 @@ class Investigator:
                     missed.append(playbook | {"row": row, "results": results, "quiet": True})
                 continue
             if any(kinds_differ(r) for r in results):
-                leads.append(playbook | {"row": row})
+                leads.append(playbook | {"row": row, "results": results})
             elif found is None:
-                found = playbook | {"row": row}
+                found = playbook | {"row": row, "results": results}
             elif backed(found) and not backed(playbook):
                 continue  # an untried playbook does not unsettle a lesson people gave
             elif backed(playbook) and not backed(found):
-                found = playbook | {"row": row}  # nor does one that came first in the order
+                found = playbook | {
+                    "row": row,
+                    "results": results,
+                }  # nor does one that came first in the order
             else:
                 unsure = True  # another cause holds as well, as trusted
                 break

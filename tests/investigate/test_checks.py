@@ -90,9 +90,25 @@ def test_alert_kind_and_alert_firing(graph):
 
 def test_change_checks_read_the_graph(graph):
     ev = evidence(graph)
-    assert evaluate({"type": "no_recent_change"}, "postgres", ev)["held"]
+    # no change ever recorded (no change source): nothing was measured, and the check says so;
+    # "no recent change" is not contradicted, "a recent change" is not shown
+    unmeasured = evaluate({"type": "no_recent_change"}, "postgres", ev)
+    assert unmeasured["held"] and unmeasured["status"] == "no_data"
+    assert unmeasured["detail"] == (
+        "recent changes not checked: no change source has recorded a deploy or merged pull request"
+    )
+    shown = evaluate({"type": "recent_change"}, "product-catalog", ev)
+    assert not shown["held"] and shown["status"] == "no_data"
+    assert describe({"type": "no_recent_change"}, "postgres", measured=False) == (
+        "recent changes not checked (no change source has recorded a deploy or merged pull request)"
+    )
     graph.one("record_change", {"id": "d1", "component": "product-catalog", "kind": "deploy",
                                 "ref": "v9", "at": OPENED - 60_000, "author": None})  # fmt: skip
+    ev = evidence(graph)  # a run reads whether a change source exists once
+    # a source that recorded changes elsewhere: checked, and none on the other alerting one
+    checked = evaluate({"type": "no_recent_change"}, "product-catalog", ev)
+    assert checked["held"] and checked["status"] == "ok"
+    assert checked["detail"] == "changes in the last 2 h: none"
     held = evaluate({"type": "no_recent_change"}, "postgres", ev)
     assert not held["held"] and held["raw"][0]["ref"] == "v9"
     assert evaluate({"type": "recent_change"}, "product-catalog", ev)["held"]

@@ -15,6 +15,7 @@ from agents.investigate.decision import Decision
 from agents.investigate.investigator import (
     Candidate,
     decide,
+    described,
     guessed_over,
     left_open,
     outranks,
@@ -496,3 +497,25 @@ def test_a_memory_summary_says_why_it_is_held_under_the_trust_and_not_once_lifte
     assert "held at" not in lifted and "(trust 0.50, learned from inc-1 (confirmed by" in lifted
     # a playbook that helped before is as sure as its trust
     assert "held at" not in cited(playbook | {"helped": 1, "trust": 0.67}, held)
+
+
+def test_a_memory_summary_says_a_change_check_measured_nothing_without_a_change_source() -> None:
+    """ "No recent change" held only because no change source ever recorded one: the summary
+    says it was not checked, not that nothing changed."""
+    playbook = {
+        "candidate": "payments-db", "pinned_to": "payments-db",
+        "checks": [{"type": "explains_alerting"}, {"type": "no_recent_change"},
+                   {"type": "alert_any"}],
+    }  # fmt: skip
+    ran = [{"held": True, "status": s} for s in ("ok", "no_data", "ok")]
+    results = [r | {"check": c} for r, c in zip(ran, playbook["checks"], strict=True)]
+    assert described(playbook | {"results": results}) == [
+        "payments-db explains most alerting components (a dependency path from each)",
+        "recent changes not checked (no change source has recorded a deploy or merged pull "
+        "request)",
+        "an alert of any kind on payments-db",
+    ]
+    measured = [r | {"status": "ok"} for r in results]
+    assert described(playbook | {"results": measured})[1] == (
+        "no recent change on the other alerting components (2 h before)"
+    )

@@ -149,6 +149,22 @@ def test_invalid_arguments_and_unknown_tools_are_error_results_and_steps(graph) 
     ]
 
 
+def test_recent_changes_says_not_checked_until_a_change_source_recorded_one(graph) -> None:
+    task = run(graph)
+    unmeasured = call(task, context(graph, ["cart"]), "recent_changes", {"components": ["cart"]})
+    # no deploy or merged pull request was ever recorded: "none" would claim a measurement
+    assert unmeasured.status == "no_data" and unmeasured.data == []
+    assert unmeasured.detail == (
+        "recent changes not checked: no change source has recorded a deploy or merged pull request"
+    )
+    graph.one("record_change", {"id": "d1", "component": "frontend", "kind": "deploy",
+                                "ref": "v9", "at": OPENED - 60_000, "author": None})  # fmt: skip
+    checked = call(task, context(graph, ["cart"]), "recent_changes", {"components": ["cart"]})
+    assert checked.status == "no_data" and checked.detail == "no recent changes"
+    found = call(task, context(graph, ["cart"]), "recent_changes", {"components": ["frontend"]})
+    assert [r["ref"] for r in found.data] == ["v9"]
+
+
 def test_a_resumed_task_gets_the_stored_result(graph) -> None:
     task = run(graph)
     ctx = context(graph, ["cart"])

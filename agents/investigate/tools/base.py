@@ -94,6 +94,16 @@ class ToolContext:
     quiet: bool = False
 
     @cached_property
+    def change_source(self) -> bool:
+        """Whether any change (deploy, merged pull request) was ever recorded in the graph
+        (`change_source.cypher`, or the read ahead): without a change source, finding no recent
+        change measured nothing. Read once per run."""
+        if self.prefetched is not None:
+            return self.prefetched.change_source
+        row = self.graph.one("change_source", {})
+        return bool(row and row["change_source"])
+
+    @cached_property
     def text_vector(self) -> list[float]:
         """The incident's hashed bag of words (`similar.text_vector` of its alerts' text), for
         the similar-incident lookup and the finding's write; worked out once per run."""

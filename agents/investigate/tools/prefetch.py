@@ -40,6 +40,9 @@ class Prefetched:
     paths: dict[tuple[str, str], list[str]]
     #: `neighbours.cypher` rows by the component they are next to (every alerting one).
     near: dict[str, list[dict[str, Any]]]
+    #: Whether any change was ever recorded in the graph (`change_source.cypher`): without a
+    #: change source, no `changes` measured nothing.
+    change_source: bool = True
     #: ((text vector, alerting components, opened ms), the `similar_incidents` rows of that
     #: ask (`agents.investigate.similar.nearest`)), read with the batch's contexts when memory
     #: is on, else None.
@@ -80,6 +83,7 @@ def prefetched(row: dict[str, Any], hops: int, lookback_ms: int) -> Prefetched:
         links=row["links"],
         changed=alerting | {w["name"] for w in walk} | {w["name"] for w in beyond},
         changes=row["changes"],
+        change_source=bool(row["change_source"]),
         recalled=None if row["remembered"] else [],
         near=neighbours_of(alerting, row["near"]),
         paths={
