@@ -103,7 +103,7 @@ from agents.investigate.weigh import EDGE_MIN_CALLS, signals
 __all__ = [
     "CHANGE_LOOKBACK_MS", "CHECK", "EXPLAINS", "EXPLAINS_BY_CALLS", "Check", "Evidence",
     "about_candidate", "about_incident", "alert_signature", "evaluate", "evidence_checks",
-    "kinds_differ", "paths_to", "reached_by_calls",
+    "kinds_differ", "looked_at", "paths_to", "reached_by_calls",
 ]  # fmt: skip
 
 #: What checks may look at: the incident's alerts, its alerting components, when it opened
@@ -743,6 +743,18 @@ def about_incident(check: dict[str, Any]) -> bool:
     (`_Check.about_incident`); an invalid one does not (it never holds either way)."""
     parsed = _parsed(check)
     return parsed is not None and parsed.about_incident()
+
+
+def looked_at(check: dict[str, Any]) -> set[str]:
+    """The components whose alerts a stored check names (`alert_any` on listed components, a
+    `signature`'s components): the components the incident it was learned from alerted on
+    besides its candidate. Empty for any other check, and for an invalid one."""
+    match _parsed(check):
+        case AlertAny(scope="components") as c:
+            return set(c.components)
+        case Signature() as c:
+            return {a.component for a in c.alerts}
+    return set()
 
 
 def gated(playbook: dict[str, Any]) -> list[dict[str, Any]]:

@@ -61,6 +61,7 @@ from agents.investigate.checks import (
     evaluate,
     gated,
     kinds_differ,
+    looked_at,
     paths_to,
 )
 from agents.investigate.decision import LEAD_BELOW, Candidate, Decision
@@ -474,62 +475,69 @@ class Investigator:
             # misled before); the rules may be surer
             lead = bool(steered.get("kinds_differ")) or decision.confidence < LEAD_BELOW
             # what is measured now may outrank memory; a lead (`_recall`), sure rules too;
-            # rules surer of memory's own cause lend it their confidence
-            if evidence.prometheus is not None or lead:
-                measured, found, looked = self._rules(task, evidence)
-                rivals = measured
-                sure = measured.root_cause is not None and measured.confidence >= LEAD_BELOW
-                # the live evidence measured memory's cause as another's victim: memory was
-                # checked against it and lost, however unsure the rules are otherwise
-                refuted = (
-                    victim_of(measured, steered["candidate"])
-                    if evidence.prometheus is not None
-                    else None
+            # rules surer of memory's own cause lend it their confidence. Sure memory with
+            # alerts only yields only to an alerting component that alone explains every alert
+            # whose alerts its checks never looked at (`alone_explains`, `claimed`)
+            weighed = evidence.prometheus is not None or lead
+            measured, found, looked = self._rules(task, evidence)
+            rivals = measured
+            sure = measured.root_cause is not None and measured.confidence >= LEAD_BELOW
+            # the live evidence measured memory's cause as another's victim: memory was
+            # checked against it and lost, however unsure the rules are otherwise
+            refuted = (
+                victim_of(measured, steered["candidate"])
+                if evidence.prometheus is not None
+                else None
+            )
+            # an alerting component that alone explains every alert, memory's cause not
+            # explaining it: one fault explains the incident, memory's needs a second
+            longer = alone_explains(found, alerting, steered, used, claimed=not lead)
+            if longer is not None and not lead:
+                # one behind memory's cause may alert from its fault (retries, a flood) or
+                # beside it (a red herring below): the engineers' word stands there
+                cause = steered["candidate"]
+                behind = self._reach(task, evidence, [cause, *alerting]).get(cause, set())
+                longer = alone_explains(found, alerting, steered, used, True, behind)
+            if lead and longer is None:  # a cause the rules left standing explains more
+                longer = self._explains_more(task, evidence, steered["candidate"], measured)
+            if (
+                refuted is not None
+                or longer is not None
+                or outranks(measured, decision)
+                or (
+                    lead
+                    and sure
+                    and measured.root_cause != decision.root_cause
+                    and not left_open(measured, decision.root_cause)
                 )
-                # an alerting component that alone explains every alert, memory's cause not
-                # explaining it: one fault explains the incident, memory's needs a second
-                longer = alone_explains(found, alerting, steered, used) if lead else None
-                if lead and longer is None:  # a cause the rules left standing explains more
-                    longer = self._explains_more(task, evidence, steered["candidate"], measured)
-                if (
-                    refuted is not None
-                    or longer is not None
-                    or outranks(measured, decision)
-                    or (
-                        lead
-                        and sure
-                        and measured.root_cause != decision.root_cause
-                        and not left_open(measured, decision.root_cause)
-                    )
-                ):
-                    rivals = None  # the rules decide: their own rivals stand as they are
-                    for row in used:  # it did not decide: no trust moves for it
-                        row["steered"] = False
-                    decision = overruled(measured, steered, decision.confidence, refuted, longer)
-                    candidates, changes, planner = found, looked, "rules"
-                    # as with no playbook held (below), less the overruled cause's playbooks
-                    others = [p for p in missed if p["candidate"] != steered["candidate"]]
-                    remembered_lead = self._remembered_lead(task, evidence, decision, others, found)
-                    if remembered_lead is not None:
-                        decision, planner = remembered_lead, "memory"
-                    elif (again := corrected_before(steered, decision, evidence)) is not None:
-                        decision = again
-                elif (
-                    sure
-                    and measured.root_cause == decision.root_cause
-                    and measured.confidence > decision.confidence
-                ):  # the rules name memory's cause on their own: as sure as they are
-                    decision = replace(
-                        decision, confidence=measured.confidence,
-                        summary=f"{cited(steered, described(steered), measured.confidence)} "
-                        f"The rules name it too, at {measured.confidence:.2f}: "
-                        f"{measured.summary}",
-                        # what they ruled out, and on which measurements, stands with them
-                        ruled_out=measured.ruled_out, measured=measured.measured,
-                        evidence=measured.evidence, separated_by=measured.separated_by,
-                    )  # fmt: skip
-            else:  # sure memory, alerts only: the rules still say which rivals they weighed
-                rivals, _, _ = self._rules(task, evidence)
+            ):
+                rivals = None  # the rules decide: their own rivals stand as they are
+                for row in used:  # it did not decide: no trust moves for it
+                    row["steered"] = False
+                decision = overruled(measured, steered, decision.confidence, refuted, longer)
+                candidates, changes, planner = found, looked, "rules"
+                # as with no playbook held (below), less the overruled cause's playbooks
+                others = [p for p in missed if p["candidate"] != steered["candidate"]]
+                remembered_lead = self._remembered_lead(task, evidence, decision, others, found)
+                if remembered_lead is not None:
+                    decision, planner = remembered_lead, "memory"
+                elif (again := corrected_before(steered, decision, evidence)) is not None:
+                    decision = again
+            elif (
+                weighed
+                and sure
+                and measured.root_cause == decision.root_cause
+                and measured.confidence > decision.confidence
+            ):  # the rules name memory's cause on their own: as sure as they are
+                decision = replace(
+                    decision, confidence=measured.confidence,
+                    summary=f"{cited(steered, described(steered), measured.confidence)} "
+                    f"The rules name it too, at {measured.confidence:.2f}: "
+                    f"{measured.summary}",
+                    # what they ruled out, and on which measurements, stands with them
+                    ruled_out=measured.ruled_out, measured=measured.measured,
+                    evidence=measured.evidence, separated_by=measured.separated_by,
+                )  # fmt: skip
             if rivals is not None:
                 decision = with_rivals(decision, rivals)
         else:
@@ -1631,26 +1639,40 @@ def alone_explains(
     alerting: list[str],
     steered: dict[str, Any],
     used: list[dict[str, Any]],
+    claimed: bool = False,
+    behind: Collection[str] = (),
 ) -> str | None:
     """Why a remembered cause (`steered`, a recalled playbook) is the longer explanation, or
     None: an alerting component the walk (`found`) finds covering every alerting component,
     itself included, that the remembered cause does not explain (its `explains_alerting`
     check, among the USED rows `used`, found no dependency path from it). The remembered cause
     would need a second fault for that component's own alerts; the component alone needs
-    none (parsimony, the coverage walk's own rule). Only a lead is weighed so
-    (`Investigator.run`): a trusted playbook held entirely, with the component's alerts, is
-    the engineers' word against the graph's."""
+    none (parsimony, the coverage walk's own rule). `claimed` (a trusted playbook that held
+    entirely, `Investigator.run`): only a component none of its checks looked at (its
+    `signature`, `alert_any` on listed components, an alert check on its candidate: the
+    components it was learned alerting) counts. A playbook learned with that component's alerts
+    is the engineers' word against the graph's; one learned without them never claimed them
+    (an unseen airline's seat cache alerted itself beside the check-in and boarding services a
+    trusted loyalty-service playbook remembered, and memory named the loyalty service at 0.67
+    where the rules named the cache). Nor does one in `behind` (the components the remembered
+    cause depends on): a search cluster turning yellow below a trusted directory service's
+    fault is no second fault memory must explain (an unseen telehealth month)."""
     if len(alerting) < 2:
         return None
     remembered = steered["candidate"]
-    checks = [
-        r for row in used if row["playbook"] == steered["id"]
-        for r in json.loads(row["checks_json"]) if r["check"].get("type") == "explains_alerting"
-    ]  # fmt: skip
+    ran = [
+        r
+        for row in used
+        if row["playbook"] == steered["id"]
+        for r in json.loads(row["checks_json"])
+    ]
+    checks = [r for r in ran if r["check"].get("type") == "explains_alerting"]
     mine = {c for r in checks for c, path in (r.get("raw") or {}).items() if path}
+    if claimed:
+        mine |= {remembered} | {c for r in ran for c in looked_at(r["check"])}
     covers = {c.name: set(c.covers) for c in found}
     for name in alerting:
-        if name not in mine and covers.get(name, set()) >= set(alerting):
+        if name not in mine and name not in behind and covers.get(name, set()) >= set(alerting):
             return (
                 f"{name} alerts itself and alone explains every alerting component; "
                 f"{remembered} does not explain {name}"

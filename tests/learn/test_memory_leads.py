@@ -170,6 +170,57 @@ def test_why_a_remembered_cause_is_the_longer_explanation():
     assert alone_explains(walk, ["bank-client"], steered, missing) is None
     narrower = [Candidate("bank-client", ["bank-client", "payments"], 1), walk[1]]
     assert alone_explains(narrower, alerting, steered, missing) is None
+    # a trusted playbook (`claimed`) yields only for a component its checks never looked at
+    # and its cause does not depend on
+    signature = {"type": "signature", "alerts": [
+        {"component": "bank-client", "kind": "errors", "path": ["bank-client"]}]}  # fmt: skip
+    learned_with = [{"playbook": "p1", "checks_json": json.dumps([
+        {"check": explains, "raw": {"bank-client": None}}, {"check": signature}])}]  # fmt: skip
+    assert alone_explains(walk, alerting, steered, learned_with, claimed=True) is None
+    assert alone_explains(walk, alerting, steered, learned_with) is not None
+    assert alone_explains(walk, alerting, steered, missing, claimed=True) is not None
+    assert alone_explains(walk, alerting, steered, missing, True, {"bank-client"}) is None
+
+
+def test_a_trusted_playbook_yields_to_an_alerting_component_it_never_claimed(home: Gateway):
+    """registry was named twice behind the app gateway and voice (corrected, then confirmed:
+    trusted, 0.67). Then shadow-svc alerts itself beside them: it alone explains every
+    alerting component (both call it), registry does not explain it, none of registry's checks
+    looked at it, and registry does not depend on it. One fault explains the incident,
+    memory's needs a second: the rules decide, shadow-svc first (an unseen airline's seat cache was
+    named as the loyalty service at 0.67 by a playbook learned on the check-in and boarding
+    alerts). The same alerts with the registry's own database alerting instead (behind the
+    registry) leave memory's registry standing."""
+    slow = [("AppGatewayLatencyHigh", "app-gateway", "app gateway p99 3.1s"),
+            ("VoiceSlow", "voice", "voice commands p95 2.8s")]  # fmt: skip
+    verdict(home, fire(home, WEEK1, slow), "rejected", "registry")
+    clear(home, WEEK1, slow)
+    again = [("AppGatewayTimeouts", "app-gateway", "app gateway timing out on device lookups"),
+             ("VoiceErrors", "voice", "5xx ratio 12% on voice")]  # fmt: skip
+    second = fire(home, WEEK1 + timedelta(days=2), again)
+    assert (incident(home, second)["root_cause"], incident(home, second)["finding"]["planner"]) == (
+        "registry",
+        "memory",
+    )
+    verdict(home, second, "confirmed")
+    clear(home, WEEK1 + timedelta(days=2), again)
+    third = incident(home, fire(home, WEEK1 + timedelta(days=4), [
+        *slow, ("ShadowServiceErrors", "shadow-svc", "shadow-svc answering 503 to 40% of reads"),
+    ]))  # fmt: skip
+    # the rules decide: shadow-svc, not told apart from what it depends on (alerts only)
+    assert (third["root_cause"], third["finding"]["planner"]) == (None, "rules")
+    assert third["finding"]["candidates"][0] == "shadow-svc"
+    assert third["finding"]["summary"].endswith(
+        "the alerts rule it out: shadow-svc alerts itself and alone explains every alerting "
+        "component; registry does not explain shadow-svc."
+    )
+    (use,) = [u for u in third["memory"] if u["playbook"].endswith(":registry")][:1]
+    assert (round(use["trust_at_use"], 2), use["applicable"], use["steered"]) == (0.67, True, False)
+    clear(home, WEEK1 + timedelta(days=4), slow)
+    behind = incident(home, fire(home, WEEK1 + timedelta(days=6), [
+        *slow, ("PostgresSlowQueries", "registry-db", "registry-db p95 query time 900ms"),
+    ]))  # fmt: skip
+    assert (behind["root_cause"], behind["finding"]["planner"]) == ("registry", "memory")
 
 
 def test_an_untried_playbook_held_on_most_alerting_services_loses_to_what_explains_them_all(
