@@ -56,10 +56,11 @@ def cause(row: dict[str, Any]) -> dict[str, str]:
     if verdict[0] == "rejected":
         if verdict[1]:
             return {"state": "corrected", "text": f"corrected to {verdict[1]}"}
-        # an inconclusive finding named no cause: "cause marked wrong" would invent one (such
-        # a rejection is refused now, `verdicts.contradiction`; older ones are still stored)
-        said = row["root_cause"] or "inconclusive finding"
-        return {"state": "corrected", "text": f"{said} marked wrong"}
+        if row["root_cause"] is None:
+            # an inconclusive finding named no cause, so none was marked wrong: such a
+            # rejection says, in words, a cause outside the graph (`verdicts.contradiction`)
+            return {"state": "corrected", "text": "a cause outside the graph"}
+        return {"state": "corrected", "text": f"{row['root_cause']} marked wrong"}
     if verdict[0] == "confirmed" and (verdict[1] or row["root_cause"]):
         return {"state": "confirmed", "text": f"{verdict[1] or row['root_cause']} (confirmed)"}
     if row["root_cause"]:
