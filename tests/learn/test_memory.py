@@ -719,3 +719,40 @@ def test_a_verdict_naming_a_misspelt_cause_is_refused_with_its_spelling(shop: Ga
     )
     shop.drain()
     assert incident(shop, first)["verdicts"] == [] and playbooks(shop) == {}
+
+
+def test_alerts_joining_a_confirmed_incident_do_not_recall_its_own_lesson(shop: Gateway):
+    """A new user's trial: alerts joined an incident people had confirmed, and its
+    re-investigation recalled the playbook that confirmation taught. The page cited the
+    incident as its own earlier case, called the cause people confirmed an untried lead, and
+    a later correction counted that playbook misled. The incident's own lessons are not
+    recalled: its memory lists no playbook learned from it, and a correction moves no trust."""
+    first = [
+        ("PostgresTooManyConnections", "orders-db", "orders-db at 98% of max_connections"),
+        ("PgConnectionPoolExhausted", "payments-db", "no free connection slots"),
+        ("HighErrorRate", "shop", "5xx ratio above 5% on shop"),
+    ]
+    both = fire(shop, WEEK1, first)
+    assert incident(shop, both)["root_cause"] is None
+    verdict(shop, both, "confirmed", cause="orders-db")
+    own = f"playbook:{both}:orders-db"
+    assert set(playbooks(shop)) == {own}
+    decisions_before = len(incident(shop, both)["memory"])
+    # other wordings on the same components join the incident a few minutes later
+    again = [
+        ("PostgresConnectionsSaturated", "orders-db", "connection slots nearly used up"),
+        ("ShopRequestFailures", "shop", "requests failing on shop"),
+    ]
+    assert fire(shop, WEEK1 + timedelta(minutes=4), again) == both
+    found = incident(shop, both)
+    reinvestigated = [t for t in found["tasks"] if t["kind"] == "reinvestigate"]
+    assert reinvestigated and all(t["status"] == "done" for t in reinvestigated)
+    assert decisions_before == 0 and [u["playbook"] for u in found["memory"]] == []
+    assert both not in found["finding"]["summary"]
+    # nor does its own lesson split payments-db's alert off the incident people confirmed
+    assert len(found["alerts"]) == 5
+    # a later correction of the incident withdraws the lesson; nothing counts it misled
+    verdict(shop, both, "rejected", cause="payments-db")
+    kept = playbooks(shop)[own]
+    assert (kept["helped"], kept["misled"], kept["trust"]) == (0, 0, 0.5)
+    assert kept["status"] == "retired" and kept["retired_reason"] == WITHDRAWN
