@@ -994,7 +994,10 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
     assert '<td class="mono">payment</td>' in playbooks
     assert "<strong>0.67</strong>" in playbooks and "helped 1, misled 0" in playbooks
-    assert f">{second}</a>: trust 0.50, steered, verdict helped" in playbooks
+    assert (
+        f">{second}</a>: trust 0.50 at use, steered; confirmed by U1: helped: it steered to the "
+        "cause people confirmed (trust up)</li>" in playbooks
+    )
     # which incident's verdict taught it, and who gave it
     taught = f'learned from <a href="/ui/incidents/{first}">{first}</a> ('
     assert taught in playbooks and "), confirmed by U1</small>" in playbooks
@@ -1039,8 +1042,11 @@ def test_memory_lists_a_re_investigated_incident_once_in_a_playbook_s_trust_hist
     assert len(store.graph(graph_name(site.a)).rows("web_playbook_uses")) == 2
     playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
     assert playbooks.count(f">{second}</a>") == 1
-    line = f">{second}</a>: trust 0.50, steered, verdict helped (re-investigated: the latest of 2"
-    assert line + " uses)</li>" in playbooks
+    line = (
+        f">{second}</a>: trust 0.50 at use, steered; confirmed by U1: helped: it steered to the "
+        "cause people confirmed (trust up) (re-investigated: the latest of 2 uses)</li>"
+    )
+    assert line in playbooks
 
 
 def test_memory_lists_preferences_with_their_versions(site: Site, store: GraphStore) -> None:

@@ -138,6 +138,7 @@ templates.env.globals.update(
     age=age,
     pretty=overview.pretty,
     VERDICTS=VERDICTS,
+    USE_VERDICTS=overview.USE_VERDICTS,
     LOW_CONFIDENCE=timeline.LOW_CONFIDENCE,
     TEST_NOTE=messages.TEST_NOTE,
 )

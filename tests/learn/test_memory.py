@@ -21,6 +21,7 @@ from agents.learn.learner import WITHDRAWN, lesson_of
 from gateway.cli.demo import rfc3339
 from gateway.http.payloads import label_fingerprint
 from gateway.ops.runtime import Runtime
+from gateway.web import overview
 from gateway.world import import_world, load_world
 from tests.conftest import Gateway, make_settings
 from tests.slack_api import SlackAPI
@@ -756,3 +757,42 @@ def test_alerts_joining_a_confirmed_incident_do_not_recall_its_own_lesson(shop: 
     kept = playbooks(shop)[own]
     assert (kept["helped"], kept["misled"], kept["trust"]) == (0, 0, 0.5)
     assert kept["status"] == "retired" and kept["retired_reason"] == WITHDRAWN
+
+
+def test_the_trust_history_says_what_moved_trust_on_each_incident_in_words(shop: Gateway):
+    """A new user's trial: the memory page's trust history said "verdict none yet" of an
+    incident people had confirmed (alerts had joined it after the verdict, and only the
+    re-investigation's use was shown), no row accounted for the playbook's "helped 1", and
+    "verdict not_applicable" was a raw value. Each row now says what moved trust, and why."""
+    first = fire(shop, WEEK1, saturation("orders-db", "orders-api", 1))
+    verdict(shop, first, "confirmed")
+    (learned,) = playbooks(shop)
+    second = fire(shop, WEEK1 + timedelta(days=7), saturation("orders-db", "orders-api", 2))
+    assert incident(shop, second)["finding"]["planner"] == "memory"
+    verdict(shop, second, "confirmed")
+    joined = fire(shop, WEEK1 + timedelta(days=7, minutes=1),
+                  [("HighErrorRate", "shop", "5xx ratio above 5% on shop")])  # fmt: skip
+    assert joined == second
+    week3 = WEEK1 + timedelta(days=14)
+    change = {"component": "orders-api", "kind": "deploy", "ref": "orders-api v2.4.0",
+              "at": rfc3339(week3 - timedelta(minutes=10))}  # fmt: skip
+    assert shop.http.post("/api/v1/changes", json=change).status_code == 201
+    third = fire(shop, week3, saturation("orders-db", "orders-api", 2))
+    assert incident(shop, third)["root_cause"] == "orders-api"
+    verdict(shop, third, "confirmed")
+    (shown,) = [p for p in overview.memory(shop.graph)["active"] if p["id"] == learned]
+    assert (shown["helped"], shown["misled"]) == (1, 0)
+    rows = {u["incident_id"]: (u["said"], u["investigations"]) for u in shown["uses"]}
+    assert rows == {
+        second: (
+            "trust 0.50 at use, steered; confirmed by Dee Example: helped: it steered to the "
+            "cause people confirmed (trust up); re-investigated later, that use steered (no "
+            "verdict since: not counted)",
+            2,
+        ),
+        third: (
+            "trust 0.67 at use, did not steer; confirmed by Dee Example: not counted: it did "
+            "not steer (trust unchanged)",
+            1,
+        ),
+    }
