@@ -6,7 +6,7 @@ twice says on which incidents, a world import says a listed playbook stays retir
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -212,5 +212,46 @@ def test_a_correction_of_an_identical_incident_is_cited_first_and_teaches_no_dea
         assert (first["id"], first["root_cause"], first["corrected"]) == (corrected, "cache", True)
         assert first["confirmed_by"] == "UDEE"  # the verdict's `by`, as the API gave it
         assert confirmed in [s["id"] for s in found["similar"][1:]]
+    finally:
+        close_shop(gw)
+
+
+def test_restoring_a_lesson_a_later_verdict_withdrew_warns_naming_that_verdict(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI
+) -> None:
+    """A new user's trial: `playbook restore` brought back a playbook whose lesson a later
+    verdict on its incident had withdrawn, silently, and two active playbooks from one
+    incident then contradicted each other. It still restores it, and warns naming the
+    verdict; a playbook the latest verdict taught restores without a warning."""
+    gw = open_shop(falkordb, tmp_path, api)
+    try:
+        wrong = fire(gw, WEEK1, SILENT_DB)
+        verdict(gw, wrong, "rejected", "payments-db")
+        verdict(gw, wrong, "confirmed", "payments-api")
+        mine = f"playbook:{wrong}:payments-db"
+        assert playbooks(gw)[mine]["status"] == "retired"
+        (later,) = [
+            v for v in incident(gw, wrong)["verdicts"] if v["actual_cause"] == "payments-api"
+        ]
+        env = {"FALKORDB_URL": falkordb.url, "BLAST_DATA_DIR": str(tmp_path),
+               "BLAST_DEFAULT_TENANT": gw.runtime.settings.default_tenant}  # fmt: skip
+        done = cli("playbook", "restore", mine, **env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"playbook {mine} is active again")
+        at = datetime.fromtimestamp(later["at"] / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        assert done.stderr.strip() == (
+            f"playbook restore: warning: the latest verdict on {wrong}, the incident it was "
+            f"learned from ({later['id']}: confirmed by UDEE at {at}), names payments-api as "
+            "the cause, not payments-db: it withdrew this lesson, and memory now holds it again "
+            "beside what that verdict taught; retire it again (`DELETE /api/v1/playbooks/ID`) "
+            "if that verdict stands"
+        )
+        assert playbooks(gw)[mine]["status"] == "active"
+        # the lesson the latest verdict teaches, retired by hand and restored: no warning
+        theirs = f"playbook:{wrong}:payments-api"
+        gone = gw.http.request("DELETE", f"/api/v1/playbooks/{theirs}", json={"reason": "tidy"})
+        assert gone.status_code == 200, gone.text
+        back = cli("playbook", "restore", theirs, **env)
+        assert back.returncode == 0 and back.stderr == ""
     finally:
         close_shop(gw)
