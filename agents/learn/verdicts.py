@@ -254,23 +254,34 @@ def contradiction(
 
 
 class IdTaken(LookupError):
-    """The verdict's id already names another verdict (on another incident, or another verdict
-    or person): nothing was written. A `LookupError`, so a caller that only expects "no such
-    incident" still stops; the API answers 422, as a reused idempotency key with another
-    request gets in the IETF draft "The Idempotency-Key HTTP Header Field"."""
+    """The verdict's id already names another verdict (on another incident, or another verdict,
+    cause, text or person; the message names the stored one): nothing was written. A
+    `LookupError`, so a caller that only expects "no such incident" still stops; the API
+    answers 422, as a reused idempotency key with another request gets in the IETF draft "The
+    Idempotency-Key HTTP Header Field"."""
 
 
 def record(graph: TenantGraph, verdict: Verdict) -> dict[str, Any]:
     """Store the verdict with its `learn` and `notify_verdict` tasks (once per id; no
     `notify_verdict` for a `resolved` one, whose resolve edits the page).
 
-    Returns `{id, verdict, actual_cause, fresh}`; `fresh` is false for a repeated delivery.
-    Raises `IdTaken` when the id names a different verdict, `LookupError` when the incident
-    does not exist, `GraphUnavailable` when the graph cannot answer.
+    Returns `{id, verdict, actual_cause, fresh}`; `fresh` is false for a repeated delivery
+    (the same id with the same verdict, cause, text and person). A verdict saying what the
+    incident's latest one said (posted again without an id) is recorded with no page update.
+    Raises `IdTaken` when the id names a different verdict (saying which: "id 'my-1' already
+    names another verdict: api:my-1 on inc-…, rejected by Sam SRE, actual cause valkey-cart"),
+    `LookupError` when the incident does not exist, `GraphUnavailable` when the graph cannot
+    answer.
     """
     row = graph.one("record_verdict", verdict.model_dump())
     if row is None:
         if graph.one("incident_get", {"incident_id": verdict.incident_id}) is not None:
-            raise IdTaken(f"id {verdict.event_id!r} already names another verdict")
+            stored = graph.one("verdict_get", {"verdict_id": verdict.id})
+            said = ""
+            if stored is not None:
+                cause = stored["actual_cause"] or "none named"
+                said = (f": {stored['id']} on {stored['incident_id']}, {stored['verdict']} by "
+                        f"{stored['by']}, actual cause {cause}")  # fmt: skip
+            raise IdTaken(f"id {verdict.event_id!r} already names another verdict{said}")
         raise LookupError(f"no incident {verdict.incident_id!r}")
     return row

@@ -255,3 +255,37 @@ def test_restoring_a_lesson_a_later_verdict_withdrew_warns_naming_that_verdict(
         assert back.returncode == 0 and back.stderr == ""
     finally:
         close_shop(gw)
+
+
+def test_a_verdict_id_re_sent_with_another_cause_is_refused_and_repeats_update_the_page_once(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI
+) -> None:
+    """A new user's trial: the same `id` re-sent with another cause answered 201 with the old
+    cause, dropping the change without a word; and four identical verdicts posted without an
+    id edited the page four times. The changed one is a 422 naming the stored verdict (the
+    same content again stays a quiet repeat); identical verdicts update the page once."""
+    gw = open_shop(falkordb, tmp_path, api)
+    try:
+        wrong = fire(gw, WEEK1, SILENT_DB)
+        path = f"/api/v1/incidents/{wrong}/verdicts"
+        first = {"verdict": "rejected", "by": "Sam SRE", "actual_cause": "payments-db",
+                 "id": "my-1"}  # fmt: skip
+        sent = [gw.http.post(path, json=first) for _ in range(2)]
+        changed = gw.http.post(path, json=first | {"actual_cause": "payments-api"})
+        for _ in range(3):
+            again = {"verdict": "confirmed", "by": "Sam SRE", "actual_cause": "payments-api"}
+            assert gw.http.post(path, json=again).status_code == 201
+        gw.drain()
+        found = incident(gw, wrong)
+    finally:
+        close_shop(gw)
+    assert [(s.status_code, s.json()["actual_cause"]) for s in sent] == [(201, "payments-db")] * 2
+    assert (changed.status_code, changed.json()["detail"]) == (
+        422,
+        f"id 'my-1' already names another verdict: api:my-1 on {wrong}, rejected by Sam SRE, "
+        "actual cause payments-db: use a new id for a new verdict",
+    )
+    said = [(v["verdict"], v["actual_cause"]) for v in found["verdicts"]]
+    assert said == [("rejected", "payments-db")] + [("confirmed", "payments-api")] * 3
+    updates = [t for t in found["tasks"] if t["kind"] == "notify_verdict"]
+    assert len(updates) == 2 and all(t["status"] == "done" for t in updates)
