@@ -227,7 +227,8 @@ def test_an_empty_wrong_cause_on_an_inconclusive_finding_is_refused_as_the_api_r
     incident = site.post_alert(site.a, "no-such-service")
     site.drain()
     reason = ("the finding is inconclusive: it named no cause to mark wrong; a rejection names "
-              "the actual cause (actual_cause)")  # fmt: skip
+              "the actual cause (actual_cause) or, when the cause is outside the graph, says "
+              "what it was in {}")  # fmt: skip
     bearer = {"Authorization": f"Bearer {HOOK_A}"}
     with site.client() as http:
         sign_in(http, VIEWER_A)
@@ -244,8 +245,62 @@ def test_an_empty_wrong_cause_on_an_inconclusive_finding_is_refused_as_the_api_r
         ]  # fmt: skip
         found = http.get(f"/api/v1/incidents/{incident}", headers=bearer).json()
     assert found["root_cause"] is None and found["verdicts"] == []
-    assert web.status_code == 422 and html.escape(reason) in web.text
-    assert [(a.status_code, a.json()["detail"]) for a in answers] == [(422, reason)] * 2
+    box = html.escape(reason.format("the box 'in words'"), quote=False).replace("'", "&#39;")
+    assert web.status_code == 422 and box in web.text
+    assert [(a.status_code, a.json()["detail"]) for a in answers] == [
+        (422, reason.format("text"))
+    ] * 2
+
+
+def test_a_cause_outside_the_graph_rejects_an_inconclusive_finding_in_words(site: Site) -> None:
+    """A new user's trial: for an inconclusive finding whose cause was outside the world, the
+    advice went in a circle ("reject without naming it and say what it was in text", then
+    "a rejection names the actual cause"), and every answer was a 422. Following the advice
+    now records the verdict, from the API and from the web form's words box; it teaches no
+    playbook, and the learn task says why."""
+    incident = site.post_alert(site.a, "no-such-service")
+    site.drain()
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    path = f"/api/v1/incidents/{incident}/verdicts"
+    with site.client() as http:
+        named = http.post(path, headers=bearer, json={
+            "verdict": "rejected", "by": "Sam SRE", "actual_cause": "aws-elasticache-az-b",
+        })  # fmt: skip
+        advice = named.json()["detail"]
+        api = http.post(path, headers=bearer, json={
+            "verdict": "rejected", "by": "Sam SRE",
+            "text": "AZ-b network partition at AWS, outside our world",
+        })  # fmt: skip
+        sign_in(http, VIEWER_A)
+        text = http.get(f"/ui/incidents/{incident}").text
+        assert 'name="text"' in text.split('id="verdict-box"')[1].split("</form>")[0]
+        intent = re.search(r'name="intent" value="([0-9a-f]+)"', text)
+        assert intent
+        form = {"csrf": csrf_of(text), "intent": intent.group(1), "verdict": "rejected",
+                "actual_cause": "", "text": "  the  CDN,   not us "}  # fmt: skip
+        web = http.post(f"/ui/incidents/{incident}/verdict", data=form)
+        site.drain()
+        found = http.get(f"/api/v1/incidents/{incident}", headers=bearer).json()
+        listed = http.get("/?state=all").text
+    assert advice.endswith("reject without naming it and say what it was in text)")
+    assert api.status_code == 201 and api.json()["actual_cause"] is None
+    assert web.status_code == 303
+    assert [
+        (v["verdict"], v["actual_cause"], v["text"], v["source"]) for v in found["verdicts"]
+    ] == [
+        ("rejected", None, "AZ-b network partition at AWS, outside our world", "api"),
+        ("rejected", None, "the CDN, not us", "web"),
+    ]
+    learned = sorted(t["outcome"] for t in found["tasks"] if t["kind"] == "learn")
+    assert learned == [
+        "rejected: nothing learned: the cause is outside the graph ('AZ-b network partition at "
+        "AWS, outside our world'), so no playbook can be pinned to it",
+        "rejected: nothing learned: the cause is outside the graph ('the CDN, not us'), so no "
+        "playbook can be pinned to it",
+    ]
+    assert (
+        "a cause outside the graph" in listed and "inconclusive finding marked wrong" not in listed
+    )
 
 
 def test_the_alert_that_opened_an_incident_says_so_beside_one_that_started_earlier(
@@ -939,7 +994,10 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
     assert '<td class="mono">payment</td>' in playbooks
     assert "<strong>0.67</strong>" in playbooks and "helped 1, misled 0" in playbooks
-    assert f">{second}</a>: trust 0.50, steered, verdict helped" in playbooks
+    assert (
+        f">{second}</a>: trust 0.50 at use, steered; confirmed by U1: helped: it steered to the "
+        "cause people confirmed (trust up)</li>" in playbooks
+    )
     # which incident's verdict taught it, and who gave it
     taught = f'learned from <a href="/ui/incidents/{first}">{first}</a> ('
     assert taught in playbooks and "), confirmed by U1</small>" in playbooks
@@ -984,8 +1042,11 @@ def test_memory_lists_a_re_investigated_incident_once_in_a_playbook_s_trust_hist
     assert len(store.graph(graph_name(site.a)).rows("web_playbook_uses")) == 2
     playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
     assert playbooks.count(f">{second}</a>") == 1
-    line = f">{second}</a>: trust 0.50, steered, verdict helped (re-investigated: the latest of 2"
-    assert line + " uses)</li>" in playbooks
+    line = (
+        f">{second}</a>: trust 0.50 at use, steered; confirmed by U1: helped: it steered to the "
+        "cause people confirmed (trust up) (re-investigated: the latest of 2 uses)</li>"
+    )
+    assert line in playbooks
 
 
 def test_memory_lists_preferences_with_their_versions(site: Site, store: GraphStore) -> None:

@@ -458,6 +458,7 @@ class Investigator:
         if known is not None and known.opened_ms == evidence.opened_ms:
             evidence.prefetched = known
         evidence.memory = self.memory
+        evidence.incident_id = incident_id  # its own lessons are not recalled (`recall.rank`)
         used, steered, missed = (
             self._recall(task, evidence) if self.memory == "graph" else ([], None, [])
         )

@@ -9,6 +9,12 @@ by naming it (`upstream`), within 1-3 calls upstream of an alerting component (w
 after the others). Ranked by how many of the alerting components reach the candidate, then
 weight × trust, then fewer hops, then the most recently learned. Only active playbooks: a
 retired one is never recalled.
+
+Nor is a playbook learned from the incident under investigation (`incident_id`): when alerts
+join an incident people already gave a verdict on, its re-investigation would otherwise cite
+the incident as its own earlier case, call the cause people confirmed an untried lead, and a
+later correction of it would count the playbook misled. People's verdict on the incident
+stands on its own (until 2026-12-07 it did not, a new user's trial).
 """
 
 from __future__ import annotations
@@ -28,7 +34,10 @@ UPSTREAM = 3
 
 
 def recall(
-    graph: TenantGraph, alerting: list[str], reach: dict[str, int] | None = None
+    graph: TenantGraph,
+    alerting: list[str],
+    reach: dict[str, int] | None = None,
+    incident_id: str | None = None,
 ) -> list[dict[str, Any]]:
     """Recalled playbooks as `{id, title, failure_kind, trust, checks, candidate, pinned_to,
     path, hops, weight, score, reached_from (how many alerting components reach the candidate:
@@ -38,14 +47,22 @@ def recall(
     `corrected`: what that verdict did; null before it was stored), helped (verdicts that
     confirmed it when it steered), client (the candidate is a traffic source the world
     marks `client`)}`; one entry per
-    (playbook, candidate), best first."""
-    return rank(graph.rows("recall", {"alerting": alerting}), reach)
+    (playbook, candidate), best first. `incident_id`: the incident under investigation, whose
+    own lessons are left out (module docstring)."""
+    return rank(graph.rows("recall", {"alerting": alerting}), reach, incident_id)
 
 
-def rank(rows: list[dict[str, Any]], reach: dict[str, int] | None = None) -> list[dict[str, Any]]:
+def rank(
+    rows: list[dict[str, Any]],
+    reach: dict[str, int] | None = None,
+    incident_id: str | None = None,
+) -> list[dict[str, Any]]:
     """`recall` over rows of `recall.cypher` already read (or `investigation_context`'s
     `recalled`). `reach`: how many alerting components the coverage walk (deeper than the
-    recall's two hops) found reaching each component, when it was read with them. Pure."""
+    recall's two hops) found reaching each component, when it was read with them;
+    `incident_id`: the incident under investigation, whose own lessons are left out. Pure."""
+    if incident_id is not None:
+        rows = [row for row in rows if row.get("learned_from") != incident_id]
     found: dict[tuple[str, str], dict[str, Any]] = {}
     reached_from: dict[tuple[str, str], set[str]] = {}
     weights = {0: PINNED_WEIGHT, 1: PINNED_WEIGHT, 2: SAME_TECH_WEIGHT, UPSTREAM: PINNED_WEIGHT}

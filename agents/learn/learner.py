@@ -216,11 +216,7 @@ class Learner:
         if lesson:
             said.append(self._learn(task, verdict, lesson, used))
         elif not said:
-            said.append(
-                "nothing learned: the rejection names no cause and no playbook steered"
-                if verdict["verdict"] == "rejected"
-                else "nothing learned: no playbook steered and the finding names no cause"
-            )
+            said.append(nothing_learned(verdict))
         task.complete(f"{verdict['verdict']}: " + "; ".join(said))
 
     def _learn(
@@ -337,6 +333,29 @@ class Learner:
         log.info("learned playbook %r from incident %s", title, incident_id)
         instead = f", superseding {supersedes}" if supersedes else ""
         return f"learned playbook {row['id']} on {cause}{instead}"
+
+
+#: How much of a person's words the learn task's outcome quotes.
+QUOTED_CHARS = 120
+
+
+def nothing_learned(verdict: dict[str, Any]) -> str:
+    """Why a verdict no playbook steered taught nothing (a `verdict_get` row), for the learn
+    task's outcome. A rejection of an inconclusive finding naming no cause is one whose cause
+    is outside the graph (`verdicts.contradiction` accepts it only with the person's words):
+    there is no component to pin a playbook to, and the outcome quotes what they said."""
+    if verdict["verdict"] != "rejected":
+        return "nothing learned: no playbook steered and the finding names no cause"
+    if verdict["root_cause"] is None:
+        words = " ".join(str(verdict.get("text") or "").split())
+        if len(words) > QUOTED_CHARS:
+            words = words[: QUOTED_CHARS - 1] + "…"
+        said = f" ({words!r})" if words else ""
+        return (
+            f"nothing learned: the cause is outside the graph{said}, so no playbook can be "
+            "pinned to it"
+        )
+    return "nothing learned: the rejection names no cause and no playbook steered"
 
 
 def credited(outcome: dict[str, Any]) -> str:

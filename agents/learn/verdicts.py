@@ -220,20 +220,28 @@ def awaits_cause(graph: TenantGraph, incident_id: str) -> bool:
     return bool(rows) and rows[-1]["verdict"] == "rejected" and not rows[-1]["actual_cause"]
 
 
-def contradiction(verdict: str, root_cause: str | None, actual: str | None) -> str | None:
+def contradiction(
+    verdict: str, root_cause: str | None, actual: str | None, text: str = "", words: str = "text"
+) -> str | None:
     """Why a verdict given outside Slack contradicts itself, or None: a confirmation naming
     another cause than the finding's, or a rejection naming the finding's own cause. Each
     would move the playbooks' trust the wrong way (a confirmation counts as helped, a
-    rejection as misled), so the API and the web page refuse it (422) with this reason. An
-    inconclusive finding (`root_cause` None) may be confirmed or rejected naming any cause,
-    but only naming one: it named none to agree with, nor any to mark wrong ("cause marked
-    wrong" of no cause would say nothing)."""
+    rejection as misled), so the API and the web page refuse it (422) with this reason.
+
+    An inconclusive finding (`root_cause` None) named no cause to agree with, nor any to mark
+    wrong: it is confirmed naming the cause (`actual`), or rejected naming it, or, when the
+    cause is outside the graph (no component to name), rejected with the person's `text`
+    saying what it was. That rejection is recorded and teaches no playbook (the learn task
+    says why). `text` is the person's own words (not a button's label); `words` names the
+    field they go in, for the advice (`text` in the API, a box on the web form)."""
+    outside = f"for a cause outside the graph, reject it saying what it was in {words}"
     if root_cause is None and verdict == "confirmed" and actual is None:
         return ("the finding is inconclusive: a confirmation names the cause it confirms "
-                "(actual_cause), or reject it")  # fmt: skip
-    if root_cause is None and verdict == "rejected" and actual is None:
+                f"(actual_cause); {outside}")  # fmt: skip
+    if root_cause is None and verdict == "rejected" and actual is None and not text.strip():
         return ("the finding is inconclusive: it named no cause to mark wrong; a rejection "
-                "names the actual cause (actual_cause)")  # fmt: skip
+                "names the actual cause (actual_cause) or, when the cause is outside the "
+                f"graph, says what it was in {words}")  # fmt: skip
     if root_cause is None or actual is None:
         return None
     if verdict == "confirmed" and actual != root_cause:
@@ -246,23 +254,34 @@ def contradiction(verdict: str, root_cause: str | None, actual: str | None) -> s
 
 
 class IdTaken(LookupError):
-    """The verdict's id already names another verdict (on another incident, or another verdict
-    or person): nothing was written. A `LookupError`, so a caller that only expects "no such
-    incident" still stops; the API answers 422, as a reused idempotency key with another
-    request gets in the IETF draft "The Idempotency-Key HTTP Header Field"."""
+    """The verdict's id already names another verdict (on another incident, or another verdict,
+    cause, text or person; the message names the stored one): nothing was written. A
+    `LookupError`, so a caller that only expects "no such incident" still stops; the API
+    answers 422, as a reused idempotency key with another request gets in the IETF draft "The
+    Idempotency-Key HTTP Header Field"."""
 
 
 def record(graph: TenantGraph, verdict: Verdict) -> dict[str, Any]:
     """Store the verdict with its `learn` and `notify_verdict` tasks (once per id; no
     `notify_verdict` for a `resolved` one, whose resolve edits the page).
 
-    Returns `{id, verdict, actual_cause, fresh}`; `fresh` is false for a repeated delivery.
-    Raises `IdTaken` when the id names a different verdict, `LookupError` when the incident
-    does not exist, `GraphUnavailable` when the graph cannot answer.
+    Returns `{id, verdict, actual_cause, fresh}`; `fresh` is false for a repeated delivery
+    (the same id with the same verdict, cause, text and person). A verdict saying what the
+    incident's latest one said (posted again without an id) is recorded with no page update.
+    Raises `IdTaken` when the id names a different verdict (saying which: "id 'my-1' already
+    names another verdict: api:my-1 on inc-…, rejected by Sam SRE, actual cause valkey-cart"),
+    `LookupError` when the incident does not exist, `GraphUnavailable` when the graph cannot
+    answer.
     """
     row = graph.one("record_verdict", verdict.model_dump())
     if row is None:
         if graph.one("incident_get", {"incident_id": verdict.incident_id}) is not None:
-            raise IdTaken(f"id {verdict.event_id!r} already names another verdict")
+            stored = graph.one("verdict_get", {"verdict_id": verdict.id})
+            said = ""
+            if stored is not None:
+                cause = stored["actual_cause"] or "none named"
+                said = (f": {stored['id']} on {stored['incident_id']}, {stored['verdict']} by "
+                        f"{stored['by']}, actual cause {cause}")  # fmt: skip
+            raise IdTaken(f"id {verdict.event_id!r} already names another verdict{said}")
         raise LookupError(f"no incident {verdict.incident_id!r}")
     return row

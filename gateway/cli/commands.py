@@ -21,7 +21,7 @@ import time
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 from urllib.parse import urlsplit
 
 import redis
@@ -1282,6 +1282,32 @@ def playbook_restore(
         "(trust moves only on verdicts: under 0.5, it retires again if it misleads once more)"
         if row["misled"] >= 2 and row["trust"] < 0.5
         else f"playbook {playbook_id} is active again{why}; trust {row['trust']:.2f} kept"
+    )
+    warning = withdrawn_by(row)
+    if warning:
+        typer.echo(f"playbook restore: warning: {warning}", err=True)
+
+
+def withdrawn_by(row: dict[str, Any]) -> str | None:
+    """The warning for restoring a learned playbook (a `restore_playbook` row) whose lesson the
+    latest verdict on the incident it was learned from does not teach: that verdict names
+    another cause (or none), so memory holds a lesson the people of that incident withdrew,
+    maybe beside the one they taught instead. None when it is the verdict's own cause, or no
+    verdict on its incident is known (a runbook people wrote, an archived incident)."""
+    later, pinned = row.get("later"), row.get("component")
+    if not later or not row.get("learned_from") or later["actual_cause"] == pinned:
+        return None
+    at = datetime.fromtimestamp(later["at"] / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    named = (
+        f"names {later['actual_cause']} as the cause"
+        if later["actual_cause"]
+        else "names no cause in the graph"
+    )
+    return (
+        f"the latest verdict on {row['learned_from']}, the incident it was learned from "
+        f"({later['id']}: {later['verdict']} by {later['by']} at {at}), {named}, not {pinned}: "
+        "it withdrew this lesson, and memory now holds it again beside what that verdict "
+        "taught; retire it again (`DELETE /api/v1/playbooks/ID`) if that verdict stands"
     )
 
 

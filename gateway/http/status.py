@@ -405,8 +405,10 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
     `verdicts.unknown_cause`: no playbook is ever pinned to a component that does not exist),
     or contradicts the verdict (`verdicts.contradiction`: confirming naming
     another cause, rejecting naming the finding's own), or rejects an inconclusive finding
-    naming no cause (`verdicts.contradiction` too; a blank `actual_cause` is none). Posting the same
-    `id` again changes nothing; without an id, each post is a new verdict."""
+    naming no cause and saying nothing in `text` (`verdicts.contradiction` too; a blank
+    `actual_cause` is none; with `text`, a cause outside the graph, recorded, teaching no
+    playbook). Posting the same `id` again changes nothing; without an id, each post is a new
+    verdict."""
     graph = _graph(request)
     key = given.id or uuid.uuid4().hex
     # a blank cause is no cause, as the web page's empty box is
@@ -418,7 +420,7 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
             return None
         if actual is not None and not graph.rows("match_components", {"candidates": [actual]}):
             raise HTTPException(422, verdicts.unknown_cause(graph, actual))
-        wrong = verdicts.contradiction(given.verdict, found["root_cause"], actual)
+        wrong = verdicts.contradiction(given.verdict, found["root_cause"], actual, given.text)
         if wrong is not None:
             raise HTTPException(422, wrong)
         cause = actual or (found["root_cause"] if given.verdict == "confirmed" else None)

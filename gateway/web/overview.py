@@ -56,10 +56,11 @@ def cause(row: dict[str, Any]) -> dict[str, str]:
     if verdict[0] == "rejected":
         if verdict[1]:
             return {"state": "corrected", "text": f"corrected to {verdict[1]}"}
-        # an inconclusive finding named no cause: "cause marked wrong" would invent one (such
-        # a rejection is refused now, `verdicts.contradiction`; older ones are still stored)
-        said = row["root_cause"] or "inconclusive finding"
-        return {"state": "corrected", "text": f"{said} marked wrong"}
+        if row["root_cause"] is None:
+            # an inconclusive finding named no cause, so none was marked wrong: such a
+            # rejection says, in words, a cause outside the graph (`verdicts.contradiction`)
+            return {"state": "corrected", "text": "a cause outside the graph"}
+        return {"state": "corrected", "text": f"{row['root_cause']} marked wrong"}
     if verdict[0] == "confirmed" and (verdict[1] or row["root_cause"]):
         return {"state": "confirmed", "text": f"{verdict[1] or row['root_cause']} (confirmed)"}
     if row["root_cause"]:
@@ -153,21 +154,27 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
     or superseded by a newer version); playbook = a
     `list_playbooks` row with `checks` (parsed), `fix` (`playbook_fix`) and
     `uses: [{incident_id, at, trust_at_use,
-    steered, verdict, investigations}]` oldest first, one per incident: its latest use (the one
-    a verdict moves: `incident_decision`), `investigations` the number of its investigations
-    that used the playbook (2 or more: it was re-investigated); fact = a `web_facts` row with
+    steered, verdict, incident_verdict, investigations, said}]` oldest first, one per incident:
+    its latest use (the one a verdict moves: `incident_decision`), `investigations` the number
+    of its investigations that used the playbook (2 or more: it was re-investigated), `said`
+    what moved trust on that incident and why, in words (`trust_words`, over all its uses: a
+    re-investigation after a verdict leaves the count on the use the verdict followed); fact =
+    a `web_facts` row with
     `version` (1 for the first statement; a version SUPERSEDES the one before) and `current`
     (nothing supersedes it).
     """
     latest: dict[tuple[str, str], dict[str, Any]] = {}
+    every: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for use in graph.rows("web_playbook_uses"):  # oldest first: a later use replaces one
         key = (use.pop("playbook"), use["incident_id"])
         use["investigations"] = latest[key]["investigations"] + 1 if key in latest else 1
         latest.pop(key, None)  # so the incident sits where its latest use does
         latest[key] = use
+        every.setdefault(key, []).append(use)
     uses: dict[str, list[dict[str, Any]]] = {}
-    for (playbook, _), use in latest.items():
-        uses.setdefault(playbook, []).append(use)
+    for key, use in latest.items():
+        use["said"] = trust_words(every[key], use["incident_verdict"])
+        uses.setdefault(key[0], []).append(use)
     playbooks = graph.rows("list_playbooks")
     runs = {r["playbook"]: r for r in graph.rows("web_fix_runs")}
     for pb in playbooks:
@@ -193,6 +200,57 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
         "retired": [p for p in playbooks if p["status"] != "active"],
         "facts": facts,
     }
+
+
+#: What a verdict did to one use of a playbook (`USED.verdict`), in words, where people read
+#: it (the memory page's trust history, the incident page's decisions).
+USE_VERDICTS = {
+    "helped": "helped: it steered to the cause people confirmed (trust up)",
+    "misled": "misled: it steered to a cause people rejected (trust down)",
+    "not_applicable": "not counted: it did not steer (trust unchanged)",
+}
+
+
+def trust_words(uses: list[dict[str, Any]], verdict: list[Any] | None) -> str:
+    """One row of a playbook's trust history: what moved its trust on one incident, and why,
+    in words. `uses`: that incident's `web_playbook_uses` rows of the playbook, oldest first
+    (more than one: it was re-investigated); `verdict`: the incident's latest verdict
+    `[confirmed|rejected, actual cause, who]`, or None.
+
+    A verdict moves the latest use before it (`apply_verdict.cypher`): a re-investigation
+    after it (alerts joined) is a later use no verdict has reached, and the count stays where
+    the verdict put it; this row says which use was counted, so the playbook's helped and
+    misled add up. E.g. "trust 0.50 at use, steered; confirmed by Sam: helped: it steered to
+    the cause people confirmed (trust up)", "…; re-investigated later, that use did not steer
+    (not counted)", "no verdict yet (trust unchanged)"."""
+    last = uses[-1]
+    who = None
+    if verdict:
+        who = f"{verdict[0]} by {verdict[2] or 'someone'}"
+        if verdict[0] == "rejected":
+            who += f" (actual cause {verdict[1]})" if verdict[1] else " (no cause named)"
+    counted = [use for use in uses if use["verdict"] in ("helped", "misled")]
+    if counted:
+        use = counted[-1]
+        head = f"{_at_use(use)}, steered"
+        said = f"{head}; {who or 'a verdict'}: {USE_VERDICTS[use['verdict']]}"
+        if use is not last:
+            steer = "steered" if last["steered"] else "did not steer"
+            said += f"; re-investigated later, that use {steer} (no verdict since: not counted)"
+        return said
+    head = f"{_at_use(last)}, {'steered' if last['steered'] else 'did not steer'}"
+    if last["verdict"] == "not_applicable":
+        return f"{head}; {who or 'a verdict'}: {USE_VERDICTS['not_applicable']}"
+    if who:
+        # the verdict came before this use (a re-investigation): it moved none of them
+        return f"{head}; {who} before this use: not counted (trust unchanged)"
+    return f"{head}; no verdict yet (trust unchanged)"
+
+
+def _at_use(use: dict[str, Any]) -> str:
+    """`trust 0.50 at use`: the trust a use of a playbook (`web_playbook_uses` row) had."""
+    trust = use["trust_at_use"]
+    return f"trust {trust:.2f} at use" if trust is not None else "trust unknown at use"
 
 
 def playbook_fix(

@@ -38,7 +38,7 @@ from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance, messages
 from gateway.http import incident_views
 from gateway.http import maintenance as maintenance_api
-from gateway.http.limits import http_failed, read_limited
+from gateway.http.limits import MAX_TEXT_CHARS, http_failed, read_limited
 from gateway.http.payloads import http_link
 from gateway.http.status import alert_counts, incident_detail
 from gateway.ops.runtime import remediation_credentials
@@ -62,6 +62,8 @@ FORM_LIMIT = 8 * 1024
 #: Verdict buttons: form value -> what is recorded (the same answers as the Slack buttons;
 #: "resolved" is recorded by the Resolve action).
 VERDICTS = {"confirmed": "Confirm cause", "rejected": "Wrong cause", "resolved": "Resolved"}
+#: How the verdict form's box for words (`text`) is named in its refusals' advice.
+WORDS_BOX = "the box 'in words'"
 #: Annotation names that hold a runbook link (Prometheus's convention is `runbook_url`).
 RUNBOOK_KEYS = ("runbook_url", "runbook", "playbook_url")
 #: Labels that, with `alertname`, pick an alert for a new Alertmanager silence.
@@ -136,6 +138,7 @@ templates.env.globals.update(
     age=age,
     pretty=overview.pretty,
     VERDICTS=VERDICTS,
+    USE_VERDICTS=overview.USE_VERDICTS,
     LOW_CONFIDENCE=timeline.LOW_CONFIDENCE,
     TEST_NOTE=messages.TEST_NOTE,
 )
@@ -511,11 +514,12 @@ async def give_verdict(request: Request, incident_id: str) -> Response:
     """Record a verdict as the signed-in person, exactly as a Slack button does
     (`agents/learn/verdicts.py`: a Verdict with its `learn` and `notify_verdict` tasks). Form:
     `csrf`, `verdict` (confirmed | rejected), `intent` (idempotency key: a double submit
-    records once), optional `actual_cause` (a known component). 303 to the timeline; 403 bad
-    CSRF; 404 no such incident; 422 bad verdict, unknown component (with "did you mean …?" for
-    a misspelling, `verdicts.unknown_cause`), a cause that contradicts the verdict
-    (`verdicts.contradiction`, as the API answers: also an empty box rejecting an
-    inconclusive finding)."""
+    records once), optional `actual_cause` (a known component) and `text` (what it was, in
+    words: a cause outside the graph; the verdict's `text`, as the API's). 303 to the
+    timeline; 403 bad CSRF; 404 no such incident; 422 bad verdict, unknown component (with
+    "did you mean …?" for a misspelling, `verdicts.unknown_cause`), a cause that contradicts
+    the verdict (`verdicts.contradiction`, as the API answers: also both boxes empty
+    rejecting an inconclusive finding)."""
     return await _act(request, incident_id, "verdict")
 
 
@@ -530,6 +534,9 @@ async def _record_verdict(
         raise HTTPException(422, "verdict must be confirmed or rejected (Resolve resolves)")
     intent = _intent(form)
     cause_given = form.get("actual_cause", "").strip() or None
+    # the person's words (a cause outside the graph, said in the form's box), capped as the
+    # API caps `text`; the button's label stands in when they wrote none
+    words = " ".join(form.get("text", "").split())[:MAX_TEXT_CHARS]
 
     def store() -> bool:
         found = graph.one("incident_get", {"incident_id": incident_id})
@@ -538,9 +545,9 @@ async def _record_verdict(
         if cause_given is not None and not graph.rows(
             "match_components", {"candidates": [cause_given]}
         ):
-            why = verdicts.unknown_cause(graph, cause_given, "actual cause", words=None)
-            raise HTTPException(422, why)  # the form has no field for words
-        wrong = verdicts.contradiction(said, found["root_cause"], cause_given)
+            why = verdicts.unknown_cause(graph, cause_given, "actual cause", WORDS_BOX)
+            raise HTTPException(422, why)
+        wrong = verdicts.contradiction(said, found["root_cause"], cause_given, words, WORDS_BOX)
         if wrong is not None:
             raise HTTPException(422, wrong)
         cause = cause_given or (found["root_cause"] if said == "confirmed" else None)
@@ -553,7 +560,7 @@ async def _record_verdict(
                 id=f"web:{intent}", incident_id=incident_id, verdict=said,  # type: ignore[arg-type]
                 actual_cause=cause, by=session.person,
                 by_name=acting_name(graph, session), at=_now_ms(),
-                text=VERDICTS[said], source="web", event_id=intent,
+                text=words or VERDICTS[said], source="web", event_id=intent,
             ))  # fmt: skip
         except verdicts.IdTaken:  # the same form posted for another incident or verdict
             raise HTTPException(422, "this form was already used: reload the page") from None

@@ -21,6 +21,7 @@ from agents.learn.learner import WITHDRAWN, lesson_of
 from gateway.cli.demo import rfc3339
 from gateway.http.payloads import label_fingerprint
 from gateway.ops.runtime import Runtime
+from gateway.web import overview
 from gateway.world import import_world, load_world
 from tests.conftest import Gateway, make_settings
 from tests.slack_api import SlackAPI
@@ -719,3 +720,79 @@ def test_a_verdict_naming_a_misspelt_cause_is_refused_with_its_spelling(shop: Ga
     )
     shop.drain()
     assert incident(shop, first)["verdicts"] == [] and playbooks(shop) == {}
+
+
+def test_alerts_joining_a_confirmed_incident_do_not_recall_its_own_lesson(shop: Gateway):
+    """A new user's trial: alerts joined an incident people had confirmed, and its
+    re-investigation recalled the playbook that confirmation taught. The page cited the
+    incident as its own earlier case, called the cause people confirmed an untried lead, and
+    a later correction counted that playbook misled. The incident's own lessons are not
+    recalled: its memory lists no playbook learned from it, and a correction moves no trust."""
+    first = [
+        ("PostgresTooManyConnections", "orders-db", "orders-db at 98% of max_connections"),
+        ("PgConnectionPoolExhausted", "payments-db", "no free connection slots"),
+        ("HighErrorRate", "shop", "5xx ratio above 5% on shop"),
+    ]
+    both = fire(shop, WEEK1, first)
+    assert incident(shop, both)["root_cause"] is None
+    verdict(shop, both, "confirmed", cause="orders-db")
+    own = f"playbook:{both}:orders-db"
+    assert set(playbooks(shop)) == {own}
+    decisions_before = len(incident(shop, both)["memory"])
+    # other wordings on the same components join the incident a few minutes later
+    again = [
+        ("PostgresConnectionsSaturated", "orders-db", "connection slots nearly used up"),
+        ("ShopRequestFailures", "shop", "requests failing on shop"),
+    ]
+    assert fire(shop, WEEK1 + timedelta(minutes=4), again) == both
+    found = incident(shop, both)
+    reinvestigated = [t for t in found["tasks"] if t["kind"] == "reinvestigate"]
+    assert reinvestigated and all(t["status"] == "done" for t in reinvestigated)
+    assert decisions_before == 0 and [u["playbook"] for u in found["memory"]] == []
+    assert both not in found["finding"]["summary"]
+    # nor does its own lesson split payments-db's alert off the incident people confirmed
+    assert len(found["alerts"]) == 5
+    # a later correction of the incident withdraws the lesson; nothing counts it misled
+    verdict(shop, both, "rejected", cause="payments-db")
+    kept = playbooks(shop)[own]
+    assert (kept["helped"], kept["misled"], kept["trust"]) == (0, 0, 0.5)
+    assert kept["status"] == "retired" and kept["retired_reason"] == WITHDRAWN
+
+
+def test_the_trust_history_says_what_moved_trust_on_each_incident_in_words(shop: Gateway):
+    """A new user's trial: the memory page's trust history said "verdict none yet" of an
+    incident people had confirmed (alerts had joined it after the verdict, and only the
+    re-investigation's use was shown), no row accounted for the playbook's "helped 1", and
+    "verdict not_applicable" was a raw value. Each row now says what moved trust, and why."""
+    first = fire(shop, WEEK1, saturation("orders-db", "orders-api", 1))
+    verdict(shop, first, "confirmed")
+    (learned,) = playbooks(shop)
+    second = fire(shop, WEEK1 + timedelta(days=7), saturation("orders-db", "orders-api", 2))
+    assert incident(shop, second)["finding"]["planner"] == "memory"
+    verdict(shop, second, "confirmed")
+    joined = fire(shop, WEEK1 + timedelta(days=7, minutes=1),
+                  [("HighErrorRate", "shop", "5xx ratio above 5% on shop")])  # fmt: skip
+    assert joined == second
+    week3 = WEEK1 + timedelta(days=14)
+    change = {"component": "orders-api", "kind": "deploy", "ref": "orders-api v2.4.0",
+              "at": rfc3339(week3 - timedelta(minutes=10))}  # fmt: skip
+    assert shop.http.post("/api/v1/changes", json=change).status_code == 201
+    third = fire(shop, week3, saturation("orders-db", "orders-api", 2))
+    assert incident(shop, third)["root_cause"] == "orders-api"
+    verdict(shop, third, "confirmed")
+    (shown,) = [p for p in overview.memory(shop.graph)["active"] if p["id"] == learned]
+    assert (shown["helped"], shown["misled"]) == (1, 0)
+    rows = {u["incident_id"]: (u["said"], u["investigations"]) for u in shown["uses"]}
+    assert rows == {
+        second: (
+            "trust 0.50 at use, steered; confirmed by Dee Example: helped: it steered to the "
+            "cause people confirmed (trust up); re-investigated later, that use steered (no "
+            "verdict since: not counted)",
+            2,
+        ),
+        third: (
+            "trust 0.67 at use, did not steer; confirmed by Dee Example: not counted: it did "
+            "not steer (trust unchanged)",
+            1,
+        ),
+    }

@@ -6,7 +6,7 @@ twice says on which incidents, a world import says a listed playbook stays retir
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -214,3 +214,78 @@ def test_a_correction_of_an_identical_incident_is_cited_first_and_teaches_no_dea
         assert confirmed in [s["id"] for s in found["similar"][1:]]
     finally:
         close_shop(gw)
+
+
+def test_restoring_a_lesson_a_later_verdict_withdrew_warns_naming_that_verdict(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI
+) -> None:
+    """A new user's trial: `playbook restore` brought back a playbook whose lesson a later
+    verdict on its incident had withdrawn, silently, and two active playbooks from one
+    incident then contradicted each other. It still restores it, and warns naming the
+    verdict; a playbook the latest verdict taught restores without a warning."""
+    gw = open_shop(falkordb, tmp_path, api)
+    try:
+        wrong = fire(gw, WEEK1, SILENT_DB)
+        verdict(gw, wrong, "rejected", "payments-db")
+        verdict(gw, wrong, "confirmed", "payments-api")
+        mine = f"playbook:{wrong}:payments-db"
+        assert playbooks(gw)[mine]["status"] == "retired"
+        (later,) = [
+            v for v in incident(gw, wrong)["verdicts"] if v["actual_cause"] == "payments-api"
+        ]
+        env = {"FALKORDB_URL": falkordb.url, "BLAST_DATA_DIR": str(tmp_path),
+               "BLAST_DEFAULT_TENANT": gw.runtime.settings.default_tenant}  # fmt: skip
+        done = cli("playbook", "restore", mine, **env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"playbook {mine} is active again")
+        at = datetime.fromtimestamp(later["at"] / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        assert done.stderr.strip() == (
+            f"playbook restore: warning: the latest verdict on {wrong}, the incident it was "
+            f"learned from ({later['id']}: confirmed by UDEE at {at}), names payments-api as "
+            "the cause, not payments-db: it withdrew this lesson, and memory now holds it again "
+            "beside what that verdict taught; retire it again (`DELETE /api/v1/playbooks/ID`) "
+            "if that verdict stands"
+        )
+        assert playbooks(gw)[mine]["status"] == "active"
+        # the lesson the latest verdict teaches, retired by hand and restored: no warning
+        theirs = f"playbook:{wrong}:payments-api"
+        gone = gw.http.request("DELETE", f"/api/v1/playbooks/{theirs}", json={"reason": "tidy"})
+        assert gone.status_code == 200, gone.text
+        back = cli("playbook", "restore", theirs, **env)
+        assert back.returncode == 0 and back.stderr == ""
+    finally:
+        close_shop(gw)
+
+
+def test_a_verdict_id_re_sent_with_another_cause_is_refused_and_repeats_update_the_page_once(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI
+) -> None:
+    """A new user's trial: the same `id` re-sent with another cause answered 201 with the old
+    cause, dropping the change without a word; and four identical verdicts posted without an
+    id edited the page four times. The changed one is a 422 naming the stored verdict (the
+    same content again stays a quiet repeat); identical verdicts update the page once."""
+    gw = open_shop(falkordb, tmp_path, api)
+    try:
+        wrong = fire(gw, WEEK1, SILENT_DB)
+        path = f"/api/v1/incidents/{wrong}/verdicts"
+        first = {"verdict": "rejected", "by": "Sam SRE", "actual_cause": "payments-db",
+                 "id": "my-1"}  # fmt: skip
+        sent = [gw.http.post(path, json=first) for _ in range(2)]
+        changed = gw.http.post(path, json=first | {"actual_cause": "payments-api"})
+        for _ in range(3):
+            again = {"verdict": "confirmed", "by": "Sam SRE", "actual_cause": "payments-api"}
+            assert gw.http.post(path, json=again).status_code == 201
+        gw.drain()
+        found = incident(gw, wrong)
+    finally:
+        close_shop(gw)
+    assert [(s.status_code, s.json()["actual_cause"]) for s in sent] == [(201, "payments-db")] * 2
+    assert (changed.status_code, changed.json()["detail"]) == (
+        422,
+        f"id 'my-1' already names another verdict: api:my-1 on {wrong}, rejected by Sam SRE, "
+        "actual cause payments-db: use a new id for a new verdict",
+    )
+    said = [(v["verdict"], v["actual_cause"]) for v in found["verdicts"]]
+    assert said == [("rejected", "payments-db")] + [("confirmed", "payments-api")] * 3
+    updates = [t for t in found["tasks"] if t["kind"] == "notify_verdict"]
+    assert len(updates) == 2 and all(t["status"] == "done" for t in updates)

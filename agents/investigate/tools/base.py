@@ -76,6 +76,9 @@ class ToolContext:
     #: What memory the planners may use (`BLAST_MEMORY`): `graph` (playbooks, past incidents
     #: and similar incidents), `text` (similar incidents only), `none`.
     memory: Literal["graph", "text", "none"] = "graph"
+    #: The incident under investigation, None when the context serves no incident (a
+    #: remediation's verification): recall leaves out the playbooks learned from it.
+    incident_id: str | None = None
     #: The similar incidents this run already found (`similar_incidents` rows), None when it
     #: did not look (`BLAST_MEMORY=none`): the model planner gets them in its first turn.
     similar: list[dict[str, Any]] | None = None

@@ -35,7 +35,8 @@ class RecallInput(ToolInput):
 
 def playbooks_recalled(ctx: ToolContext, args: RecallInput) -> ToolResult:
     """Playbooks pinned within two hops of the components, or learned on a component of the
-    same tech (weight 1/2), best first (`agents.investigate.recall`).
+    same tech (weight 1/2), best first (`agents.investigate.recall`), but those learned from
+    the incident under investigation (`ctx.incident_id`).
 
     `data`: rows `{id, title, failure_kind, trust, checks, candidate, pinned_to, path, hops,
     weight, score}`.
@@ -46,7 +47,9 @@ def playbooks_recalled(ctx: ToolContext, args: RecallInput) -> ToolResult:
     rows = prefetch.recalled(ctx.prefetched, near)
     # the walk read ahead from the alerting components counts reach beyond recall's two hops
     reach = prefetch.reach(ctx.prefetched) if args.components is None else {}
-    found = recall(ctx.graph, near, reach) if rows is None else rank(rows, reach)
+    # a playbook learned from this very incident is left out: people's verdict on it stands
+    mine = ctx.incident_id
+    found = recall(ctx.graph, near, reach, mine) if rows is None else rank(rows, reach, mine)
     return rows_result(found, "playbooks recalled")
 
 
