@@ -2,8 +2,8 @@
 
 A playbook learned from `PostgresTooManyConnections` on one database must be recognised when
 another database fires `PgConnectionPoolExhausted`: both are *saturation*. The mapping is a
-keyword table over the alert name and its summary (no model), checked in order, first match
-wins. Engineers use the same words in preferences ("for database saturation, …").
+keyword table (no model), checked in order, first match wins, over the alert name, and over its
+summary only when the name matches nothing. Engineers use the same words in preferences ("for database saturation, …").
 
 The patterns read a bounded text (`MAX_KIND_CHARS` of the name and of the summary: a kind's
 keyword is in the first words, and a 4 MB summary must not cost every worker minutes), and an
@@ -78,14 +78,21 @@ def _kind_text(alertname: str, summary: str) -> str:
 
 
 def classify(alertname: str, summary: str = "") -> str | None:
-    """The failure kind of one alert, or None when no keyword matches."""
+    """The failure kind of one alert, or None when no keyword matches: the kind its name
+    says, else the kind its summary says. The name is what the alert rule measures; a
+    summary's words are often a cause's or a symptom's detail (`LoansAPIHigh5xx`, "pool
+    timeout from pgbouncer", is errors, not latency: a new user's trial saw a repeat held
+    only as a lead because its errors alert read as latency)."""
     return _classify(alertname[:MAX_KIND_CHARS], summary[:MAX_KIND_CHARS])
 
 
 @functools.lru_cache(maxsize=MEMO)
 def _classify(alertname: str, summary: str) -> str | None:
-    text = _kind_text(alertname, summary)
-    return next((kind for kind, pattern in KINDS if pattern.search(text)), None)
+    for text in (words(alertname), summary):
+        kind = next((kind for kind, pattern in KINDS if pattern.search(text)), None)
+        if kind is not None:
+            return kind
+    return None
 
 
 def kind_in(text: str) -> str | None:

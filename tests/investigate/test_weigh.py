@@ -354,6 +354,19 @@ def test_camel_case_acronyms_are_words_so_alerts_classify() -> None:
     assert classify("IncidentUnacknowledged") is None
 
 
+def test_an_alert_is_the_kind_its_name_says_before_the_words_of_its_summary() -> None:
+    """A new user's trial: errors alerts whose summaries mentioned a timeout read as latency,
+    and a repeat of a confirmed errors lesson was held only as a lead."""
+    assert classify("LoansAPIHigh5xx", "renewals returning 503, pool timeout from pgbouncer") == (
+        "errors"
+    )
+    assert classify("PaymentErrors", "payments failing after timeout from psp") == "errors"
+    assert classify("PostgresDiskSpaceCritical", "writes fail in 2 h at this rate") == "disk"
+    # a name that says nothing classifiable: its summary decides
+    assert classify("OrdersAlert", "connection pool exhausted") == "saturation"
+    assert classify("OrdersAlert", "") is None
+
+
 def test_a_dependency_slightly_slower_does_not_take_the_blame_for_a_much_slower_caller() -> None:
     """recommendation 800 ms slower, product-catalog (which it calls more now) 25 ms slower: the
     small slowdown downstream cannot explain the big one; with 600 ms more it could."""
