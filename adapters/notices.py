@@ -38,6 +38,15 @@ def tenant_prefix(organisation: str | None) -> str:
     return f"[{organisation}] " if organisation else ""
 
 
+#: What every surface (the web page's table and graph, the ticket, `blast-radius incident`)
+#: calls a candidate the finding did not name (`ruled_out`: reason by name). The rules may
+#: have ruled it out on a measurement, or left it standing while memory named another cause
+#: over it ("not ruled out by the rules (…); memory named x over it"): "set aside" is true of
+#: both, "ruled out" only of the first (a new user's trial read "ruled out, not ruled out by
+#: the rules" on the ticket of a 0.45 lead, and took the one real alternative as excluded).
+SET_ASIDE = "set aside"
+
+
 class _Value(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -238,7 +238,7 @@ def test_the_incident_report_shows_what_was_ruled_out_similar_incidents_and_memo
     )  # fmt: skip
     text = incident_report(found)
     assert (
-        "ruled out:\n  postgres: degraded (…), but product-reviews, which calls it, answers its "
+        "set aside:\n  postgres: degraded (…), but product-reviews, which calls it, answers its "
         "own callers as usual: …\n" in text
     )
     assert (
@@ -252,7 +252,21 @@ def test_the_incident_report_shows_what_was_ruled_out_similar_incidents_and_memo
     )
     # nothing of the three: no empty headings
     bare = incident_report(incident())
-    assert "ruled out" not in bare and "similar" not in bare and "playbooks" not in bare
+    assert "set aside" not in bare and "similar" not in bare and "playbooks" not in bare
+
+
+def test_the_incident_report_says_set_aside_for_a_rival_memory_chose_over() -> None:
+    """The heading above a candidate memory named a lead over is the web page's "set aside",
+    not "ruled out:" above "not ruled out by the rules" (a new user's trial)."""
+    why = ("not ruled out by the rules (they could not tell it apart); memory named "
+           "valkey-cart over it: the checks of its playbook held")  # fmt: skip
+    found = incident(
+        root_cause="valkey-cart",
+        finding={"summary": "Memory: …", "confidence": 0.45,
+                 "ruled_out": [{"component": "cart", "reason": why}]},
+    )  # fmt: skip
+    text = incident_report(found)
+    assert f"set aside:\n  cart: {why}\n" in text and "ruled out:" not in text
 
 
 def test_the_cli_says_corrected_and_lists_no_neighbour_that_shares_nothing(

@@ -958,6 +958,8 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     assert "applied, steered" in incident
     # rivals memory set aside are not "ruled out" (a new user's trial read a contradiction)
     assert "<summary>Set aside (" in incident and "Ruled out" not in incident
+    # the graph's legend says it as the table does
+    assert '<span class="lg">✕ set aside</span>' in incident and "✕ ruled out" not in incident
 
 
 def test_memory_lists_a_re_investigated_incident_once_in_a_playbook_s_trust_history(
@@ -1474,6 +1476,22 @@ def test_the_incident_graph_never_draws_an_edge_through_another_box() -> None:
     picture = str(drawing.svg({"nodes": nodes, "edges": edges, "paths": [["checkout", "payment"]]}))
     assert picture.count('class="edge path"') == 1 and "Path: checkout → payment" in picture
     assert 'data-source="checkout" data-target="payment"' in picture
+
+
+def test_the_incident_graph_says_set_aside_as_the_table_does() -> None:
+    """A box the finding did not name says "✕ set aside", the table's and the ticket's word:
+    a new user's trial read "✕ ruled out" on the one rival a 0.45 lead was chosen over, whose
+    reason says "not ruled out by the rules"."""
+    from gateway.web import drawing
+
+    nodes = [{"id": "frontend", "alerts": 1, "firing": 1},
+             {"id": "cart", "alerts": 1, "firing": 1, "candidate": True,
+              "ruled_out": "not ruled out by the rules (they could not tell it apart)"},
+             {"id": "valkey-cart", "root_cause": True}]  # fmt: skip
+    edges = [{"source": "frontend", "target": "cart"}, {"source": "cart", "target": "valkey-cart"}]
+    picture = str(drawing.svg({"nodes": nodes, "edges": edges, "paths": []}))
+    assert "● candidate · ▲ 1/1 firing · ✕ set aside" in picture
+    assert "ruled out" not in picture.replace("not ruled out by", "")
 
 
 def test_the_list_and_header_mark_a_cause_named_under_the_confidence_line() -> None:

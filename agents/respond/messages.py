@@ -498,7 +498,7 @@ def ticket(
     stated preference), the previous occurrence (`previous`: `respond_context.cypher`'s),
     root cause and confidence, graph paths, recent changes near the cause (`changes`: rows of
     `recent_changes.cypher`; "not checked" when the row's `change_source` is false: no change
-    was ever recorded), candidates and why each was ruled out, the investigator's steps
+    was ever recorded), candidates and why each was set aside, the investigator's steps
     (`steps`: `respond_context.cypher`'s), who was paged, the quiet windows that held the page
     (the row's `held`: `held_line`, as the page says it), and each alert's raw fields. The
     ticket of a heartbeat's silence says what stopped and what to check instead (`silence_line`,

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from adapters.notices import tenant_prefix
+from adapters.notices import SET_ASIDE, tenant_prefix
 from adapters.outbox import Outbox
 from agents.act import notices, spec
 from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, SIMILAR_SHOWN, TEXT_WEIGHT
@@ -394,14 +394,14 @@ def _alert_lines(found: dict[str, Any]) -> list[str]:
 
 
 def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
-    """What the web page shows beside the finding, as text: each candidate ruled out and why,
+    """What the web page shows beside the finding, as text: each candidate set aside and why,
     the similar earlier incidents (at most 3: id, cause, who confirmed it or corrected the
     finding to it, score, with what the score is) and the playbooks the decision considered
     (applied or not, steered or not, trust at use)."""
     lines = []
     ruled = finding.get("ruled_out") or []
     if ruled:
-        lines.append("ruled out:")
+        lines.append(f"{SET_ASIDE}:")  # as the web page and the ticket say it
         lines += [f"  {r['component']}: {r['reason']}" for r in ruled]
     similar = found.get("similar") or []
     if similar:

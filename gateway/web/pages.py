@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adapters.falkordb import TenantGraph, graph_name
+from adapters.notices import SET_ASIDE
 from agents.act import notices
 from agents.investigate.checks import describe
 from agents.learn import verdicts
@@ -138,6 +139,7 @@ templates.env.globals.update(
     VERDICTS=VERDICTS,
     LOW_CONFIDENCE=timeline.LOW_CONFIDENCE,
     TEST_NOTE=messages.TEST_NOTE,
+    SET_ASIDE=SET_ASIDE,
 )
 
 
