@@ -170,12 +170,15 @@ def described(playbook: dict[str, Any]) -> list[str]:
     """The checks of a recalled playbook as run (`checks.gated`), each as a sentence people
     read (`checks.describe`), for the summary of a finding memory made (`recall.cited`). One
     that measured nothing (`results`, as `_recall` ran them: status `no_data`) says so: "no
-    recent change" with no change source was not checked, and a page must not say it held."""
+    recent change" with no change source was not checked, and a page must not say it held. A
+    signature that held by its components only (`kinds_differ`) says that, not "the same shape
+    again"."""
     results = playbook.get("results") or []
     said = []
     for n, check in enumerate(gated(playbook)):
         measured = n >= len(results) or results[n].get("status") != "no_data"
-        said.append(describe(check, playbook["candidate"], measured))
+        by_components = n < len(results) and kinds_differ(results[n])
+        said.append(describe(check, playbook["candidate"], measured, by_components))
     return said
 
 

@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from adapters.falkordb import TenantGraph, graph_name
 from adapters.notices import SET_ASIDE
 from agents.act import notices
-from agents.investigate.checks import describe
+from agents.investigate.checks import describe, held_words
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance, messages
 from gateway.http import incident_views
@@ -133,6 +133,7 @@ def age(ms: int | None, now_ms: int) -> str:
 
 templates.env.globals.update(
     describe_check=describe,
+    held_words=held_words,
     when=when,
     age=age,
     pretty=overview.pretty,
