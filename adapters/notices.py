@@ -45,6 +45,15 @@ def tenant_prefix(organisation: str | None) -> str:
 #: both, "ruled out" only of the first (a new user's trial read "ruled out, not ruled out by
 #: the rules" on the ticket of a 0.45 lead, and took the one real alternative as excluded).
 SET_ASIDE = "set aside"
+#: How the reason of a candidate the rules left standing, which memory set aside for its own
+#: cause, starts (`investigator.with_rivals`): every other reason in `ruled_out` is the rules'.
+NOT_RULED_OUT = "not ruled out by the rules"
+
+
+def ruled_out_by_rules(ruled_out: dict[str, str]) -> dict[str, str]:
+    """The candidates a finding's rules ruled out (`ruled_out`: reason by name, as the finding
+    stores it), without those the rules left standing and memory set aside (`NOT_RULED_OUT`)."""
+    return {name: why for name, why in ruled_out.items() if not why.startswith(NOT_RULED_OUT)}
 
 
 class _Value(BaseModel):

@@ -269,6 +269,19 @@ def test_the_incident_report_says_set_aside_for_a_rival_memory_chose_over() -> N
     assert f"set aside:\n  cart: {why}\n" in text and "ruled out:" not in text
 
 
+def test_the_incident_report_says_a_similar_incident_s_cause_was_ruled_out_this_time() -> None:
+    """The page no longer cites an earlier incident whose cause this finding ruled out; the
+    CLI still lists it, saying so (`similar.ruled_out` from the API)."""
+    found = incident(
+        similar=[{"id": "inc-0", "root_cause": "loans-db", "confirmed_by": "Dara Base",
+                  "score": 0.36, "ruled_out": "explains 1 of 2 alerting components"}],
+    )  # fmt: skip
+    assert (
+        "  inc-0  cause loans-db, confirmed by Dara Base (score 0.36), ruled out this time: "
+        "explains 1 of 2 alerting components\n" in incident_report(found)
+    )
+
+
 def test_the_cli_says_corrected_and_lists_no_neighbour_that_shares_nothing(
     graph: TenantGraph,
 ) -> None:

@@ -50,6 +50,7 @@ from functools import partial
 from typing import Any, Literal
 
 from adapters.falkordb import TenantGraph
+from adapters.notices import NOT_RULED_OUT
 from adapters.prometheus import Prometheus
 from agents.failure_kinds import classify, gap_note, monitoring_gap, monitoring_gaps, surge
 from agents.investigate import similar
@@ -1616,7 +1617,7 @@ def with_rivals(memory: Decision, rules: Decision) -> Decision:
             how = "they could not tell it apart"
         # not a rule-out: the rules kept it; memory chose over it (a new user's trial read
         # "ruled out, left standing" as a contradiction)
-        ruled[name] = (f"not ruled out by the rules ({how}); memory named {cause} over it: "
+        ruled[name] = (f"{NOT_RULED_OUT} ({how}); memory named {cause} over it: "
                        f"the checks of its playbook held")  # fmt: skip
     return replace(memory, ruled_out=ruled | memory.ruled_out, measured=measured | memory.measured)
 

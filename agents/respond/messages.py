@@ -28,6 +28,7 @@ from adapters.notices import (
     TicketUpdate,
     VerdictNote,
     fmt_ms,
+    ruled_out_by_rules,
     still_firing,
 )
 from adapters.notify import OutboundMessage
@@ -319,11 +320,14 @@ def _verdict_notes(verdicts: list[dict[str, Any]] | None) -> list[VerdictNote]:
 
 def similar_line(incident: dict[str, Any]) -> str:
     """One line naming the earlier incident memory cites (`similar.cited` over the incident
-    row's `similar_json` and `root_cause`), or "": "Similar: inc-1 3 days before, cause
-    ledger-db, confirmed by Priya Raman, resolved by … (score 0.81)" (days before this incident
-    opened); "(the same cause; score 0.15)" when only the cause makes it alike."""
+    row's `similar_json`, `root_cause` and the names its rules ruled out, `ruled_out_json`), or
+    "": "Similar: inc-1 3 days before, cause ledger-db, confirmed by Priya Raman, resolved by …
+    (score 0.81)" (days before this incident opened); "(the same cause; score 0.15)" when only
+    the cause makes it alike. An earlier incident whose cause this finding ruled out is never
+    cited: the page would point where the measurements say not to look."""
     found = json.loads(incident.get("similar_json") or "[]")
-    best = cited(found, incident.get("root_cause"))
+    ruled = ruled_out_by_rules(json.loads(incident.get("ruled_out_json") or "{}"))
+    best = cited(found, incident.get("root_cause"), ruled)
     if best is None:
         return ""
     days = max(0, (int(incident.get("opened_at") or 0) - int(best["at"] or 0)) // 86_400_000)

@@ -396,7 +396,8 @@ def _alert_lines(found: dict[str, Any]) -> list[str]:
 def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
     """What the web page shows beside the finding, as text: each candidate set aside and why,
     the similar earlier incidents (at most 3: id, cause, who confirmed it or corrected the
-    finding to it, score, with what the score is) and the playbooks the decision considered
+    finding to it, score, with what the score is, and why this finding ruled its cause out
+    when it did: the page then does not cite it) and the playbooks the decision considered
     (applied or not, steered or not, trust at use)."""
     lines = []
     ruled = finding.get("ruled_out") or []
@@ -416,6 +417,8 @@ def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
             # under the page's line: shown for context, never cited on a page
             + (", weak: no page cites it" if s["score"] < SIMILAR_SHOWN else "")
             + ")"
+            # the page does not point where the rules said not to look (`similar.cited`)
+            + (f", ruled out this time: {s['ruled_out']}" if s.get("ruled_out") else "")
             for s in similar[:3]
         ]  # fmt: skip
     memory = found.get("memory") or []
