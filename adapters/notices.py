@@ -30,6 +30,16 @@ def still_firing(n: int) -> str:
     return f"{n} alert{'' if n == 1 else 's'} still firing when it was resolved."
 
 
+def in_words(text: str | None, limit: int) -> str | None:
+    """A verdict's `text` (what happened, in the person's words) as one line of at most `limit`
+    characters (newlines become spaces; cut with `…`), or None when there is none. Raw text:
+    each renderer escapes it for its format."""
+    flat = " ".join((text or "").split())
+    if not flat:
+        return None
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def tenant_prefix(organisation: str | None) -> str:
     """`[acme] `: the words that start every message a person sees (page, thread reply,
     escalation level, ticket title, the incident list on the command line) when the server
@@ -84,14 +94,16 @@ class Person(_Value):
 
 class VerdictNote(_Value):
     """An engineer's verdict on the page: `verdict` confirmed|rejected|resolved, `by` a chat
-    user id (or another source's id), `by_name` their name, `at` ms UTC, and the actual cause
-    named with a rejection."""
+    user id (or another source's id), `by_name` their name, `at` ms UTC, the actual cause
+    named with a rejection, and `text`: what happened, in the person's words (already cut to
+    a page's length, `messages.VERDICT_TEXT_SHOWN`), or None."""
 
     verdict: str
     by: str | None = None
     by_name: str | None = None
     at: int | None = None
     actual_cause: str | None = None
+    text: str | None = None
 
 
 class Refusal(_Value):

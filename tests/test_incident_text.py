@@ -282,6 +282,20 @@ def test_the_incident_report_says_a_similar_incident_s_cause_was_ruled_out_this_
     )
 
 
+def test_the_incident_report_shows_a_verdict_s_words() -> None:
+    """A verdict's `text` is what happened, in the person's words: the verdicts section shows
+    it (one line, cut as on the page), where it was shown nowhere (a new user's trial)."""
+    told = {"verdict": "rejected", "by": "api", "by_name": "Ida Dent", "actual_cause":
+            "members-db", "text": "wrong, it is members-db:\ndisk full on the primary"}  # fmt: skip
+    text = incident_report(incident(verdicts=[told]))
+    assert (
+        "  rejected by Ida Dent, actual cause members-db: “wrong, it is members-db: disk full on "
+        "the primary”" in text.splitlines()
+    )
+    long = incident_report(incident(verdicts=[told | {"text": "x" * 5000}]))
+    assert "“" + "x" * 299 + "…”" in long and "x" * 300 not in long
+
+
 def test_the_cli_says_corrected_and_lists_no_neighbour_that_shares_nothing(
     graph: TenantGraph,
 ) -> None:

@@ -16,6 +16,7 @@ from slack_sdk import WebClient
 
 from adapters.falkordb import free_port
 from adapters.github import markdown
+from adapters.notices import Page
 from adapters.notify import AdapterError, Mirrored, OutboundMessage
 from adapters.outbox import Outbox
 from adapters.slack import mrkdwn
@@ -411,6 +412,30 @@ def test_a_confirmation_of_an_inconclusive_finding_names_the_confirmed_cause() -
     assert line in page_text(open_page)  # what the outbox writes
     named = open_page.model_copy(update={"root_cause": "shop-db"})
     assert status_lines(named) == ["Cause confirmed by Dana at 1970-01-01 00:00:00 UTC."]
+
+
+def test_a_page_shows_a_verdict_s_words_but_not_a_thread_reply_s_again() -> None:
+    """What happened, in the person's words (the verdict's `text`), follows the verdict on the
+    page, escaped and cut; a thread reply's text is the reply itself, already in the thread."""
+    said = {"verdict": "rejected", "by": "api", "by_name": "Ida Dent", "at": 0,
+            "actual_cause": "members-db", "source": "api",
+            "text": "disk full on the primary <!channel>"}  # fmt: skip
+    update = messages.page_update("incident:inc-1:page:notify_verdict:v1", "slack:C1:1",
+                                  incident(), [alert()], WHO, [], [said], None)  # fmt: skip
+    assert isinstance(update.notice, Page)
+    assert mrkdwn.status_lines(update.notice) == [
+        "Cause rejected by Ida Dent at 1970-01-01 00:00:00 UTC; actual cause: *members-db*: "
+        "“disk full on the primary &lt;!channel&gt;”."
+    ]
+    reply = said | {"source": "reply", "text": "wrong, it's members-db"}
+    update = messages.page_update("incident:inc-1:page:notify_verdict:v2", "slack:C1:1",
+                                  incident(), [alert()], WHO, [], [reply], None)  # fmt: skip
+    assert isinstance(update.notice, Page) and "“" not in mrkdwn.page_text(update.notice)
+    long = said | {"text": "y" * 2000}
+    update = messages.page_update("incident:inc-1:page:notify_verdict:v3", "slack:C1:1",
+                                  incident(), [alert()], WHO, [], [long], None)  # fmt: skip
+    assert isinstance(update.notice, Page)
+    assert update.notice.verdicts[0].text == "y" * 299 + "…"
 
 
 def test_a_page_edited_after_a_verdict_leads_with_what_people_established() -> None:

@@ -962,6 +962,32 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     assert '<span class="lg">✕ set aside</span>' in incident and "✕ ruled out" not in incident
 
 
+def test_a_verdict_s_words_show_on_the_incident_page_and_the_memory_page(site: Site) -> None:
+    """A new user's trial: a verdict's `text` ("what happened, in words") was stored and shown
+    nowhere. The incident page's timeline and Verdicts table show it (escaped), and so does the
+    memory page beside the playbook it taught."""
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    first = site.post_alert(site.a, "payment", hour=0)
+    site.drain()
+    words = "payment's pool <b>exhausted</b> after the 02:00 deploy"
+    with site.client() as http:
+        said = {"verdict": "confirmed", "by": "Ida Dent", "text": words}
+        answer = http.post(f"/api/v1/incidents/{first}/verdicts", json=said, headers=bearer)
+        assert answer.status_code == 201, answer.text
+        site.drain()  # the learner writes a playbook pinned to payment
+        sign_in(http, VIEWER_A)
+        memory = http.get("/ui/memory").text
+        incident = http.get(f"/ui/incidents/{first}").text
+    shown = "payment&#39;s pool &lt;b&gt;exhausted&lt;/b&gt; after the 02:00 deploy"
+    assert "<b>exhausted" not in incident and "<b>exhausted" not in memory
+    timeline = incident.split('id="timeline"')[1].split("</ol>")[0]
+    assert f"Cause confirmed (payment) by Ida Dent: “{shown}”" in timeline
+    listed = incident.split('id="verdict-list"')[1].split("</table>")[0]
+    assert f'<td class="verdict-text">{shown}</td>' in listed
+    playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
+    assert f'confirmed by Ida Dent: <q class="lesson-text">{shown}</q>' in playbooks
+
+
 def test_memory_lists_a_re_investigated_incident_once_in_a_playbook_s_trust_history(
     site: Site, store: GraphStore
 ) -> None:

@@ -59,7 +59,9 @@ def status_lines(page: Page) -> list[str]:
     """What happened to a page since it went out, as mrkdwn lines: acknowledgement,
     resolution and each verdict (`Cause confirmed by <@U…> at …`), naming the cause a
     rejection gave, and the one a confirmation named where the page names another or none
-    (an inconclusive finding's suspects: `…; confirmed cause: *shop-db*`)."""
+    (an inconclusive finding's suspects: `…; confirmed cause: *shop-db*`), then what happened
+    in the person's words when they gave any (`…; actual cause: *members-db*: “disk full on
+    the primary”.`)."""
     lines = []
     if page.acknowledged_at is not None:
         lines.append(
@@ -78,6 +80,8 @@ def status_lines(page: Page) -> list[str]:
         elif v.verdict == "confirmed" and v.actual_cause and v.actual_cause != page.root_cause:
             # an inconclusive page lists several suspects: say which one was confirmed
             line += f"; confirmed cause: *{escape_mrkdwn(v.actual_cause)}*"
+        if v.text:  # what happened, in their words: the lesson a later repeat needs
+            line += f": “{escape_mrkdwn(v.text)}”"
         lines.append(line + ".")
     return lines
 

@@ -28,6 +28,7 @@ from adapters.notices import (
     TicketUpdate,
     VerdictNote,
     fmt_ms,
+    in_words,
     ruled_out_by_rules,
     still_firing,
 )
@@ -304,8 +305,15 @@ def page(
     )
 
 
+#: A verdict's words shown on a page at most (characters; the API keeps up to 2,000): a
+#: sentence or two, under Slack's 2,000-character context element with the other lines.
+VERDICT_TEXT_SHOWN = 300
+
+
 def _verdict_notes(verdicts: list[dict[str, Any]] | None) -> list[VerdictNote]:
-    """The verdicts a page lists (rows of `incident_verdicts`, oldest first)."""
+    """The verdicts a page lists (rows of `incident_verdicts`, oldest first), each with what
+    happened in the person's words (`text`, cut to `VERDICT_TEXT_SHOWN`), except a thread
+    reply's: its text is the reply, which the page's thread shows already."""
     return [
         VerdictNote(
             verdict=v["verdict"],
@@ -313,6 +321,9 @@ def _verdict_notes(verdicts: list[dict[str, Any]] | None) -> list[VerdictNote]:
             by_name=v.get("by_name"),
             at=v.get("at"),
             actual_cause=v.get("actual_cause"),
+            text=None
+            if v.get("source") == "reply"
+            else in_words(v.get("text"), VERDICT_TEXT_SHOWN),
         )
         for v in verdicts or []
     ]

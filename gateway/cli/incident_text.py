@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from adapters.notices import SET_ASIDE, tenant_prefix
+from adapters.notices import SET_ASIDE, in_words, tenant_prefix
 from adapters.outbox import Outbox
 from agents.act import notices, spec
 from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, SIMILAR_SHOWN, TEXT_WEIGHT
@@ -309,6 +309,10 @@ def _silence_report(found: dict[str, Any], paged: dict[str, Any] | None) -> str:
     return "\n".join(lines + _taken(found) + _work(found))
 
 
+#: A verdict's words shown at most, as on the page (`--json` and the API have them whole).
+SHOWN = messages.VERDICT_TEXT_SHOWN
+
+
 def _work(found: dict[str, Any]) -> list[str]:
     """The incident's actions, deliveries, verdicts and failed work, a section each."""
     lines: list[str] = []
@@ -332,6 +336,8 @@ def _work(found: dict[str, Any]) -> list[str]:
         lines += [
             f"  {v['verdict']} by {v['by_name'] or v['by']}"
             + (f", actual cause {v['actual_cause']}" if v["actual_cause"] else "")
+            # what happened, in their words (`--json` has it whole)
+            + (f": “{said}”" if (said := in_words(v.get("text"), SHOWN)) else "")
             for v in found["verdicts"]
         ]
     failed = [t for t in found["tasks"] if t["status"] == "failed"]

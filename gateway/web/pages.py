@@ -32,7 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adapters.falkordb import TenantGraph, graph_name
-from adapters.notices import SET_ASIDE
+from adapters.notices import SET_ASIDE, in_words
 from agents.act import notices
 from agents.investigate.checks import describe, held_words
 from agents.learn import verdicts
@@ -103,6 +103,15 @@ def clip(value: object) -> str:
 
 
 templates.env.filters["clip"] = clip
+
+
+def verdict_words(text: str | None) -> str:
+    """A verdict's `text` (what happened, in the person's words) as one line, cut to what a
+    page shows (`messages.VERDICT_TEXT_SHOWN`; the API has it whole), or "" for none."""
+    return in_words(text, messages.VERDICT_TEXT_SHOWN) or ""
+
+
+templates.env.filters["verdict_words"] = verdict_words
 
 
 class SignInRequired(Exception):
