@@ -30,12 +30,40 @@ def still_firing(n: int) -> str:
     return f"{n} alert{'' if n == 1 else 's'} still firing when it was resolved."
 
 
+def in_words(text: str | None, limit: int) -> str | None:
+    """A verdict's `text` (what happened, in the person's words) as one line of at most `limit`
+    characters (newlines become spaces; cut with `…`), or None when there is none. Raw text:
+    each renderer escapes it for its format."""
+    flat = " ".join((text or "").split())
+    if not flat:
+        return None
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def tenant_prefix(organisation: str | None) -> str:
     """`[acme] `: the words that start every message a person sees (page, thread reply,
     escalation level, ticket title, the incident list on the command line) when the server
     serves several tenants (`organisation` set: several organisations may share one Slack
     app or repository); empty for None. Raw text: each renderer escapes it for its format."""
     return f"[{organisation}] " if organisation else ""
+
+
+#: What every surface (the web page's table and graph, the ticket, `blast-radius incident`)
+#: calls a candidate the finding did not name (`ruled_out`: reason by name). The rules may
+#: have ruled it out on a measurement, or left it standing while memory named another cause
+#: over it ("not ruled out by the rules (…); memory named x over it"): "set aside" is true of
+#: both, "ruled out" only of the first (a new user's trial read "ruled out, not ruled out by
+#: the rules" on the ticket of a 0.45 lead, and took the one real alternative as excluded).
+SET_ASIDE = "set aside"
+#: How the reason of a candidate the rules left standing, which memory set aside for its own
+#: cause, starts (`investigator.with_rivals`): every other reason in `ruled_out` is the rules'.
+NOT_RULED_OUT = "not ruled out by the rules"
+
+
+def ruled_out_by_rules(ruled_out: dict[str, str]) -> dict[str, str]:
+    """The candidates a finding's rules ruled out (`ruled_out`: reason by name, as the finding
+    stores it), without those the rules left standing and memory set aside (`NOT_RULED_OUT`)."""
+    return {name: why for name, why in ruled_out.items() if not why.startswith(NOT_RULED_OUT)}
 
 
 class _Value(BaseModel):
@@ -66,14 +94,16 @@ class Person(_Value):
 
 class VerdictNote(_Value):
     """An engineer's verdict on the page: `verdict` confirmed|rejected|resolved, `by` a chat
-    user id (or another source's id), `by_name` their name, `at` ms UTC, and the actual cause
-    named with a rejection."""
+    user id (or another source's id), `by_name` their name, `at` ms UTC, the actual cause
+    named with a rejection, and `text`: what happened, in the person's words (already cut to
+    a page's length, `messages.VERDICT_TEXT_SHOWN`), or None."""
 
     verdict: str
     by: str | None = None
     by_name: str | None = None
     at: int | None = None
     actual_cause: str | None = None
+    text: str | None = None
 
 
 class Refusal(_Value):

@@ -3,9 +3,19 @@
 // Who made it: `author` for one a person wrote (the API, the CLI or a world file), else the
 // incident it was learned from (`learned_from`, opened at `learned_at`), who gave the verdict
 // (`confirmed_by`) and whether it confirmed or corrected the finding (`lesson`), and the cause
-// the corrected finding had named (`corrected_from`); null if unknown.
+// the corrected finding had named (`corrected_from`); null if unknown. `lesson_text`: what
+// happened, in the words of the latest verdict on that incident that named this cause (a
+// confirmation, or a rejection naming it), null when it gave none.
 MATCH (pb:Playbook)-[:PINNED_TO]->(c:Component)
 OPTIONAL MATCH (pb)-[:SUPERSEDES]->(old:Playbook)
+// the incident by its id (an index lookup; '' for none: a null lookup scans), then its verdicts
+OPTIONAL MATCH (src:Incident {id: coalesce(pb.learned_from, '')})
+OPTIONAL MATCH (src)-[:HAS_VERDICT]->(v:Verdict)
+WHERE v.text IS NOT NULL AND v.text <> ''
+  AND (v.actual_cause = c.name OR (v.verdict = 'confirmed' AND v.actual_cause IS NULL))
+WITH pb, c, old, v
+ORDER BY v.at DESC
+WITH pb, c, old, collect(v.text)[0] AS lesson_text
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, c.name AS component,
        pb.checks_json AS checks_json, pb.helped AS helped, pb.misled AS misled,
        pb.trust AS trust, pb.status AS status, old.id AS supersedes, pb.created_at AS created_at,
@@ -13,5 +23,6 @@ RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, c.name A
        pb.remediation_verified AS remediation_verified,
        pb.remediation_failed AS remediation_failed, pb.remediation_trust AS remediation_trust,
        pb.author AS author, pb.learned_from AS learned_from, pb.learned_at AS learned_at,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.corrected_from AS corrected_from
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.corrected_from AS corrected_from,
+       lesson_text
 ORDER BY created_at DESC, id

@@ -54,7 +54,7 @@ RETURN i.acknowledged_at AS at, 'acknowledged' AS event, null AS detail,
 UNION ALL
 MATCH (:Incident {id: $incident_id})-[:HAS_VERDICT]->(v:Verdict)
 RETURN v.at AS at, 'verdict' AS event, v.verdict AS detail, coalesce(v.by_name, v.by) AS who,
-       v.actual_cause AS ref
+       [v.actual_cause, v.text, v.source] AS ref
 UNION ALL
 MATCH (:Incident {id: $incident_id})-[:HAS_REMEDIATION]->(r:Remediation)
 RETURN r.proposed_at AS at, 'remediation_proposed' AS event, r.type AS detail, null AS who,

@@ -434,7 +434,7 @@ def test_the_ticket_tells_what_the_investigator_saw():
     assert "**Previous occurrence:** o/r#7 (incident inc-old" in text
     assert "deploy `` v2.0.1 `rc` `` on payment by `@mallory`" in text
     assert "- payment: the root cause" in text
-    assert "- checkout: ruled out, alerts, but its dependency payment alerts too (victim)" in text
+    assert "- checkout: set aside, alerts, but its dependency payment alerts too (victim)" in text
     assert "**investigate** (task `task-1`):\n1. `incident_alerts`" in text
     assert '2. `coverage_walk` `{"alerting": ["' + "c" * 30 in text and "cc…` → 7 rows" in text
     assert "**reinvestigate** (task `reinvestigate:inc-abc:cart`):\n1. " in text
@@ -443,6 +443,23 @@ def test_the_ticket_tells_what_the_investigator_saw():
     assert "generatorURL: http://prom/graph?g0.expr=2" in text and 'values: {"B": 0.42}' in text
     assert markdown.labels(ticket) == ["severity:critical", "component:payment"]
     assert message.opened_at_ms == 1_767_000_000_000
+
+
+def test_the_ticket_says_set_aside_for_a_rival_memory_chose_over() -> None:
+    """A lead from memory at 0.45 over a candidate the rules left standing: the ticket says
+    "set aside", as the web page does, never "ruled out, not ruled out by the rules" (a new
+    user's trial: the one real alternative to a low-confidence lead read as excluded)."""
+    why = ("not ruled out by the rules (they could not tell it apart); memory named loans-db "
+           "over it: the checks of its playbook held")  # fmt: skip
+    row = incident_row(
+        root_cause="loans-db", confidence=0.45, candidates=["loans-db"],
+        ruled_out_json=json.dumps({"members-svc": why}),
+    )  # fmt: skip
+    ticket = messages.ticket("incident:inc-abc:ticket", row, [alert_row(1)], None).notice
+    assert isinstance(ticket, Ticket)
+    text = markdown.body(ticket)
+    assert "- members-svc: set aside, not ruled out by the rules (they could not tell" in text
+    assert "ruled out," not in text
 
 
 def test_the_ticket_says_what_each_step_found():

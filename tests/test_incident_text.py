@@ -238,7 +238,7 @@ def test_the_incident_report_shows_what_was_ruled_out_similar_incidents_and_memo
     )  # fmt: skip
     text = incident_report(found)
     assert (
-        "ruled out:\n  postgres: degraded (…), but product-reviews, which calls it, answers its "
+        "set aside:\n  postgres: degraded (…), but product-reviews, which calls it, answers its "
         "own callers as usual: …\n" in text
     )
     assert (
@@ -252,7 +252,48 @@ def test_the_incident_report_shows_what_was_ruled_out_similar_incidents_and_memo
     )
     # nothing of the three: no empty headings
     bare = incident_report(incident())
-    assert "ruled out" not in bare and "similar" not in bare and "playbooks" not in bare
+    assert "set aside" not in bare and "similar" not in bare and "playbooks" not in bare
+
+
+def test_the_incident_report_says_set_aside_for_a_rival_memory_chose_over() -> None:
+    """The heading above a candidate memory named a lead over is the web page's "set aside",
+    not "ruled out:" above "not ruled out by the rules" (a new user's trial)."""
+    why = ("not ruled out by the rules (they could not tell it apart); memory named "
+           "valkey-cart over it: the checks of its playbook held")  # fmt: skip
+    found = incident(
+        root_cause="valkey-cart",
+        finding={"summary": "Memory: …", "confidence": 0.45,
+                 "ruled_out": [{"component": "cart", "reason": why}]},
+    )  # fmt: skip
+    text = incident_report(found)
+    assert f"set aside:\n  cart: {why}\n" in text and "ruled out:" not in text
+
+
+def test_the_incident_report_says_a_similar_incident_s_cause_was_ruled_out_this_time() -> None:
+    """The page no longer cites an earlier incident whose cause this finding ruled out; the
+    CLI still lists it, saying so (`similar.ruled_out` from the API)."""
+    found = incident(
+        similar=[{"id": "inc-0", "root_cause": "loans-db", "confirmed_by": "Dara Base",
+                  "score": 0.36, "ruled_out": "explains 1 of 2 alerting components"}],
+    )  # fmt: skip
+    assert (
+        "  inc-0  cause loans-db, confirmed by Dara Base (score 0.36), ruled out this time: "
+        "explains 1 of 2 alerting components\n" in incident_report(found)
+    )
+
+
+def test_the_incident_report_shows_a_verdict_s_words() -> None:
+    """A verdict's `text` is what happened, in the person's words: the verdicts section shows
+    it (one line, cut as on the page), where it was shown nowhere (a new user's trial)."""
+    told = {"verdict": "rejected", "by": "api", "by_name": "Ida Dent", "actual_cause":
+            "members-db", "text": "wrong, it is members-db:\ndisk full on the primary"}  # fmt: skip
+    text = incident_report(incident(verdicts=[told]))
+    assert (
+        "  rejected by Ida Dent, actual cause members-db: “wrong, it is members-db: disk full on "
+        "the primary”" in text.splitlines()
+    )
+    long = incident_report(incident(verdicts=[told | {"text": "x" * 5000}]))
+    assert "“" + "x" * 299 + "…”" in long and "x" * 300 not in long
 
 
 def test_the_cli_says_corrected_and_lists_no_neighbour_that_shares_nothing(

@@ -16,8 +16,10 @@ from slack_sdk import WebClient
 
 from adapters.falkordb import free_port
 from adapters.github import markdown
+from adapters.notices import Page
 from adapters.notify import AdapterError, Mirrored, OutboundMessage
 from adapters.outbox import Outbox
+from adapters.slack import mrkdwn
 from adapters.slack.notifier import EVENT_TYPE, SlackNotifier
 from adapters.slack.refs import parse_ref
 from agents.respond import messages
@@ -410,3 +412,72 @@ def test_a_confirmation_of_an_inconclusive_finding_names_the_confirmed_cause() -
     assert line in page_text(open_page)  # what the outbox writes
     named = open_page.model_copy(update={"root_cause": "shop-db"})
     assert status_lines(named) == ["Cause confirmed by Dana at 1970-01-01 00:00:00 UTC."]
+
+
+def test_a_page_shows_a_verdict_s_words_but_not_a_thread_reply_s_again() -> None:
+    """What happened, in the person's words (the verdict's `text`), follows the verdict on the
+    page, escaped and cut; a thread reply's text is the reply itself, already in the thread."""
+    said = {"verdict": "rejected", "by": "api", "by_name": "Ida Dent", "at": 0,
+            "actual_cause": "members-db", "source": "api",
+            "text": "disk full on the primary <!channel>"}  # fmt: skip
+    update = messages.page_update("incident:inc-1:page:notify_verdict:v1", "slack:C1:1",
+                                  incident(), [alert()], WHO, [], [said], None)  # fmt: skip
+    assert isinstance(update.notice, Page)
+    assert mrkdwn.status_lines(update.notice) == [
+        "Cause rejected by Ida Dent at 1970-01-01 00:00:00 UTC; actual cause: *members-db*: "
+        "“disk full on the primary &lt;!channel&gt;”."
+    ]
+    reply = said | {"source": "reply", "text": "wrong, it's members-db"}
+    update = messages.page_update("incident:inc-1:page:notify_verdict:v2", "slack:C1:1",
+                                  incident(), [alert()], WHO, [], [reply], None)  # fmt: skip
+    assert isinstance(update.notice, Page) and "“" not in mrkdwn.page_text(update.notice)
+    long = said | {"text": "y" * 2000}
+    update = messages.page_update("incident:inc-1:page:notify_verdict:v3", "slack:C1:1",
+                                  incident(), [alert()], WHO, [], [long], None)  # fmt: skip
+    assert isinstance(update.notice, Page)
+    assert update.notice.verdicts[0].text == "y" * 299 + "…"
+
+
+def test_a_page_edited_after_a_verdict_leads_with_what_people_established() -> None:
+    """A new user's trial: the first page update after a confirmation still led with "Root
+    cause: inconclusive; check in this order: …", the confirmation only on its last line. The
+    verdict leads (the incidents list's words), the finding follows as history, in the text
+    (the outbox's copy) and in the blocks' cause field alike."""
+    from adapters.slack.blocks import page_blocks
+
+    inconclusive = incident(root_cause=None, confidence=None, summary="Inconclusive: …",
+                            candidates=["cart", "valkey-cart", "flagd"])  # fmt: skip
+    confirmed = {"verdict": "confirmed", "by": "web:local", "by_name": "Sam SRE", "at": 0,
+                 "actual_cause": "valkey-cart"}  # fmt: skip
+
+    def edited(*verdicts: dict[str, Any], row: dict[str, Any] = inconclusive) -> Any:
+        update = messages.page_update("incident:inc-1:page:notify_verdict:v1", "slack:C1:1", row,
+                                      [alert()], WHO, [], list(verdicts), None)  # fmt: skip
+        return update.notice
+
+    lines = mrkdwn.page_text(edited(confirmed)).splitlines()
+    assert lines[1:3] == [
+        "Root cause: *valkey-cart* (confirmed by Sam SRE)",
+        "The finding, before the verdict: inconclusive; check in this order: cart, valkey-cart, "
+        "flagd",
+    ]
+    blocks = [b.to_dict() for b in page_blocks(edited(confirmed), None)]
+    cause = next(b for b in blocks if b.get("block_id") == "cause")["fields"][0]["text"]
+    assert cause.startswith("*Root cause*\n*valkey-cart* (confirmed by Sam SRE)\n_The finding")
+    # a later correction outranks it, naming who; a Slack user is mentioned
+    corrected = {"verdict": "rejected", "by": "U0BOB", "by_name": "bob", "at": 1,
+                 "actual_cause": "cart"}  # fmt: skip
+    lead = incident(root_cause="valkey-cart", confidence=0.45)
+    lines = mrkdwn.page_text(edited(confirmed, corrected, row=lead)).splitlines()
+    assert lines[1:3] == [
+        "Root cause: corrected to *cart* by <@U0BOB>",
+        "The finding, before the verdict: *valkey-cart* (confidence 0.45; named, low "
+        "confidence: a lead to check first, not a conclusion)",
+    ]
+    # `resolved` judges no cause; before any verdict the finding leads, as before
+    resolved = {"verdict": "resolved", "by": "U0BOB", "by_name": "bob", "at": 2}
+    assert (
+        mrkdwn.page_text(edited(resolved, row=lead))
+        .splitlines()[1]
+        .startswith("Root cause: *valkey-cart* (confidence 0.45")
+    )

@@ -1016,6 +1016,34 @@ def test_memory_shows_a_learned_playbook_and_its_trust_history(site: Site) -> No
     assert "applied, steered" in incident
     # rivals memory set aside are not "ruled out" (a new user's trial read a contradiction)
     assert "<summary>Set aside (" in incident and "Ruled out" not in incident
+    # the graph's legend says it as the table does
+    assert '<span class="lg">✕ set aside</span>' in incident and "✕ ruled out" not in incident
+
+
+def test_a_verdict_s_words_show_on_the_incident_page_and_the_memory_page(site: Site) -> None:
+    """A new user's trial: a verdict's `text` ("what happened, in words") was stored and shown
+    nowhere. The incident page's timeline and Verdicts table show it (escaped), and so does the
+    memory page beside the playbook it taught."""
+    bearer = {"Authorization": f"Bearer {HOOK_A}"}
+    first = site.post_alert(site.a, "payment", hour=0)
+    site.drain()
+    words = "payment's pool <b>exhausted</b> after the 02:00 deploy"
+    with site.client() as http:
+        said = {"verdict": "confirmed", "by": "Ida Dent", "text": words}
+        answer = http.post(f"/api/v1/incidents/{first}/verdicts", json=said, headers=bearer)
+        assert answer.status_code == 201, answer.text
+        site.drain()  # the learner writes a playbook pinned to payment
+        sign_in(http, VIEWER_A)
+        memory = http.get("/ui/memory").text
+        incident = http.get(f"/ui/incidents/{first}").text
+    shown = "payment&#39;s pool &lt;b&gt;exhausted&lt;/b&gt; after the 02:00 deploy"
+    assert "<b>exhausted" not in incident and "<b>exhausted" not in memory
+    timeline = incident.split('id="timeline"')[1].split("</ol>")[0]
+    assert f"Cause confirmed (payment) by Ida Dent: “{shown}”" in timeline
+    listed = incident.split('id="verdict-list"')[1].split("</table>")[0]
+    assert f'<td class="verdict-text">{shown}</td>' in listed
+    playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
+    assert f'confirmed by Ida Dent: <q class="lesson-text">{shown}</q>' in playbooks
 
 
 def test_memory_lists_a_re_investigated_incident_once_in_a_playbook_s_trust_history(
@@ -1535,6 +1563,22 @@ def test_the_incident_graph_never_draws_an_edge_through_another_box() -> None:
     picture = str(drawing.svg({"nodes": nodes, "edges": edges, "paths": [["checkout", "payment"]]}))
     assert picture.count('class="edge path"') == 1 and "Path: checkout → payment" in picture
     assert 'data-source="checkout" data-target="payment"' in picture
+
+
+def test_the_incident_graph_says_set_aside_as_the_table_does() -> None:
+    """A box the finding did not name says "✕ set aside", the table's and the ticket's word:
+    a new user's trial read "✕ ruled out" on the one rival a 0.45 lead was chosen over, whose
+    reason says "not ruled out by the rules"."""
+    from gateway.web import drawing
+
+    nodes = [{"id": "frontend", "alerts": 1, "firing": 1},
+             {"id": "cart", "alerts": 1, "firing": 1, "candidate": True,
+              "ruled_out": "not ruled out by the rules (they could not tell it apart)"},
+             {"id": "valkey-cart", "root_cause": True}]  # fmt: skip
+    edges = [{"source": "frontend", "target": "cart"}, {"source": "cart", "target": "valkey-cart"}]
+    picture = str(drawing.svg({"nodes": nodes, "edges": edges, "paths": []}))
+    assert "● candidate · ▲ 1/1 firing · ✕ set aside" in picture
+    assert "ruled out" not in picture.replace("not ruled out by", "")
 
 
 def test_the_list_and_header_mark_a_cause_named_under_the_confidence_line() -> None:

@@ -14,7 +14,15 @@ import json
 import re
 from typing import Any
 
-from adapters.notices import StepNote, Ticket, TicketUpdate, fmt_ms, still_firing, tenant_prefix
+from adapters.notices import (
+    SET_ASIDE,
+    StepNote,
+    Ticket,
+    TicketUpdate,
+    fmt_ms,
+    still_firing,
+    tenant_prefix,
+)
 
 #: GitHub's issue body limit is 65,536 characters; keep a margin for the marker and the cut note.
 TICKET_BODY_LIMIT = 60_000
@@ -241,7 +249,7 @@ NOT_CHECKED = (
 def body(ticket: Ticket) -> str:
     """The issue body, under `TICKET_BODY_LIMIT` characters. Sections: the note first (e.g.
     why nobody was paged), incident and previous occurrence, root cause and confidence, graph
-    paths, recent changes near the cause, candidates considered and why each was ruled out, the
+    paths, recent changes near the cause, candidates considered and why each was set aside, the
     investigator's steps, who was paged (and the quiet windows that held the page), and each
     alert's raw fields verbatim in code blocks (cut with a note when too long). A heartbeat's
     silence says what stopped and what to check instead of the cause, paths, changes,
@@ -282,7 +290,8 @@ def body(ticket: Ticket) -> str:
         *(_capped(
             [f"- {text(name)}: {'the root cause' if name == cause else 'not ruled out'}"
              for name in candidates]
-            + [f"- {text(name)}: ruled out, {text(why)}" for name, why in ticket.ruled_out.items()],
+            + [f"- {text(name)}: {SET_ASIDE}, {text(why)}"
+               for name, why in ticket.ruled_out.items()],
             40, "candidates",
         ) or ["- none" + ("" if cause else ": no alert matched a known component")]),
         "",

@@ -21,10 +21,12 @@ from slack_sdk.models.blocks import (
 from adapters.notices import FollowUp, Page
 from adapters.slack import actions
 from adapters.slack.mrkdwn import (
+    BEFORE_VERDICT,
     TEST_CAUSE,
     UNDER_INVESTIGATION,
     confidence_words,
     escape_mrkdwn,
+    established,
     followup_text,
     link,
     organisation,
@@ -73,6 +75,9 @@ def page_blocks(page: Page, who: str | None) -> list[Block]:
     else:
         order = escape_mrkdwn(", ".join(page.candidates))
         cause = f"inconclusive; check in this order: {order}" if order else "inconclusive"
+    people = established(page)
+    if people is not None:  # a verdict leads; the finding is history (`mrkdwn.cause_line`)
+        cause = f"{people}\n_{BEFORE_VERDICT}:_ {cause}"
     paged = escape_mrkdwn(page.paged or "nobody")
     fields = [
         _mrkdwn(cut(f"*Root cause*\n{cause}", FIELD_LIMIT)),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from adapters.notices import FollowUp, Page, Span, fmt_ms, tenant_prefix
+from adapters.notices import FollowUp, Page, Span, VerdictNote, fmt_ms, tenant_prefix
 
 USER_ID = re.compile(r"^[UW][A-Z0-9]{2,30}$")
 #: What each verdict reads as on a page.
@@ -59,7 +59,9 @@ def status_lines(page: Page) -> list[str]:
     """What happened to a page since it went out, as mrkdwn lines: acknowledgement,
     resolution and each verdict (`Cause confirmed by <@U…> at …`), naming the cause a
     rejection gave, and the one a confirmation named where the page names another or none
-    (an inconclusive finding's suspects: `…; confirmed cause: *shop-db*`)."""
+    (an inconclusive finding's suspects: `…; confirmed cause: *shop-db*`), then what happened
+    in the person's words when they gave any (`…; actual cause: *members-db*: “disk full on
+    the primary”.`)."""
     lines = []
     if page.acknowledged_at is not None:
         lines.append(
@@ -78,6 +80,8 @@ def status_lines(page: Page) -> list[str]:
         elif v.verdict == "confirmed" and v.actual_cause and v.actual_cause != page.root_cause:
             # an inconclusive page lists several suspects: say which one was confirmed
             line += f"; confirmed cause: *{escape_mrkdwn(v.actual_cause)}*"
+        if v.text:  # what happened, in their words: the lesson a later repeat needs
+            line += f": “{escape_mrkdwn(v.text)}”"
         lines.append(line + ".")
     return lines
 
@@ -101,21 +105,64 @@ def confidence_words(page: Page) -> str:
 TEST_CAUSE = "none: a test notification, nothing is broken"
 
 
-def cause_line(page: Page) -> str:
-    """`Root cause: *x* (confidence 0.90)` (a lead says so: `confidence_words`), what to check
-    first when inconclusive, that the diagnosis is not done yet (a page sent before it:
-    `investigating`), or that Grafana's contact-point test has none (`TEST_CAUSE`)."""
+def judged(page: Page) -> VerdictNote | None:
+    """The verdict that says what people established of the cause: the latest confirmation or
+    rejection (a `resolved` one judges nothing), as the incidents list reads it; None before
+    one, and on a page with no cause to judge (a heartbeat's silence, Grafana's test)."""
+    if page.heartbeat or page.contact_point_test or page.investigating:
+        return None
+    said = [v for v in page.verdicts if v.verdict in ("confirmed", "rejected")]
+    return said[-1] if said else None
+
+
+def established(page: Page) -> str | None:
+    """What people established of the cause (`judged`), in the incidents list's words, as
+    mrkdwn: `*valkey-cart* (confirmed by <@U1>)`, `corrected to *cart* by Sam`, `*x* marked
+    wrong by Sam` (a rejection naming no cause); None before a verdict."""
+    v = judged(page)
+    if v is None:
+        return None
+    who = mention(v.by) or escape_mrkdwn(v.by_name or v.by or "someone")
+    if v.verdict == "confirmed":
+        cause = v.actual_cause or page.root_cause
+        return f"*{escape_mrkdwn(cause)}* (confirmed by {who})" if cause else None
+    if v.actual_cause:
+        return f"corrected to *{escape_mrkdwn(v.actual_cause)}* by {who}"
+    said = f"*{escape_mrkdwn(page.root_cause)}*" if page.root_cause else "the finding"
+    return f"{said} marked wrong by {who}"
+
+
+def finding_words(page: Page) -> str:
+    """What the finding said of the cause, as mrkdwn: `*x* (confidence 0.90)` (a lead says so:
+    `confidence_words`), what to check first when inconclusive, that the diagnosis is not done
+    yet (`investigating`), or that Grafana's contact-point test has none (`TEST_CAUSE`)."""
     if page.investigating:
-        return f"Root cause: {UNDER_INVESTIGATION}"
+        return UNDER_INVESTIGATION
     if page.contact_point_test:
-        return f"Root cause: {TEST_CAUSE}"
+        return TEST_CAUSE
     if page.root_cause:
-        return f"Root cause: *{escape_mrkdwn(page.root_cause)}*{confidence_words(page)}"
+        return f"*{escape_mrkdwn(page.root_cause)}*{confidence_words(page)}"
     if page.candidates:
-        return "Root cause: inconclusive; check in this order: " + escape_mrkdwn(
-            ", ".join(page.candidates)
-        )
-    return "Root cause: inconclusive; no known component to check first"
+        return "inconclusive; check in this order: " + escape_mrkdwn(", ".join(page.candidates))
+    return "inconclusive; no known component to check first"
+
+
+#: What a page edited after a verdict calls the finding's own words, under what people
+#: established: history, no longer the headline.
+BEFORE_VERDICT = "The finding, before the verdict"
+
+
+def cause_line(page: Page) -> str:
+    """`Root cause: *x* (confidence 0.90)`: what the finding said (`finding_words`). After a
+    verdict (`established`) the page leads with what people established, by whom, and the
+    finding follows on the next line as history: `Root cause: *valkey-cart* (confirmed by
+    Sam)` / `The finding, before the verdict: inconclusive; check in this order: …` (a new
+    user's trial read "Root cause: inconclusive" atop a page whose last line confirmed it)."""
+    found = finding_words(page)
+    people = established(page)
+    if people is None:
+        return f"Root cause: {found}"
+    return f"Root cause: {people}\n{BEFORE_VERDICT}: {found}"
 
 
 def refused_line(page: Page) -> str | None:

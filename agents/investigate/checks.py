@@ -493,6 +493,27 @@ def kinds_differ(result: dict[str, Any]) -> bool:
     return isinstance(raw, dict) and bool(raw.get("kinds_differ"))
 
 
+#: How a signature that held by its components only (`kinds_differ`) reads beside it: the
+#: investigator follows it as a lead, not a match (`recall.confidence`).
+BY_COMPONENTS_ONLY = (
+    "~ held by its components only (the same components alert, with other kinds than then: "
+    "a lead, not a match)"
+)
+
+
+def held_words(result: dict[str, Any]) -> str:
+    """A check's answer (`evaluate`, as a USED row stores it) in words for the web page's
+    Decisions table: "✓ held", "✗ did not hold", "– not checked" (held, having measured
+    nothing: status `no_data`), or `BY_COMPONENTS_ONLY` for a signature that held by its
+    components only. A new user's trial read "✓ held" beside "overlap 0.33 (want 0.50) …
+    kinds differ" and could not tell whether it passed."""
+    if result.get("held") and result.get("status") == "no_data":
+        return "– not checked"
+    if result.get("held") and kinds_differ(result):
+        return BY_COMPONENTS_ONLY
+    return "✓ held" if result.get("held") else "✗ did not hold"
+
+
 def _plain(pairs: set[tuple[str, str]], candidate: str) -> set[tuple[str, str]]:
     """`pairs` with their kinds dropped (`""`), but a self kind (`SELF_KINDS`) on another
     component than `candidate`."""
@@ -676,10 +697,15 @@ def _parsed(check: dict[str, Any]) -> _Check | None:
     return parsed
 
 
-def describe(check: dict[str, Any], candidate: str, measured: bool = True) -> str:
+def describe(
+    check: dict[str, Any], candidate: str, measured: bool = True, by_components: bool = False
+) -> str:
     """A stored check as a sentence people read (the memory page, docs/web.md): what must hold
     for the playbook pinned to `candidate`. An invalid one says so. `measured` false: the check
-    ran and measured nothing (status `no_data`); a change check then says it was not checked."""
+    ran and measured nothing (status `no_data`); a change check then says it was not checked.
+    `by_components`: a signature that held by its components only (`kinds_differ`), which then
+    says what held, not what it wants ("the same shape again" read as a result beside "kinds
+    differ" in a new user's trial)."""
     c = _parsed(check)
     where = (
         candidate if getattr(c, "scope", "candidate") == "candidate" else "an alerting component"
@@ -721,6 +747,9 @@ def describe(check: dict[str, Any], candidate: str, measured: bool = True) -> st
         case Signature():
             pairs = ", ".join(f"{a.kind} on {a.component}" for a in c.alerts[:6])
             more = f" and {len(c.alerts) - 6} more" if len(c.alerts) > 6 else ""
+            if by_components:
+                said = "the same components alert again, with other kinds than then"
+                return f"{said} (it was: {pairs}{more})"
             return f"the same shape again ({c.overlap:.0%} of: {pairs}{more})"
         case PromQLCheck():
             return f"Prometheus: {c.query} {c.op} {c.threshold:g}"

@@ -50,6 +50,7 @@ from functools import partial
 from typing import Any, Literal
 
 from adapters.falkordb import TenantGraph
+from adapters.notices import NOT_RULED_OUT
 from adapters.prometheus import Prometheus
 from agents.failure_kinds import classify, gap_note, monitoring_gap, monitoring_gaps, surge
 from agents.investigate import similar
@@ -171,12 +172,15 @@ def described(playbook: dict[str, Any]) -> list[str]:
     """The checks of a recalled playbook as run (`checks.gated`), each as a sentence people
     read (`checks.describe`), for the summary of a finding memory made (`recall.cited`). One
     that measured nothing (`results`, as `_recall` ran them: status `no_data`) says so: "no
-    recent change" with no change source was not checked, and a page must not say it held."""
+    recent change" with no change source was not checked, and a page must not say it held. A
+    signature that held by its components only (`kinds_differ`) says that, not "the same shape
+    again"."""
     results = playbook.get("results") or []
     said = []
     for n, check in enumerate(gated(playbook)):
         measured = n >= len(results) or results[n].get("status") != "no_data"
-        said.append(describe(check, playbook["candidate"], measured))
+        by_components = n < len(results) and kinds_differ(results[n])
+        said.append(describe(check, playbook["candidate"], measured, by_components))
     return said
 
 
@@ -1622,7 +1626,7 @@ def with_rivals(memory: Decision, rules: Decision) -> Decision:
             how = "they could not tell it apart"
         # not a rule-out: the rules kept it; memory chose over it (a new user's trial read
         # "ruled out, left standing" as a contradiction)
-        ruled[name] = (f"not ruled out by the rules ({how}); memory named {cause} over it: "
+        ruled[name] = (f"{NOT_RULED_OUT} ({how}); memory named {cause} over it: "
                        f"the checks of its playbook held")  # fmt: skip
     return replace(memory, ruled_out=ruled | memory.ruled_out, measured=measured | memory.measured)
 

@@ -160,9 +160,10 @@ def cited(playbook: dict[str, Any], held: list[str], at: float | None = None) ->
     )
     at = confidence(playbook) if at is None else at
     trust = f"{playbook['trust']:.2f}{held_at(playbook, at, why)}"
+    # the signature's sentence (`held`) already says the components alert with other kinds
     lead = (
-        ", its signature by the same components only, alerting with other kinds than then: a "
-        "lead, not a conclusion" if playbook.get("kinds_differ") else ""
+        "; so it held by its components only: a lead, not a conclusion"
+        if playbook.get("kinds_differ") else ""
     )  # fmt: skip
     return (
         f"Memory: {playbook['candidate']}, as in playbook '{playbook['title']}' (trust "

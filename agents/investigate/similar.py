@@ -26,7 +26,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from adapters.falkordb import VECTOR_INDEXES, TenantGraph
@@ -195,26 +195,35 @@ def established(
     }  # fmt: skip
 
 
-def cited(found: list[dict[str, Any]], cause: str | None) -> dict[str, Any] | None:
+def cited(
+    found: list[dict[str, Any]], cause: str | None, ruled_out: Collection[str] = ()
+) -> dict[str, Any] | None:
     """The earlier incident a page names (`found`: the incident's `similar_json`, best first;
-    `cause`: its finding's root cause): the first, when it scores `SIMILAR_SHOWN` or more, or
-    when people established it with the same cause (`first_of_cause` put it there); else
-    None: an unrelated alert on another component scores 0.1-0.2 on words alone, and a page
-    at 3 a.m. must not point at it."""
-    if not found:
+    `cause`: its finding's root cause): the first whose cause this finding's rules did not
+    rule out (`ruled_out`: names, `notices.ruled_out_by_rules`), when it scores
+    `SIMILAR_SHOWN` or more, or when people established it with the same cause
+    (`first_of_cause` put it there); else None: an unrelated alert on another component
+    scores 0.1-0.2 on words alone, and a page at 3 a.m. must not point at it. Nor at a
+    component the rules excluded: "Similar: …, cause loans-db, confirmed by …" beside a finding
+    that ruled loans-db out (a new user's trial) sends the responder where the measurements
+    say not to look (the web page and the CLI still list it, saying it was ruled out)."""
+    eligible = [r for r in found if not (r["root_cause"] and r["root_cause"] in ruled_out)]
+    if not eligible:
         return None
-    best = found[0]
+    best = eligible[0]
     same = cause is not None and best["root_cause"] == cause and bool(best["confirmed_by"])
     return best if same or best["score"] >= SIMILAR_SHOWN else None
 
 
-def alike(found: list[dict[str, Any]], cause: str | None) -> list[dict[str, Any]]:
+def alike(
+    found: list[dict[str, Any]], cause: str | None, ruled_out: Collection[str] = ()
+) -> list[dict[str, Any]]:
     """The similar incidents people are shown (the API, the web page, the CLI): `found` (an
     incident's `similar_json`, best first) without those that share nothing with it (under
     `ALIKE`: `rank` keeps none, but an incident investigated before it left them out kept
-    them), but the one its page cites (`cited`, with `cause` its finding's root cause) even
-    so, as the page names it. Pure."""
-    named = cited(found, cause)
+    them), but the one its page cites (`cited`, with `cause` its finding's root cause and
+    `ruled_out` the names its rules ruled out) even so, as the page names it. Pure."""
+    named = cited(found, cause, ruled_out)
     return [r for r in found if r["score"] >= ALIKE or r is named]
 
 

@@ -28,6 +28,8 @@ from adapters.notices import (
     TicketUpdate,
     VerdictNote,
     fmt_ms,
+    in_words,
+    ruled_out_by_rules,
     still_firing,
 )
 from adapters.notify import OutboundMessage
@@ -303,8 +305,15 @@ def page(
     )
 
 
+#: A verdict's words shown on a page at most (characters; the API keeps up to 2,000): a
+#: sentence or two, under Slack's 2,000-character context element with the other lines.
+VERDICT_TEXT_SHOWN = 300
+
+
 def _verdict_notes(verdicts: list[dict[str, Any]] | None) -> list[VerdictNote]:
-    """The verdicts a page lists (rows of `incident_verdicts`, oldest first)."""
+    """The verdicts a page lists (rows of `incident_verdicts`, oldest first), each with what
+    happened in the person's words (`text`, cut to `VERDICT_TEXT_SHOWN`), except a thread
+    reply's: its text is the reply, which the page's thread shows already."""
     return [
         VerdictNote(
             verdict=v["verdict"],
@@ -312,6 +321,9 @@ def _verdict_notes(verdicts: list[dict[str, Any]] | None) -> list[VerdictNote]:
             by_name=v.get("by_name"),
             at=v.get("at"),
             actual_cause=v.get("actual_cause"),
+            text=None
+            if v.get("source") == "reply"
+            else in_words(v.get("text"), VERDICT_TEXT_SHOWN),
         )
         for v in verdicts or []
     ]
@@ -319,11 +331,14 @@ def _verdict_notes(verdicts: list[dict[str, Any]] | None) -> list[VerdictNote]:
 
 def similar_line(incident: dict[str, Any]) -> str:
     """One line naming the earlier incident memory cites (`similar.cited` over the incident
-    row's `similar_json` and `root_cause`), or "": "Similar: inc-1 3 days before, cause
-    ledger-db, confirmed by Priya Raman, resolved by … (score 0.81)" (days before this incident
-    opened); "(the same cause; score 0.15)" when only the cause makes it alike."""
+    row's `similar_json`, `root_cause` and the names its rules ruled out, `ruled_out_json`), or
+    "": "Similar: inc-1 3 days before, cause ledger-db, confirmed by Priya Raman, resolved by …
+    (score 0.81)" (days before this incident opened); "(the same cause; score 0.15)" when only
+    the cause makes it alike. An earlier incident whose cause this finding ruled out is never
+    cited: the page would point where the measurements say not to look."""
     found = json.loads(incident.get("similar_json") or "[]")
-    best = cited(found, incident.get("root_cause"))
+    ruled = ruled_out_by_rules(json.loads(incident.get("ruled_out_json") or "{}"))
+    best = cited(found, incident.get("root_cause"), ruled)
     if best is None:
         return ""
     days = max(0, (int(incident.get("opened_at") or 0) - int(best["at"] or 0)) // 86_400_000)
@@ -498,7 +513,7 @@ def ticket(
     stated preference), the previous occurrence (`previous`: `respond_context.cypher`'s),
     root cause and confidence, graph paths, recent changes near the cause (`changes`: rows of
     `recent_changes.cypher`; "not checked" when the row's `change_source` is false: no change
-    was ever recorded), candidates and why each was ruled out, the investigator's steps
+    was ever recorded), candidates and why each was set aside, the investigator's steps
     (`steps`: `respond_context.cypher`'s), who was paged, the quiet windows that held the page
     (the row's `held`: `held_line`, as the page says it), and each alert's raw fields. The
     ticket of a heartbeat's silence says what stopped and what to check instead (`silence_line`,

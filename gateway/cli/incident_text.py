@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from adapters.notices import tenant_prefix
+from adapters.notices import SET_ASIDE, in_words, tenant_prefix
 from adapters.outbox import Outbox
 from agents.act import notices, spec
 from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, SIMILAR_SHOWN, TEXT_WEIGHT
@@ -309,6 +309,10 @@ def _silence_report(found: dict[str, Any], paged: dict[str, Any] | None) -> str:
     return "\n".join(lines + _taken(found) + _work(found))
 
 
+#: A verdict's words shown at most, as on the page (`--json` and the API have them whole).
+SHOWN = messages.VERDICT_TEXT_SHOWN
+
+
 def _work(found: dict[str, Any]) -> list[str]:
     """The incident's actions, deliveries, verdicts and failed work, a section each."""
     lines: list[str] = []
@@ -332,6 +336,8 @@ def _work(found: dict[str, Any]) -> list[str]:
         lines += [
             f"  {v['verdict']} by {v['by_name'] or v['by']}"
             + (f", actual cause {v['actual_cause']}" if v["actual_cause"] else "")
+            # what happened, in their words (`--json` has it whole)
+            + (f": “{said}”" if (said := in_words(v.get("text"), SHOWN)) else "")
             for v in found["verdicts"]
         ]
     failed = [t for t in found["tasks"] if t["status"] == "failed"]
@@ -394,14 +400,15 @@ def _alert_lines(found: dict[str, Any]) -> list[str]:
 
 
 def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
-    """What the web page shows beside the finding, as text: each candidate ruled out and why,
+    """What the web page shows beside the finding, as text: each candidate set aside and why,
     the similar earlier incidents (at most 3: id, cause, who confirmed it or corrected the
-    finding to it, score, with what the score is) and the playbooks the decision considered
+    finding to it, score, with what the score is, and why this finding ruled its cause out
+    when it did: the page then does not cite it) and the playbooks the decision considered
     (applied or not, steered or not, trust at use)."""
     lines = []
     ruled = finding.get("ruled_out") or []
     if ruled:
-        lines.append("ruled out:")
+        lines.append(f"{SET_ASIDE}:")  # as the web page and the ticket say it
         lines += [f"  {r['component']}: {r['reason']}" for r in ruled]
     similar = found.get("similar") or []
     if similar:
@@ -416,6 +423,8 @@ def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
             # under the page's line: shown for context, never cited on a page
             + (", weak: no page cites it" if s["score"] < SIMILAR_SHOWN else "")
             + ")"
+            # the page does not point where the rules said not to look (`similar.cited`)
+            + (f", ruled out this time: {s['ruled_out']}" if s.get("ruled_out") else "")
             for s in similar[:3]
         ]  # fmt: skip
     memory = found.get("memory") or []

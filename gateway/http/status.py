@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
+from adapters.notices import ruled_out_by_rules
 from agents.investigate import similar
 from agents.investigate.checks import about_candidate
 from agents.learn import verdicts
@@ -228,7 +229,10 @@ def incident_detail(
         "deliveries": graph.rows("incident_deliveries", {"incident_id": incident_id}),
         "verdicts": graph.rows("incident_verdicts", {"incident_id": incident_id}),
         "tasks": graph.rows("incident_tasks", {"incident_id": incident_id}),
-    } | memory_of(graph, incident_id, row["root_cause"])
+    } | memory_of(
+        graph, incident_id, row["root_cause"],
+        ruled_out_by_rules(json.loads(row["ruled_out_json"] or "{}")),
+    )  # fmt: skip
 
 
 def only_contact_point_test(alerts: list[dict[str, Any]], groups: list[dict[str, Any]]) -> bool:
@@ -301,10 +305,18 @@ def playbook_outcome(use: dict[str, Any]) -> str:
     return "not applicable, did not steer"
 
 
-def memory_of(graph: TenantGraph, incident_id: str, cause: str | None) -> dict[str, Any]:
+def memory_of(
+    graph: TenantGraph,
+    incident_id: str,
+    cause: str | None,
+    ruled_out: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """`{similar, memory}` of `incident_detail` (`cypher/incident_memory.cypher`): `similar`
     without the earlier incidents that share nothing with this one (`similar.alike`, with
-    `cause` its root cause)."""
+    `cause` its root cause and `ruled_out` the candidates its rules ruled out, reason by name),
+    each with `ruled_out`: why this finding ruled its cause out (the page then does not cite
+    it, `similar.cited`), else None."""
+    ruled = ruled_out or {}
     row = graph.one("incident_memory", {"incident_id": incident_id}) or {}
     used = [
         {k: v for k, v in u.items() if k != "checks_json"}
@@ -314,7 +326,11 @@ def memory_of(graph: TenantGraph, incident_id: str, cause: str | None) -> dict[s
     for use in used:
         use["outcome"] = playbook_outcome(use)
     found = json.loads(row.get("similar_json") or "[]")
-    return {"similar": similar.alike(found, cause), "memory": used}
+    shown = [
+        r | {"ruled_out": ruled.get(r["root_cause"]) if r["root_cause"] else None}
+        for r in similar.alike(found, cause, ruled)
+    ]
+    return {"similar": shown, "memory": used}
 
 
 @router.get("/api/v1/incidents")

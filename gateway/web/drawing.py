@@ -6,7 +6,8 @@ edge that skips layers is routed through placeholder points of its own in the ro
 every segment runs from one row to the next and never through a component's box (a
 checkout→payment edge cannot read as frontend→payment). The finding's path is drawn thick and
 dark orange with its nodes outlined; everything else is thin grey. Colour is never the only
-signal: each box says in words what it is (alerting, root cause, candidate, ruled out).
+signal: each box says in words what it is (alerting, root cause, candidate, set aside: the
+finding's `ruled_out`, worded as the web table and the ticket word it, `notices.SET_ASIDE`).
 
 Input: `incident_views.incident_graph`'s `{nodes, edges, paths, root_cause}`.
 """
@@ -20,6 +21,8 @@ from grandalf.graphs import Edge, Graph, Vertex
 from grandalf.layouts import SugiyamaLayout
 from grandalf.routing import route_with_lines
 from markupsafe import Markup, escape
+
+from adapters.notices import SET_ASIDE
 
 #: Box size of one component (px) and the gaps between boxes and rows.
 BOX_W, BOX_H = 180, 46
@@ -173,7 +176,7 @@ def _tags(node: dict[str, Any]) -> str:
     if node.get("alerts"):
         tags.append(f"▲ {node['firing']}/{node['alerts']} firing")
     if node.get("ruled_out"):
-        tags.append("✕ ruled out")
+        tags.append(f"✕ {SET_ASIDE}")
     if node.get("note"):
         tags.append(str(node["note"]))
     return " · ".join(tags)

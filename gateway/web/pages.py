@@ -32,8 +32,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adapters.falkordb import TenantGraph, graph_name
+from adapters.notices import SET_ASIDE, in_words
 from agents.act import notices
-from agents.investigate.checks import describe
+from agents.investigate.checks import describe, held_words
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance, messages
 from gateway.http import incident_views
@@ -106,6 +107,15 @@ def clip(value: object) -> str:
 templates.env.filters["clip"] = clip
 
 
+def verdict_words(text: str | None) -> str:
+    """A verdict's `text` (what happened, in the person's words) as one line, cut to what a
+    page shows (`messages.VERDICT_TEXT_SHOWN`; the API has it whole), or "" for none."""
+    return in_words(text, messages.VERDICT_TEXT_SHOWN) or ""
+
+
+templates.env.filters["verdict_words"] = verdict_words
+
+
 class SignInRequired(Exception):
     """The request has no valid session (and the gateway is not in open mode)."""
 
@@ -134,6 +144,7 @@ def age(ms: int | None, now_ms: int) -> str:
 
 templates.env.globals.update(
     describe_check=describe,
+    held_words=held_words,
     when=when,
     age=age,
     pretty=overview.pretty,
@@ -141,6 +152,7 @@ templates.env.globals.update(
     USE_VERDICTS=overview.USE_VERDICTS,
     LOW_CONFIDENCE=timeline.LOW_CONFIDENCE,
     TEST_NOTE=messages.TEST_NOTE,
+    SET_ASIDE=SET_ASIDE,
 )
 
 

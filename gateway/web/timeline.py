@@ -17,8 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.falkordb import TenantGraph
-from adapters.notices import fmt_ms
+from adapters.notices import fmt_ms, in_words
 from agents.investigate.decision import LEAD_BELOW
+from agents.respond.messages import VERDICT_TEXT_SHOWN
 
 #: Alerts listed one by one (firing, then resolved) before the rest are summed up in one line.
 ALERTS_LISTED = 6
@@ -291,12 +292,19 @@ def _words(
     if event == "acknowledged":
         return {"kind": "ack", "text": f"Acknowledged by {who or 'someone'}", **plain}
     if event == "verdict":
+        # [actual_cause, text, source] (`web_timeline.cypher`)
+        cause, words, source = ([*list(ref or []), None, None, None])[:3]
         if detail == "confirmed":
-            text = f"Cause confirmed{f' ({ref})' if ref else ''} by {who}"
+            text = f"Cause confirmed{f' ({cause})' if cause else ''} by {who}"
         elif detail == "rejected":
-            text = f"Cause corrected to {ref} by {who}" if ref else f"Cause marked wrong by {who}"
+            text = (
+                f"Cause corrected to {cause} by {who}" if cause else f"Cause marked wrong by {who}"
+            )
         else:
             text = f"Marked resolved by {who}"
+        said = in_words(words, VERDICT_TEXT_SHOWN) if source != "reply" else None
+        if said:  # what happened, in their words (a thread reply's is the reply itself)
+            text += f": “{said}”"
         return {"kind": "verdict", "text": text, **plain}
     if event.startswith("remediation_"):
         step = event.removeprefix("remediation_")

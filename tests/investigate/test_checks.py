@@ -15,7 +15,14 @@ from pydantic import SecretStr
 
 from adapters.notify import AdapterError
 from adapters.prometheus import Prometheus
-from agents.investigate.checks import Evidence, describe, evaluate, evidence_checks
+from agents.investigate.checks import (
+    BY_COMPONENTS_ONLY,
+    Evidence,
+    describe,
+    evaluate,
+    evidence_checks,
+    held_words,
+)
 
 OPENED = 1_790_000_000_000
 SEEN: list[dict[str, list[str]]] = []
@@ -222,3 +229,28 @@ def test_each_check_reads_as_a_sentence() -> None:
         "the same shape again (50% of: errors on orders, latency on shop)",
         "an invalid check (never holds): {'type': 'alert_kind'}",
     ]
+
+
+def test_a_signature_held_by_its_components_only_says_what_held() -> None:
+    """A signature that held by its components only, their kinds other than then
+    (`kinds_differ`), reads as that in the finding's summary and the web page's check row, not
+    "the same shape again" and "✓ held" beside "overlap 0.33 (want 0.50) … kinds differ" (a
+    new user's trial could not tell whether it passed)."""
+    shape = {
+        "type": "signature",
+        "overlap": 0.5,
+        "alerts": [
+            {"component": "cart", "kind": "errors"},
+            {"component": "frontend", "kind": "latency"},
+        ],
+    }
+    assert describe(shape, "valkey-cart", by_components=True) == (
+        "the same components alert again, with other kinds than then (it was: errors on cart, "
+        "latency on frontend)"
+    )
+    lead = {"held": True, "status": "ok", "raw": {"overlap": 0.33, "kinds_differ": True}}
+    assert held_words(lead) == BY_COMPONENTS_ONLY
+    assert BY_COMPONENTS_ONLY.startswith("~ held by its components only")
+    assert held_words(lead | {"raw": {"overlap": 1.0, "kinds_differ": False}}) == "✓ held"
+    assert held_words(lead | {"held": False, "raw": {"kinds_differ": False}}) == "✗ did not hold"
+    assert held_words({"held": True, "status": "no_data", "raw": None}) == "– not checked"

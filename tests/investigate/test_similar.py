@@ -193,6 +193,35 @@ def test_a_named_cause_cites_the_last_time_people_established_it() -> None:
     assert similar.cited(faint, None) is None and similar.cited([], "ledger-db") is None
 
 
+def test_the_page_cites_no_earlier_incident_whose_cause_this_finding_ruled_out() -> None:
+    """A new user's trial: "Similar: inc-… the same day, cause loans-db, confirmed by Dara Base
+    (score 0.36)" beside a finding that ruled loans-db out. The page skips it and weighs the
+    next one; a rival memory set aside that the rules left standing is no rule-out."""
+
+    def row(n: str, cause: str, score: float) -> dict[str, object]:
+        return {"id": n, "at": 0, "root_cause": cause, "confirmed_by": "Dara Base",
+                "fixed_by": None, "score": score}  # fmt: skip
+
+    opened = {"opened_at": 0, "root_cause": None}
+    found = [row("inc-a", "loans-db", 0.36), row("inc-b", "members-db", 0.31)]
+    ruled = {"loans-db": "explains 1 of 2 alerting components"}
+    incident = opened | {"similar_json": json.dumps(found), "ruled_out_json": json.dumps(ruled)}
+    assert similar_line(incident) == (
+        "Similar: inc-b the same day, cause members-db, confirmed by Dara Base (score 0.31)"
+    )
+    # the next one too weak: no line at all, never the ruled-out one
+    weak = [found[0], row("inc-b", "members-db", 0.2)]
+    assert similar_line(incident | {"similar_json": json.dumps(weak)}) == ""
+    # left standing by the rules, set aside by memory: still cited
+    standing = {"loans-db": "not ruled out by the rules (they could not tell it apart); memory "
+                "named members-db over it: the checks of its playbook held"}  # fmt: skip
+    kept = incident | {"ruled_out_json": json.dumps(standing)}
+    assert similar_line(kept).startswith("Similar: inc-a the same day, cause loans-db")
+    # the lists people read keep it, marked: alike keeps what the page no longer cites
+    assert similar.cited(found, None, ruled) is found[1]
+    assert [r["id"] for r in similar.alike(weak, None, ruled)] == ["inc-a", "inc-b"]
+
+
 def test_a_text_vector_asked_again_is_the_same_and_a_list_of_its_own():
     first = similar.text_vector("checkout latency high")
     first[0] = 99.0  # a caller may change its copy; the next one asking gets the right vector

@@ -439,7 +439,12 @@ def test_the_same_callers_with_other_kinds_are_a_lead_and_kinds_tell_two_causes_
     )
     assert (slow["root_cause"], slow["finding"]["planner"]) == ("payments-db", "memory")
     assert slow["finding"]["confidence"] == pytest.approx(0.45)
-    assert "with other kinds than then: a lead" in slow["finding"]["summary"]
+    # what held, said plainly: not "the same shape again" beside "kinds differ"
+    assert (
+        "the same components alert again, with other kinds than then (it was: errors on shop); "
+        "so it held by its components only: a lead, not a conclusion." in slow["finding"]["summary"]
+    )
+    assert "the same shape again" not in slow["finding"]["summary"]
     (used,) = [u for u in slow["memory"] if u["steered"]]
     assert used["checks"][-1]["raw"]["kinds_differ"] is True
 

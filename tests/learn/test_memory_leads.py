@@ -140,7 +140,7 @@ def test_of_two_causes_held_by_their_components_the_one_that_explains_more_is_th
     }
     assert (found["root_cause"], found["finding"]["planner"]) == ("registry", "memory")
     assert [u["playbook"] for u in found["memory"] if u["steered"]] == ["on-registry"]
-    assert "with other kinds than then: a lead" in found["finding"]["summary"]
+    assert "so it held by its components only: a lead" in found["finding"]["summary"]
 
 
 def test_why_a_remembered_cause_is_the_longer_explanation():
