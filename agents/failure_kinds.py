@@ -3,7 +3,8 @@
 A playbook learned from `PostgresTooManyConnections` on one database must be recognised when
 another database fires `PgConnectionPoolExhausted`: both are *saturation*. The mapping is a
 keyword table (no model), checked in order, first match wins, over the alert name, and over its
-summary only when the name matches nothing. Engineers use the same words in preferences ("for database saturation, …").
+summary only when the name matches nothing. Engineers use the same words in preferences ("for
+database saturation, …").
 
 The patterns read a bounded text (`MAX_KIND_CHARS` of the name and of the summary: a kind's
 keyword is in the first words, and a 4 MB summary must not cost every worker minutes), and an
