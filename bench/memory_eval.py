@@ -463,9 +463,11 @@ def report(setups: list[Setup], stream: dict[str, Any], count: int, evidence: bo
         fewer = 100 * (1 - graph["model_calls"] / base)
         # the calls on an incident whose cause came before are the ones memory can spare;
         # those on a first incident of its cause no memory can
-        print(f"\ngraph memory: {fewer:.0f} % fewer model calls than no memory; on repeats "
-              f"{graph['repeat_calls']} of its {graph['model_calls']} (no memory: "
-              f"{none['repeat_calls']} of {base})")  # fmt: skip
+        print(f"\ngraph memory: {fewer:.0f} % fewer model calls than no memory "
+              f"({graph['model_calls']} against {base}).\nModel calls on repeats, the only ones "
+              f"memory can spare: graph memory {graph['repeat_calls']} of its "
+              f"{graph['model_calls']}, no memory {none['repeat_calls']} of its {base}; the "
+              "rest went to the first incident of a cause.")  # fmt: skip
 
 
 if __name__ == "__main__":

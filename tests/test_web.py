@@ -473,6 +473,11 @@ def test_verdict_form_limits_and_checks_before_reading(site: Site) -> None:
             "&#39;product-catalog&#39;?"
         ) in typo.text
         assert f'href="/ui/incidents/{incident}"' in typo.text
+        # a cause past a name's length is refused, as the API refuses it, not echoed whole
+        long = http.post(f"/ui/incidents/{incident}/verdict",
+                         data=form | {"intent": "long1", "actual_cause": "x" * 3000})  # fmt: skip
+        assert long.status_code == 422 and "x" * 201 not in long.text
+        assert "at most 200 characters (3000 given)" in long.text
         stale = http.post(f"/ui/incidents/{incident}/verdict", data=form | {"csrf": "old"})
         assert stale.status_code == 403 and "reload the page" in stale.text
         assert stale.headers["content-type"].startswith("text/html")

@@ -39,7 +39,7 @@ from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance, messages
 from gateway.http import incident_views
 from gateway.http import maintenance as maintenance_api
-from gateway.http.limits import MAX_TEXT_CHARS, http_failed, read_limited
+from gateway.http.limits import MAX_NAME_CHARS, MAX_TEXT_CHARS, http_failed, read_limited
 from gateway.http.payloads import http_link
 from gateway.http.status import alert_counts, incident_detail
 from gateway.ops.runtime import remediation_credentials
@@ -546,6 +546,13 @@ async def _record_verdict(
         raise HTTPException(422, "verdict must be confirmed or rejected (Resolve resolves)")
     intent = _intent(form)
     cause_given = form.get("actual_cause", "").strip() or None
+    if cause_given is not None and len(cause_given) > MAX_NAME_CHARS:
+        # as the API refuses it (`VerdictIn.actual_cause`); a component's name is short
+        raise HTTPException(
+            422,
+            f"the actual cause is a component's name, at most {MAX_NAME_CHARS} characters "
+            f"({len(cause_given)} given): say more in {WORDS_BOX}",
+        )
     # the person's words (a cause outside the graph, said in the form's box), capped as the
     # API caps `text`; the button's label stands in when they wrote none
     words = " ".join(form.get("text", "").split())[:MAX_TEXT_CHARS]
