@@ -30,10 +30,13 @@ def still_firing(n: int) -> str:
     return f"{n} alert{'' if n == 1 else 's'} still firing when it was resolved."
 
 
-def in_words(text: str | None, limit: int) -> str | None:
+def in_words(text: str | None, limit: int, source: str | None = None) -> str | None:
     """A verdict's `text` (what happened, in the person's words) as one line of at most `limit`
-    characters (newlines become spaces; cut with `…`), or None when there is none. Raw text:
-    each renderer escapes it for its format."""
+    characters (newlines become spaces; cut with `…`), or None when there is none: a Slack
+    button's verdict (`source` "button") stores the button's label, which is no one's words.
+    Raw text: each renderer escapes it for its format."""
+    if source == "button":
+        return None
     flat = " ".join((text or "").split())
     if not flat:
         return None

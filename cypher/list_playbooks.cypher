@@ -11,7 +11,7 @@ OPTIONAL MATCH (pb)-[:SUPERSEDES]->(old:Playbook)
 // the incident by its id (an index lookup; '' for none: a null lookup scans), then its verdicts
 OPTIONAL MATCH (src:Incident {id: coalesce(pb.learned_from, '')})
 OPTIONAL MATCH (src)-[:HAS_VERDICT]->(v:Verdict)
-WHERE v.text IS NOT NULL AND v.text <> ''
+WHERE v.text IS NOT NULL AND v.text <> '' AND v.source <> 'button'
   AND (v.actual_cause = c.name OR (v.verdict = 'confirmed' AND v.actual_cause IS NULL))
 WITH pb, c, old, v
 ORDER BY v.at DESC

@@ -436,6 +436,11 @@ def test_a_page_shows_a_verdict_s_words_but_not_a_thread_reply_s_again() -> None
                                   incident(), [alert()], WHO, [], [long], None)  # fmt: skip
     assert isinstance(update.notice, Page)
     assert update.notice.verdicts[0].text == "y" * 299 + "…"
+    # a Slack button's verdict stores the button's label: no one's words
+    click = said | {"source": "button", "text": "Wrong cause"}
+    update = messages.page_update("incident:inc-1:page:notify_verdict:v4", "slack:C1:1",
+                                  incident(), [alert()], WHO, [], [click], None)  # fmt: skip
+    assert isinstance(update.notice, Page) and update.notice.verdicts[0].text is None
 
 
 def test_a_page_edited_after_a_verdict_leads_with_what_people_established() -> None:

@@ -323,7 +323,7 @@ def _verdict_notes(verdicts: list[dict[str, Any]] | None) -> list[VerdictNote]:
             actual_cause=v.get("actual_cause"),
             text=None
             if v.get("source") == "reply"
-            else in_words(v.get("text"), VERDICT_TEXT_SHOWN),
+            else in_words(v.get("text"), VERDICT_TEXT_SHOWN, v.get("source")),
         )
         for v in verdicts or []
     ]

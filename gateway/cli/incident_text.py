@@ -337,7 +337,7 @@ def _work(found: dict[str, Any]) -> list[str]:
             f"  {v['verdict']} by {v['by_name'] or v['by']}"
             + (f", actual cause {v['actual_cause']}" if v["actual_cause"] else "")
             # what happened, in their words (`--json` has it whole)
-            + (f": “{said}”" if (said := in_words(v.get("text"), SHOWN)) else "")
+            + (f": “{said}”" if (said := in_words(v.get("text"), SHOWN, v.get("source"))) else "")
             for v in found["verdicts"]
         ]
     failed = [t for t in found["tasks"] if t["status"] == "failed"]

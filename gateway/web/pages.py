@@ -60,9 +60,6 @@ from gateway.web.session import (
 HERE = Path(__file__).resolve().parent
 #: Largest form body accepted (sign-in, verdict, logout): a token, a few fields.
 FORM_LIMIT = 8 * 1024
-#: Verdict buttons: form value -> what is recorded (the same answers as the Slack buttons;
-#: "resolved" is recorded by the Resolve action).
-VERDICTS = {"confirmed": "Confirm cause", "rejected": "Wrong cause", "resolved": "Resolved"}
 #: How the verdict form's box for words (`text`) is named in its refusals' advice.
 WORDS_BOX = "the box 'in words'"
 #: Annotation names that hold a runbook link (Prometheus's convention is `runbook_url`).
@@ -107,10 +104,11 @@ def clip(value: object) -> str:
 templates.env.filters["clip"] = clip
 
 
-def verdict_words(text: str | None) -> str:
+def verdict_words(text: str | None, source: str | None = None) -> str:
     """A verdict's `text` (what happened, in the person's words) as one line, cut to what a
-    page shows (`messages.VERDICT_TEXT_SHOWN`; the API has it whole), or "" for none."""
-    return in_words(text, messages.VERDICT_TEXT_SHOWN) or ""
+    page shows (`messages.VERDICT_TEXT_SHOWN`; the API has it whole), or "" for none (a Slack
+    button's label is none: `notices.in_words`)."""
+    return in_words(text, messages.VERDICT_TEXT_SHOWN, source) or ""
 
 
 templates.env.filters["verdict_words"] = verdict_words
@@ -148,7 +146,6 @@ templates.env.globals.update(
     when=when,
     age=age,
     pretty=overview.pretty,
-    VERDICTS=VERDICTS,
     USE_VERDICTS=overview.USE_VERDICTS,
     LOW_CONFIDENCE=timeline.LOW_CONFIDENCE,
     TEST_NOTE=messages.TEST_NOTE,
@@ -478,7 +475,7 @@ def _change_state(
     if what == "resolve":
         verdicts.record(graph, verdicts.Verdict(
             id=f"web:{intent}", incident_id=incident_id, verdict="resolved", actual_cause=None,
-            by=session.person, by_name=name, at=_now_ms(), text=VERDICTS["resolved"],
+            by=session.person, by_name=name, at=_now_ms(), text="",
             source="web", event_id=intent,
         ))  # fmt: skip
 
@@ -554,7 +551,7 @@ async def _record_verdict(
             f"({len(cause_given)} given): say more in {WORDS_BOX}",
         )
     # the person's words (a cause outside the graph, said in the form's box), capped as the
-    # API caps `text`; the button's label stands in when they wrote none
+    # API caps `text`; none when they wrote none (a button's label is no one's words)
     words = " ".join(form.get("text", "").split())[:MAX_TEXT_CHARS]
 
     def store() -> bool:
@@ -579,7 +576,7 @@ async def _record_verdict(
                 id=f"web:{intent}", incident_id=incident_id, verdict=said,  # type: ignore[arg-type]
                 actual_cause=cause, by=session.person,
                 by_name=acting_name(graph, session), at=_now_ms(),
-                text=words or VERDICTS[said], source="web", event_id=intent,
+                text=words, source="web", event_id=intent,
             ))  # fmt: skip
         except verdicts.IdTaken:  # the same form posted for another incident or verdict
             raise HTTPException(422, "this form was already used: reload the page") from None

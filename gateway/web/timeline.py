@@ -302,7 +302,7 @@ def _words(
             )
         else:
             text = f"Marked resolved by {who}"
-        said = in_words(words, VERDICT_TEXT_SHOWN) if source != "reply" else None
+        said = in_words(words, VERDICT_TEXT_SHOWN, source) if source != "reply" else None
         if said:  # what happened, in their words (a thread reply's is the reply itself)
             text += f": “{said}”"
         return {"kind": "verdict", "text": text, **plain}
