@@ -84,13 +84,7 @@ CALL {
   RETURN collect({id: id, component: component, kind: kind, ref: ref, at: at, author: author})
          AS changes
 }
-CALL {
-  // whether any change was ever recorded (change_source.cypher): without one, no `changes`
-  // measured nothing
-  OPTIONAL MATCH (ch:Change) WHERE ch.at >= 0
-  WITH ch LIMIT 1
-  RETURN ch IS NOT NULL AS change_source
-}
+// @include _change_source
 CALL {
   MATCH (pb:Playbook {status: 'active'})
   WITH pb LIMIT 1

@@ -82,13 +82,7 @@ CALL {
        id: ch.id, component: c.name, kind: ch.kind, ref: ch.ref, at: ch.at,
        author: ch.author} END) AS recent
 }
-CALL {
-  // Whether any change was ever recorded (a change source exists): without one, no `recent`
-  // says nothing was measured, not "no change". One row at most, from Change.at's index.
-  OPTIONAL MATCH (ch:Change) WHERE ch.at >= 0
-  WITH ch LIMIT 1
-  RETURN ch IS NOT NULL AS change_source
-}
+// @include _change_source
 CALL {
   WITH i
   OPTIONAL MATCH (a:Action)-[:FOR]->(i)
