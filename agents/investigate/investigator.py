@@ -803,23 +803,21 @@ class Investigator:
                 "applicable": applicable, "steered": False,
             }  # fmt: skip
             used.append(row)
+            checked = playbook | {"row": row, "results": results}  # as run, with its USED row
             if not applicable:
                 if shape_missed(playbook, results, ev.alerting):
-                    missed.append(playbook | {"row": row, "results": results})
+                    missed.append(checked)
                 elif measure_missed(playbook, results, len(gated(playbook))):
-                    missed.append(playbook | {"row": row, "results": results, "quiet": True})
+                    missed.append(checked | {"quiet": True})
                 continue
             if any(kinds_differ(r) for r in results):
-                leads.append(playbook | {"row": row, "results": results})
+                leads.append(checked)
             elif found is None:
-                found = playbook | {"row": row, "results": results}
+                found = checked
             elif backed(found) and not backed(playbook):
                 continue  # an untried playbook does not unsettle a lesson people gave
             elif backed(playbook) and not backed(found):
-                found = playbook | {
-                    "row": row,
-                    "results": results,
-                }  # nor does one that came first in the order
+                found = checked  # nor does one that came first in the order
             else:
                 unsure = True  # another cause holds as well, as trusted
                 break
