@@ -40,6 +40,7 @@ import json
 import logging
 from typing import Any
 
+from adapters.notices import in_words
 from agents.failure_kinds import dominant
 from agents.investigate.checks import (
     EXPLAINS,
@@ -347,9 +348,7 @@ def nothing_learned(verdict: dict[str, Any]) -> str:
     if verdict["verdict"] != "rejected":
         return "nothing learned: no playbook steered and the finding names no cause"
     if verdict["root_cause"] is None:
-        words = " ".join(str(verdict.get("text") or "").split())
-        if len(words) > QUOTED_CHARS:
-            words = words[: QUOTED_CHARS - 1] + "…"
+        words = in_words(verdict.get("text"), QUOTED_CHARS)
         said = f" ({words!r})" if words else ""
         return (
             f"nothing learned: the cause is outside the graph{said}, so no playbook can be "

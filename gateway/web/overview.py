@@ -167,12 +167,12 @@ def memory(graph: TenantGraph) -> dict[str, Any]:
     every: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for use in graph.rows("web_playbook_uses"):  # oldest first: a later use replaces one
         key = (use.pop("playbook"), use["incident_id"])
-        use["investigations"] = latest[key]["investigations"] + 1 if key in latest else 1
         latest.pop(key, None)  # so the incident sits where its latest use does
         latest[key] = use
         every.setdefault(key, []).append(use)
     uses: dict[str, list[dict[str, Any]]] = {}
     for key, use in latest.items():
+        use["investigations"] = len(every[key])
         use["said"] = trust_words(every[key], use["incident_verdict"])
         uses.setdefault(key[0], []).append(use)
     playbooks = graph.rows("list_playbooks")
