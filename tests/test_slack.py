@@ -479,6 +479,13 @@ def test_a_page_edited_after_a_verdict_leads_with_what_people_established() -> N
         "The finding, before the verdict: *valkey-cart* (confidence 0.45; named, low "
         "confidence: a lead to check first, not a conclusion)",
     ]
+    # a rejection of an inconclusive finding naming no cause said one outside the graph in
+    # words: the page says so, as the incidents list does
+    outside = {"verdict": "rejected", "by": "U0BOB", "by_name": "bob", "at": 1,
+               "actual_cause": None, "text": "the card network's outage"}  # fmt: skip
+    assert mrkdwn.page_text(edited(outside)).splitlines()[1] == (
+        "Root cause: a cause outside the graph, by <@U0BOB>"
+    )
     # `resolved` judges no cause; before any verdict the finding leads, as before
     resolved = {"verdict": "resolved", "by": "U0BOB", "by_name": "bob", "at": 2}
     assert (

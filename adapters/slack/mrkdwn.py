@@ -118,7 +118,8 @@ def judged(page: Page) -> VerdictNote | None:
 def established(page: Page) -> str | None:
     """What people established of the cause (`judged`), in the incidents list's words, as
     mrkdwn: `*valkey-cart* (confirmed by <@U1>)`, `corrected to *cart* by Sam`, `*x* marked
-    wrong by Sam` (a rejection naming no cause); None before a verdict."""
+    wrong by Sam` (a rejection naming no cause), `a cause outside the graph, by Sam` (one of an
+    inconclusive finding, said in words); None before a verdict."""
     v = judged(page)
     if v is None:
         return None
@@ -128,8 +129,9 @@ def established(page: Page) -> str | None:
         return f"*{escape_mrkdwn(cause)}* (confirmed by {who})" if cause else None
     if v.actual_cause:
         return f"corrected to *{escape_mrkdwn(v.actual_cause)}* by {who}"
-    said = f"*{escape_mrkdwn(page.root_cause)}*" if page.root_cause else "the finding"
-    return f"{said} marked wrong by {who}"
+    if page.root_cause is None:  # said in words (`verdicts.contradiction`), as the list says it
+        return f"a cause outside the graph, by {who}"
+    return f"*{escape_mrkdwn(page.root_cause)}* marked wrong by {who}"
 
 
 def finding_words(page: Page) -> str:
