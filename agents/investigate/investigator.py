@@ -854,10 +854,11 @@ class Investigator:
     ) -> Decision | None:
         """`remembered.remembered_lead_of` over those of `missed` (`_recall`'s) that the rules
         could not tell apart from their own candidates, and whose cause leaves no alert
-        unexplained that a candidate the rules left standing, or another remembered cause,
-        explains (`explains_fewer`): memory breaks the rules' ties among the causes that
-        explain the most. Nothing is counted when the rules are sure or nothing missed (no
-        lead is taken then).
+        unexplained that a candidate the rules left standing explains (`explains_fewer`):
+        memory breaks the rules' ties among the causes that explain the most. Among the
+        remembered causes, the one whose earlier alerts are back the most, then the one that
+        explains the most (`remembered.unrefuted`). Nothing is counted when the rules are sure
+        or nothing missed (no lead is taken then).
 
         A traffic source in front of the alerting components (`client` in the world) is one
         only when the rules weighed it (the walk's candidates, `walked`, or the decision's: a
@@ -866,16 +867,26 @@ class Investigator:
         its database, had been led to the partner integrations remembered from a flood."""
         weighed = {c.name for c in walked} | set(rival_names(decision))
         missed = [p for p in missed if not p.get("client") or p["candidate"] in weighed]
-        # one that missed on its calls only while the evidence blamed no call near the incident
-        missed = [p for p in missed if not p.get("quiet") or ev.quiet]
         if not missed or (decision.root_cause is not None and decision.confidence >= LEAD_BELOW):
             return None
-        counts = self._explained(
-            task, ev, [*(p["candidate"] for p in missed), *rival_names(decision)]
-        )
-        return remembered_lead_of(
-            decision, [p for p in missed if not explains_fewer(counts, p["candidate"])]
-        )
+        rivals = rival_names(decision)
+        counts = self._explained(task, ev, [*(p["candidate"] for p in missed), *rivals])
+        # one that missed on its calls only: while the evidence blamed no call near the
+        # incident, or blamed only calls that explain fewer alerting components than its cause
+        # (an unseen newsroom's syndication feed failing 14 % beside one of two alerts)
+        missed = [
+            p | {"outexplained": outexplained(counts, p["candidate"], rivals)}
+            if p.get("quiet") and not ev.quiet else p
+            for p in missed
+        ]  # fmt: skip
+        missed = [p for p in missed if not p.get("quiet") or ev.quiet or p["outexplained"]]
+        # explaining fewer than a candidate the rules left standing rules a cause out; among
+        # the remembered causes, whose earlier alerts are back counts first (`unrefuted`)
+        missed = [
+            p for p in missed
+            if not explains_fewer({n: counts[n] for n in [p["candidate"], *rivals]}, p["candidate"])
+        ]  # fmt: skip
+        return remembered_lead_of(decision, missed, counts)
 
     def _explains_more(
         self, task: TaskRun, ev: Evidence, cause: str, rules: Decision
@@ -1635,6 +1646,20 @@ def explains_fewer(explained: dict[str, int], cause: str) -> bool:
     left standing, another remembered cause). Memory breaks the rules' ties; it does not name
     a cause that leaves alerts unexplained which another explains."""
     return explained[cause] < max(explained.values())
+
+
+def outexplained(explained: dict[str, int], cause: str, rivals: list[str]) -> str | None:
+    """In words, how a remembered `cause` explains more alerting components than every one of
+    `rivals`, the candidates the rules left standing (`explained`: name -> how many reach it,
+    `Investigator._explained`): "entitlements-svc explains 2 alerting components,
+    syndication-api 1"; None when a rival explains as many. Calls measured as usual into such
+    a cause, while what the evidence blamed explains less, do not refute a fault in what it
+    answers (wrong content at status 200 shows in no call metric)."""
+    others = [r for r in dict.fromkeys(rivals) if r != cause]
+    if any(explained[r] >= explained[cause] for r in others):
+        return None
+    return ", ".join([f"{cause} explains {explained[cause]} alerting components",
+                      *(f"{r} {explained[r]}" for r in others)])  # fmt: skip
 
 
 def alone_explains(

@@ -69,9 +69,11 @@ def measure_missed(playbook: dict[str, Any], results: list[dict[str, Any]], chec
     `results`: as `shape_missed` takes them.
 
     Such a cause is a lead only when the evidence blamed no call near the incident
-    (`ToolContext.quiet`, checked by `Investigator._remembered_lead`): an unseen newsroom's
-    entitlements service, slow the first time, answered the next time at its usual speed with
-    the wrong entitlements, and the paywall and the partner feeds alerted as before."""
+    (`ToolContext.quiet`), or blamed only calls that explain fewer alerting components than it
+    does (`investigator.outexplained`; both checked by `Investigator._remembered_lead`): an
+    unseen newsroom's entitlements service, slow the first time, answered the next time at
+    its usual speed with the wrong entitlements, and the paywall and the partner feeds
+    alerted as before, beside a syndication feed failing under one of them."""
     failed = [r for r in results if not r["held"]]
     return (
         playbook["candidate"] == playbook["pinned_to"]
@@ -87,8 +89,25 @@ def measure_missed(playbook: dict[str, Any], results: list[dict[str, Any]], chec
     )
 
 
+def alerting_again(playbook: dict[str, Any]) -> int:
+    """How many alerts of the incident a recalled playbook (`recall` entry with its
+    `results`) was learned from are back: the most hits of a check about that incident that
+    held (`checks.about_incident`: an alert on one of its callers, `raw` the alerts found; its
+    signature, `raw.matched` the pairs found again), 0 when none held."""
+    found = [0]
+    for r in playbook["results"]:
+        if not (r["held"] and about_incident(r["check"])):
+            continue
+        raw = r.get("raw")
+        hits = raw.get("matched") if isinstance(raw, dict) else raw
+        found.append(len(hits) if isinstance(hits, list) else 1)
+    return max(found)
+
+
 def unrefuted(
-    missed: list[dict[str, Any]], measured: dict[str, dict[str, Any]]
+    missed: list[dict[str, Any]],
+    measured: dict[str, dict[str, Any]],
+    explained: dict[str, int] | None = None,
 ) -> dict[str, Any] | None:
     """The remembered cause nothing measured rules out: the best playbook (`missed` is in
     recall order, each with the `results` of its checks) of the one cause whose playbooks
@@ -96,37 +115,42 @@ def unrefuted(
     `Decision.measured`, component -> the measurement a rule-out rests on), or None when none
     or several causes are left.
 
-    Some of the callers it had alerting again (a check about that incident held, its
-    signature did not) says more than none of them: when exactly one cause's playbooks can
-    say so, it is the one; when several can, none is. A rule-out from the alerts and the graph
-    alone ("does not alert while an equally covering component does") is what such a cause
-    contradicts: it was silent before too."""
+    More of the alerts it had back (`alerting_again`) says more than fewer, and some more
+    than none: of the causes left, those whose earlier incident's alerts are back the most;
+    among them, when `explained` (name -> how many alerting components reach it) is given,
+    those that explain the most. One cause left is the one; several alike, none is. A
+    database every service reads explains every alert, a red herring's too; a client whose
+    two callers alert again as when it failed before is the one an engineer checks first
+    (an unseen clinic chain's lab results, the lab client answering at its usual speed with
+    the abnormal flags dropped). A rule-out from the alerts and the graph alone ("does not
+    alert while an equally covering component does") is what such a cause contradicts: it
+    was silent before too."""
     # a cause whose calls were measured as usual is refuted no more than any other when the
     # evidence blamed no call (`measure_missed`: only then is such a playbook in `missed`)
     left = [p for p in missed if p.get("quiet") or p["candidate"] not in measured]
-    near = [
-        p for p in left
-        if any(r["held"] and about_incident(r["check"]) for r in p["results"])
-    ]  # fmt: skip
-    for group in (near, left):
-        causes = {p["candidate"] for p in group}
-        if len(causes) == 1:
-            return group[0]
-        if causes:
-            return None
+    top = max(map(alerting_again, left), default=0)
+    group = [p for p in left if alerting_again(p) == top]
+    if explained is not None:
+        counts = {p["candidate"]: explained[p["candidate"]] for p in group}
+        group = [p for p in group if counts[p["candidate"]] == max(counts.values())]
+    if len({p["candidate"] for p in group}) == 1:
+        return group[0]
     return None
 
 
-def remembered_lead_of(decision: Decision, missed: list[dict[str, Any]]) -> Decision | None:
+def remembered_lead_of(
+    decision: Decision, missed: list[dict[str, Any]], explained: dict[str, int] | None = None
+) -> Decision | None:
     """When the rules are unsure (inconclusive, or a cause under `LEAD_BELOW`), the one cause
     people established before that missed only on the incident's shape and that nothing
-    measured rules out (`unrefuted` over `missed`, `Investigator._recall`'s), as a lead:
+    measured rules out (`unrefuted` over `missed`, `Investigator._recall`'s, with
+    `explained`), as a lead:
     confidence at most `UNTRIED_CONFIDENCE`, the rules' candidates kept behind it, its USED
     row marked steered (its trust moves on the verdict). None otherwise."""
     if decision.root_cause is not None and decision.confidence >= LEAD_BELOW:
         return None
     tied = list(dict.fromkeys([*filter(None, [decision.root_cause]), *decision.candidates]))
-    playbook = unrefuted(missed, decision.measured)
+    playbook = unrefuted(missed, decision.measured, explained)
     if playbook is None:
         return None
     playbook["row"]["steered"] = True
@@ -142,13 +166,22 @@ def remembered_lead_of(decision: Decision, missed: list[dict[str, Any]]) -> Deci
     else:
         unsure = "the rules have no candidate of their own"
     trust = f"{playbook['trust']:.2f}{held_at(playbook, confidence, 'a lead')}"
-    but = (
-        f"the calls into {cause}: they neither failed nor slowed, and no measured call near "
-        "the incident did, while a fault in what it answers (the wrong content at status 200) "
-        "shows in no call metric"
-        if playbook.get("quiet")
-        else "the shape of the alerts: other components alert than then"
+    wrong_content = (
+        "a fault in what it answers (the wrong content at status 200) shows in no call metric"
     )
+    if playbook.get("outexplained"):
+        but = (
+            f"the calls into {cause}: they neither failed nor slowed, and what the evidence "
+            f"blamed explains fewer of the alerts ({playbook['outexplained']}), while "
+            f"{wrong_content}"
+        )
+    elif playbook.get("quiet"):
+        but = (
+            f"the calls into {cause}: they neither failed nor slowed, and no measured call near "
+            f"the incident did, while {wrong_content}"
+        )
+    else:
+        but = "the shape of the alerts: other components alert than then"
     summary = (
         f"A lead from memory: {unsure}, and nothing "
         f"measured rules it out; people established it before (playbook "

@@ -15,7 +15,7 @@ from agents.failure_kinds import classify, kind_in
 from agents.investigate.decision import Decision
 from agents.investigate.investigator import with_rivals
 from agents.investigate.recall import UNTRIED_CONFIDENCE
-from agents.investigate.remembered import shape_missed, unrefuted
+from agents.investigate.remembered import alerting_again, shape_missed, unrefuted
 from agents.learn import verdicts
 from agents.learn.learner import WITHDRAWN, lesson_of
 from gateway.cli.demo import rfc3339
@@ -577,6 +577,14 @@ def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shap
     measured = {"orders-db": {"source": "calls", "value": 0.0}}
     assert unrefuted([far, other], measured) is far  # a measurement cleared orders-db
     assert unrefuted([], {}) is None
+    # more of its earlier alerts back says more than fewer: two callers again beat one
+    again = {**callers, "held": True, "raw": [{"key": "k1"}, {"key": "k2"}]}
+    twice = other | {"results": [held, again]}
+    assert alerting_again(twice) == 2 and alerting_again(near) == 1 and alerting_again(far) == 0
+    assert unrefuted([near, twice], {}) is twice
+    # alike in that, the one that explains more alerting components; alike in both, none
+    assert unrefuted([far, other], {}, {"payments-db": 2, "orders-db": 3}) is other
+    assert unrefuted([far, other], {}, {"payments-db": 3, "orders-db": 3}) is None
 
 
 def test_a_surge_confirmed_on_a_traffic_source_teaches_a_traffic_playbook(

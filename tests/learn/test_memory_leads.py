@@ -14,7 +14,7 @@ import pytest
 
 from adapters.falkordb import EmbeddedFalkorDB
 from agents.investigate.decision import Candidate, Decision
-from agents.investigate.investigator import alone_explains
+from agents.investigate.investigator import alone_explains, outexplained
 from agents.investigate.remembered import measure_missed, remembered_lead_of
 from tests.conftest import Gateway
 from tests.learn.test_memory import (
@@ -343,3 +343,16 @@ def test_a_measure_miss_leads_though_its_calls_were_measured_as_usual():
         "slowed, and no measured call near the incident did" in lead.summary
     )
     assert remembered_lead_of(rules, [_entitlements(results)]) is None
+
+
+def test_how_a_remembered_cause_outexplains_what_the_evidence_blamed():
+    """`outexplained` says how many alerting components a remembered cause and each rival
+    explain, only when the cause explains more than every rival; a tie is no lead."""
+    counts = {"entitlements-svc": 2, "syndication-api": 1, "paywall-svc": 1}
+    assert outexplained(counts, "entitlements-svc", ["syndication-api", "paywall-svc"]) == (
+        "entitlements-svc explains 2 alerting components, syndication-api 1, paywall-svc 1"
+    )
+    assert outexplained(counts | {"paywall-svc": 2}, "entitlements-svc", ["paywall-svc"]) is None
+    assert outexplained(counts, "entitlements-svc", ["entitlements-svc"]) == (
+        "entitlements-svc explains 2 alerting components"
+    )
