@@ -153,3 +153,21 @@ def test_a_caller_s_lesson_is_listed_after_what_the_alerting_components_reach():
         ("api-gateway", 0),
     ]
     assert ranked[1]["score"] == ranked[0]["score"]  # checked by score as any other
+
+
+def test_a_producer_s_lesson_is_learned_and_recalled_from_its_topic_s_consumers(shop: Gateway):
+    """shadow-svc publishes home-events, which notifier consumes: a correction naming it when
+    notifier alone alerts (the events stopped, or came wrong) is a lesson on a producer. Before,
+    no dependency walk from notifier reached it, so no playbook was learned ("would fail its
+    explains_alerting check on this very incident"), and none was recalled next time."""
+    stale = [("NotifierNoEvents", "notifier", "notifier: no home events consumed for 20 min")]
+    verdict(shop, fire(shop, WEEK1, stale), "rejected", "shadow-svc")
+    clear(shop, WEEK1, stale)
+    book = learned_on(shop, "shadow-svc")
+    assert book["checks"][0] == {"type": "explains_alerting", "via": "calls"}
+    wrong = [("NotifierPushesGarbled", "notifier", "notifier: 31% of pushes name the wrong room")]
+    again = incident(shop, fire(shop, WEEK1 + timedelta(days=2), wrong))
+    recalled = {u["candidate"]: u for u in again["memory"]}
+    assert "shadow-svc" in recalled
+    explains = recalled["shadow-svc"]["checks"][0]
+    assert explains["detail"] == "shadow-svc explains 1 of 1 alerting components"
