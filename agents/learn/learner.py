@@ -136,6 +136,25 @@ def merged_components(check: dict[str, Any], before: dict[str, Any] | None) -> d
     return check | {"components": list(dict.fromkeys([*check["components"], *old]))[:50]}
 
 
+def playbook_title(
+    cause: str, kind: str | None, alerts: list[dict[str, Any]], traffic_source: bool = False
+) -> str:
+    """A learned playbook's title: "errors on payments-db" when the cause alerted (`kind`, its
+    dominant failure kind, else its first alert's name); "orders-db behind latency on orders,
+    payments" when it was silent, naming the components that alerted (at most three, "…"
+    for more), since its callers' kind is not the cause's (a new user's trial read "latency on
+    loans-db" for a database that raised nothing); "traffic on web" for a silent traffic
+    source (`traffic_source`), whose fault is its traffic. `alerts`: the incident's alerts,
+    each with `component` and `alertname`."""
+    on_cause = [a for a in alerts if a["component"] == cause]
+    what = kind or (on_cause or alerts)[0]["alertname"]
+    if on_cause or traffic_source:
+        return f"{what} on {cause}"
+    callers = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
+    shown = ", ".join(callers[:3]) + (", …" if len(callers) > 3 else "")
+    return f"{cause} behind {what} on {shown}"
+
+
 def playbook_id(incident_id: str, cause: str) -> str:
     """The id of the playbook a verdict on `incident_id` teaches for `cause`: one per incident
     and cause, so a retried or repeated verdict learns it once (`create_playbook` is
@@ -233,7 +252,6 @@ class Learner:
             | {"summary": json.loads(row["annotations_json"]).get("summary", "")}
             for row in graph.rows("incident_alerts", {"incident_id": incident_id})
         ]
-        on_cause = [a for a in alerts if a["component"] == cause] or alerts
         source = graph.one("component_is_client", {"component": cause}) or {}
         kind = dominant(alerts, cause, traffic_source=bool(source.get("client")))
         existing = graph.rows("playbooks_on", {"component": cause})
@@ -303,7 +321,7 @@ class Learner:
                     f"no playbook learned: {explains['detail']}, so a playbook on {cause} "
                     "would fail its explains_alerting check on this very incident"
                 )
-        title = f"{kind or on_cause[0]['alertname']} on {cause}"
+        title = playbook_title(cause, kind, alerts, traffic_source=bool(source.get("client")))
         row = task.fenced(
             "create_playbook",
             {

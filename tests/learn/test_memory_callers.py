@@ -17,7 +17,7 @@ from adapters.falkordb import EmbeddedFalkorDB
 from agents.investigate.decision import Decision
 from agents.investigate.investigator import corrected_before
 from agents.investigate.recall import UPSTREAM, rank
-from agents.learn.learner import merged_components
+from agents.learn.learner import merged_components, playbook_title
 from tests.conftest import Gateway
 from tests.learn.test_memory import WEEK1, clear, close_shop, fire, incident, open_shop, verdict
 from tests.learn.test_memory_leads import LEADS
@@ -171,3 +171,19 @@ def test_a_producer_s_lesson_is_learned_and_recalled_from_its_topic_s_consumers(
     assert "shadow-svc" in recalled
     explains = recalled["shadow-svc"]["checks"][0]
     assert explains["detail"] == "shadow-svc explains 1 of 1 alerting components"
+
+
+def test_a_silent_cause_s_playbook_is_titled_by_what_alerted_in_front_of_it():
+    """A playbook learned on a cause that raised no alert names it behind its callers' kind
+    ("latency on loans-db" read as if the database had alerted); one that alerted, or a
+    traffic source whose fault is its traffic, keeps "<kind> on <cause>"."""
+    alerts = [{"component": c, "alertname": n} for c, n in (
+        ("orders", "OrdersSlow"), ("pay", "PayCaptureLatency"), ("catalog", "CatalogSlow"),
+        ("shop-gateway", "GatewaySlow"))]  # fmt: skip
+    assert playbook_title("shop-db", "latency", alerts) == (
+        "shop-db behind latency on orders, pay, catalog, …"
+    )
+    assert playbook_title("shop-db", None, alerts[:1]) == "shop-db behind OrdersSlow on orders"
+    assert playbook_title("pay", "latency", alerts) == "latency on pay"
+    assert playbook_title("pay", None, alerts) == "PayCaptureLatency on pay"
+    assert playbook_title("web", "traffic", alerts, traffic_source=True) == "traffic on web"
