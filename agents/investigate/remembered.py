@@ -118,7 +118,8 @@ def unrefuted(
     More of the alerts it had back (`alerting_again`) says more than fewer, and some more
     than none: of the causes left, those whose earlier incident's alerts are back the most;
     among them, when `explained` (name -> how many alerting components reach it) is given,
-    those that explain the most. One cause left is the one; several alike, none is. A
+    those that explain the most; then those whose best playbook people backed more (its
+    trust: confirmed when it steered). One cause left is the one; several alike, none is. A
     database every service reads explains every alert, a red herring's too; a client whose
     two callers alert again as when it failed before is the one an engineer checks first
     (an unseen clinic chain's lab results, the lab client answering at its usual speed with
@@ -133,6 +134,12 @@ def unrefuted(
     if explained is not None:
         counts = {p["candidate"]: explained[p["candidate"]] for p in group}
         group = [p for p in group if counts[p["candidate"]] == max(counts.values())]
+    # alike in both, the cause whose lesson people backed more (its best playbook's trust)
+    trust = {
+        p["candidate"]: max(float(q["trust"]) for q in group if q["candidate"] == p["candidate"])
+        for p in group
+    }
+    group = [p for p in group if trust[p["candidate"]] == max(trust.values(), default=0.0)]
     if len({p["candidate"] for p in group}) == 1:
         return group[0]
     return None

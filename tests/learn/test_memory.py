@@ -549,7 +549,8 @@ def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shap
     pinned to the candidate and backed by a verdict.
     `unrefuted`: one such cause, not ruled out by a measurement, the one whose earlier callers
     alert again if only one's do; two alike leave it unsure."""
-    book = {"candidate": "payments-db", "pinned_to": "payments-db", "learned_from": "inc-1"}
+    book = {"candidate": "payments-db", "pinned_to": "payments-db", "learned_from": "inc-1",
+            "trust": 0.5}  # fmt: skip
     held = {"check": {"type": "explains_alerting"}, "held": True}
     callers = {"check": {"type": "alert_any", "scope": "components", "components": ["a"]},
                "held": False}  # fmt: skip
@@ -569,7 +570,7 @@ def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shap
     near = book | {"results": [held, {**callers, "held": True}, signature]}  # a caller again
     far = book | {"results": [held, callers]}  # none of its callers alert
     other = {"candidate": "orders-db", "pinned_to": "orders-db", "learned_from": "inc-2",
-             "results": [held, callers]}  # fmt: skip
+             "trust": 0.5, "results": [held, callers]}  # fmt: skip
     assert unrefuted([far, far | {"id": "second"}], {}) is far
     assert unrefuted([far, other], {}) is None  # two remembered causes alike: no lead
     assert unrefuted([other, near], {}) is near  # some of its callers alert again: it
@@ -585,6 +586,9 @@ def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shap
     # alike in that, the one that explains more alerting components; alike in both, none
     assert unrefuted([far, other], {}, {"payments-db": 2, "orders-db": 3}) is other
     assert unrefuted([far, other], {}, {"payments-db": 3, "orders-db": 3}) is None
+    # alike in all that, the cause whose lesson people backed more (trust)
+    backed = other | {"trust": 0.67}
+    assert unrefuted([far, backed], {}) is backed
 
 
 def test_a_surge_confirmed_on_a_traffic_source_teaches_a_traffic_playbook(
