@@ -880,6 +880,8 @@ class Investigator:
             for p in missed
         ]  # fmt: skip
         missed = [p for p in missed if not p.get("quiet") or ev.quiet or p["outexplained"]]
+        if ev.quiet:  # every call near the incident read as usual: that one did refutes nothing
+            missed = [p | {"calls_as_usual": p["candidate"] in decision.measured} for p in missed]
         # explaining fewer than a candidate the rules left standing rules a cause out; among
         # the remembered causes, whose earlier alerts are back counts first (`unrefuted`)
         missed = [

@@ -127,8 +127,12 @@ def unrefuted(
     alert while an equally covering component does") is what such a cause contradicts: it
     was silent before too."""
     # a cause whose calls were measured as usual is refuted no more than any other when the
-    # evidence blamed no call (`measure_missed`: only then is such a playbook in `missed`)
-    left = [p for p in missed if p.get("quiet") or p["candidate"] not in measured]
+    # evidence blamed no call (`measure_missed`: only then is such a playbook in `missed`;
+    # `calls_as_usual`: one that missed on the shape, set by `Investigator._remembered_lead`)
+    left = [
+        p for p in missed
+        if p.get("quiet") or p.get("calls_as_usual") or p["candidate"] not in measured
+    ]  # fmt: skip
     top = max(map(alerting_again, left), default=0)
     group = [p for p in left if alerting_again(p) == top]
     if explained is not None:
@@ -186,6 +190,12 @@ def remembered_lead_of(
         but = (
             f"the calls into {cause}: they neither failed nor slowed, and no measured call near "
             f"the incident did, while {wrong_content}"
+        )
+    elif playbook.get("calls_as_usual"):
+        but = (
+            "the shape of the alerts: other components alert than then; the calls into "
+            f"{cause} read as usual, as did every measured call near the incident, while "
+            f"{wrong_content}"
         )
     else:
         but = "the shape of the alerts: other components alert than then"

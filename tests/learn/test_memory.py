@@ -483,8 +483,8 @@ def test_a_silent_cause_behind_other_callers_is_a_lead_among_the_rules_ties(shop
     """payments-db, silent, was named in a correction when payments-api alerted. The next time
     only shop alerts: the playbook misses on the incident's shape (its callers), nothing about
     payments-db contradicts it, and the rules cannot tell it from the rest, so memory names it
-    as a lead (at most 0.45, saying why). Once orders-db is remembered the same way, the two
-    remembered causes leave the tie as it was."""
+    as a lead (at most 0.45, saying why). Once orders-db is remembered the same way, the
+    cause whose lesson a verdict backed leads among the two (equally trusted, neither would)."""
     first = fire(shop, WEEK1, SILENT_DB)
     verdict(shop, first, "rejected", "payments-db")
     shop_only = [("StorefrontErrors", "shop", "checkout failing for 9% of visitors")]
@@ -514,8 +514,10 @@ def test_a_silent_cause_behind_other_callers_is_a_lead_among_the_rules_ties(shop
     other = fire(shop, WEEK1 + timedelta(days=4), orders)
     verdict(shop, other, "rejected", "orders-db")
     tie = incident(shop, fire(shop, WEEK1 + timedelta(days=6), shop_only))
-    assert tie["finding"]["planner"] != "memory"
-    assert not [u for u in tie["memory"] if u["steered"]]
+    # alike in what is back and what they explain, the lesson people backed (payments-db's,
+    # confirmed once when it led, on these very alerts) breaks the tie (`unrefuted`, trust)
+    assert (tie["root_cause"], tie["finding"]["planner"]) == ("payments-db", "memory")
+    assert [u["playbook"] for u in tie["memory"] if u["steered"]] == [steered["playbook"]]
 
 
 def test_a_cause_that_missed_on_the_shape_is_no_lead_when_causes_that_held_tie(shop: Gateway):
@@ -577,6 +579,11 @@ def test_a_remembered_lead_needs_one_unrefuted_cause_and_misses_only_on_the_shap
     assert unrefuted([near, other | {"results": near["results"]}], {}) is None  # both do
     measured = {"orders-db": {"source": "calls", "value": 0.0}}
     assert unrefuted([far, other], measured) is far  # a measurement cleared orders-db
+    # unless every measured call near the incident read as usual too (`calls_as_usual`):
+    # then that measurement refutes orders-db no more than payments-db
+    assert unrefuted([far, other | {"calls_as_usual": True}], measured) is None
+    assert unrefuted([other | {"calls_as_usual": True}], measured)["candidate"] == "orders-db"
+    assert unrefuted([other], measured) is None
     assert unrefuted([], {}) is None
     # more of its earlier alerts back says more than fewer: two callers again beat one
     again = {**callers, "held": True, "raw": [{"key": "k1"}, {"key": "k2"}]}
