@@ -857,8 +857,10 @@ class Investigator:
         unexplained that a candidate the rules left standing explains (`explains_fewer`):
         memory breaks the rules' ties among the causes that explain the most. Among the
         remembered causes, the one whose earlier alerts are back the most, then the one that
-        explains the most (`remembered.unrefuted`). Nothing is counted when the rules are sure
-        or nothing missed (no lead is taken then).
+        explains the most, then the more trusted (`remembered.unrefuted`). When the evidence
+        blamed no call near the incident, a cause's calls measured as usual refute it no more
+        than any other (`calls_as_usual`). Nothing is counted when the rules are sure or
+        nothing missed (no lead is taken then).
 
         A traffic source in front of the alerting components (`client` in the world) is one
         only when the rules weighed it (the walk's candidates, `walked`, or the decision's: a
@@ -880,7 +882,7 @@ class Investigator:
             for p in missed
         ]  # fmt: skip
         missed = [p for p in missed if not p.get("quiet") or ev.quiet or p["outexplained"]]
-        if ev.quiet:  # every call near the incident read as usual: that one did refutes nothing
+        if ev.quiet:  # every measured call near the incident read as usual: so did its cause's
             missed = [p | {"calls_as_usual": p["candidate"] in decision.measured} for p in missed]
         # explaining fewer than a candidate the rules left standing rules a cause out; among
         # the remembered causes, whose earlier alerts are back counts first (`unrefuted`)
