@@ -50,6 +50,14 @@ def learned_on(gw: Gateway, component: str) -> dict:
     return book
 
 
+def recalled_explains(found: dict, candidate: str) -> str:
+    """The detail of the first check (`explains_alerting`) of `candidate`'s playbook as
+    recalled for the incident `found` (the API's incident); it must be recalled."""
+    recalled = {u["candidate"]: u for u in found["memory"]}
+    assert candidate in recalled, sorted(recalled)
+    return str(recalled[candidate]["checks"][0]["detail"])
+
+
 def test_a_correction_naming_the_caller_is_checked_and_doubts_the_rules_next_time(
     shop: Gateway,
 ):
@@ -90,10 +98,7 @@ def test_a_silent_caller_s_lesson_is_recalled_from_its_callees(shop: Gateway):
         ("PayCaptureLatency", "pay", "pay capture p99 6.4s"),
     ]
     again = incident(shop, fire(shop, WEEK1 + timedelta(days=3), silent))
-    recalled = {u["candidate"]: u for u in again["memory"]}
-    assert "orders" in recalled
-    explains = recalled["orders"]["checks"][0]
-    assert explains["detail"] == "orders explains 2 of 2 alerting components"
+    assert recalled_explains(again, "orders") == "orders explains 2 of 2 alerting components"
 
 
 def test_corrected_before_only_with_nothing_measured_and_the_same_answer():
@@ -167,10 +172,9 @@ def test_a_producer_s_lesson_is_learned_and_recalled_from_its_topic_s_consumers(
     assert book["checks"][0] == {"type": "explains_alerting", "via": "calls"}
     wrong = [("NotifierPushesGarbled", "notifier", "notifier: 31% of pushes name the wrong room")]
     again = incident(shop, fire(shop, WEEK1 + timedelta(days=2), wrong))
-    recalled = {u["candidate"]: u for u in again["memory"]}
-    assert "shadow-svc" in recalled
-    explains = recalled["shadow-svc"]["checks"][0]
-    assert explains["detail"] == "shadow-svc explains 1 of 1 alerting components"
+    assert recalled_explains(again, "shadow-svc") == (
+        "shadow-svc explains 1 of 1 alerting components"
+    )
 
 
 def test_a_silent_cause_s_playbook_is_titled_by_what_alerted_in_front_of_it():
