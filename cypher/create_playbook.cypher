@@ -3,7 +3,9 @@
 // from, and who gave that verdict (`confirmed_by`: their name, else their Slack id; cited when memory names the cause again)
 // and whether it confirmed the finding or corrected it (`lesson`: confirmed | corrected).
 // `upstream`: the lesson named a caller of what alerted (recalled from its callees);
-// `corrected_from`: the cause the corrected finding had named (kept from the version it supersedes).
+// `corrected_from`: the cause the corrected finding had named (kept from the version it supersedes);
+// `corrected_also`: those the versions it supersedes were corrected from, when other (a batch
+// corrected on one database, then on another: both answers were wrong).
 // Memory is never edited in place: a new version SUPERSEDES the old, which stops being
 // recalled (status 'superseded'); both stay. The new version keeps the remediation of the
 // one it supersedes (what to run is a person's choice; the learner only learns checks).
@@ -49,6 +51,8 @@ OPTIONAL MATCH (old:Playbook {id: $supersedes})
 FOREACH (_ IN CASE WHEN old IS NULL OR pb IS NULL THEN [] ELSE [1] END |
   MERGE (pb)-[:SUPERSEDES]->(old)
   SET old.status = 'superseded', pb.corrected_from = coalesce(pb.corrected_from, old.corrected_from),
+    pb.corrected_also = [c IN coalesce(old.corrected_also, []) + [old.corrected_from]
+                         WHERE c IS NOT NULL AND c <> coalesce($corrected_from, old.corrected_from)],
     pb.remediation_json = coalesce(pb.remediation_json, old.remediation_json),
     pb.remediation_type = coalesce(pb.remediation_type, old.remediation_type))
 RETURN pb.id AS id, pb.trust AS trust, refused, kept

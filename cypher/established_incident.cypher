@@ -1,7 +1,7 @@
 // The latest earlier incident people established $cause for (agents/investigate/similar.py
 // `established`), read as similar_incidents.cypher reads a row: opened before $before (ms UTC),
 // not $incident_id and not merged away, whose latest verdict (confirmed, or rejected naming the
-// actual cause) names $cause; who said so and by which verdict, who resolved it, the components
+// actual cause; a later rejection naming none withdrew it) names $cause; who said so and by which verdict, who resolved it, the components
 // it impacted, and its text vector (its `IncidentText`'s, null when it has none; the caller works
 // out the text similarity). No row when
 // there is none. Verdicts are looked up by the Verdict.actual_cause index.
@@ -10,8 +10,7 @@ WHERE v.verdict IN ['confirmed', 'rejected']
 MATCH (i:Incident)-[:HAS_VERDICT]->(v)
 WHERE i.id <> $incident_id AND i.opened_at < $before AND i.status <> 'merged'
 OPTIONAL MATCH (i)-[:HAS_VERDICT]->(later:Verdict)
-WHERE later.verdict IN ['confirmed', 'rejected'] AND later.actual_cause IS NOT NULL
-  AND later.at > v.at
+WHERE later.verdict IN ['confirmed', 'rejected'] AND later.at > v.at
 WITH i, v, count(later) AS newer
 WHERE newer = 0
 OPTIONAL MATCH (i)-[:IMPACTED]->(c:Component)

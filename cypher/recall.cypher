@@ -18,7 +18,7 @@ WHERE all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS
 MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, pb.corrected_also AS corrected_also, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
        [n IN nodes(p) | n.name] AS path, length(p) AS hops, 0 AS source
 UNION ALL
 MATCH (a:Component) WHERE a.name IN $alerting
@@ -27,7 +27,7 @@ WHERE r.purpose = 'config'
 MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, pb.corrected_also AS corrected_also, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
        [n IN nodes(p) | n.name] AS path, length(p) AS hops, 1 AS source
 UNION ALL
 MATCH (a:Component) WHERE a.name IN $alerting
@@ -36,7 +36,7 @@ WHERE all(r IN relationships(p) WHERE r.purpose = 'business')
 MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(c)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, pb.corrected_also AS corrected_also, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
        [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 1 AS source
 UNION ALL
 MATCH (pb:Playbook {status: 'active', upstream: true})-[:PINNED_TO]->(c:Component)
@@ -44,7 +44,7 @@ MATCH p = (c)-[:CALLS|READS_WRITES*1..3]->(a:Component)
 WHERE a.name IN $alerting AND all(r IN relationships(p) WHERE r.purpose = 'business' AND r.retired_at IS NULL)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, pb.corrected_also AS corrected_also, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
        [n IN reverse(nodes(p)) | n.name] AS path, length(p) AS hops, 3 AS source
 UNION ALL
 MATCH (a:Component) WHERE a.name IN $alerting
@@ -53,7 +53,7 @@ WHERE r1.purpose = 'business' AND r2.purpose = 'business' AND r1.retired_at IS N
 MATCH (pb:Playbook {status: 'active', upstream: true})-[:PINNED_TO]->(c)
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, pb.corrected_also AS corrected_also, c.name AS candidate, c.client = true AS client, c.name AS pinned_to,
        [a.name, t.name, c.name] AS path, 2 AS hops, 3 AS source
 UNION ALL
 MATCH (a:Component) WHERE a.name IN $alerting
@@ -63,5 +63,5 @@ MATCH (pb:Playbook {status: 'active'})-[:PINNED_TO]->(o:Component)
 WHERE o.tech = c.tech AND o <> c
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, pb.trust AS trust,
        pb.checks_json AS checks_json, pb.learned_from AS learned_from,
-       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, c.name AS candidate, c.client = true AS client, o.name AS pinned_to,
+       pb.confirmed_by AS confirmed_by, pb.lesson AS lesson, pb.learned_at AS learned_at, pb.helped AS helped, pb.corrected_from AS corrected_from, pb.corrected_also AS corrected_also, c.name AS candidate, c.client = true AS client, o.name AS pinned_to,
        [n IN nodes(p) | n.name] AS path, length(p) AS hops, 2 AS source

@@ -28,7 +28,7 @@ CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:
   declared: 0, basis: 0, not_before: 0, reinvestigate_at: 0, last_seen: 0, oncall_json: 0, origin: 0, paths: 0, rate: 0,
   retired_at: 0, sources: 0,
   via: 0, written_by: 0, split_from: 0, merged_into: 0, held: 0,
-  confirmed_by: 0, lesson: 0, learned_at: 0, corrected_from: 0, upstream: 0, text_vec: 0, resolved_by: 0, similar_json: 0,
+  confirmed_by: 0, lesson: 0, learned_at: 0, corrected_from: 0, corrected_also: 0, upstream: 0, text_vec: 0, resolved_by: 0, similar_json: 0,
   evidence_json: 0, measured_json: 0, separated_by: 0, retired_reason: 0, retired_by: 0,
   props: 0, rank: 0, trimmed_at: 0,
   acknowledged_at: 0, acknowledged_by: 0, escalation_level: 0, escalation_policy_json: 0,

@@ -4,8 +4,9 @@
 // a distance, lower is closer; the vectors are on `IncidentText` nodes, one per incident, which
 // nothing writes to again: FalkorDB 4 counts a stale entry, left at every write to an indexed
 // node, against $k), earlier than ask.before (ms UTC), not ask.incident_id and not
-// merged away, each with the cause an engineer confirmed or named (else the finding's,
-// unconfirmed), who said so and by which verdict (confirmed, or rejected naming it), who resolved it, the components it impacted, and whether
+// merged away, each with the cause an engineer confirmed or named by the latest verdict (else
+// the finding's, unconfirmed; none when that verdict rejected it naming no cause), who said so
+// and by which verdict (confirmed, or rejected), who resolved it, the components it impacted, and whether
 // ask.impacted (that incident's alerting components) reach that cause within 4 business hops (a
 // past cause this incident cannot reach explains nothing; asked only of a cause someone
 // confirmed or named, the only kind `rank` counts as reached). Each row says its ask's `n`.
@@ -16,11 +17,15 @@ WITH row.n AS n, row.impacted AS asked, row.incident_id AS itself, row.before AS
      i, score
 WHERE i.id <> itself AND i.opened_at < before AND i.status <> 'merged'
 OPTIONAL MATCH (i)-[:HAS_VERDICT]->(v:Verdict)
-WHERE v.verdict IN ['confirmed', 'rejected'] AND v.actual_cause IS NOT NULL
+WHERE v.verdict IN ['confirmed', 'rejected']
 WITH n, asked, i, score, v ORDER BY v.at DESC
 WITH n, asked, i, score, collect([v.actual_cause, coalesce(v.by_name, v.by), v.verdict])[0] AS said
 OPTIONAL MATCH (i)-[:IMPACTED]->(c:Component)
-WITH n, asked, i, score, said, collect(c.name) AS impacted, coalesce(said[0], i.root_cause) AS cause
+// the latest verdict a rejection naming no cause (one outside the graph): the finding's cause
+// was marked wrong and no other established, so there is none to cite
+WITH n, asked, i, score, said, collect(c.name) AS impacted,
+     CASE WHEN said[2] = 'rejected' AND said[0] IS NULL THEN null
+          ELSE coalesce(said[0], i.root_cause) END AS cause
 // A lookup of '' finds no component: no walk for a cause nobody confirmed. Each start is looked
 // up by name (`a.name IN asked` scanned every Component: only a parameter list is looked up).
 CALL {

@@ -86,6 +86,7 @@ from agents.investigate.recall import confidence as memory_confidence
 from agents.investigate.remembered import (
     fell_silent,
     measure_missed,
+    reached_by_its_calls,
     remembered_lead_of,
     shape_missed,
 )
@@ -504,7 +505,7 @@ class Investigator:
                 behind = self._reach(task, evidence, [cause, *alerting]).get(cause, set())
                 longer = alone_explains(found, alerting, steered, used, True, behind)
             if lead and longer is None:  # a cause the rules left standing explains more
-                longer = self._explains_more(task, evidence, steered["candidate"], measured)
+                longer = self._explains_more(task, evidence, steered, measured)
             if (
                 refuted is not None
                 or longer is not None
@@ -893,19 +894,23 @@ class Investigator:
         return remembered_lead_of(decision, missed, counts)
 
     def _explains_more(
-        self, task: TaskRun, ev: Evidence, cause: str, rules: Decision
+        self, task: TaskRun, ev: Evidence, lead: dict[str, Any], rules: Decision
     ) -> str | None:
-        """Why a remembered lead's `cause` is the longer explanation, or None: a cause the
-        rules left standing (`rival_names`) explains more alerting components by a dependency
-        path (`_explained`). Memory breaks the rules' ties; an untried playbook whose one
-        check held on an alerting service does not outweigh a database that explains every
-        alerting service (a new user's trial: a hand-written "payments errors: restart
-        payments" paged the checkout team for a postgres outage and split the fourth alert
-        off)."""
+        """Why a remembered lead's cause (`lead`: the `recall` entry that held, with its
+        check `results`) is the longer explanation, or None: a cause the rules left standing
+        (`rival_names`) explains more alerting components by a dependency path
+        (`_explained`) than it does (by its own calls, for a caller's or a producer's lesson:
+        `remembered.reached_by_its_calls`). Memory breaks the rules' ties; an untried playbook
+        whose one check held on an alerting service does not outweigh a database that
+        explains every alerting service (a new user's trial: a hand-written "payments errors:
+        restart payments" paged the checkout team for a postgres outage and split the fourth
+        alert off)."""
+        cause: str = lead["candidate"]
         rivals = [n for n in rival_names(rules) if n != cause]
         if not rivals:
             return None
-        counts = self._explained(task, ev, [cause, *rivals])
+        counts = dict(self._explained(task, ev, [cause, *rivals]))
+        counts[cause] = max(counts[cause], reached_by_its_calls(lead) or 0)
         best = max(rivals, key=lambda n: counts[n])
         if counts[best] <= counts[cause]:
             return None
@@ -1493,19 +1498,25 @@ def outranks(measured: Decision, other: Decision) -> bool:
 def corrected_before(playbook: dict[str, Any], rules: Decision, ev: Evidence) -> Decision | None:
     """The rules' finding (`rules`, which overruled memory's lead `playbook`, a `recall` entry
     whose checks held) as a lead, or None: when the playbook was learned from a person
-    correcting a finding that named the very cause the rules name again (`corrected_from`),
-    and nothing was measured (no Prometheus). The rules read the same kind of alerts and graph
-    a person already judged wrong for an incident these checks find alike; nothing measured
+    correcting a finding that named the very cause the rules name again (`corrected_from`,
+    or `corrected_also`: a version it supersedes was), and nothing was measured (no
+    Prometheus). The rules read the same kind of alerts and graph a person already judged
+    wrong for an incident these checks find alike; nothing measured
     separates the two causes, so the rules keep their answer but not their certainty (at most
     `CORRECTED_BEFORE`), the summary says who named what, and memory's cause is their second
     candidate, not one they ruled out. Memory's cause does not replace theirs: on an unseen
     game month the database a person had corrected to kafka was the cause the next time. With
     live evidence the measurements decide, as before."""
-    wrong = playbook.get("corrected_from")
-    if ev.prometheus is not None or not wrong or rules.root_cause != wrong:
+    wrong = rules.root_cause
+    latest = playbook.get("corrected_from")
+    if ev.prometheus is not None or wrong is None:
+        return None
+    if wrong != latest and wrong not in (playbook.get("corrected_also") or []):
         return None
     who = playbook.get("confirmed_by") or "a person"
     where = playbook.get("learned_from") or "an earlier incident"
+    if wrong != latest:  # an earlier version's correction (`corrected_also`)
+        who, where = "people", "an earlier incident this lesson was learned from"
     note = (
         f" {who} corrected this same answer to {playbook['candidate']} on {where}, an incident "
         "memory's checks find alike, and nothing measured here tells the two apart: a lead, "

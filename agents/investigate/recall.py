@@ -84,6 +84,7 @@ def rank(
             "confirmed_by": row.get("confirmed_by"), "lesson": row.get("lesson"),
             "helped": int(row.get("helped") or 0), "client": bool(row.get("client")),
             "corrected_from": row.get("corrected_from"),
+            "corrected_also": list(row.get("corrected_also") or []),
         }  # fmt: skip
         if key not in found or (entry["score"], -entry["hops"]) > (
             found[key]["score"],

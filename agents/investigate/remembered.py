@@ -104,6 +104,22 @@ def alerting_again(playbook: dict[str, Any]) -> int:
     return max(found)
 
 
+def reached_by_its_calls(playbook: dict[str, Any]) -> int | None:
+    """How many alerting components a recalled playbook's own `explains_alerting` check with
+    `via: calls` (a caller's or a producer's lesson, `upstream`) found its cause reaching (its
+    `results`' `raw`: component -> path, None when unreached), or None when it has no such
+    check or it was not run. No dependency walk reaches such a cause from what alerts, so a
+    count of dependency paths (`Investigator._explained`) leaves it at nothing: a new user's
+    trial read "the alerts rule it out: order-events explains 2 of 2 alerting components,
+    order-publisher 0" beside "✓ held: order-publisher explains 2 of 2"."""
+    for r in playbook.get("results", []):
+        check = r["check"]
+        if check.get("type") == "explains_alerting" and check.get("via") == "calls":
+            raw = r.get("raw")
+            return sum(1 for path in raw.values() if path) if isinstance(raw, dict) else None
+    return None
+
+
 def unrefuted(
     missed: list[dict[str, Any]],
     measured: dict[str, dict[str, Any]],

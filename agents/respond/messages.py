@@ -346,7 +346,10 @@ def similar_line(incident: dict[str, Any]) -> str:
     line = f"Similar: {best['id']} {when}"
     if best.get("root_cause"):
         line += f", cause {best['root_cause']}"
-    if best.get("confirmed_by"):
+    if best.get("confirmed_by") and not best.get("root_cause"):
+        # rejected naming no cause: its finding was marked wrong, the cause is not known
+        line += f", its finding marked wrong by {best['confirmed_by']}"
+    elif best.get("confirmed_by"):
         did = "corrected" if best.get("corrected") else "confirmed"
         line += f", {did} by {best['confirmed_by']}"
     if best.get("fixed_by"):

@@ -108,6 +108,27 @@ def test_a_repeat_lists_the_earlier_incident_in_the_api_and_on_the_page(
     assert f"Similar: {first} 3 days before, cause orders-db" in edited["text"]
 
 
+def test_an_incident_whose_latest_verdict_rejected_its_cause_is_not_cited_as_confirmed(
+    shop: Gateway, api: SlackAPI
+):
+    """A new user's trial: orders-db confirmed by one engineer, then rejected by another
+    naming no cause ("an AZ network partition", outside the graph); the next incident's page
+    still read "Similar: …, cause orders-db, confirmed by UDEE". The latest verdict decides:
+    no cause is established, and the page says the finding was marked wrong."""
+    first = fire(shop, WEEK1, saturation("orders-db", "orders-api", 1))
+    verdict(shop, first, "confirmed")
+    path = f"/api/v1/incidents/{first}/verdicts"
+    said = {"verdict": "rejected", "by": "UPAT", "text": "not orders-db: an AZ partition"}
+    assert shop.http.post(path, json=said).status_code == 201
+    shop.drain()
+    later = fire(shop, WEEK1 + timedelta(days=3), saturation("orders-db", "orders-api", 2))
+    (best, *_) = incident(shop, later)["similar"]
+    assert (best["id"], best["root_cause"], best["confirmed_by"]) == (first, None, "UPAT")
+    (page,) = [m for m in api.roots() if later in m["text"]]
+    assert "confirmed by UDEE" not in page["text"]
+    assert f"Similar: {first} 3 days before, its finding marked wrong by UPAT" in page["text"]
+
+
 def test_memory_modes_offer_their_tools_and_refuse_the_others(shop: Gateway):
     def usable(memory: str) -> set[str]:
         ctx = ToolContext(shop.graph, [], [], 0, memory=memory)  # type: ignore[attr-defined, arg-type]

@@ -23,6 +23,11 @@ from tests.learn.test_memory import WEEK1, clear, close_shop, fire, incident, op
 from tests.learn.test_memory_leads import LEADS
 from tests.slack_api import SlackAPI
 
+#: A batch job reading two databases (tests/data/batch-world.yaml).
+BATCH = Path(__file__).resolve().parents[1] / "data" / "batch-world.yaml"
+#: The OpenTelemetry Demo world the demo ships.
+DEMO = Path(__file__).resolve().parents[2] / "gateway" / "data" / "otel-demo" / "topology.yaml"
+
 #: The shop of the leads world: shop-gateway calls orders, pay and catalog; orders calls pay;
 #: all three read shop-db. orders' nightly export holds row locks on shop-db.
 LOCKED = [
@@ -191,3 +196,69 @@ def test_a_silent_cause_s_playbook_is_titled_by_what_alerted_in_front_of_it():
     assert playbook_title("pay", "latency", alerts) == "latency on pay"
     assert playbook_title("pay", None, alerts) == "PayCaptureLatency on pay"
     assert playbook_title("web", "traffic", alerts, traffic_source=True) == "traffic on web"
+
+
+def test_a_producer_s_lesson_is_not_overruled_by_the_topic_its_consumers_depend_on(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI
+):
+    """checkout publishes `orders`, which accounting and fraud-detection consume (the
+    OpenTelemetry Demo world). Both lag: the rules cannot tell the topic from its producer.
+    Corrected to checkout, the repeat's lead is checkout: the topic explains the two consumers
+    by a dependency path, checkout by its publishes (`reached_by_its_calls`); before, the
+    finding read "the alerts rule it out: orders explains 2 of 2 alerting components,
+    checkout 0" beside "✓ held: checkout explains 2 of 2" (a new user's trial)."""
+    gw = open_shop(falkordb, tmp_path, api, world=DEMO)
+    try:
+        lag = [
+            ("KafkaConsumerLag", "accounting", "accounting consumer lag on orders 50k"),
+            ("KafkaConsumerLag", "fraud-detection", "fraud-detection lag on orders 40k"),
+        ]
+        verdict(gw, fire(gw, WEEK1, lag), "rejected", "checkout")
+        clear(gw, WEEK1, lag)
+        quiet = [
+            ("OrdersNotBooked", "accounting", "no orders booked for 10 minutes"),
+            ("FraudChecksIdle", "fraud-detection", "no fraud checks for 10 minutes"),
+        ]
+        again = incident(gw, fire(gw, WEEK1 + timedelta(days=2), quiet))
+        assert recalled_explains(again, "checkout") == (
+            "checkout explains 2 of 2 alerting components"
+        )
+        assert (again["root_cause"], again["finding"]["planner"]) == ("checkout", "memory")
+        assert "rule it out" not in again["finding"]["summary"]
+    finally:
+        close_shop(gw)
+
+
+def test_a_batch_corrected_on_two_databases_keeps_both_corrections(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI
+):
+    """nightly-export floods orders-db (the rules name orders-db at 0.90; corrected to the
+    batch), then billing-db (corrected again: the playbook's next version). When orders-db's
+    alerts come back, the rules' orders-db is a lead, not a conclusion: a person corrected that
+    answer too. Before, the next version kept only billing-db (`corrected_from`), and the
+    second correction made memory surer of the first wrong answer (a new user's trial)."""
+    gw = open_shop(falkordb, tmp_path, api, world=BATCH)
+    try:
+
+        def flood(db: str, api_: str, n: int) -> list[tuple[str, str, str]]:
+            return [(f"PostgresConnectionsSaturated{n}", db, f"{db} at 100% of max_connections"),
+                    (f"ApiLatencyHigh{n}", api_, f"{api_} p99 3s")]  # fmt: skip
+
+        first = fire(gw, WEEK1, flood("orders-db", "orders-api", 1))
+        found = incident(gw, first)
+        assert (found["root_cause"], found["finding"]["confidence"]) == ("orders-db", 0.9)
+        verdict(gw, first, "rejected", "nightly-export")
+        clear(gw, WEEK1, flood("orders-db", "orders-api", 1))
+        second = fire(gw, WEEK1 + timedelta(days=1), flood("billing-db", "billing-api", 2))
+        verdict(gw, second, "rejected", "nightly-export")
+        clear(gw, WEEK1 + timedelta(days=1), flood("billing-db", "billing-api", 2))
+        book = learned_on(gw, "nightly-export")
+        assert book["corrected_from"] == "billing-db"
+        again = incident(
+            gw, fire(gw, WEEK1 + timedelta(days=2), flood("orders-db", "orders-api", 3))
+        )
+        assert again["root_cause"] == "orders-db"
+        assert again["finding"]["confidence"] == 0.45
+        assert "corrected this same answer to nightly-export" in again["finding"]["summary"]
+    finally:
+        close_shop(gw)
