@@ -47,6 +47,25 @@ MARKUP = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")
 WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
 
 
+#: What a verdict's words and names may not carry: C0 and C1 control characters but newline
+#: and tab (a terminal runs ESC sequences: `blast-radius incident` prints the words, and one
+#: could retitle or clear an operator's terminal), and Unicode's bidirectional overrides and
+#: isolates (which reorder what the pages show). A new user's trial wrote both through the API.
+UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def unprintable(value: str | None, what: str) -> str | None:
+    """Why `value` (a verdict's `what`: "by", "text", …) is refused, or None: it carries a
+    control or bidirectional-override character (`UNPRINTABLE`), named by its code point."""
+    found = UNPRINTABLE.search(value or "")
+    if found is None:
+        return None
+    return (
+        f"{what} carries U+{ord(found.group()):04X}, a control or bidirectional character: "
+        "it would reach an operator's terminal and the pages as it is"
+    )
+
+
 class Verdict(BaseModel):
     """One verdict as stored: `at` ms UTC; `by` a Slack user id; `source` button | reply | api |
     web (the web page's buttons); `event_id` Slack's event id (reply) or

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from adapters.falkordb import TenantGraph, graph_name
@@ -410,6 +410,18 @@ class VerdictIn(BaseModel):
     actual_cause: str | None = Field(None, max_length=MAX_NAME_CHARS)
     text: str = Field("", max_length=MAX_TEXT_CHARS)
     id: Key | None = Field(None, description="idempotency key; a repeat changes nothing")
+
+    @field_validator("by", "actual_cause", "text")
+    @classmethod
+    def _printable(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """422 for a control or bidirectional character (`verdicts.unprintable`), and for a
+        `by` that is only blanks ("confirmed by    " on every page after)."""
+        why = verdicts.unprintable(value, str(info.field_name))
+        if why is not None:
+            raise ValueError(why)
+        if info.field_name == "by" and value is not None and not value.strip():
+            raise ValueError("by names no one: give a Slack user id or a name")
+        return value
 
 
 @router.post("/api/v1/incidents/{incident_id}/verdicts", status_code=201)

@@ -553,6 +553,9 @@ async def _record_verdict(
     # the person's words (a cause outside the graph, said in the form's box), capped as the
     # API caps `text`; none when they wrote none (a button's label is no one's words)
     words = " ".join(form.get("text", "").split())[:MAX_TEXT_CHARS]
+    for what, value in (("the actual cause", cause_given), (WORDS_BOX, words)):
+        if (why := verdicts.unprintable(value, what)) is not None:
+            raise HTTPException(422, why)
 
     def store() -> bool:
         found = graph.one("incident_get", {"incident_id": incident_id})

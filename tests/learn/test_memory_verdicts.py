@@ -289,3 +289,28 @@ def test_a_verdict_id_re_sent_with_another_cause_is_refused_and_repeats_update_t
     assert said == [("rejected", "payments-db")] + [("confirmed", "payments-api")] * 3
     updates = [t for t in found["tasks"] if t["kind"] == "notify_verdict"]
     assert len(updates) == 2 and all(t["status"] == "done" for t in updates)
+
+
+def test_a_verdict_with_control_characters_or_a_blank_name_is_refused(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI
+) -> None:
+    """A new user's trial posted a verdict whose words set the terminal's title (ESC ] … BEL)
+    and whose name carried a right-to-left override: `blast-radius incident` printed them as
+    they were. Another named "   ", and every page after said "confirmed by    ". Each is a 422
+    with the reason, and nothing is recorded."""
+    gw = open_shop(falkordb, tmp_path, api)
+    try:
+        wrong = fire(gw, WEEK1, SILENT_DB)
+        path = f"/api/v1/incidents/{wrong}/verdicts"
+        base = {"verdict": "rejected", "by": "Sam SRE", "actual_cause": "payments-db"}
+        for bad, shown in (
+            ({"text": "\u001b]0;pwned\u0007 hi"}, "U+001B"),
+            ({"by": "Ida\u202e"}, "U+202E"),
+            ({"by": "   "}, "by names no one"),
+        ):
+            answer = gw.http.post(path, json=base | bad)
+            assert answer.status_code == 422 and shown in answer.text, answer.text
+        assert incident(gw, wrong)["verdicts"] == []
+        assert gw.http.post(path, json=base | {"text": "pool\tfull\nagain"}).status_code == 201
+    finally:
+        close_shop(gw)
