@@ -4,18 +4,17 @@
 // incident it was learned from (`learned_from`, opened at `learned_at`), who gave the verdict
 // (`confirmed_by`) and whether it confirmed or corrected the finding (`lesson`), and the cause
 // the corrected finding had named (`corrected_from`); null if unknown. `lesson_text`: what
-// happened, in the words of the latest verdict on that incident that named this cause (a
-// confirmation, or a rejection naming it), null when it gave none.
+// happened, in the words of the verdict that taught it (the first it was learned from, whose
+// author is `confirmed_by`: a later verdict's words are another person's), null when it gave
+// none.
 MATCH (pb:Playbook)-[:PINNED_TO]->(c:Component)
 OPTIONAL MATCH (pb)-[:SUPERSEDES]->(old:Playbook)
-// the incident by its id (an index lookup; '' for none: a null lookup scans), then its verdicts
-OPTIONAL MATCH (src:Incident {id: coalesce(pb.learned_from, '')})
-OPTIONAL MATCH (src)-[:HAS_VERDICT]->(v:Verdict)
-WHERE v.text IS NOT NULL AND v.text <> '' AND v.source <> 'button'
-  AND (v.actual_cause = c.name OR (v.verdict = 'confirmed' AND v.actual_cause IS NULL))
+OPTIONAL MATCH (pb)-[:LEARNED_FROM]->(v:Verdict)
 WITH pb, c, old, v
-ORDER BY v.at DESC
-WITH pb, c, old, collect(v.text)[0] AS lesson_text
+ORDER BY v.at
+WITH pb, c, old, collect(v)[0] AS taught
+WITH pb, c, old,
+     CASE WHEN taught.source <> 'button' AND taught.text <> '' THEN taught.text END AS lesson_text
 RETURN pb.id AS id, pb.title AS title, pb.failure_kind AS failure_kind, c.name AS component,
        pb.checks_json AS checks_json, pb.helped AS helped, pb.misled AS misled,
        pb.trust AS trust, pb.status AS status, old.id AS supersedes, pb.created_at AS created_at,

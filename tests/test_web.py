@@ -1038,6 +1038,11 @@ def test_a_verdict_s_words_show_on_the_incident_page_and_the_memory_page(site: S
         answer = http.post(f"/api/v1/incidents/{first}/verdicts", json=said, headers=bearer)
         assert answer.status_code == 201, answer.text
         site.drain()  # the learner writes a playbook pinned to payment
+        # another person's words later, on the same cause, are not put in Ida's mouth
+        guess = {"verdict": "confirmed", "by": "Bo Bell", "text": "maybe autovacuum?"}
+        answer = http.post(f"/api/v1/incidents/{first}/verdicts", json=guess, headers=bearer)
+        assert answer.status_code == 201, answer.text
+        site.drain()
         sign_in(http, VIEWER_A)
         memory = http.get("/ui/memory").text
         incident = http.get(f"/ui/incidents/{first}").text
@@ -1049,6 +1054,7 @@ def test_a_verdict_s_words_show_on_the_incident_page_and_the_memory_page(site: S
     assert f'<td class="verdict-text">{shown}</td>' in listed
     playbooks = memory.split('id="playbooks"')[1].split("</table>")[0]
     assert f'confirmed by Ida Dent: <q class="lesson-text">{shown}</q>' in playbooks
+    assert "maybe autovacuum" not in playbooks
 
 
 def test_memory_lists_a_re_investigated_incident_once_in_a_playbook_s_trust_history(
