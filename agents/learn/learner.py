@@ -137,13 +137,19 @@ def merged_components(check: dict[str, Any], before: dict[str, Any] | None) -> d
 
 
 def playbook_title(
-    cause: str, kind: str | None, alerts: list[dict[str, Any]], traffic_source: bool = False
+    cause: str,
+    kind: str | None,
+    alerts: list[dict[str, Any]],
+    traffic_source: bool = False,
+    upstream: bool = False,
 ) -> str:
     """A learned playbook's title: "errors on payments-db" when the cause alerted (`kind`, its
     dominant failure kind, else its first alert's name); "orders-db behind latency on orders,
     payments" when it was silent, naming the components that alerted (at most three, "…"
     for more), since its callers' kind is not the cause's (a new user's trial read "latency on
-    loans-db" for a database that raised nothing); "traffic on web" for a silent traffic
+    loans-db" for a database that raised nothing); "nightly-export upstream of saturation on
+    orders-db, orders-api" for a silent caller or producer (`upstream`: what it calls or
+    publishes to alerted, not what it depends on); "traffic on web" for a silent traffic
     source (`traffic_source`), whose fault is its traffic. `alerts`: the incident's alerts,
     each with `component` and `alertname`."""
     on_cause = [a for a in alerts if a["component"] == cause]
@@ -152,7 +158,7 @@ def playbook_title(
         return f"{what} on {cause}"
     callers = list(dict.fromkeys(a["component"] for a in alerts if a["component"]))
     shown = ", ".join(callers[:3]) + (", …" if len(callers) > 3 else "")
-    return f"{cause} behind {what} on {shown}"
+    return f"{cause} {'upstream of' if upstream else 'behind'} {what} on {shown}"
 
 
 def playbook_id(incident_id: str, cause: str) -> str:
@@ -321,7 +327,9 @@ class Learner:
                     f"no playbook learned: {explains['detail']}, so a playbook on {cause} "
                     "would fail its explains_alerting check on this very incident"
                 )
-        title = playbook_title(cause, kind, alerts, traffic_source=bool(source.get("client")))
+        title = playbook_title(
+            cause, kind, alerts, traffic_source=bool(source.get("client")), upstream=upstream
+        )
         row = task.fenced(
             "create_playbook",
             {

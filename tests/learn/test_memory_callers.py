@@ -196,6 +196,10 @@ def test_a_silent_cause_s_playbook_is_titled_by_what_alerted_in_front_of_it():
     assert playbook_title("pay", "latency", alerts) == "latency on pay"
     assert playbook_title("pay", None, alerts) == "PayCaptureLatency on pay"
     assert playbook_title("web", "traffic", alerts, traffic_source=True) == "traffic on web"
+    # a caller (a batch flooding what alerts) is upstream of it, not behind it
+    assert playbook_title("nightly", "saturation", alerts[:2], upstream=True) == (
+        "nightly upstream of saturation on orders, pay"
+    )
 
 
 def test_a_producer_s_lesson_is_not_overruled_by_the_topic_its_consumers_depend_on(
@@ -254,6 +258,7 @@ def test_a_batch_corrected_on_two_databases_keeps_both_corrections(
         clear(gw, WEEK1 + timedelta(days=1), flood("billing-db", "billing-api", 2))
         book = learned_on(gw, "nightly-export")
         assert book["corrected_from"] == "billing-db"
+        assert book["title"].startswith("nightly-export upstream of ")
         again = incident(
             gw, fire(gw, WEEK1 + timedelta(days=2), flood("orders-db", "orders-api", 3))
         )
