@@ -349,3 +349,14 @@ def test_a_weak_similar_incident_is_marked_as_one_no_page_cites() -> None:
     text = incident_report(found)
     assert "  inc-0  cause payments (score 0.07, weak: no page cites it)\n" in text, text
     assert "  inc-9  cause cart (score 0.64)\n" in text
+    # a new user's trial: one people established the same cause for is what the page cites,
+    # however low its score; and one whose finding was marked wrong naming no cause says so
+    cause = incident(root_cause="orders-db", similar=[
+        {"id": "inc-1", "root_cause": "orders-db", "confirmed_by": "Ida", "corrected": True,
+         "score": 0.18},
+        {"id": "inc-2", "root_cause": None, "confirmed_by": "Pat", "corrected": True,
+         "score": 0.12},
+    ])  # fmt: skip
+    text = incident_report(cause)
+    assert "  inc-1  cause orders-db, corrected by Ida (score 0.18)\n" in text, text
+    assert "  inc-2  cause -, its finding marked wrong by Pat (score 0.12, weak: no page" in text

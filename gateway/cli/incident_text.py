@@ -12,7 +12,13 @@ from pydantic import ValidationError
 from adapters.notices import SET_ASIDE, in_words, tenant_prefix
 from adapters.outbox import Outbox
 from agents.act import notices, spec
-from agents.investigate.similar import CAUSE_WEIGHT, IMPACT_WEIGHT, SIMILAR_SHOWN, TEXT_WEIGHT
+from agents.investigate.similar import (
+    CAUSE_WEIGHT,
+    IMPACT_WEIGHT,
+    SIMILAR_SHOWN,
+    TEXT_WEIGHT,
+    cited,
+)
 from agents.respond import messages
 from agents.triage import heartbeat
 from agents.triage.triage import component_candidates
@@ -412,16 +418,22 @@ def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
         lines += [f"  {r['component']}: {r['reason']}" for r in ruled]
     similar = found.get("similar") or []
     if similar:
+        # the one the page names (`similar.cited`: 0.30 or more, or the cause people
+        # established), never one whose cause this finding ruled out
+        named = cited([s for s in similar if not s.get("ruled_out")], found.get("root_cause"))
         lines.append(f"similar earlier incidents ({SCORE_WORDS}):")
         lines += [
             f"  {s['id']}  cause {s['root_cause'] or '-'}"
             + (
                 f", {'corrected' if s.get('corrected') else 'confirmed'} by {s['confirmed_by']}"
+                if s.get("confirmed_by") and s["root_cause"] else
+                f", its finding marked wrong by {s['confirmed_by']}"
                 if s.get("confirmed_by") else ""
             )
             + f" (score {s['score']:.2f}"
-            # under the page's line: shown for context, never cited on a page
-            + (", weak: no page cites it" if s["score"] < SIMILAR_SHOWN else "")
+            # under the page's line and not the cause people established: context only
+            + (", weak: no page cites it" if s["score"] < SIMILAR_SHOWN and s is not named
+               else "")
             + ")"
             # the page does not point where the rules said not to look (`similar.cited`)
             + (f", ruled out this time: {s['ruled_out']}" if s.get("ruled_out") else "")
