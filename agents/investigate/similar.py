@@ -195,6 +195,19 @@ def established(
     }  # fmt: skip
 
 
+def said_by(row: dict[str, Any]) -> str:
+    """Who established what of a similar incident (`rank`'s row), in words: "confirmed by
+    Priya", "corrected by Pat" (a rejection naming its cause), "its finding marked wrong by
+    Pat" (a rejection naming none: a cause outside the graph), or "" when nobody gave a
+    verdict. The page, the web page and `blast-radius incident` all say it so."""
+    who = row.get("confirmed_by")
+    if not who:
+        return ""
+    if not row.get("root_cause"):
+        return f"its finding marked wrong by {who}"
+    return f"{'corrected' if row.get('corrected') else 'confirmed'} by {who}"
+
+
 def cited(
     found: list[dict[str, Any]], cause: str | None, ruled_out: Collection[str] = ()
 ) -> dict[str, Any] | None:

@@ -35,7 +35,7 @@ from adapters.notices import (
 from adapters.notify import OutboundMessage
 from agents.investigate.checks import CHANGE_LOOKBACK_MS
 from agents.investigate.decision import LEAD_BELOW
-from agents.investigate.similar import SIMILAR_SHOWN, cited
+from agents.investigate.similar import SIMILAR_SHOWN, cited, said_by
 from agents.triage import heartbeat
 from agents.triage.alerts import contact_point_test
 from agents.triage.triage import component_candidates
@@ -346,12 +346,8 @@ def similar_line(incident: dict[str, Any]) -> str:
     line = f"Similar: {best['id']} {when}"
     if best.get("root_cause"):
         line += f", cause {best['root_cause']}"
-    if best.get("confirmed_by") and not best.get("root_cause"):
-        # rejected naming no cause: its finding was marked wrong, the cause is not known
-        line += f", its finding marked wrong by {best['confirmed_by']}"
-    elif best.get("confirmed_by"):
-        did = "corrected" if best.get("corrected") else "confirmed"
-        line += f", {did} by {best['confirmed_by']}"
+    if said := said_by(best):
+        line += f", {said}"
     if best.get("fixed_by"):
         line += f", resolved by {best['fixed_by']}"  # who resolved it: not known to be a fix
     alike = "the same cause; " if best["score"] < SIMILAR_SHOWN else ""

@@ -18,6 +18,7 @@ from agents.investigate.similar import (
     SIMILAR_SHOWN,
     TEXT_WEIGHT,
     cited,
+    said_by,
 )
 from agents.respond import messages
 from agents.triage import heartbeat
@@ -424,12 +425,7 @@ def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
         lines.append(f"similar earlier incidents ({SCORE_WORDS}):")
         lines += [
             f"  {s['id']}  cause {s['root_cause'] or '-'}"
-            + (
-                f", {'corrected' if s.get('corrected') else 'confirmed'} by {s['confirmed_by']}"
-                if s.get("confirmed_by") and s["root_cause"] else
-                f", its finding marked wrong by {s['confirmed_by']}"
-                if s.get("confirmed_by") else ""
-            )
+            + (f", {said_by(s)}" if s.get("confirmed_by") else "")
             + f" (score {s['score']:.2f}"
             # under the page's line and not the cause people established: context only
             + (", weak: no page cites it" if s["score"] < SIMILAR_SHOWN and s is not named

@@ -35,6 +35,7 @@ from adapters.falkordb import TenantGraph, graph_name
 from adapters.notices import SET_ASIDE, in_words
 from agents.act import notices
 from agents.investigate.checks import describe, held_words
+from agents.investigate.similar import said_by
 from agents.learn import verdicts
 from agents.respond import lifecycle, maintenance, messages
 from gateway.http import incident_views
@@ -142,6 +143,7 @@ def age(ms: int | None, now_ms: int) -> str:
 
 templates.env.globals.update(
     describe_check=describe,
+    said_by=said_by,
     held_words=held_words,
     when=when,
     age=age,
