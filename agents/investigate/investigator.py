@@ -874,24 +874,24 @@ class Investigator:
             return None
         rivals = rival_names(decision)
         counts = self._explained(task, ev, [*(p["candidate"] for p in missed), *rivals])
-        # one that missed on its calls only: while the evidence blamed no call near the
-        # incident, or blamed only calls that explain fewer alerting components than its cause
-        # (an unseen newsroom's syndication feed failing 14 % beside one of two alerts)
-        missed = [
-            p | {"outexplained": outexplained(counts, p["candidate"], rivals)}
-            if p.get("quiet") and not ev.quiet else p
-            for p in missed
-        ]  # fmt: skip
-        missed = [p for p in missed if not p.get("quiet") or ev.quiet or p["outexplained"]]
-        if ev.quiet:  # every measured call near the incident read as usual: so did its cause's
-            missed = [p | {"calls_as_usual": p["candidate"] in decision.measured} for p in missed]
-        # explaining fewer than a candidate the rules left standing rules a cause out; among
-        # the remembered causes, whose earlier alerts are back counts first (`unrefuted`)
-        missed = [
-            p for p in missed
-            if not explains_fewer({n: counts[n] for n in [p["candidate"], *rivals]}, p["candidate"])
-        ]  # fmt: skip
-        return remembered_lead_of(decision, missed, counts)
+        kept = []
+        for p in missed:
+            if ev.quiet:  # every measured call near the incident read as usual: so did its cause's
+                p = p | {"calls_as_usual": p["candidate"] in decision.measured}
+            elif p.get("quiet"):
+                # one that missed on its calls only, while the evidence blamed calls: a lead
+                # only when those explain fewer alerting components than its cause (an unseen
+                # newsroom's syndication feed failing 14 % beside one of two alerts)
+                if (words := outexplained(counts, p["candidate"], rivals)) is None:
+                    continue
+                p = p | {"outexplained": words}
+            # explaining fewer than a candidate the rules left standing rules a cause out; among
+            # the remembered causes, whose earlier alerts are back counts first (`unrefuted`)
+            if not explains_fewer(
+                {n: counts[n] for n in [p["candidate"], *rivals]}, p["candidate"]
+            ):
+                kept.append(p)
+        return remembered_lead_of(decision, kept, counts)
 
     def _explains_more(
         self, task: TaskRun, ev: Evidence, lead: dict[str, Any], rules: Decision

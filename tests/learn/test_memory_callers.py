@@ -20,7 +20,7 @@ from agents.investigate.recall import UPSTREAM, rank
 from agents.learn.learner import merged_components, playbook_title
 from tests.conftest import Gateway
 from tests.learn.test_memory import WEEK1, clear, close_shop, fire, incident, open_shop, verdict
-from tests.learn.test_memory_leads import LEADS
+from tests.learn.test_memory_leads import LEADS, corrected_then_again
 from tests.slack_api import SlackAPI
 
 #: A batch job reading two databases (tests/data/batch-world.yaml).
@@ -217,13 +217,11 @@ def test_a_producer_s_lesson_is_not_overruled_by_the_topic_its_consumers_depend_
             ("KafkaConsumerLag", "accounting", "accounting consumer lag on orders 50k"),
             ("KafkaConsumerLag", "fraud-detection", "fraud-detection lag on orders 40k"),
         ]
-        verdict(gw, fire(gw, WEEK1, lag), "rejected", "checkout")
-        clear(gw, WEEK1, lag)
         quiet = [
             ("OrdersNotBooked", "accounting", "no orders booked for 10 minutes"),
             ("FraudChecksIdle", "fraud-detection", "no fraud checks for 10 minutes"),
         ]
-        again = incident(gw, fire(gw, WEEK1 + timedelta(days=2), quiet))
+        again = corrected_then_again(gw, lag, "checkout", quiet)
         assert recalled_explains(again, "checkout") == (
             "checkout explains 2 of 2 alerting components"
         )
