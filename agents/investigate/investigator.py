@@ -81,9 +81,10 @@ from agents.investigate.model_planner import (
     ModelPlanner,
     Paused,
 )
-from agents.investigate.recall import by_score, cited
+from agents.investigate.recall import by_score, cited, learned
 from agents.investigate.recall import confidence as memory_confidence
 from agents.investigate.remembered import (
+    calls_reach,
     fell_silent,
     measure_missed,
     reached_by_its_calls,
@@ -552,7 +553,17 @@ class Investigator:
             remembered_lead = self._remembered_lead(task, evidence, decision, missed, candidates)
             if remembered_lead is not None:
                 decision, planner = remembered_lead, "memory"
-        asked = self._ask_model(task, evidence, decision, planner, len(alerts))
+        # a caller people named before reaches what is blamed now: nothing measured tells
+        # its flood from the blamed component's own fault (`caller_before`). That doubt is
+        # memory's word, not a tie the walk left: the model would read the same alerts, with
+        # nothing measured either, so it is not asked (as for memory's own findings)
+        lessons = [*missed, *([steered] if steered and planner != "memory" else [])]
+        doubted = self._caller_before(task, evidence, decision, lessons)
+        asked = (
+            (doubted, planner, None)
+            if doubted is not None
+            else self._ask_model(task, evidence, decision, planner, len(alerts))
+        )
         if asked is None:
             return  # paused until a model is back; a worker resumes from the stored steps
         decision, planner, model_used = asked
@@ -918,6 +929,25 @@ class Investigator:
             f"{best} explains {counts[best]} of {len(ev.alerting)} alerting components, "
             f"{cause} {counts[cause]}"
         )
+
+    def _caller_before(
+        self, task: TaskRun, ev: Evidence, decision: Decision, lessons: list[dict[str, Any]]
+    ) -> Decision | None:
+        """`caller_before` with the first of `lessons` (`recall` entries with the `results`
+        of their checks: those that missed only on the incident's shape, or held and were
+        overruled) that names a caller whose own calls reach the decision's cause
+        (`remembered.calls_reach`) and as many alerting components as that cause explains
+        (`_explained`); None when none does, with live evidence (a flood's call rate is
+        measured then), or when the decision is already a lead."""
+        cause = decision.root_cause
+        if ev.prometheus is not None or cause is None or decision.confidence < LEAD_BELOW:
+            return None
+        callers = [p for p in lessons if p["candidate"] != cause and calls_reach(p, cause)]
+        if not callers:
+            return None
+        explained = self._explained(task, ev, [cause])[cause]
+        callers = [p for p in callers if (reached_by_its_calls(p) or 0) >= explained]
+        return caller_before(decision, callers[0]) if callers else None
 
     def _readers_on_paths(self, task: TaskRun, ev: Evidence, store: str) -> list[str]:
         """The components just before `store` on the other alerting components' dependency
@@ -1529,6 +1559,33 @@ def corrected_before(playbook: dict[str, Any], rules: Decision, ev: Evidence) ->
         rules, confidence=min(rules.confidence, CORRECTED_BEFORE), summary=rules.summary + note,
         candidates=list(dict.fromkeys([*(rules.candidates or [wrong]), cause])),
         ruled_out={name: why for name, why in rules.ruled_out.items() if name != cause},
+    )  # fmt: skip
+
+
+def caller_before(decision: Decision, playbook: dict[str, Any]) -> Decision:
+    """`decision` (its cause named at `LEAD_BELOW` or more, alerts only) as a lead when memory
+    holds a lesson people taught by naming a caller (`playbook`: a `recall` entry whose
+    `explains_alerting` `via: calls` held) whose own calls reach that cause: the rules keep their
+    answer, at most `CORRECTED_BEFORE`, with the caller second (not ruled out) and a sentence
+    saying who named it where. A batch job flooding a database, or a service leaking
+    connections into a cache, raises the alerts the database or the cache failing on its own
+    does; with alerts only nothing tells the two apart. Unseen months named the saturated
+    database at 0.90 with the night audit that flooded it named by a person before (a hotel
+    group, on another of its databases; a brokerage's end-of-day reconcile), and a new user's
+    trial found "nightly-export, corrected as the flooder of orders-db a minute before" unsaid
+    on billing-db's page."""
+    cause, caller = decision.root_cause or "", playbook["candidate"]
+    note = (
+        f" Memory holds a lesson on {caller}, whose calls reach {cause} (playbook "
+        f"'{playbook['title']}'{learned(playbook)}): a caller flooding or locking {cause} "
+        f"raises the alerts {cause} failing on its own does, and nothing measured here tells "
+        "the two apart: a lead, not a conclusion."
+    )
+    return replace(
+        decision, confidence=min(decision.confidence, CORRECTED_BEFORE),
+        summary=decision.summary + note,
+        candidates=list(dict.fromkeys([*(decision.candidates or [cause]), caller])),
+        ruled_out={name: why for name, why in decision.ruled_out.items() if name != caller},
     )  # fmt: skip
 
 

@@ -104,6 +104,21 @@ def alerting_again(playbook: dict[str, Any]) -> int:
     return max(found)
 
 
+def calls_reach(playbook: dict[str, Any], name: str) -> bool:
+    """Whether a recalled caller's or producer's lesson (`recall` entry with its `results`)
+    reaches `name` by its own calls: its `explains_alerting` check with `via: calls` held, and
+    one of the ways it found (`raw`: alerting component -> path from it to the lesson's cause,
+    `cypher/reached_by_calls.cypher`) starts at `name` or runs through it. A batch that flooded
+    one database is a suspect whenever another component its calls reach is blamed."""
+    for r in playbook.get("results", []):
+        check = r["check"]
+        if r["held"] and check.get("type") == "explains_alerting" and check.get("via") == "calls":
+            raw = r.get("raw")
+            paths = raw.values() if isinstance(raw, dict) else []
+            return any(path and name in path[:-1] for path in paths)
+    return False
+
+
 def reached_by_its_calls(playbook: dict[str, Any]) -> int | None:
     """How many alerting components a recalled playbook's own `explains_alerting` check with
     `via: calls` (a caller's or a producer's lesson, `upstream`) found its cause reaching (its

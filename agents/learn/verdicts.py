@@ -245,7 +245,9 @@ def contradiction(
     """Why a verdict given outside Slack contradicts itself, or None: a confirmation naming
     another cause than the finding's, or a rejection naming the finding's own cause. Each
     would move the playbooks' trust the wrong way (a confirmation counts as helped, a
-    rejection as misled), so the API and the web page refuse it (422) with this reason.
+    rejection as misled), so the API and the web page refuse it (422) with this reason. A
+    `resolved` naming another cause than the finding's is refused too: a resolve teaches
+    nothing, so the cause would be recorded and never learned.
 
     An inconclusive finding (`root_cause` None) named no cause to agree with, nor any to mark
     wrong: it is confirmed naming the cause (`actual`), or rejected naming it, or, when the
@@ -254,6 +256,13 @@ def contradiction(
     says why). `text` is the person's own words (not a button's label); `words` names the
     field they go in, for the advice (`text` in the API, a box on the web form)."""
     outside = f"for a cause outside the graph, reject it saying what it was in {words}"
+    if verdict == "resolved" and actual is not None and actual != root_cause:
+        # a resolve teaches nothing: the cause would be recorded on the incident and never
+        # reach trust or a playbook (a new user's trial, M10)
+        teach = "reject it" if root_cause is not None else "confirm it"
+        named = f"the finding names {root_cause}" if root_cause else "the finding is inconclusive"
+        return (f"{named}: resolving records no other cause and teaches nothing; to name "
+                f"{actual}, {teach} naming {actual}, then resolve")  # fmt: skip
     if root_cause is None and verdict == "confirmed" and actual is None:
         return ("the finding is inconclusive: a confirmation names the cause it confirms "
                 f"(actual_cause); {outside}")  # fmt: skip

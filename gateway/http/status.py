@@ -432,7 +432,8 @@ async def add_verdict(request: Request, incident_id: str, given: VerdictIn) -> d
     known component (with "did you mean 'orders-db'?" for a misspelling,
     `verdicts.unknown_cause`: no playbook is ever pinned to a component that does not exist),
     or contradicts the verdict (`verdicts.contradiction`: confirming naming
-    another cause, rejecting naming the finding's own), or rejects an inconclusive finding
+    another cause, rejecting naming the finding's own, resolving naming another: a resolve
+    teaches nothing), or rejects an inconclusive finding
     naming no cause and saying nothing in `text` (`verdicts.contradiction` too; a blank
     `actual_cause` is none; with `text`, a cause outside the graph, recorded, teaching no
     playbook). Posting the same `id` again changes nothing; without an id, each post is a new

@@ -504,6 +504,13 @@ def test_a_silent_cause_behind_other_callers_is_a_lead_among_the_rules_ties(shop
     for said, cause, why in (
         ("confirmed", "orders-db", "a confirmation agrees with it; to name orders-db, reject"),
         ("rejected", "payments-db", "a rejection names another cause, or none"),
+        # a resolve teaches nothing: the cause would be recorded and never learned
+        (
+            "resolved",
+            "orders-db",
+            "resolving records no other cause and teaches nothing; to "
+            "name orders-db, reject it naming orders-db, then resolve",
+        ),
     ):
         answer = shop.http.post(path, json={"verdict": said, "by": "UDEE", "actual_cause": cause})
         assert answer.status_code == 422 and why in answer.json()["detail"], answer.text

@@ -17,6 +17,7 @@ from adapters.falkordb import EmbeddedFalkorDB
 from agents.investigate.decision import Decision
 from agents.investigate.investigator import corrected_before
 from agents.investigate.recall import UPSTREAM, rank
+from agents.investigate.remembered import calls_reach
 from agents.learn.learner import merged_components, playbook_title
 from tests.conftest import Gateway
 from tests.learn.test_memory import WEEK1, clear, close_shop, fire, incident, open_shop, verdict
@@ -265,3 +266,53 @@ def test_a_batch_corrected_on_two_databases_keeps_both_corrections(
         assert "corrected this same answer to nightly-export" in again["finding"]["summary"]
     finally:
         close_shop(gw)
+
+
+def test_a_batch_corrected_on_one_database_is_a_suspect_on_the_other(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI
+):
+    """nightly-export flooded orders-db (corrected to the batch); then billing-db saturates,
+    which the batch reads too, with other components alerting than the lesson's. With alerts
+    only nothing tells the batch's flood from billing-db's own fault: the rules' billing-db is
+    a lead, the batch second, and the page says who named it where. Before, billing-db was
+    0.90 and the page never named the batch (a new user's trial, M15; an unseen hotel month's
+    night audit, corrected on one database, flooding the other at 0.90)."""
+    gw = open_shop(falkordb, tmp_path, api, world=BATCH)
+    try:
+        first = fire(gw, WEEK1, [
+            ("PostgresConnectionsSaturated", "orders-db", "orders-db at 100% of max_connections"),
+            ("OrdersApiLatency", "orders-api", "orders-api p99 3s"),
+        ])  # fmt: skip
+        verdict(gw, first, "rejected", "nightly-export")
+        clear(gw, WEEK1, [("PostgresConnectionsSaturated", "orders-db", ""),
+                          ("OrdersApiLatency", "orders-api", "")])  # fmt: skip
+        other = incident(gw, fire(gw, WEEK1 + timedelta(days=1), [
+            ("PostgresLockWaits", "billing-db", "billing-db: 180 sessions waiting on locks"),
+            ("BillingApiLatency", "billing-api", "billing-api p99 4s"),
+        ]))  # fmt: skip
+        finding = other["finding"]
+        assert (other["root_cause"], finding["confidence"]) == ("billing-db", 0.45)
+        assert finding["candidates"][:2] == ["billing-db", "nightly-export"]
+        assert "nightly-export" not in finding["ruled_out"]
+        assert (
+            "Memory holds a lesson on nightly-export, whose calls reach billing-db"
+            in finding["summary"]
+        )
+        assert f"learned from {first}" in finding["summary"]
+    finally:
+        close_shop(gw)
+
+
+def test_calls_reach_reads_the_ways_a_caller_s_lesson_found():
+    """`calls_reach`: the held `via: calls` check's paths run from each alerting component to
+    the caller; the blamed component is one of them, or lies on one, not their far end."""
+    held = {"check": {"type": "explains_alerting", "via": "calls"}, "held": True,
+            "raw": {"billing-db": ["billing-db", "nightly-export"],
+                    "billing-api": ["billing-api", "billing-db", "nightly-export"],
+                    "shop": None}}  # fmt: skip
+    lesson = {"candidate": "nightly-export", "results": [held]}
+    assert calls_reach(lesson, "billing-db")
+    assert calls_reach(lesson, "billing-api")
+    assert not calls_reach(lesson, "nightly-export")
+    assert not calls_reach(lesson, "orders-db")
+    assert not calls_reach({**lesson, "results": [held | {"held": False}]}, "billing-db")
