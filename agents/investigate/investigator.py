@@ -1567,13 +1567,14 @@ def caller_before(decision: Decision, playbook: dict[str, Any]) -> Decision:
     holds a lesson people taught by naming a caller (`playbook`: a `recall` entry whose
     `explains_alerting` `via: calls` held) whose own calls reach that cause: the rules keep their
     answer, at most `CORRECTED_BEFORE`, with the caller second (not ruled out) and a sentence
-    saying who named it where. A batch job flooding a database, or a service leaking
-    connections into a cache, raises the alerts the database or the cache failing on its own
-    does; with alerts only nothing tells the two apart. Unseen months named the saturated
-    database at 0.90 with the night audit that flooded it named by a person before (a hotel
-    group, on another of its databases; a brokerage's end-of-day reconcile), and a new user's
-    trial found "nightly-export, corrected as the flooder of orders-db a minute before" unsaid
-    on billing-db's page."""
+    saying who named it where; `Investigator.run` does not ask the model then (it would read
+    the same alerts, with nothing measured either). A batch job flooding a database, or a
+    service leaking connections into a cache, raises the alerts the database or the cache
+    failing on its own does; with alerts only nothing tells the two apart. Unseen months
+    named the saturated database at 0.90 with the night audit that flooded it named by a
+    person before (a hotel group, on another of its databases; a brokerage's end-of-day
+    reconcile), and a new user's trial found "nightly-export, corrected as the flooder of
+    orders-db a minute before" unsaid on billing-db's page."""
     cause, caller = decision.root_cause or "", playbook["candidate"]
     note = (
         f" Memory holds a lesson on {caller}, whose calls reach {cause} (playbook "

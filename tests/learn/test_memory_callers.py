@@ -316,3 +316,37 @@ def test_calls_reach_reads_the_ways_a_caller_s_lesson_found():
     assert not calls_reach(lesson, "nightly-export")
     assert not calls_reach(lesson, "orders-db")
     assert not calls_reach({**lesson, "results": [held | {"held": False}]}, "billing-db")
+
+
+def test_a_withdrawn_next_version_gives_memory_back_the_version_it_superseded(
+    falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI
+):
+    """nightly-export was corrected on orders-db, then on billing-db: the second lesson is the
+    first's next version, which it supersedes. When the second verdict changes (billing-db
+    was the cause after all), its lesson retires, and the first version is memory's again.
+    Before, the first stayed superseded and the batch's lesson was gone from memory."""
+    gw = open_shop(falkordb, tmp_path, api, world=BATCH)
+    try:
+        first = fire(gw, WEEK1, [
+            ("PostgresConnectionsSaturated", "orders-db", "orders-db at 100% of max_connections"),
+            ("OrdersApiLatency", "orders-api", "orders-api p99 3s"),
+        ])  # fmt: skip
+        verdict(gw, first, "rejected", "nightly-export")
+        clear(gw, WEEK1, [("PostgresConnectionsSaturated", "orders-db", ""),
+                          ("OrdersApiLatency", "orders-api", "")])  # fmt: skip
+        second = fire(gw, WEEK1 + timedelta(days=1), [
+            ("PostgresConnectionsSaturated", "billing-db", "billing-db at 100% of connections"),
+            ("BillingApiLatency", "billing-api", "billing-api p99 4s"),
+        ])  # fmt: skip
+        verdict(gw, second, "rejected", "nightly-export")
+        older, newer = f"playbook:{first}:nightly-export", f"playbook:{second}:nightly-export"
+
+        def status() -> dict[str, str]:
+            books = gw.http.get("/api/v1/playbooks").json()["playbooks"]
+            return {p["id"]: p["status"] for p in books if p["id"] in (older, newer)}
+
+        assert status() == {older: "superseded", newer: "active"}
+        verdict(gw, second, "confirmed", "billing-db")
+        assert status() == {older: "active", newer: "retired"}
+    finally:
+        close_shop(gw)
