@@ -10,7 +10,8 @@ WHERE v.verdict IN ['confirmed', 'rejected']
 MATCH (i:Incident)-[:HAS_VERDICT]->(v)
 WHERE i.id <> $incident_id AND i.opened_at < $before AND i.status <> 'merged'
 OPTIONAL MATCH (i)-[:HAS_VERDICT]->(later:Verdict)
-WHERE later.verdict IN ['confirmed', 'rejected'] AND later.at > v.at
+WHERE later.verdict IN ['confirmed', 'rejected'] AND (later.at > v.at
+       OR (later.at = v.at AND coalesce(later.seq, 0) > coalesce(v.seq, 0)))
 WITH i, v, count(later) AS newer
 WHERE newer = 0
 OPTIONAL MATCH (i)-[:IMPACTED]->(c:Component)

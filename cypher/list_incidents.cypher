@@ -16,7 +16,7 @@ OPTIONAL MATCH (i)-[:HAS_FINDING]->(f:Finding)
 WITH i, f IS NOT NULL AS investigated, f.candidates AS candidates, f.confidence AS confidence
 // the latest confirmation or correction, which outranks the finding (as on the web page)
 OPTIONAL MATCH (i)-[:HAS_VERDICT]->(v:Verdict) WHERE v.verdict IN ['confirmed', 'rejected']
-WITH i, investigated, candidates, confidence, v ORDER BY v.at DESC
+WITH i, investigated, candidates, confidence, v ORDER BY v.at DESC, coalesce(v.seq, 0) DESC
 WITH i, investigated, candidates, confidence,
      collect(CASE WHEN v IS NULL THEN NULL ELSE {verdict: v.verdict, actual_cause: v.actual_cause,
              by: coalesce(v.by_name, v.by)} END)[0] AS verdict

@@ -11,7 +11,7 @@ MATCH (pb:Playbook)-[:PINNED_TO]->(c:Component)
 OPTIONAL MATCH (pb)-[:SUPERSEDES]->(old:Playbook)
 OPTIONAL MATCH (pb)-[:LEARNED_FROM]->(v:Verdict)
 WITH pb, c, old, v
-ORDER BY v.at
+ORDER BY v.at, coalesce(v.seq, 0)
 WITH pb, c, old, collect(v)[0] AS taught
 WITH pb, c, old,
      CASE WHEN taught.source <> 'button' AND taught.text <> '' THEN taught.text END AS lesson_text

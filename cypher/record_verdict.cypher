@@ -9,7 +9,9 @@
 // re-sent with another cause or text (its change would be dropped without a word). A verdict
 // that says what the incident's latest one said (the same verdict, cause and person: the same
 // request posted again without an id) is recorded, with its `learn` task, but edits the page
-// no more: one page update per distinct verdict. $at is ms UTC.
+// no more: one page update per distinct verdict. $at is ms UTC. `seq`: the verdict's place among
+// the incident's verdicts (1, 2, …), which orders two given in the same millisecond (two people
+// answering one page at once) the same way everywhere, after `at`.
 MATCH (i:Incident {id: $incident_id})
 OPTIONAL MATCH (old:Verdict {id: $id})
 WITH i, old
@@ -19,12 +21,16 @@ WHERE old IS NULL OR (old.incident_id = i.id AND old.verdict = $verdict AND old.
 WITH i, old IS NULL AS fresh
 OPTIONAL MATCH (i)-[:HAS_VERDICT]->(p:Verdict)
 WHERE p.verdict <> 'resolved' AND p.id <> $id
-WITH i, fresh, p ORDER BY p.at DESC
+WITH i, fresh, p ORDER BY p.at DESC, coalesce(p.seq, 0) DESC
 WITH i, fresh, head(collect(CASE WHEN p IS NULL THEN null
                                  ELSE [p.verdict, coalesce(p.actual_cause, ''), p.by] END)) AS before
 WITH i, fresh, coalesce(before = [$verdict, coalesce($actual_cause, ''), $by], false) AS said
+OPTIONAL MATCH (i)-[:HAS_VERDICT]->(q:Verdict)
+WHERE q.id <> $id
+WITH i, fresh, said, count(q) AS given
 MERGE (v:Verdict {id: $id})
   ON CREATE SET v.incident_id = i.id, v.verdict = $verdict, v.actual_cause = $actual_cause,
+    v.seq = given + 1,
     v.by = $by, v.by_name = $by_name, v.at = $at, v.text = $text, v.source = $source,
     v.event_id = $event_id
 MERGE (i)-[:HAS_VERDICT]->(v)

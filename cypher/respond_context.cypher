@@ -158,7 +158,7 @@ CALL {
   MATCH (i)-[:HAS_VERDICT]->(v:Verdict)
   RETURN collect({id: v.id, verdict: v.verdict, actual_cause: v.actual_cause, by: v.by,
        by_name: v.by_name, at: v.at, text: v.text, source: v.source,
-       event_id: v.event_id}) AS verdicts
+       event_id: v.event_id, seq: coalesce(v.seq, 0)}) AS verdicts
 }
 CALL {
   WITH i, pt

@@ -17,7 +17,7 @@ CREATE (s:Action:Alert:Approval:Attempt:Change:Component:Decision:Delivery:Fact:
   incident_id: 0, intent_id: 0, is_default: 0, key: 0, kind: 0, labels_json: 0, last_error: 0, learned_from: 0,
   lease_until: 0, link: 0, mine: 0, misled: 0, n: 0, name: 0, no_page: 0, notified: 0,
   notified_root_cause: 0, opened_at: 0, outcome: 0, owner: 0, owns: 0, page_task: 0, path: 0, paths_json: 0,
-  person: 0, person_name: 0, planner: 0, playbook: 0, propagation: 0, protocol: 0, purpose: 0,
+  person: 0, seq: 0, person_name: 0, planner: 0, playbook: 0, propagation: 0, protocol: 0, purpose: 0,
   reach: 0, received_at: 0, receiver: 0, ref: 0, reserved_at: 0, resolved_at: 0, result: 0,
   root_cause: 0, ruled_out_json: 0, severity: 0, severity_rank: 0, slack_channel: 0,
   slack_user_id: 0, source: 0, started_at: 0, starts_at: 0, starts_at_ms: 0, stated_at: 0,

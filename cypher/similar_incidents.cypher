@@ -18,7 +18,7 @@ WITH row.n AS n, row.impacted AS asked, row.incident_id AS itself, row.before AS
 WHERE i.id <> itself AND i.opened_at < before AND i.status <> 'merged'
 OPTIONAL MATCH (i)-[:HAS_VERDICT]->(v:Verdict)
 WHERE v.verdict IN ['confirmed', 'rejected']
-WITH n, asked, i, score, v ORDER BY v.at DESC
+WITH n, asked, i, score, v ORDER BY v.at DESC, coalesce(v.seq, 0) DESC
 WITH n, asked, i, score, collect([v.actual_cause, coalesce(v.by_name, v.by), v.verdict])[0] AS said
 OPTIONAL MATCH (i)-[:IMPACTED]->(c:Component)
 // the latest verdict a rejection naming no cause (one outside the graph): the finding's cause

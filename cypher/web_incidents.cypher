@@ -16,7 +16,7 @@ WITH i, f, count(a) AS alerts, sum(CASE WHEN a.status = 'firing' THEN 1 ELSE 0 E
 OPTIONAL MATCH (t:Team)-[:OWNS]->(o:Component) WHERE o.name IN services
 WITH i, f, alerts, firing, services, alertnames, collect(DISTINCT t.name) AS teams
 OPTIONAL MATCH (i)-[:HAS_VERDICT]->(v:Verdict) WHERE v.verdict IN ['confirmed', 'rejected']
-WITH i, f, alerts, firing, services, alertnames, teams, v ORDER BY v.at DESC
+WITH i, f, alerts, firing, services, alertnames, teams, v ORDER BY v.at DESC, coalesce(v.seq, 0) DESC
 WITH i, f, alerts, firing, services, alertnames, teams,
      collect(CASE WHEN v IS NULL THEN NULL ELSE [v.verdict, v.actual_cause] END)[0] AS verdict
 OPTIONAL MATCH (x:Action {intent_id: 'incident:' + i.id + ':initial-notification'})

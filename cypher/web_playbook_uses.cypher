@@ -8,7 +8,7 @@ OPTIONAL MATCH (i)-[:HAS_VERDICT]->(v:Verdict)
 WHERE v.verdict IN ['confirmed', 'rejected']
 // who: their name as the world file gives it (a Slack verdict stores their Slack id)
 OPTIONAL MATCH (who:Person) WHERE v.by_name IS NULL AND who.slack_user_id = v.by
-WITH pb, d, u, v, head(collect(who.name)) AS who ORDER BY v.at
+WITH pb, d, u, v, head(collect(who.name)) AS who ORDER BY v.at, coalesce(v.seq, 0)
 WITH pb, d, u,
      collect(CASE WHEN v IS NULL THEN null
                   ELSE [v.verdict, v.actual_cause, coalesce(v.by_name, who, v.by)] END) AS said

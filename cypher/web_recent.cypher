@@ -29,7 +29,7 @@ RETURN i.acknowledged_at AS at, 'ack' AS event, i.id AS incident_id,
        'acknowledged by ' + coalesce(i.acknowledged_by, 'someone') AS text
 UNION ALL
 MATCH (i:Incident)-[:HAS_VERDICT]->(v:Verdict) WHERE i.opened_at > $since
-WITH i, v ORDER BY v.at DESC LIMIT $limit
+WITH i, v ORDER BY v.at DESC, coalesce(v.seq, 0) DESC LIMIT $limit
 RETURN v.at AS at, 'verdict' AS event, i.id AS incident_id,
        v.verdict + ' by ' + coalesce(v.by_name, v.by) AS text
 UNION ALL

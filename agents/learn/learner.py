@@ -18,7 +18,9 @@ gets the
    paths or by its calls) teaches nothing either: its playbook would fail `explains_alerting`,
    asked first of every recalled playbook, on the very incident it came from.
    The task's outcome says what the verdict did: the playbooks it credited (helped or misled,
-   trust, why one retired), the playbook it pinned, or why none.
+   trust, why one retired), the playbook it pinned, or why none. A verdict a later one on the
+   same incident replaced (`verdict_get`'s `later`: learn tasks may run out of order) does
+   nothing: the latest one's task decides.
 3. Its checks are what can be observed on that cause next time, however the repeat is worded
    or presents: the symptom checks that held (`proposed_checks`), plus the live evidence that
    held on it when there was any (calls into it degraded, its requests rising:
@@ -210,6 +212,15 @@ class Learner:
         )  # fmt: skip
         if verdict is None or verdict["verdict"] not in ("confirmed", "rejected"):
             task.complete("nothing to learn")
+            return
+        if verdict.get("later"):
+            # learn tasks may run out of order: the latest verdict's own task moved trust and
+            # taught (or withdrew) the lesson; this one would undo it (two people answering
+            # one page within a second, a new user's trial)
+            task.complete(
+                f"{verdict['verdict']}: replaced by a later verdict on this incident "
+                f"({verdict['later']}): nothing learned, no trust moved"
+            )
             return
         incident_id = verdict["incident_id"]
         task.metrics.verdicts.labels(

@@ -484,7 +484,7 @@ class Responder:
             update = self._page_edit(
                 incident, alerts, "diagnosis", root, who, before,
                 sorted(incident["cited"], key=lambda c: c["at"], reverse=True),
-                sorted(incident["verdicts"], key=lambda v: (v["at"], v["id"])),
+                sorted(incident["verdicts"], key=lambda v: (v["at"], v["seq"], v["id"])),
                 refs.get(intent(incident_id, "ticket")),
                 [Refusal(channel=d["channel"], reason=d["reason"] or "refused")
                  for d in sorted(incident["refused"], key=lambda d: (d["at"], d["n"] or 0))],

@@ -827,3 +827,37 @@ def test_the_trust_history_says_what_moved_trust_on_each_incident_in_words(shop:
             1,
         ),
     }
+
+
+def test_two_verdicts_in_the_same_millisecond_read_alike_and_only_the_latest_teaches(
+    shop: Gateway,
+):
+    """Two people answer the same page within a millisecond: orders-db confirmed, then
+    rejected naming payments-db. The one recorded second is the latest everywhere (the
+    incidents list, the incident, the similar incidents' verdict), and only its learn task
+    teaches: the confirmation's says a later verdict replaced it, so no orders-db lesson is
+    learned to be withdrawn, or kept when the tasks run the other way round. Before, the list
+    and the incident could disagree on the cause, and a confirmation whose task ran last left
+    its lesson active (a new user's trial, M1)."""
+    first = fire(shop, WEEK1, saturation("orders-db", "orders-api", 1))
+    assert incident(shop, first)["root_cause"] == "orders-db"
+    at = int(WEEK1.timestamp() * 1000) + 3_600_000
+    for n, (said, cause) in enumerate((("confirmed", "orders-db"), ("rejected", "payments-db"))):
+        verdicts.record(shop.graph, verdicts.Verdict(  # type: ignore[attr-defined]
+            id=f"api:same-ms-{n}", incident_id=first, verdict=said, actual_cause=cause,
+            by="UDEE", by_name=None, at=at, text="", source="api", event_id=f"same-ms-{n}",
+        ))  # fmt: skip
+    shop.drain()
+    found = incident(shop, first)
+    assert [v["id"] for v in found["verdicts"]] == ["api:same-ms-0", "api:same-ms-1"]
+    listed = shop.http.get("/api/v1/incidents").json()["incidents"]
+    (row,) = [r for r in listed if r["id"] == first]
+    assert row["verdict"] == {"verdict": "rejected", "actual_cause": "payments-db", "by": "UDEE"}
+    tasks = {t["id"]: t for t in found["tasks"] if t["kind"] == "learn"}
+    assert tasks["learn:api:same-ms-0"]["outcome"] == (
+        "confirmed: replaced by a later verdict on this incident (api:same-ms-1): "
+        "nothing learned, no trust moved"
+    )
+    assert tasks["learn:api:same-ms-1"]["outcome"].startswith("rejected: ")
+    assert "replaced" not in tasks["learn:api:same-ms-1"]["outcome"]
+    assert f"playbook:{first}:orders-db" not in playbooks(shop)
