@@ -103,6 +103,7 @@ from agents.investigate.weigh import (
     doubt,
     near_of,
     self_inflicted,
+    slow_only,
     stalled_topic,
     stopped_callers,
     stopped_reader,
@@ -1127,12 +1128,20 @@ class Investigator:
         services = call(task, ev, "service_errors", {"components": near})
         down = call(task, ev, "targets_down", {"components": near})
         clients = traffic_clients(edges.data or [])
-        reach = self._reach(task, ev, suspects(edges.data or [], services.data or [], peers))
+        blamed = suspects(edges.data or [], services.data or [], peers)
+        # one walk from the suspects and the servers of the measured calls: which suspects
+        # each depends on (`reach`), and which of those calls lead to a suspect (`ways`,
+        # `weigh.carried`)
+        served = {e["server"] for e in edges.data or [] if e["known"]}
+        ways = self._reach(task, ev, sorted(set(blamed) | served)) if blamed else None
+        reach = {o: deps & set(blamed) - {o} for o, deps in (ways or {}).items() if o in blamed}
+        reach = {o: deps for o, deps in reach.items() if deps}
         win = window(edges.raw) or window(services.raw)
         backlog = [a for a in ev.alerting if backlog_only(ev.alerts, a)]
+        slow = [a for a in ev.alerting if slow_only(ev.alerts, a)]
         decision = weigh(
             ev.alerting, candidates, edges.data or [], services.data or [], down.data or [],
-            peers, clients, changed, reach, win, backlog,
+            peers, clients, changed, reach, win, backlog, ways, slow,
         )  # fmt: skip
         if decision is not None:
             decision = self._surge_source(task, ev, decision, edges.data or [])

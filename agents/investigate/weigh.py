@@ -19,7 +19,10 @@ Pure functions over tool results (`agents/investigate/tools/evidence.py`, `alert
    its other clients served as usual, keeps that client a candidate, not a victim
    (`asked_by_one`). A root explains only the alerting components that reach it through the
    clients that carry its trouble (`confined`): not through calls it serves as usual, nor
-   through a client failing in its own right that a few ms more cannot explain.
+   through a client failing in its own right that a few ms more cannot explain; nor an
+   alerting component that alerts only about being slow whose own measured calls on its way to
+   the root are all as usual, there or further along (`carried`: latency adds up along the
+   calls).
 3. A client (traffic source) whose request rate into the incident's components jumped at least
    `RATE_JUMP` x is the cause: the load comes from there (this replaces alert-name lists);
    so is a caller that starts a surge itself (`surge_origins`: a batch flooding a shared
@@ -995,6 +998,44 @@ def confined(
     return mine - left, f"{head}{more}, so it does not explain {', '.join(sorted(left))}"
 
 
+def carried(
+    name: str,
+    component: str,
+    edges: list[dict[str, Any]],
+    ways: dict[str, set[str]],
+    seen: frozenset[str] = frozenset(),
+) -> bool:
+    """Whether `component`'s slowness may come from `name` by what the calls measured:
+    `component` is `name`; or its measured calls (`EDGE_MIN_CALLS` or more) on its way to
+    `name` (into `name`, or into a server that depends on it, `ways`; calls, not messages:
+    a producer waits on no consumer) include one that is not as usual and whose server's
+    slowness may come from `name` in turn; or none of its calls on its way was measured (the
+    walk decides then). Pure.
+
+    Latency adds up along the calls: an alerting component slow while every call it makes
+    toward `name` takes its usual time was not slowed by it (`weigh` asks this only of the
+    components whose every alert says slow: wrong content travels through calls served as
+    usual, as stale quotes behind a failing market-data feed did). An unseen CI service's
+    runner API reached a cloud client 650 ms slower through a scheduler it called as usual,
+    and a red herring's alert beside it made the cloud client "explain 3 alerting
+    components" over the secrets service its calls waited 42 s on."""
+    if component == name:
+        return True
+    toward = [
+        e for e in edges
+        if e["client"] == component and e["known"] and e["calls"] >= EDGE_MIN_CALLS
+        and e.get("connection_type") != MESSAGING  # a producer waits on no consumer
+        and (e["server"] == name or name in ways.get(e["server"], set()))
+    ]  # fmt: skip
+    if not toward:
+        return True
+    return any(
+        not as_usual(e) and e["server"] not in seen
+        and carried(name, e["server"], edges, ways, seen | {component})
+        for e in toward
+    )  # fmt: skip
+
+
 def _fails(calls: dict[str, float] | None) -> bool:
     """Whether the calls into a component (`inbound` totals) fail (`failing`)."""
     return calls is not None and failing(*fail_ratios(calls))
@@ -1051,6 +1092,8 @@ def weigh(
     reach: dict[str, set[str]] | None = None,
     win: str | None = "",
     backlog: Iterable[str] = (),
+    ways: dict[str, set[str]] | None = None,
+    slow: Iterable[str] = (),
 ) -> Decision | None:
     """Apply rules 2-4 (module docstring). None when the evidence blames nothing (no degraded
     component near the incident and no traffic jump): the caller falls back to the walk.
@@ -1064,6 +1107,11 @@ def weigh(
     `reach`: component -> the components it depends on (business walk), for the components
     the evidence may blame (`suspects`); a degraded component that depends on another degraded
     one is its victim (a topic on a failing broker, a caller of a failing service).
+
+    `ways`: the same for the servers of the measured calls too (component -> which of the
+    suspects and those servers it depends on), for `carried`, asked of the alerting
+    components in `slow` (their every alert says slow, `slow_only`); None: no call is
+    followed.
     """
     walk = {c.name: c for c in candidates}
     near = near_of(candidates, alerting, edges)
@@ -1089,6 +1137,16 @@ def weigh(
     if not sigs:
         return stopped_reader(edges, near, win or "", backlog)
     cover = coverage(alerting, walk, edges)
+    if ways is not None:
+        # only a slowdown is followed along the calls: wrong content (stale quotes, a bad
+        # config answered 200) reaches a caller through calls served as usual
+        slowed_only = set(slow)
+        for name in sigs:
+            if name in cover:
+                cover[name] = {
+                    a for a in cover[name]
+                    if a not in slowed_only or carried(name, a, edges, ways)
+                }  # fmt: skip
     victim_of: dict[str, str] = {}
     totals = inbound(edges)
     loaded_by_calls = {n: why for n in sigs if (why := surged_into(n, edges, sigs))}
@@ -1589,6 +1647,14 @@ def unmeasured(
         f"{'its' if len(behind) == 1 else 'their'} failure would look the same.",
         keep_evidence=True,
     )
+
+
+def slow_only(alerts: list[dict[str, Any]], component: str) -> bool:
+    """Every alert on `component` says it is slow (failure kind `latency`: p95, timeouts,
+    slow requests), and there is at least one: what `carried` may follow along the calls."""
+    kinds = {classify(a["alertname"], a.get("summary", "")) for a in alerts
+             if a["component"] == component}  # fmt: skip
+    return kinds == {"latency"}
 
 
 def backlog_only(alerts: list[dict[str, Any]], component: str) -> bool:

@@ -9,6 +9,7 @@ from agents.failure_kinds import classify, words
 from agents.investigate.decision import Candidate, Decision
 from agents.investigate.investigator import traffic_clients
 from agents.investigate.weigh import (
+    carried,
     doubt,
     failing,
     signals,
@@ -923,3 +924,55 @@ def test_a_dependency_slowed_a_little_does_not_explain_a_caller_failing_by_itsel
     queued = weigh(alerting, walk, backlog, [], [], [], (), set())
     assert queued is not None and "directory" not in (queued.ruled_out.get("search") or "")
     assert queued.root_cause == "search"
+
+
+def test_an_alert_whose_calls_toward_a_slowdown_are_as_usual_is_not_explained_by_it() -> None:
+    """A CI service: runner-api waits 42 s on secrets-svc (the cause), web-ui waits on the
+    edge proxy in front of both; a red herring's alert on fleet-manager, whose calls into
+    cloud-client are 650 ms slower. The walk has cloud-client reached by all three alerting
+    components (runner-api -> scheduler -> fleet-manager -> cloud-client), but runner-api's
+    calls into the scheduler, its one way there, are served as usual, and the proxy's way
+    there is runner-api's: cloud-client explains fleet-manager alone, and secrets-svc, far
+    slower, is the cause. Without the calls followed (`ways` None) the walk's three of three
+    won, at 0.80 (an unseen CI story's third incident). Only alerts that say slow are
+    followed so: wrong content reaches a caller through calls served as usual."""
+    alerting = ["fleet-manager", "runner-api", "web-ui"]
+    walk = [
+        Candidate("secrets-svc", ["runner-api", "web-ui"], 3),
+        Candidate("cloud-client", ["fleet-manager", "runner-api", "web-ui"], 9),
+    ]
+    edges = [
+        edge("web-ui", "edge-proxy", latency_ms=4000.0, fail_ratio=0.02),
+        edge("edge-proxy", "runner-api", latency_ms=40000.0, fail_ratio=0.09),
+        edge("edge-proxy", "secrets-svc", latency_ms=30000.0, fail_ratio=0.2),
+        edge("runner-api", "secrets-svc", latency_ms=42000.0, fail_ratio=0.09),
+        edge("runner-api", "scheduler"),
+        edge("scheduler", "fleet-manager"),
+        edge("fleet-manager", "cloud-client", latency_ms=674.0),
+    ]
+    ways = {
+        "edge-proxy": {"runner-api", "secrets-svc", "scheduler", "cloud-client"},
+        "runner-api": {"secrets-svc", "scheduler", "cloud-client"},
+        "scheduler": {"fleet-manager", "cloud-client"},
+        "fleet-manager": {"cloud-client"},
+    }
+    before = weigh(alerting, walk, edges, [], [], [], (), set())
+    assert before is not None and before.root_cause == "cloud-client"
+    # runner-api and web-ui alert only about being slow; fleet-manager about its quota
+    slow = ["runner-api", "web-ui"]
+    found = weigh(alerting, walk, edges, [], [], [], (), set(), ways=ways, slow=slow)
+    assert found is not None and found.root_cause == "secrets-svc"
+    # alerts that do not say slow (wrong content reaches a caller through calls served as
+    # usual) are not followed: the walk's three of three stand
+    errors = weigh(alerting, walk, edges, [], [], [], (), set(), ways=ways)
+    assert errors is not None and (errors.root_cause, errors.confidence) == (
+        before.root_cause,
+        before.confidence,
+    )
+    assert found.ruled_out["cloud-client"].startswith("degraded too, but less")
+    assert carried("cloud-client", "fleet-manager", edges, ways)
+    assert not carried("cloud-client", "runner-api", edges, ways)
+    assert not carried("cloud-client", "web-ui", edges, ways)
+    assert carried("secrets-svc", "web-ui", edges, ways)
+    # nothing measured on its way: the walk decides
+    assert carried("cloud-client", "billing-svc", edges, ways)
