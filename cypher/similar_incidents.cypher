@@ -6,7 +6,8 @@
 // node, against $k), earlier than ask.before (ms UTC), not ask.incident_id and not
 // merged away, each with the cause an engineer confirmed or named by the latest verdict (else
 // the finding's, unconfirmed; none when that verdict rejected it naming no cause), who said so
-// and by which verdict (confirmed, or rejected), who resolved it, the components it impacted, and whether
+// and by which verdict (confirmed, or rejected) with its words and source (`said_text`,
+// `said_source`: a cause outside the graph is said only in words), who resolved it, the components it impacted, and whether
 // ask.impacted (that incident's alerting components) reach that cause within 4 business hops (a
 // past cause this incident cannot reach explains nothing; asked only of a cause someone
 // confirmed or named, the only kind `rank` counts as reached). Each row says its ask's `n`.
@@ -19,7 +20,8 @@ WHERE i.id <> itself AND i.opened_at < before AND i.status <> 'merged'
 OPTIONAL MATCH (i)-[:HAS_VERDICT]->(v:Verdict)
 WHERE v.verdict IN ['confirmed', 'rejected']
 WITH n, asked, i, score, v ORDER BY v.at DESC, coalesce(v.seq, 0) DESC
-WITH n, asked, i, score, collect([v.actual_cause, coalesce(v.by_name, v.by), v.verdict])[0] AS said
+WITH n, asked, i, score,
+     collect([v.actual_cause, coalesce(v.by_name, v.by), v.verdict, v.text, v.source])[0] AS said
 OPTIONAL MATCH (i)-[:IMPACTED]->(c:Component)
 // the latest verdict a rejection naming no cause (one outside the graph): the finding's cause
 // was marked wrong and no other established, so there is none to cite
@@ -38,6 +40,7 @@ CALL {
 }
 WITH n, i, score, said, impacted, cause, reaches
 RETURN n, i.id AS id, i.opened_at AS at, cause, said[1] AS confirmed_by, said[2] AS verdict,
+       said[3] AS said_text, said[4] AS said_source,
        i.resolved_by AS fixed_by, impacted, CASE WHEN reaches THEN [cause] ELSE [] END AS reachable,
        score AS distance
 ORDER BY n, distance, id

@@ -355,8 +355,12 @@ def test_a_weak_similar_incident_is_marked_as_one_no_page_cites() -> None:
         {"id": "inc-1", "root_cause": "orders-db", "confirmed_by": "Ida", "corrected": True,
          "score": 0.18},
         {"id": "inc-2", "root_cause": None, "confirmed_by": "Pat", "corrected": True,
-         "score": 0.12},
+         "said": "it was the AZ network", "score": 0.12},
     ])  # fmt: skip
     text = incident_report(cause)
     assert "  inc-1  cause orders-db, corrected by Ida (score 0.18)\n" in text, text
-    assert "  inc-2  cause -, its finding marked wrong by Pat (score 0.12, weak: no page" in text
+    # a cause outside the graph: their words, not "cause -" (a new user's trial)
+    assert (
+        "  inc-2  cause none named, its finding marked wrong by Pat: “it was the AZ network” "
+        "(score 0.12, weak: no page"
+    ) in text

@@ -292,11 +292,12 @@ def test_a_cause_outside_the_graph_rejects_an_inconclusive_finding_in_words(site
         ("rejected", None, "the CDN, not us", "web"),
     ]
     learned = sorted(t["outcome"] for t in found["tasks"] if t["kind"] == "learn")
+    # the web form's verdict came later: the API's learn task leaves the incident to it
     assert learned == [
-        "rejected: nothing learned: the cause is outside the graph ('AZ-b network partition at "
-        "AWS, outside our world'), so no playbook can be pinned to it",
         "rejected: nothing learned: the cause is outside the graph ('the CDN, not us'), so no "
         "playbook can be pinned to it",
+        f"rejected: replaced by a later verdict on this incident (web:{intent.group(1)}): "
+        "nothing learned, no trust moved",
     ]
     assert (
         "a cause outside the graph" in listed and "inconclusive finding marked wrong" not in listed

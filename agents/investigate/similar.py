@@ -30,6 +30,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from adapters.falkordb import VECTOR_INDEXES, TenantGraph
+from adapters.notices import in_words
 from agents.failure_kinds import words
 
 #: Buckets of the hashed bag of words: the dimension of the incident text vector index
@@ -41,6 +42,8 @@ DIM = next(
 K_TEXT = 20
 #: Similar incidents kept per incident.
 TOP = 5
+#: How much of a similar incident's verdict words its line quotes (`said_by`).
+SAID_CHARS = 80
 #: The least score (`rank`, 0-1) of the earlier incident a page names: an unrelated alert on
 #: another component scores 0.1-0.2 on words alone, and a page at 3 a.m. must not point at it.
 SIMILAR_SHOWN = 0.3
@@ -107,7 +110,8 @@ def rank(rows: list[dict[str, Any]], impacted: list[str]) -> list[dict[str, Any]
     `impacted`: this incident's alerting components; a row's `reachable` lists its cause when
     they reach it (a past cause they cannot reach explains nothing). Returns at most `TOP` rows
     `{id, at (ms UTC), root_cause, confirmed_by, corrected (that person rejected the finding
-    naming it), fixed_by, text, score}`, best first; `text`
+    naming it), fixed_by, said (the latest verdict's words, at most `SAID_CHARS`, None for a
+    Slack button's), text, score}`, best first; `text`
     is the text similarity (1 - cosine distance), `score` the mix (module docstring). A row
     scoring under `ALIKE` shares nothing with this incident and is no similar incident: left out.
     """
@@ -126,6 +130,7 @@ def rank(rows: list[dict[str, Any]], impacted: list[str]) -> list[dict[str, Any]
             "id": row["id"], "at": row["at"], "root_cause": cause,
             "confirmed_by": row["confirmed_by"], "corrected": row.get("verdict") == "rejected",
             "fixed_by": row["fixed_by"],
+            "said": in_words(row.get("said_text"), SAID_CHARS, row.get("said_source")),
             "text": round(text, 3), "score": round(score, 3),
         })  # fmt: skip
     out.sort(key=lambda r: (-r["score"], -(r["at"] or 0), r["id"]))
@@ -198,13 +203,17 @@ def established(
 def said_by(row: dict[str, Any]) -> str:
     """Who established what of a similar incident (`rank`'s row), in words: "confirmed by
     Priya", "corrected by Pat" (a rejection naming its cause), "its finding marked wrong by
-    Pat" (a rejection naming none: a cause outside the graph), or "" when nobody gave a
-    verdict. The page, the web page and `blast-radius incident` all say it so."""
+    Pat: “it was the AZ network”" (a rejection naming none: a cause outside the graph, with
+    the person's words when they gave some), or "" when nobody gave a verdict. The page, the
+    web page and `blast-radius incident` all say it so."""
     who = row.get("confirmed_by")
     if not who:
         return ""
     if not row.get("root_cause"):
-        return f"its finding marked wrong by {who}"
+        # a cause outside the graph is said only in words: quote them (a new user's trial read
+        # "cause -" for "sorry, misclick: it was the AZ network")
+        words = row.get("said")
+        return f"its finding marked wrong by {who}" + (f": “{words}”" if words else "")
     return f"{'corrected' if row.get('corrected') else 'confirmed'} by {who}"
 
 

@@ -424,7 +424,8 @@ def _memory_lines(found: dict[str, Any], finding: dict[str, Any]) -> list[str]:
         named = cited([s for s in similar if not s.get("ruled_out")], found.get("root_cause"))
         lines.append(f"similar earlier incidents ({SCORE_WORDS}):")
         lines += [
-            f"  {s['id']}  cause {s['root_cause'] or '-'}"
+            # no cause: none established, or one outside the graph (`said_by` quotes it)
+            f"  {s['id']}  cause {s['root_cause'] or 'none named'}"
             + (f", {said_by(s)}" if s.get("confirmed_by") else "")
             + f" (score {s['score']:.2f}"
             # under the page's line and not the cause people established: context only

@@ -68,7 +68,7 @@ def test_rank_mixes_text_impact_and_a_confirmed_cause_that_is_reachable():
     # 0.6 x 0.6 text + 0.25 x 1 impact + 0.15 confirmed and reachable
     assert ranked[0]["score"] == pytest.approx(0.76)
     assert ranked[1] == {"id": "inc-b", "at": 2, "root_cause": "kafka", "confirmed_by": None,
-                         "corrected": False, "fixed_by": None, "text": 0.7,
+                         "corrected": False, "fixed_by": None, "said": None, "text": 0.7,
                          "score": 0.42}  # fmt: skip
 
 
@@ -126,7 +126,12 @@ def test_an_incident_whose_latest_verdict_rejected_its_cause_is_not_cited_as_con
     assert (best["id"], best["root_cause"], best["confirmed_by"]) == (first, None, "UPAT")
     (page,) = [m for m in api.roots() if later in m["text"]]
     assert "confirmed by UDEE" not in page["text"]
-    assert f"Similar: {first} 3 days before, its finding marked wrong by UPAT" in page["text"]
+    # their words say what it was: quoted (a new user's trial read "cause -")
+    assert best["said"] == "not orders-db: an AZ partition"
+    assert (
+        f"Similar: {first} 3 days before, its finding marked wrong by UPAT: "
+        "“not orders-db: an AZ partition”" in page["text"]
+    )
 
 
 def test_memory_modes_offer_their_tools_and_refuse_the_others(shop: Gateway):
