@@ -268,6 +268,19 @@ def test_a_batch_corrected_on_two_databases_keeps_both_corrections(
         close_shop(gw)
 
 
+def export_corrected_on_orders_db(gw: Gateway) -> str:
+    """orders-db saturates with orders-api slow (WEEK1), a person names nightly-export, the
+    alerts clear. Returns the incident's id."""
+    saturated = [
+        ("PostgresConnectionsSaturated", "orders-db", "orders-db at 100% of max_connections"),
+        ("OrdersApiLatency", "orders-api", "orders-api p99 3s"),
+    ]
+    first = fire(gw, WEEK1, saturated)
+    verdict(gw, first, "rejected", "nightly-export")
+    clear(gw, WEEK1, saturated)
+    return first
+
+
 def test_a_batch_corrected_on_one_database_is_a_suspect_on_the_other(
     falkordb: EmbeddedFalkorDB, tmp_path: Path, api: SlackAPI
 ):
@@ -279,13 +292,7 @@ def test_a_batch_corrected_on_one_database_is_a_suspect_on_the_other(
     night audit, corrected on one database, flooding the other at 0.90)."""
     gw = open_shop(falkordb, tmp_path, api, world=BATCH)
     try:
-        first = fire(gw, WEEK1, [
-            ("PostgresConnectionsSaturated", "orders-db", "orders-db at 100% of max_connections"),
-            ("OrdersApiLatency", "orders-api", "orders-api p99 3s"),
-        ])  # fmt: skip
-        verdict(gw, first, "rejected", "nightly-export")
-        clear(gw, WEEK1, [("PostgresConnectionsSaturated", "orders-db", ""),
-                          ("OrdersApiLatency", "orders-api", "")])  # fmt: skip
+        first = export_corrected_on_orders_db(gw)
         other = incident(gw, fire(gw, WEEK1 + timedelta(days=1), [
             ("PostgresLockWaits", "billing-db", "billing-db: 180 sessions waiting on locks"),
             ("BillingApiLatency", "billing-api", "billing-api p99 4s"),
@@ -327,13 +334,7 @@ def test_a_withdrawn_next_version_gives_memory_back_the_version_it_superseded(
     Before, the first stayed superseded and the batch's lesson was gone from memory."""
     gw = open_shop(falkordb, tmp_path, api, world=BATCH)
     try:
-        first = fire(gw, WEEK1, [
-            ("PostgresConnectionsSaturated", "orders-db", "orders-db at 100% of max_connections"),
-            ("OrdersApiLatency", "orders-api", "orders-api p99 3s"),
-        ])  # fmt: skip
-        verdict(gw, first, "rejected", "nightly-export")
-        clear(gw, WEEK1, [("PostgresConnectionsSaturated", "orders-db", ""),
-                          ("OrdersApiLatency", "orders-api", "")])  # fmt: skip
+        first = export_corrected_on_orders_db(gw)
         second = fire(gw, WEEK1 + timedelta(days=1), [
             ("PostgresConnectionsSaturated", "billing-db", "billing-db at 100% of connections"),
             ("BillingApiLatency", "billing-api", "billing-api p99 4s"),
