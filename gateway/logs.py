@@ -26,10 +26,10 @@ REDACTED = "[REDACTED]"
 UNSAFE_IN_LINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
-def escape_line(text: str) -> str:
+def escape_line(text: str, unsafe: re.Pattern[str] = UNSAFE_IN_LINE) -> str:
     """`text` on one line: `\\n`, `\\r` and `\\xNN` / `\\uNNNN` escapes for the characters of
-    `UNSAFE_IN_LINE`, so a value from a request (a label key with a newline) cannot forge a
-    second log line."""
+    `unsafe` (default `UNSAFE_IN_LINE`), so a value from a request (a label key with a newline)
+    cannot forge a second log line."""
 
     def escaped(match: re.Match[str]) -> str:
         char = match.group()
@@ -37,7 +37,7 @@ def escape_line(text: str) -> str:
             return "\\n" if char == "\n" else "\\r"
         return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
 
-    return UNSAFE_IN_LINE.sub(escaped, text)
+    return unsafe.sub(escaped, text)
 
 
 #: Left raw by `json.dumps(ensure_ascii=False)` but not safe in a line: Unicode line breaks

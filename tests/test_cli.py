@@ -64,13 +64,14 @@ def test_help_is_for_users() -> None:
     assert "Settings` is built" not in done.stdout  # the developers' docstring stays out
     # a docstring as help keeps its line breaks in the command list: every command says
     # its help in one string
-    from gateway.cli.commands import app, topology_app
+    from gateway.cli.commands import app, playbook_app, topology_app
 
-    for command in app.registered_commands + topology_app.registered_commands:
+    commands = app.registered_commands + topology_app.registered_commands
+    for command in commands + playbook_app.registered_commands:
         assert command.help and "\n" not in command.help, command.callback
     # --tenant says whether the command reads or writes, the two defaults that differ
-    for name in ("incidents", "incident", "oncall"):
-        assert "--tenant" in (said := cli(name, "--help").stdout) and "Tenant to read" in said
+    for args in (["incidents"], ["incident"], ["oncall"], ["playbook", "list"]):
+        assert "--tenant" in (said := cli(*args, "--help").stdout) and "Tenant to read" in said
     for name in ("import", "discover", "changes"):
         assert "Tenant to write to" in cli("topology", name, "--help").stdout, name
 
@@ -102,14 +103,17 @@ def test_a_data_folder_that_cannot_be_written_is_one_line(tmp_path: Path) -> Non
 
 
 def test_read_commands_refuse_a_data_folder_that_does_not_exist(tmp_path: Path) -> None:
-    """A misspelt --data-dir: `incidents`, `incident` and `oncall` say so, as doctor does, and
-    exit 2, rather than start an empty database there and answer "no incidents"."""
+    """A misspelt --data-dir: `incidents`, `incident`, `oncall` and `playbook list` say so, as
+    doctor does, and exit 2, rather than start an empty database there and answer "no
+    incidents"."""
     typo = tmp_path / "dta"
-    for args in (["incidents"], ["incident", "inc-1"], ["oncall"]):
+    read = [("incidents", ["incidents"]), ("incident", ["incident", "inc-1"]),
+            ("oncall", ["oncall"]), ("playbook list", ["playbook", "list"])]  # fmt: skip
+    for name, args in read:
         done = cli(*args, "--data-dir", str(typo))
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert done.stderr == (
-            f"{args[0]}: data folder {typo} does not exist (BLAST_DATA_DIR or --data-dir: a "
+            f"{name}: data folder {typo} does not exist (BLAST_DATA_DIR or --data-dir: a "
             "typo? serve and topology import create it)\n"
         )
         assert done.stdout == "" and not typo.exists(), args
@@ -281,6 +285,96 @@ def test_incidents_lists_grafana_s_contact_point_test_as_a_test_not_inconclusive
     assert "  payment (low confidence 0.45)  " in rows[real], rows[real]
     listed = json.loads(cli("incidents", "--json", **env).stdout)["incidents"]
     assert {r["id"]: r["contact_point_test"] for r in listed} == {tested: True, real: False}
+
+
+def test_playbook_list_shows_memory_its_ids_trust_who_taught_it_and_why_it_retired(
+    falkordb: EmbeddedFalkorDB, graph: TenantGraph, tenant: str, tmp_path: Path
+) -> None:
+    """A new user's trial: `playbook` had only `restore`, so nobody on the command line could
+    see which playbooks exist, their trust, why one retired, or the id `restore` takes. One
+    learned from a confirmed verdict and one a person wrote (through the API's query, with an
+    ESC sequence and a bidirectional override in its title), then retired: the default lists
+    the active one and counts the other; `--status all` both, with the reason; `--component`
+    filters; every text is escaped; `restore` of an unknown id points at the list."""
+    env = {"FALKORDB_URL": falkordb.url, "BLAST_DEFAULT_TENANT": tenant,
+           "BLAST_DATA_DIR": str(tmp_path)}  # fmt: skip
+    (opened,) = triage(graph, normalize(parse_body(alert_body("payment")), "u"), 900_000).opened
+    assert cli("worker", "--burst", "--quiet", **env).returncode == 0
+    verdicts.record(graph, verdicts.Verdict(
+        id="v0", incident_id=opened, verdict="confirmed", actual_cause=None, by="U0PRIYA",
+        by_name="Priya Tester", at=int(time.time() * 1000), text="", source="api", event_id="e0",
+    ))  # fmt: skip
+    assert cli("worker", "--burst", "--quiet", **env).returncode == 0  # the learn task
+    written = {  # POST /api/v1/playbooks's parameters (gateway/http/playbooks.py)
+        "id": "checkout-restart", "component": "checkout", "failure_kind": "errors",
+        "title": "restart checkout \x1b[2J\u202eafter a bad deploy of its config map",
+        "checks_json": '[{"type": "alert_any"}]', "author": "Dee Example",
+        "remediation_json": None, "remediation_type": None, "max_playbooks": 100,
+    }  # fmt: skip
+    assert graph.one("plant_playbook", written)["status"] == "active"
+    graph.one("retire_playbook", {"id": "checkout-restart", "reason": "wrong fix\nsee #12",
+                                  "by": "Lu"})  # fmt: skip
+    learned = f"playbook:{opened}:payment"
+    assert len(learned) == 33  # the id column's width below
+    listed = cli("playbook", "list", **env)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        "ID                                 STATUS  COMPONENT  TRUST  HELPED  MISLED  TITLE"
+        "              NOTES",
+        f"{learned}  active  payment    0.50   0       0       errors on payment  "
+        f"learned from {opened}, confirmed by Priya Tester",
+        "not shown: 1 retired (--status all lists them)",
+    ]
+    # the title is cut where the columns before the notes reach 120 characters; the notes
+    # and the retire reason are whole, each escaped (no ESC or U+202E reaches the terminal)
+    theirs = (
+        "checkout-restart                   retired  checkout   0.50   0       0       "
+        "restart checkout \\x1b[2J\\u202eafter a bad…  written by Dee Example; retired: "
+        "wrong fix\\nsee #12"
+    )
+    every = cli("playbook", "list", "--status", "all", **env).stdout.splitlines()
+    assert every == [
+        "ID                                 STATUS   COMPONENT  TRUST  HELPED  MISLED  TITLE"
+        "                                       NOTES",
+        f"{learned}  active   payment    0.50   0       0       errors on payment"
+        f"                           learned from {opened}, confirmed by Priya Tester",
+        theirs,
+    ]  # active first
+    assert len(theirs.split("  written by")[0]) == 120
+    retired = cli("playbook", "list", "--status", "retired", "--component", "checkout", **env)
+    assert retired.stdout.splitlines() == [
+        "ID                STATUS   COMPONENT  TRUST  HELPED  MISLED  TITLE"
+        "                                                        NOTES",
+        "checkout-restart  retired  checkout   0.50   0       0       restart checkout "
+        "\\x1b[2J\\u202eafter a bad deploy of its co…  written by Dee Example; retired: "
+        "wrong fix\\nsee #12",
+    ]
+    assert cli("playbook", "list", "--component", "checkout", **env).stdout == (
+        "No active playbooks on checkout.\nnot shown: 1 retired (--status all lists them)\n"
+    )
+    assert cli("playbook", "list", "--component", "cart", **env).stdout == "No playbooks on cart.\n"
+    wrong = cli("playbook", "list", "--status", "gone", **env)
+    assert (wrong.returncode, wrong.stderr) == (
+        2, "--status must be active, superseded, retired or all, not 'gone'\n"
+    )  # fmt: skip
+    unknown = cli("playbook", "restore", "checkout-restrat", **env)
+    assert (unknown.returncode, unknown.stderr) == (
+        1, f"playbook restore: no playbook 'checkout-restrat' in org_{tenant}: `blast-radius "
+        "playbook list --status retired` lists the retired ones\n",
+    )  # fmt: skip
+
+
+def test_playbook_list_says_a_correction_as_the_memory_page_does() -> None:
+    """A playbook learned from a correction names who corrected the finding and the cause the
+    finding had named; a superseded one names its newer version."""
+    from gateway.cli.playbook_text import notes
+
+    row = {"status": "superseded", "learned_from": "inc-1", "lesson": "corrected",
+           "confirmed_by": "Sam SRE", "corrected_from": "payment"}  # fmt: skip
+    assert notes(row, "playbook:inc-2:cart") == (
+        "learned from inc-1, corrected by Sam SRE (the finding had named payment); superseded "
+        "by playbook:inc-2:cart"
+    )
 
 
 def test_read_commands_find_a_tenant_only_serve_s_environment_names(tmp_path: Path) -> None:

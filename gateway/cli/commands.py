@@ -1,5 +1,5 @@
 """The `blast-radius` command line (typer): demo, serve, worker, topology import / validate,
-oncall, doctor, falkordb, incidents, incident.
+oncall, doctor, falkordb, incidents, incident, playbook list / restore.
 
 One `Settings` is built here, from the environment and `.env`, and passed down. `main()` is the
 entry point: an expected failure (database unreachable, a file that cannot be read, a port in
@@ -81,7 +81,7 @@ topology_app = typer.Typer(
 )
 app.add_typer(topology_app, name="topology")
 playbook_app = typer.Typer(
-    no_args_is_help=True, help="Playbooks in memory: bring back a retired one."
+    no_args_is_help=True, help="Playbooks in memory: list them, bring back a retired one."
 )
 app.add_typer(playbook_app, name="playbook")
 
@@ -1248,6 +1248,41 @@ def incident(
 
 
 @playbook_app.command(
+    "list",
+    help="List the playbooks in memory: id, status, component, trust with helped and misled, "
+    "title, who wrote or taught it, why it retired.",
+)
+def playbook_list(
+    status: Annotated[
+        str,
+        typer.Option(help="Only 'active', 'superseded' or 'retired' playbooks, or 'all'."),
+    ] = "active",
+    component: Annotated[
+        str | None,
+        typer.Option(help="Only playbooks pinned to this component.", show_default=False),
+    ] = None,
+    tenant: TenantOption = None,
+    data_dir: DataDir = None,
+) -> None:
+    """`GET /api/v1/playbooks` read from the graph directly (`list_playbooks.cypher`), as a
+    table (`playbook_text.playbook_table`): the ids `playbook restore` takes, and why each
+    retired one retired. Exit 2 for another `--status`."""
+    from gateway.cli.playbook_text import STATUSES, playbook_table
+
+    if status not in (*STATUSES, "all"):
+        typer.echo(f"--status must be {', '.join(STATUSES)} or all, not {status!r}", err=True)
+        raise typer.Exit(2)
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    existing_data_dir(settings, "playbook list")
+    with Runtime(settings) as runtime:
+        assert runtime.store is not None
+        (name,) = read_tenants(runtime, tenant, "playbook list")
+        rows = runtime.store.graph(graph_name(name)).rows("list_playbooks", {})
+    typer.echo(playbook_table(rows, status, component))
+
+
+@playbook_app.command(
     "restore",
     help="Bring back a retired playbook (retired after it misled twice, by a person, or as no "
     "longer in its world file): active and recalled again, its trust kept.",
@@ -1268,7 +1303,9 @@ def playbook_restore(
         assert runtime.store is not None
         row = runtime.store.graph(name).one("restore_playbook", {"id": playbook_id})
     if row is None:
-        typer.echo(f"playbook restore: no playbook {playbook_id!r} in {name}", err=True)
+        typer.echo(f"playbook restore: no playbook {playbook_id!r} in {name}: "
+                   "`blast-radius playbook list --status retired` lists the retired ones",
+                   err=True)  # fmt: skip
         raise typer.Exit(1)
     if row["was"] != "retired":
         typer.echo(
