@@ -177,7 +177,7 @@ def test_confirm_click_becomes_a_verdict_and_edits_the_page(
         "id": "slack-action:U0ALICE:blast_confirm:1790000000.123456",
         "verdict": "confirmed", "actual_cause": "payment", "by": "U0ALICE", "by_name": "alice",
         "at": 1790000000123, "text": "Confirm cause", "source": "button",
-        "event_id": "U0ALICE:blast_confirm:1790000000.123456",
+        "event_id": "U0ALICE:blast_confirm:1790000000.123456", "seq": 1,
     }  # fmt: skip
     learn = raw_rows(
         falkordb, tenant,

@@ -163,10 +163,12 @@ def incident_detail(
     contact-point test: `only_contact_point_test`), actions [{intent_id, kind,
     status, adapter, external_ref}], deliveries [{intent_id, at, channel, outcome (delivered |
     refused | error), reason, fallback_from}] (every attempt to deliver a page, oldest first),
-    verdicts [{id, verdict, actual_cause, by, by_name, at, text, source, event_id}] (engineers'
-    answers in Slack, oldest first), tasks [{id, kind, status, epoch, attempts, taken_over,
-    last_error, created_at}] (the agents' work on it; epoch counts claims), similar [{id, at,
-    root_cause, confirmed_by, corrected, fixed_by, text, score}] (earlier incidents whose alerts
+    verdicts [{id, verdict, actual_cause, by, by_name, at, text, source, event_id, seq (its
+    place among the incident's verdicts: two in the same millisecond are ordered by it)}]
+    (engineers' answers in Slack, oldest first), tasks [{id, kind, status, epoch, attempts,
+    taken_over, last_error, created_at}] (the agents' work on it; epoch counts claims),
+    similar [{id, at, root_cause, confirmed_by, corrected, fixed_by, said (the latest
+    verdict's words, at most 80 characters), text, score}] (earlier incidents whose alerts
     read alike, as found when it was investigated; `text` the text similarity, `score` mixed
     with the graph, 0-1; one that shares nothing with it, under 0.005, is left out),
     memory [{playbook, title, status, candidate, path, learned_from, confirmed_by, lesson,
