@@ -1123,8 +1123,9 @@ def weigh(
             return traffic
         # the surge is real but did not reach what degraded: the rest of the rules decide
         rest = weigh(
-            alerting, candidates, edges, services, down, peers, (), changed, reach, win, backlog
-        )
+            alerting, candidates, edges, services, down, peers, (), changed, reach, win, backlog,
+            ways, slow,
+        )  # fmt: skip
         if rest is None:
             return traffic
         surge = traffic.evidence[0]["text"] if traffic.evidence else "a traffic surge"
