@@ -590,6 +590,7 @@ class Investigator:
             alike = self._with_established(task, evidence, decision.root_cause)
             cited_first = similar.first_of_cause(alike, decision.root_cause)
             remembered["similar_json"] = json.dumps(cited_first, ensure_ascii=False)
+        decision = still_to_check(decision)
         paths = self._paths(task, evidence, decision, candidates)
         outcome = "conclusive" if decision.root_cause else "inconclusive"
         initial = task.claim.kind == "investigate"
@@ -1826,6 +1827,25 @@ def overruled(
         f"{at:.2f}); {why}."
     )
     return replace(measured, summary=measured.summary + note)
+
+
+def still_to_check(decision: Decision) -> Decision:
+    """`decision` without a rule-out of a component it still names, its cause or one of the
+    candidates the page asks to check in order: a rule (the walk's "silent and further from
+    the alerting components than another") may set a component aside that a later one (a
+    producer behind its topic, memory, the model) brought back. A reason that says it was
+    not ruled out (`NOT_RULED_OUT`) stays. A new user's trial read "check in this order:
+    order-events, order-publisher" above "✕ order-publisher: silent and further …". Pure."""
+    named = {*decision.candidates, decision.root_cause}
+    kept = {
+        name: why for name, why in decision.ruled_out.items()
+        if name not in named or why.startswith(NOT_RULED_OUT)
+    }  # fmt: skip
+    if len(kept) == len(decision.ruled_out):
+        return decision
+    dropped = decision.ruled_out.keys() - kept.keys()
+    measured = {name: m for name, m in decision.measured.items() if name not in dropped}
+    return replace(decision, ruled_out=kept, measured=measured)
 
 
 def measurements(decision: Decision) -> dict[str, dict[str, Any]]:

@@ -23,6 +23,7 @@ from agents.investigate.investigator import (
     read_at_start_up,
     serving_only,
     start_order_edge,
+    still_to_check,
 )
 from agents.investigate.split import starved_explained, title_alert
 from agents.investigate.weigh import weigh
@@ -584,3 +585,24 @@ def test_a_no_data_alert_does_not_title_an_incident_split_off_with_a_real_alert(
     assert title_alert([nodata]) is nodata
     worse = real | {"severity": "critical"}
     assert title_alert([real, worse]) is worse
+
+
+def test_a_component_the_finding_still_asks_to_check_is_not_set_aside() -> None:
+    """A new user's trial read "check in this order: order-events, order-publisher" above
+    "✕ order-publisher: silent and further from the alerting components than another": a
+    rule had set aside a candidate a later one brought back. A reason that says it was not
+    ruled out stays, and so do the measurements of what is still set aside."""
+    decision = Decision(
+        None, ["order-events", "order-publisher"], 0.25, "Inconclusive.",
+        {"order-publisher": "silent and further from the alerting components than another",
+         "orders-db": "healthy: calls as usual",
+         "order-events": "not ruled out by the rules (they could not tell it apart)"},
+        measured={"order-publisher": {"source": "alerts"}, "orders-db": {"source": "calls"}},
+    )  # fmt: skip
+    kept = still_to_check(decision)
+    assert kept.ruled_out == {
+        "orders-db": "healthy: calls as usual",
+        "order-events": "not ruled out by the rules (they could not tell it apart)",
+    }
+    assert kept.measured == {"orders-db": {"source": "calls"}}
+    assert still_to_check(kept) is kept
