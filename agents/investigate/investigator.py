@@ -1562,13 +1562,19 @@ def corrected_before(playbook: dict[str, Any], rules: Decision, ev: Evidence) ->
         "memory's checks find alike, and nothing measured here tells the two apart: a lead, "
         "not a conclusion."
     )
-    cause = playbook["candidate"]
-    # not ruled out: the person's answer stands beside theirs, second (a new user's trial
-    # read "ruled out: cart: explains 1 of 2" beside the correction that named cart)
+    return remembered_second(rules, playbook["candidate"], note)
+
+
+def remembered_second(decision: Decision, second: str, note: str) -> Decision:
+    """`decision` (a cause named, alerts only) as a lead beside a cause memory holds: at most
+    `CORRECTED_BEFORE`, `note` added to its summary, `second` its next candidate and not
+    ruled out (a new user's trial read "ruled out: cart: explains 1 of 2" beside the
+    correction that named cart). What `corrected_before` and `caller_before` both do."""
+    named = decision.candidates or [n for n in [decision.root_cause] if n]
     return replace(
-        rules, confidence=min(rules.confidence, CORRECTED_BEFORE), summary=rules.summary + note,
-        candidates=list(dict.fromkeys([*(rules.candidates or [wrong]), cause])),
-        ruled_out={name: why for name, why in rules.ruled_out.items() if name != cause},
+        decision, confidence=min(decision.confidence, CORRECTED_BEFORE),
+        summary=decision.summary + note, candidates=list(dict.fromkeys([*named, second])),
+        ruled_out={name: why for name, why in decision.ruled_out.items() if name != second},
     )  # fmt: skip
 
 
@@ -1585,19 +1591,14 @@ def caller_before(decision: Decision, playbook: dict[str, Any]) -> Decision:
     person before (a hotel group, on another of its databases; a brokerage's end-of-day
     reconcile), and a new user's trial found "nightly-export, corrected as the flooder of
     orders-db a minute before" unsaid on billing-db's page."""
-    cause, caller = decision.root_cause or "", playbook["candidate"]
+    cause, caller = decision.root_cause, playbook["candidate"]
     note = (
         f" Memory holds a lesson on {caller}, whose calls reach {cause} (playbook "
         f"'{playbook['title']}'{learned(playbook)}): a caller flooding or locking {cause} "
         f"raises the alerts {cause} failing on its own does, and nothing measured here tells "
         "the two apart: a lead, not a conclusion."
     )
-    return replace(
-        decision, confidence=min(decision.confidence, CORRECTED_BEFORE),
-        summary=decision.summary + note,
-        candidates=list(dict.fromkeys([*(decision.candidates or [cause]), caller])),
-        ruled_out={name: why for name, why in decision.ruled_out.items() if name != caller},
-    )  # fmt: skip
+    return remembered_second(decision, caller, note)
 
 
 #: The most the walk's cause keeps when the live evidence measured its calls served as usual
