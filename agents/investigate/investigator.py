@@ -1130,16 +1130,20 @@ class Investigator:
         down = call(task, ev, "targets_down", {"components": near})
         clients = traffic_clients(edges.data or [])
         blamed = suspects(edges.data or [], services.data or [], peers)
-        # one walk from the suspects and the servers of the measured calls: which suspects
-        # each depends on (`reach`), and which of those calls lead to a suspect (`ways`,
-        # `weigh.carried`)
-        served = {e["server"] for e in edges.data or [] if e["known"]}
-        ways = self._reach(task, ev, sorted(set(blamed) | served)) if blamed else None
-        reach = {o: deps & set(blamed) - {o} for o, deps in (ways or {}).items() if o in blamed}
-        reach = {o: deps for o, deps in reach.items() if deps}
+        slow = [a for a in ev.alerting if slow_only(ev.alerts, a)]
+        ways: dict[str, set[str]] | None = None
+        if blamed and slow:
+            # one walk from the suspects and the servers of the measured calls: which
+            # suspects each depends on (`reach`), and which of those calls lead to a suspect
+            # (`ways`, `weigh.carried`, asked only of alerts that say slow)
+            served = {e["server"] for e in edges.data or [] if e["known"]}
+            ways = self._reach(task, ev, sorted(set(blamed) | served))
+            reach = {o: deps & set(blamed) - {o} for o, deps in ways.items() if o in blamed}
+            reach = {o: deps for o, deps in reach.items() if deps}
+        else:
+            reach = self._reach(task, ev, blamed)
         win = window(edges.raw) or window(services.raw)
         backlog = [a for a in ev.alerting if backlog_only(ev.alerts, a)]
-        slow = [a for a in ev.alerting if slow_only(ev.alerts, a)]
         decision = weigh(
             ev.alerting, candidates, edges.data or [], services.data or [], down.data or [],
             peers, clients, changed, reach, win, backlog, ways, slow,
