@@ -18,6 +18,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -1088,6 +1089,22 @@ def several_tenants(settings: Settings) -> str:
     return f"{said}: say which with --tenant"
 
 
+@contextlib.contextmanager
+def tenant_graph(
+    tenant: str | None, data_dir: Path | None, command: str
+) -> Iterator[tuple[Settings, str, TenantGraph]]:
+    """The one tenant graph a reading command reads (`existing_data_dir`, `read_tenants`),
+    open while the block runs, with the settings it was read with and the tenant's name.
+    Exits 2 as those do."""
+    setup_logging(False)
+    settings = load_settings(data_dir=data_dir)
+    existing_data_dir(settings, command)
+    with Runtime(settings) as runtime:
+        assert runtime.store is not None
+        (name,) = read_tenants(runtime, tenant, command)
+        yield settings, name, runtime.store.graph(graph_name(name))
+
+
 def incident_tenant(runtime: Runtime, incident_id: str, tenant: str | None) -> str:
     """The tenant `incident ID` reads: `--tenant` or the only configured one (`read_tenants`);
     with several configured, the one whose graph holds `incident_id`, else whose archive does
@@ -1157,13 +1174,7 @@ def incidents(
     if status not in (None, "open", "resolved", "merged"):
         typer.echo(f"--status must be open, resolved or merged, not {status!r}", err=True)
         raise typer.Exit(2)
-    setup_logging(False)
-    settings = load_settings(data_dir=data_dir)
-    existing_data_dir(settings, "incidents")
-    with Runtime(settings) as runtime:
-        assert runtime.store is not None
-        (name,) = read_tenants(runtime, tenant, "incidents")
-        graph = runtime.store.graph(graph_name(name))
+    with tenant_graph(tenant, data_dir, "incidents") as (settings, name, graph):
         rows = graph.rows("list_incidents", {"status": status, "limit": limit})
         for row in rows:
             row["alerts"], row["firing"] = int(row["alerts"]), int(row["firing"])
@@ -1272,13 +1283,8 @@ def playbook_list(
     if status not in (*STATUSES, "all"):
         typer.echo(f"--status must be {', '.join(STATUSES)} or all, not {status!r}", err=True)
         raise typer.Exit(2)
-    setup_logging(False)
-    settings = load_settings(data_dir=data_dir)
-    existing_data_dir(settings, "playbook list")
-    with Runtime(settings) as runtime:
-        assert runtime.store is not None
-        (name,) = read_tenants(runtime, tenant, "playbook list")
-        rows = runtime.store.graph(graph_name(name)).rows("list_playbooks", {})
+    with tenant_graph(tenant, data_dir, "playbook list") as (_, _, graph):
+        rows = graph.rows("list_playbooks", {})
     typer.echo(playbook_table(rows, status, component))
 
 
